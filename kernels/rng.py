@@ -1,0 +1,84 @@
+"""Counter-based random numbers: Philox4x32-10 (Salmon et al., SC'11, Random123).
+
+Every random quantity in a model is a pure function of (seed, stream, instance,
+draw slot): the key is the 64-bit seed, the counter is (instance low word,
+instance high word, slot block, stream).  Results therefore do not depend on
+chunk size, thread count, worker count or the order in which blocks run.
+
+Written here rather than taken from a library because the generator has to be
+called *inside* numba-compiled loops, one counter per instance; NumPy's
+``Philox`` bit generator is Philox4x64 and streams sequentially, so it cannot
+serve keyed per-instance draws from jitted code.  Correctness is pinned by the
+published Random123 known-answer vectors (``tests/test_rng.py``).
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+_M0 = np.uint64(0xD2511F53)
+_M1 = np.uint64(0xCD9E8D57)
+_W0 = np.uint64(0x9E3779B9)
+_W1 = np.uint64(0xBB67AE85)
+_MASK = np.uint64(0xFFFFFFFF)
+_S32 = np.uint64(32)
+
+#: 2**32 as the integer scale of Bernoulli thresholds.
+TWO32 = 1 << 32
+
+
+@nb.njit(inline="always", cache=True)
+def _round(c0, c1, c2, c3, k0, k1):
+    p0 = _M0 * c0
+    p1 = _M1 * c2
+    return (
+        (p1 >> _S32) ^ c1 ^ k0,
+        p1 & _MASK,
+        (p0 >> _S32) ^ c3 ^ k1,
+        p0 & _MASK,
+    )
+
+
+@nb.njit(inline="always", cache=True)
+def philox4x32_10(c0, c1, c2, c3, k0, k1):
+    """Philox4x32 with 10 rounds.
+
+    All arguments and results are ``uint64`` holding 32-bit words (the upper
+    half is zero), so that the 32x32->64 products are native multiplies.
+    """
+    c0, c1, c2, c3 = _round(c0, c1, c2, c3, k0, k1)
+    for _ in range(9):
+        k0 = (k0 + _W0) & _MASK
+        k1 = (k1 + _W1) & _MASK
+        c0, c1, c2, c3 = _round(c0, c1, c2, c3, k0, k1)
+    return c0, c1, c2, c3
+
+
+@nb.njit(cache=True)
+def philox_block(ctr, key):
+    """Python-callable Philox4x32-10 on one counter (4 words) and key (2 words)."""
+    r0, r1, r2, r3 = philox4x32_10(
+        np.uint64(ctr[0]), np.uint64(ctr[1]), np.uint64(ctr[2]), np.uint64(ctr[3]),
+        np.uint64(key[0]), np.uint64(key[1]),
+    )
+    out = np.empty(4, dtype=np.uint32)
+    out[0] = r0
+    out[1] = r1
+    out[2] = r2
+    out[3] = r3
+    return out
+
+
+def bernoulli_threshold(q: float) -> np.uint64:
+    """Integer threshold T with P(u < T) = T / 2**32 closest to q, for u uniform on 32 bits.
+
+    q = 0 gives 0 (never) and q = 1 gives 2**32 (always), so the endpoints are exact.
+    """
+    return np.uint64(min(TWO32, max(0, int(round(float(q) * TWO32)))))
+
+
+def split_seed(seed: int) -> tuple[np.uint64, np.uint64]:
+    """The Philox key (two 32-bit words) of a non-negative 64-bit seed."""
+    seed = int(seed)
+    return np.uint64(seed & 0xFFFFFFFF), np.uint64((seed >> 32) & 0xFFFFFFFF)

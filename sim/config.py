@@ -1,0 +1,210 @@
+"""Configuration schema and validation.
+
+The schema is a tree of dataclasses; Hydra composes it (``conf/``) and the Python
+API accepts the same tree as a dataclass, an OmegaConf node or a nested dict with
+unspecified fields at their defaults.  Names follow seed 000 (sections 3-4):
+``pi``, ``p``, ``rho``, ``c_e``, ``b``, ``lam``, ``mu``, ``kappa``.
+
+Validation happens before any computation and raises :class:`ConfigError`, whose
+message names the field and its allowed range.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+JUDGE_KINDS = ("tiebreak", "logit")
+STANCE_KINDS = ("signal", "fixed")
+PROTOCOLS = ("consult", "debate")
+
+
+class ConfigError(ValueError):
+    """An invalid configuration value; the message names the field and the allowed range."""
+
+
+@dataclass
+class ModelConfig:
+    """Primitives of the baseline persuasion game (seed 000, section 3)."""
+
+    #: Prior Pr(omega = 1).
+    pi: float = 0.5
+    #: Protagonist accuracy Pr(s = omega) when ``stance = signal`` (endogenous mistakes).
+    p: float = 0.8
+    #: Fabrication rate: Pr(t_i = 1 | stance_i != omega).
+    rho: float = 0.3
+    #: Evidence cost c_e paid when evidence is presented.
+    c_e: float = 0.0
+    #: ``signal``: a = s with Pr(s = omega) = p; ``fixed``: the stance is exogenous, a = ``a``.
+    stance: str = "signal"
+    #: The exogenous stance when ``stance = fixed``.
+    a: int = 1
+    #: Pr(present | t_P = 1) in debate; null = the dominant strategy (error if none exists).
+    x_P: Optional[float] = None
+    #: Pr(present | t_A = 1) in debate; null = the dominant strategy.
+    x_A: Optional[float] = None
+    #: Pr(present | t_P = 1) in consultancy; null = the dominant strategy.
+    x_P_consult: Optional[float] = None
+
+
+@dataclass
+class JudgeConfig:
+    """The judge's decision rule (seed 000, section 3) and jury aggregation (section 4)."""
+
+    #: ``tiebreak`` (evidence comparison, ties to the protagonist w.p. b) or ``logit``.
+    kind: str = "tiebreak"
+    #: Tie-break bias: Pr(y = a | e_P = e_A).
+    b: float = 0.5
+    #: Logit rationality lambda > 0.
+    lam: float = 1.0
+    #: Logit bias mu toward the protagonist.
+    mu: float = 0.0
+    #: Logit evidence salience kappa >= 0.
+    kappa: float = 2.0
+    #: Number of independent judges aggregated by majority vote.
+    jury_size: int = 1
+    #: With an even jury, probability that a tied vote (n/2 each) goes to the
+    #: protagonist.  0.5 is a fair coin; 1.0 reproduces the seed's b_n sum from ceil(n/2).
+    jury_tie: float = 0.5
+    #: Tie-break judge in consultancy: Pr(y = a | e_P = 0).  0 is the seed's gatekeeping
+    #: default; a positive value is the footnote-2 variant.
+    consult_default: float = 0.0
+
+
+@dataclass
+class WelfareConfig:
+    """Principal's objective U_D = -alpha Pr(y != omega) - beta Pr(y = a, a != omega) - C (section 3)."""
+
+    alpha: float = 1.0
+    beta: float = 1.0
+    #: Delta C = C(debate) - C(consult); consultancy's cost is the zero point.
+    delta_c: float = 0.0
+
+
+@dataclass
+class RunConfig:
+    """How the Monte Carlo is run."""
+
+    n_instances: int = 10_000_000
+    seed: int = 0
+    #: Compiled threads; 0 = all cores.
+    n_threads: int = 0
+    #: Instances per kernel call (a progress step); does not change any result.
+    chunk_size: int = 1 << 25
+    #: Show a progress bar: true, false, or null = only on a terminal.
+    progress: Optional[bool] = None
+    #: Write the figure next to the Zarr store (CLI).
+    figure: bool = True
+
+
+@dataclass
+class Config:
+    model: ModelConfig = field(default_factory=ModelConfig)
+    judge: JudgeConfig = field(default_factory=JudgeConfig)
+    welfare: WelfareConfig = field(default_factory=WelfareConfig)
+    run: RunConfig = field(default_factory=RunConfig)
+
+
+def to_config(cfg: Any = None) -> Config:
+    """Turn a dataclass, OmegaConf node, nested dict or None into a validated :class:`Config`.
+
+    Unknown keys and values of the wrong type raise :class:`ConfigError`.
+    """
+    base = OmegaConf.structured(Config)
+    try:
+        if cfg is None:
+            merged = base
+        else:
+            if isinstance(cfg, Config):
+                other = OmegaConf.structured(cfg)
+            elif isinstance(cfg, (dict, DictConfig)):
+                other = OmegaConf.create(_strip_hydra(cfg))
+            else:
+                raise ConfigError(
+                    f"config must be a Config, a DictConfig or a dict, not {type(cfg).__name__}"
+                )
+            merged = OmegaConf.merge(base, other)
+        obj = OmegaConf.to_object(merged)
+    except OmegaConfBaseException as exc:
+        key = getattr(exc, "full_key", None)
+        msg = str(exc).splitlines()[0]
+        raise ConfigError(f"{key}: {msg}" if key else msg) from None
+    validate(obj)
+    return obj
+
+
+def _strip_hydra(cfg: Any) -> Any:
+    if isinstance(cfg, DictConfig):
+        cfg = OmegaConf.to_container(cfg, resolve=True)
+    return {k: v for k, v in cfg.items() if k != "hydra"}
+
+
+def _number(name: str, v: Any) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise ConfigError(f"{name} must be a number, got {v!r}")
+    if not math.isfinite(float(v)):
+        raise ConfigError(f"{name} must be finite, got {v!r}")
+    return float(v)
+
+
+def _prob(name: str, v: Any) -> None:
+    x = _number(name, v)
+    if not 0.0 <= x <= 1.0:
+        raise ConfigError(f"{name} must lie in [0, 1], got {v!r}")
+
+
+def _int_at_least(name: str, v: Any, lo: int) -> None:
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise ConfigError(f"{name} must be an integer >= {lo}, got {v!r}")
+    if v < lo:
+        raise ConfigError(f"{name} must be an integer >= {lo}, got {v!r}")
+
+
+def validate(cfg: Config) -> None:
+    """Check every field's range; raise :class:`ConfigError` naming the first bad field."""
+    m, j, w, r = cfg.model, cfg.judge, cfg.welfare, cfg.run
+    for name in ("pi", "p", "rho"):
+        _prob(f"model.{name}", getattr(m, name))
+    if _number("model.c_e", m.c_e) < 0:
+        raise ConfigError(f"model.c_e must be >= 0, got {m.c_e!r}")
+    if m.stance not in STANCE_KINDS:
+        raise ConfigError(f"model.stance must be one of {', '.join(STANCE_KINDS)}, got {m.stance!r}")
+    if m.a not in (0, 1) or isinstance(m.a, bool):
+        raise ConfigError(f"model.a must be 0 or 1, got {m.a!r}")
+    for name in ("x_P", "x_A", "x_P_consult"):
+        v = getattr(m, name)
+        if v is not None:
+            _prob(f"model.{name}", v)
+    if j.kind not in JUDGE_KINDS:
+        raise ConfigError(f"judge.kind must be one of {', '.join(JUDGE_KINDS)}, got {j.kind!r}")
+    _prob("judge.b", j.b)
+    if _number("judge.lam", j.lam) <= 0:
+        raise ConfigError(f"judge.lam must be > 0, got {j.lam!r}")
+    _number("judge.mu", j.mu)
+    if _number("judge.kappa", j.kappa) < 0:
+        raise ConfigError(f"judge.kappa must be >= 0, got {j.kappa!r}")
+    _int_at_least("judge.jury_size", j.jury_size, 1)
+    _prob("judge.jury_tie", j.jury_tie)
+    _prob("judge.consult_default", j.consult_default)
+    if j.kind == "logit" and j.consult_default != 0:
+        raise ConfigError(
+            "judge.consult_default applies to the tie-break judge only "
+            "(the logit judge's no-evidence endorsement is sigma(lam*mu)); leave it at 0"
+        )
+    for name in ("alpha", "beta", "delta_c"):
+        _number(f"welfare.{name}", getattr(w, name))
+    _int_at_least("run.n_instances", r.n_instances, 1)
+    _int_at_least("run.seed", r.seed, 0)
+    if r.seed >= 1 << 64:
+        raise ConfigError(f"run.seed must be < 2**64, got {r.seed!r}")
+    _int_at_least("run.n_threads", r.n_threads, 0)
+    _int_at_least("run.chunk_size", r.chunk_size, 1)
+
+
+def as_yaml(cfg: Config) -> str:
+    """The resolved configuration as YAML (stored in every output's attrs)."""
+    return OmegaConf.to_yaml(OmegaConf.structured(cfg))

@@ -1,0 +1,121 @@
+"""Writing results: atomic Zarr stores, the printed table and the figure."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+from .metrics import CONTRAST_METRICS, PROTOCOL_METRICS
+
+
+def write_zarr_atomic(ds: xr.Dataset, path: str | os.PathLike) -> Path:
+    """Write ``ds`` to ``path`` so that a reader never sees a half-written store.
+
+    The store is written beside the target under a temporary name and renamed
+    into place; an existing store at ``path`` is only replaced once the new one is
+    complete.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.partial-{uuid.uuid4().hex[:8]}")
+    try:
+        # Zarr format 2: stable string coordinates and consolidated metadata that any
+        # zarr reader opens (format 3 still flags both as unstable).
+        ds.to_zarr(tmp, mode="w", consolidated=True, zarr_format=2)
+        if path.exists():
+            old = path.with_name(f".{path.name}.old-{uuid.uuid4().hex[:8]}")
+            os.replace(path, old)
+            os.replace(tmp, path)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return path
+
+
+def _fmt(v: float, se: float | None = None) -> str:
+    if v is None or (isinstance(v, float) and np.isnan(v)):
+        return "-"
+    if se is None or np.isnan(se):
+        return f"{v:.5f}"
+    return f"{v:.5f} ± {se:.5f}"
+
+
+def format_table(ds: xr.Dataset) -> str:
+    """The run's table: each metric per protocol with its standard error and closed form."""
+    w = [16, 21, 9, 21, 9]
+    head = ["metric", "consult (± se)", "exact", "debate (± se)", "exact"]
+    lines = [
+        f"antiamp {ds.attrs['antiamp_version']}  baseline model, judge={ds.attrs['judge']}"
+        f" (jury of {ds.attrs['jury_size']}), n={ds.attrs['n_instances']:,}, seed={ds.attrs['seed']}",
+        f"presentation given evidence: {ds.attrs['strategies']}",
+        "",
+        "  ".join(h.ljust(x) for h, x in zip(head, w)) + "  definition",
+    ]
+    for name, spec in PROTOCOL_METRICS.items():
+        cells = [name]
+        for i in range(2):
+            v = float(ds[name].values[i])
+            cells.append(_fmt(v, float(ds[f"{name}_se"].values[i])))
+            cells.append(_fmt(float(ds[f"{name}_theory"].values[i])))
+        lines.append("  ".join(c.ljust(x) for c, x in zip(cells, w)) + "  " + spec.definition)
+    lines += ["", "paired contrasts on the same instances:"]
+    for name, spec in CONTRAST_METRICS.items():
+        v, se, th = (float(ds[k].values) for k in (name, f"{name}_se", f"{name}_theory"))
+        lines.append(
+            f"  {name.ljust(13)} {_fmt(v, se).ljust(21)} exact {_fmt(th).ljust(9)}  {spec.definition}"
+        )
+    return "\n".join(lines)
+
+
+def plot_results(ds: xr.Dataset, path: str | os.PathLike) -> Path:
+    """Bar chart of the safety and accuracy metrics per protocol, 95% intervals, closed forms marked."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = ["amp", "fwc", "acc", "tie_rate", "b_hat"]
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4), gridspec_kw={"width_ratios": [3, 1]})
+    ax = axes[0]
+    width = 0.38
+    x = np.arange(len(names))
+    colors = {"consult": "#d95f02", "debate": "#1b9e77"}
+    for i, prot in enumerate(ds.protocol.values):
+        vals = np.array([float(ds[n].values[i]) for n in names])
+        ses = np.array([float(ds[f"{n}_se"].values[i]) for n in names])
+        th = np.array([float(ds[f"{n}_theory"].values[i]) for n in names])
+        xs = x + (i - 0.5) * width
+        ax.bar(xs, vals, width, yerr=1.96 * np.nan_to_num(ses), color=colors[str(prot)],
+               label=f"{prot} (simulated, 95% CI)", capsize=3)
+        ax.scatter(xs, th, marker="_", s=400, color="black", zorder=3,
+                   label="closed form" if i == 0 else None)
+    ax.set_xticks(x, [PROTOCOL_METRICS[n].long_name.replace(" ", "\n", 1) for n in names])
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("probability")
+    ax.legend(fontsize=8, loc="upper left")
+    ax.set_title("Amp = Pr(y = a | a ≠ ω): consultancy vs debate")
+    ax2 = axes[1]
+    wv = ds["welfare"].values
+    ax2.bar([0, 1], wv, yerr=1.96 * ds["welfare_se"].values,
+            color=[colors["consult"], colors["debate"]], capsize=3)
+    ax2.scatter([0, 1], ds["welfare_theory"].values, marker="_", s=400, color="black", zorder=3)
+    ax2.set_xticks([0, 1], list(ds.protocol.values))
+    ax2.set_ylabel("principal welfare $U_D$")
+    ax2.axhline(0, color="grey", lw=0.5)
+    fig.suptitle(
+        f"judge={ds.attrs['judge']}, n={ds.attrs['n_instances']:,}, seed={ds.attrs['seed']}",
+        fontsize=9,
+    )
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path

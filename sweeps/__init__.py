@@ -1,0 +1,1 @@
+"""Parameter sweeps over grids (see the sweeps issue); empty until then."""
