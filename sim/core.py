@@ -22,25 +22,27 @@ def _setup(cfg: Any):
     return c, strat, J_c, J_d
 
 
+def _se_attrs(spec, kind: str) -> dict:
+    if kind == "simulation":
+        return {"long_name": f"standard error of {spec.long_name}", "units": spec.units}
+    return {
+        "long_name": f"expected standard error of {spec.long_name} at run.n_instances",
+        "units": spec.units,
+    }
+
+
 def _dataset(c: Config, strat, J_c, J_d, values: dict, kind: str) -> xr.Dataset:
     data_vars = {}
     for name, spec in PROTOCOL_METRICS.items():
         attrs = {"long_name": spec.long_name, "units": spec.units, "definition": spec.definition}
         val, se = values[name]
         data_vars[name] = (("protocol",), val, attrs)
-        if kind == "simulation":
-            data_vars[f"{name}_se"] = (
-                ("protocol",), se,
-                {"long_name": f"standard error of {spec.long_name}", "units": spec.units},
-            )
+        data_vars[f"{name}_se"] = (("protocol",), se, _se_attrs(spec, kind))
     for name, spec in CONTRAST_METRICS.items():
         attrs = {"long_name": spec.long_name, "units": spec.units, "definition": spec.definition}
         val, se = values[name]
         data_vars[name] = ((), val, attrs)
-        if kind == "simulation":
-            data_vars[f"{name}_se"] = (
-                (), se, {"long_name": f"standard error of {spec.long_name}", "units": spec.units}
-            )
+        data_vars[f"{name}_se"] = ((), se, _se_attrs(spec, kind))
     ds = xr.Dataset(
         data_vars,
         coords={
@@ -67,6 +69,7 @@ def _dataset(c: Config, strat, J_c, J_d, values: dict, kind: str) -> xr.Dataset:
             "antiamp_version": __version__,
             "config": as_yaml(c),
             "seed": int(c.run.seed),
+            "n_instances": int(c.run.n_instances),
             "judge": c.judge.kind,
             "jury_size": int(c.judge.jury_size),
             "strategies": str(strat.as_dict()),
@@ -113,7 +116,7 @@ def simulate(cfg: Any = None, *, counts_out: dict | None = None) -> xr.Dataset:
     )
     if counts_out is not None:
         counts_out["counts"] = counts
-    values = evaluate(counts, J_c, J_d, *_welfare_args(c), with_se=True)
+    values = evaluate(counts, J_c, J_d, *_welfare_args(c))
     ds = _dataset(c, strat, J_c, J_d, values, "simulation")
     th = _theory_values(c, strat, J_c, J_d)
     for name in list(PROTOCOL_METRICS) + list(CONTRAST_METRICS):
@@ -126,7 +129,6 @@ def simulate(cfg: Any = None, *, counts_out: dict | None = None) -> xr.Dataset:
         "description": "index = 16 omega + 8 [a = omega] + 4 e_P(consult) + 2 e_P(debate) + e_A",
         "units": "1",
     })
-    ds.attrs["n_instances"] = int(c.run.n_instances)
     return ds
 
 
@@ -135,7 +137,7 @@ def _theory_values(c: Config, strat, J_c, J_d):
     prob = class_probabilities(
         m.pi, m.p, m.rho, strat.x_P_consult, strat.x_P, strat.x_A, m.stance == "fixed", m.a
     )
-    return evaluate(prob, J_c, J_d, *_welfare_args(c), with_se=False)
+    return evaluate(prob, J_c, J_d, *_welfare_args(c), n=c.run.n_instances)
 
 
 def theory(cfg: Any = None) -> xr.Dataset:
@@ -148,7 +150,8 @@ def theory(cfg: Any = None) -> xr.Dataset:
     1 - rho (p + b - 2 p b), and the welfare difference of Result 3; a jury
     replaces each judge probability q by its majority probability b_n(q).  Also
     holds ``beta_threshold`` = alpha (2p - 1) / (1 - p), the beta above which
-    debate is welfare-preferred when Delta C = 0.
+    debate is welfare-preferred when Delta C = 0.  ``<name>_se`` is the standard
+    error a simulation of ``run.n_instances`` instances will have.
     """
     c, strat, J_c, J_d = _setup(cfg)
     ds = _dataset(c, strat, J_c, J_d, _theory_values(c, strat, J_c, J_d), "theory")

@@ -75,7 +75,8 @@ def _dominant(name: str, gains: np.ndarray, c_e: float, given) -> tuple[float, s
         return float(given), "given"
     lo, hi = float(np.min(gains)), float(np.max(gains))
     # Weak dominance: never worse against any opponent state, better against some.
-    if c_e <= lo and c_e < hi:
+    # Free evidence (c_e = 0) is presented even when it changes nothing (e = t).
+    if c_e <= lo and (c_e < hi or c_e == 0):
         return 1.0, "dominant: present (c_e below every marginal gain)"
     if c_e >= hi and c_e > lo:
         return 0.0, "dominant: withhold (c_e above every marginal gain)"

@@ -117,11 +117,14 @@ def _contrast_values(vals_c, vals_d):
     }
 
 
-def weighted(weights: np.ndarray, g: np.ndarray, mask: np.ndarray, with_se: bool):
-    """E_w[g | mask] and, for integer count weights, its standard error.
+def weighted(weights: np.ndarray, g: np.ndarray, mask: np.ndarray, n: float | None = None):
+    """E_w[g | mask] and the standard error of its Monte Carlo estimate.
 
-    The standard error is that of a mean of i.i.d. per-instance values (for a
-    conditional metric, given the number of instances in the conditioning event).
+    With integer class *counts* (``n=None``) the standard error is the sample one
+    of a mean of i.i.d. per-instance values (for a conditional metric, given the
+    number of instances in the conditioning event).  With exact class
+    *probabilities* and ``n`` instances it is the standard error that a run of
+    ``n`` instances will have, which is what to plan a run with.
     """
     w = np.where(mask, weights, 0).astype(float)
     tot = w.sum()
@@ -129,28 +132,30 @@ def weighted(weights: np.ndarray, g: np.ndarray, mask: np.ndarray, with_se: bool
         return np.nan, np.nan
     sel = w > 0
     mean = float((w[sel] * g[sel]).sum() / tot)
-    if not with_se:
-        return mean, np.nan
-    if tot < 2:
-        return mean, np.nan
-    var = float((w[sel] * (g[sel] - mean) ** 2).sum() / (tot - 1))
-    return mean, float(np.sqrt(var / tot))
+    ss = float((w[sel] * (g[sel] - mean) ** 2).sum())
+    if n is None:  # counts
+        se = np.sqrt(ss / (tot - 1) / tot) if tot >= 2 else np.nan
+    else:  # probabilities: Var(g | mask) / (n Pr(mask))
+        se = np.sqrt(ss / tot / (n * tot))
+    return mean, float(se)
 
 
-def evaluate(weights, J_consult, J_debate, alpha, beta, delta_c, c_e, with_se: bool):
+def evaluate(weights, J_consult, J_debate, alpha, beta, delta_c, c_e, n: float | None = None):
     """All metrics from class weights: ``{name: (values, ses)}``.
 
-    Per-protocol metrics give arrays over (consult, debate); contrasts give scalars.
+    ``weights`` are class counts (``n=None``) or exact class probabilities with
+    ``n`` the number of instances the standard errors refer to.  Per-protocol
+    metrics give arrays over (consult, debate); contrasts give scalars.
     """
     vc = _protocol_values("consult", J_consult, J_debate, alpha, beta, delta_c, c_e)
     vd = _protocol_values("debate", J_consult, J_debate, alpha, beta, delta_c, c_e)
     out = {}
     for name in PROTOCOL_METRICS:
-        rc = weighted(weights, *vc[name], with_se)
-        rd = weighted(weights, *vd[name], with_se)
+        rc = weighted(weights, *vc[name], n)
+        rd = weighted(weights, *vd[name], n)
         out[name] = (np.array([rc[0], rd[0]]), np.array([rc[1], rd[1]]))
     for name, (g, mask) in _contrast_values(vc, vd).items():
-        m, s = weighted(weights, g, mask, with_se)
+        m, s = weighted(weights, g, mask, n)
         out[name] = (np.float64(m), np.float64(s))
     return out
 

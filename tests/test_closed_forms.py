@@ -1,0 +1,124 @@
+"""sim.theory against the seed's closed forms as printed, and against brute-force enumeration."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import seed_formulas as sf
+import sim
+from oracle import enumerate_model, _panel_prob
+from sim.judge import jury_majority
+
+prob = st.floats(0.0, 1.0)
+inner = st.floats(0.01, 0.99)
+acc_p = st.floats(0.5, 0.99)
+
+
+def th(**kw):
+    cfg = {"model": {}, "judge": {}, "welfare": {}}
+    for k, v in kw.items():
+        sec, name = k.split("__")
+        cfg[sec][name] = v
+    return sim.theory(cfg)
+
+
+@given(rho=prob, b=prob, p=acc_p)
+def test_tiebreak_results_1_2_and_accuracy(rho, b, p):
+    t = th(model__rho=rho, model__p=p, judge__b=b)
+    amp_c, amp_d = t.amp.values
+    assert amp_c == pytest.approx(sf.amp_consult_tiebreak(rho, b), abs=1e-12)
+    assert amp_d == pytest.approx(sf.amp_debate_tiebreak(rho, b), abs=1e-12)
+    assert t.fwc.values[0] == pytest.approx(sf.fwc_consult_tiebreak(rho, b), abs=1e-12)
+    assert t.fwc.values[1] == pytest.approx(sf.fwc_debate_tiebreak(rho, b), abs=1e-12)
+    assert t.acc.values[0] == pytest.approx(sf.acc_consult_tiebreak(rho, b, p), abs=1e-12)
+    assert t.acc.values[1] == pytest.approx(sf.acc_debate_tiebreak(rho, b, p), abs=1e-12)
+    assert float(t.amp_gap) == pytest.approx(rho * (1 - b), abs=1e-12)
+    assert float(t.acc_gap) == pytest.approx(sf.acc_gap_tiebreak(rho, b, p), abs=1e-12)
+    # Seed: in debate ties happen only when the false side fabricates.
+    assert t.tie_rate.values[1] == pytest.approx(rho, abs=1e-12)
+    assert t.rho_eq_P.values[1] == pytest.approx(rho, abs=1e-12)
+    assert t.rho_eq_A.values[1] == pytest.approx(rho, abs=1e-12)
+    if rho > 1e-9:
+        assert t.b_hat.values[1] == pytest.approx(b, abs=1e-12)
+
+
+@given(rho=prob, b=prob, p=acc_p, alpha=st.floats(0, 5), beta=st.floats(0, 20),
+       dc=st.floats(-1, 1))
+def test_welfare_result_3(rho, b, p, alpha, beta, dc):
+    t = th(model__rho=rho, model__p=p, judge__b=b, welfare__alpha=alpha, welfare__beta=beta,
+           welfare__delta_c=dc)
+    expected = sf.welfare_diff_tiebreak(rho, b, p, alpha, beta, dc)
+    assert float(t.welfare_diff) == pytest.approx(expected, abs=1e-9)
+    assert float(t.welfare.values[1] - t.welfare.values[0]) == pytest.approx(expected, abs=1e-9)
+    assert float(t.beta_threshold) == pytest.approx(sf.beta_threshold(alpha, p), rel=1e-12)
+    # Debate is preferred exactly above the threshold (Delta C = 0, rho (1 - b) > 0).
+    if dc == 0 and rho * (1 - b) > 1e-6 and abs(beta - sf.beta_threshold(alpha, p)) > 1e-6:
+        assert (expected > 0) == (beta > sf.beta_threshold(alpha, p))
+
+
+@given(rho=prob, lam=st.floats(0.05, 10), mu=st.floats(-3, 3), kappa=st.floats(0, 5))
+def test_logit_result_1_prime(rho, lam, mu, kappa):
+    t = th(model__rho=rho, judge__kind="logit", judge__lam=lam, judge__mu=mu, judge__kappa=kappa)
+    assert t.amp.values[0] == pytest.approx(sf.amp_consult_logit(rho, lam, mu, kappa), abs=1e-12)
+    assert t.amp.values[1] == pytest.approx(sf.amp_debate_logit(rho, lam, mu, kappa), abs=1e-12)
+    if kappa > 0.01 and 0.01 < rho < 0.99:
+        assert t.amp.values[1] < t.amp.values[0]
+
+
+@given(b=prob, n=st.integers(1, 9))
+def test_jury_b_n_seed_sum_and_enumeration(b, n):
+    # The seed's sum counts k = n/2 for the protagonist: jury_tie = 1.
+    assert float(jury_majority(b, n, tie=1.0)) == pytest.approx(sf.b_n(b, n), abs=1e-12)
+    for tie in (0.0, 0.5, 1.0):
+        assert float(jury_majority(b, n, tie)) == pytest.approx(_panel_prob(b, n, tie), abs=1e-12)
+    if n % 2:  # odd juries have no vote ties: the rule for even n does not matter
+        assert float(jury_majority(b, n, 0.0)) == pytest.approx(sf.b_n(b, n), abs=1e-12)
+
+
+@given(rho=inner, b=prob, n=st.sampled_from([1, 3, 5, 7]))
+def test_jury_amp_is_rho_b_n(rho, b, n):
+    t = th(model__rho=rho, judge__b=b, judge__jury_size=n)
+    assert t.amp.values[1] == pytest.approx(rho * sf.b_n(b, n), abs=1e-12)
+
+
+def test_jury_direction_matches_seed():
+    """b < 1/2: b_n falls with n; b > 1/2: it rises (seed, section 4)."""
+    lo = [float(jury_majority(0.3, n)) for n in (1, 3, 5, 9, 15)]
+    hi = [float(jury_majority(0.7, n)) for n in (1, 3, 5, 9, 15)]
+    assert all(np.diff(lo) < 0) and all(np.diff(hi) > 0)
+
+
+general = dict(
+    pi=prob, p=acc_p, rho=prob, x_pc=prob, x_pd=prob, x_a=prob,
+    kind=st.sampled_from(["tiebreak", "logit"]), b=prob, lam=st.floats(0.1, 5),
+    mu=st.floats(-2, 2), kappa=st.floats(0, 4), n=st.integers(1, 6), jury_tie=prob,
+    d=prob, alpha=st.floats(0, 3), beta=st.floats(0, 3), dc=st.floats(-1, 1),
+    fixed=st.booleans(), a_fixed=st.integers(0, 1),
+)
+
+
+@given(**general)
+def test_theory_matches_enumeration_everywhere(pi, p, rho, x_pc, x_pd, x_a, kind, b, lam, mu,
+                                               kappa, n, jury_tie, d, alpha, beta, dc, fixed,
+                                               a_fixed):
+    d = d if kind == "tiebreak" else 0.0
+    cfg = {
+        "model": {"pi": pi, "p": p, "rho": rho, "x_P_consult": x_pc, "x_P": x_pd, "x_A": x_a,
+                  "stance": "fixed" if fixed else "signal", "a": a_fixed},
+        "judge": {"kind": kind, "b": b, "lam": lam, "mu": mu, "kappa": kappa, "jury_size": n,
+                  "jury_tie": jury_tie, "consult_default": d},
+        "welfare": {"alpha": alpha, "beta": beta, "delta_c": dc},
+    }
+    t = sim.theory(cfg)
+    ref = enumerate_model(pi, p, rho, x_pc, x_pd, x_a, kind, b, lam, mu, kappa, n, jury_tie, d,
+                          alpha, beta, dc, fixed, a_fixed)
+    for i, prot in enumerate(("consult", "debate")):
+        for name, want in ref[prot].items():
+            got = float(t[name].values[i])
+            if math.isnan(want):
+                assert math.isnan(got) or name == "b_hat", (prot, name)
+            else:
+                assert got == pytest.approx(want, abs=1e-9), (prot, name)
