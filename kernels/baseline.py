@@ -124,16 +124,24 @@ def class_counts(thr, fixed, a_fixed, start, count, k0, k1, stream, n_blocks):
 
 @nb.njit(parallel=True, cache=True)
 def bare_philox(start, count, k0, k1, stream, n_blocks):
-    """The floor: one Philox4x32-10 block per instance, XOR-folded (benchmark reference)."""
+    """The floor: one Philox4x32-10 block per instance, XOR-folded (benchmark reference).
+
+    Batched like :func:`class_counts` so that both vectorise the same way.
+    """
     out = np.zeros(n_blocks, np.uint64)
     bsize = (count + n_blocks - 1) // n_blocks
     for b in nb.prange(n_blocks):
         lo = start + b * bsize
         hi = min(start + count, lo + bsize)
-        acc = np.uint64(0)
-        for i in range(lo, hi):
-            ii = np.uint64(i)
-            w0, w1, w2, w3 = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(0), stream, k0, k1)
-            acc ^= w0 ^ w1 ^ w2 ^ w3
+        buf = np.empty(_BATCH, np.uint32)
+        acc = np.uint32(0)
+        for i0 in range(lo, hi, _BATCH):
+            m = min(_BATCH, hi - i0)
+            for j in range(m):
+                ii = np.uint64(i0 + j)
+                w0, w1, w2, w3 = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(0), stream, k0, k1)
+                buf[j] = np.uint32(w0 ^ w1 ^ w2 ^ w3)
+            for j in range(m):
+                acc ^= buf[j]
         out[b] = acc
     return out
