@@ -70,8 +70,15 @@ class JudgeConfig:
     #: With an even jury, probability that a tied vote (n/2 each) goes to the
     #: protagonist.  0.5 is a fair coin; 1.0 reproduces the seed's b_n sum from ceil(n/2).
     jury_tie: float = 0.5
-    #: Tie-break judge in consultancy: Pr(y = a | e_P = 0).  0 is the seed's gatekeeping
-    #: default; a positive value is the footnote-2 variant.
+
+
+@dataclass
+class ProtocolConfig:
+    """Institutional options of the protocols (open consultancy, open debate)."""
+
+    #: Consultancy with a tie-break judge: Pr(y = a | e_P = 0).  0 is the seed's
+    #: gatekeeping default ("require evidence to approve"); a positive value is the
+    #: footnote-2 variant that endorses without evidence with this probability.
     consult_default: float = 0.0
 
 
@@ -105,6 +112,7 @@ class RunConfig:
 class Config:
     model: ModelConfig = field(default_factory=ModelConfig)
     judge: JudgeConfig = field(default_factory=JudgeConfig)
+    protocol: ProtocolConfig = field(default_factory=ProtocolConfig)
     welfare: WelfareConfig = field(default_factory=WelfareConfig)
     run: RunConfig = field(default_factory=RunConfig)
 
@@ -189,10 +197,10 @@ def validate(cfg: Config) -> None:
         raise ConfigError(f"judge.kappa must be >= 0, got {j.kappa!r}")
     _int_at_least("judge.jury_size", j.jury_size, 1)
     _prob("judge.jury_tie", j.jury_tie)
-    _prob("judge.consult_default", j.consult_default)
-    if j.kind == "logit" and j.consult_default != 0:
+    _prob("protocol.consult_default", cfg.protocol.consult_default)
+    if j.kind == "logit" and cfg.protocol.consult_default != 0:
         raise ConfigError(
-            "judge.consult_default applies to the tie-break judge only "
+            "protocol.consult_default applies to the tie-break judge only "
             "(the logit judge's no-evidence endorsement is sigma(lam*mu)); leave it at 0"
         )
     for name in ("alpha", "beta", "delta_c"):

@@ -18,7 +18,7 @@ from .runner import baseline_thresholds, run_baseline_counts
 def _setup(cfg: Any):
     c = to_config(cfg)
     strat = resolve_strategies(c)
-    J_c, J_d = judge_tables(c.judge)
+    J_c, J_d = judge_tables(c.judge, c.protocol)
     return c, strat, J_c, J_d
 
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
-from .config import Config, ConfigError, JudgeConfig
+from .config import Config, ConfigError, JudgeConfig, ProtocolConfig
 
 
 def jury_majority(q, n: int, tie: float = 0.5):
@@ -25,18 +25,27 @@ def jury_majority(q, n: int, tie: float = 0.5):
     q = np.asarray(q, dtype=float)
     if n == 1:
         return q
-    # Pr(K > n/2) = sf(floor(n/2)); for even n the tie K = n/2 is split by ``tie``.
-    out = stats.binom.sf(n // 2, n, q)
+    h = n // 2
+    # Pr(K > n/2) = Pr(K >= h + 1) = I_q(h + 1, n - h), the regularised incomplete beta.
+    out = special.betainc(h + 1, n - h, q)
     if n % 2 == 0:
-        out = out + tie * stats.binom.pmf(n // 2, n, q)
+        # Pr(K = n/2) in log space: exact for any n and for q at or near 0 and 1
+        # (scipy.stats.binom.pmf overflows for subnormal q).
+        with np.errstate(divide="ignore"):
+            log_pmf = (special.gammaln(n + 1) - 2 * special.gammaln(h + 1)
+                       + h * (np.log(q) + np.log1p(-q)))
+        out = out + tie * np.exp(log_pmf)
     return out
 
 
-def single_judge_tables(j: JudgeConfig) -> tuple[np.ndarray, np.ndarray]:
+def single_judge_tables(
+    j: JudgeConfig, prot: ProtocolConfig | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """One judge's endorsement tables (consult[e_P], debate[e_P, e_A])."""
+    prot = prot or ProtocolConfig()
     if j.kind == "tiebreak":
         debate = np.array([[j.b, 0.0], [1.0, j.b]])
-        consult = np.array([j.consult_default, 1.0])
+        consult = np.array([prot.consult_default, 1.0])
     elif j.kind == "logit":
         e = np.arange(2)
         debate = special.expit(j.lam * (j.mu + j.kappa * (e[:, None] - e[None, :])))
@@ -46,9 +55,11 @@ def single_judge_tables(j: JudgeConfig) -> tuple[np.ndarray, np.ndarray]:
     return consult, debate
 
 
-def judge_tables(j: JudgeConfig) -> tuple[np.ndarray, np.ndarray]:
+def judge_tables(
+    j: JudgeConfig, prot: ProtocolConfig | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Endorsement tables of the configured judge or jury (majority of ``jury_size``)."""
-    consult, debate = single_judge_tables(j)
+    consult, debate = single_judge_tables(j, prot)
     return (
         jury_majority(consult, j.jury_size, j.jury_tie),
         jury_majority(debate, j.jury_size, j.jury_tie),
@@ -96,7 +107,7 @@ def resolve_strategies(cfg: Config) -> Strategies:
     one, and withholding is dominant in the mirror case.  Elsewhere the strategies
     are equilibrium objects and must be given.
     """
-    consult, debate = judge_tables(cfg.judge)
+    consult, debate = judge_tables(cfg.judge, cfg.protocol)
     c_e = cfg.model.c_e
     gain_pc = np.array([consult[1] - consult[0]])
     gain_p = debate[1, :] - debate[0, :]  # P's gain, against e_A = 0, 1

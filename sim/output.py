@@ -75,6 +75,19 @@ def format_table(ds: xr.Dataset) -> str:
     return "\n".join(lines)
 
 
+def _caption(ds: xr.Dataset) -> str:
+    import yaml
+
+    cfg = yaml.safe_load(ds.attrs["config"])
+    m, j = cfg["model"], cfg["judge"]
+    judge = (f"tie-break b={j['b']}" if j["kind"] == "tiebreak"
+             else f"logit λ={j['lam']} μ={j['mu']} κ={j['kappa']}")
+    if j["jury_size"] > 1:
+        judge += f", jury of {j['jury_size']}"
+    return (f"ρ={m['rho']}, p={m['p']}, π={m['pi']}, c_e={m['c_e']}; {judge}; "
+            f"n={ds.attrs['n_instances']:,}, seed={ds.attrs['seed']}")
+
+
 def plot_results(ds: xr.Dataset, path: str | os.PathLike) -> Path:
     """Bar chart of the safety and accuracy metrics per protocol, 95% intervals, closed forms marked."""
     import matplotlib
@@ -98,9 +111,10 @@ def plot_results(ds: xr.Dataset, path: str | os.PathLike) -> Path:
         ax.scatter(xs, th, marker="_", s=400, color="black", zorder=3,
                    label="closed form" if i == 0 else None)
     ax.set_xticks(x, [PROTOCOL_METRICS[n].long_name.replace(" ", "\n", 1) for n in names])
-    ax.set_ylim(0, 1.05)
+    ax.set_ylim(0, 1.25)
+    ax.set_yticks(np.linspace(0, 1, 6))
     ax.set_ylabel("probability")
-    ax.legend(fontsize=8, loc="upper left")
+    ax.legend(fontsize=8, loc="upper center", ncol=3, frameon=False)
     ax.set_title("Amp = Pr(y = a | a ≠ ω): consultancy vs debate")
     ax2 = axes[1]
     wv = ds["welfare"].values
@@ -110,10 +124,7 @@ def plot_results(ds: xr.Dataset, path: str | os.PathLike) -> Path:
     ax2.set_xticks([0, 1], list(ds.protocol.values))
     ax2.set_ylabel("principal welfare $U_D$")
     ax2.axhline(0, color="grey", lw=0.5)
-    fig.suptitle(
-        f"judge={ds.attrs['judge']}, n={ds.attrs['n_instances']:,}, seed={ds.attrs['seed']}",
-        fontsize=9,
-    )
+    fig.suptitle(_caption(ds), fontsize=9)
     fig.tight_layout()
     path = Path(path)
     fig.savefig(path, dpi=120)

@@ -109,7 +109,8 @@ def test_theory_matches_enumeration_everywhere(pi, p, rho, x_pc, x_pd, x_a, kind
         "model": {"pi": pi, "p": p, "rho": rho, "x_P_consult": x_pc, "x_P": x_pd, "x_A": x_a,
                   "stance": "fixed" if fixed else "signal", "a": a_fixed},
         "judge": {"kind": kind, "b": b, "lam": lam, "mu": mu, "kappa": kappa, "jury_size": n,
-                  "jury_tie": jury_tie, "consult_default": d},
+                  "jury_tie": jury_tie},
+        "protocol": {"consult_default": d},
         "welfare": {"alpha": alpha, "beta": beta, "delta_c": dc},
     }
     t = sim.theory(cfg)

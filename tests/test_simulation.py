@@ -77,7 +77,8 @@ def test_general_simulation_matches_enumeration(pi, p, rho, x_pc, x_pd, x_a, kin
         "model": {"pi": pi, "p": p, "rho": rho, "x_P_consult": x_pc, "x_P": x_pd, "x_A": x_a,
                   "stance": "fixed" if fixed else "signal", "a": a_fixed},
         "judge": {"kind": kind, "b": b, "mu": mu, "kappa": kappa, "jury_size": n,
-                  "jury_tie": jury_tie, "consult_default": d},
+                  "jury_tie": jury_tie},
+        "protocol": {"consult_default": d},
         "welfare": {"beta": beta, "delta_c": dc},
     }
     ds, th = run(cfg)
