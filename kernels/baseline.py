@@ -42,45 +42,53 @@ _HI = np.uint64(32)
 
 
 @nb.njit(inline="always", cache=True)
-def _draw_batch(idx, i0, m, thr, fixed, a_fixed, need_x, k0, k1, stream):
-    t_pi = thr[T_PI]
-    t_p = thr[T_P]
-    t_rho = thr[T_RHO]
-    t_xpc = thr[T_XPC]
-    t_xpd = thr[T_XPD]
-    t_xa = thr[T_XA]
-    af = np.uint8(a_fixed)
+def _words(w0, w1, w2, w3, v0, v1, i0, m, need_x, k0, k1, stream):
+    """Philox words of instances i0 .. i0 + m - 1: slots 0-3 and, if needed, 4-5."""
     for j in range(m):
         ii = np.uint64(i0 + j)
-        w0, w1, w2, w3 = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(0), stream, k0, k1)
-        om = np.uint8(w0 < t_pi)
+        a0, a1, a2, a3 = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(0), stream, k0, k1)
+        w0[j] = np.uint32(a0)
+        w1[j] = np.uint32(a1)
+        w2[j] = np.uint32(a2)
+        w3[j] = np.uint32(a3)
+    if need_x:
+        for j in range(m):
+            ii = np.uint64(i0 + j)
+            b0, b1, b2, b3 = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(1), stream, k0, k1)
+            v0[j] = np.uint32(b0)
+            v1[j] = np.uint32(b1)
+
+
+@nb.njit(inline="always", cache=True)
+def _classify(idx, w0, w1, w2, w3, v0, v1, m, t_pi, t_p, t_rho, t_xpc, t_xpd, t_xa, fixed, af):
+    for j in range(m):
+        om = np.uint8(np.uint64(w0[j]) < t_pi)
         if fixed:
             corr = np.uint8(om == af)
         else:
-            corr = np.uint8(w1 < t_p)
-        tp = corr | np.uint8(w2 < t_rho)
-        ta = (np.uint8(1) - corr) | np.uint8(w3 < t_rho)
-        if need_x:
-            v0, v1, v2, v3 = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(1), stream, k0, k1)
-        else:
-            v0 = np.uint64(0)
-            v1 = np.uint64(0)
-        epc = tp & np.uint8(v0 < t_xpc)
-        epd = tp & np.uint8(v0 < t_xpd)
-        ea = ta & np.uint8(v1 < t_xa)
+            corr = np.uint8(np.uint64(w1[j]) < t_p)
+        tp = corr | np.uint8(np.uint64(w2[j]) < t_rho)
+        ta = (np.uint8(1) - corr) | np.uint8(np.uint64(w3[j]) < t_rho)
+        u = np.uint64(v0[j])
+        epc = tp & np.uint8(u < t_xpc)
+        epd = tp & np.uint8(u < t_xpd)
+        ea = ta & np.uint8(np.uint64(v1[j]) < t_xa)
         idx[j] = (om << 4) | (corr << 3) | (epc << 2) | (epd << 1) | ea
 
 
 @nb.njit(parallel=True, cache=True)
-def class_counts(thr, fixed, a_fixed, start, count, k0, k1, stream, n_blocks):
-    """Counts of the 32 transcript classes for instances [start, start + count).
+def class_counts_cells(thr, fixed, a_fixed, start, count, k0, k1, stream, n_blocks):
+    """Counts of the 32 transcript classes for each of C cells sharing their random numbers.
+
+    Every cell sees the same Philox words for instance i (common random numbers),
+    so the words are drawn once per instance and classified once per cell.
 
     Parameters
     ----------
-    thr : uint64[6]
+    thr : uint64[C, 6]
         Bernoulli thresholds on 32-bit uniforms (T / 2**32 = probability) for
-        pi, p, rho, x_P (consult), x_P (debate), x_A.
-    fixed, a_fixed : int
+        pi, p, rho, x_P (consult), x_P (debate), x_A, one row per cell.
+    fixed, a_fixed : int64[C]
         ``fixed = 1``: the stance is exogenous, a = ``a_fixed``.
     start, count : int
         Global instance range; instance i uses Philox counter (i, slot block, stream).
@@ -88,38 +96,59 @@ def class_counts(thr, fixed, a_fixed, start, count, k0, k1, stream, n_blocks):
         The seed's two 32-bit key words.
     n_blocks : int
         Parallel work split; does not change the result.
+
+    Returns
+    -------
+    int64[C, 32]
     """
+    n_cells = thr.shape[0]
     lim = np.uint64(1) << np.uint64(32)
     need_x = False
-    for q in (thr[T_XPC], thr[T_XPD], thr[T_XA]):
-        if q != 0 and q != lim:
-            need_x = True
-    out = np.zeros((n_blocks, N_CLASSES), np.int64)
+    for c in range(n_cells):
+        for k in (T_XPC, T_XPD, T_XA):
+            if thr[c, k] != 0 and thr[c, k] != lim:
+                need_x = True
+    out = np.zeros((n_blocks, n_cells, N_CLASSES), np.int64)
     bsize = (count + n_blocks - 1) // n_blocks
     for b in nb.prange(n_blocks):
         lo = start + b * bsize
         hi = min(start + count, lo + bsize)
         # Four interleaved sub-histograms break the store-to-load chain on one bin.
-        local = np.zeros((4, N_CLASSES), np.int64)
+        local = np.zeros((n_cells, 4, N_CLASSES), np.int64)
+        w0 = np.empty(_BATCH, np.uint32)
+        w1 = np.empty(_BATCH, np.uint32)
+        w2 = np.empty(_BATCH, np.uint32)
+        w3 = np.empty(_BATCH, np.uint32)
+        v0 = np.zeros(_BATCH, np.uint32)  # stay 0 when every x is 0 or 1
+        v1 = np.zeros(_BATCH, np.uint32)
         idx = np.empty(_BATCH, np.uint8)
         for i0 in range(lo, hi, _BATCH):
             m = min(_BATCH, hi - i0)
-            if fixed:
-                if need_x:
-                    _draw_batch(idx, i0, m, thr, True, a_fixed, True, k0, k1, stream)
+            _words(w0, w1, w2, w3, v0, v1, i0, m, need_x, k0, k1, stream)
+            for c in range(n_cells):
+                t = thr[c]
+                if fixed[c]:
+                    _classify(idx, w0, w1, w2, w3, v0, v1, m, t[T_PI], t[T_P], t[T_RHO],
+                              t[T_XPC], t[T_XPD], t[T_XA], True, np.uint8(a_fixed[c]))
                 else:
-                    _draw_batch(idx, i0, m, thr, True, a_fixed, False, k0, k1, stream)
-            else:
-                if need_x:
-                    _draw_batch(idx, i0, m, thr, False, a_fixed, True, k0, k1, stream)
-                else:
-                    _draw_batch(idx, i0, m, thr, False, a_fixed, False, k0, k1, stream)
-            for j in range(m):
-                local[j & 3, idx[j]] += 1
-        for r in range(4):
-            for c in range(N_CLASSES):
-                out[b, c] += local[r, c]
+                    _classify(idx, w0, w1, w2, w3, v0, v1, m, t[T_PI], t[T_P], t[T_RHO],
+                              t[T_XPC], t[T_XPD], t[T_XA], False, np.uint8(0))
+                for j in range(m):
+                    local[c, j & 3, idx[j]] += 1
+        for c in range(n_cells):
+            for r in range(4):
+                for k in range(N_CLASSES):
+                    out[b, c, k] += local[c, r, k]
     return out.sum(axis=0)
+
+
+def class_counts(thr, fixed, a_fixed, start, count, k0, k1, stream, n_blocks):
+    """Counts of the 32 transcript classes of one cell: :func:`class_counts_cells` with C = 1."""
+    return class_counts_cells(
+        np.asarray(thr, np.uint64).reshape(1, -1),
+        np.array([int(fixed)], np.int64), np.array([int(a_fixed)], np.int64),
+        start, count, k0, k1, stream, n_blocks,
+    )[0]
 
 
 @nb.njit(parallel=True, cache=True)

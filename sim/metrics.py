@@ -72,37 +72,51 @@ CONTRAST_METRICS: dict[str, MetricSpec] = {
 
 
 def _protocol_values(protocol: str, J_consult, J_debate, alpha, beta, delta_c, c_e):
-    """Per-class values g and conditioning masks S of every metric of one protocol."""
+    """Per-class values g and conditioning masks S of every metric of one protocol.
+
+    Judge tables may carry leading cell axes (``J_consult[..., 2]``,
+    ``J_debate[..., 2, 2]``) and the scalars matching leading shapes; values come
+    out as ``[..., 32]``.
+    """
     corr = CORRECT
+    J_consult = np.asarray(J_consult, dtype=float)
+    J_debate = np.asarray(J_debate, dtype=float)
+    lead = J_consult.shape[:-1]
+    alpha, beta, delta_c, c_e = (np.asarray(v, dtype=float)[..., None]
+                                 for v in (alpha, beta, delta_c, c_e))
     if protocol == "consult":
         ep = EP_CONSULT
         ea = np.zeros_like(ep)
-        J = np.asarray(J_consult)[ep]
+        J = J_consult[..., ep]
         cost = 0.0
     else:
         ep, ea = EP_DEBATE, EA_DEBATE
-        J = np.asarray(J_debate)[ep, ea]
+        J = J_debate[..., ep, ea]
         cost = delta_c
     every = np.ones(32, bool)
     right = corr == 1
     wrong = ~right
     tie = ep == ea
     accurate = corr * J + (1 - corr) * (1 - J)
-    nan = np.full(32, np.nan)
     has_a = protocol == "debate"
+    nan = np.full(lead + (32,), np.nan)
+
+    def full(x):
+        return np.broadcast_to(np.asarray(x, dtype=float), lead + (32,))
+
     return {
         "amp": (J, wrong),
         "acc": (accurate, every),
         "fwc": (J, right),
         "endorse": (J, every),
         "wrong_follow": ((1 - corr) * J, every),
-        "tie_rate": (tie.astype(float), every),
-        "imbalance_rate": ((~tie).astype(float), every),
+        "tie_rate": (full(tie), every),
+        "imbalance_rate": (full(~tie), every),
         "b_hat": (J, tie),
-        "rho_eq_P": (ep.astype(float), wrong),
-        "rho_eq_A": (ea.astype(float) if has_a else nan, right),
-        "evidence_P": (ep.astype(float), every),
-        "evidence_A": (ea.astype(float) if has_a else nan, every),
+        "rho_eq_P": (full(ep), wrong),
+        "rho_eq_A": (full(ea) if has_a else nan, right),
+        "evidence_P": (full(ep), every),
+        "evidence_A": (full(ea) if has_a else nan, every),
         "welfare": (-alpha * (1 - accurate) - beta * (1 - corr) * J - cost, every),
         "payoff_P": (J - c_e * ep, every),
         "payoff_A": ((1 - J) - c_e * ea if has_a else nan, every),
@@ -117,35 +131,40 @@ def _contrast_values(vals_c, vals_d):
     }
 
 
-def weighted(weights: np.ndarray, g: np.ndarray, mask: np.ndarray, n: float | None = None):
-    """E_w[g | mask] and the standard error of its Monte Carlo estimate.
+def weighted(weights: np.ndarray, g: np.ndarray, mask: np.ndarray, n=None):
+    """E_w[g | mask] over the last (class) axis and the standard error of its estimate.
 
     With integer class *counts* (``n=None``) the standard error is the sample one
     of a mean of i.i.d. per-instance values (for a conditional metric, given the
     number of instances in the conditioning event).  With exact class
     *probabilities* and ``n`` instances it is the standard error that a run of
-    ``n`` instances will have, which is what to plan a run with.
+    ``n`` instances will have, which is what to plan a run with.  Leading axes
+    are cells.  An empty conditioning event gives NaN.
     """
     w = np.where(mask, weights, 0).astype(float)
-    tot = w.sum()
-    if tot <= 0:
-        return np.nan, np.nan
-    sel = w > 0
-    mean = float((w[sel] * g[sel]).sum() / tot)
-    ss = float((w[sel] * (g[sel] - mean) ** 2).sum())
-    if n is None:  # counts
-        se = np.sqrt(ss / (tot - 1) / tot) if tot >= 2 else np.nan
-    else:  # probabilities: Var(g | mask) / (n Pr(mask))
-        se = np.sqrt(ss / tot / (n * tot))
-    return mean, float(se)
+    g = np.asarray(g, dtype=float)
+    tot = w.sum(axis=-1)
+    pos = w > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(pos, w * g, 0.0).sum(axis=-1) / tot
+        dev = np.where(pos, g - mean[..., None], 0.0)
+        ss = (w * dev * dev).sum(axis=-1)
+        if n is None:  # counts
+            se = np.where(tot >= 2, np.sqrt(ss / (tot - 1) / tot), np.nan)
+        else:  # probabilities: Var(g | mask) / (n Pr(mask))
+            se = np.sqrt(ss / tot / (np.asarray(n, dtype=float) * tot))
+    mean = np.where(tot > 0, mean, np.nan)
+    se = np.where(tot > 0, se, np.nan)
+    return mean, se
 
 
-def evaluate(weights, J_consult, J_debate, alpha, beta, delta_c, c_e, n: float | None = None):
+def evaluate(weights, J_consult, J_debate, alpha, beta, delta_c, c_e, n=None):
     """All metrics from class weights: ``{name: (values, ses)}``.
 
     ``weights`` are class counts (``n=None``) or exact class probabilities with
-    ``n`` the number of instances the standard errors refer to.  Per-protocol
-    metrics give arrays over (consult, debate); contrasts give scalars.
+    ``n`` the number of instances the standard errors refer to; either may have
+    leading cell axes ``[..., 32]`` matching the judge tables'.  Per-protocol
+    metrics get a trailing protocol axis (consult, debate); contrasts do not.
     """
     vc = _protocol_values("consult", J_consult, J_debate, alpha, beta, delta_c, c_e)
     vd = _protocol_values("debate", J_consult, J_debate, alpha, beta, delta_c, c_e)
@@ -153,38 +172,38 @@ def evaluate(weights, J_consult, J_debate, alpha, beta, delta_c, c_e, n: float |
     for name in PROTOCOL_METRICS:
         rc = weighted(weights, *vc[name], n)
         rd = weighted(weights, *vd[name], n)
-        out[name] = (np.array([rc[0], rd[0]]), np.array([rc[1], rd[1]]))
+        out[name] = (np.stack([rc[0], rd[0]], axis=-1), np.stack([rc[1], rd[1]], axis=-1))
     for name, (g, mask) in _contrast_values(vc, vd).items():
-        m, s = weighted(weights, g, mask, n)
-        out[name] = (np.float64(m), np.float64(s))
+        out[name] = weighted(weights, g, mask, n)
     return out
 
 
-def class_probabilities(pi, p_correct, rho, x_pc, x_pd, x_a, fixed: bool, a_fixed: int):
-    """Exact probability of each of the 32 transcript classes.
+def class_probabilities(pi, p_correct, rho, x_pc, x_pd, x_a, fixed, a_fixed):
+    """Exact probability of each of the 32 transcript classes, ``[..., 32]``.
 
-    The two protocols present with the same uniform (common random numbers), so
+    Arguments may be arrays over cells.  The two protocols present with the same
+    uniform (common random numbers), so
     Pr(e_P consult = 1, e_P debate = 1 | t_P = 1) = min(x_Pc, x_Pd).
     """
-    prob = np.zeros(32)
-    for k in range(32):
-        om, corr = OMEGA[k], CORRECT[k]
-        epc, epd, ea = EP_CONSULT[k], EP_DEBATE[k], EA_DEBATE[k]
-        p_om = pi if om else 1 - pi
-        if fixed:
-            p_corr = float(corr == (om == a_fixed))
-        else:
-            p_corr = p_correct if corr else 1 - p_correct
-        tp1 = 1.0 if corr else rho  # Pr(t_P = 1)
-        ta1 = rho if corr else 1.0  # Pr(t_A = 1)
-        both = min(x_pc, x_pd)
-        joint_given_t = {  # Pr(e_Pc, e_Pd | t_P = 1)
-            (1, 1): both,
-            (1, 0): x_pc - both,
-            (0, 1): x_pd - both,
-            (0, 0): 1 - x_pc - x_pd + both,
-        }
-        p_ep = tp1 * joint_given_t[(epc, epd)] + (1 - tp1) * float(epc == 0 and epd == 0)
-        p_ea = ta1 * (x_a if ea else 1 - x_a) + (1 - ta1) * float(ea == 0)
-        prob[k] = p_om * p_corr * p_ep * p_ea
-    return prob
+    pi, p_correct, rho, x_pc, x_pd, x_a = (
+        np.asarray(v, dtype=float)[..., None] for v in (pi, p_correct, rho, x_pc, x_pd, x_a)
+    )
+    fixed = np.asarray(fixed, dtype=bool)[..., None]
+    a_fixed = np.asarray(a_fixed)[..., None]
+    om, corr = OMEGA, CORRECT
+    epc, epd, ea = EP_CONSULT, EP_DEBATE, EA_DEBATE
+    p_om = np.where(om == 1, pi, 1 - pi)
+    p_corr = np.where(fixed, (corr == (om == a_fixed)).astype(float),
+                      np.where(corr == 1, p_correct, 1 - p_correct))
+    tp1 = np.where(corr == 1, 1.0, rho)  # Pr(t_P = 1)
+    ta1 = np.where(corr == 1, rho, 1.0)  # Pr(t_A = 1)
+    both = np.minimum(x_pc, x_pd)
+    joint = np.where(  # Pr(e_Pc, e_Pd | t_P = 1)
+        epc == 1,
+        np.where(epd == 1, both, x_pc - both),
+        np.where(epd == 1, x_pd - both, 1 - x_pc - x_pd + both),
+    )
+    none_p = ((epc == 0) & (epd == 0)).astype(float)
+    p_ep = tp1 * joint + (1 - tp1) * none_p
+    p_ea = ta1 * np.where(ea == 1, x_a, 1 - x_a) + (1 - ta1) * (ea == 0)
+    return p_om * p_corr * p_ep * p_ea
