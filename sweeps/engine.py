@@ -1,0 +1,331 @@
+"""Running a sweep: blocks of cells on dask, one Zarr store, resume, a lock.
+
+The store is laid out as the final Dataset from the start (dimensions named after
+the axes, then ``protocol`` or ``transcript_class``); each block of cells is one
+Zarr chunk of every per-cell variable.  Blocks run as dask tasks that return the
+kernel's class counts; the driver turns counts into metrics and writes the
+block's chunks, marking ``cell_done`` last.  A rerun of the same sweep skips the
+blocks already done; since counts are integers keyed only by (seed, cell
+parameters, instance), the finished store does not depend on interruptions,
+block order, workers or threads.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import math
+import shutil
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+from kernels import baseline as kb
+from kernels.rng import split_seed
+from sim import __version__
+from sim.config import ConfigError, as_yaml
+from sim.metrics import CONTRAST_METRICS, PROTOCOL_METRICS, class_probabilities, evaluate
+from sim.runner import numba_threads
+
+from .spec import Plan, make_plan
+
+#: Instances per block at which automatic blocking aims (about 0.1-0.3 s of work).
+TARGET_BLOCK_INSTANCES = 1 << 27
+MAX_CELLS_PER_BLOCK = 4096
+
+
+class SweepError(RuntimeError):
+    """A sweep that cannot run as asked (store in use, store of another sweep...)."""
+
+
+# ----------------------------------------------------------------------------- tasks
+def compute_block(thr, fixed, a_fixed, n, seed, streams, crn, n_threads):
+    """Class counts ``[cells, 32]`` of one block; the function dask workers run."""
+    k0, k1 = split_seed(seed)
+    with numba_threads(n_threads) as nt:
+        n_blocks = 4 * nt
+        if crn:
+            return kb.class_counts_cells(thr, fixed, a_fixed, 0, n, k0, k1,
+                                         np.uint64(kb.STREAM), n_blocks)
+        out = np.empty((thr.shape[0], kb.N_CLASSES), np.int64)
+        for c in range(thr.shape[0]):
+            out[c] = kb.class_counts(thr[c], fixed[c], a_fixed[c], 0, n, k0, k1,
+                                     np.uint64(streams[c]), n_blocks)
+        return out
+
+
+# ----------------------------------------------------------------------------- layout
+def chunk_shape(shape: tuple, n: int, cells_per_block: int) -> tuple:
+    """Chunk (= block) shape over the cell array: whole trailing axes first."""
+    target = cells_per_block or max(1, min(MAX_CELLS_PER_BLOCK, TARGET_BLOCK_INSTANCES // n))
+    chunk = []
+    room = target
+    for size in reversed(shape):
+        c = max(1, min(size, room))
+        chunk.append(c)
+        room = max(1, room // c)
+    return tuple(reversed(chunk))
+
+
+def blocks(shape: tuple, chunk: tuple):
+    """Each block as a tuple of slices over the cell array, in C order."""
+    counts = [math.ceil(s / c) for s, c in zip(shape, chunk)]
+    for idx in np.ndindex(*counts):
+        yield tuple(slice(i * c, min((i + 1) * c, s)) for i, c, s in zip(idx, chunk, shape))
+
+
+def _cells_of(region: tuple, shape: tuple) -> np.ndarray:
+    grids = np.meshgrid(*[np.arange(s.start, s.stop) for s in region], indexing="ij")
+    return np.ravel_multi_index([g.ravel() for g in grids], shape)
+
+
+def fingerprint(plan: Plan, chunk: tuple) -> str:
+    """What a store's numbers depend on: resume only into a store with the same one."""
+    c = plan.cfg
+    blob = {
+        "base": {s: asdict(getattr(plan.base, s)) for s in ("model", "judge", "protocol", "welfare")},
+        "n": plan.base.run.n_instances, "seed": plan.base.run.seed,
+        "axes": [(a.path, np.asarray(a.values).tolist()) for a in plan.axes],
+        "design": plan.design, "crn": c.sweep.crn, "chunk": list(chunk),
+        "version": __version__,
+    }
+    return hashlib.sha256(json.dumps(blob, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _metric_attrs(spec) -> dict:
+    return {"long_name": spec.long_name, "units": spec.units, "definition": spec.definition}
+
+
+def _template(plan: Plan, chunk: tuple, fp: str, created: str) -> tuple[xr.Dataset, dict]:
+    import dask.array as da
+
+    shape, dims = plan.shape, plan.dims
+    cdims = dims
+    coords = {
+        "protocol": (("protocol",), ["consult", "debate"], {"long_name": "oversight protocol"}),
+        "transcript_class": (("transcript_class",), np.arange(kb.N_CLASSES), {
+            "long_name": "transcript class",
+            "description": "16 omega + 8 [a = omega] + 4 e_P(consult) + 2 e_P(debate) + e_A"}),
+    }
+    if plan.design == "grid":
+        for a in plan.axes:
+            coords[a.dim] = ((a.dim,), a.values, {"long_name": a.long_name, "units": a.units,
+                                                  "config_path": a.path})
+    else:
+        coords["point"] = (("point",), np.arange(shape[0]), {"long_name": f"{plan.design} design point"})
+        for a in plan.axes:
+            coords[a.dim] = (("point",), a.values, {"long_name": a.long_name, "units": a.units,
+                                                    "config_path": a.path})
+    pchunk = chunk + (2,)
+    data_vars, numpy_vars = {}, {}
+    for name, spec in PROTOCOL_METRICS.items():
+        data_vars[name] = (cdims + ("protocol",), da.full(shape + (2,), np.nan, chunks=pchunk),
+                           _metric_attrs(spec))
+        data_vars[f"{name}_se"] = (cdims + ("protocol",), da.full(shape + (2,), np.nan, chunks=pchunk),
+                                   {"long_name": f"standard error of {spec.long_name}", "units": spec.units})
+    for name, spec in CONTRAST_METRICS.items():
+        data_vars[name] = (cdims, da.full(shape, np.nan, chunks=chunk), _metric_attrs(spec))
+        data_vars[f"{name}_se"] = (cdims, da.full(shape, np.nan, chunks=chunk),
+                                   {"long_name": f"standard error of {spec.long_name}", "units": spec.units})
+    data_vars["class_counts"] = (cdims + ("transcript_class",),
+                                 da.zeros(shape + (kb.N_CLASSES,), dtype=np.int64,
+                                          chunks=chunk + (kb.N_CLASSES,)),
+                                 {"long_name": "instances per transcript class", "units": "1"})
+    data_vars["cell_done"] = (cdims, da.zeros(shape, dtype=bool, chunks=chunk),
+                              {"long_name": "cell simulated", "units": "1"})
+    # Exact values are known before any simulation: written at creation.
+    th = theory_values(plan)
+    for name, spec in PROTOCOL_METRICS.items():
+        numpy_vars[f"{name}_theory"] = (cdims + ("protocol",), th[name][0].reshape(shape + (2,)),
+                                        {"long_name": f"closed form of {spec.long_name}",
+                                         "units": spec.units})
+    for name, spec in CONTRAST_METRICS.items():
+        numpy_vars[f"{name}_theory"] = (cdims, np.asarray(th[name][0]).reshape(shape),
+                                        {"long_name": f"closed form of {spec.long_name}",
+                                         "units": spec.units})
+    for k, nm in enumerate(("x_P_consult", "x_P", "x_A")):
+        numpy_vars[f"strategy_{nm}"] = (cdims, plan.strategies[:, k].reshape(shape), {
+            "long_name": f"presentation probability {nm} given evidence", "units": "1"})
+    ds = xr.Dataset({**data_vars, **numpy_vars}, coords=coords)
+    ds.attrs.update({
+        "title": f"antiamp sweep '{plan.cfg.sweep.name}' of the baseline model",
+        "antiamp_version": __version__,
+        "config": as_yaml(plan.cfg),
+        "seed": int(plan.base.run.seed),
+        "n_instances": int(plan.base.run.n_instances),
+        "design": plan.design,
+        "axes": json.dumps([a.path for a in plan.axes]),
+        "common_random_numbers": int(plan.cfg.sweep.crn),
+        "created": created,
+        "fingerprint": fp,
+        "complete": 0,
+    })
+    encoding = {name: {"chunks": chunk + (2,)} for name in numpy_vars if "protocol" in ds[name].dims}
+    encoding.update({name: {"chunks": chunk} for name in numpy_vars if "protocol" not in ds[name].dims})
+    return ds, encoding
+
+
+def theory_values(plan: Plan) -> dict:
+    prob = class_probabilities(*plan.theory_args)
+    return evaluate(prob, plan.J_consult, plan.J_debate, *plan.welfare,
+                    n=plan.base.run.n_instances)
+
+
+# ----------------------------------------------------------------------------- store
+def resolve_store(plan: Plan, out_dir: str | Path | None) -> Path:
+    store = Path(plan.cfg.sweep.store).expanduser()
+    if not store.is_absolute():
+        store = Path(out_dir or ".") / store
+    return store
+
+
+def check_store(plan: Plan, store: Path) -> str:
+    """'new', 'resume' or 'complete'; raise SweepError for a store of another sweep."""
+    if not store.exists():
+        return "new"
+    fp = fingerprint(plan, chunk_shape(plan.shape, plan.base.run.n_instances,
+                                       plan.cfg.sweep.cells_per_block))
+    try:
+        import zarr
+        attrs = dict(zarr.open_group(str(store), mode="r").attrs)
+    except Exception:
+        attrs = {}
+    if attrs.get("fingerprint") == fp:
+        return "complete" if attrs.get("complete") else "resume"
+    if plan.cfg.sweep.overwrite:
+        return "new"
+    what = "a different sweep" if "fingerprint" in attrs else "something that is not a sweep store"
+    raise SweepError(
+        f"{store} holds {what}; rerun the same sweep to resume it, choose another store "
+        "(sweep.store=... or sweep.name=...), or replace it with sweep.overwrite=true"
+    )
+
+
+def _lock(store: Path):
+    from filelock import FileLock, Timeout
+
+    lock = FileLock(str(store) + ".lock", timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise SweepError(
+            f"another sweep is writing to {store} (lock {store}.lock is held); "
+            "wait for it to finish or choose another sweep.store"
+        ) from None
+    return lock
+
+
+def run_sweep(cfg, out_dir=None, *, client=None, progress=None, log=print) -> xr.Dataset:
+    """Run (or resume) a sweep and return the finished store opened with xarray.
+
+    Parameters
+    ----------
+    cfg : SweepConfig, DictConfig or dict
+        Base config plus ``sweep`` and ``executor`` nodes.
+    out_dir : path, optional
+        Directory of a relative ``sweep.store`` (the Hydra run directory in the CLI).
+    client : distributed.Client, optional
+        Use this dask client instead of starting one from ``executor``.
+    progress : bool, optional
+        Progress bar (default: on a terminal).
+    """
+    import zarr
+
+    plan = make_plan(cfg)
+    n, seed = plan.base.run.n_instances, plan.base.run.seed
+    chunk = chunk_shape(plan.shape, n, plan.cfg.sweep.cells_per_block)
+    fp = fingerprint(plan, chunk)
+    store = resolve_store(plan, out_dir)
+    store.parent.mkdir(parents=True, exist_ok=True)
+    lock = _lock(store)
+    try:
+        state = check_store(plan, store)
+        if state == "new":
+            if store.exists():
+                shutil.rmtree(store)
+            created = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+            ds, enc = _template(plan, chunk, fp, created)
+            ds.to_zarr(store, compute=False, mode="w-", zarr_format=2, consolidated=False,
+                       encoding=enc)
+            log(f"sweep '{plan.cfg.sweep.name}': {plan.n_cells:,} cells x {n:,} instances "
+                f"-> {store}")
+        if state != "complete":
+            group = zarr.open_group(str(store), mode="r+")
+            done = np.asarray(group["cell_done"][...])
+            todo = [r for r in blocks(plan.shape, chunk) if not done[r].all()]
+            if state == "resume":
+                log(f"resuming {store}: {len(todo)} of "
+                    f"{sum(1 for _ in blocks(plan.shape, chunk))} blocks left")
+            _execute(plan, todo, group, client, progress)
+            group.attrs["complete"] = 1
+            zarr.consolidate_metadata(str(store))
+    finally:
+        lock.release()
+    return xr.open_zarr(store)
+
+
+def _execute(plan: Plan, todo: list, group, client, progress) -> None:
+    from tqdm.auto import tqdm
+
+    from .executors import dask_client, threads_per_task
+
+    if not todo:
+        return
+    ex = plan.cfg.executor
+    if ex.kind == "local" and not ex.processes and ex.n_workers > 1:
+        raise ConfigError("executor.n_workers > 1 on the local executor needs "
+                          "executor.processes=true (compiled kernels each use all cores)")
+    n, seed, crn = plan.base.run.n_instances, plan.base.run.seed, plan.cfg.sweep.crn
+    nt = threads_per_task(ex, plan.base.run.n_threads)
+    disable = (not sys.stderr.isatty()) if progress is None else (not progress)
+    total = sum(int(np.prod([s.stop - s.start for s in r])) for r in todo)
+    bar = tqdm(total=total, unit="cell", desc="sweep", disable=disable)
+    t0 = time.perf_counter()
+
+    def submit_all(cl):
+        from distributed import as_completed
+
+        futs = {}
+        for r in todo:
+            cells = _cells_of(r, plan.shape)
+            f = cl.submit(compute_block, plan.thr[cells], plan.fixed[cells],
+                          plan.a_fixed[cells], n, seed, plan.streams[cells], crn, nt,
+                          pure=False, retries=3)
+            futs[f] = (r, cells)
+        for f in as_completed(list(futs)):
+            r, cells = futs.pop(f)
+            counts = f.result()
+            f.release()
+            write_block(plan, group, r, cells, counts)
+            bar.update(len(cells))
+            rate = bar.n * n / max(time.perf_counter() - t0, 1e-9)
+            bar.set_postfix_str(f"{rate / 1e6:,.0f} M instances/s", refresh=False)
+
+    try:
+        if client is not None:
+            submit_all(client)
+        else:
+            with dask_client(ex) as cl:
+                submit_all(cl)
+    finally:
+        bar.close()
+
+
+def write_block(plan: Plan, group, region: tuple, cells: np.ndarray, counts: np.ndarray):
+    """Metrics of one block's cells into its chunks; ``cell_done`` last."""
+    shape = tuple(s.stop - s.start for s in region)
+    vals = evaluate(counts, plan.J_consult[cells], plan.J_debate[cells],
+                    *(w[cells] for w in plan.welfare))
+    for name in PROTOCOL_METRICS:
+        group[name][region] = vals[name][0].reshape(shape + (2,))
+        group[f"{name}_se"][region] = vals[name][1].reshape(shape + (2,))
+    for name in CONTRAST_METRICS:
+        group[name][region] = np.asarray(vals[name][0]).reshape(shape)
+        group[f"{name}_se"][region] = np.asarray(vals[name][1]).reshape(shape)
+    group["class_counts"][region] = counts.reshape(shape + (kb.N_CLASSES,))
+    group["cell_done"][region] = True

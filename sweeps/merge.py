@@ -1,0 +1,109 @@
+"""Merging the stores of a Hydra multirun (coarse outer sweeps) into one.
+
+Each job of ``antiamp-sweep -m judge=tiebreak,logit ...`` writes its own
+``sweep.zarr``.  The fields whose values differ between the jobs' configs become
+new dimensions, and the stores are combined by coordinates:
+
+    antiamp-merge multirun/sweeps/amp_gap -o merged.zarr
+
+The Hydra callback :class:`sweeps.callbacks.MergeStores` runs the same merge at
+the end of every multirun, into ``<sweep dir>/merged.zarr``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import xarray as xr
+import yaml
+
+from sim.output import write_zarr_atomic
+
+MERGEABLE = ("model", "judge", "protocol", "welfare")
+
+
+class MergeError(ValueError):
+    pass
+
+
+def _flat(d: dict, prefix="") -> dict:
+    out = {}
+    for k, v in d.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict):
+            out.update(_flat(v, key + "."))
+        else:
+            out[key] = v
+    return out
+
+
+def find_stores(paths) -> list:
+    stores = []
+    for p in map(Path, paths):
+        if (p / ".zgroup").exists() or (p / "zarr.json").exists():
+            stores.append(p)
+        else:
+            stores.extend(sorted(q.parent for q in p.rglob(".zgroup")
+                                 if q.parent.suffix == ".zarr" and q.parent.name != "merged.zarr"))
+    return stores
+
+
+def merge_stores(paths, out) -> xr.Dataset:
+    stores = find_stores(paths)
+    if not stores:
+        raise MergeError(f"no sweep stores under {', '.join(map(str, paths))}")
+    dss = [xr.open_zarr(s) for s in stores]
+    for s, ds in zip(stores, dss):
+        if not ds.attrs.get("complete"):
+            raise MergeError(f"{s} is not complete; rerun its sweep to finish it first")
+    cfgs = [_flat(yaml.safe_load(ds.attrs["config"])) for ds in dss]
+    for key in ("run.n_instances", "run.seed", "sweep.crn"):
+        if len({repr(c.get(key)) for c in cfgs}) > 1:
+            raise MergeError(f"the stores differ in {key}; they cannot be merged")
+    axes_paths = set()
+    for ds in dss:
+        axes_paths.update(yaml.safe_load(ds.attrs.get("axes", "[]")))
+    varying = [k for k in cfgs[0]
+               if k.split(".")[0] in MERGEABLE and k not in axes_paths
+               and len({repr(c.get(k)) for c in cfgs}) > 1]
+    if not varying and len(dss) > 1:
+        raise MergeError("the stores hold the same configuration; nothing to merge along")
+    parts = []
+    for ds, c in zip(dss, cfgs):
+        ds = ds.drop_vars([v for v in ds.data_vars if v == "cell_done"])
+        for k in varying:
+            dim = k.split(".")[-1]
+            ds = ds.expand_dims({dim: [c[k]]})
+            ds[dim].attrs.update({"config_path": k, "long_name": k})
+        parts.append(ds)
+    merged = xr.combine_by_coords(parts, combine_attrs="drop_conflicts").load()
+    for v in merged.variables.values():
+        v.encoding = {}
+    merged.attrs.update({
+        "merged_from": [str(s) for s in stores],
+        "merged_along": [k for k in varying],
+        "complete": 1,
+        "config": dss[0].attrs["config"],
+    })
+    write_zarr_atomic(merged, out)
+    return merged
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(prog="antiamp-merge", description=__doc__.splitlines()[0])
+    ap.add_argument("paths", nargs="+", help="stores, or directories searched for stores")
+    ap.add_argument("-o", "--out", required=True, help="the merged store to write")
+    args = ap.parse_args(argv)
+    try:
+        ds = merge_stores(args.paths, args.out)
+    except MergeError as exc:
+        print(f"antiamp-merge: error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    print(f"merged {len(ds.attrs['merged_from'])} stores along "
+          f"{', '.join(ds.attrs['merged_along']) or '-'} -> {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,185 @@
+"""Figures of a sweep store: lines for one axis, heatmaps for two, facets beyond.
+
+The closed form is overlaid wherever the store has ``<name>_theory``: dashed
+curves on line plots, labelled contour lines on heatmaps (for ``welfare_diff``
+its zero contour is the seed's threshold beta = alpha (2p - 1) / (1 - p)).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+DEFAULT_VARS = ("amp", "amp_gap", "acc_gap", "welfare_diff")
+COLORS = {"consult": "#d95f02", "debate": "#1b9e77"}
+
+
+def _label(da: xr.DataArray) -> str:
+    ln = da.attrs.get("long_name", da.name)
+    u = da.attrs.get("units", "")
+    return f"{ln} [{u}]" if u and u != "1" else ln
+
+
+def _coord_label(ds, dim) -> str:
+    c = ds[dim]
+    return f"{dim} ({c.attrs['long_name']})" if "long_name" in c.attrs else dim
+
+
+def plot_store(store, variables=None, out_dir=None, formats=("png", "pdf")) -> list:
+    """Write one figure per variable; return the paths written."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ds = xr.open_zarr(store)
+    out_dir = Path(out_dir) if out_dir else Path(store).parent
+    out_dir.mkdir(parents=True, exist_ok=True)
+    variables = list(variables or [v for v in DEFAULT_VARS if v in ds])
+    for v in variables:
+        if v not in ds:
+            raise SystemExit(f"antiamp-plot: {store} has no variable {v!r}; it has "
+                             f"{', '.join(k for k in ds.data_vars if not k.endswith(('_se', '_theory')))}")
+    written = []
+    for v in variables:
+        da = ds[v].load()
+        se = ds[f"{v}_se"].load() if f"{v}_se" in ds else None
+        th = ds[f"{v}_theory"].load() if f"{v}_theory" in ds else None
+        axes = [d for d in da.dims if d != "protocol"]
+        if "point" in da.dims:
+            fig = _design(ds, da, th, plt)
+        elif len(axes) == 1:
+            fig = _lines(ds, da, se, th, axes[0], plt)
+        else:
+            fig = _heatmaps(ds, da, th, axes, plt)
+        fig.suptitle(f"{ds.attrs.get('title', '')}\n{_label(da)}; n = "
+                     f"{ds.attrs.get('n_instances', '?'):,} per cell, seed {ds.attrs.get('seed')}",
+                     fontsize=9)
+        for fmt in formats:
+            p = out_dir / f"{v}.{fmt}"
+            fig.savefig(p, dpi=120, bbox_inches="tight")
+            written.append(p)
+        plt.close(fig)
+    return written
+
+
+def _lines(ds, da, se, th, x, plt):
+    fig, ax = plt.subplots(figsize=(6, 4))
+    xs = ds[x].values
+    prots = list(da.protocol.values) if "protocol" in da.dims else [None]
+    for prot in prots:
+        sel = (lambda a: a.sel(protocol=prot)) if prot is not None else (lambda a: a)
+        y = sel(da).values
+        color = COLORS.get(str(prot), "#1f78b4")
+        ax.plot(xs, y, "o-", ms=3, color=color, label=f"{prot or da.name} (simulated)")
+        if se is not None:
+            s = np.nan_to_num(sel(se).values)
+            ax.fill_between(xs, y - 1.96 * s, y + 1.96 * s, color=color, alpha=0.25, lw=0)
+        if th is not None:
+            ax.plot(xs, sel(th).values, "--", color="black", lw=1,
+                    label="closed form" if prot == prots[0] else None)
+    ax.set_xlabel(_coord_label(ds, x))
+    ax.set_ylabel(_label(da))
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    return fig
+
+
+def _heatmaps(ds, da, th, axes, plt):
+    x, y = axes[1], axes[0]
+    facet_dims = (["protocol"] if "protocol" in da.dims else []) + axes[2:]
+    fixed = {}
+    if len(facet_dims) > 2:
+        for d in facet_dims[2:]:
+            fixed[d] = da[d].values[0]
+        facet_dims = facet_dims[:2]
+    da = da.sel(fixed) if fixed else da
+    th = th.sel(fixed) if (th is not None and fixed) else th
+    cols = list(da[facet_dims[0]].values) if facet_dims else [None]
+    rows = list(da[facet_dims[1]].values) if len(facet_dims) > 1 else [None]
+    fig, axs = plt.subplots(len(rows), len(cols), figsize=(3.6 * len(cols) + 1, 3.0 * len(rows) + 0.6),
+                            squeeze=False, sharex=True, sharey=True)
+    vmin, vmax = float(np.nanmin(da.values)), float(np.nanmax(da.values))
+    if vmin < 0 < vmax:
+        m = max(-vmin, vmax)
+        vmin, vmax, cmap = -m, m, "RdBu_r"
+    else:
+        cmap = "viridis"
+    mesh = None
+    for i, r in enumerate(rows):
+        for j, c in enumerate(cols):
+            sel = {}
+            if c is not None:
+                sel[facet_dims[0]] = c
+            if r is not None:
+                sel[facet_dims[1]] = r
+            a = da.sel(sel).transpose(y, x)
+            ax = axs[i, j]
+            mesh = ax.pcolormesh(ds[x].values, ds[y].values, a.values, shading="nearest",
+                                 vmin=vmin, vmax=vmax, cmap=cmap)
+            if th is not None:
+                t = th.sel(sel).transpose(y, x).values
+                if np.nanmax(t) > np.nanmin(t) and min(t.shape) > 1:
+                    cs = ax.contour(ds[x].values, ds[y].values, t, levels=7, colors="black",
+                                    linewidths=0.8, linestyles="--")
+                    ax.clabel(cs, fontsize=6)
+            title = ", ".join(f"{k}={_fmt(v)}" for k, v in sel.items())
+            ax.set_title(title, fontsize=8)
+            if i == len(rows) - 1:
+                ax.set_xlabel(_coord_label(ds, x), fontsize=8)
+            if j == 0:
+                ax.set_ylabel(_coord_label(ds, y), fontsize=8)
+    fig.colorbar(mesh, ax=axs, label=_label(da), shrink=0.9)
+    if fixed:
+        fig.text(0.01, 0.01, "shown at " + ", ".join(f"{k}={_fmt(v)}" for k, v in fixed.items()),
+                 fontsize=7)
+    fig.text(0.99, 0.01, "colour: simulated; dashed contours: closed form", fontsize=7, ha="right")
+    return fig
+
+
+def _design(ds, da, th, plt):
+    coords = [c for c in ds.coords if ds[c].dims == ("point",) and c != "point"]
+    fig, axs = plt.subplots(1, len(coords), figsize=(4 * len(coords), 3.5), squeeze=False)
+    for ax, c in zip(axs[0], coords):
+        prots = list(da.protocol.values) if "protocol" in da.dims else [None]
+        for prot in prots:
+            a = da.sel(protocol=prot) if prot is not None else da
+            ax.scatter(ds[c].values, a.values, s=8, color=COLORS.get(str(prot), "#1f78b4"),
+                       label=str(prot or da.name))
+            if th is not None:
+                t = th.sel(protocol=prot) if prot is not None else th
+                ax.scatter(ds[c].values, t.values, s=8, marker="x", color="black",
+                           label="closed form" if prot == prots[0] else None)
+        ax.set_xlabel(_coord_label(ds, c), fontsize=8)
+        ax.set_ylabel(_label(da), fontsize=8)
+    axs[0][0].legend(fontsize=7)
+    return fig
+
+
+def _fmt(v):
+    if isinstance(v, (float, np.floating)):
+        return f"{float(v):.3g}"
+    return str(v)
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(prog="antiamp-plot", description="Figures of a sweep store.")
+    ap.add_argument("store", help="a sweep.zarr (or merged) store")
+    ap.add_argument("--vars", nargs="+", default=None,
+                    help=f"variables to plot (default: {' '.join(DEFAULT_VARS)})")
+    ap.add_argument("--out", default=None, help="output directory (default: beside the store)")
+    ap.add_argument("--formats", nargs="+", default=["png", "pdf"])
+    args = ap.parse_args(argv)
+    if not Path(args.store).exists():
+        print(f"antiamp-plot: error: no store at {args.store}", file=sys.stderr)
+        raise SystemExit(2)
+    for p in plot_store(args.store, args.vars, args.out, args.formats):
+        print(f"wrote {p}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,383 @@
+"""Sweep specifications: axes, designs and the validated plan of cells.
+
+An axis is a config field (``model.rho``, ``judge.b``, ``judge.kind``,
+``protocol.consult_default``, ``welfare.beta``...) with its values:
+
+* an explicit list: ``[0.1, 0.4, 0.8]``
+* ``{linspace: [start, stop, num]}``, ``{logspace: [start, stop, num]}`` (base-10
+  exponents), ``{geomspace: [start, stop, num]}``, ``{range: [start, stop, step]}``
+* for ``design: lhs`` or ``sobol`` (space-filling designs over ranges):
+  ``{uniform: [low, high]}`` or ``{loguniform: [low, high]}``.
+
+A grid gives one dimension per axis, named after the field; a design gives one
+dimension ``point`` with each field as a coordinate along it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any, Dict, Optional
+
+import numpy as np
+from omegaconf import DictConfig, OmegaConf
+
+from sim.config import Config, ConfigError, to_config, validate
+from sim.judge import judge_tables, protagonist_accuracy, resolve_strategies
+from sim.runner import baseline_thresholds
+
+SWEEPABLE = ("model", "judge", "protocol", "welfare")
+DESIGNS = ("grid", "lhs", "sobol")
+EXECUTORS = ("local", "distributed", "slurm")
+
+
+@dataclass
+class SweepSpec:
+    """What to sweep (``sweep.*``)."""
+
+    #: Name of the sweep (a named sweep sets it); the default run directory uses it.
+    name: str = "adhoc"
+    #: Nested ``{section: {field: values}}``, e.g. ``sweep.axes.model.rho=[0.1,0.4]``.
+    axes: Dict[str, Any] = field(default_factory=dict)
+    #: ``grid`` (Cartesian product), ``lhs`` (Latin hypercube) or ``sobol``.
+    design: str = "grid"
+    #: Number of design points for ``lhs`` / ``sobol``.
+    n_points: int = 64
+    #: Seed of the design's scrambling (lhs / sobol).
+    design_seed: int = 0
+    #: Common random numbers across cells (the same uniforms for every cell).
+    crn: bool = True
+    #: The Zarr store; relative paths are inside the run directory.
+    store: str = "sweep.zarr"
+    #: Cells per block (one task, one Zarr chunk, one resume unit); 0 = automatic.
+    cells_per_block: int = 0
+    #: Replace an existing store that holds a different sweep.
+    overwrite: bool = False
+    #: Write the figures of ``antiamp-plot`` next to the store when done.
+    plot: bool = True
+
+
+@dataclass
+class ExecutorConfig:
+    """Where blocks run (``executor=local|distributed|slurm``)."""
+
+    kind: str = "local"
+    #: ``distributed``: address of an existing dask scheduler, e.g. tcp://host:8786.
+    address: Optional[str] = None
+    #: ``local``: dask workers (threads unless ``processes``).
+    n_workers: int = 1
+    processes: bool = False
+    #: Compiled threads per task; 0 = all cores of the worker's machine divided by
+    #: the local workers.
+    threads_per_task: int = 0
+    #: ``slurm``: keyword arguments of dask_jobqueue.SLURMCluster (queue, account,
+    #: cores, memory, walltime, ...), and the number of jobs to start.
+    slurm: Dict[str, Any] = field(default_factory=dict)
+    jobs: int = 1
+
+
+@dataclass
+class SweepConfig(Config):
+    sweep: SweepSpec = field(default_factory=SweepSpec)
+    executor: ExecutorConfig = field(default_factory=ExecutorConfig)
+
+
+def sweep_schema_node() -> DictConfig:
+    """The structured schema, with ``sweep.axes`` open to new keys (ad hoc axes)."""
+    node = OmegaConf.structured(SweepConfig)
+    OmegaConf.set_struct(node.sweep.axes, False)
+    OmegaConf.set_struct(node.executor.slurm, False)
+    return node
+
+
+@dataclass
+class Axis:
+    path: str  # "model.rho"
+    dim: str  # "rho"
+    values: np.ndarray
+    long_name: str
+    units: str = "1"
+
+
+@dataclass
+class Plan:
+    """A validated sweep: axes, cells and everything the kernels and estimators need."""
+
+    cfg: SweepConfig
+    base: Config
+    axes: list
+    design: str
+    shape: tuple  # grid shape, or (n_points,)
+    dims: tuple  # dimension names of the cell array
+    thr: np.ndarray  # [C, 6] uint64
+    fixed: np.ndarray  # [C]
+    a_fixed: np.ndarray  # [C]
+    J_consult: np.ndarray  # [C, 2]
+    J_debate: np.ndarray  # [C, 2, 2]
+    welfare: tuple  # alpha, beta, delta_c, c_e: each [C]
+    theory_args: tuple  # for sim.metrics.class_probabilities, each [C]
+    strategies: np.ndarray  # [C, 3]
+    streams: np.ndarray  # [C] uint64 Philox stream words
+
+    @property
+    def n_cells(self) -> int:
+        return int(np.prod(self.shape))
+
+
+_LONG = {
+    "pi": "prior Pr(omega = 1)", "p": "protagonist accuracy", "rho": "fabrication rate",
+    "c_e": "evidence cost", "stance": "stance model", "a": "fixed stance",
+    "x_P": "protagonist presentation probability (debate)",
+    "x_A": "antagonist presentation probability", "x_P_consult":
+    "protagonist presentation probability (consultancy)", "kind": "judge rule",
+    "b": "tie-break bias", "lam": "logit rationality lambda", "mu": "logit bias mu",
+    "kappa": "evidence salience kappa", "jury_size": "jury size", "jury_tie":
+    "tied-vote rule of even juries", "consult_default":
+    "consultancy endorsement without evidence", "alpha": "welfare weight on errors",
+    "beta": "welfare weight on ratified mistakes", "delta_c": "extra cost of debate",
+}
+_UNITS = {"c_e": "utility", "alpha": "utility", "beta": "utility", "delta_c": "utility",
+          "jury_size": "judges"}
+
+
+def _field_types(section: str) -> dict:
+    """Field name -> annotation (a string, under postponed evaluation) of a config section."""
+    cls = type(getattr(Config(), section))
+    return {f.name: str(f.type) for f in dataclasses.fields(cls)}
+
+
+def _expand(path: str, spec: Any, design: str) -> np.ndarray:
+    """Values of one axis from its spec (see module docstring)."""
+    if isinstance(spec, DictConfig):
+        spec = OmegaConf.to_container(spec, resolve=True)
+    elif not isinstance(spec, (list, tuple, dict)) and OmegaConf.is_config(spec):
+        spec = OmegaConf.to_container(spec, resolve=True)
+    if design != "grid":
+        if not (isinstance(spec, dict) and len(spec) == 1
+                and next(iter(spec)) in ("uniform", "loguniform")):
+            raise ConfigError(
+                f"sweep.axes.{path}: a {design} design needs a range "
+                "{uniform: [low, high]} or {loguniform: [low, high]}"
+            )
+        kind, rng = next(iter(spec.items()))
+        if not (isinstance(rng, (list, tuple)) and len(rng) == 2
+                and all(isinstance(v, (int, float)) for v in rng) and rng[0] < rng[1]):
+            raise ConfigError(f"sweep.axes.{path}.{kind} must be [low, high] with low < high")
+        if kind == "loguniform" and rng[0] <= 0:
+            raise ConfigError(f"sweep.axes.{path}.loguniform needs low > 0")
+        return np.asarray(rng, dtype=float)
+    if isinstance(spec, (list, tuple)):
+        vals = list(spec)
+    elif isinstance(spec, dict) and len(spec) == 1:
+        kind, args = next(iter(spec.items()))
+        fns = {"linspace": np.linspace, "logspace": np.logspace, "geomspace": np.geomspace,
+               "range": np.arange}
+        if kind not in fns:
+            raise ConfigError(
+                f"sweep.axes.{path}: unknown range {kind!r}; use a list or one of "
+                f"{', '.join(fns)}"
+            )
+        if not (isinstance(args, (list, tuple)) and len(args) == 3
+                and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in args)):
+            raise ConfigError(f"sweep.axes.{path}.{kind} must be three numbers [start, stop, "
+                              f"{'step' if kind == 'range' else 'num'}]")
+        if kind != "range":
+            if args[2] != int(args[2]) or args[2] < 1:
+                raise ConfigError(f"sweep.axes.{path}.{kind}: num must be an integer >= 1")
+            vals = list(fns[kind](args[0], args[1], int(args[2])))
+        else:
+            if args[2] == 0:
+                raise ConfigError(f"sweep.axes.{path}.range: step must not be 0")
+            vals = list(np.arange(*args))
+    else:
+        raise ConfigError(
+            f"sweep.axes.{path} must be a list of values or a range such as "
+            "{linspace: [0, 1, 11]}, got " + repr(spec)
+        )
+    if len(vals) == 0:
+        raise ConfigError(f"sweep.axes.{path} is empty")
+    if len(set(map(repr, vals))) != len(vals):
+        raise ConfigError(f"sweep.axes.{path} repeats a value: {vals}")
+    return np.asarray(vals)
+
+
+def _coerce(path: str, typ: str, v):
+    name = typ
+    try:
+        if typ == "int":
+            if isinstance(v, (float, np.floating)) and float(v) != int(v):
+                raise ValueError
+            return int(v)
+        if typ == "str":
+            if not isinstance(v, (str, np.str_)):
+                raise ValueError
+            return str(v)
+        if isinstance(v, (bool, np.bool_)) or isinstance(v, (str, np.str_)):
+            raise ValueError
+        return float(v)
+    except (TypeError, ValueError):
+        raise ConfigError(f"sweep.axes.{path}: value {v!r} is not a valid {name}") from None
+
+
+def parse_axes(spec: SweepSpec) -> list:
+    axes_cfg = spec.axes
+    if isinstance(axes_cfg, DictConfig):
+        axes_cfg = OmegaConf.to_container(axes_cfg, resolve=False)
+    if not axes_cfg:
+        raise ConfigError(
+            "sweep.axes is empty: give axes such as 'sweep.axes.model.rho=[0.1,0.4,0.8]' or "
+            "run a named sweep (sweep=amp_gap, sweep=logit_gap, sweep=jury, "
+            "sweep=acc_tradeoff, sweep=welfare_region)"
+        )
+    if spec.design not in DESIGNS:
+        raise ConfigError(f"sweep.design must be one of {', '.join(DESIGNS)}, got {spec.design!r}")
+    axes = []
+    for section, fields in axes_cfg.items():
+        if section not in SWEEPABLE:
+            raise ConfigError(
+                f"sweep.axes.{section}: unknown section; axes live under "
+                f"{', '.join(SWEEPABLE)}"
+            )
+        if not isinstance(fields, dict) or not fields:
+            raise ConfigError(f"sweep.axes.{section} must map field names to values")
+        types = _field_types(section)
+        for name, values in fields.items():
+            path = f"{section}.{name}"
+            if name not in types:
+                raise ConfigError(
+                    f"sweep.axes.{path}: unknown field; {section} has "
+                    f"{', '.join(types)}"
+                )
+            vals = _expand(path, values, spec.design)
+            if spec.design == "grid":
+                vals = np.asarray([_coerce(path, types[name], v) for v in vals])
+            axes.append(Axis(path, name, vals, _LONG.get(name, name), _UNITS.get(name, "1")))
+    dims = [a.dim for a in axes]
+    for a in axes:  # leaf names are the dimension names unless two sections share one
+        if dims.count(a.dim) > 1:
+            a.dim = a.path
+    return axes
+
+
+def _design_values(axes: list, spec: SweepSpec) -> list:
+    from scipy.stats import qmc
+
+    d = len(axes)
+    if spec.n_points < 1:
+        raise ConfigError(f"sweep.n_points must be >= 1, got {spec.n_points}")
+    if spec.design == "lhs":
+        u = qmc.LatinHypercube(d=d, seed=spec.design_seed).random(spec.n_points)
+    else:
+        u = qmc.Sobol(d=d, scramble=True, seed=spec.design_seed).random(spec.n_points)
+    out = []
+    for k, a in enumerate(axes):
+        lo, hi = a.values
+        spec_k = "loguniform" if a.path and _is_log(spec, a.path) else "uniform"
+        if spec_k == "loguniform":
+            out.append(np.exp(np.log(lo) + u[:, k] * (np.log(hi) - np.log(lo))))
+        else:
+            out.append(lo + u[:, k] * (hi - lo))
+    return out
+
+
+def _is_log(spec: SweepSpec, path: str) -> bool:
+    section, name = path.split(".")
+    axes_cfg = spec.axes
+    if isinstance(axes_cfg, DictConfig):
+        axes_cfg = OmegaConf.to_container(axes_cfg, resolve=True)
+    return "loguniform" in axes_cfg[section][name]
+
+
+def _stream_of(cell_cfg: Config) -> int:
+    """Independent-streams mode: a 32-bit stream word from the cell's parameters only."""
+    blob = json.dumps({s: dataclasses.asdict(getattr(cell_cfg, s)) for s in SWEEPABLE},
+                      sort_keys=True).encode()
+    return int.from_bytes(hashlib.blake2b(blob, digest_size=4).digest(), "little") | 1
+
+
+def make_plan(cfg: Any) -> Plan:
+    """Validate a sweep config and every one of its cells, before any computation."""
+    if isinstance(cfg, SweepConfig):
+        scfg = cfg
+    else:
+        node = sweep_schema_node()
+        try:
+            if isinstance(cfg, DictConfig):
+                cfg = OmegaConf.to_container(cfg, resolve=True)
+            cfg = {k: v for k, v in (cfg or {}).items() if k != "hydra"}
+            merged = OmegaConf.merge(node, cfg)
+            scfg = OmegaConf.to_object(merged)
+        except Exception as exc:  # OmegaConf's errors name the key
+            key = getattr(exc, "full_key", None)
+            msg = str(exc).splitlines()[0]
+            raise ConfigError(f"{key}: {msg}" if key else msg) from None
+    base = to_config({s: dataclasses.asdict(getattr(scfg, s))
+                      for s in ("model", "judge", "protocol", "welfare", "run")})
+    spec, ex = scfg.sweep, scfg.executor
+    if ex.kind not in EXECUTORS:
+        raise ConfigError(f"executor.kind must be one of {', '.join(EXECUTORS)}, got {ex.kind!r}")
+    if ex.kind == "distributed" and not ex.address:
+        raise ConfigError("executor.address is required with executor=distributed "
+                          "(e.g. executor.address=tcp://127.0.0.1:8786)")
+    for name in ("n_workers", "jobs"):
+        if getattr(ex, name) < 1:
+            raise ConfigError(f"executor.{name} must be an integer >= 1")
+    if ex.threads_per_task < 0:
+        raise ConfigError("executor.threads_per_task must be an integer >= 0")
+    if spec.cells_per_block < 0:
+        raise ConfigError("sweep.cells_per_block must be an integer >= 0")
+    axes = parse_axes(spec)
+    if spec.design == "grid":
+        shape = tuple(len(a.values) for a in axes)
+        grids = np.meshgrid(*[a.values for a in axes], indexing="ij")
+        columns = [g.ravel() for g in grids]
+        dims = tuple(a.dim for a in axes)
+    else:
+        columns = _design_values(axes, spec)
+        shape = (spec.n_points,)
+        dims = ("point",)
+    n_cells = int(np.prod(shape))
+    if n_cells > 50_000_000:
+        raise ConfigError(f"the sweep has {n_cells:,} cells; the limit is 50,000,000")
+    thr = np.empty((n_cells, 6), np.uint64)
+    fixed = np.empty(n_cells, np.int64)
+    a_fixed = np.empty(n_cells, np.int64)
+    Jc = np.empty((n_cells, 2))
+    Jd = np.empty((n_cells, 2, 2))
+    wel = np.empty((4, n_cells))
+    targs = np.empty((6, n_cells))
+    strat = np.empty((n_cells, 3))
+    streams = np.zeros(n_cells, np.uint64)
+    sections = {s: getattr(base, s) for s in SWEEPABLE}
+    for i in range(n_cells):
+        changes: dict = {s: {} for s in SWEEPABLE}
+        for a, col in zip(axes, columns):
+            s, name = a.path.split(".")
+            v = col[i]
+            changes[s][name] = v.item() if hasattr(v, "item") else v
+        cell = dataclasses.replace(
+            base, **{s: dataclasses.replace(sections[s], **changes[s]) for s in SWEEPABLE}
+        )
+        try:
+            validate(cell)
+            st = resolve_strategies(cell)
+        except ConfigError as exc:
+            where = ", ".join(f"{a.dim}={col[i]!r}" for a, col in zip(axes, columns))
+            raise ConfigError(f"sweep cell ({where}): {exc}") from None
+        m = cell.model
+        thr[i] = baseline_thresholds(m.pi, m.p, m.rho, st.x_P_consult, st.x_P, st.x_A)
+        fixed[i] = m.stance == "fixed"
+        a_fixed[i] = m.a
+        Jc[i], Jd[i] = judge_tables(cell.judge, cell.protocol)
+        wel[:, i] = (cell.welfare.alpha, cell.welfare.beta, cell.welfare.delta_c, m.c_e)
+        targs[:, i] = (m.pi, m.p, m.rho, st.x_P_consult, st.x_P, st.x_A)
+        strat[i] = (st.x_P_consult, st.x_P, st.x_A)
+        if not spec.crn:
+            streams[i] = _stream_of(cell)
+    if spec.design != "grid":
+        for a, col in zip(axes, columns):
+            a.values = np.asarray(col)
+    return Plan(scfg, base, axes, spec.design, shape, dims, thr, fixed, a_fixed, Jc, Jd,
+                tuple(wel), (*targs, fixed.astype(bool), a_fixed), strat, streams)
