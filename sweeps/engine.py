@@ -256,8 +256,7 @@ def run_sweep(cfg, out_dir=None, *, client=None, progress=None, log=print) -> xr
                 f"-> {store}")
         if state != "complete":
             group = zarr.open_group(str(store), mode="r+")
-            done = np.asarray(group["cell_done"][...])
-            todo = [r for r in blocks(plan.shape, chunk) if not done[r].all()]
+            todo = [r for r in blocks(plan.shape, chunk) if not _block_done(group, r)]
             if state == "resume":
                 log(f"resuming {store}: {len(todo)} of "
                     f"{sum(1 for _ in blocks(plan.shape, chunk))} blocks left")
@@ -267,6 +266,14 @@ def run_sweep(cfg, out_dir=None, *, client=None, progress=None, log=print) -> xr
     finally:
         lock.release()
     return xr.open_zarr(store)
+
+
+def _block_done(group, region) -> bool:
+    """Whether a block finished; a chunk left unreadable by a kill counts as not done."""
+    try:
+        return bool(np.asarray(group["cell_done"][region]).all())
+    except Exception:
+        return False
 
 
 def _execute(plan: Plan, todo: list, group, client, progress) -> None:

@@ -58,7 +58,7 @@ def plot_store(store, variables=None, out_dir=None, formats=("png", "pdf")) -> l
             fig = _heatmaps(ds, da, th, axes, plt)
         fig.suptitle(f"{ds.attrs.get('title', '')}\n{_label(da)}; n = "
                      f"{ds.attrs.get('n_instances', '?'):,} per cell, seed {ds.attrs.get('seed')}",
-                     fontsize=9)
+                     fontsize=9, y=1.04)
         for fmt in formats:
             p = out_dir / f"{v}.{fmt}"
             fig.savefig(p, dpi=120, bbox_inches="tight")
