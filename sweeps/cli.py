@@ -63,7 +63,7 @@ def _run(cfg: DictConfig) -> None:
     if cfg.sweep.plot:
         from .plot import plot_store
 
-        for p in plot_store(store, out_dir=out_dir):
+        for p in plot_store(store, list(cfg.sweep.plot_vars) or None, out_dir=out_dir):
             print(f"wrote {p}")
 
 

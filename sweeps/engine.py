@@ -138,16 +138,17 @@ def _template(plan: Plan, chunk: tuple, fp: str, created: str) -> tuple[xr.Datas
                                  {"long_name": "instances per transcript class", "units": "1"})
     data_vars["cell_done"] = (cdims, da.zeros(shape, dtype=bool, chunks=chunk),
                               {"long_name": "cell simulated", "units": "1"})
-    # Exact values are known before any simulation: written at creation.
-    th = theory_values(plan)
+    # Closed forms are written block by block with the simulated values, so that
+    # memory stays bounded by a block whatever the number of cells.
     for name, spec in PROTOCOL_METRICS.items():
-        numpy_vars[f"{name}_theory"] = (cdims + ("protocol",), th[name][0].reshape(shape + (2,)),
-                                        {"long_name": f"closed form of {spec.long_name}",
-                                         "units": spec.units})
+        data_vars[f"{name}_theory"] = (cdims + ("protocol",),
+                                       da.full(shape + (2,), np.nan, chunks=pchunk),
+                                       {"long_name": f"closed form of {spec.long_name}",
+                                        "units": spec.units})
     for name, spec in CONTRAST_METRICS.items():
-        numpy_vars[f"{name}_theory"] = (cdims, np.asarray(th[name][0]).reshape(shape),
-                                        {"long_name": f"closed form of {spec.long_name}",
-                                         "units": spec.units})
+        data_vars[f"{name}_theory"] = (cdims, da.full(shape, np.nan, chunks=chunk),
+                                       {"long_name": f"closed form of {spec.long_name}",
+                                        "units": spec.units})
     for k, nm in enumerate(("x_P_consult", "x_P", "x_A")):
         numpy_vars[f"strategy_{nm}"] = (cdims, plan.strategies[:, k].reshape(shape), {
             "long_name": f"presentation probability {nm} given evidence", "units": "1"})
@@ -170,10 +171,11 @@ def _template(plan: Plan, chunk: tuple, fp: str, created: str) -> tuple[xr.Datas
     return ds, encoding
 
 
-def theory_values(plan: Plan) -> dict:
-    prob = class_probabilities(*plan.theory_args)
-    return evaluate(prob, plan.J_consult, plan.J_debate, *plan.welfare,
-                    n=plan.base.run.n_instances)
+def theory_values(plan: Plan, cells: np.ndarray) -> dict:
+    """Closed forms (and expected standard errors) of the given cells."""
+    prob = class_probabilities(*(np.asarray(a)[cells] for a in plan.theory_args))
+    return evaluate(prob, plan.J_consult[cells], plan.J_debate[cells],
+                    *(w[cells] for w in plan.welfare), n=plan.base.run.n_instances)
 
 
 # ----------------------------------------------------------------------------- store
@@ -334,5 +336,10 @@ def write_block(plan: Plan, group, region: tuple, cells: np.ndarray, counts: np.
     for name in CONTRAST_METRICS:
         group[name][region] = np.asarray(vals[name][0]).reshape(shape)
         group[f"{name}_se"][region] = np.asarray(vals[name][1]).reshape(shape)
+    th = theory_values(plan, cells)
+    for name in PROTOCOL_METRICS:
+        group[f"{name}_theory"][region] = th[name][0].reshape(shape + (2,))
+    for name in CONTRAST_METRICS:
+        group[f"{name}_theory"][region] = np.asarray(th[name][0]).reshape(shape)
     group["class_counts"][region] = counts.reshape(shape + (kb.N_CLASSES,))
     group["cell_done"][region] = True

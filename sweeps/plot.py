@@ -8,6 +8,7 @@ its zero contour is the seed's threshold beta = alpha (2p - 1) / (1 - p)).
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 
@@ -99,9 +100,18 @@ def _heatmaps(ds, da, th, axes, plt):
         facet_dims = facet_dims[:2]
     da = da.sel(fixed) if fixed else da
     th = th.sel(fixed) if (th is not None and fixed) else th
-    cols = list(da[facet_dims[0]].values) if facet_dims else [None]
-    rows = list(da[facet_dims[1]].values) if len(facet_dims) > 1 else [None]
-    fig, axs = plt.subplots(len(rows), len(cols), figsize=(3.6 * len(cols) + 1, 3.0 * len(rows) + 0.6),
+    # Facets: every combination of the facet dimensions, wrapped four to a row.
+    if len(facet_dims) == 2:
+        cols, rows = list(da[facet_dims[0]].values), list(da[facet_dims[1]].values)
+        panels = [{facet_dims[0]: c, facet_dims[1]: r} for r in rows for c in cols]
+        ncol = len(cols)
+    elif facet_dims:
+        panels = [{facet_dims[0]: c} for c in da[facet_dims[0]].values]
+        ncol = min(4, len(panels))
+    else:
+        panels, ncol = [{}], 1
+    nrow = math.ceil(len(panels) / ncol)
+    fig, axs = plt.subplots(nrow, ncol, figsize=(3.4 * ncol + 1.2, 2.9 * nrow + 0.8),
                             squeeze=False, sharex=True, sharey=True)
     vmin, vmax = float(np.nanmin(da.values)), float(np.nanmax(da.values))
     if vmin < 0 < vmax:
@@ -110,34 +120,35 @@ def _heatmaps(ds, da, th, axes, plt):
     else:
         cmap = "viridis"
     mesh = None
-    for i, r in enumerate(rows):
-        for j, c in enumerate(cols):
-            sel = {}
-            if c is not None:
-                sel[facet_dims[0]] = c
-            if r is not None:
-                sel[facet_dims[1]] = r
-            a = da.sel(sel).transpose(y, x)
-            ax = axs[i, j]
-            mesh = ax.pcolormesh(ds[x].values, ds[y].values, a.values, shading="nearest",
-                                 vmin=vmin, vmax=vmax, cmap=cmap)
-            if th is not None:
-                t = th.sel(sel).transpose(y, x).values
-                if np.nanmax(t) > np.nanmin(t) and min(t.shape) > 1:
-                    cs = ax.contour(ds[x].values, ds[y].values, t, levels=7, colors="black",
-                                    linewidths=0.8, linestyles="--")
-                    ax.clabel(cs, fontsize=6)
-            title = ", ".join(f"{k}={_fmt(v)}" for k, v in sel.items())
-            ax.set_title(title, fontsize=8)
-            if i == len(rows) - 1:
-                ax.set_xlabel(_coord_label(ds, x), fontsize=8)
-            if j == 0:
-                ax.set_ylabel(_coord_label(ds, y), fontsize=8)
+    for k, ax in enumerate(axs.flat):
+        if k >= len(panels):
+            ax.set_visible(False)
+            continue
+        sel = panels[k]
+        a = da.sel(sel).transpose(y, x)
+        mesh = ax.pcolormesh(ds[x].values, ds[y].values, a.values, shading="nearest",
+                             vmin=vmin, vmax=vmax, cmap=cmap)
+        if th is not None:
+            t = th.sel(sel).transpose(y, x).values
+            if np.nanmax(t) > np.nanmin(t) and min(t.shape) > 1:
+                cs = ax.contour(ds[x].values, ds[y].values, t, levels=7, colors="black",
+                                linewidths=0.7, linestyles="--")
+                ax.clabel(cs, fontsize=6)
+                if np.nanmin(t) < 0 < np.nanmax(t):  # the sign change: where debate wins
+                    ax.contour(ds[x].values, ds[y].values, t, levels=[0.0], colors="black",
+                               linewidths=2.0)
+        ax.set_title(", ".join(f"{d}={_fmt(v)}" for d, v in sel.items()), fontsize=8)
+        if k // ncol == nrow - 1 or k + ncol >= len(panels):
+            ax.set_xlabel(_coord_label(ds, x), fontsize=8)
+        if k % ncol == 0:
+            ax.set_ylabel(_coord_label(ds, y), fontsize=8)
     fig.colorbar(mesh, ax=axs, label=_label(da), shrink=0.9)
+    note = "colour: simulated; dashed contours: closed form"
+    if th is not None and np.nanmin(th.values) < 0 < np.nanmax(th.values):
+        note += "; thick line: closed form = 0"
     if fixed:
-        fig.text(0.01, 0.01, "shown at " + ", ".join(f"{k}={_fmt(v)}" for k, v in fixed.items()),
-                 fontsize=7)
-    fig.text(0.99, 0.01, "colour: simulated; dashed contours: closed form", fontsize=7, ha="right")
+        note += "; shown at " + ", ".join(f"{d}={_fmt(v)}" for d, v in fixed.items())
+    fig.text(0.5, -0.02 if nrow == 1 else 0.0, note, fontsize=7, ha="center", va="top")
     return fig
 
 

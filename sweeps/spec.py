@@ -19,7 +19,7 @@ import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
@@ -57,6 +57,8 @@ class SweepSpec:
     overwrite: bool = False
     #: Write the figures of ``antiamp-plot`` next to the store when done.
     plot: bool = True
+    #: Variables to plot (empty = amp, amp_gap, acc_gap, welfare_diff).
+    plot_vars: List[str] = field(default_factory=list)
 
 
 @dataclass
