@@ -124,10 +124,12 @@ def test_killed_sweep_resumes_to_an_identical_store(tmp_path):
         assert np.array_equal(ref[v].values, resumed[v].values, equal_nan=True), v
 
 
-def test_multirun_merge_and_plot(tmp_path):
-    r = run("antiamp-sweep", ["-m", "judge=tiebreak,logit", "sweep.axes.model.rho=[0.2,0.6]",
-                              "sweep.axes.judge.mu=[0.0,0.5]", "run.n_instances=20000",
-                              "sweep.plot=false", "hydra.sweep.dir=mr"], tmp_path)
+@pytest.mark.parametrize("launcher", ["basic", "joblib", "submitit_local"])
+def test_multirun_merge_and_plot(tmp_path, launcher):
+    r = run("antiamp-sweep", ["-m", f"hydra/launcher={launcher}", "judge=tiebreak,logit",
+                              "sweep.axes.model.rho=[0.2,0.6]", "sweep.axes.judge.mu=[0.0,0.5]",
+                              "run.n_instances=20000", "sweep.plot=false", "hydra.sweep.dir=mr"],
+            tmp_path)
     assert r.returncode == 0, r.stderr
     merged = xr.open_zarr(tmp_path / "mr" / "merged.zarr")
     assert dict(merged.sizes)["kind"] == 2 and set(merged.kind.values) == {"tiebreak", "logit"}
