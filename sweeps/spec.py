@@ -299,6 +299,49 @@ def _stream_of(cell_cfg: Config) -> int:
     return int.from_bytes(hashlib.blake2b(blob, digest_size=4).digest(), "little") | 1
 
 
+class CellGrid:
+    """The cells of a sweep (a grid or a design) as validated configs, in C order."""
+
+    def __init__(self, base: Config, spec: SweepSpec):
+        self.base = base
+        self.axes = parse_axes(spec)
+        if spec.design == "grid":
+            self.shape = tuple(len(a.values) for a in self.axes)
+            grids = np.meshgrid(*[a.values for a in self.axes], indexing="ij")
+            self.columns = [g.ravel() for g in grids]
+            self.dims = tuple(a.dim for a in self.axes)
+        else:
+            self.columns = _design_values(self.axes, spec)
+            self.shape = (spec.n_points,)
+            self.dims = ("point",)
+            for a, col in zip(self.axes, self.columns):
+                a.values = np.asarray(col)
+        self.n_cells = int(np.prod(self.shape))
+        if self.n_cells > 50_000_000:
+            raise ConfigError(f"the sweep has {self.n_cells:,} cells; the limit is 50,000,000")
+        self._sections = {s: getattr(base, s) for s in SWEEPABLE}
+
+    def where(self, i: int) -> str:
+        return ", ".join(f"{a.dim}={col[i]!r}" for a, col in zip(self.axes, self.columns))
+
+    def cell(self, i: int) -> Config:
+        """The validated config of cell ``i``; ConfigError names the cell and the field."""
+        changes: dict = {s: {} for s in SWEEPABLE}
+        for a, col in zip(self.axes, self.columns):
+            s, name = a.path.split(".")
+            v = col[i]
+            changes[s][name] = v.item() if hasattr(v, "item") else v
+        cell = dataclasses.replace(
+            self.base,
+            **{s: dataclasses.replace(self._sections[s], **changes[s]) for s in SWEEPABLE},
+        )
+        try:
+            validate(cell)
+        except ConfigError as exc:
+            raise ConfigError(f"sweep cell ({self.where(i)}): {exc}") from None
+        return cell
+
+
 def make_plan(cfg: Any) -> Plan:
     """Validate a sweep config and every one of its cells, before any computation."""
     if isinstance(cfg, SweepConfig):
@@ -330,19 +373,8 @@ def make_plan(cfg: Any) -> Plan:
         raise ConfigError("executor.threads_per_task must be an integer >= 0")
     if spec.cells_per_block < 0:
         raise ConfigError("sweep.cells_per_block must be an integer >= 0")
-    axes = parse_axes(spec)
-    if spec.design == "grid":
-        shape = tuple(len(a.values) for a in axes)
-        grids = np.meshgrid(*[a.values for a in axes], indexing="ij")
-        columns = [g.ravel() for g in grids]
-        dims = tuple(a.dim for a in axes)
-    else:
-        columns = _design_values(axes, spec)
-        shape = (spec.n_points,)
-        dims = ("point",)
-    n_cells = int(np.prod(shape))
-    if n_cells > 50_000_000:
-        raise ConfigError(f"the sweep has {n_cells:,} cells; the limit is 50,000,000")
+    grid = CellGrid(base, spec)
+    n_cells = grid.n_cells
     thr = np.empty((n_cells, 6), np.uint64)
     fixed = np.empty(n_cells, np.int64)
     a_fixed = np.empty(n_cells, np.int64)
@@ -352,22 +384,12 @@ def make_plan(cfg: Any) -> Plan:
     targs = np.empty((6, n_cells))
     strat = np.empty((n_cells, 3))
     streams = np.zeros(n_cells, np.uint64)
-    sections = {s: getattr(base, s) for s in SWEEPABLE}
     for i in range(n_cells):
-        changes: dict = {s: {} for s in SWEEPABLE}
-        for a, col in zip(axes, columns):
-            s, name = a.path.split(".")
-            v = col[i]
-            changes[s][name] = v.item() if hasattr(v, "item") else v
-        cell = dataclasses.replace(
-            base, **{s: dataclasses.replace(sections[s], **changes[s]) for s in SWEEPABLE}
-        )
+        cell = grid.cell(i)
         try:
-            validate(cell)
             st = resolve_strategies(cell)
         except ConfigError as exc:
-            where = ", ".join(f"{a.dim}={col[i]!r}" for a, col in zip(axes, columns))
-            raise ConfigError(f"sweep cell ({where}): {exc}") from None
+            raise ConfigError(f"sweep cell ({grid.where(i)}): {exc}") from None
         m = cell.model
         thr[i] = baseline_thresholds(m.pi, m.p, m.rho, st.x_P_consult, st.x_P, st.x_A)
         fixed[i] = m.stance == "fixed"
@@ -378,8 +400,6 @@ def make_plan(cfg: Any) -> Plan:
         strat[i] = (st.x_P_consult, st.x_P, st.x_A)
         if not spec.crn:
             streams[i] = _stream_of(cell)
-    if spec.design != "grid":
-        for a, col in zip(axes, columns):
-            a.values = np.asarray(col)
-    return Plan(scfg, base, axes, spec.design, shape, dims, thr, fixed, a_fixed, Jc, Jd,
+    return Plan(scfg, base, grid.axes, spec.design, grid.shape, grid.dims, thr, fixed, a_fixed,
+                Jc, Jd,
                 tuple(wel), (*targs, fixed.astype(bool), a_fixed), strat, streams)
