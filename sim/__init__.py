@@ -17,6 +17,15 @@ except PackageNotFoundError:  # running from a source tree that is not installed
 from .config import Config, ConfigError, JudgeConfig, ModelConfig, RunConfig, WelfareConfig, to_config  # noqa: E402
 from .core import simulate, theory  # noqa: E402
 
+
+def __getattr__(name):  # sim.equilibrium, sim.fixedpoint on first use (PEP 562)
+    if name in ("equilibrium", "fixedpoint"):
+        import importlib
+
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'sim' has no attribute {name!r}")
+
+
 __all__ = [
     "Config", "ConfigError", "JudgeConfig", "ModelConfig", "RunConfig", "WelfareConfig",
     "simulate", "theory", "to_config", "__version__",

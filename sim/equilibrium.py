@@ -1,0 +1,563 @@
+"""Equilibria of the evidence-presentation game (seed 000, sections 3-4).
+
+Each sender i observes only its own availability t_i and, when t_i = 1, presents
+with probability x_i (t_i = 0 certifies a false stance and leaves no choice).
+Its interim payoff gain from presenting, against the opponent's x, is affine:
+
+    debate:  gain_P(x_A) = D0 + tau_P x_A (D1 - D0) - c_e,
+             D_k = J(1, k) - J(0, k),   tau_P = Pr(t_A = 1 | t_P = 1),
+             gain_A(x_P) = E0 + tau_A x_P (E1 - E0) - c_e,
+             E_k = J(k, 0) - J(k, 1),   tau_A = Pr(t_P = 1 | t_A = 1),
+    consult: gain_P = J_c(1) - J_c(0) - c_e,
+
+with the posteriors mu_P = Pr(a = omega | t_P = 1) = p / (p + (1 - p) rho) and
+mu_A = Pr(1 - a = omega | t_A = 1) = (1 - p) / ((1 - p) + p rho), so that
+tau_P = mu_P rho + 1 - mu_P and tau_A = mu_A rho + 1 - mu_A.  The judge enters
+only through its table J (tie-break, logit, juries; consultancy's default).
+
+``solve`` finds every equilibrium: exactly, by enumerating supports (pure
+profiles, the interior profile from the two indifference conditions, and the
+extreme points of equilibrium segments in degenerate games), vectorised over
+cells; or by the general fixed-point engine (:mod:`sim.fixedpoint`).  Payoffs come
+from the closed forms or from the simulation kernel's class counts (the same
+kernel as ``simulate``, with common random numbers).  Each equilibrium gets a
+certificate ``epsilon`` computed by a separate enumeration of the chance tree.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import xarray as xr
+from omegaconf import DictConfig, OmegaConf
+
+from . import __version__
+from .config import Config, ConfigError, as_yaml, to_config
+from .judge import judge_tables, protagonist_accuracy
+from .metrics import class_probabilities, evaluate
+
+METHODS = ("enumerate", "br", "qre", "root", "all")
+PAYOFFS = ("exact", "simulated")
+KIND_PURE, KIND_MIXED, KIND_SEGMENT = "pure", "mixed", "segment end"
+
+
+@dataclass
+class EquilibriumConfig:
+    """How equilibria are computed (``equilibrium.*``)."""
+
+    #: ``enumerate`` (exact support enumeration), ``br``, ``qre``, ``root`` (general
+    #: engine) or ``all`` (enumeration plus every general method, merged).
+    method: str = "enumerate"
+    #: ``exact`` (closed-form payoffs) or ``simulated`` (kernel class counts, CRN).
+    payoffs: str = "exact"
+    #: Certificate tolerance: a reported equilibrium's deviation gain is below it.
+    tol: float = 1e-9
+    #: Starting profiles for the general methods.
+    starts: int = 9
+
+
+@dataclass
+class SolveConfig(Config):
+    equilibrium: EquilibriumConfig = field(default_factory=EquilibriumConfig)
+
+
+# ------------------------------------------------------------------ the game
+@dataclass
+class Game:
+    """Gain coefficients of a batch of cells (arrays of shape [C])."""
+
+    p_c: np.ndarray
+    rho: np.ndarray
+    c_e: np.ndarray
+    J_c: np.ndarray  # [C, 2]
+    J_d: np.ndarray  # [C, 2, 2]
+    tau_P: np.ndarray
+    tau_A: np.ndarray
+    tau_P_se: np.ndarray | None = None
+    tau_A_se: np.ndarray | None = None
+
+    @property
+    def mu_P(self):
+        d = self.p_c + (1 - self.p_c) * self.rho
+        return np.where(d > 0, self.p_c / np.where(d > 0, d, 1), np.nan)
+
+    @property
+    def mu_A(self):
+        d = (1 - self.p_c) + self.p_c * self.rho
+        return np.where(d > 0, (1 - self.p_c) / np.where(d > 0, d, 1), np.nan)
+
+    def coefficients(self):
+        J = self.J_d
+        D0, D1 = J[:, 1, 0] - J[:, 0, 0], J[:, 1, 1] - J[:, 0, 1]
+        E0, E1 = J[:, 0, 0] - J[:, 0, 1], J[:, 1, 0] - J[:, 1, 1]
+        g0P, g1P = D0 - self.c_e, self.tau_P * (D1 - D0)
+        g0A, g1A = E0 - self.c_e, self.tau_A * (E1 - E0)
+        gc = self.J_c[:, 1] - self.J_c[:, 0] - self.c_e
+        return g0P, g1P, g0A, g1A, gc
+
+    def cell(self, i: int) -> "Game":
+        return Game(*(np.asarray(getattr(self, f.name))[i:i + 1]
+                      if getattr(self, f.name) is not None else None
+                      for f in dataclasses.fields(self)))
+
+
+def exact_game(cells: list) -> Game:
+    """Closed-form gain coefficients of validated configs."""
+    p_c = np.array([protagonist_accuracy(c) for c in cells])
+    rho = np.array([c.model.rho for c in cells])
+    c_e = np.array([c.model.c_e for c in cells])
+    tabs = [judge_tables(c.judge, c.protocol) for c in cells]
+    J_c = np.array([t[0] for t in tabs])
+    J_d = np.array([t[1] for t in tabs])
+    g = Game(p_c, rho, c_e, J_c, J_d, np.ones_like(rho), np.ones_like(rho))
+    mu_P, mu_A = g.mu_P, g.mu_A
+    g.tau_P = np.where(np.isnan(mu_P), 1.0, mu_P * rho + 1 - mu_P)
+    g.tau_A = np.where(np.isnan(mu_A), 1.0, mu_A * rho + 1 - mu_A)
+    return g
+
+
+def simulated_game(cells: list, n: int, seed: int, n_threads: int = 0) -> Game:
+    """Gain coefficients estimated by the baseline kernel (one run per cell).
+
+    With every presentation probability at 1 the kernel's evidence indicators are
+    the availabilities, so its class counts give Pr(t_A = 1 | t_P = 1) and
+    Pr(t_P = 1 | t_A = 1); the payoff of each action against any profile is then
+    affine in the profile (the opponent's presentation draw is integrated out).
+    Common random numbers make the map deterministic in the profile.
+    """
+    from .metrics import EA_DEBATE, EP_DEBATE
+    from .runner import baseline_thresholds, run_baseline_counts
+
+    g = exact_game(cells)
+    tp, ta, tps, tas = (np.empty(len(cells)) for _ in range(4))
+    for i, c in enumerate(cells):
+        m = c.model
+        thr = baseline_thresholds(m.pi, m.p, m.rho, 1.0, 1.0, 1.0)
+        cnt = run_baseline_counts(thr, m.stance == "fixed", m.a, n, seed, n_threads=n_threads,
+                                  progress=False).astype(float)
+        # With x = 1 the debate evidence indicators are t_P and t_A.
+        nP = cnt[EP_DEBATE == 1].sum()
+        nA = cnt[EA_DEBATE == 1].sum()
+        both = cnt[(EP_DEBATE == 1) & (EA_DEBATE == 1)].sum()
+        tp[i] = both / nP if nP else 1.0
+        ta[i] = both / nA if nA else 1.0
+        tps[i] = np.sqrt(tp[i] * (1 - tp[i]) / nP) if nP else np.nan
+        tas[i] = np.sqrt(ta[i] * (1 - ta[i]) / nA) if nA else np.nan
+    g.tau_P, g.tau_A, g.tau_P_se, g.tau_A_se = tp, ta, tps, tas
+    return g
+
+
+# ------------------------------------------------------------------ exact enumeration
+def enumerate_debate(game: Game, tol: float = 1e-12):
+    """All extreme equilibria of the debate evidence game, vectorised over cells.
+
+    Returns ``x_P``, ``x_A``, ``kind`` as arrays [C, K] padded with NaN / "" and
+    the count per cell.  Candidates: the 4 pure profiles; the interior profile
+    solving both indifference conditions; in degenerate games (a sender
+    indifferent against a pure opponent action), the end points of the segment
+    of the other sender's mixtures that keep that action a best response.
+    """
+    g0P, g1P, g0A, g1A, _ = game.coefficients()
+    C = len(g0P)
+    cand_x, cand_k = [], []
+
+    def gP(xa):
+        return g0P + g1P * xa
+
+    def gA(xp):
+        return g0A + g1A * xp
+
+    def ok(x, g):  # x is a best response to gain g (weakly)
+        return np.where(x >= 1, g >= -tol, np.where(x <= 0, g <= tol, np.abs(g) <= tol))
+
+    for xp in (0.0, 1.0):
+        for xa in (0.0, 1.0):
+            X = np.full(C, xp), np.full(C, xa)
+            valid = ok(X[0], gP(X[1])) & ok(X[1], gA(X[0]))
+            cand_x.append((X[0], X[1], valid))
+            cand_k.append(KIND_PURE)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        xa_star = np.where(g1P != 0, -g0P / g1P, np.nan)
+        xp_star = np.where(g1A != 0, -g0A / g1A, np.nan)
+    interior = (xa_star > 0) & (xa_star < 1) & (xp_star > 0) & (xp_star < 1)
+    cand_x.append((xp_star, xa_star, interior))
+    cand_k.append(KIND_MIXED)
+    # Degenerate segments: one sender indifferent against the other's pure action.
+    for who in ("P", "A"):
+        for pure in (0.0, 1.0):
+            if who == "P":  # P indifferent when A plays `pure`; P's mix must keep A at `pure`
+                indiff = np.abs(gP(np.full(C, pure))) <= tol
+                g0, g1 = g0A, g1A
+            else:
+                indiff = np.abs(gA(np.full(C, pure))) <= tol
+                g0, g1 = g0P, g1P
+            with np.errstate(divide="ignore", invalid="ignore"):
+                root = np.where(g1 != 0, -g0 / g1, np.nan)
+            for end in ("lo", "hi"):
+                # the set {y in [0, 1]: other's gain g0 + g1 y has the sign `pure` needs}
+                sign = 1.0 if pure == 1.0 else -1.0
+                at0, at1 = sign * g0 >= -tol, sign * (g0 + g1) >= -tol
+                if end == "lo":
+                    y = np.where(at0, 0.0, np.clip(root, 0.0, 1.0))
+                    valid = indiff & (at0 | at1)
+                else:
+                    y = np.where(at1, 1.0, np.clip(root, 0.0, 1.0))
+                    valid = indiff & (at0 | at1)
+                y = np.nan_to_num(y, nan=0.0)
+                X = (y, np.full(C, pure)) if who == "P" else (np.full(C, pure), y)
+                valid = valid & ok(X[0], gP(X[1])) & ok(X[1], gA(X[0]))
+                cand_x.append((X[0], X[1], valid))
+                cand_k.append(KIND_SEGMENT)
+    xs = np.stack([c[0] for c in cand_x], axis=1)
+    ya = np.stack([c[1] for c in cand_x], axis=1)
+    valid = np.stack([c[2] for c in cand_x], axis=1)
+    kinds = np.array(cand_k)
+    # Merge duplicates (a segment end that is also a pure profile keeps the first label).
+    K = xs.shape[1]
+    for k in range(K):
+        for j in range(k):
+            same = valid[:, j] & (np.abs(xs[:, k] - xs[:, j]) < 1e-9) & (np.abs(ya[:, k] - ya[:, j]) < 1e-9)
+            valid[:, k] &= ~same
+    return _pack(xs, ya, valid, kinds)
+
+
+def _pack(xs, ya, valid, kinds):
+    count = valid.sum(axis=1)
+    E = max(1, int(count.max()) if len(count) else 1)
+    order = np.argsort(~valid, axis=1, kind="stable")
+    C = xs.shape[0]
+    rows = np.arange(C)[:, None]
+    sel = order[:, :E]
+    keep = valid[rows, sel]
+    out_p = np.where(keep, xs[rows, sel], np.nan)
+    out_a = np.where(keep, ya[rows, sel], np.nan)
+    out_k = np.where(keep, kinds[sel], "")
+    return out_p, out_a, out_k, count
+
+
+def enumerate_consult(game: Game, tol: float = 1e-12):
+    """Consultancy: one sender, present iff its gain is positive; both pure actions if zero."""
+    gc = game.coefficients()[4]
+    xs = np.stack([np.ones_like(gc), np.zeros_like(gc)], axis=1)
+    valid = np.stack([gc >= -tol, gc <= tol], axis=1)
+    return _pack(xs, np.full_like(xs, np.nan), valid, np.array([KIND_PURE, KIND_PURE]))
+
+
+# ------------------------------------------------------------------ certificates
+def interim_payoffs(game: Game, x_P, x_A):
+    """Interim payoffs of each action of each sender type, by enumerating the chance tree.
+
+    Independent of :meth:`Game.coefficients`: walks (P correct?, t_P, t_A, the
+    other sender's presentation) with their probabilities.  Returns
+    ``(uP0, uP1, uA0, uA1, uPc0, uPc1)`` broadcast against ``x_P``, ``x_A``.
+    Simulated games use their estimated Pr(t_opp = 1 | t_own = 1) in place of
+    the exact chance probabilities.
+    """
+    x_P, x_A = np.asarray(x_P, float), np.asarray(x_A, float)
+    lead = (slice(None),) + (None,) * (x_P.ndim - 1)
+    p_c, rho, c_e = game.p_c[lead], game.rho[lead], game.c_e[lead]
+    J = game.J_d[lead + (slice(None), slice(None))]
+    Jc = game.J_c[lead + (slice(None),)]
+    uP = [np.zeros(np.broadcast(x_P, p_c).shape) for _ in range(2)]
+    uA = [np.zeros_like(uP[0]) for _ in range(2)]
+    wP = np.zeros_like(uP[0])
+    wA = np.zeros_like(uP[0])
+    simulated = game.tau_P_se is not None
+    for correct in (0, 1):
+        pr_c = p_c if correct else 1 - p_c
+        for tP in (0, 1):
+            pr_tp = (1.0 if tP else 0.0) if correct else (rho if tP else 1 - rho)
+            for tA in (0, 1):
+                pr_ta = (rho if tA else 1 - rho) if correct else (1.0 if tA else 0.0)
+                w = pr_c * pr_tp * pr_ta
+                if tP:  # P's information set
+                    wP = wP + w
+                    for aP in (0, 1):
+                        pres = tA * x_A  # Pr(e_A = 1)
+                        v = pres * J[..., aP, 1] + (1 - pres) * J[..., aP, 0] - c_e * aP
+                        uP[aP] = uP[aP] + w * v
+                if tA:
+                    wA = wA + w
+                    for aA in (0, 1):
+                        pres = tP * x_P
+                        v = (pres * (1 - J[..., 1, aA]) + (1 - pres) * (1 - J[..., 0, aA])
+                             - c_e * aA)
+                        uA[aA] = uA[aA] + w * v
+    with np.errstate(invalid="ignore", divide="ignore"):
+        uP = [u / wP for u in uP]
+        uA = [u / wA for u in uA]
+    if simulated:  # replace the chance weights by the simulated conditional frequencies
+        tp, ta = game.tau_P[lead], game.tau_A[lead]
+        uP = [tp * x_A * J[..., a, 1] + (1 - tp * x_A) * J[..., a, 0] - c_e * a for a in (0, 1)]
+        uA = [ta * x_P * (1 - J[..., 1, a]) + (1 - ta * x_P) * (1 - J[..., 0, a]) - c_e * a
+              for a in (0, 1)]
+    uPc = [Jc[..., a] - c_e * a for a in (0, 1)]
+    return uP[0], uP[1], uA[0], uA[1], uPc[0], uPc[1]
+
+
+def certificates(game: Game, x_P, x_A, protocol: str):
+    """epsilon: the largest interim gain any sender type gets by deviating to a pure action."""
+    uP0, uP1, uA0, uA1, uPc0, uPc1 = interim_payoffs(game, x_P, np.nan_to_num(x_A))
+    if protocol == "consult":
+        cur = x_P * uPc1 + (1 - x_P) * uPc0
+        return np.maximum(uPc0, uPc1) - cur
+    epsP = np.maximum(uP0, uP1) - (x_P * uP1 + (1 - x_P) * uP0)
+    epsA = np.maximum(uA0, uA1) - (x_A * uA1 + (1 - x_A) * uA0)
+    return np.fmax(np.nan_to_num(epsP, nan=0.0), np.nan_to_num(epsA, nan=0.0))
+
+
+def stability(game: Game, x_P, x_A, kind, protocol: str, tol: float):
+    """Asymptotic stability under smoothed best-response dynamics in the sharp limit.
+
+    A pure profile is stable when strict (every type strictly prefers its action);
+    an interior profile is stable when the two senders' incentives move in
+    opposite directions (g1_P g1_A < 0: the linearisation spirals in); segment
+    end points of degenerate games are not.
+    """
+    g0P, g1P, g0A, g1A, gc = (c[:, None] for c in game.coefficients())
+    if protocol == "consult":
+        return (kind == KIND_PURE) & (np.abs(gc) > tol)
+    strictP = np.abs(g0P + g1P * np.nan_to_num(x_A)) > tol
+    strictA = np.abs(g0A + g1A * np.nan_to_num(x_P)) > tol
+    pure = (kind == KIND_PURE) & strictP & strictA
+    mixed = (kind == KIND_MIXED) & (g1P * g1A < 0)
+    return pure | mixed
+
+
+# ------------------------------------------------------------------ general engine path
+def general_equilibria(game: Game, methods, n_starts: int, tol: float):
+    """Per cell, the general fixed-point engine on the game's gain maps."""
+    from .fixedpoint import solve_general
+
+    g0P, g1P, g0A, g1A, gc = game.coefficients()
+    C = len(g0P)
+    deb_p, deb_a, deb_ok, reports = [], [], [], []
+    con_p, con_ok = [], []
+    for i in range(C):
+        def gain(x, i=i):
+            return np.array([g0P[i] + g1P[i] * x[1], g0A[i] + g1A[i] * x[0]])
+
+        res = solve_general(gain, 2, methods, n_starts, tol)
+        deb_p.append([p[0] for p in res.profiles])
+        deb_a.append([p[1] for p in res.profiles])
+        reports.append(res.report)
+        resc = solve_general(lambda x, i=i: np.array([gc[i]]), 1, methods, n_starts, tol)
+        con_p.append([p[0] for p in resc.profiles])
+    return deb_p, deb_a, con_p, reports
+
+
+# ------------------------------------------------------------------ API
+def _solve_config(cfg: Any) -> tuple:
+    """(base Config, EquilibriumConfig, sweep spec or None) from any accepted form."""
+    from sweeps.spec import SweepSpec
+
+    if isinstance(cfg, DictConfig):
+        cfg = OmegaConf.to_container(cfg, resolve=True)
+    cfg = dict(cfg or {})
+    cfg.pop("hydra", None)
+    eq = cfg.pop("equilibrium", {}) or {}
+    sweep = cfg.pop("sweep", None)
+    cfg.pop("executor", None)
+    base_cfg = dict(cfg)
+    base_cfg.setdefault("model", {})
+    # Strategies are the unknowns here: dominance is not required of the base config.
+    base_cfg["model"] = {**base_cfg["model"], "x_P": 1.0, "x_A": 1.0, "x_P_consult": 1.0}
+    base = to_config(base_cfg)
+    try:
+        eqc = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(EquilibriumConfig), eq))
+    except Exception as exc:
+        raise ConfigError(f"equilibrium: {str(exc).splitlines()[0]}") from None
+    if eqc.method not in METHODS:
+        raise ConfigError(f"equilibrium.method must be one of {', '.join(METHODS)}, "
+                          f"got {eqc.method!r}")
+    if eqc.payoffs not in PAYOFFS:
+        raise ConfigError(f"equilibrium.payoffs must be one of {', '.join(PAYOFFS)}, "
+                          f"got {eqc.payoffs!r}")
+    if not (0 < eqc.tol < 1):
+        raise ConfigError(f"equilibrium.tol must lie in (0, 1), got {eqc.tol!r}")
+    if eqc.starts < 1:
+        raise ConfigError(f"equilibrium.starts must be an integer >= 1, got {eqc.starts!r}")
+    spec = None
+    if sweep and (sweep.get("axes") if isinstance(sweep, dict) else None):
+        spec = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(SweepSpec), sweep))
+    return base, eqc, spec
+
+
+def solve(cfg: Any = None) -> xr.Dataset:
+    """Every equilibrium of the evidence-presentation game, with certificates.
+
+    Parameters
+    ----------
+    cfg : dict, DictConfig or Config
+        The ``antiamp`` config (model, judge, protocol, welfare, run) plus
+        optional ``equilibrium`` (method, payoffs, tol, starts) and ``sweep.axes``
+        (same syntax as ``antiamp-sweep``) for a grid of cells.  ``model.x_*``
+        are ignored: the strategies are what is solved for.
+
+    Returns
+    -------
+    xarray.Dataset
+        Dimensions (sweep axes...,) ``protocol``, ``equilibrium`` (padded with
+        NaN).  ``x_P``, ``x_A``: presentation probabilities given evidence;
+        ``belief_P`` = Pr(e_A = 1 | t_P = 1) and ``belief_A`` = Pr(e_P = 1 | t_A =
+        1) at the equilibrium; ``mu_P``, ``mu_A``: posterior that one's own stance
+        is true given t = 1; ``amp``, ``acc``, ``fwc``, ``welfare``;
+        ``epsilon`` (certificate), ``stable``, ``kind``; ``n_equilibria``.
+    """
+    from sweeps.spec import CellGrid
+
+    base, eqc, spec = _solve_config(cfg)
+    if spec is not None:
+        grid = CellGrid(base, spec)
+        cells = [grid.cell(i) for i in range(grid.n_cells)]
+        shape, dims, axes = grid.shape, grid.dims, grid.axes
+    else:
+        cells, shape, dims, axes = [base], (), (), []
+    if eqc.payoffs == "simulated":
+        game = simulated_game(cells, base.run.n_instances, base.run.seed, base.run.n_threads)
+    else:
+        game = exact_game(cells)
+    tol = eqc.tol
+    report = []
+    if eqc.method == "enumerate":
+        dP, dA, dK, dN = enumerate_debate(game)
+        cP, _, cK, cN = enumerate_consult(game)
+    else:
+        methods = ("br", "qre", "root") if eqc.method == "all" else (eqc.method,)
+        gp, ga, gcp, reports = general_equilibria(game, methods, eqc.starts, tol)
+        if eqc.method == "all":
+            eP, eA, _, _ = enumerate_debate(game)
+            eC, _, _, _ = enumerate_consult(game)
+            for i in range(len(cells)):
+                for xp, xa in zip(eP[i], eA[i]):
+                    if not np.isnan(xp) and not any(
+                            abs(xp - u) < 1e-7 and abs(xa - v) < 1e-7 for u, v in zip(gp[i], ga[i])):
+                        gp[i].append(xp)
+                        ga[i].append(xa)
+                for xc in eC[i]:
+                    if not np.isnan(xc) and not any(abs(xc - u) < 1e-7 for u in gcp[i]):
+                        gcp[i].append(xc)
+        report = [f"cell {i}: " + "; ".join(f"{m}#{s}: {st}" for m, s, st in r)
+                  for i, r in enumerate(reports) if any("no equilibrium" in x[2] for x in r)]
+        dP, dA, dK, dN = _lists_to_padded(game, gp, ga)
+        cP, _, cK, cN = _lists_to_padded(game, gcp, [[np.nan] * len(v) for v in gcp],
+                                         consult=True)
+    return _assemble(base, eqc, game, cells, shape, dims, axes, (cP, cK, cN), (dP, dA, dK, dN),
+                     report)
+
+
+def _lists_to_padded(game, lp, la, consult=False):
+    C = len(lp)
+    E = max(1, max((len(v) for v in lp), default=1))
+    P = np.full((C, E), np.nan)
+    A = np.full((C, E), np.nan)
+    for i in range(C):
+        order = np.lexsort((np.asarray(la[i], float), np.asarray(lp[i], float))) if lp[i] else []
+        for j, k in enumerate(order):
+            P[i, j], A[i, j] = lp[i][k], la[i][k]
+    n = np.array([len(v) for v in lp])
+    g0P, g1P, g0A, g1A, _ = game.coefficients()
+    interior = (P > 1e-9) & (P < 1 - 1e-9)
+    if not consult:
+        interior |= (A > 1e-9) & (A < 1 - 1e-9)
+    K = np.where(np.isnan(P), "", np.where(interior, KIND_MIXED, KIND_PURE))
+    return P, A, K, n
+
+
+def _assemble(base, eqc, game, cells, shape, dims, axes, consult, debate, report):
+    cP, cK, cN = consult
+    dP, dA, dK, dN = debate
+    C = len(cells)
+    E = max(cP.shape[1], dP.shape[1])
+
+    def pad(a, fill):
+        out = np.full((C, E), fill, dtype=a.dtype)
+        out[:, :a.shape[1]] = a
+        return out
+
+    cP, cK, dP, dA, dK = pad(cP, np.nan), pad(cK, ""), pad(dP, np.nan), pad(dA, np.nan), pad(dK, "")
+    xP = np.stack([cP, dP], axis=1)  # [C, protocol, E]
+    xA = np.stack([np.full_like(cP, np.nan), dA], axis=1)
+    kind = np.stack([cK, dK], axis=1)
+    n_eq = np.stack([cN, dN], axis=1)
+    eps = np.stack([certificates(game, cP, np.zeros_like(cP), "consult"),
+                    certificates(game, dP, dA, "debate")], axis=1)
+    eps = np.where(np.isnan(xP), np.nan, eps)
+    stab = np.stack([stability(game, cP, None, cK, "consult", eqc.tol),
+                     stability(game, dP, dA, dK, "debate", eqc.tol)], axis=1)
+    belief_P = np.stack([np.zeros_like(cP), game.tau_P[:, None] * dA], axis=1)
+    belief_A = np.stack([np.full_like(cP, np.nan), game.tau_A[:, None] * dP], axis=1)
+    belief_P = np.where(np.isnan(xP), np.nan, belief_P)
+    # Outcomes at each equilibrium (exact, from the closed forms).
+    pi = np.array([c.model.pi for c in cells])[:, None]
+    fixed = np.array([c.model.stance == "fixed" for c in cells])[:, None]
+    a_fx = np.array([c.model.a for c in cells])[:, None]
+    wel = [np.array([getattr(c.welfare, k) for c in cells])[:, None] for k in ("alpha", "beta", "delta_c")]
+    prob = class_probabilities(pi, np.array([c.model.p for c in cells])[:, None], game.rho[:, None],
+                               np.nan_to_num(cP), np.nan_to_num(dP), np.nan_to_num(dA), fixed, a_fx)
+    vals = evaluate(prob, game.J_c[:, None, :], game.J_d[:, None, :, :], *wel,
+                    game.c_e[:, None])
+    out_shape = tuple(shape) + (2, E)
+    dd = tuple(dims) + ("protocol", "equilibrium")
+
+    def r(a):
+        return np.asarray(a).reshape(out_shape)
+
+    data = {
+        "x_P": (dd, r(xP), {"long_name": "protagonist presentation probability given t_P = 1",
+                            "units": "1"}),
+        "x_A": (dd, r(xA), {"long_name": "antagonist presentation probability given t_A = 1",
+                            "units": "1"}),
+        "belief_P": (dd, r(belief_P), {"long_name": "Pr(e_A = 1 | t_P = 1) at the equilibrium",
+                                       "units": "1"}),
+        "belief_A": (dd, r(belief_A), {"long_name": "Pr(e_P = 1 | t_A = 1) at the equilibrium",
+                                       "units": "1"}),
+        "epsilon": (dd, r(eps), {"long_name": "certificate: largest interim gain from a "
+                                 "unilateral deviation", "units": "utility"}),
+        "stable": (dd, r(stab & ~np.isnan(xP)), {"long_name": "asymptotically stable "
+                                                 "(sharp smoothed best-response dynamics)"}),
+        "kind": (dd, r(kind), {"long_name": "pure, mixed, or end point of an equilibrium segment"}),
+        "n_equilibria": (tuple(dims) + ("protocol",), n_eq.reshape(tuple(shape) + (2,)),
+                         {"long_name": "number of (extreme) equilibria"}),
+        "mu_P": (tuple(dims), game.mu_P.reshape(shape), {
+            "long_name": "Pr(a = omega | t_P = 1)", "units": "1"}),
+        "mu_A": (tuple(dims), game.mu_A.reshape(shape), {
+            "long_name": "Pr(1 - a = omega | t_A = 1)", "units": "1"}),
+    }
+    sel = {0: 0, 1: 1}
+    for name, ln in (("amp", "mistake amplification"), ("acc", "accuracy"),
+                     ("fwc", "follow-when-correct"), ("welfare", "principal welfare U_D")):
+        v = vals[name][0]  # [C, E, protocol]
+        v = np.stack([v[..., sel[0]], v[..., sel[1]]], axis=1)  # [C, protocol, E]
+        data[name] = (dd, r(np.where(np.isnan(xP), np.nan, v)),
+                      {"long_name": f"{ln} at the equilibrium",
+                       "units": "utility" if name == "welfare" else "1"})
+    coords = {"protocol": ("protocol", ["consult", "debate"]),
+              "equilibrium": ("equilibrium", np.arange(E))}
+    for a in axes:
+        if dims and dims[0] == "point":
+            coords[a.dim] = ("point", a.values, {"long_name": a.long_name, "config_path": a.path})
+        else:
+            coords[a.dim] = (a.dim, a.values, {"long_name": a.long_name, "units": a.units,
+                                               "config_path": a.path})
+    if game.tau_P_se is not None:
+        data["tau_P_se"] = (tuple(dims), game.tau_P_se.reshape(shape),
+                            {"long_name": "standard error of simulated Pr(t_A = 1 | t_P = 1)"})
+        data["tau_A_se"] = (tuple(dims), game.tau_A_se.reshape(shape),
+                            {"long_name": "standard error of simulated Pr(t_P = 1 | t_A = 1)"})
+    ds = xr.Dataset(data, coords=coords)
+    cfg_obj = SolveConfig(**{f.name: getattr(base, f.name) for f in dataclasses.fields(Config)},
+                          equilibrium=eqc)
+    ds.attrs.update({
+        "title": "antiamp: equilibria of the evidence-presentation game",
+        "antiamp_version": __version__,
+        "config": as_yaml(cfg_obj),
+        "seed": int(base.run.seed),
+        "method": eqc.method, "payoffs": eqc.payoffs, "tol": eqc.tol,
+        "solver_report": "\n".join(report) if report else "all methods converged",
+        "axes": str([a.path for a in axes]),
+    })
+    return ds
