@@ -47,7 +47,7 @@ def best_response(g: np.ndarray) -> np.ndarray:
     return (g > 0).astype(float) + 0.5 * (g == 0)
 
 
-def damped_best_response(gain: Gain, x0, tol=1e-9, max_iter=20_000):
+def damped_best_response(gain: Gain, x0, tol=1e-9, max_iter=2_000):
     """x <- x + (BR(x) - x) / (t + 2): fictitious-play-like damping, which settles
     on stable equilibria (pure ones exactly, mixed ones at rate 1/t before polishing)."""
     x = np.array(x0, dtype=float)
@@ -140,7 +140,7 @@ def starts(k: int, n: int) -> np.ndarray:
 
 
 def solve_general(gain: Gain, k: int, methods=("br", "qre", "root"), n_starts=9,
-                  tol=1e-9, max_iter=20_000) -> Result:
+                  tol=1e-9, max_iter=2_000) -> Result:
     """Equilibria of the gain map by the general methods; duplicates merged."""
     res = Result()
     for method in methods:

@@ -1,0 +1,91 @@
+"""The evidence-presentation game built as a pygambit extensive-form game with chance moves.
+
+Independent of sim.equilibrium: the tree is written from the model's description
+(seed 000, sections 3-4) and handed to Gambit's own solvers.
+"""
+
+from fractions import Fraction
+
+import numpy as np
+import pygambit as gbt
+
+
+def _probs(q):
+    q = Fraction(q)
+    return [q, 1 - q]
+
+
+def debate_game(p_c, rho, c_e, J):
+    """Chance: is P correct?  Then the false side's feasibility.  P moves at t_P = 1
+    (one information set), A at t_A = 1 (one information set, not seeing P's move)."""
+    g = gbt.Game.new_tree(players=["P", "A"], title="evidence presentation, open debate")
+    P, A = g.players["P"], g.players["A"]
+    g.append_move(g.root, g.players.chance, ["correct", "wrong"])
+    g.set_chance_probs(g.root.infoset, _probs(p_c))
+    correct, wrong = list(g.root.children)
+    g.append_move(correct, g.players.chance, ["tA=1", "tA=0"])
+    g.set_chance_probs(correct.infoset, _probs(rho))
+    g.append_move(wrong, g.players.chance, ["tP=1", "tP=0"])
+    g.set_chance_probs(wrong.infoset, _probs(rho))
+    c_t1, c_t0 = list(correct.children)  # t_P = 1 in both; t_A = 1 / 0
+    w_t1, w_t0 = list(wrong.children)  # t_A = 1 in both; t_P = 1 / 0
+    g.append_move(c_t1, P, ["present", "withhold"])
+    ip = c_t1.infoset
+    g.append_infoset([c_t0, w_t1], ip)
+    # A's information set: after P's move where t_A = 1, and where t_P = 0.
+    c_pres, c_with = list(c_t1.children)
+    w_pres, w_with = list(w_t1.children)
+    g.append_move(c_pres, A, ["present", "withhold"])
+    ia = c_pres.infoset
+    g.append_infoset([c_with, w_pres, w_with, w_t0], ia)
+
+    made = {}
+
+    def pay(node, eP, eA):  # one outcome per evidence pair, shared by its leaves
+        if (eP, eA) not in made:
+            j = float(J[eP][eA])
+            made[eP, eA] = g.add_outcome(f"eP={eP}, eA={eA}",
+                                         [j - c_e * eP, 1 - j - c_e * eA])
+        g.set_outcome(node, made[eP, eA])
+
+    for pnode in (c_t1, w_t1):  # both senders have evidence: 2 x 2 outcomes
+        for anode, eP in zip(pnode.children, (1, 0)):
+            for leaf, eA in zip(anode.children, (1, 0)):
+                pay(leaf, eP, eA)
+    for leaf, eP in zip(c_t0.children, (1, 0)):  # correct, t_A = 0: A cannot present
+        pay(leaf, eP, 0)
+    for leaf, eA in zip(w_t0.children, (1, 0)):  # wrong, t_P = 0: P cannot present
+        pay(leaf, 0, eA)
+    return g
+
+
+def gambit_debate_equilibria(p_c, rho, c_e, J):
+    """All extreme equilibria by Gambit's enummixed, as (x_P, x_A) = Pr(present)."""
+    g = debate_game(p_c, rho, c_e, J)
+    res = gbt.nash.enummixed_solve(g, rational=False)
+    out = []
+    for prof in res.equilibria:
+        # One information set each: strategy 1 is the first action, "present".
+        xp = float(prof[list(g.players["P"].strategies)[0]])
+        xa = float(prof[list(g.players["A"].strategies)[0]])
+        out.append((xp, xa))
+    return out
+
+
+def consult_game(c_e, Jc):
+    g = gbt.Game.new_tree(players=["P"], title="evidence presentation, open consultancy")
+    g.append_move(g.root, g.players["P"], ["present", "withhold"])
+    for leaf, eP in zip(g.root.children, (1, 0)):
+        g.set_outcome(leaf, g.add_outcome(f"eP={eP}", [float(Jc[eP]) - c_e * eP]))
+    return g
+
+
+def gambit_consult_equilibria(c_e, Jc):
+    g = consult_game(c_e, Jc)
+    res = gbt.nash.enumpure_solve(g)
+    return sorted(float(prof[list(g.players["P"].strategies)[0]]) for prof in res.equilibria)
+
+
+def same_sets(a, b, tol=1e-9):
+    a, b = sorted(a), sorted(b)
+    return len(a) == len(b) and all(np.max(np.abs(np.subtract(x, y))) <= tol for x, y in zip(a, b))

@@ -1,0 +1,194 @@
+"""Equilibria of the evidence game: closed forms, certificates, general methods, simulation path."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import seed_formulas as sf
+import sim
+from sim import equilibrium as eqm
+from sim.fixedpoint import deviation_gain, solve_general
+
+
+def solve(**kw):
+    cfg = {"model": {}, "judge": {}, "protocol": {}}
+    eq = kw.pop("equilibrium", {})
+    for k, v in kw.items():
+        sec, name = k.split("__")
+        cfg[sec][name] = v
+    cfg["equilibrium"] = eq
+    return sim.equilibrium.solve(cfg)
+
+
+def debate_profiles(ds):
+    d = ds.sel(protocol="debate")
+    n = int(d.n_equilibria)
+    return [(float(d.x_P[e]), float(d.x_A[e])) for e in range(n)]
+
+
+@given(rho=st.floats(0.01, 0.99), b=st.floats(0.02, 0.98), p=st.floats(0.5, 0.99),
+       frac=st.floats(0.0, 0.999))
+def test_low_cost_region_gives_present_when_feasible_and_seed_closed_forms(rho, b, p, frac):
+    c_e = frac * min(b, 1 - b)
+    ds = solve(model__rho=rho, model__p=p, model__c_e=c_e, judge__b=b)
+    assert debate_profiles(ds) == [(1.0, 1.0)]
+    assert float(ds.x_P.sel(protocol="consult")[0]) == 1.0
+    assert int(ds.n_equilibria.sel(protocol="consult")) == 1
+    d = ds.sel(protocol="debate", equilibrium=0)
+    assert float(d.amp) == pytest.approx(sf.amp_debate_tiebreak(rho, b), abs=1e-12)
+    assert float(d.acc) == pytest.approx(sf.acc_debate_tiebreak(rho, b, p), abs=1e-12)
+    c = ds.sel(protocol="consult", equilibrium=0)
+    assert float(c.amp) == pytest.approx(sf.amp_consult_tiebreak(rho, b), abs=1e-12)
+    assert bool(d.stable) and bool(c.stable)
+
+
+def test_posteriors_are_bayes():
+    ds = solve(model__rho=0.5, model__p=0.6)
+    assert float(ds.mu_P) == pytest.approx(0.6 / (0.6 + 0.4 * 0.5))
+    assert float(ds.mu_A) == pytest.approx(0.4 / (0.4 + 0.6 * 0.5))
+
+
+def test_a_mixed_equilibrium_by_hand():
+    # b = 0.8, rho = 0.5, p = 0.6, c_e = 0.45: tau_P = 0.75*0.5 + 0.25 = 0.625 and
+    # tau_A = (4/7)*0.5 + 3/7 = 5/7.  P indifferent: 0.2 + 0.625*0.6 x_A = 0.45 -> x_A = 2/3;
+    # A indifferent: 0.8 - (5/7)*0.6 x_P = 0.45 -> x_P = 0.35*7/3 = 49/60.
+    ds = solve(model__rho=0.5, model__p=0.6, model__c_e=0.45, judge__b=0.8)
+    profs = debate_profiles(ds)
+    assert len(profs) == 1
+    assert profs[0][0] == pytest.approx(49 / 60, abs=1e-12)
+    assert profs[0][1] == pytest.approx(2 / 3, abs=1e-12)
+    d = ds.sel(protocol="debate", equilibrium=0)
+    assert str(d.kind.values) == "mixed" and bool(d.stable)
+    assert float(d.belief_P) == pytest.approx(0.625 * 2 / 3)
+
+
+def test_degenerate_game_reports_the_corners():
+    # b = 1/2 and c_e = 1/2: both senders indifferent against everything.
+    ds = solve(model__c_e=0.5, judge__b=0.5)
+    assert sorted(debate_profiles(ds)) == [(0.0, 0.0), (0.0, 1.0), (1.0, 0.0), (1.0, 1.0)]
+    assert not ds.stable.sel(protocol="debate").any()
+    assert float(ds.epsilon.max()) < 1e-12
+
+
+game_params = dict(
+    rho=st.floats(0.02, 0.98), p=st.floats(0.5, 0.98), c_e=st.floats(0.0, 1.0),
+    kind=st.sampled_from(["tiebreak", "logit"]), b=st.floats(0.0, 1.0), mu=st.floats(-2, 2),
+    kappa=st.floats(0.1, 4), lam=st.floats(0.2, 4), n=st.sampled_from([1, 2, 3, 5]),
+    d=st.floats(0.0, 1.0),
+)
+
+
+def _cfg(rho, p, c_e, kind, b, mu, kappa, lam, n, d):
+    return dict(model__rho=rho, model__p=p, model__c_e=c_e, judge__kind=kind, judge__b=b,
+                judge__mu=mu, judge__kappa=kappa, judge__lam=lam, judge__jury_size=n,
+                protocol__consult_default=d if kind == "tiebreak" else 0.0)
+
+
+@settings(max_examples=150)
+@given(**game_params)
+def test_certificates_small_for_equilibria_and_large_for_perturbations(**kw):
+    ds = solve(**_cfg(**kw))
+    eps = ds.epsilon.values
+    assert np.nanmax(eps) < 1e-9
+    base, _, _ = eqm._solve_config({"model": {"rho": kw["rho"], "p": kw["p"], "c_e": kw["c_e"]},
+                                    "judge": {"kind": kw["kind"], "b": kw["b"], "mu": kw["mu"],
+                                              "kappa": kw["kappa"], "lam": kw["lam"],
+                                              "jury_size": kw["n"]},
+                                    "protocol": {"consult_default": ds.attrs and
+                                                 _cfg(**kw)["protocol__consult_default"]}})
+    game = eqm.exact_game([base])
+    g0P, g1P, g0A, g1A, _ = game.coefficients()
+    for xp, xa in debate_profiles(ds):
+        gP, gA = g0P[0] + g1P[0] * xa, g0A[0] + g1A[0] * xp
+        # Move each sender 0.1 toward its worse action: the certificate must see it.
+        for who, g, x in (("P", gP, xp), ("A", gA, xa)):
+            if abs(g) < 1e-3:
+                continue  # indifferent: every own mixture is a best response
+            y = x - 0.1 if g > 0 else x + 0.1
+            y = min(max(y, 0.0), 1.0)
+            prof = (y, xa) if who == "P" else (xp, y)
+            e = eqm.certificates(game, np.array([[prof[0]]]), np.array([[prof[1]]]), "debate")
+            assert float(e[0, 0]) > 0.05 * abs(g)
+
+
+def _explained(q, extreme, tol=1e-7):
+    """q is an enumerated extreme equilibrium or lies on a segment between two of them
+    (degenerate games have segments of equilibria; enumeration reports their ends)."""
+    q = np.asarray(q)
+    pts = [np.asarray(e) for e in extreme]
+    if any(np.max(np.abs(q - e)) < tol for e in pts):
+        return True
+    for i, a in enumerate(pts):
+        for c in pts[i + 1:]:
+            d = c - a
+            t = np.dot(q - a, d) / np.dot(d, d)
+            if -tol <= t <= 1 + tol and np.max(np.abs(a + t * d - q)) < tol:
+                return True
+    return False
+
+
+@settings(max_examples=25)
+@given(**game_params)
+def test_general_engine_finds_the_enumerated_equilibria(**kw):
+    ex = solve(**_cfg(**kw))
+    found = solve(**_cfg(**kw), equilibrium={"method": "all"})
+    e_set = debate_profiles(ex)
+    for prof in debate_profiles(found):  # nothing spurious
+        assert _explained(prof, e_set), (prof, e_set)
+    # Every stable equilibrium is reached by damped best response or the QRE homotopy.
+    br = debate_profiles(solve(**_cfg(**kw), equilibrium={"method": "br", "starts": 9}))
+    qre = debate_profiles(solve(**_cfg(**kw), equilibrium={"method": "qre", "starts": 9}))
+    d = ex.sel(protocol="debate")
+    for e, prof in enumerate(e_set):
+        if bool(d.stable[e]):
+            assert any(max(abs(prof[0] - q[0]), abs(prof[1] - q[1])) < 1e-7
+                       for q in br + qre), (prof, br, qre)
+
+
+def test_fixed_point_engine_on_matching_pennies():
+    """A game outside the model: the engine finds the unique mixed equilibrium (1/2, 1/2)."""
+    def gain(x):
+        return np.array([2 * x[1] - 1, 1 - 2 * x[0]])
+
+    res = solve_general(gain, 2)
+    assert len(res.profiles) == 1
+    assert np.allclose(res.profiles[0], [0.5, 0.5], atol=1e-12)
+    assert deviation_gain(gain, np.array([0.5, 0.5])) == pytest.approx(0.0, abs=1e-15)
+    # Moving the first player to 0.6 leaves it indifferent but gives the second a
+    # gain of 1 - 2 * 0.6 = -0.2 while it still presents half the time: 0.1.
+    assert deviation_gain(gain, np.array([0.6, 0.5])) == pytest.approx(0.1)
+
+
+def test_simulated_payoffs_agree_with_exact_within_standard_errors():
+    cfg = {"model": {"rho": 0.5, "p": 0.6, "c_e": 0.45}, "judge": {"b": 0.8},
+           "run": {"n_instances": 2_000_000, "seed": 5}}
+    ex = sim.equilibrium.solve(cfg)
+    si = sim.equilibrium.solve({**cfg, "equilibrium": {"payoffs": "simulated"}})
+    base, _, _ = eqm._solve_config(cfg)
+    g = eqm.exact_game([base])
+    gs = eqm.simulated_game([base], 2_000_000, 5)
+    assert abs(gs.tau_P[0] - g.tau_P[0]) < 5 * gs.tau_P_se[0]
+    assert abs(gs.tau_A[0] - g.tau_A[0]) < 5 * gs.tau_A_se[0]
+    (xp, xa), = debate_profiles(ex)
+    (sp, sa), = debate_profiles(si)
+    # x_A* = -g0P / g1P is inversely proportional to tau_P (and x_P* to tau_A).
+    assert abs(sa - xa) < 5 * xa / g.tau_P[0] * gs.tau_P_se[0]
+    assert abs(sp - xp) < 5 * xp / g.tau_A[0] * gs.tau_A_se[0]
+    assert float(si.epsilon.max()) < 1e-9
+    # Deterministic map: the same seed gives the same equilibrium.
+    again = sim.equilibrium.solve({**cfg, "equilibrium": {"payoffs": "simulated"}})
+    assert debate_profiles(again) == debate_profiles(si)
+
+
+def test_grid_solve_and_bad_input():
+    ds = sim.equilibrium.solve({"sweep": {"axes": {"model": {"c_e": {"linspace": [0, 1, 11]}},
+                                                   "judge": {"b": [0.2, 0.5, 0.8]}}}})
+    assert ds.x_P.dims == ("c_e", "b", "protocol", "equilibrium")
+    assert float(ds.epsilon.max()) < 1e-9
+    with pytest.raises(sim.ConfigError, match="equilibrium.method"):
+        sim.equilibrium.solve({"equilibrium": {"method": "newton"}})
+    with pytest.raises(sim.ConfigError, match="equilibrium.payoffs"):
+        sim.equilibrium.solve({"equilibrium": {"payoffs": "guess"}})
+    with pytest.raises(sim.ConfigError, match="model.rho"):
+        sim.equilibrium.solve({"model": {"rho": 3}})
