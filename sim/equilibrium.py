@@ -106,13 +106,19 @@ class Game:
 
 def exact_game(cells: list) -> Game:
     """Closed-form gain coefficients of validated configs."""
-    p_c = np.array([protagonist_accuracy(c) for c in cells])
-    rho = np.array([c.model.rho for c in cells])
-    c_e = np.array([c.model.c_e for c in cells])
     tabs = [judge_tables(c.judge, c.protocol) for c in cells]
-    J_c = np.array([t[0] for t in tabs])
-    J_d = np.array([t[1] for t in tabs])
-    g = Game(p_c, rho, c_e, J_c, J_d, np.ones_like(rho), np.ones_like(rho))
+    return game_from_arrays(np.array([protagonist_accuracy(c) for c in cells]),
+                            np.array([c.model.rho for c in cells]),
+                            np.array([c.model.c_e for c in cells]),
+                            np.array([t[0] for t in tabs]), np.array([t[1] for t in tabs]))
+
+
+def game_from_arrays(p_c, rho, c_e, J_c, J_d) -> Game:
+    """The game of C cells from arrays: Pr(a = omega), rho, c_e ([C]) and judge tables
+    ``J_c`` [C, 2], ``J_d`` [C, 2, 2]."""
+    p_c, rho, c_e = (np.asarray(v, dtype=float) for v in (p_c, rho, c_e))
+    g = Game(p_c, rho, c_e, np.asarray(J_c, float), np.asarray(J_d, float),
+             np.ones_like(rho), np.ones_like(rho))
     mu_P, mu_A = g.mu_P, g.mu_A
     g.tau_P = np.where(np.isnan(mu_P), 1.0, mu_P * rho + 1 - mu_P)
     g.tau_A = np.where(np.isnan(mu_A), 1.0, mu_A * rho + 1 - mu_A)
@@ -151,77 +157,25 @@ def simulated_game(cells: list, n: int, seed: int, n_threads: int = 0) -> Game:
 
 
 # ------------------------------------------------------------------ exact enumeration
+_KIND_NAMES = np.array([KIND_PURE, KIND_MIXED, KIND_SEGMENT, ""])
+
+
 def enumerate_debate(game: Game, tol: float = 1e-12):
-    """All extreme equilibria of the debate evidence game, vectorised over cells.
+    """All extreme equilibria of the debate evidence game, for every cell.
 
     Returns ``x_P``, ``x_A``, ``kind`` as arrays [C, K] padded with NaN / "" and
     the count per cell.  Candidates: the 4 pure profiles; the interior profile
     solving both indifference conditions; in degenerate games (a sender
     indifferent against a pure opponent action), the end points of the segment
-    of the other sender's mixtures that keep that action a best response.
+    of the other sender's mixtures that keep that action a best response.  The
+    loop is compiled (kernels.evidence_game).
     """
+    from kernels.evidence_game import enumerate_debate_cells
+
     g0P, g1P, g0A, g1A, _ = game.coefficients()
-    C = len(g0P)
-    cand_x, cand_k = [], []
-
-    def gP(xa):
-        return g0P + g1P * xa
-
-    def gA(xp):
-        return g0A + g1A * xp
-
-    def ok(x, g):  # x is a best response to gain g (weakly)
-        return np.where(x >= 1, g >= -tol, np.where(x <= 0, g <= tol, np.abs(g) <= tol))
-
-    for xp in (0.0, 1.0):
-        for xa in (0.0, 1.0):
-            X = np.full(C, xp), np.full(C, xa)
-            valid = ok(X[0], gP(X[1])) & ok(X[1], gA(X[0]))
-            cand_x.append((X[0], X[1], valid))
-            cand_k.append(KIND_PURE)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        xa_star = np.where(g1P != 0, -g0P / g1P, np.nan)
-        xp_star = np.where(g1A != 0, -g0A / g1A, np.nan)
-    interior = (xa_star > 0) & (xa_star < 1) & (xp_star > 0) & (xp_star < 1)
-    cand_x.append((xp_star, xa_star, interior))
-    cand_k.append(KIND_MIXED)
-    # Degenerate segments: one sender indifferent against the other's pure action.
-    for who in ("P", "A"):
-        for pure in (0.0, 1.0):
-            if who == "P":  # P indifferent when A plays `pure`; P's mix must keep A at `pure`
-                indiff = np.abs(gP(np.full(C, pure))) <= tol
-                g0, g1 = g0A, g1A
-            else:
-                indiff = np.abs(gA(np.full(C, pure))) <= tol
-                g0, g1 = g0P, g1P
-            with np.errstate(divide="ignore", invalid="ignore"):
-                root = np.where(g1 != 0, -g0 / g1, np.nan)
-            for end in ("lo", "hi"):
-                # the set {y in [0, 1]: other's gain g0 + g1 y has the sign `pure` needs}
-                sign = 1.0 if pure == 1.0 else -1.0
-                at0, at1 = sign * g0 >= -tol, sign * (g0 + g1) >= -tol
-                if end == "lo":
-                    y = np.where(at0, 0.0, np.clip(root, 0.0, 1.0))
-                    valid = indiff & (at0 | at1)
-                else:
-                    y = np.where(at1, 1.0, np.clip(root, 0.0, 1.0))
-                    valid = indiff & (at0 | at1)
-                y = np.nan_to_num(y, nan=0.0)
-                X = (y, np.full(C, pure)) if who == "P" else (np.full(C, pure), y)
-                valid = valid & ok(X[0], gP(X[1])) & ok(X[1], gA(X[0]))
-                cand_x.append((X[0], X[1], valid))
-                cand_k.append(KIND_SEGMENT)
-    xs = np.stack([c[0] for c in cand_x], axis=1)
-    ya = np.stack([c[1] for c in cand_x], axis=1)
-    valid = np.stack([c[2] for c in cand_x], axis=1)
-    kinds = np.array(cand_k)
-    # Merge duplicates (a segment end that is also a pure profile keeps the first label).
-    K = xs.shape[1]
-    for k in range(K):
-        for j in range(k):
-            same = valid[:, j] & (np.abs(xs[:, k] - xs[:, j]) < 1e-9) & (np.abs(ya[:, k] - ya[:, j]) < 1e-9)
-            valid[:, k] &= ~same
-    return _pack(xs, ya, valid, kinds)
+    xp, xa, kind, count = enumerate_debate_cells(g0P, g1P, g0A, g1A, tol)
+    E = max(1, int(count.max()) if len(count) else 1)
+    return xp[:, :E], xa[:, :E], _KIND_NAMES[kind[:, :E]], count
 
 
 def _pack(xs, ya, valid, kinds):
@@ -300,10 +254,18 @@ def interim_payoffs(game: Game, x_P, x_A):
 
 def certificates(game: Game, x_P, x_A, protocol: str):
     """epsilon: the largest interim gain any sender type gets by deviating to a pure action."""
+    if protocol == "debate" and game.tau_P_se is None and np.ndim(x_P) == 2:
+        from kernels.evidence_game import debate_certificates
+
+        return debate_certificates(game.p_c, game.rho, game.c_e, game.J_d,
+                                   np.ascontiguousarray(x_P, dtype=float),
+                                   np.ascontiguousarray(np.nan_to_num(x_A), dtype=float))
+    if protocol == "consult":  # one sender, no chance move that matters to its choice
+        x_P = np.asarray(x_P, dtype=float)
+        lead = (slice(None),) + (None,) * (x_P.ndim - 1)
+        uPc0, uPc1 = game.J_c[:, 0][lead], game.J_c[:, 1][lead] - game.c_e[lead]
+        return np.maximum(uPc0, uPc1) - (x_P * uPc1 + (1 - x_P) * uPc0)
     uP0, uP1, uA0, uA1, uPc0, uPc1 = interim_payoffs(game, x_P, np.nan_to_num(x_A))
-    if protocol == "consult":
-        cur = x_P * uPc1 + (1 - x_P) * uPc0
-        return np.maximum(uPc0, uPc1) - cur
     epsP = np.maximum(uP0, uP1) - (x_P * uP1 + (1 - x_P) * uP0)
     epsA = np.maximum(uA0, uA1) - (x_A * uA1 + (1 - x_A) * uA0)
     return np.fmax(np.nan_to_num(epsP, nan=0.0), np.nan_to_num(epsA, nan=0.0))
