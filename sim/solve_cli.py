@@ -42,7 +42,7 @@ def _schema():
 
 ConfigStore.instance().store(name="antiamp_solve_schema", node=_schema())
 
-REGIMES = ["never present", "always present", "mixed", "multiple pure"]
+REGIMES = ["never present", "always present", "mixes (in some equilibrium)", "several pure equilibria"]
 
 
 def regimes(ds: xr.Dataset) -> dict:
@@ -91,8 +91,14 @@ def plot_regimes(ds: xr.Dataset, path: Path) -> list:
         ax.set_title(label, fontsize=9)
     handles = [plt.Rectangle((0, 0), 1, 1, color=cmap(i)) for i in range(4)]
     fig.legend(handles, REGIMES, loc="lower center", ncol=4, fontsize=8, frameon=False)
-    fig.suptitle("evidence-presentation regimes (presentation given available evidence)"
-                 + (f"; {note}" if note else ""), fontsize=10)
+    import yaml
+
+    cfg = yaml.safe_load(ds.attrs["config"])
+    m, j = cfg["model"], cfg["judge"]
+    fixed = (f"p={m['p']}, rho={m['rho']}, judge={j['kind']}"
+             + (f", jury of {j['jury_size']}" if j["jury_size"] > 1 else ""))
+    fig.suptitle("evidence-presentation regimes (presentation given available evidence); "
+                 + fixed + (f"; {note}" if note else ""), fontsize=10)
     fig.tight_layout(rect=(0, 0.08, 1, 0.95))
     written = []
     for fmt in ("png", "pdf"):
