@@ -76,6 +76,14 @@ def _run(cfg: DictConfig) -> None:
     if c.run.figure:
         fig = output.plot_results(ds, out_dir / "results.png")
         print(f"wrote {fig}")
+    if c.export.n_instances:
+        from .transcripts import records, write_records
+
+        path = Path(c.export.path)
+        path = path if path.is_absolute() else out_dir / path
+        df = records(c, c.export.n_instances, n_judges=c.export.n_judges,
+                     stratum=c.export.stratum)
+        print(f"wrote {write_records(df, path)} ({len(df):,} rows)")
 
 
 _hydra_main = hydra.main(version_base="1.3", config_path=f"pkg://{CONFIG_MODULE}", config_name="config")(_run)

@@ -109,12 +109,27 @@ class RunConfig:
 
 
 @dataclass
+class ExportConfig:
+    """Per-instance transcript export (``export.*``); off unless n_instances > 0."""
+
+    #: Instances to export (each gives one consultancy and one debate row); 0 = none.
+    n_instances: int = 0
+    #: Output file, .parquet or .csv (relative paths: in the run directory).
+    path: str = "transcripts.parquet"
+    #: Instances are assigned to this many judges in turn (judge_id).
+    n_judges: int = 20
+    #: Value of the stratum column.
+    stratum: str = "all"
+
+
+@dataclass
 class Config:
     model: ModelConfig = field(default_factory=ModelConfig)
     judge: JudgeConfig = field(default_factory=JudgeConfig)
     protocol: ProtocolConfig = field(default_factory=ProtocolConfig)
     welfare: WelfareConfig = field(default_factory=WelfareConfig)
     run: RunConfig = field(default_factory=RunConfig)
+    export: ExportConfig = field(default_factory=ExportConfig)
 
 
 def to_config(cfg: Any = None) -> Config:
@@ -211,6 +226,10 @@ def validate(cfg: Config) -> None:
         raise ConfigError(f"run.seed must be < 2**64, got {r.seed!r}")
     _int_at_least("run.n_threads", r.n_threads, 0)
     _int_at_least("run.chunk_size", r.chunk_size, 1)
+    _int_at_least("export.n_instances", cfg.export.n_instances, 0)
+    _int_at_least("export.n_judges", cfg.export.n_judges, 1)
+    if not str(cfg.export.path).lower().endswith((".parquet", ".csv")):
+        raise ConfigError(f"export.path must end in .parquet or .csv, got {cfg.export.path!r}")
 
 
 def as_yaml(cfg: Config) -> str:

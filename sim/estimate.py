@@ -1,0 +1,544 @@
+"""Estimating rho, b, kappa, mu and Amp from oversight logs (seed 000, section 6).
+
+Reads a table in the schema of :data:`sim.transcripts.SCHEMA` (ours or a user's)
+and reports, per protocol and stratum: Amp-hat, accuracy and follow-when-correct
+with stratified bootstrap intervals (scipy.stats.bootstrap, one sample per
+stratum); equilibrium fabrication rates per role; feasibility rates where forced
+attempts are logged; the tie bias b-hat, split by label-blinding when logged; tie
+and imbalance frequencies; a logistic fit of effective bias and salience with
+judge-clustered standard errors (statsmodels GLM); the one-sided test of
+Amp(debate) < Amp(consult); and sensitivity intervals for Amp under a stated
+rate of mislabelled ground truth.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+from scipy import stats
+
+from . import __version__
+from .transcripts import SCHEMA
+
+BINARY = ("a", "y", "e_P", "e_A", "omega", "t_P", "t_A", "label_blind", "s")
+PROTOCOLS = ("consult", "debate")
+
+
+class LogError(ValueError):
+    """A malformed log: the message names the column and the row."""
+
+
+# ------------------------------------------------------------------ reading
+def load_log(path) -> pd.DataFrame:
+    """Read and validate a log (CSV or Parquet); raise LogError naming column and row."""
+    path = Path(path)
+    if not path.exists():
+        raise LogError(f"no such file: {path}")
+    if path.suffix.lower() == ".parquet":
+        df = pd.read_parquet(path)
+    elif path.suffix.lower() == ".csv":
+        df = pd.read_csv(path)
+    else:
+        raise LogError(f"{path.name}: the log must be a .csv or .parquet file")
+    return validate_log(df)
+
+
+def validate_log(df: pd.DataFrame) -> pd.DataFrame:
+    missing = [c for c, (req, _) in SCHEMA.items() if req and c not in df.columns]
+    if missing:
+        raise LogError(f"missing required column(s): {', '.join(missing)} "
+                       f"(required: {', '.join(c for c, (r, _) in SCHEMA.items() if r)})")
+    if len(df) == 0:
+        raise LogError("the log has no rows")
+    df = df.reset_index(drop=True).copy()
+    prot = df["protocol"].astype(str).str.strip().str.lower()
+    bad = ~prot.isin(PROTOCOLS)
+    if bad.any():
+        r = int(np.flatnonzero(bad)[0])
+        raise LogError(f"column 'protocol', row {r}: unknown protocol {df['protocol'][r]!r} "
+                       f"(allowed: {', '.join(PROTOCOLS)})")
+    df["protocol"] = prot
+    for col in BINARY:
+        if col not in df.columns:
+            continue
+        v = pd.to_numeric(df[col], errors="coerce")
+        nonnum = v.isna() & df[col].notna()
+        if nonnum.any():
+            r = int(np.flatnonzero(nonnum)[0])
+            raise LogError(f"column {col!r}, row {r}: value {df[col][r]!r} is not 0 or 1")
+        bad = v.notna() & ~v.isin([0, 1])
+        if bad.any():
+            r = int(np.flatnonzero(bad)[0])
+            raise LogError(f"column {col!r}, row {r}: value {df[col][r]!r} is not 0 or 1")
+        may_miss = col in ("omega", "t_P", "t_A", "label_blind", "s") or \
+            (col == "e_A")
+        if not may_miss and v.isna().any():
+            r = int(np.flatnonzero(v.isna())[0])
+            raise LogError(f"column {col!r}, row {r}: value is missing")
+        df[col] = v
+    if "e_A" not in df.columns:
+        if (df["protocol"] == "debate").any():
+            r = int(np.flatnonzero(df["protocol"] == "debate")[0])
+            raise LogError(f"column 'e_A' is missing but row {r} is a debate row")
+        df["e_A"] = 0.0
+    deb_na = (df["protocol"] == "debate") & df["e_A"].isna()
+    if deb_na.any():
+        r = int(np.flatnonzero(deb_na)[0])
+        raise LogError(f"column 'e_A', row {r}: missing on a debate row")
+    df.loc[df["protocol"] == "consult", "e_A"] = df.loc[df["protocol"] == "consult", "e_A"].fillna(0)
+    if "stratum" in df.columns:
+        s = df["stratum"]
+        empty = s.isna() | (s.astype(str).str.strip() == "")
+        if empty.any():
+            r = int(np.flatnonzero(empty)[0])
+            raise LogError(f"column 'stratum', row {r}: empty stratum label")
+        df["stratum"] = s.astype(str)
+    else:
+        df["stratum"] = "all"
+    for col in ("v_P", "v_A"):
+        if col in df.columns:
+            v = pd.to_numeric(df[col], errors="coerce")
+            bad = v.isna() & df[col].notna()
+            if bad.any():
+                r = int(np.flatnonzero(bad)[0])
+                raise LogError(f"column {col!r}, row {r}: value {df[col][r]!r} is not a number")
+            df[col] = v
+    if "judge_id" not in df.columns:
+        df["judge_id"] = np.arange(len(df))  # no clustering information: one per row
+    if df["omega"].notna().sum() == 0 if "omega" in df.columns else True:
+        raise LogError("column 'omega': no row has a known ground truth; Amp needs some")
+    return df
+
+
+# ------------------------------------------------------------------ statistics
+def _codes(d: pd.DataFrame) -> np.ndarray:
+    """Row code 4 known + 2 wrong + endorse, for the bootstrap statistics."""
+    known = d["omega"].notna().to_numpy()
+    om = d["omega"].fillna(0).to_numpy()
+    a, y = d["a"].to_numpy(), d["y"].to_numpy()
+    wrong = known & (a != om)
+    return (4 * known + 2 * wrong + (y == a)).astype(float)
+
+
+def _amp(*samples, axis=-1):
+    c = np.concatenate(samples, axis=axis)
+    return np.sum(c == 7, axis=axis) / np.sum((c == 6) | (c == 7), axis=axis)
+
+
+def _fwc(*samples, axis=-1):
+    c = np.concatenate(samples, axis=axis)
+    return np.sum(c == 5, axis=axis) / np.sum((c == 4) | (c == 5), axis=axis)
+
+
+def _acc(*samples, axis=-1):
+    c = np.concatenate(samples, axis=axis)
+    return np.sum((c == 5) | (c == 6), axis=axis) / np.sum(c >= 4, axis=axis)
+
+
+def corrected_amp(codes: np.ndarray, eps: float, axis=-1):
+    """Amp after undoing a symmetric mislabel rate ``eps`` of the recorded ground truth.
+
+    With q = Pr(a != omega), A = Amp and F = follow-when-correct, the recorded
+    truth gives Pr(a != w~) = (1 - eps) q + eps (1 - q), Pr(y = a, a != w~) =
+    (1 - eps) q A + eps (1 - q) F and Pr(y = a, a = w~) = (1 - eps)(1 - q) F + eps q A;
+    solved for A.
+    """
+    k = np.sum(codes >= 4, axis=axis)
+    qt = np.sum((codes == 6) | (codes == 7), axis=axis) / k
+    jw = np.sum(codes == 7, axis=axis) / k
+    jr = np.sum(codes == 5, axis=axis) / k
+    q = (qt - eps) / (1 - 2 * eps)
+    # [(1-eps) q, eps (1-q); eps q, (1-eps)(1-q)] [A, F] = [jw, jr]
+    det = (1 - eps) ** 2 * q * (1 - q) - eps ** 2 * q * (1 - q)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        A = (jw * (1 - eps) * (1 - q) - eps * (1 - q) * jr) / det
+    return np.clip(A, 0.0, 1.0)
+
+
+def _boot(samples, stat, confidence, n_resamples, rng):
+    samples = [s for s in samples if len(s)]
+    if not samples or sum(len(s) for s in samples) < 2:
+        return np.nan, np.nan, np.nan
+    point = float(stat(*samples))
+    if any(len(s) < 2 for s in samples):
+        samples = [np.concatenate(samples)]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        res = stats.bootstrap(samples, stat, n_resamples=n_resamples, confidence_level=confidence,
+                              method="percentile", vectorized=True, random_state=rng)
+    return point, float(res.confidence_interval.low), float(res.confidence_interval.high)
+
+
+def _rate(num_mask, den_mask):
+    den = int(den_mask.sum())
+    return float((num_mask & den_mask).sum() / den) if den else np.nan
+
+
+def logistic_fit(d: pd.DataFrame):
+    """Pr(y = a) = sigma(mu~ + kappa~ x): x = e_P - e_A, or v_P - v_A when graded scores
+    are logged; judge-clustered standard errors (statsmodels GLM, cluster covariance)."""
+    import statsmodels.api as sm
+
+    graded = "v_P" in d.columns and d["v_P"].notna().all() and \
+        ("v_A" in d.columns and d["v_A"].notna().all())
+    x = (d["v_P"] - d["v_A"]) if graded else (d["e_P"] - d["e_A"])
+    endorse = (d["y"] == d["a"]).astype(float).to_numpy()
+    X = sm.add_constant(x.to_numpy(dtype=float), has_constant="add")
+    groups = pd.factorize(d["judge_id"])[0]
+    if np.ptp(X[:, 1]) == 0 or endorse.min() == endorse.max():
+        return dict(mu=np.nan, mu_se=np.nan, kappa=np.nan, kappa_se=np.nan, graded=graded,
+                    note="no variation in evidence or labels")
+    if not graded:  # quasi-separation: a label that never varies at some evidence difference
+        rates = pd.Series(endorse).groupby(X[:, 1]).mean()
+        if any(r in (0.0, 1.0) for xv, r in rates.items() if xv != 0):
+            return dict(mu=np.nan, mu_se=np.nan, kappa=np.nan, kappa_se=np.nan, graded=graded,
+                        note="separation: the label never varies at some evidence difference "
+                             "(as with a tie-break judge), so kappa~ is not identified")
+    import warnings
+
+    from statsmodels.tools.sm_exceptions import PerfectSeparationWarning
+
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            fit = sm.GLM(endorse, X, family=sm.families.Binomial()).fit(
+                cov_type="cluster", cov_kwds={"groups": groups})
+    except Exception as exc:  # singular design, failed convergence
+        return dict(mu=np.nan, mu_se=np.nan, kappa=np.nan, kappa_se=np.nan, graded=graded,
+                    note=f"fit failed: {exc}")
+    if any(issubclass(w.category, PerfectSeparationWarning) for w in caught):
+        return dict(mu=np.nan, mu_se=np.nan, kappa=np.nan, kappa_se=np.nan, graded=graded,
+                    note="perfect separation: labels are deterministic in the evidence "
+                         "(as with a tie-break judge), so kappa~ is not identified")
+    return dict(mu=float(fit.params[0]), mu_se=float(fit.bse[0]), kappa=float(fit.params[1]),
+                kappa_se=float(fit.bse[1]), graded=graded, note="")
+
+
+@dataclass
+class EstimateOptions:
+    confidence: float = 0.95
+    n_resamples: int = 2000
+    mislabel: float = 0.0
+    seed: int = 0
+
+
+def estimate(df: pd.DataFrame, opts: EstimateOptions | None = None) -> xr.Dataset:
+    """All estimates of a validated log as a Dataset (dims protocol, stratum, fit)."""
+    opts = opts or EstimateOptions()
+    if not 0 <= opts.mislabel < 0.5:
+        raise LogError(f"mislabel rate must lie in [0, 0.5), got {opts.mislabel}")
+    if not 0 < opts.confidence < 1:
+        raise LogError(f"confidence must lie in (0, 1), got {opts.confidence}")
+    rng = np.random.default_rng(opts.seed)
+    strata = sorted(df["stratum"].unique().tolist())
+    labels = strata + (["all"] if len(strata) > 1 or strata != ["all"] else [])
+    if "all" not in labels:
+        labels.append("all")
+    labels = list(dict.fromkeys(labels))
+    S, P = len(labels), len(PROTOCOLS)
+    names = ["amp", "acc", "fwc"]
+    out = {f"{n}{suf}": np.full((P, S), np.nan) for n in names for suf in ("", "_lo", "_hi")}
+    for n in ("rho_eq_P", "rho_eq_A", "rho_feas_P", "rho_feas_A", "b_hat", "b_hat_blind",
+              "b_hat_labelled", "tie_rate", "imbalance_rate", "n_rows", "n_known",
+              "amp_mislabel_lo", "amp_mislabel_hi"):
+        out[n] = np.full((P, S), np.nan)
+    diff = {k: np.full(S, np.nan) for k in ("amp_diff", "amp_diff_lo", "amp_diff_hi", "p_value")}
+    code_cache = {}
+    for pi_, prot in enumerate(PROTOCOLS):
+        dp = df[df["protocol"] == prot]
+        for si, lab in enumerate(labels):
+            ds_ = dp if lab == "all" else dp[dp["stratum"] == lab]
+            out["n_rows"][pi_, si] = len(ds_)
+            if len(ds_) == 0:
+                continue
+            groups = [g for _, g in ds_.groupby("stratum")] if lab == "all" else [ds_]
+            samples = [_codes(g) for g in groups]
+            code_cache[prot, lab] = samples
+            out["n_known"][pi_, si] = int(sum((s >= 4).sum() for s in samples))
+            for n, f in (("amp", _amp), ("acc", _acc), ("fwc", _fwc)):
+                ks = [s[s >= 4] for s in samples]
+                out[n][pi_, si], out[f"{n}_lo"][pi_, si], out[f"{n}_hi"][pi_, si] = _boot(
+                    ks, f, opts.confidence, opts.n_resamples, rng)
+            known = ds_["omega"].notna()
+            om = ds_["omega"]
+            p_false = known & (ds_["a"] != om)
+            a_false = known & (ds_["a"] == om)
+            out["rho_eq_P"][pi_, si] = _rate(ds_["e_P"] == 1, p_false)
+            if prot == "debate":
+                out["rho_eq_A"][pi_, si] = _rate(ds_["e_A"] == 1, a_false)
+            if "t_P" in ds_.columns:
+                out["rho_feas_P"][pi_, si] = _rate(ds_["t_P"] == 1, p_false & ds_["t_P"].notna())
+            if "t_A" in ds_.columns and prot == "debate":
+                out["rho_feas_A"][pi_, si] = _rate(ds_["t_A"] == 1, a_false & ds_["t_A"].notna())
+            tie = ds_["e_P"] == ds_["e_A"]
+            endorse = ds_["y"] == ds_["a"]
+            out["tie_rate"][pi_, si] = tie.mean()
+            out["imbalance_rate"][pi_, si] = 1 - tie.mean()
+            out["b_hat"][pi_, si] = _rate(endorse, tie)
+            if "label_blind" in ds_.columns:
+                out["b_hat_blind"][pi_, si] = _rate(endorse, tie & (ds_["label_blind"] == 1))
+                out["b_hat_labelled"][pi_, si] = _rate(endorse, tie & (ds_["label_blind"] == 0))
+            if opts.mislabel > 0:
+                ks = [s[s >= 4] for s in samples]
+                los, his = [], []
+                for e in (0.0, opts.mislabel):
+                    def st(*smp, axis=-1, e=e):
+                        return corrected_amp(np.concatenate(smp, axis=axis), e, axis=axis)
+                    _, lo, hi = _boot(ks, st, opts.confidence, opts.n_resamples, rng)
+                    los.append(lo)
+                    his.append(hi)
+                out["amp_mislabel_lo"][pi_, si] = np.nanmin(los)
+                out["amp_mislabel_hi"][pi_, si] = np.nanmax(his)
+    # Amp(debate) < Amp(consult): the difference, its bootstrap interval, a one-sided p.
+    for si, lab in enumerate(labels):
+        if ("consult", lab) not in code_cache or ("debate", lab) not in code_cache:
+            continue
+        cs = [s[s >= 4] for s in code_cache["consult", lab]]
+        dsm = [s[s >= 4] for s in code_cache["debate", lab]]
+        k = len(cs)
+
+        def dstat(*smp, axis=-1, k=k):
+            return _amp(*smp[:k], axis=axis) - _amp(*smp[k:], axis=axis)
+
+        allsm = cs + dsm
+        if any(len(s) < 2 for s in allsm):
+            continue
+        point = float(dstat(*allsm))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            res = stats.bootstrap(allsm, dstat, n_resamples=opts.n_resamples,
+                                  confidence_level=opts.confidence, method="percentile",
+                                  vectorized=True, random_state=rng)
+        se = float(res.standard_error)
+        diff["amp_diff"][si] = point
+        diff["amp_diff_lo"][si] = float(res.confidence_interval.low)
+        diff["amp_diff_hi"][si] = float(res.confidence_interval.high)
+        diff["p_value"][si] = float(stats.norm.sf(point / se)) if se > 0 else np.nan
+    fits = {}
+    for name, sub in (("consult", df[df["protocol"] == "consult"]),
+                      ("debate", df[df["protocol"] == "debate"]), ("pooled", df)):
+        fits[name] = logistic_fit(sub) if len(sub) else dict(mu=np.nan, mu_se=np.nan,
+                                                              kappa=np.nan, kappa_se=np.nan,
+                                                              graded=False, note="no rows")
+    dims = ("protocol", "stratum")
+    long = {
+        "amp": "Amp-hat = Pr(y = a | a != omega)", "acc": "accuracy Pr(y = omega)",
+        "fwc": "follow-when-correct Pr(y = a | a = omega)",
+        "rho_eq_P": "equilibrium fabrication rate, protagonist",
+        "rho_eq_A": "equilibrium fabrication rate, antagonist",
+        "rho_feas_P": "feasibility rate (forced attempts), protagonist",
+        "rho_feas_A": "feasibility rate (forced attempts), antagonist",
+        "b_hat": "tie bias Pr(y = a | e_P = e_A)", "b_hat_blind": "tie bias, label-blind judges",
+        "b_hat_labelled": "tie bias, judges told the roles", "tie_rate": "Pr(e_P = e_A)",
+        "imbalance_rate": "Pr(e_P != e_A)", "n_rows": "rows", "n_known": "rows with known omega",
+        "amp_mislabel_lo": f"Amp sensitivity interval, lower (mislabel rate up to {opts.mislabel})",
+        "amp_mislabel_hi": f"Amp sensitivity interval, upper (mislabel rate up to {opts.mislabel})",
+    }
+    data = {}
+    for k, v in out.items():
+        base = k.replace("_lo", "").replace("_hi", "") if k.startswith(("amp_", "acc_", "fwc_")) \
+            and not k.startswith("amp_mislabel") else k
+        ln = long.get(k, long.get(base, k))
+        if k.endswith("_lo") and not k.startswith("amp_mislabel"):
+            ln = f"{ln}, {opts.confidence:.0%} bootstrap lower bound"
+        if k.endswith("_hi") and not k.startswith("amp_mislabel"):
+            ln = f"{ln}, {opts.confidence:.0%} bootstrap upper bound"
+        data[k] = (dims, v, {"long_name": ln, "units": "1"})
+    for k, v in diff.items():
+        data[k] = (("stratum",), v, {"long_name": {
+            "amp_diff": "Amp(consult) - Amp(debate)", "amp_diff_lo": "lower bound",
+            "amp_diff_hi": "upper bound",
+            "p_value": "one-sided p-value of H0: Amp(debate) >= Amp(consult)"}[k], "units": "1"})
+    for k in ("mu", "mu_se", "kappa", "kappa_se"):
+        data[f"{k}_tilde" if not k.endswith("_se") else f"{k[:-3]}_tilde_se"] = (
+            ("fit",), np.array([fits[f][k] for f in ("consult", "debate", "pooled")]),
+            {"long_name": {"mu": "effective bias mu~ (lambda = 1)", "kappa":
+                           "effective salience kappa~ (lambda = 1)"}[k.replace("_se", "")]
+             + (", judge-clustered standard error" if k.endswith("_se") else "")})
+    ds = xr.Dataset(data, coords={"protocol": list(PROTOCOLS), "stratum": labels,
+                                  "fit": ["consult", "debate", "pooled"]})
+    ds.attrs.update({
+        "title": "antiamp-estimate: parameters and amplification from an oversight log",
+        "antiamp_version": __version__, "confidence": opts.confidence,
+        "n_resamples": opts.n_resamples, "mislabel": opts.mislabel, "seed": opts.seed,
+        "graded_evidence": int(fits["pooled"]["graded"]),
+        "fit_notes": "; ".join(f"{k}: {v['note']}" for k, v in fits.items() if v["note"]) or "",
+        "p_correct": float((df["a"] == df["omega"])[df["omega"].notna()].mean()),
+        "pi": float(df["omega"].mean()),
+    })
+    return ds
+
+
+# ------------------------------------------------------------------ report, simulate, figure
+def fitted_config(ds: xr.Dataset) -> dict:
+    """Model parameters implied by the estimates, for the simulator."""
+    all_ = ds.sel(stratum="all")
+    rho = all_.rho_feas_P.sel(protocol="consult").item()
+    if np.isnan(rho):
+        rho = all_.rho_eq_P.sel(protocol="consult").item()
+    b = all_.b_hat.sel(protocol="debate").item()
+    d = all_.b_hat.sel(protocol="consult").item()
+    clip = (lambda v, lo=0.0, hi=1.0: float(min(max(v, lo), hi)) if not np.isnan(v) else 0.5)
+    return {
+        "model": {"pi": clip(ds.attrs["pi"]), "p": clip(ds.attrs["p_correct"]), "rho": clip(rho)},
+        "judge": {"kind": "tiebreak", "b": clip(b)},
+        "protocol": {"consult_default": clip(d) if not np.isnan(d) else 0.0},
+    }
+
+
+def simulate_fitted(ds: xr.Dataset, n: int = 2_000_000, seed: int = 0) -> pd.DataFrame:
+    """Predicted against observed metrics, under the fitted tie-break and logit judges."""
+    import sim
+
+    cfg = fitted_config(ds)
+    cfg["run"] = {"n_instances": n, "seed": seed, "progress": False}
+    rows = []
+    preds = {"tie-break (rho, b, consult default)": sim.simulate(cfg)}
+    mu = ds.mu_tilde.sel(fit="pooled").item()
+    kappa = ds.kappa_tilde.sel(fit="pooled").item()
+    if np.isfinite(mu) and np.isfinite(kappa) and kappa >= 0 and not ds.attrs["graded_evidence"]:
+        lcfg = {**cfg, "judge": {"kind": "logit", "lam": 1.0, "mu": mu, "kappa": kappa},
+                "protocol": {"consult_default": 0.0}}
+        preds["logit (mu~, kappa~)"] = sim.simulate(lcfg)
+    obs = ds.sel(stratum="all")
+    for prot in PROTOCOLS:
+        for m in ("amp", "acc", "fwc"):
+            row = {"protocol": prot, "metric": m, "observed": obs[m].sel(protocol=prot).item(),
+                   "lo": obs[f"{m}_lo"].sel(protocol=prot).item(),
+                   "hi": obs[f"{m}_hi"].sel(protocol=prot).item()}
+            for name, p in preds.items():
+                row[name] = float(p[m].sel(protocol=prot))
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def format_report(ds: xr.Dataset, source: str) -> str:
+    lines = [f"antiamp-estimate {ds.attrs['antiamp_version']}: {source}",
+             f"{ds.attrs['confidence']:.0%} stratified bootstrap intervals, "
+             f"{ds.attrs['n_resamples']} resamples", ""]
+    for lab in ds.stratum.values:
+        lines.append(f"stratum {lab}:")
+        for prot in PROTOCOLS:
+            r = ds.sel(stratum=lab, protocol=prot)
+            if r.n_rows.item() == 0:
+                continue
+            f = lambda n: (f"{r[n].item():.4f} [{r[n + '_lo'].item():.4f}, "  # noqa: E731
+                           f"{r[n + '_hi'].item():.4f}]")
+            lines.append(f"  {prot:<8} n={int(r.n_rows.item()):,} (truth known {int(r.n_known.item()):,})"
+                         f"  Amp {f('amp')}  acc {f('acc')}  fwc {f('fwc')}")
+            extra = [f"rho_eq_P {r.rho_eq_P.item():.4f}"]
+            if prot == "debate":
+                extra.append(f"rho_eq_A {r.rho_eq_A.item():.4f}")
+            for n in ("rho_feas_P", "rho_feas_A", "b_hat_blind", "b_hat_labelled"):
+                if np.isfinite(r[n].item()):
+                    extra.append(f"{n} {r[n].item():.4f}")
+            extra += [f"b_hat {r.b_hat.item():.4f}", f"ties {r.tie_rate.item():.4f}",
+                      f"imbalance {r.imbalance_rate.item():.4f}"]
+            if np.isfinite(r.amp_mislabel_lo.item()):
+                extra.append(f"Amp under mislabel <= {ds.attrs['mislabel']}: "
+                             f"[{r.amp_mislabel_lo.item():.4f}, {r.amp_mislabel_hi.item():.4f}]")
+            lines.append("           " + ", ".join(extra))
+        dd = ds.sel(stratum=lab)
+        if np.isfinite(dd.amp_diff.item()):
+            lines.append(f"  Amp(consult) - Amp(debate) = {dd.amp_diff.item():.4f} "
+                         f"[{dd.amp_diff_lo.item():.4f}, {dd.amp_diff_hi.item():.4f}], "
+                         f"one-sided p = {dd.p_value.item():.3g}")
+    lines += ["", "logistic fit Pr(y = a) = sigma(mu~ + kappa~ x), x = "
+              + ("v_P - v_A" if ds.attrs["graded_evidence"] else "e_P - e_A")
+              + ", judge-clustered standard errors:"]
+    for fit in ds.fit.values:
+        r = ds.sel(fit=fit)
+        lines.append(f"  {fit:<8} mu~ = {r.mu_tilde.item():.4f} ({r.mu_tilde_se.item():.4f})   "
+                     f"kappa~ = {r.kappa_tilde.item():.4f} ({r.kappa_tilde_se.item():.4f})")
+    if ds.attrs["fit_notes"]:
+        lines.append(f"  notes: {ds.attrs['fit_notes']}")
+    return "\n".join(lines)
+
+
+def plot_estimates(ds: xr.Dataset, path: Path, pred: pd.DataFrame | None = None) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labs = list(ds.stratum.values)
+    fig, axs = plt.subplots(1, 3, figsize=(13, 3.8))
+    colors = {"consult": "#d95f02", "debate": "#1b9e77"}
+    for ax, m in zip(axs, ("amp", "acc", "fwc")):
+        for k, prot in enumerate(PROTOCOLS):
+            r = ds[m].sel(protocol=prot)
+            lo, hi = ds[f"{m}_lo"].sel(protocol=prot), ds[f"{m}_hi"].sel(protocol=prot)
+            x = np.arange(len(labs)) + (k - 0.5) * 0.3
+            ax.errorbar(x, r.values, yerr=[r.values - lo.values, hi.values - r.values], fmt="o",
+                        color=colors[prot], label=f"{prot} (observed)", capsize=3)
+            if pred is not None:
+                for j, col in enumerate([c for c in pred.columns if "(" in c]):
+                    v = pred[(pred.protocol == prot) & (pred.metric == m)][col].item()
+                    ax.scatter([x[-1]], [v], marker=["x", "+"][j % 2], color="black", s=60,
+                               label=f"predicted, {col}" if k == 0 else None, zorder=3)
+        ax.set_xticks(range(len(labs)), labs)
+        ax.set_title({"amp": "Amp = Pr(y = a | a ≠ ω)", "acc": "accuracy",
+                      "fwc": "follow-when-correct"}[m], fontsize=10)
+        ax.set_xlabel("stratum")
+    axs[0].legend(fontsize=7)
+    fig.suptitle(f"oversight log estimates, {ds.attrs['confidence']:.0%} stratified bootstrap "
+                 "intervals", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(prog="antiamp-estimate", description=__doc__.splitlines()[0])
+    ap.add_argument("log", nargs="?", default=None,
+                    help="CSV or Parquet log in the documented column schema")
+    ap.add_argument("--sample", action="store_true",
+                    help="use the shipped sample log (two strata, a logit judge)")
+    ap.add_argument("--out", default=None, help="output directory (default: estimate_<name>)")
+    ap.add_argument("--confidence", type=float, default=0.95)
+    ap.add_argument("--n-resamples", type=int, default=2000)
+    ap.add_argument("--mislabel", type=float, default=0.0,
+                    help="rate of mislabelled ground truth for the Amp sensitivity interval")
+    ap.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    ap.add_argument("--simulate", action="store_true",
+                    help="simulate the fitted parameters and compare with the observed metrics")
+    ap.add_argument("--n-sim", type=int, default=2_000_000)
+    args = ap.parse_args(argv)
+    if args.sample:
+        from importlib.resources import files
+
+        args.log = str(files("sim") / "data" / "sample_log.csv")
+    if not args.log:
+        ap.error("give a log file (or --sample)")
+    try:
+        df = load_log(args.log)
+        ds = estimate(df, EstimateOptions(args.confidence, args.n_resamples, args.mislabel,
+                                          args.seed))
+    except LogError as exc:
+        print(f"antiamp-estimate: error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    print(format_report(ds, args.log))
+    out = Path(args.out or f"estimate_{Path(args.log).stem}")
+    pred = None
+    if args.simulate:
+        pred = simulate_fitted(ds, args.n_sim, args.seed)
+        print("\npredicted (simulated with the fitted parameters) against observed:")
+        print(pred.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+    from .output import write_zarr_atomic
+
+    out.mkdir(parents=True, exist_ok=True)
+    write_zarr_atomic(ds, out / "estimates.zarr")
+    if pred is not None:
+        pred.to_csv(out / "predicted_vs_observed.csv", index=False)
+    plot_estimates(ds, out / "estimates.png", pred)
+    print(f"\nwrote {out / 'estimates.zarr'}, {out / 'estimates.png'}"
+          + (f", {out / 'predicted_vs_observed.csv'}" if pred is not None else ""))
+
+
+if __name__ == "__main__":
+    main()
