@@ -215,8 +215,11 @@ def logistic_fit(d: pd.DataFrame):
         return dict(mu=np.nan, mu_se=np.nan, kappa=np.nan, kappa_se=np.nan, graded=graded,
                     note="perfect separation: labels are deterministic in the evidence "
                          "(as with a tie-break judge), so kappa~ is not identified")
+    # Intervals use t quantiles with G - 1 degrees of freedom (G judges): cluster-robust
+    # standard errors are biased down when clusters are few (Cameron and Miller, 2015).
+    G = int(groups.max()) + 1
     return dict(mu=float(fit.params[0]), mu_se=float(fit.bse[0]), kappa=float(fit.params[1]),
-                kappa_se=float(fit.bse[1]), graded=graded, note="")
+                kappa_se=float(fit.bse[1]), graded=graded, note="", df=max(G - 1, 1))
 
 
 @dataclass
@@ -353,6 +356,15 @@ def estimate(df: pd.DataFrame, opts: EstimateOptions | None = None) -> xr.Datase
             "amp_diff": "Amp(consult) - Amp(debate)", "amp_diff_lo": "lower bound",
             "amp_diff_hi": "upper bound",
             "p_value": "one-sided p-value of H0: Amp(debate) >= Amp(consult)"}[k], "units": "1"})
+    for f in fits.values():
+        f.setdefault("df", np.nan)
+    crit = {f: (stats.t.ppf(0.5 + opts.confidence / 2, fits[f]["df"])
+                if np.isfinite(fits[f]["df"]) else np.nan) for f in fits}
+    for k in ("mu", "kappa"):
+        for side, sgn in (("lo", -1), ("hi", 1)):
+            data[f"{k}_tilde_{side}"] = (("fit",), np.array(
+                [fits[f][k] + sgn * crit[f] * fits[f][f"{k}_se"] for f in ("consult", "debate", "pooled")]),
+                {"long_name": f"{opts.confidence:.0%} interval ({side}), t with (judges - 1) df"})
     for k in ("mu", "mu_se", "kappa", "kappa_se"):
         data[f"{k}_tilde" if not k.endswith("_se") else f"{k[:-3]}_tilde_se"] = (
             ("fit",), np.array([fits[f][k] for f in ("consult", "debate", "pooled")]),
@@ -452,8 +464,10 @@ def format_report(ds: xr.Dataset, source: str) -> str:
               + ", judge-clustered standard errors:"]
     for fit in ds.fit.values:
         r = ds.sel(fit=fit)
-        lines.append(f"  {fit:<8} mu~ = {r.mu_tilde.item():.4f} ({r.mu_tilde_se.item():.4f})   "
-                     f"kappa~ = {r.kappa_tilde.item():.4f} ({r.kappa_tilde_se.item():.4f})")
+        lines.append(f"  {fit:<8} mu~ = {r.mu_tilde.item():.4f} ({r.mu_tilde_se.item():.4f}) "
+                     f"[{r.mu_tilde_lo.item():.4f}, {r.mu_tilde_hi.item():.4f}]   "
+                     f"kappa~ = {r.kappa_tilde.item():.4f} ({r.kappa_tilde_se.item():.4f}) "
+                     f"[{r.kappa_tilde_lo.item():.4f}, {r.kappa_tilde_hi.item():.4f}]")
     if ds.attrs["fit_notes"]:
         lines.append(f"  notes: {ds.attrs['fit_notes']}")
     return "\n".join(lines)

@@ -47,8 +47,8 @@ def _coverage(reps, n, n_resamples):
             r = est.isel(protocol=i).sel(stratum="all")
             hits[k] += float(r.amp_lo) <= float(th.amp.values[i]) <= float(r.amp_hi)
         f = est.sel(fit="pooled")
-        hits["kappa"] += abs(float(f.kappa_tilde) - 1.5 * 1.0) <= 1.96 * float(f.kappa_tilde_se)
-        hits["mu"] += abs(float(f.mu_tilde) - 0.3) <= 1.96 * float(f.mu_tilde_se)
+        hits["kappa"] += float(f.kappa_tilde_lo) <= 1.5 <= float(f.kappa_tilde_hi)
+        hits["mu"] += float(f.mu_tilde_lo) <= 0.3 <= float(f.mu_tilde_hi)
     return {k: v / reps for k, v in hits.items()}
 
 
@@ -61,7 +61,8 @@ def test_intervals_cover_the_truth_fast():
 @pytest.mark.slow
 def test_intervals_cover_the_truth_at_nominal_rate():
     cov = _coverage(reps=300, n=3000, n_resamples=1000)
-    assert all(0.92 <= v <= 0.98 for v in cov.values()), cov
+    # nominal 0.95; 300 replications: a binomial sd of 0.0126, so +-3 sd
+    assert all(0.912 <= v <= 0.988 for v in cov.values()), cov
 
 
 def test_tie_bias_rho_and_strata():

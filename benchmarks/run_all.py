@@ -1,0 +1,439 @@
+"""The whole benchmark suite: writes BENCHMARKS.md and figures.
+
+    pip install ".[test,bench]" && python benchmarks/run_all.py [--quick]
+
+Every reference implements the same model and is checked against the closed
+forms (or against our answers) before it is timed; every comparison is a ratio of
+two figures measured in this run; figures are medians over repeats.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numba
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(ROOT / "tests"))
+
+import sim  # noqa: E402
+from kernels import baseline as kb  # noqa: E402
+from kernels.rng import split_seed  # noqa: E402
+from sim.judge import judge_tables  # noqa: E402
+from sim.runner import baseline_thresholds, numba_threads, run_baseline_counts  # noqa: E402
+
+from bench_baseline import check_references, median_time  # noqa: E402
+from reference_mesa import mesa_amp  # noqa: E402
+from reference_numpy import numpy_class_counts, numpy_naive  # noqa: E402
+
+PI, P, RHO, B = 0.5, 0.8, 0.3, 0.5
+NC = numba.config.NUMBA_NUM_THREADS
+
+
+def _child_peak(code: str) -> dict:
+    """Run ``code`` in a fresh interpreter; it prints a JSON dict; add its peak RSS (MB)."""
+    wrapper = (
+        "import json, resource, sys\n" + code +
+        "\nres['peak_mb'] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024\n"
+        "print(json.dumps(res))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", wrapper], capture_output=True, text=True,
+                         check=True, cwd=str(HERE), env={**os.environ, "PYTHONPATH": str(ROOT)})
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def throughput(n, repeats):
+    check_references()
+    thr = baseline_thresholds(PI, P, RHO, 1, 1, 1)
+    k0, k1 = split_seed(0)
+    s = np.uint64(kb.STREAM)
+    kb.class_counts(thr, 0, 1, 0, 1000, k0, k1, s, 2)
+    kb.bare_philox(0, 1000, k0, k1, s, 2)
+    r = {}
+    for nt in sorted({1, NC}):
+        with numba_threads(nt):
+            r[f"kernel_{nt}"] = n / median_time(
+                lambda: kb.class_counts(thr, 0, 1, 0, n, k0, k1, s, 4 * nt), repeats)
+            r[f"bare_{nt}"] = n / median_time(
+                lambda: kb.bare_philox(0, n, k0, k1, s, 4 * nt), repeats)
+    n_np = max(n // 20, 1_000_000)
+    r["numpy_counts"] = n_np / median_time(lambda: numpy_class_counts(n_np, PI, P, RHO), repeats)
+    Jc, Jd = judge_tables(sim.to_config(None).judge)
+    r["numpy_naive"] = n_np / median_time(lambda: numpy_naive(n_np, PI, P, RHO, Jc, Jd), repeats)
+    n_m = 200_000
+    nw, ec, ed = mesa_amp(n_m, PI, P, RHO, Jc, Jd, seed=3)  # checked before it is timed
+    for got, want in ((ec / nw, RHO), (ed / nw, RHO * B)):
+        assert abs(got - want) < 5 * np.sqrt(want * (1 - want) / nw), ("mesa", got, want)
+    r["mesa"] = n_m / median_time(lambda: mesa_amp(n_m, PI, P, RHO, Jc, Jd), max(1, repeats // 2))
+    return r
+
+
+def scaling_instances(quick):
+    ns = [10 ** k for k in range(3, 9 if quick else 10)]
+    rows = []
+    for n in ns:
+        code = (
+            "import time, numpy as np\n"
+            "from sim.runner import baseline_thresholds, run_baseline_counts\n"
+            "thr = baseline_thresholds(0.5, 0.8, 0.3, 1, 1, 1)\n"
+            "run_baseline_counts(thr, False, 1, 1000, 0, progress=False)\n"
+            f"n = {n}; reps = max(1, min(1000, 10**7 // n))\n"
+            "t = time.perf_counter()\n"
+            "for _ in range(reps): run_baseline_counts(thr, False, 1, n, 0, progress=False)\n"
+            "dt = (time.perf_counter() - t) / reps\n"
+            "res = {'n': n, 'seconds': dt}\n"
+        )
+        rows.append(_child_peak(code))
+    return rows
+
+
+def precision(target, repeats):
+    """Seconds to a standard error of ``target`` on debate Amp, per method."""
+    cfg = sim.to_config(None)
+    Jc, Jd = judge_tables(cfg.judge)
+    thr = baseline_thresholds(PI, P, RHO, 1, 1, 1)
+    from sim.metrics import evaluate
+
+    def rb_se(counts):
+        return evaluate(counts, Jc, Jd, 1, 1, 0, 0)["amp"][1][1]
+
+    def until(step, se_of):
+        t0 = time.perf_counter()
+        state, m = None, 1 << 20
+        while True:
+            state = step(state, m)
+            if se_of(state) <= target:
+                return time.perf_counter() - t0
+            m = state[0]  # doubling
+
+    def ours(nt):
+        def step(state, m):
+            k, c = state or (0, np.zeros(32, np.int64))
+            return k + m, c + run_baseline_counts(thr, False, 1, m, 0, start=k, n_threads=nt,
+                                                  progress=False)
+        return until(step, lambda s: rb_se(s[1]))
+
+    def np_rb():
+        def step(state, m):
+            k, c = state or (0, np.zeros(32, np.int64))
+            return k + m, c + numpy_class_counts(m, PI, P, RHO, seed=k)
+        return until(step, lambda s: rb_se(s[1]))
+
+    def np_naive():
+        def step(state, m):
+            k, w, e = state or (0, 0, 0)
+            a, _, b = numpy_naive(m, PI, P, RHO, Jc, Jd, seed=k)
+            return k + m, w + a, e + b
+
+        def se(s):
+            a = s[2] / s[1]
+            return np.sqrt(a * (1 - a) / s[1])
+        return until(step, se)
+
+    out = {f"ours_rb_{nt}": statistics.median(ours(nt) for _ in range(repeats))
+           for nt in sorted({1, NC})}
+    out["numpy_rb"] = statistics.median(np_rb() for _ in range(max(1, repeats // 2)))
+    out["numpy_naive"] = statistics.median(np_naive() for _ in range(max(1, repeats // 2)))
+    out.update(crn_difference(target))
+    return out
+
+
+def crn_difference(target, n=1_000_000, reps=30):
+    """Debate Amp at rho = 0.30 minus at rho = 0.32: spread of the difference over
+    replicate seeds with common random numbers and with independent streams, and the
+    time each needs to reach the target standard error."""
+    from sim.metrics import evaluate
+
+    Jc, Jd = judge_tables(sim.to_config(None).judge)
+    thr = np.stack([baseline_thresholds(PI, P, r, 1, 1, 1) for r in (0.30, 0.32)])
+    z = np.zeros(2, np.int64)
+    diffs = {"crn": [], "independent": []}
+    t_crn = t_ind = 0.0
+    for rep in range(reps):
+        k0, k1 = split_seed(rep)
+        t = time.perf_counter()
+        c = kb.class_counts_cells(thr, z, z, 0, n, k0, k1, np.uint64(kb.STREAM), 4 * NC)
+        t_crn += time.perf_counter() - t
+        t = time.perf_counter()
+        ci = np.stack([kb.class_counts(thr[i], 0, 0, 0, n, k0, k1, np.uint64(11 + i), 4 * NC)
+                       for i in range(2)])
+        t_ind += time.perf_counter() - t
+        for key, cc in (("crn", c), ("independent", ci)):
+            a = [evaluate(cc[i], Jc, Jd, 1, 1, 0, 0)["amp"][0][1] for i in range(2)]
+            diffs[key].append(a[0] - a[1])
+    out = {}
+    for key, tt in (("crn", t_crn), ("independent", t_ind)):
+        sd = float(np.std(diffs[key], ddof=1))
+        out[f"diff_sd_{key}"] = sd
+        out[f"diff_time_{key}"] = tt / reps * (sd / target) ** 2
+    return out
+
+
+def grid_scaling(quick):
+    rows = []
+    for cells in ([1, 100, 1000] if quick else [1, 10, 100, 1000, 10_000]):
+        side = max(1, int(round(cells ** 0.5)))
+        code = (
+            "import time, tempfile\n"
+            "from sweeps.engine import run_sweep\n"
+            "tmp = tempfile.mkdtemp()\n"
+            "run_sweep({'sweep': {'axes': {'model': {'rho': [0.5]}}, 'plot': False},"
+            " 'run': {'n_instances': 1000}}, tmp + '/w', progress=False)\n"
+            f"axes = {{'model': {{'rho': {{'linspace': [0, 1, {side}]}}}},"
+            f" 'judge': {{'b': {{'linspace': [0, 1, {max(1, cells // side)}]}}}}}}\n"
+            "t = time.perf_counter()\n"
+            "ds = run_sweep({'sweep': {'axes': axes, 'plot': False}, 'run': {'n_instances': 1000000}},"
+            " tmp, progress=False)\n"
+            "res = {'cells': int(ds.sizes['rho'] * ds.sizes['b']), 'seconds': time.perf_counter() - t}\n"
+        )
+        rows.append(_child_peak(code))
+    return rows
+
+
+def dask_compare():
+    """A 1,000-cell sweep: the default local executor against a two-worker LocalCluster."""
+    import tempfile
+
+    from distributed import Client, LocalCluster
+
+    from sweeps.engine import run_sweep
+
+    axes = {"model": {"rho": {"linspace": [0, 1, 40]}}, "judge": {"b": {"linspace": [0, 1, 25]}}}
+    base = {"sweep": {"axes": axes, "plot": False, "cells_per_block": 25},
+            "run": {"n_instances": 1_000_000}}
+    tmp = tempfile.mkdtemp()
+    run_sweep({**base, "run": {"n_instances": 1000}}, tmp + "/warm", progress=False)
+    t = time.perf_counter()
+    a = run_sweep(base, tmp + "/local", progress=False)
+    t_local = time.perf_counter() - t
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                      dashboard_address=None) as cl, Client(cl) as client:
+        c2 = {**base, "executor": {"threads_per_task": 1}}
+        run_sweep({**c2, "run": {"n_instances": 1000}}, tmp + "/warm2", client=client,
+                  progress=False)
+        t = time.perf_counter()
+        b = run_sweep(c2, tmp + "/cluster", client=client, progress=False)
+        t_cluster = time.perf_counter() - t
+    assert np.array_equal(a.class_counts.values, b.class_counts.values)
+    return {"local": t_local, "cluster": t_cluster, "cells": 1000}
+
+
+def equilibrium_compare():
+    from bench_equilibrium import grid, ours
+    from gambit_games import gambit_consult_equilibria, gambit_debate_equilibria, same_sets
+
+    p_c, rho, c_e, J_c, J_d, _, _ = grid(10_000)
+    ours(p_c, rho, c_e, J_c, J_d)
+    t_ours = median_time(lambda: ours(p_c, rho, c_e, J_c, J_d), 5)
+    dP, dA, dN, cP, cN, _ = ours(p_c, rho, c_e, J_c, J_d)
+    t = time.perf_counter()
+    gam = [gambit_debate_equilibria(p_c[i], rho[i], c_e[i], J_d[i]) for i in range(len(c_e))]
+    [gambit_consult_equilibria(c_e[i], J_c[i]) for i in range(len(c_e))]
+    t_g = time.perf_counter() - t
+    agree = sum(same_sets([(dP[i, e], dA[i, e]) for e in range(dN[i])], gam[i])
+                for i in range(len(c_e)))
+    return {"ours": t_ours, "pygambit": t_g, "cells": len(c_e), "agree": agree}
+
+
+def estimator_compare():
+    """antiamp-estimate's stratified bootstrap of Amp against a plain pandas loop."""
+    import pandas as pd
+    from importlib.resources import files
+
+    from sim.estimate import EstimateOptions, estimate, load_log
+
+    df = load_log(files("sim") / "data" / "sample_log.csv")
+    t = time.perf_counter()
+    ds = estimate(df, EstimateOptions(n_resamples=2000))
+    t_ours = time.perf_counter() - t
+    rng = np.random.default_rng(0)
+    d = df[(df.protocol == "debate") & df.omega.notna()]
+    t = time.perf_counter()
+    stats_ = []
+    for _ in range(2000):  # the plain path: resample rows within strata, recompute
+        res = pd.concat([g.sample(len(g), replace=True, random_state=rng)
+                         for _, g in d.groupby("stratum")])
+        w = res[res.a != res.omega]
+        stats_.append((w.y == w.a).mean())
+    lo, hi = np.percentile(stats_, [2.5, 97.5])
+    t_plain = time.perf_counter() - t
+    r = ds.sel(protocol="debate", stratum="all")
+    assert abs(lo - float(r.amp_lo)) < 0.02 and abs(hi - float(r.amp_hi)) < 0.02
+    return {"ours_all_metrics": t_ours, "plain_amp_only": t_plain}
+
+
+def figures(res, outdir: Path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    outdir.mkdir(parents=True, exist_ok=True)
+    fig, axs = plt.subplots(1, 3, figsize=(14, 3.8))
+    sc = res["scaling_instances"]
+    ns = [r["n"] for r in sc]
+    axs[0].loglog(ns, [r["n"] / r["seconds"] for r in sc], "o-")
+    axs[0].set_xlabel("instances per call")
+    axs[0].set_ylabel("instances / s (all cores)")
+    axs[0].set_title("kernel throughput against work")
+    axs[1].semilogx(ns, [r["peak_mb"] for r in sc], "o-")
+    axs[1].set_ylim(0, max(r["peak_mb"] for r in sc) * 1.3)
+    axs[1].set_xlabel("instances per call")
+    axs[1].set_ylabel("peak RSS (MB)")
+    axs[1].set_title("memory against instances")
+    gs = res["grid_scaling"]
+    axs[2].loglog([r["cells"] for r in gs], [r["seconds"] for r in gs], "o-", label="time (s)")
+    ax2 = axs[2].twinx()
+    ax2.semilogx([r["cells"] for r in gs], [r["peak_mb"] for r in gs], "s--", color="grey",
+                 label="peak RSS (MB)")
+    ax2.set_ylim(0, max(r["peak_mb"] for r in gs) * 1.3)
+    axs[2].set_xlabel("grid cells (10^6 instances each)")
+    axs[2].set_ylabel("seconds")
+    ax2.set_ylabel("peak RSS (MB)")
+    axs[2].set_title("sweeps against grid size")
+    fig.tight_layout()
+    fig.savefig(outdir / "bench_scaling.png", dpi=110)
+    plt.close(fig)
+    pr = res["precision"]
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    labels = ["NumPy naive", "NumPy, class counts", "antiamp, 1 core", f"antiamp, {NC} cores"]
+    vals = [pr["numpy_naive"], pr["numpy_rb"], pr["ours_rb_1"], pr[f"ours_rb_{NC}"]]
+    ax.barh(labels, vals, color=["#999999", "#bbbbbb", "#66c2a5", "#1b9e77"])
+    ax.set_xscale("log")
+    ax.set_xlabel("seconds to a standard error of 1e-4 on debate Amp")
+    fig.tight_layout()
+    fig.savefig(outdir / "bench_precision.png", dpi=110)
+    plt.close(fig)
+
+
+def write_md(res, path: Path):
+    t = res["throughput"]
+    m = 1e6
+    k1, kn = t["kernel_1"], t[f"kernel_{NC}"]
+    pr, eq, dk, es = res["precision"], res["equilibrium"], res["dask"], res["estimator"]
+    L = [
+        "# antiamp benchmarks",
+        "",
+        f"Written by `python benchmarks/run_all.py` on {res['machine']} ({NC} cores), "
+        f"numba {numba.__version__}, NumPy {np.__version__}, Python {platform.python_version()}, "
+        f"{res['date']}. Medians over repeats; every ratio compares two figures from this run.",
+        "",
+        "## Kernel throughput (defaults: pi = 0.5, p = 0.8, rho = 0.3, b = 0.5)",
+        "",
+        "| implementation | instances/s | antiamp 1 core / this |",
+        "|---|---:|---:|",
+    ]
+    for name, v in (("antiamp kernel, 1 core", k1), (f"antiamp kernel, {NC} cores", kn),
+                    ("bare Philox4x32-10 loop, 1 core", t["bare_1"]),
+                    (f"bare Philox4x32-10 loop, {NC} cores", t[f"bare_{NC}"]),
+                    ("NumPy, same class-count estimator", t["numpy_counts"]),
+                    ("NumPy, naive (drawn labels)", t["numpy_naive"]),
+                    ("Mesa 3.3 agent-based model", t["mesa"])):
+        L.append(f"| {name} | {v / m:,.2f} M | {k1 / v:,.2f} |")
+
+    def verdict(ok):
+        return "met" if ok else "**missed**"
+
+    L += ["", "| target | measured | |", "|---|---:|---|",
+          f"| >= 120 M instances/s per core | {k1 / m:,.0f} M | {verdict(k1 >= 120e6)} |",
+          f"| >= 7x the NumPy version | {k1 / t['numpy_counts']:.1f}x | "
+          f"{verdict(k1 / t['numpy_counts'] >= 7)} |",
+          f"| >= 2,000x the Mesa model | {k1 / t['mesa']:,.0f}x | "
+          f"{verdict(k1 / t['mesa'] >= 2000)} |",
+          f"| within 1.5x of the bare random-number loop | bare / kernel = "
+          f"{t['bare_1'] / k1:.2f} | {verdict(t['bare_1'] / k1 <= 1.5)} |",
+          f"| 1 -> {NC} cores | {kn / k1:.2f}x | |", ""]
+    if k1 / t["mesa"] < 2000:
+        L += [f"The Mesa target is missed by a factor {2000 / (k1 / t['mesa']):.1f}. The Mesa "
+              "model here is as lean as Mesa allows (three agents stepped through an AgentSet, "
+              "no space, no data collector), so its cost is Python's own: about "
+              f"{1e6 / t['mesa']:.1f} us per instance of interpreted calls and Mersenne-Twister "
+              f"draws, against {1e9 / k1:.2f} ns for the compiled kernel, whose own bound is "
+              "the Philox generator (the bare loop runs at "
+              f"{t['bare_1'] / m:,.0f} M/s).", ""]
+    L += ["## Scaling with instances (one call, all cores; each n in a fresh process)", "",
+          "| instances | time per call | instances/s | peak RSS |", "|---:|---:|---:|---:|"]
+    for r in res["scaling_instances"]:
+        L.append(f"| {r['n']:,} | {r['seconds'] * 1e3:,.3f} ms | {r['n'] / r['seconds'] / m:,.1f} M "
+                 f"| {r['peak_mb']:.0f} MB |")
+    L += ["", "Peak memory is flat in the number of instances (the kernel keeps 32 counters "
+          "per thread); per-call overhead dominates below about 10^5 instances.", "",
+          "## Sweeps: grid cells (10^6 instances per cell, local executor)", "",
+          "| cells | time | peak RSS |", "|---:|---:|---:|"]
+    for r in res["grid_scaling"]:
+        L.append(f"| {r['cells']:,} | {r['seconds']:.2f} s | {r['peak_mb']:.0f} MB |")
+    L += ["", f"dask: the same {dk['cells']:,}-cell sweep takes {dk['local']:.2f} s on the default "
+          f"local executor (one in-process worker, compiled threads on every core) and "
+          f"{dk['cluster']:.2f} s on a two-worker LocalCluster of processes (one thread each), "
+          "with bit-identical stores.", "",
+          "## Precision per second: time to a standard error of 1e-4 on debate Amp", "",
+          "| method | seconds | naive NumPy / this |", "|---|---:|---:|"]
+    for name, key in (("NumPy, naive Monte Carlo (drawn labels)", "numpy_naive"),
+                      ("NumPy, Rao-Blackwellised (class counts)", "numpy_rb"),
+                      ("antiamp, Rao-Blackwellised, 1 core", "ours_rb_1"),
+                      (f"antiamp, Rao-Blackwellised, {NC} cores", f"ours_rb_{NC}")):
+        L.append(f"| {name} | {pr[key]:.3f} | {pr['numpy_naive'] / pr[key]:,.1f} |")
+    L += ["", f"Target >= 20x shorter than naive NumPy: {pr['numpy_naive'] / pr['ours_rb_1']:.0f}x "
+          f"on 1 core, {pr['numpy_naive'] / pr[f'ours_rb_{NC}']:.0f}x on {NC} "
+          f"({verdict(pr['numpy_naive'] / pr['ours_rb_1'] >= 20)}).", "",
+          "Common random numbers, for a comparative static: debate Amp at rho = 0.30 minus at "
+          f"rho = 0.32 has a replicate standard deviation of {pr['diff_sd_crn']:.2e} with common "
+          f"random numbers and {pr['diff_sd_independent']:.2e} with independent streams "
+          "(10^6 instances per cell, 30 seeds), so a standard error of 1e-4 on the difference "
+          f"takes {pr['diff_time_crn']:.3f} s against {pr['diff_time_independent']:.3f} s "
+          f"({pr['diff_time_independent'] / pr['diff_time_crn']:.0f}x).", "",
+          "## Equilibria", "",
+          f"{eq['cells']:,} cells (c_e x b, tie-break judge): antiamp {eq['ours'] * 1e3:.1f} ms, "
+          f"pygambit cell by cell {eq['pygambit']:.2f} s: {eq['pygambit'] / eq['ours']:,.0f}x "
+          f"(target >= 1,000x, {verdict(eq['pygambit'] / eq['ours'] >= 1000)}); identical "
+          f"equilibrium sets on {eq['agree']:,} of {eq['cells']:,} cells.", "",
+          "## Estimators", "",
+          f"The shipped sample log (6,000 rows, two strata): `estimate` computes every metric "
+          f"with 2,000 vectorised stratified bootstrap resamples (scipy) and three clustered "
+          f"logistic fits (statsmodels) in {es['ours_all_metrics']:.2f} s; a plain pandas loop "
+          f"resampling rows within strata takes {es['plain_amp_only']:.2f} s for the debate Amp "
+          f"interval alone ({es['plain_amp_only'] / es['ours_all_metrics']:.0f}x), with the same "
+          "interval to 0.02.", "",
+          "![scaling](docs/figures/bench_scaling.png)", "",
+          "![precision](docs/figures/bench_precision.png)", ""]
+    path.write_text("\n".join(L))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="smaller sizes (a smoke run)")
+    ap.add_argument("--out", default=str(ROOT / "BENCHMARKS.md"))
+    args = ap.parse_args(argv)
+    n = 20_000_000 if args.quick else 200_000_000
+    reps = 2 if args.quick else 3
+    res = {"machine": platform.processor() or platform.machine(),
+           "date": time.strftime("%Y-%m-%d")}
+    steps = [("throughput", lambda: throughput(n, reps)),
+             ("scaling_instances", lambda: scaling_instances(args.quick)),
+             ("precision", lambda: precision(1e-4, reps)),
+             ("grid_scaling", lambda: grid_scaling(args.quick)),
+             ("dask", dask_compare), ("equilibrium", equilibrium_compare),
+             ("estimator", estimator_compare)]
+    for name, fn in steps:
+        t = time.perf_counter()
+        res[name] = fn()
+        print(f"{name}: {time.perf_counter() - t:.1f} s", flush=True)
+    (HERE / "results.json").write_text(json.dumps(res, indent=2, default=float))
+    figures(res, ROOT / "docs" / "figures")
+    write_md(res, Path(args.out))
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
