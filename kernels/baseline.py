@@ -60,20 +60,36 @@ def _words(w0, w1, w2, w3, v0, v1, i0, m, need_x, k0, k1, stream):
 
 
 @nb.njit(inline="always", cache=True)
+def _class_index(w0, w1, w2, w3, v0, v1, t_pi, t_p, t_rho, t_xpc, t_xpd, t_xa, fixed, af):
+    """Transcript class of one instance from its six draws (module docstring)."""
+    om = np.uint8(np.uint64(w0) < t_pi)
+    if fixed:
+        corr = np.uint8(om == af)
+    else:
+        corr = np.uint8(np.uint64(w1) < t_p)
+    tp = corr | np.uint8(np.uint64(w2) < t_rho)
+    ta = (np.uint8(1) - corr) | np.uint8(np.uint64(w3) < t_rho)
+    u = np.uint64(v0)
+    epc = tp & np.uint8(u < t_xpc)
+    epd = tp & np.uint8(u < t_xpd)
+    ea = ta & np.uint8(np.uint64(v1) < t_xa)
+    return (om << 4) | (corr << 3) | (epc << 2) | (epd << 1) | ea
+
+
+@nb.njit(inline="always", cache=True)
 def _classify(idx, w0, w1, w2, w3, v0, v1, m, t_pi, t_p, t_rho, t_xpc, t_xpd, t_xa, fixed, af):
     for j in range(m):
-        om = np.uint8(np.uint64(w0[j]) < t_pi)
-        if fixed:
-            corr = np.uint8(om == af)
-        else:
-            corr = np.uint8(np.uint64(w1[j]) < t_p)
-        tp = corr | np.uint8(np.uint64(w2[j]) < t_rho)
-        ta = (np.uint8(1) - corr) | np.uint8(np.uint64(w3[j]) < t_rho)
-        u = np.uint64(v0[j])
-        epc = tp & np.uint8(u < t_xpc)
-        epd = tp & np.uint8(u < t_xpd)
-        ea = ta & np.uint8(np.uint64(v1[j]) < t_xa)
-        idx[j] = (om << 4) | (corr << 3) | (epc << 2) | (epd << 1) | ea
+        idx[j] = _class_index(w0[j], w1[j], w2[j], w3[j], v0[j], v1[j], t_pi, t_p, t_rho,
+                              t_xpc, t_xpd, t_xa, fixed, af)
+
+
+@nb.njit(inline="always", cache=True)
+def _needs_x(thr_row):
+    lim = np.uint64(1) << np.uint64(32)
+    for k in (T_XPC, T_XPD, T_XA):
+        if thr_row[k] != 0 and thr_row[k] != lim:
+            return True
+    return False
 
 
 @nb.njit(parallel=True, cache=True)
@@ -102,12 +118,10 @@ def class_counts_cells(thr, fixed, a_fixed, start, count, k0, k1, stream, n_bloc
     int64[C, 32]
     """
     n_cells = thr.shape[0]
-    lim = np.uint64(1) << np.uint64(32)
     need_x = False
     for c in range(n_cells):
-        for k in (T_XPC, T_XPD, T_XA):
-            if thr[c, k] != 0 and thr[c, k] != lim:
-                need_x = True
+        if _needs_x(thr[c]):
+            need_x = True
     out = np.zeros((n_blocks, n_cells, N_CLASSES), np.int64)
     bsize = (count + n_blocks - 1) // n_blocks
     for b in nb.prange(n_blocks):
@@ -142,13 +156,43 @@ def class_counts_cells(thr, fixed, a_fixed, start, count, k0, k1, stream, n_bloc
     return out.sum(axis=0)
 
 
+@nb.njit(parallel=True, cache=True)
 def class_counts(thr, fixed, a_fixed, start, count, k0, k1, stream, n_blocks):
-    """Counts of the 32 transcript classes of one cell: :func:`class_counts_cells` with C = 1."""
-    return class_counts_cells(
-        np.asarray(thr, np.uint64).reshape(1, -1),
-        np.array([int(fixed)], np.int64), np.array([int(a_fixed)], np.int64),
-        start, count, k0, k1, stream, n_blocks,
-    )[0]
+    """Counts of the 32 transcript classes of one cell (``thr``: uint64[6]).
+
+    The same draws and classes as :func:`class_counts_cells` with one cell, with the
+    generator and the classification fused in one loop (no word buffers), which
+    is what a single run needs.
+    """
+    need_x = _needs_x(thr)
+    t_pi, t_p, t_rho = thr[T_PI], thr[T_P], thr[T_RHO]
+    t_xpc, t_xpd, t_xa = thr[T_XPC], thr[T_XPD], thr[T_XA]
+    af = np.uint8(a_fixed)
+    out = np.zeros((n_blocks, N_CLASSES), np.int64)
+    bsize = (count + n_blocks - 1) // n_blocks
+    for b in nb.prange(n_blocks):
+        lo = start + b * bsize
+        hi = min(start + count, lo + bsize)
+        local = np.zeros((4, N_CLASSES), np.int64)
+        idx = np.empty(_BATCH, np.uint8)
+        for i0 in range(lo, hi, _BATCH):
+            m = min(_BATCH, hi - i0)
+            for j in range(m):
+                ii = np.uint64(i0 + j)
+                w0, w1, w2, w3 = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(0), stream, k0, k1)
+                v0 = np.uint64(0)
+                v1 = np.uint64(0)
+                if need_x:
+                    v0, v1, v2, v3 = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(1), stream,
+                                                   k0, k1)
+                idx[j] = _class_index(w0, w1, w2, w3, v0, v1, t_pi, t_p, t_rho, t_xpc, t_xpd,
+                                      t_xa, fixed != 0, af)
+            for j in range(m):
+                local[j & 3, idx[j]] += 1
+        for r in range(4):
+            for c in range(N_CLASSES):
+                out[b, c] += local[r, c]
+    return out.sum(axis=0)
 
 
 @nb.njit(parallel=True, cache=True)
