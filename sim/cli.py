@@ -89,13 +89,21 @@ def _run(cfg: DictConfig) -> None:
 _hydra_main = hydra.main(version_base="1.3", config_path=f"pkg://{CONFIG_MODULE}", config_name="config")(_run)
 
 
-def main() -> None:
+def guarded_main(prog: str, check, hydra_main, errors: tuple = ()) -> None:
+    """Validate the command line with ``check`` (no file touched), then run Hydra.
+
+    Bad input exits with status 2 and a message, before Hydra creates its run
+    directory."""
     try:
-        prevalidate(sys.argv[1:])
-    except (ConfigError, HydraException, OmegaConfBaseException) as exc:
-        print(f"antiamp: error: {describe_error(exc)}", file=sys.stderr)
+        check(sys.argv[1:])
+    except (ConfigError, HydraException, OmegaConfBaseException, *errors) as exc:
+        print(f"{prog}: error: {describe_error(exc)}", file=sys.stderr)
         raise SystemExit(2) from None
-    _hydra_main()
+    hydra_main()
+
+
+def main() -> None:
+    guarded_main("antiamp", prevalidate, _hydra_main)
 
 
 if __name__ == "__main__":

@@ -296,8 +296,7 @@ def general_equilibria(game: Game, methods, n_starts: int, tol: float):
 
     g0P, g1P, g0A, g1A, gc = game.coefficients()
     C = len(g0P)
-    deb_p, deb_a, deb_ok, reports = [], [], [], []
-    con_p, con_ok = [], []
+    deb_p, deb_a, reports, con_p = [], [], [], []
     for i in range(C):
         def gain(x, i=i):
             return np.array([g0P[i] + g1P[i] * x[1], g0A[i] + g1A[i] * x[0]])

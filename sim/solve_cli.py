@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import logging
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,11 +15,9 @@ import numpy as np
 import xarray as xr
 from hydra.core.config_store import ConfigStore
 from hydra.core.hydra_config import HydraConfig
-from hydra.errors import HydraException
 from omegaconf import DictConfig, OmegaConf
-from omegaconf.errors import OmegaConfBaseException
 
-from .cli import _plain_overrides, describe_error
+from .cli import _plain_overrides, guarded_main
 from .config import ConfigError
 from .equilibrium import SolveConfig
 from sweeps.spec import SweepSpec
@@ -183,12 +180,7 @@ _hydra_main = hydra.main(version_base="1.3", config_path="pkg://conf",
 
 
 def main() -> None:
-    try:
-        prevalidate(sys.argv[1:])
-    except (ConfigError, HydraException, OmegaConfBaseException) as exc:
-        print(f"antiamp-solve: error: {describe_error(exc)}", file=sys.stderr)
-        raise SystemExit(2) from None
-    _hydra_main()
+    guarded_main("antiamp-solve", prevalidate, _hydra_main)
 
 
 if __name__ == "__main__":

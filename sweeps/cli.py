@@ -12,17 +12,14 @@ nothing.  Rerunning the same command resumes an interrupted sweep.
 from __future__ import annotations
 
 import logging
-import sys
 from pathlib import Path
 
 import hydra
 from hydra.core.config_store import ConfigStore
 from hydra.core.hydra_config import HydraConfig
-from hydra.errors import HydraException
 from omegaconf import DictConfig, OmegaConf
-from omegaconf.errors import OmegaConfBaseException
 
-from sim.cli import _plain_overrides, describe_error
+from sim.cli import _plain_overrides, guarded_main
 from sim.config import ConfigError
 
 from .engine import SweepError, check_store, resolve_store, run_sweep
@@ -72,12 +69,7 @@ _hydra_main = hydra.main(version_base="1.3", config_path="pkg://conf",
 
 
 def main() -> None:
-    try:
-        prevalidate(sys.argv[1:])
-    except (ConfigError, SweepError, HydraException, OmegaConfBaseException) as exc:
-        print(f"antiamp-sweep: error: {describe_error(exc)}", file=sys.stderr)
-        raise SystemExit(2) from None
-    _hydra_main()
+    guarded_main("antiamp-sweep", prevalidate, _hydra_main, (SweepError,))
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ import xarray as xr
 from kernels import baseline as kb
 from kernels.rng import split_seed
 from sim import __version__
-from sim.config import ConfigError, as_yaml
+from sim.config import as_yaml
 from sim.metrics import CONTRAST_METRICS, PROTOCOL_METRICS, class_probabilities, evaluate
 from sim.runner import numba_threads
 
@@ -239,7 +239,7 @@ def run_sweep(cfg, out_dir=None, *, client=None, progress=None, log=print) -> xr
     import zarr
 
     plan = make_plan(cfg)
-    n, seed = plan.base.run.n_instances, plan.base.run.seed
+    n = plan.base.run.n_instances
     chunk = chunk_shape(plan.shape, n, plan.cfg.sweep.cells_per_block)
     fp = fingerprint(plan, chunk)
     store = resolve_store(plan, out_dir)
@@ -286,9 +286,6 @@ def _execute(plan: Plan, todo: list, group, client, progress) -> None:
     if not todo:
         return
     ex = plan.cfg.executor
-    if ex.kind == "local" and not ex.processes and ex.n_workers > 1:
-        raise ConfigError("executor.n_workers > 1 on the local executor needs "
-                          "executor.processes=true (compiled kernels each use all cores)")
     n, seed, crn = plan.base.run.n_instances, plan.base.run.seed, plan.cfg.sweep.crn
     nt = threads_per_task(ex, plan.base.run.n_threads)
     disable = (not sys.stderr.isatty()) if progress is None else (not progress)

@@ -25,7 +25,7 @@ import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 from sim.config import Config, ConfigError, to_config, validate
-from sim.judge import judge_tables, protagonist_accuracy, resolve_strategies
+from sim.judge import judge_tables, resolve_strategies
 from sim.runner import baseline_thresholds
 
 SWEEPABLE = ("model", "judge", "protocol", "welfare")
@@ -369,6 +369,9 @@ def make_plan(cfg: Any) -> Plan:
     for name in ("n_workers", "jobs"):
         if getattr(ex, name) < 1:
             raise ConfigError(f"executor.{name} must be an integer >= 1")
+    if ex.kind == "local" and not ex.processes and ex.n_workers > 1:
+        raise ConfigError("executor.n_workers > 1 on the local executor needs "
+                          "executor.processes=true (compiled kernels each use all cores)")
     if ex.threads_per_task < 0:
         raise ConfigError("executor.threads_per_task must be an integer >= 0")
     if spec.cells_per_block < 0:

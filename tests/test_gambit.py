@@ -44,6 +44,7 @@ def test_agreement_with_gambit_on_random_games(**kw):
     (od, oc), (gd, gc) = ours(cfg), theirs(cfg)
     assert same_sets(od, gd, tol=1e-9), (od, gd)
     assert same_sets([(x,) for x in oc], [(x,) for x in gc], tol=1e-9), (oc, gc)
+    assert same_sets([(x,) for x in oc], [(x,) for x in gc], tol=1e-9), (oc, gc)
 
 
 def test_agreement_covers_pure_and_mixed_equilibria():
@@ -73,3 +74,4 @@ def test_agreement_in_degenerate_games(c_e):
     cfg = _cfg(rho=0.4, p=0.7, c_e=c_e, kind="tiebreak", b=0.5, mu=0, kappa=1, lam=1, n=1, d=0)
     (od, oc), (gd, gc) = ours(cfg), theirs(cfg)
     assert same_sets(od, gd, tol=1e-9), (od, gd)
+    assert same_sets([(x,) for x in oc], [(x,) for x in gc], tol=1e-9), (oc, gc)
