@@ -98,10 +98,6 @@ class Game:
         gc = self.J_c[:, 1] - self.J_c[:, 0] - self.c_e
         return g0P, g1P, g0A, g1A, gc
 
-    def cell(self, i: int) -> "Game":
-        return Game(*(np.asarray(getattr(self, f.name))[i:i + 1]
-                      if getattr(self, f.name) is not None else None
-                      for f in dataclasses.fields(self)))
 
 
 def exact_game(cells: list) -> Game:
@@ -220,7 +216,7 @@ def interim_payoffs(game: Game, x_P, x_A):
     wP = np.zeros_like(uP[0])
     wA = np.zeros_like(uP[0])
     simulated = game.tau_P_se is not None
-    for correct in (0, 1):
+    for correct in (() if simulated else (0, 1)):
         pr_c = p_c if correct else 1 - p_c
         for tP in (0, 1):
             pr_tp = (1.0 if tP else 0.0) if correct else (rho if tP else 1 - rho)
@@ -420,7 +416,6 @@ def _lists_to_padded(game, lp, la, consult=False):
         for j, k in enumerate(order):
             P[i, j], A[i, j] = lp[i][k], la[i][k]
     n = np.array([len(v) for v in lp])
-    g0P, g1P, g0A, g1A, _ = game.coefficients()
     interior = (P > 1e-9) & (P < 1 - 1e-9)
     if not consult:
         interior |= (A > 1e-9) & (A < 1 - 1e-9)
@@ -488,11 +483,10 @@ def _assemble(base, eqc, game, cells, shape, dims, axes, consult, debate, report
         "mu_A": (tuple(dims), game.mu_A.reshape(shape), {
             "long_name": "Pr(1 - a = omega | t_A = 1)", "units": "1"}),
     }
-    sel = {0: 0, 1: 1}
     for name, ln in (("amp", "mistake amplification"), ("acc", "accuracy"),
                      ("fwc", "follow-when-correct"), ("welfare", "principal welfare U_D")):
         v = vals[name][0]  # [C, E, protocol]
-        v = np.stack([v[..., sel[0]], v[..., sel[1]]], axis=1)  # [C, protocol, E]
+        v = np.moveaxis(v, -1, 1)  # [C, E, protocol] -> [C, protocol, E]
         data[name] = (dd, r(np.where(np.isnan(xP), np.nan, v)),
                       {"long_name": f"{ln} at the equilibrium",
                        "units": "utility" if name == "welfare" else "1"})
