@@ -140,13 +140,27 @@ _LONG = {
     "consultancy endorsement without evidence", "alpha": "welfare weight on errors",
     "beta": "welfare weight on ratified mistakes", "delta_c": "extra cost of debate",
 }
-_UNITS = {"c_e": "utility", "alpha": "utility", "beta": "utility", "delta_c": "utility",
+_LONG.update({
+    "p_P": "protagonist signal accuracy", "p_A": "antagonist signal accuracy",
+    "eta": "correlation of the senders' errors eta", "phi": "search efficacy phi",
+    "rho_unbelieved": "availability of an unbelieved false stance",
+    "c_J": "judge attention cost c_J", "gamma": "attention cost exponent",
+    "load": "debate attention load factor", "lam_gain": "attention gain of lambda",
+    "kappa_gain": "attention gain of kappa", "v_max": "largest check probability",
+    "v_rate": "check-probability rate", "t_fixed": "fixed attention", "t_max": "largest attention",
+})
+_UNITS = {"c_J": "utility", "c_e": "utility", "alpha": "utility", "beta": "utility", "delta_c": "utility",
           "jury_size": "judges"}
 
 
-def _field_types(section: str) -> dict:
+def sections_of(schema=Config) -> tuple:
+    """Sweepable sections of a config schema (extended schemas add their own)."""
+    return tuple(getattr(schema, "SWEEPABLE", SWEEPABLE))
+
+
+def _field_types(section: str, schema=Config) -> dict:
     """Field name -> annotation (a string, under postponed evaluation) of a config section."""
-    cls = type(getattr(Config(), section))
+    cls = type(getattr(schema(), section))
     return {f.name: str(f.type) for f in dataclasses.fields(cls)}
 
 
@@ -223,7 +237,7 @@ def _coerce(path: str, typ: str, v):
         raise ConfigError(f"sweep.axes.{path}: value {v!r} is not a valid {name}") from None
 
 
-def parse_axes(spec: SweepSpec) -> list:
+def parse_axes(spec: SweepSpec, schema=Config) -> list:
     axes_cfg = spec.axes
     if isinstance(axes_cfg, DictConfig):
         axes_cfg = OmegaConf.to_container(axes_cfg, resolve=False)
@@ -237,14 +251,14 @@ def parse_axes(spec: SweepSpec) -> list:
         raise ConfigError(f"sweep.design must be one of {', '.join(DESIGNS)}, got {spec.design!r}")
     axes = []
     for section, fields in axes_cfg.items():
-        if section not in SWEEPABLE:
+        if section not in sections_of(schema):
             raise ConfigError(
                 f"sweep.axes.{section}: unknown section; axes live under "
-                f"{', '.join(SWEEPABLE)}"
+                f"{', '.join(sections_of(schema))}"
             )
         if not isinstance(fields, dict) or not fields:
             raise ConfigError(f"sweep.axes.{section} must map field names to values")
-        types = _field_types(section)
+        types = _field_types(section, schema)
         for name, values in fields.items():
             path = f"{section}.{name}"
             if name not in types:
@@ -302,9 +316,11 @@ def _stream_of(cell_cfg: Config) -> int:
 class CellGrid:
     """The cells of a sweep (a grid or a design) as validated configs, in C order."""
 
-    def __init__(self, base: Config, spec: SweepSpec):
+    def __init__(self, base: Config, spec: SweepSpec, validator=None):
         self.base = base
-        self.axes = parse_axes(spec)
+        self.sections = sections_of(type(base))
+        self.validator = validator or validate
+        self.axes = parse_axes(spec, type(base))
         if spec.design == "grid":
             self.shape = tuple(len(a.values) for a in self.axes)
             grids = np.meshgrid(*[a.values for a in self.axes], indexing="ij")
@@ -319,24 +335,24 @@ class CellGrid:
         self.n_cells = int(np.prod(self.shape))
         if self.n_cells > 50_000_000:
             raise ConfigError(f"the sweep has {self.n_cells:,} cells; the limit is 50,000,000")
-        self._sections = {s: getattr(base, s) for s in SWEEPABLE}
+        self._sections = {s: getattr(base, s) for s in self.sections}
 
     def where(self, i: int) -> str:
         return ", ".join(f"{a.dim}={col[i]!r}" for a, col in zip(self.axes, self.columns))
 
     def cell(self, i: int) -> Config:
         """The validated config of cell ``i``; ConfigError names the cell and the field."""
-        changes: dict = {s: {} for s in SWEEPABLE}
+        changes: dict = {s: {} for s in self.sections}
         for a, col in zip(self.axes, self.columns):
             s, name = a.path.split(".")
             v = col[i]
             changes[s][name] = v.item() if hasattr(v, "item") else v
         cell = dataclasses.replace(
             self.base,
-            **{s: dataclasses.replace(self._sections[s], **changes[s]) for s in SWEEPABLE},
+            **{s: dataclasses.replace(self._sections[s], **changes[s]) for s in self.sections},
         )
         try:
-            validate(cell)
+            self.validator(cell)
         except ConfigError as exc:
             raise ConfigError(f"sweep cell ({self.where(i)}): {exc}") from None
         return cell
