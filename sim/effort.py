@@ -152,7 +152,9 @@ def sender_equilibria(cm: CellModel, t, tol):
     Jc, Jd, v = tables_at(cm.effort, cm.judge, cm.protocol, t)
     W = np.broadcast_to(cm.weights, (len(t), 32))
     G = sg.gains(W, Jc, Jd, v, np.full(len(t), cm.c_e))
-    cons, deb = sg.enumerate_equilibria(G, tol)
+    # Indifference is detected well inside the certificate tolerance, so that a
+    # switch point located by root finding certifies.
+    cons, deb = sg.enumerate_equilibria(G, tol * 1e-3)
     return cons, deb
 
 
@@ -161,7 +163,7 @@ def judge_utility(cm: CellModel, prof: sg.Profile, t, protocol: int):
     t = np.atleast_1d(np.asarray(t, float))
     Jc, Jd, v = tables_at(cm.effort, cm.judge, cm.protocol, t)
     W = np.broadcast_to(cm.weights, (len(t), 32))
-    acc = sg.outcomes(W, prof, Jc, Jd, v, n=1)["acc"][0][:, protocol]
+    acc = sg.accuracy(W, prof, Jc, Jd, v, protocol)
     return acc - cost(cm.effort, t, protocol)
 
 
@@ -261,15 +263,24 @@ def solve_cell(cm: CellModel, tol: float = 1e-9):
         step = grid[1] - grid[0]
         found, cands = [], []
 
-        def h_at(z):
+        def h_at(z, ref=None):
             c1, d1 = sender_equilibria(cm, [z], tol)
             lst = (c1 if protocol == 0 else d1)[0]
             if len(lst) != 1:
-                raise _Ambiguous(z)
+                if ref is None:
+                    raise _Ambiguous(z)
+                # At a switch point: continue the branch of the reference profile.
+                lst = [min(lst, key=lambda pr: _dist(pr, ref))]
             tb, _ = best_attention(cm, _prof_of(lst[0], protocol), protocol, grid, True)
             return tb[0] - z, lst[0]
 
         fine = {}
+
+        def fine_h(k):
+            if k not in fine:
+                fine[k] = h_at(grid[k])[0]
+            return fine[k]
+
         for k in range(len(grid)):
             if not unique[k]:
                 report.append(f"{name}: several sender equilibria at t={grid[k]:.4g}; "
@@ -277,32 +288,77 @@ def solve_cell(cm: CellModel, tol: float = 1e-9):
                 for i, (kk, pr) in enumerate(rows):
                     if kk == k and u_br[i] - u_here[i] <= tol:
                         cands.append((grid[k], pr))
-            elif abs(coarse[k]) <= 2.5 * step:
-                fine[k] = h_at(grid[k])[0]
-        for k, hk in fine.items():
+                continue
+            near = abs(coarse[k]) <= 2.5 * step
+            cross = k + 1 < len(grid) and unique[k + 1] and coarse[k] * coarse[k + 1] <= 0
+            if near or cross:
+                fine_h(k)
+                if k + 1 < len(grid) and unique[k + 1]:
+                    fine_h(k + 1)
+        for k in sorted(fine):
+            hk = fine[k]
             if abs(hk) <= 1e-12:
                 cands.append((grid[k], per_t[k][0]))
             elif k + 1 in fine and hk * fine[k + 1] < 0:
-                try:
-                    z = optimize.brentq(lambda q: h_at(q)[0], grid[k], grid[k + 1], xtol=1e-13)
-                    cands.append((z, h_at(z)[1]))
-                except _Ambiguous as exc:
-                    report.append(f"{name}: several sender equilibria at t={exc.args[0]:.6g}")
+                lo_pr, hi_pr = per_t[k][0], per_t[k + 1][0]
+                z = optimize.brentq(lambda q: h_at(q, lo_pr)[0], grid[k], grid[k + 1],
+                                    xtol=1e-14)
+                cands.append((z, h_at(z, lo_pr)[1]))
+                # If x*(t) jumps at z, an equilibrium may blend the senders' profiles on
+                # either side of the switch point (a sender type is indifferent there).
+                mix = _mix_at_switch(cm, z, lo_pr, hi_pr, protocol, grid)
+                if mix is not None:
+                    cands.append((z, mix))
         for s, pr in cands:
             eps_j, eps_s, u = _certify(cm, s, pr, protocol, grid, True)
-            if eps_j <= max(tol, 1e-8) and eps_s <= tol:
-                if not any(abs(s - f.t) < 1e-7 for f in found):
+            if eps_j <= tol and eps_s <= tol:
+                if not any(abs(s - f.t) < 1e-7 and _same(pr, f.profile) for f in found):
                     found.append(JointEquilibrium(protocol, float(s), pr, eps_j, eps_s, u))
-            else:
-                report.append(f"{name}: the judge's best "
-                              f"response jumps near t={s:.4g} (deviation gain {eps_j:.3g}); no "
-                              "pure-attention equilibrium there")
+        if not found:
+            report.append(f"{name}: no pure-attention equilibrium (the judge's best response "
+                          "and the senders' equilibrium jump past each other)")
         out += found
     return out, commit, report
 
 
 class _Ambiguous(Exception):
     pass
+
+
+def _dist(a, b) -> float:
+    fa = np.concatenate([np.ravel(x) for x in (a if isinstance(a, tuple) else (a,))])
+    fb = np.concatenate([np.ravel(x) for x in (b if isinstance(b, tuple) else (b,))])
+    return float(np.max(np.abs(fa - fb)))
+
+
+def _same(a, b) -> bool:
+    fa = np.concatenate([np.ravel(x) for x in (a if isinstance(a, tuple) else (a,))])
+    fb = np.concatenate([np.ravel(x) for x in (b if isinstance(b, tuple) else (b,))])
+    return bool(np.max(np.abs(fa - fb)) < 1e-7)
+
+
+def _blend(lo, hi, lam):
+    if isinstance(lo, tuple):
+        return tuple((1 - lam) * a + lam * b for a, b in zip(lo, hi))
+    return (1 - lam) * lo + lam * hi
+
+
+def _mix_at_switch(cm, z, lo_pr, hi_pr, protocol, grid):
+    """At a switch point z of the senders' equilibrium, the blend of the profiles on
+    either side that makes z the judge's best response, if one exists."""
+    if _same(lo_pr, hi_pr):
+        return None
+
+    def g(lam):
+        pr = _blend(lo_pr, hi_pr, lam)
+        tb, _ = best_attention(cm, _prof_of(pr, protocol), protocol, grid, True)
+        return tb[0] - z
+
+    g0, g1 = g(0.0), g(1.0)
+    if g0 * g1 > 0:
+        return None
+    lam = optimize.brentq(g, 0.0, 1.0, xtol=1e-14) if g0 * g1 < 0 else (0.0 if g0 == 0 else 1.0)
+    return _blend(lo_pr, hi_pr, lam)
 
 
 def with_attention(judge: JudgeConfig, e: EffortConfig, t: float) -> JudgeConfig:

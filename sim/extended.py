@@ -257,7 +257,7 @@ def solve_extended(cfg: Any = None, progress: bool | None = None) -> xr.Dataset:
     rows, vals = _metrics(cells, W, found, simulated)
     # Twins at eta = 0 (same accuracies, independent errors): the value of diversity.
     twins = [dataclasses.replace(c, signals=dataclasses.replace(c.signals, eta=0.0))
-             if c.signals.joint is None else None for c in cells]
+             if c.signals.joint is None and c.signals.eta != 0 else None for c in cells]
     have_twin = [t is not None for t in twins]
     amp0 = np.full((len(cells), 2), np.nan)
     if any(have_twin):
@@ -271,6 +271,12 @@ def solve_extended(cfg: Any = None, progress: bool | None = None) -> xr.Dataset:
             for p in (0, 1):
                 if best[j][p] is not None:
                     amp0[i, p] = v0["amp"][0][best[j][p]]
+    best = _best_rows(rows, vals, len(cells))
+    for i, c in enumerate(cells):  # eta = 0 already: the cell is its own twin
+        if c.signals.joint is None and c.signals.eta == 0:
+            for p in (0, 1):
+                if best[i][p] is not None:
+                    amp0[i, p] = vals["amp"][0][best[i][p]]
     elapsed = time.perf_counter() - t0
     return _assemble(base, cells, shape, dims, axes, rows, vals, found, commits, W, amp0,
                      simulated, report, calls, elapsed)

@@ -293,6 +293,16 @@ def endorsement(prof: Profile, J_c, J_d, v):
     return g_c, g_d, (q_c, q_P, q_A)
 
 
+def accuracy(weights, prof: Profile, J_c, J_d, v, protocol: int):
+    """Pr(y = omega) per row for one protocol (0 consult, 1 debate): the judge's
+    objective, without the standard-error work of :func:`outcomes`."""
+    w = np.asarray(weights, float)
+    g_c, g_d, _ = endorsement(prof, J_c, J_d, v)
+    g = g_d if protocol == 1 else g_c
+    accurate = np.where(P_TRUE == 1, g, 1 - g)
+    return (w * accurate).sum(-1) / w.sum(-1)
+
+
 OUTCOME_METRICS = {
     "amp": ("mistake amplification", "Pr(y = a | a != omega)"),
     "acc": ("accuracy", "Pr(y = omega)"),

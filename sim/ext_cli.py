@@ -1,0 +1,288 @@
+"""``antiamp-ext``: correlated signals and endogenous judge effort (seed 000, section 5).
+
+    antiamp-ext signals.eta=0.6 signals.phi=0.3 model.c_e=0.4 judge.b=0.7
+    antiamp-ext effort.enabled=true judge=logit effort.lam_gain=3 effort.c_J=0.05
+    antiamp-ext study=diversity          # a named study: grid, Zarr store, figures
+
+Writes ``extension.zarr`` and, for grids, ``extension.png/.pdf`` (and
+``attention_map.png/.pdf`` with effort) in the run directory.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import hydra
+import numpy as np
+import xarray as xr
+from hydra.core.config_store import ConfigStore
+from hydra.core.hydra_config import HydraConfig
+from omegaconf import DictConfig, OmegaConf
+
+from sweeps.spec import SweepSpec
+
+from .cli import _plain_overrides, guarded_main
+from .config import ConfigError
+from .extended import ExtConfig
+
+log = logging.getLogger("antiamp")
+
+_NON_AXES = ("protocol", "equilibrium", "s_P", "s_A")
+
+
+@dataclass
+class ExtCLIConfig(ExtConfig):
+    #: Optional grid: ``sweep.axes`` with the syntax of antiamp-sweep (sections model,
+    #: judge, protocol, welfare, signals, effort).
+    sweep: SweepSpec = field(default_factory=SweepSpec)
+
+
+def _schema():
+    node = OmegaConf.structured(ExtCLIConfig)
+    OmegaConf.set_struct(node.sweep.axes, False)
+    return node
+
+
+ConfigStore.instance().store(name="antiamp_ext_schema", node=_schema())
+
+
+def axes_of(ds: xr.Dataset) -> list:
+    return [d for d in ds.amp.dims if d not in _NON_AXES]
+
+
+def format_table(ds: xr.Dataset) -> str:
+    eff = ds.attrs["effort"] == "on"
+    lines = [f"antiamp-ext: correlated signals{' and judge attention' if eff else ''} "
+             f"({ds.attrs['method']}, {ds.attrs['payoffs']} payoffs)",
+             f"eta = {float(ds.eta_used):.4f} (feasible [{float(ds.eta_min):.4f}, "
+             f"{float(ds.eta_max):.4f}]), Pr(antagonist shares the error | a != omega) = "
+             f"{float(ds.shared_blind_spot):.4f}", ""]
+    head = "protocol  #  " + ("t*        " if eff else "") + \
+        "amp       acc       fwc       counter   welfare   epsilon"
+    lines.append(head)
+    for prot in ("consult", "debate"):
+        d = ds.sel(protocol=prot)
+        for e in range(int(d.n_equilibria)):
+            r = d.isel(equilibrium=e)
+            vals = ([float(r.t_star)] if eff else []) + [
+                float(r[v]) for v in ("amp", "acc", "fwc", "counter_signal", "welfare")]
+            cells = [("-" if np.isnan(v) else f"{v:.5f}").ljust(9) for v in vals]
+            lines.append(f"{prot:<9} {e}  " + " ".join(cells) + f" {float(r.epsilon):.2e}")
+            xs = f"    x_P by s_P: {np.round(r.x_P.values, 5).tolist()}"
+            if prot == "debate":
+                xs += f"; x_A by (a, s_A): {np.round(r.x_A.values, 5).tolist()}"
+            lines.append(xs)
+    if eff and "t_commit" in ds:
+        lines.append("")
+        lines.append("judge as leader (attention committed): t = " + ", ".join(
+            f"{p} {float(ds.t_commit.sel(protocol=p)):.4f}" for p in ("consult", "debate")))
+    lines.append("")
+    lines.append(f"value of diversity Amp(eta) - Amp(0), debate: "
+                 f"{float(ds.diversity_value.sel(protocol='debate')):+.5f}")
+    return "\n".join(lines)
+
+
+def plot_extension(ds: xr.Dataset, path: Path) -> list:
+    """Outcomes at the judge-preferred equilibrium against the sweep axes."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    dims = axes_of(ds)
+    if not dims:
+        return []
+    d0 = ds.isel(equilibrium=0)
+    x = dims[0]
+    extra = {d: 0 for d in dims[2:]}
+    d0 = d0.isel(extra) if extra else d0
+    hue = dims[1] if len(dims) > 1 else None
+    eff = ds.attrs["effort"] == "on"
+    panels = [("amp", "mistake amplification Amp"), ("acc", "accuracy"),
+              ("amp_gap", "Amp(consult) - Amp(debate)")]
+    if eff:
+        panels += [("t_star", "equilibrium attention t*"), ("t_gap", "t*(debate) - t*(consult)")]
+    elif x == "eta" or hue == "eta":
+        panels += [("diversity_value", "value of diversity Amp(eta) - Amp(0), debate")]
+    fig, axs = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.6), squeeze=False)
+    hues = [None] if hue is None else list(range(ds.sizes[hue]))
+    if len(hues) > 6:
+        hues = list(np.unique(np.linspace(0, len(hues) - 1, 6).round().astype(int)))
+    cmap = plt.get_cmap("viridis")
+    xv = ds[x].values
+    for ax, (var, title) in zip(axs[0], panels):
+        for k, h in enumerate(hues):
+            sub = d0 if h is None else d0.isel({hue: h})
+            col = cmap(k / max(1, len(hues) - 1)) if h is not None else "C0"
+            lab = "" if h is None else f"{hue}={ds[hue].values[h]:.3g}"
+            da = sub[var]
+            if "protocol" in da.dims:
+                if var == "diversity_value":
+                    ax.plot(xv, da.sel(protocol="debate").values, "-o", ms=3, color=col, label=lab)
+                    continue
+                ax.plot(xv, da.sel(protocol="debate").values, "-o", ms=3, color=col,
+                        label=(lab + " debate").strip())
+                ax.plot(xv, da.sel(protocol="consult").values, "--", color=col,
+                        label=(lab + " consult").strip() if k == 0 or h is None else None)
+            else:
+                ax.plot(xv, da.values, "-o", ms=3, color=col, label=lab or None)
+        if var in ("amp_gap", "t_gap", "diversity_value"):
+            ax.axhline(0, color="0.6", lw=0.8)
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel(_axis_label(ds, x), fontsize=8)
+        if var != "t_star" and var != "t_gap" and var not in ("amp_gap", "diversity_value"):
+            ax.set_ylim(-0.02, 1.02)
+        if ds[x].attrs.get("config_path", "").endswith("c_J") and np.all(xv > 0):
+            ax.set_xscale("log")
+    axs[0][0].legend(fontsize=7, frameon=False)
+    note = ("; shown at " + ", ".join(f"{d}={ds[d].values[0]:.3g}" for d in extra)) if extra else ""
+    fig.suptitle(f"{_describe(ds)} (solid: debate, dashed: consultancy; equilibrium preferred by "
+                 f"the judge){note}", fontsize=9)
+    fig.tight_layout(rect=(0, 0, 1, 0.93))
+    written = _save(fig, path)
+    if eff and len(dims) >= 2:
+        written += _attention_map(ds, path.with_name("attention_map"))
+    return written
+
+
+def _attention_map(ds, path):
+    """Where debate raises (t_gap > 0) or lowers attention, faceted over a third axis."""
+    import matplotlib.pyplot as plt
+
+    dims = axes_of(ds)
+    y, x = dims[1], dims[0]
+    facets = list(range(ds.sizes[dims[2]])) if len(dims) > 2 else [None]
+    fig, axs = plt.subplots(1, len(facets), figsize=(4 * len(facets) + 1, 3.8), squeeze=False,
+                            layout="constrained")
+    gap = ds.t_gap
+    any_collapse = False
+    lim = float(np.nanmax(np.abs(gap.values))) or 1.0
+    for ax, f in zip(axs[0], facets):
+        g = gap if f is None else gap.isel({dims[2]: f})
+        g = g.isel({d: 0 for d in dims[3:]}) if len(dims) > 3 else g
+        m = ax.pcolormesh(ds[x].values, ds[y].values, g.transpose(y, x).values, cmap="RdBu",
+                          vmin=-lim, vmax=lim, shading="nearest")
+        col = ds.collapse.isel(equilibrium=0).sel(protocol="debate")
+        col = col if f is None else col.isel({dims[2]: f})
+        col = col.isel({d: 0 for d in dims[3:]}) if len(dims) > 3 else col
+        yy, xx = np.nonzero(col.transpose(y, x).values)
+        if len(xx):
+            any_collapse = True
+            ax.scatter(ds[x].values[xx], ds[y].values[yy], marker="x", s=12, c="k",
+                       label="debate attention collapses (t* = 0)")
+        if ds[x].attrs.get("config_path", "").endswith("c_J"):
+            ax.set_xscale("log")
+        ax.set_xlabel(_axis_label(ds, x), fontsize=8)
+        ax.set_ylabel(_axis_label(ds, y), fontsize=8)
+        if f is not None:
+            ax.set_title(f"{dims[2]} = {ds[dims[2]].values[f]:.3g}", fontsize=9)
+    fig.colorbar(m, ax=axs[0].tolist(), label="t*(debate) - t*(consult)")
+    if any_collapse:
+        axs[0][0].legend(fontsize=7, frameon=False, loc="lower left")
+    fig.suptitle("does debate raise judge attention? (blue: raises, red: lowers)", fontsize=10)
+    return _save(fig, path)
+
+
+def _axis_label(ds, d) -> str:
+    import yaml
+
+    if d == "eta" and yaml.safe_load(ds.attrs["config"])["signals"]["eta_mode"] == "fraction":
+        return "error correlation eta (fraction of its feasible extreme)"
+    return ds[d].attrs.get("long_name", d)
+
+
+def _describe(ds) -> str:
+    import yaml
+
+    cfg = yaml.safe_load(ds.attrs["config"])
+    swept = {ds[d].attrs.get("config_path") for d in axes_of(ds)}
+    fields = [("model", "p"), ("model", "rho"), ("model", "c_e"), ("judge", "kind")]
+    fields += [("judge", "b")] if cfg["judge"]["kind"] == "tiebreak" else [
+        ("judge", k) for k in ("lam", "mu", "kappa")]
+    fields += [("signals", "phi"), ("signals", "p_A")]
+    if cfg["effort"]["enabled"]:
+        fields += [("effort", k) for k in ("c_J", "load", "lam_gain", "v_max")]
+    parts = [f"{k}={cfg[s][k]}" for s, k in fields
+             if f"{s}.{k}" not in swept and cfg[s][k] is not None]
+    return ", ".join(parts)
+
+
+def _save(fig, path: Path) -> list:
+    import matplotlib.pyplot as plt
+
+    written = []
+    for fmt in ("png", "pdf"):
+        p = path.with_suffix(f".{fmt}")
+        fig.savefig(p, dpi=120)
+        written.append(p)
+    plt.close(fig)
+    return written
+
+
+def prevalidate(args: list[str]) -> None:
+    from hydra import compose, initialize_config_module
+
+    from .extended import to_ext_config, validate_ext
+
+    overrides = _plain_overrides(args)
+    if overrides is None:
+        return
+    with initialize_config_module(config_module="conf", version_base="1.3"):
+        cfg = compose(config_name="ext_config", overrides=overrides)
+    base, spec = to_ext_config(OmegaConf.to_container(cfg, resolve=True))
+    if spec is not None:
+        from sweeps.spec import CellGrid
+
+        grid = CellGrid(base, spec, validator=validate_ext)
+        for i in range(grid.n_cells):
+            grid.cell(i)
+
+
+def _run(cfg: DictConfig) -> None:
+    from sim.output import write_zarr_atomic
+
+    from .extended import solve_extended
+
+    logging.getLogger("matplotlib").setLevel(logging.WARNING)
+    try:
+        ds = solve_extended(cfg)
+    except ConfigError as exc:
+        log.error("invalid configuration: %s", exc)
+        raise SystemExit(2) from None
+    out = Path(HydraConfig.get().runtime.output_dir)
+    dims = axes_of(ds)
+    if dims:
+        n = ds.n_equilibria
+        print(f"{int(np.prod([ds.sizes[d] for d in dims])):,} cells in "
+              f"{ds.attrs['solve_seconds']:.1f} s ({ds.attrs['kernel_calls']} kernel calls); "
+              f"equilibria per cell: consult {int(n.sel(protocol='consult').min())}-"
+              f"{int(n.sel(protocol='consult').max())}, debate "
+              f"{int(n.sel(protocol='debate').min())}-{int(n.sel(protocol='debate').max())}; "
+              f"largest certificate {float(ds.epsilon.max()):.2e}")
+        none = int((n == 0).sum())
+        if none:
+            print(f"{none} (cell, protocol) pairs have no pure-attention equilibrium "
+                  "(see the solver report in the store's attrs)")
+    else:
+        print(format_table(ds))
+        if ds.attrs["solver_report"] != "no issues":
+            print("\nsolver report:\n" + ds.attrs["solver_report"])
+    store = write_zarr_atomic(ds, out / "extension.zarr")
+    print(f"\nwrote {store}")
+    if dims:
+        for p in plot_extension(ds, out / "extension"):
+            print(f"wrote {p}")
+
+
+_hydra_main = hydra.main(version_base="1.3", config_path="pkg://conf",
+                         config_name="ext_config")(_run)
+
+
+def main() -> None:
+    guarded_main("antiamp-ext", prevalidate, _hydra_main)
+
+
+if __name__ == "__main__":
+    main()
