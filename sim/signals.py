@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import List, Optional
+from typing import Any, Optional
 
 import numpy as np
 
@@ -62,14 +62,14 @@ class SignalsConfig:
     #: or minimum (eta < 0), so every accuracy pair accepts it.
     eta_mode: str = "absolute"
     #: Full table Pr(s_P, s_A | omega) as [omega][s_P][s_A]; overrides p_P, p_A, eta.
-    joint: Optional[List[List[List[float]]]] = None
+    joint: Optional[Any] = None
     #: Search efficacy: availability for a true stance its sender does not believe.
     phi: float = 1.0
     #: Availability for a false stance its sender does not believe; null = model.rho.
     rho_unbelieved: Optional[float] = None
     #: Full availability table [[true & believed, true & not], [false & believed,
     #: false & not]]; overrides phi, rho_unbelieved and model.rho.
-    avail: Optional[List[List[float]]] = None
+    avail: Optional[Any] = None
 
 
 # ------------------------------------------------------------------ signal structure
@@ -472,7 +472,7 @@ def certificate(weights, prof: Profile, J_c, J_d, v, c_e):
 
     eps_c = regret(uPc, prof.x_Pc).max(axis=-1)
     eps_d = np.maximum(regret(uP, prof.x_P).max(axis=-1),
-                       regret(uA, prof.x_A).reshape(len(uA), -1).max(axis=-1))
+                       regret(uA, prof.x_A).reshape(len(uA), 4).max(axis=-1))
     return np.stack([eps_c, eps_d], axis=1)
 
 

@@ -89,3 +89,79 @@ def gambit_consult_equilibria(c_e, Jc):
 def same_sets(a, b, tol=1e-9):
     a, b = sorted(a), sorted(b)
     return len(a) == len(b) and all(np.max(np.abs(np.subtract(x, y))) <= tol for x, y in zip(a, b))
+
+
+# ---------------------------------------------------------------- correlated signals
+def _fractions(probs):
+    """Exact chance probabilities summing to one (Gambit requires it)."""
+    fr = [Fraction(float(q)).limit_denominator(10**12) for q in probs]
+    fr[-1] = 1 - sum(fr[:-1])
+    return fr
+
+
+def signals_debate_game(class_probs, c_e, J):
+    """The correlated-signals debate game as a Gambit tree, built from the model's text.
+
+    Chance draws the class (omega, s_P, s_A, t_P, t_A) (index 16 omega + 8 s_P +
+    4 s_A + 2 t_P + t_A).  P moves when t_P = 1 in an information set per s_P;
+    then A, when t_A = 1, in an information set per (s_P, s_A), not seeing P's move.
+    """
+    g = gbt.Game.new_tree(players=["P", "A"], title="correlated signals, open debate")
+    P, A = g.players["P"], g.players["A"]
+    keep = [k for k in range(32) if class_probs[k] > 0]
+    g.append_move(g.root, g.players.chance, [f"class {k}" for k in keep])
+    g.set_chance_probs(g.root.infoset, _fractions([class_probs[k] for k in keep]))
+    p_sets, a_sets = {}, {}
+    made = {}
+
+    def pay(node, eP, eA):
+        if (eP, eA) not in made:
+            j = float(J[eP][eA])
+            made[eP, eA] = g.add_outcome(f"eP={eP}, eA={eA}", [j - c_e * eP, 1 - j - c_e * eA])
+        g.set_outcome(node, made[eP, eA])
+
+    def a_move(node, sp, sa, ta, eP, present_cost):
+        if not ta:
+            pay(node, eP, 0) if not present_cost else _pay_cost(node, eP, 0, present_cost)
+            return
+        key = (sp, sa)
+        if key in a_sets:
+            g.append_infoset(node, a_sets[key])
+        else:
+            g.append_move(node, A, ["present", "withhold"])
+            a_sets[key] = node.infoset
+        for leaf, eA in zip(node.children, (1, 0)):
+            pay(leaf, eP, eA)
+
+    def _pay_cost(node, eP, eA, _):
+        pay(node, eP, eA)
+
+    for branch, k in zip(g.root.children, keep):
+        sp, sa, tp, ta = (k >> 3) & 1, (k >> 2) & 1, (k >> 1) & 1, k & 1
+        if tp:
+            if sp in p_sets:
+                g.append_infoset(branch, p_sets[sp])
+            else:
+                g.append_move(branch, P, ["present", "withhold"])
+                p_sets[sp] = branch.infoset
+            for node, eP in zip(branch.children, (1, 0)):
+                a_move(node, sp, sa, ta, eP, 0)
+        else:
+            a_move(branch, sp, sa, ta, 0, 0)
+    return g, p_sets, a_sets
+
+
+def gambit_signals_equilibria(class_probs, c_e, J):
+    """Behaviour profiles (x_P[s_P], x_A[s_P, s_A]) of every extreme equilibrium found by
+    Gambit's enummixed on the strategic form."""
+    g, p_sets, a_sets = signals_debate_game(class_probs, c_e, J)
+    res = gbt.nash.enummixed_solve(g, rational=False)
+    out = []
+    for prof in res.equilibria:
+        beh = prof.as_behavior()
+        xp = np.array([float(beh[list(p_sets[s].actions)[0]]) for s in (0, 1)])
+        xa = np.array([[float(beh[list(a_sets[(s, r)].actions)[0]]) for r in (0, 1)] for s in (0, 1)])
+        if not any(np.max(np.abs(xp - u)) < 1e-9 and np.max(np.abs(xa - w)) < 1e-9
+                   for u, w in out):
+            out.append((xp, xa))
+    return out

@@ -1,0 +1,59 @@
+"""The antiamp-ext command: one cell, a named study, bad input."""
+
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import xarray as xr
+
+
+def run(args, cwd):
+    exe = shutil.which("antiamp-ext")
+    cmd = [exe] if exe else [sys.executable, "-m", "sim.ext_cli"]
+    return subprocess.run(cmd + args, cwd=cwd, capture_output=True, text=True, timeout=600)
+
+
+def test_single_cell_table_and_store(tmp_path):
+    r = run(["signals.eta=0.6", "signals.phi=0.3", "model.c_e=0.4", "judge.b=0.7",
+             "hydra.run.dir=out"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "x_A by (a, s_A)" in r.stdout and "value of diversity" in r.stdout
+    ds = xr.open_zarr(tmp_path / "out" / "extension.zarr")
+    for v in ("amp", "acc", "fwc", "counter_signal", "x_P", "x_A", "epsilon", "n_equilibria",
+              "diversity_value", "shared_blind_spot", "eta_min", "eta_max"):
+        assert v in ds
+    assert float(ds.epsilon.max()) < 1e-9
+    assert ds.x_A.dims == ("protocol", "equilibrium", "s_P", "s_A")
+
+
+def test_attention_cell_reports_equilibrium_attention(tmp_path):
+    r = run(["effort.enabled=true", "judge=logit", "judge.mu=0.5", "effort.lam_gain=3",
+             "effort.v_max=0.5", "effort.c_J=0.05", "hydra.run.dir=out"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "t*" in r.stdout and "judge as leader" in r.stdout
+    ds = xr.open_zarr(tmp_path / "out" / "extension.zarr")
+    assert 0 < float(ds.t_star.sel(protocol="debate").isel(equilibrium=0)) <= 1
+
+
+def test_named_study_writes_grid_and_figures(tmp_path):
+    r = run(["study=accuracy_gap", "sweep.axes.signals.p_A={linspace:[0.6,0.9,2]}", "hydra.run.dir=out"],
+            tmp_path)
+    assert r.returncode == 0, r.stderr
+    ds = xr.open_zarr(tmp_path / "out" / "extension.zarr")
+    assert ds.amp.dims == ("p_A", "eta", "protocol", "equilibrium")
+    assert ds.p_A.attrs["config_path"] == "signals.p_A"
+    assert not np.isnan(ds.amp.isel(equilibrium=0)).any()
+    for f in ("extension.png", "extension.pdf"):
+        assert (tmp_path / "out" / f).stat().st_size > 1000
+
+
+def test_bad_input_exits_2_without_output(tmp_path):
+    for args, msg in ((["signals.eta=0.95", "signals.p_A=0.6"], "feasible"),
+                      (["effort.c_J=-1"], "effort.c_J"),
+                      (["study=nope"], "study"),
+                      (["sweep.axes.signals.phi=[0.5,1.5]"], "signals.phi")):
+        r = run(args + ["hydra.run.dir=out"], tmp_path)
+        assert r.returncode == 2, (args, r.stdout, r.stderr)
+        assert msg in r.stderr, r.stderr
+        assert not (tmp_path / "out").exists()

@@ -1,0 +1,293 @@
+"""Correlated signals: limits, exact enumeration against simulation, Gambit, bad input."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import seed_formulas as sf
+from gambit_games import gambit_signals_equilibria
+from sim import ConfigError
+from sim import signals as sg
+from sim.equilibrium import solve as solve_baseline
+from sim.extended import solve_extended, to_ext_config
+from sim.judge import judge_tables
+
+
+def cell_weights(cfg):
+    c, _ = to_ext_config(cfg)
+    pi, joint, avail = c.model.pi, sg.joint_table(c.signals, c.model.p), \
+        sg.avail_table(c.signals, c.model.rho)
+    return c, sg.class_probabilities([pi], [joint], [avail])[0]
+
+
+# ------------------------------------------------------------------ signal structure
+@given(p_P=st.floats(0.01, 0.99), p_A=st.floats(0.01, 0.99), frac=st.floats(-1, 1))
+@settings(max_examples=60, deadline=None)
+def test_joint_table_has_the_requested_margins_and_correlation(p_P, p_A, frac):
+    s = sg.SignalsConfig(p_P=p_P, p_A=p_A, eta=frac, eta_mode="fraction")
+    t = sg.joint_table(s, 0.8)
+    eta = sg.resolved_eta(s, p_P, p_A)
+    for om in (0, 1):
+        assert t[om].sum() == pytest.approx(1, abs=1e-12)
+        assert t[om][om, :].sum() == pytest.approx(p_P, abs=1e-12)  # Pr(s_P = omega)
+        assert t[om][:, om].sum() == pytest.approx(p_A, abs=1e-12)
+        both = t[om][om, om]
+        corr = (both - p_P * p_A) / math.sqrt(p_P * (1 - p_P) * p_A * (1 - p_A))
+        assert corr == pytest.approx(eta, abs=1e-9)
+    lo, hi = sg.eta_range(p_P, p_A)
+    assert lo - 1e-12 <= eta <= hi + 1e-12
+
+
+def test_infeasible_eta_is_refused_with_the_feasible_range():
+    with pytest.raises(ConfigError, match=r"signals.eta=0.9 is infeasible.*\[-0.408248, 0.612372\]"):
+        to_ext_config({"model": {"p": 0.8}, "signals": {"eta": 0.9, "p_A": 0.6}})
+    lo, hi = sg.eta_range(0.8, 0.6)
+    assert (lo, hi) == pytest.approx((-0.4082483, 0.6123724), abs=1e-6)
+
+
+@pytest.mark.parametrize("bad, match", [
+    ({"signals": {"phi": 1.5}}, r"signals.phi must lie in \[0, 1\]"),
+    ({"signals": {"eta_mode": "relative"}}, "signals.eta_mode must be one of absolute, fraction"),
+    ({"signals": {"joint": [[[0.5, 0.5], [0, 0]], [[0.2, 0.2], [0.2, 0.2]]]}},
+     r"signals.joint\[1\].*must sum to 1"),
+    ({"signals": {"joint": [[0.5, 0.5], [0.5, 0.5]]}}, "2 x 2 x 2 table"),
+    ({"signals": {"avail": [[1, 1.2], [0.3, 0.3]]}}, r"signals.avail entries must lie in \[0, 1\]"),
+    ({"model": {"stance": "fixed"}}, "needs model.stance=signal"),
+    ({"signals": {"eta": 2.0, "eta_mode": "fraction"}}, r"signals.eta must lie in \[-1, 1\]"),
+    ({"signals": {"p_A": -0.1}}, r"signals.p_A must lie in \[0, 1\]"),
+    ({"effort": {"gamma": 0.5}}, "effort.gamma must be >= 1"),
+    ({"effort": {"lam_gain": 1.0}}, "logit judge only"),
+    ({"effort": {"n_grid": 2}}, "effort.n_grid must be an integer >= 3"),
+    ({"signals": {"nope": 1}}, "nope"),
+])
+def test_bad_input_names_the_field(bad, match):
+    with pytest.raises(ConfigError, match=match):
+        to_ext_config(bad)
+
+
+def test_class_probabilities_match_an_independent_enumeration():
+    cfg = {"model": {"p": 0.7, "rho": 0.35, "pi": 0.4},
+           "signals": {"p_A": 0.6, "eta": 0.25, "phi": 0.45, "rho_unbelieved": 0.2}}
+    c, w = cell_weights(cfg)
+    p_P, p_A, rho, phi, ru = 0.7, 0.6, 0.35, 0.45, 0.2
+    both = p_P * p_A + 0.25 * math.sqrt(p_P * (1 - p_P) * p_A * (1 - p_A))
+    ref = np.zeros(32)
+    for om, cp, ca, tp, ta in itertools.product((0, 1), repeat=5):
+        pc = {(1, 1): both, (1, 0): p_P - both, (0, 1): p_A - both,
+              (0, 0): 1 - p_P - p_A + both}[cp, ca]
+        sp, sa = (om if cp else 1 - om), (om if ca else 1 - om)
+        a = sp
+        avail_P = 1.0 if a == om else rho  # P always believes its stance
+        a_stance_true = (1 - a) == om
+        believes = sa == 1 - a
+        avail_A = (1.0 if believes else phi) if a_stance_true else (rho if believes else ru)
+        pr = (0.4 if om else 0.6) * pc * (avail_P if tp else 1 - avail_P) * \
+            (avail_A if ta else 1 - avail_A)
+        ref[16 * om + 8 * sp + 4 * sa + 2 * tp + ta] += pr
+    np.testing.assert_allclose(w, ref, atol=1e-15)
+
+
+def test_kernel_counts_agree_with_exact_class_probabilities():
+    cfg = {"model": {"p": 0.7, "rho": 0.35, "pi": 0.4}, "signals": {"p_A": 0.6, "eta": 0.25,
+                                                                    "phi": 0.45}}
+    c, w = cell_weights(cfg)
+    n = 2_000_000
+    cnt = sg.class_counts([0.4], [sg.joint_table(c.signals, 0.7)],
+                          [sg.avail_table(c.signals, 0.35)], n, seed=7)[0]
+    assert cnt.sum() == n
+    se = np.sqrt(n * w * (1 - w))
+    z = (cnt - n * w) / np.where(se > 0, se, 1)
+    assert np.all(cnt[w == 0] == 0)
+    assert np.max(np.abs(z)) < 5, z
+    # Chunking and threads do not change a bit.
+    a = sg.class_counts([0.4], [sg.joint_table(c.signals, 0.7)],
+                        [sg.avail_table(c.signals, 0.35)], 300_001, seed=7, chunk_size=4097)
+    b = sg.class_counts([0.4], [sg.joint_table(c.signals, 0.7)],
+                        [sg.avail_table(c.signals, 0.35)], 300_001, seed=7, n_threads=1)
+    np.testing.assert_array_equal(a, b)
+
+
+# ------------------------------------------------------------------ limits
+@given(p=st.floats(0.55, 0.99), rho=st.floats(0.01, 0.99), b=st.floats(0.0, 1.0),
+       frac=st.floats(-1, 1))
+@settings(max_examples=40, deadline=None)
+def test_free_evidence_with_full_efficacy_gives_the_baseline_closed_forms(p, rho, b, frac):
+    # With phi = 1 the antagonist's belief does not matter and c_e = 0 makes
+    # presenting weakly dominant: every eta gives the seed's Result 1 and accuracy.
+    ds = solve_extended({"model": {"p": p, "rho": rho}, "judge": {"b": b},
+                         "signals": {"eta": frac, "eta_mode": "fraction"}})
+    d = ds.isel(equilibrium=0)
+    assert float(d.amp.sel(protocol="consult")) == pytest.approx(sf.amp_consult_tiebreak(rho, b), abs=1e-12)
+    assert float(d.amp.sel(protocol="debate")) == pytest.approx(sf.amp_debate_tiebreak(rho, b), abs=1e-12)
+    assert float(d.acc.sel(protocol="debate")) == pytest.approx(sf.acc_debate_tiebreak(rho, b, p), abs=1e-12)
+    assert float(d.acc.sel(protocol="consult")) == pytest.approx(sf.acc_consult_tiebreak(rho, b, p), abs=1e-12)
+    assert float(ds.diversity_value.sel(protocol="debate")) == pytest.approx(0, abs=1e-12)
+
+
+@given(rho=st.floats(0.01, 0.99), lam=st.floats(0.1, 5), mu=st.floats(-2, 2),
+       kappa=st.floats(0, 4))
+@settings(max_examples=30, deadline=None)
+def test_logit_judge_limit(rho, lam, mu, kappa):
+    ds = solve_extended({"model": {"p": 0.8, "rho": rho}, "judge": {"kind": "logit", "lam": lam,
+                                                                    "mu": mu, "kappa": kappa},
+                         "signals": {"eta": 0.0}, "equilibrium": {"tol": 1e-9}})
+    d = ds.isel(equilibrium=0)
+    assert float(d.amp.sel(protocol="debate")) == pytest.approx(
+        sf.amp_debate_logit(rho, lam, mu, kappa), abs=1e-12)
+    assert float(d.amp.sel(protocol="consult")) == pytest.approx(
+        sf.amp_consult_logit(rho, lam, mu, kappa), abs=1e-12)
+
+
+def test_perfectly_shared_blind_spots_leave_debate_no_better_than_consultancy():
+    # eta = 1: when P is wrong A is wrong too and argues a true stance it does not
+    # believe; with phi = 0 it never finds evidence, so debate's counter-signal vanishes.
+    ds = solve_extended({"model": {"p": 0.8, "rho": 0.3}, "judge": {"b": 0.0},
+                         "signals": {"eta": 1.0, "phi": 0.0}})
+    d = ds.isel(equilibrium=0)
+    assert float(ds.shared_blind_spot) == pytest.approx(1.0)
+    assert float(d.counter_signal.sel(protocol="debate")) == pytest.approx(0.0, abs=1e-12)
+    assert float(d.amp.sel(protocol="debate")) == pytest.approx(
+        float(d.amp.sel(protocol="consult")), abs=1e-12)
+    # Independent errors restore it: at eta = 0 A has the truth's evidence whenever
+    # its own signal is right (probability p_A), so the gap is rho p_A with b = 0.
+    assert float(ds.amp_eta0.sel(protocol="consult") - ds.amp_eta0.sel(protocol="debate")) == \
+        pytest.approx(0.3 * 0.8, abs=1e-12)
+
+
+def test_amp_grows_with_error_correlation_when_efficacy_is_low():
+    ds = solve_extended({"model": {"p": 0.8, "rho": 0.3}, "judge": {"b": 0.5},
+                         "signals": {"phi": 0.2, "eta_mode": "fraction"},
+                         "sweep": {"axes": {"signals": {"eta": {"linspace": [0, 1, 11]}}}}})
+    amp = ds.amp.isel(equilibrium=0).sel(protocol="debate").values
+    assert np.all(np.diff(amp) > 0)
+    assert np.all(ds.diversity_value.sel(protocol="debate").values[1:] > 0)
+
+
+def test_full_joint_table_equals_the_eta_parametrisation():
+    s = sg.SignalsConfig(p_A=0.7, eta=0.3)
+    joint = sg.joint_table(s, 0.8).tolist()
+    common = {"model": {"p": 0.8, "rho": 0.4, "c_e": 0.45}, "judge": {"b": 0.75}}
+    a = solve_extended({**common, "signals": {"p_A": 0.7, "eta": 0.3, "phi": 0.5}})
+    b = solve_extended({**common, "signals": {"joint": joint, "phi": 0.5}})
+    for v in ("amp", "acc", "x_P", "x_A"):
+        np.testing.assert_allclose(a[v].values, b[v].values, atol=1e-12)
+    assert float(b.eta_used) == pytest.approx(0.3, abs=1e-9)
+
+
+# ------------------------------------------------------------------ equilibria
+def random_game(seed):
+    rng = np.random.default_rng(seed)
+    b = rng.uniform(0.05, 0.95)
+    return {"model": {"p": rng.uniform(0.55, 0.95), "rho": rng.uniform(0.1, 0.9),
+                      "pi": rng.uniform(0.3, 0.7),
+                      "c_e": rng.uniform(min(b, 1 - b), max(b, 1 - b))},
+            "judge": {"b": b},
+            "signals": {"p_A": rng.uniform(0.55, 0.95), "eta": rng.uniform(-0.2, 0.6) * 0.5,
+                        "phi": rng.uniform(0.1, 1.0)}}
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_equilibria_match_gambit(seed):
+    cfg = random_game(seed)
+    c, w = cell_weights(cfg)
+    _, J = judge_tables(c.judge, c.protocol)
+    ref = gambit_signals_equilibria(w, c.model.c_e, J)
+    ds = solve_extended(cfg).sel(protocol="debate")
+    n = int(ds.n_equilibria)
+    ours = [(ds.x_P.values[e], ds.x_A.values[e]) for e in range(n)]
+    assert len(ours) == len(ref)
+    for xp, xa in ref:
+        assert any(np.max(np.abs(xp - u)) < 1e-7 and np.max(np.abs(xa - v)) < 1e-7
+                   for u, v in ours), (xp, xa, ours)
+    assert float(ds.epsilon.max()) < 1e-9
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("method", ["br", "qre", "root"])
+def test_general_engine_finds_only_enumerated_equilibria(seed, method):
+    # The general engine is an independent path: what it certifies must be in the
+    # enumerated set.  (Damped best response cannot reach an unstable mixed
+    # equilibrium; it then reports the starts that failed.)
+    cfg = random_game(100 + seed)
+    a = solve_extended(cfg).sel(protocol="debate")
+    g = solve_extended({**cfg, "equilibrium": {"method": method}})
+    ours = [(a.x_P.values[e], a.x_A.values[e]) for e in range(int(a.n_equilibria))]
+    gd = g.sel(protocol="debate")
+    if method == "qre":
+        assert int(gd.n_equilibria) >= 1
+    if int(gd.n_equilibria) == 0:
+        assert "no equilibrium reached" in g.attrs["solver_report"]
+    for e in range(int(gd.n_equilibria)):
+        xp, xa = gd.x_P.values[e], gd.x_A.values[e]
+        assert any(np.max(np.abs(xp - u)) < 1e-6 and np.max(np.abs(xa - v)) < 1e-6
+                   for u, v in ours)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_uninformative_antagonist_signal_reduces_to_the_baseline_game(seed):
+    # p_A = 1/2 and eta = 0: A's signal says nothing, its two types are payoff-identical
+    # and its pooled presentation rate must be the baseline solver's x_A (segment end
+    # points average to it); pi = 1/2 makes P's two types identical too.
+    rng = np.random.default_rng(seed)
+    b = rng.uniform(0.05, 0.95)
+    common = {"model": {"p": rng.uniform(0.55, 0.95), "rho": rng.uniform(0.1, 0.9),
+                        "c_e": rng.uniform(min(b, 1 - b), max(b, 1 - b))}, "judge": {"b": b}}
+    base = solve_baseline(common).sel(protocol="debate")
+    ext = solve_extended({**common, "signals": {"p_A": 0.5}}).sel(protocol="debate")
+    nb = int(base.n_equilibria)
+    ref = {(round(float(base.x_P[e]), 7), round(float(base.x_A[e]), 7)) for e in range(nb)}
+    pooled = {(round(float(ext.x_P.values[e, 0]), 7), round(float(ext.x_A.values[e, 0].mean()), 7))
+              for e in range(int(ext.n_equilibria))}
+    assert pooled == ref
+    np.testing.assert_allclose(ext.x_P.values[:int(ext.n_equilibria), 0],
+                               ext.x_P.values[:int(ext.n_equilibria), 1], atol=1e-9)
+
+
+def test_simulated_payoffs_agree_with_exact_within_standard_errors():
+    cfg = {"model": {"p": 0.75, "rho": 0.35, "c_e": 0.45, "pi": 0.5}, "judge": {"b": 0.7},
+           "signals": {"p_A": 0.7, "eta": 0.4, "phi": 0.4}}
+    ex = solve_extended(cfg)
+    sim_ = solve_extended({**cfg, "equilibrium": {"payoffs": "simulated"},
+                           "run": {"n_instances": 2_000_000, "seed": 3}})
+    assert sim_.attrs["kernel_calls"] >= 1
+    assert int(ex.n_equilibria.sel(protocol="debate")) == int(sim_.n_equilibria.sel(protocol="debate"))
+    for v in ("amp", "acc", "fwc", "counter_signal"):
+        a = ex[v].isel(equilibrium=0).sel(protocol="debate").values
+        b = sim_[v].isel(equilibrium=0).sel(protocol="debate").values
+        se = sim_[f"{v}_se"].isel(equilibrium=0).sel(protocol="debate").values
+        # Strategies are re-solved on the simulated payoffs: allow their error too.
+        assert abs(a - b) < 6 * se + 2e-3, (v, a, b, se)
+    # Outcomes of the *exact* equilibrium profile from counts: within 5 SE.
+    c, w = cell_weights(cfg)
+    cnt = sg.class_counts([0.5], [sg.joint_table(c.signals, 0.75)],
+                          [sg.avail_table(c.signals, 0.35)], 2_000_000, seed=3)
+    d = ex.sel(protocol="debate").isel(equilibrium=0)
+    prof = sg.Profile(np.ones((1, 2)), d.x_P.values[None], d.x_A.values[None])
+    Jc, Jd = judge_tables(c.judge, c.protocol)
+    o_sim = sg.outcomes(cnt, prof, Jc[None], Jd[None], np.zeros(1))
+    o_ex = sg.outcomes(w[None], prof, Jc[None], Jd[None], np.zeros(1), n=1)
+    for v in ("amp", "acc", "fwc", "tie_rate", "counter_signal"):
+        m, s = o_sim[v][0][0, 1], o_sim[v][1][0, 1]
+        assert abs(m - o_ex[v][0][0, 1]) < 5 * s, (v, m, o_ex[v][0][0, 1], s)
+
+
+def test_grid_with_simulated_payoffs_uses_one_kernel_call():
+    ds = solve_extended({"model": {"p": 0.8, "rho": 0.3},
+                         "signals": {"eta_mode": "fraction", "phi": 0.5},
+                         "sweep": {"axes": {"signals": {"eta": [0.0, 0.5, 1.0]}}},
+                         "equilibrium": {"payoffs": "simulated"},
+                         "run": {"n_instances": 200_000}})
+    # One call for the grid, one for its eta = 0 twins.
+    assert ds.attrs["kernel_calls"] == 2
+    assert ds.amp.dims == ("eta", "protocol", "equilibrium")
+    assert float(ds.epsilon.max()) < 1e-9
+
+
+def test_sweep_cell_errors_name_the_cell():
+    with pytest.raises(ConfigError, match=r"sweep cell \(eta=.*signals.eta=.*infeasible"):
+        solve_extended({"model": {"p": 0.8}, "signals": {"p_A": 0.6},
+                        "sweep": {"axes": {"signals": {"eta": [0.0, 0.9]}}}})
