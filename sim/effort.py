@@ -306,7 +306,10 @@ def solve_cell(cm: CellModel, tol: float = 1e-9):
                 cands.append((z, h_at(z, lo_pr)[1]))
                 # If x*(t) jumps at z, an equilibrium may blend the senders' profiles on
                 # either side of the switch point (a sender type is indifferent there).
-                mix = _mix_at_switch(cm, z, lo_pr, hi_pr, protocol, grid)
+                # The profiles just either side of z: only the types switching at z differ.
+                lo_z = h_at(max(grid[k], z - 1e-9), lo_pr)[1]
+                hi_z = h_at(min(grid[k + 1], z + 1e-9), hi_pr)[1]
+                mix = _mix_at_switch(cm, z, lo_z, hi_z, protocol, grid)
                 if mix is not None:
                     cands.append((z, mix))
         for s, pr in cands:

@@ -241,7 +241,11 @@ def class_counts(pi, joint, avail, n: int, seed: int, n_threads: int = 0,
         done = 0
         while done < n:
             m = min(chunk_size, n - done)
-            total += kc.signal_class_counts(thr, done, m, k0, k1, np.uint64(kc.STREAM), 4 * nt)
+            if len(thr) == 1:  # the fused single-cell kernel: same draws, same classes
+                total[0] += kc.signal_class_counts_one(thr[0], done, m, k0, k1,
+                                                       np.uint64(kc.STREAM), 4 * nt)
+            else:
+                total += kc.signal_class_counts(thr, done, m, k0, k1, np.uint64(kc.STREAM), 4 * nt)
             done += m
             bar.update(m)
     return total

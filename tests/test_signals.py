@@ -111,6 +111,25 @@ def test_kernel_counts_agree_with_exact_class_probabilities():
     np.testing.assert_array_equal(a, b)
 
 
+def test_fused_single_cell_kernel_equals_the_multi_cell_kernel():
+    import numba
+
+    from kernels import correlated as kc
+    from kernels.rng import split_seed
+
+    k0, k1 = split_seed(12345)
+    tables = [sg.SignalsConfig(p_A=0.7, eta=0.4, phi=0.4, rho_unbelieved=0.2),
+              sg.SignalsConfig(joint=[[[0.1, 0.2], [0.3, 0.4]], [[0.25, 0.25], [0.4, 0.1]]],
+                               avail=[[0.9, 0.3], [0.6, 0.05]])]
+    thr = sg.thresholds([0.45, 0.6], [sg.joint_table(s, 0.75) for s in tables],
+                        [sg.avail_table(s, 0.35) for s in tables])
+    nb_ = 4 * numba.get_num_threads()
+    multi = kc.signal_class_counts(thr, 17, 500_003, k0, k1, np.uint64(kc.STREAM), nb_)
+    for c in range(2):
+        one = kc.signal_class_counts_one(thr[c], 17, 500_003, k0, k1, np.uint64(kc.STREAM), nb_)
+        np.testing.assert_array_equal(one, multi[c])
+
+
 # ------------------------------------------------------------------ limits
 @given(p=st.floats(0.55, 0.99), rho=st.floats(0.01, 0.99), b=st.floats(0.0, 1.0),
        frac=st.floats(-1, 1))
