@@ -33,6 +33,7 @@ from kernels.rng import split_seed  # noqa: E402
 from sim.judge import judge_tables  # noqa: E402
 from sim.runner import baseline_thresholds, numba_threads, run_baseline_counts  # noqa: E402
 
+import bench_extensions  # noqa: E402
 from bench_baseline import check_references, median_time  # noqa: E402
 from reference_mesa import mesa_amp  # noqa: E402
 from reference_numpy import numpy_class_counts, numpy_naive  # noqa: E402
@@ -405,6 +406,13 @@ def write_md(res, path: Path):
           f"resampling rows within strata takes {es['plain_amp_only']:.2f} s for the debate Amp "
           f"interval alone ({es['plain_amp_only'] / es['ours_all_metrics']:.0f}x), with the same "
           "interval to 0.02.", "",
+          "## Extensions I: correlated signals and judge attention", "",
+          "Kernel calls per equilibrium computation: the class distribution of every cell of a "
+          "grid comes from one call of the compiled kernel on common random numbers (plus one "
+          "for the eta = 0 twins that give the value of diversity); every payoff, best response "
+          "and certificate of the fixed point is then a function of those counts.", ""]
+    L += bench_extensions.report(res["extensions"])
+    L += ["",
           "![scaling](docs/figures/bench_scaling.png)", "",
           "![precision](docs/figures/bench_precision.png)", ""]
     path.write_text("\n".join(L))
@@ -424,7 +432,8 @@ def main(argv=None):
              ("precision", lambda: precision(1e-4, reps)),
              ("grid_scaling", lambda: grid_scaling(args.quick)),
              ("dask", dask_compare), ("equilibrium", equilibrium_compare),
-             ("estimator", estimator_compare)]
+             ("estimator", estimator_compare),
+             ("extensions", lambda: bench_extensions.run(args.quick))]
     for name, fn in steps:
         t = time.perf_counter()
         res[name] = fn()
