@@ -55,29 +55,49 @@ def _child_peak(code: str) -> dict:
 
 
 def throughput(n, repeats):
-    check_references()
-    thr = baseline_thresholds(PI, P, RHO, 1, 1, 1)
-    k0, k1 = split_seed(0)
-    s = np.uint64(kb.STREAM)
-    kb.class_counts(thr, 0, 1, 0, 1000, k0, k1, s, 2)
-    kb.bare_philox(0, 1000, k0, k1, s, 2)
-    r = {}
-    for nt in sorted({1, NC}):
-        with numba_threads(nt):
-            r[f"kernel_{nt}"] = n / median_time(
-                lambda: kb.class_counts(thr, 0, 1, 0, n, k0, k1, s, 4 * nt), repeats)
-            r[f"bare_{nt}"] = n / median_time(
-                lambda: kb.bare_philox(0, n, k0, k1, s, 4 * nt), repeats)
-    n_np = max(n // 20, 1_000_000)
-    r["numpy_counts"] = n_np / median_time(lambda: numpy_class_counts(n_np, PI, P, RHO), repeats)
-    Jc, Jd = judge_tables(sim.to_config(None).judge)
-    r["numpy_naive"] = n_np / median_time(lambda: numpy_naive(n_np, PI, P, RHO, Jc, Jd), repeats)
-    n_m = 200_000
-    nw, ec, ed = mesa_amp(n_m, PI, P, RHO, Jc, Jd, seed=3)  # checked before it is timed
-    for got, want in ((ec / nw, RHO), (ed / nw, RHO * B)):
-        assert abs(got - want) < 5 * np.sqrt(want * (1 - want) / nw), ("mesa", got, want)
-    r["mesa"] = n_m / median_time(lambda: mesa_amp(n_m, PI, P, RHO, Jc, Jd), max(1, repeats // 2))
+    """Kernel and reference throughput from a pytest-benchmark session (same run)."""
+    import tempfile
+
+    out = Path(tempfile.mkdtemp()) / "bench.json"
+    env = {**os.environ, "ANTIAMP_BENCH_N": str(n), "PYTHONPATH": str(ROOT),
+           "ANTIAMP_BENCH_N_MESA": str(200_000 if n >= 10 ** 8 else 50_000)}
+    subprocess.run([sys.executable, "-m", "pytest", str(HERE / "test_throughput.py"), "-q",
+                    "-p", "no:cacheprovider", "--benchmark-only",
+                    f"--benchmark-json={out}", "-o", "addopts=", "-o", "testpaths="],
+                   check=True, cwd=str(ROOT), env=env)
+    data = json.loads(out.read_text())
+    r = {"pytest_benchmark": data["version"] if "version" in data else "",
+         "rows": []}
+    names = {"test_kernel": "kernel", "test_bare_philox": "bare", "test_numpy_class_counts":
+             "numpy_counts", "test_numpy_naive": "numpy_naive", "test_mesa": "mesa",
+             "test_correlated_signals_kernel": "signals"}
+    for b in data["benchmarks"]:
+        base = b["name"].split("[")[0]
+        key = names[base]
+        if "threads" in b["extra_info"] and key in ("kernel", "bare"):
+            key = f"{key}_{b['extra_info']['threads']}"
+        med = b["stats"]["median"]
+        r[key] = b["extra_info"]["instances"] / med
+        r["rows"].append({"name": b["name"], "median": med, "iqr": b["stats"]["iqr"],
+                          "rounds": b["stats"]["rounds"], "instances": b["extra_info"]["instances"]})
     return r
+
+
+def cores_memory(n):
+    """Peak RSS of one kernel call of n instances on 1 and on all cores (fresh processes)."""
+    rows = []
+    for nt in sorted({1, NC}):
+        code = (
+            "import time\n"
+            "from sim.runner import baseline_thresholds, run_baseline_counts\n"
+            "thr = baseline_thresholds(0.5, 0.8, 0.3, 1, 1, 1)\n"
+            f"run_baseline_counts(thr, False, 1, 1000, 0, n_threads={nt}, progress=False)\n"
+            "t = time.perf_counter()\n"
+            f"run_baseline_counts(thr, False, 1, {n}, 0, n_threads={nt}, progress=False)\n"
+            f"res = {{'threads': {nt}, 'seconds': time.perf_counter() - t}}\n"
+        )
+        rows.append(_child_peak(code))
+    return rows
 
 
 def scaling_instances(quick):
@@ -202,32 +222,50 @@ def grid_scaling(quick):
     return rows
 
 
+_DASK_BASE = (
+    "import time, tempfile, numpy as np\n"
+    "from sweeps.engine import run_sweep\n"
+    "axes = {'model': {'rho': {'linspace': [0, 1, 40]}}, 'judge': {'b': {'linspace': [0, 1, 25]}}}\n"
+    "base = {'sweep': {'axes': axes, 'plot': False, 'cells_per_block': 25},"
+    " 'run': {'n_instances': 1_000_000}}\n"
+    "tmp = tempfile.mkdtemp()\n"
+)
+
+
 def dask_compare():
-    """A 1,000-cell sweep: the default local executor against a two-worker LocalCluster."""
-    import tempfile
+    """A 1,000-cell sweep: the default local executor against a two-worker LocalCluster.
 
-    from distributed import Client, LocalCluster
-
-    from sweeps.engine import run_sweep
-
-    axes = {"model": {"rho": {"linspace": [0, 1, 40]}}, "judge": {"b": {"linspace": [0, 1, 25]}}}
-    base = {"sweep": {"axes": axes, "plot": False, "cells_per_block": 25},
-            "run": {"n_instances": 1_000_000}}
-    tmp = tempfile.mkdtemp()
-    run_sweep({**base, "run": {"n_instances": 1000}}, tmp + "/warm", progress=False)
-    t = time.perf_counter()
-    a = run_sweep(base, tmp + "/local", progress=False)
-    t_local = time.perf_counter() - t
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                      dashboard_address=None) as cl, Client(cl) as client:
-        c2 = {**base, "executor": {"threads_per_task": 1}}
-        run_sweep({**c2, "run": {"n_instances": 1000}}, tmp + "/warm2", client=client,
-                  progress=False)
-        t = time.perf_counter()
-        b = run_sweep(c2, tmp + "/cluster", client=client, progress=False)
-        t_cluster = time.perf_counter() - t
-    assert np.array_equal(a.class_counts.values, b.class_counts.values)
-    return {"local": t_local, "cluster": t_cluster, "cells": 1000}
+    Each in a fresh process; peak RSS of the driver and, for the cluster, of each
+    worker (their sum is the sweep's footprint).  The stores must be bit-identical.
+    """
+    local = _child_peak(
+        _DASK_BASE
+        + "run_sweep({**base, 'run': {'n_instances': 1000}}, tmp + '/warm', progress=False)\n"
+        "t = time.perf_counter()\n"
+        "a = run_sweep(base, tmp + '/local', progress=False)\n"
+        "np.save(tmp + '/local.npy', a.class_counts.values)\n"
+        "res = {'seconds': time.perf_counter() - t, 'counts': tmp + '/local.npy'}\n")
+    cluster = _child_peak(
+        _DASK_BASE
+        + "from distributed import Client, LocalCluster\n"
+        "def worker_peak():\n"
+        "    import resource\n"
+        "    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024\n"
+        "with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host='127.0.0.1',"
+        " dashboard_address=None) as cl, Client(cl) as client:\n"
+        "    c2 = {**base, 'executor': {'threads_per_task': 1}}\n"
+        "    run_sweep({**c2, 'run': {'n_instances': 1000}}, tmp + '/warm2', client=client,"
+        " progress=False)\n"
+        "    t = time.perf_counter()\n"
+        "    b = run_sweep(c2, tmp + '/cluster', client=client, progress=False)\n"
+        "    dt = time.perf_counter() - t\n"
+        "    workers = sorted(client.run(worker_peak).values())\n"
+        "np.save(tmp + '/cluster.npy', b.class_counts.values)\n"
+        "res = {'seconds': dt, 'workers_mb': workers, 'counts': tmp + '/cluster.npy'}\n")
+    assert np.array_equal(np.load(local["counts"]), np.load(cluster["counts"]))
+    return {"local": local["seconds"], "cluster": cluster["seconds"], "cells": 1000,
+            "local_peak_mb": local["peak_mb"], "driver_peak_mb": cluster["peak_mb"],
+            "workers_mb": cluster["workers_mb"]}
 
 
 def equilibrium_compare():
@@ -340,8 +378,19 @@ def write_md(res, path: Path):
                     (f"bare Philox4x32-10 loop, {NC} cores", t[f"bare_{NC}"]),
                     ("NumPy, same class-count estimator", t["numpy_counts"]),
                     ("NumPy, naive (drawn labels)", t["numpy_naive"]),
-                    ("Mesa 3.3 agent-based model", t["mesa"])):
+                    ("Mesa 3.3 agent-based model", t["mesa"]),
+                    (f"antiamp correlated-signals kernel, {NC} cores", t["signals"])):
         L.append(f"| {name} | {v / m:,.2f} M | {k1 / v:,.2f} |")
+    L += ["", "Timed by pytest-benchmark (`benchmarks/test_throughput.py`, run by this script; "
+          "median of the rounds, interquartile range beside it):", "",
+          "| benchmark | instances/call | median | IQR | rounds |", "|---|---:|---:|---:|---:|"]
+    for row in t["rows"]:
+        L.append(f"| `{row['name']}` | {row['instances']:,} | {row['median'] * 1e3:,.1f} ms | "
+                 f"{row['iqr'] * 1e3:,.1f} ms | {row['rounds']} |")
+    L += ["", "Peak memory of one call of 10^8 instances, each in a fresh process:", "",
+          "| cores | time | peak RSS |", "|---:|---:|---:|"]
+    for row in res["cores_memory"]:
+        L.append(f"| {row['threads']} | {row['seconds']:.3f} s | {row['peak_mb']:.0f} MB |")
 
     def verdict(ok):
         return "met" if ok else "**missed**"
@@ -375,9 +424,11 @@ def write_md(res, path: Path):
     for r in res["grid_scaling"]:
         L.append(f"| {r['cells']:,} | {r['seconds']:.2f} s | {r['peak_mb']:.0f} MB |")
     L += ["", f"dask: the same {dk['cells']:,}-cell sweep takes {dk['local']:.2f} s on the default "
-          f"local executor (one in-process worker, compiled threads on every core) and "
-          f"{dk['cluster']:.2f} s on a two-worker LocalCluster of processes (one thread each), "
-          "with bit-identical stores.", "",
+          f"local executor (one in-process worker, compiled threads on every core; peak RSS "
+          f"{dk['local_peak_mb']:.0f} MB) and {dk['cluster']:.2f} s on a two-worker LocalCluster "
+          f"of processes (one thread each; driver {dk['driver_peak_mb']:.0f} MB, workers "
+          + ", ".join(f"{w:.0f}" for w in dk["workers_mb"]) + " MB), with bit-identical stores.",
+          "",
           "## Precision per second: time to a standard error of 1e-4 on debate Amp", "",
           "| method | seconds | naive NumPy / this |", "|---|---:|---:|"]
     for name, key in (("NumPy, naive Monte Carlo (drawn labels)", "numpy_naive"),
@@ -428,6 +479,7 @@ def main(argv=None):
     res = {"machine": platform.processor() or platform.machine(),
            "date": time.strftime("%Y-%m-%d")}
     steps = [("throughput", lambda: throughput(n, reps)),
+             ("cores_memory", lambda: cores_memory(n)),
              ("scaling_instances", lambda: scaling_instances(args.quick)),
              ("precision", lambda: precision(1e-4, reps)),
              ("grid_scaling", lambda: grid_scaling(args.quick)),

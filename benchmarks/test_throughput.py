@@ -1,0 +1,111 @@
+"""Kernel throughput under pytest-benchmark, each kernel beside its references.
+
+    pytest benchmarks/test_throughput.py --benchmark-only [--benchmark-json out.json]
+    pytest benchmarks/test_throughput.py --benchmark-only --benchmark-compare   # against a saved run
+
+Groups put an antiamp kernel and the implementations a user would otherwise use in
+one table (same session, same machine state); ``extra_info`` holds the instances
+per call, so instances/s = n / median.  Every reference is checked against the
+closed forms before anything is timed (module fixture).  ``run_all.py`` runs this
+file and turns its JSON into the throughput table of BENCHMARKS.md.
+
+Not part of the test suite (``testpaths = tests``); ``pytest-benchmark`` comes with
+the ``bench`` extra.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import numba
+import numpy as np
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "tests"))
+
+import sim  # noqa: E402
+from kernels import baseline as kb  # noqa: E402
+from kernels import correlated as kc  # noqa: E402
+from kernels.rng import split_seed  # noqa: E402
+from sim import signals as sg  # noqa: E402
+from sim.judge import judge_tables  # noqa: E402
+from sim.runner import baseline_thresholds, numba_threads  # noqa: E402
+
+from bench_baseline import check_references  # noqa: E402
+from reference_numpy import numpy_class_counts, numpy_naive  # noqa: E402
+
+PI, P, RHO, B = 0.5, 0.8, 0.3, 0.5
+N = int(os.environ.get("ANTIAMP_BENCH_N", 100_000_000))
+N_NUMPY = max(N // 20, 1_000_000)
+N_MESA = int(os.environ.get("ANTIAMP_BENCH_N_MESA", 100_000))
+NC = numba.config.NUMBA_NUM_THREADS
+K0, K1 = split_seed(0)
+THR = baseline_thresholds(PI, P, RHO, 1, 1, 1)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def checked():
+    """References agree with the closed forms before anything is timed."""
+    check_references()
+    kb.class_counts(THR, 0, 1, 0, 1000, K0, K1, np.uint64(kb.STREAM), 2)
+    kb.bare_philox(0, 1000, K0, K1, np.uint64(kb.STREAM), 2)
+
+
+def _pedantic(benchmark, fn, n, rounds=3):
+    benchmark.extra_info["instances"] = n
+    benchmark.pedantic(fn, rounds=rounds, iterations=1, warmup_rounds=1)
+
+
+@pytest.mark.parametrize("threads", sorted({1, NC}))
+def test_kernel(benchmark, threads):
+    benchmark.group = "baseline model: instances per call"
+    benchmark.extra_info["threads"] = threads
+    with numba_threads(threads):
+        _pedantic(benchmark, lambda: kb.class_counts(THR, 0, 1, 0, N, K0, K1,
+                                                      np.uint64(kb.STREAM), 4 * threads), N)
+
+
+@pytest.mark.parametrize("threads", sorted({1, NC}))
+def test_bare_philox(benchmark, threads):
+    benchmark.group = "baseline model: instances per call"
+    benchmark.extra_info["threads"] = threads
+    with numba_threads(threads):
+        _pedantic(benchmark, lambda: kb.bare_philox(0, N, K0, K1, np.uint64(kb.STREAM),
+                                                     4 * threads), N)
+
+
+def test_numpy_class_counts(benchmark):
+    benchmark.group = "baseline model: instances per call"
+    _pedantic(benchmark, lambda: numpy_class_counts(N_NUMPY, PI, P, RHO), N_NUMPY)
+
+
+def test_numpy_naive(benchmark):
+    benchmark.group = "baseline model: instances per call"
+    Jc, Jd = judge_tables(sim.to_config(None).judge)
+    _pedantic(benchmark, lambda: numpy_naive(N_NUMPY, PI, P, RHO, Jc, Jd), N_NUMPY)
+
+
+def test_mesa(benchmark):
+    mesa = pytest.importorskip("mesa")
+    from reference_mesa import mesa_amp
+
+    benchmark.group = "baseline model: instances per call"
+    benchmark.extra_info["mesa"] = mesa.__version__
+    Jc, Jd = judge_tables(sim.to_config(None).judge)
+    nw, ec, ed = mesa_amp(N_MESA, PI, P, RHO, Jc, Jd, seed=3)
+    for got, want in ((ec / nw, RHO), (ed / nw, RHO * B)):
+        assert abs(got - want) < 5 * np.sqrt(want * (1 - want) / nw)
+    _pedantic(benchmark, lambda: mesa_amp(N_MESA, PI, P, RHO, Jc, Jd), N_MESA, rounds=1)
+
+
+def test_correlated_signals_kernel(benchmark):
+    benchmark.group = "correlated signals: instances per call"
+    benchmark.extra_info["threads"] = NC
+    s = sg.SignalsConfig(p_A=0.7, eta=0.4, phi=0.4)
+    thr = sg.thresholds([0.5], [sg.joint_table(s, 0.75)], [sg.avail_table(s, 0.35)])[0]
+    kc.signal_class_counts_one(thr, 0, 1000, K0, K1, np.uint64(kc.STREAM), 2)
+    _pedantic(benchmark, lambda: kc.signal_class_counts_one(thr, 0, N, K0, K1,
+                                                             np.uint64(kc.STREAM), 4 * NC), N)
