@@ -29,7 +29,7 @@ from .extended import ExtConfig
 
 log = logging.getLogger("antiamp")
 
-_NON_AXES = ("protocol", "equilibrium", "s_P", "s_A")
+_NON_AXES = ("protocol", "equilibrium", "s_P", "s_A", "k", "s", "v", "stance")
 
 
 @dataclass
@@ -50,6 +50,74 @@ ConfigStore.instance().store(name="antiamp_ext_schema", node=_schema())
 
 def axes_of(ds: xr.Dataset) -> list:
     return [d for d in ds.amp.dims if d not in _NON_AXES]
+
+
+def format_portfolio(ds: xr.Dataset) -> str:
+    lines = [f"antiamp-ext: evidence portfolios ({ds.attrs['payoffs']} payoffs, "
+             f"{ds.attrs['method']})",
+             f"Pr(false-side item passes) = {float(ds.q_false):.4f} "
+             f"(misleading-but-authentic share {float(ds.misleading_share):.3f}); "
+             f"rho(B) = Pr(V >= tau | false, all submitted) = {float(ds.rho_B):.4f}", "",
+             "protocol  amp       acc       fwc       items(T)  items(F)  welfare   epsilon"]
+    for prot in ("consult", "debate"):
+        r = ds.sel(protocol=prot)
+        vals = [float(r[v]) for v in ("amp", "acc", "fwc", "items_true", "items_false",
+                                      "welfare")]
+        lines.append(f"{prot:<9} " + " ".join(f"{v:.5f}".ljust(9) for v in vals)
+                     + f" {float(r.epsilon):.2e}")
+    K = int((~np.isnan(ds.sigma_A.values[:, 0])).sum())
+    for name, sig in (("protagonist (debate)", ds.sigma_P.sel(protocol="debate")),
+                      ("antagonist", ds.sigma_A)):
+        lines.append("")
+        lines.append(f"{name}: Pr(submit s | k passing items held), rows k = 0..{K - 1}")
+        for k in range(K):
+            row = sig.values[k, :k + 1]
+            lines.append(f"  k={k}: " + " ".join(f"{x:.4f}" for x in row))
+    return "\n".join(lines)
+
+
+def plot_portfolio(ds: xr.Dataset, path: Path) -> list:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    dims = axes_of(ds)
+    if not dims:
+        return []
+    x = dims[0]
+    sub = ds.isel({d: 0 for d in dims[2:]}) if len(dims) > 2 else ds
+    hue = dims[1] if len(dims) > 1 else None
+    hues = [None] if hue is None else list(range(ds.sizes[hue]))[:6]
+    panels = [("amp", "mistake amplification Amp"), ("acc", "accuracy"),
+              ("rho_B", "rho(B): Pr(V >= tau | false stance)"),
+              ("items", "accepted items, debate (solid: true side, dotted: false)")]
+    fig, axs = plt.subplots(1, 4, figsize=(17, 3.8), squeeze=False)
+    cmap = plt.get_cmap("viridis")
+    xv = ds[x].values
+    for ax, (var, title) in zip(axs[0], panels):
+        for kk, h in enumerate(hues):
+            d = sub if h is None else sub.isel({hue: h})
+            col = "C0" if h is None else cmap(kk / max(1, len(hues) - 1))
+            lab = "" if h is None else f"{hue}={ds[hue].values[h]:.3g}"
+            if var in ("amp", "acc"):
+                ax.plot(xv, d[var].sel(protocol="debate"), "-o", ms=3, color=col,
+                        label=(lab + " debate").strip())
+                ax.plot(xv, d[var].sel(protocol="consult"), "--", color=col,
+                        label=(lab + " consult").strip())
+            elif var == "rho_B":
+                ax.plot(xv, d.rho_B, "-o", ms=3, color=col, label=lab or None)
+            else:
+                ax.plot(xv, d.items_true.sel(protocol="debate"), "-o", ms=3, color=col,
+                        label=lab or None)
+                ax.plot(xv, d.items_false.sel(protocol="debate"), ":", color=col)
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel(_axis_label(ds, x), fontsize=8)
+    axs[0][0].legend(fontsize=7, frameon=False)
+    fig.suptitle(f"evidence portfolios: {_describe(ds)} (equilibrium; dashed: consultancy)",
+                 fontsize=9)
+    fig.tight_layout(rect=(0, 0, 1, 0.93))
+    return _save(fig, path)
 
 
 def format_table(ds: xr.Dataset) -> str:
@@ -201,7 +269,11 @@ def _describe(ds) -> str:
     fields = [("model", "p"), ("model", "rho"), ("model", "c_e"), ("judge", "kind")]
     fields += [("judge", "b")] if cfg["judge"]["kind"] == "tiebreak" else [
         ("judge", k) for k in ("lam", "mu", "kappa")]
-    fields += [("signals", "phi"), ("signals", "p_A")]
+    if cfg.get("extension") == "portfolio":
+        fields += [("portfolio", k) for k in ("budget", "q_true", "q_fab", "mislead",
+                                              "cross_exam", "tau", "rule", "c_item")]
+    else:
+        fields += [("signals", "phi"), ("signals", "p_A")]
     if cfg["effort"]["enabled"]:
         fields += [("effort", k) for k in ("c_J", "load", "lam_gain", "v_max")]
     parts = [f"{k}={cfg[s][k]}" for s, k in fields
@@ -253,6 +325,18 @@ def _run(cfg: DictConfig) -> None:
         raise SystemExit(2) from None
     out = Path(HydraConfig.get().runtime.output_dir)
     dims = axes_of(ds)
+    if ds.attrs.get("extension") == "portfolio":
+        if dims:
+            print(f"{int(np.prod([ds.sizes[d] for d in dims])):,} cells in "
+                  f"{ds.attrs['solve_seconds']:.1f} s ({ds.attrs['kernel_calls']} kernel calls); "
+                  f"largest certificate {float(ds.epsilon.max()):.2e}")
+        else:
+            print(format_portfolio(ds))
+        store = write_zarr_atomic(ds, out / "extension.zarr")
+        print(f"\nwrote {store}")
+        for p in plot_portfolio(ds, out / "extension"):
+            print(f"wrote {p}")
+        return
     if dims:
         n = ds.n_equilibria
         print(f"{int(np.prod([ds.sizes[d] for d in dims])):,} cells in "

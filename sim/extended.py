@@ -25,24 +25,41 @@ from omegaconf import DictConfig, OmegaConf
 
 from . import __version__
 from . import effort as ef
+from . import portfolios as pfm
 from . import signals as sg
 from .config import Config, ConfigError, as_yaml, to_config, validate
 from .equilibrium import EquilibriumConfig
 from .judge import judge_tables
 
 
+EXTENSIONS = ("signals", "portfolio")
+
+
 @dataclass
 class ExtConfig(Config):
-    SWEEPABLE = ("model", "judge", "protocol", "welfare", "signals", "effort")
+    SWEEPABLE = ("model", "judge", "protocol", "welfare", "signals", "effort", "portfolio")
 
+    #: Which model: ``signals`` (correlated signals, with ``effort.*`` judge
+    #: attention) or ``portfolio`` (evidence portfolios).
+    extension: str = "signals"
     signals: sg.SignalsConfig = field(default_factory=sg.SignalsConfig)
     effort: ef.EffortConfig = field(default_factory=ef.EffortConfig)
+    portfolio: pfm.PortfolioConfig = field(default_factory=pfm.PortfolioConfig)
     equilibrium: EquilibriumConfig = field(default_factory=EquilibriumConfig)
 
 
 def validate_ext(cfg: ExtConfig) -> None:
     """Every field's range, the base model's first (ConfigError names the field)."""
     validate(cfg)
+    if cfg.extension not in EXTENSIONS:
+        raise ConfigError(f"extension must be one of {', '.join(EXTENSIONS)}, "
+                          f"got {cfg.extension!r}")
+    if cfg.extension == "portfolio":
+        pfm.validate_portfolio(cfg.portfolio, cfg.judge)
+        if cfg.model.stance != "signal":
+            raise ConfigError("extension=portfolio needs model.stance=signal (Pr(a = omega) = p)")
+        if cfg.effort.enabled:
+            raise ConfigError("effort.enabled applies to extension=signals only")
     sg.validate_signals(cfg.signals, cfg.model.p, cfg.model.rho, cfg.model.stance)
     ef.validate_effort(cfg.effort, cfg.judge)
     eq = cfg.equilibrium
@@ -247,6 +264,8 @@ def solve_extended(cfg: Any = None, progress: bool | None = None) -> xr.Dataset:
     else:
         cells, shape, dims, axes = [base], (), (), []
     eqc = base.equilibrium
+    if base.extension == "portfolio":
+        return _solve_portfolios(base, cells, shape, dims, axes)
     simulated = eqc.payoffs == "simulated"
     show = progress if progress is not None else bool(base.run.progress)
     calls: list = []
@@ -437,3 +456,85 @@ def _signal_info(c) -> tuple:
         sd = np.sqrt(p_P * (1 - p_P) * p_A * (1 - p_A))
         eta = (cp[1, 1] - p_P * p_A) / sd if sd > 0 else np.nan
     return (eta, lo, hi, p_P, p_A, shared / wrong if wrong > 0 else np.nan)
+
+
+def _solve_portfolios(base, cells, shape, dims, axes) -> xr.Dataset:
+    eqc = base.equilibrium
+    if eqc.method != "enumerate":
+        raise ConfigError("extension=portfolio solves the (strategically zero-sum) debate game "
+                          "by linear programming; leave equilibrium.method at enumerate")
+    calls: list = []
+    t0 = time.perf_counter()
+    r = pfm.solve_cells(cells, eqc.payoffs, base.run, calls)
+    elapsed = time.perf_counter() - t0
+    K = r["Kmax"]
+    sh = tuple(shape)
+    ax = tuple(dims)
+
+    def rs(a):
+        return np.asarray(a).reshape(sh + np.asarray(a).shape[1:])
+
+    labels = {"amp": ("mistake amplification", "Pr(y = a | a != omega)"),
+              "acc": ("accuracy", "Pr(y = omega)"),
+              "fwc": ("follow-when-correct", "Pr(y = a | a = omega)"),
+              "endorse": ("endorsement rate", "Pr(y = a)"),
+              "items_true": ("accepted items of the true side", "E[V | stance true]"),
+              "items_false": ("accepted items of the false side", "E[V | stance false]"),
+              "welfare": ("principal welfare U_D", "-alpha Pr(y != omega) - beta Pr(y = a, a != "
+                          "omega) - C(protocol)")}
+    data = {}
+    for k, (ln, d) in labels.items():
+        units = "utility" if k == "welfare" else ("items" if k.startswith("items") else "1")
+        data[k] = (ax + ("protocol",), rs(r[k]), {"long_name": f"{ln} at the equilibrium",
+                                                  "definition": d, "units": units})
+        if eqc.payoffs == "simulated":
+            data[f"{k}_se"] = (ax + ("protocol",), rs(r[f"{k}_se"]),
+                               {"long_name": f"standard error of {ln}", "units": units})
+    data["value"] = (ax + ("protocol",), rs(r["value"]), {
+        "long_name": "protagonist's equilibrium value (debate: of the constant-sum game "
+                     "E[J - c s_P + c s_A])", "units": "utility"})
+    data["epsilon"] = (ax + ("protocol",), rs(r["epsilon"]), {
+        "long_name": "certificate: largest interim gain of a unilateral deviation",
+        "units": "utility"})
+    data["duality_gap"] = (ax, rs(r["duality_gap"]), {
+        "long_name": "|value of P's programme - value of A's programme|", "units": "utility"})
+    data["sigma_P"] = (ax + ("protocol", "k", "s"), rs(r["sigma_P"]), {
+        "long_name": "protagonist Pr(submit s items | k passing items held)", "units": "1"})
+    data["sigma_A"] = (ax + ("k", "s"), rs(r["sigma_A"]), {
+        "long_name": "antagonist Pr(submit s items | k passing items held)", "units": "1"})
+    data["accepted_pmf"] = (ax + ("protocol", "stance", "v"), rs(r["pmf"]), {
+        "long_name": "Pr(V = v | the side's stance is false / true) at the equilibrium",
+        "units": "1"})
+    data["rho_B"] = (ax, rs(r["rho_B"]), {
+        "long_name": "induced fabrication rate rho(B) = Pr(V >= tau | false) submitting all",
+        "units": "1"})
+    data["q_false"] = (ax, rs(r["q_false"]), {
+        "long_name": "Pr(a false-side item passes)", "units": "1"})
+    data["misleading_share"] = (ax, rs(r["misleading_share"]), {
+        "long_name": "share of passing false-side items that are misleading-but-authentic",
+        "units": "1"})
+    data["amp_gap"] = (ax, rs(r["amp"][:, 0] - r["amp"][:, 1]), {
+        "long_name": "amplification gap Amp(consult) - Amp(debate)", "units": "1"})
+    coords = {"protocol": ("protocol", ["consult", "debate"]), "k": ("k", np.arange(K)),
+              "s": ("s", np.arange(K)), "v": ("v", np.arange(K)),
+              "stance": ("stance", ["false", "true"])}
+    for a in axes:
+        if dims and dims[0] == "point":
+            coords[a.dim] = ("point", a.values, {"long_name": a.long_name, "config_path": a.path})
+        else:
+            coords[a.dim] = (a.dim, a.values, {"long_name": a.long_name, "units": a.units,
+                                               "config_path": a.path})
+    ds = xr.Dataset(data, coords=coords)
+    ds.attrs.update({
+        "title": "antiamp: evidence portfolios, equilibria",
+        "model": "seed 000 section 5: evidence portfolios",
+        "extension": "portfolio",
+        "antiamp_version": __version__, "config": as_yaml(base), "seed": int(base.run.seed),
+        "payoffs": eqc.payoffs, "method": "linear programme (HiGHS)", "tol": eqc.tol,
+        "effort": "off",
+        "kernel_calls": int(len(calls)), "solve_seconds": float(elapsed),
+        "solver_report": "no issues" if np.nanmax(r["epsilon"]) <= eqc.tol else
+        f"largest certificate {np.nanmax(r['epsilon']):.3g} exceeds equilibrium.tol",
+        "axes": str([a.path for a in axes]),
+    })
+    return ds

@@ -338,7 +338,8 @@ class CellGrid:
         self._sections = {s: getattr(base, s) for s in self.sections}
 
     def where(self, i: int) -> str:
-        return ", ".join(f"{a.dim}={col[i]!r}" for a, col in zip(self.axes, self.columns))
+        return ", ".join(f"{a.dim}={(col[i].item() if hasattr(col[i], 'item') else col[i])!r}"
+                         for a, col in zip(self.axes, self.columns))
 
     def cell(self, i: int) -> Config:
         """The validated config of cell ``i``; ConfigError names the cell and the field."""

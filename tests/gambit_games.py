@@ -165,3 +165,58 @@ def gambit_signals_equilibria(class_probs, c_e, J):
                    for u, w in out):
             out.append((xp, xa))
     return out
+
+
+# ---------------------------------------------------------------- evidence portfolios
+def portfolio_debate_game(W, Jd, c):
+    """The portfolio debate game as a Gambit tree: chance draws (k_P, k_A) with weights
+    W; P chooses how many of its k_P passing items to submit (one information set per
+    k_P), then A (one per k_A, not seeing P's choice)."""
+    K = W.shape[0]
+    g = gbt.Game.new_tree(players=["P", "A"], title="evidence portfolios, open debate")
+    P, A = g.players["P"], g.players["A"]
+    keep = [(i, j) for i in range(K) for j in range(K) if W[i, j] > 0]
+    g.append_move(g.root, g.players.chance, [f"kP={i}, kA={j}" for i, j in keep])
+    g.set_chance_probs(g.root.infoset, _fractions([W[i, j] / W.sum() for i, j in keep]))
+    p_sets, a_sets, made = {}, {}, {}
+
+    def pay(node, sp, sa):
+        if (sp, sa) not in made:
+            j = float(Jd[sp][sa])
+            made[sp, sa] = g.add_outcome(f"V=({sp},{sa})", [j - c * sp, 1 - j - c * sa])
+        g.set_outcome(node, made[sp, sa])
+
+    def a_move(node, ka, sp):
+        if ka in a_sets:
+            g.append_infoset(node, a_sets[ka])
+        else:
+            g.append_move(node, A, [f"submit {s}" for s in range(ka + 1)])
+            a_sets[ka] = node.infoset
+        for leaf, sa in zip(node.children, range(ka + 1)):
+            pay(leaf, sp, sa)
+
+    for branch, (kp, ka) in zip(g.root.children, keep):
+        if kp in p_sets:
+            g.append_infoset(branch, p_sets[kp])
+        else:
+            g.append_move(branch, P, [f"submit {s}" for s in range(kp + 1)])
+            p_sets[kp] = branch.infoset
+        for node, sp in zip(branch.children, range(kp + 1)):
+            a_move(node, ka, sp)
+    return g, p_sets, a_sets
+
+
+def gambit_portfolio_equilibrium(W, Jd, c):
+    """One equilibrium by Gambit's sequence-form LCP, as behaviour strategies
+    sigma_P[k, s], sigma_A[k, s] (NaN for types of probability zero)."""
+    K = W.shape[0]
+    g, p_sets, a_sets = portfolio_debate_game(W, Jd, c)
+    res = gbt.nash.lcp_solve(g, rational=False)
+    beh = res.equilibria[0]
+    sP = np.full((K, K), np.nan)
+    sA = np.full((K, K), np.nan)
+    for sets, out in ((p_sets, sP), (a_sets, sA)):
+        for k, iset in sets.items():
+            for s, act in enumerate(iset.actions):
+                out[k, s] = float(beh[act])
+    return sP, sA

@@ -57,3 +57,21 @@ def test_bad_input_exits_2_without_output(tmp_path):
         assert r.returncode == 2, (args, r.stdout, r.stderr)
         assert msg in r.stderr, r.stderr
         assert not (tmp_path / "out").exists()
+
+
+def test_portfolio_cell_and_study(tmp_path):
+    r = run(["extension=portfolio", "portfolio.c_item=0.1", "judge=logit", "portfolio.rule=logit",
+             "hydra.run.dir=one"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "rho(B)" in r.stdout and "Pr(submit s | k passing items held)" in r.stdout
+    r = run(["study=portfolio_budget", "sweep.axes.portfolio.budget={range:[2,5,1]}",
+             "hydra.run.dir=grid"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    ds = xr.open_zarr(tmp_path / "grid" / "extension.zarr")
+    assert ds.amp.dims == ("budget", "cross_exam", "protocol")
+    assert ds.sigma_A.dims == ("budget", "cross_exam", "k", "s")
+    assert float(ds.epsilon.max()) < 1e-9
+    assert (tmp_path / "grid" / "extension.png").stat().st_size > 1000
+    r = run(["extension=portfolio", "portfolio.tau=9", "hydra.run.dir=bad"], tmp_path)
+    assert r.returncode == 2 and "portfolio.tau" in r.stderr
+    assert not (tmp_path / "bad").exists()

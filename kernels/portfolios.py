@@ -1,0 +1,68 @@
+"""Evidence portfolios (seed 000, section 5): counts of (correct, k_P, k_A).
+
+Each sender has a budget of B candidate items.  Item j of a sender passes
+verification with probability ``q_true`` when its stance is true and ``q_false``
+(fabricated or misleading-but-authentic items that survive the checks, see
+:mod:`sim.portfolios`) when false; k_i is the number of passing items the sender
+holds.  One instance draws, from stream ``STREAM``,
+
+    block 0, slot 0: P's stance correct ~ Bernoulli(p)
+    block 0, slots 1-3 and blocks 1.. : one uniform per item, P's B items first,
+        then A's B items (slot 1 + j for P's item j, slot 1 + B + j for A's).
+
+The kernel returns the count of each class ``(correct, k_P, k_A)`` flattened as
+``correct * (B + 1)^2 + k_P * (B + 1) + k_A``; strategies (how many items to
+submit given k) and the judge are integrated out afterwards.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from .rng import philox4x32_10
+
+#: Stream word of this model (baseline 0, correlated signals 1).
+STREAM = 2
+MAX_BUDGET = 64
+
+_LO = np.uint64(0xFFFFFFFF)
+_HI = np.uint64(32)
+
+
+@nb.njit(parallel=True, cache=True)
+def portfolio_class_counts(t_p, t_true, t_false, budget, start, count, k0, k1, stream, n_blocks):
+    """Counts of the 2 (B + 1)^2 classes over instances [start, start + count).
+
+    ``t_p``, ``t_true``, ``t_false`` are uint64 thresholds (probability * 2**32).
+    """
+    nb1 = budget + 1
+    n_classes = 2 * nb1 * nb1
+    n_words = 1 + 2 * budget
+    n_ctr = (n_words + 3) // 4
+    out = np.zeros((n_blocks, n_classes), np.int64)
+    bsize = (count + n_blocks - 1) // n_blocks
+    for b in nb.prange(n_blocks):
+        lo = start + b * bsize
+        hi = min(start + count, lo + bsize)
+        local = np.zeros(n_classes, np.int64)
+        words = np.empty(4 * n_ctr, np.uint32)
+        for i in range(lo, hi):
+            ii = np.uint64(i)
+            for c in range(n_ctr):
+                w0, w1, w2, w3 = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(c), stream, k0, k1)
+                words[4 * c] = np.uint32(w0)
+                words[4 * c + 1] = np.uint32(w1)
+                words[4 * c + 2] = np.uint32(w2)
+                words[4 * c + 3] = np.uint32(w3)
+            corr = np.uint64(words[0]) < t_p
+            tP = t_true if corr else t_false
+            tA = t_false if corr else t_true
+            kp = 0
+            ka = 0
+            for j in range(budget):
+                kp += np.uint64(words[1 + j]) < tP
+                ka += np.uint64(words[1 + budget + j]) < tA
+            local[(1 if corr else 0) * nb1 * nb1 + kp * nb1 + ka] += 1
+        out[b] = local
+    return out.sum(axis=0)
