@@ -48,6 +48,10 @@ def _schema():
 ConfigStore.instance().store(name="antiamp_ext_schema", node=_schema())
 
 
+def _fmt(v) -> str:
+    return f"{v:.3g}" if isinstance(v, (int, float, np.integer, np.floating)) else str(v)
+
+
 def axes_of(ds: xr.Dataset) -> list:
     return [d for d in ds.amp.dims if d not in _NON_AXES]
 
@@ -99,7 +103,7 @@ def plot_portfolio(ds: xr.Dataset, path: Path) -> list:
         for kk, h in enumerate(hues):
             d = sub if h is None else sub.isel({hue: h})
             col = "C0" if h is None else cmap(kk / max(1, len(hues) - 1))
-            lab = "" if h is None else f"{hue}={ds[hue].values[h]:.3g}"
+            lab = "" if h is None else f"{hue}={_fmt(ds[hue].values[h])}"
             if var in ("amp", "acc"):
                 ax.plot(xv, d[var].sel(protocol="debate"), "-o", ms=3, color=col,
                         label=(lab + " debate").strip())
@@ -116,6 +120,71 @@ def plot_portfolio(ds: xr.Dataset, path: Path) -> list:
     axs[0][0].legend(fontsize=7, frameon=False)
     fig.suptitle(f"evidence portfolios: {_describe(ds)} (equilibrium; dashed: consultancy)",
                  fontsize=9)
+    fig.tight_layout(rect=(0, 0, 1, 0.93))
+    return _save(fig, path)
+
+
+def format_panel(ds: xr.Dataset) -> str:
+    import yaml
+
+    pc = yaml.safe_load(ds.attrs["config"])["panel"]
+    lines = [f"antiamp-ext: a panel of {pc['size']} judges, {pc['rule']} rule, icc = {pc['icc']}, "
+             f"bias sd = {pc['bias_sd']} ({ds.attrs['payoffs']} class weights)",
+             f"debate tie: one judge endorses {float(ds.b_single):.4f}; the panel "
+             f"{float(ds.b_panel):.4f}; independent identical judges (b_n) "
+             f"{float(ds.b_independent):.4f}",
+             f"correlation of two judges' votes {float(ds.vote_corr):.4f}; effective independent "
+             f"votes {float(ds.n_eff):.3f} of {pc['size']}", "",
+             "protocol  amp       acc       fwc       tie_rate  welfare"]
+    for prot in ("consult", "debate"):
+        r = ds.sel(protocol=prot)
+        vals = [float(r[v]) for v in ("amp", "acc", "fwc", "tie_rate", "welfare")]
+        lines.append(f"{prot:<9} " + " ".join(f"{v:.5f}".ljust(9) for v in vals))
+    lines.append("")
+    lines.append("panel table Pr(y = a | e_P, e_A), debate: " + str(np.round(ds.panel_table.values, 5)
+                                                                  .tolist()))
+    return "\n".join(lines)
+
+
+def plot_panel(ds: xr.Dataset, path: Path) -> list:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    dims = axes_of(ds)
+    if not dims:
+        return []
+    x = dims[0]
+    sub = ds.isel({d: 0 for d in dims[2:]}) if len(dims) > 2 else ds
+    hue = dims[1] if len(dims) > 1 else None
+    hues = [None] if hue is None else list(range(ds.sizes[hue]))[:6]
+    fig, axs = plt.subplots(1, 4, figsize=(17, 3.8), squeeze=False)
+    cmap = plt.get_cmap("viridis")
+    xv = ds[x].values
+    for kk, h in enumerate(hues):
+        d = sub if h is None else sub.isel({hue: h})
+        col = "C0" if h is None else cmap(kk / max(1, len(hues) - 1))
+        lab = "" if h is None else f"{hue}={_fmt(ds[hue].values[h])}"
+        axs[0][0].plot(xv, d.amp.sel(protocol="debate"), "-o", ms=3, color=col,
+                       label=(lab + " debate").strip())
+        axs[0][0].plot(xv, d.amp.sel(protocol="consult"), "--", color=col)
+        axs[0][1].plot(xv, d.acc.sel(protocol="debate"), "-o", ms=3, color=col)
+        axs[0][1].plot(xv, d.acc.sel(protocol="consult"), "--", color=col)
+        axs[0][2].plot(xv, d.b_panel, "-o", ms=3, color=col)
+        axs[0][2].plot(xv, d.b_independent, ":", color=col)
+        axs[0][3].plot(xv, d.n_eff, "-o", ms=3, color=col)
+    if x == "size":
+        axs[0][3].plot(xv, xv, color="0.6", lw=0.8, label="n_eff = n")
+        axs[0][3].legend(fontsize=7, frameon=False)
+    for ax, t in zip(axs[0], ("mistake amplification Amp (dashed: consultancy)",
+                              "accuracy (dashed: consultancy)",
+                              "panel endorsement of a debate tie (dotted: b_n)",
+                              "effective independent votes")):
+        ax.set_title(t, fontsize=9)
+        ax.set_xlabel(_axis_label(ds, x), fontsize=8)
+    axs[0][0].legend(fontsize=7, frameon=False)
+    fig.suptitle(f"juries: {_describe(ds)}", fontsize=9)
     fig.tight_layout(rect=(0, 0, 1, 0.93))
     return _save(fig, path)
 
@@ -184,7 +253,7 @@ def plot_extension(ds: xr.Dataset, path: Path) -> list:
         for k, h in enumerate(hues):
             sub = d0 if h is None else d0.isel({hue: h})
             col = cmap(k / max(1, len(hues) - 1)) if h is not None else "C0"
-            lab = "" if h is None else f"{hue}={ds[hue].values[h]:.3g}"
+            lab = "" if h is None else f"{hue}={_fmt(ds[hue].values[h])}"
             da = sub[var]
             if "protocol" in da.dims:
                 if var == "diversity_value":
@@ -205,7 +274,7 @@ def plot_extension(ds: xr.Dataset, path: Path) -> list:
         if ds[x].attrs.get("config_path", "").endswith("c_J") and np.all(xv > 0):
             ax.set_xscale("log")
     axs[0][0].legend(fontsize=7, frameon=False)
-    note = ("; shown at " + ", ".join(f"{d}={ds[d].values[0]:.3g}" for d in extra)) if extra else ""
+    note = ("; shown at " + ", ".join(f"{d}={_fmt(ds[d].values[0])}" for d in extra)) if extra else ""
     fig.suptitle(f"{_describe(ds)} (solid: debate, dashed: consultancy; equilibrium preferred by "
                  f"the judge){note}", fontsize=9)
     fig.tight_layout(rect=(0, 0, 1, 0.93))
@@ -245,7 +314,7 @@ def _attention_map(ds, path):
         ax.set_xlabel(_axis_label(ds, x), fontsize=8)
         ax.set_ylabel(_axis_label(ds, y), fontsize=8)
         if f is not None:
-            ax.set_title(f"{dims[2]} = {ds[dims[2]].values[f]:.3g}", fontsize=9)
+            ax.set_title(f"{dims[2]} = {_fmt(ds[dims[2]].values[f])}", fontsize=9)
     fig.colorbar(m, ax=axs[0].tolist(), label="t*(debate) - t*(consult)")
     if any_collapse:
         axs[0][0].legend(fontsize=7, frameon=False, loc="lower left")
@@ -267,9 +336,13 @@ def _describe(ds) -> str:
     cfg = yaml.safe_load(ds.attrs["config"])
     swept = {ds[d].attrs.get("config_path") for d in axes_of(ds)}
     fields = [("model", "p"), ("model", "rho"), ("model", "c_e"), ("judge", "kind")]
+    logit_keys = ("lam", "mu") if (cfg.get("extension") == "portfolio" and
+                                   cfg["portfolio"]["rule"] == "logit") else ("lam", "mu", "kappa")
     fields += [("judge", "b")] if cfg["judge"]["kind"] == "tiebreak" else [
-        ("judge", k) for k in ("lam", "mu", "kappa")]
-    if cfg.get("extension") == "portfolio":
+        ("judge", k) for k in logit_keys]
+    if cfg.get("extension") == "panel":
+        fields += [("panel", k) for k in ("size", "rule", "icc", "bias_sd")]
+    elif cfg.get("extension") == "portfolio":
         fields += [("portfolio", k) for k in ("budget", "q_true", "q_fab", "mislead",
                                               "cross_exam", "tau", "rule", "c_item")]
     else:
@@ -325,16 +398,19 @@ def _run(cfg: DictConfig) -> None:
         raise SystemExit(2) from None
     out = Path(HydraConfig.get().runtime.output_dir)
     dims = axes_of(ds)
-    if ds.attrs.get("extension") == "portfolio":
+    if ds.attrs.get("extension") in ("portfolio", "panel"):
+        fmt, plot = ((format_portfolio, plot_portfolio) if ds.attrs["extension"] == "portfolio"
+                     else (format_panel, plot_panel))
         if dims:
             print(f"{int(np.prod([ds.sizes[d] for d in dims])):,} cells in "
                   f"{ds.attrs['solve_seconds']:.1f} s ({ds.attrs['kernel_calls']} kernel calls); "
-                  f"largest certificate {float(ds.epsilon.max()):.2e}")
+                  + (f"largest certificate {float(ds.epsilon.max()):.2e}" if "epsilon" in ds
+                     else "strategies by dominance"))
         else:
-            print(format_portfolio(ds))
+            print(fmt(ds))
         store = write_zarr_atomic(ds, out / "extension.zarr")
         print(f"\nwrote {store}")
-        for p in plot_portfolio(ds, out / "extension"):
+        for p in plot(ds, out / "extension"):
             print(f"wrote {p}")
         return
     if dims:

@@ -25,6 +25,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from . import __version__
 from . import effort as ef
+from . import panel as pnm
 from . import portfolios as pfm
 from . import signals as sg
 from .config import Config, ConfigError, as_yaml, to_config, validate
@@ -32,19 +33,22 @@ from .equilibrium import EquilibriumConfig
 from .judge import judge_tables
 
 
-EXTENSIONS = ("signals", "portfolio")
+EXTENSIONS = ("signals", "portfolio", "panel")
 
 
 @dataclass
 class ExtConfig(Config):
-    SWEEPABLE = ("model", "judge", "protocol", "welfare", "signals", "effort", "portfolio")
+    SWEEPABLE = ("model", "judge", "protocol", "welfare", "signals", "effort", "portfolio",
+                 "panel")
 
     #: Which model: ``signals`` (correlated signals, with ``effort.*`` judge
-    #: attention) or ``portfolio`` (evidence portfolios).
+    #: attention), ``portfolio`` (evidence portfolios) or ``panel`` (juries of
+    #: heterogeneous, correlated judges).
     extension: str = "signals"
     signals: sg.SignalsConfig = field(default_factory=sg.SignalsConfig)
     effort: ef.EffortConfig = field(default_factory=ef.EffortConfig)
     portfolio: pfm.PortfolioConfig = field(default_factory=pfm.PortfolioConfig)
+    panel: pnm.PanelConfig = field(default_factory=pnm.PanelConfig)
     equilibrium: EquilibriumConfig = field(default_factory=EquilibriumConfig)
 
 
@@ -60,6 +64,13 @@ def validate_ext(cfg: ExtConfig) -> None:
             raise ConfigError("extension=portfolio needs model.stance=signal (Pr(a = omega) = p)")
         if cfg.effort.enabled:
             raise ConfigError("effort.enabled applies to extension=signals only")
+    if cfg.extension == "panel":
+        pnm.validate_panel(cfg.panel)
+        if cfg.effort.enabled:
+            raise ConfigError("effort.enabled applies to extension=signals only")
+        if cfg.judge.jury_size != 1:
+            raise ConfigError("extension=panel builds the jury itself (panel.size); leave "
+                              "judge.jury_size at 1")
     sg.validate_signals(cfg.signals, cfg.model.p, cfg.model.rho, cfg.model.stance)
     ef.validate_effort(cfg.effort, cfg.judge)
     eq = cfg.equilibrium
@@ -266,6 +277,8 @@ def solve_extended(cfg: Any = None, progress: bool | None = None) -> xr.Dataset:
     eqc = base.equilibrium
     if base.extension == "portfolio":
         return _solve_portfolios(base, cells, shape, dims, axes)
+    if base.extension == "panel":
+        return _solve_panels(base, cells, shape, dims, axes)
     simulated = eqc.payoffs == "simulated"
     show = progress if progress is not None else bool(base.run.progress)
     calls: list = []
@@ -536,5 +549,73 @@ def _solve_portfolios(base, cells, shape, dims, axes) -> xr.Dataset:
         "solver_report": "no issues" if np.nanmax(r["epsilon"]) <= eqc.tol else
         f"largest certificate {np.nanmax(r['epsilon']):.3g} exceeds equilibrium.tol",
         "axes": str([a.path for a in axes]),
+    })
+    return ds
+
+
+def _coords(axes, dims, extra):
+    coords = dict(extra)
+    for a in axes:
+        if dims and dims[0] == "point":
+            coords[a.dim] = ("point", a.values, {"long_name": a.long_name, "config_path": a.path})
+        else:
+            coords[a.dim] = (a.dim, a.values, {"long_name": a.long_name, "units": a.units,
+                                               "config_path": a.path})
+    return coords
+
+
+def _solve_panels(base, cells, shape, dims, axes) -> xr.Dataset:
+    from .metrics import CONTRAST_METRICS, PROTOCOL_METRICS
+
+    eqc = base.equilibrium
+    calls: list = []
+    t0 = time.perf_counter()
+    r = pnm.solve_cells(cells, eqc.payoffs, base.run, calls)
+    elapsed = time.perf_counter() - t0
+    sh, ax = tuple(shape), tuple(dims)
+
+    def rs(a):
+        return np.asarray(a).reshape(sh + np.asarray(a).shape[1:])
+
+    data = {}
+    for k, spec in list(PROTOCOL_METRICS.items()) + list(CONTRAST_METRICS.items()):
+        d = ax + (("protocol",) if k in PROTOCOL_METRICS else ())
+        data[k] = (d, rs(r[k]), {"long_name": spec.long_name, "units": spec.units,
+                                 "definition": spec.definition})
+        data[f"{k}_se"] = (d, rs(r[f"{k}_se"]), {
+            "long_name": f"standard error of {spec.long_name}" + (
+                "" if eqc.payoffs == "simulated" else " expected at run.n_instances"),
+            "units": spec.units})
+    data["amp_panel_mc_se"] = (ax + ("protocol",), rs(r["amp_mc"]), {
+        "long_name": "bound on the error of Amp from the panel Monte Carlo", "units": "1"})
+    data["panel_table"] = (ax + ("e_P", "e_A"), rs(r["J_d"]), {
+        "long_name": "panel's debate endorsement probability Pr(y = a | e_P, e_A)", "units": "1"})
+    data["panel_table_consult"] = (ax + ("e_P",), rs(r["J_c"]), {
+        "long_name": "panel's consultancy endorsement probability", "units": "1"})
+    data["panel_table_se"] = (ax + ("e_P", "e_A"), rs(r["J_d_se"]), {
+        "long_name": "Monte Carlo standard error of panel_table", "units": "1"})
+    data["vote_corr"] = (ax, rs(r["vote_corr"]), {
+        "long_name": "correlation of two judges' votes on the debate tie",
+        "units": "1"})
+    data["n_eff"] = (ax, rs(r["n_eff"]), {
+        "long_name": "effective number of independent votes n / (1 + (n - 1) r)",
+        "units": "judges"})
+    data["b_single"] = (ax, rs(r["b_single"]), {
+        "long_name": "one judge's endorsement of a debate tie", "units": "1"})
+    data["b_panel"] = (ax, rs(r["b_panel_tie"]), {
+        "long_name": "the panel's endorsement of a debate tie", "units": "1"})
+    data["b_independent"] = (ax, rs(r["b_independent"]), {
+        "long_name": "b_n: the same rule by majority of independent identical judges",
+        "units": "1"})
+    coords = _coords(axes, dims, {"protocol": ("protocol", ["consult", "debate"]),
+                                  "e_P": ("e_P", [0, 1]), "e_A": ("e_A", [0, 1])})
+    ds = xr.Dataset(data, coords=coords)
+    ds.attrs.update({
+        "title": "antiamp: juries of heterogeneous, correlated judges",
+        "model": "seed 000 section 4 juries, extended",
+        "extension": "panel", "antiamp_version": __version__, "config": as_yaml(base),
+        "seed": int(base.run.seed), "payoffs": eqc.payoffs, "method": "dominant strategies",
+        "effort": "off", "kernel_calls": int(len(calls)), "solve_seconds": float(elapsed),
+        "solver_report": "no issues", "axes": str([a.path for a in axes]),
     })
     return ds

@@ -75,3 +75,16 @@ def test_portfolio_cell_and_study(tmp_path):
     r = run(["extension=portfolio", "portfolio.tau=9", "hydra.run.dir=bad"], tmp_path)
     assert r.returncode == 2 and "portfolio.tau" in r.stderr
     assert not (tmp_path / "bad").exists()
+
+
+def test_panel_cell_and_study(tmp_path):
+    r = run(["extension=panel", "panel.size=9", "panel.icc=0.2", "judge.b=0.4",
+             "hydra.run.dir=one"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "effective independent votes" in r.stdout
+    r = run(["study=panel_hurts", "sweep.axes.panel.size=[1,5]", "hydra.run.dir=grid"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    ds = xr.open_zarr(tmp_path / "grid" / "extension.zarr")
+    assert ds.amp.dims == ("size", "rule", "protocol")
+    assert list(ds.rule.values) == ["majority", "supermajority", "unanimity", "confidence"]
+    assert (tmp_path / "grid" / "extension.png").stat().st_size > 1000

@@ -1,0 +1,144 @@
+"""Juries beyond independent judges (seed 000, section 4): panel endorsement probabilities.
+
+A panel of n judges faces one transcript class whose single-judge endorsement
+probability is q.  Judge j votes for the protagonist iff
+
+    Phi^-1(q) + beta_j - sqrt(icc) Z - sqrt(1 - icc) E_j > 0,
+
+with Z the panel's shared latent (a common blind spot), E_j the judge's own noise
+(both standard normal) and beta_j ~ N(0, bias_sd^2) the judge's own bias
+(heterogeneity).  With bias_sd = 0 each judge endorses with probability exactly q
+and icc is the latent correlation between judges.  Given (Z, beta) the votes are
+independent, so the aggregation rule's endorsement probability is computed
+exactly (Poisson-binomial recursion, or a normal for the confidence-weighted sum):
+the kernel Rao-Blackwellises the votes and averages over Monte Carlo panels
+(Z, beta) drawn from Philox stream ``STREAM`` (panel i uses counters (i, j)).
+
+Float sums are kept per fixed block of ``PANEL_BLOCK`` panels and the blocks are
+added in order, so the result does not depend on the thread count.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba as nb
+import numpy as np
+
+from .rng import philox4x32_10
+
+STREAM = 3
+PANEL_BLOCK = 256
+RULE_MAJORITY, RULE_SUPER, RULE_UNANIMITY, RULE_CONFIDENCE = 0, 1, 2, 3
+
+_LO = np.uint64(0xFFFFFFFF)
+_HI = np.uint64(32)
+_INV32 = 1.0 / 4294967296.0
+
+
+@nb.njit(inline="always", cache=True)
+def _phi(x):
+    return 0.5 * math.erfc(-x / math.sqrt(2.0))
+
+
+@nb.njit(cache=True)
+def _aggregate(pi, n, rule, need, tie, default, dp):
+    """Endorsement probability of the rule given independent vote probabilities ``pi``."""
+    dp[:] = 0.0
+    dp[0] = 1.0
+    for j in range(n):
+        p = pi[j]
+        for k in range(j + 1, 0, -1):
+            dp[k] = dp[k] * (1.0 - p) + dp[k - 1] * p
+        dp[0] *= 1.0 - p
+    if rule == RULE_UNANIMITY:
+        return dp[n] + default * (1.0 - dp[n] - dp[0])
+    out = 0.0
+    for k in range(need, n + 1):
+        out += dp[k]
+    if rule == RULE_MAJORITY and n % 2 == 0:
+        out += tie * dp[n // 2]
+    return out
+
+
+@nb.njit(parallel=True, cache=True)
+def panel_endorsement(zq, n, rule, need, tie, default, icc, bias_sd, n_panels, k0, k1, stream):
+    """Sums and sums of squares, over panels, of each entry's endorsement probability.
+
+    Parameters
+    ----------
+    zq : float64[M]
+        Phi^-1(q) of the M single-judge probabilities (+-inf for q = 1, 0).
+    n : int
+        Panel size.
+    rule, need, tie, default :
+        Aggregation (module constants); ``need`` votes endorse (majority: n // 2 + 1,
+        supermajority: the quota), ``tie`` for even majority panels, ``default`` for a
+        split unanimity panel.
+    icc, bias_sd : float
+        Latent intra-class correlation and the sd of judge biases.
+    n_panels : int
+        Monte Carlo panels (rounded up to whole blocks).
+
+    Returns
+    -------
+    (float64[M], float64[M], int) sums, sums of squares, panels used.
+    """
+    M = zq.shape[0]
+    n_blocks = (n_panels + PANEL_BLOCK - 1) // PANEL_BLOCK
+    s1 = np.zeros((n_blocks, M))
+    s2 = np.zeros((n_blocks, M))
+    a = math.sqrt(icc)
+    e = math.sqrt(max(1.0 - icc, 0.0))
+    n_norm = 1 + n
+    n_ctr = (n_norm + 1) // 2
+    for b in nb.prange(n_blocks):
+        norms = np.empty(2 * n_ctr)
+        pi = np.empty(n)
+        beta = np.empty(n)
+        dp = np.empty(n + 1)
+        for i in range(b * PANEL_BLOCK, (b + 1) * PANEL_BLOCK):
+            ii = np.uint64(i)
+            for c in range(n_ctr):
+                w0, w1, w2, w3 = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(c), stream, k0, k1)
+                u1 = (np.float64(w0) + 0.5) * _INV32
+                u2 = (np.float64(w1) + 0.5) * _INV32
+                r = math.sqrt(-2.0 * math.log(u1))
+                norms[2 * c] = r * math.cos(2.0 * math.pi * u2)
+                norms[2 * c + 1] = r * math.sin(2.0 * math.pi * u2)
+            z = norms[0]
+            for j in range(n):
+                beta[j] = bias_sd * norms[1 + j]
+            for m in range(M):
+                t = zq[m]
+                if rule == RULE_CONFIDENCE:
+                    if math.isinf(t):
+                        val = 1.0 if t > 0 else 0.0
+                    elif e == 0.0:
+                        tot = n * (t - a * z)
+                        for j in range(n):
+                            tot += beta[j]
+                        val = 1.0 if tot > 0 else 0.0
+                    else:
+                        tot = n * (t - a * z)
+                        for j in range(n):
+                            tot += beta[j]
+                        val = _phi(tot / (e * math.sqrt(n)))
+                else:
+                    for j in range(n):
+                        if math.isinf(t):
+                            pi[j] = 1.0 if t > 0 else 0.0
+                        elif e == 0.0:
+                            pi[j] = 1.0 if t + beta[j] - a * z > 0 else 0.0
+                        else:
+                            pi[j] = _phi((t + beta[j] - a * z) / e)
+                    val = _aggregate(pi, n, rule, need, tie, default, dp)
+                s1[b, m] += val
+                s2[b, m] += val * val
+    out1 = np.zeros(M)
+    out2 = np.zeros(M)
+    for b in range(n_blocks):  # fixed order: bit-identical for any thread count
+        for m in range(M):
+            out1[m] += s1[b, m]
+            out2[m] += s2[b, m]
+    return out1, out2, n_blocks * PANEL_BLOCK

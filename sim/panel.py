@@ -1,0 +1,248 @@
+"""Juries beyond independent judges: heterogeneous, correlated panels and their rules.
+
+Seed 000 section 4 gives the jury of n independent, identical judges: majority
+endorses with b_n.  Real panels of LLM judges share blind spots and differ in
+bias.  Here judge j of a panel votes for the protagonist iff
+
+    Phi^-1(q) + beta_j - sqrt(icc) Z - sqrt(1 - icc) E_j > 0        (kernels.panel)
+
+where q is the configured single judge's endorsement probability for the
+transcript class (tie-break or logit), Z a latent shared by the panel, E_j the
+judge's own noise and beta_j ~ N(0, bias_sd^2) its own bias.  Rules: ``majority``
+(``tie`` decides an even split), ``supermajority`` (at least ceil(quota n) votes
+to endorse), ``unanimity`` (a unanimous panel decides; a split one endorses with
+probability ``default``), ``confidence`` (the sum of the judges' latent margins,
+a confidence-weighted vote).
+
+The effective number of independent votes is the design-effect count
+n_eff = n / (1 + (n - 1) r), with r the correlation between two judges' votes
+(from the bivariate normal orthant probability); it is reported for the debate
+tie class, where the panel decides.  The panel's tables replace the judge's in
+the baseline model, so every metric of ``antiamp`` follows.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import integrate, special, stats
+
+from .config import ConfigError, JudgeConfig, ProtocolConfig, _int_at_least, _number, _prob
+from .judge import single_judge_tables
+
+RULES = ("majority", "supermajority", "unanimity", "confidence")
+
+
+@dataclass
+class PanelConfig:
+    """A panel of judges (``panel.*``, with ``extension=panel``)."""
+
+    #: Number of judges.
+    size: int = 5
+    #: ``majority``, ``supermajority``, ``unanimity`` or ``confidence``.
+    rule: str = "majority"
+    #: Supermajority: fraction of the panel needed to endorse the protagonist.
+    quota: float = 2 / 3
+    #: Even majority panels: Pr(y = a) on a tied vote.
+    tie: float = 0.5
+    #: Unanimity: Pr(y = a) when the panel is split.
+    default: float = 0.0
+    #: Latent intra-class correlation of the judges (shared blind spot), in [0, 1].
+    icc: float = 0.0
+    #: Standard deviation of the judges' own biases (probit scale).
+    bias_sd: float = 0.0
+    #: Monte Carlo panels per table (rounded up to blocks of 256); exact when icc and
+    #: bias_sd are 0.
+    n_panels: int = 16384
+
+
+def validate_panel(pc: PanelConfig) -> None:
+    _int_at_least("panel.size", pc.size, 1)
+    if pc.size > 501:
+        raise ConfigError(f"panel.size must be at most 501, got {pc.size!r}")
+    if pc.rule not in RULES:
+        raise ConfigError(f"panel.rule must be one of {', '.join(RULES)}, got {pc.rule!r}")
+    q = _number("panel.quota", pc.quota)
+    if not 0 < q <= 1:
+        raise ConfigError(f"panel.quota must lie in (0, 1], got {pc.quota!r}")
+    for name in ("tie", "default", "icc"):
+        _prob(f"panel.{name}", getattr(pc, name))
+    if _number("panel.bias_sd", pc.bias_sd) < 0:
+        raise ConfigError(f"panel.bias_sd must be >= 0, got {pc.bias_sd!r}")
+    _int_at_least("panel.n_panels", pc.n_panels, 1)
+
+
+def _rule_args(pc: PanelConfig):
+    from kernels import panel as kp
+
+    n = pc.size
+    if pc.rule == "majority":
+        return kp.RULE_MAJORITY, n // 2 + 1
+    if pc.rule == "supermajority":
+        return kp.RULE_SUPER, int(math.ceil(pc.quota * n - 1e-12))
+    if pc.rule == "unanimity":
+        return kp.RULE_UNANIMITY, n
+    return kp.RULE_CONFIDENCE, 0
+
+
+def panel_probability_mc(q, pc: PanelConfig, seed: int):
+    """Panel endorsement probability for each single-judge probability in ``q``,
+    by the compiled kernel: (mean, Monte Carlo standard error, panels)."""
+    from kernels import panel as kp
+    from kernels.rng import split_seed
+
+    q = np.asarray(q, float)
+    with np.errstate(divide="ignore"):
+        zq = special.ndtri(q)
+    rule, need = _rule_args(pc)
+    k0, k1 = split_seed(seed)
+    random = pc.icc > 0 or pc.bias_sd > 0
+    n_panels = pc.n_panels if random else 1
+    s1, s2, m = kp.panel_endorsement(zq, pc.size, rule, need, pc.tie, pc.default, pc.icc,
+                                     pc.bias_sd, n_panels, k0, k1, np.uint64(kp.STREAM))
+    mean = s1 / m
+    var = np.maximum(s2 / m - mean ** 2, 0.0)
+    se = np.sqrt(var / (m - 1)) if random else np.zeros_like(mean)
+    return mean, se, m
+
+
+def panel_probability_exact(q: float, pc: PanelConfig) -> float:
+    """Independent path for homogeneous panels (bias_sd = 0): integrate over the shared
+    latent with scipy's adaptive quadrature; votes given Z are binomial."""
+    if pc.bias_sd != 0:
+        raise ValueError("the quadrature path needs bias_sd = 0")
+    n = pc.size
+    t = special.ndtri(q) if 0 < q < 1 else (np.inf if q >= 1 else -np.inf)
+    a, e = math.sqrt(pc.icc), math.sqrt(1 - pc.icc)
+
+    def given(z):
+        if np.isinf(t):
+            p = 1.0 if t > 0 else 0.0
+        elif e == 0:
+            p = 1.0 if t - a * z > 0 else 0.0
+        else:
+            p = special.ndtr((t - a * z) / e)
+        if pc.rule == "confidence":
+            if np.isinf(t):
+                return p
+            if e == 0:
+                return float(t - a * z > 0)
+            return special.ndtr(n * (t - a * z) / (e * math.sqrt(n)))
+        if pc.rule == "unanimity":
+            return p ** n + pc.default * (1 - p ** n - (1 - p) ** n)
+        need = n // 2 + 1 if pc.rule == "majority" else int(math.ceil(pc.quota * n - 1e-12))
+        out = stats.binom.sf(need - 1, n, p)
+        if pc.rule == "majority" and n % 2 == 0:
+            out += pc.tie * stats.binom.pmf(n // 2, n, p)
+        return out
+
+    if pc.icc == 0 or np.isinf(t):
+        return float(given(0.0))
+    if e == 0:  # all judges vote alike: the panel follows one latent draw
+        return float(given(-np.inf) * special.ndtr(t / a) + given(np.inf) * special.ndtr(-t / a))
+    pts = [t / a] if np.isfinite(t) else None
+    val, _ = integrate.quad(lambda z: given(z) * stats.norm.pdf(z), -12, 12, points=pts,
+                            limit=200, epsabs=1e-13, epsrel=1e-11)
+    return float(val)
+
+
+def vote_correlation(q: float, icc: float, bias_sd: float = 0.0) -> float:
+    """Correlation of two judges' votes at single-judge probability q.
+
+    Judge j's vote is 1{M_j < Phi^-1(q)} with M_j = -beta_j + sqrt(icc) Z + sqrt(1 - icc) E_j,
+    normal with variance 1 + bias_sd^2 and covariance icc between judges, so a vote is
+    Bernoulli(q~) with q~ = Phi(t'), t' = Phi^-1(q) / sqrt(1 + bias_sd^2), and two votes
+    are both 1 with the bivariate normal probability at correlation icc / (1 + bias_sd^2).
+    """
+    if not 0 < q < 1 or icc == 0:
+        return 0.0
+    v = 1.0 + bias_sd ** 2
+    t = special.ndtri(q) / math.sqrt(v)
+    r = icc / v
+    qt = special.ndtr(t)
+    if r >= 1:
+        return 1.0
+    both = stats.multivariate_normal(mean=[0, 0], cov=[[1, r], [r, 1]]).cdf([t, t])
+    return float((both - qt * qt) / (qt * (1 - qt)))
+
+
+def effective_votes(n: int, r: float) -> float:
+    """Design-effect count of independent votes: n / (1 + (n - 1) r)."""
+    return n / (1 + (n - 1) * r)
+
+
+def panel_tables(judge: JudgeConfig, prot: ProtocolConfig, pc: PanelConfig, seed: int):
+    """(J_c [2], J_d [2, 2], se_c, se_d, panels) of the panel built on the configured judge."""
+    if judge.jury_size != 1:
+        raise ConfigError("extension=panel builds the jury itself (panel.size); leave "
+                          "judge.jury_size at 1")
+    c1, d1 = single_judge_tables(judge, prot)
+    q = np.concatenate([c1, d1.ravel()])
+    mean, se, m = panel_probability_mc(q, pc, seed)
+    return mean[:2], mean[2:].reshape(2, 2), se[:2], se[2:].reshape(2, 2), m
+
+
+# ------------------------------------------------------------------ a grid of cells
+def solve_cells(cells, payoffs: str, run, calls: list) -> dict:
+    from .judge import _dominant
+    from .metrics import CONTRAST_METRICS, PROTOCOL_METRICS, class_probabilities, evaluate
+    from .runner import baseline_thresholds, run_baseline_counts
+
+    C = len(cells)
+    names = list(PROTOCOL_METRICS) + list(CONTRAST_METRICS)
+    res = {k: [] for k in names}
+    res.update({f"{k}_se": [] for k in names})
+    res.update({f"{k}_mc": [] for k in ("amp",)})
+    for key in ("J_c", "J_d", "J_c_se", "J_d_se", "n_eff", "vote_corr", "b_single",
+                "b_panel_tie", "b_independent"):
+        res[key] = []
+    for c in cells:
+        pc = c.panel
+        J_c, J_d, se_c, se_d, _ = panel_tables(c.judge, c.protocol, pc, c.run.seed)
+        m = c.model
+        try:
+            xpc, _ = _dominant("x_P_consult", np.array([J_c[1] - J_c[0]]), m.c_e, None)
+            xp, _ = _dominant("x_P", J_d[1, :] - J_d[0, :], m.c_e, None)
+            xa, _ = _dominant("x_A", J_d[:, 0] - J_d[:, 1], m.c_e, None)
+        except ConfigError:
+            raise ConfigError(
+                f"extension=panel: at model.c_e={m.c_e} presenting evidence is not dominant "
+                "against this panel; the panel model takes dominant strategies (lower "
+                "model.c_e, or solve the evidence game with antiamp-solve)") from None
+        wel = (c.welfare.alpha, c.welfare.beta, c.welfare.delta_c, m.c_e)
+        if payoffs == "simulated":
+            calls.append(1)
+            thr = baseline_thresholds(m.pi, m.p, m.rho, xpc, xp, xa)
+            w = run_baseline_counts(thr, m.stance == "fixed", m.a, run.n_instances, run.seed,
+                                    n_threads=run.n_threads, progress=False)
+            vals = evaluate(w, J_c, J_d, *wel)
+        else:
+            w = class_probabilities(m.pi, m.p, m.rho, xpc, xp, xa, m.stance == "fixed", m.a)
+            vals = evaluate(w, J_c, J_d, *wel, n=run.n_instances)
+        for k in names:
+            res[k].append(vals[k][0])
+            res[f"{k}_se"].append(vals[k][1])
+        # Panel Monte Carlo error of Amp: a bound (|weights| times the entries' errors).
+        from .metrics import CORRECT, EA_DEBATE, EP_CONSULT, EP_DEBATE
+
+        prob = class_probabilities(m.pi, m.p, m.rho, xpc, xp, xa, m.stance == "fixed", m.a)
+        wrong = (CORRECT == 0)
+        pw = np.where(wrong, prob, 0.0) / max(np.where(wrong, prob, 0.0).sum(), 1e-300)
+        res["amp_mc"].append([float((pw * se_c[EP_CONSULT]).sum()),
+                              float((pw * se_d[EP_DEBATE, EA_DEBATE]).sum())])
+        res["J_c"].append(J_c)
+        res["J_d"].append(J_d)
+        res["J_c_se"].append(se_c)
+        res["J_d_se"].append(se_d)
+        q_tie = single_judge_tables(c.judge, c.protocol)[1][1, 1]
+        r = vote_correlation(q_tie, pc.icc, pc.bias_sd)
+        res["vote_corr"].append(r)
+        res["n_eff"].append(effective_votes(pc.size, r))
+        res["b_single"].append(q_tie)
+        res["b_panel_tie"].append(J_d[1, 1])
+        from .judge import jury_majority
+
+        res["b_independent"].append(float(jury_majority(q_tie, pc.size, pc.tie)))
+    return {k: np.asarray(v) for k, v in res.items()}
