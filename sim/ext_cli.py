@@ -189,6 +189,71 @@ def plot_panel(ds: xr.Dataset, path: Path) -> list:
     return _save(fig, path)
 
 
+def format_messages(ds: xr.Dataset) -> str:
+    strategic = ds.attrs["mode"] == "strategic"
+    lines = [f"antiamp-ext: verifiable evidence and rhetoric ({ds.attrs['mode']} rhetoric, "
+             f"{ds.attrs['method']})", "",
+             "protocol  amp       acc       fwc       endorse   welfare"
+             + ("   rhetoric  epsilon" if strategic else "")]
+    for prot in ("consult", "debate"):
+        r = ds.sel(protocol=prot)
+        vals = [float(r[v]) for v in ("amp", "acc", "fwc", "endorse", "welfare")]
+        if strategic:
+            vals.append(float(r.rhetoric_P))
+        line = f"{prot:<9} " + " ".join(f"{v:.5f}".ljust(9) for v in vals)
+        if strategic:
+            line += f" {float(r.epsilon):.2e}"
+        lines.append(line)
+        if "amp_se" in ds:
+            lines.append("   se     " + " ".join(f"{float(r[v + '_se']):.5f}".ljust(9)
+                                             for v in ("amp", "acc", "fwc", "endorse")))
+    return "\n".join(lines)
+
+
+def plot_messages(ds: xr.Dataset, path: Path) -> list:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    dims = axes_of(ds)
+    if not dims:
+        return []
+    x = dims[0]
+    sub = ds.isel({d: 0 for d in dims[2:]}) if len(dims) > 2 else ds
+    hue = dims[1] if len(dims) > 1 else None
+    hues = [None] if hue is None else list(range(ds.sizes[hue]))[:6]
+    strategic = ds.attrs["mode"] == "strategic"
+    panels = ["amp", "acc", "amp_gap"] + (["rhetoric_P"] if strategic else [])
+    titles = {"amp": "mistake amplification Amp (dashed: consultancy)",
+              "acc": "accuracy (dashed: consultancy)", "amp_gap": "Amp(consult) - Amp(debate)",
+              "rhetoric_P": "protagonist rhetoric (dashed: consultancy)"}
+    fig, axs = plt.subplots(1, len(panels), figsize=(4.3 * len(panels), 3.8), squeeze=False)
+    cmap = plt.get_cmap("viridis")
+    xv = ds[x].values
+    for kk, h in enumerate(hues):
+        d = sub if h is None else sub.isel({hue: h})
+        col = "C0" if h is None else cmap(kk / max(1, len(hues) - 1))
+        lab = "" if h is None else f"{hue}={_fmt(ds[hue].values[h])}"
+        for ax, var in zip(axs[0], panels):
+            da = d[var]
+            if "protocol" in da.dims:
+                ax.plot(xv, da.sel(protocol="debate"), "-o", ms=3, color=col,
+                        label=(lab + " debate").strip())
+                ax.plot(xv, da.sel(protocol="consult"), "--", color=col)
+            else:
+                ax.plot(xv, da, "-o", ms=3, color=col, label=lab or None)
+    for ax, var in zip(axs[0], panels):
+        ax.set_title(titles[var], fontsize=9)
+        ax.set_xlabel(_axis_label(ds, x), fontsize=8)
+        if var == "amp_gap":
+            ax.axhline(0, color="0.6", lw=0.8)
+    axs[0][0].legend(fontsize=7, frameon=False)
+    fig.suptitle(f"evidence and rhetoric: {_describe(ds)}", fontsize=9)
+    fig.tight_layout(rect=(0, 0, 1, 0.93))
+    return _save(fig, path)
+
+
 def format_table(ds: xr.Dataset) -> str:
     eff = ds.attrs["effort"] == "on"
     lines = [f"antiamp-ext: correlated signals{' and judge attention' if eff else ''} "
@@ -342,6 +407,12 @@ def _describe(ds) -> str:
         ("judge", k) for k in logit_keys]
     if cfg.get("extension") == "panel":
         fields += [("panel", k) for k in ("size", "rule", "icc", "bias_sd")]
+    elif cfg.get("extension") == "messages":
+        keys = (("mode", "kappa_v", "kappa_r", "r_mean_true", "r_mean_false", "r_sd")
+                if cfg["messages"]["mode"] == "exogenous" else
+                ("mode", "kappa_v", "kappa_r", "r_max", "r_levels", "c_r"))
+        fields = [f for f in fields if f != ("judge", "kappa")]
+        fields += [("messages", k) for k in keys]
     elif cfg.get("extension") == "portfolio":
         fields += [("portfolio", k) for k in ("budget", "q_true", "q_fab", "mislead",
                                               "cross_exam", "tau", "rule", "c_item")]
@@ -398,9 +469,10 @@ def _run(cfg: DictConfig) -> None:
         raise SystemExit(2) from None
     out = Path(HydraConfig.get().runtime.output_dir)
     dims = axes_of(ds)
-    if ds.attrs.get("extension") in ("portfolio", "panel"):
-        fmt, plot = ((format_portfolio, plot_portfolio) if ds.attrs["extension"] == "portfolio"
-                     else (format_panel, plot_panel))
+    if ds.attrs.get("extension") in ("portfolio", "panel", "messages"):
+        fmt, plot = {"portfolio": (format_portfolio, plot_portfolio),
+                     "panel": (format_panel, plot_panel),
+                     "messages": (format_messages, plot_messages)}[ds.attrs["extension"]]
         if dims:
             print(f"{int(np.prod([ds.sizes[d] for d in dims])):,} cells in "
                   f"{ds.attrs['solve_seconds']:.1f} s ({ds.attrs['kernel_calls']} kernel calls); "

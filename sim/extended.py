@@ -25,6 +25,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from . import __version__
 from . import effort as ef
+from . import messages as msm
 from . import panel as pnm
 from . import portfolios as pfm
 from . import signals as sg
@@ -33,22 +34,23 @@ from .equilibrium import EquilibriumConfig
 from .judge import judge_tables
 
 
-EXTENSIONS = ("signals", "portfolio", "panel")
+EXTENSIONS = ("signals", "portfolio", "panel", "messages")
 
 
 @dataclass
 class ExtConfig(Config):
     SWEEPABLE = ("model", "judge", "protocol", "welfare", "signals", "effort", "portfolio",
-                 "panel")
+                 "panel", "messages")
 
     #: Which model: ``signals`` (correlated signals, with ``effort.*`` judge
-    #: attention), ``portfolio`` (evidence portfolios) or ``panel`` (juries of
-    #: heterogeneous, correlated judges).
+    #: attention), ``portfolio`` (evidence portfolios), ``panel`` (juries of
+    #: heterogeneous, correlated judges) or ``messages`` (evidence plus rhetoric).
     extension: str = "signals"
     signals: sg.SignalsConfig = field(default_factory=sg.SignalsConfig)
     effort: ef.EffortConfig = field(default_factory=ef.EffortConfig)
     portfolio: pfm.PortfolioConfig = field(default_factory=pfm.PortfolioConfig)
     panel: pnm.PanelConfig = field(default_factory=pnm.PanelConfig)
+    messages: msm.MessagesConfig = field(default_factory=msm.MessagesConfig)
     equilibrium: EquilibriumConfig = field(default_factory=EquilibriumConfig)
 
 
@@ -62,6 +64,12 @@ def validate_ext(cfg: ExtConfig) -> None:
         pfm.validate_portfolio(cfg.portfolio, cfg.judge)
         if cfg.model.stance != "signal":
             raise ConfigError("extension=portfolio needs model.stance=signal (Pr(a = omega) = p)")
+        if cfg.effort.enabled:
+            raise ConfigError("effort.enabled applies to extension=signals only")
+    if cfg.extension == "messages":
+        msm.validate_messages(cfg.messages, cfg.judge, cfg.model.c_e)
+        if cfg.model.stance != "signal":
+            raise ConfigError("extension=messages needs model.stance=signal (Pr(a = omega) = p)")
         if cfg.effort.enabled:
             raise ConfigError("effort.enabled applies to extension=signals only")
     if cfg.extension == "panel":
@@ -279,6 +287,8 @@ def solve_extended(cfg: Any = None, progress: bool | None = None) -> xr.Dataset:
         return _solve_portfolios(base, cells, shape, dims, axes)
     if base.extension == "panel":
         return _solve_panels(base, cells, shape, dims, axes)
+    if base.extension == "messages":
+        return _solve_messages(base, cells, shape, dims, axes)
     simulated = eqc.payoffs == "simulated"
     show = progress if progress is not None else bool(base.run.progress)
     calls: list = []
@@ -617,5 +627,93 @@ def _solve_panels(base, cells, shape, dims, axes) -> xr.Dataset:
         "seed": int(base.run.seed), "payoffs": eqc.payoffs, "method": "dominant strategies",
         "effort": "off", "kernel_calls": int(len(calls)), "solve_seconds": float(elapsed),
         "solver_report": "no issues", "axes": str([a.path for a in axes]),
+    })
+    return ds
+
+
+def _solve_messages(base, cells, shape, dims, axes) -> xr.Dataset:
+    eqc = base.equilibrium
+    calls: list = []
+    t0 = time.perf_counter()
+    C = len(cells)
+    names = ("amp", "acc", "fwc", "endorse", "welfare")
+    val = {k: np.full((C, 2), np.nan) for k in names}
+    se = {k: np.full((C, 2), np.nan) for k in names}
+    rhet = np.full((C, 2), np.nan)
+    eps = np.full((C, 2), np.nan)
+    strategic = base.messages.mode == "strategic"
+    L = max(c.messages.r_levels for c in cells) if strategic else 0
+    sigP = np.full((C, 2, 2, 2 * L), np.nan) if strategic else None
+    sigA = np.full((C, 2, 2 * L), np.nan) if strategic else None
+    used = 0
+    for i, c in enumerate(cells):
+        mc, m, j = c.messages, c.model, c.judge
+        wel = (c.welfare.alpha, c.welfare.beta, c.welfare.delta_c)
+        if not strategic:
+            if eqc.payoffs == "simulated":
+                calls.append(1)
+                cnt, sums, used = msm.exogenous_simulated(m.p, m.rho, j.lam, j.mu, mc,
+                                                          base.run.n_instances, base.run.seed,
+                                                          base.run.n_threads)
+                out = msm.exogenous_outcomes(cnt.astype(float), sums[0], sums[1], sums[2],
+                                             sums[3], wel)
+            else:
+                w, gd, gc = msm.exogenous_exact(m.p, m.rho, j.lam, j.mu, mc)
+                out = msm.exogenous_outcomes(w, w * gd, w * gd ** 2, w * gc, w * gc ** 2, wel)
+                for k in out:
+                    out[k][1][:] = np.nan
+            eps[i] = 0.0
+        else:
+            sc, sp, sa, _, ep, (Jc, Jd, e, rr) = msm.strategic_equilibrium(
+                m.p, m.rho, j.lam, j.mu, m.c_e, mc)
+            out = msm.strategic_outcomes(m.p, m.rho, sc, sp, sa, Jc, Jd, e, rr, wel)
+            rhet[i] = out["rhetoric_P"][0]
+            eps[i] = ep
+            A = sc.shape[1]
+            sigP[i, 0, :, :A], sigP[i, 1, :, :A], sigA[i, :, :A] = sc, sp, sa
+        for k in names:
+            val[k][i], se[k][i] = out[k]
+    elapsed = time.perf_counter() - t0
+    sh, ax = tuple(shape), tuple(dims)
+
+    def rs(a):
+        return np.asarray(a).reshape(sh + np.asarray(a).shape[1:])
+
+    labels = {"amp": "mistake amplification", "acc": "accuracy", "fwc": "follow-when-correct",
+              "endorse": "endorsement rate", "welfare": "principal welfare U_D"}
+    data = {}
+    for k, ln in labels.items():
+        u = "utility" if k == "welfare" else "1"
+        data[k] = (ax + ("protocol",), rs(val[k]), {"long_name": ln, "units": u})
+        if eqc.payoffs == "simulated" and not strategic:
+            data[f"{k}_se"] = (ax + ("protocol",), rs(se[k]),
+                               {"long_name": f"standard error of {ln}", "units": u})
+    data["amp_gap"] = (ax, rs(val["amp"][:, 0] - val["amp"][:, 1]), {
+        "long_name": "amplification gap Amp(consult) - Amp(debate)", "units": "1"})
+    data["epsilon"] = (ax + ("protocol",), rs(eps), {
+        "long_name": "certificate: largest interim gain of a unilateral deviation",
+        "units": "utility"})
+    coords = {"protocol": ("protocol", ["consult", "debate"])}
+    if strategic:
+        data["rhetoric_P"] = (ax + ("protocol",), rs(rhet), {
+            "long_name": "protagonist's mean rhetoric at the equilibrium", "units": "1"})
+        data["sigma_P"] = (ax + ("protocol", "t", "action"), rs(sigP), {
+            "long_name": "protagonist Pr(action | t_P); action = present * levels + level",
+            "units": "1"})
+        data["sigma_A"] = (ax + ("t", "action"), rs(sigA), {
+            "long_name": "antagonist Pr(action | t_A)", "units": "1"})
+        coords["t"] = ("t", [0, 1])
+        coords["action"] = ("action", np.arange(2 * L))
+    ds = xr.Dataset(data, coords=_coords(axes, dims, coords))
+    ds.attrs.update({
+        "title": "antiamp: verifiable evidence and rhetoric",
+        "model": "seed 000 section 5: richer message spaces", "extension": "messages",
+        "mode": base.messages.mode, "antiamp_version": __version__, "config": as_yaml(base),
+        "seed": int(base.run.seed), "payoffs": eqc.payoffs,
+        "method": "linear programme (HiGHS)" if strategic else (
+            "Gauss-Hermite quadrature" if eqc.payoffs == "exact" else "Monte Carlo kernel"),
+        "n_instances": int(used), "effort": "off", "kernel_calls": int(len(calls)),
+        "solve_seconds": float(elapsed), "solver_report": "no issues",
+        "axes": str([a.path for a in axes]),
     })
     return ds

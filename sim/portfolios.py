@@ -165,25 +165,34 @@ def consult_strategy(Jc: np.ndarray, c: float, tol: float = 1e-12) -> np.ndarray
     return sig
 
 
-def _lp_side(W: np.ndarray, U: np.ndarray):
+def _lp_side(W: np.ndarray, U: np.ndarray, allowed_row=None, allowed_col=None, size=None):
     """max over the row player's per-type mixtures of sum_types min_s (type payoff).
 
     ``W[k_row, k_col]`` joint type weights, ``U[s_row, s_col]`` the row player's
-    (constant-sum) payoff.  Returns (sigma_row [K, K], value).
+    (constant-sum) payoff; ``allowed_*[k, s]`` which actions each type has (default:
+    s <= k, a portfolio's counts); ``size[s]`` the quantity the selection on the
+    optimal face maximises (default: s).  Returns (sigma_row [K, S], value).
     """
     K = W.shape[0]
+    S_r, S_c = U.shape
+    if allowed_row is None:
+        allowed_row = np.arange(S_r)[None, :] <= np.arange(K)[:, None]
+    if allowed_col is None:
+        allowed_col = np.arange(S_c)[None, :] <= np.arange(W.shape[1])[:, None]
+    if size is None:
+        size = np.arange(S_r, dtype=float)
     wr, wc = W.sum(axis=1), W.sum(axis=0)
     rows = [k for k in range(K) if wr[k] > 0]
-    cols = [k for k in range(K) if wc[k] > 0]
+    cols = [k for k in range(W.shape[1]) if wc[k] > 0]
     xi = {}
     for k in rows:
-        for s in range(k + 1):
-            xi[k, s] = len(xi)
+        for s in np.flatnonzero(allowed_row[k]):
+            xi[k, int(s)] = len(xi)
     nx, nz = len(xi), len(cols)
     cvec = np.concatenate([np.zeros(nx), -np.ones(nz)])
     A_ub, b_ub = [], []
     for j, kc in enumerate(cols):
-        for t in range(kc + 1):
+        for t in np.flatnonzero(allowed_col[kc]):
             row = np.zeros(nx + nz)
             for (k, s), i in xi.items():
                 row[i] = -W[k, kc] / wr[k] * U[s, t]
@@ -191,9 +200,8 @@ def _lp_side(W: np.ndarray, U: np.ndarray):
             A_ub.append(row)
             b_ub.append(0.0)
     A_eq = np.zeros((len(rows), nx + nz))
-    for r, k in enumerate(rows):
-        for s in range(k + 1):
-            A_eq[r, xi[k, s]] = 1.0
+    for (k, s), i in xi.items():
+        A_eq[rows.index(k), i] = 1.0
     b_eq = np.array([wr[k] for k in rows])
     bounds = [(0, None)] * nx + [(None, None)] * nz
     A_ub, b_ub = np.array(A_ub), np.array(b_ub)
@@ -207,18 +215,20 @@ def _lp_side(W: np.ndarray, U: np.ndarray):
     # which vertex the solver happens to return.
     items = np.zeros(nx + nz)
     for (k, s), i in xi.items():
-        items[i] = -s
+        items[i] = -size[s]
     face = np.vstack([A_ub, cvec[None, :]])
     res2 = optimize.linprog(items, A_ub=face, b_ub=np.append(b_ub, -value + 1e-12),
                             A_eq=A_eq, b_eq=b_eq, bounds=bounds, method="highs")
     if res2.status == 0:
         res = res2
-    sig = np.zeros((K, K))
+    sig = np.zeros((K, S_r))
     for k in range(K):
-        if wr[k] <= 0:
-            sig[k, k] = 1.0  # a type of probability zero: submit everything
+        if wr[k] <= 0:  # a type of probability zero: its largest allowed action
+            sig[k, np.flatnonzero(allowed_row[k]).max()] = 1.0
     for (k, s), i in xi.items():
         sig[k, s] = max(res.x[i], 0.0) / wr[k]
+    # Weights at solver-tolerance level (the optimal-face slack) are rounding, not play.
+    sig[sig < 1e-10] = 0.0
     sig /= sig.sum(axis=1, keepdims=True)
     return sig, value
 

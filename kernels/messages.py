@@ -1,0 +1,84 @@
+"""Richer messages (seed 000, section 5): verifiable evidence plus unverified rhetoric.
+
+One instance draws, from stream ``STREAM``, counter (i, 0):
+    slot 0: P's stance correct ~ Bernoulli(p)
+    slot 1: the false side's evidence feasible ~ Bernoulli(rho)
+    slots 2, 3: two uniforms -> (Box-Muller) the rhetoric scores r_P, r_A, each
+        N(mean of its stance's truth, sd).
+The true side always has evidence; evidence is presented when feasible.  The judge's
+conditional endorsement probability, sigma(lam (mu + kappa_v (e_P - e_A) +
+kappa_r (r_P - r_A))) in debate and sigma(lam (mu + kappa_v e_P + kappa_r r_P)) in
+consultancy, is accumulated per class (correct, e_P, e_A) with its square.
+
+Float sums are kept per fixed block of ``BLOCK`` instances and blocks are added in
+order, so results do not depend on threads or chunking.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba as nb
+import numpy as np
+
+from .rng import philox4x32_10
+
+STREAM = 4
+BLOCK = 4096
+N_CLASSES = 8  # 4 correct + 2 e_P + e_A
+
+_LO = np.uint64(0xFFFFFFFF)
+_HI = np.uint64(32)
+_INV32 = 1.0 / 4294967296.0
+
+
+@nb.njit(inline="always", cache=True)
+def _sigmoid(x):
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    z = math.exp(x)
+    return z / (1.0 + z)
+
+
+@nb.njit(parallel=True, cache=True)
+def message_sums(t_p, t_rho, lam, mu, kappa_v, kappa_r, m_true, m_false, sd, first_block,
+                 n_blocks, k0, k1, stream):
+    """Per class: counts and sums (and squares) of the debate and consultancy endorsement
+    probabilities over instance blocks [first_block, first_block + n_blocks).
+
+    Returns int64[8] counts and float64[4, 8]: sum g_d, sum g_d^2, sum g_c, sum g_c^2.
+    """
+    cnt = np.zeros((n_blocks, N_CLASSES), np.int64)
+    sums = np.zeros((n_blocks, 4, N_CLASSES))
+    for b in nb.prange(n_blocks):
+        start = (first_block + b) * BLOCK
+        for i in range(start, start + BLOCK):
+            ii = np.uint64(i)
+            w0, w1, w2, w3 = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(0), stream, k0, k1)
+            corr = np.uint64(w0) < t_p
+            feas = np.uint64(w1) < t_rho
+            ep = 1 if (corr or feas) else 0
+            ea = 1 if ((not corr) or feas) else 0
+            u1 = (np.float64(w2) + 0.5) * _INV32
+            u2 = (np.float64(w3) + 0.5) * _INV32
+            r = math.sqrt(-2.0 * math.log(u1))
+            zP = r * math.cos(2.0 * math.pi * u2)
+            zA = r * math.sin(2.0 * math.pi * u2)
+            rP = (m_true if corr else m_false) + sd * zP
+            rA = (m_false if corr else m_true) + sd * zA
+            gd = _sigmoid(lam * (mu + kappa_v * (ep - ea) + kappa_r * (rP - rA)))
+            gc = _sigmoid(lam * (mu + kappa_v * ep + kappa_r * rP))
+            k = (4 if corr else 0) + 2 * ep + ea
+            cnt[b, k] += 1
+            sums[b, 0, k] += gd
+            sums[b, 1, k] += gd * gd
+            sums[b, 2, k] += gc
+            sums[b, 3, k] += gc * gc
+    c_out = np.zeros(N_CLASSES, np.int64)
+    s_out = np.zeros((4, N_CLASSES))
+    for b in range(n_blocks):  # fixed order
+        for k in range(N_CLASSES):
+            c_out[k] += cnt[b, k]
+            for j in range(4):
+                s_out[j, k] += sums[b, j, k]
+    return c_out, s_out

@@ -1,0 +1,266 @@
+"""Richer message spaces (seed 000, section 5): verifiable evidence and rhetoric.
+
+Each sender's message is m_i = (v_i, r_i): v_i = e_i, the baseline's verifiable
+evidence indicator, and r_i an unverified rhetorical score.  The judge is the
+seed's
+
+    Pr(y = a | m_P, m_A) = sigma(lam (mu + kappa_v (v_P - v_A) + kappa_r (r_P - r_A)))
+
+(consultancy: sigma(lam (mu + kappa_v v_P + kappa_r r_P))), with lam and mu from
+the logit judge.
+
+``mode=exogenous``: rhetoric is drawn, r_i ~ N(r_mean_true, r_sd) when the stance
+argued is true and N(r_mean_false, r_sd) when false, and evidence is presented
+when feasible (model.c_e = 0).  The seed's monotonicity conditions are (i) v
+first-order dominant under truth (here by construction) and (ii) r independent of
+truth (r_mean_true = r_mean_false); sweeps over r_mean_false - r_mean_true show
+what happens to Amp when (ii) fails.  Exact path: Gauss-Hermite quadrature over
+r_P - r_A (normal); simulated path: the compiled kernel, which draws rhetoric per
+instance (Rao-Blackwellised over the judge's coin only).
+
+``mode=strategic``: each sender chooses its rhetoric from ``r_levels`` values in
+[0, r_max] at cost c_r r (overconfident claims, "debate hacking"), and whether to
+present available evidence at c_e.  Knowing only its availability t_i, it mixes
+over (present?, r); the debate game is strategically zero-sum (costs are each
+sender's own), so its equilibria come from the linear programmes of
+:mod:`sim.portfolios`, with certificates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import special
+
+from .config import ConfigError, _int_at_least, _number
+
+MODES = ("exogenous", "strategic")
+
+
+@dataclass
+class MessagesConfig:
+    """Evidence plus rhetoric (``messages.*``, with ``extension=messages``)."""
+
+    #: ``exogenous`` (rhetoric drawn by stance truth) or ``strategic`` (chosen at a cost).
+    mode: str = "exogenous"
+    #: Weight of verifiable evidence.
+    kappa_v: float = 2.0
+    #: Weight of rhetoric.
+    kappa_r: float = 0.5
+    #: Exogenous: mean rhetoric of a true stance.
+    r_mean_true: float = 0.0
+    #: Exogenous: mean rhetoric of a false stance.
+    r_mean_false: float = 0.0
+    #: Exogenous: standard deviation of rhetoric.
+    r_sd: float = 1.0
+    #: Strategic: number of rhetoric levels in [0, r_max].
+    r_levels: int = 5
+    #: Strategic: largest rhetoric level.
+    r_max: float = 2.0
+    #: Strategic: cost per unit of rhetoric.
+    c_r: float = 0.05
+    #: Gauss-Hermite nodes of the exact exogenous path.
+    quad: int = 96
+
+
+def validate_messages(mc: MessagesConfig, judge, c_e: float) -> None:
+    if mc.mode not in MODES:
+        raise ConfigError(f"messages.mode must be one of {', '.join(MODES)}, got {mc.mode!r}")
+    if judge.kind != "logit":
+        raise ConfigError("extension=messages uses the logit judge's lam and mu; set judge=logit")
+    if judge.jury_size != 1:
+        raise ConfigError("extension=messages takes one judge; leave judge.jury_size at 1")
+    for name in ("kappa_v", "kappa_r", "r_max", "c_r"):
+        if _number(f"messages.{name}", getattr(mc, name)) < 0:
+            raise ConfigError(f"messages.{name} must be >= 0, got {getattr(mc, name)!r}")
+    for name in ("r_mean_true", "r_mean_false"):
+        _number(f"messages.{name}", getattr(mc, name))
+    if _number("messages.r_sd", mc.r_sd) <= 0:
+        raise ConfigError(f"messages.r_sd must be > 0, got {mc.r_sd!r}")
+    _int_at_least("messages.r_levels", mc.r_levels, 1)
+    if mc.r_levels > 41:
+        raise ConfigError(f"messages.r_levels must be at most 41, got {mc.r_levels!r}")
+    _int_at_least("messages.quad", mc.quad, 8)
+    if mc.mode == "exogenous" and c_e != 0:
+        raise ConfigError("messages.mode=exogenous presents evidence when feasible; set "
+                          "model.c_e=0 (costly evidence: messages.mode=strategic)")
+
+
+# ------------------------------------------------------------------ class weights
+def type_weights(p: float, rho: float) -> np.ndarray:
+    """Pr(correct, t_P, t_A) as [2, 2, 2]."""
+    w = np.zeros((2, 2, 2))
+    w[1, 1, 1], w[1, 1, 0] = p * rho, p * (1 - rho)
+    w[0, 1, 1], w[0, 0, 1] = (1 - p) * rho, (1 - p) * (1 - rho)
+    return w
+
+
+def _gh_expect_sigmoid(lam, base, kappa, mean, var, nodes):
+    """E[sigma(lam (base + kappa X))], X ~ N(mean, var), by Gauss-Hermite."""
+    x, w = np.polynomial.hermite.hermgauss(nodes)
+    vals = special.expit(lam * (base + kappa * (mean + np.sqrt(2 * var) * x)))
+    return float((w * vals).sum() / np.sqrt(np.pi))
+
+
+def exogenous_exact(p, rho, lam, mu, mc: MessagesConfig):
+    """Class probabilities [8] and conditional endorsements (debate, consult) [8]
+    (class = 4 correct + 2 e_P + e_A), by quadrature."""
+    w = type_weights(p, rho).reshape(-1)
+    gd, gc = np.zeros(8), np.zeros(8)
+    for corr in (0, 1):
+        mP = mc.r_mean_true if corr else mc.r_mean_false
+        mA = mc.r_mean_false if corr else mc.r_mean_true
+        for ep in (0, 1):
+            for ea in (0, 1):
+                k = 4 * corr + 2 * ep + ea
+                gd[k] = _gh_expect_sigmoid(lam, mu + mc.kappa_v * (ep - ea), mc.kappa_r,
+                                           mP - mA, 2 * mc.r_sd ** 2, mc.quad)
+                gc[k] = _gh_expect_sigmoid(lam, mu + mc.kappa_v * ep, mc.kappa_r, mP,
+                                           mc.r_sd ** 2, mc.quad)
+    return w, gd, gc
+
+
+def exogenous_simulated(p, rho, lam, mu, mc: MessagesConfig, n, seed, n_threads=0):
+    """Kernel sums: counts [8], sums [4, 8] and the instances used (whole blocks)."""
+    from kernels import messages as km
+    from kernels.rng import bernoulli_threshold, split_seed
+
+    from .runner import numba_threads
+
+    k0, k1 = split_seed(seed)
+    n_blocks = max(1, -(-n // km.BLOCK))
+    with numba_threads(n_threads):
+        cnt, sums = km.message_sums(bernoulli_threshold(p), bernoulli_threshold(rho), lam, mu,
+                                    mc.kappa_v, mc.kappa_r, mc.r_mean_true, mc.r_mean_false,
+                                    mc.r_sd, 0, n_blocks, k0, k1, np.uint64(km.STREAM))
+    return cnt, sums, n_blocks * km.BLOCK
+
+
+def _ratio(num, den, sq):
+    """Mean of per-instance values and its standard error from sums."""
+    if den <= 0:
+        return np.nan, np.nan
+    m = num / den
+    var = max(sq / den - m * m, 0.0)
+    return m, np.sqrt(var / max(den - 1, 1))
+
+
+def exogenous_outcomes(w_or_cnt, gd_sum, gd_sq, gc_sum, gc_sq, welfare=(1.0, 1.0, 0.0)):
+    """{name: (value [2], se [2])} from per-class counts and sums (exact: weights and
+    per-class expectations, sums = weight * expectation, squares unused -> se NaN)."""
+    k = np.arange(8)
+    right = (k >> 2) & 1 == 1
+    ep, ea = (k >> 1) & 1, k & 1
+    alpha, beta, delta_c = welfare
+    out = {}
+    for p, (s1, s2) in enumerate(((gc_sum, gc_sq), (gd_sum, gd_sq))):
+        N = w_or_cnt
+        amp = _ratio(s1[~right].sum(), N[~right].sum(), s2[~right].sum())
+        fwc = _ratio(s1[right].sum(), N[right].sum(), s2[right].sum())
+        endorse = _ratio(s1.sum(), N.sum(), s2.sum())
+        wrong_share = N[~right].sum() / N.sum()
+        acc = (1 - wrong_share) * fwc[0] + wrong_share * (1 - amp[0])
+        acc_se = np.hypot((1 - wrong_share) * fwc[1], wrong_share * amp[1])
+        e_P = (ep if p == 1 else ep)  # consultancy presents the same evidence
+        tie = (N * (e_P == (ea if p == 1 else 0))).sum() / N.sum()
+        wel = -alpha * (1 - acc) - beta * wrong_share * amp[0] - (delta_c if p == 1 else 0.0)
+        for name, v in (("amp", amp), ("fwc", fwc), ("endorse", endorse), ("acc", (acc, acc_se)),
+                        ("tie_rate", (tie, np.nan)), ("welfare", (wel, np.nan))):
+            out.setdefault(name, (np.full(2, np.nan), np.full(2, np.nan)))
+            out[name][0][p], out[name][1][p] = v
+    return out
+
+
+# ------------------------------------------------------------------ strategic rhetoric
+def levels(mc: MessagesConfig) -> np.ndarray:
+    return np.linspace(0.0, mc.r_max, mc.r_levels) if mc.r_levels > 1 else np.zeros(1)
+
+
+def strategic_tables(lam, mu, mc: MessagesConfig):
+    """Action a = e * L + j (present?, rhetoric level j): J_d[a_P, a_A], J_c[a_P]."""
+    r = levels(mc)
+    L = len(r)
+    e = np.repeat([0, 1], L)
+    rr = np.tile(r, 2)
+    Jd = special.expit(lam * (mu + mc.kappa_v * (e[:, None] - e[None, :])
+                              + mc.kappa_r * (rr[:, None] - rr[None, :])))
+    Jc = special.expit(lam * (mu + mc.kappa_v * e + mc.kappa_r * rr))
+    return Jc, Jd, e, rr
+
+
+def strategic_equilibrium(p, rho, lam, mu, c_e, mc: MessagesConfig):
+    """(sigma_c [2, A], sigma_P [2, A], sigma_A [2, A], values, epsilons) by type t."""
+    from .portfolios import _lp_side
+
+    Jc, Jd, e, rr = strategic_tables(lam, mu, mc)
+    A = len(e)
+    cost = c_e * e + mc.c_r * rr
+    allowed = np.stack([e == 0, np.ones(A, bool)])  # t = 0 cannot present
+    W = type_weights(p, rho).sum(axis=0)  # [t_P, t_A]
+    U = Jd - cost[:, None] + cost[None, :]
+    size = e * 1000.0 + rr  # selection on the optimal face: present, then more rhetoric
+    sig_P, vP = _lp_side(W, U, allowed, allowed, size)
+    sig_A, vA = _lp_side(W.T, -U.T, allowed, allowed, size)
+    uc = Jc - cost
+    sig_c = np.zeros((2, A))
+    for t in (0, 1):
+        ok = np.flatnonzero(allowed[t])
+        best = ok[np.isclose(uc[ok], uc[ok].max(), atol=1e-12)]
+        sig_c[t, best[np.argmax(size[best])]] = 1.0
+    eps_d = _regret(W, sig_P, sig_A, Jd, cost, allowed)
+    wt = W.sum(1)
+    eps_c = max(float(uc[allowed[t]].max() - sig_c[t] @ uc) for t in (0, 1) if wt[t] > 0)
+    return sig_c, sig_P, sig_A, (vP, -vA), (eps_c, eps_d), (Jc, Jd, e, rr)
+
+
+def _regret(W, sig_P, sig_A, Jd, cost, allowed):
+    eps = 0.0
+    wr, wc = W.sum(1), W.sum(0)
+    for t in (0, 1):
+        if wr[t] > 0:
+            pA = (W[t][:, None] * sig_A).sum(0) / wr[t]
+            u = Jd @ pA - cost
+            eps = max(eps, u[allowed[t]].max() - sig_P[t] @ u)
+        if wc[t] > 0:
+            pP = (W[:, t][:, None] * sig_P).sum(0) / wc[t]
+            u = (1 - Jd).T @ pP - cost
+            eps = max(eps, u[allowed[t]].max() - sig_A[t] @ u)
+    return float(eps)
+
+
+def strategic_outcomes(p, rho, sig_c, sig_P, sig_A, Jc, Jd, e, rr, welfare=(1.0, 1.0, 0.0)):
+    w = type_weights(p, rho)
+    alpha, beta, delta_c = welfare
+    out = {}
+    for prot in (0, 1):
+        num_w = den_w = num_r = den_r = end = 0.0
+        rhet = 0.0
+        for corr in (0, 1):
+            for tP in (0, 1):
+                for tA in (0, 1):
+                    wt = w[corr, tP, tA]
+                    if wt == 0:
+                        continue
+                    if prot == 0:
+                        g = sig_c[tP] @ Jc
+                        rh = sig_c[tP] @ rr
+                    else:
+                        g = sig_P[tP] @ Jd @ sig_A[tA]
+                        rh = sig_P[tP] @ rr
+                    end += wt * g
+                    rhet += wt * rh
+                    if corr:
+                        num_r += wt * g
+                        den_r += wt
+                    else:
+                        num_w += wt * g
+                        den_w += wt
+        amp, fwc = num_w / den_w, num_r / den_r
+        acc = num_r + (den_w - num_w)
+        wel = -alpha * (1 - acc) - beta * num_w - (delta_c if prot == 1 else 0.0)
+        for name, v in (("amp", amp), ("fwc", fwc), ("acc", acc), ("endorse", end),
+                        ("rhetoric_P", rhet), ("welfare", wel)):
+            out.setdefault(name, (np.full(2, np.nan), np.full(2, np.nan)))
+            out[name][0][prot] = v
+    return out
