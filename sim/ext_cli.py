@@ -254,6 +254,64 @@ def plot_messages(ds: xr.Dataset, path: Path) -> list:
     return _save(fig, path)
 
 
+def format_options(ds: xr.Dataset) -> str:
+    import yaml
+
+    oc = yaml.safe_load(ds.attrs["config"])["options"]
+    lines = [f"antiamp-ext: {oc['K']} answers, antagonist rule {oc['antagonist']} "
+             f"({ds.attrs['method']})", "",
+             "protocol  amp       amp_loss  acc       fwc       loss      wrong_alt"]
+    for prot in ("consult", "debate"):
+        r = ds.sel(protocol=prot)
+        vals = [float(r[v]) for v in ("amp", "amp_loss", "acc", "fwc", "loss",
+                                      "wrong_alternative")]
+        lines.append(f"{prot:<9} " + " ".join(("-" if np.isnan(v) else f"{v:.5f}").ljust(9)
+                                              for v in vals))
+    lines += ["", "wrong_alt: Pr(the antagonist defends a wrong alternative | a != omega)"]
+    return "\n".join(lines)
+
+
+def plot_options(ds: xr.Dataset, path: Path) -> list:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    dims = axes_of(ds)
+    if not dims:
+        return []
+    x = dims[0]
+    sub = ds.isel({d: 0 for d in dims[2:]}) if len(dims) > 2 else ds
+    hue = dims[1] if len(dims) > 1 else None
+    hues = [None] if hue is None else list(range(ds.sizes[hue]))[:6]
+    panels = [("amp", "Amp = Pr(y = a | a != omega)"), ("amp_loss", "Amp of suboptimal answers"),
+              ("acc", "accuracy"), ("wrong_alternative",
+                                    "antagonist defends a wrong alternative | a wrong")]
+    fig, axs = plt.subplots(1, 4, figsize=(17, 3.8), squeeze=False)
+    cmap = plt.get_cmap("viridis")
+    xv = ds[x].values
+    xpos = np.arange(len(xv)) if xv.dtype.kind in "US" else xv
+    for kk, h in enumerate(hues):
+        d = sub if h is None else sub.isel({hue: h})
+        col = "C0" if h is None else cmap(kk / max(1, len(hues) - 1))
+        lab = "" if h is None else f"{hue}={_fmt(ds[hue].values[h])}"
+        for ax, (var, _) in zip(axs[0], panels):
+            ax.plot(xpos, d[var].sel(protocol="debate"), "-o", ms=3, color=col,
+                    label=(lab + " debate").strip())
+            if var != "wrong_alternative":
+                ax.plot(xpos, d[var].sel(protocol="consult"), "--", color=col)
+    for ax, (var, t) in zip(axs[0], panels):
+        ax.set_title(t + ("" if var == "wrong_alternative" else " (dashed: consultancy)"),
+                     fontsize=9)
+        ax.set_xlabel(_axis_label(ds, x), fontsize=8)
+        if xv.dtype.kind in "US":
+            ax.set_xticks(xpos, xv)
+    axs[0][0].legend(fontsize=7, frameon=False)
+    fig.suptitle(f"multi-option answers: {_describe(ds)}", fontsize=9)
+    fig.tight_layout(rect=(0, 0, 1, 0.93))
+    return _save(fig, path)
+
+
 def format_table(ds: xr.Dataset) -> str:
     eff = ds.attrs["effort"] == "on"
     lines = [f"antiamp-ext: correlated signals{' and judge attention' if eff else ''} "
@@ -407,6 +465,9 @@ def _describe(ds) -> str:
         ("judge", k) for k in logit_keys]
     if cfg.get("extension") == "panel":
         fields += [("panel", k) for k in ("size", "rule", "icc", "bias_sd")]
+    elif cfg.get("extension") == "options":
+        fields += [("options", k) for k in ("K", "antagonist", "k_examine", "distractor_weight",
+                                            "distractor_bias", "near_miss_loss")]
     elif cfg.get("extension") == "messages":
         keys = (("mode", "kappa_v", "kappa_r", "r_mean_true", "r_mean_false", "r_sd")
                 if cfg["messages"]["mode"] == "exogenous" else
@@ -469,10 +530,11 @@ def _run(cfg: DictConfig) -> None:
         raise SystemExit(2) from None
     out = Path(HydraConfig.get().runtime.output_dir)
     dims = axes_of(ds)
-    if ds.attrs.get("extension") in ("portfolio", "panel", "messages"):
+    if ds.attrs.get("extension") in ("portfolio", "panel", "messages", "options"):
         fmt, plot = {"portfolio": (format_portfolio, plot_portfolio),
                      "panel": (format_panel, plot_panel),
-                     "messages": (format_messages, plot_messages)}[ds.attrs["extension"]]
+                     "messages": (format_messages, plot_messages),
+                     "options": (format_options, plot_options)}[ds.attrs["extension"]]
         if dims:
             print(f"{int(np.prod([ds.sizes[d] for d in dims])):,} cells in "
                   f"{ds.attrs['solve_seconds']:.1f} s ({ds.attrs['kernel_calls']} kernel calls); "

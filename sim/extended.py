@@ -26,6 +26,7 @@ from omegaconf import DictConfig, OmegaConf
 from . import __version__
 from . import effort as ef
 from . import messages as msm
+from . import options as opm
 from . import panel as pnm
 from . import portfolios as pfm
 from . import signals as sg
@@ -34,23 +35,25 @@ from .equilibrium import EquilibriumConfig
 from .judge import judge_tables
 
 
-EXTENSIONS = ("signals", "portfolio", "panel", "messages")
+EXTENSIONS = ("signals", "portfolio", "panel", "messages", "options")
 
 
 @dataclass
 class ExtConfig(Config):
     SWEEPABLE = ("model", "judge", "protocol", "welfare", "signals", "effort", "portfolio",
-                 "panel", "messages")
+                 "panel", "messages", "options")
 
     #: Which model: ``signals`` (correlated signals, with ``effort.*`` judge
     #: attention), ``portfolio`` (evidence portfolios), ``panel`` (juries of
-    #: heterogeneous, correlated judges) or ``messages`` (evidence plus rhetoric).
+    #: heterogeneous, correlated judges), ``messages`` (evidence plus rhetoric) or
+    #: ``options`` (multi-option answers).
     extension: str = "signals"
     signals: sg.SignalsConfig = field(default_factory=sg.SignalsConfig)
     effort: ef.EffortConfig = field(default_factory=ef.EffortConfig)
     portfolio: pfm.PortfolioConfig = field(default_factory=pfm.PortfolioConfig)
     panel: pnm.PanelConfig = field(default_factory=pnm.PanelConfig)
     messages: msm.MessagesConfig = field(default_factory=msm.MessagesConfig)
+    options: opm.OptionsConfig = field(default_factory=opm.OptionsConfig)
     equilibrium: EquilibriumConfig = field(default_factory=EquilibriumConfig)
 
 
@@ -70,6 +73,12 @@ def validate_ext(cfg: ExtConfig) -> None:
         msm.validate_messages(cfg.messages, cfg.judge, cfg.model.c_e)
         if cfg.model.stance != "signal":
             raise ConfigError("extension=messages needs model.stance=signal (Pr(a = omega) = p)")
+        if cfg.effort.enabled:
+            raise ConfigError("effort.enabled applies to extension=signals only")
+    if cfg.extension == "options":
+        opm.validate_options(cfg.options, cfg.judge, cfg.model.c_e)
+        if cfg.model.stance != "signal":
+            raise ConfigError("extension=options needs model.stance=signal (Pr(a = omega) = p)")
         if cfg.effort.enabled:
             raise ConfigError("effort.enabled applies to extension=signals only")
     if cfg.extension == "panel":
@@ -289,6 +298,8 @@ def solve_extended(cfg: Any = None, progress: bool | None = None) -> xr.Dataset:
         return _solve_panels(base, cells, shape, dims, axes)
     if base.extension == "messages":
         return _solve_messages(base, cells, shape, dims, axes)
+    if base.extension == "options":
+        return _solve_options(base, cells, shape, dims, axes)
     simulated = eqc.payoffs == "simulated"
     show = progress if progress is not None else bool(base.run.progress)
     calls: list = []
@@ -712,6 +723,57 @@ def _solve_messages(base, cells, shape, dims, axes) -> xr.Dataset:
         "seed": int(base.run.seed), "payoffs": eqc.payoffs,
         "method": "linear programme (HiGHS)" if strategic else (
             "Gauss-Hermite quadrature" if eqc.payoffs == "exact" else "Monte Carlo kernel"),
+        "n_instances": int(used), "effort": "off", "kernel_calls": int(len(calls)),
+        "solve_seconds": float(elapsed), "solver_report": "no issues",
+        "axes": str([a.path for a in axes]),
+    })
+    return ds
+
+
+def _solve_options(base, cells, shape, dims, axes) -> xr.Dataset:
+    eqc = base.equilibrium
+    calls: list = []
+    t0 = time.perf_counter()
+    C = len(cells)
+    val = {k: np.full((C, 2), np.nan) for k in opm.METRICS}
+    se = {k: np.full((C, 2), np.nan) for k in opm.METRICS}
+    used = 0
+    for i, c in enumerate(cells):
+        m, j, oc = c.model, c.judge, c.options
+        if eqc.payoffs == "simulated":
+            calls.append(1)
+            out, used = opm.simulate(m.p, m.rho, j.lam, j.mu, j.kappa, oc, base.run.n_instances,
+                                     base.run.seed, base.run.n_threads)
+            res = opm.metrics_from_rows(out[..., 0], out[..., 1])
+        else:
+            res = opm.metrics_from_rows(opm.exact(m.p, m.rho, j.lam, j.mu, j.kappa, oc)["rows"])
+        if oc.antagonist == "attack":  # no alternative is defended
+            res["wrong_alternative"][0][:] = np.nan
+            res["wrong_alternative"][1][:] = np.nan
+        for k in opm.METRICS:
+            val[k][i], se[k][i] = res[k]
+    elapsed = time.perf_counter() - t0
+    sh, ax = tuple(shape), tuple(dims)
+
+    def rs(a):
+        return np.asarray(a).reshape(sh + np.asarray(a).shape[1:])
+
+    data = {}
+    for k, (ln, d) in opm.METRICS.items():
+        data[k] = (ax + ("protocol",), rs(val[k]), {"long_name": ln, "definition": d,
+                                                    "units": "1"})
+        if eqc.payoffs == "simulated":
+            data[f"{k}_se"] = (ax + ("protocol",), rs(se[k]),
+                               {"long_name": f"standard error of {ln}", "units": "1"})
+    data["amp_gap"] = (ax, rs(val["amp"][:, 0] - val["amp"][:, 1]), {
+        "long_name": "amplification gap Amp(consult) - Amp(debate)", "units": "1"})
+    ds = xr.Dataset(data, coords=_coords(axes, dims, {"protocol": ("protocol",
+                                                                   ["consult", "debate"])}))
+    ds.attrs.update({
+        "title": "antiamp: multi-option answers", "model": "seed 000 section 5: K options",
+        "extension": "options", "antiamp_version": __version__, "config": as_yaml(base),
+        "seed": int(base.run.seed), "payoffs": eqc.payoffs,
+        "method": "exact enumeration" if eqc.payoffs == "exact" else "Monte Carlo kernel",
         "n_instances": int(used), "effort": "off", "kernel_calls": int(len(calls)),
         "solve_seconds": float(elapsed), "solver_report": "no issues",
         "axes": str([a.path for a in axes]),

@@ -88,3 +88,27 @@ def test_panel_cell_and_study(tmp_path):
     assert ds.amp.dims == ("size", "rule", "protocol")
     assert list(ds.rule.values) == ["majority", "supermajority", "unanimity", "confidence"]
     assert (tmp_path / "grid" / "extension.png").stat().st_size > 1000
+
+
+def test_messages_and_options_cells_and_studies(tmp_path):
+    r = run(["extension=messages", "judge=logit", "messages.r_mean_false=1", "hydra.run.dir=m1"],
+            tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "exogenous rhetoric" in r.stdout
+    r = run(["study=rhetoric_strategic", "sweep.axes.messages.c_r={linspace:[0.0,0.2,2]}", "hydra.run.dir=m2"],
+            tmp_path)
+    assert r.returncode == 0, r.stderr
+    ds = xr.open_zarr(tmp_path / "m2" / "extension.zarr")
+    assert ds.amp.dims == ("c_r", "kappa_r", "protocol") and float(ds.epsilon.max()) < 1e-9
+    r = run(["extension=options", "judge=logit", "options.antagonist=best_of_k",
+             "hydra.run.dir=o1"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "wrong_alt" in r.stdout
+    r = run(["study=options_antagonist", "sweep.axes.options.K=[3,4]", "hydra.run.dir=o2"],
+            tmp_path)
+    assert r.returncode == 0, r.stderr
+    ds = xr.open_zarr(tmp_path / "o2" / "extension.zarr")
+    assert ds.amp.dims == ("K", "antagonist", "protocol")
+    assert (tmp_path / "o2" / "extension.png").stat().st_size > 1000
+    r = run(["extension=options", "options.K=1", "hydra.run.dir=bad"], tmp_path)
+    assert r.returncode == 2 and "options.K" in r.stderr and not (tmp_path / "bad").exists()

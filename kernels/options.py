@@ -1,0 +1,179 @@
+"""Multi-option answers (seed 000, section 5): Monte Carlo sums.
+
+K answers; omega ~ prior; the protagonist is right with probability p, otherwise
+picks a wrong answer (the distractor d = omega + 1 mod K with extra weight).  Each
+option can be supported by a passing artifact with a probability depending on
+its role (the truth, the distractor, another wrong answer); the availability
+vector is shared by both senders.  The antagonist argues an assigned competitor,
+the best-supported of k examined alternatives, or attacks a.  The judge chooses
+among all K options by a multinomial logit
+
+    Pr(y = j) proportional to exp(lam (mu [j = a] + b_d [j = d] + kappa V_j - kappa X [j = a])),
+
+with V_j the evidence shown for j and X the antagonist's attack evidence.  Per
+instance the kernel evaluates these probabilities exactly (the judge is
+Rao-Blackwellised) and accumulates the metric numerators with their squares per
+fixed block of ``BLOCK`` instances, blocks added in order.
+
+Uniforms of instance i come from Philox counters (i, c, 0, stream) in this order:
+omega, correct, wrong pick, availability of options 0..K-1, attack availability,
+assigned competitor, tie-break, then one per examined alternative.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba as nb
+import numpy as np
+
+from .rng import philox4x32_10
+
+STREAM = 5
+BLOCK = 4096
+MAX_K = 16
+ANT_ASSIGNED, ANT_BEST, ANT_ATTACK = 0, 1, 2
+# Accumulator rows (per protocol p: base 0 consult, 12 debate; see sim.options).
+N_ACC = 12
+
+_LO = np.uint64(0xFFFFFFFF)
+_HI = np.uint64(32)
+_INV32 = 1.0 / 4294967296.0
+
+
+@nb.njit(cache=True)
+def _judge(K, a, d, scores_v, attack, lam, mu, bias_d, kappa, probs):
+    """Multinomial logit over the K options; returns into probs."""
+    mx = -1e300
+    for j in range(K):
+        s = kappa * scores_v[j]
+        if j == a:
+            s += mu - kappa * attack
+        if j == d:
+            s += bias_d
+        probs[j] = lam * s
+        if probs[j] > mx:
+            mx = probs[j]
+    tot = 0.0
+    for j in range(K):
+        probs[j] = math.exp(probs[j] - mx)
+        tot += probs[j]
+    for j in range(K):
+        probs[j] /= tot
+
+
+@nb.njit(parallel=True, cache=True)
+def option_sums(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagonist, k_examine,
+                lam, mu, bias_d, kappa, near_loss, loss_tol, first_block, n_blocks, k0, k1,
+                stream):
+    """Sums over instance blocks; returns float64[2, N_ACC, 2] (protocol, row, [sum, sum sq])
+    and the instance count.
+
+    ``cum_prior`` [K] cumulative thresholds of omega; ``wrong_cum`` [K - 1] cumulative
+    thresholds of the wrong pick over offsets 1..K-1 from omega (offset 1 is the
+    distractor); ``avail_thr`` [3] thresholds for (truth, distractor, other wrong).
+    """
+    acc = np.zeros((n_blocks, 2, N_ACC, 2))
+    n_words = 7 + K + K
+    n_ctr = (n_words + 3) // 4
+    for b in nb.prange(n_blocks):
+        words = np.empty(4 * n_ctr, np.uint32)
+        avail = np.zeros(K, np.int64)
+        scores = np.zeros(K)
+        probs = np.zeros(K)
+        cand = np.zeros(K, np.int64)
+        start = (first_block + b) * BLOCK
+        for i in range(start, start + BLOCK):
+            ii = np.uint64(i)
+            for c in range(n_ctr):
+                w0, w1, w2, w3 = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(c), stream, k0, k1)
+                words[4 * c] = np.uint32(w0)
+                words[4 * c + 1] = np.uint32(w1)
+                words[4 * c + 2] = np.uint32(w2)
+                words[4 * c + 3] = np.uint32(w3)
+            u = np.uint64(words[0])
+            om = 0
+            while om < K - 1 and u >= cum_prior[om]:
+                om += 1
+            d = (om + 1) % K
+            corr = np.uint64(words[1]) < t_p
+            if corr:
+                a = om
+            else:
+                u = np.uint64(words[2])
+                off = 0
+                while off < K - 2 and u >= wrong_cum[off]:
+                    off += 1
+                a = (om + 1 + off) % K
+            for j in range(K):
+                role = 0 if j == om else (1 if j == d else 2)
+                avail[j] = 1 if np.uint64(words[3 + j]) < avail_thr[role] else 0
+            # Attack evidence: the case against a holds when a is wrong.
+            x_att = 1 if (a != om or np.uint64(words[3 + K]) < t_attack) else 0
+            # The antagonist's alternative.
+            ap = -1
+            if antagonist == ANT_ASSIGNED:
+                r = int((np.float64(words[4 + K]) * _INV32) * (K - 1))
+                ap = (a + 1 + r) % K
+            elif antagonist == ANT_BEST:
+                m = 0
+                for j in range(K):
+                    if j != a:
+                        cand[m] = j
+                        m += 1
+                # Partial Fisher-Yates: the first k_examine of a random order.
+                for e in range(k_examine):
+                    r = e + int((np.float64(words[6 + K + e]) * _INV32) * (m - e))
+                    tmp = cand[e]
+                    cand[e] = cand[r]
+                    cand[r] = tmp
+                best = -1e300
+                n_best = 0
+                for e in range(k_examine):
+                    j = cand[e]
+                    s = kappa * avail[j] + (bias_d if j == d else 0.0)
+                    if s > best + 1e-12:
+                        best = s
+                        n_best = 1
+                    elif abs(s - best) <= 1e-12:
+                        n_best += 1
+                pick = int((np.float64(words[5 + K]) * _INV32) * n_best)
+                seen = 0
+                for e in range(k_examine):
+                    j = cand[e]
+                    s = kappa * avail[j] + (bias_d if j == d else 0.0)
+                    if abs(s - best) <= 1e-12:
+                        if seen == pick:
+                            ap = j
+                        seen += 1
+            for p in range(2):
+                for j in range(K):
+                    scores[j] = 0.0
+                scores[a] = avail[a]
+                attack = 0.0
+                if p == 1:
+                    if antagonist == ANT_ATTACK:
+                        attack = x_att
+                    else:
+                        scores[ap] = avail[ap]
+                _judge(K, a, d, scores, attack, lam, mu, bias_d, kappa, probs)
+                pa = probs[a]
+                exp_loss = 0.0
+                for j in range(K):
+                    if j != om:
+                        exp_loss += probs[j] * (near_loss if j == d else 1.0)
+                loss_a = 0.0 if a == om else (near_loss if a == d else 1.0)
+                vals = (pa * (1 - corr), 1.0 - corr, pa * corr, 1.0 * corr, probs[om], exp_loss,
+                        pa * (loss_a > loss_tol), 1.0 * (loss_a > loss_tol),
+                        1.0 * (p == 1 and ap >= 0 and ap != om and not corr),
+                        1.0 * (p == 1 and ap >= 0 and ap != om), pa, 1.0)
+                for r in range(N_ACC):
+                    acc[b, p, r, 0] += vals[r]
+                    acc[b, p, r, 1] += vals[r] * vals[r]
+    out = np.zeros((2, N_ACC, 2))
+    for b in range(n_blocks):
+        for p in range(2):
+            for r in range(N_ACC):
+                out[p, r, 0] += acc[b, p, r, 0]
+                out[p, r, 1] += acc[b, p, r, 1]
+    return out, n_blocks * BLOCK

@@ -1,0 +1,259 @@
+"""Multi-option answers (seed 000, section 5).
+
+K answers with a prior over the true one.  The protagonist is right with
+probability p; otherwise it picks a wrong answer, the distractor d = omega + 1
+(mod K) with extra weight ``distractor_weight`` and the others uniformly.  A
+passing artifact exists for the true answer with probability ``q_true``, for the
+distractor with ``distractor_rho`` and for any other wrong answer with rho
+(model.rho); both senders draw on the same availability.  The antagonist rule:
+
+* ``assigned``: it defends a competitor drawn uniformly from the other K - 1;
+* ``best_of_k``: it examines ``k_examine`` alternatives and defends the most
+  persuasive (highest judge score kappa V_j plus the judge's bias toward the
+  distractor; ties at random) - not necessarily the most correct;
+* ``attack``: it argues against a without defending an alternative; its case
+  passes when a is wrong, and with probability rho when a is right.
+
+The judge (logit judge's lam, mu, kappa) chooses among all K options,
+Pr(y = j) proportional to exp(lam (mu [j = a] + distractor_bias [j = d] + kappa V_j
+- kappa X [j = a])), V_j the evidence shown for j and X the attack.  With K = 2 this
+is the seed's logit judge sigma(lam (mu + kappa (e_P - e_A))).
+
+Metrics: the K-option Amp = Pr(y = a | a != omega); its loss version
+Pr(y = a | L(a, omega) > loss_tol) with the loss matrix L(omega, omega) = 0,
+L(d, omega) = near_miss_loss, 1 otherwise; accuracy; follow-when-correct; the
+expected loss; and Pr(the antagonist defends a wrong alternative | a != omega).
+Exact enumeration (K <= 6) and the compiled Monte Carlo kernel give the same
+quantities.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import numpy as np
+
+from .config import ConfigError, _int_at_least, _number, _prob
+
+ANTAGONISTS = ("assigned", "best_of_k", "attack")
+EXACT_MAX_K = 6
+METRICS = {
+    "amp": ("mistake amplification", "Pr(y = a | a != omega)"),
+    "amp_loss": ("amplification of suboptimal answers", "Pr(y = a | L(a, omega) > loss_tol)"),
+    "acc": ("accuracy", "Pr(y = omega)"),
+    "fwc": ("follow-when-correct", "Pr(y = a | a = omega)"),
+    "endorse": ("endorsement rate", "Pr(y = a)"),
+    "loss": ("expected loss", "E[L(y, omega)]"),
+    "wrong_alternative": ("antagonist defends a wrong alternative",
+                          "Pr(a' != omega | a != omega) (debate)"),
+}
+
+
+@dataclass
+class OptionsConfig:
+    """Multi-option answers (``options.*``, with ``extension=options``)."""
+
+    #: Number of answers K.
+    K: int = 4
+    #: Prior over the true answer (K probabilities); null = uniform.
+    prior: Optional[Any] = None
+    #: When wrong, extra probability of picking the distractor omega + 1 (mod K).
+    distractor_weight: float = 0.0
+    #: ``assigned``, ``best_of_k`` or ``attack``.
+    antagonist: str = "assigned"
+    #: Alternatives the antagonist examines (best_of_k).
+    k_examine: int = 2
+    #: Pr(a passing artifact exists for the true answer).
+    q_true: float = 1.0
+    #: Pr(a passing artifact exists for the distractor); null = model.rho.
+    distractor_rho: Optional[float] = None
+    #: The judge's extra bias toward the distractor.
+    distractor_bias: float = 0.0
+    #: Loss of answering the distractor (the truth costs 0, other answers 1).
+    near_miss_loss: float = 1.0
+    #: An answer is suboptimal when its loss exceeds this.
+    loss_tol: float = 0.0
+
+
+def validate_options(oc: OptionsConfig, judge, c_e: float) -> None:
+    from kernels.options import MAX_K
+
+    _int_at_least("options.K", oc.K, 2)
+    if oc.K > MAX_K:
+        raise ConfigError(f"options.K must be at most {MAX_K}, got {oc.K!r}")
+    if oc.prior is not None:
+        try:
+            pr = np.asarray(oc.prior, dtype=float)
+        except (TypeError, ValueError):
+            raise ConfigError("options.prior must be a list of K numbers") from None
+        if pr.shape != (oc.K,):
+            raise ConfigError(f"options.prior must have K={oc.K} entries, got shape {pr.shape}")
+        if np.any(pr < 0) or not np.all(np.isfinite(pr)) or abs(pr.sum() - 1) > 1e-9:
+            raise ConfigError(f"options.prior must be probabilities summing to 1, got {pr.tolist()}")
+    for name in ("distractor_weight", "q_true", "near_miss_loss", "loss_tol"):
+        _prob(f"options.{name}", getattr(oc, name))
+    if oc.distractor_rho is not None:
+        _prob("options.distractor_rho", oc.distractor_rho)
+    _number("options.distractor_bias", oc.distractor_bias)
+    if oc.antagonist not in ANTAGONISTS:
+        raise ConfigError(f"options.antagonist must be one of {', '.join(ANTAGONISTS)}, "
+                          f"got {oc.antagonist!r}")
+    _int_at_least("options.k_examine", oc.k_examine, 1)
+    if oc.antagonist == "best_of_k" and oc.k_examine > oc.K - 1:
+        raise ConfigError(f"options.k_examine must lie in [1, K - 1 = {oc.K - 1}], "
+                          f"got {oc.k_examine!r}")
+    if judge.kind != "logit":
+        raise ConfigError("extension=options uses the logit judge's lam, mu, kappa; set judge=logit")
+    if judge.jury_size != 1:
+        raise ConfigError("extension=options takes one judge; leave judge.jury_size at 1")
+    if c_e != 0:
+        raise ConfigError("extension=options presents evidence when available; set model.c_e=0")
+
+
+def _prior(oc):
+    return np.full(oc.K, 1 / oc.K) if oc.prior is None else np.asarray(oc.prior, float)
+
+
+def _wrong_probs(oc):
+    """Pr(wrong pick = omega + offset), offsets 1..K-1 (offset 1 is the distractor)."""
+    K = oc.K
+    w = np.full(K - 1, (1 - oc.distractor_weight) / (K - 1))
+    w[0] += oc.distractor_weight
+    return w
+
+
+def _avail(oc, rho):
+    return (oc.q_true, rho if oc.distractor_rho is None else oc.distractor_rho, rho)
+
+
+# ------------------------------------------------------------------ exact enumeration
+def _judge(K, a, d, v, attack, lam, mu, bias_d, kappa):
+    s = np.array([kappa * v[j] + (mu - kappa * attack if j == a else 0.0)
+                  + (bias_d if j == d else 0.0) for j in range(K)])
+    e = np.exp(lam * (s - s.max()))
+    return e / e.sum()
+
+
+def exact(p, rho, lam, mu, kappa, oc: OptionsConfig) -> dict:
+    """Expectations of the accumulator rows (per protocol), by enumerating omega, a,
+    the availability vector, the attack evidence and the antagonist's choice."""
+    K = oc.K
+    if K > EXACT_MAX_K:
+        raise ConfigError(f"exact enumeration of options handles K <= {EXACT_MAX_K} (got "
+                          f"{K}); use equilibrium.payoffs=simulated")
+    prior, wrong = _prior(oc), _wrong_probs(oc)
+    thr = _avail(oc, rho)
+    rows = np.zeros((2, 12))
+    for om in range(K):
+        d = (om + 1) % K
+        roles = [0 if j == om else (1 if j == d else 2) for j in range(K)]
+        picks = [(om, p)] + [((om + off) % K, (1 - p) * wrong[off - 1]) for off in range(1, K)]
+        for a, pa_pr in picks:
+            if pa_pr == 0 or prior[om] == 0:
+                continue
+            corr = a == om
+            loss_a = 0.0 if corr else (oc.near_miss_loss if a == d else 1.0)
+            for v in itertools.product((0, 1), repeat=K):
+                pv = np.prod([thr[roles[j]] if v[j] else 1 - thr[roles[j]] for j in range(K)])
+                if pv == 0:
+                    continue
+                for x_att, px in (((1, 1.0),) if not corr else ((1, rho), (0, 1 - rho))):
+                    if px == 0:
+                        continue
+                    for ap, pap in _antagonist_choices(K, a, d, v, oc, kappa):
+                        w = prior[om] * pa_pr * pv * px * pap
+                        for prot in (0, 1):
+                            vv = np.zeros(K)
+                            vv[a] = v[a]
+                            attack = 0.0
+                            if prot == 1:
+                                if oc.antagonist == "attack":
+                                    attack = x_att
+                                else:
+                                    vv[ap] = v[ap]
+                            pr = _judge(K, a, d, vv, attack, lam, mu, oc.distractor_bias, kappa)
+                            exp_loss = sum(pr[j] * (oc.near_miss_loss if j == d else 1.0)
+                                           for j in range(K) if j != om)
+                            wrong_alt = prot == 1 and ap >= 0 and ap != om
+                            vals = (pr[a] * (not corr), not corr, pr[a] * corr, corr, pr[om],
+                                    exp_loss, pr[a] * (loss_a > oc.loss_tol),
+                                    loss_a > oc.loss_tol, wrong_alt and not corr, wrong_alt,
+                                    pr[a], 1.0)
+                            rows[prot] += w * np.asarray(vals, dtype=float)
+    return {"rows": rows}
+
+
+def _antagonist_choices(K, a, d, v, oc, kappa):
+    """[(alternative, probability)] of the antagonist's alternative (-1: none)."""
+    if oc.antagonist == "attack":
+        return [(-1, 1.0)]
+    others = [j for j in range(K) if j != a]
+    if oc.antagonist == "assigned":
+        return [(j, 1 / (K - 1)) for j in others]
+    out: dict = {}
+    subsets = list(itertools.combinations(others, oc.k_examine))
+    for sub in subsets:
+        scores = [kappa * v[j] + (oc.distractor_bias if j == d else 0.0) for j in sub]
+        best = max(scores)
+        tops = [j for j, s in zip(sub, scores) if abs(s - best) <= 1e-12]
+        for j in tops:
+            out[j] = out.get(j, 0.0) + 1 / (len(subsets) * len(tops))
+    return list(out.items())
+
+
+# ------------------------------------------------------------------ simulation
+def simulate(p, rho, lam, mu, kappa, oc: OptionsConfig, n, seed, n_threads=0):
+    from kernels import options as ko
+    from kernels.rng import bernoulli_threshold, split_seed
+
+    from .runner import numba_threads
+
+    K = oc.K
+    cum_prior = np.array([bernoulli_threshold(min(1.0, x)) for x in np.cumsum(_prior(oc))],
+                         dtype=np.uint64)
+    wcum = np.array([bernoulli_threshold(min(1.0, x)) for x in np.cumsum(_wrong_probs(oc))],
+                    dtype=np.uint64)
+    avail = np.array([bernoulli_threshold(x) for x in _avail(oc, rho)], dtype=np.uint64)
+    ant = {"assigned": ko.ANT_ASSIGNED, "best_of_k": ko.ANT_BEST, "attack": ko.ANT_ATTACK}
+    k0, k1 = split_seed(seed)
+    n_blocks = max(1, -(-n // ko.BLOCK))
+    with numba_threads(n_threads):
+        out, used = ko.option_sums(K, cum_prior, bernoulli_threshold(p), wcum, avail,
+                                   bernoulli_threshold(rho), ant[oc.antagonist], oc.k_examine,
+                                   lam, mu, oc.distractor_bias, kappa, oc.near_miss_loss,
+                                   oc.loss_tol, 0, n_blocks, k0, k1, np.uint64(ko.STREAM))
+    return out, used
+
+
+def metrics_from_rows(rows, sq=None, n=None) -> dict:
+    """{name: (value [2], se [2])}; ``rows`` [2, 12] expectations (exact) or sums, with
+    ``sq`` sums of squares and ``n`` instances (simulated)."""
+    def ratio(num, den, p):
+        if rows[p, den] <= 0:
+            return np.nan, np.nan
+        m = rows[p, num] / rows[p, den]
+        if sq is None:
+            return m, np.nan
+        var = max(sq[p, num] / rows[p, den] - m * m, 0.0)
+        return m, math.sqrt(var / max(rows[p, den] - 1, 1))
+
+    def mean(num, p):
+        tot = rows[p, 11]
+        m = rows[p, num] / tot
+        if sq is None:
+            return m, np.nan
+        var = max(sq[p, num] / tot - m * m, 0.0)
+        return m, math.sqrt(var / max(tot - 1, 1))
+
+    out = {}
+    for p in (0, 1):
+        vals = {"amp": ratio(0, 1, p), "fwc": ratio(2, 3, p), "acc": mean(4, p),
+                "loss": mean(5, p), "amp_loss": ratio(6, 7, p), "endorse": mean(10, p),
+                "wrong_alternative": ratio(8, 1, p) if p == 1 else (np.nan, np.nan)}
+        for k, v in vals.items():
+            out.setdefault(k, (np.full(2, np.nan), np.full(2, np.nan)))
+            out[k][0][p], out[k][1][p] = v
+    return out

@@ -1,0 +1,92 @@
+"""Multi-option answers: the K = 2 logit limit, exact enumeration against the kernel."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import seed_formulas as sf
+from sim import ConfigError
+from sim import options as opm
+from sim.extended import solve_extended, to_ext_config
+
+LOGIT = {"kind": "logit", "lam": 1.2, "mu": 0.3, "kappa": 1.5}
+
+
+def run(options, payoffs="exact", n=1_000_000, seed=0, p=0.7, rho=0.3, judge=LOGIT):
+    return solve_extended({"extension": "options", "judge": judge, "model": {"p": p, "rho": rho},
+                           "options": options, "equilibrium": {"payoffs": payoffs},
+                           "run": {"n_instances": n, "seed": seed}})
+
+
+@given(rho=st.floats(0.01, 0.99), lam=st.floats(0.2, 3), mu=st.floats(-1.5, 1.5),
+       kappa=st.floats(0, 3), ant=st.sampled_from(["assigned", "best_of_k"]))
+@settings(max_examples=30, deadline=None)
+def test_two_options_give_the_logit_closed_forms(rho, lam, mu, kappa, ant):
+    ds = run({"K": 2, "antagonist": ant, "k_examine": 1}, rho=rho,
+             judge={"kind": "logit", "lam": lam, "mu": mu, "kappa": kappa})
+    assert float(ds.amp.sel(protocol="consult")) == pytest.approx(sf.amp_consult_logit(rho, lam, mu, kappa), abs=1e-12)
+    assert float(ds.amp.sel(protocol="debate")) == pytest.approx(sf.amp_debate_logit(rho, lam, mu, kappa), abs=1e-12)
+    # With two options the only alternative is the truth whenever a is wrong.
+    assert float(ds.wrong_alternative.sel(protocol="debate")) == 0.0
+
+
+@pytest.mark.parametrize("ant", ["assigned", "best_of_k", "attack"])
+@pytest.mark.parametrize("K", [3, 5])
+def test_kernel_agrees_with_exact_enumeration(ant, K):
+    opts = {"K": K, "antagonist": ant, "k_examine": 2, "distractor_weight": 0.4,
+            "distractor_rho": 0.55, "distractor_bias": 0.6, "near_miss_loss": 0.3,
+            "loss_tol": 0.5, "q_true": 0.9, "prior": (np.arange(1, K + 1) / np.arange(1, K + 1).sum()).tolist()}
+    ex = run(opts)
+    sm = run(opts, payoffs="simulated", n=1_000_000, seed=K)
+    for v in opm.METRICS:
+        for prot in ("consult", "debate"):
+            a, b = float(ex[v].sel(protocol=prot)), float(sm[v].sel(protocol=prot))
+            if np.isnan(a):
+                assert np.isnan(b)
+                continue
+            s = float(sm[f"{v}_se"].sel(protocol=prot))
+            assert abs(a - b) <= 5 * s + 1e-12, (v, prot, a, b, s)
+
+
+def test_exact_probabilities_are_consistent():
+    ds = run({"K": 4, "antagonist": "best_of_k", "k_examine": 2, "distractor_weight": 0.3})
+    for prot in ("consult", "debate"):
+        d = ds.sel(protocol=prot)
+        # acc = p fwc + Pr(y = omega | a wrong) (1 - p) <= p fwc + (1 - p)(1 - amp)
+        assert float(d.acc) <= 0.7 * float(d.fwc) + 0.3 * (1 - float(d.amp)) + 1e-12
+        assert 0 <= float(d.loss) <= 1
+
+
+def test_examining_more_alternatives_finds_the_truth_more_often():
+    ds = solve_extended({"extension": "options", "judge": LOGIT, "model": {"p": 0.7, "rho": 0.3},
+                         "options": {"K": 6, "antagonist": "best_of_k"},
+                         "sweep": {"axes": {"options": {"k_examine": [1, 3, 5]}}}})
+    wa = ds.wrong_alternative.sel(protocol="debate").values
+    amp = ds.amp.sel(protocol="debate").values
+    assert np.all(np.diff(wa) < 0) and np.all(np.diff(amp) < 0)
+    assert wa[0] == pytest.approx(4 / 5)  # one alternative examined of five: the truth w.p. 1/5
+
+
+@pytest.mark.parametrize("bad, match", [
+    ({"options": {"K": 1}}, "options.K must be an integer >= 2"),
+    ({"options": {"K": 17}}, "options.K must be at most 16"),
+    ({"options": {"K": 3, "prior": [0.5, 0.5]}}, "options.prior must have K=3 entries"),
+    ({"options": {"K": 2, "prior": [0.7, 0.7]}}, "summing to 1"),
+    ({"options": {"antagonist": "random"}}, "options.antagonist must be one of"),
+    ({"options": {"antagonist": "best_of_k", "k_examine": 4, "K": 4}}, r"options.k_examine must lie in \[1, K - 1 = 3\]"),
+    ({"judge": {"kind": "tiebreak"}}, "set judge=logit"),
+])
+def test_bad_input_names_the_field(bad, match):
+    cfg = {"extension": "options", "judge": {"kind": "logit"}}
+    for k, v in bad.items():
+        cfg[k] = {**cfg.get(k, {}), **v}
+    with pytest.raises(ConfigError, match=match):
+        to_ext_config(cfg)
+
+
+def test_exact_path_refuses_large_K():
+    with pytest.raises(ConfigError, match="use equilibrium.payoffs=simulated"):
+        run({"K": 9})
+    ds = run({"K": 9}, payoffs="simulated", n=100_000)
+    assert 0 < float(ds.amp.sel(protocol="debate")) < 1
