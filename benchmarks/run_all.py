@@ -70,7 +70,9 @@ def throughput(n, repeats):
          "rows": []}
     names = {"test_kernel": "kernel", "test_bare_philox": "bare", "test_numpy_class_counts":
              "numpy_counts", "test_numpy_naive": "numpy_naive", "test_mesa": "mesa",
-             "test_correlated_signals_kernel": "signals"}
+             "test_correlated_signals_kernel": "signals", "test_portfolio_kernel": "portfolio",
+             "test_messages_kernel": "messages", "test_options_kernel": "options",
+             "test_panel_kernel": "panel"}
     for b in data["benchmarks"]:
         base = b["name"].split("[")[0]
         key = names[base]
@@ -379,8 +381,14 @@ def write_md(res, path: Path):
                     ("NumPy, same class-count estimator", t["numpy_counts"]),
                     ("NumPy, naive (drawn labels)", t["numpy_naive"]),
                     ("Mesa 3.3 agent-based model", t["mesa"]),
-                    (f"antiamp correlated-signals kernel, {NC} cores", t["signals"])):
+                    (f"antiamp correlated-signals kernel, {NC} cores", t["signals"]),
+                    (f"antiamp portfolio kernel (B = 4), {NC} cores", t["portfolio"]),
+                    (f"antiamp rhetoric kernel, {NC} cores", t["messages"]),
+                    (f"antiamp multi-option kernel (K = 4, best of 2), {NC} cores",
+                     t["options"])):
         L.append(f"| {name} | {v / m:,.2f} M | {k1 / v:,.2f} |")
+    L += ["", f"Panel kernel (juries of 9 correlated, heterogeneous judges, three table "
+          f"entries per panel): {t['panel'] / m:,.2f} M panels/s.", ""]
     L += ["", "Timed by pytest-benchmark (`benchmarks/test_throughput.py`, run by this script; "
           "median of the rounds, interquartile range beside it):", "",
           "| benchmark | instances/call | median | IQR | rounds |", "|---|---:|---:|---:|---:|"]

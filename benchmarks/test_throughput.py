@@ -109,3 +109,48 @@ def test_correlated_signals_kernel(benchmark):
     kc.signal_class_counts_one(thr, 0, 1000, K0, K1, np.uint64(kc.STREAM), 2)
     _pedantic(benchmark, lambda: kc.signal_class_counts_one(thr, 0, N, K0, K1,
                                                              np.uint64(kc.STREAM), 4 * NC), N)
+
+
+# ------------------------------------------------------------------ extension kernels
+N_EXT = max(N // 20, 1_000_000)
+
+
+def test_portfolio_kernel(benchmark):
+    from kernels import portfolios as kp
+    from kernels.rng import bernoulli_threshold
+
+    benchmark.group = "extensions: instances per call"
+    benchmark.extra_info["budget"] = 4
+    args = (bernoulli_threshold(0.8), bernoulli_threshold(0.7), bernoulli_threshold(0.3), 4)
+    kp.portfolio_class_counts(*args, 0, 1000, K0, K1, np.uint64(kp.STREAM), 2)
+    _pedantic(benchmark, lambda: kp.portfolio_class_counts(*args, 0, N_EXT, K0, K1,
+                                                           np.uint64(kp.STREAM), 4 * NC), N_EXT)
+
+
+def test_messages_kernel(benchmark):
+    from sim import messages as msm
+
+    benchmark.group = "extensions: instances per call"
+    mc = msm.MessagesConfig(kappa_r=0.8, r_mean_false=1.0)
+    msm.exogenous_simulated(0.8, 0.3, 1.0, 0.3, mc, 4096, 0)
+    _pedantic(benchmark, lambda: msm.exogenous_simulated(0.8, 0.3, 1.0, 0.3, mc, N_EXT, 0), N_EXT)
+
+
+def test_options_kernel(benchmark):
+    from sim import options as opm
+
+    benchmark.group = "extensions: instances per call"
+    benchmark.extra_info["K"] = 4
+    oc = opm.OptionsConfig(K=4, antagonist="best_of_k", k_examine=2)
+    opm.simulate(0.7, 0.3, 1.2, 0.3, 1.5, oc, 4096, 0)
+    n = max(N_EXT // 4, 1_000_000)
+    _pedantic(benchmark, lambda: opm.simulate(0.7, 0.3, 1.2, 0.3, 1.5, oc, n, 0), n)
+
+
+def test_panel_kernel(benchmark):
+    from sim import panel as pnm
+
+    benchmark.group = "extensions: panels (of 9 judges) per call"
+    pc = pnm.PanelConfig(size=9, icc=0.3, bias_sd=0.5, n_panels=200_000)
+    pnm.panel_probability_mc([0.4], pnm.PanelConfig(size=9, icc=0.3, n_panels=256), 0)
+    _pedantic(benchmark, lambda: pnm.panel_probability_mc([0.4, 0.6, 0.9], pc, 0), 200_000)
