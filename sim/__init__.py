@@ -18,8 +18,9 @@ from .config import Config, ConfigError, JudgeConfig, ModelConfig, RunConfig, We
 from .core import simulate, theory  # noqa: E402
 
 
-def __getattr__(name):  # sim.equilibrium, sim.fixedpoint on first use (PEP 562)
-    if name in ("equilibrium", "fixedpoint"):
+def __getattr__(name):  # solvers and extensions on first use (PEP 562)
+    if name in ("equilibrium", "fixedpoint", "extended", "signals", "effort", "portfolios",
+                "panel", "messages", "options"):
         import importlib
 
         return importlib.import_module(f".{name}", __name__)
