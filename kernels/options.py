@@ -8,7 +8,7 @@ vector is shared by both senders.  The antagonist argues an assigned competitor,
 the best-supported of k examined alternatives, or attacks a.  The judge chooses
 among all K options by a multinomial logit
 
-    Pr(y = j) proportional to exp(lam (mu [j = a] + b_d [j = d] + kappa V_j - kappa X [j = a])),
+    Pr(y = j) proportional to exp(lam (mu [j = a] + b_d [j = d] + mu_j + kappa V_j - kappa X [j = a])),
 
 with V_j the evidence shown for j and X the antagonist's attack evidence.  Per
 instance the kernel evaluates these probabilities exactly (the judge is
@@ -42,11 +42,11 @@ _INV32 = 1.0 / 4294967296.0
 
 
 @nb.njit(cache=True)
-def _judge(K, a, d, scores_v, attack, lam, mu, bias_d, kappa, probs):
+def _judge(K, a, d, scores_v, attack, lam, mu, bias_d, bias_j, kappa, probs):
     """Multinomial logit over the K options; returns into probs."""
     mx = -1e300
     for j in range(K):
-        s = kappa * scores_v[j]
+        s = kappa * scores_v[j] + bias_j[j]
         if j == a:
             s += mu - kappa * attack
         if j == d:
@@ -64,14 +64,15 @@ def _judge(K, a, d, scores_v, attack, lam, mu, bias_d, kappa, probs):
 
 @nb.njit(parallel=True, cache=True)
 def option_sums(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagonist, k_examine,
-                lam, mu, bias_d, kappa, near_loss, loss_tol, first_block, n_blocks, k0, k1,
-                stream):
+                lam, mu, bias_d, bias_j, kappa, near_loss, loss_tol, first_block, n_blocks, k0,
+                k1, stream):
     """Sums over instance blocks; returns float64[2, N_ACC, 2] (protocol, row, [sum, sum sq])
     and the instance count.
 
     ``cum_prior`` [K] cumulative thresholds of omega; ``wrong_cum`` [K - 1] cumulative
     thresholds of the wrong pick over offsets 1..K-1 from omega (offset 1 is the
-    distractor); ``avail_thr`` [3] thresholds for (truth, distractor, other wrong).
+    distractor); ``avail_thr`` [3] thresholds for (truth, distractor, other wrong);
+    ``bias_j`` [K] the judge's bias toward each answer by label.
     """
     acc = np.zeros((n_blocks, 2, N_ACC, 2))
     n_words = 7 + K + K
@@ -131,7 +132,7 @@ def option_sums(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagonist, k
                 n_best = 0
                 for e in range(k_examine):
                     j = cand[e]
-                    s = kappa * avail[j] + (bias_d if j == d else 0.0)
+                    s = kappa * avail[j] + (bias_d if j == d else 0.0) + bias_j[j]
                     if s > best + 1e-12:
                         best = s
                         n_best = 1
@@ -141,7 +142,7 @@ def option_sums(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagonist, k
                 seen = 0
                 for e in range(k_examine):
                     j = cand[e]
-                    s = kappa * avail[j] + (bias_d if j == d else 0.0)
+                    s = kappa * avail[j] + (bias_d if j == d else 0.0) + bias_j[j]
                     if abs(s - best) <= 1e-12:
                         if seen == pick:
                             ap = j
@@ -156,7 +157,7 @@ def option_sums(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagonist, k
                         attack = x_att
                     else:
                         scores[ap] = avail[ap]
-                _judge(K, a, d, scores, attack, lam, mu, bias_d, kappa, probs)
+                _judge(K, a, d, scores, attack, lam, mu, bias_d, bias_j, kappa, probs)
                 pa = probs[a]
                 exp_loss = 0.0
                 for j in range(K):

@@ -15,8 +15,9 @@ distractor with ``distractor_rho`` and for any other wrong answer with rho
   passes when a is wrong, and with probability rho when a is right.
 
 The judge (logit judge's lam, mu, kappa) chooses among all K options,
-Pr(y = j) proportional to exp(lam (mu [j = a] + distractor_bias [j = d] + kappa V_j
-- kappa X [j = a])), V_j the evidence shown for j and X the attack.  With K = 2 this
+Pr(y = j) proportional to exp(lam (mu [j = a] + distractor_bias [j = d] + mu_j +
+kappa V_j - kappa X [j = a])), V_j the evidence shown for j, X the attack and mu_j
+(``option_bias``) the judge's bias toward answer j by label.  With K = 2 this
 is the seed's logit judge sigma(lam (mu + kappa (e_P - e_A))).
 
 Metrics: the K-option Amp = Pr(y = a | a != omega); its loss version
@@ -72,6 +73,8 @@ class OptionsConfig:
     distractor_rho: Optional[float] = None
     #: The judge's extra bias toward the distractor.
     distractor_bias: float = 0.0
+    #: The judge's bias mu_j toward each answer by label (K numbers); null = none.
+    option_bias: Optional[Any] = None
     #: Loss of answering the distractor (the truth costs 0, other answers 1).
     near_miss_loss: float = 1.0
     #: An answer is suboptimal when its loss exceeds this.
@@ -93,6 +96,14 @@ def validate_options(oc: OptionsConfig, judge, c_e: float) -> None:
             raise ConfigError(f"options.prior must have K={oc.K} entries, got shape {pr.shape}")
         if np.any(pr < 0) or not np.all(np.isfinite(pr)) or abs(pr.sum() - 1) > 1e-9:
             raise ConfigError(f"options.prior must be probabilities summing to 1, got {pr.tolist()}")
+    if oc.option_bias is not None:
+        try:
+            ob = np.asarray(oc.option_bias, dtype=float)
+        except (TypeError, ValueError):
+            raise ConfigError("options.option_bias must be a list of K numbers") from None
+        if ob.shape != (oc.K,) or not np.all(np.isfinite(ob)):
+            raise ConfigError(f"options.option_bias must be K={oc.K} finite numbers, got "
+                              f"{np.asarray(oc.option_bias).tolist()}")
     for name in ("distractor_weight", "q_true", "near_miss_loss", "loss_tol"):
         _prob(f"options.{name}", getattr(oc, name))
     if oc.distractor_rho is not None:
@@ -117,6 +128,10 @@ def _prior(oc):
     return np.full(oc.K, 1 / oc.K) if oc.prior is None else np.asarray(oc.prior, float)
 
 
+def _option_bias(oc):
+    return np.zeros(oc.K) if oc.option_bias is None else np.asarray(oc.option_bias, float)
+
+
 def _wrong_probs(oc):
     """Pr(wrong pick = omega + offset), offsets 1..K-1 (offset 1 is the distractor)."""
     K = oc.K
@@ -130,9 +145,9 @@ def _avail(oc, rho):
 
 
 # ------------------------------------------------------------------ exact enumeration
-def _judge(K, a, d, v, attack, lam, mu, bias_d, kappa):
+def _judge(K, a, d, v, attack, lam, mu, bias_d, kappa, bias_j):
     s = np.array([kappa * v[j] + (mu - kappa * attack if j == a else 0.0)
-                  + (bias_d if j == d else 0.0) for j in range(K)])
+                  + (bias_d if j == d else 0.0) + bias_j[j] for j in range(K)])
     e = np.exp(lam * (s - s.max()))
     return e / e.sum()
 
@@ -146,6 +161,7 @@ def exact(p, rho, lam, mu, kappa, oc: OptionsConfig) -> dict:
                           f"{K}); use equilibrium.payoffs=simulated")
     prior, wrong = _prior(oc), _wrong_probs(oc)
     thr = _avail(oc, rho)
+    bias_j = _option_bias(oc)
     rows = np.zeros((2, 12))
     for om in range(K):
         d = (om + 1) % K
@@ -163,7 +179,7 @@ def exact(p, rho, lam, mu, kappa, oc: OptionsConfig) -> dict:
                 for x_att, px in (((1, 1.0),) if not corr else ((1, rho), (0, 1 - rho))):
                     if px == 0:
                         continue
-                    for ap, pap in _antagonist_choices(K, a, d, v, oc, kappa):
+                    for ap, pap in _antagonist_choices(K, a, d, v, oc, kappa, bias_j):
                         w = prior[om] * pa_pr * pv * px * pap
                         for prot in (0, 1):
                             vv = np.zeros(K)
@@ -174,7 +190,8 @@ def exact(p, rho, lam, mu, kappa, oc: OptionsConfig) -> dict:
                                     attack = x_att
                                 else:
                                     vv[ap] = v[ap]
-                            pr = _judge(K, a, d, vv, attack, lam, mu, oc.distractor_bias, kappa)
+                            pr = _judge(K, a, d, vv, attack, lam, mu, oc.distractor_bias, kappa,
+                                        bias_j)
                             exp_loss = sum(pr[j] * (oc.near_miss_loss if j == d else 1.0)
                                            for j in range(K) if j != om)
                             wrong_alt = prot == 1 and ap >= 0 and ap != om
@@ -186,7 +203,7 @@ def exact(p, rho, lam, mu, kappa, oc: OptionsConfig) -> dict:
     return {"rows": rows}
 
 
-def _antagonist_choices(K, a, d, v, oc, kappa):
+def _antagonist_choices(K, a, d, v, oc, kappa, bias_j):
     """[(alternative, probability)] of the antagonist's alternative (-1: none)."""
     if oc.antagonist == "attack":
         return [(-1, 1.0)]
@@ -196,7 +213,7 @@ def _antagonist_choices(K, a, d, v, oc, kappa):
     out: dict = {}
     subsets = list(itertools.combinations(others, oc.k_examine))
     for sub in subsets:
-        scores = [kappa * v[j] + (oc.distractor_bias if j == d else 0.0) for j in sub]
+        scores = [kappa * v[j] + (oc.distractor_bias if j == d else 0.0) + bias_j[j] for j in sub]
         best = max(scores)
         tops = [j for j, s in zip(sub, scores) if abs(s - best) <= 1e-12]
         for j in tops:
@@ -223,7 +240,8 @@ def simulate(p, rho, lam, mu, kappa, oc: OptionsConfig, n, seed, n_threads=0):
     with numba_threads(n_threads):
         out, used = ko.option_sums(K, cum_prior, bernoulli_threshold(p), wcum, avail,
                                    bernoulli_threshold(rho), ant[oc.antagonist], oc.k_examine,
-                                   lam, mu, oc.distractor_bias, kappa, oc.near_miss_loss,
+                                   lam, mu, oc.distractor_bias, _option_bias(oc), kappa,
+                                   oc.near_miss_loss,
                                    oc.loss_tol, 0, n_blocks, k0, k1, np.uint64(ko.STREAM))
     return out, used
 

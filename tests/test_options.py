@@ -36,7 +36,8 @@ def test_two_options_give_the_logit_closed_forms(rho, lam, mu, kappa, ant):
 def test_kernel_agrees_with_exact_enumeration(ant, K):
     opts = {"K": K, "antagonist": ant, "k_examine": 2, "distractor_weight": 0.4,
             "distractor_rho": 0.55, "distractor_bias": 0.6, "near_miss_loss": 0.3,
-            "loss_tol": 0.5, "q_true": 0.9, "prior": (np.arange(1, K + 1) / np.arange(1, K + 1).sum()).tolist()}
+            "loss_tol": 0.5, "q_true": 0.9, "prior": (np.arange(1, K + 1) / np.arange(1, K + 1).sum()).tolist(),
+            "option_bias": np.linspace(-0.5, 0.7, K).tolist()}
     ex = run(opts)
     sm = run(opts, payoffs="simulated", n=1_000_000, seed=K)
     for v in opm.METRICS:
@@ -47,6 +48,15 @@ def test_kernel_agrees_with_exact_enumeration(ant, K):
                 continue
             s = float(sm[f"{v}_se"].sel(protocol=prot))
             assert abs(a - b) <= 5 * s + 1e-12, (v, prot, a, b, s)
+
+
+def test_a_common_option_bias_changes_nothing():
+    a = run({"K": 4, "antagonist": "best_of_k", "k_examine": 2})
+    b = run({"K": 4, "antagonist": "best_of_k", "k_examine": 2, "option_bias": [0.4] * 4})
+    for v in ("amp", "acc", "wrong_alternative"):
+        np.testing.assert_allclose(a[v].values, b[v].values, atol=1e-12)
+    c = run({"K": 4, "antagonist": "best_of_k", "k_examine": 2, "option_bias": [1.0, 0, 0, 0]})
+    assert not np.allclose(a.acc.values, c.acc.values)
 
 
 def test_exact_probabilities_are_consistent():
@@ -76,6 +86,7 @@ def test_examining_more_alternatives_finds_the_truth_more_often():
     ({"options": {"antagonist": "random"}}, "options.antagonist must be one of"),
     ({"options": {"antagonist": "best_of_k", "k_examine": 4, "K": 4}}, r"options.k_examine must lie in \[1, K - 1 = 3\]"),
     ({"judge": {"kind": "tiebreak"}}, "set judge=logit"),
+    ({"options": {"K": 3, "option_bias": [1, 2]}}, "options.option_bias must be K=3 finite numbers"),
 ])
 def test_bad_input_names_the_field(bad, match):
     cfg = {"extension": "options", "judge": {"kind": "logit"}}
