@@ -90,6 +90,12 @@ def validate_ext(cfg: ExtConfig) -> None:
                               "judge.jury_size at 1")
     sg.validate_signals(cfg.signals, cfg.model.p, cfg.model.rho, cfg.model.stance)
     ef.validate_effort(cfg.effort, cfg.judge)
+    if cfg.extension == "signals" and cfg.signals.kappa_r > 0:
+        if cfg.judge.kind != "logit" or cfg.judge.jury_size != 1:
+            raise ConfigError("signals.kappa_r (rhetoric) needs one logit judge: set judge=logit "
+                              "and judge.jury_size=1")
+        if cfg.effort.enabled:
+            raise ConfigError("signals.kappa_r (rhetoric) and effort.enabled cannot be combined")
     eq = cfg.equilibrium
     from .equilibrium import METHODS, PAYOFFS
 
@@ -165,18 +171,27 @@ class Found:
     eps_senders: float
 
 
+def _signal_tables(c):
+    """(J_c [2], J_d [2 belief of A, 2, 2]) of a cell without attention."""
+    s, j = c.signals, c.judge
+    if s.kappa_r > 0:
+        return sg.rhetoric_tables(j.lam, j.mu, j.kappa, s.kappa_r, s.r_gap, s.r_sd)
+    Jc, Jd = judge_tables(j, c.protocol)
+    return Jc, np.stack([Jd, Jd])
+
+
 def _fixed_attention_equilibria(cells, W, eqc, report):
     """Equilibria without endogenous effort (attention fixed or absent)."""
     C = len(cells)
-    Jc, Jd, v = np.zeros((C, 2)), np.zeros((C, 2, 2)), np.zeros(C)
+    Jc, Jd, v = np.zeros((C, 2)), np.zeros((C, 2, 2, 2)), np.zeros(C)
     t = np.full(C, np.nan)
     for i, c in enumerate(cells):
         if c.effort.enabled and c.effort.t_fixed is not None:
             t[i] = c.effort.t_fixed
             a, b, vv = ef.tables_at(c.effort, c.judge, c.protocol, [t[i]])
-            Jc[i], Jd[i], v[i] = a[0], b[0], vv[0]
+            Jc[i], Jd[i], v[i] = a[0], np.stack([b[0], b[0]]), vv[0]
         else:
-            Jc[i], Jd[i] = judge_tables(c.judge, c.protocol)
+            Jc[i], Jd[i] = _signal_tables(c)
     c_e = np.array([c.model.c_e for c in cells])
     G = sg.gains(W, Jc, Jd, v, c_e)
     cons, deb = sg.enumerate_equilibria(G, eqc.tol)
@@ -200,7 +215,8 @@ def _fixed_attention_equilibria(cells, W, eqc, report):
             prof = ef._profile_rows(lst, protocol)
             n = len(lst)
             eps = sg.certificate(np.broadcast_to(W[i], (n, 32)), prof,
-                                 np.broadcast_to(Jc[i], (n, 2)), np.broadcast_to(Jd[i], (n, 2, 2)),
+                                 np.broadcast_to(Jc[i], (n, 2)),
+                                 np.broadcast_to(Jd[i], (n, 2, 2, 2)),
                                  np.full(n, v[i]), np.full(n, c_e[i]))[:, protocol]
             per.append([Found(t[i], pr, 0.0, float(e)) for pr, e in zip(lst, eps)])
         out.append(per)
@@ -231,8 +247,8 @@ def _equilibria(cells, W, eqc, report, progress=False):
 def _tables_for(c, t):
     if c.effort.enabled and not np.isnan(t):
         a, b, v = ef.tables_at(c.effort, c.judge, c.protocol, [t])
-        return a[0], b[0], v[0]
-    Jc, Jd = judge_tables(c.judge, c.protocol)
+        return a[0], np.stack([b[0], b[0]]), v[0]
+    Jc, Jd = _signal_tables(c)
     return Jc, Jd, 0.0
 
 

@@ -70,6 +70,13 @@ class SignalsConfig:
     #: Full availability table [[true & believed, true & not], [false & believed,
     #: false & not]]; overrides phi, rho_unbelieved and model.rho.
     avail: Optional[Any] = None
+    #: Weight of rhetoric in a logit judge (0 = no rhetoric): sigma(lam (mu + kappa
+    #: (e_P - e_A) + kappa_r (r_P - r_A))).
+    kappa_r: float = 0.0
+    #: How much weaker a sender's rhetoric is when it does not believe its stance.
+    r_gap: float = 0.0
+    #: Standard deviation of rhetoric.
+    r_sd: float = 1.0
 
 
 # ------------------------------------------------------------------ signal structure
@@ -166,6 +173,11 @@ def validate_signals(s: SignalsConfig, p: float, rho: float, stance: str) -> Non
                     f"signals.eta={eta!r} is infeasible for p_P={p_P:g}, p_A={p_A:g}: the "
                     f"correlation of the correctness indicators must lie in [{lo:.6g}, {hi:.6g}]"
                     " (or use signals.eta_mode=fraction)")
+    if _number("signals.kappa_r", s.kappa_r) < 0:
+        raise ConfigError(f"signals.kappa_r must be >= 0, got {s.kappa_r!r}")
+    _number("signals.r_gap", s.r_gap)
+    if _number("signals.r_sd", s.r_sd) <= 0:
+        raise ConfigError(f"signals.r_sd must be > 0, got {s.r_sd!r}")
     if s.avail is not None:
         t = np.asarray(s.avail, dtype=float) if _is_numeric(s.avail) else None
         if t is None or t.shape != (2, 2):
@@ -277,6 +289,44 @@ def _acceptance(v):
     return acc_P, acc_A
 
 
+def class_tables(J_d):
+    """Per-class debate tables J00, J01, J10, J11 as [C, 32] arrays.
+
+    ``J_d`` is [C, 2, 2] (one table) or [C, 2, 2, 2] indexed [belief of A (0 believes,
+    1 does not), e_P, e_A] when the judge's table depends on whether the antagonist
+    believes its stance (rhetoric, :func:`rhetoric_tables`).
+    """
+    J_d = np.asarray(J_d, float)
+    if J_d.ndim == 3:
+        return tuple(np.broadcast_to(J_d[:, i, j][:, None], (J_d.shape[0], 32))
+                     for i, j in ((0, 0), (0, 1), (1, 0), (1, 1)))
+    b = 1 - A_BELIEVES
+    return tuple(J_d[:, b, i, j] for i, j in ((0, 0), (0, 1), (1, 0), (1, 1)))
+
+
+def rhetoric_tables(lam, mu, kappa, kappa_r, r_gap, r_sd, nodes=96):
+    """Tables of a logit judge that also weighs rhetoric, integrated over it.
+
+    Rhetoric r_i ~ N(0, r_sd) for a sender who believes its stance and
+    N(-r_gap, r_sd) for one who does not (the protagonist always believes), judged by
+    sigma(lam (mu + kappa (e_P - e_A) + kappa_r (r_P - r_A))).  Returns (J_c [2],
+    J_d [2 belief of A, 2, 2]) by Gauss-Hermite quadrature.
+    """
+    from scipy import special
+
+    x, w = np.polynomial.hermite.hermgauss(nodes)
+    e = np.arange(2.0)
+
+    def expect(base, mean, var):
+        z = base[..., None] + kappa_r * (mean + np.sqrt(2 * var) * x)
+        return (w * special.expit(lam * z)).sum(-1) / np.sqrt(np.pi)
+
+    J_c = expect(mu + kappa * e, 0.0, r_sd ** 2)
+    diff = mu + kappa * (e[:, None] - e[None, :])
+    J_d = np.stack([expect(diff, 0.0, 2 * r_sd ** 2), expect(diff, r_gap, 2 * r_sd ** 2)])
+    return J_c, J_d
+
+
 def evidence_probs(prof: Profile, v):
     """Pr(e_P = 1) in consultancy and debate and Pr(e_A = 1), per class ([C, 32] each)."""
     acc_P, acc_A = _acceptance(v)
@@ -289,10 +339,9 @@ def evidence_probs(prof: Profile, v):
 def endorsement(prof: Profile, J_c, J_d, v):
     """Pr(y = a | class) under consultancy and debate ([C, 32] each)."""
     J_c = np.asarray(J_c, float)
-    J_d = np.asarray(J_d, float)
     q_c, q_P, q_A = evidence_probs(prof, v)
     g_c = (1 - q_c) * J_c[:, :1] + q_c * J_c[:, 1:]
-    J00, J01, J10, J11 = (J_d[:, i, j][:, None] for i, j in ((0, 0), (0, 1), (1, 0), (1, 1)))
+    J00, J01, J10, J11 = class_tables(J_d)
     g_d = ((1 - q_P) * ((1 - q_A) * J00 + q_A * J01) + q_P * ((1 - q_A) * J10 + q_A * J11))
     return g_c, g_d, (q_c, q_P, q_A)
 
@@ -391,11 +440,10 @@ def gains(weights, J_c, J_d, v, c_e) -> Gains:
     """
     w = np.asarray(weights, float)
     J_c = np.asarray(J_c, float)
-    J_d = np.asarray(J_d, float)
     c_e = np.asarray(c_e, float)
     acc_P, acc_A = _acceptance(v)
     C = w.shape[0]
-    J00, J01, J10, J11 = (J_d[:, i, j][:, None] for i, j in ((0, 0), (0, 1), (1, 0), (1, 1)))
+    J00, J01, J10, J11 = class_tables(J_d)
     cross = J11 - J01 - J10 + J00
     aP, gPc = np.zeros((C, 2)), np.zeros((C, 2))
     BP, aA, BA = np.zeros((C, 2, 2)), np.zeros((C, 2, 2)), np.zeros((C, 2, 2))
@@ -430,7 +478,7 @@ def interim_payoffs(weights, prof: Profile, J_c, J_d, v, c_e):
     """
     w = np.asarray(weights, float)
     J_c = np.asarray(J_c, float)
-    J_d = np.asarray(J_d, float)
+    Jcls = dict(zip(((0, 0), (0, 1), (1, 0), (1, 1)), class_tables(J_d)))
     c_e = np.asarray(c_e, float)[:, None]
     acc_P, acc_A = _acceptance(v)
     _, q_P, q_A = evidence_probs(prof, v)
@@ -443,7 +491,7 @@ def interim_payoffs(weights, prof: Profile, J_c, J_d, v, c_e):
             pP = eP_prob if eP else 1 - eP_prob
             for eA in (0, 1):
                 pA = eA_prob if eA else 1 - eA_prob
-                out = out + pP * pA * J_d[:, eP, eA][:, None]
+                out = out + pP * pA * Jcls[eP, eA]
         return out
 
     with np.errstate(invalid="ignore", divide="ignore"):

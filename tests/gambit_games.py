@@ -114,15 +114,22 @@ def signals_debate_game(class_probs, c_e, J):
     p_sets, a_sets = {}, {}
     made = {}
 
-    def pay(node, eP, eA):
-        if (eP, eA) not in made:
-            j = float(J[eP][eA])
-            made[eP, eA] = g.add_outcome(f"eP={eP}, eA={eA}", [j - c_e * eP, 1 - j - c_e * eA])
-        g.set_outcome(node, made[eP, eA])
+    tables = np.asarray(J, dtype=float)
+    if tables.ndim == 2:  # one table for every class
+        tables = np.stack([tables, tables])
 
-    def a_move(node, sp, sa, ta, eP, present_cost):
+    def pay(node, eP, eA, b):
+        # b = 0 when A believes its stance, 1 when not (rhetoric-dependent judges).
+        if (eP, eA, b) not in made:
+            j = float(tables[b][eP][eA])
+            made[eP, eA, b] = g.add_outcome(f"eP={eP}, eA={eA}, b={b}",
+                                            [j - c_e * eP, 1 - j - c_e * eA])
+        g.set_outcome(node, made[eP, eA, b])
+
+    def a_move(node, sp, sa, ta, eP, _):
+        b = 0 if sa != sp else 1
         if not ta:
-            pay(node, eP, 0) if not present_cost else _pay_cost(node, eP, 0, present_cost)
+            pay(node, eP, 0, b)
             return
         key = (sp, sa)
         if key in a_sets:
@@ -131,10 +138,7 @@ def signals_debate_game(class_probs, c_e, J):
             g.append_move(node, A, ["present", "withhold"])
             a_sets[key] = node.infoset
         for leaf, eA in zip(node.children, (1, 0)):
-            pay(leaf, eP, eA)
-
-    def _pay_cost(node, eP, eA, _):
-        pay(node, eP, eA)
+            pay(leaf, eP, eA, b)
 
     for branch, k in zip(g.root.children, keep):
         sp, sa, tp, ta = (k >> 3) & 1, (k >> 2) & 1, (k >> 1) & 1, k & 1

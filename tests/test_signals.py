@@ -310,3 +310,54 @@ def test_sweep_cell_errors_name_the_cell():
     with pytest.raises(ConfigError, match=r"sweep cell \(eta=.*signals.eta=.*infeasible"):
         solve_extended({"model": {"p": 0.8}, "signals": {"p_A": 0.6},
                         "sweep": {"axes": {"signals": {"eta": [0.0, 0.9]}}}})
+
+
+# ------------------------------------------------------------------ rhetoric
+def test_rhetoric_without_belief_effects_matches_the_messages_model():
+    common = {"model": {"p": 0.8, "rho": 0.3}, "judge": {"kind": "logit", "lam": 1.1, "mu": 0.2,
+                                                         "kappa": 1.7}}
+    a = solve_extended({**common, "signals": {"p_A": 0.5, "kappa_r": 0.9, "r_sd": 1.3}})
+    b = solve_extended({**common, "extension": "messages",
+                        "messages": {"kappa_v": 1.7, "kappa_r": 0.9, "r_sd": 1.3}})
+    for prot in ("consult", "debate"):
+        assert float(a.amp.sel(protocol=prot).isel(equilibrium=0)) == pytest.approx(
+            float(b.amp.sel(protocol=prot)), abs=1e-10)
+        assert float(a.acc.sel(protocol=prot).isel(equilibrium=0)) == pytest.approx(
+            float(b.acc.sel(protocol=prot)), abs=1e-10)
+
+
+def test_an_antagonist_arguing_against_its_belief_persuades_less():
+    ds = solve_extended({"model": {"p": 0.8, "rho": 0.3},
+                         "judge": {"kind": "logit", "mu": 0.2, "kappa": 1.5},
+                         "signals": {"eta": 1.0, "kappa_r": 1.0},
+                         "sweep": {"axes": {"signals": {"r_gap": [0.0, 0.5, 1.0, 2.0]}}}})
+    amp = ds.amp.isel(equilibrium=0).sel(protocol="debate").values
+    assert np.all(np.diff(amp) > 0)
+    np.testing.assert_allclose(ds.amp.isel(equilibrium=0).sel(protocol="consult").values,
+                               ds.amp.isel(equilibrium=0).sel(protocol="consult").values[0])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_rhetoric_equilibria_match_gambit(seed):
+    cfg = random_game(300 + seed)
+    cfg["judge"] = {"kind": "logit", "lam": 1.5, "mu": 0.2, "kappa": 0.6}
+    cfg["model"]["c_e"] = 0.25
+    cfg["signals"].update({"kappa_r": 0.8, "r_gap": 1.0})
+    c, w = cell_weights(cfg)
+    _, J = sg.rhetoric_tables(1.5, 0.2, 0.6, 0.8, 1.0, 1.0)
+    ref = gambit_signals_equilibria(w, c.model.c_e, J)
+    ds = solve_extended(cfg).sel(protocol="debate")
+    n = int(ds.n_equilibria)
+    ours = [(ds.x_P.values[e], ds.x_A.values[e]) for e in range(n)]
+    assert len(ours) == len(ref)
+    for xp, xa in ref:
+        assert any(np.max(np.abs(xp - u)) < 1e-7 and np.max(np.abs(xa - v)) < 1e-7
+                   for u, v in ours)
+    assert float(ds.epsilon.max()) < 1e-9
+
+
+def test_rhetoric_needs_a_logit_judge():
+    with pytest.raises(ConfigError, match="signals.kappa_r .* needs one logit judge"):
+        to_ext_config({"signals": {"kappa_r": 0.5}})
+    with pytest.raises(ConfigError, match="signals.r_sd must be > 0"):
+        to_ext_config({"judge": {"kind": "logit"}, "signals": {"kappa_r": 0.5, "r_sd": 0}})
