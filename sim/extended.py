@@ -317,7 +317,10 @@ def solve_extended(cfg: Any = None, progress: bool | None = None) -> xr.Dataset:
     if base.extension == "options":
         return _solve_options(base, cells, shape, dims, axes)
     simulated = eqc.payoffs == "simulated"
-    show = progress if progress is not None else bool(base.run.progress)
+    import sys
+
+    show = (progress if progress is not None else
+            base.run.progress if base.run.progress is not None else sys.stderr.isatty())
     calls: list = []
     t0 = time.perf_counter()
     W = _weights(cells, eqc.payoffs, base.run, calls)
