@@ -27,7 +27,7 @@ import math
 import numba as nb
 import numpy as np
 
-from .rng import philox4x32_10
+from .rng import fill_words
 
 STREAM = 5
 BLOCK = 4096
@@ -36,8 +36,6 @@ ANT_ASSIGNED, ANT_BEST, ANT_ATTACK = 0, 1, 2
 # Accumulator rows (per protocol p: base 0 consult, 12 debate; see sim.options).
 N_ACC = 12
 
-_LO = np.uint64(0xFFFFFFFF)
-_HI = np.uint64(32)
 _INV32 = 1.0 / 4294967296.0
 
 
@@ -85,13 +83,7 @@ def option_sums(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagonist, k
         cand = np.zeros(K, np.int64)
         start = (first_block + b) * BLOCK
         for i in range(start, start + BLOCK):
-            ii = np.uint64(i)
-            for c in range(n_ctr):
-                w0, w1, w2, w3 = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(c), stream, k0, k1)
-                words[4 * c] = np.uint32(w0)
-                words[4 * c + 1] = np.uint32(w1)
-                words[4 * c + 2] = np.uint32(w2)
-                words[4 * c + 3] = np.uint32(w3)
+            fill_words(words, i, n_ctr, stream, k0, k1)
             u = np.uint64(words[0])
             om = 0
             while om < K - 1 and u >= cum_prior[om]:

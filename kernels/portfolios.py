@@ -20,14 +20,12 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from .rng import philox4x32_10
+from .rng import fill_words
 
 #: Stream word of this model (baseline 0, correlated signals 1).
 STREAM = 2
 MAX_BUDGET = 64
 
-_LO = np.uint64(0xFFFFFFFF)
-_HI = np.uint64(32)
 
 
 @nb.njit(parallel=True, cache=True)
@@ -48,13 +46,7 @@ def portfolio_class_counts(t_p, t_true, t_false, budget, start, count, k0, k1, s
         local = np.zeros(n_classes, np.int64)
         words = np.empty(4 * n_ctr, np.uint32)
         for i in range(lo, hi):
-            ii = np.uint64(i)
-            for c in range(n_ctr):
-                w0, w1, w2, w3 = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(c), stream, k0, k1)
-                words[4 * c] = np.uint32(w0)
-                words[4 * c + 1] = np.uint32(w1)
-                words[4 * c + 2] = np.uint32(w2)
-                words[4 * c + 3] = np.uint32(w3)
+            fill_words(words, i, n_ctr, stream, k0, k1)
             corr = np.uint64(words[0]) < t_p
             tP = t_true if corr else t_false
             tA = t_false if corr else t_true

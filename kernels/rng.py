@@ -82,3 +82,17 @@ def split_seed(seed: int) -> tuple[np.uint64, np.uint64]:
     """The Philox key (two 32-bit words) of a non-negative 64-bit seed."""
     seed = int(seed)
     return np.uint64(seed & 0xFFFFFFFF), np.uint64((seed >> 32) & 0xFFFFFFFF)
+
+
+@nb.njit(inline="always", cache=True)
+def fill_words(words, i, n_ctr, stream, k0, k1):
+    """The 4 * n_ctr 32-bit words of instance ``i``: counters (i, 0..n_ctr - 1, stream)."""
+    ii = np.uint64(i)
+    lo = ii & np.uint64(0xFFFFFFFF)
+    hi = ii >> np.uint64(32)
+    for c in range(n_ctr):
+        w0, w1, w2, w3 = philox4x32_10(lo, hi, np.uint64(c), stream, k0, k1)
+        words[4 * c] = np.uint32(w0)
+        words[4 * c + 1] = np.uint32(w1)
+        words[4 * c + 2] = np.uint32(w2)
+        words[4 * c + 3] = np.uint32(w3)

@@ -307,6 +307,20 @@ def general_equilibria(game: Game, methods, n_starts: int, tol: float):
 
 
 # ------------------------------------------------------------------ API
+def validate_equilibrium(eqc: EquilibriumConfig) -> None:
+    """Range checks of ``equilibrium.*``; ConfigError names the field."""
+    if eqc.method not in METHODS:
+        raise ConfigError(f"equilibrium.method must be one of {', '.join(METHODS)}, "
+                          f"got {eqc.method!r}")
+    if eqc.payoffs not in PAYOFFS:
+        raise ConfigError(f"equilibrium.payoffs must be one of {', '.join(PAYOFFS)}, "
+                          f"got {eqc.payoffs!r}")
+    if not (0 < eqc.tol < 1):
+        raise ConfigError(f"equilibrium.tol must lie in (0, 1), got {eqc.tol!r}")
+    if eqc.starts < 1:
+        raise ConfigError(f"equilibrium.starts must be an integer >= 1, got {eqc.starts!r}")
+
+
 def _solve_config(cfg: Any) -> tuple:
     """(base Config, EquilibriumConfig, sweep spec or None) from any accepted form."""
     from sweeps.spec import SweepSpec
@@ -327,16 +341,7 @@ def _solve_config(cfg: Any) -> tuple:
         eqc = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(EquilibriumConfig), eq))
     except Exception as exc:
         raise ConfigError(f"equilibrium: {str(exc).splitlines()[0]}") from None
-    if eqc.method not in METHODS:
-        raise ConfigError(f"equilibrium.method must be one of {', '.join(METHODS)}, "
-                          f"got {eqc.method!r}")
-    if eqc.payoffs not in PAYOFFS:
-        raise ConfigError(f"equilibrium.payoffs must be one of {', '.join(PAYOFFS)}, "
-                          f"got {eqc.payoffs!r}")
-    if not (0 < eqc.tol < 1):
-        raise ConfigError(f"equilibrium.tol must lie in (0, 1), got {eqc.tol!r}")
-    if eqc.starts < 1:
-        raise ConfigError(f"equilibrium.starts must be an integer >= 1, got {eqc.starts!r}")
+    validate_equilibrium(eqc)
     spec = None
     if sweep and (sweep.get("axes") if isinstance(sweep, dict) else None):
         spec = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(SweepSpec), sweep))

@@ -80,7 +80,13 @@ def format_portfolio(ds: xr.Dataset) -> str:
     return "\n".join(lines)
 
 
-def plot_portfolio(ds: xr.Dataset, path: Path) -> list:
+def _line_figure(ds: xr.Dataset, path: Path, panels: list, title: str, extra=None) -> list:
+    """Lines against the first sweep axis, one colour per value of the second (up to 6).
+
+    ``panels``: (title, series) with series (variable, protocol or None, line style);
+    the first series of a colour carries its legend label.  ``extra(axes, x)`` may add
+    reference lines.  Further axes are shown at their first value.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -93,35 +99,46 @@ def plot_portfolio(ds: xr.Dataset, path: Path) -> list:
     sub = ds.isel({d: 0 for d in dims[2:]}) if len(dims) > 2 else ds
     hue = dims[1] if len(dims) > 1 else None
     hues = [None] if hue is None else list(range(ds.sizes[hue]))[:6]
-    panels = [("amp", "mistake amplification Amp"), ("acc", "accuracy"),
-              ("rho_B", "rho(B): Pr(V >= tau | false stance)"),
-              ("items", "accepted items, debate (solid: true side, dotted: false)")]
-    fig, axs = plt.subplots(1, 4, figsize=(17, 3.8), squeeze=False)
+    fig, axs = plt.subplots(1, len(panels), figsize=(4.3 * len(panels), 3.8), squeeze=False)
     cmap = plt.get_cmap("viridis")
     xv = ds[x].values
-    for ax, (var, title) in zip(axs[0], panels):
-        for kk, h in enumerate(hues):
-            d = sub if h is None else sub.isel({hue: h})
-            col = "C0" if h is None else cmap(kk / max(1, len(hues) - 1))
-            lab = "" if h is None else f"{hue}={_fmt(ds[hue].values[h])}"
-            if var in ("amp", "acc"):
-                ax.plot(xv, d[var].sel(protocol="debate"), "-o", ms=3, color=col,
-                        label=(lab + " debate").strip())
-                ax.plot(xv, d[var].sel(protocol="consult"), "--", color=col,
-                        label=(lab + " consult").strip())
-            elif var == "rho_B":
-                ax.plot(xv, d.rho_B, "-o", ms=3, color=col, label=lab or None)
-            else:
-                ax.plot(xv, d.items_true.sel(protocol="debate"), "-o", ms=3, color=col,
-                        label=lab or None)
-                ax.plot(xv, d.items_false.sel(protocol="debate"), ":", color=col)
-        ax.set_title(title, fontsize=9)
+    xpos = np.arange(len(xv)) if xv.dtype.kind in "US" else xv
+    for kk, h in enumerate(hues):
+        d = sub if h is None else sub.isel({hue: h})
+        col = "C0" if h is None else cmap(kk / max(1, len(hues) - 1))
+        lab = "" if h is None else f"{hue}={_fmt(ds[hue].values[h])}"
+        for ax, (_, series) in zip(axs[0], panels):
+            for n, (var, prot, style) in enumerate(series):
+                da = d[var] if prot is None else d[var].sel(protocol=prot)
+                label = (lab + (f" {prot}" if prot else "")).strip() if n == 0 else None
+                ax.plot(xpos, da.values, style, ms=3, color=col, label=label or None)
+    for ax, (t, series) in zip(axs[0], panels):
+        ax.set_title(t, fontsize=9)
         ax.set_xlabel(_axis_label(ds, x), fontsize=8)
+        if xv.dtype.kind in "US":
+            ax.set_xticks(xpos, xv)
+        if any(v in ("amp_gap", "t_gap", "diversity_value") for v, _, _ in series):
+            ax.axhline(0, color="0.6", lw=0.8)
+    if extra is not None:
+        extra(axs[0], x)
     axs[0][0].legend(fontsize=7, frameon=False)
-    fig.suptitle(f"evidence portfolios: {_describe(ds)} (equilibrium; dashed: consultancy)",
-                 fontsize=9)
+    fig.suptitle(f"{title}: {_describe(ds)}", fontsize=9)
     fig.tight_layout(rect=(0, 0, 1, 0.93))
     return _save(fig, path)
+
+
+def _both(var):
+    return [(var, "debate", "-o"), (var, "consult", "--")]
+
+
+def plot_portfolio(ds: xr.Dataset, path: Path) -> list:
+    return _line_figure(ds, path, [
+        ("mistake amplification Amp (dashed: consultancy)", _both("amp")),
+        ("accuracy (dashed: consultancy)", _both("acc")),
+        ("rho(B): Pr(V >= tau | false stance)", [("rho_B", None, "-o")]),
+        ("accepted items, debate (solid: true side, dotted: false)",
+         [("items_true", "debate", "-o"), ("items_false", "debate", ":")]),
+    ], "evidence portfolios at the equilibrium")
 
 
 def format_panel(ds: xr.Dataset) -> str:
@@ -147,46 +164,18 @@ def format_panel(ds: xr.Dataset) -> str:
 
 
 def plot_panel(ds: xr.Dataset, path: Path) -> list:
-    import matplotlib
+    def identity(axs, x):
+        if x == "size":
+            axs[3].plot(ds[x].values, ds[x].values, color="0.6", lw=0.8, label="n_eff = n")
+            axs[3].legend(fontsize=7, frameon=False)
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    dims = axes_of(ds)
-    if not dims:
-        return []
-    x = dims[0]
-    sub = ds.isel({d: 0 for d in dims[2:]}) if len(dims) > 2 else ds
-    hue = dims[1] if len(dims) > 1 else None
-    hues = [None] if hue is None else list(range(ds.sizes[hue]))[:6]
-    fig, axs = plt.subplots(1, 4, figsize=(17, 3.8), squeeze=False)
-    cmap = plt.get_cmap("viridis")
-    xv = ds[x].values
-    for kk, h in enumerate(hues):
-        d = sub if h is None else sub.isel({hue: h})
-        col = "C0" if h is None else cmap(kk / max(1, len(hues) - 1))
-        lab = "" if h is None else f"{hue}={_fmt(ds[hue].values[h])}"
-        axs[0][0].plot(xv, d.amp.sel(protocol="debate"), "-o", ms=3, color=col,
-                       label=(lab + " debate").strip())
-        axs[0][0].plot(xv, d.amp.sel(protocol="consult"), "--", color=col)
-        axs[0][1].plot(xv, d.acc.sel(protocol="debate"), "-o", ms=3, color=col)
-        axs[0][1].plot(xv, d.acc.sel(protocol="consult"), "--", color=col)
-        axs[0][2].plot(xv, d.b_panel, "-o", ms=3, color=col)
-        axs[0][2].plot(xv, d.b_independent, ":", color=col)
-        axs[0][3].plot(xv, d.n_eff, "-o", ms=3, color=col)
-    if x == "size":
-        axs[0][3].plot(xv, xv, color="0.6", lw=0.8, label="n_eff = n")
-        axs[0][3].legend(fontsize=7, frameon=False)
-    for ax, t in zip(axs[0], ("mistake amplification Amp (dashed: consultancy)",
-                              "accuracy (dashed: consultancy)",
-                              "panel endorsement of a debate tie (dotted: b_n)",
-                              "effective independent votes")):
-        ax.set_title(t, fontsize=9)
-        ax.set_xlabel(_axis_label(ds, x), fontsize=8)
-    axs[0][0].legend(fontsize=7, frameon=False)
-    fig.suptitle(f"juries: {_describe(ds)}", fontsize=9)
-    fig.tight_layout(rect=(0, 0, 1, 0.93))
-    return _save(fig, path)
+    return _line_figure(ds, path, [
+        ("mistake amplification Amp (dashed: consultancy)", _both("amp")),
+        ("accuracy (dashed: consultancy)", _both("acc")),
+        ("panel endorsement of a debate tie (dotted: b_n)",
+         [("b_panel", None, "-o"), ("b_independent", None, ":")]),
+        ("effective independent votes", [("n_eff", None, "-o")]),
+    ], "juries", identity)
 
 
 def format_messages(ds: xr.Dataset) -> str:
@@ -211,47 +200,12 @@ def format_messages(ds: xr.Dataset) -> str:
 
 
 def plot_messages(ds: xr.Dataset, path: Path) -> list:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    dims = axes_of(ds)
-    if not dims:
-        return []
-    x = dims[0]
-    sub = ds.isel({d: 0 for d in dims[2:]}) if len(dims) > 2 else ds
-    hue = dims[1] if len(dims) > 1 else None
-    hues = [None] if hue is None else list(range(ds.sizes[hue]))[:6]
-    strategic = ds.attrs["mode"] == "strategic"
-    panels = ["amp", "acc", "amp_gap"] + (["rhetoric_P"] if strategic else [])
-    titles = {"amp": "mistake amplification Amp (dashed: consultancy)",
-              "acc": "accuracy (dashed: consultancy)", "amp_gap": "Amp(consult) - Amp(debate)",
-              "rhetoric_P": "protagonist rhetoric (dashed: consultancy)"}
-    fig, axs = plt.subplots(1, len(panels), figsize=(4.3 * len(panels), 3.8), squeeze=False)
-    cmap = plt.get_cmap("viridis")
-    xv = ds[x].values
-    for kk, h in enumerate(hues):
-        d = sub if h is None else sub.isel({hue: h})
-        col = "C0" if h is None else cmap(kk / max(1, len(hues) - 1))
-        lab = "" if h is None else f"{hue}={_fmt(ds[hue].values[h])}"
-        for ax, var in zip(axs[0], panels):
-            da = d[var]
-            if "protocol" in da.dims:
-                ax.plot(xv, da.sel(protocol="debate"), "-o", ms=3, color=col,
-                        label=(lab + " debate").strip())
-                ax.plot(xv, da.sel(protocol="consult"), "--", color=col)
-            else:
-                ax.plot(xv, da, "-o", ms=3, color=col, label=lab or None)
-    for ax, var in zip(axs[0], panels):
-        ax.set_title(titles[var], fontsize=9)
-        ax.set_xlabel(_axis_label(ds, x), fontsize=8)
-        if var == "amp_gap":
-            ax.axhline(0, color="0.6", lw=0.8)
-    axs[0][0].legend(fontsize=7, frameon=False)
-    fig.suptitle(f"evidence and rhetoric: {_describe(ds)}", fontsize=9)
-    fig.tight_layout(rect=(0, 0, 1, 0.93))
-    return _save(fig, path)
+    panels = [("mistake amplification Amp (dashed: consultancy)", _both("amp")),
+              ("accuracy (dashed: consultancy)", _both("acc")),
+              ("Amp(consult) - Amp(debate)", [("amp_gap", None, "-o")])]
+    if ds.attrs["mode"] == "strategic":
+        panels.append(("protagonist rhetoric (dashed: consultancy)", _both("rhetoric_P")))
+    return _line_figure(ds, path, panels, "evidence and rhetoric")
 
 
 def format_options(ds: xr.Dataset) -> str:
@@ -272,44 +226,13 @@ def format_options(ds: xr.Dataset) -> str:
 
 
 def plot_options(ds: xr.Dataset, path: Path) -> list:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    dims = axes_of(ds)
-    if not dims:
-        return []
-    x = dims[0]
-    sub = ds.isel({d: 0 for d in dims[2:]}) if len(dims) > 2 else ds
-    hue = dims[1] if len(dims) > 1 else None
-    hues = [None] if hue is None else list(range(ds.sizes[hue]))[:6]
-    panels = [("amp", "Amp = Pr(y = a | a != omega)"), ("amp_loss", "Amp of suboptimal answers"),
-              ("acc", "accuracy"), ("wrong_alternative",
-                                    "antagonist defends a wrong alternative | a wrong")]
-    fig, axs = plt.subplots(1, 4, figsize=(17, 3.8), squeeze=False)
-    cmap = plt.get_cmap("viridis")
-    xv = ds[x].values
-    xpos = np.arange(len(xv)) if xv.dtype.kind in "US" else xv
-    for kk, h in enumerate(hues):
-        d = sub if h is None else sub.isel({hue: h})
-        col = "C0" if h is None else cmap(kk / max(1, len(hues) - 1))
-        lab = "" if h is None else f"{hue}={_fmt(ds[hue].values[h])}"
-        for ax, (var, _) in zip(axs[0], panels):
-            ax.plot(xpos, d[var].sel(protocol="debate"), "-o", ms=3, color=col,
-                    label=(lab + " debate").strip())
-            if var != "wrong_alternative":
-                ax.plot(xpos, d[var].sel(protocol="consult"), "--", color=col)
-    for ax, (var, t) in zip(axs[0], panels):
-        ax.set_title(t + ("" if var == "wrong_alternative" else " (dashed: consultancy)"),
-                     fontsize=9)
-        ax.set_xlabel(_axis_label(ds, x), fontsize=8)
-        if xv.dtype.kind in "US":
-            ax.set_xticks(xpos, xv)
-    axs[0][0].legend(fontsize=7, frameon=False)
-    fig.suptitle(f"multi-option answers: {_describe(ds)}", fontsize=9)
-    fig.tight_layout(rect=(0, 0, 1, 0.93))
-    return _save(fig, path)
+    return _line_figure(ds, path, [
+        ("Amp = Pr(y = a | a != omega) (dashed: consultancy)", _both("amp")),
+        ("Amp of suboptimal answers (dashed: consultancy)", _both("amp_loss")),
+        ("accuracy (dashed: consultancy)", _both("acc")),
+        ("antagonist defends a wrong alternative | a wrong",
+         [("wrong_alternative", "debate", "-o")]),
+    ], "multi-option answers")
 
 
 def format_table(ds: xr.Dataset) -> str:

@@ -63,52 +63,35 @@ def validate_ext(cfg: ExtConfig) -> None:
     if cfg.extension not in EXTENSIONS:
         raise ConfigError(f"extension must be one of {', '.join(EXTENSIONS)}, "
                           f"got {cfg.extension!r}")
-    if cfg.extension == "portfolio":
+    ext = cfg.extension
+    if ext != "panel" and cfg.model.stance != "signal":
+        raise ConfigError(f"extension={ext} needs model.stance=signal (a = s_P, Pr(a = omega) = p)")
+    if ext != "signals" and cfg.effort.enabled:
+        raise ConfigError("effort.enabled applies to extension=signals only")
+    if ext == "signals":
+        sg.validate_signals(cfg.signals, cfg.model.p, cfg.model.rho, cfg.model.stance)
+        if cfg.signals.kappa_r > 0:
+            if cfg.judge.kind != "logit" or cfg.judge.jury_size != 1:
+                raise ConfigError("signals.kappa_r (rhetoric) needs one logit judge: set "
+                                  "judge=logit and judge.jury_size=1")
+            if cfg.effort.enabled:
+                raise ConfigError("signals.kappa_r (rhetoric) and effort.enabled cannot be "
+                                  "combined")
+    elif ext == "portfolio":
         pfm.validate_portfolio(cfg.portfolio, cfg.judge)
-        if cfg.model.stance != "signal":
-            raise ConfigError("extension=portfolio needs model.stance=signal (Pr(a = omega) = p)")
-        if cfg.effort.enabled:
-            raise ConfigError("effort.enabled applies to extension=signals only")
-    if cfg.extension == "messages":
+    elif ext == "messages":
         msm.validate_messages(cfg.messages, cfg.judge, cfg.model.c_e)
-        if cfg.model.stance != "signal":
-            raise ConfigError("extension=messages needs model.stance=signal (Pr(a = omega) = p)")
-        if cfg.effort.enabled:
-            raise ConfigError("effort.enabled applies to extension=signals only")
-    if cfg.extension == "options":
+    elif ext == "options":
         opm.validate_options(cfg.options, cfg.judge, cfg.model.c_e)
-        if cfg.model.stance != "signal":
-            raise ConfigError("extension=options needs model.stance=signal (Pr(a = omega) = p)")
-        if cfg.effort.enabled:
-            raise ConfigError("effort.enabled applies to extension=signals only")
-    if cfg.extension == "panel":
+    elif ext == "panel":
         pnm.validate_panel(cfg.panel)
-        if cfg.effort.enabled:
-            raise ConfigError("effort.enabled applies to extension=signals only")
         if cfg.judge.jury_size != 1:
             raise ConfigError("extension=panel builds the jury itself (panel.size); leave "
                               "judge.jury_size at 1")
-    sg.validate_signals(cfg.signals, cfg.model.p, cfg.model.rho, cfg.model.stance)
     ef.validate_effort(cfg.effort, cfg.judge)
-    if cfg.extension == "signals" and cfg.signals.kappa_r > 0:
-        if cfg.judge.kind != "logit" or cfg.judge.jury_size != 1:
-            raise ConfigError("signals.kappa_r (rhetoric) needs one logit judge: set judge=logit "
-                              "and judge.jury_size=1")
-        if cfg.effort.enabled:
-            raise ConfigError("signals.kappa_r (rhetoric) and effort.enabled cannot be combined")
-    eq = cfg.equilibrium
-    from .equilibrium import METHODS, PAYOFFS
+    from .equilibrium import validate_equilibrium
 
-    if eq.method not in METHODS:
-        raise ConfigError(f"equilibrium.method must be one of {', '.join(METHODS)}, "
-                          f"got {eq.method!r}")
-    if eq.payoffs not in PAYOFFS:
-        raise ConfigError(f"equilibrium.payoffs must be one of {', '.join(PAYOFFS)}, "
-                          f"got {eq.payoffs!r}")
-    if not 0 < eq.tol < 1:
-        raise ConfigError(f"equilibrium.tol must lie in (0, 1), got {eq.tol!r}")
-    if eq.starts < 1:
-        raise ConfigError(f"equilibrium.starts must be >= 1, got {eq.starts!r}")
+    validate_equilibrium(cfg.equilibrium)
 
 
 def to_ext_config(cfg: Any = None):
@@ -194,7 +177,8 @@ def _fixed_attention_equilibria(cells, W, eqc, report):
             Jc[i], Jd[i] = _signal_tables(c)
     c_e = np.array([c.model.c_e for c in cells])
     G = sg.gains(W, Jc, Jd, v, c_e)
-    cons, deb = sg.enumerate_equilibria(G, eqc.tol)
+    # Indifference is detected well inside the certificate tolerance (as in sim.effort).
+    cons, deb = sg.enumerate_equilibria(G, eqc.tol * 1e-3)
     if eqc.method != "enumerate":
         methods = ("br", "qre", "root") if eqc.method == "all" else (eqc.method,)
         for i in range(C):
