@@ -447,13 +447,7 @@ def _assemble(base, cells, shape, dims, axes, rows, vals, found, commits, W, amp
     coords = {"protocol": ("protocol", ["consult", "debate"]),
               "equilibrium": ("equilibrium", np.arange(E)),
               "s_P": ("s_P", [0, 1]), "s_A": ("s_A", [0, 1])}
-    for a in axes:
-        if dims and dims[0] == "point":
-            coords[a.dim] = ("point", a.values, {"long_name": a.long_name, "config_path": a.path})
-        else:
-            coords[a.dim] = (a.dim, a.values, {"long_name": a.long_name, "units": a.units,
-                                               "config_path": a.path})
-    ds = xr.Dataset(data, coords=coords)
+    ds = xr.Dataset(data, coords=_coords(axes, dims, coords))
     eqc = base.equilibrium
     ds.attrs.update({
         "title": "antiamp: correlated signals and judge effort, equilibria",
@@ -555,13 +549,7 @@ def _solve_portfolios(base, cells, shape, dims, axes) -> xr.Dataset:
     coords = {"protocol": ("protocol", ["consult", "debate"]), "k": ("k", np.arange(K)),
               "s": ("s", np.arange(K)), "v": ("v", np.arange(K)),
               "stance": ("stance", ["false", "true"])}
-    for a in axes:
-        if dims and dims[0] == "point":
-            coords[a.dim] = ("point", a.values, {"long_name": a.long_name, "config_path": a.path})
-        else:
-            coords[a.dim] = (a.dim, a.values, {"long_name": a.long_name, "units": a.units,
-                                               "config_path": a.path})
-    ds = xr.Dataset(data, coords=coords)
+    ds = xr.Dataset(data, coords=_coords(axes, dims, coords))
     ds.attrs.update({
         "title": "antiamp: evidence portfolios, equilibria",
         "model": "seed 000 section 5: evidence portfolios",
