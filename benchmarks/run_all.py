@@ -31,11 +31,10 @@ import sim  # noqa: E402
 from kernels import baseline as kb  # noqa: E402
 from kernels.rng import split_seed  # noqa: E402
 from sim.judge import judge_tables  # noqa: E402
-from sim.runner import baseline_thresholds, numba_threads, run_baseline_counts  # noqa: E402
+from sim.runner import baseline_thresholds, run_baseline_counts  # noqa: E402
 
 import bench_extensions  # noqa: E402
-from bench_baseline import check_references, median_time  # noqa: E402
-from reference_mesa import mesa_amp  # noqa: E402
+from bench_baseline import median_time  # noqa: E402
 from reference_numpy import numpy_class_counts, numpy_naive  # noqa: E402
 
 PI, P, RHO, B = 0.5, 0.8, 0.3, 0.5

@@ -495,14 +495,10 @@ def _assemble(base, eqc, game, cells, shape, dims, axes, consult, debate, report
         data[name] = (dd, r(np.where(np.isnan(xP), np.nan, v)),
                       {"long_name": f"{ln} at the equilibrium",
                        "units": "utility" if name == "welfare" else "1"})
-    coords = {"protocol": ("protocol", ["consult", "debate"]),
-              "equilibrium": ("equilibrium", np.arange(E))}
-    for a in axes:
-        if dims and dims[0] == "point":
-            coords[a.dim] = ("point", a.values, {"long_name": a.long_name, "config_path": a.path})
-        else:
-            coords[a.dim] = (a.dim, a.values, {"long_name": a.long_name, "units": a.units,
-                                               "config_path": a.path})
+    from sweeps.spec import axis_coords
+
+    coords = axis_coords(axes, dims, {"protocol": ("protocol", ["consult", "debate"]),
+                                      "equilibrium": ("equilibrium", np.arange(E))})
     if game.tau_P_se is not None:
         data["tau_P_se"] = (tuple(dims), game.tau_P_se.reshape(shape),
                             {"long_name": "standard error of simulated Pr(t_A = 1 | t_P = 1)"})

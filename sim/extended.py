@@ -30,9 +30,10 @@ from . import options as opm
 from . import panel as pnm
 from . import portfolios as pfm
 from . import signals as sg
-from .config import Config, ConfigError, as_yaml, to_config, validate
+from .config import Config, ConfigError, as_yaml, validate
 from .equilibrium import EquilibriumConfig
 from .judge import judge_tables
+from sweeps.spec import axis_coords
 
 
 EXTENSIONS = ("signals", "portfolio", "panel", "messages", "options")
@@ -447,7 +448,7 @@ def _assemble(base, cells, shape, dims, axes, rows, vals, found, commits, W, amp
     coords = {"protocol": ("protocol", ["consult", "debate"]),
               "equilibrium": ("equilibrium", np.arange(E)),
               "s_P": ("s_P", [0, 1]), "s_A": ("s_A", [0, 1])}
-    ds = xr.Dataset(data, coords=_coords(axes, dims, coords))
+    ds = xr.Dataset(data, coords=axis_coords(axes, dims, coords))
     eqc = base.equilibrium
     ds.attrs.update({
         "title": "antiamp: correlated signals and judge effort, equilibria",
@@ -549,7 +550,7 @@ def _solve_portfolios(base, cells, shape, dims, axes) -> xr.Dataset:
     coords = {"protocol": ("protocol", ["consult", "debate"]), "k": ("k", np.arange(K)),
               "s": ("s", np.arange(K)), "v": ("v", np.arange(K)),
               "stance": ("stance", ["false", "true"])}
-    ds = xr.Dataset(data, coords=_coords(axes, dims, coords))
+    ds = xr.Dataset(data, coords=axis_coords(axes, dims, coords))
     ds.attrs.update({
         "title": "antiamp: evidence portfolios, equilibria",
         "model": "seed 000 section 5: evidence portfolios",
@@ -563,17 +564,6 @@ def _solve_portfolios(base, cells, shape, dims, axes) -> xr.Dataset:
         "axes": str([a.path for a in axes]),
     })
     return ds
-
-
-def _coords(axes, dims, extra):
-    coords = dict(extra)
-    for a in axes:
-        if dims and dims[0] == "point":
-            coords[a.dim] = ("point", a.values, {"long_name": a.long_name, "config_path": a.path})
-        else:
-            coords[a.dim] = (a.dim, a.values, {"long_name": a.long_name, "units": a.units,
-                                               "config_path": a.path})
-    return coords
 
 
 def _solve_panels(base, cells, shape, dims, axes) -> xr.Dataset:
@@ -619,7 +609,7 @@ def _solve_panels(base, cells, shape, dims, axes) -> xr.Dataset:
     data["b_independent"] = (ax, rs(r["b_independent"]), {
         "long_name": "b_n: the same rule by majority of independent identical judges",
         "units": "1"})
-    coords = _coords(axes, dims, {"protocol": ("protocol", ["consult", "debate"]),
+    coords = axis_coords(axes, dims, {"protocol": ("protocol", ["consult", "debate"]),
                                   "e_P": ("e_P", [0, 1]), "e_A": ("e_A", [0, 1])})
     ds = xr.Dataset(data, coords=coords)
     ds.attrs.update({
@@ -706,7 +696,7 @@ def _solve_messages(base, cells, shape, dims, axes) -> xr.Dataset:
             "long_name": "antagonist Pr(action | t_A)", "units": "1"})
         coords["t"] = ("t", [0, 1])
         coords["action"] = ("action", np.arange(2 * L))
-    ds = xr.Dataset(data, coords=_coords(axes, dims, coords))
+    ds = xr.Dataset(data, coords=axis_coords(axes, dims, coords))
     ds.attrs.update({
         "title": "antiamp: verifiable evidence and rhetoric",
         "model": "seed 000 section 5: richer message spaces", "extension": "messages",
@@ -758,7 +748,7 @@ def _solve_options(base, cells, shape, dims, axes) -> xr.Dataset:
                                {"long_name": f"standard error of {ln}", "units": "1"})
     data["amp_gap"] = (ax, rs(val["amp"][:, 0] - val["amp"][:, 1]), {
         "long_name": "amplification gap Amp(consult) - Amp(debate)", "units": "1"})
-    ds = xr.Dataset(data, coords=_coords(axes, dims, {"protocol": ("protocol",
+    ds = xr.Dataset(data, coords=axis_coords(axes, dims, {"protocol": ("protocol",
                                                                    ["consult", "debate"])}))
     ds.attrs.update({
         "title": "antiamp: multi-option answers", "model": "seed 000 section 5: K options",

@@ -190,7 +190,6 @@ def solve_cells(cells, payoffs: str, run, calls: list) -> dict:
     from .metrics import CONTRAST_METRICS, PROTOCOL_METRICS, class_probabilities, evaluate
     from .runner import baseline_thresholds, run_baseline_counts
 
-    C = len(cells)
     names = list(PROTOCOL_METRICS) + list(CONTRAST_METRICS)
     res = {k: [] for k in names}
     res.update({f"{k}_se": [] for k in names})

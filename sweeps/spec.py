@@ -313,6 +313,18 @@ def _stream_of(cell_cfg: Config) -> int:
     return int.from_bytes(hashlib.blake2b(blob, digest_size=4).digest(), "little") | 1
 
 
+def axis_coords(axes: list, dims, extra: dict | None = None) -> dict:
+    """xarray coordinates of a grid's (or design's) axes, labelled, plus ``extra``."""
+    coords = dict(extra or {})
+    for a in axes:
+        if dims and dims[0] == "point":
+            coords[a.dim] = ("point", a.values, {"long_name": a.long_name, "config_path": a.path})
+        else:
+            coords[a.dim] = (a.dim, a.values, {"long_name": a.long_name, "units": a.units,
+                                               "config_path": a.path})
+    return coords
+
+
 class CellGrid:
     """The cells of a sweep (a grid or a design) as validated configs, in C order."""
 
