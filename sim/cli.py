@@ -35,16 +35,25 @@ def _plain_overrides(args: list[str]) -> list[str] | None:
     return [a for a in args if not a.lstrip("+~").startswith("hydra")]
 
 
-def prevalidate(args: list[str], config_name: str = "config") -> None:
-    """Compose the config from ``args`` and validate it, touching no file."""
+def compose_overrides(args: list[str], config_name: str):
+    """The config ``config_name`` composed with the command-line overrides, as a plain
+    container, without starting a Hydra run (None when Hydra flags are present)."""
     from hydra import compose, initialize_config_module
+    from omegaconf import OmegaConf
 
     overrides = _plain_overrides(args)
     if overrides is None:
-        return
+        return None
     with initialize_config_module(config_module=CONFIG_MODULE, version_base="1.3"):
         cfg = compose(config_name=config_name, overrides=overrides)
-    to_config(cfg)
+    return OmegaConf.to_container(cfg, resolve=True)
+
+
+def prevalidate(args: list[str], config_name: str = "config") -> None:
+    """Compose the config from ``args`` and validate it, touching no file."""
+    cfg = compose_overrides(args, config_name)
+    if cfg is not None:
+        to_config(cfg)
 
 
 def describe_error(exc: BaseException) -> str:

@@ -23,7 +23,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from sweeps.spec import SweepSpec
 
-from .cli import _plain_overrides, guarded_main
+from .cli import compose_overrides, guarded_main
 from .config import ConfigError
 from .extended import ExtConfig
 
@@ -422,16 +422,12 @@ def _save(fig, path: Path) -> list:
 
 
 def prevalidate(args: list[str]) -> None:
-    from hydra import compose, initialize_config_module
-
     from .extended import to_ext_config, validate_ext
 
-    overrides = _plain_overrides(args)
-    if overrides is None:
+    cfg = compose_overrides(args, "ext_config")
+    if cfg is None:
         return
-    with initialize_config_module(config_module="conf", version_base="1.3"):
-        cfg = compose(config_name="ext_config", overrides=overrides)
-    base, spec = to_ext_config(OmegaConf.to_container(cfg, resolve=True))
+    base, spec = to_ext_config(cfg)
     if spec is not None:
         from sweeps.spec import CellGrid
 

@@ -17,7 +17,7 @@ from hydra.core.config_store import ConfigStore
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
-from .cli import _plain_overrides, guarded_main
+from .cli import compose_overrides, guarded_main
 from .config import ConfigError
 from .equilibrium import SolveConfig
 from sweeps.spec import SweepSpec
@@ -125,16 +125,12 @@ def format_equilibria(ds: xr.Dataset) -> str:
 
 
 def prevalidate(args: list[str]) -> None:
-    from hydra import compose, initialize_config_module
-
     from .equilibrium import _solve_config
 
-    overrides = _plain_overrides(args)
-    if overrides is None:
+    cfg = compose_overrides(args, "solve_config")
+    if cfg is None:
         return
-    with initialize_config_module(config_module="conf", version_base="1.3"):
-        cfg = compose(config_name="solve_config", overrides=overrides)
-    base, eqc, spec = _solve_config(OmegaConf.to_container(cfg, resolve=True))
+    base, eqc, spec = _solve_config(cfg)
     if spec is not None:
         from sweeps.spec import CellGrid
 
