@@ -18,11 +18,11 @@ import time
 import numba
 import numpy as np
 
-import sim
-from kernels import baseline as kb
-from kernels.rng import split_seed
-from sim.judge import judge_tables
-from sim.runner import baseline_thresholds, numba_threads, run_baseline_counts
+import antiamp as sim
+from antiamp.kernels import baseline as kb
+from antiamp.kernels.rng import split_seed
+from antiamp.judge import judge_tables
+from antiamp.runner import baseline_thresholds, numba_threads, run_baseline_counts
 
 from reference_numpy import numpy_class_counts, numpy_naive
 
@@ -113,7 +113,7 @@ def main(argv=None):
         return k + m, counts
 
     def ours_se(state):
-        from sim.metrics import evaluate
+        from antiamp.metrics import evaluate
         return evaluate(state[1], Jc, Jd, 1, 1, 0, 0)["amp"][1][1]
 
     def naive_step(state):

@@ -23,8 +23,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
 
-import sim  # noqa: E402
-from sim import equilibrium as eqm  # noqa: E402
+import antiamp as sim  # noqa: E402
+from antiamp import equilibrium as eqm  # noqa: E402
 
 
 def grid(cells: int):

@@ -23,13 +23,13 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
 
-from kernels import baseline as kb  # noqa: E402
-from kernels import correlated as kc  # noqa: E402
-from kernels.rng import split_seed  # noqa: E402
-from sim import signals as sg  # noqa: E402
-from sim.extended import solve_extended, to_ext_config  # noqa: E402
-from sim.judge import judge_tables  # noqa: E402
-from sim.runner import baseline_thresholds  # noqa: E402
+from antiamp.kernels import baseline as kb  # noqa: E402
+from antiamp.kernels import correlated as kc  # noqa: E402
+from antiamp.kernels.rng import split_seed  # noqa: E402
+from antiamp import signals as sg  # noqa: E402
+from antiamp.extended import solve_extended, to_ext_config  # noqa: E402
+from antiamp.judge import judge_tables  # noqa: E402
+from antiamp.runner import baseline_thresholds  # noqa: E402
 
 CELL = {"model": {"p": 0.75, "rho": 0.35, "c_e": 0.45}, "judge": {"b": 0.7},
         "signals": {"p_A": 0.7, "eta": 0.4, "phi": 0.4}}

@@ -30,8 +30,8 @@ def child(mode: str, cells: int, n: int) -> None:
 
     import numpy as np
 
-    import sim
-    from sweeps.engine import run_sweep
+    import antiamp as sim
+    from antiamp.sweeps.engine import run_sweep
 
     axes = _grid(cells)
     with tempfile.TemporaryDirectory() as tmp:

@@ -27,11 +27,11 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT / "tests"))
 
-import sim  # noqa: E402
-from kernels import baseline as kb  # noqa: E402
-from kernels.rng import split_seed  # noqa: E402
-from sim.judge import judge_tables  # noqa: E402
-from sim.runner import baseline_thresholds, run_baseline_counts  # noqa: E402
+import antiamp as sim  # noqa: E402
+from antiamp.kernels import baseline as kb  # noqa: E402
+from antiamp.kernels.rng import split_seed  # noqa: E402
+from antiamp.judge import judge_tables  # noqa: E402
+from antiamp.runner import baseline_thresholds, run_baseline_counts  # noqa: E402
 
 import bench_extensions  # noqa: E402
 from bench_baseline import median_time  # noqa: E402
@@ -125,7 +125,7 @@ def precision(target, repeats):
     cfg = sim.to_config(None)
     Jc, Jd = judge_tables(cfg.judge)
     thr = baseline_thresholds(PI, P, RHO, 1, 1, 1)
-    from sim.metrics import evaluate
+    from antiamp.metrics import evaluate
 
     def rb_se(counts):
         return evaluate(counts, Jc, Jd, 1, 1, 0, 0)["amp"][1][1]
@@ -175,7 +175,7 @@ def crn_difference(target, n=1_000_000, reps=30):
     """Debate Amp at rho = 0.30 minus at rho = 0.32: spread of the difference over
     replicate seeds with common random numbers and with independent streams, and the
     time each needs to reach the target standard error."""
-    from sim.metrics import evaluate
+    from antiamp.metrics import evaluate
 
     Jc, Jd = judge_tables(sim.to_config(None).judge)
     thr = np.stack([baseline_thresholds(PI, P, r, 1, 1, 1) for r in (0.30, 0.32)])
@@ -291,9 +291,9 @@ def estimator_compare():
     import pandas as pd
     from importlib.resources import files
 
-    from sim.estimate import EstimateOptions, estimate, load_log
+    from antiamp.estimate import EstimateOptions, estimate, load_log
 
-    df = load_log(files("sim") / "data" / "sample_log.csv")
+    df = load_log(files("antiamp") / "data" / "sample_log.csv")
     t = time.perf_counter()
     ds = estimate(df, EstimateOptions(n_resamples=2000))
     t_ours = time.perf_counter() - t

@@ -26,13 +26,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 
-import sim  # noqa: E402
-from kernels import baseline as kb  # noqa: E402
-from kernels import correlated as kc  # noqa: E402
-from kernels.rng import split_seed  # noqa: E402
-from sim import signals as sg  # noqa: E402
-from sim.judge import judge_tables  # noqa: E402
-from sim.runner import baseline_thresholds, numba_threads  # noqa: E402
+import antiamp as sim  # noqa: E402
+from antiamp.kernels import baseline as kb  # noqa: E402
+from antiamp.kernels import correlated as kc  # noqa: E402
+from antiamp.kernels.rng import split_seed  # noqa: E402
+from antiamp import signals as sg  # noqa: E402
+from antiamp.judge import judge_tables  # noqa: E402
+from antiamp.runner import baseline_thresholds, numba_threads  # noqa: E402
 
 from bench_baseline import check_references  # noqa: E402
 from reference_numpy import numpy_class_counts, numpy_naive  # noqa: E402
@@ -116,8 +116,8 @@ N_EXT = max(N // 20, 1_000_000)
 
 
 def test_portfolio_kernel(benchmark):
-    from kernels import portfolios as kp
-    from kernels.rng import bernoulli_threshold
+    from antiamp.kernels import portfolios as kp
+    from antiamp.kernels.rng import bernoulli_threshold
 
     benchmark.group = "extensions: instances per call"
     benchmark.extra_info["budget"] = 4
@@ -128,7 +128,7 @@ def test_portfolio_kernel(benchmark):
 
 
 def test_messages_kernel(benchmark):
-    from sim import messages as msm
+    from antiamp import messages as msm
 
     benchmark.group = "extensions: instances per call"
     mc = msm.MessagesConfig(kappa_r=0.8, r_mean_false=1.0)
@@ -137,7 +137,7 @@ def test_messages_kernel(benchmark):
 
 
 def test_options_kernel(benchmark):
-    from sim import options as opm
+    from antiamp import options as opm
 
     benchmark.group = "extensions: instances per call"
     benchmark.extra_info["K"] = 4
@@ -148,7 +148,7 @@ def test_options_kernel(benchmark):
 
 
 def test_panel_kernel(benchmark):
-    from sim import panel as pnm
+    from antiamp import panel as pnm
 
     benchmark.group = "extensions: panels (of 9 judges) per call"
     pc = pnm.PanelConfig(size=9, icc=0.3, bias_sd=0.5, n_panels=200_000)

@@ -2,9 +2,9 @@
 
 Public API::
 
-    import sim
-    ds = sim.simulate({"model": {"rho": 0.3}, "judge": {"kind": "logit", "kappa": 2}})
-    th = sim.theory({"model": {"rho": 0.3}})
+    import antiamp
+    ds = antiamp.simulate({"model": {"rho": 0.3}, "judge": {"kind": "logit", "kappa": 2}})
+    th = antiamp.theory({"model": {"rho": 0.3}})
 """
 
 from importlib.metadata import PackageNotFoundError, version as _version
@@ -15,19 +15,66 @@ except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0+unknown"
 
 from .config import Config, ConfigError, JudgeConfig, ModelConfig, RunConfig, WelfareConfig, to_config  # noqa: E402
-from .core import simulate, theory  # noqa: E402
+from .core import theory  # noqa: E402
 
 
-def __getattr__(name):  # solvers and extensions on first use (PEP 562)
+def simulate(cfg=None, **kwargs):
+    """One cell of any registered model (``model.name``; default the baseline).
+
+    The baseline returns :func:`antiamp.core.simulate`'s Dataset (dimension
+    ``protocol``, every metric with ``_se`` and ``_theory``); another model
+    returns its own Dataset for the cell (see ``antiamp.models``).
+    """
+    from .registry import model_of
+
+    if model_of(cfg) == "baseline":
+        from .core import simulate as _simulate
+
+        return _simulate(cfg, **kwargs)
+    from .sweeps.blocks import run_cell
+
+    return run_cell(cfg)
+
+
+def sweep(cfg, store=None, *, client=None, progress=None, log=print):
+    """A grid (``sweep.axes``) of any registered model.
+
+    Without ``store`` the grid is computed in memory (blocks on ``client`` if
+    given) and returned; with ``store`` (a path) it runs resumably into that Zarr
+    store, through the executor of ``cfg['executor']`` unless ``client`` is
+    given, and the opened store is returned.
+    """
+    if store is None:
+        from .sweeps.blocks import run_grid
+
+        return run_grid(cfg, client=client, progress=progress)
+    from pathlib import Path
+
+    from .sweeps.engine import _as_dict, run_sweep
+
+    d = _as_dict(cfg)
+    d["sweep"] = {**(d.get("sweep") or {}), "store": str(Path(store).resolve())}
+    return run_sweep(d, client=client, progress=progress, log=log)
+
+
+def solve(cfg=None):
+    """Every equilibrium of the evidence game with certificates, for one cell or a
+    grid (:func:`antiamp.equilibrium.solve`)."""
+    from .equilibrium import solve as _solve
+
+    return _solve(cfg)
+
+
+def __getattr__(name):  # solvers, models and extensions on first use (PEP 562)
     if name in ("equilibrium", "fixedpoint", "extended", "signals", "effort", "portfolios",
-                "panel", "messages", "options"):
+                "panel", "messages", "options", "models", "registry", "plotting", "estimate"):
         import importlib
 
         return importlib.import_module(f".{name}", __name__)
-    raise AttributeError(f"module 'sim' has no attribute {name!r}")
+    raise AttributeError(f"module 'antiamp' has no attribute {name!r}")
 
 
 __all__ = [
     "Config", "ConfigError", "JudgeConfig", "ModelConfig", "RunConfig", "WelfareConfig",
-    "simulate", "theory", "to_config", "__version__",
+    "simulate", "sweep", "solve", "theory", "to_config", "models", "estimate", "__version__",
 ]

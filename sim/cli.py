@@ -20,12 +20,12 @@ from hydra.errors import HydraException
 from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
-from .config import Config, ConfigError, to_config
+from .config import ConfigError
+from .registry import schema
 
 log = logging.getLogger("antiamp")
 
-CONFIG_MODULE = "conf"
-ConfigStore.instance().store(name="antiamp_schema", node=Config)
+CONFIG_MODULE = "antiamp.conf"
 
 
 def _plain_overrides(args: list[str]) -> list[str] | None:
@@ -35,9 +35,12 @@ def _plain_overrides(args: list[str]) -> list[str] | None:
     return [a for a in args if not a.lstrip("+~").startswith("hydra")]
 
 
-def compose_overrides(args: list[str], config_name: str):
+def compose_overrides(args: list[str], config_name: str, extra=(), hydra_cfg: bool = False):
     """The config ``config_name`` composed with the command-line overrides, as a plain
-    container, without starting a Hydra run (None when Hydra flags are present)."""
+    container, without starting a Hydra run (None when Hydra flags are present).
+
+    ``extra`` are further overrides (``hydra.run.dir=...``); ``hydra_cfg`` keeps the
+    ``hydra`` node (to know the run directory)."""
     from hydra import compose, initialize_config_module
     from omegaconf import OmegaConf
 
@@ -45,15 +48,103 @@ def compose_overrides(args: list[str], config_name: str):
     if overrides is None:
         return None
     with initialize_config_module(config_module=CONFIG_MODULE, version_base="1.3"):
-        cfg = compose(config_name=config_name, overrides=overrides)
-    return OmegaConf.to_container(cfg, resolve=True)
+        cfg = compose(config_name=config_name, overrides=overrides + list(extra),
+                      return_hydra_config=hydra_cfg)
+    out = {k: OmegaConf.to_container(cfg[k], resolve=True) if OmegaConf.is_config(cfg[k])
+           else cfg[k] for k in cfg if k != "hydra"}
+    if hydra_cfg:  # the run directory only (the rest needs a running job to resolve)
+        out["hydra"] = {"run": {"dir": OmegaConf.select(cfg, "hydra.run.dir")}}
+    return out
 
 
 def prevalidate(args: list[str], config_name: str = "config") -> None:
     """Compose the config from ``args`` and validate it, touching no file."""
+    from .registry import to_model_config
+
     cfg = compose_overrides(args, config_name)
     if cfg is not None:
-        to_config(cfg)
+        model, c = to_model_config(cfg)
+        if model.name == "baseline":
+            from .judge import resolve_strategies
+
+            resolve_strategies(_plain_config(c))
+
+
+def register_model_options() -> None:
+    """Make every registered model a choice of the ``model`` config group: built-in
+    models have their file in ``conf/model/``; third-party models get one here."""
+    from importlib.resources import files
+
+    from .registry import names
+
+    have = {p.name[:-5] for p in files(f"{CONFIG_MODULE}.model").iterdir()
+            if p.name.endswith(".yaml")}
+    for n in names():
+        if n not in have:
+            ConfigStore.instance().store(group="model", name=n, node={"name": n})
+
+
+def _group_option(group: str, option: str):
+    """(package, content) of a config group's option, or None if it is not a group."""
+    from importlib.resources import files
+
+    import yaml
+
+    root = files(CONFIG_MODULE)
+    if not root.joinpath(group).is_dir():
+        return None
+    path = root.joinpath(group).joinpath(f"{option}.yaml")
+    if not path.is_file():
+        return (group, {"name": option}) if group == "model" else None
+    text = path.read_text()
+    content = yaml.safe_load(text) or {}
+    content.pop("defaults", None)
+    pkg = "_global_" if "@package _global_" in text.split("\n", 1)[0] else group
+    return pkg, content
+
+
+def _leaves(d: dict, prefix: str = ""):
+    for k, v in d.items():
+        if isinstance(v, dict):
+            yield from _leaves(v, f"{prefix}{k}.")
+        else:
+            yield f"{prefix}{k}", v
+
+
+def check_pins(args: list[str], cfg: dict) -> None:
+    """Refuse a group choice on the command line that a named sweep overrides.
+
+    Hydra merges a named sweep after the config groups, so ``sweep=amp_gap
+    judge=logit`` would silently run the sweep's own ``judge.kind``.  Value
+    overrides (``judge.b=0.3``) are applied last and always win: only group
+    choices (``judge=``, ``model=``, ``executor=``) can be contradicted.
+    """
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    sweep = (cfg.get("sweep") or {}).get("name", "?")
+    parser = OverridesParser.create()
+    for ov in parser.parse_overrides([a for a in args if not a.startswith("-")]):
+        key = ov.key_or_group
+        if key.startswith("hydra") or key == "sweep" or "." in key or ov.is_delete():
+            continue
+        value = ov.value()
+        if not isinstance(value, str):
+            continue
+        found = _group_option(key, value)
+        if found is None:
+            continue
+        pkg, content = found
+        base = cfg if pkg == "_global_" else cfg.get(key) or {}
+        for path, want in _leaves(content):
+            node = base
+            for part in path.split("."):
+                node = node.get(part) if isinstance(node, dict) else None
+            if node != want:
+                where = path if pkg == "_global_" else f"{key}.{path}"
+                raise ConfigError(
+                    f"{key}={value} asks for {where}={want!r}, but sweep={sweep} pins "
+                    f"{where}={node!r}; drop the choice, or run the axes as an ad hoc sweep "
+                    f"(sweep.axes...) or a different named sweep")
 
 
 def describe_error(exc: BaseException) -> str:
@@ -68,12 +159,44 @@ def describe_error(exc: BaseException) -> str:
     return "\n  caused by: ".join(parts)
 
 
+def _plain_config(c):
+    from .models.baseline import plain
+
+    return plain(c)
+
+
+def _run_model(cfg: DictConfig) -> None:
+    """One cell of a model other than the baseline: its table and store."""
+    from omegaconf import OmegaConf
+
+    from .output import write_zarr_atomic
+    from .registry import get
+    from antiamp.sweeps.blocks import run_cell
+
+    plain = OmegaConf.to_container(cfg, resolve=True)
+    try:
+        ds = run_cell(plain)
+    except ConfigError as exc:
+        log.error("invalid configuration: %s", exc)
+        raise SystemExit(2) from None
+    model = get(ds.attrs["model"])
+    out_dir = Path(HydraConfig.get().runtime.output_dir)
+    if model.format_table is not None:
+        print(model.format_table(ds))
+    store = write_zarr_atomic(ds, out_dir / "results.zarr")
+    print(f"\nwrote {store}")
+
+
 def _run(cfg: DictConfig) -> None:
     from . import core, output
 
     logging.getLogger("matplotlib").setLevel(logging.WARNING)
+    if cfg.model.name != "baseline":
+        return _run_model(cfg)
     try:
-        c = to_config(cfg)
+        from .registry import to_model_config
+
+        c = _plain_config(to_model_config(cfg)[1])
         ds = core.simulate(c)
     except ConfigError as exc:
         log.error("invalid configuration: %s", exc)
@@ -94,6 +217,9 @@ def _run(cfg: DictConfig) -> None:
                      stratum=c.export.stratum)
         print(f"wrote {write_records(df, path)} ({len(df):,} rows)")
 
+
+ConfigStore.instance().store(name="antiamp_schema", node=schema())
+register_model_options()
 
 _hydra_main = hydra.main(version_base="1.3", config_path=f"pkg://{CONFIG_MODULE}", config_name="config")(_run)
 

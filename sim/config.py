@@ -31,6 +31,10 @@ class ConfigError(ValueError):
 class ModelConfig:
     """Primitives of the baseline persuasion game (seed 000, section 3)."""
 
+    #: Which registered model runs (``model=<name>``): ``baseline`` (this game),
+    #: ``equilibrium``, ``signals``, ``portfolio``, ``panel``, ``messages``,
+    #: ``options`` or a third-party model (``antiamp.models``).
+    name: str = "baseline"
     #: Prior Pr(omega = 1).
     pi: float = 0.5
     #: Protagonist accuracy Pr(s = omega) when ``stance = signal`` (endogenous mistakes).

@@ -135,11 +135,15 @@ def simulated_game(cells: list, n: int, seed: int, n_threads: int = 0) -> Game:
 
     g = exact_game(cells)
     tp, ta, tps, tas = (np.empty(len(cells)) for _ in range(4))
+    shared: dict = {}  # cells with the same kernel inputs share one kernel call
     for i, c in enumerate(cells):
         m = c.model
-        thr = baseline_thresholds(m.pi, m.p, m.rho, 1.0, 1.0, 1.0)
-        cnt = run_baseline_counts(thr, m.stance == "fixed", m.a, n, seed, n_threads=n_threads,
-                                  progress=False).astype(float)
+        key = (m.pi, m.p, m.rho, m.stance == "fixed", m.a)
+        if key not in shared:
+            thr = baseline_thresholds(m.pi, m.p, m.rho, 1.0, 1.0, 1.0)
+            shared[key] = run_baseline_counts(thr, m.stance == "fixed", m.a, n, seed,
+                                              n_threads=n_threads, progress=False).astype(float)
+        cnt = shared[key]
         # With x = 1 the debate evidence indicators are t_P and t_A.
         nP = cnt[EP_DEBATE == 1].sum()
         nA = cnt[EA_DEBATE == 1].sum()
@@ -166,7 +170,7 @@ def enumerate_debate(game: Game, tol: float = 1e-12):
     of the other sender's mixtures that keep that action a best response.  The
     loop is compiled (kernels.evidence_game).
     """
-    from kernels.evidence_game import enumerate_debate_cells
+    from antiamp.kernels.evidence_game import enumerate_debate_cells
 
     g0P, g1P, g0A, g1A, _ = game.coefficients()
     xp, xa, kind, count = enumerate_debate_cells(g0P, g1P, g0A, g1A, tol)
@@ -251,7 +255,7 @@ def interim_payoffs(game: Game, x_P, x_A):
 def certificates(game: Game, x_P, x_A, protocol: str):
     """epsilon: the largest interim gain any sender type gets by deviating to a pure action."""
     if protocol == "debate" and game.tau_P_se is None and np.ndim(x_P) == 2:
-        from kernels.evidence_game import debate_certificates
+        from antiamp.kernels.evidence_game import debate_certificates
 
         return debate_certificates(game.p_c, game.rho, game.c_e, game.J_d,
                                    np.ascontiguousarray(x_P, dtype=float),
@@ -323,7 +327,7 @@ def validate_equilibrium(eqc: EquilibriumConfig) -> None:
 
 def _solve_config(cfg: Any) -> tuple:
     """(base Config, EquilibriumConfig, sweep spec or None) from any accepted form."""
-    from sweeps.spec import SweepSpec
+    from antiamp.sweeps.spec import SweepSpec
 
     if isinstance(cfg, DictConfig):
         cfg = OmegaConf.to_container(cfg, resolve=True)
@@ -369,7 +373,7 @@ def solve(cfg: Any = None) -> xr.Dataset:
         is true given t = 1; ``amp``, ``acc``, ``fwc``, ``welfare``;
         ``epsilon`` (certificate), ``stable``, ``kind``; ``n_equilibria``.
     """
-    from sweeps.spec import CellGrid
+    from antiamp.sweeps.spec import CellGrid
 
     base, eqc, spec = _solve_config(cfg)
     if spec is not None:
@@ -378,6 +382,17 @@ def solve(cfg: Any = None) -> xr.Dataset:
         shape, dims, axes = grid.shape, grid.dims, grid.axes
     else:
         cells, shape, dims, axes = [base], (), (), []
+    return solve_cells(base, eqc, cells, shape, dims, axes)
+
+
+def solve_cells(base, eqc: EquilibriumConfig, cells: list, shape=None, dims=("cell",),
+                axes=()) -> xr.Dataset:
+    """Every equilibrium of each of ``cells`` (validated configs) as one Dataset.
+
+    ``shape``/``dims``/``axes`` lay the cells out (default: one ``cell`` dimension);
+    a cell's numbers depend only on its own config.
+    """
+    shape = (len(cells),) if shape is None else shape
     if eqc.payoffs == "simulated":
         game = simulated_game(cells, base.run.n_instances, base.run.seed, base.run.n_threads)
     else:
@@ -495,7 +510,7 @@ def _assemble(base, eqc, game, cells, shape, dims, axes, consult, debate, report
         data[name] = (dd, r(np.where(np.isnan(xP), np.nan, v)),
                       {"long_name": f"{ln} at the equilibrium",
                        "units": "utility" if name == "welfare" else "1"})
-    from sweeps.spec import axis_coords
+    from antiamp.sweeps.spec import axis_coords
 
     coords = axis_coords(axes, dims, {"protocol": ("protocol", ["consult", "debate"]),
                                       "equilibrium": ("equilibrium", np.arange(E))})

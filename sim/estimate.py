@@ -404,7 +404,7 @@ def fitted_config(ds: xr.Dataset) -> dict:
 
 def simulate_fitted(ds: xr.Dataset, n: int = 2_000_000, seed: int = 0) -> pd.DataFrame:
     """Predicted against observed metrics, under the fitted tie-break and logit judges."""
-    import sim
+    import antiamp as sim
 
     cfg = fitted_config(ds)
     cfg["run"] = {"n_instances": n, "seed": seed, "progress": False}
@@ -526,7 +526,7 @@ def main(argv=None) -> None:
     if args.sample:
         from importlib.resources import files
 
-        args.log = str(files("sim") / "data" / "sample_log.csv")
+        args.log = str(files("antiamp") / "data" / "sample_log.csv")
     if not args.log:
         ap.error("give a log file (or --sample)")
     try:

@@ -123,8 +123,8 @@ def exogenous_exact(p, rho, lam, mu, mc: MessagesConfig):
 
 def exogenous_simulated(p, rho, lam, mu, mc: MessagesConfig, n, seed, n_threads=0):
     """Kernel sums: counts [8], sums [4, 8] and the instances used (whole blocks)."""
-    from kernels import messages as km
-    from kernels.rng import bernoulli_threshold, split_seed
+    from antiamp.kernels import messages as km
+    from antiamp.kernels.rng import bernoulli_threshold, split_seed
 
     from .runner import numba_threads
 

@@ -82,7 +82,7 @@ class OptionsConfig:
 
 
 def validate_options(oc: OptionsConfig, judge, c_e: float) -> None:
-    from kernels.options import MAX_K
+    from antiamp.kernels.options import MAX_K
 
     _int_at_least("options.K", oc.K, 2)
     if oc.K > MAX_K:
@@ -223,8 +223,8 @@ def _antagonist_choices(K, a, d, v, oc, kappa, bias_j):
 
 # ------------------------------------------------------------------ simulation
 def simulate(p, rho, lam, mu, kappa, oc: OptionsConfig, n, seed, n_threads=0):
-    from kernels import options as ko
-    from kernels.rng import bernoulli_threshold, split_seed
+    from antiamp.kernels import options as ko
+    from antiamp.kernels.rng import bernoulli_threshold, split_seed
 
     from .runner import numba_threads
 

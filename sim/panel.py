@@ -75,7 +75,7 @@ def validate_panel(pc: PanelConfig) -> None:
 
 
 def _rule_args(pc: PanelConfig):
-    from kernels import panel as kp
+    from antiamp.kernels import panel as kp
 
     n = pc.size
     if pc.rule == "majority":
@@ -90,8 +90,8 @@ def _rule_args(pc: PanelConfig):
 def panel_probability_mc(q, pc: PanelConfig, seed: int):
     """Panel endorsement probability for each single-judge probability in ``q``,
     by the compiled kernel: (mean, Monte Carlo standard error, panels)."""
-    from kernels import panel as kp
-    from kernels.rng import split_seed
+    from antiamp.kernels import panel as kp
+    from antiamp.kernels.rng import split_seed
 
     q = np.asarray(q, float)
     with np.errstate(divide="ignore"):

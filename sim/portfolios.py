@@ -35,6 +35,8 @@ q_true = 1, q_fab = rho, tau = 1 the model is the baseline.
 
 from __future__ import annotations
 
+import dataclasses
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -71,7 +73,7 @@ class PortfolioConfig:
 
 
 def validate_portfolio(pf: PortfolioConfig, judge: JudgeConfig) -> None:
-    from kernels.portfolios import MAX_BUDGET
+    from antiamp.kernels.portfolios import MAX_BUDGET
 
     _int_at_least("portfolio.budget", pf.budget, 1)
     if pf.budget > MAX_BUDGET:
@@ -131,8 +133,8 @@ def class_probabilities(p: float, pf: PortfolioConfig) -> np.ndarray:
 def class_counts(p: float, pf: PortfolioConfig, n: int, seed: int, n_threads: int = 0,
                  chunk_size: int = 1 << 24) -> np.ndarray:
     """Simulated counts [2, B + 1, B + 1] from :mod:`kernels.portfolios`."""
-    from kernels import portfolios as kp
-    from kernels.rng import bernoulli_threshold, split_seed
+    from antiamp.kernels import portfolios as kp
+    from antiamp.kernels.rng import bernoulli_threshold, split_seed
 
     from .runner import numba_threads
 
@@ -352,12 +354,18 @@ def solve_cells(cells, payoffs: str, run, calls: list) -> dict:
     res["rho_B"] = np.full(C, np.nan)
     res["q_false"] = np.full(C, np.nan)
     res["misleading_share"] = np.full(C, np.nan)
+    shared: dict = {}
     for i, c in enumerate(cells):
         pf = c.portfolio
         K = pf.budget + 1
         if payoffs == "simulated":
-            calls.append(1)
-            W3 = class_counts(c.model.p, pf, run.n_instances, run.seed, run.n_threads)
+            # Cells that differ only in the judge or welfare share one kernel call.
+            key = (c.model.p, dataclasses.astuple(pf))
+            if key not in shared:
+                calls.append(1)
+                shared[key] = class_counts(c.model.p, pf, run.n_instances, run.seed,
+                                           run.n_threads)
+            W3 = shared[key]
         else:
             W3 = class_probabilities(c.model.p, pf)
         Jc, Jd = judge_tables_counts(pf, c.judge, c.protocol)

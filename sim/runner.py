@@ -14,8 +14,8 @@ import numba
 import numpy as np
 from tqdm.auto import tqdm
 
-from kernels import baseline as kb
-from kernels.rng import bernoulli_threshold, split_seed
+from antiamp.kernels import baseline as kb
+from antiamp.kernels.rng import bernoulli_threshold, split_seed
 
 from .config import ConfigError
 

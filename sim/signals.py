@@ -213,7 +213,7 @@ def class_probabilities(pi, joint, avail) -> np.ndarray:
 
 def thresholds(pi, joint, avail) -> np.ndarray:
     """uint64[C, 11] kernel thresholds (kernels.correlated layout)."""
-    from kernels.rng import bernoulli_threshold
+    from antiamp.kernels.rng import bernoulli_threshold
 
     pi = np.asarray(pi, float)
     joint = np.asarray(joint, float)
@@ -238,12 +238,16 @@ def class_counts(pi, joint, avail, n: int, seed: int, n_threads: int = 0,
 
     from tqdm.auto import tqdm
 
-    from kernels import correlated as kc
-    from kernels.rng import split_seed
+    from antiamp.kernels import correlated as kc
+    from antiamp.kernels.rng import split_seed
 
     from .runner import numba_threads
 
     thr = thresholds(pi, joint, avail)
+    # Cells with the same kernel inputs share one pass (common random numbers: the
+    # same counts); an axis over the judge or c_e then costs one kernel cell.
+    thr, inverse = np.unique(thr, axis=0, return_inverse=True)
+    inverse = inverse.ravel()
     k0, k1 = split_seed(seed)
     total = np.zeros((thr.shape[0], kc.N_CLASSES), np.int64)
     disable = (not sys.stderr.isatty()) if progress is None else (not progress)
@@ -260,7 +264,7 @@ def class_counts(pi, joint, avail, n: int, seed: int, n_threads: int = 0,
                 total += kc.signal_class_counts(thr, done, m, k0, k1, np.uint64(kc.STREAM), 4 * nt)
             done += m
             bar.update(m)
-    return total
+    return total[inverse]
 
 
 # ------------------------------------------------------------------ profiles and outcomes

@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kernels import baseline as kb
-from kernels.rng import split_seed
-from kernels.transcripts import instance_records
+from antiamp.kernels import baseline as kb
+from antiamp.kernels.rng import split_seed
+from antiamp.kernels.transcripts import instance_records
 
 from .config import ConfigError, to_config
 from .judge import judge_tables, resolve_strategies

@@ -12,6 +12,7 @@ block order, workers or threads.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import hashlib
 import json
@@ -25,12 +26,12 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from kernels import baseline as kb
-from kernels.rng import split_seed
-from sim import __version__
-from sim.config import as_yaml
-from sim.metrics import CONTRAST_METRICS, PROTOCOL_METRICS, class_probabilities, evaluate
-from sim.runner import numba_threads
+from antiamp.kernels import baseline as kb
+from antiamp.kernels.rng import split_seed
+from antiamp import __version__
+from antiamp.config import ConfigError, as_yaml
+from antiamp.metrics import CONTRAST_METRICS, PROTOCOL_METRICS, class_probabilities, evaluate
+from antiamp.runner import numba_threads
 
 from .spec import Plan, make_plan
 
@@ -45,7 +46,25 @@ class SweepError(RuntimeError):
 
 # ----------------------------------------------------------------------------- tasks
 def compute_block(thr, fixed, a_fixed, n, seed, streams, crn, n_threads):
-    """Class counts ``[cells, 32]`` of one block; the function dask workers run."""
+    """Class counts ``[cells, 32]`` of one block; the function dask workers run.
+
+    Cells whose kernel inputs are identical (an axis over the judge, the welfare
+    weights or c_e moves no threshold) share one kernel pass: with common random
+    numbers their counts are identical anyway, so the result is the same bits.
+    """
+    key = np.concatenate([thr, fixed[:, None].astype(np.uint64),
+                          a_fixed[:, None].astype(np.uint64),
+                          (np.zeros_like(streams) if crn else streams)[:, None].astype(np.uint64)],
+                         axis=1)
+    uniq, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    if len(uniq) < len(key):
+        sub = _compute_unique(thr[first], fixed[first], a_fixed[first], n, seed,
+                              streams[first], crn, n_threads)
+        return sub[inverse.ravel()]
+    return _compute_unique(thr, fixed, a_fixed, n, seed, streams, crn, n_threads)
+
+
+def _compute_unique(thr, fixed, a_fixed, n, seed, streams, crn, n_threads):
     k0, k1 = split_seed(seed)
     with numba_threads(n_threads) as nt:
         n_blocks = 4 * nt
@@ -238,6 +257,10 @@ def run_sweep(cfg, out_dir=None, *, client=None, progress=None, log=print) -> xr
     """
     import zarr
 
+    from antiamp.registry import model_of
+
+    if model_of(_as_dict(cfg)) != "baseline":
+        return _run_model_grid(cfg, out_dir, client=client, progress=progress, log=log)
     plan = make_plan(cfg)
     n = plan.base.run.n_instances
     chunk = chunk_shape(plan.shape, n, plan.cfg.sweep.cells_per_block)
@@ -268,6 +291,51 @@ def run_sweep(cfg, out_dir=None, *, client=None, progress=None, log=print) -> xr
     finally:
         lock.release()
     return xr.open_zarr(store)
+
+
+def _as_dict(cfg):
+    from omegaconf import DictConfig, OmegaConf
+
+    if isinstance(cfg, DictConfig):
+        return OmegaConf.to_container(cfg, resolve=True)
+    if dataclasses.is_dataclass(cfg):
+        return {f.name: dataclasses.asdict(getattr(cfg, f.name)) for f in dataclasses.fields(cfg)}
+    return dict(cfg or {})
+
+
+def model_plan(cfg):
+    """(GridPlan, ExecutorConfig, sweep spec) of a non-baseline model's grid, validated."""
+    from omegaconf import OmegaConf
+
+    from .blocks import plan_grid
+    from .spec import ExecutorConfig, validate_executor
+
+    d = _as_dict(cfg)
+    try:
+        ex = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(ExecutorConfig),
+                                                 d.get("executor") or {}))
+    except Exception as exc:
+        raise ConfigError(f"executor: {str(exc).splitlines()[0]}") from None
+    validate_executor(ex)
+    plan = plan_grid(d)
+    return plan, ex
+
+
+def model_store(plan, out_dir) -> Path:
+    store = Path(plan.spec.store).expanduser()
+    return store if store.is_absolute() else Path(out_dir or ".") / store
+
+
+def _run_model_grid(cfg, out_dir, *, client=None, progress=None, log=print) -> xr.Dataset:
+    """Any registered model's grid through the generic block engine."""
+    from .blocks import run_grid_store
+
+    plan, ex = model_plan(cfg)
+    # One in-process worker: run the blocks here, without a dask client.
+    inproc = ex.kind == "local" and not ex.processes and ex.n_workers == 1
+    return run_grid_store(cfg, model_store(plan, out_dir), client=client,
+                          executor=None if inproc else ex, progress=progress,
+                          overwrite=plan.spec.overwrite, log=log, plan=plan)
 
 
 def _block_done(group, region) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from contextlib import contextmanager
 
-from sim.config import ConfigError
+from antiamp.config import ConfigError
 
 from .spec import ExecutorConfig
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import xarray as xr
 import yaml
 
-from sim.output import write_zarr_atomic
+from antiamp.output import write_zarr_atomic
 
 MERGEABLE = ("model", "judge", "protocol", "welfare")
 

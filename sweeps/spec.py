@@ -24,9 +24,9 @@ from typing import Any, Dict, List, Optional
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
-from sim.config import Config, ConfigError, to_config, validate
-from sim.judge import judge_tables, resolve_strategies
-from sim.runner import baseline_thresholds
+from antiamp.config import Config, ConfigError, to_config, validate
+from antiamp.judge import judge_tables, resolve_strategies
+from antiamp.runner import baseline_thresholds
 
 SWEEPABLE = ("model", "judge", "protocol", "welfare")
 DESIGNS = ("grid", "lhs", "sobol")
@@ -87,8 +87,11 @@ class SweepConfig(Config):
 
 
 def sweep_schema_node() -> DictConfig:
-    """The structured schema, with ``sweep.axes`` open to new keys (ad hoc axes)."""
-    node = OmegaConf.structured(SweepConfig)
+    """The structured schema of ``antiamp-sweep``: every registered model's sections
+    plus ``sweep`` and ``executor``, with ``sweep.axes`` open to new keys (ad hoc axes)."""
+    from antiamp.registry import schema
+
+    node = OmegaConf.structured(schema({"sweep": SweepSpec, "executor": ExecutorConfig}))
     OmegaConf.set_struct(node.sweep.axes, False)
     OmegaConf.set_struct(node.executor.slurm, False)
     return node
@@ -261,6 +264,9 @@ def parse_axes(spec: SweepSpec, schema=Config) -> list:
         types = _field_types(section, schema)
         for name, values in fields.items():
             path = f"{section}.{name}"
+            if path == "model.name":
+                raise ConfigError("sweep.axes.model.name: the model is not an axis; run one "
+                                  "sweep per model (model=<name>)")
             if name not in types:
                 raise ConfigError(
                     f"sweep.axes.{path}: unknown field; {section} has "
@@ -308,8 +314,9 @@ def _is_log(spec: SweepSpec, path: str) -> bool:
 
 def _stream_of(cell_cfg: Config) -> int:
     """Independent-streams mode: a 32-bit stream word from the cell's parameters only."""
-    blob = json.dumps({s: dataclasses.asdict(getattr(cell_cfg, s)) for s in SWEEPABLE},
-                      sort_keys=True).encode()
+    secs = {s: dataclasses.asdict(getattr(cell_cfg, s)) for s in SWEEPABLE}
+    secs["model"].pop("name", None)  # which model reads the numbers is not a parameter
+    blob = json.dumps(secs, sort_keys=True).encode()
     return int.from_bytes(hashlib.blake2b(blob, digest_size=4).digest(), "little") | 1
 
 
@@ -371,6 +378,23 @@ class CellGrid:
         return cell
 
 
+def validate_executor(ex: ExecutorConfig) -> None:
+    """Range checks of ``executor.*`` (ConfigError names the field)."""
+    if ex.kind not in EXECUTORS:
+        raise ConfigError(f"executor.kind must be one of {', '.join(EXECUTORS)}, got {ex.kind!r}")
+    if ex.kind == "distributed" and not ex.address:
+        raise ConfigError("executor.address is required with executor=distributed "
+                          "(e.g. executor.address=tcp://127.0.0.1:8786)")
+    for name in ("n_workers", "jobs"):
+        if getattr(ex, name) < 1:
+            raise ConfigError(f"executor.{name} must be an integer >= 1")
+    if ex.kind == "local" and not ex.processes and ex.n_workers > 1:
+        raise ConfigError("executor.n_workers > 1 on the local executor needs "
+                          "executor.processes=true (compiled kernels each use all cores)")
+    if ex.threads_per_task < 0:
+        raise ConfigError("executor.threads_per_task must be an integer >= 0")
+
+
 def make_plan(cfg: Any) -> Plan:
     """Validate a sweep config and every one of its cells, before any computation."""
     if isinstance(cfg, SweepConfig):
@@ -387,22 +411,16 @@ def make_plan(cfg: Any) -> Plan:
             key = getattr(exc, "full_key", None)
             msg = str(exc).splitlines()[0]
             raise ConfigError(f"{key}: {msg}" if key else msg) from None
+    from antiamp.registry import to_model_config
+
+    if scfg.model.name != "baseline":
+        raise ConfigError(f"the streaming sweep plan is the baseline model's; model "
+                          f"{scfg.model.name!r} runs on antiamp.sweeps.blocks")
+    to_model_config(scfg)  # refuses sections the baseline does not read
     base = to_config({s: dataclasses.asdict(getattr(scfg, s))
                       for s in ("model", "judge", "protocol", "welfare", "run")})
     spec, ex = scfg.sweep, scfg.executor
-    if ex.kind not in EXECUTORS:
-        raise ConfigError(f"executor.kind must be one of {', '.join(EXECUTORS)}, got {ex.kind!r}")
-    if ex.kind == "distributed" and not ex.address:
-        raise ConfigError("executor.address is required with executor=distributed "
-                          "(e.g. executor.address=tcp://127.0.0.1:8786)")
-    for name in ("n_workers", "jobs"):
-        if getattr(ex, name) < 1:
-            raise ConfigError(f"executor.{name} must be an integer >= 1")
-    if ex.kind == "local" and not ex.processes and ex.n_workers > 1:
-        raise ConfigError("executor.n_workers > 1 on the local executor needs "
-                          "executor.processes=true (compiled kernels each use all cores)")
-    if ex.threads_per_task < 0:
-        raise ConfigError("executor.threads_per_task must be an integer >= 0")
+    validate_executor(ex)
     if spec.cells_per_block < 0:
         raise ConfigError("sweep.cells_per_block must be an integer >= 0")
     grid = CellGrid(base, spec)

@@ -8,12 +8,12 @@ import pytest
 import xarray as xr
 import yaml
 
-import sim
+import antiamp as sim
 
 
 def _cli(args, cwd):
     exe = shutil.which("antiamp")
-    cmd = [exe] if exe else [sys.executable, "-m", "sim.cli"]
+    cmd = [exe] if exe else [sys.executable, "-m", "antiamp.cli"]
     return subprocess.run(cmd + args, cwd=cwd, capture_output=True, text=True, timeout=300)
 
 

@@ -8,9 +8,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import seed_formulas as sf
-import sim
+import antiamp as sim
 from oracle import enumerate_model, _panel_prob
-from sim.judge import jury_majority
+from antiamp.judge import jury_majority
 
 prob = st.floats(0.0, 1.0)
 inner = st.floats(0.01, 0.99)

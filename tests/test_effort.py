@@ -7,9 +7,9 @@ from hypothesis import strategies as st
 from scipy import optimize
 
 import seed_formulas as sf
-from sim import effort as ef
-from sim import signals as sg
-from sim.extended import solve_extended, to_ext_config
+from antiamp import effort as ef
+from antiamp import signals as sg
+from antiamp.extended import solve_extended, to_ext_config
 
 
 def at(ds, var, prot, e=0):

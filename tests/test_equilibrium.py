@@ -6,9 +6,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import seed_formulas as sf
-import sim
-from sim import equilibrium as eqm
-from sim.fixedpoint import deviation_gain, solve_general
+import antiamp as sim
+from antiamp import equilibrium as eqm
+from antiamp.fixedpoint import deviation_gain, solve_general
 
 
 def solve(**kw):

@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 import xarray as xr
 
-import sim
-from sim.estimate import EstimateOptions, LogError, corrected_amp, estimate, validate_log
-from sim.transcripts import records
+import antiamp as sim
+from antiamp.estimate import EstimateOptions, LogError, corrected_amp, estimate, validate_log
+from antiamp.transcripts import records
 
 LOGIT = {"model": {"rho": 0.4, "p": 0.75}, "judge": {"kind": "logit", "mu": 0.3, "kappa": 1.5}}
 
@@ -131,7 +131,7 @@ def test_bad_logs_name_the_column_and_row(tmp_path, mutate, msg):
     path = tmp_path / "bad.csv"
     df.to_csv(path, index=False)
     exe = shutil.which("antiamp-estimate")
-    cmd = [exe] if exe else [sys.executable, "-m", "sim.estimate"]
+    cmd = [exe] if exe else [sys.executable, "-m", "antiamp.estimate"]
     r = subprocess.run(cmd + [str(path), "--out", str(tmp_path / "out")], capture_output=True,
                        text=True, timeout=120)
     assert r.returncode == 2 and msg in r.stderr
@@ -140,7 +140,7 @@ def test_bad_logs_name_the_column_and_row(tmp_path, mutate, msg):
 
 def test_cli_on_the_shipped_sample(tmp_path):
     exe = shutil.which("antiamp-estimate")
-    cmd = [exe] if exe else [sys.executable, "-m", "sim.estimate"]
+    cmd = [exe] if exe else [sys.executable, "-m", "antiamp.estimate"]
     r = subprocess.run(cmd + ["--sample", "--simulate", "--n-sim", "200000", "--mislabel",
                               "0.02", "--n-resamples", "500", "--out", str(tmp_path / "o")],
                        capture_output=True, text=True, timeout=300)

@@ -10,7 +10,7 @@ import xarray as xr
 
 def run(args, cwd):
     exe = shutil.which("antiamp-ext")
-    cmd = [exe] if exe else [sys.executable, "-m", "sim.ext_cli"]
+    cmd = [exe] if exe else [sys.executable, "-m", "antiamp.ext_cli"]
     return subprocess.run(cmd + args, cwd=cwd, capture_output=True, text=True, timeout=600)
 
 

@@ -5,10 +5,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import sim
+import antiamp as sim
 from gambit_games import gambit_consult_equilibria, gambit_debate_equilibria, same_sets
-from sim import equilibrium as eqm
-from sim.judge import judge_tables, protagonist_accuracy
+from antiamp import equilibrium as eqm
+from antiamp.judge import judge_tables, protagonist_accuracy
 
 
 def ours(cfg):

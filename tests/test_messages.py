@@ -7,9 +7,9 @@ from hypothesis import strategies as st
 from scipy import integrate, special, stats
 
 import seed_formulas as sf
-from sim import ConfigError
-from sim import messages as msm
-from sim.extended import solve_extended, to_ext_config
+from antiamp import ConfigError
+from antiamp import messages as msm
+from antiamp.extended import solve_extended, to_ext_config
 
 
 def run(messages, lam=1.0, mu=0.3, p=0.8, rho=0.3, c_e=0.0, **extra):
@@ -52,7 +52,7 @@ def test_simulation_agrees_with_quadrature(seed):
 
 
 def test_simulation_is_thread_independent():
-    from sim.runner import numba_threads
+    from antiamp.runner import numba_threads
 
     mc = msm.MessagesConfig(kappa_r=0.8, r_mean_false=1.0)
     with numba_threads(1):

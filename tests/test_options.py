@@ -6,9 +6,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import seed_formulas as sf
-from sim import ConfigError
-from sim import options as opm
-from sim.extended import solve_extended, to_ext_config
+from antiamp import ConfigError
+from antiamp import options as opm
+from antiamp.extended import solve_extended, to_ext_config
 
 LOGIT = {"kind": "logit", "lam": 1.2, "mu": 0.3, "kappa": 1.5}
 

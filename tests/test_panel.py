@@ -9,10 +9,10 @@ from hypothesis import strategies as st
 from scipy import special, stats
 
 import seed_formulas as sf
-from sim import ConfigError
-from sim import panel as pnm
-from sim.extended import solve_extended, to_ext_config
-from sim.runner import numba_threads
+from antiamp import ConfigError
+from antiamp import panel as pnm
+from antiamp.extended import solve_extended, to_ext_config
+from antiamp.runner import numba_threads
 
 
 def independent_closed_form(q, n, rule, quota=2 / 3, tie=0.5, default=0.0):

@@ -7,11 +7,11 @@ from hypothesis import strategies as st
 
 import seed_formulas as sf
 from gambit_games import gambit_portfolio_equilibrium
-from sim import ConfigError
-from sim import portfolios as pfm
-from sim.config import JudgeConfig, ProtocolConfig
-from sim.equilibrium import solve as solve_baseline
-from sim.extended import solve_extended, to_ext_config
+from antiamp import ConfigError
+from antiamp import portfolios as pfm
+from antiamp.config import JudgeConfig, ProtocolConfig
+from antiamp.equilibrium import solve as solve_baseline
+from antiamp.extended import solve_extended, to_ext_config
 
 
 def pf_solve(**kw):

@@ -4,10 +4,10 @@ import numba
 import numpy as np
 import pytest
 
-import sim
-from kernels import baseline as kb
-from kernels.rng import split_seed
-from sim.runner import baseline_thresholds, run_baseline_counts
+import antiamp as sim
+from antiamp.kernels import baseline as kb
+from antiamp.kernels.rng import split_seed
+from antiamp.runner import baseline_thresholds, run_baseline_counts
 
 CFG = {"model": {"rho": 0.35, "p": 0.7, "x_P": 0.6, "x_A": 0.9, "x_P_consult": 0.8},
        "judge": {"kind": "logit", "mu": 0.2}}

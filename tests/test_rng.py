@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from kernels.rng import TWO32, bernoulli_threshold, philox_block, split_seed
+from antiamp.kernels.rng import TWO32, bernoulli_threshold, philox_block, split_seed
 
 KAT = [  # counter (4 words), key (2 words), expected (4 words)
     ([0, 0, 0, 0], [0, 0], [0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8]),

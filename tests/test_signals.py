@@ -10,11 +10,11 @@ from hypothesis import strategies as st
 
 import seed_formulas as sf
 from gambit_games import gambit_signals_equilibria
-from sim import ConfigError
-from sim import signals as sg
-from sim.equilibrium import solve as solve_baseline
-from sim.extended import solve_extended, to_ext_config
-from sim.judge import judge_tables
+from antiamp import ConfigError
+from antiamp import signals as sg
+from antiamp.equilibrium import solve as solve_baseline
+from antiamp.extended import solve_extended, to_ext_config
+from antiamp.judge import judge_tables
 
 
 def cell_weights(cfg):
@@ -114,8 +114,8 @@ def test_kernel_counts_agree_with_exact_class_probabilities():
 def test_fused_single_cell_kernel_equals_the_multi_cell_kernel():
     import numba
 
-    from kernels import correlated as kc
-    from kernels.rng import split_seed
+    from antiamp.kernels import correlated as kc
+    from antiamp.kernels.rng import split_seed
 
     k0, k1 = split_seed(12345)
     tables = [sg.SignalsConfig(p_A=0.7, eta=0.4, phi=0.4, rho_unbelieved=0.2),

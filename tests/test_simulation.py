@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import seed_formulas as sf
-import sim
+import antiamp as sim
 from oracle import enumerate_model
 
 N = 400_000

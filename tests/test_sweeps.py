@@ -5,9 +5,9 @@ import pytest
 import xarray as xr
 from filelock import FileLock
 
-import sim
-from sweeps.engine import SweepError, run_sweep
-from sweeps.spec import make_plan
+import antiamp as sim
+from antiamp.sweeps.engine import SweepError, run_sweep
+from antiamp.sweeps.spec import make_plan
 
 Z = 5.0
 

@@ -12,13 +12,13 @@ import pytest
 import xarray as xr
 import zarr
 
-from sweeps.engine import run_sweep
+from antiamp.sweeps.engine import run_sweep
 
 
 def _cmd(name):
     exe = shutil.which(name)
-    mod = {"antiamp-sweep": "sweeps.cli", "antiamp-plot": "sweeps.plot",
-           "antiamp-merge": "sweeps.merge"}[name]
+    mod = {"antiamp-sweep": "antiamp.sweeps.cli", "antiamp-plot": "antiamp.sweeps.plot",
+           "antiamp-merge": "antiamp.sweeps.merge"}[name]
     return [exe] if exe else [sys.executable, "-m", mod]
 
 
@@ -78,10 +78,10 @@ def test_named_sweeps_compose_and_validate(name):
     from hydra import compose, initialize_config_module
     from omegaconf import OmegaConf
 
-    import sweeps.cli  # noqa: F401  (registers the schema)
-    from sweeps.spec import make_plan
+    import antiamp.sweeps.cli  # noqa: F401  (registers the schema)
+    from antiamp.sweeps.spec import make_plan
 
-    with initialize_config_module(config_module="conf", version_base="1.3"):
+    with initialize_config_module(config_module="antiamp.conf", version_base="1.3"):
         cfg = compose(config_name="sweep_config", overrides=[f"sweep={name}"])
     plan = make_plan(OmegaConf.to_container(cfg, resolve=True))
     assert plan.cfg.sweep.name == name and plan.n_cells > 10

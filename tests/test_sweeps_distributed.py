@@ -10,9 +10,9 @@ import pytest
 import zarr
 from distributed import Client, LocalCluster
 
-from sweeps.engine import run_sweep
-from sweeps.executors import make_slurm_cluster
-from sweeps.spec import ExecutorConfig
+from antiamp.sweeps.engine import run_sweep
+from antiamp.sweeps.executors import make_slurm_cluster
+from antiamp.sweeps.spec import ExecutorConfig
 
 
 def cfg(n, cells_per_block=1, **run):

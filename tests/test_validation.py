@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-import sim
+import antiamp as sim
 
 BAD = [
     ({"model": {"rho": 1.5}}, "model.rho", "[0, 1]"),
@@ -51,7 +51,7 @@ def test_outside_dominance_region_explicit_strategies_are_accepted():
 
 def test_low_cost_region_gives_present_when_feasible():
     """Seed section 3: c_e < min(b, 1 - b) makes e = t dominant for both senders."""
-    from sim.judge import resolve_strategies
+    from antiamp.judge import resolve_strategies
 
     for b, c_e in [(0.3, 0.29), (0.6, 0.39), (0.5, 0.0)]:
         s = resolve_strategies(sim.to_config({"model": {"c_e": c_e}, "judge": {"b": b}}))
@@ -64,7 +64,7 @@ def test_low_cost_region_gives_present_when_feasible():
 
 def _cli(args, cwd):
     exe = shutil.which("antiamp")
-    cmd = [exe] if exe else [sys.executable, "-m", "sim.cli"]
+    cmd = [exe] if exe else [sys.executable, "-m", "antiamp.cli"]
     return subprocess.run(cmd + args, cwd=cwd, capture_output=True, text=True, timeout=300)
 
 

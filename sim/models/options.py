@@ -1,0 +1,137 @@
+"""Multi-option answers (seed 000, section 5), as a model."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+from .. import __version__
+from ..config import ConfigError, as_yaml
+from ..registry import Model
+from ..sweeps.spec import axis_coords
+from ..equilibrium import EquilibriumConfig
+from ..plotting import both, judge_fields, line_figure
+from .. import options as opm
+
+
+def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
+    shape = (len(cells),) if shape is None else shape
+    eqc = base.equilibrium
+    calls: list = []
+    t0 = time.perf_counter()
+    C = len(cells)
+    val = {k: np.full((C, 2), np.nan) for k in opm.METRICS}
+    se = {k: np.full((C, 2), np.nan) for k in opm.METRICS}
+    used = 0
+    for i, c in enumerate(cells):
+        m, j, oc = c.model, c.judge, c.options
+        if eqc.payoffs == "simulated":
+            calls.append(1)
+            out, used = opm.simulate(m.p, m.rho, j.lam, j.mu, j.kappa, oc, base.run.n_instances,
+                                     base.run.seed, base.run.n_threads)
+            res = opm.metrics_from_rows(out[..., 0], out[..., 1])
+        else:
+            res = opm.metrics_from_rows(opm.exact(m.p, m.rho, j.lam, j.mu, j.kappa, oc)["rows"])
+        if oc.antagonist == "attack":  # no alternative is defended
+            res["wrong_alternative"][0][:] = np.nan
+            res["wrong_alternative"][1][:] = np.nan
+        for k in opm.METRICS:
+            val[k][i], se[k][i] = res[k]
+    elapsed = time.perf_counter() - t0
+    sh, ax = tuple(shape), tuple(dims)
+
+    def rs(a):
+        return np.asarray(a).reshape(sh + np.asarray(a).shape[1:])
+
+    data = {}
+    for k, (ln, d) in opm.METRICS.items():
+        data[k] = (ax + ("protocol",), rs(val[k]), {"long_name": ln, "definition": d,
+                                                    "units": "1"})
+        if eqc.payoffs == "simulated":
+            data[f"{k}_se"] = (ax + ("protocol",), rs(se[k]),
+                               {"long_name": f"standard error of {ln}", "units": "1"})
+    data["amp_gap"] = (ax, rs(val["amp"][:, 0] - val["amp"][:, 1]), {
+        "long_name": "amplification gap Amp(consult) - Amp(debate)", "units": "1"})
+    ds = xr.Dataset(data, coords=axis_coords(axes, dims, {"protocol": ("protocol",
+                                                                   ["consult", "debate"])}))
+    ds.attrs.update({
+        "title": "antiamp: multi-option answers", "model": "seed 000 section 5: K options",
+        "extension": "options", "antiamp_version": __version__, "config": as_yaml(base),
+        "seed": int(base.run.seed), "payoffs": eqc.payoffs,
+        "method": "exact enumeration" if eqc.payoffs == "exact" else "Monte Carlo kernel",
+        "n_instances": int(used), "effort": "off", "kernel_calls": int(len(calls)),
+        "solve_seconds": float(elapsed), "solver_report": "no issues",
+        "axes": str([a.path for a in axes]),
+    })
+    return ds
+
+def validate(cfg) -> None:
+    """Checks of extension 'options' beyond the shared ones (ConfigError names the field)."""
+    from ..equilibrium import validate_equilibrium
+
+    if cfg.model.stance != "signal":
+        raise ConfigError("model=options needs model.stance=signal (a = s_P, Pr(a = omega) = p)")
+    opm.validate_options(cfg.options, cfg.judge, cfg.model.c_e)
+    validate_equilibrium(cfg.equilibrium)
+
+
+def prepare(cfg: dict) -> dict:
+    """Presentation strategies are solved for (or fixed by the model), not inputs."""
+    return {**cfg, "model": {**(cfg.get("model") or {}), "x_P": 1.0, "x_A": 1.0,
+                             "x_P_consult": 1.0}}
+
+
+# ------------------------------------------------------------------ table and figures
+def format_options(ds: xr.Dataset) -> str:
+    import yaml
+
+    oc = yaml.safe_load(ds.attrs["config"])["options"]
+    lines = [f"{oc['K']} answers, antagonist rule {oc['antagonist']} "
+             f"({ds.attrs['method']})", "",
+             "protocol  amp       amp_loss  acc       fwc       loss      wrong_alt"]
+    for prot in ("consult", "debate"):
+        r = ds.sel(protocol=prot)
+        vals = [float(r[v]) for v in ("amp", "amp_loss", "acc", "fwc", "loss",
+                                      "wrong_alternative")]
+        lines.append(f"{prot:<9} " + " ".join(("-" if np.isnan(v) else f"{v:.5f}").ljust(9)
+                                              for v in vals))
+    lines += ["", "wrong_alt: Pr(the antagonist defends a wrong alternative | a != omega)"]
+    return "\n".join(lines)
+
+
+def plot_options(ds: xr.Dataset, path: Path) -> list:
+    return line_figure(ds, path, [
+        ("Amp = Pr(y = a | a != omega) (dashed: consultancy)", both("amp")),
+        ("Amp of suboptimal answers (dashed: consultancy)", both("amp_loss")),
+        ("accuracy (dashed: consultancy)", both("acc")),
+        ("antagonist defends a wrong alternative | a wrong",
+         [("wrong_alternative", "debate", "-o")]),
+    ], "multi-option answers", _fields(ds))
+
+
+
+def _fields(ds) -> list:
+    import yaml
+
+    cfg = yaml.safe_load(ds.attrs["config"])
+    return judge_fields(cfg) + [("options", k) for k in (
+        "K", "antagonist", "k_examine", "distractor_weight", "distractor_bias", "near_miss_loss")]
+
+
+def _run_cells(base, cells):
+    return solve_cells(base, cells)
+
+
+MODEL = Model(
+    name="options",
+    title="multi-option answers: K candidates, examined or attacked",
+    run_cells=_run_cells,
+    sections={"options": opm.OptionsConfig, "equilibrium": EquilibriumConfig},
+    validate=validate, prepare=prepare,
+    kernel_fields=("model.p", "model.rho", "judge.lam", "judge.mu", "judge.kappa", "options.*",
+                   "run.n_instances", "run.seed"),
+    format_table=format_options, figures=plot_options, plot_vars=("amp", "acc", "amp_loss"),
+)

@@ -1,0 +1,267 @@
+"""The model interface and the registry: names -> models, built-in and third-party.
+
+A model is one module that builds a :class:`Model`: its name, the config
+sections it adds to the shared schema (``model``, ``judge``, ``protocol``,
+``welfare``, ``run`` are everyone's), its validation, and ``run_cells``, which
+turns a list of validated cell configs into a Dataset with a leading ``cell``
+dimension (values and standard errors, solved strategies, certificates).  The
+engines (:mod:`antiamp.engine` for one cell or an in-memory grid,
+:mod:`antiamp.sweeps.blocks` for resumable grids on dask) only ever call that
+interface, so every command runs every registered model.
+
+Third-party packages add models through the ``antiamp.models`` entry-point
+group; the entry point names a :class:`Model` object (or a module with a
+``MODEL`` attribute)::
+
+    [project.entry-points."antiamp.models"]
+    mymodel = "mypackage.model:MODEL"
+
+The registry imports a model's module only when the model is first asked for,
+and the schema only imports the (light) config dataclasses.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Optional
+
+from .config import Config, ConfigError
+
+#: Section names every model shares (defined in :mod:`antiamp.config`).
+BASE_SECTIONS = ("model", "judge", "protocol", "welfare", "run", "export")
+
+#: Built-in models: name -> module that defines ``MODEL``.
+BUILTIN = {
+    "baseline": "antiamp.models.baseline",
+    "equilibrium": "antiamp.models.equilibrium",
+    "signals": "antiamp.models.signals",
+    "portfolio": "antiamp.models.portfolio",
+    "panel": "antiamp.models.panel",
+    "messages": "antiamp.models.messages",
+    "options": "antiamp.models.options",
+}
+
+#: Sections of the built-in models, as ``module:attribute`` of their dataclasses, so
+#: that the schema is known without importing any model (start-up time).
+BUILTIN_SECTIONS = {
+    "signals": "antiamp.signals:SignalsConfig",
+    "effort": "antiamp.effort:EffortConfig",
+    "portfolio": "antiamp.portfolios:PortfolioConfig",
+    "panel": "antiamp.panel:PanelConfig",
+    "messages": "antiamp.messages:MessagesConfig",
+    "options": "antiamp.options:OptionsConfig",
+    "equilibrium": "antiamp.equilibrium:EquilibriumConfig",
+}
+
+ENTRY_POINT_GROUP = "antiamp.models"
+
+
+@dataclass(frozen=True)
+class Model:
+    """What a model declares; the engines need nothing else.
+
+    Parameters
+    ----------
+    name : str
+        Registry name, the value of ``model=<name>`` (``model.name``).
+    title : str
+        One line for help and dataset titles.
+    run_cells : callable ``(base, cells) -> xarray.Dataset``
+        ``base`` is the validated config of the whole run, ``cells`` the
+        validated configs of the cells to compute (a block of a grid, or one
+        cell).  Returns a Dataset whose per-cell variables lead with a ``cell``
+        dimension of length ``len(cells)``.  A cell's values must depend only on
+        its own config (seed and n included), never on the other cells of the
+        call: that is what makes blocks, workers and resumes give the same bits.
+    sections : mapping
+        Config sections the model adds, ``name -> dataclass``.
+    uses : tuple
+        Every section the model reads (its own and shared ones); axes over other
+        sections are refused.
+    validate : callable ``(cfg) -> None``, optional
+        Model-specific checks after the shared ones; raise
+        :class:`~antiamp.config.ConfigError` naming the field and its range.
+    prepare : callable ``(dict) -> dict``, optional
+        Adjust the plain config before validation (e.g. strategies that the
+        model solves for are not inputs).
+    kernel_fields : tuple
+        Config paths the compiled kernel reads; cells that agree on them share
+        one kernel call (documentation and the engine's deduplication key).
+    format_table, figures : callable, optional
+        ``format_table(ds) -> str`` for one cell; ``figures(ds, path) -> [paths]``
+        for a grid.
+    plot_vars : tuple
+        Default variables of generic figures.
+    cells_per_block : int
+        Default block size of grid runs (one dask task, one resume unit).
+    """
+
+    name: str
+    title: str
+    run_cells: Callable[[Any, list], Any]
+    sections: Mapping[str, type] = field(default_factory=dict)
+    uses: tuple = BASE_SECTIONS
+    validate: Optional[Callable[[Any], None]] = None
+    prepare: Optional[Callable[[dict], dict]] = None
+    kernel_fields: tuple = ()
+    format_table: Optional[Callable[[Any], str]] = None
+    figures: Optional[Callable[[Any, Any], list]] = None
+    plot_vars: tuple = ("amp",)
+    cells_per_block: int = 64
+
+
+_MODELS: dict = {}
+_PLUGINS: Optional[dict] = None
+
+
+def _entry_points() -> dict:
+    """Third-party models: entry-point name -> EntryPoint (loaded on first use)."""
+    global _PLUGINS
+    if _PLUGINS is None:
+        from importlib.metadata import entry_points
+
+        _PLUGINS = {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    return _PLUGINS
+
+
+def names() -> list:
+    """Every registered model name: the built-ins, then third-party ones."""
+    out = list(BUILTIN)
+    out += [n for n in _MODELS if n not in out]
+    out += [n for n in _entry_points() if n not in out]
+    return out
+
+
+def register(model: Model) -> Model:
+    """Register a model object (also how entry points and tests add models)."""
+    if not isinstance(model, Model):
+        raise TypeError(f"register() takes an antiamp Model, not {type(model).__name__}")
+    _MODELS[model.name] = model
+    _schema_cache.clear()
+    return model
+
+
+def get(name: str) -> Model:
+    """The model registered as ``name``; ConfigError lists the known names."""
+    if name in _MODELS:
+        return _MODELS[name]
+    obj = None
+    if name in BUILTIN:
+        obj = importlib.import_module(BUILTIN[name]).MODEL
+    elif name in _entry_points():
+        obj = _entry_points()[name].load()
+        obj = getattr(obj, "MODEL", obj)
+    if obj is None:
+        raise ConfigError(f"model.name must be one of {', '.join(names())}, got {name!r}")
+    if not isinstance(obj, Model) or obj.name != name:
+        raise ConfigError(f"model {name!r} does not provide an antiamp Model named {name!r}")
+    _MODELS[name] = obj
+    return obj
+
+
+def _load(spec: str) -> type:
+    mod, attr = spec.split(":")
+    return getattr(importlib.import_module(mod), attr)
+
+
+_schema_cache: dict = {}
+
+
+def section_types(include_plugins: bool = True) -> dict:
+    """Every model section ``name -> dataclass`` (built-in ones without importing models)."""
+    out = {k: _load(v) for k, v in BUILTIN_SECTIONS.items()}
+    extra = list(_MODELS.values())
+    if include_plugins:
+        extra += [get(n) for n in _entry_points() if n not in BUILTIN]
+    for m in extra:
+        for k, typ in m.sections.items():
+            if k in BASE_SECTIONS:
+                raise ConfigError(f"model {m.name!r} redefines the shared section {k!r}")
+            if k in out and out[k] is not typ:
+                raise ConfigError(f"models disagree on the type of config section {k!r}")
+            out[k] = typ
+    return out
+
+
+def schema(extra: Mapping[str, type] | None = None) -> type:
+    """The root config dataclass: the shared sections plus every model's sections.
+
+    ``extra`` adds command sections (``sweep``, ``executor``).  One class per set of
+    sections, built once: every model's config is an instance of it.
+    """
+    secs = section_types()
+    key = (tuple(sorted((k, id(v)) for k, v in secs.items())),
+           tuple(sorted((k, id(v)) for k, v in (extra or {}).items())))
+    if key not in _schema_cache:
+        fields = [(k, typ, dataclasses.field(default_factory=typ))
+                  for k, typ in {**secs, **(extra or {})}.items()]
+        name = "AntiampConfig" if not extra else "AntiampRunConfig"
+        cls = dataclasses.make_dataclass(name, fields, bases=(Config,))
+        cls.SWEEPABLE = ("model", "judge", "protocol", "welfare", *secs)
+        _schema_cache[key] = cls
+    return _schema_cache[key]
+
+
+def model_of(cfg: Any) -> str:
+    """The model name of a config (dict, DictConfig or dataclass); ``extension`` is
+    the older spelling of ``model.name``."""
+    if dataclasses.is_dataclass(cfg):
+        return cfg.model.name
+    m = (cfg or {}).get("model") or {}
+    name = m.get("name") if hasattr(m, "get") else None
+    return name or (cfg or {}).get("extension") or "baseline"
+
+
+def to_model_config(cfg: Any, model: Model | None = None):
+    """``(model, validated config)`` from a dict, DictConfig or dataclass.
+
+    Sections other than the model's (``sweep``, ``executor``, ``hydra``) are left
+    out; the model's ``prepare`` hook runs first, then the shared checks, then the
+    model's own.
+    """
+    from omegaconf import DictConfig, OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    from .config import validate
+
+    if dataclasses.is_dataclass(cfg):
+        cfg = {f.name: dataclasses.asdict(getattr(cfg, f.name))
+               for f in dataclasses.fields(cfg) if f.name in _all_sections()}
+    if isinstance(cfg, DictConfig):
+        cfg = OmegaConf.to_container(cfg, resolve=True)
+    cfg = dict(cfg or {})
+    model = model or get(model_of(cfg))
+    cfg.pop("extension", None)
+    cfg["model"] = {**(cfg.get("model") or {}), "name": model.name}
+    keep = set(model.uses) | set(model.sections)
+    types = section_types()
+    for k, v in cfg.items():
+        if k in keep or k in ("hydra", "sweep", "executor"):
+            continue
+        if k not in types and k not in BASE_SECTIONS:
+            raise ConfigError(f"unknown config section {k!r}")
+        # A composed config carries every model's sections at their defaults; a
+        # section set away from them that this model does not read is a mistake.
+        if k in types and v not in (None, {}) and v != dataclasses.asdict(types[k]()):
+            raise ConfigError(f"model {model.name} does not read {k}.*; it reads "
+                              f"{', '.join(sorted(keep))} (choose the model with model=<name>)")
+    cfg = {k: v for k, v in cfg.items() if k in keep}
+    if model.prepare is not None:
+        cfg = model.prepare(cfg)
+    try:
+        node = OmegaConf.merge(OmegaConf.structured(schema()), cfg)
+        obj = OmegaConf.to_object(node)
+    except OmegaConfBaseException as exc:  # OmegaConf names the key
+        key = getattr(exc, "full_key", None)
+        msg = str(exc).splitlines()[0]
+        raise ConfigError(f"{key}: {msg}" if key else msg) from None
+    validate(obj)
+    if model.validate is not None:
+        model.validate(obj)
+    return model, obj
+
+
+def _all_sections() -> set:
+    return set(BASE_SECTIONS) | set(section_types())

@@ -1,0 +1,491 @@
+"""The generic engine: any registered model's grid, in blocks, in memory or resumable.
+
+A grid (or design) is cut into blocks of consecutive cells (C order).  Each block
+is one call of the model's ``run_cells`` (kernel, solver and metrics together),
+run as one dask task, so equilibrium and fixed-point grids spread over workers
+like the kernels do.  A block's result depends only on its cells' configs
+(common random numbers: each model draws with a fixed stream, whatever the cells
+beside it), so the assembled grid does not depend on the block size, the order
+in which blocks finish, the workers or interruptions.
+
+Resumable runs keep their finished blocks in ``<store>.partial/`` beside the
+store: a directory created atomically with a marker (``antiamp-partial.json``,
+holding the run's fingerprint), one file per finished block written under a
+temporary name and renamed, so a block file is either whole or absent.  When
+every block is there the grid is assembled and written to the store atomically
+(:func:`antiamp.output.write_zarr_atomic`), and only then is the partial
+directory removed.  A kill at any moment leaves either a partial directory that
+the same command resumes, or the finished store.
+
+Block files are pickled Datasets: private, deleted at the end, and read back only
+by the same antiamp version (the fingerprint includes it).  Pickle round-trips
+every dtype and attribute exactly, where a Zarr fragment per block would cost
+dozens of small files per task.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import hashlib
+import json
+import os
+import pickle
+import shutil
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from antiamp import __version__
+from antiamp.config import ConfigError
+from antiamp.registry import Model, get, to_model_config
+
+from .spec import CellGrid, SweepSpec, axis_coords
+
+MARKER = "antiamp-partial.json"
+STORE_MARKER = "antiamp_store"
+SUMMED_ATTRS = ("kernel_calls", "kernel_cells", "solve_seconds")
+
+
+class EngineError(RuntimeError):
+    """A grid that cannot run as asked (store in use, store of another run...)."""
+
+
+# ----------------------------------------------------------------------------- plan
+@dataclasses.dataclass
+class GridPlan:
+    """A validated grid of one model: its cells and how they are cut into blocks."""
+
+    model: Model
+    base: Any  # validated root config
+    spec: SweepSpec
+    grid: CellGrid
+    cells_per_block: int
+
+    @property
+    def n_cells(self) -> int:
+        return self.grid.n_cells
+
+    def blocks(self) -> list:
+        """(start, stop) of each block of consecutive cells."""
+        n, k = self.n_cells, self.cells_per_block
+        return [(s, min(s + k, n)) for s in range(0, n, k)]
+
+    def fingerprint(self) -> str:
+        """What the grid's numbers depend on: resume only into a run with the same one."""
+        blob = {
+            "model": self.model.name, "config": _plain(self.base),
+            "axes": [(a.path, np.asarray(a.values).tolist()) for a in self.grid.axes],
+            "design": self.spec.design, "n_points": self.spec.n_points,
+            "design_seed": self.spec.design_seed, "block": self.cells_per_block,
+            "version": __version__,
+        }
+        return hashlib.sha256(json.dumps(blob, sort_keys=True, default=str).encode()
+                              ).hexdigest()[:16]
+
+
+def _plain(cfg) -> dict:
+    return {f.name: dataclasses.asdict(getattr(cfg, f.name)) for f in dataclasses.fields(cfg)}
+
+
+def _plain_values(x):
+    """NumPy arrays and scalars (welcome in the Python API) as plain Python values."""
+    if isinstance(x, dict):
+        return {k: _plain_values(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple, np.ndarray)):
+        return [_plain_values(v) for v in x]
+    return x.item() if isinstance(x, np.generic) else x
+
+
+def _spec(sweep: Any) -> SweepSpec:
+    from omegaconf import DictConfig, OmegaConf
+
+    if isinstance(sweep, SweepSpec):
+        return sweep
+    if isinstance(sweep, DictConfig):
+        sweep = OmegaConf.to_container(sweep, resolve=True)
+    sweep = _plain_values(sweep or {})
+    try:
+        node = OmegaConf.structured(SweepSpec)
+        OmegaConf.set_struct(node.axes, False)
+        return OmegaConf.to_object(OmegaConf.merge(node, sweep or {}))
+    except Exception as exc:  # OmegaConf names the key
+        raise ConfigError(f"sweep: {str(exc).splitlines()[0]}") from None
+
+
+def plan_grid(cfg: Any, *, cells_per_block: int | None = None, validate_all: bool = True
+              ) -> GridPlan:
+    """Validate a model's grid: the base config, the axes and (by default) every cell.
+
+    ``cfg`` is the nested config with ``model.name`` and ``sweep.axes``; every bad
+    value raises :class:`ConfigError` naming the field (and the cell) before any
+    computation.
+    """
+    from omegaconf import DictConfig, OmegaConf
+
+    if isinstance(cfg, DictConfig):
+        cfg = OmegaConf.to_container(cfg, resolve=True)
+    cfg = dict(cfg or {})
+    spec = _spec(cfg.get("sweep"))
+    model, base = to_model_config(cfg)
+    readable = set(model.uses) | set(model.sections)
+    for section in (spec.axes or {}):
+        if section in type(base).SWEEPABLE and section not in readable:
+            raise ConfigError(f"sweep.axes.{section}: model {model.name} does not read "
+                              f"{section}.*; its sections are {', '.join(sorted(readable))}")
+
+    def check(cell):
+        from antiamp.config import validate
+
+        validate(cell)
+        if model.validate is not None:
+            model.validate(cell)
+
+    grid = CellGrid(base, spec, validator=check)
+    if validate_all:  # every cell, before any work (ConfigError names the cell)
+        for i in range(grid.n_cells):
+            grid.cell(i)
+    k = cells_per_block or spec.cells_per_block or model.cells_per_block or 64
+    return GridPlan(model, base, spec, grid, max(1, min(k, grid.n_cells)))
+
+
+# ----------------------------------------------------------------------------- tasks
+def run_block(model_name: str, base_cfg: dict, spec: dict, start: int, stop: int
+              ) -> xr.Dataset:
+    """Cells ``start..stop-1`` of a grid: the function dask workers run.
+
+    Takes plain data (the model's name, the base config and the sweep as dicts)
+    so that a worker rebuilds exactly the driver's cells; a third-party model has
+    to be installed on the workers.
+    """
+    model, base = to_model_config(base_cfg, get(model_name))
+    grid = CellGrid(base, _spec(spec), validator=lambda c: None)
+    cells = [grid.cell(i) for i in range(start, stop)]
+    ds = model.run_cells(base, cells)
+    if "cell" not in ds.dims or ds.sizes["cell"] != len(cells):
+        raise RuntimeError(f"model {model_name!r}: run_cells returned no 'cell' dimension of "
+                           f"length {len(cells)}")
+    return ds
+
+
+def _task_args(plan: GridPlan) -> tuple:
+    from omegaconf import OmegaConf
+
+    spec = OmegaConf.to_container(OmegaConf.structured(plan.spec), resolve=True)
+    return plan.model.name, _plain(plan.base), spec
+
+
+# ----------------------------------------------------------------------------- assembly
+def _fill(da: xr.DataArray):
+    if da.dtype.kind == "b":
+        return False
+    if da.dtype.kind in "iu":
+        return -1
+    if da.dtype.kind in "OUS":
+        return ""
+    return np.nan
+
+
+def assemble(plan: GridPlan, parts: list, created: str | None = None) -> xr.Dataset:
+    """Blocks (in cell order) -> one Dataset with the grid's dimensions.
+
+    Dimensions that vary in length between blocks (equilibria found, items held)
+    are padded: NaN for numbers, False for flags, -1 for counts, "" for labels.
+    """
+    first = parts[0]
+    fill = {k: _fill(v) for k, v in first.data_vars.items()}
+    ds = parts[0] if len(parts) == 1 else xr.concat(
+        parts, dim="cell", data_vars="minimal", coords="minimal", compat="override",
+        join="outer", fill_value=fill, combine_attrs="override")
+    for k, v in fill.items():  # padding must not change a variable's type
+        if k in ds and ds[k].dtype != first[k].dtype and first[k].dtype.kind in "biu":
+            ds[k] = ds[k].fillna(v).astype(first[k].dtype)
+    shape, dims = plan.grid.shape, plan.grid.dims
+    data = {}
+    for name, da in ds.data_vars.items():
+        if "cell" in da.dims:
+            da = da.transpose("cell", ...)
+            rest = da.dims[1:]
+            data[name] = (tuple(dims) + rest, da.values.reshape(tuple(shape) + da.shape[1:]),
+                          da.attrs)
+        else:
+            data[name] = da
+    coords = {k: v for k, v in ds.coords.items() if "cell" not in v.dims}
+    out = xr.Dataset(data, coords=axis_coords(plan.grid.axes, dims, coords))
+    attrs = dict(first.attrs)
+    for k in SUMMED_ATTRS:
+        if k in attrs:
+            attrs[k] = type(attrs[k])(sum(p.attrs.get(k, 0) for p in parts))
+    reports = [f"block {b}: {p.attrs['solver_report']}" for b, p in enumerate(parts)
+               if p.attrs.get("solver_report") not in (None, "no issues",
+                                                         "all methods converged")]
+    if "solver_report" in attrs:
+        attrs["solver_report"] = "\n".join(reports) if reports else first.attrs["solver_report"]
+    out.attrs = attrs
+    out.attrs.update(standard_attrs(plan.model, plan.base, created))
+    out.attrs.update({"axes": json.dumps([a.path for a in plan.grid.axes]),
+                      "design": plan.spec.design, "n_cells": int(plan.n_cells),
+                      "cells_per_block": int(plan.cells_per_block)})
+    return out
+
+
+def standard_attrs(model: Model, cfg, created: str | None = None) -> dict:
+    """What every output of every model carries (cell runs and grids alike)."""
+    import yaml
+
+    # The sections this model reads (the root schema carries every model's).
+    keep = set(model.uses) | set(model.sections)
+    plain = {k: v for k, v in _plain(cfg).items() if k in keep}
+    return {
+        "model": model.name,
+        "model_title": model.title,
+        "antiamp_version": __version__,
+        "config": yaml.safe_dump(plain, sort_keys=False),
+        "config_json": json.dumps(plain, sort_keys=True),
+        "seed": int(cfg.run.seed),
+        "created": created or _now(),
+    }
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def label_metrics(ds: xr.Dataset) -> xr.Dataset:
+    """Link every metric to its standard error (CF ``ancillary_variables``)."""
+    for name in list(ds.data_vars):
+        if f"{name}_se" in ds.data_vars:
+            ds[name].attrs["ancillary_variables"] = f"{name}_se"
+    return ds
+
+
+# ----------------------------------------------------------------------------- runs
+def run_cell(cfg: Any) -> xr.Dataset:
+    """One cell of any model: the model's Dataset without the ``cell`` dimension."""
+    model, c = to_model_config(cfg)
+    ds = model.run_cells(c, [c]).isel(cell=0, drop=True)
+    ds.attrs.update(standard_attrs(model, c))
+    return label_metrics(ds)
+
+
+def run_grid(cfg: Any, *, client=None, cells_per_block: int | None = None,
+             progress: bool | None = None) -> xr.Dataset:
+    """A model's grid in memory (no store): blocks on ``client`` if given, else here.
+
+    Without ``cells_per_block`` the grid is one block (one kernel call per model
+    pass, as a single solve).
+    """
+    plan = plan_grid(cfg, cells_per_block=cells_per_block or 10**9)
+    args = _task_args(plan)
+    parts = _compute(plan, plan.blocks(), args, client, progress,
+                     lambda b, ds: None)
+    return label_metrics(assemble(plan, [parts[b] for b in plan.blocks()]))
+
+
+def _compute(plan: GridPlan, todo: list, args: tuple, client, progress, done) -> dict:
+    """Run blocks ``todo``; ``done(block, ds)`` as each finishes; returns {block: ds}."""
+    from tqdm.auto import tqdm
+
+    disable = (not sys.stderr.isatty()) if progress is None else (not progress)
+    bar = tqdm(total=sum(b - a for a, b in todo), unit="cell", desc=plan.model.name,
+               disable=disable)
+    out = {}
+    try:
+        if client is None:
+            for blk in todo:
+                ds = run_block(*args, *blk)
+                done(blk, ds)
+                out[blk] = ds
+                bar.update(blk[1] - blk[0])
+        else:
+            from distributed import as_completed
+
+            futs = {client.submit(run_block, *args, *blk, pure=False, retries=3): blk
+                    for blk in todo}
+            for f in as_completed(list(futs)):
+                blk = futs.pop(f)
+                ds = f.result()
+                f.release()
+                done(blk, ds)
+                out[blk] = ds
+                bar.update(blk[1] - blk[0])
+    finally:
+        bar.close()
+    return out
+
+
+# ----------------------------------------------------------------------------- store
+def partial_dir(store: Path) -> Path:
+    return store.with_name(store.name + ".partial")
+
+
+def store_state(plan: GridPlan, store: Path, overwrite: bool = False) -> str:
+    """'new', 'resume' or 'complete'; EngineError for a store of something else."""
+    fp = plan.fingerprint()
+    part = partial_dir(store)
+    if store.exists():
+        attrs = _store_attrs(store)
+        if attrs.get("fingerprint") == fp and attrs.get(STORE_MARKER):
+            return "complete"
+        if not overwrite:
+            what = ("a different run" if attrs.get(STORE_MARKER)
+                    else "something that is not an antiamp store")
+            raise EngineError(
+                f"{store} holds {what}; rerun the same command to resume it, choose another "
+                "store (sweep.store=... or sweep.name=...), or replace it with "
+                "sweep.overwrite=true")
+        if not attrs.get(STORE_MARKER):
+            raise EngineError(f"{store} is not an antiamp store; sweep.overwrite=true replaces "
+                              "only stores that antiamp wrote. Choose another sweep.store")
+    if part.exists():
+        m = _read_marker(part)
+        if m is None:
+            raise EngineError(f"{part} is not an antiamp partial run; move it away or choose "
+                              "another sweep.store")
+        if m.get("fingerprint") == fp:
+            return "resume"
+        if not overwrite:
+            raise EngineError(f"{part} holds an unfinished different run; rerun that command "
+                              "to finish it, or replace it with sweep.overwrite=true")
+    return "new"
+
+
+def _store_attrs(store: Path) -> dict:
+    try:
+        import zarr
+
+        return dict(zarr.open_group(str(store), mode="r").attrs)
+    except Exception:
+        return {}
+
+
+def _read_marker(part: Path) -> dict | None:
+    try:
+        return json.loads((part / MARKER).read_text())
+    except Exception:
+        return None
+
+
+def _make_partial(part: Path, plan: GridPlan, created: str) -> None:
+    """Create ``part`` atomically: built beside under a temporary name, then renamed."""
+    tmp = part.with_name(f".{part.name}.tmp-{uuid.uuid4().hex[:8]}")
+    tmp.mkdir(parents=True)
+    (tmp / MARKER).write_text(json.dumps({
+        "fingerprint": plan.fingerprint(), "model": plan.model.name, "created": created,
+        "n_blocks": len(plan.blocks()), "antiamp_version": __version__}))
+    os.replace(tmp, part)
+
+
+def _block_file(part: Path, blk: tuple) -> Path:
+    return part / f"block-{blk[0]:012d}-{blk[1]:012d}.pkl"
+
+
+def _write_block(part: Path, blk: tuple, ds: xr.Dataset) -> None:
+    path = _block_file(part, blk)
+    tmp = path.with_name(f".{path.name}.tmp-{uuid.uuid4().hex[:8]}")
+    with open(tmp, "wb") as fh:
+        pickle.dump(ds, fh, protocol=5)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def _read_block(part: Path, blk: tuple):
+    try:
+        with open(_block_file(part, blk), "rb") as fh:
+            return pickle.load(fh)
+    except Exception:
+        return None
+
+
+def _lock(store: Path):
+    from filelock import FileLock, Timeout
+
+    lock = FileLock(str(store) + ".lock", timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise EngineError(f"another run is writing to {store} (lock {store}.lock is held); "
+                          "wait for it to finish or choose another sweep.store") from None
+    return lock
+
+
+def run_grid_store(cfg: Any, store: str | Path, *, client=None, executor=None,
+                   progress: bool | None = None, overwrite: bool = False, log=print,
+                   plan: GridPlan | None = None) -> xr.Dataset:
+    """Run (or resume) a model's grid into the Zarr ``store``; return it opened.
+
+    Blocks run on ``client``, or on a client for ``executor`` (an
+    :class:`~antiamp.sweeps.spec.ExecutorConfig`), or in this process.  Finished
+    blocks survive a kill; rerunning the same call continues from them and ends
+    with the same store, bit for bit, as an uninterrupted run.
+    """
+    plan = plan or plan_grid(cfg)
+    store = Path(store)
+    store.parent.mkdir(parents=True, exist_ok=True)
+    part = partial_dir(store)
+    lock = _lock(store)
+    try:
+        state = store_state(plan, store, overwrite)
+        if state == "complete":
+            if part.exists() and _read_marker(part) is not None:
+                shutil.rmtree(part)  # a kill after the store was finished
+            log(f"{store} is complete")
+            return xr.open_zarr(store)
+        if state == "new" and part.exists():
+            shutil.rmtree(part)  # proven ours (marker) and replaced on request
+            log(f"removed the unfinished run in {part}")
+        created = _now()
+        if not part.exists():
+            _make_partial(part, plan, created)
+            log(f"{plan.model.name}: {plan.n_cells:,} cells in {len(plan.blocks())} blocks "
+                f"-> {store}")
+        else:
+            created = _read_marker(part).get("created", created)
+        blocks = plan.blocks()
+        have = {}
+        for blk in blocks:
+            if _block_file(part, blk).exists():
+                ds = _read_block(part, blk)
+                if ds is not None:
+                    have[blk] = ds
+        todo = [b for b in blocks if b not in have]
+        if state == "resume":
+            log(f"resuming {store}: {len(todo)} of {len(blocks)} blocks left")
+        args = _task_args(plan)
+        t0 = time.perf_counter()
+
+        def compute(cl):
+            return _compute(plan, todo, args, cl, progress,
+                            lambda blk, ds: _write_block(part, blk, ds))
+
+        if todo:
+            if client is not None or executor is None:
+                have.update(compute(client))
+            else:
+                from .executors import dask_client
+
+                with dask_client(executor) as cl:
+                    have.update(compute(cl))
+        ds = label_metrics(assemble(plan, [have[b] for b in blocks], created))
+        ds.attrs.update({"fingerprint": plan.fingerprint(), STORE_MARKER: 1, "complete": 1,
+                         "run_seconds": float(time.perf_counter() - t0)})
+        if store.exists() and overwrite:
+            log(f"replacing {store}")
+        from antiamp.output import write_zarr_atomic
+
+        write_zarr_atomic(ds, store)
+        shutil.rmtree(part)
+        # Temporaries of runs killed while creating the partial run or writing the
+        # store (our naming, and we hold the store's lock).
+        for tmp in (list(store.parent.glob(f".{part.name}.tmp-*"))
+                    + list(store.parent.glob(f".{store.name}.partial-*"))):
+            shutil.rmtree(tmp, ignore_errors=True)
+    finally:
+        lock.release()
+    return xr.open_zarr(store)

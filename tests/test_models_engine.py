@@ -1,0 +1,290 @@
+"""Every registered model on the one engine: distributed = local, cell = grid cell,
+resume after kill -9 = uninterrupted, named sweeps that pin a choice refuse it."""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import xarray as xr
+
+import antiamp
+from antiamp.config import ConfigError
+from antiamp.sweeps.blocks import partial_dir, run_grid, run_grid_store
+
+N = 20_000
+SIM = {"payoffs": "simulated"}
+
+#: A small grid of every built-in model, on simulated payoffs where the model has them
+#: (so the kernels, their streams and common random numbers are exercised).
+GRIDS = {
+    "baseline": {"model": {"name": "baseline"}, "run": {"n_instances": N},
+                 "sweep": {"axes": {"model": {"rho": [0.1, 0.5, 0.9]}, "judge": {"b": [0.2, 0.8]}}}},
+    "equilibrium": {"model": {"name": "equilibrium", "c_e": 0.45, "p": 0.6},
+                    "equilibrium": SIM, "run": {"n_instances": N},
+                    "sweep": {"axes": {"judge": {"b": [0.3, 0.8]}, "model": {"rho": [0.2, 0.5, 0.8]}}}},
+    "signals": {"model": {"name": "signals", "c_e": 0.4}, "judge": {"b": 0.7},
+                "equilibrium": SIM, "run": {"n_instances": N},
+                "signals": {"phi": 0.3},
+                "sweep": {"axes": {"signals": {"eta": [0.0, 0.3, 0.6]}, "model": {"p": [0.7, 0.9]}}}},
+    "portfolio": {"model": {"name": "portfolio"}, "equilibrium": SIM, "run": {"n_instances": N},
+                  "portfolio": {"c_item": 0.02, "tau": 2},
+                  "sweep": {"axes": {"portfolio": {"budget": [2, 3, 4]}}}},
+    "panel": {"model": {"name": "panel"}, "equilibrium": SIM, "run": {"n_instances": N},
+              "sweep": {"axes": {"panel": {"size": [1, 3, 5]}, "judge": {"b": [0.3, 0.7]}}}},
+    "messages": {"model": {"name": "messages"}, "judge": {"kind": "logit"}, "equilibrium": SIM,
+                 "run": {"n_instances": N},
+                 "sweep": {"axes": {"messages": {"r_mean_false": [0.0, 1.0]}, "model": {"rho": [0.2, 0.6]}}}},
+    "options": {"model": {"name": "options"}, "judge": {"kind": "logit"}, "equilibrium": SIM,
+                "run": {"n_instances": N},
+                "sweep": {"axes": {"options": {"K": [2, 3, 4]}}}},
+}
+
+VOLATILE = ("created", "run_seconds", "solve_seconds", "fingerprint")
+
+
+def assert_same(a: xr.Dataset, b: xr.Dataset):
+    """Bit-identical values, coordinates and variable attributes."""
+    assert set(a.data_vars) == set(b.data_vars)
+    for v in a.data_vars:
+        x, y = a[v].values, b[v].values
+        assert x.shape == y.shape, v
+        if x.dtype.kind in "fc":
+            assert np.array_equal(x, y, equal_nan=True), v
+        else:
+            assert np.array_equal(x, y), v
+    for c in a.coords:
+        assert np.array_equal(a[c].values, b[c].values), c
+
+
+def test_registry_lists_every_model():
+    assert set(GRIDS) <= set(antiamp.models.names())
+    for name in GRIDS:
+        m = antiamp.models.get(name)
+        assert m.name == name and m.title
+    with pytest.raises(ConfigError, match="model.name must be one of"):
+        antiamp.models.get("telepathy")
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                      dashboard_address=":0") as lc, Client(lc) as client:
+        yield client
+
+
+@pytest.mark.parametrize("name", sorted(GRIDS))
+def test_grid_on_two_workers_is_bit_identical_to_the_local_run(name, cluster, tmp_path):
+    cfg = {**GRIDS[name], "sweep": {**GRIDS[name]["sweep"], "cells_per_block": 2}}
+    local = antiamp.sweep(cfg, tmp_path / "local.zarr", progress=False, log=lambda *a: None).load()
+    dist = antiamp.sweep(cfg, tmp_path / "dist.zarr", client=cluster, progress=False,
+                         log=lambda *a: None).load()
+    assert_same(local, dist)
+    assert local.attrs.get("antiamp_version") == antiamp.__version__
+    if name != "baseline":
+        assert local.attrs["model"] == name
+        # Block size changes neither a value nor a padding: one block in memory.
+        assert_same(local, run_grid(cfg, progress=False))
+
+
+@pytest.mark.parametrize("name", sorted(set(GRIDS) - {"baseline"}))
+def test_a_cell_run_equals_the_same_cell_inside_a_grid(name):
+    cfg = GRIDS[name]
+    grid = run_grid(cfg, progress=False)
+    axes = cfg["sweep"]["axes"]
+    section, fields = next(iter(axes.items()))
+    field, values = next(iter(fields.items()))
+    others = {s: {f: v[-1] for f, v in fs.items()} for s, fs in axes.items()}
+    others[section][field] = values[1]
+    cell_cfg = {k: v for k, v in cfg.items() if k != "sweep"}
+    for s, fs in others.items():
+        cell_cfg[s] = {**(cell_cfg.get(s) or {}), **fs}
+    one = antiamp.simulate(cell_cfg)
+    sel = {}
+    for s, fs in others.items():
+        for f, v in fs.items():
+            sel[f] = v
+    g = grid.sel(sel)
+    for d, n in one.sizes.items():  # the grid pads e.g. equilibria to its largest cell
+        if g.sizes[d] != n:
+            g = g.isel({d: slice(0, n)})
+    for v in one.data_vars:
+        assert np.array_equal(np.asarray(one[v].values), np.asarray(g[v].values),
+                              equal_nan=one[v].dtype.kind in "fc"), v
+
+
+def test_sections_the_model_does_not_read_are_refused():
+    with pytest.raises(ConfigError, match="does not read signals"):
+        antiamp.simulate({"model": {"name": "panel"}, "signals": {"eta": 0.3}})
+    with pytest.raises(ConfigError, match="sweep.axes.portfolio: model signals does not read"):
+        antiamp.sweep({"model": {"name": "signals"},
+                       "sweep": {"axes": {"portfolio": {"budget": [2, 3]}}}})
+    with pytest.raises(ConfigError, match="model is not an axis"):
+        antiamp.sweep({"sweep": {"axes": {"model": {"name": ["baseline", "panel"]}}}})
+
+
+# ----------------------------------------------------------------------------- resume
+KILL_GRID = {"model": {"name": "signals", "c_e": 0.4}, "judge": {"b": 0.7},
+             "signals": {"phi": 0.3}, "equilibrium": SIM, "run": {"n_instances": 200_000},
+             "sweep": {"axes": {"signals": {"eta": [round(0.1 * k, 3) for k in range(9)]},
+                                "model": {"p": [0.7, 0.8, 0.9]}},
+                       "cells_per_block": 1}}
+
+_SCRIPT = """
+import sys, antiamp
+cfg = {cfg!r}
+antiamp.sweep(cfg, sys.argv[1], progress=False, log=lambda *a: None)
+"""
+
+
+def _start(store, tmp_path):
+    script = tmp_path / "run.py"
+    script.write_text(_SCRIPT.format(cfg=KILL_GRID))
+    return subprocess.Popen([sys.executable, str(script), str(store)], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def _kill_when(p, ready, timeout=300.0) -> bool:
+    """SIGKILL ``p`` as soon as ``ready()``; False if it finished first."""
+    t0 = time.monotonic()
+    while p.poll() is None and time.monotonic() - t0 < timeout:
+        if ready():
+            os.kill(p.pid, signal.SIGKILL)
+            p.wait()
+            return True
+        time.sleep(0.005)
+    p.wait()
+    assert p.returncode == 0, p.stderr.read().decode()
+    return False
+
+
+def test_kill_9_at_random_moments_then_rerun_is_bit_identical(tmp_path):
+    ref = run_grid(KILL_GRID, progress=False)
+    store = tmp_path / "grid.zarr"
+    part = partial_dir(store)
+    n_blocks = 27
+
+    def n_done():
+        return len(list(part.glob("block-*.pkl"))) if part.exists() else 0
+
+    def creating():
+        return part.exists() or any(tmp_path.glob(f".{part.name}.tmp-*"))
+
+    rng = np.random.default_rng(12)
+    moments = [lambda: True, creating]  # during start-up; as the partial run is created
+    moments += [lambda k=k: n_done() >= k for k in sorted(rng.choice(n_blocks - 1, 4) + 1)]
+    moments += [lambda: n_done() >= n_blocks]  # while the finished grid is written
+    killed = [_kill_when(_start(store, tmp_path), ready) for ready in moments]
+    assert sum(killed) >= 5
+    assert n_done() > 0 and not store.exists()
+    p = _start(store, tmp_path)
+    out, err = p.communicate(timeout=600)
+    assert p.returncode == 0, err.decode()
+    assert not part.exists()
+    assert [q.name for q in tmp_path.iterdir() if q.name.startswith(".")] == []
+    assert_same(ref, xr.open_zarr(store).load())
+
+
+def test_a_half_written_block_and_a_creation_leftover_are_recovered(tmp_path):
+    cfg = {**KILL_GRID, "run": {"n_instances": 20_000}}
+    store = tmp_path / "g.zarr"
+    ref = run_grid(cfg, progress=False)
+    # An interrupted run: stop after three blocks.
+    from antiamp.sweeps import blocks
+
+    calls = {"n": 0}
+    real = blocks.run_block
+
+    def dying(*a, **k):
+        calls["n"] += 1
+        if calls["n"] > 3:
+            raise KeyboardInterrupt
+        return real(*a, **k)
+
+    blocks.run_block = dying
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_grid_store(cfg, store, progress=False, log=lambda *a: None)
+    finally:
+        blocks.run_block = real
+    part = partial_dir(store)
+    assert len(list(part.glob("block-*.pkl"))) == 3 and not store.exists()
+    # A block file cut short by a kill, and a temporary left by a kill during creation.
+    victim = sorted(part.glob("block-*.pkl"))[1]
+    victim.write_bytes(victim.read_bytes()[:50])
+    (tmp_path / f".{part.name}.tmp-deadbeef").mkdir()
+    msgs = []
+    ds = run_grid_store(cfg, store, progress=False, log=msgs.append).load()
+    assert any("resuming" in m for m in msgs)
+    assert_same(ref, ds)
+    assert not part.exists()
+
+
+def test_a_store_of_something_else_is_never_replaced(tmp_path):
+    cfg = {**GRIDS["panel"], "equilibrium": {"payoffs": "exact"}}
+    mine = tmp_path / "notes"
+    mine.mkdir()
+    (mine / "keep.txt").write_text("precious")
+    from antiamp.sweeps.blocks import EngineError
+
+    for overwrite in (False, True):
+        with pytest.raises(EngineError, match="not an antiamp store"):
+            run_grid_store(cfg, mine, progress=False, overwrite=overwrite, log=lambda *a: None)
+    assert (mine / "keep.txt").read_text() == "precious"
+    # A finished store of ours is reused as is, and a different run into it is refused.
+    store = tmp_path / "s.zarr"
+    run_grid_store(cfg, store, progress=False, log=lambda *a: None)
+    msgs = []
+    run_grid_store(cfg, store, progress=False, log=msgs.append)
+    assert any("complete" in m for m in msgs)
+    other = {**cfg, "judge": {"b": 0.4}}
+    with pytest.raises(EngineError, match="different run"):
+        run_grid_store(other, store, progress=False, log=lambda *a: None)
+
+
+# ----------------------------------------------------------------------------- commands
+def _run(cmd, args, cwd):
+    exe = shutil.which(cmd)
+    mod = {"antiamp": "antiamp.cli", "antiamp-sweep": "antiamp.sweeps.cli"}[cmd]
+    argv = [exe] if exe else [sys.executable, "-m", mod]
+    return subprocess.run(argv + args, cwd=cwd, capture_output=True, text=True, timeout=600)
+
+
+def test_every_model_runs_from_the_two_commands(tmp_path):
+    r = _run("antiamp", ["model=portfolio", "portfolio.c_item=0.1", "hydra.run.dir=one"],
+             tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "rho(B)" in r.stdout
+    ds = xr.open_zarr(tmp_path / "one" / "results.zarr")
+    assert ds.attrs["model"] == "portfolio" and "portfolio:" in ds.attrs["config"]
+    assert ds.amp.attrs["ancillary_variables"] == "amp_se" if "amp_se" in ds else True
+    r = _run("antiamp-sweep", ["sweep=panel_hurts", "sweep.axes.panel.size=[1,5]",
+                               "hydra.run.dir=grid"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    ds = xr.open_zarr(tmp_path / "grid" / "sweep.zarr")
+    assert ds.attrs["model"] == "panel" and ds.amp.dims == ("size", "rule", "protocol")
+    assert (tmp_path / "grid" / "sweep.png").stat().st_size > 1000
+    # Rerunning the same command finds the finished store.
+    r = _run("antiamp-sweep", ["sweep=panel_hurts", "sweep.axes.panel.size=[1,5]",
+                               "hydra.run.dir=grid"], tmp_path)
+    assert r.returncode == 0 and "complete" in r.stdout, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("args, msg", [
+    (["sweep=amp_gap", "judge=logit"], "sweep=amp_gap pins judge.kind='tiebreak'"),
+    (["sweep=diversity", "model=panel"], "sweep=diversity pins model.name='signals'"),
+    (["model=panel", "sweep.axes.signals.eta=[0.1,0.2]"], "does not read signals"),
+    (["model=signals", "sweep.axes.signals.phi=[0.5,1.5]"], "signals.phi"),
+    (["model=nope", "sweep.axes.model.rho=[0.1]"], "model"),
+])
+def test_bad_sweeps_exit_2_before_any_output(tmp_path, args, msg):
+    r = _run("antiamp-sweep", args + ["hydra.run.dir=out"], tmp_path)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert msg in r.stderr, r.stderr
+    assert not (tmp_path / "out").exists()

@@ -1,0 +1,131 @@
+"""A third-party model, installed with pip, runs through every command and on workers."""
+
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import xarray as xr
+
+PYPROJECT = """
+[build-system]
+requires = ["setuptools>=61"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "antiamp-toy-plugin"
+version = "0.0.1"
+
+[project.entry-points."antiamp.models"]
+toy = "antiamp_toy:MODEL"
+
+[tool.setuptools]
+py-modules = ["antiamp_toy"]
+"""
+
+# The small model of README.md's "Write your own model": a judge who checks each
+# false-side artifact with probability q (so Amp(debate) = rho (1 - q) b), simulated.
+MODULE = '''
+from dataclasses import dataclass
+
+import numpy as np
+import xarray as xr
+
+from antiamp.config import ConfigError
+from antiamp.models import Model
+
+
+@dataclass
+class ToyConfig:
+    #: Probability that the judge checks a presented false-side artifact.
+    q: float = 0.5
+
+
+def validate(cfg):
+    if not 0 <= cfg.toy.q <= 1:
+        raise ConfigError(f"toy.q must lie in [0, 1], got {cfg.toy.q!r}")
+
+
+def run_cells(base, cells):
+    amp = np.empty((len(cells), 2))
+    se = np.empty((len(cells), 2))
+    for i, c in enumerate(cells):
+        n = c.run.n_instances
+        u = np.random.default_rng([c.run.seed, 2024]).random((n, 3))
+        fab = u[:, 0] < c.model.rho
+        passed = fab & (u[:, 1] >= c.toy.q)
+        amp[i, 0] = passed.mean()                                  # consultancy
+        amp[i, 1] = (passed & (u[:, 2] < c.judge.b)).mean()        # debate: a tie
+        se[i] = np.sqrt(amp[i] * (1 - amp[i]) / n)
+    return xr.Dataset(
+        {"amp": (("cell", "protocol"), amp, {"long_name": "mistake amplification", "units": "1"}),
+         "amp_se": (("cell", "protocol"), se, {"long_name": "standard error of amp", "units": "1"})},
+        coords={"protocol": ["consult", "debate"]})
+
+
+def format_table(ds):
+    return "toy: " + ", ".join(f"{p} Amp {float(ds.amp.sel(protocol=p)):.4f}"
+                               for p in ("consult", "debate"))
+
+
+MODEL = Model(name="toy", title="a judge who checks artifacts", run_cells=run_cells,
+              sections={"toy": ToyConfig}, validate=validate, format_table=format_table,
+              kernel_fields=("model.rho", "toy.q", "judge.b", "run.n_instances", "run.seed"))
+'''
+
+
+@pytest.fixture(scope="module")
+def plugin(tmp_path_factory):
+    pkg = tmp_path_factory.mktemp("plugin")
+    (pkg / "pyproject.toml").write_text(textwrap.dedent(PYPROJECT))
+    (pkg / "antiamp_toy.py").write_text(MODULE)
+    r = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", str(pkg)],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    yield pkg
+    subprocess.run([sys.executable, "-m", "pip", "uninstall", "-y", "-q", "antiamp-toy-plugin"],
+                   capture_output=True, timeout=600)
+
+
+def _run(cmd, args, cwd):
+    exe = shutil.which(cmd)
+    mod = {"antiamp": "antiamp.cli", "antiamp-sweep": "antiamp.sweeps.cli"}[cmd]
+    argv = [exe] if exe else [sys.executable, "-m", mod]
+    return subprocess.run(argv + args, cwd=cwd, capture_output=True, text=True, timeout=600)
+
+
+def test_an_installed_plugin_runs_a_distributed_grid(plugin, tmp_path):
+    r = subprocess.run([sys.executable, "-c", "import antiamp; print(antiamp.models.names())"],
+                       capture_output=True, text=True, cwd=tmp_path)
+    assert "'toy'" in r.stdout, r.stderr
+    r = _run("antiamp", ["model=toy", "toy.q=0.25", "model.rho=0.4", "run.n_instances=20000",
+                         "hydra.run.dir=one"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "toy: consult Amp" in r.stdout
+    cell = xr.open_zarr(tmp_path / "one" / "results.zarr")
+    assert cell.attrs["model"] == "toy" and "toy:" in cell.attrs["config"]
+    args = ["model=toy", "sweep.axes.toy.q=[0.0,0.25,0.5,0.75]", "sweep.axes.model.rho=[0.2,0.4]",
+            "run.n_instances=20000", "sweep.cells_per_block=2", "sweep.plot=false"]
+    r = _run("antiamp-sweep", args + ["executor.processes=true", "executor.n_workers=2",
+                                      "hydra.run.dir=dist"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    r = _run("antiamp-sweep", args + ["hydra.run.dir=local"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    dist = xr.open_zarr(tmp_path / "dist" / "sweep.zarr").load()
+    local = xr.open_zarr(tmp_path / "local" / "sweep.zarr").load()
+    assert dist.amp.dims == ("q", "rho", "protocol")
+    assert np.array_equal(dist.amp.values, local.amp.values)
+    # The simulation agrees with its closed form within a few standard errors.
+    q, rho = np.meshgrid(dist.q.values, dist.rho.values, indexing="ij")
+    exact = rho * (1 - q)
+    z = (dist.amp.sel(protocol="consult").values - exact) / np.maximum(
+        dist.amp_se.sel(protocol="consult").values, 1e-12)
+    assert np.all(np.abs(z[q < 1]) < 5)
+    assert dist.amp.attrs["ancillary_variables"] == "amp_se"
+    # The plugin's own validation names its field, before any output.
+    r = _run("antiamp-sweep", ["model=toy", "sweep.axes.toy.q=[0.5,1.5]", "hydra.run.dir=bad"],
+             tmp_path)
+    assert r.returncode == 2 and "toy.q must lie in [0, 1]" in r.stderr, r.stderr
+    assert not (tmp_path / "bad").exists()
