@@ -29,8 +29,14 @@ def simulate(cfg=None, **kwargs):
 
     if model_of(cfg) == "baseline":
         from .core import simulate as _simulate
+        from .models.baseline import plain
+        from .registry import to_model_config
+        from .sweeps.blocks import label_metrics, standard_attrs
 
-        return _simulate(cfg, **kwargs)
+        model, c = to_model_config(cfg)
+        ds = _simulate(plain(c), **kwargs)
+        ds.attrs.update(standard_attrs(model, c))
+        return label_metrics(ds)
     from .sweeps.blocks import run_cell
 
     return run_cell(cfg)

@@ -188,7 +188,7 @@ def _run_model(cfg: DictConfig) -> None:
 
 
 def _run(cfg: DictConfig) -> None:
-    from . import core, output
+    from . import output
 
     logging.getLogger("matplotlib").setLevel(logging.WARNING)
     if cfg.model.name != "baseline":
@@ -196,8 +196,10 @@ def _run(cfg: DictConfig) -> None:
     try:
         from .registry import to_model_config
 
+        from . import simulate
+
         c = _plain_config(to_model_config(cfg)[1])
-        ds = core.simulate(c)
+        ds = simulate(cfg)
     except ConfigError as exc:
         log.error("invalid configuration: %s", exc)
         raise SystemExit(2) from None

@@ -234,6 +234,12 @@ def validate(cfg: Config) -> None:
     _int_at_least("export.n_judges", cfg.export.n_judges, 1)
     if not str(cfg.export.path).lower().endswith((".parquet", ".csv")):
         raise ConfigError(f"export.path must end in .parquet or .csv, got {cfg.export.path!r}")
+    from pathlib import PurePath
+
+    ep = PurePath(str(cfg.export.path))
+    if not ep.is_absolute() and ".." in ep.parts:
+        raise ConfigError(f"export.path must stay inside the run directory (no '..'), got "
+                          f"{cfg.export.path!r}; give an absolute path to write elsewhere")
 
 
 def as_yaml(cfg: Config) -> str:

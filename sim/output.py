@@ -13,14 +13,50 @@ import xarray as xr
 from .metrics import CONTRAST_METRICS, PROTOCOL_METRICS
 
 
-def write_zarr_atomic(ds: xr.Dataset, path: str | os.PathLike) -> Path:
+class OutputError(RuntimeError):
+    """An output that would replace or delete something antiamp did not write."""
+
+
+def is_antiamp_store(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a Zarr store that antiamp wrote (its root carries
+    ``antiamp_version``, written with the store)."""
+    path = Path(path)
+    if not path.is_dir():
+        return False
+    try:
+        import zarr
+
+        return "antiamp_version" in zarr.open_group(str(path), mode="r").attrs
+    except Exception:
+        return False
+
+
+def check_replaceable(path: str | os.PathLike, *, others=()) -> None:
+    """Refuse a target that antiamp may not replace: an existing directory or file
+    that is not an antiamp store, or the current directory, or a parent of it or of
+    ``others`` (the run directory)."""
+    path = Path(path).expanduser()
+    target = path.resolve()
+    for p in (Path.cwd(), *map(Path, others)):
+        p = p.resolve()
+        if target == p or target in p.parents:
+            raise OutputError(f"{path} is {'the' if target == p else 'a parent of the'} "
+                              f"{'current' if p == Path.cwd().resolve() else 'run'} directory; "
+                              "antiamp never writes a store over it. Choose another path")
+    if path.exists() and not is_antiamp_store(path):
+        raise OutputError(f"{path} exists and is not an antiamp store; antiamp replaces only "
+                          "stores it wrote. Choose another path or move it away")
+
+
+def write_zarr_atomic(ds: xr.Dataset, path: str | os.PathLike, log=None) -> Path:
     """Write ``ds`` to ``path`` so that a reader never sees a half-written store.
 
     The store is written beside the target under a temporary name and renamed
     into place; an existing store at ``path`` is only replaced once the new one is
-    complete.
+    complete, and only if antiamp wrote it (:func:`check_replaceable`).
     """
     path = Path(path)
+    check_replaceable(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.partial-{uuid.uuid4().hex[:8]}")
     try:
@@ -32,11 +68,17 @@ def write_zarr_atomic(ds: xr.Dataset, path: str | os.PathLike) -> Path:
             os.replace(path, old)
             os.replace(tmp, path)
             shutil.rmtree(old, ignore_errors=True)
+            if log is not None:
+                log(f"replaced the earlier store {path}")
         else:
             os.replace(tmp, path)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+    # Temporaries that a kill -9 left beside this store in earlier writes (our naming).
+    for stale in (list(path.parent.glob(f".{path.name}.partial-*"))
+                  + list(path.parent.glob(f".{path.name}.old-*"))):
+        shutil.rmtree(stale, ignore_errors=True)
     return path
 
 

@@ -74,6 +74,25 @@ def line_figure(ds: xr.Dataset, path: Path, panels: list, title: str, fields=(),
     return save(fig, path)
 
 
+def protocol_rows(ds: xr.Dataset, columns, epsilon: bool = False, se: bool = False) -> list:
+    """A table with one row per protocol: ``columns`` are (header, variable) pairs;
+    ``epsilon`` appends the certificate, ``se`` a row of standard errors where the
+    Dataset has them.  NaN prints as ``-``."""
+    def cell(v):
+        return ("-" if np.isnan(v) else f"{v:.5f}").ljust(9)
+
+    lines = ["protocol  " + " ".join(h.ljust(9) for h, _ in columns)
+             + (" epsilon" if epsilon else "")]
+    for prot in ("consult", "debate"):
+        r = ds.sel(protocol=prot)
+        line = f"{prot:<9} " + " ".join(cell(float(r[v])) for _, v in columns)
+        lines.append(line + (f" {float(r.epsilon):.2e}" if epsilon else ""))
+        if se and all(f"{v}_se" in ds for _, v in columns[:1]):
+            lines.append("   se     " + " ".join(
+                cell(float(r[f"{v}_se"])) if f"{v}_se" in ds else " " * 9 for _, v in columns))
+    return lines
+
+
 def both(var):
     """Series of ``var`` for debate (solid) and consultancy (dashed)."""
     return [(var, "debate", "-o"), (var, "consult", "--")]

@@ -360,7 +360,7 @@ def solve_cells(cells, payoffs: str, run, calls: list) -> dict:
         K = pf.budget + 1
         if payoffs == "simulated":
             # Cells that differ only in the judge or welfare share one kernel call.
-            key = (c.model.p, dataclasses.astuple(pf))
+            key = (c.model.p, repr(dataclasses.astuple(pf)))
             if key not in shared:
                 calls.append(1)
                 shared[key] = class_counts(c.model.p, pf, run.n_instances, run.seed,

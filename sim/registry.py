@@ -112,6 +112,19 @@ class Model:
     cells_per_block: int = 64
 
 
+def strategies_solved(cfg: dict) -> dict:
+    """A ``prepare`` hook for models that solve for (or fix) the presentation
+    strategies: ``model.x_*`` are not inputs, so the dominance check is skipped."""
+    return {**cfg, "model": {**(cfg.get("model") or {}), "x_P": 1.0, "x_A": 1.0,
+                             "x_P_consult": 1.0}}
+
+
+def require_signal_stance(cfg, name: str) -> None:
+    """Models where the protagonist argues its signal (a = s_P)."""
+    if cfg.model.stance != "signal":
+        raise ConfigError(f"model={name} needs model.stance=signal (a = s_P, Pr(a = omega) = p)")
+
+
 _MODELS: dict = {}
 _PLUGINS: Optional[dict] = None
 

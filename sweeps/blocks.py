@@ -324,8 +324,17 @@ def partial_dir(store: Path) -> Path:
     return store.with_name(store.name + ".partial")
 
 
-def store_state(plan: GridPlan, store: Path, overwrite: bool = False) -> str:
-    """'new', 'resume' or 'complete'; EngineError for a store of something else."""
+def store_state(plan: GridPlan, store: Path, overwrite: bool = False, run_dir=None) -> str:
+    """'new', 'resume' or 'complete'; EngineError for a store of something else, or
+    for the current or run directory or a parent of either."""
+    from antiamp.output import OutputError, check_replaceable
+
+    try:
+        check_replaceable(store, others=[run_dir] if run_dir else [])
+    except OutputError as exc:
+        if store.exists() and not _store_attrs(store).get(STORE_MARKER):
+            raise EngineError(f"{exc} (sweep.overwrite=true does not change this)") from None
+        raise EngineError(str(exc)) from None
     fp = plan.fingerprint()
     part = partial_dir(store)
     if store.exists():
@@ -417,7 +426,7 @@ def _lock(store: Path):
 
 def run_grid_store(cfg: Any, store: str | Path, *, client=None, executor=None,
                    progress: bool | None = None, overwrite: bool = False, log=print,
-                   plan: GridPlan | None = None) -> xr.Dataset:
+                   plan: GridPlan | None = None, run_dir=None) -> xr.Dataset:
     """Run (or resume) a model's grid into the Zarr ``store``; return it opened.
 
     Blocks run on ``client``, or on a client for ``executor`` (an
@@ -431,7 +440,7 @@ def run_grid_store(cfg: Any, store: str | Path, *, client=None, executor=None,
     part = partial_dir(store)
     lock = _lock(store)
     try:
-        state = store_state(plan, store, overwrite)
+        state = store_state(plan, store, overwrite, run_dir)
         if state == "complete":
             if part.exists() and _read_marker(part) is not None:
                 shutil.rmtree(part)  # a kill after the store was finished
@@ -479,7 +488,7 @@ def run_grid_store(cfg: Any, store: str | Path, *, client=None, executor=None,
             log(f"replacing {store}")
         from antiamp.output import write_zarr_atomic
 
-        write_zarr_atomic(ds, store)
+        write_zarr_atomic(ds, store, log=log)
         shutil.rmtree(part)
         # Temporaries of runs killed while creating the partial run or writing the
         # store (our naming, and we hold the store's lock).

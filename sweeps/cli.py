@@ -13,6 +13,7 @@ nothing.  Rerunning the same command resumes an interrupted sweep.
 from __future__ import annotations
 
 import logging
+import sys
 from pathlib import Path
 
 import hydra
@@ -22,6 +23,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from antiamp.cli import check_pins, compose_overrides, guarded_main, register_model_options
 from antiamp.config import ConfigError
+from antiamp.output import OutputError
 
 from .blocks import EngineError, store_state
 from .engine import SweepError, check_store, model_plan, model_store, resolve_store, run_sweep
@@ -46,10 +48,10 @@ def prevalidate(args: list[str]) -> None:
     cfg = {k: v for k, v in cfg.items() if k != "hydra"}
     if _is_baseline(cfg):
         plan = make_plan(cfg)
-        check_store(plan, resolve_store(plan, run_dir))
+        check_store(plan, resolve_store(plan, run_dir), run_dir)
     else:
         plan, _ = model_plan(cfg)
-        store_state(plan, model_store(plan, run_dir), plan.spec.overwrite)
+        store_state(plan, model_store(plan, run_dir), plan.spec.overwrite, run_dir)
 
 
 def _run(cfg: DictConfig) -> None:
@@ -60,15 +62,23 @@ def _run(cfg: DictConfig) -> None:
     try:
         if HydraConfig.get().mode.name == "MULTIRUN":  # each job checks its own overrides
             check_pins(list(HydraConfig.get().overrides.task), plain)
+        if _is_baseline(plain):
+            store = resolve_store(make_plan(cfg), out_dir)
+        else:
+            store = model_store(model_plan(plain)[0], out_dir)
         ds = run_sweep(cfg, out_dir, log=print)
-    except (ConfigError, SweepError, EngineError) as exc:
+    except (ConfigError, SweepError, EngineError, OutputError) as exc:
         log.error("%s", exc)
         raise SystemExit(2) from None
-    if _is_baseline(plain):
-        store = resolve_store(make_plan(cfg), out_dir)
-    else:
-        plan, _ = model_plan(plain)
-        store = model_store(plan, out_dir)
+    except KeyboardInterrupt:
+        print(f"\nantiamp-sweep: interrupted; the finished blocks are saved ({store}"
+              f"{'' if _is_baseline(plain) else '.partial'}); rerun the same command to "
+              "resume", file=sys.stderr)
+        raise SystemExit(130) from None
+    except OSError as exc:  # disk full, permissions: the finished blocks stay resumable
+        log.error("%s: %s; the finished blocks are saved, rerun the same command to resume "
+                  "once the cause is fixed", type(exc).__name__, exc)
+        raise SystemExit(1) from None
     print(f"wrote {store}")
     print(f"dimensions: {dict(ds.sizes)}")
     if not cfg.sweep.plot:
@@ -92,7 +102,7 @@ _hydra_main = hydra.main(version_base="1.3", config_path="pkg://antiamp.conf",
 
 
 def main() -> None:
-    guarded_main("antiamp-sweep", prevalidate, _hydra_main, (SweepError, EngineError))
+    guarded_main("antiamp-sweep", prevalidate, _hydra_main, (SweepError, EngineError, OutputError))
 
 
 if __name__ == "__main__":

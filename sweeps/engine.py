@@ -17,6 +17,7 @@ import datetime as _dt
 import hashlib
 import json
 import math
+import os
 import shutil
 import sys
 import time
@@ -171,11 +172,16 @@ def _template(plan: Plan, chunk: tuple, fp: str, created: str) -> tuple[xr.Datas
     for k, nm in enumerate(("x_P_consult", "x_P", "x_A")):
         numpy_vars[f"strategy_{nm}"] = (cdims, plan.strategies[:, k].reshape(shape), {
             "long_name": f"presentation probability {nm} given evidence", "units": "1"})
+    for name in list(data_vars):
+        if f"{name}_se" in data_vars:
+            data_vars[name][2]["ancillary_variables"] = f"{name}_se"
     ds = xr.Dataset({**data_vars, **numpy_vars}, coords=coords)
     ds.attrs.update({
         "title": f"antiamp sweep '{plan.cfg.sweep.name}' of the baseline model",
+        "model": "baseline",
         "antiamp_version": __version__,
         "config": as_yaml(plan.cfg),
+        "config_json": json.dumps(_as_dict(plan.cfg), sort_keys=True, default=str),
         "seed": int(plan.base.run.seed),
         "n_instances": int(plan.base.run.n_instances),
         "design": plan.design,
@@ -205,8 +211,18 @@ def resolve_store(plan: Plan, out_dir: str | Path | None) -> Path:
     return store
 
 
-def check_store(plan: Plan, store: Path) -> str:
-    """'new', 'resume' or 'complete'; raise SweepError for a store of another sweep."""
+def check_store(plan: Plan, store: Path, run_dir=None) -> str:
+    """'new', 'resume' or 'complete'; raise SweepError for a store of another sweep,
+    and for a target that is not ours to replace (a directory antiamp did not
+    write, the current or run directory or a parent of either)."""
+    from antiamp.output import OutputError, check_replaceable
+
+    try:
+        check_replaceable(store, others=[run_dir] if run_dir else [])
+    except OutputError as exc:
+        if store.exists() and not _is_ours(store):
+            raise SweepError(f"{exc} (sweep.overwrite=true does not change this)") from None
+        raise SweepError(str(exc)) from None
     if not store.exists():
         return "new"
     fp = fingerprint(plan, chunk_shape(plan.shape, plan.base.run.n_instances,
@@ -225,6 +241,32 @@ def check_store(plan: Plan, store: Path) -> str:
         f"{store} holds {what}; rerun the same sweep to resume it, choose another store "
         "(sweep.store=... or sweep.name=...), or replace it with sweep.overwrite=true"
     )
+
+
+def _is_ours(store: Path) -> bool:
+    from antiamp.output import is_antiamp_store
+
+    return is_antiamp_store(store)
+
+
+def _create_store(plan: Plan, chunk: tuple, fp: str, store: Path, log) -> None:
+    """Lay out a new store beside the target and rename it into place, so that a
+    kill during creation leaves no half-made store (only a temporary that the next
+    finished run removes); an earlier store of ours is replaced only then."""
+    import uuid
+
+    created = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    ds, enc = _template(plan, chunk, fp, created)
+    tmp = store.with_name(f".{store.name}.creating-{uuid.uuid4().hex[:8]}")
+    ds.to_zarr(tmp, compute=False, mode="w-", zarr_format=2, consolidated=False, encoding=enc)
+    if store.exists():
+        old = store.with_name(f".{store.name}.old-{uuid.uuid4().hex[:8]}")
+        os.replace(store, old)
+        os.replace(tmp, store)
+        shutil.rmtree(old)
+        log(f"replaced {store}, which held a different sweep (sweep.overwrite=true)")
+    else:
+        os.replace(tmp, store)
 
 
 def _lock(store: Path):
@@ -269,14 +311,9 @@ def run_sweep(cfg, out_dir=None, *, client=None, progress=None, log=print) -> xr
     store.parent.mkdir(parents=True, exist_ok=True)
     lock = _lock(store)
     try:
-        state = check_store(plan, store)
+        state = check_store(plan, store, out_dir)
         if state == "new":
-            if store.exists():
-                shutil.rmtree(store)
-            created = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-            ds, enc = _template(plan, chunk, fp, created)
-            ds.to_zarr(store, compute=False, mode="w-", zarr_format=2, consolidated=False,
-                       encoding=enc)
+            _create_store(plan, chunk, fp, store, log)
             log(f"sweep '{plan.cfg.sweep.name}': {plan.n_cells:,} cells x {n:,} instances "
                 f"-> {store}")
         if state != "complete":
@@ -288,6 +325,11 @@ def run_sweep(cfg, out_dir=None, *, client=None, progress=None, log=print) -> xr
             _execute(plan, todo, group, client, progress)
             group.attrs["complete"] = 1
             zarr.consolidate_metadata(str(store))
+        # Temporaries of runs killed while creating or replacing this store (our
+        # naming, and we hold its lock).
+        for tmp in (list(store.parent.glob(f".{store.name}.creating-*"))
+                    + list(store.parent.glob(f".{store.name}.old-*"))):
+            shutil.rmtree(tmp, ignore_errors=True)
     finally:
         lock.release()
     return xr.open_zarr(store)
@@ -335,7 +377,7 @@ def _run_model_grid(cfg, out_dir, *, client=None, progress=None, log=print) -> x
     inproc = ex.kind == "local" and not ex.processes and ex.n_workers == 1
     return run_grid_store(cfg, model_store(plan, out_dir), client=client,
                           executor=None if inproc else ex, progress=progress,
-                          overwrite=plan.spec.overwrite, log=log, plan=plan)
+                          overwrite=plan.spec.overwrite, log=log, plan=plan, run_dir=out_dir)
 
 
 def _block_done(group, region) -> bool:

@@ -6,7 +6,7 @@ new dimensions, and the stores are combined by coordinates:
 
     antiamp-merge multirun/sweeps/amp_gap -o merged.zarr
 
-The Hydra callback :class:`sweeps.callbacks.MergeStores` runs the same merge at
+The Hydra callback :class:`antiamp.sweeps.callbacks.MergeStores` runs the same merge at
 the end of every multirun, into ``<sweep dir>/merged.zarr``.
 """
 
@@ -19,9 +19,10 @@ from pathlib import Path
 import xarray as xr
 import yaml
 
-from antiamp.output import write_zarr_atomic
+from antiamp.output import OutputError, write_zarr_atomic
 
-MERGEABLE = ("model", "judge", "protocol", "welfare")
+#: Sections whose fields never become merge dimensions (how a run ran, not what).
+NOT_MERGEABLE = ("run", "sweep", "executor", "export", "hydra")
 
 
 class MergeError(ValueError):
@@ -59,14 +60,14 @@ def merge_stores(paths, out) -> xr.Dataset:
         if not ds.attrs.get("complete"):
             raise MergeError(f"{s} is not complete; rerun its sweep to finish it first")
     cfgs = [_flat(yaml.safe_load(ds.attrs["config"])) for ds in dss]
-    for key in ("run.n_instances", "run.seed", "sweep.crn"):
+    for key in ("model.name", "run.n_instances", "run.seed", "sweep.crn"):
         if len({repr(c.get(key)) for c in cfgs}) > 1:
             raise MergeError(f"the stores differ in {key}; they cannot be merged")
     axes_paths = set()
     for ds in dss:
         axes_paths.update(yaml.safe_load(ds.attrs.get("axes", "[]")))
     varying = [k for k in cfgs[0]
-               if k.split(".")[0] in MERGEABLE and k not in axes_paths
+               if k.split(".")[0] not in NOT_MERGEABLE and k not in axes_paths
                and len({repr(c.get(k)) for c in cfgs}) > 1]
     if not varying and len(dss) > 1:
         raise MergeError("the stores hold the same configuration; nothing to merge along")
@@ -98,7 +99,7 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     try:
         ds = merge_stores(args.paths, args.out)
-    except MergeError as exc:
+    except (MergeError, OutputError) as exc:
         print(f"antiamp-merge: error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     print(f"merged {len(ds.attrs['merged_from'])} stores along "

@@ -11,6 +11,7 @@ import time
 import numpy as np
 import pytest
 import xarray as xr
+import yaml
 
 import antiamp
 from antiamp.config import ConfigError
@@ -288,3 +289,16 @@ def test_bad_sweeps_exit_2_before_any_output(tmp_path, args, msg):
     assert r.returncode == 2, (r.stdout, r.stderr)
     assert msg in r.stderr, r.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_a_multirun_of_a_model_grid_merges_along_the_varied_field(tmp_path):
+    r = _run("antiamp-sweep", ["-m", "model=signals", "signals.phi=0.3,1.0",
+                               "sweep.axes.signals.eta=[0.0,0.3]", "model.c_e=0.4",
+                               "sweep.plot=false", "hydra.sweep.dir=mr"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    merged = xr.open_zarr(tmp_path / "mr" / "merged.zarr")
+    assert merged.attrs["model"] == "signals" and list(merged.phi.values) == [0.3, 1.0]
+    assert {"phi", "eta", "protocol", "equilibrium"} <= set(merged.amp.dims)
+    one = xr.open_zarr(tmp_path / "mr" / "0" / "sweep.zarr")
+    phi0 = yaml.safe_load(one.attrs["config"])["signals"]["phi"]
+    assert np.array_equal(merged.amp.sel(phi=phi0).values, one.amp.values, equal_nan=True)

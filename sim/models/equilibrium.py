@@ -9,7 +9,8 @@ import numpy as np
 import xarray as xr
 
 from ..equilibrium import EquilibriumConfig, solve_cells, validate_equilibrium
-from ..registry import Model
+from ..plotting import save
+from ..registry import Model, strategies_solved
 
 
 REGIMES = ["never present", "always present", "mixes (in some equilibrium)", "several pure equilibria"]
@@ -70,13 +71,7 @@ def plot_regimes(ds: xr.Dataset, path: Path) -> list:
     fig.suptitle("evidence-presentation regimes (presentation given available evidence); "
                  + fixed + (f"; {note}" if note else ""), fontsize=10)
     fig.tight_layout(rect=(0, 0.08, 1, 0.95))
-    written = []
-    for fmt in ("png", "pdf"):
-        p = path.with_suffix(f".{fmt}")
-        fig.savefig(p, dpi=120)
-        written.append(p)
-    plt.close(fig)
-    return written
+    return save(fig, path)
 
 
 def format_equilibria(ds: xr.Dataset) -> str:
@@ -101,11 +96,6 @@ def validate(cfg) -> None:
     validate_equilibrium(cfg.equilibrium)
 
 
-def prepare(cfg: dict) -> dict:
-    """Strategies are the unknowns: dominance is not required of the inputs."""
-    return {**cfg, "model": {**(cfg.get("model") or {}), "x_P": 1.0, "x_A": 1.0,
-                             "x_P_consult": 1.0}}
-
 
 def _run_cells(base, cells):
     return solve_cells(base, base.equilibrium, cells)
@@ -116,7 +106,7 @@ MODEL = Model(
     title="equilibria of the evidence-presentation game, with certificates",
     run_cells=_run_cells,
     sections={"equilibrium": EquilibriumConfig},
-    validate=validate, prepare=prepare,
+    validate=validate, prepare=strategies_solved,
     kernel_fields=("model.pi", "model.p", "model.rho", "model.stance", "model.a",
                    "run.n_instances", "run.seed"),
     format_table=format_equilibria, figures=plot_regimes, plot_vars=("x_P", "x_A", "amp"),

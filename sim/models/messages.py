@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 
 import numpy as np
 import xarray as xr
 
-from .. import __version__
-from ..config import ConfigError, as_yaml
-from ..registry import Model
+from ..registry import Model, require_signal_stance, strategies_solved
 from ..sweeps.spec import axis_coords
 from ..equilibrium import EquilibriumConfig
-from ..plotting import both, judge_fields, line_figure
+from ..plotting import both, judge_fields, line_figure, protocol_rows
 from .. import messages as msm
 
 
@@ -33,15 +32,20 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
     sigP = np.full((C, 2, 2, 2 * L), np.nan) if strategic else None
     sigA = np.full((C, 2, 2 * L), np.nan) if strategic else None
     used = 0
+    shared: dict = {}
     for i, c in enumerate(cells):
         mc, m, j = c.messages, c.model, c.judge
         wel = (c.welfare.alpha, c.welfare.beta, c.welfare.delta_c)
         if not strategic:
             if eqc.payoffs == "simulated":
-                calls.append(1)
-                cnt, sums, used = msm.exogenous_simulated(m.p, m.rho, j.lam, j.mu, mc,
+                # Cells that differ only in c_e or welfare share one kernel call.
+                key = (m.p, m.rho, j.lam, j.mu, repr(dataclasses.astuple(mc)))
+                if key not in shared:
+                    calls.append(1)
+                    shared[key] = msm.exogenous_simulated(m.p, m.rho, j.lam, j.mu, mc,
                                                           base.run.n_instances, base.run.seed,
                                                           base.run.n_threads)
+                cnt, sums, used = shared[key]
                 out = msm.exogenous_outcomes(cnt.astype(float), sums[0], sums[1], sums[2],
                                              sums[3], wel)
             else:
@@ -94,52 +98,32 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
     ds = xr.Dataset(data, coords=axis_coords(axes, dims, coords))
     ds.attrs.update({
         "title": "antiamp: verifiable evidence and rhetoric",
-        "model": "seed 000 section 5: richer message spaces", "extension": "messages",
-        "mode": base.messages.mode, "antiamp_version": __version__, "config": as_yaml(base),
-        "seed": int(base.run.seed), "payoffs": eqc.payoffs,
+        "mode": base.messages.mode, "payoffs": eqc.payoffs,
         "method": "linear programme (HiGHS)" if strategic else (
             "Gauss-Hermite quadrature" if eqc.payoffs == "exact" else "Monte Carlo kernel"),
-        "n_instances": int(used), "effort": "off", "kernel_calls": int(len(calls)),
+        "n_instances": int(used), "kernel_calls": int(len(calls)),
         "solve_seconds": float(elapsed), "solver_report": "no issues",
-        "axes": str([a.path for a in axes]),
     })
     return ds
+
 
 def validate(cfg) -> None:
     """Checks of extension 'messages' beyond the shared ones (ConfigError names the field)."""
     from ..equilibrium import validate_equilibrium
 
-    if cfg.model.stance != "signal":
-        raise ConfigError("model=messages needs model.stance=signal (a = s_P, Pr(a = omega) = p)")
+    require_signal_stance(cfg, "messages")
     msm.validate_messages(cfg.messages, cfg.judge, cfg.model.c_e)
     validate_equilibrium(cfg.equilibrium)
-
-
-def prepare(cfg: dict) -> dict:
-    """Presentation strategies are solved for (or fixed by the model), not inputs."""
-    return {**cfg, "model": {**(cfg.get("model") or {}), "x_P": 1.0, "x_A": 1.0,
-                             "x_P_consult": 1.0}}
 
 
 # ------------------------------------------------------------------ table and figures
 def format_messages(ds: xr.Dataset) -> str:
     strategic = ds.attrs["mode"] == "strategic"
     lines = [f"verifiable evidence and rhetoric ({ds.attrs['mode']} rhetoric, "
-             f"{ds.attrs['method']})", "",
-             "protocol  amp       acc       fwc       endorse   welfare"
-             + ("   rhetoric  epsilon" if strategic else "")]
-    for prot in ("consult", "debate"):
-        r = ds.sel(protocol=prot)
-        vals = [float(r[v]) for v in ("amp", "acc", "fwc", "endorse", "welfare")]
-        if strategic:
-            vals.append(float(r.rhetoric_P))
-        line = f"{prot:<9} " + " ".join(f"{v:.5f}".ljust(9) for v in vals)
-        if strategic:
-            line += f" {float(r.epsilon):.2e}"
-        lines.append(line)
-        if "amp_se" in ds:
-            lines.append("   se     " + " ".join(f"{float(r[v + '_se']):.5f}".ljust(9)
-                                             for v in ("amp", "acc", "fwc", "endorse")))
+             f"{ds.attrs['method']})", ""]
+    cols = [(v, v) for v in ("amp", "acc", "fwc", "endorse", "welfare")]
+    cols += [("rhetoric", "rhetoric_P")] if strategic else []
+    lines += protocol_rows(ds, cols, epsilon=strategic, se=True)
     return "\n".join(lines)
 
 
@@ -163,16 +147,13 @@ def _fields(ds) -> list:
     return judge_fields(cfg, ("lam", "mu")) + [("messages", k) for k in keys]
 
 
-def _run_cells(base, cells):
-    return solve_cells(base, cells)
-
 
 MODEL = Model(
     name="messages",
     title="verifiable evidence plus rhetoric (exogenous or strategic)",
-    run_cells=_run_cells,
+    run_cells=solve_cells,
     sections={"messages": msm.MessagesConfig, "equilibrium": EquilibriumConfig},
-    validate=validate, prepare=prepare,
+    validate=validate, prepare=strategies_solved,
     kernel_fields=("model.p", "model.rho", "judge.lam", "judge.mu", "messages.*",
                    "run.n_instances", "run.seed"),
     format_table=format_messages, figures=plot_messages, plot_vars=("amp", "acc", "amp_gap"),

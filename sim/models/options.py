@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 
 import numpy as np
 import xarray as xr
 
-from .. import __version__
-from ..config import ConfigError, as_yaml
-from ..registry import Model
+from ..registry import Model, require_signal_stance, strategies_solved
 from ..sweeps.spec import axis_coords
 from ..equilibrium import EquilibriumConfig
-from ..plotting import both, judge_fields, line_figure
+from ..plotting import both, judge_fields, line_figure, protocol_rows
 from .. import options as opm
 
 
@@ -26,12 +25,17 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
     val = {k: np.full((C, 2), np.nan) for k in opm.METRICS}
     se = {k: np.full((C, 2), np.nan) for k in opm.METRICS}
     used = 0
+    shared: dict = {}
     for i, c in enumerate(cells):
         m, j, oc = c.model, c.judge, c.options
         if eqc.payoffs == "simulated":
-            calls.append(1)
-            out, used = opm.simulate(m.p, m.rho, j.lam, j.mu, j.kappa, oc, base.run.n_instances,
-                                     base.run.seed, base.run.n_threads)
+            key = (m.p, m.rho, j.lam, j.mu, j.kappa, repr(dataclasses.astuple(oc)))
+            if key not in shared:  # cells with the same kernel inputs share one call
+                calls.append(1)
+                shared[key] = opm.simulate(m.p, m.rho, j.lam, j.mu, j.kappa, oc,
+                                           base.run.n_instances, base.run.seed,
+                                           base.run.n_threads)
+            out, used = shared[key]
             res = opm.metrics_from_rows(out[..., 0], out[..., 1])
         else:
             res = opm.metrics_from_rows(opm.exact(m.p, m.rho, j.lam, j.mu, j.kappa, oc)["rows"])
@@ -58,30 +62,21 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
     ds = xr.Dataset(data, coords=axis_coords(axes, dims, {"protocol": ("protocol",
                                                                    ["consult", "debate"])}))
     ds.attrs.update({
-        "title": "antiamp: multi-option answers", "model": "seed 000 section 5: K options",
-        "extension": "options", "antiamp_version": __version__, "config": as_yaml(base),
-        "seed": int(base.run.seed), "payoffs": eqc.payoffs,
+        "title": "antiamp: multi-option answers", "payoffs": eqc.payoffs,
         "method": "exact enumeration" if eqc.payoffs == "exact" else "Monte Carlo kernel",
-        "n_instances": int(used), "effort": "off", "kernel_calls": int(len(calls)),
+        "n_instances": int(used), "kernel_calls": int(len(calls)),
         "solve_seconds": float(elapsed), "solver_report": "no issues",
-        "axes": str([a.path for a in axes]),
     })
     return ds
+
 
 def validate(cfg) -> None:
     """Checks of extension 'options' beyond the shared ones (ConfigError names the field)."""
     from ..equilibrium import validate_equilibrium
 
-    if cfg.model.stance != "signal":
-        raise ConfigError("model=options needs model.stance=signal (a = s_P, Pr(a = omega) = p)")
+    require_signal_stance(cfg, "options")
     opm.validate_options(cfg.options, cfg.judge, cfg.model.c_e)
     validate_equilibrium(cfg.equilibrium)
-
-
-def prepare(cfg: dict) -> dict:
-    """Presentation strategies are solved for (or fixed by the model), not inputs."""
-    return {**cfg, "model": {**(cfg.get("model") or {}), "x_P": 1.0, "x_A": 1.0,
-                             "x_P_consult": 1.0}}
 
 
 # ------------------------------------------------------------------ table and figures
@@ -90,14 +85,9 @@ def format_options(ds: xr.Dataset) -> str:
 
     oc = yaml.safe_load(ds.attrs["config"])["options"]
     lines = [f"{oc['K']} answers, antagonist rule {oc['antagonist']} "
-             f"({ds.attrs['method']})", "",
-             "protocol  amp       amp_loss  acc       fwc       loss      wrong_alt"]
-    for prot in ("consult", "debate"):
-        r = ds.sel(protocol=prot)
-        vals = [float(r[v]) for v in ("amp", "amp_loss", "acc", "fwc", "loss",
-                                      "wrong_alternative")]
-        lines.append(f"{prot:<9} " + " ".join(("-" if np.isnan(v) else f"{v:.5f}").ljust(9)
-                                              for v in vals))
+             f"({ds.attrs['method']})", ""]
+    lines += protocol_rows(ds, [(v, v) for v in ("amp", "amp_loss", "acc", "fwc", "loss")]
+                           + [("wrong_alt", "wrong_alternative")])
     lines += ["", "wrong_alt: Pr(the antagonist defends a wrong alternative | a != omega)"]
     return "\n".join(lines)
 
@@ -121,16 +111,13 @@ def _fields(ds) -> list:
         "K", "antagonist", "k_examine", "distractor_weight", "distractor_bias", "near_miss_loss")]
 
 
-def _run_cells(base, cells):
-    return solve_cells(base, cells)
-
 
 MODEL = Model(
     name="options",
     title="multi-option answers: K candidates, examined or attacked",
-    run_cells=_run_cells,
+    run_cells=solve_cells,
     sections={"options": opm.OptionsConfig, "equilibrium": EquilibriumConfig},
-    validate=validate, prepare=prepare,
+    validate=validate, prepare=strategies_solved,
     kernel_fields=("model.p", "model.rho", "judge.lam", "judge.mu", "judge.kappa", "options.*",
                    "run.n_instances", "run.seed"),
     format_table=format_options, figures=plot_options, plot_vars=("amp", "acc", "amp_loss"),

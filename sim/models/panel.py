@@ -8,12 +8,11 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from .. import __version__
-from ..config import ConfigError, as_yaml
-from ..registry import Model
+from ..config import ConfigError
+from ..registry import Model, strategies_solved
 from ..sweeps.spec import axis_coords
 from ..equilibrium import EquilibriumConfig
-from ..plotting import both, judge_fields, line_figure
+from ..plotting import both, judge_fields, line_figure, protocol_rows
 from .. import panel as pnm
 
 
@@ -66,13 +65,11 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
     ds = xr.Dataset(data, coords=coords)
     ds.attrs.update({
         "title": "antiamp: juries of heterogeneous, correlated judges",
-        "model": "seed 000 section 4 juries, extended",
-        "extension": "panel", "antiamp_version": __version__, "config": as_yaml(base),
-        "seed": int(base.run.seed), "payoffs": eqc.payoffs, "method": "dominant strategies",
-        "effort": "off", "kernel_calls": int(len(calls)), "solve_seconds": float(elapsed),
-        "solver_report": "no issues", "axes": str([a.path for a in axes]),
-    })
+        "payoffs": eqc.payoffs, "method": "dominant strategies",
+        "kernel_calls": int(len(calls)), "solve_seconds": float(elapsed),
+        "solver_report": "no issues", })
     return ds
+
 
 def validate(cfg) -> None:
     """Checks of extension 'panel' beyond the shared ones (ConfigError names the field)."""
@@ -83,12 +80,6 @@ def validate(cfg) -> None:
         raise ConfigError("model=panel builds the jury itself (panel.size); leave "
                           "judge.jury_size at 1")
     validate_equilibrium(cfg.equilibrium)
-
-
-def prepare(cfg: dict) -> dict:
-    """Presentation strategies are solved for (or fixed by the model), not inputs."""
-    return {**cfg, "model": {**(cfg.get("model") or {}), "x_P": 1.0, "x_A": 1.0,
-                             "x_P_consult": 1.0}}
 
 
 # ------------------------------------------------------------------ table and figures
@@ -102,12 +93,8 @@ def format_panel(ds: xr.Dataset) -> str:
              f"{float(ds.b_panel):.4f}; independent identical judges (b_n) "
              f"{float(ds.b_independent):.4f}",
              f"correlation of two judges' votes {float(ds.vote_corr):.4f}; effective independent "
-             f"votes {float(ds.n_eff):.3f} of {pc['size']}", "",
-             "protocol  amp       acc       fwc       tie_rate  welfare"]
-    for prot in ("consult", "debate"):
-        r = ds.sel(protocol=prot)
-        vals = [float(r[v]) for v in ("amp", "acc", "fwc", "tie_rate", "welfare")]
-        lines.append(f"{prot:<9} " + " ".join(f"{v:.5f}".ljust(9) for v in vals))
+             f"votes {float(ds.n_eff):.3f} of {pc['size']}", ""]
+    lines += protocol_rows(ds, [(v, v) for v in ("amp", "acc", "fwc", "tie_rate", "welfare")])
     lines.append("")
     lines.append("panel table Pr(y = a | e_P, e_A), debate: " + str(np.round(ds.panel_table.values, 5)
                                                                   .tolist()))
@@ -137,16 +124,13 @@ def _fields(ds) -> list:
     return judge_fields(cfg) + [("panel", k) for k in ("size", "rule", "icc", "bias_sd")]
 
 
-def _run_cells(base, cells):
-    return solve_cells(base, cells)
-
 
 MODEL = Model(
     name="panel",
     title="juries of heterogeneous, correlated judges",
-    run_cells=_run_cells,
+    run_cells=solve_cells,
     sections={"panel": pnm.PanelConfig, "equilibrium": EquilibriumConfig},
-    validate=validate, prepare=prepare,
+    validate=validate, prepare=strategies_solved,
     kernel_fields=("model.*", "judge.*", "protocol.*", "panel.*", "run.n_instances", "run.seed"),
     format_table=format_panel, figures=plot_panel, plot_vars=("amp", "acc", "b_panel"),
 )

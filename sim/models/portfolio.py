@@ -8,12 +8,11 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from .. import __version__
-from ..config import ConfigError, as_yaml
-from ..registry import Model
+from ..config import ConfigError
+from ..registry import Model, require_signal_stance, strategies_solved
 from ..sweeps.spec import axis_coords
 from ..equilibrium import EquilibriumConfig
-from ..plotting import both, judge_fields, line_figure
+from ..plotting import both, judge_fields, line_figure, protocol_rows
 from .. import portfolios as pfm
 
 
@@ -81,32 +80,22 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
     ds = xr.Dataset(data, coords=axis_coords(axes, dims, coords))
     ds.attrs.update({
         "title": "antiamp: evidence portfolios, equilibria",
-        "model": "seed 000 section 5: evidence portfolios",
-        "extension": "portfolio",
-        "antiamp_version": __version__, "config": as_yaml(base), "seed": int(base.run.seed),
         "payoffs": eqc.payoffs, "method": "linear programme (HiGHS)", "tol": eqc.tol,
         "effort": "off",
         "kernel_calls": int(len(calls)), "solve_seconds": float(elapsed),
         "solver_report": "no issues" if np.nanmax(r["epsilon"]) <= eqc.tol else
         f"largest certificate {np.nanmax(r['epsilon']):.3g} exceeds equilibrium.tol",
-        "axes": str([a.path for a in axes]),
     })
     return ds
+
 
 def validate(cfg) -> None:
     """Checks of extension 'portfolio' beyond the shared ones (ConfigError names the field)."""
     from ..equilibrium import validate_equilibrium
 
-    if cfg.model.stance != "signal":
-        raise ConfigError("model=portfolio needs model.stance=signal (a = s_P, Pr(a = omega) = p)")
+    require_signal_stance(cfg, "portfolio")
     pfm.validate_portfolio(cfg.portfolio, cfg.judge)
     validate_equilibrium(cfg.equilibrium)
-
-
-def prepare(cfg: dict) -> dict:
-    """Presentation strategies are solved for (or fixed by the model), not inputs."""
-    return {**cfg, "model": {**(cfg.get("model") or {}), "x_P": 1.0, "x_A": 1.0,
-                             "x_P_consult": 1.0}}
 
 
 # ------------------------------------------------------------------ table and figures
@@ -115,14 +104,10 @@ def format_portfolio(ds: xr.Dataset) -> str:
              f"{ds.attrs['method']})",
              f"Pr(false-side item passes) = {float(ds.q_false):.4f} "
              f"(misleading-but-authentic share {float(ds.misleading_share):.3f}); "
-             f"rho(B) = Pr(V >= tau | false, all submitted) = {float(ds.rho_B):.4f}", "",
-             "protocol  amp       acc       fwc       items(T)  items(F)  welfare   epsilon"]
-    for prot in ("consult", "debate"):
-        r = ds.sel(protocol=prot)
-        vals = [float(r[v]) for v in ("amp", "acc", "fwc", "items_true", "items_false",
-                                      "welfare")]
-        lines.append(f"{prot:<9} " + " ".join(f"{v:.5f}".ljust(9) for v in vals)
-                     + f" {float(r.epsilon):.2e}")
+             f"rho(B) = Pr(V >= tau | false, all submitted) = {float(ds.rho_B):.4f}", ""]
+    lines += protocol_rows(ds, [("amp", "amp"), ("acc", "acc"), ("fwc", "fwc"),
+                                ("items(T)", "items_true"), ("items(F)", "items_false"),
+                                ("welfare", "welfare")], epsilon=True)
     K = int((~np.isnan(ds.sigma_A.values[:, 0])).sum())
     for name, sig in (("protagonist (debate)", ds.sigma_P.sel(protocol="debate")),
                       ("antagonist", ds.sigma_A)):
@@ -154,16 +139,13 @@ def _fields(ds) -> list:
         "budget", "q_true", "q_fab", "mislead", "cross_exam", "tau", "rule", "c_item")]
 
 
-def _run_cells(base, cells):
-    return solve_cells(base, cells)
-
 
 MODEL = Model(
     name="portfolio",
     title="evidence portfolios: budgets of items, verification and cross-examination",
-    run_cells=_run_cells,
+    run_cells=solve_cells,
     sections={"portfolio": pfm.PortfolioConfig, "equilibrium": EquilibriumConfig},
-    validate=validate, prepare=prepare,
+    validate=validate, prepare=strategies_solved,
     kernel_fields=("model.p", "portfolio.budget", "portfolio.q_true", "portfolio.q_fab",
                    "portfolio.mislead", "run.n_instances", "run.seed"),
     format_table=format_portfolio, figures=plot_portfolio, plot_vars=("amp", "acc", "rho_B"),

@@ -20,9 +20,8 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from .. import __version__
-from ..config import ConfigError, as_yaml
-from ..registry import Model
+from ..config import ConfigError
+from ..registry import Model, require_signal_stance, strategies_solved
 from ..sweeps.spec import axis_coords
 from ..equilibrium import EquilibriumConfig
 from ..plotting import axes_of, axis_label, describe, fmt, judge_fields, save
@@ -336,10 +335,6 @@ def _assemble(base, cells, shape, dims, axes, rows, vals, found, commits, W, amp
     eqc = base.equilibrium
     ds.attrs.update({
         "title": "antiamp: correlated signals and judge effort, equilibria",
-        "model": "seed 000 section 5: correlated signals, endogenous judge attention",
-        "antiamp_version": __version__,
-        "config": as_yaml(base),
-        "seed": int(base.run.seed),
         "n_instances": int(base.run.n_instances) if eqc.payoffs == "simulated" else 0,
         "method": eqc.method, "payoffs": eqc.payoffs, "tol": eqc.tol,
         "effort": "on" if base.effort.enabled else "off",
@@ -347,7 +342,6 @@ def _assemble(base, cells, shape, dims, axes, rows, vals, found, commits, W, amp
         "kernel_cells": int(sum(calls)),
         "solve_seconds": float(elapsed),
         "solver_report": "\n".join(report) if report else "no issues",
-        "axes": str([a.path for a in axes]),
         "equilibrium_order": "equilibrium 0 is the judge-preferred one",
     })
     return ds
@@ -373,12 +367,12 @@ def _signal_info(c) -> tuple:
         eta = (cp[1, 1] - p_P * p_A) / sd if sd > 0 else np.nan
     return (eta, lo, hi, p_P, p_A, shared / wrong if wrong > 0 else np.nan)
 
+
 def validate(cfg) -> None:
     """Checks of extension 'signals' beyond the shared ones (ConfigError names the field)."""
     from ..equilibrium import validate_equilibrium
 
-    if cfg.model.stance != "signal":
-        raise ConfigError("model=signals needs model.stance=signal (a = s_P, Pr(a = omega) = p)")
+    require_signal_stance(cfg, "signals")
     sg.validate_signals(cfg.signals, cfg.model.p, cfg.model.rho, cfg.model.stance)
     if cfg.signals.kappa_r > 0:
         if cfg.judge.kind != "logit" or cfg.judge.jury_size != 1:
@@ -389,12 +383,6 @@ def validate(cfg) -> None:
                               "combined")
     ef.validate_effort(cfg.effort, cfg.judge)
     validate_equilibrium(cfg.equilibrium)
-
-
-def prepare(cfg: dict) -> dict:
-    """Presentation strategies are solved for (or fixed by the model), not inputs."""
-    return {**cfg, "model": {**(cfg.get("model") or {}), "x_P": 1.0, "x_A": 1.0,
-                             "x_P_consult": 1.0}}
 
 
 # ------------------------------------------------------------------ table and figures
@@ -542,17 +530,14 @@ def _fields(ds) -> list:
     return fields
 
 
-def _run_cells(base, cells):
-    return solve_cells(base, cells)
-
 
 MODEL = Model(
     name="signals",
     title="correlated signals, shared blind spots and endogenous judge attention",
-    run_cells=_run_cells,
+    run_cells=solve_cells,
     sections={"signals": sg.SignalsConfig, "effort": ef.EffortConfig,
               "equilibrium": EquilibriumConfig},
-    validate=validate, prepare=prepare,
+    validate=validate, prepare=strategies_solved,
     kernel_fields=("model.pi", "model.p", "model.rho", "signals.p_P", "signals.p_A",
                    "signals.eta", "signals.eta_mode", "signals.joint", "signals.phi",
                    "signals.rho_unbelieved", "signals.avail", "run.n_instances", "run.seed"),

@@ -1,0 +1,127 @@
+"""No command deletes or replaces what antiamp did not write; creation is atomic."""
+
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from antiamp.config import ConfigError, to_config
+from antiamp.output import OutputError, write_zarr_atomic
+from antiamp.sweeps.engine import SweepError, run_sweep
+
+
+def _run(cmd, args, cwd):
+    exe = shutil.which(cmd)
+    mod = {"antiamp": "antiamp.cli", "antiamp-sweep": "antiamp.sweeps.cli",
+           "antiamp-merge": "antiamp.sweeps.merge"}[cmd]
+    argv = [exe] if exe else [sys.executable, "-m", mod]
+    return subprocess.run(argv + args, cwd=cwd, capture_output=True, text=True, timeout=600)
+
+
+def _precious(d):
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "thesis.tex").write_text("years of work")
+    return d
+
+
+def _intact(d):
+    return (d / "thesis.tex").read_text() == "years of work"
+
+
+@pytest.mark.parametrize("model", ["baseline", "panel"])
+def test_overwrite_never_replaces_a_directory_antiamp_did_not_write(tmp_path, model):
+    mine = _precious(tmp_path / "results")
+    r = _run("antiamp-sweep", [f"model={model}", "sweep.axes.judge.b=[0.2,0.8]",
+                               "run.n_instances=1000", f"sweep.store={mine}",
+                               "sweep.overwrite=true", "hydra.run.dir=run"], tmp_path)
+    assert r.returncode == 2 and "not an antiamp store" in r.stderr, r.stderr
+    assert _intact(mine) and not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("store", ["..", ".", "../.."])
+def test_a_store_over_the_run_directory_or_its_parents_is_refused(tmp_path, store):
+    work = _precious(tmp_path / "work")
+    _precious(work / "run")
+    r = _run("antiamp-sweep", ["sweep.axes.judge.b=[0.2,0.8]", "run.n_instances=1000",
+                               f"sweep.store={store}", "sweep.overwrite=true",
+                               "hydra.run.dir=run"], work)
+    assert r.returncode == 2, r.stderr
+    assert _intact(work) and _intact(work / "run")
+
+
+def test_merge_never_replaces_a_foreign_directory(tmp_path):
+    run_sweep({"sweep": {"axes": {"model": {"rho": [0.1, 0.3]}}, "plot": False},
+               "run": {"n_instances": 1000}}, tmp_path / "a", progress=False)
+    mine = _precious(tmp_path / "out")
+    r = _run("antiamp-merge", ["a", "-o", "out"], tmp_path)
+    assert r.returncode == 2 and "not an antiamp store" in r.stderr, r.stderr
+    assert _intact(mine)
+    with pytest.raises(OutputError, match="not an antiamp store"):
+        write_zarr_atomic(xr.Dataset(), mine)
+    assert _intact(mine)
+
+
+def test_export_path_stays_inside_the_run_directory():
+    with pytest.raises(ConfigError, match="export.path must stay inside the run directory"):
+        to_config({"export": {"n_instances": 10, "path": "../../x.csv"}})
+    to_config({"export": {"n_instances": 10, "path": "/tmp/elsewhere/x.csv"}})  # absolute: allowed
+
+
+def test_a_kill_during_store_creation_leaves_nothing_a_rerun_trips_on(tmp_path):
+    cfg = {"sweep": {"axes": {"model": {"rho": [0.1, 0.5]}, "judge": {"b": [0.2, 0.7]}},
+                     "plot": False}, "run": {"n_instances": 5000}}
+    ref = run_sweep(cfg, tmp_path / "ref", progress=False).load()
+    # What a kill during creation leaves now: a temporary beside the store, never a
+    # half-made store under the store's name.
+    out = tmp_path / "cut"
+    (out / ".sweep.zarr.creating-0badc0de").mkdir(parents=True)
+    (out / ".sweep.zarr.creating-0badc0de" / ".zgroup").write_text("{")
+    ds = run_sweep(cfg, out, progress=False).load()
+    for v in ref.data_vars:
+        assert np.array_equal(ref[v].values, ds[v].values, equal_nan=True), v
+    assert not list(out.glob(".sweep.zarr.*"))
+
+
+def test_overwrite_replaces_only_our_own_store_and_says_so(tmp_path):
+    cfg = {"sweep": {"axes": {"model": {"rho": [0.1, 0.5]}}, "plot": False},
+           "run": {"n_instances": 1000}}
+    run_sweep(cfg, tmp_path, progress=False)
+    other = {**cfg, "sweep": {**cfg["sweep"], "axes": {"model": {"rho": [0.2]}},
+                              "overwrite": True}}
+    msgs = []
+    ds = run_sweep(other, tmp_path, progress=False, log=msgs.append)
+    assert list(ds.rho.values) == [0.2]
+    assert any("replaced" in m for m in msgs)
+    with pytest.raises(SweepError, match="not an antiamp store"):
+        run_sweep({**other, "sweep": {**other["sweep"], "store": str(_precious(tmp_path / "x"))}},
+                  tmp_path, progress=False)
+    assert _intact(tmp_path / "x")
+
+
+def test_ctrl_c_says_what_was_saved_and_exits_130(tmp_path):
+    import signal
+    import time
+
+    args = ["model=signals", "sweep.axes.signals.eta=[0.0,0.1,0.2,0.3,0.4,0.5,0.6,0.7]",
+            "sweep.axes.model.p=[0.7,0.8,0.9]", "equilibrium.payoffs=simulated",
+            "run.n_instances=200000", "sweep.cells_per_block=1", "sweep.plot=false",
+            "hydra.run.dir=run"]
+    exe = shutil.which("antiamp-sweep")
+    argv = [exe] if exe else [sys.executable, "-m", "antiamp.sweeps.cli"]
+    p = subprocess.Popen(argv + args, cwd=tmp_path, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    part = tmp_path / "run" / "sweep.zarr.partial"
+    t0 = time.monotonic()
+    while p.poll() is None and time.monotonic() - t0 < 300:
+        if part.exists() and list(part.glob("block-*.pkl")):
+            p.send_signal(signal.SIGINT)
+            break
+        time.sleep(0.01)
+    out, err = p.communicate(timeout=300)
+    assert p.returncode == 130, (out, err)
+    assert "interrupted" in err and "rerun the same command" in err and "Traceback" not in err
+    r = _run("antiamp-sweep", args, tmp_path)
+    assert r.returncode == 0 and "resuming" in r.stdout, r.stdout + r.stderr
