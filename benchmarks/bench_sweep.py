@@ -4,7 +4,7 @@
 
 Each grid size runs in a fresh process so that its peak resident memory is its
 own.  The reference, in the same run, is what a user would otherwise write: a
-Python loop calling ``sim.simulate`` once per cell (timed on a 1,000-cell grid,
+Python loop calling ``antiamp.simulate`` once per cell (timed on a 1,000-cell grid,
 both ways).
 """
 
@@ -81,7 +81,7 @@ def main(argv=None):
         print(f"| {r['cells']:,} | {r['seconds']:.1f} | {r['cells'] * r['n'] / r['seconds'] / 1e9:.2f} G "
               f"| {r['peak_mb']:.0f} |")
     e1k = rows[1]
-    print(f"\n1,000 cells: engine {e1k['seconds']:.2f} s, loop of sim.simulate "
+    print(f"\n1,000 cells: engine {e1k['seconds']:.2f} s, loop of antiamp.simulate "
           f"{loop['seconds']:.2f} s: {loop['seconds'] / e1k['seconds']:.1f}x")
     big = rows[-1]
     print(f"{big['cells']:,} cells: {big['seconds']:.1f} s (target < 120 s); peak memory "

@@ -33,6 +33,7 @@ from antiamp.kernels.rng import split_seed  # noqa: E402
 from antiamp.judge import judge_tables  # noqa: E402
 from antiamp.runner import baseline_thresholds, run_baseline_counts  # noqa: E402
 
+import bench_engine  # noqa: E402
 import bench_extensions  # noqa: E402
 from bench_baseline import median_time  # noqa: E402
 from reference_numpy import numpy_class_counts, numpy_naive  # noqa: E402
@@ -90,7 +91,7 @@ def cores_memory(n):
     for nt in sorted({1, NC}):
         code = (
             "import time\n"
-            "from sim.runner import baseline_thresholds, run_baseline_counts\n"
+            "from antiamp.runner import baseline_thresholds, run_baseline_counts\n"
             "thr = baseline_thresholds(0.5, 0.8, 0.3, 1, 1, 1)\n"
             f"run_baseline_counts(thr, False, 1, 1000, 0, n_threads={nt}, progress=False)\n"
             "t = time.perf_counter()\n"
@@ -107,7 +108,7 @@ def scaling_instances(quick):
     for n in ns:
         code = (
             "import time, numpy as np\n"
-            "from sim.runner import baseline_thresholds, run_baseline_counts\n"
+            "from antiamp.runner import baseline_thresholds, run_baseline_counts\n"
             "thr = baseline_thresholds(0.5, 0.8, 0.3, 1, 1, 1)\n"
             "run_baseline_counts(thr, False, 1, 1000, 0, progress=False)\n"
             f"n = {n}; reps = max(1, min(1000, 10**7 // n))\n"
@@ -208,7 +209,7 @@ def grid_scaling(quick):
         side = max(1, int(round(cells ** 0.5)))
         code = (
             "import time, tempfile\n"
-            "from sweeps.engine import run_sweep\n"
+            "from antiamp.sweeps.engine import run_sweep\n"
             "tmp = tempfile.mkdtemp()\n"
             "run_sweep({'sweep': {'axes': {'model': {'rho': [0.5]}}, 'plot': False},"
             " 'run': {'n_instances': 1000}}, tmp + '/w', progress=False)\n"
@@ -225,7 +226,7 @@ def grid_scaling(quick):
 
 _DASK_BASE = (
     "import time, tempfile, numpy as np\n"
-    "from sweeps.engine import run_sweep\n"
+    "from antiamp.sweeps.engine import run_sweep\n"
     "axes = {'model': {'rho': {'linspace': [0, 1, 40]}}, 'judge': {'b': {'linspace': [0, 1, 25]}}}\n"
     "base = {'sweep': {'axes': axes, 'plot': False, 'cells_per_block': 25},"
     " 'run': {'n_instances': 1_000_000}}\n"
@@ -470,6 +471,8 @@ def write_md(res, path: Path):
           "for the eta = 0 twins that give the value of diversity); every payoff, best response "
           "and certificate of the fixed point is then a function of those counts.", ""]
     L += bench_extensions.report(res["extensions"])
+    L += ["", "## The generic engine: every model's grid", ""]
+    L += bench_engine.report(res["engine"])
     L += ["",
           "![scaling](docs/figures/bench_scaling.png)", "",
           "![precision](docs/figures/bench_precision.png)", ""]
@@ -492,7 +495,8 @@ def main(argv=None):
              ("grid_scaling", lambda: grid_scaling(args.quick)),
              ("dask", dask_compare), ("equilibrium", equilibrium_compare),
              ("estimator", estimator_compare),
-             ("extensions", lambda: bench_extensions.run(args.quick))]
+             ("extensions", lambda: bench_extensions.run(args.quick)),
+             ("engine", lambda: bench_engine.run(args.quick))]
     for name, fn in steps:
         t = time.perf_counter()
         res[name] = fn()

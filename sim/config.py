@@ -149,7 +149,9 @@ def to_config(cfg: Any = None) -> Config:
             if isinstance(cfg, Config):
                 other = OmegaConf.structured(cfg)
             elif isinstance(cfg, (dict, DictConfig)):
-                other = OmegaConf.create(_strip_hydra(cfg))
+                plain = _strip_hydra(cfg)
+                check_sections(plain)
+                other = OmegaConf.create(plain)
             else:
                 raise ConfigError(
                     f"config must be a Config, a DictConfig or a dict, not {type(cfg).__name__}"
@@ -167,7 +169,28 @@ def to_config(cfg: Any = None) -> Config:
 def _strip_hydra(cfg: Any) -> Any:
     if isinstance(cfg, DictConfig):
         cfg = OmegaConf.to_container(cfg, resolve=True)
-    return {k: v for k, v in cfg.items() if k != "hydra"}
+    return plain_values({k: v for k, v in cfg.items() if k != "hydra"})
+
+
+def plain_values(x):
+    """NumPy scalars and arrays (welcome in the Python API) as plain Python values."""
+    import numpy as np
+
+    if isinstance(x, dict):
+        return {k: plain_values(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple, np.ndarray)):
+        return [plain_values(v) for v in x]
+    return x.item() if isinstance(x, np.generic) else x
+
+
+def check_sections(cfg: dict) -> None:
+    """Every top-level entry of a nested config is a mapping of fields."""
+    for k, v in cfg.items():
+        if not isinstance(k, str):
+            raise ConfigError(f"config keys are section names, got {k!r}")
+        if v is not None and not isinstance(v, (dict, DictConfig)):
+            raise ConfigError(f"{k} must be a mapping of its fields (e.g. {{'rho': 0.3}}), "
+                              f"got {v!r}")
 
 
 def _number(name: str, v: Any) -> float:
@@ -184,11 +207,18 @@ def _prob(name: str, v: Any) -> None:
         raise ConfigError(f"{name} must lie in [0, 1], got {v!r}")
 
 
-def _int_at_least(name: str, v: Any, lo: int) -> None:
+def _int_at_least(name: str, v: Any, lo: int, hi: int | None = None, why: str = "") -> None:
+    rng = f">= {lo}" if hi is None else f">= {lo} and <= {hi:,}"
     if isinstance(v, bool) or not isinstance(v, int):
-        raise ConfigError(f"{name} must be an integer >= {lo}, got {v!r}")
-    if v < lo:
-        raise ConfigError(f"{name} must be an integer >= {lo}, got {v!r}")
+        raise ConfigError(f"{name} must be an integer {rng}, got {v!r}")
+    if v < lo or (hi is not None and v > hi):
+        raise ConfigError(f"{name} must be an integer {rng}{why}, got {v!r}")
+
+
+#: Upper bounds on sizes, checked before anything is allocated or run.
+MAX_INSTANCES = 10**14  # about a day per cell at 10^9 instances/s
+MAX_JURY = 10_001
+MAX_EXPORT = 10**7  # transcript rows are held in memory before they are written
 
 
 def validate(cfg: Config) -> None:
@@ -214,7 +244,7 @@ def validate(cfg: Config) -> None:
     _number("judge.mu", j.mu)
     if _number("judge.kappa", j.kappa) < 0:
         raise ConfigError(f"judge.kappa must be >= 0, got {j.kappa!r}")
-    _int_at_least("judge.jury_size", j.jury_size, 1)
+    _int_at_least("judge.jury_size", j.jury_size, 1, MAX_JURY)
     _prob("judge.jury_tie", j.jury_tie)
     _prob("protocol.consult_default", cfg.protocol.consult_default)
     if j.kind == "logit" and cfg.protocol.consult_default != 0:
@@ -224,13 +254,18 @@ def validate(cfg: Config) -> None:
         )
     for name in ("alpha", "beta", "delta_c"):
         _number(f"welfare.{name}", getattr(w, name))
-    _int_at_least("run.n_instances", r.n_instances, 1)
+    _int_at_least("run.n_instances", r.n_instances, 1, MAX_INSTANCES,
+                  " (about a day per cell at 10^9 instances/s)")
     _int_at_least("run.seed", r.seed, 0)
     if r.seed >= 1 << 64:
         raise ConfigError(f"run.seed must be < 2**64, got {r.seed!r}")
-    _int_at_least("run.n_threads", r.n_threads, 0)
+    import os
+
+    _int_at_least("run.n_threads", r.n_threads, 0, os.cpu_count() or 1,
+                  " (0 = every core; at most this machine's cores)")
     _int_at_least("run.chunk_size", r.chunk_size, 1)
-    _int_at_least("export.n_instances", cfg.export.n_instances, 0)
+    _int_at_least("export.n_instances", cfg.export.n_instances, 0, MAX_EXPORT,
+                  " (transcripts are held in memory)")
     _int_at_least("export.n_judges", cfg.export.n_judges, 1)
     if not str(cfg.export.path).lower().endswith((".parquet", ".csv")):
         raise ConfigError(f"export.path must end in .parquet or .csv, got {cfg.export.path!r}")

@@ -321,8 +321,9 @@ def validate_equilibrium(eqc: EquilibriumConfig) -> None:
                           f"got {eqc.payoffs!r}")
     if not (0 < eqc.tol < 1):
         raise ConfigError(f"equilibrium.tol must lie in (0, 1), got {eqc.tol!r}")
-    if eqc.starts < 1:
-        raise ConfigError(f"equilibrium.starts must be an integer >= 1, got {eqc.starts!r}")
+    if not 1 <= eqc.starts <= 10_000:
+        raise ConfigError(f"equilibrium.starts must be an integer in [1, 10,000], "
+                          f"got {eqc.starts!r}")
 
 
 def _solve_config(cfg: Any) -> tuple:

@@ -27,7 +27,7 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional
 
-from .config import Config, ConfigError
+from .config import Config, ConfigError, check_sections, plain_values
 
 #: Section names every model shares (defined in :mod:`antiamp.config`).
 BASE_SECTIONS = ("model", "judge", "protocol", "welfare", "run", "export")
@@ -213,8 +213,16 @@ def schema(extra: Mapping[str, type] | None = None) -> type:
         name = "AntiampConfig" if not extra else "AntiampRunConfig"
         cls = dataclasses.make_dataclass(name, fields, bases=(Config,))
         cls.SWEEPABLE = ("model", "judge", "protocol", "welfare", *secs)
+        if not extra:  # picklable by name (blocks send validated configs to workers)
+            cls.__module__, cls.__qualname__ = __name__, name
         _schema_cache[key] = cls
     return _schema_cache[key]
+
+
+def __getattr__(name):  # the root schema by name, for pickle in worker processes
+    if name == "AntiampConfig":
+        return schema()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def model_of(cfg: Any) -> str:
@@ -222,6 +230,9 @@ def model_of(cfg: Any) -> str:
     the older spelling of ``model.name``."""
     if dataclasses.is_dataclass(cfg):
         return cfg.model.name
+    if cfg is not None and not hasattr(cfg, "get"):
+        raise ConfigError(f"a config is a dict of sections, a DictConfig or a config object, "
+                          f"not {type(cfg).__name__}")
     m = (cfg or {}).get("model") or {}
     name = m.get("name") if hasattr(m, "get") else None
     return name or (cfg or {}).get("extension") or "baseline"
@@ -244,8 +255,15 @@ def to_model_config(cfg: Any, model: Model | None = None):
                for f in dataclasses.fields(cfg) if f.name in _all_sections()}
     if isinstance(cfg, DictConfig):
         cfg = OmegaConf.to_container(cfg, resolve=True)
-    cfg = dict(cfg or {})
-    model = model or get(model_of(cfg))
+    if cfg is not None and not isinstance(cfg, dict):
+        raise ConfigError(f"a config is a dict of sections, a DictConfig or a config object, "
+                          f"not {type(cfg).__name__}")
+    cfg = plain_values(dict(cfg or {}))
+    check_sections(cfg)
+    name = model_of(cfg)
+    if not isinstance(name, str):
+        raise ConfigError(f"model.name must be one of {', '.join(names())}, got {name!r}")
+    model = model or get(name)
     cfg.pop("extension", None)
     cfg["model"] = {**(cfg.get("model") or {}), "name": model.name}
     keep = set(model.uses) | set(model.sections)

@@ -42,7 +42,7 @@ import numpy as np
 import xarray as xr
 
 from antiamp import __version__
-from antiamp.config import ConfigError
+from antiamp.config import ConfigError, plain_values
 from antiamp.registry import Model, get, to_model_config
 
 from .spec import CellGrid, SweepSpec, axis_coords
@@ -93,15 +93,6 @@ def _plain(cfg) -> dict:
     return {f.name: dataclasses.asdict(getattr(cfg, f.name)) for f in dataclasses.fields(cfg)}
 
 
-def _plain_values(x):
-    """NumPy arrays and scalars (welcome in the Python API) as plain Python values."""
-    if isinstance(x, dict):
-        return {k: _plain_values(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple, np.ndarray)):
-        return [_plain_values(v) for v in x]
-    return x.item() if isinstance(x, np.generic) else x
-
-
 def _spec(sweep: Any) -> SweepSpec:
     from omegaconf import DictConfig, OmegaConf
 
@@ -109,7 +100,7 @@ def _spec(sweep: Any) -> SweepSpec:
         return sweep
     if isinstance(sweep, DictConfig):
         sweep = OmegaConf.to_container(sweep, resolve=True)
-    sweep = _plain_values(sweep or {})
+    sweep = plain_values(sweep or {})
     try:
         node = OmegaConf.structured(SweepSpec)
         OmegaConf.set_struct(node.axes, False)
@@ -155,15 +146,17 @@ def plan_grid(cfg: Any, *, cells_per_block: int | None = None, validate_all: boo
 
 
 # ----------------------------------------------------------------------------- tasks
-def run_block(model_name: str, base_cfg: dict, spec: dict, start: int, stop: int
-              ) -> xr.Dataset:
+def run_block(model_name: str, base: Any, spec: Any, start: int, stop: int) -> xr.Dataset:
     """Cells ``start..stop-1`` of a grid: the function dask workers run.
 
-    Takes plain data (the model's name, the base config and the sweep as dicts)
-    so that a worker rebuilds exactly the driver's cells; a third-party model has
-    to be installed on the workers.
+    Takes the model's name, the validated base config (or a plain dict, validated
+    here) and the sweep, so that a worker rebuilds exactly the driver's cells
+    (already validated by the driver); a third-party model has to be installed on
+    the workers.
     """
-    model, base = to_model_config(base_cfg, get(model_name))
+    model = get(model_name)
+    if isinstance(base, dict):
+        model, base = to_model_config(base, model)
     grid = CellGrid(base, _spec(spec), validator=lambda c: None)
     cells = [grid.cell(i) for i in range(start, stop)]
     ds = model.run_cells(base, cells)
@@ -174,10 +167,7 @@ def run_block(model_name: str, base_cfg: dict, spec: dict, start: int, stop: int
 
 
 def _task_args(plan: GridPlan) -> tuple:
-    from omegaconf import OmegaConf
-
-    spec = OmegaConf.to_container(OmegaConf.structured(plan.spec), resolve=True)
-    return plan.model.name, _plain(plan.base), spec
+    return plan.model.name, plan.base, plan.spec
 
 
 # ----------------------------------------------------------------------------- assembly

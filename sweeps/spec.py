@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
@@ -29,6 +30,8 @@ from antiamp.judge import judge_tables, resolve_strategies
 from antiamp.runner import baseline_thresholds
 
 SWEEPABLE = ("model", "judge", "protocol", "welfare")
+#: Most cells in one sweep (and values on one axis).
+MAX_CELLS = 50_000_000
 DESIGNS = ("grid", "lhs", "sobol")
 EXECUTORS = ("local", "distributed", "slurm")
 
@@ -188,7 +191,7 @@ def _expand(path: str, spec: Any, design: str) -> np.ndarray:
             raise ConfigError(f"sweep.axes.{path}.loguniform needs low > 0")
         return np.asarray(rng, dtype=float)
     if isinstance(spec, (list, tuple)):
-        vals = list(spec)
+        vals = [v.item() if isinstance(v, np.generic) else v for v in spec]
     elif isinstance(spec, dict) and len(spec) == 1:
         kind, args = next(iter(spec.items()))
         fns = {"linspace": np.linspace, "logspace": np.logspace, "geomspace": np.geomspace,
@@ -199,16 +202,27 @@ def _expand(path: str, spec: Any, design: str) -> np.ndarray:
                 f"{', '.join(fns)}"
             )
         if not (isinstance(args, (list, tuple)) and len(args) == 3
-                and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in args)):
+                and all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                        and math.isfinite(v) for v in args)):
             raise ConfigError(f"sweep.axes.{path}.{kind} must be three numbers [start, stop, "
-                              f"{'step' if kind == 'range' else 'num'}]")
+                              f"{'step' if kind == 'range' else 'num'}], each finite")
+        # The number of values is known before any is made: refuse before allocating.
         if kind != "range":
-            if args[2] != int(args[2]) or args[2] < 1:
-                raise ConfigError(f"sweep.axes.{path}.{kind}: num must be an integer >= 1")
+            if args[2] != int(args[2]) or not 1 <= args[2] <= MAX_CELLS:
+                raise ConfigError(f"sweep.axes.{path}.{kind}: num must be an integer in "
+                                  f"[1, {MAX_CELLS:,}], got {args[2]!r}")
+            if kind == "geomspace" and (args[0] == 0 or args[1] == 0
+                                        or (args[0] < 0) != (args[1] < 0)):
+                raise ConfigError(f"sweep.axes.{path}.geomspace: start and stop must be "
+                                  f"nonzero and of the same sign, got {args[:2]}")
             vals = list(fns[kind](args[0], args[1], int(args[2])))
         else:
             if args[2] == 0:
                 raise ConfigError(f"sweep.axes.{path}.range: step must not be 0")
+            count = math.ceil((args[1] - args[0]) / args[2])
+            if not 1 <= count <= MAX_CELLS:
+                raise ConfigError(f"sweep.axes.{path}.range {list(args)} gives {max(count, 0):,} "
+                                  f"values; an axis has 1 to {MAX_CELLS:,}")
             vals = list(np.arange(*args))
     else:
         raise ConfigError(
@@ -217,15 +231,20 @@ def _expand(path: str, spec: Any, design: str) -> np.ndarray:
         )
     if len(vals) == 0:
         raise ConfigError(f"sweep.axes.{path} is empty")
-    if len(set(map(repr, vals))) != len(vals):
-        raise ConfigError(f"sweep.axes.{path} repeats a value: {vals}")
-    return np.asarray(vals)
+    if len(vals) > MAX_CELLS:
+        raise ConfigError(f"sweep.axes.{path} has {len(vals):,} values; an axis has at most "
+                          f"{MAX_CELLS:,}")
+    return vals  # coerced to the field's type, then checked for repeats, by parse_axes
 
 
 def _coerce(path: str, typ: str, v):
     name = typ
     try:
+        if isinstance(v, (bool, np.bool_)) and typ != "bool":
+            raise ValueError  # true/false is not a number (YAML would make it 1/0)
         if typ == "int":
+            if isinstance(v, (str, np.str_)):
+                raise ValueError
             if isinstance(v, (float, np.floating)) and float(v) != int(v):
                 raise ValueError
             return int(v)
@@ -274,7 +293,10 @@ def parse_axes(spec: SweepSpec, schema=Config) -> list:
                 )
             vals = _expand(path, values, spec.design)
             if spec.design == "grid":
-                vals = np.asarray([_coerce(path, types[name], v) for v in vals])
+                vals = [_coerce(path, types[name], v) for v in vals]
+                if len(set(vals)) != len(vals):  # after coercion: [1, 1.0] repeats
+                    raise ConfigError(f"sweep.axes.{path} repeats a value: {vals}")
+                vals = np.asarray(vals)
             axes.append(Axis(path, name, vals, _LONG.get(name, name), _UNITS.get(name, "1")))
     dims = [a.dim for a in axes]
     for a in axes:  # leaf names are the dimension names unless two sections share one
@@ -287,8 +309,12 @@ def _design_values(axes: list, spec: SweepSpec) -> list:
     from scipy.stats import qmc
 
     d = len(axes)
-    if spec.n_points < 1:
-        raise ConfigError(f"sweep.n_points must be >= 1, got {spec.n_points}")
+    if not 1 <= spec.n_points <= MAX_CELLS:
+        raise ConfigError(f"sweep.n_points must be an integer in [1, {MAX_CELLS:,}], "
+                          f"got {spec.n_points}")
+    if not 0 <= spec.design_seed < 2**32:
+        raise ConfigError(f"sweep.design_seed must be an integer in [0, 2**32), "
+                          f"got {spec.design_seed}")
     if spec.design == "lhs":
         u = qmc.LatinHypercube(d=d, seed=spec.design_seed).random(spec.n_points)
     else:
@@ -342,6 +368,9 @@ class CellGrid:
         self.axes = parse_axes(spec, type(base))
         if spec.design == "grid":
             self.shape = tuple(len(a.values) for a in self.axes)
+            n = math.prod(self.shape)
+            if n > MAX_CELLS:  # before the grid is laid out in memory
+                raise ConfigError(f"the sweep has {n:,} cells; the limit is {MAX_CELLS:,}")
             grids = np.meshgrid(*[a.values for a in self.axes], indexing="ij")
             self.columns = [g.ravel() for g in grids]
             self.dims = tuple(a.dim for a in self.axes)
@@ -352,8 +381,6 @@ class CellGrid:
             for a, col in zip(self.axes, self.columns):
                 a.values = np.asarray(col)
         self.n_cells = int(np.prod(self.shape))
-        if self.n_cells > 50_000_000:
-            raise ConfigError(f"the sweep has {self.n_cells:,} cells; the limit is 50,000,000")
         self._sections = {s: getattr(base, s) for s in self.sections}
 
     def where(self, i: int) -> str:

@@ -125,3 +125,71 @@ def test_ctrl_c_says_what_was_saved_and_exits_130(tmp_path):
     assert "interrupted" in err and "rerun the same command" in err and "Traceback" not in err
     r = _run("antiamp-sweep", args, tmp_path)
     assert r.returncode == 0 and "resuming" in r.stdout, r.stdout + r.stderr
+
+
+# ----------------------------------------------------------------------------- bad requests
+BAD_CONFIGS = [
+    ({"run": {"n_instances": 10**15}}, r"run.n_instances must be an integer >= 1 and <= "),
+    ({"run": {"n_instances": 2**64}}, "run.n_instances"),
+    ({"judge": {"jury_size": 2**64}}, "judge.jury_size"),
+    ({"judge": {"jury_size": 20_000}}, r"judge.jury_size must be an integer >= 1 and <= 10,001"),
+    ({"run": {"n_threads": 100_000}}, "run.n_threads"),
+    ({"export": {"n_instances": 10**13}}, "export.n_instances"),
+    ({"model": 5}, "model must be a mapping"),
+    ({"model": {"name": 3}}, "model.name"),
+    ([0.1, 0.2], "a config is a dict"),
+    ("rho=0.3", "a config is a dict"),
+    ({"model": {"name": "equilibrium"}, "equilibrium": {"starts": 10**9}}, "equilibrium.starts"),
+]
+
+
+@pytest.mark.parametrize("cfg, match", BAD_CONFIGS)
+def test_bad_configs_raise_config_errors_naming_the_field(cfg, match):
+    import antiamp
+
+    with pytest.raises(ConfigError, match=match):
+        antiamp.simulate(cfg)
+
+
+def test_numpy_values_are_welcome_in_the_api():
+    import antiamp
+
+    ds = antiamp.simulate({"model": {"rho": np.float64(0.3)}, "judge": {"b": np.float32(0.5)},
+                           "run": {"n_instances": np.int64(1000)}})
+    assert float(ds.amp_theory.sel(protocol="consult")) == pytest.approx(0.3)
+
+
+BAD_AXES = [
+    ({"model": {"rho": {"linspace": [0, 1, 1e9]}}}, "num must be an integer in"),
+    ({"model": {"rho": {"range": [0, 1, 1e-9]}}}, "gives 1,000,000,000 values"),
+    ({"model": {"rho": {"range": [1, 0, 0.1]}}}, "gives 0 values"),
+    ({"model": {"rho": {"geomspace": [0, 1, 3]}}}, "nonzero and of the same sign"),
+    ({"model": {"rho": {"linspace": [0, 1, float("nan")]}}}, "each finite"),
+    ({"model": {"rho": {"linspace": [0, float("inf"), 3]}}}, "each finite"),
+    ({"model": {"rho": [0.1, True]}}, "value True is not a valid float"),
+    ({"judge": {"jury_size": [True, 3]}}, "value True is not a valid int"),
+    ({"judge": {"jury_size": [1, 1.0]}}, "repeats a value"),
+    ({"model": {"rho": [0.1, "abc"]}}, "value 'abc' is not a valid float"),
+    ({"model": {"rho": {"linspace": [0, 1, 8000]}}, "judge": {"b": {"linspace": [0, 1, 8000]}}},
+     "the sweep has 64,000,000 cells; the limit is 50,000,000"),
+]
+
+
+@pytest.mark.parametrize("axes, match", BAD_AXES)
+def test_bad_axes_are_refused_before_anything_is_built(axes, match):
+    import time
+
+    import antiamp
+
+    t = time.perf_counter()
+    with pytest.raises(ConfigError, match=match):
+        antiamp.sweep({"sweep": {"axes": axes}})
+    assert time.perf_counter() - t < 5  # refused from the spec, not after laying it out
+
+
+def test_bad_design_seed_is_refused():
+    import antiamp
+
+    with pytest.raises(ConfigError, match="sweep.design_seed"):
+        antiamp.sweep({"sweep": {"axes": {"model": {"rho": {"uniform": [0, 1]}}},
+                                 "design": "lhs", "design_seed": -1}})
