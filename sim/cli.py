@@ -123,7 +123,10 @@ def check_pins(args: list[str], cfg: dict) -> None:
 
     sweep = (cfg.get("sweep") or {}).get("name", "?")
     parser = OverridesParser.create()
-    for ov in parser.parse_overrides([a for a in args if not a.startswith("-")]):
+    ovs = parser.parse_overrides([a for a in args if not a.startswith("-")])
+    # Fields the command line sets itself (value overrides win over every file).
+    own = {ov.key_or_group for ov in ovs if "." in ov.key_or_group}
+    for ov in ovs:
         key = ov.key_or_group
         if key.startswith("hydra") or key == "sweep" or "." in key or ov.is_delete():
             continue
@@ -136,6 +139,8 @@ def check_pins(args: list[str], cfg: dict) -> None:
         pkg, content = found
         base = cfg if pkg == "_global_" else cfg.get(key) or {}
         for path, want in _leaves(content):
+            if (path if pkg == "_global_" else f"{key}.{path}") in own:
+                continue
             node = base
             for part in path.split("."):
                 node = node.get(part) if isinstance(node, dict) else None
@@ -188,6 +193,15 @@ def _run_model(cfg: DictConfig) -> None:
 
 
 def _run(cfg: DictConfig) -> None:
+    try:
+        _run_cell(cfg)
+    except KeyboardInterrupt:
+        print("\nantiamp: interrupted; a store is written only once complete, so nothing "
+              "partial was left", file=sys.stderr)
+        raise SystemExit(130) from None
+
+
+def _run_cell(cfg: DictConfig) -> None:
     from . import output
 
     logging.getLogger("matplotlib").setLevel(logging.WARNING)
@@ -226,13 +240,77 @@ register_model_options()
 _hydra_main = hydra.main(version_base="1.3", config_path=f"pkg://{CONFIG_MODULE}", config_name="config")(_run)
 
 
+#: Most jobs of a multirun that are validated one by one before any runs.
+MAX_CHECKED_JOBS = 1000
+#: True while the jobs of a multirun are checked (their run directories are not
+#: known yet, so stores are checked when each job starts).
+CHECKING_MULTIRUN = False
+
+
+def expand_jobs(args: list[str]) -> list:
+    """The override lists of every job of a command line: one for a single run, the
+    Cartesian product of the comma sweeps for ``-m`` (as Hydra's basic sweeper), none
+    for other flags (``--help``...)."""
+    import itertools
+
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    multi = {"-m", "--multirun"}
+    if not any(a in multi for a in args):
+        return [args]
+    if any(a.startswith("-") and a not in multi for a in args):
+        return []
+    rest = [a for a in args if a not in multi]
+    choices = []
+    for ov, raw in zip(OverridesParser.create().parse_overrides(rest), rest):
+        if ov.is_sweep_override() and ov.is_discrete_sweep():
+            choices.append([f"{ov.get_key_element()}={v}" for v in ov.sweep_string_iterator()])
+        else:
+            choices.append([raw])
+    return [list(job) for job in itertools.islice(itertools.product(*choices), MAX_CHECKED_JOBS)]
+
+
+def check_flag_overrides(args: list[str]) -> None:
+    """``section.flag=value`` on the command line: a yes/no field takes true or false
+    only (Hydra's composition would already have read 2 as true)."""
+    import dataclasses
+
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    from antiamp.sweeps.spec import run_schema
+
+    sections = {f.name: f.type if isinstance(f.type, type) else f.default_factory
+                for f in dataclasses.fields(run_schema())}
+    plain = [a for a in args if not a.startswith("-") and not a.lstrip("+~").startswith("hydra")]
+    for ov in OverridesParser.create().parse_overrides(plain):
+        parts = ov.key_or_group.split(".")
+        if len(parts) != 2 or ov.is_sweep_override() or ov.is_delete():
+            continue
+        typ = sections.get(parts[0])
+        if not (isinstance(typ, type) and dataclasses.is_dataclass(typ)):
+            continue
+        kinds = {g.name: g.type for g in dataclasses.fields(typ)}
+        if kinds.get(parts[1]) in ("bool", bool) and not isinstance(ov.value(), bool):
+            raise ConfigError(f"{ov.key_or_group} must be true or false, got {ov.value()!r}")
+
+
 def guarded_main(prog: str, check, hydra_main, errors: tuple = ()) -> None:
     """Validate the command line with ``check`` (no file touched), then run Hydra.
 
     Bad input exits with status 2 and a message, before Hydra creates its run
-    directory."""
+    directory; in a multirun every job is checked before any runs."""
+    global CHECKING_MULTIRUN
     try:
-        check(sys.argv[1:])
+        jobs = expand_jobs(sys.argv[1:])
+        CHECKING_MULTIRUN = any(a in ("-m", "--multirun") for a in sys.argv[1:])
+        for job in jobs:
+            try:
+                check_flag_overrides(job)
+                check(job)
+            except (ConfigError, *errors) as exc:
+                if len(jobs) > 1:
+                    raise type(exc)(f"job {' '.join(job)}: {exc}") from None
+                raise
     except (ConfigError, HydraException, OmegaConfBaseException, *errors) as exc:
         print(f"{prog}: error: {describe_error(exc)}", file=sys.stderr)
         raise SystemExit(2) from None

@@ -151,6 +151,7 @@ def to_config(cfg: Any = None) -> Config:
             elif isinstance(cfg, (dict, DictConfig)):
                 plain = _strip_hydra(cfg)
                 check_sections(plain)
+                check_flags(plain, Config)
                 other = OmegaConf.create(plain)
             else:
                 raise ConfigError(
@@ -181,6 +182,25 @@ def plain_values(x):
     if isinstance(x, (list, tuple, np.ndarray)):
         return [plain_values(v) for v in x]
     return x.item() if isinstance(x, np.generic) else x
+
+
+def check_flags(cfg: dict, schema) -> None:
+    """A yes/no field takes true or false only: OmegaConf would read 2 or "yes" as true."""
+    import dataclasses
+
+    for f in dataclasses.fields(schema):
+        sub = cfg.get(f.name) if isinstance(cfg, dict) else None
+        if not isinstance(sub, dict):
+            continue
+        typ = f.type if isinstance(f.type, type) else None
+        if typ is None and isinstance(f.default_factory, type):  # string annotations
+            typ = f.default_factory
+        if typ is None or not dataclasses.is_dataclass(typ):
+            continue
+        for g in dataclasses.fields(typ):
+            if g.type in ("bool", bool) and g.name in sub and not isinstance(sub[g.name], bool):
+                raise ConfigError(f"{f.name}.{g.name} must be true or false, got "
+                                  f"{sub[g.name]!r}")
 
 
 def check_sections(cfg: dict) -> None:

@@ -27,7 +27,7 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional
 
-from .config import Config, ConfigError, check_sections, plain_values
+from .config import Config, ConfigError, check_flags, check_sections, plain_values
 
 #: Section names every model shares (defined in :mod:`antiamp.config`).
 BASE_SECTIONS = ("model", "judge", "protocol", "welfare", "run", "export")
@@ -279,6 +279,7 @@ def to_model_config(cfg: Any, model: Model | None = None):
             raise ConfigError(f"model {model.name} does not read {k}.*; it reads "
                               f"{', '.join(sorted(keep))} (choose the model with model=<name>)")
     cfg = {k: v for k, v in cfg.items() if k in keep}
+    check_flags(cfg, schema())
     if model.prepare is not None:
         cfg = model.prepare(cfg)
     try:

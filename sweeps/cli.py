@@ -21,11 +21,13 @@ from hydra.core.config_store import ConfigStore
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
+from antiamp import cli as antiamp_cli
 from antiamp.cli import check_pins, compose_overrides, guarded_main, register_model_options
 from antiamp.config import ConfigError
 from antiamp.output import OutputError
 
 from .blocks import EngineError, store_state
+from .executors import check_reachable
 from .engine import SweepError, check_store, model_plan, model_store, resolve_store, run_sweep
 from .spec import make_plan, sweep_schema_node
 
@@ -46,16 +48,22 @@ def prevalidate(args: list[str]) -> None:
     check_pins(args, cfg)
     run_dir = Path(cfg["hydra"]["run"]["dir"])
     cfg = {k: v for k, v in cfg.items() if k != "hydra"}
+    multirun = antiamp_cli.CHECKING_MULTIRUN  # job directories are known only per job
     if _is_baseline(cfg):
         plan = make_plan(cfg)
-        check_store(plan, resolve_store(plan, run_dir), run_dir)
+        ex = plan.cfg.executor
+        if not multirun:
+            check_store(plan, resolve_store(plan, run_dir), run_dir)
     else:
-        plan, _ = model_plan(cfg)
-        store_state(plan, model_store(plan, run_dir), plan.spec.overwrite, run_dir)
+        plan, ex = model_plan(cfg)
+        if not multirun:
+            store_state(plan, model_store(plan, run_dir), plan.spec.overwrite, run_dir)
+    check_reachable(ex)
 
 
 def _run(cfg: DictConfig) -> None:
-    for noisy in ("matplotlib", "distributed"):
+    for noisy in ("matplotlib", "distributed", "distributed.scheduler", "distributed.worker",
+                  "distributed.core", "distributed.nanny", "distributed.http.proxy"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     out_dir = Path(HydraConfig.get().runtime.output_dir)
     plain = OmegaConf.to_container(cfg, resolve=True)

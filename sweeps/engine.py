@@ -30,7 +30,7 @@ import xarray as xr
 from antiamp.kernels import baseline as kb
 from antiamp.kernels.rng import split_seed
 from antiamp import __version__
-from antiamp.config import ConfigError, as_yaml
+from antiamp.config import ConfigError, as_yaml, check_flags
 from antiamp.metrics import CONTRAST_METRICS, PROTOCOL_METRICS, class_probabilities, evaluate
 from antiamp.runner import numba_threads
 
@@ -350,9 +350,10 @@ def model_plan(cfg):
     from omegaconf import OmegaConf
 
     from .blocks import plan_grid
-    from .spec import ExecutorConfig, validate_executor
+    from .spec import ExecutorConfig, run_schema, validate_executor
 
     d = _as_dict(cfg)
+    check_flags(d, run_schema())
     try:
         ex = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(ExecutorConfig),
                                                  d.get("executor") or {}))

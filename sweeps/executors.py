@@ -49,6 +49,28 @@ def dask_client(ex: ExecutorConfig):
         cluster.close()
 
 
+def check_reachable(ex: ExecutorConfig, timeout: float = 3.0) -> None:
+    """Fail fast, with a clear message, where the executor cannot start: no scheduler
+    answering at ``executor.address``, or no ``sbatch`` for ``executor=slurm``."""
+    import shutil
+    import socket
+    from urllib.parse import urlparse
+
+    if ex.kind == "slurm" and shutil.which("sbatch") is None:
+        raise ConfigError("executor=slurm needs SLURM's sbatch on PATH (run the sweep on a "
+                          "cluster's login node), or use executor=local / executor=distributed")
+    if ex.kind != "distributed":
+        return
+    u = urlparse(ex.address)
+    if u.scheme == "tcp" and u.hostname:
+        try:
+            socket.create_connection((u.hostname, u.port or 8786), timeout=timeout).close()
+        except OSError as exc:
+            raise ConfigError(f"executor.address: no dask scheduler answers at {ex.address} "
+                              f"({exc.strerror or exc}); start one (`dask scheduler`) or fix "
+                              "the address") from None
+
+
 def make_slurm_cluster(ex: ExecutorConfig):
     try:
         from dask_jobqueue import SLURMCluster

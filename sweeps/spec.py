@@ -25,7 +25,7 @@ from typing import Any, Dict, List, Optional
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
-from antiamp.config import Config, ConfigError, to_config, validate
+from antiamp.config import Config, ConfigError, check_flags, to_config, validate
 from antiamp.judge import judge_tables, resolve_strategies
 from antiamp.runner import baseline_thresholds
 
@@ -87,6 +87,14 @@ class ExecutorConfig:
 class SweepConfig(Config):
     sweep: SweepSpec = field(default_factory=SweepSpec)
     executor: ExecutorConfig = field(default_factory=ExecutorConfig)
+
+
+def run_schema() -> type:
+    """The root config dataclass of ``antiamp-sweep``: every model's sections plus
+    ``sweep`` and ``executor``."""
+    from antiamp.registry import schema
+
+    return schema({"sweep": SweepSpec, "executor": ExecutorConfig})
 
 
 def sweep_schema_node() -> DictConfig:
@@ -412,6 +420,13 @@ def validate_executor(ex: ExecutorConfig) -> None:
     if ex.kind == "distributed" and not ex.address:
         raise ConfigError("executor.address is required with executor=distributed "
                           "(e.g. executor.address=tcp://127.0.0.1:8786)")
+    if ex.kind == "distributed":
+        import re
+
+        if not re.fullmatch(r"(tcp|tls|ws|wss|ucx)://[^\s/:]+(:\d{1,5})?/?|inproc://\S+",
+                            ex.address):
+            raise ConfigError(f"executor.address must look like tcp://host:port, got "
+                              f"{ex.address!r}")
     for name in ("n_workers", "jobs"):
         if getattr(ex, name) < 1:
             raise ConfigError(f"executor.{name} must be an integer >= 1")
@@ -432,8 +447,11 @@ def make_plan(cfg: Any) -> Plan:
             if isinstance(cfg, DictConfig):
                 cfg = OmegaConf.to_container(cfg, resolve=True)
             cfg = {k: v for k, v in (cfg or {}).items() if k != "hydra"}
+            check_flags(cfg, run_schema())
             merged = OmegaConf.merge(node, cfg)
             scfg = OmegaConf.to_object(merged)
+        except ConfigError:
+            raise
         except Exception as exc:  # OmegaConf's errors name the key
             key = getattr(exc, "full_key", None)
             msg = str(exc).splitlines()[0]

@@ -193,3 +193,32 @@ def test_bad_design_seed_is_refused():
     with pytest.raises(ConfigError, match="sweep.design_seed"):
         antiamp.sweep({"sweep": {"axes": {"model": {"rho": {"uniform": [0, 1]}}},
                                  "design": "lhs", "design_seed": -1}})
+
+
+@pytest.mark.parametrize("args, msg", [
+    (["-m", "model.rho=0.2,1.7", "sweep.axes.judge.b=[0.2,0.8]"], "job model.rho=1.7"),
+    (["-m", "judge=tiebreak,logit", "sweep=amp_gap"], "sweep=amp_gap pins judge.kind"),
+    (["executor=distributed", "executor.address=not-an-address",
+      "sweep.axes.judge.b=[0.2]"], "executor.address must look like tcp://host:port"),
+    (["executor=distributed", "executor.address=tcp://127.0.0.1:1",
+      "sweep.axes.judge.b=[0.2]"], "no dask scheduler answers"),
+    (["run.figure=2", "sweep.axes.judge.b=[0.2]"], "run.figure must be true or false"),
+])
+def test_bad_jobs_executors_and_flags_exit_2_before_any_job_runs(tmp_path, args, msg):
+    import time
+
+    t = time.perf_counter()
+    r = _run("antiamp-sweep", args + ["run.n_instances=1000", "hydra.run.dir=run",
+                                      "hydra.sweep.dir=multi"], tmp_path)
+    assert r.returncode == 2 and msg in r.stderr, r.stderr
+    assert not (tmp_path / "run").exists() and not (tmp_path / "multi").exists()
+    assert time.perf_counter() - t < 60
+
+
+def test_slurm_without_sbatch_is_refused_at_once(tmp_path):
+    if shutil.which("sbatch"):
+        pytest.skip("this machine has SLURM")
+    r = _run("antiamp-sweep", ["executor=slurm", "sweep.axes.judge.b=[0.2]", "hydra.run.dir=run"],
+             tmp_path)
+    assert r.returncode == 2 and "sbatch" in r.stderr, r.stderr
+    assert not (tmp_path / "run").exists()
