@@ -48,6 +48,15 @@ def check_replaceable(path: str | os.PathLike, *, others=()) -> None:
                           "stores it wrote. Choose another path or move it away")
 
 
+def remove_temporaries(path: str | os.PathLike, kinds=("partial", "old")) -> None:
+    """Remove ``.<name>.<kind>-*`` beside ``path``: what a kill left of earlier writes
+    of this store (our naming; callers hold the store's lock or own its directory)."""
+    path = Path(path)
+    for kind in kinds:
+        for stale in path.parent.glob(f".{path.name}.{kind}-*"):
+            shutil.rmtree(stale, ignore_errors=True)
+
+
 def write_zarr_atomic(ds: xr.Dataset, path: str | os.PathLike, log=None) -> Path:
     """Write ``ds`` to ``path`` so that a reader never sees a half-written store.
 
@@ -75,10 +84,7 @@ def write_zarr_atomic(ds: xr.Dataset, path: str | os.PathLike, log=None) -> Path
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
-    # Temporaries that a kill -9 left beside this store in earlier writes (our naming).
-    for stale in (list(path.parent.glob(f".{path.name}.partial-*"))
-                  + list(path.parent.glob(f".{path.name}.old-*"))):
-        shutil.rmtree(stale, ignore_errors=True)
+    remove_temporaries(path)  # what kills left beside this store in earlier writes
     return path
 
 

@@ -476,15 +476,13 @@ def run_grid_store(cfg: Any, store: str | Path, *, client=None, executor=None,
                          "run_seconds": float(time.perf_counter() - t0)})
         if store.exists() and overwrite:
             log(f"replacing {store}")
-        from antiamp.output import write_zarr_atomic
+        from antiamp.output import remove_temporaries, write_zarr_atomic
 
         write_zarr_atomic(ds, store, log=log)
         shutil.rmtree(part)
-        # Temporaries of runs killed while creating the partial run or writing the
-        # store (our naming, and we hold the store's lock).
-        for tmp in (list(store.parent.glob(f".{part.name}.tmp-*"))
-                    + list(store.parent.glob(f".{store.name}.partial-*"))):
-            shutil.rmtree(tmp, ignore_errors=True)
+        # Temporaries of runs killed while creating the partial run or writing the store.
+        remove_temporaries(part, ("tmp",))
+        remove_temporaries(store, ("partial",))
     finally:
         lock.release()
     return xr.open_zarr(store)

@@ -31,6 +31,7 @@ from antiamp.kernels import baseline as kb
 from antiamp.kernels.rng import split_seed
 from antiamp import __version__
 from antiamp.config import ConfigError, as_yaml, check_flags
+from antiamp.output import remove_temporaries
 from antiamp.metrics import CONTRAST_METRICS, PROTOCOL_METRICS, class_probabilities, evaluate
 from antiamp.runner import numba_threads
 
@@ -325,11 +326,8 @@ def run_sweep(cfg, out_dir=None, *, client=None, progress=None, log=print) -> xr
             _execute(plan, todo, group, client, progress)
             group.attrs["complete"] = 1
             zarr.consolidate_metadata(str(store))
-        # Temporaries of runs killed while creating or replacing this store (our
-        # naming, and we hold its lock).
-        for tmp in (list(store.parent.glob(f".{store.name}.creating-*"))
-                    + list(store.parent.glob(f".{store.name}.old-*"))):
-            shutil.rmtree(tmp, ignore_errors=True)
+        # Temporaries of runs killed while creating or replacing this store.
+        remove_temporaries(store, ("creating", "old"))
     finally:
         lock.release()
     return xr.open_zarr(store)

@@ -30,14 +30,24 @@ def _coord_label(ds, dim) -> str:
     return f"{dim} ({c.attrs['long_name']})" if "long_name" in c.attrs else dim
 
 
-def plot_store(store, variables=None, out_dir=None, formats=("png", "pdf")) -> list:
-    """Write one figure per variable; return the paths written."""
+class IncompleteStore(ValueError):
+    """A store whose sweep has not finished (its ``complete`` flag is not set)."""
+
+
+def plot_store(store, variables=None, out_dir=None, formats=("png", "pdf"),
+               allow_incomplete: bool = False) -> list:
+    """Write one figure per variable; return the paths written.  A store whose sweep
+    has not finished is refused unless ``allow_incomplete`` (its unfinished cells
+    would be drawn as missing or as zero counts)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     ds = xr.open_zarr(store)
+    if not allow_incomplete and not ds.attrs.get("complete"):
+        raise IncompleteStore(f"{store} is not complete (its sweep was interrupted); rerun the "
+                              "sweep to finish it, or pass --allow-incomplete")
     out_dir = Path(out_dir) if out_dir else Path(store).parent
     out_dir.mkdir(parents=True, exist_ok=True)
     variables = list(variables or [v for v in DEFAULT_VARS if v in ds])
@@ -184,11 +194,18 @@ def main(argv=None) -> None:
                     help=f"variables to plot (default: {' '.join(DEFAULT_VARS)})")
     ap.add_argument("--out", default=None, help="output directory (default: beside the store)")
     ap.add_argument("--formats", nargs="+", default=["png", "pdf"])
+    ap.add_argument("--allow-incomplete", action="store_true",
+                    help="plot a store whose sweep has not finished")
     args = ap.parse_args(argv)
     if not Path(args.store).exists():
         print(f"antiamp-plot: error: no store at {args.store}", file=sys.stderr)
         raise SystemExit(2)
-    for p in plot_store(args.store, args.vars, args.out, args.formats):
+    try:
+        paths = plot_store(args.store, args.vars, args.out, args.formats, args.allow_incomplete)
+    except IncompleteStore as exc:
+        print(f"antiamp-plot: error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    for p in paths:
         print(f"wrote {p}")
 
 

@@ -468,6 +468,14 @@ def make_plan(cfg: Any) -> Plan:
     validate_executor(ex)
     if spec.cells_per_block < 0:
         raise ConfigError("sweep.cells_per_block must be an integer >= 0")
+    from antiamp.metrics import CONTRAST_METRICS, PROTOCOL_METRICS
+
+    names = list(PROTOCOL_METRICS) + list(CONTRAST_METRICS)
+    plottable = set(names) | {f"{n}_{s}" for n in names for s in ("se", "theory")}
+    for v in spec.plot_vars or []:  # before the sweep, not after it
+        if v not in plottable:
+            raise ConfigError(f"sweep.plot_vars: {v!r} is not a variable of the store; choose "
+                              f"from {', '.join(names)} (or their _se, _theory)")
     grid = CellGrid(base, spec)
     n_cells = grid.n_cells
     thr = np.empty((n_cells, 6), np.uint64)

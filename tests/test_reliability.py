@@ -222,3 +222,28 @@ def test_slurm_without_sbatch_is_refused_at_once(tmp_path):
              tmp_path)
     assert r.returncode == 2 and "sbatch" in r.stderr, r.stderr
     assert not (tmp_path / "run").exists()
+
+
+def test_unknown_plot_vars_are_refused_before_the_sweep(tmp_path):
+    r = _run("antiamp-sweep", ["sweep.axes.judge.b=[0.2]", "sweep.plot_vars=[nope]",
+                               "run.n_instances=1000", "hydra.run.dir=run"], tmp_path)
+    assert r.returncode == 2 and "sweep.plot_vars: 'nope'" in r.stderr, r.stderr
+    assert not (tmp_path / "run").exists()
+
+
+def test_an_incomplete_store_is_not_plotted_unless_asked(tmp_path):
+    import zarr
+
+    run_sweep({"sweep": {"axes": {"model": {"rho": [0.1, 0.3]}}, "plot": False},
+               "run": {"n_instances": 1000}}, tmp_path, progress=False)
+    zarr.open_group(str(tmp_path / "sweep.zarr"), mode="r+").attrs["complete"] = 0
+    zarr.consolidate_metadata(str(tmp_path / "sweep.zarr"))
+    exe = shutil.which("antiamp-plot")
+    argv = [exe] if exe else [sys.executable, "-m", "antiamp.sweeps.plot"]
+    r = subprocess.run(argv + ["sweep.zarr", "--out", "figs"], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 2 and "not complete" in r.stderr, r.stderr
+    assert not (tmp_path / "figs").exists()
+    r = subprocess.run(argv + ["sweep.zarr", "--out", "figs", "--allow-incomplete"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
