@@ -91,8 +91,14 @@ def test_jury_direction_matches_seed():
     assert all(np.diff(lo) < 0) and all(np.diff(hi) > 0)
 
 
+# The prior: the edges exactly, else away from floating-point underflow.  With a fixed
+# stance the conditioning event of Amp has probability pi or 1 - pi, and at a
+# subnormal pi (hypothesis found pi = 5e-324) the closed form and the enumeration
+# divide different underflowed products; the comparison is then meaningless.
+prior = st.one_of(st.sampled_from([0.0, 1.0]), st.floats(1e-9, 1 - 1e-9))
+
 general = dict(
-    pi=prob, p=acc_p, rho=prob, x_pc=prob, x_pd=prob, x_a=prob,
+    pi=prior, p=acc_p, rho=prob, x_pc=prob, x_pd=prob, x_a=prob,
     kind=st.sampled_from(["tiebreak", "logit"]), b=prob, lam=st.floats(0.1, 5),
     mu=st.floats(-2, 2), kappa=st.floats(0, 4), n=st.integers(1, 6), jury_tie=prob,
     d=prob, alpha=st.floats(0, 3), beta=st.floats(0, 3), dc=st.floats(-1, 1),
