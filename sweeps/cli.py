@@ -28,7 +28,8 @@ from antiamp.output import OutputError
 
 from .blocks import EngineError, store_state
 from .executors import check_reachable
-from .engine import SweepError, check_store, model_plan, model_store, resolve_store, run_sweep
+from .engine import (SweepError, check_store, model_plan, model_store, resolve_store, run_sweep,
+                     store_path)
 from .spec import make_plan, sweep_schema_node
 
 log = logging.getLogger("antiamp")
@@ -70,10 +71,7 @@ def _run(cfg: DictConfig) -> None:
     try:
         if HydraConfig.get().mode.name == "MULTIRUN":  # each job checks its own overrides
             check_pins(list(HydraConfig.get().overrides.task), plain)
-        if _is_baseline(plain):
-            store = resolve_store(make_plan(cfg), out_dir)
-        else:
-            store = model_store(model_plan(plain)[0], out_dir)
+        store = store_path(plain["sweep"]["store"], out_dir)  # run_sweep validates the grid
         ds = run_sweep(cfg, out_dir, log=print)
     except (ConfigError, SweepError, EngineError, OutputError) as exc:
         log.error("%s", exc)

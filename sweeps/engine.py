@@ -205,11 +205,14 @@ def theory_values(plan: Plan, cells: np.ndarray) -> dict:
 
 
 # ----------------------------------------------------------------------------- store
+def store_path(setting: str, out_dir: str | Path | None) -> Path:
+    """``sweep.store``: absolute as given, relative inside the run directory."""
+    store = Path(setting).expanduser()
+    return store if store.is_absolute() else Path(out_dir or ".") / store
+
+
 def resolve_store(plan: Plan, out_dir: str | Path | None) -> Path:
-    store = Path(plan.cfg.sweep.store).expanduser()
-    if not store.is_absolute():
-        store = Path(out_dir or ".") / store
-    return store
+    return store_path(plan.cfg.sweep.store, out_dir)
 
 
 def check_store(plan: Plan, store: Path, run_dir=None) -> str:
@@ -363,8 +366,7 @@ def model_plan(cfg):
 
 
 def model_store(plan, out_dir) -> Path:
-    store = Path(plan.spec.store).expanduser()
-    return store if store.is_absolute() else Path(out_dir or ".") / store
+    return store_path(plan.spec.store, out_dir)
 
 
 def _run_model_grid(cfg, out_dir, *, client=None, progress=None, log=print) -> xr.Dataset:
