@@ -2,9 +2,11 @@
 
 Reads a table in the schema of :data:`sim.transcripts.SCHEMA` (ours or a user's)
 and reports, per protocol and stratum: Amp-hat, accuracy and follow-when-correct
-with stratified bootstrap intervals (scipy.stats.bootstrap, one sample per
-stratum); equilibrium fabrication rates per role; feasibility rates where forced
-attempts are logged; the tie bias b-hat, split by label-blinding when logged; tie
+with stratified percentile bootstrap intervals (each stratum resampled within
+itself, as scipy.stats.bootstrap does with one sample per stratum, drawn as
+multinomial code counts so that memory stays bounded whatever the log's size);
+equilibrium fabrication rates per role; feasibility rates where forced attempts
+are logged; the tie bias b-hat, split by label-blinding when logged; tie
 and imbalance frequencies; a logistic fit of effective bias and salience with
 judge-clustered standard errors (statsmodels GLM); the one-sided test of
 Amp(debate) < Amp(consult); and sensitivity intervals for Amp under a stated
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,13 +43,45 @@ def load_log(path) -> pd.DataFrame:
     path = Path(path)
     if not path.exists():
         raise LogError(f"no such file: {path}")
-    if path.suffix.lower() == ".parquet":
-        df = pd.read_parquet(path)
-    elif path.suffix.lower() == ".csv":
-        df = pd.read_csv(path)
-    else:
+    if path.is_dir():
+        raise LogError(f"{path} is a directory; give a .csv or .parquet file")
+    kind = path.suffix.lower()
+    if kind not in (".csv", ".parquet"):
         raise LogError(f"{path.name}: the log must be a .csv or .parquet file")
+    if path.stat().st_size == 0:
+        raise LogError(f"{path.name} is empty")
+    try:
+        if kind == ".parquet":
+            df = pd.read_parquet(path)
+        else:
+            # Labels as categories: one string per distinct label, not per row.
+            df = pd.read_csv(path, encoding="utf-8", encoding_errors="strict",
+                             dtype={"protocol": "category", "stratum": "category"})
+    except UnicodeDecodeError as exc:
+        raise LogError(f"{path.name} is not UTF-8 text (byte {exc.start} cannot be decoded); "
+                       "save the log as UTF-8") from None
+    except pd.errors.EmptyDataError:
+        raise LogError(f"{path.name} has no header and no rows") from None
+    except pd.errors.ParserError as exc:
+        raise LogError(f"{path.name}: {str(exc).strip().splitlines()[-1]} (every row must "
+                       "have as many fields as the header)") from None
+    except (OSError, ValueError) as exc:  # unreadable, or not Parquet (pyarrow's errors)
+        what = "Parquet" if kind == ".parquet" else "CSV"
+        raise LogError(f"{path.name} cannot be read as {what}: "
+                       f"{str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}"
+                       ) from None
     return validate_log(df)
+
+
+def _labels(col: pd.Series, lower: bool = False) -> pd.Series:
+    """A label column as a categorical of stripped strings (missing stays missing):
+    one string per distinct label, not one per row, for logs of millions of rows."""
+    codes, uniq = pd.factorize(col)  # missing -> -1
+    names = [str(u).strip().lower() if lower else str(u).strip() for u in uniq]
+    cats = sorted(set(names))
+    where = {c: i for i, c in enumerate(cats)}
+    remap = np.array([where[n] for n in names] + [-1], dtype=np.int64)
+    return pd.Series(pd.Categorical.from_codes(remap[codes], categories=cats), index=col.index)
 
 
 def validate_log(df: pd.DataFrame) -> pd.DataFrame:
@@ -56,8 +91,8 @@ def validate_log(df: pd.DataFrame) -> pd.DataFrame:
                        f"(required: {', '.join(c for c, (r, _) in SCHEMA.items() if r)})")
     if len(df) == 0:
         raise LogError("the log has no rows")
-    df = df.reset_index(drop=True).copy()
-    prot = df["protocol"].astype(str).str.strip().str.lower()
+    df = df.reset_index(drop=True)  # a new frame: the caller's is left as it was
+    prot = _labels(df["protocol"], lower=True)
     bad = ~prot.isin(PROTOCOLS)
     if bad.any():
         r = int(np.flatnonzero(bad)[0])
@@ -94,11 +129,12 @@ def validate_log(df: pd.DataFrame) -> pd.DataFrame:
     df.loc[df["protocol"] == "consult", "e_A"] = df.loc[df["protocol"] == "consult", "e_A"].fillna(0)
     if "stratum" in df.columns:
         s = df["stratum"]
-        empty = s.isna() | (s.astype(str).str.strip() == "")
+        s = _labels(s)
+        empty = s.isna() | (s == "")
         if empty.any():
             r = int(np.flatnonzero(empty)[0])
             raise LogError(f"column 'stratum', row {r}: empty stratum label")
-        df["stratum"] = s.astype(str)
+        df["stratum"] = s
     else:
         df["stratum"] = "all"
     for col in ("v_P", "v_A"):
@@ -126,52 +162,82 @@ def _codes(d: pd.DataFrame) -> np.ndarray:
     return (4 * known + 2 * wrong + (y == a)).astype(float)
 
 
-def _amp(*samples, axis=-1):
-    c = np.concatenate(samples, axis=axis)
-    return np.sum(c == 7, axis=axis) / np.sum((c == 6) | (c == 7), axis=axis)
+# Every statistic of the bootstrap reads only how many rows fall in each of the
+# 8 codes, so a resample of n rows with replacement is a multinomial draw of the
+# code counts (the same distribution as resampling rows, which scipy.stats.bootstrap
+# does): memory and time per resample are O(8), not O(n), whatever the log's size.
+N_CODES = 8
 
 
-def _fwc(*samples, axis=-1):
-    c = np.concatenate(samples, axis=axis)
-    return np.sum(c == 5, axis=axis) / np.sum((c == 4) | (c == 5), axis=axis)
+def code_counts(codes: np.ndarray) -> np.ndarray:
+    """How many rows of each code 0..7."""
+    return np.bincount(np.asarray(codes, np.int64), minlength=N_CODES)
 
 
-def _acc(*samples, axis=-1):
-    c = np.concatenate(samples, axis=axis)
-    return np.sum((c == 5) | (c == 6), axis=axis) / np.sum(c >= 4, axis=axis)
+def _amp(c):
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return c[..., 7] / (c[..., 6] + c[..., 7])
 
 
-def corrected_amp(codes: np.ndarray, eps: float, axis=-1):
+def _fwc(c):
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return c[..., 5] / (c[..., 4] + c[..., 5])
+
+
+def _acc(c):
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (c[..., 5] + c[..., 6]) / c[..., 4:].sum(axis=-1)
+
+
+def corrected_amp_counts(c: np.ndarray, eps: float):
     """Amp after undoing a symmetric mislabel rate ``eps`` of the recorded ground truth.
 
     With q = Pr(a != omega), A = Amp and F = follow-when-correct, the recorded
     truth gives Pr(a != w~) = (1 - eps) q + eps (1 - q), Pr(y = a, a != w~) =
     (1 - eps) q A + eps (1 - q) F and Pr(y = a, a = w~) = (1 - eps)(1 - q) F + eps q A;
-    solved for A.
+    solved for A.  ``c``: code counts [..., 8].
     """
-    k = np.sum(codes >= 4, axis=axis)
-    qt = np.sum((codes == 6) | (codes == 7), axis=axis) / k
-    jw = np.sum(codes == 7, axis=axis) / k
-    jr = np.sum(codes == 5, axis=axis) / k
-    q = (qt - eps) / (1 - 2 * eps)
-    # [(1-eps) q, eps (1-q); eps q, (1-eps)(1-q)] [A, F] = [jw, jr]
-    det = (1 - eps) ** 2 * q * (1 - q) - eps ** 2 * q * (1 - q)
+    c = np.asarray(c, float)
     with np.errstate(invalid="ignore", divide="ignore"):
+        k = c[..., 4:].sum(axis=-1)
+        qt = (c[..., 6] + c[..., 7]) / k
+        jw = c[..., 7] / k
+        jr = c[..., 5] / k
+        q = (qt - eps) / (1 - 2 * eps)
+        # [(1-eps) q, eps (1-q); eps q, (1-eps)(1-q)] [A, F] = [jw, jr]
+        det = (1 - eps) ** 2 * q * (1 - q) - eps ** 2 * q * (1 - q)
         A = (jw * (1 - eps) * (1 - q) - eps * (1 - q) * jr) / det
     return np.clip(A, 0.0, 1.0)
 
 
+def corrected_amp(codes: np.ndarray, eps: float):
+    """:func:`corrected_amp_counts` of a sample of row codes."""
+    return corrected_amp_counts(code_counts(codes), eps)
+
+
+def _resampled(counts: list, n_resamples: int, rng) -> np.ndarray:
+    """Code counts of ``n_resamples`` stratified bootstrap resamples [B, 8]: each
+    stratum's rows resampled with replacement within the stratum."""
+    out = np.zeros((n_resamples, N_CODES), np.int64)
+    for c in counts:
+        n = int(c.sum())
+        out += rng.multinomial(n, c / n, size=n_resamples)
+    return out
+
+
 def _boot(samples, stat, confidence, n_resamples, rng):
-    samples = [s for s in samples if len(s)]
-    if not samples or sum(len(s) for s in samples) < 2:
+    """Point estimate and stratified percentile interval of ``stat`` (a statistic
+    of code counts) over ``samples`` (one array of row codes per stratum)."""
+    counts = [code_counts(s) for s in samples if len(s)]
+    if not counts or sum(int(c.sum()) for c in counts) < 2:
         return np.nan, np.nan, np.nan
-    point = float(stat(*samples))
-    if any(len(s) < 2 for s in samples):
-        samples = [np.concatenate(samples)]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        res = stats.bootstrap(samples, stat, n_resamples=n_resamples, confidence_level=confidence,
-                              method="percentile", vectorized=True, random_state=rng)
-    return point, float(res.confidence_interval.low), float(res.confidence_interval.high)
+    point = float(stat(np.sum(counts, axis=0)))
+    if any(c.sum() < 2 for c in counts):  # a stratum of one row cannot be resampled
+        counts = [np.sum(counts, axis=0)]
+    dist = stat(_resampled(counts, n_resamples, rng))
+    alpha = (1 - confidence) / 2
+    lo, hi = np.quantile(dist, [alpha, 1 - alpha])  # NaN if a resample is undefined
+    return point, float(lo), float(hi)
 
 
 def _rate(num_mask, den_mask):
@@ -203,11 +269,24 @@ def logistic_fit(d: pd.DataFrame):
 
     from statsmodels.tools.sm_exceptions import PerfectSeparationWarning
 
+    # The fit runs on rows aggregated by (judge, x): endorsements k out of n, a
+    # binomial GLM with var_weights n.  Its estimates and its cluster sandwich are
+    # those of the row-level fit (scores add up within a judge), with memory and
+    # time set by judges x evidence values, not rows.  statsmodels' small-sample
+    # factor would count aggregated rows, so it is applied here with the real count
+    # N: G/(G-1) (N-1)/(N-K), as the row-level fit applies it (test_estimate checks).
+    agg = pd.DataFrame({"g": groups, "x": X[:, 1], "k": endorse}).groupby(
+        ["g", "x"], sort=True)["k"].agg(["sum", "size"]).reset_index()
+    n_obs = agg["size"].to_numpy(dtype=float)
+    Xa = sm.add_constant(agg["x"].to_numpy(dtype=float), has_constant="add")
+    G, N, K = int(groups.max()) + 1, len(endorse), 2
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            fit = sm.GLM(endorse, X, family=sm.families.Binomial()).fit(
-                cov_type="cluster", cov_kwds={"groups": groups})
+            fit = sm.GLM(agg["sum"].to_numpy() / n_obs, Xa, family=sm.families.Binomial(),
+                         var_weights=n_obs).fit(
+                cov_type="cluster", cov_kwds={"groups": agg["g"].to_numpy(),
+                                              "use_correction": False})
     except Exception as exc:  # singular design, failed convergence
         return dict(mu=np.nan, mu_se=np.nan, kappa=np.nan, kappa_se=np.nan, graded=graded,
                     note=f"fit failed: {exc}")
@@ -217,9 +296,10 @@ def logistic_fit(d: pd.DataFrame):
                          "(as with a tie-break judge), so kappa~ is not identified")
     # Intervals use t quantiles with G - 1 degrees of freedom (G judges): cluster-robust
     # standard errors are biased down when clusters are few (Cameron and Miller, 2015).
-    G = int(groups.max()) + 1
-    return dict(mu=float(fit.params[0]), mu_se=float(fit.bse[0]), kappa=float(fit.params[1]),
-                kappa_se=float(fit.bse[1]), graded=graded, note="", df=max(G - 1, 1))
+    corr = G / (G - 1) * (N - 1) / (N - K) if G > 1 and N > K else np.nan
+    bse = np.sqrt(np.diag(np.asarray(fit.cov_params())) * corr)
+    return dict(mu=float(fit.params[0]), mu_se=float(bse[0]), kappa=float(fit.params[1]),
+                kappa_se=float(bse[1]), graded=graded, note="", df=max(G - 1, 1))
 
 
 @dataclass
@@ -233,10 +313,7 @@ class EstimateOptions:
 def estimate(df: pd.DataFrame, opts: EstimateOptions | None = None) -> xr.Dataset:
     """All estimates of a validated log as a Dataset (dims protocol, stratum, fit)."""
     opts = opts or EstimateOptions()
-    if not 0 <= opts.mislabel < 0.5:
-        raise LogError(f"mislabel rate must lie in [0, 0.5), got {opts.mislabel}")
-    if not 0 < opts.confidence < 1:
-        raise LogError(f"confidence must lie in (0, 1), got {opts.confidence}")
+    check_options(opts)
     rng = np.random.default_rng(opts.seed)
     strata = sorted(df["stratum"].unique().tolist())
     labels = strata + (["all"] if len(strata) > 1 or strata != ["all"] else [])
@@ -259,7 +336,8 @@ def estimate(df: pd.DataFrame, opts: EstimateOptions | None = None) -> xr.Datase
             out["n_rows"][pi_, si] = len(ds_)
             if len(ds_) == 0:
                 continue
-            groups = [g for _, g in ds_.groupby("stratum")] if lab == "all" else [ds_]
+            groups = ([g for _, g in ds_.groupby("stratum", observed=True)] if lab == "all"
+                      else [ds_])
             samples = [_codes(g) for g in groups]
             code_cache[prot, lab] = samples
             out["n_known"][pi_, si] = int(sum((s >= 4).sum() for s in samples))
@@ -290,8 +368,8 @@ def estimate(df: pd.DataFrame, opts: EstimateOptions | None = None) -> xr.Datase
                 ks = [s[s >= 4] for s in samples]
                 los, his = [], []
                 for e in (0.0, opts.mislabel):
-                    def st(*smp, axis=-1, e=e):
-                        return corrected_amp(np.concatenate(smp, axis=axis), e, axis=axis)
+                    def st(c, e=e):
+                        return corrected_amp_counts(c, e)
                     _, lo, hi = _boot(ks, st, opts.confidence, opts.n_resamples, rng)
                     los.append(lo)
                     his.append(hi)
@@ -301,25 +379,20 @@ def estimate(df: pd.DataFrame, opts: EstimateOptions | None = None) -> xr.Datase
     for si, lab in enumerate(labels):
         if ("consult", lab) not in code_cache or ("debate", lab) not in code_cache:
             continue
-        cs = [s[s >= 4] for s in code_cache["consult", lab]]
-        dsm = [s[s >= 4] for s in code_cache["debate", lab]]
-        k = len(cs)
-
-        def dstat(*smp, axis=-1, k=k):
-            return _amp(*smp[:k], axis=axis) - _amp(*smp[k:], axis=axis)
-
-        allsm = cs + dsm
-        if any(len(s) < 2 for s in allsm):
+        cs = [code_counts(s[s >= 4]) for s in code_cache["consult", lab]]
+        dsm = [code_counts(s[s >= 4]) for s in code_cache["debate", lab]]
+        if any(c.sum() < 2 for c in cs + dsm):
             continue
-        point = float(dstat(*allsm))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            res = stats.bootstrap(allsm, dstat, n_resamples=opts.n_resamples,
-                                  confidence_level=opts.confidence, method="percentile",
-                                  vectorized=True, random_state=rng)
-        se = float(res.standard_error)
+        # Consultancy and debate rows are independent samples: resample each.
+        point = float(_amp(np.sum(cs, axis=0)) - _amp(np.sum(dsm, axis=0)))
+        dist = (_amp(_resampled(cs, opts.n_resamples, rng))
+                - _amp(_resampled(dsm, opts.n_resamples, rng)))
+        alpha = (1 - opts.confidence) / 2
+        lo, hi = np.quantile(dist, [alpha, 1 - alpha])
+        se = float(np.std(dist, ddof=1))
         diff["amp_diff"][si] = point
-        diff["amp_diff_lo"][si] = float(res.confidence_interval.low)
-        diff["amp_diff_hi"][si] = float(res.confidence_interval.high)
+        diff["amp_diff_lo"][si] = float(lo)
+        diff["amp_diff_hi"][si] = float(hi)
         diff["p_value"][si] = float(stats.norm.sf(point / se)) if se > 0 else np.nan
     fits = {}
     for name, sub in (("consult", df[df["protocol"] == "consult"]),
@@ -507,37 +580,76 @@ def plot_estimates(ds: xr.Dataset, path: Path, pred: pd.DataFrame | None = None)
     return path
 
 
+MAX_RESAMPLES = 10_000_000  # the bootstrap holds [resamples, 8] counts per statistic
+
+
+def check_options(opts: EstimateOptions) -> None:
+    """Range checks of the estimation options (LogError names the option)."""
+    import numbers
+
+    if isinstance(opts.n_resamples, bool) or not isinstance(opts.n_resamples, numbers.Integral) \
+            or not 1 <= opts.n_resamples <= MAX_RESAMPLES:
+        raise LogError(f"n_resamples must be an integer in [1, {MAX_RESAMPLES:,}], "
+                       f"got {opts.n_resamples!r}")
+    if isinstance(opts.seed, bool) or not isinstance(opts.seed, numbers.Integral) \
+            or not 0 <= opts.seed < 2 ** 63:
+        raise LogError(f"seed must be an integer in [0, 2**63), got {opts.seed!r}")
+    if not (isinstance(opts.confidence, numbers.Real) and 0 < opts.confidence < 1):
+        raise LogError(f"confidence must lie in (0, 1), got {opts.confidence!r}")
+    if not (isinstance(opts.mislabel, numbers.Real) and 0 <= opts.mislabel < 0.5):
+        raise LogError(f"mislabel rate must lie in [0, 0.5), got {opts.mislabel!r}")
+
+
 def main(argv=None) -> None:
+    from .config import MAX_INSTANCES
+
     ap = argparse.ArgumentParser(prog="antiamp-estimate", description=__doc__.splitlines()[0])
     ap.add_argument("log", nargs="?", default=None,
-                    help="CSV or Parquet log in the documented column schema")
+                    help="CSV (UTF-8) or Parquet log in the documented column schema")
     ap.add_argument("--sample", action="store_true",
-                    help="use the shipped sample log (two strata, a logit judge)")
+                    help="use the shipped sample log (two strata, a logit judge) instead of a file")
     ap.add_argument("--out", default=None, help="output directory (default: estimate_<name>)")
-    ap.add_argument("--confidence", type=float, default=0.95)
-    ap.add_argument("--n-resamples", type=int, default=2000)
+    ap.add_argument("--confidence", type=float, default=0.95, help="in (0, 1); default 0.95")
+    ap.add_argument("--n-resamples", type=int, default=2000,
+                    help=f"bootstrap resamples, 1 to {MAX_RESAMPLES:,}; default 2000")
     ap.add_argument("--mislabel", type=float, default=0.0,
-                    help="rate of mislabelled ground truth for the Amp sensitivity interval")
-    ap.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+                    help="rate of mislabelled ground truth for the Amp sensitivity interval, "
+                         "in [0, 0.5)")
+    ap.add_argument("--seed", type=int, default=0, help="bootstrap seed, >= 0")
     ap.add_argument("--simulate", action="store_true",
                     help="simulate the fitted parameters and compare with the observed metrics")
-    ap.add_argument("--n-sim", type=int, default=2_000_000)
+    ap.add_argument("--n-sim", type=int, default=2_000_000,
+                    help=f"instances per simulated protocol, 1 to {MAX_INSTANCES:.0e}")
     args = ap.parse_args(argv)
+    if args.sample and args.log:
+        ap.error("give a log file or --sample, not both")
     if args.sample:
         from importlib.resources import files
 
         args.log = str(files("antiamp") / "data" / "sample_log.csv")
     if not args.log:
         ap.error("give a log file (or --sample)")
+    opts = EstimateOptions(args.confidence, args.n_resamples, args.mislabel, args.seed)
+    out = Path(args.out or f"estimate_{Path(args.log).stem}")
+    from .output import OutputError, check_replaceable
+
     try:
+        check_options(opts)
+        if args.simulate and not 1 <= args.n_sim <= MAX_INSTANCES:
+            raise LogError(f"--n-sim must lie in [1, {MAX_INSTANCES:.0e}], got {args.n_sim}")
+        if out.exists() and not out.is_dir():
+            raise LogError(f"--out {out} exists and is not a directory")
+        check_replaceable(out / "estimates.zarr")
+        t0 = time.perf_counter()
         df = load_log(args.log)
-        ds = estimate(df, EstimateOptions(args.confidence, args.n_resamples, args.mislabel,
-                                          args.seed))
-    except LogError as exc:
+        if len(df) > 1_000_000:
+            print(f"read {len(df):,} rows in {time.perf_counter() - t0:.1f} s; estimating "
+                  f"(about {len(df) / 2e6:.0f}-{len(df) / 5e5:.0f} s more)", file=sys.stderr)
+        ds = estimate(df, opts)
+    except (LogError, OutputError) as exc:
         print(f"antiamp-estimate: error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     print(format_report(ds, args.log))
-    out = Path(args.out or f"estimate_{Path(args.log).stem}")
     pred = None
     if args.simulate:
         pred = simulate_fitted(ds, args.n_sim, args.seed)

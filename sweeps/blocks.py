@@ -434,7 +434,10 @@ def run_grid_store(cfg: Any, store: str | Path, *, client=None, executor=None,
         if state == "complete":
             if part.exists() and _read_marker(part) is not None:
                 shutil.rmtree(part)  # a kill after the store was finished
-            log(f"{store} is complete")
+            report = verify_grid_store(plan, store, repair=True, client=client,
+                                       executor=executor, progress=progress, log=log)
+            if report.ok:
+                log(f"{store} is complete; its {report.n_blocks} blocks verified")
             return xr.open_zarr(store)
         if state == "new" and part.exists():
             shutil.rmtree(part)  # proven ours (marker) and replaced on request
@@ -474,6 +477,7 @@ def run_grid_store(cfg: Any, store: str | Path, *, client=None, executor=None,
         ds = label_metrics(assemble(plan, [have[b] for b in blocks], created))
         ds.attrs.update({"fingerprint": plan.fingerprint(), STORE_MARKER: 1, "complete": 1,
                          "run_seconds": float(time.perf_counter() - t0)})
+        add_checksums(plan, ds)
         if store.exists() and overwrite:
             log(f"replacing {store}")
         from antiamp.output import remove_temporaries, write_zarr_atomic
@@ -486,3 +490,164 @@ def run_grid_store(cfg: Any, store: str | Path, *, client=None, executor=None,
     finally:
         lock.release()
     return xr.open_zarr(store)
+
+
+# ----------------------------------------------------------------------------- checksums
+def _cell_rows(plan: GridPlan, da: xr.DataArray):
+    """A variable's values as [cell, ...] rows, or None if it is not per cell."""
+    dims = tuple(plan.grid.dims)
+    if tuple(da.dims[:len(dims)]) != dims:
+        return None
+    v = np.asarray(da.values)
+    return v.reshape((plan.n_cells,) + v.shape[len(dims):])
+
+
+def _bytes(v: np.ndarray) -> bytes:
+    if v.dtype.kind in "OUS":  # labels: their text, whatever the string dtype read back
+        return "\0".join(map(str, v.ravel().tolist())).encode()
+    return v.dtype.str.encode() + np.ascontiguousarray(v).tobytes()
+
+
+def _static_digest(plan: GridPlan, ds: xr.Dataset) -> str:
+    """Checksum of what is not per cell: coordinates and grid-wide variables."""
+    h = hashlib.blake2b(digest_size=8)
+    for name in sorted(set(ds.variables) - {"block_digest"}):
+        if name in ds.data_vars and _cell_rows(plan, ds[name]) is not None:
+            continue
+        h.update(name.encode())
+        h.update(_bytes(np.asarray(ds[name].values)))
+    return h.hexdigest()
+
+
+def block_digests(plan: GridPlan, ds: xr.Dataset) -> np.ndarray:
+    """A 64-bit checksum of each block's values (every per-cell variable)."""
+    rows = {}
+    for name in sorted(ds.data_vars):
+        if name != "block_digest":
+            r = _cell_rows(plan, ds[name])
+            if r is not None:
+                rows[name] = r
+    out = np.empty(len(plan.blocks()), np.uint64)
+    for i, (a, b) in enumerate(plan.blocks()):
+        h = hashlib.blake2b(digest_size=8)
+        for name, r in rows.items():
+            h.update(name.encode())
+            h.update(_bytes(r[a:b]))
+        out[i] = int.from_bytes(h.digest(), "little")
+    return out
+
+
+def add_checksums(plan: GridPlan, ds: xr.Dataset) -> None:
+    """Record each block's checksum (``block_digest``), the static one, and the
+    sweep that rebuilds the plan (for ``antiamp-check``)."""
+    ds["block_digest"] = (("block",), block_digests(plan, ds), {
+        "long_name": "checksum of each block's values",
+        "description": f"blocks of {plan.cells_per_block} consecutive cells (C order); "
+                       "verified by every rerun and by antiamp-check"})
+    ds.attrs["static_digest"] = _static_digest(plan, ds)
+    ds.attrs["sweep_json"] = json.dumps(dataclasses.asdict(plan.spec),
+                                        default=str)
+
+
+@dataclasses.dataclass
+class GridReport:
+    n_blocks: int
+    damaged: list  # (block name, what is wrong)
+
+    @property
+    def ok(self) -> bool:
+        return not self.damaged
+
+
+def _load(store: Path):
+    """The store in memory; (None, reason) when it cannot be read at all."""
+    try:
+        ds = xr.open_zarr(store)
+    except Exception as exc:
+        return None, f"cannot be opened ({type(exc).__name__}: {str(exc)[:80]})"
+    bad = []
+    for name in list(ds.variables):
+        try:
+            ds[name].load()
+        except Exception:
+            bad.append(name)
+    return ds, bad
+
+
+def verify_grid_store(plan: GridPlan, store: Path, *, repair: bool, client=None,
+                      executor=None, progress=None, log=print) -> GridReport:
+    """Verify every block of a finished grid store against its checksum; with
+    ``repair``, recompute the damaged blocks and rewrite the store atomically."""
+    ds, bad = _load(store)
+    n = len(plan.blocks())
+    if ds is None:
+        raise EngineError(f"{store} {bad}; it cannot be verified or repaired. Move it away "
+                          "and rerun to recompute it")
+    names = [f"cells {a}..{b - 1}" for a, b in plan.blocks()]
+    if "block_digest" in bad or "block_digest" not in ds or ds["block_digest"].size != n:
+        damaged = list(range(n))
+        why = {i: "its checksum is missing or unreadable" for i in damaged}
+    elif bad or ds.attrs.get("static_digest") != _static_digest(plan, ds):
+        damaged = list(range(n))
+        what = ", ".join(bad) if bad else "coordinates or grid-wide variables"
+        why = {i: f"{what} damaged" for i in damaged}
+    else:
+        have = block_digests(plan, ds)
+        damaged = [i for i in range(n) if have[i] != ds["block_digest"].values[i]]
+        why = {i: "values do not match the block's checksum" for i in damaged}
+    report = GridReport(n, [(names[i], why[i]) for i in damaged])
+    for i in damaged:
+        log(f"damaged block {names[i]}: {why[i]}; "
+            + ("recomputed" if repair else "not repaired"))
+    if not damaged or not repair:
+        return report
+    todo = [plan.blocks()[i] for i in damaged]
+
+    def compute(cl):
+        return _compute(plan, todo, _task_args(plan), cl, progress, lambda blk, d: None)
+
+    if client is not None or executor is None:
+        new = compute(client)
+    else:
+        from .executors import dask_client
+
+        with dask_client(executor) as cl:
+            new = compute(cl)
+    if len(damaged) == n:  # nothing sound to keep: the whole grid again
+        fixed = label_metrics(assemble(plan, [new[b] for b in todo], ds.attrs.get("created")))
+        if ds.attrs.get(STORE_MARKER):  # the run's own attributes (timings included)
+            fixed.attrs = dict(ds.attrs)
+        else:
+            fixed.attrs.update({"fingerprint": plan.fingerprint(), STORE_MARKER: 1,
+                                "complete": 1})
+    else:
+        fixed = ds.copy(deep=True)
+        for blk, part in new.items():
+            a, b = blk
+            for name, da in part.data_vars.items():
+                rows = _cell_rows(plan, fixed[name]) if name in fixed else None
+                if rows is None or "cell" not in da.dims:
+                    continue
+                v = np.asarray(da.transpose("cell", ...).values)
+                if any(x > y for x, y in zip(v.shape[1:], rows.shape[1:])):
+                    raise EngineError(f"block cells {a}..{b - 1} recomputed larger than the "
+                                      f"store's {name}; rerun with sweep.overwrite=true")
+                pad = np.full((b - a,) + rows.shape[1:], _fill(fixed[name]), dtype=rows.dtype)
+                pad[(slice(None),) + tuple(slice(0, x) for x in v.shape[1:])] = v
+                rows[a:b] = pad
+                fixed[name].values = rows.reshape(fixed[name].shape)
+    for v in fixed.variables.values():
+        v.encoding = {}
+    fixed = fixed.drop_vars("block_digest", errors="ignore")
+    add_checksums(plan, fixed)
+    still = [names[i] for i in damaged
+             if fixed["block_digest"].values[i] != ds["block_digest"].values[i]] \
+        if "block_digest" in ds and ds["block_digest"].size == n and "block_digest" not in bad \
+        else []
+    if still:
+        log(f"warning: recomputed blocks differ from their recorded checksums ({', '.join(still)}); "
+            "the model's results are not reproducible bit for bit")
+    from antiamp.output import write_zarr_atomic
+
+    write_zarr_atomic(fixed, store)
+    return report

@@ -40,6 +40,8 @@ from .spec import Plan, make_plan
 #: Instances per block at which automatic blocking aims (about 0.1-0.3 s of work).
 TARGET_BLOCK_INSTANCES = 1 << 27
 MAX_CELLS_PER_BLOCK = 4096
+#: Version of the store's layout (variables, checksums); part of the fingerprint.
+STORE_LAYOUT = 2
 
 
 class SweepError(RuntimeError):
@@ -113,7 +115,7 @@ def fingerprint(plan: Plan, chunk: tuple) -> str:
         "n": plan.base.run.n_instances, "seed": plan.base.run.seed,
         "axes": [(a.path, np.asarray(a.values).tolist()) for a in plan.axes],
         "design": plan.design, "crn": c.sweep.crn, "chunk": list(chunk),
-        "version": __version__,
+        "version": __version__, "layout": STORE_LAYOUT,
     }
     return hashlib.sha256(json.dumps(blob, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
@@ -159,6 +161,9 @@ def _template(plan: Plan, chunk: tuple, fp: str, created: str) -> tuple[xr.Datas
                                  {"long_name": "instances per transcript class", "units": "1"})
     data_vars["cell_done"] = (cdims, da.zeros(shape, dtype=bool, chunks=chunk),
                               {"long_name": "cell simulated", "units": "1"})
+    data_vars["cell_digest"] = (cdims, da.zeros(shape, dtype=np.uint64, chunks=chunk), {
+        "long_name": "checksum of the cell's class counts",
+        "description": "verified by every rerun and by antiamp-check"})
     # Closed forms are written block by block with the simulated values, so that
     # memory stays bounded by a block whatever the number of cells.
     for name, spec in PROTOCOL_METRICS.items():
@@ -182,7 +187,7 @@ def _template(plan: Plan, chunk: tuple, fp: str, created: str) -> tuple[xr.Datas
         "model": "baseline",
         "antiamp_version": __version__,
         "config": as_yaml(plan.cfg),
-        "config_json": json.dumps(_as_dict(plan.cfg), sort_keys=True, default=str),
+        "config_json": json.dumps(_as_dict(plan.cfg), default=str),
         "seed": int(plan.base.run.seed),
         "n_instances": int(plan.base.run.n_instances),
         "design": plan.design,
@@ -301,8 +306,6 @@ def run_sweep(cfg, out_dir=None, *, client=None, progress=None, log=print) -> xr
     progress : bool, optional
         Progress bar (default: on a terminal).
     """
-    import zarr
-
     from antiamp.registry import model_of
 
     if model_of(_as_dict(cfg)) != "baseline":
@@ -320,20 +323,137 @@ def run_sweep(cfg, out_dir=None, *, client=None, progress=None, log=print) -> xr
             _create_store(plan, chunk, fp, store, log)
             log(f"sweep '{plan.cfg.sweep.name}': {plan.n_cells:,} cells x {n:,} instances "
                 f"-> {store}")
-        if state != "complete":
-            group = zarr.open_group(str(store), mode="r+")
-            todo = [r for r in blocks(plan.shape, chunk) if not _block_done(group, r)]
-            if state == "resume":
-                log(f"resuming {store}: {len(todo)} of "
-                    f"{sum(1 for _ in blocks(plan.shape, chunk))} blocks left")
-            _execute(plan, todo, group, client, progress)
-            group.attrs["complete"] = 1
-            zarr.consolidate_metadata(str(store))
+        report = verify_store(plan, store, chunk, repair=True, client=client,
+                              progress=progress, log=log,
+                              resuming=state == "resume")
+        if state == "complete" and not report.damaged:
+            log(f"{store} is complete; its {report.n_blocks} blocks verified")
         # Temporaries of runs killed while creating or replacing this store.
         remove_temporaries(store, ("creating", "old"))
     finally:
         lock.release()
     return xr.open_zarr(store)
+
+
+@dataclasses.dataclass
+class StoreReport:
+    """What a verification of a store found (and, with ``repair``, redid)."""
+
+    n_blocks: int
+    todo: list  # blocks never finished
+    damaged: list  # (block name, what is wrong, how it was repaired)
+
+    @property
+    def ok(self) -> bool:
+        return not self.todo and not self.damaged
+
+
+def _block_name(plan: Plan, region: tuple) -> str:
+    return ", ".join(f"{d}[{r.start}:{r.stop}]" for d, r in zip(plan.dims, region))
+
+
+def verify_block(plan: Plan, group, region: tuple) -> tuple[bool, str] | None:
+    """None if a finished block is sound; else (whether its class counts are
+    sound, what is wrong).
+
+    The class counts must sum to n in every cell and match the checksum written
+    with them; every other variable must equal what the counts give (metrics,
+    standard errors and closed forms are recomputed and compared, NaN = NaN).
+    """
+    cells = _cells_of(region, plan.shape)
+    try:
+        counts = np.asarray(group["class_counts"][region]).reshape(-1, kb.N_CLASSES)
+        digest = np.asarray(group["cell_digest"][region]).ravel()
+    except Exception as exc:
+        return False, f"class counts unreadable ({type(exc).__name__})"
+    if not (counts.sum(axis=1) == plan.base.run.n_instances).all():
+        return False, "class counts do not sum to the instances"
+    if not np.array_equal(cell_digests(counts, cells), digest):
+        return False, "class counts do not match their checksum"
+    for name, want in block_values(plan, region, cells, counts).items():
+        try:
+            have = np.asarray(group[name][region])
+        except Exception as exc:
+            return True, f"{name} unreadable ({type(exc).__name__})"
+        if not np.array_equal(have, want, equal_nan=True):
+            return True, f"{name} differs from what the class counts give"
+    return None
+
+
+def _verify_static(plan: Plan, group, fix: bool) -> list:
+    """Coordinates and strategy arrays (written at creation) against the plan;
+    names the damaged ones (and with ``fix`` rewrites them)."""
+    want = {f"strategy_{nm}": plan.strategies[:, k].reshape(plan.shape)
+            for k, nm in enumerate(("x_P_consult", "x_P", "x_A"))}
+    for a in plan.axes:
+        want[a.dim] = np.asarray(a.values)
+    if plan.design != "grid":
+        want["point"] = np.arange(plan.shape[0])
+    bad = []
+    for name, v in want.items():
+        try:
+            ok = np.array_equal(np.asarray(group[name][...]), v,
+                                equal_nan=v.dtype.kind == "f")
+        except Exception:
+            ok = False
+        if not ok:
+            if fix:
+                group[name][...] = v
+            bad.append(name)
+    return bad
+
+
+def verify_store(plan: Plan, store: Path, chunk: tuple, *, repair: bool, client=None,
+                 progress=None, log=print, resuming: bool = False) -> StoreReport:
+    """Verify every finished block of a sweep store; with ``repair`` run the
+    unfinished ones, recompute damaged ones (from their counts when the counts
+    are sound, else with the kernel) and mark the store complete.
+
+    The store's ``complete`` attribute is cleared while anything is redone, so a
+    reader never takes a store under repair for a finished one.
+    """
+    import zarr
+
+    group = zarr.open_group(str(store), mode="r+" if repair else "r")
+    all_blocks = list(blocks(plan.shape, chunk))
+    unfinished, todo, damaged, from_counts = [], [], [], []
+    for r in all_blocks:
+        if not _block_done(group, r):
+            unfinished.append(r)
+            continue
+        found = verify_block(plan, group, r)
+        if found is None:
+            continue
+        counts_sound, what = found
+        how = ("not repaired" if not repair else "rewritten from its sound class counts"
+               if counts_sound else "recomputed")
+        damaged.append((_block_name(plan, r), what, how))
+        (from_counts if counts_sound else todo).append(r)
+    static = _verify_static(plan, group, repair)
+    report = StoreReport(len(all_blocks), unfinished,
+                         damaged + [(name, "damaged", "rewritten from the sweep's config"
+                                     if repair else "not repaired") for name in static])
+    if resuming:
+        log(f"resuming {store}: {len(unfinished)} of {len(all_blocks)} blocks left")
+    for name, what, how in damaged:
+        log(f"damaged block {name}: {what}; {how}")
+    for name in static:
+        log(f"damaged {name}: " + ("rewritten from the sweep's config" if repair
+                                   else "not repaired"))
+    if not repair:
+        return report
+    if unfinished or todo or from_counts or static or not group.attrs.get("complete"):
+        group.attrs["complete"] = 0
+        for r in from_counts:
+            cells = _cells_of(r, plan.shape)
+            counts = np.asarray(group["class_counts"][r]).reshape(-1, kb.N_CLASSES)
+            write_block(plan, group, r, cells, counts)
+        for r in todo:
+            group["cell_done"][r] = False
+        _execute(plan, unfinished + todo, group, client, progress)
+        group.attrs["complete"] = 1
+        zarr.consolidate_metadata(str(store))
+    return report
 
 
 def _as_dict(cfg):
@@ -404,6 +524,12 @@ def _execute(plan: Plan, todo: list, group, client, progress) -> None:
     bar = tqdm(total=total, unit="cell", desc="sweep", disable=disable)
     t0 = time.perf_counter()
 
+    def finished(r, cells, counts):
+        write_block(plan, group, r, cells, counts)
+        bar.update(len(cells))
+        rate = bar.n * n / max(time.perf_counter() - t0, 1e-9)
+        bar.set_postfix_str(f"{rate / 1e6:,.0f} M instances/s", refresh=False)
+
     def submit_all(cl):
         from distributed import as_completed
 
@@ -418,14 +544,19 @@ def _execute(plan: Plan, todo: list, group, client, progress) -> None:
             r, cells = futs.pop(f)
             counts = f.result()
             f.release()
-            write_block(plan, group, r, cells, counts)
-            bar.update(len(cells))
-            rate = bar.n * n / max(time.perf_counter() - t0, 1e-9)
-            bar.set_postfix_str(f"{rate / 1e6:,.0f} M instances/s", refresh=False)
+            finished(r, cells, counts)
 
     try:
         if client is not None:
             submit_all(client)
+        elif ex.kind == "local" and not ex.processes and ex.n_workers == 1:
+            # One in-process worker: the blocks run here, without a dask client,
+            # scheduler or dashboard to start.
+            for r in todo:
+                cells = _cells_of(r, plan.shape)
+                finished(r, cells, compute_block(plan.thr[cells], plan.fixed[cells],
+                                                 plan.a_fixed[cells], n, seed,
+                                                 plan.streams[cells], crn, nt))
         else:
             with dask_client(ex) as cl:
                 submit_all(cl)
@@ -433,21 +564,47 @@ def _execute(plan: Plan, todo: list, group, client, progress) -> None:
         bar.close()
 
 
-def write_block(plan: Plan, group, region: tuple, cells: np.ndarray, counts: np.ndarray):
-    """Metrics of one block's cells into its chunks; ``cell_done`` last."""
+def block_values(plan: Plan, region: tuple, cells: np.ndarray, counts: np.ndarray) -> dict:
+    """Every per-cell variable of one block, computed from its class counts."""
     shape = tuple(s.stop - s.start for s in region)
     vals = evaluate(counts, plan.J_consult[cells], plan.J_debate[cells],
                     *(w[cells] for w in plan.welfare))
-    for name in PROTOCOL_METRICS:
-        group[name][region] = vals[name][0].reshape(shape + (2,))
-        group[f"{name}_se"][region] = vals[name][1].reshape(shape + (2,))
-    for name in CONTRAST_METRICS:
-        group[name][region] = np.asarray(vals[name][0]).reshape(shape)
-        group[f"{name}_se"][region] = np.asarray(vals[name][1]).reshape(shape)
     th = theory_values(plan, cells)
+    out = {}
     for name in PROTOCOL_METRICS:
-        group[f"{name}_theory"][region] = th[name][0].reshape(shape + (2,))
+        out[name] = vals[name][0].reshape(shape + (2,))
+        out[f"{name}_se"] = vals[name][1].reshape(shape + (2,))
+        out[f"{name}_theory"] = th[name][0].reshape(shape + (2,))
     for name in CONTRAST_METRICS:
-        group[f"{name}_theory"][region] = np.asarray(th[name][0]).reshape(shape)
+        out[name] = np.asarray(vals[name][0]).reshape(shape)
+        out[f"{name}_se"] = np.asarray(vals[name][1]).reshape(shape)
+        out[f"{name}_theory"] = np.asarray(th[name][0]).reshape(shape)
+    return out
+
+
+def cell_digests(counts: np.ndarray, cells: np.ndarray) -> np.ndarray:
+    """A 64-bit checksum of each cell's class counts (and its index in the grid).
+
+    Written by hand because it must be vectorised: hashlib hashes one buffer per
+    call, about 1 us per cell, which a 10^7-cell sweep would feel; this is a
+    multiply-xorshift mix over the 32 counts, for detecting damage (deleted or
+    altered chunks), not for security.  Never 0, the fill of a missing chunk.
+    """
+    h = np.asarray(cells, np.uint64) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(0x632BE59BD9B4E019)
+    with np.errstate(over="ignore"):
+        for j in range(counts.shape[1]):
+            h ^= counts[:, j].astype(np.uint64)
+            h *= np.uint64(0xBF58476D1CE4E5B9)
+            h ^= h >> np.uint64(31)
+    return h | np.uint64(1)
+
+
+def write_block(plan: Plan, group, region: tuple, cells: np.ndarray, counts: np.ndarray):
+    """Metrics of one block's cells into its chunks; the counts' checksum, then
+    ``cell_done`` last."""
+    shape = tuple(s.stop - s.start for s in region)
+    for name, v in block_values(plan, region, cells, counts).items():
+        group[name][region] = v
     group["class_counts"][region] = counts.reshape(shape + (kb.N_CLASSES,))
+    group["cell_digest"][region] = cell_digests(counts, cells).reshape(shape)
     group["cell_done"][region] = True
