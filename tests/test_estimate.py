@@ -152,3 +152,165 @@ def test_cli_on_the_shipped_sample(tmp_path):
     assert (tmp_path / "o" / "estimates.png").stat().st_size > 1000
     pred = pd.read_csv(tmp_path / "o" / "predicted_vs_observed.csv")
     assert {"observed", "logit (mu~, kappa~)"} <= set(pred.columns)
+
+
+# ------------------------------------------------------------------ unreadable files, bad options
+def _cli(args, tmp_path, timeout=120):
+    exe = shutil.which("antiamp-estimate")
+    cmd = [exe] if exe else [sys.executable, "-m", "antiamp.estimate"]
+    return subprocess.run(cmd + [str(a) for a in args], capture_output=True, text=True,
+                          timeout=timeout, cwd=tmp_path)
+
+
+def _good_csv(tmp_path):
+    path = tmp_path / "good.csv"
+    records(LOGIT, 300).to_csv(path, index=False)
+    return path
+
+
+def _w(d, name, data):
+    p = d / name
+    if isinstance(data, str):
+        data = data.encode()
+    p.write_bytes(data)
+    return p
+
+
+def _mkdir(d, name):
+    (d / name).mkdir()
+    return d / name
+
+
+BAD_FILES = {
+    "empty file": (lambda d: _w(d, "e.csv", b""), "is empty"),
+    "a directory": (lambda d: _mkdir(d, "dir.csv"), "is a directory"),
+    "CSV named .parquet": (lambda d: _w(d, "x.parquet", "protocol,a\nconsult,1\n"),
+                           "cannot be read as Parquet"),
+    "random bytes": (lambda d: _w(d, "r.csv", np.random.default_rng(1).integers(
+        0, 256, 4000, dtype=np.uint8).tobytes()), "r.csv"),
+    "Latin-1 text": (lambda d: _w(d, "l.csv", "protocol,a,y,e_P,e_A,omega,stratum\n"
+                                  "consult,1,1,0,0,1,caf\xe9\n".encode("latin-1")),
+                     "is not UTF-8 text"),
+    "UTF-16 text": (lambda d: _w(d, "u.csv", "protocol,a,y,e_P,e_A,omega\nconsult,1,1,0,0,1\n"
+                                 .encode("utf-16")), "is not UTF-8 text"),
+    "ragged rows": (lambda d: _w(d, "g.csv", "protocol,a,y,e_P,e_A,omega\nconsult,1,1,0,0,1\n"
+                                 "debate,1,0,1,1,0,7,8\n"),
+                    "every row must have as many fields as the header"),
+    "header only": (lambda d: _w(d, "h.csv", "protocol,a,y,e_P,e_A,omega\n"), "no rows"),
+    "missing file": (lambda d: d / "nope.csv", "no such file"),
+    "wrong suffix": (lambda d: _w(d, "log.txt", "x"), "must be a .csv or .parquet file"),
+}
+
+
+@pytest.mark.parametrize("kind", list(BAD_FILES))
+def test_unreadable_logs_exit_2_with_a_message_and_write_nothing(tmp_path, kind):
+    make, msg = BAD_FILES[kind]
+    path = make(tmp_path)
+    r = _cli([path, "--out", tmp_path / "out"], tmp_path)
+    assert r.returncode == 2, r.stderr
+    assert msg in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert not (tmp_path / "out").exists()
+
+
+BAD_OPTIONS = [
+    (["--seed", "-1"], "seed must be an integer in [0, 2**63)"),
+    (["--n-resamples", "0"], "n_resamples must be an integer in [1, 10,000,000]"),
+    (["--n-resamples", "-5"], "n_resamples must be an integer in [1, 10,000,000]"),
+    (["--n-resamples", "100000000"], "n_resamples must be an integer in [1, 10,000,000]"),
+    (["--simulate", "--n-sim", "0"], "--n-sim must lie in [1, 1e+14]"),
+    (["--confidence", "1.5"], "confidence must lie in (0, 1)"),
+    (["--confidence", "nan"], "confidence must lie in (0, 1)"),
+    (["--mislabel", "0.5"], "mislabel rate must lie in [0, 0.5)"),
+    (["--sample"], "give a log file or --sample, not both"),
+    (["--n-resamples", "many"], "invalid int value"),
+]
+
+
+@pytest.mark.parametrize("extra, msg", BAD_OPTIONS)
+def test_bad_options_exit_2_before_reading_or_writing(tmp_path, extra, msg):
+    r = _cli([_good_csv(tmp_path), "--out", tmp_path / "out", *extra], tmp_path)
+    assert r.returncode == 2, r.stderr
+    assert msg in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_out_path_that_is_a_file_or_a_foreign_store_is_refused(tmp_path):
+    (tmp_path / "file").write_text("keep me")
+    r = _cli([_good_csv(tmp_path), "--out", tmp_path / "file"], tmp_path)
+    assert r.returncode == 2 and "is not a directory" in r.stderr
+    (tmp_path / "o" / "estimates.zarr").mkdir(parents=True)
+    (tmp_path / "o" / "estimates.zarr" / "mine.txt").write_text("keep me")
+    r = _cli([_good_csv(tmp_path), "--out", tmp_path / "o"], tmp_path)
+    assert r.returncode == 2 and "not an antiamp store" in r.stderr
+    assert (tmp_path / "o" / "estimates.zarr" / "mine.txt").read_text() == "keep me"
+    assert (tmp_path / "file").read_text() == "keep me"
+
+
+# ------------------------------------------------------------------ the scalable estimators
+def test_count_bootstrap_matches_scipy_row_bootstrap():
+    """Resampling code counts (multinomial) is resampling rows: its percentile
+    interval agrees with scipy.stats.bootstrap's on the same stratified sample to
+    within the Monte Carlo error of the two."""
+    from scipy import stats
+
+    from antiamp.estimate import _amp, _boot, _codes
+
+    df = validate_log(records(LOGIT, 3000))
+    d = df[df.protocol == "consult"]
+    samples = [_codes(g) for _, g in d.groupby("stratum", observed=True)]
+    known = [s[s >= 4] for s in samples]
+    _, lo, hi = _boot(known, _amp, 0.9, 20000, np.random.default_rng(0))
+
+    def rows_amp(*smp, axis=-1):
+        c = np.concatenate(smp, axis=axis)
+        return np.sum(c == 7, axis=axis) / np.sum((c == 6) | (c == 7), axis=axis)
+
+    ref = stats.bootstrap(known, rows_amp, n_resamples=20000, confidence_level=0.9,
+                          method="percentile", vectorized=True,
+                          random_state=np.random.default_rng(1)).confidence_interval
+    width = ref.high - ref.low
+    assert abs(lo - ref.low) < 0.05 * width and abs(hi - ref.high) < 0.05 * width, \
+        (lo, hi, ref)
+
+
+def test_aggregated_logistic_fit_equals_the_row_level_fit():
+    """The fit on rows aggregated by (judge, evidence difference) gives the
+    estimates and judge-clustered standard errors of statsmodels' row-level fit."""
+    import statsmodels.api as sm
+
+    from antiamp.estimate import logistic_fit
+
+    df = validate_log(records(LOGIT, 4000).assign(
+        judge_id=lambda d: np.random.default_rng(3).integers(0, 37, len(d))))
+    got = logistic_fit(df)
+    x = (df.e_P - df.e_A).to_numpy(float)
+    y = (df.y == df.a).to_numpy(float)
+    ref = sm.GLM(y, sm.add_constant(x), family=sm.families.Binomial()).fit(
+        cov_type="cluster", cov_kwds={"groups": pd.factorize(df.judge_id)[0]})
+    np.testing.assert_allclose([got["mu"], got["kappa"]], ref.params, rtol=1e-8)
+    np.testing.assert_allclose([got["mu_se"], got["kappa_se"]], ref.bse, rtol=1e-8)
+
+
+@pytest.mark.slow
+def test_five_million_rows_stay_under_two_gigabytes(tmp_path):
+    """The issue's target: a 5-million-row log estimated in bounded memory."""
+    n = 5_000_000
+    rng = np.random.default_rng(0)
+    om = rng.integers(0, 2, n)
+    a = np.where(rng.random(n) < 0.7, om, 1 - om)
+    prot = np.where(rng.random(n) < 0.5, "consult", "debate")
+    e_P = (rng.random(n) < np.where(a == om, 0.9, 0.3)).astype(int)
+    e_A = np.where(prot == "debate", (rng.random(n) < np.where(a == om, 0.3, 0.9)), 0)
+    y = np.where(rng.random(n) < 1 / (1 + np.exp(-(0.2 + 1.5 * (e_P - e_A)))), a, 1 - a)
+    pd.DataFrame(dict(protocol=prot, a=a, y=y, e_P=e_P, e_A=e_A.astype(int), omega=om,
+                      judge_id=rng.integers(0, 500, n))).to_csv(tmp_path / "big.csv", index=False)
+    script = ("import resource, sys\nfrom antiamp.estimate import main\n"
+              "try:\n    main(sys.argv[1:])\nexcept SystemExit as e:\n    assert not e.code\n"
+              "print('peak', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n")
+    r = subprocess.run([sys.executable, "-c", script, str(tmp_path / "big.csv"), "--out",
+                        str(tmp_path / "o")], capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr
+    peak_kib = int(r.stdout.rsplit("peak", 1)[1])
+    assert peak_kib < 2 * 1024 ** 2, peak_kib
+    ds = xr.open_zarr(tmp_path / "o" / "estimates.zarr")
+    assert abs(float(ds.kappa_tilde.sel(fit="pooled")) - 1.5) < 0.02
