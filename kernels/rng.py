@@ -78,6 +78,12 @@ def bernoulli_threshold(q: float) -> np.uint64:
     return np.uint64(min(TWO32, max(0, int(round(float(q) * TWO32)))))
 
 
+def bernoulli_thresholds(q: np.ndarray) -> np.ndarray:
+    """:func:`bernoulli_threshold` of every element (the same rounding: half to even)."""
+    t = np.rint(np.asarray(q, np.float64) * float(TWO32))
+    return np.clip(t, 0, TWO32).astype(np.uint64)
+
+
 def split_seed(seed: int) -> tuple[np.uint64, np.uint64]:
     """The Philox key (two 32-bit words) of a non-negative 64-bit seed."""
     seed = int(seed)

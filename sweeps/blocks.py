@@ -109,8 +109,26 @@ def _spec(sweep: Any) -> SweepSpec:
         raise ConfigError(f"sweep: {str(exc).splitlines()[0]}") from None
 
 
+_LAST_PLAN: dict = {}
+
+
 def plan_grid(cfg: Any, *, cells_per_block: int | None = None, validate_all: bool = True
               ) -> GridPlan:
+    """:func:`_plan_grid`, keeping the last plan: the command line's check before
+    the run and the run itself validate a grid once."""
+    from .spec import _plan_key
+
+    key = _plan_key(cfg, cells_per_block, validate_all)
+    if key is not None and _LAST_PLAN.get("key") == key:
+        return _LAST_PLAN["plan"]
+    plan = _plan_grid(cfg, cells_per_block=cells_per_block, validate_all=validate_all)
+    _LAST_PLAN.clear()
+    _LAST_PLAN.update(key=key, plan=plan)
+    return plan
+
+
+def _plan_grid(cfg: Any, *, cells_per_block: int | None = None, validate_all: bool = True
+               ) -> GridPlan:
     """Validate a model's grid: the base config, the axes and (by default) every cell.
 
     ``cfg`` is the nested config with ``model.name`` and ``sweep.axes``; every bad

@@ -27,6 +27,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from antiamp.config import Config, ConfigError, check_flags, to_config, validate
 from antiamp.judge import judge_tables, resolve_strategies
+from antiamp.kernels.rng import bernoulli_thresholds
 from antiamp.runner import baseline_thresholds
 
 SWEEPABLE = ("model", "judge", "protocol", "welfare")
@@ -413,6 +414,124 @@ class CellGrid:
         return cell
 
 
+def _cells_one_by_one(grid: CellGrid) -> tuple:
+    """Kernel inputs of every cell, built and validated one cell at a time."""
+    n_cells = grid.n_cells
+    thr = np.empty((n_cells, 6), np.uint64)
+    fixed = np.empty(n_cells, np.int64)
+    a_fixed = np.empty(n_cells, np.int64)
+    Jc = np.empty((n_cells, 2))
+    Jd = np.empty((n_cells, 2, 2))
+    wel = np.empty((4, n_cells))
+    targs = np.empty((6, n_cells))
+    strat = np.empty((n_cells, 3))
+    for i in range(n_cells):
+        cell = grid.cell(i)
+        try:
+            st = resolve_strategies(cell)
+        except ConfigError as exc:
+            raise ConfigError(f"sweep cell ({grid.where(i)}): {exc}") from None
+        m = cell.model
+        thr[i] = baseline_thresholds(m.pi, m.p, m.rho, st.x_P_consult, st.x_P, st.x_A)
+        fixed[i] = m.stance == "fixed"
+        a_fixed[i] = m.a
+        Jc[i], Jd[i] = judge_tables(cell.judge, cell.protocol)
+        wel[:, i] = (cell.welfare.alpha, cell.welfare.beta, cell.welfare.delta_c, m.c_e)
+        targs[:, i] = (m.pi, m.p, m.rho, st.x_P_consult, st.x_P, st.x_A)
+        strat[i] = (st.x_P_consult, st.x_P, st.x_A)
+    return thr, fixed, a_fixed, Jc, Jd, wel, targs, strat
+
+
+#: Fields that the judge's tables read (validated together: judge.kind and
+#: protocol.consult_default constrain each other).
+_TABLE_SECTIONS = ("judge", "protocol")
+#: Model fields that, with the tables, decide the presentation strategies.
+_STRATEGY_FIELDS = ("model.c_e", "model.x_P_consult", "model.x_P", "model.x_A")
+
+
+def _combos(columns: list, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(key of each cell's combination of ``columns``, first cell of each key)."""
+    import pandas as pd
+
+    key = np.zeros(n, np.int64)
+    for col in columns:
+        codes, uniq = pd.factorize(col)
+        key, _ = pd.factorize(key * len(uniq) + codes)  # stays < n: no overflow
+    _, first = np.unique(key, return_index=True)
+    return key, first
+
+
+def _columns_of(grid: CellGrid) -> tuple:
+    """Kernel inputs of every cell, column by column.
+
+    ``validate`` checks each field on its own, except judge.kind against
+    protocol.consult_default; so each distinct value of an axis is validated once
+    (with the base config), and each distinct combination of the judge and
+    protocol axes once.  The judge's tables are computed per combination of the
+    judge and protocol axes, the strategies per combination of those with c_e
+    and the given x's, the Bernoulli thresholds and the rest as whole columns.
+    The result is the cell-by-cell plan's, bit for bit (tests check).
+    """
+    n = grid.n_cells
+    base = grid.base
+    col = {a.path: c for a, c in zip(grid.axes, grid.columns)}
+
+    def value(v):
+        return v.item() if hasattr(v, "item") else v
+
+    def config_at(i: int, paths) -> Config:
+        changes: dict = {}
+        for path in paths:
+            s, name = path.split(".")
+            changes.setdefault(s, {})[name] = value(col[path][i])
+        return dataclasses.replace(base, **{s: dataclasses.replace(getattr(base, s), **c)
+                                            for s, c in changes.items()})
+
+    def checked(i: int, paths, what):
+        try:
+            return what(config_at(i, paths))
+        except ConfigError as exc:
+            raise ConfigError(f"sweep cell ({grid.where(i)}): {exc}") from None
+
+    table_paths = [p for p in col if p.split(".")[0] in _TABLE_SECTIONS]
+    for path in col:  # every other field's values, each once
+        if path not in table_paths:
+            _, first = _combos([col[path]], n)
+            for i in first:
+                checked(int(i), [path], validate)
+    tkey, tfirst = _combos([col[p] for p in table_paths], n)
+    Jc_u = np.empty((len(tfirst), 2))
+    Jd_u = np.empty((len(tfirst), 2, 2))
+    for k, i in enumerate(tfirst):
+        def tables(cell):
+            validate(cell)
+            return judge_tables(cell.judge, cell.protocol)
+        Jc_u[k], Jd_u[k] = checked(int(i), table_paths, tables)
+    strat_paths = table_paths + [p for p in _STRATEGY_FIELDS if p in col]
+    skey, sfirst = _combos([tkey] + [col[p] for p in _STRATEGY_FIELDS if p in col], n)
+    strat_u = np.empty((len(sfirst), 3))
+    for k, i in enumerate(sfirst):
+        st = checked(int(i), strat_paths, resolve_strategies)
+        strat_u[k] = (st.x_P_consult, st.x_P, st.x_A)
+
+    def field(path):
+        s, name = path.split(".")
+        if path in col:
+            return np.asarray(col[path])
+        return np.full(n, getattr(getattr(base, s), name))
+
+    strat = strat_u[skey]
+    pi, p, rho = (field(f"model.{f}").astype(float) for f in ("pi", "p", "rho"))
+    probs = np.stack([pi, p, rho, strat[:, 0], strat[:, 1], strat[:, 2]], axis=1)
+    thr = bernoulli_thresholds(probs)
+    fixed = (field("model.stance") == "fixed").astype(np.int64)
+    a_fixed = field("model.a").astype(np.int64)
+    wel = np.stack([field(f"welfare.{f}").astype(float) for f in ("alpha", "beta", "delta_c")]
+                   + [field("model.c_e").astype(float)])
+    targs = probs.T.copy()
+    return thr, fixed, a_fixed, Jc_u[tkey], Jd_u[tkey], wel, targs, strat
+
+
 def validate_executor(ex: ExecutorConfig) -> None:
     """Range checks of ``executor.*`` (ConfigError names the field)."""
     if ex.kind not in EXECUTORS:
@@ -437,8 +556,42 @@ def validate_executor(ex: ExecutorConfig) -> None:
         raise ConfigError("executor.threads_per_task must be an integer >= 0")
 
 
-def make_plan(cfg: Any) -> Plan:
-    """Validate a sweep config and every one of its cells, before any computation."""
+_LAST_PLAN: dict = {}
+
+
+def _plan_key(cfg: Any, *flags) -> str | None:
+    """The plan cache's key: the config as given (axis order included)."""
+    try:
+        if isinstance(cfg, DictConfig):
+            cfg = OmegaConf.to_container(cfg, resolve=True)
+        if dataclasses.is_dataclass(cfg):
+            cfg = dataclasses.asdict(cfg)
+        cfg = {k: v for k, v in dict(cfg or {}).items() if k != "hydra"}
+        return json.dumps([cfg, flags], default=repr)
+    except Exception:
+        return None
+
+
+def make_plan(cfg: Any, *, columnar: bool = True) -> Plan:
+    """The validated plan of a sweep; the last one is kept, so that the command
+    line's check before the run and the run itself validate a grid once."""
+    key = _plan_key(cfg, columnar)
+    if key is not None and _LAST_PLAN.get("key") == key:
+        return _LAST_PLAN["plan"]
+    plan = _make_plan(cfg, columnar=columnar)
+    _LAST_PLAN.clear()
+    _LAST_PLAN.update(key=key, plan=plan)
+    return plan
+
+
+def _make_plan(cfg: Any, *, columnar: bool = True) -> Plan:
+    """Validate a sweep config and every one of its cells, before any computation.
+
+    The cells are validated and turned into kernel inputs column by column
+    (:func:`_columns_of`: each distinct value or combination once, whatever the
+    number of cells); ``columnar=False`` does it cell by cell, the reference the
+    tests hold the columnar plan to.
+    """
     if isinstance(cfg, SweepConfig):
         scfg = cfg
     else:
@@ -477,32 +630,14 @@ def make_plan(cfg: Any) -> Plan:
             raise ConfigError(f"sweep.plot_vars: {v!r} is not a variable of the store; choose "
                               f"from {', '.join(names)} (or their _se, _theory)")
     grid = CellGrid(base, spec)
-    n_cells = grid.n_cells
-    thr = np.empty((n_cells, 6), np.uint64)
-    fixed = np.empty(n_cells, np.int64)
-    a_fixed = np.empty(n_cells, np.int64)
-    Jc = np.empty((n_cells, 2))
-    Jd = np.empty((n_cells, 2, 2))
-    wel = np.empty((4, n_cells))
-    targs = np.empty((6, n_cells))
-    strat = np.empty((n_cells, 3))
-    streams = np.zeros(n_cells, np.uint64)
-    for i in range(n_cells):
-        cell = grid.cell(i)
-        try:
-            st = resolve_strategies(cell)
-        except ConfigError as exc:
-            raise ConfigError(f"sweep cell ({grid.where(i)}): {exc}") from None
-        m = cell.model
-        thr[i] = baseline_thresholds(m.pi, m.p, m.rho, st.x_P_consult, st.x_P, st.x_A)
-        fixed[i] = m.stance == "fixed"
-        a_fixed[i] = m.a
-        Jc[i], Jd[i] = judge_tables(cell.judge, cell.protocol)
-        wel[:, i] = (cell.welfare.alpha, cell.welfare.beta, cell.welfare.delta_c, m.c_e)
-        targs[:, i] = (m.pi, m.p, m.rho, st.x_P_consult, st.x_P, st.x_A)
-        strat[i] = (st.x_P_consult, st.x_P, st.x_A)
-        if not spec.crn:
-            streams[i] = _stream_of(cell)
+    if columnar:
+        thr, fixed, a_fixed, Jc, Jd, wel, targs, strat = _columns_of(grid)
+    else:
+        thr, fixed, a_fixed, Jc, Jd, wel, targs, strat = _cells_one_by_one(grid)
+    streams = np.zeros(grid.n_cells, np.uint64)
+    if not spec.crn:  # a stream word per cell, hashed from its whole config
+        for i in range(grid.n_cells):
+            streams[i] = _stream_of(grid.cell(i))
     return Plan(scfg, base, grid.axes, spec.design, grid.shape, grid.dims, thr, fixed, a_fixed,
                 Jc, Jd,
                 tuple(wel), (*targs, fixed.astype(bool), a_fixed), strat, streams)
