@@ -10,6 +10,7 @@ and no output.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -314,7 +315,20 @@ def guarded_main(prog: str, check, hydra_main, errors: tuple = ()) -> None:
     except (ConfigError, HydraException, OmegaConfBaseException, *errors) as exc:
         print(f"{prog}: error: {describe_error(exc)}", file=sys.stderr)
         raise SystemExit(2) from None
-    hydra_main()
+    # Hydra reports a job's exception itself, as a traceback; with HYDRA_FULL_ERROR
+    # it re-raises it, so that a failed write (a full disk, a directory that is not
+    # writable) is reported here in one line.  Every store is written beside its
+    # target and renamed, so a failed write leaves no partial store behind.
+    os.environ.setdefault("HYDRA_FULL_ERROR", "1")
+    try:
+        hydra_main()
+    except OSError as exc:
+        from .output import describe_os_error
+
+        print(f"{prog}: error: {describe_os_error(exc)}; no partial output is left (a "
+              "sweep keeps its finished blocks: rerun the same command to resume)",
+              file=sys.stderr)
+        raise SystemExit(1) from None
 
 
 def main() -> None:

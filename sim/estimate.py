@@ -650,6 +650,17 @@ def main(argv=None) -> None:
         print(f"antiamp-estimate: error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     print(format_report(ds, args.log))
+    try:
+        _write_outputs(ds, out, args)
+    except OSError as exc:
+        from .output import describe_os_error
+
+        print(f"antiamp-estimate: error: {describe_os_error(exc)}; the estimates store is "
+              "written beside and renamed, so no partial store is left", file=sys.stderr)
+        raise SystemExit(1) from None
+
+
+def _write_outputs(ds: xr.Dataset, out: Path, args) -> None:
     pred = None
     if args.simulate:
         pred = simulate_fitted(ds, args.n_sim, args.seed)

@@ -17,6 +17,17 @@ class OutputError(RuntimeError):
     """An output that would replace or delete something antiamp did not write."""
 
 
+def describe_os_error(exc: OSError) -> str:
+    """One line for a failed read or write: what, where and the likely cause."""
+    import errno
+
+    where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
+    hint = {errno.ENOSPC: "the disk is full", errno.EFBIG: "a file size limit was reached",
+            errno.EDQUOT: "the disk quota is exhausted", errno.EACCES: "no permission",
+            errno.EROFS: "the file system is read-only"}.get(exc.errno)
+    return f"{exc.strerror or exc}{where}" + (f": {hint}" if hint else "")
+
+
 def is_antiamp_store(path: str | os.PathLike) -> bool:
     """Whether ``path`` is a Zarr store that antiamp wrote (its root carries
     ``antiamp_version``, written with the store)."""

@@ -173,7 +173,44 @@ def effective_votes(n: int, r: float) -> float:
     return n / (1 + (n - 1) * r)
 
 
+_TABLES: dict = {}
+_MAX_TABLES = 65536
+
+
 def panel_tables(judge: JudgeConfig, prot: ProtocolConfig, pc: PanelConfig, seed: int):
+    """:func:`_panel_tables`, remembered: validation (the dominance check) and the
+    run read the same tables, computed once."""
+    import dataclasses
+
+    key = (dataclasses.astuple(judge), dataclasses.astuple(prot), dataclasses.astuple(pc),
+           int(seed))
+    if key not in _TABLES:
+        if len(_TABLES) >= _MAX_TABLES:
+            _TABLES.clear()
+        _TABLES[key] = _panel_tables(judge, prot, pc, seed)
+    return _TABLES[key]
+
+
+def panel_strategies(c) -> tuple:
+    """Tables and dominant presentation strategies of a panel cell; ConfigError
+    when presenting is not dominant against the panel (checked at validation)."""
+    from .judge import _dominant
+
+    J_c, J_d, se_c, se_d, m_eff = panel_tables(c.judge, c.protocol, c.panel, c.run.seed)
+    c_e = c.model.c_e
+    try:
+        xpc, _ = _dominant("x_P_consult", np.array([J_c[1] - J_c[0]]), c_e, None)
+        xp, _ = _dominant("x_P", J_d[1, :] - J_d[0, :], c_e, None)
+        xa, _ = _dominant("x_A", J_d[:, 0] - J_d[:, 1], c_e, None)
+    except ConfigError:
+        raise ConfigError(
+            f"model.c_e={c_e}: presenting evidence is not dominant against this panel; the "
+            "panel model takes dominant strategies (lower model.c_e, or solve the evidence "
+            "game with antiamp-solve)") from None
+    return (J_c, J_d, se_c, se_d, m_eff), (xpc, xp, xa)
+
+
+def _panel_tables(judge: JudgeConfig, prot: ProtocolConfig, pc: PanelConfig, seed: int):
     """(J_c [2], J_d [2, 2], se_c, se_d, panels) of the panel built on the configured judge."""
     if judge.jury_size != 1:
         raise ConfigError("extension=panel builds the jury itself (panel.size); leave "
@@ -186,7 +223,6 @@ def panel_tables(judge: JudgeConfig, prot: ProtocolConfig, pc: PanelConfig, seed
 
 # ------------------------------------------------------------------ a grid of cells
 def solve_cells(cells, payoffs: str, run, calls: list) -> dict:
-    from .judge import _dominant
     from .metrics import CONTRAST_METRICS, PROTOCOL_METRICS, class_probabilities, evaluate
     from .runner import baseline_thresholds, run_baseline_counts
 
@@ -199,17 +235,8 @@ def solve_cells(cells, payoffs: str, run, calls: list) -> dict:
         res[key] = []
     for c in cells:
         pc = c.panel
-        J_c, J_d, se_c, se_d, _ = panel_tables(c.judge, c.protocol, pc, c.run.seed)
+        (J_c, J_d, se_c, se_d, _), (xpc, xp, xa) = panel_strategies(c)
         m = c.model
-        try:
-            xpc, _ = _dominant("x_P_consult", np.array([J_c[1] - J_c[0]]), m.c_e, None)
-            xp, _ = _dominant("x_P", J_d[1, :] - J_d[0, :], m.c_e, None)
-            xa, _ = _dominant("x_A", J_d[:, 0] - J_d[:, 1], m.c_e, None)
-        except ConfigError:
-            raise ConfigError(
-                f"extension=panel: at model.c_e={m.c_e} presenting evidence is not dominant "
-                "against this panel; the panel model takes dominant strategies (lower "
-                "model.c_e, or solve the evidence game with antiamp-solve)") from None
         wel = (c.welfare.alpha, c.welfare.beta, c.welfare.delta_c, m.c_e)
         if payoffs == "simulated":
             calls.append(1)

@@ -24,7 +24,7 @@ from omegaconf import DictConfig, OmegaConf
 from antiamp import cli as antiamp_cli
 from antiamp.cli import check_pins, compose_overrides, guarded_main, register_model_options
 from antiamp.config import ConfigError
-from antiamp.output import OutputError
+from antiamp.output import OutputError, describe_os_error
 
 from .blocks import EngineError, store_state
 from .executors import check_reachable
@@ -82,8 +82,9 @@ def _run(cfg: DictConfig) -> None:
               "resume", file=sys.stderr)
         raise SystemExit(130) from None
     except OSError as exc:  # disk full, permissions: the finished blocks stay resumable
-        log.error("%s: %s; the finished blocks are saved, rerun the same command to resume "
-                  "once the cause is fixed", type(exc).__name__, exc)
+        print(f"antiamp-sweep: error: {describe_os_error(exc)}; {store} is marked incomplete "
+              "and keeps its finished blocks: rerun the same command to resume once the "
+              "cause is fixed", file=sys.stderr)
         raise SystemExit(1) from None
     print(f"wrote {store}")
     print(f"dimensions: {dict(ds.sizes)}")

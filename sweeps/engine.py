@@ -443,7 +443,7 @@ def verify_store(plan: Plan, store: Path, chunk: tuple, *, repair: bool, client=
     if not repair:
         return report
     if unfinished or todo or from_counts or static or not group.attrs.get("complete"):
-        group.attrs["complete"] = 0
+        set_attr(store, "complete", 0)
         for r in from_counts:
             cells = _cells_of(r, plan.shape)
             counts = np.asarray(group["class_counts"][r]).reshape(-1, kb.N_CLASSES)
@@ -451,9 +451,58 @@ def verify_store(plan: Plan, store: Path, chunk: tuple, *, repair: bool, client=
         for r in todo:
             group["cell_done"][r] = False
         _execute(plan, unfinished + todo, group, client, progress)
-        group.attrs["complete"] = 1
-        zarr.consolidate_metadata(str(store))
+        _finish(store, group)
+    elif not _consolidated_complete(store):  # a write of the metadata that failed
+        _finish(store, group)
     return report
+
+
+def _consolidated_complete(store: Path) -> bool:
+    """Whether the consolidated metadata (what readers open) is whole and says complete."""
+    try:
+        meta = json.loads((store / ".zmetadata").read_text())
+        return bool(meta["metadata"][".zattrs"].get("complete"))
+    except Exception:
+        return False
+
+
+def _finish(store: Path, group) -> None:
+    """Mark the store complete and consolidate its metadata; if that write fails
+    (a full disk), leave no half-written metadata and the store marked incomplete."""
+    import zarr
+
+    try:
+        set_attr(store, "complete", 1)
+        zarr.consolidate_metadata(str(store))
+    except BaseException:
+        (store / ".zmetadata").unlink(missing_ok=True)
+        set_attr(store, "complete", 0)
+        raise
+
+
+def set_attr(store: Path, key: str, value) -> None:
+    """Set one attribute of a (Zarr format 2) store's root, atomically.
+
+    Written by hand because zarr rewrites ``.zattrs`` in place: a write that
+    fails half-way (a full disk, a kill) would leave the store's configuration
+    and fingerprint unreadable, and the store with them.  Here the new
+    attributes go to a temporary file beside, which replaces the old one only
+    once it is whole.
+    """
+    import uuid
+
+    path = store / ".zattrs"
+    attrs = json.loads(path.read_text())
+    attrs[key] = value
+    tmp = store / f".zattrs.tmp-{uuid.uuid4().hex[:8]}"
+    try:
+        with open(tmp, "w") as fh:
+            json.dump(attrs, fh, indent=4, sort_keys=True)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def _as_dict(cfg):

@@ -30,7 +30,11 @@ def _coord_label(ds, dim) -> str:
     return f"{dim} ({c.attrs['long_name']})" if "long_name" in c.attrs else dim
 
 
-class IncompleteStore(ValueError):
+class PlotError(ValueError):
+    """A store, variable, format or output directory that cannot be plotted."""
+
+
+class IncompleteStore(PlotError):
     """A store whose sweep has not finished (its ``complete`` flag is not set)."""
 
 
@@ -44,17 +48,31 @@ def plot_store(store, variables=None, out_dir=None, formats=("png", "pdf"),
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from antiamp.output import is_antiamp_store
+
+    if not Path(store).exists():
+        raise PlotError(f"no store at {store}")
+    if not is_antiamp_store(store):
+        raise PlotError(f"{store} is not an antiamp store (a sweep.zarr or a merged store)")
+    supported = plt.figure().canvas.get_supported_filetypes()
+    plt.close("all")
+    for f in formats:
+        if f not in supported:
+            raise PlotError(f"--formats: {f!r} is not a figure format; choose from "
+                            f"{', '.join(sorted(supported))}")
     ds = xr.open_zarr(store)
     if not allow_incomplete and not ds.attrs.get("complete"):
         raise IncompleteStore(f"{store} is not complete (its sweep was interrupted); rerun the "
                               "sweep to finish it, or pass --allow-incomplete")
-    out_dir = Path(out_dir) if out_dir else Path(store).parent
-    out_dir.mkdir(parents=True, exist_ok=True)
     variables = list(variables or [v for v in DEFAULT_VARS if v in ds])
     for v in variables:
         if v not in ds:
-            raise SystemExit(f"antiamp-plot: {store} has no variable {v!r}; it has "
-                             f"{', '.join(k for k in ds.data_vars if not k.endswith(('_se', '_theory')))}")
+            raise PlotError(f"--vars: {store} has no variable {v!r}; it has "
+                            f"{', '.join(k for k in ds.data_vars if not k.endswith(('_se', '_theory')))}")
+    out_dir = Path(out_dir) if out_dir else Path(store).parent
+    if out_dir.exists() and not out_dir.is_dir():
+        raise PlotError(f"--out: {out_dir} exists and is not a directory")
+    out_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for v in variables:
         da = ds[v].load()
@@ -197,12 +215,9 @@ def main(argv=None) -> None:
     ap.add_argument("--allow-incomplete", action="store_true",
                     help="plot a store whose sweep has not finished")
     args = ap.parse_args(argv)
-    if not Path(args.store).exists():
-        print(f"antiamp-plot: error: no store at {args.store}", file=sys.stderr)
-        raise SystemExit(2)
     try:
         paths = plot_store(args.store, args.vars, args.out, args.formats, args.allow_incomplete)
-    except IncompleteStore as exc:
+    except PlotError as exc:
         print(f"antiamp-plot: error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     for p in paths:

@@ -34,8 +34,9 @@ BAD_NUMBERS = ["-1", "1.5", "1e30", "nan", "inf", "-inf", "abc", "true", "[0.1,0
                "null", str(2 ** 64), "0x10"]
 
 
-def _values(valid):
-    return st.sampled_from([str(v) for v in valid] + BAD_NUMBERS)
+def _values(valid, bad=None):
+    """(valid values, bad values) of a field, as override strings."""
+    return ([str(v) for v in valid], BAD_NUMBERS if bad is None else bad)
 
 
 # Fields of `antiamp` and the values tried (valid ones are kept small, so that
@@ -45,51 +46,50 @@ CELL_FIELDS = {
     "model.p": _values([0.6, 1.0]),
     "model.pi": _values([0.5]),
     "model.c_e": _values([0.0, 0.05]),
-    "model.stance": st.sampled_from(["signal", "fixed", "sideways", "1"]),
-    "model.a": st.sampled_from(["0", "1", "2", "true", "x"]),
+    "model.stance": (["signal", "fixed"], ["sideways", "1"]),
+    "model.a": (["0", "1"], ["2", "true", "x"]),
     "model.x_P": _values([0.5]),
     "judge.b": _values([0.2, 0.7]),
-    "judge.jury_size": st.sampled_from(["1", "3", "0", "10002", str(2 ** 64), "2.5", "x"]),
+    "judge.jury_size": (["1", "3"], ["0", "10002", str(2 ** 64), "2.5", "x"]),
     "judge.jury_tie": _values([0.5]),
     "protocol.consult_default": _values([0.0]),
     "welfare.beta": _values([0.0, 2.0]),
-    "run.n_instances": st.sampled_from(["1000", "0", "-5", "1e30", str(2 ** 64), "x", "2.5"]),
-    "run.seed": st.sampled_from(["0", "7", "-1", str(2 ** 64), "x"]),
-    "run.n_threads": st.sampled_from(["0", "1", "1000", "-1", "x"]),
-    "run.progress": st.sampled_from(["false", "maybe", "2"]),
-    "run.figure": st.sampled_from(["false", "2", "yes"]),
-    "export.n_instances": st.sampled_from(["0", "10", "-1", str(10 ** 13)]),
-    "export.path": st.sampled_from(["t.csv", "t.parquet", "t.txt", "../../t.csv"]),
-    "signals.eta": _values([0.3]),
-    "nosuch.field": st.sampled_from(["1"]),
-    "model.nosuch": st.sampled_from(["1"]),
+    "run.n_instances": (["1000"], ["0", "-5", "1e30", str(2 ** 64), "x", "2.5"]),
+    "run.seed": (["0", "7"], ["-1", str(2 ** 64), "x"]),
+    "run.n_threads": (["0", "1"], ["1000", "-1", "x"]),
+    "run.progress": (["false"], ["maybe", "2"]),
+    "export.n_instances": (["0", "10"], ["-1", str(10 ** 13)]),
+    "export.path": (["t.csv", "t.parquet"], ["t.txt", "../../t.csv"]),
+    "signals.eta": ([], ["0.3"]),
+    "nosuch.field": ([], ["1"]),
+    "model.nosuch": ([], ["1"]),
 }
 GROUPS = {
-    "judge": st.sampled_from(["tiebreak", "logit", "oracle"]),
-    "model": st.sampled_from(["baseline", "telepathy"]),
+    "judge": (["tiebreak", "logit"], ["oracle"]),
+    "model": (["baseline", "panel", "signals", "options", "messages"], ["telepathy"]),
 }
 SWEEP_FIELDS = {
-    "sweep.axes.model.rho": st.sampled_from(
-        ["[0.1,0.4]", "[0.1,true]", "[1,1.0]", "[0.1,abc]", "[]", "{linspace:[0,1,3]}",
-         "{linspace:[0,1,1e9]}", "{range:[0,1,1e-9]}", "{geomspace:[0,1,3]}",
-         "{linspace:[0,1,nan]}", "{uniform:[0,1]}", "5"]),
-    "sweep.axes.judge.b": st.sampled_from(["[0.3,0.8]", "[2]", "{logspace:[-1,0,2]}"]),
-    "sweep.axes.signals.eta": st.sampled_from(["[0.1,0.2]"]),
-    "sweep.axes.judge.jury_size": st.sampled_from(["[1,3]", "[true,3]", "[0,1]"]),
-    "sweep.design": st.sampled_from(["grid", "lhs", "spiral"]),
-    "sweep.n_points": st.sampled_from(["4", "0", "-3", "1e12"]),
-    "sweep.design_seed": st.sampled_from(["0", "-1", str(2 ** 40), "x"]),
-    "sweep.cells_per_block": st.sampled_from(["0", "1", "-2", "x"]),
-    "sweep.plot_vars": st.sampled_from(["[amp]", "[nope]"]),
-    "sweep.overwrite": st.sampled_from(["true", "false", "2"]),
-    "sweep.crn": st.sampled_from(["true", "false", "no"]),
-    "executor.n_workers": st.sampled_from(["1", "0", "4"]),
-    "executor.address": st.sampled_from(["not-an-address", "tcp://127.0.0.1:1"]),
-    "executor": st.sampled_from(["local", "slurm", "distributed", "moon"]),
-    "run.n_instances": st.sampled_from(["1000", "0", "1e30", "x"]),
+    "sweep.axes.model.rho": (
+        ["[0.1,0.4]", "{linspace:[0,1,3]}"],
+        ["[0.1,true]", "[1,1.0]", "[0.1,abc]", "[]", "{linspace:[0,1,1e9]}",
+         "{range:[0,1,1e-9]}", "{geomspace:[0,1,3]}", "{linspace:[0,1,nan]}",
+         "{uniform:[0,1]}", "5", "[0.1,1.5]"]),
+    "sweep.axes.judge.b": (["[0.3,0.8]", "{logspace:[-1,0,2]}"], ["[2]", "[-0.1,0.5]"]),
+    "sweep.axes.signals.eta": ([], ["[0.1,0.2]"]),
+    "sweep.axes.judge.jury_size": (["[1,3]"], ["[true,3]", "[0,1]"]),
+    "sweep.design": (["grid"], ["spiral"]),
+    "sweep.n_points": (["4"], ["0", "-3", "1e12"]),
+    "sweep.design_seed": (["0"], ["-1", str(2 ** 40), "x"]),
+    "sweep.cells_per_block": (["0", "1"], ["-2", "x"]),
+    "sweep.plot_vars": (["[amp]"], ["[nope]"]),
+    "sweep.overwrite": (["true", "false"], ["2"]),
+    "sweep.crn": (["true", "false"], ["no"]),
+    "executor.n_workers": (["1"], ["0", "4"]),
+    "executor.address": ([], ["not-an-address", "tcp://127.0.0.1:1"]),
+    "executor": (["local"], ["slurm", "distributed", "moon"]),
+    "run.n_instances": (["1000"], ["0", "1e30", "x"]),
     "judge.b": _values([0.5]),
     "model.c_e": _values([0.0]),
-    "sweep": st.sampled_from(["amp_gap", "nosuch"]),
 }
 
 
@@ -155,18 +155,33 @@ def _check(kind, main, prog, overrides, tmp, outputs):
     elif key not in SEEN:
         TALLY[f"{kind}: valid, ran"] += 1
     SEEN[key] = code
-    assert (_digest(foreign), _digest(store)) == before, argv
+    assert _digest(foreign) == before[0], argv
+    replaced = code == 0 and f"sweep.store={store}" in overrides and \
+        "sweep.overwrite=true" in overrides  # our own store, replaced on request
+    assert replaced or _digest(store) == before[1], argv
 
 
 def _overrides(fields, groups=None, max_size=4):
-    pairs = st.lists(st.sampled_from(sorted(fields)), min_size=1, max_size=max_size,
-                     unique=True).flatmap(
-        lambda keys: st.tuples(*[fields[k].map(lambda v, k=k: f"{k}={v}") for k in keys]))
-    if not groups:
-        return pairs.map(list)
-    g = st.lists(st.sampled_from(sorted(groups)), max_size=1, unique=True).flatmap(
-        lambda keys: st.tuples(*[groups[k].map(lambda v, k=k: f"{k}={v}") for k in keys]))
-    return st.tuples(pairs, g).map(lambda t: list(t[0]) + list(t[1]))
+    """Up to ``max_size`` field overrides (and a group choice): half the requests
+    draw only valid values, the other half valid and bad ones alike."""
+    @st.composite
+    def draw(data):
+        clean = data(st.booleans())
+
+        def pick(pool):
+            valid, bad = pool
+            return data(st.sampled_from(valid if clean else valid + bad))
+
+        usable = sorted(k for k, (v, b) in fields.items() if v or not clean)
+        keys = data(st.lists(st.sampled_from(usable), min_size=1, max_size=max_size,
+                                  unique=True))
+        out = [f"{k}={pick(fields[k])}" for k in keys]
+        for g, pool in (groups or {}).items():
+            if data(st.booleans()):
+                out.append(f"{g}={pick(pool)}")
+        return out
+
+    return draw()
 
 
 FUZZ = settings(max_examples=60, deadline=None, derandomize=True,
@@ -179,14 +194,14 @@ FUZZ = settings(max_examples=60, deadline=None, derandomize=True,
 def test_fuzz_antiamp(ov, tmp_path, outputs):
     from antiamp.cli import main
 
-    _check("antiamp", main, "antiamp", ov + ["run.figure=false"] * ("run.figure" not in
-                                                                   str(ov)), tmp_path, outputs)
+    _check("antiamp", main, "antiamp", ov + ["run.figure=false"], tmp_path, outputs)
 
 
 def _store_targets(outputs):
     d, foreign, store = outputs
     return st.sampled_from([f"sweep.store={foreign}", f"sweep.store={store}", "sweep.store=..",
-                            "sweep.store=.", "sweep.store=s.zarr"])
+                            "sweep.store=.", "sweep.store=s.zarr", "sweep.store=s.zarr",
+                            "sweep.store=s.zarr"])
 
 
 @FUZZ
@@ -196,7 +211,7 @@ def test_fuzz_antiamp_sweep(data, tmp_path, outputs):
 
     ov = data.draw(_overrides(SWEEP_FIELDS, max_size=5))
     ov.append(data.draw(_store_targets(outputs)))
-    if not any(o.startswith("sweep.axes") or o.startswith("sweep=") for o in ov):
+    if not any(o.startswith("sweep.axes") for o in ov):
         ov.append("sweep.axes.model.rho=[0.1,0.4]")
     if not any(o.startswith("run.n_instances") for o in ov):
         ov.append("run.n_instances=1000")
@@ -209,8 +224,25 @@ API_VALUES = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.intege
                        st.lists(st.integers(0, 3), max_size=2), st.sampled_from([0.3, 1, 0.0]))
 
 
+def _unit():
+    import numpy as np
+
+    return st.one_of(st.floats(0, 1), st.floats(0, 1).map(np.float64), st.sampled_from([0, 1]))
+
+
+VALID_API = st.fixed_dictionaries({
+    "model": st.fixed_dictionaries({}, optional={"rho": _unit(), "p": _unit(),
+                                                 "pi": _unit()}),
+    "judge": st.fixed_dictionaries({}, optional={"b": _unit(),
+                                                 "jury_size": st.sampled_from([1, 3, 5])}),
+    "run": st.fixed_dictionaries({"n_instances": st.integers(1, 2000)},
+                                 optional={"seed": st.integers(0, 2 ** 63)}),
+})
+
+
 @FUZZ
 @given(cfg=st.one_of(
+    VALID_API,
     st.dictionaries(st.sampled_from(["model", "judge", "run", "welfare", "nosuch", "signals"]),
                     st.dictionaries(st.sampled_from(["rho", "b", "p", "n_instances", "seed",
                                                      "jury_size", "kind", "name", "eta", "x"]),
@@ -236,6 +268,93 @@ def test_fuzz_api(cfg):
     if key not in SEEN:
         TALLY[f"api: {outcome}"] += 1
     SEEN[key] = outcome
+
+
+ALIAS_FIELDS = {
+    "model.c_e": (["0.45"], ["-1", "x"]),
+    "model.p": (["0.6"], ["1.5"]),
+    "judge.b": (["0.8"], ["nan"]),
+    "extension": (["panel"], ["nosuch"]),
+    "study": ([], ["nosuch"]),
+    "panel.size": (["3"], ["0", "x"]),
+    "run.n_instances": (["1000"], ["0"]),
+}
+
+
+@settings(max_examples=25, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(data=st.data())
+def test_fuzz_aliases(data, tmp_path, outputs):
+    """antiamp-solve (the equilibrium model) and antiamp-ext (the extensions)."""
+    from antiamp.ext_cli import main as ext_main
+    from antiamp.solve_cli import main as solve_main
+
+    prog = data.draw(st.sampled_from(["antiamp-solve", "antiamp-ext"]))
+    fields = {k: v for k, v in ALIAS_FIELDS.items()
+              if prog == "antiamp-ext" or k.split(".")[0] in ("model", "judge", "study", "run")}
+    ov = data.draw(_overrides(fields, max_size=3))
+    if prog == "antiamp-ext" and not any(o.startswith(("extension=", "study=")) for o in ov):
+        ov.append("extension=panel")
+    _check(prog, solve_main if prog == "antiamp-solve" else ext_main, prog, ov, tmp_path,
+           outputs)
+
+
+def _argv_tool(main, argv):
+    return _invoke(lambda: main(argv[1:]), argv)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(data=st.data())
+def test_fuzz_file_commands(data, tmp_path, outputs):
+    """antiamp-estimate, antiamp-plot, antiamp-merge, antiamp-check: exit 0, 1 or 2,
+    a message and no traceback; a foreign directory is never touched, and an
+    earlier store only by a request that succeeds (merge -o replaces our own)."""
+    from antiamp.estimate import main as estimate_main
+    from antiamp.sweeps.check import main as check_main
+    from antiamp.sweeps.merge import main as merge_main
+    from antiamp.sweeps.plot import main as plot_main
+
+    d, foreign, store = outputs
+    log = d / "log.csv"
+    if not log.exists():
+        from antiamp.transcripts import records
+
+        records({"judge": {"kind": "logit"}}, 300).to_csv(log, index=False)
+    paths = [str(log), str(log), str(log), str(store), str(store), str(foreign),
+             str(d / "missing.csv"), str(d)]
+    prog = data.draw(st.sampled_from(["antiamp-estimate", "antiamp-plot", "antiamp-merge",
+                                      "antiamp-check"]))
+    main = {"antiamp-estimate": estimate_main, "antiamp-plot": plot_main,
+            "antiamp-merge": merge_main, "antiamp-check": check_main}[prog]
+    flags = {
+        "antiamp-estimate": [["--seed", "-1"], ["--seed", "3"], ["--n-resamples", "0"],
+                             ["--n-resamples", "200"], ["--confidence", "2"], ["--sample"],
+                             ["--mislabel", "0.1"], ["--out", str(foreign)],
+                             ["--out", str(tmp_path / "est")]],
+        "antiamp-plot": [["--vars", "amp"], ["--vars", "nope"], ["--formats", "png"],
+                         ["--formats", "gif"], ["--out", str(tmp_path / "figs")],
+                         ["--allow-incomplete"]],
+        "antiamp-merge": [["-o", str(foreign)], ["-o", str(tmp_path / "m.zarr")],
+                          ["-o", str(store)]],
+        "antiamp-check": [["--repair"]],
+    }[prog]
+    argv = [prog, *data.draw(st.lists(st.sampled_from(paths), max_size=2))]
+    for f in data.draw(st.lists(st.sampled_from(flags), max_size=3)):
+        argv += f
+    before = (_digest(foreign), _digest(store))
+    code, out, err = _argv_tool(main, argv)
+    assert "Traceback" not in err, (argv, err)
+    assert code in (0, 1, 2), (argv, code, err)
+    if code == 2:
+        assert err.strip(), argv
+    assert _digest(foreign) == before[0], argv
+    if code != 0:
+        assert _digest(store) == before[1], argv
+    key = (prog, tuple(argv))
+    if key not in SEEN:
+        TALLY[f"{prog}: {'ran' if code == 0 else 'refused cleanly'}"] += 1
+    SEEN[key] = code
 
 
 def test_zz_report_tallies():

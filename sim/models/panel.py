@@ -80,6 +80,9 @@ def validate(cfg) -> None:
         raise ConfigError("model=panel builds the jury itself (panel.size); leave "
                           "judge.jury_size at 1")
     validate_equilibrium(cfg.equilibrium)
+    from ..panel import panel_strategies
+
+    panel_strategies(cfg)  # the dominance check reads the panel's tables (remembered)
 
 
 # ------------------------------------------------------------------ table and figures

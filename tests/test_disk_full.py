@@ -1,0 +1,82 @@
+"""Writes that fail for real (the kernel refuses them): a clear one-line message,
+no traceback, no partial output, and a sweep that resumes to the store an
+undisturbed run writes.
+
+The failure comes from RLIMIT_FSIZE set in the child process (SIGXFSZ ignored):
+every write past the limit fails with EFBIG, exactly where a full disk fails
+with ENOSPC, at whichever file the command happens to be writing.
+"""
+
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import xarray as xr
+
+MODULES = {"antiamp": "antiamp.cli", "antiamp-sweep": "antiamp.sweeps.cli",
+           "antiamp-estimate": "antiamp.estimate"}
+
+
+def _limit(kib):
+    def pre():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (kib * 1024, kib * 1024))
+    return pre
+
+
+def _run(cmd, args, cwd, kib=None):
+    exe = shutil.which(cmd)
+    argv = [exe] if exe else [sys.executable, "-m", MODULES[cmd]]
+    return subprocess.run(argv + args, cwd=cwd, capture_output=True, text=True, timeout=600,
+                          preexec_fn=_limit(kib) if kib else None)
+
+
+SWEEP = ["sweep.axes.model.rho={linspace:[0,1,1000]}", "sweep.cells_per_block=250",
+         "run.n_instances=2000", "sweep.plot=false"]
+
+
+@pytest.mark.parametrize("kib", [10, 20], ids=["during the blocks", "at the final metadata"])
+def test_a_sweep_that_cannot_write_says_so_and_resumes_identically(tmp_path, kib):
+    ref = _run("antiamp-sweep", SWEEP + [f"hydra.run.dir={tmp_path / 'ref'}"], tmp_path)
+    assert ref.returncode == 0, ref.stderr
+    run = [*SWEEP, f"hydra.run.dir={tmp_path / 'run'}"]
+    failed = _run("antiamp-sweep", run, tmp_path, kib=kib)
+    assert failed.returncode == 1, failed.stderr
+    assert "Traceback" not in failed.stderr
+    assert "antiamp-sweep: error: File too large" in failed.stderr
+    assert "marked incomplete" in failed.stderr and "rerun the same command" in failed.stderr
+    store = tmp_path / "run" / "sweep.zarr"
+    assert not xr.open_zarr(store).attrs.get("complete")  # never looks finished
+    again = _run("antiamp-sweep", run, tmp_path)
+    assert again.returncode == 0, again.stderr
+    a = xr.open_zarr(tmp_path / "ref" / "sweep.zarr").load()
+    b = xr.open_zarr(store).load()
+    for v in a.data_vars:
+        assert np.array_equal(a[v].values, b[v].values, equal_nan=True), v
+    assert b.attrs["complete"] == 1
+
+
+@pytest.mark.parametrize("cmd, args", [
+    ("antiamp", ["run.n_instances=2000"]),
+    ("antiamp", ["model=panel", "run.n_instances=2000"]),
+    ("antiamp-sweep", ["model=panel", "sweep.axes.panel.size=[1,3]", "run.n_instances=2000",
+                       "sweep.plot=false"]),
+])
+def test_commands_that_cannot_write_fail_in_one_line(tmp_path, cmd, args):
+    r = _run(cmd, args + [f"hydra.run.dir={tmp_path / 'run'}"], tmp_path, kib=3)
+    assert r.returncode == 1, r.stderr
+    assert "Traceback" not in r.stderr, r.stderr
+    assert f"{cmd}: error: File too large" in r.stderr
+    assert not list((tmp_path / "run").glob("*.zarr")) if (tmp_path / "run").exists() else True
+
+
+def test_estimate_that_cannot_write_fails_in_one_line(tmp_path):
+    r = _run("antiamp-estimate", ["--sample", "--n-resamples", "200", "--out",
+                                  str(tmp_path / "o")], tmp_path, kib=3)
+    assert r.returncode == 1, r.stderr
+    assert "Traceback" not in r.stderr and "antiamp-estimate: error: File too large" in r.stderr
+    assert not (tmp_path / "o" / "estimates.zarr").exists()
