@@ -34,6 +34,7 @@ from antiamp.judge import judge_tables  # noqa: E402
 from antiamp.runner import baseline_thresholds, run_baseline_counts  # noqa: E402
 
 import bench_engine  # noqa: E402
+import bench_scale  # noqa: E402
 import bench_extensions  # noqa: E402
 from bench_baseline import median_time  # noqa: E402
 from reference_numpy import numpy_class_counts, numpy_naive  # noqa: E402
@@ -460,7 +461,8 @@ def write_md(res, path: Path):
           f"equilibrium sets on {eq['agree']:,} of {eq['cells']:,} cells.", "",
           "## Estimators", "",
           f"The shipped sample log (6,000 rows, two strata): `estimate` computes every metric "
-          f"with 2,000 vectorised stratified bootstrap resamples (scipy) and three clustered "
+          f"with 2,000 stratified bootstrap resamples (multinomial counts of the row codes) "
+          f"and three clustered "
           f"logistic fits (statsmodels) in {es['ours_all_metrics']:.2f} s; a plain pandas loop "
           f"resampling rows within strata takes {es['plain_amp_only']:.2f} s for the debate Amp "
           f"interval alone ({es['plain_amp_only'] / es['ours_all_metrics']:.0f}x), with the same "
@@ -473,6 +475,8 @@ def write_md(res, path: Path):
     L += bench_extensions.report(res["extensions"])
     L += ["", "## The generic engine: every model's grid", ""]
     L += bench_engine.report(res["engine"])
+    L += ["", "## Scale: big grids, store verification, big logs", ""]
+    L += bench_scale.report(res["scale"])
     L += ["",
           "![scaling](docs/figures/bench_scaling.png)", "",
           "![precision](docs/figures/bench_precision.png)", ""]
@@ -496,7 +500,8 @@ def main(argv=None):
              ("dask", dask_compare), ("equilibrium", equilibrium_compare),
              ("estimator", estimator_compare),
              ("extensions", lambda: bench_extensions.run(args.quick)),
-             ("engine", lambda: bench_engine.run(args.quick))]
+             ("engine", lambda: bench_engine.run(args.quick)),
+             ("scale", lambda: bench_scale.run(args.quick))]
     for name, fn in steps:
         t = time.perf_counter()
         res[name] = fn()

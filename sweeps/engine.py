@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as _dt
 import hashlib
+import itertools
 import json
 import math
 import os
@@ -352,9 +353,9 @@ def _block_name(plan: Plan, region: tuple) -> str:
     return ", ".join(f"{d}[{r.start}:{r.stop}]" for d, r in zip(plan.dims, region))
 
 
-def verify_block(plan: Plan, group, region: tuple) -> tuple[bool, str] | None:
+def verify_block(plan: Plan, read, region: tuple) -> tuple[bool, str] | None:
     """None if a finished block is sound; else (whether its class counts are
-    sound, what is wrong).
+    sound, what is wrong).  ``read(name, region)`` reads a variable.
 
     The class counts must sum to n in every cell and match the checksum written
     with them; every other variable must equal what the counts give (metrics,
@@ -362,8 +363,8 @@ def verify_block(plan: Plan, group, region: tuple) -> tuple[bool, str] | None:
     """
     cells = _cells_of(region, plan.shape)
     try:
-        counts = np.asarray(group["class_counts"][region]).reshape(-1, kb.N_CLASSES)
-        digest = np.asarray(group["cell_digest"][region]).ravel()
+        counts = np.asarray(read("class_counts", region)).reshape(-1, kb.N_CLASSES)
+        digest = np.asarray(read("cell_digest", region)).ravel()
     except Exception as exc:
         return False, f"class counts unreadable ({type(exc).__name__})"
     if not (counts.sum(axis=1) == plan.base.run.n_instances).all():
@@ -372,12 +373,62 @@ def verify_block(plan: Plan, group, region: tuple) -> tuple[bool, str] | None:
         return False, "class counts do not match their checksum"
     for name, want in block_values(plan, region, cells, counts).items():
         try:
-            have = np.asarray(group[name][region])
+            have = np.asarray(read(name, region))
         except Exception as exc:
             return True, f"{name} unreadable ({type(exc).__name__})"
         if not np.array_equal(have, want, equal_nan=True):
             return True, f"{name} differs from what the class counts give"
     return None
+
+
+#: Most cells read at once while verifying (a slab of blocks per variable).
+VERIFY_SLAB_CELLS = 1 << 18
+
+
+def _slabs(shape: tuple, chunk: tuple):
+    """Regions of whole blocks, each at most VERIFY_SLAB_CELLS cells (or one block):
+    chunk extents on the leading axes, the full extent on the trailing ones."""
+    lead = len(shape)
+    for k in range(len(shape) + 1):
+        if math.prod(chunk[:k]) * math.prod(shape[k:]) <= VERIFY_SLAB_CELLS:
+            lead = k
+            break
+    sub = tuple(chunk[:lead]) + tuple(shape[lead:])
+    return list(blocks(shape, sub))
+
+
+class _SlabReader:
+    """Reads each variable of one slab in a single call (zarr fetches its chunks
+    together), then serves the blocks inside it from memory; a variable that
+    cannot be read whole is read block by block, so that only the damaged block
+    is blamed."""
+
+    def __init__(self, group, slab: tuple):
+        self.group, self.slab, self.cache, self.arrays = group, slab, {}, {}
+
+    def _array(self, name):
+        if name not in self.arrays:
+            self.arrays[name] = self.group[name]
+        return self.arrays[name]
+
+    def __call__(self, name: str, region: tuple):
+        if name not in self.cache:
+            try:
+                self.cache[name] = np.asarray(self._array(name)[self.slab])
+            except Exception:
+                self.cache[name] = None
+        whole = self.cache[name]
+        if whole is None:
+            return self._array(name)[region]
+        return whole[tuple(slice(r.start - s.start, r.stop - s.start)
+                           for r, s in zip(region, self.slab))]
+
+
+def _blocks_in(slab: tuple, chunk: tuple):
+    """The blocks inside a slab (slabs are made of whole blocks), in C order."""
+    ranges = [range(s.start, s.stop, c) for s, c in zip(slab, chunk)]
+    for starts in itertools.product(*ranges):
+        yield tuple(slice(a, min(a + c, s.stop)) for a, c, s in zip(starts, chunk, slab))
 
 
 def _verify_static(plan: Plan, group, fix: bool) -> list:
@@ -417,18 +468,24 @@ def verify_store(plan: Plan, store: Path, chunk: tuple, *, repair: bool, client=
     group = zarr.open_group(str(store), mode="r+" if repair else "r")
     all_blocks = list(blocks(plan.shape, chunk))
     unfinished, todo, damaged, from_counts = [], [], [], []
-    for r in all_blocks:
-        if not _block_done(group, r):
-            unfinished.append(r)
-            continue
-        found = verify_block(plan, group, r)
-        if found is None:
-            continue
-        counts_sound, what = found
-        how = ("not repaired" if not repair else "rewritten from its sound class counts"
-               if counts_sound else "recomputed")
-        damaged.append((_block_name(plan, r), what, how))
-        (from_counts if counts_sound else todo).append(r)
+    for slab in _slabs(plan.shape, chunk):
+        read = _SlabReader(group, slab)
+        for r in _blocks_in(slab, chunk):
+            try:
+                done = bool(np.asarray(read("cell_done", r)).all())
+            except Exception:  # a chunk left unreadable by a kill counts as not done
+                done = False
+            if not done:
+                unfinished.append(r)
+                continue
+            found = verify_block(plan, read, r)
+            if found is None:
+                continue
+            counts_sound, what = found
+            how = ("not repaired" if not repair else "rewritten from its sound class counts"
+                   if counts_sound else "recomputed")
+            damaged.append((_block_name(plan, r), what, how))
+            (from_counts if counts_sound else todo).append(r)
     static = _verify_static(plan, group, repair)
     report = StoreReport(len(all_blocks), unfinished,
                          damaged + [(name, "damaged", "rewritten from the sweep's config"
@@ -548,14 +605,6 @@ def _run_model_grid(cfg, out_dir, *, client=None, progress=None, log=print) -> x
     return run_grid_store(cfg, model_store(plan, out_dir), client=client,
                           executor=None if inproc else ex, progress=progress,
                           overwrite=plan.spec.overwrite, log=log, plan=plan, run_dir=out_dir)
-
-
-def _block_done(group, region) -> bool:
-    """Whether a block finished; a chunk left unreadable by a kill counts as not done."""
-    try:
-        return bool(np.asarray(group["cell_done"][region]).all())
-    except Exception:
-        return False
 
 
 def _execute(plan: Plan, todo: list, group, client, progress) -> None:
