@@ -74,7 +74,7 @@ def verify(quick: bool) -> tuple:
 
 
 _BOOT = """
-import json, resource, sys, time
+import json, sys, time
 import numpy as np, pandas as pd
 from antiamp.estimate import _amp, _boot, _codes, validate_log
 df = validate_log(pd.read_parquet(sys.argv[1]))
@@ -93,8 +93,10 @@ else:
                          method="percentile", vectorized=True,
                          random_state=np.random.default_rng(0)).confidence_interval
     lo, hi = ci.low, ci.high
+# VmHWM: this process's own peak (ru_maxrss would carry the parent's over exec).
+hwm = [int(x.split()[1]) for x in open("/proc/self/status") if x.startswith("VmHWM")][0]
 print(json.dumps({"seconds": time.perf_counter() - t, "lo": float(lo), "hi": float(hi),
-                  "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                  "peak_mb": hwm / 1024}))
 """
 
 

@@ -649,9 +649,16 @@ def main(argv=None) -> None:
     except (LogError, OutputError) as exc:
         print(f"antiamp-estimate: error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
+    except KeyboardInterrupt:
+        print("\nantiamp-estimate: interrupted; nothing was written", file=sys.stderr)
+        raise SystemExit(130) from None
     print(format_report(ds, args.log))
     try:
         _write_outputs(ds, out, args)
+    except KeyboardInterrupt:
+        print("\nantiamp-estimate: interrupted; the estimates store is written beside and "
+              "renamed, so no partial store is left", file=sys.stderr)
+        raise SystemExit(130) from None
     except OSError as exc:
         from .output import describe_os_error
 

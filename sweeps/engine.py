@@ -353,9 +353,11 @@ def _block_name(plan: Plan, region: tuple) -> str:
     return ", ".join(f"{d}[{r.start}:{r.stop}]" for d, r in zip(plan.dims, region))
 
 
-def verify_block(plan: Plan, read, region: tuple) -> tuple[bool, str] | None:
+def verify_block(plan: Plan, read, region: tuple, want=None) -> tuple[bool, str] | None:
     """None if a finished block is sound; else (whether its class counts are
-    sound, what is wrong).  ``read(name, region)`` reads a variable.
+    sound, what is wrong).  ``read(name, region)`` reads a variable; ``want()``,
+    if given, returns what the block's variables must be (computed for a whole
+    slab at once).
 
     The class counts must sum to n in every cell and match the checksum written
     with them; every other variable must equal what the counts give (metrics,
@@ -371,12 +373,13 @@ def verify_block(plan: Plan, read, region: tuple) -> tuple[bool, str] | None:
         return False, "class counts do not sum to the instances"
     if not np.array_equal(cell_digests(counts, cells), digest):
         return False, "class counts do not match their checksum"
-    for name, want in block_values(plan, region, cells, counts).items():
+    expected = want() if want is not None else block_values(plan, region, cells, counts)
+    for name, value in expected.items():
         try:
             have = np.asarray(read(name, region))
         except Exception as exc:
             return True, f"{name} unreadable ({type(exc).__name__})"
-        if not np.array_equal(have, want, equal_nan=True):
+        if not np.array_equal(have, value, equal_nan=True):
             return True, f"{name} differs from what the class counts give"
     return None
 
@@ -406,6 +409,10 @@ class _SlabReader:
     def __init__(self, group, slab: tuple):
         self.group, self.slab, self.cache, self.arrays = group, slab, {}, {}
 
+    def rel(self, region: tuple) -> tuple:
+        return tuple(slice(r.start - s.start, r.stop - s.start)
+                     for r, s in zip(region, self.slab))
+
     def _array(self, name):
         if name not in self.arrays:
             self.arrays[name] = self.group[name]
@@ -420,8 +427,7 @@ class _SlabReader:
         whole = self.cache[name]
         if whole is None:
             return self._array(name)[region]
-        return whole[tuple(slice(r.start - s.start, r.stop - s.start)
-                           for r, s in zip(region, self.slab))]
+        return whole[self.rel(region)]
 
 
 def _blocks_in(slab: tuple, chunk: tuple):
@@ -470,6 +476,23 @@ def verify_store(plan: Plan, store: Path, chunk: tuple, *, repair: bool, client=
     unfinished, todo, damaged, from_counts = [], [], [], []
     for slab in _slabs(plan.shape, chunk):
         read = _SlabReader(group, slab)
+        slab_values = {}
+
+        def want(r, read=read, slab=slab, slab_values=slab_values):
+            """The variables of block ``r`` from its slab's counts, computed once
+            per slab (a block with damaged counts never gets here)."""
+            if not slab_values:
+                try:
+                    counts = np.asarray(read("class_counts", slab)).reshape(-1, kb.N_CLASSES)
+                except Exception:  # a damaged chunk elsewhere in the slab: this block alone
+                    counts = np.asarray(read("class_counts", r)).reshape(-1, kb.N_CLASSES)
+                    return block_values(plan, r, _cells_of(r, plan.shape), counts)
+                with np.errstate(all="ignore"):
+                    slab_values.update(block_values(plan, slab, _cells_of(slab, plan.shape),
+                                                    counts))
+            rel = read.rel(r)
+            return {k: v[rel] for k, v in slab_values.items()}
+
         for r in _blocks_in(slab, chunk):
             try:
                 done = bool(np.asarray(read("cell_done", r)).all())
@@ -478,7 +501,7 @@ def verify_store(plan: Plan, store: Path, chunk: tuple, *, repair: bool, client=
             if not done:
                 unfinished.append(r)
                 continue
-            found = verify_block(plan, read, r)
+            found = verify_block(plan, read, r, lambda r=r, want=want: want(r))
             if found is None:
                 continue
             counts_sound, what = found
