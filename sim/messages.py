@@ -14,8 +14,8 @@ argued is true and N(r_mean_false, r_sd) when false, and evidence is presented
 when feasible (model.c_e = 0).  The seed's monotonicity conditions are (i) v
 first-order dominant under truth (here by construction) and (ii) r independent of
 truth (r_mean_true = r_mean_false); sweeps over r_mean_false - r_mean_true show
-what happens to Amp when (ii) fails.  Exact path: Gauss-Hermite quadrature over
-r_P - r_A (normal); simulated path: the compiled kernel, which draws rhetoric per
+what happens to Amp when (ii) fails.  Exact path: adaptive quadrature (QUADPACK)
+over r_P - r_A (normal), with its error bound; simulated path: the compiled kernel, which draws rhetoric per
 instance (Rao-Blackwellised over the judge's coin only).
 
 ``mode=strategic``: each sender chooses its rhetoric from ``r_levels`` values in
@@ -60,8 +60,6 @@ class MessagesConfig:
     r_max: float = 2.0
     #: Strategic: cost per unit of rhetoric.
     c_r: float = 0.05
-    #: Gauss-Hermite nodes of the exact exogenous path.
-    quad: int = 96
 
 
 def validate_messages(mc: MessagesConfig, judge, c_e: float) -> None:
@@ -81,7 +79,6 @@ def validate_messages(mc: MessagesConfig, judge, c_e: float) -> None:
     _int_at_least("messages.r_levels", mc.r_levels, 1)
     if mc.r_levels > 41:
         raise ConfigError(f"messages.r_levels must be at most 41, got {mc.r_levels!r}")
-    _int_at_least("messages.quad", mc.quad, 8)
     if mc.mode == "exogenous" and c_e != 0:
         raise ConfigError("messages.mode=exogenous presents evidence when feasible; set "
                           "model.c_e=0 (costly evidence: messages.mode=strategic)")
@@ -96,28 +93,57 @@ def type_weights(p: float, rho: float) -> np.ndarray:
     return w
 
 
-def _gh_expect_sigmoid(lam, base, kappa, mean, var, nodes):
-    """E[sigma(lam (base + kappa X))], X ~ N(mean, var), by Gauss-Hermite."""
-    x, w = np.polynomial.hermite.hermgauss(nodes)
-    vals = special.expit(lam * (base + kappa * (mean + np.sqrt(2 * var) * x)))
-    return float((w * vals).sum() / np.sqrt(np.pi))
+#: The normal mass beyond |z| = 38.5 is below 1e-320: the integrals stop there.
+_Z_MAX = 38.5
+#: Absolute error asked of each integral (QUADPACK's estimate is reported).
+QUAD_EPSABS = 1e-13
 
 
-def exogenous_exact(p, rho, lam, mu, mc: MessagesConfig):
+def expect_sigmoid(lam, base, kappa, mean, var) -> tuple[float, float]:
+    """E[sigma(lam (base + kappa X))], X ~ N(mean, var), and a bound on its error.
+
+    With a = lam (base + kappa mean) and s = lam kappa sd(X) this is the
+    logistic-normal integral E[sigma(a + s Z)].  Gauss-Hermite converges slowly
+    when s is large (the logistic's poles at i pi (2k + 1) / s approach the real
+    axis), so this is adaptive Gauss-Kronrod quadrature (scipy.integrate.quad)
+    over z in [-38.5, 38.5], split at 0 and at the logistic's centre -a/s where
+    it is steep: accurate to about 1e-15 for any steepness (tests compare with
+    30-digit integration up to lam kappa = 50), with QUADPACK's error estimate.
+    """
+    from scipy import integrate
+
+    a = lam * (base + kappa * mean)
+    s = lam * kappa * np.sqrt(var)
+    if s == 0:
+        return float(special.expit(a)), 0.0
+    pts = [0.0] + ([-a / s] if abs(a / s) < _Z_MAX else [])
+    val, err = integrate.quad(lambda z: special.expit(a + s * z) * np.exp(-0.5 * z * z),
+                              -_Z_MAX, _Z_MAX, points=pts, epsabs=QUAD_EPSABS * 2.5066,
+                              epsrel=1e-12, limit=400)
+    c = 1.0 / np.sqrt(2.0 * np.pi)
+    return float(val * c), float(err * c)
+
+
+def exogenous_exact(p, rho, lam, mu, mc: MessagesConfig, errors: list | None = None):
     """Class probabilities [8] and conditional endorsements (debate, consult) [8]
-    (class = 4 correct + 2 e_P + e_A), by quadrature."""
+    (class = 4 correct + 2 e_P + e_A), by quadrature; each integral's error bound
+    is appended to ``errors`` if given."""
     w = type_weights(p, rho).reshape(-1)
     gd, gc = np.zeros(8), np.zeros(8)
+    errs = []
     for corr in (0, 1):
         mP = mc.r_mean_true if corr else mc.r_mean_false
         mA = mc.r_mean_false if corr else mc.r_mean_true
         for ep in (0, 1):
             for ea in (0, 1):
                 k = 4 * corr + 2 * ep + ea
-                gd[k] = _gh_expect_sigmoid(lam, mu + mc.kappa_v * (ep - ea), mc.kappa_r,
-                                           mP - mA, 2 * mc.r_sd ** 2, mc.quad)
-                gc[k] = _gh_expect_sigmoid(lam, mu + mc.kappa_v * ep, mc.kappa_r, mP,
-                                           mc.r_sd ** 2, mc.quad)
+                gd[k], e1 = expect_sigmoid(lam, mu + mc.kappa_v * (ep - ea), mc.kappa_r,
+                                           mP - mA, 2 * mc.r_sd ** 2)
+                gc[k], e2 = expect_sigmoid(lam, mu + mc.kappa_v * ep, mc.kappa_r, mP,
+                                           mc.r_sd ** 2)
+                errs += [e1, e2]
+    if errors is not None:
+        errors.extend(errs)
     return w, gd, gc
 
 
@@ -139,11 +165,9 @@ def exogenous_simulated(p, rho, lam, mu, mc: MessagesConfig, n, seed, n_threads=
 
 def _ratio(num, den, sq):
     """Mean of per-instance values and its standard error from sums."""
-    if den <= 0:
-        return np.nan, np.nan
-    m = num / den
-    var = max(sq / den - m * m, 0.0)
-    return m, np.sqrt(var / max(den - 1, 1))
+    from .metrics import mean_from_sums
+
+    return mean_from_sums(num, den, sq)
 
 
 def exogenous_outcomes(w_or_cnt, gd_sum, gd_sq, gc_sum, gc_sq, welfare=(1.0, 1.0, 0.0)):
@@ -159,14 +183,25 @@ def exogenous_outcomes(w_or_cnt, gd_sum, gd_sq, gc_sum, gc_sq, welfare=(1.0, 1.0
         amp = _ratio(s1[~right].sum(), N[~right].sum(), s2[~right].sum())
         fwc = _ratio(s1[right].sum(), N[right].sum(), s2[right].sum())
         endorse = _ratio(s1.sum(), N.sum(), s2.sum())
-        wrong_share = N[~right].sum() / N.sum()
-        acc = (1 - wrong_share) * fwc[0] + wrong_share * (1 - amp[0])
-        acc_se = np.hypot((1 - wrong_share) * fwc[1], wrong_share * amp[1])
+        # Accuracy and welfare are means over every instance of per-instance values
+        # (v = g when the protagonist is right, 1 - g when wrong; u = -alpha (1 - v)
+        # - beta [wrong] g - delta_c), so their standard errors come from the sums of
+        # v and u and of their squares over all instances: the spread between right
+        # and wrong instances included, not only the spread within each.
+        Nr, Nw = N[right].sum(), N[~right].sum()
+        s1r, s1w, s2r, s2w = s1[right].sum(), s1[~right].sum(), s2[right].sum(), s2[~right].sum()
+        acc = _ratio(s1r + (Nw - s1w), Nr + Nw, s2r + (Nw - 2 * s1w + s2w))
+        dc = delta_c if p == 1 else 0.0
+        a_b = alpha + beta
+        u_sum = -alpha * (Nr - s1r) - a_b * s1w - dc * (Nr + Nw)
+        u_sq = (alpha ** 2 * (Nr - 2 * s1r + s2r) + 2 * alpha * dc * (Nr - s1r) + dc ** 2 * Nr
+                + a_b ** 2 * s2w + 2 * a_b * dc * s1w + dc ** 2 * Nw)
+        wel = _ratio(u_sum, Nr + Nw, u_sq)
         e_P = (ep if p == 1 else ep)  # consultancy presents the same evidence
-        tie = (N * (e_P == (ea if p == 1 else 0))).sum() / N.sum()
-        wel = -alpha * (1 - acc) - beta * wrong_share * amp[0] - (delta_c if p == 1 else 0.0)
-        for name, v in (("amp", amp), ("fwc", fwc), ("endorse", endorse), ("acc", (acc, acc_se)),
-                        ("tie_rate", (tie, np.nan)), ("welfare", (wel, np.nan))):
+        tie_n = (N * (e_P == (ea if p == 1 else 0))).sum()
+        tie = _ratio(tie_n, N.sum(), tie_n)  # a 0/1 value: its square is itself
+        for name, v in (("amp", amp), ("fwc", fwc), ("endorse", endorse), ("acc", acc),
+                        ("tie_rate", tie), ("welfare", wel)):
             out.setdefault(name, (np.full(2, np.nan), np.full(2, np.nan)))
             out[name][0][p], out[name][1][p] = v
     return out

@@ -149,6 +149,11 @@ def weighted(weights: np.ndarray, g: np.ndarray, mask: np.ndarray, n=None):
         mean = np.where(pos, w * g, 0.0).sum(axis=-1) / tot
         dev = np.where(pos, g - mean[..., None], 0.0)
         ss = (w * dev * dev).sum(axis=-1)
+        # A value that is constant on its conditioning event has no spread: exactly
+        # zero, not the ~1e-38 that the rounding of its mean leaves in ``dev``.
+        gmax = np.where(pos, g, -np.inf).max(axis=-1, initial=-np.inf)
+        gmin = np.where(pos, g, np.inf).min(axis=-1, initial=np.inf)
+        ss = np.where(gmax == gmin, 0.0, ss)
         if n is None:  # counts
             se = np.where(tot >= 2, np.sqrt(ss / (tot - 1) / tot), np.nan)
         else:  # probabilities: Var(g | mask) / (n Pr(mask))
@@ -156,6 +161,23 @@ def weighted(weights: np.ndarray, g: np.ndarray, mask: np.ndarray, n=None):
     mean = np.where(tot > 0, mean, np.nan)
     se = np.where(tot > 0, se, np.nan)
     return mean, se
+
+
+def mean_from_sums(total: float, n: float, squares: float) -> tuple[float, float]:
+    """Mean of ``n`` per-instance values and its standard error, from their sum and
+    the sum of their squares (what the compiled kernels accumulate).
+
+    The sums carry rounding of up to about ``n`` ulp and E[v^2] - E[v]^2 cancels: a
+    variance below that bound is not resolved by the sums and is reported as zero
+    (a value constant over the instances has no standard error, not one of 1e-10).
+    """
+    if n <= 0:
+        return np.nan, np.nan
+    m = total / n
+    var = squares / n - m * m
+    if var <= max(4.0, n) * np.finfo(float).eps * abs(squares / n):
+        var = 0.0
+    return m, float(np.sqrt(var / max(n - 1, 1)))
 
 
 def evaluate(weights, J_consult, J_debate, alpha, beta, delta_c, c_e, n=None):

@@ -31,7 +31,6 @@ quantities.
 from __future__ import annotations
 
 import itertools
-import math
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -249,22 +248,19 @@ def simulate(p, rho, lam, mu, kappa, oc: OptionsConfig, n, seed, n_threads=0):
 def metrics_from_rows(rows, sq=None, n=None) -> dict:
     """{name: (value [2], se [2])}; ``rows`` [2, 12] expectations (exact) or sums, with
     ``sq`` sums of squares and ``n`` instances (simulated)."""
+    from .metrics import mean_from_sums
+
     def ratio(num, den, p):
         if rows[p, den] <= 0:
             return np.nan, np.nan
-        m = rows[p, num] / rows[p, den]
         if sq is None:
-            return m, np.nan
-        var = max(sq[p, num] / rows[p, den] - m * m, 0.0)
-        return m, math.sqrt(var / max(rows[p, den] - 1, 1))
+            return rows[p, num] / rows[p, den], np.nan
+        return mean_from_sums(rows[p, num], rows[p, den], sq[p, num])
 
     def mean(num, p):
-        tot = rows[p, 11]
-        m = rows[p, num] / tot
         if sq is None:
-            return m, np.nan
-        var = max(sq[p, num] / tot - m * m, 0.0)
-        return m, math.sqrt(var / max(tot - 1, 1))
+            return rows[p, num] / rows[p, 11], np.nan
+        return mean_from_sums(rows[p, num], rows[p, 11], sq[p, num])
 
     out = {}
     for p in (0, 1):

@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import integrate, special, stats
 
+import antiamp as sim
 import seed_formulas as sf
 from antiamp import ConfigError
 from antiamp import messages as msm
@@ -36,6 +37,64 @@ def test_quadrature_matches_adaptive_integration():
                             epsabs=1e-13)
     assert gd[3] == pytest.approx(ref, abs=1e-10)
     np.testing.assert_allclose(w.sum(), 1.0)
+
+
+def _reference(a, s):
+    """E[sigma(a + s Z)] by mpmath's 30-digit integration, split where it bends."""
+    import mpmath as mp
+
+    with mp.workdps(30):
+        f = lambda z: 1 / (1 + mp.e ** (-(a + s * z))) * mp.npdf(z)  # noqa: E731
+        pts = sorted({-mp.inf, mp.mpf(-8), mp.mpf(0), mp.mpf(8), mp.inf, -mp.mpf(a) / s})
+        return float(mp.quad(f, pts))
+
+
+def test_quadrature_is_exact_at_any_steepness():
+    """The exact path's integrals against 30-digit integration at random parameters,
+    lam kappa up to 50 (Gauss-Hermite with 96 nodes erred by 2.4e-4 at lam kappa 3.5)."""
+    rng = np.random.default_rng(2026)
+    worst = 0.0
+    for _ in range(150):
+        lam, kappa = rng.uniform(0.1, 5), rng.uniform(0, 10)
+        base, mean, var = rng.uniform(-3, 3), rng.uniform(-2, 2), rng.uniform(0.01, 8)
+        got, bound = msm.expect_sigmoid(lam, base, kappa, mean, var)
+        a, s = lam * (base + kappa * mean), lam * kappa * np.sqrt(var)
+        want = float(special.expit(a)) if s == 0 else _reference(a, s)
+        worst = max(worst, abs(got - want))
+        assert bound < 1e-12
+    assert worst < 1e-12, worst
+
+
+def test_the_steep_case_of_the_issue():
+    """debate follow-when-correct at a steep logistic: 0.510498, not Gauss-Hermite's 0.510260."""
+    cfg = {"model": {"name": "messages", "p": 0.9078759580761534, "rho": 0.9751044295580812},
+           "judge": {"kind": "logit", "lam": 2.578978019935161, "mu": 1.2740725486151123},
+           "messages": {"mode": "exogenous", "kappa_v": 2.0312482853750824,
+                        "kappa_r": 1.3632802588584416, "r_mean_true": 0.3123881208577879,
+                        "r_mean_false": 1.2077091971083114, "r_sd": 1.9704448375614463}}
+    ds = sim.simulate(cfg)
+    # Reference: the same class mixture with every integral at 30 digits.
+    mc = msm.MessagesConfig(kappa_v=2.0312482853750824, kappa_r=1.3632802588584416,
+                            r_mean_true=0.3123881208577879, r_mean_false=1.2077091971083114,
+                            r_sd=1.9704448375614463)
+    lam, mu = 2.578978019935161, 1.2740725486151123
+    w = msm.type_weights(0.9078759580761534, 0.9751044295580812).reshape(-1)
+    num = den = 0.0
+    for k in range(4, 8):  # the protagonist is right
+        ep, ea = (k >> 1) & 1, k & 1
+        a = lam * (mu + mc.kappa_v * (ep - ea) + mc.kappa_r * (mc.r_mean_true - mc.r_mean_false))
+        s = lam * mc.kappa_r * np.sqrt(2) * mc.r_sd
+        num += w[k] * _reference(a, s)
+        den += w[k]
+    assert float(ds.fwc.sel(protocol="debate")) == pytest.approx(num / den, abs=1e-12)
+    assert abs(num / den - 0.510498) < 1e-6
+    assert float(ds.quad_error.max()) < 1e-12
+
+
+def test_the_quad_field_is_gone_with_a_clear_message():
+    with pytest.raises(ConfigError, match="quad"):
+        sim.simulate({"model": {"name": "messages"}, "judge": {"kind": "logit"},
+                      "messages": {"quad": 400}})
 
 
 @pytest.mark.parametrize("seed", [0, 1])

@@ -27,6 +27,7 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
     se = {k: np.full((C, 2), np.nan) for k in names}
     rhet = np.full((C, 2), np.nan)
     eps = np.full((C, 2), np.nan)
+    qerr = np.full(C, np.nan)
     strategic = base.messages.mode == "strategic"
     L = max(c.messages.r_levels for c in cells) if strategic else 0
     sigP = np.full((C, 2, 2, 2 * L), np.nan) if strategic else None
@@ -49,7 +50,9 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
                 out = msm.exogenous_outcomes(cnt.astype(float), sums[0], sums[1], sums[2],
                                              sums[3], wel)
             else:
-                w, gd, gc = msm.exogenous_exact(m.p, m.rho, j.lam, j.mu, mc)
+                errs: list = []
+                w, gd, gc = msm.exogenous_exact(m.p, m.rho, j.lam, j.mu, mc, errs)
+                qerr[i] = max(errs)
                 out = msm.exogenous_outcomes(w, w * gd, w * gd ** 2, w * gc, w * gc ** 2, wel)
                 for k in out:
                     out[k][1][:] = np.nan
@@ -84,6 +87,10 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
     data["epsilon"] = (ax + ("protocol",), rs(eps), {
         "long_name": "certificate: largest interim gain of a unilateral deviation",
         "units": "utility"})
+    if eqc.payoffs == "exact" and not strategic:
+        data["quad_error"] = (ax, rs(qerr), {
+            "long_name": "largest error bound of the cell's quadratures (QUADPACK)",
+            "units": "1"})
     coords = {"protocol": ("protocol", ["consult", "debate"])}
     if strategic:
         data["rhetoric_P"] = (ax + ("protocol",), rs(rhet), {
@@ -100,7 +107,7 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
         "title": "antiamp: verifiable evidence and rhetoric",
         "mode": base.messages.mode, "payoffs": eqc.payoffs,
         "method": "linear programme (HiGHS)" if strategic else (
-            "Gauss-Hermite quadrature" if eqc.payoffs == "exact" else "Monte Carlo kernel"),
+            "adaptive quadrature (QUADPACK)" if eqc.payoffs == "exact" else "Monte Carlo kernel"),
         "n_instances": int(used), "kernel_calls": int(len(calls)),
         "solve_seconds": float(elapsed), "solver_report": "no issues",
     })

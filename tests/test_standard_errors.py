@@ -1,0 +1,92 @@
+"""Reported standard errors match the spread of the estimates over independent seeds,
+for every model with a simulated path.
+
+For each metric, the standard deviation of its estimate over K seeds is compared
+with the mean of its reported standard error.  The sample standard deviation of K
+normal estimates has a relative standard error of about 1 / sqrt(2 (K - 1)): 10%
+at K = 50 and 5% at K = 200, so the ratio must lie within 4 of those (0.6 to 1.5
+at K = 50 in the default suite, 0.8 to 1.25 at K = 200 with ``pytest -m slow``).
+A metric reported with a standard error of exactly 0 must not vary at all.
+"""
+
+import numpy as np
+import pytest
+
+import antiamp
+
+N = 20_000
+SIM = {"payoffs": "simulated"}
+MODELS = {
+    "baseline": {"model": {"rho": 0.4}, "judge": {"b": 0.6}},
+    "baseline-logit": {"model": {"rho": 0.4, "p": 0.7}, "judge": {"kind": "logit", "mu": 0.3}},
+    "messages": {"model": {"name": "messages", "p": 0.7145, "rho": 0.8293},
+                 "judge": {"kind": "logit", "lam": 0.9131, "mu": 0.4361},
+                 "messages": {"mode": "exogenous", "kappa_v": 1.575865034732966,
+                              "kappa_r": 0.0, "r_mean_true": 0.823, "r_mean_false": -0.263,
+                              "r_sd": 2.388}, "equilibrium": SIM},
+    "messages-rhetoric": {"model": {"name": "messages", "p": 0.7, "rho": 0.6},
+                          "judge": {"kind": "logit", "lam": 1.2, "mu": 0.2},
+                          "messages": {"mode": "exogenous", "kappa_v": 1.5, "kappa_r": 0.7,
+                                       "r_mean_true": 0.3, "r_mean_false": 0.9, "r_sd": 1.5},
+                          "equilibrium": SIM},
+    "signals": {"model": {"name": "signals", "c_e": 0.4}, "judge": {"b": 0.7},
+                "signals": {"phi": 0.3, "eta": 0.4}, "equilibrium": SIM},
+    "panel": {"model": {"name": "panel"}, "panel": {"size": 5, "icc": 0.2},
+              "judge": {"b": 0.4}, "equilibrium": SIM},
+    "portfolio": {"model": {"name": "portfolio"}, "portfolio": {"budget": 3, "c_item": 0.05},
+                  "equilibrium": SIM},
+    "options": {"model": {"name": "options"}, "judge": {"kind": "logit"}, "options": {"K": 3},
+                "equilibrium": SIM},
+}
+
+
+# Known defects (open, see the issue on standard errors): the test fails on them
+# until they are fixed (strict xfail), so a fix is noticed.
+KNOWN = {
+    "signals": "evidence_A in debate: the reported SE treats the kernel's class counts "
+               "as multinomial; the spread over seeds is half of it (conservative)",
+    "panel": "b_hat and the tables: the SE is conditional on the panel's Monte Carlo "
+             "tables (their seed moves with run.seed), so it is 0 where the spread is not",
+}
+
+
+def _params():
+    return [pytest.param(n, marks=pytest.mark.xfail(reason=KNOWN[n], strict=True))
+            if n in KNOWN else n for n in MODELS]
+
+
+def _spread(cfg, seeds):
+    vals, ses = {}, {}
+    for seed in seeds:
+        ds = antiamp.simulate({**cfg, "run": {"n_instances": N, "seed": int(seed)}})
+        for v in ds.data_vars:
+            if v.endswith("_se") and v[:-3] in ds.data_vars:
+                vals.setdefault(v[:-3], []).append(np.asarray(ds[v[:-3]].values, float))
+                ses.setdefault(v[:-3], []).append(np.asarray(ds[v].values, float))
+    return {k: (np.std(vals[k], axis=0, ddof=1), np.mean(ses[k], axis=0)) for k in vals}
+
+
+def _check(name, k, lo, hi):
+    bad = []
+    for metric, (sd, se) in _spread(MODELS[name], range(1000, 1000 + k)).items():
+        for i in np.ndindex(np.shape(sd)):
+            s, e = float(np.asarray(sd)[i]), float(np.asarray(se)[i])
+            if not np.isfinite(e):
+                continue
+            if e == 0:
+                if s > 1e-12:
+                    bad.append(f"{metric}{list(i)}: se 0 but sd {s:.3g}")
+            elif not lo <= s / e <= hi:
+                bad.append(f"{metric}{list(i)}: sd {s:.3g} / se {e:.3g} = {s / e:.2f}")
+    assert not bad, f"{name}: " + "; ".join(bad)
+
+
+@pytest.mark.parametrize("name", _params())
+def test_standard_errors_match_the_spread_over_50_seeds(name):
+    _check(name, 50, 0.6, 1.5)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", _params())
+def test_standard_errors_match_the_spread_over_200_seeds(name):
+    _check(name, 200, 0.8, 1.25)
