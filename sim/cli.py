@@ -300,6 +300,24 @@ def guarded_main(prog: str, check, hydra_main, errors: tuple = ()) -> None:
 
     Bad input exits with status 2 and a message, before Hydra creates its run
     directory; in a multirun every job is checked before any runs."""
+    try:
+        _checked_main(prog, check, hydra_main, errors)
+    except OSError as exc:
+        # Hydra reports a job's exception itself, as a traceback; with
+        # HYDRA_FULL_ERROR it re-raises it, so that a failed write (a full disk, a
+        # directory that is not writable; also the compiled kernels' cache, written
+        # during a check that runs a kernel) is reported here in one line.  Every
+        # store is written beside its target and renamed, so a failed write leaves
+        # no partial store behind.
+        from .output import describe_os_error
+
+        print(f"{prog}: error: {describe_os_error(exc)}; no partial output is left (a "
+              "sweep keeps its finished blocks: rerun the same command to resume)",
+              file=sys.stderr)
+        raise SystemExit(1) from None
+
+
+def _checked_main(prog: str, check, hydra_main, errors: tuple) -> None:
     global CHECKING_MULTIRUN
     try:
         jobs = expand_jobs(sys.argv[1:])
@@ -315,20 +333,8 @@ def guarded_main(prog: str, check, hydra_main, errors: tuple = ()) -> None:
     except (ConfigError, HydraException, OmegaConfBaseException, *errors) as exc:
         print(f"{prog}: error: {describe_error(exc)}", file=sys.stderr)
         raise SystemExit(2) from None
-    # Hydra reports a job's exception itself, as a traceback; with HYDRA_FULL_ERROR
-    # it re-raises it, so that a failed write (a full disk, a directory that is not
-    # writable) is reported here in one line.  Every store is written beside its
-    # target and renamed, so a failed write leaves no partial store behind.
-    os.environ.setdefault("HYDRA_FULL_ERROR", "1")
-    try:
-        hydra_main()
-    except OSError as exc:
-        from .output import describe_os_error
-
-        print(f"{prog}: error: {describe_os_error(exc)}; no partial output is left (a "
-              "sweep keeps its finished blocks: rerun the same command to resume)",
-              file=sys.stderr)
-        raise SystemExit(1) from None
+    os.environ.setdefault("HYDRA_FULL_ERROR", "1")  # see guarded_main
+    hydra_main()
 
 
 def main() -> None:

@@ -131,6 +131,13 @@ def main(argv=None) -> None:
             print(f"antiamp-check: error: {exc}", file=sys.stderr)
             status = 2
             continue
+        except OSError as exc:  # a repair that cannot write (a full disk)
+            from antiamp.output import describe_os_error
+
+            print(f"antiamp-check: error: {describe_os_error(exc)}; {s} is marked incomplete "
+                  "and keeps its sound blocks: rerun antiamp-check --repair once the cause "
+                  "is fixed", file=sys.stderr)
+            raise SystemExit(1) from None
         except KeyboardInterrupt:
             print("\nantiamp-check: interrupted; a repair in progress resumes when rerun",
                   file=sys.stderr)
