@@ -134,9 +134,9 @@ def main(argv=None) -> None:
         except OSError as exc:  # a repair that cannot write (a full disk)
             from antiamp.output import describe_os_error
 
-            print(f"antiamp-check: error: {describe_os_error(exc)}; {s} is marked incomplete "
-                  "and keeps its sound blocks: rerun antiamp-check --repair once the cause "
-                  "is fixed", file=sys.stderr)
+            print(f"antiamp-check: error: {describe_os_error(exc)}; {s} keeps its sound "
+                  "blocks: rerun antiamp-check --repair once the cause is fixed",
+                  file=sys.stderr)
             raise SystemExit(1) from None
         except KeyboardInterrupt:
             print("\nantiamp-check: interrupted; a repair in progress resumes when rerun",
