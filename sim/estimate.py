@@ -234,10 +234,16 @@ def _boot(samples, stat, confidence, n_resamples, rng):
     point = float(stat(np.sum(counts, axis=0)))
     if any(c.sum() < 2 for c in counts):  # a stratum of one row cannot be resampled
         counts = [np.sum(counts, axis=0)]
-    dist = stat(_resampled(counts, n_resamples, rng))
+    lo, hi = _percentile_interval(stat(_resampled(counts, n_resamples, rng)), confidence)
+    return point, lo, hi
+
+
+def _percentile_interval(dist: np.ndarray, confidence: float) -> tuple[float, float]:
+    """The percentile interval of a bootstrap distribution (NaN if a resample is
+    undefined)."""
     alpha = (1 - confidence) / 2
-    lo, hi = np.quantile(dist, [alpha, 1 - alpha])  # NaN if a resample is undefined
-    return point, float(lo), float(hi)
+    lo, hi = np.quantile(dist, [alpha, 1 - alpha])
+    return float(lo), float(hi)
 
 
 def _rate(num_mask, den_mask):
@@ -387,12 +393,11 @@ def estimate(df: pd.DataFrame, opts: EstimateOptions | None = None) -> xr.Datase
         point = float(_amp(np.sum(cs, axis=0)) - _amp(np.sum(dsm, axis=0)))
         dist = (_amp(_resampled(cs, opts.n_resamples, rng))
                 - _amp(_resampled(dsm, opts.n_resamples, rng)))
-        alpha = (1 - opts.confidence) / 2
-        lo, hi = np.quantile(dist, [alpha, 1 - alpha])
+        lo, hi = _percentile_interval(dist, opts.confidence)
         se = float(np.std(dist, ddof=1))
         diff["amp_diff"][si] = point
-        diff["amp_diff_lo"][si] = float(lo)
-        diff["amp_diff_hi"][si] = float(hi)
+        diff["amp_diff_lo"][si] = lo
+        diff["amp_diff_hi"][si] = hi
         diff["p_value"][si] = float(stats.norm.sf(point / se)) if se > 0 else np.nan
     fits = {}
     for name, sub in (("consult", df[df["protocol"] == "consult"]),

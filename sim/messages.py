@@ -34,6 +34,7 @@ import numpy as np
 from scipy import special
 
 from .config import ConfigError, _int_at_least, _number
+from .metrics import mean_from_sums
 
 MODES = ("exogenous", "strategic")
 
@@ -163,13 +164,6 @@ def exogenous_simulated(p, rho, lam, mu, mc: MessagesConfig, n, seed, n_threads=
     return cnt, sums, n_blocks * km.BLOCK
 
 
-def _ratio(num, den, sq):
-    """Mean of per-instance values and its standard error from sums."""
-    from .metrics import mean_from_sums
-
-    return mean_from_sums(num, den, sq)
-
-
 def exogenous_outcomes(w_or_cnt, gd_sum, gd_sq, gc_sum, gc_sq, welfare=(1.0, 1.0, 0.0)):
     """{name: (value [2], se [2])} from per-class counts and sums (exact: weights and
     per-class expectations, sums = weight * expectation, squares unused -> se NaN)."""
@@ -180,9 +174,9 @@ def exogenous_outcomes(w_or_cnt, gd_sum, gd_sq, gc_sum, gc_sq, welfare=(1.0, 1.0
     out = {}
     for p, (s1, s2) in enumerate(((gc_sum, gc_sq), (gd_sum, gd_sq))):
         N = w_or_cnt
-        amp = _ratio(s1[~right].sum(), N[~right].sum(), s2[~right].sum())
-        fwc = _ratio(s1[right].sum(), N[right].sum(), s2[right].sum())
-        endorse = _ratio(s1.sum(), N.sum(), s2.sum())
+        amp = mean_from_sums(s1[~right].sum(), N[~right].sum(), s2[~right].sum())
+        fwc = mean_from_sums(s1[right].sum(), N[right].sum(), s2[right].sum())
+        endorse = mean_from_sums(s1.sum(), N.sum(), s2.sum())
         # Accuracy and welfare are means over every instance of per-instance values
         # (v = g when the protagonist is right, 1 - g when wrong; u = -alpha (1 - v)
         # - beta [wrong] g - delta_c), so their standard errors come from the sums of
@@ -190,16 +184,16 @@ def exogenous_outcomes(w_or_cnt, gd_sum, gd_sq, gc_sum, gc_sq, welfare=(1.0, 1.0
         # and wrong instances included, not only the spread within each.
         Nr, Nw = N[right].sum(), N[~right].sum()
         s1r, s1w, s2r, s2w = s1[right].sum(), s1[~right].sum(), s2[right].sum(), s2[~right].sum()
-        acc = _ratio(s1r + (Nw - s1w), Nr + Nw, s2r + (Nw - 2 * s1w + s2w))
+        acc = mean_from_sums(s1r + (Nw - s1w), Nr + Nw, s2r + (Nw - 2 * s1w + s2w))
         dc = delta_c if p == 1 else 0.0
         a_b = alpha + beta
         u_sum = -alpha * (Nr - s1r) - a_b * s1w - dc * (Nr + Nw)
         u_sq = (alpha ** 2 * (Nr - 2 * s1r + s2r) + 2 * alpha * dc * (Nr - s1r) + dc ** 2 * Nr
                 + a_b ** 2 * s2w + 2 * a_b * dc * s1w + dc ** 2 * Nw)
-        wel = _ratio(u_sum, Nr + Nw, u_sq)
+        wel = mean_from_sums(u_sum, Nr + Nw, u_sq)
         e_P = (ep if p == 1 else ep)  # consultancy presents the same evidence
         tie_n = (N * (e_P == (ea if p == 1 else 0))).sum()
-        tie = _ratio(tie_n, N.sum(), tie_n)  # a 0/1 value: its square is itself
+        tie = mean_from_sums(tie_n, N.sum(), tie_n)  # a 0/1 value: its square is itself
         for name, v in (("amp", amp), ("fwc", fwc), ("endorse", endorse), ("acc", acc),
                         ("tie_rate", tie), ("welfare", wel)):
             out.setdefault(name, (np.full(2, np.nan), np.full(2, np.nan)))

@@ -327,6 +327,16 @@ def _compute(plan: GridPlan, todo: list, args: tuple, client, progress, done) ->
     return out
 
 
+def _run_blocks(plan: GridPlan, todo: list, client, executor, progress, done) -> dict:
+    """Blocks ``todo`` on ``client``, or on a client for ``executor``, or here."""
+    if client is not None or executor is None:
+        return _compute(plan, todo, _task_args(plan), client, progress, done)
+    from .executors import dask_client
+
+    with dask_client(executor) as cl:
+        return _compute(plan, todo, _task_args(plan), cl, progress, done)
+
+
 # ----------------------------------------------------------------------------- store
 def partial_dir(store: Path) -> Path:
     return store.with_name(store.name + ".partial")
@@ -477,21 +487,10 @@ def run_grid_store(cfg: Any, store: str | Path, *, client=None, executor=None,
         todo = [b for b in blocks if b not in have]
         if state == "resume":
             log(f"resuming {store}: {len(todo)} of {len(blocks)} blocks left")
-        args = _task_args(plan)
         t0 = time.perf_counter()
-
-        def compute(cl):
-            return _compute(plan, todo, args, cl, progress,
-                            lambda blk, ds: _write_block(part, blk, ds))
-
         if todo:
-            if client is not None or executor is None:
-                have.update(compute(client))
-            else:
-                from .executors import dask_client
-
-                with dask_client(executor) as cl:
-                    have.update(compute(cl))
+            have.update(_run_blocks(plan, todo, client, executor, progress,
+                                    lambda blk, ds: _write_block(part, blk, ds)))
         ds = label_metrics(assemble(plan, [have[b] for b in blocks], created))
         ds.attrs.update({"fingerprint": plan.fingerprint(), STORE_MARKER: 1, "complete": 1,
                          "run_seconds": float(time.perf_counter() - t0)})
@@ -602,7 +601,10 @@ def verify_grid_store(plan: GridPlan, store: Path, *, repair: bool, client=None,
         raise EngineError(f"{store} {bad}; it cannot be verified or repaired. Move it away "
                           "and rerun to recompute it")
     names = [f"cells {a}..{b - 1}" for a, b in plan.blocks()]
-    if "block_digest" in bad or "block_digest" not in ds or ds["block_digest"].size != n:
+    recorded = None
+    if "block_digest" not in bad and "block_digest" in ds and ds["block_digest"].size == n:
+        recorded = ds["block_digest"].values.copy()
+    if recorded is None:
         damaged = list(range(n))
         why = {i: "its checksum is missing or unreadable" for i in damaged}
     elif bad or ds.attrs.get("static_digest") != _static_digest(plan, ds):
@@ -611,7 +613,7 @@ def verify_grid_store(plan: GridPlan, store: Path, *, repair: bool, client=None,
         why = {i: f"{what} damaged" for i in damaged}
     else:
         have = block_digests(plan, ds)
-        damaged = [i for i in range(n) if have[i] != ds["block_digest"].values[i]]
+        damaged = [i for i in range(n) if have[i] != recorded[i]]
         why = {i: "values do not match the block's checksum" for i in damaged}
     report = GridReport(n, [(names[i], why[i]) for i in damaged])
     for i in damaged:
@@ -620,17 +622,7 @@ def verify_grid_store(plan: GridPlan, store: Path, *, repair: bool, client=None,
     if not damaged or not repair:
         return report
     todo = [plan.blocks()[i] for i in damaged]
-
-    def compute(cl):
-        return _compute(plan, todo, _task_args(plan), cl, progress, lambda blk, d: None)
-
-    if client is not None or executor is None:
-        new = compute(client)
-    else:
-        from .executors import dask_client
-
-        with dask_client(executor) as cl:
-            new = compute(cl)
+    new = _run_blocks(plan, todo, client, executor, progress, lambda blk, d: None)
     if len(damaged) == n:  # nothing sound to keep: the whole grid again
         fixed = label_metrics(assemble(plan, [new[b] for b in todo], ds.attrs.get("created")))
         if ds.attrs.get(STORE_MARKER):  # the run's own attributes (timings included)
@@ -658,10 +650,8 @@ def verify_grid_store(plan: GridPlan, store: Path, *, repair: bool, client=None,
         v.encoding = {}
     fixed = fixed.drop_vars("block_digest", errors="ignore")
     add_checksums(plan, fixed)
-    still = [names[i] for i in damaged
-             if fixed["block_digest"].values[i] != ds["block_digest"].values[i]] \
-        if "block_digest" in ds and ds["block_digest"].size == n and "block_digest" not in bad \
-        else []
+    still = [] if recorded is None else [
+        names[i] for i in damaged if fixed["block_digest"].values[i] != recorded[i]]
     if still:
         log(f"warning: recomputed blocks differ from their recorded checksums ({', '.join(still)}); "
             "the model's results are not reproducible bit for bit")
