@@ -63,7 +63,7 @@ def _aggregate(pi, n, rule, need, tie, default, dp):
 
 @nb.njit(parallel=True, cache=True)
 def panel_endorsement(zq, n, rule, need, tie, default, icc, bias_sd, n_panels, k0, k1, stream):
-    """Sums and sums of squares, over panels, of each entry's endorsement probability.
+    """Sums and sums of products, over panels, of the entries' endorsement probabilities.
 
     Parameters
     ----------
@@ -82,12 +82,13 @@ def panel_endorsement(zq, n, rule, need, tie, default, icc, bias_sd, n_panels, k
 
     Returns
     -------
-    (float64[M], float64[M], int) sums, sums of squares, panels used.
+    (float64[M], float64[M, M], int) sums, sums of products (the entries share their
+    panels, so their estimates are correlated), panels used.
     """
     M = zq.shape[0]
     n_blocks = (n_panels + PANEL_BLOCK - 1) // PANEL_BLOCK
     s1 = np.zeros((n_blocks, M))
-    s2 = np.zeros((n_blocks, M))
+    s2 = np.zeros((n_blocks, M, M))
     a = math.sqrt(icc)
     e = math.sqrt(max(1.0 - icc, 0.0))
     n_norm = 1 + n
@@ -97,6 +98,7 @@ def panel_endorsement(zq, n, rule, need, tie, default, icc, bias_sd, n_panels, k
         pi = np.empty(n)
         beta = np.empty(n)
         dp = np.empty(n + 1)
+        vals = np.empty(M)
         for i in range(b * PANEL_BLOCK, (b + 1) * PANEL_BLOCK):
             ii = np.uint64(i)
             for c in range(n_ctr):
@@ -133,12 +135,16 @@ def panel_endorsement(zq, n, rule, need, tie, default, icc, bias_sd, n_panels, k
                         else:
                             pi[j] = _phi((t + beta[j] - a * z) / e)
                     val = _aggregate(pi, n, rule, need, tie, default, dp)
-                s1[b, m] += val
-                s2[b, m] += val * val
+                vals[m] = val
+            for m in range(M):
+                s1[b, m] += vals[m]
+                for m2 in range(M):
+                    s2[b, m, m2] += vals[m] * vals[m2]
     out1 = np.zeros(M)
-    out2 = np.zeros(M)
+    out2 = np.zeros((M, M))
     for b in range(n_blocks):  # fixed order: bit-identical for any thread count
         for m in range(M):
             out1[m] += s1[b, m]
-            out2[m] += s2[b, m]
+            for m2 in range(M):
+                out2[m, m2] += s2[b, m, m2]
     return out1, out2, n_blocks * PANEL_BLOCK

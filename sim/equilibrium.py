@@ -78,6 +78,9 @@ class Game:
     tau_A: np.ndarray
     tau_P_se: np.ndarray | None = None
     tau_A_se: np.ndarray | None = None
+    #: simulated: frequencies of (t_P t_A) = (1 1), (1 0), (0 1), (0 0) [C, 4] and n [C]
+    t_freq: np.ndarray | None = None
+    t_n: np.ndarray | None = None
 
     @property
     def mu_P(self):
@@ -134,7 +137,8 @@ def simulated_game(cells: list, n: int, seed: int, n_threads: int = 0) -> Game:
     from .runner import baseline_thresholds, run_baseline_counts
 
     g = exact_game(cells)
-    tp, ta, tps, tas = (np.empty(len(cells)) for _ in range(4))
+    tp, ta, tps, tas, tn = (np.empty(len(cells)) for _ in range(5))
+    tf = np.empty((len(cells), 4))
     shared: dict = {}  # cells with the same kernel inputs share one kernel call
     for i, c in enumerate(cells):
         m = c.model
@@ -152,7 +156,10 @@ def simulated_game(cells: list, n: int, seed: int, n_threads: int = 0) -> Game:
         ta[i] = both / nA if nA else 1.0
         tps[i] = np.sqrt(tp[i] * (1 - tp[i]) / nP) if nP else np.nan
         tas[i] = np.sqrt(ta[i] * (1 - ta[i]) / nA) if nA else np.nan
+        tn[i] = cnt.sum()
+        tf[i] = np.array([both, nP - both, nA - both, tn[i] - nP - nA + both]) / tn[i]
     g.tau_P, g.tau_A, g.tau_P_se, g.tau_A_se = tp, ta, tps, tas
+    g.t_freq, g.t_n = tf, tn
     return g
 
 
@@ -398,6 +405,13 @@ def solve_cells(base, eqc: EquilibriumConfig, cells: list, shape=None, dims=("ce
         game = simulated_game(cells, base.run.n_instances, base.run.seed, base.run.n_threads)
     else:
         game = exact_game(cells)
+    consult, debate, report = _solve_game(game, eqc, len(cells))
+    return _assemble(base, eqc, game, cells, shape, dims, axes, consult, debate, report)
+
+
+def _solve_game(game: Game, eqc: EquilibriumConfig, n_cells: int):
+    """Every equilibrium of C cells' games: (consult, debate, report) with consult =
+    (x_P, kind, count) and debate = (x_P, x_A, kind, count), padded arrays [C, E]."""
     tol = eqc.tol
     report = []
     if eqc.method == "enumerate":
@@ -409,7 +423,7 @@ def solve_cells(base, eqc: EquilibriumConfig, cells: list, shape=None, dims=("ce
         if eqc.method == "all":
             eP, eA, _, _ = enumerate_debate(game)
             eC, _, _, _ = enumerate_consult(game)
-            for i in range(len(cells)):
+            for i in range(n_cells):
                 for xp, xa in zip(eP[i], eA[i]):
                     if not np.isnan(xp) and not any(
                             abs(xp - u) < 1e-7 and abs(xa - v) < 1e-7 for u, v in zip(gp[i], ga[i])):
@@ -423,8 +437,7 @@ def solve_cells(base, eqc: EquilibriumConfig, cells: list, shape=None, dims=("ce
         dP, dA, dK, dN = _lists_to_padded(game, gp, ga)
         cP, _, cK, cN = _lists_to_padded(game, gcp, [[np.nan] * len(v) for v in gcp],
                                          consult=True)
-    return _assemble(base, eqc, game, cells, shape, dims, axes, (cP, cK, cN), (dP, dA, dK, dN),
-                     report)
+    return (cP, cK, cN), (dP, dA, dK, dN), report
 
 
 def _lists_to_padded(game, lp, la, consult=False):
@@ -442,6 +455,75 @@ def _lists_to_padded(game, lp, la, consult=False):
         interior |= (A > 1e-9) & (A < 1 - 1e-9)
     K = np.where(np.isnan(P), "", np.where(interior, KIND_MIXED, KIND_PURE))
     return P, A, K, n
+
+
+def _outcomes(game, cells, cP, dP, dA):
+    """Outcomes at each equilibrium (exact, from the closed forms): {name: (values
+    [C, E, protocol], ...)}."""
+    pi = np.array([c.model.pi for c in cells])[:, None]
+    fixed = np.array([c.model.stance == "fixed" for c in cells])[:, None]
+    a_fx = np.array([c.model.a for c in cells])[:, None]
+    wel = [np.array([getattr(c.welfare, k) for c in cells])[:, None]
+           for k in ("alpha", "beta", "delta_c")]
+    prob = class_probabilities(pi, np.array([c.model.p for c in cells])[:, None], game.rho[:, None],
+                               np.nan_to_num(cP), np.nan_to_num(dP), np.nan_to_num(dA), fixed, a_fx)
+    return evaluate(prob, game.J_c[:, None, :], game.J_d[:, None, :, :], *wel, game.c_e[:, None])
+
+
+def _simulated_se(game, eqc, cells, cP, dP, dA, vals, report, h=1e-6, match=1e-3):
+    """Standard errors of the outcomes of a simulated game: {name: [C, protocol, E]}.
+
+    The outcomes are exact at the equilibrium profile, and the profile is solved
+    from the simulated tau_P = f11 / (f11 + f10) and tau_A = f11 / (f11 + f01), so
+    a mixed debate equilibrium (x_P = -g0A / g1A, x_A = -g0P / g1P) carries their
+    sampling error; pure equilibria and consultancy (no tau) carry none (0).  Delta
+    method over the frequencies of (t_P, t_A) (:func:`sim.metrics.delta_se`), the
+    derivatives in tau by re-solving at tau +- h (the same solver; each equilibrium
+    continued as the nearest one).
+    """
+    from .metrics import delta_se
+
+    C, E = dP.shape
+    moved = {}
+    for which in ("tau_P", "tau_A"):
+        for sgn in (1, -1):
+            g2 = dataclasses.replace(game, **{which: getattr(game, which) + sgn * h})
+            _, (p2, a2, _, _), _ = _solve_game(g2, eqc, C)
+            moved[which, sgn] = (p2, a2, _outcomes(g2, cells, np.zeros_like(p2), p2, a2))
+    f = game.t_freq
+    fP, fA = f[:, 0] + f[:, 1], f[:, 0] + f[:, 2]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dtauP = np.stack([f[:, 1] / fP ** 2, -f[:, 0] / fP ** 2, 0 * fP, 0 * fP], axis=1)
+        dtauA = np.stack([f[:, 2] / fA ** 2, 0 * fA, -f[:, 0] / fA ** 2, 0 * fA], axis=1)
+    names = ("amp", "acc", "fwc", "welfare")  # the outcomes the store reports
+    out = {k: np.zeros((C, 2, E)) for k in names}
+    edges = []
+    for i in range(C):
+        for e in range(E):
+            if np.isnan(dP[i, e]):
+                continue
+            deriv = {}
+            for (which, sgn), (p2, a2, v2) in moved.items():
+                d = np.maximum(np.abs(p2[i] - dP[i, e]), np.abs(a2[i] - dA[i, e]))
+                d = np.where(np.isnan(d), np.inf, d)
+                j = int(np.argmin(d))
+                if d[j] > match:
+                    deriv = None
+                    break
+                for k in names:
+                    deriv[k, which] = deriv.get((k, which), 0.0) + sgn * v2[k][0][i, j, 1] / (2 * h)
+            if deriv is None:
+                edges.append(i)
+                for k in names:
+                    out[k][i, 1, e] = np.nan
+                continue
+            for k in names:
+                g = deriv[(k, "tau_P")] * dtauP[i] + deriv[(k, "tau_A")] * dtauA[i]
+                out[k][i, 1, e] = delta_se(f[i], g, game.t_n[i])
+    if edges:
+        report.append(f"cells {sorted(set(edges))[:20]}: a debate equilibrium does not continue "
+                      "when tau moves (a knife edge); its standard errors are NaN")
+    return out
 
 
 def _assemble(base, eqc, game, cells, shape, dims, axes, consult, debate, report):
@@ -468,15 +550,9 @@ def _assemble(base, eqc, game, cells, shape, dims, axes, consult, debate, report
     belief_P = np.stack([np.zeros_like(cP), game.tau_P[:, None] * dA], axis=1)
     belief_A = np.stack([np.full_like(cP, np.nan), game.tau_A[:, None] * dP], axis=1)
     belief_P = np.where(np.isnan(xP), np.nan, belief_P)
-    # Outcomes at each equilibrium (exact, from the closed forms).
-    pi = np.array([c.model.pi for c in cells])[:, None]
-    fixed = np.array([c.model.stance == "fixed" for c in cells])[:, None]
-    a_fx = np.array([c.model.a for c in cells])[:, None]
-    wel = [np.array([getattr(c.welfare, k) for c in cells])[:, None] for k in ("alpha", "beta", "delta_c")]
-    prob = class_probabilities(pi, np.array([c.model.p for c in cells])[:, None], game.rho[:, None],
-                               np.nan_to_num(cP), np.nan_to_num(dP), np.nan_to_num(dA), fixed, a_fx)
-    vals = evaluate(prob, game.J_c[:, None, :], game.J_d[:, None, :, :], *wel,
-                    game.c_e[:, None])
+    vals = _outcomes(game, cells, cP, dP, dA)
+    ses = _simulated_se(game, eqc, cells, cP, dP, dA, vals, report) \
+        if game.t_freq is not None else None
     out_shape = tuple(shape) + (2, E)
     dd = tuple(dims) + ("protocol", "equilibrium")
 
@@ -511,11 +587,19 @@ def _assemble(base, eqc, game, cells, shape, dims, axes, consult, debate, report
         data[name] = (dd, r(np.where(np.isnan(xP), np.nan, v)),
                       {"long_name": f"{ln} at the equilibrium",
                        "units": "utility" if name == "welfare" else "1"})
+        if ses is not None:
+            data[f"{name}_se"] = (dd, r(np.where(np.isnan(xP), np.nan, ses[name])), {
+                "long_name": f"standard error of {ln} (through the simulated equilibrium)",
+                "units": "utility" if name == "welfare" else "1"})
     from antiamp.sweeps.spec import axis_coords
 
     coords = axis_coords(axes, dims, {"protocol": ("protocol", ["consult", "debate"]),
                                       "equilibrium": ("equilibrium", np.arange(E))})
     if game.tau_P_se is not None:
+        data["tau_P"] = (tuple(dims), game.tau_P.reshape(shape),
+                         {"long_name": "simulated Pr(t_A = 1 | t_P = 1)", "units": "1"})
+        data["tau_A"] = (tuple(dims), game.tau_A.reshape(shape),
+                         {"long_name": "simulated Pr(t_P = 1 | t_A = 1)", "units": "1"})
         data["tau_P_se"] = (tuple(dims), game.tau_P_se.reshape(shape),
                             {"long_name": "standard error of simulated Pr(t_A = 1 | t_P = 1)"})
         data["tau_A_se"] = (tuple(dims), game.tau_A_se.reshape(shape),

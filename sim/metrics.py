@@ -163,6 +163,20 @@ def weighted(weights: np.ndarray, g: np.ndarray, mask: np.ndarray, n=None):
     return mean, se
 
 
+def delta_se(freq: np.ndarray, grad: np.ndarray, n: float) -> float:
+    """Standard error of a smooth function M of multinomial class frequencies.
+
+    ``freq`` [K] the observed frequencies of n instances, ``grad`` [K] the partial
+    derivatives of M in them: Var(M) = (sum f_k g_k^2 - (sum f_k g_k)^2) / n (the
+    delta method; with M a weighted mean it is the usual standard error).  Used for
+    outcomes at equilibria solved from the same counts, whose gradient includes how
+    the equilibrium moves.
+    """
+    g = np.where(np.isfinite(grad), grad, 0.0)
+    var = float((freq * g * g).sum() - (freq * g).sum() ** 2)
+    return float(np.sqrt(max(var, 0.0) / n))
+
+
 def mean_from_sums(total: float, n: float, squares: float) -> tuple[float, float]:
     """Mean of ``n`` per-instance values and its standard error, from their sum and
     the sum of their squares (what the compiled kernels accumulate).

@@ -90,6 +90,13 @@ def _rule_args(pc: PanelConfig):
 def panel_probability_mc(q, pc: PanelConfig, seed: int):
     """Panel endorsement probability for each single-judge probability in ``q``,
     by the compiled kernel: (mean, Monte Carlo standard error, panels)."""
+    mean, cov, m = panel_probability_cov(q, pc, seed)
+    return mean, np.sqrt(np.diag(cov)), m
+
+
+def panel_probability_cov(q, pc: PanelConfig, seed: int):
+    """:func:`panel_probability_mc` with the covariance matrix of the estimates
+    (the entries share their Monte Carlo panels): (mean, cov [M, M], panels)."""
     from antiamp.kernels import panel as kp
     from antiamp.kernels.rng import split_seed
 
@@ -103,9 +110,12 @@ def panel_probability_mc(q, pc: PanelConfig, seed: int):
     s1, s2, m = kp.panel_endorsement(zq, pc.size, rule, need, pc.tie, pc.default, pc.icc,
                                      pc.bias_sd, n_panels, k0, k1, np.uint64(kp.STREAM))
     mean = s1 / m
-    var = np.maximum(s2 / m - mean ** 2, 0.0)
-    se = np.sqrt(var / (m - 1)) if random else np.zeros_like(mean)
-    return mean, se, m
+    if not random:  # one deterministic panel: no Monte Carlo error
+        return mean, np.zeros((len(q), len(q))), m
+    cov = (s2 / m - np.outer(mean, mean)) / (m - 1)
+    var = np.maximum(np.diag(s2) / m - mean ** 2, 0.0) / (m - 1)
+    cov[np.diag_indices_from(cov)] = var
+    return mean, cov, m
 
 
 def panel_probability_exact(q: float, pc: PanelConfig) -> float:
@@ -196,7 +206,7 @@ def panel_strategies(c) -> tuple:
     when presenting is not dominant against the panel (checked at validation)."""
     from .judge import _dominant
 
-    J_c, J_d, se_c, se_d, m_eff = panel_tables(c.judge, c.protocol, c.panel, c.run.seed)
+    J_c, J_d, se_c, se_d, m_eff, cov = panel_tables(c.judge, c.protocol, c.panel, c.run.seed)
     c_e = c.model.c_e
     try:
         xpc, _ = _dominant("x_P_consult", np.array([J_c[1] - J_c[0]]), c_e, None)
@@ -207,21 +217,50 @@ def panel_strategies(c) -> tuple:
             f"model.c_e={c_e}: presenting evidence is not dominant against this panel; the "
             "panel model takes dominant strategies (lower model.c_e, or solve the evidence "
             "game with antiamp-solve)") from None
-    return (J_c, J_d, se_c, se_d, m_eff), (xpc, xp, xa)
+    return (J_c, J_d, se_c, se_d, m_eff, cov), (xpc, xp, xa)
 
 
 def _panel_tables(judge: JudgeConfig, prot: ProtocolConfig, pc: PanelConfig, seed: int):
-    """(J_c [2], J_d [2, 2], se_c, se_d, panels) of the panel built on the configured judge."""
+    """(J_c [2], J_d [2, 2], se_c, se_d, panels, cov) of the panel built on the configured
+    judge; ``cov`` [6, 6] is the Monte Carlo covariance of (J_c, J_d.ravel())."""
     if judge.jury_size != 1:
         raise ConfigError("extension=panel builds the jury itself (panel.size); leave "
                           "judge.jury_size at 1")
     c1, d1 = single_judge_tables(judge, prot)
     q = np.concatenate([c1, d1.ravel()])
-    mean, se, m = panel_probability_mc(q, pc, seed)
-    return mean[:2], mean[2:].reshape(2, 2), se[:2], se[2:].reshape(2, 2), m
+    mean, cov, m = panel_probability_cov(q, pc, seed)
+    se = np.sqrt(np.diag(cov))
+    return mean[:2], mean[2:].reshape(2, 2), se[:2], se[2:].reshape(2, 2), m, cov
 
 
 # ------------------------------------------------------------------ a grid of cells
+def _table_variance(w, J_c, J_d, wel, cov, names, h=1e-6) -> dict:
+    """Variance that the panel tables' Monte Carlo error adds to each metric.
+
+    The metrics are computed from the class weights and the six table entries,
+    which are estimates with covariance ``cov`` (one Monte Carlo over panels,
+    independent of the instances' random numbers: the variances add).  Delta
+    method: the gradient in the entries by central differences (the metrics are
+    linear in them, or ratios of linear forms), then g' cov g.
+    """
+    from .metrics import evaluate
+
+    if not np.any(cov):
+        return {k: 0.0 for k in names}
+    J = np.concatenate([J_c, np.ravel(J_d)])
+    steps = np.concatenate([np.eye(6) * h, -np.eye(6) * h])
+    T = J[None, :] + steps  # [12, 6]; entries stay probabilities to within h
+    vals = evaluate(np.broadcast_to(w, (12,) + np.shape(w)), T[:, :2], T[:, 2:].reshape(12, 2, 2),
+                    *wel)
+    out = {}
+    for k in names:
+        v = np.asarray(vals[k][0], float)
+        g = (v[:6] - v[6:]) / (2 * h)  # [6, ...]
+        g = np.where(np.isfinite(g), g, 0.0)
+        out[k] = np.maximum(np.einsum("i...,ij,j...->...", g, cov, g), 0.0)
+    return out
+
+
 def solve_cells(cells, payoffs: str, run, calls: list) -> dict:
     from .metrics import CONTRAST_METRICS, PROTOCOL_METRICS, class_probabilities, evaluate
     from .runner import baseline_thresholds, run_baseline_counts
@@ -235,7 +274,7 @@ def solve_cells(cells, payoffs: str, run, calls: list) -> dict:
         res[key] = []
     for c in cells:
         pc = c.panel
-        (J_c, J_d, se_c, se_d, _), (xpc, xp, xa) = panel_strategies(c)
+        (J_c, J_d, se_c, se_d, _, cov), (xpc, xp, xa) = panel_strategies(c)
         m = c.model
         wel = (c.welfare.alpha, c.welfare.beta, c.welfare.delta_c, m.c_e)
         if payoffs == "simulated":
@@ -247,9 +286,10 @@ def solve_cells(cells, payoffs: str, run, calls: list) -> dict:
         else:
             w = class_probabilities(m.pi, m.p, m.rho, xpc, xp, xa, m.stance == "fixed", m.a)
             vals = evaluate(w, J_c, J_d, *wel, n=run.n_instances)
+        table_var = _table_variance(w, J_c, J_d, wel, cov, names)
         for k in names:
             res[k].append(vals[k][0])
-            res[f"{k}_se"].append(vals[k][1])
+            res[f"{k}_se"].append(np.sqrt(vals[k][1] ** 2 + table_var[k]))
         # Panel Monte Carlo error of Amp: a bound (|weights| times the entries' errors).
         from .metrics import CORRECT, EA_DEBATE, EP_CONSULT, EP_DEBATE
 

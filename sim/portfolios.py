@@ -338,6 +338,51 @@ def accepted_pmf(weights3, sig_c, sig_P, sig_A):
 
 
 # ------------------------------------------------------------------ a grid of cells
+def _mixed(W, sig) -> bool:
+    """Whether a type of positive weight mixes (W [k_own, k_other], sig [k, s])."""
+    live = W.sum(axis=1) > 0
+    return bool(np.any((sig[live] > 1e-9) & (sig[live] < 1 - 1e-9)))
+
+
+def _equilibrium_se(W3, sig_c, sig_P, sig_A, Jc, Jd, c, wel, out, step=1e-5,
+                    match=1e-3) -> bool:
+    """Standard errors of the debate outcomes at a mixed equilibrium solved from the
+    same simulated counts (the mixing probabilities carry the counts' sampling error).
+
+    Delta method over the class frequencies (:func:`sim.metrics.delta_se`), the
+    equilibrium re-solved at f +- h e_k.  Returns False, and leaves the standard
+    errors that hold the equilibrium fixed, where the solution does not continue (a
+    knife edge: the equilibrium's support changes within h).
+    """
+    from .metrics import delta_se
+
+    w = np.asarray(W3, float)
+    n = w.sum()
+    f = w / n
+    grad = {k: np.zeros(w.size) for k in out}
+    solved: dict = {}
+    for idx in np.flatnonzero(f.ravel() > 0):
+        corr, kP, kA = np.unravel_index(idx, w.shape)
+        h = min(step, f.ravel()[idx] / 2)
+        for sgn in (1, -1):
+            g = f.copy()
+            g[corr, kP, kA] += sgn * h
+            key = (kP, kA, sgn, h)  # the game sees only the types' joint weights
+            if key not in solved:
+                sP, sA, _, _ = debate_equilibrium(g.sum(axis=0), Jd, c)
+                if max(np.max(np.abs(sP - sig_P)), np.max(np.abs(sA - sig_A))) > match:
+                    return False
+                solved[key] = (sP, sA)
+            sP, sA = solved[key]
+            vals = outcomes(g, sig_c, sP, sA, Jc, Jd, wel)
+            for k in out:
+                grad[k][idx] += sgn * vals[k][0][1] / (2 * h)
+    for k in out:
+        if np.isfinite(out[k][1][1]):
+            out[k][1][1] = delta_se(f.ravel(), grad[k], n)
+    return True
+
+
 def solve_cells(cells, payoffs: str, run, calls: list) -> dict:
     """Equilibria and outcomes of every cell; arrays padded to the largest budget."""
     C = len(cells)
@@ -354,6 +399,7 @@ def solve_cells(cells, payoffs: str, run, calls: list) -> dict:
     res["rho_B"] = np.full(C, np.nan)
     res["q_false"] = np.full(C, np.nan)
     res["misleading_share"] = np.full(C, np.nan)
+    res["knife_edge"] = np.zeros(C, bool)
     shared: dict = {}
     for i, c in enumerate(cells):
         pf = c.portfolio
@@ -379,6 +425,9 @@ def solve_cells(cells, payoffs: str, run, calls: list) -> dict:
                              interim_regret(W / W.sum(), sig_P, sig_A, Jd, pf.c_item)]
         wel = (c.welfare.alpha, c.welfare.beta, c.welfare.delta_c)
         out = outcomes(W3, sig_c, sig_P, sig_A, Jc, Jd, wel, counts=payoffs == "simulated")
+        if payoffs == "simulated" and _mixed(W, sig_P) | _mixed(W.T, sig_A):
+            if not _equilibrium_se(W3, sig_c, sig_P, sig_A, Jc, Jd, pf.c_item, wel, out):
+                res["knife_edge"][i] = True
         for k in names:
             res[k][i], res[f"{k}_se"][i] = out[k]
         res["sigma_P"][i, 0, :K, :K] = sig_c

@@ -7,6 +7,11 @@ normal estimates has a relative standard error of about 1 / sqrt(2 (K - 1)): 10%
 at K = 50 and 5% at K = 200, so the ratio must lie within 4 of those (0.6 to 1.5
 at K = 50 in the default suite, 0.8 to 1.25 at K = 200 with ``pytest -m slow``).
 A metric reported with a standard error of exactly 0 must not vary at all.
+
+The configurations include mixed equilibria solved from the simulated counts
+themselves (signals, portfolio-mixed, equilibrium-mixed), whose standard errors
+must carry the equilibrium's own sampling error, and the panel, whose tables are
+a Monte Carlo of their own.
 """
 
 import numpy as np
@@ -35,24 +40,20 @@ MODELS = {
               "judge": {"b": 0.4}, "equilibrium": SIM},
     "portfolio": {"model": {"name": "portfolio"}, "portfolio": {"budget": 3, "c_item": 0.05},
                   "equilibrium": SIM},
+    # A mixed debate equilibrium, solved from the same counts (its mixing moves with them).
+    "portfolio-mixed": {"model": {"name": "portfolio"}, "judge": {"kind": "logit"},
+                        "portfolio": {"budget": 2, "c_item": 0.25, "rule": "logit",
+                                      "kappa_v": 2.0}, "equilibrium": SIM},
+    # The evidence game on simulated tau's: a mixed debate equilibrium.
+    "equilibrium-mixed": {"model": {"name": "equilibrium", "c_e": 0.45, "rho": 0.6},
+                          "judge": {"b": 0.8}, "equilibrium": SIM},
     "options": {"model": {"name": "options"}, "judge": {"kind": "logit"}, "options": {"K": 3},
                 "equilibrium": SIM},
 }
 
 
-# Known defects (open, see the issue on standard errors): the test fails on them
-# until they are fixed (strict xfail), so a fix is noticed.
-KNOWN = {
-    "signals": "evidence_A in debate: the reported SE treats the kernel's class counts "
-               "as multinomial; the spread over seeds is half of it (conservative)",
-    "panel": "b_hat and the tables: the SE is conditional on the panel's Monte Carlo "
-             "tables (their seed moves with run.seed), so it is 0 where the spread is not",
-}
-
-
 def _params():
-    return [pytest.param(n, marks=pytest.mark.xfail(reason=KNOWN[n], strict=True))
-            if n in KNOWN else n for n in MODELS]
+    return list(MODELS)
 
 
 def _spread(cfg, seeds):

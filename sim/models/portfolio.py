@@ -83,10 +83,21 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
         "payoffs": eqc.payoffs, "method": "linear programme (HiGHS)", "tol": eqc.tol,
         "effort": "off",
         "kernel_calls": int(len(calls)), "solve_seconds": float(elapsed),
-        "solver_report": "no issues" if np.nanmax(r["epsilon"]) <= eqc.tol else
-        f"largest certificate {np.nanmax(r['epsilon']):.3g} exceeds equilibrium.tol",
+        "solver_report": _report(r, eqc.tol),
     })
     return ds
+
+
+def _report(r, tol) -> str:
+    notes = []
+    if np.nanmax(r["epsilon"]) > tol:
+        notes.append(f"largest certificate {np.nanmax(r['epsilon']):.3g} exceeds equilibrium.tol")
+    edge = np.flatnonzero(r["knife_edge"])
+    if len(edge):
+        notes.append(f"cells {edge.tolist()[:20]}: the debate equilibrium does not continue when "
+                     "the class frequencies move (a knife edge); their standard errors hold "
+                     "the strategies fixed")
+    return "\n".join(notes) if notes else "no issues"
 
 
 def validate(cfg) -> None:

@@ -163,6 +163,95 @@ def _metrics(cells, W, found, simulated: bool):
     out["judge_utility"] = (out["acc"][0] - cost, out["acc"][1])
     return rows, out
 
+def _moves(f: Found, cell) -> bool:
+    """Whether an equilibrium moves with the class frequencies: a mixed strategy (an
+    indifference condition pins it) or an interior attention level chosen by the
+    judge on the continuum (at a corner or on the grid it stays put)."""
+    x = np.concatenate([np.ravel(a) for a in (f.profile if isinstance(f.profile, tuple)
+                                             else (f.profile,))])
+    e = cell.effort
+    chosen = (e.enabled and e.t_fixed is None and e.refine and np.isfinite(f.t)
+              and 1e-9 < f.t < e.t_max - 1e-9)
+    return chosen or bool(np.any((x > 1e-9) & (x < 1 - 1e-9)))
+
+
+def _distance(f: Found, g: Found) -> float:
+    a = f.profile if isinstance(f.profile, tuple) else (f.profile,)
+    b = g.profile if isinstance(g.profile, tuple) else (g.profile,)
+    d = max(float(np.max(np.abs(np.asarray(u) - np.asarray(w)))) for u, w in zip(a, b))
+    if not (np.isnan(f.t) and np.isnan(g.t)):
+        d = max(d, abs(f.t - g.t)) if np.isfinite(f.t - g.t) else np.inf
+    return d
+
+
+def _equilibrium_se(cells, W, eqc, rows, vals, report, step=1e-5, match=1e-3):
+    """Standard errors of simulated outcomes at equilibria that move with the sample.
+
+    A mixed equilibrium (or an attention level) is solved from the same class counts
+    that the outcomes average, so it carries their sampling error too: holding the
+    profile fixed misstates the spread over seeds (it doubled it for the antagonist's
+    evidence rate).  Delta method over the multinomial class frequencies f: each
+    outcome M(f), with the equilibrium re-solved at f +- h e_k (central differences,
+    the equilibrium continued as the nearest one), has gradient g and variance
+    (sum_k f_k g_k^2 - (sum_k f_k g_k)^2) / n.  Pure-strategy equilibria with strict
+    incentives do not move: their standard errors are already the exact ones.
+    Re-solving is done numerically, not by implicit differentiation, so that the
+    same code serves every solver (enumeration, the general debate solver, effort).
+    """
+    from ..metrics import delta_se
+
+    need = sorted({i for i, p, f in rows if _moves(f, cells[i])})
+    if not need:
+        return
+    W = np.asarray(W, float)
+    pc, pw, key = [], [], []  # perturbed cells, their weights, (cell, class, sign, h)
+    for i in need:
+        n = W[i].sum()
+        f = W[i] / n
+        for k in np.flatnonzero(W[i] > 0):
+            h = min(step, f[k] / 2)
+            for sgn in (1, -1):
+                g = f.copy()
+                g[k] += sgn * h
+                pc.append(cells[i])
+                pw.append(g)
+                key.append((i, k, sgn, h))
+    pw = np.array(pw)
+    found_p, _ = _equilibria(pc, pw, eqc, [], False)
+    rows_p, vals_p = _metrics(pc, pw, found_p, False)
+    by = {}
+    for r, (j, p, f) in enumerate(rows_p):
+        by.setdefault((j, p), []).append(r)
+    per_cell: dict = {}
+    for j, (i, k, sgn, h) in enumerate(key):
+        per_cell.setdefault(i, []).append(j)
+    for r, (i, p, f) in enumerate(rows):
+        if i not in per_cell or not _moves(f, cells[i]):
+            continue
+        n = W[i].sum()
+        freq = W[i] / n
+        grad = {m: np.zeros(32) for m in vals}
+        lost = False
+        for j in per_cell[i]:
+            cand = by.get((j, p), [])
+            d = [_distance(f, rows_p[c][2]) for c in cand]
+            if not d or min(d) > match:
+                lost = True
+                break
+            c = cand[int(np.argmin(d))]
+            _, k, sgn, h = key[j]
+            for m in vals:
+                grad[m][k] += sgn * vals_p[m][0][c] / (2 * h)
+        if lost:
+            report.append(f"cell {i}, {('consult', 'debate')[p]}: an equilibrium does not "
+                          "continue when the class frequencies move (a knife edge); its "
+                          "standard errors hold the strategy profile fixed")
+            continue
+        for m in vals:
+            if np.isfinite(vals[m][1][r]):
+                vals[m][1][r] = delta_se(freq, grad[m], n)
+
+
 def solve_cells(base, cells, shape=None, dims=("cell",), axes=(), progress=None) -> xr.Dataset:
     """Every equilibrium of the extended model (correlated signals, judge effort).
 
@@ -196,6 +285,8 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=(), progress=None)
     report: list = []
     found, commits = _equilibria(cells, W, eqc, report, show)
     rows, vals = _metrics(cells, W, found, simulated)
+    if simulated:
+        _equilibrium_se(cells, W, eqc, rows, vals, report)
     # Twins at eta = 0 (same accuracies, independent errors): the value of diversity.
     twins = [dataclasses.replace(c, signals=dataclasses.replace(c.signals, eta=0.0))
              if c.signals.joint is None and c.signals.eta != 0 else None for c in cells]
