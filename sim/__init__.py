@@ -14,8 +14,16 @@ try:
 except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0+unknown"
 
+# Light at import (the commands answer --help and bad input before numba, xarray or
+# scipy load): the config classes here, everything else on first use.
 from .config import Config, ConfigError, JudgeConfig, ModelConfig, RunConfig, WelfareConfig, to_config  # noqa: E402
-from .core import theory  # noqa: E402
+
+
+def theory(cfg=None):
+    """Closed forms of the baseline model for one scenario (:func:`antiamp.core.theory`)."""
+    from .core import theory as _theory
+
+    return _theory(cfg)
 
 
 def simulate(cfg=None, **kwargs):

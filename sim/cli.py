@@ -235,8 +235,26 @@ def _run_cell(cfg: DictConfig) -> None:
         print(f"wrote {write_records(df, path)} ({len(df):,} rows)")
 
 
-ConfigStore.instance().store(name="antiamp_schema", node=schema())
-register_model_options()
+_STORED: set = set()
+
+
+def register_schema(name: str, make) -> None:
+    """Store a command's schema node (``make()``) in Hydra's ConfigStore, once, with
+    every registered model as a ``model`` option.  Done on first need rather than at
+    import: building the structured node costs tenths of a second that ``--help``
+    does not pay."""
+    if name in _STORED:
+        return
+    ConfigStore.instance().store(name=name, node=make())
+    if not _STORED:
+        register_model_options()
+    _STORED.add(name)
+
+
+def setup() -> None:
+    """Register the command's schema with Hydra (on first need)."""
+    register_schema("antiamp_schema", schema)
+
 
 _hydra_main = hydra.main(version_base="1.3", config_path=f"pkg://{CONFIG_MODULE}", config_name="config")(_run)
 
@@ -295,11 +313,25 @@ def check_flag_overrides(args: list[str]) -> None:
             raise ConfigError(f"{ov.key_or_group} must be true or false, got {ov.value()!r}")
 
 
-def guarded_main(prog: str, check, hydra_main, errors: tuple = ()) -> None:
+def guarded_main(prog: str, check, hydra_main, errors: tuple = (), help_text=None,
+                 setup=None) -> None:
     """Validate the command line with ``check`` (no file touched), then run Hydra.
 
     Bad input exits with status 2 and a message, before Hydra creates its run
-    directory; in a multirun every job is checked before any runs."""
+    directory; in a multirun every job is checked before any runs.  ``--help``
+    prints ``help_text(args)`` (fast: no numerical library is loaded)."""
+    from .helptext import wants_help
+
+    args = sys.argv[1:]
+    if help_text is not None and wants_help(args):
+        try:
+            sys.stdout.write(help_text([a for a in args if a not in ("--help", "-h")]))
+        except ConfigError as exc:
+            print(f"{prog}: error: {exc}", file=sys.stderr)
+            raise SystemExit(2) from None
+        raise SystemExit(0)
+    if setup is not None:
+        setup()
     try:
         _checked_main(prog, check, hydra_main, errors)
     except OSError as exc:
@@ -337,8 +369,24 @@ def _checked_main(prog: str, check, hydra_main, errors: tuple) -> None:
     hydra_main()
 
 
+def help_text(args: list) -> str:
+    from .helptext import model_sections, render
+
+    return render(
+        "antiamp", "one scenario (a cell) of a registered model: simulated metrics with "
+        "standard errors beside the closed forms, a table, a Zarr store and a figure in the "
+        "run directory.",
+        ["antiamp [group=option ...] [section.field=value ...]",
+         "antiamp model=signals signals.eta=0.4 judge=logit judge.kappa=2",
+         "antiamp -m model.rho=0.1,0.3    (one run per value: a Hydra multirun)",
+         "antiamp model=panel --help      (the fields that model reads)"],
+        schema(), args, "config", model_sections(args, "config"),
+        ["Bad values exit with status 2 and a message naming the field, before anything",
+         "is written. Outputs go to outputs/<date>/<time>/ (hydra.run.dir=... to choose)."])
+
+
 def main() -> None:
-    guarded_main("antiamp", prevalidate, _hydra_main)
+    guarded_main("antiamp", prevalidate, _hydra_main, help_text=help_text, setup=setup)
 
 
 if __name__ == "__main__":

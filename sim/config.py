@@ -90,7 +90,9 @@ class ProtocolConfig:
 class WelfareConfig:
     """Principal's objective U_D = -alpha Pr(y != omega) - beta Pr(y = a, a != omega) - C (section 3)."""
 
+    #: Weight alpha of any wrong decision, Pr(y != omega).
     alpha: float = 1.0
+    #: Extra weight beta of a ratified mistake, Pr(y = a, a != omega).
     beta: float = 1.0
     #: Delta C = C(debate) - C(consult); consultancy's cost is the zero point.
     delta_c: float = 0.0
@@ -100,7 +102,9 @@ class WelfareConfig:
 class RunConfig:
     """How the Monte Carlo is run."""
 
+    #: Simulated oversight instances (each under both protocols, common random numbers).
     n_instances: int = 10_000_000
+    #: Seed of the counter-based generator (Philox): same seed, same bits, any thread count.
     seed: int = 0
     #: Compiled threads; 0 = all cores.
     n_threads: int = 0

@@ -6,7 +6,8 @@ import datetime as _dt
 from typing import Any
 
 import numpy as np
-import xarray as xr
+from .lazy import lazy
+xr = lazy("xarray")
 
 from . import __version__
 from .config import PROTOCOLS, Config, as_yaml, to_config

@@ -34,40 +34,16 @@ from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
-from scipy import optimize, special
+from .lazy import lazy
+optimize = lazy("scipy.optimize")
+special = lazy("scipy.special")
 
 from .config import ConfigError, JudgeConfig, ProtocolConfig, _int_at_least, _number
 from .judge import jury_majority
 from . import signals as sg
 
 
-@dataclass
-class EffortConfig:
-    """Endogenous judge attention (``effort.*``); off unless ``enabled``."""
-
-    enabled: bool = False
-    #: Largest attention level.
-    t_max: float = 1.0
-    #: Grid points on [0, t_max] used to bracket equilibria.
-    n_grid: int = 41
-    #: Continuous attention with grid bracketing (true) or attention restricted to the grid.
-    refine: bool = True
-    #: Exogenous attention: null = the judge chooses; a value fixes t.
-    t_fixed: Optional[float] = None
-    #: Attention cost scale c_J in c_J load t^gamma.
-    c_J: float = 0.1
-    #: Attention cost exponent gamma >= 1.
-    gamma: float = 2.0
-    #: Debate's attention-cost multiplier (consultancy's is 1).
-    load: float = 1.0
-    #: lam(t) = judge.lam (1 + lam_gain t) (logit judge).
-    lam_gain: float = 0.0
-    #: kappa(t) = judge.kappa (1 + kappa_gain t) (logit judge).
-    kappa_gain: float = 0.0
-    #: Largest probability of checking and rejecting a false-side artifact.
-    v_max: float = 0.0
-    #: Rate of v(t) = v_max (1 - exp(-v_rate t)).
-    v_rate: float = 3.0
+from .sections import EffortConfig  # noqa: E402,F401  (re-exported)
 
 
 def validate_effort(e: EffortConfig, judge: JudgeConfig) -> None:

@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import xarray as xr
+from .lazy import lazy
+xr = lazy("xarray")
 from omegaconf import DictConfig, OmegaConf
 
 from . import __version__
@@ -44,19 +45,7 @@ PAYOFFS = ("exact", "simulated")
 KIND_PURE, KIND_MIXED, KIND_SEGMENT = "pure", "mixed", "segment end"
 
 
-@dataclass
-class EquilibriumConfig:
-    """How equilibria are computed (``equilibrium.*``)."""
-
-    #: ``enumerate`` (exact support enumeration), ``br``, ``qre``, ``root`` (general
-    #: engine) or ``all`` (enumeration plus every general method, merged).
-    method: str = "enumerate"
-    #: ``exact`` (closed-form payoffs) or ``simulated`` (kernel class counts, CRN).
-    payoffs: str = "exact"
-    #: Certificate tolerance: a reported equilibrium's deviation gain is below it.
-    tol: float = 1e-9
-    #: Starting profiles for the general methods.
-    starts: int = 9
+from .sections import EquilibriumConfig  # noqa: E402,F401  (re-exported)
 
 
 @dataclass

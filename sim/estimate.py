@@ -22,9 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
-import xarray as xr
-from scipy import stats
+from .lazy import lazy
+pd = lazy("pandas")
+xr = lazy("xarray")
+stats = lazy("scipy.stats")
 
 from . import __version__
 from .transcripts import SCHEMA

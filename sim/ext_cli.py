@@ -16,7 +16,6 @@ from pathlib import Path
 
 import hydra
 import numpy as np
-from hydra.core.config_store import ConfigStore
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
@@ -47,7 +46,13 @@ def _schema():
     return node
 
 
-ConfigStore.instance().store(name="antiamp_ext_schema", node=_schema())
+
+
+def setup() -> None:
+    """Register the command's schema with Hydra (on first need)."""
+    from .cli import register_schema
+
+    register_schema("antiamp_ext_schema", _schema)
 
 
 def prevalidate(args: list[str]) -> None:
@@ -146,7 +151,20 @@ def main() -> None:
     except ConfigError as exc:
         print(f"antiamp-ext: error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
-    guarded_main("antiamp-ext", prevalidate, _hydra_main)
+    guarded_main("antiamp-ext", prevalidate, _hydra_main, help_text=help_text, setup=setup)
+
+
+def help_text(args: list) -> str:
+    from .helptext import render
+
+    return render(
+        "antiamp-ext", "the section-5 extensions (the older command; antiamp model=<name> "
+        "and antiamp-sweep run the same models): correlated signals and judge effort, or "
+        "extension=portfolio|panel|messages|options.",
+        ["antiamp-ext signals.eta=0.6 signals.phi=0.3 model.c_e=0.4 judge.b=0.7",
+         "antiamp-ext effort.enabled=true judge=logit effort.lam_gain=3 effort.c_J=0.05",
+         "antiamp-ext study=diversity          (a named study: grid, store, figures)"],
+        ExtCLIConfig, args, "ext_config")
 
 
 if __name__ == "__main__":

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import xarray as xr
+from .lazy import lazy
+xr = lazy("xarray")
 from omegaconf import DictConfig, OmegaConf
 
 from .config import ConfigError

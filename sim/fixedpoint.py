@@ -23,7 +23,9 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
-from scipy import optimize, special
+from .lazy import lazy
+optimize = lazy("scipy.optimize")
+special = lazy("scipy.special")
 
 Gain = Callable[[np.ndarray], np.ndarray]
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special
+from .lazy import lazy
+special = lazy("scipy.special")
 
 from .config import Config, ConfigError, JudgeConfig, ProtocolConfig
 

@@ -31,7 +31,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special
+from .lazy import lazy
+special = lazy("scipy.special")
 
 from .config import ConfigError, _int_at_least, _number
 from .metrics import mean_from_sums
@@ -39,28 +40,7 @@ from .metrics import mean_from_sums
 MODES = ("exogenous", "strategic")
 
 
-@dataclass
-class MessagesConfig:
-    """Evidence plus rhetoric (``messages.*``, with ``extension=messages``)."""
-
-    #: ``exogenous`` (rhetoric drawn by stance truth) or ``strategic`` (chosen at a cost).
-    mode: str = "exogenous"
-    #: Weight of verifiable evidence.
-    kappa_v: float = 2.0
-    #: Weight of rhetoric.
-    kappa_r: float = 0.5
-    #: Exogenous: mean rhetoric of a true stance.
-    r_mean_true: float = 0.0
-    #: Exogenous: mean rhetoric of a false stance.
-    r_mean_false: float = 0.0
-    #: Exogenous: standard deviation of rhetoric.
-    r_sd: float = 1.0
-    #: Strategic: number of rhetoric levels in [0, r_max].
-    r_levels: int = 5
-    #: Strategic: largest rhetoric level.
-    r_max: float = 2.0
-    #: Strategic: cost per unit of rhetoric.
-    c_r: float = 0.05
+from .sections import MessagesConfig  # noqa: E402,F401  (re-exported)
 
 
 def validate_messages(mc: MessagesConfig, judge, c_e: float) -> None:

@@ -52,32 +52,7 @@ METRICS = {
 }
 
 
-@dataclass
-class OptionsConfig:
-    """Multi-option answers (``options.*``, with ``extension=options``)."""
-
-    #: Number of answers K.
-    K: int = 4
-    #: Prior over the true answer (K probabilities); null = uniform.
-    prior: Optional[Any] = None
-    #: When wrong, extra probability of picking the distractor omega + 1 (mod K).
-    distractor_weight: float = 0.0
-    #: ``assigned``, ``best_of_k`` or ``attack``.
-    antagonist: str = "assigned"
-    #: Alternatives the antagonist examines (best_of_k).
-    k_examine: int = 2
-    #: Pr(a passing artifact exists for the true answer).
-    q_true: float = 1.0
-    #: Pr(a passing artifact exists for the distractor); null = model.rho.
-    distractor_rho: Optional[float] = None
-    #: The judge's extra bias toward the distractor.
-    distractor_bias: float = 0.0
-    #: The judge's bias mu_j toward each answer by label (K numbers); null = none.
-    option_bias: Optional[Any] = None
-    #: Loss of answering the distractor (the truth costs 0, other answers 1).
-    near_miss_loss: float = 1.0
-    #: An answer is suboptimal when its loss exceeds this.
-    loss_tol: float = 0.0
+from .sections import OptionsConfig  # noqa: E402,F401  (re-exported)
 
 
 def validate_options(oc: OptionsConfig, judge, c_e: float) -> None:

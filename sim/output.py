@@ -8,7 +8,8 @@ import uuid
 from pathlib import Path
 
 import numpy as np
-import xarray as xr
+from .lazy import lazy
+xr = lazy("xarray")
 
 from .metrics import CONTRAST_METRICS, PROTOCOL_METRICS
 

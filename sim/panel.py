@@ -27,7 +27,10 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import integrate, special, stats
+from .lazy import lazy
+integrate = lazy("scipy.integrate")
+special = lazy("scipy.special")
+stats = lazy("scipy.stats")
 
 from .config import ConfigError, JudgeConfig, ProtocolConfig, _int_at_least, _number, _prob
 from .judge import single_judge_tables
@@ -35,27 +38,7 @@ from .judge import single_judge_tables
 RULES = ("majority", "supermajority", "unanimity", "confidence")
 
 
-@dataclass
-class PanelConfig:
-    """A panel of judges (``panel.*``, with ``extension=panel``)."""
-
-    #: Number of judges.
-    size: int = 5
-    #: ``majority``, ``supermajority``, ``unanimity`` or ``confidence``.
-    rule: str = "majority"
-    #: Supermajority: fraction of the panel needed to endorse the protagonist.
-    quota: float = 2 / 3
-    #: Even majority panels: Pr(y = a) on a tied vote.
-    tie: float = 0.5
-    #: Unanimity: Pr(y = a) when the panel is split.
-    default: float = 0.0
-    #: Latent intra-class correlation of the judges (shared blind spot), in [0, 1].
-    icc: float = 0.0
-    #: Standard deviation of the judges' own biases (probit scale).
-    bias_sd: float = 0.0
-    #: Monte Carlo panels per table (rounded up to blocks of 256); exact when icc and
-    #: bias_sd are 0.
-    n_panels: int = 16384
+from .sections import PanelConfig  # noqa: E402,F401  (re-exported)
 
 
 def validate_panel(pc: PanelConfig) -> None:

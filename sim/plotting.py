@@ -10,7 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import xarray as xr
+from .lazy import lazy
+xr = lazy("xarray")
 
 #: Dimensions that are not sweep axes.
 NON_AXES = ("protocol", "equilibrium", "s_P", "s_A", "k", "s", "v", "stance", "t", "action",

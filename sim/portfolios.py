@@ -40,7 +40,10 @@ import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize, special, stats
+from .lazy import lazy
+optimize = lazy("scipy.optimize")
+special = lazy("scipy.special")
+stats = lazy("scipy.stats")
 
 from .config import ConfigError, JudgeConfig, ProtocolConfig, _int_at_least, _number, _prob
 from .judge import judge_tables, jury_majority
@@ -48,28 +51,7 @@ from .judge import judge_tables, jury_majority
 RULES = ("threshold", "logit")
 
 
-@dataclass
-class PortfolioConfig:
-    """Evidence portfolios (``portfolio.*``, with ``extension=portfolio``)."""
-
-    #: Budget B: candidate items per sender.
-    budget: int = 3
-    #: Pr(an item for a true stance passes verification).
-    q_true: float = 0.8
-    #: Pr(a fabricated item for a false stance passes verification).
-    q_fab: float = 0.1
-    #: Pr(a false side finds a misleading-but-authentic item when its fabrication fails).
-    mislead: float = 0.3
-    #: Pr(the relevance check, cross-examination, catches a misleading item).
-    cross_exam: float = 0.0
-    #: Threshold tau: e_i = 1{V_i >= tau} (rule = threshold).
-    tau: int = 1
-    #: ``threshold`` (baseline judge on e_i) or ``logit`` on kappa_v (V_P - V_A) (logit judge).
-    rule: str = "threshold"
-    #: Salience of one accepted item (rule = logit).
-    kappa_v: float = 1.0
-    #: Cost of submitting one item.
-    c_item: float = 0.0
+from .sections import PortfolioConfig  # noqa: E402,F401  (re-exported)
 
 
 def validate_portfolio(pf: PortfolioConfig, judge: JudgeConfig) -> None:

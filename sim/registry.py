@@ -46,13 +46,13 @@ BUILTIN = {
 #: Sections of the built-in models, as ``module:attribute`` of their dataclasses, so
 #: that the schema is known without importing any model (start-up time).
 BUILTIN_SECTIONS = {
-    "signals": "antiamp.signals:SignalsConfig",
-    "effort": "antiamp.effort:EffortConfig",
-    "portfolio": "antiamp.portfolios:PortfolioConfig",
-    "panel": "antiamp.panel:PanelConfig",
-    "messages": "antiamp.messages:MessagesConfig",
-    "options": "antiamp.options:OptionsConfig",
-    "equilibrium": "antiamp.equilibrium:EquilibriumConfig",
+    "signals": "antiamp.sections:SignalsConfig",
+    "effort": "antiamp.sections:EffortConfig",
+    "portfolio": "antiamp.sections:PortfolioConfig",
+    "panel": "antiamp.sections:PanelConfig",
+    "messages": "antiamp.sections:MessagesConfig",
+    "options": "antiamp.sections:OptionsConfig",
+    "equilibrium": "antiamp.sections:EquilibriumConfig",
 }
 
 ENTRY_POINT_GROUP = "antiamp.models"

@@ -10,12 +10,14 @@ from __future__ import annotations
 import sys
 from contextlib import contextmanager
 
-import numba
-import numpy as np
-from tqdm.auto import tqdm
+from .lazy import lazy
 
-from antiamp.kernels import baseline as kb
-from antiamp.kernels.rng import bernoulli_threshold, split_seed
+numba = lazy("numba")
+import numpy as np
+
+kb = lazy("antiamp.kernels.baseline")
+_rng = lazy("antiamp.kernels.rng")
+_tqdm = lazy("tqdm.auto")
 
 from .config import ConfigError
 
@@ -40,7 +42,7 @@ def numba_threads(n: int):
 
 def baseline_thresholds(pi, p, rho, x_pc, x_pd, x_a) -> np.ndarray:
     return np.array(
-        [bernoulli_threshold(q) for q in (pi, p, rho, x_pc, x_pd, x_a)], dtype=np.uint64
+        [_rng.bernoulli_threshold(q) for q in (pi, p, rho, x_pc, x_pd, x_a)], dtype=np.uint64
     )
 
 
@@ -58,10 +60,10 @@ def run_baseline_counts(
     desc: str = "simulating",
 ) -> np.ndarray:
     """Class counts of the baseline kernel over instances [start, start + n)."""
-    k0, k1 = split_seed(seed)
+    k0, k1 = _rng.split_seed(seed)
     total = np.zeros(kb.N_CLASSES, np.int64)
     disable = (not sys.stderr.isatty()) if progress is None else (not progress)
-    with numba_threads(n_threads) as nt, tqdm(
+    with numba_threads(n_threads) as nt, _tqdm.tqdm(
         total=n, unit="inst", unit_scale=True, desc=desc, disable=disable, leave=False
     ) as bar:
         n_blocks = 4 * nt

@@ -47,36 +47,7 @@ A_TRUE = 1 - P_TRUE
 A_BELIEVES = (SA != SP).astype(int)
 
 
-@dataclass
-class SignalsConfig:
-    """Correlated signals (``signals.*``); at the defaults the baseline is recovered."""
-
-    #: Protagonist accuracy Pr(s_P = omega); null = model.p.
-    p_P: Optional[float] = None
-    #: Antagonist accuracy Pr(s_A = omega); null = p_P.
-    p_A: Optional[float] = None
-    #: Correlation of the two correctness indicators (see eta_mode).
-    eta: float = 0.0
-    #: ``absolute``: eta is the correlation and must be feasible for (p_P, p_A);
-    #: ``fraction``: eta in [-1, 1] is the fraction of the feasible maximum (eta >= 0)
-    #: or minimum (eta < 0), so every accuracy pair accepts it.
-    eta_mode: str = "absolute"
-    #: Full table Pr(s_P, s_A | omega) as [omega][s_P][s_A]; overrides p_P, p_A, eta.
-    joint: Optional[Any] = None
-    #: Search efficacy: availability for a true stance its sender does not believe.
-    phi: float = 1.0
-    #: Availability for a false stance its sender does not believe; null = model.rho.
-    rho_unbelieved: Optional[float] = None
-    #: Full availability table [[true & believed, true & not], [false & believed,
-    #: false & not]]; overrides phi, rho_unbelieved and model.rho.
-    avail: Optional[Any] = None
-    #: Weight of rhetoric in a logit judge (0 = no rhetoric): sigma(lam (mu + kappa
-    #: (e_P - e_A) + kappa_r (r_P - r_A))).
-    kappa_r: float = 0.0
-    #: How much weaker a sender's rhetoric is when it does not believe its stance.
-    r_gap: float = 0.0
-    #: Standard deviation of rhetoric.
-    r_sd: float = 1.0
+from .sections import SignalsConfig  # noqa: E402,F401  (re-exported)
 
 
 # ------------------------------------------------------------------ signal structure

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import hydra
 import numpy as np
-from hydra.core.config_store import ConfigStore
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
@@ -37,7 +36,13 @@ def _schema():
     return node
 
 
-ConfigStore.instance().store(name="antiamp_solve_schema", node=_schema())
+
+
+def setup() -> None:
+    """Register the command's schema with Hydra (on first need)."""
+    from .cli import register_schema
+
+    register_schema("antiamp_solve_schema", _schema)
 
 def prevalidate(args: list[str]) -> None:
     from .equilibrium import _solve_config
@@ -90,8 +95,22 @@ _hydra_main = hydra.main(version_base="1.3", config_path="pkg://antiamp.conf",
                          config_name="solve_config")(_run)
 
 
+def help_text(args: list) -> str:
+    from .helptext import render
+
+    return render(
+        "antiamp-solve", "every equilibrium of the evidence-presentation game (seed 000, "
+        "sections 3-4) with certificates, for one cell or a grid (sweep.axes), with a table, "
+        "a Zarr store and, for grids, the regime map.",
+        ["antiamp-solve model.c_e=0.3 judge.b=0.2",
+         "antiamp-solve equilibrium.method=all judge=logit",
+         "antiamp-solve 'sweep.axes.model.c_e=[0,0.2,0.4]' 'sweep.axes.judge.b=[0.2,0.8]'"],
+        SolveCLIConfig, args, "solve_config",
+        ["model", "judge", "protocol", "welfare", "run", "equilibrium", "sweep"])
+
+
 def main() -> None:
-    guarded_main("antiamp-solve", prevalidate, _hydra_main)
+    guarded_main("antiamp-solve", prevalidate, _hydra_main, help_text=help_text, setup=setup)
 
 
 if __name__ == "__main__":

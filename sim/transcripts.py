@@ -13,11 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
+from .lazy import lazy
+pd = lazy("pandas")
 
-from antiamp.kernels import baseline as kb
-from antiamp.kernels.rng import split_seed
-from antiamp.kernels.transcripts import instance_records
+kb = lazy("antiamp.kernels.baseline")
+_rng = lazy("antiamp.kernels.rng")
+_kt = lazy("antiamp.kernels.transcripts")
 
 from .config import ConfigError, to_config
 from .judge import judge_tables, resolve_strategies
@@ -56,8 +57,8 @@ def records(cfg: Any, n: int, start: int = 0, n_judges: int = 20,
     J_c, J_d = judge_tables(c.judge, c.protocol)
     m = c.model
     thr = baseline_thresholds(m.pi, m.p, m.rho, st.x_P_consult, st.x_P, st.x_A)
-    k0, k1 = split_seed(c.run.seed)
-    cols = instance_records(thr, m.stance == "fixed", m.a, start, n, k0, k1,
+    k0, k1 = _rng.split_seed(c.run.seed)
+    cols = _kt.instance_records(thr, m.stance == "fixed", m.a, start, n, k0, k1,
                             np.uint64(kb.STREAM), np.asarray(J_c, float), np.asarray(J_d, float))
     om, corr, tp, ta, epc, epd, ea, yc, yd = (cols[i].astype(np.int8) for i in range(9))
     a = np.where(corr == 1, om, 1 - om)

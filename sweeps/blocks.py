@@ -39,7 +39,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import xarray as xr
+from antiamp.lazy import lazy
+xr = lazy("xarray")
 
 from antiamp import __version__
 from antiamp.config import ConfigError, plain_values

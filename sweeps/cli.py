@@ -22,7 +22,7 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
 from antiamp import cli as antiamp_cli
-from antiamp.cli import check_pins, compose_overrides, guarded_main, register_model_options
+from antiamp.cli import check_pins, compose_overrides, guarded_main
 from antiamp.config import ConfigError
 from antiamp.output import OutputError, describe_os_error
 
@@ -33,8 +33,11 @@ from .engine import (SweepError, check_store, model_plan, model_store, resolve_s
 from .spec import make_plan, sweep_schema_node
 
 log = logging.getLogger("antiamp")
-ConfigStore.instance().store(name="antiamp_sweep_schema", node=sweep_schema_node())
-register_model_options()
+
+
+def setup() -> None:
+    """Register the command's schema with Hydra (on first need)."""
+    antiamp_cli.register_schema("antiamp_sweep_schema", sweep_schema_node)
 
 
 def _is_baseline(cfg) -> bool:
@@ -108,8 +111,30 @@ _hydra_main = hydra.main(version_base="1.3", config_path="pkg://antiamp.conf",
                          config_name="sweep_config")(_run)
 
 
+def help_text(args: list) -> str:
+    from antiamp.helptext import model_sections, render
+
+    from .spec import run_schema
+
+    return render(
+        "antiamp-sweep", "a grid (or a design) of cells of a registered model, run in blocks "
+        "(in this process, on local workers, a dask cluster or SLURM) into one resumable, "
+        "checksummed Zarr store, with figures.",
+        ["antiamp-sweep sweep=amp_gap                      (a named sweep)",
+         "antiamp-sweep 'sweep.axes.model.rho=[0.1,0.4,0.8]' 'sweep.axes.judge.b=[0.2,0.9]'",
+         "antiamp-sweep model=signals 'sweep.axes.signals.eta=[0,0.3,0.6]'",
+         "antiamp-sweep sweep=jury executor=local executor.n_workers=2",
+         "antiamp-sweep model=panel --help                 (the fields that model reads)"],
+        run_schema(), args, "sweep_config",
+        model_sections(args, "sweep_config", ("sweep", "executor")),
+        ["Every cell is validated and the target store checked before anything is written;",
+         "rerunning the same command resumes an interrupted sweep (antiamp-check STORE",
+         "verifies a store)."])
+
+
 def main() -> None:
-    guarded_main("antiamp-sweep", prevalidate, _hydra_main, (SweepError, EngineError, OutputError))
+    guarded_main("antiamp-sweep", prevalidate, _hydra_main, (SweepError, EngineError, OutputError),
+                 help_text=help_text, setup=setup)
 
 
 if __name__ == "__main__":

@@ -26,15 +26,16 @@ from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
-import xarray as xr
+from antiamp.lazy import lazy
+xr = lazy("xarray")
 
-from antiamp.kernels import baseline as kb
-from antiamp.kernels.rng import split_seed
+kb = lazy("antiamp.kernels.baseline")
+_rng = lazy("antiamp.kernels.rng")
 from antiamp import __version__
 from antiamp.config import ConfigError, as_yaml, check_flags
 from antiamp.output import remove_temporaries
 from antiamp.metrics import CONTRAST_METRICS, PROTOCOL_METRICS, class_probabilities, evaluate
-from antiamp.runner import numba_threads
+_runner = lazy("antiamp.runner")
 
 from .spec import Plan, make_plan
 
@@ -70,8 +71,8 @@ def compute_block(thr, fixed, a_fixed, n, seed, streams, crn, n_threads):
 
 
 def _compute_unique(thr, fixed, a_fixed, n, seed, streams, crn, n_threads):
-    k0, k1 = split_seed(seed)
-    with numba_threads(n_threads) as nt:
+    k0, k1 = _rng.split_seed(seed)
+    with _runner.numba_threads(n_threads) as nt:
         n_blocks = 4 * nt
         if crn:
             return kb.class_counts_cells(thr, fixed, a_fixed, 0, n, k0, k1,

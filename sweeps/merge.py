@@ -16,7 +16,8 @@ import argparse
 import sys
 from pathlib import Path
 
-import xarray as xr
+from antiamp.lazy import lazy
+xr = lazy("xarray")
 import yaml
 
 from antiamp.output import OutputError, write_zarr_atomic

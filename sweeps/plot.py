@@ -13,7 +13,8 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import xarray as xr
+from antiamp.lazy import lazy
+xr = lazy("xarray")
 
 DEFAULT_VARS = ("amp", "amp_gap", "acc_gap", "welfare_diff")
 COLORS = {"consult": "#d95f02", "debate": "#1b9e77"}

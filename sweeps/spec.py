@@ -26,9 +26,11 @@ import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 from antiamp.config import Config, ConfigError, check_flags, to_config, validate
-from antiamp.judge import judge_tables, resolve_strategies
-from antiamp.kernels.rng import bernoulli_thresholds
-from antiamp.runner import baseline_thresholds
+from antiamp.lazy import lazy
+
+_judge = lazy("antiamp.judge")
+_rng = lazy("antiamp.kernels.rng")  # numba: loaded when a plan needs thresholds
+_runner = lazy("antiamp.runner")
 
 SWEEPABLE = ("model", "judge", "protocol", "welfare")
 #: Most cells in one sweep (and values on one axis).
@@ -428,14 +430,14 @@ def _cells_one_by_one(grid: CellGrid) -> tuple:
     for i in range(n_cells):
         cell = grid.cell(i)
         try:
-            st = resolve_strategies(cell)
+            st = _judge.resolve_strategies(cell)
         except ConfigError as exc:
             raise ConfigError(f"sweep cell ({grid.where(i)}): {exc}") from None
         m = cell.model
-        thr[i] = baseline_thresholds(m.pi, m.p, m.rho, st.x_P_consult, st.x_P, st.x_A)
+        thr[i] = _runner.baseline_thresholds(m.pi, m.p, m.rho, st.x_P_consult, st.x_P, st.x_A)
         fixed[i] = m.stance == "fixed"
         a_fixed[i] = m.a
-        Jc[i], Jd[i] = judge_tables(cell.judge, cell.protocol)
+        Jc[i], Jd[i] = _judge.judge_tables(cell.judge, cell.protocol)
         wel[:, i] = (cell.welfare.alpha, cell.welfare.beta, cell.welfare.delta_c, m.c_e)
         targs[:, i] = (m.pi, m.p, m.rho, st.x_P_consult, st.x_P, st.x_A)
         strat[i] = (st.x_P_consult, st.x_P, st.x_A)
@@ -505,13 +507,13 @@ def _columns_of(grid: CellGrid) -> tuple:
     for k, i in enumerate(tfirst):
         def tables(cell):
             validate(cell)
-            return judge_tables(cell.judge, cell.protocol)
+            return _judge.judge_tables(cell.judge, cell.protocol)
         Jc_u[k], Jd_u[k] = checked(int(i), table_paths, tables)
     strat_paths = table_paths + [p for p in _STRATEGY_FIELDS if p in col]
     skey, sfirst = _combos([tkey] + [col[p] for p in _STRATEGY_FIELDS if p in col], n)
     strat_u = np.empty((len(sfirst), 3))
     for k, i in enumerate(sfirst):
-        st = checked(int(i), strat_paths, resolve_strategies)
+        st = checked(int(i), strat_paths, _judge.resolve_strategies)
         strat_u[k] = (st.x_P_consult, st.x_P, st.x_A)
 
     def field(path):
@@ -523,7 +525,7 @@ def _columns_of(grid: CellGrid) -> tuple:
     strat = strat_u[skey]
     pi, p, rho = (field(f"model.{f}").astype(float) for f in ("pi", "p", "rho"))
     probs = np.stack([pi, p, rho, strat[:, 0], strat[:, 1], strat[:, 2]], axis=1)
-    thr = bernoulli_thresholds(probs)
+    thr = _rng.bernoulli_thresholds(probs)
     fixed = (field("model.stance") == "fixed").astype(np.int64)
     a_fixed = field("model.a").astype(np.int64)
     wel = np.stack([field(f"welfare.{f}").astype(float) for f in ("alpha", "beta", "delta_c")]

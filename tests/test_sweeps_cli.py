@@ -78,7 +78,9 @@ def test_named_sweeps_compose_and_validate(name):
     from hydra import compose, initialize_config_module
     from omegaconf import OmegaConf
 
-    import antiamp.sweeps.cli  # noqa: F401  (registers the schema)
+    import antiamp.sweeps.cli
+
+    antiamp.sweeps.cli.setup()  # registers the schema with Hydra
     from antiamp.sweeps.spec import make_plan
 
     with initialize_config_module(config_module="antiamp.conf", version_base="1.3"):

@@ -8,7 +8,8 @@ kernel pass on common random numbers and writes the store chunk by chunk.
 
 from __future__ import annotations
 
-import xarray as xr
+from ..lazy import lazy
+xr = lazy("xarray")
 
 from ..config import Config
 from ..registry import BASE_SECTIONS, Model

@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import xarray as xr
+from ..lazy import lazy
+xr = lazy("xarray")
 
 from ..equilibrium import EquilibriumConfig, solve_cells, validate_equilibrium
 from ..plotting import save

@@ -7,7 +7,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-import xarray as xr
+from ..lazy import lazy
+xr = lazy("xarray")
 
 from ..registry import Model, require_signal_stance, strategies_solved
 from ..sweeps.spec import axis_coords

@@ -6,7 +6,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-import xarray as xr
+from ..lazy import lazy
+xr = lazy("xarray")
 
 from ..config import ConfigError
 from ..registry import Model, require_signal_stance, strategies_solved

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import xarray as xr
+from ..lazy import lazy
+xr = lazy("xarray")
 
 from ..config import ConfigError
 from ..registry import Model, require_signal_stance, strategies_solved

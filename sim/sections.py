@@ -1,0 +1,194 @@
+"""The config sections of the built-in models, as plain dataclasses.
+
+Kept apart from the models (which load numpy, scipy and the compiled kernels) so
+that composing and checking a command line, and answering ``--help``, needs none
+of those: the registry builds the config schema from these classes alone.  Each
+model module re-exports its own class.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+
+
+@dataclass
+class SignalsConfig:
+    """Correlated signals (``signals.*``); at the defaults the baseline is recovered."""
+
+    #: Protagonist accuracy Pr(s_P = omega); null = model.p.
+    p_P: Optional[float] = None
+    #: Antagonist accuracy Pr(s_A = omega); null = p_P.
+    p_A: Optional[float] = None
+    #: Correlation of the two correctness indicators (see eta_mode).
+    eta: float = 0.0
+    #: ``absolute``: eta is the correlation and must be feasible for (p_P, p_A);
+    #: ``fraction``: eta in [-1, 1] is the fraction of the feasible maximum (eta >= 0)
+    #: or minimum (eta < 0), so every accuracy pair accepts it.
+    eta_mode: str = "absolute"
+    #: Full table Pr(s_P, s_A | omega) as [omega][s_P][s_A]; overrides p_P, p_A, eta.
+    joint: Optional[Any] = None
+    #: Search efficacy: availability for a true stance its sender does not believe.
+    phi: float = 1.0
+    #: Availability for a false stance its sender does not believe; null = model.rho.
+    rho_unbelieved: Optional[float] = None
+    #: Full availability table [[true & believed, true & not], [false & believed,
+    #: false & not]]; overrides phi, rho_unbelieved and model.rho.
+    avail: Optional[Any] = None
+    #: Weight of rhetoric in a logit judge (0 = no rhetoric): sigma(lam (mu + kappa
+    #: (e_P - e_A) + kappa_r (r_P - r_A))).
+    kappa_r: float = 0.0
+    #: How much weaker a sender's rhetoric is when it does not believe its stance.
+    r_gap: float = 0.0
+    #: Standard deviation of rhetoric.
+    r_sd: float = 1.0
+
+
+
+@dataclass
+class EffortConfig:
+    """Endogenous judge attention (``effort.*``); off unless ``enabled``."""
+
+    enabled: bool = False
+    #: Largest attention level.
+    t_max: float = 1.0
+    #: Grid points on [0, t_max] used to bracket equilibria.
+    n_grid: int = 41
+    #: Continuous attention with grid bracketing (true) or attention restricted to the grid.
+    refine: bool = True
+    #: Exogenous attention: null = the judge chooses; a value fixes t.
+    t_fixed: Optional[float] = None
+    #: Attention cost scale c_J in c_J load t^gamma.
+    c_J: float = 0.1
+    #: Attention cost exponent gamma >= 1.
+    gamma: float = 2.0
+    #: Debate's attention-cost multiplier (consultancy's is 1).
+    load: float = 1.0
+    #: lam(t) = judge.lam (1 + lam_gain t) (logit judge).
+    lam_gain: float = 0.0
+    #: kappa(t) = judge.kappa (1 + kappa_gain t) (logit judge).
+    kappa_gain: float = 0.0
+    #: Largest probability of checking and rejecting a false-side artifact.
+    v_max: float = 0.0
+    #: Rate of v(t) = v_max (1 - exp(-v_rate t)).
+    v_rate: float = 3.0
+
+
+
+@dataclass
+class PortfolioConfig:
+    """Evidence portfolios (``portfolio.*``, with ``extension=portfolio``)."""
+
+    #: Budget B: candidate items per sender.
+    budget: int = 3
+    #: Pr(an item for a true stance passes verification).
+    q_true: float = 0.8
+    #: Pr(a fabricated item for a false stance passes verification).
+    q_fab: float = 0.1
+    #: Pr(a false side finds a misleading-but-authentic item when its fabrication fails).
+    mislead: float = 0.3
+    #: Pr(the relevance check, cross-examination, catches a misleading item).
+    cross_exam: float = 0.0
+    #: Threshold tau: e_i = 1{V_i >= tau} (rule = threshold).
+    tau: int = 1
+    #: ``threshold`` (baseline judge on e_i) or ``logit`` on kappa_v (V_P - V_A) (logit judge).
+    rule: str = "threshold"
+    #: Salience of one accepted item (rule = logit).
+    kappa_v: float = 1.0
+    #: Cost of submitting one item.
+    c_item: float = 0.0
+
+
+
+@dataclass
+class PanelConfig:
+    """A panel of judges (``panel.*``, with ``extension=panel``)."""
+
+    #: Number of judges.
+    size: int = 5
+    #: ``majority``, ``supermajority``, ``unanimity`` or ``confidence``.
+    rule: str = "majority"
+    #: Supermajority: fraction of the panel needed to endorse the protagonist.
+    quota: float = 2 / 3
+    #: Even majority panels: Pr(y = a) on a tied vote.
+    tie: float = 0.5
+    #: Unanimity: Pr(y = a) when the panel is split.
+    default: float = 0.0
+    #: Latent intra-class correlation of the judges (shared blind spot), in [0, 1].
+    icc: float = 0.0
+    #: Standard deviation of the judges' own biases (probit scale).
+    bias_sd: float = 0.0
+    #: Monte Carlo panels per table (rounded up to blocks of 256); exact when icc and
+    #: bias_sd are 0.
+    n_panels: int = 16384
+
+
+
+@dataclass
+class MessagesConfig:
+    """Evidence plus rhetoric (``messages.*``, with ``extension=messages``)."""
+
+    #: ``exogenous`` (rhetoric drawn by stance truth) or ``strategic`` (chosen at a cost).
+    mode: str = "exogenous"
+    #: Weight of verifiable evidence.
+    kappa_v: float = 2.0
+    #: Weight of rhetoric.
+    kappa_r: float = 0.5
+    #: Exogenous: mean rhetoric of a true stance.
+    r_mean_true: float = 0.0
+    #: Exogenous: mean rhetoric of a false stance.
+    r_mean_false: float = 0.0
+    #: Exogenous: standard deviation of rhetoric.
+    r_sd: float = 1.0
+    #: Strategic: number of rhetoric levels in [0, r_max].
+    r_levels: int = 5
+    #: Strategic: largest rhetoric level.
+    r_max: float = 2.0
+    #: Strategic: cost per unit of rhetoric.
+    c_r: float = 0.05
+
+
+
+@dataclass
+class OptionsConfig:
+    """Multi-option answers (``options.*``, with ``extension=options``)."""
+
+    #: Number of answers K.
+    K: int = 4
+    #: Prior over the true answer (K probabilities); null = uniform.
+    prior: Optional[Any] = None
+    #: When wrong, extra probability of picking the distractor omega + 1 (mod K).
+    distractor_weight: float = 0.0
+    #: ``assigned``, ``best_of_k`` or ``attack``.
+    antagonist: str = "assigned"
+    #: Alternatives the antagonist examines (best_of_k).
+    k_examine: int = 2
+    #: Pr(a passing artifact exists for the true answer).
+    q_true: float = 1.0
+    #: Pr(a passing artifact exists for the distractor); null = model.rho.
+    distractor_rho: Optional[float] = None
+    #: The judge's extra bias toward the distractor.
+    distractor_bias: float = 0.0
+    #: The judge's bias mu_j toward each answer by label (K numbers); null = none.
+    option_bias: Optional[Any] = None
+    #: Loss of answering the distractor (the truth costs 0, other answers 1).
+    near_miss_loss: float = 1.0
+    #: An answer is suboptimal when its loss exceeds this.
+    loss_tol: float = 0.0
+
+
+
+@dataclass
+class EquilibriumConfig:
+    """How equilibria are computed (``equilibrium.*``)."""
+
+    #: ``enumerate`` (exact support enumeration), ``br``, ``qre``, ``root`` (general
+    #: engine) or ``all`` (enumeration plus every general method, merged).
+    method: str = "enumerate"
+    #: ``exact`` (closed-form payoffs) or ``simulated`` (kernel class counts, CRN).
+    payoffs: str = "exact"
+    #: Certificate tolerance: a reported equilibrium's deviation gain is below it.
+    tol: float = 1e-9
+    #: Starting profiles for the general methods.
+    starts: int = 9
