@@ -382,10 +382,15 @@ def help_text(args: list) -> str:
          "antiamp model=panel --help      (the fields that model reads)"],
         schema(), args, "config", model_sections(args, "config"),
         ["Bad values exit with status 2 and a message naming the field, before anything",
-         "is written. Outputs go to outputs/<date>/<time>/ (hydra.run.dir=... to choose)."])
+         "is written. Outputs go to outputs/<date>/<time>/ (hydra.run.dir=... to choose).",
+         "antiamp warm compiles every model's kernels into the cache once, after install."])
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["warm"]:  # ``antiamp warm``: compile the kernels' cache
+        from .warm import main as warm_main
+
+        return warm_main(sys.argv[2:])
     guarded_main("antiamp", prevalidate, _hydra_main, help_text=help_text, setup=setup)
 
 

@@ -1,0 +1,24 @@
+"""``antiamp warm``: every warming run reaches its kernels without error, and the
+command refuses arguments."""
+
+import subprocess
+import sys
+
+import pytest
+
+from antiamp.warm import RUNS, _one
+
+
+@pytest.mark.parametrize("item", RUNS, ids=[w for w, _ in RUNS])
+def test_every_warming_run_succeeds(item):
+    what, seconds, err = _one(item)
+    assert err is None, f"{what}: {err}"
+    assert seconds >= 0
+
+
+def test_warm_refuses_arguments_and_explains_itself():
+    cmd = [sys.executable, "-c", "from antiamp.cli import main; main()"]
+    bad = subprocess.run(cmd + ["warm", "now"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "takes no arguments" in bad.stderr
+    ok = subprocess.run(cmd + ["warm", "--help"], capture_output=True, text=True)
+    assert ok.returncode == 0 and "usage: antiamp warm" in ok.stdout
