@@ -35,6 +35,7 @@ from antiamp.runner import baseline_thresholds, run_baseline_counts  # noqa: E40
 
 import bench_engine  # noqa: E402
 import bench_scale  # noqa: E402
+import bench_startup  # noqa: E402
 import bench_extensions  # noqa: E402
 from bench_baseline import median_time  # noqa: E402
 from reference_numpy import numpy_class_counts, numpy_naive  # noqa: E402
@@ -477,6 +478,8 @@ def write_md(res, path: Path):
     L += bench_engine.report(res["engine"])
     L += ["", "## Scale: big grids, store verification, big logs", ""]
     L += bench_scale.report(res["scale"])
+    L += ["", "## Start-up: help, refused input, a small run, a small sweep", ""]
+    L += bench_startup.report(res["startup"])
     L += ["",
           "![scaling](docs/figures/bench_scaling.png)", "",
           "![precision](docs/figures/bench_precision.png)", ""]
@@ -501,7 +504,8 @@ def main(argv=None):
              ("estimator", estimator_compare),
              ("extensions", lambda: bench_extensions.run(args.quick)),
              ("engine", lambda: bench_engine.run(args.quick)),
-             ("scale", lambda: bench_scale.run(args.quick))]
+             ("scale", lambda: bench_scale.run(args.quick)),
+             ("startup", lambda: bench_startup.run(args.quick))]
     for name, fn in steps:
         t = time.perf_counter()
         res[name] = fn()

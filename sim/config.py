@@ -245,9 +245,43 @@ MAX_JURY = 10_001
 MAX_EXPORT = 10**7  # transcript rows are held in memory before they are written
 
 
+#: Sections already found valid (their field values): a grid's cells share most of
+#: their sections, and the checks are a pure function of the values.
+_VALID: dict = {}
+_MAX_VALID = 1 << 16
+
+
+def _known_valid(name: str, section) -> tuple | None:
+    """The memo key of a section, or None when it was already found valid."""
+    try:
+        # With each value's type: 1, 1.0 and True are equal keys but not equally valid.
+        key = (name, type(section), tuple((type(v), v) for v in vars(section).values()))
+        hash(key)
+    except TypeError:  # an unhashable value (a list): check it every time
+        return ()
+    return None if key in _VALID else key
+
+
 def validate(cfg: Config) -> None:
     """Check every field's range; raise :class:`ConfigError` naming the first bad field."""
-    m, j, w, r = cfg.model, cfg.judge, cfg.welfare, cfg.run
+    for name, check in _SECTION_CHECKS:
+        section = getattr(cfg, name)
+        key = _known_valid(name, section)
+        if key is None:
+            continue
+        check(section)
+        if key:
+            if len(_VALID) >= _MAX_VALID:
+                _VALID.clear()
+            _VALID[key] = True
+    if cfg.judge.kind == "logit" and cfg.protocol.consult_default != 0:
+        raise ConfigError(
+            "protocol.consult_default applies to the tie-break judge only "
+            "(the logit judge's no-evidence endorsement is sigma(lam*mu)); leave it at 0"
+        )
+
+
+def _check_model(m) -> None:
     for name in ("pi", "p", "rho"):
         _prob(f"model.{name}", getattr(m, name))
     if _number("model.c_e", m.c_e) < 0:
@@ -260,6 +294,9 @@ def validate(cfg: Config) -> None:
         v = getattr(m, name)
         if v is not None:
             _prob(f"model.{name}", v)
+
+
+def _check_judge(j) -> None:
     if j.kind not in JUDGE_KINDS:
         raise ConfigError(f"judge.kind must be one of {', '.join(JUDGE_KINDS)}, got {j.kind!r}")
     _prob("judge.b", j.b)
@@ -270,14 +307,18 @@ def validate(cfg: Config) -> None:
         raise ConfigError(f"judge.kappa must be >= 0, got {j.kappa!r}")
     _int_at_least("judge.jury_size", j.jury_size, 1, MAX_JURY)
     _prob("judge.jury_tie", j.jury_tie)
-    _prob("protocol.consult_default", cfg.protocol.consult_default)
-    if j.kind == "logit" and cfg.protocol.consult_default != 0:
-        raise ConfigError(
-            "protocol.consult_default applies to the tie-break judge only "
-            "(the logit judge's no-evidence endorsement is sigma(lam*mu)); leave it at 0"
-        )
+
+
+def _check_protocol(p) -> None:
+    _prob("protocol.consult_default", p.consult_default)
+
+
+def _check_welfare(w) -> None:
     for name in ("alpha", "beta", "delta_c"):
         _number(f"welfare.{name}", getattr(w, name))
+
+
+def _check_run(r) -> None:
     _int_at_least("run.n_instances", r.n_instances, 1, MAX_INSTANCES,
                   " (about a day per cell at 10^9 instances/s)")
     _int_at_least("run.seed", r.seed, 0)
@@ -288,17 +329,26 @@ def validate(cfg: Config) -> None:
     _int_at_least("run.n_threads", r.n_threads, 0, os.cpu_count() or 1,
                   " (0 = every core; at most this machine's cores)")
     _int_at_least("run.chunk_size", r.chunk_size, 1)
-    _int_at_least("export.n_instances", cfg.export.n_instances, 0, MAX_EXPORT,
+
+
+def _check_export(e) -> None:
+    _int_at_least("export.n_instances", e.n_instances, 0, MAX_EXPORT,
                   " (transcripts are held in memory)")
-    _int_at_least("export.n_judges", cfg.export.n_judges, 1)
-    if not str(cfg.export.path).lower().endswith((".parquet", ".csv")):
-        raise ConfigError(f"export.path must end in .parquet or .csv, got {cfg.export.path!r}")
+    _int_at_least("export.n_judges", e.n_judges, 1)
+    if not str(e.path).lower().endswith((".parquet", ".csv")):
+        raise ConfigError(f"export.path must end in .parquet or .csv, got {e.path!r}")
     from pathlib import PurePath
 
-    ep = PurePath(str(cfg.export.path))
+    ep = PurePath(str(e.path))
     if not ep.is_absolute() and ".." in ep.parts:
         raise ConfigError(f"export.path must stay inside the run directory (no '..'), got "
-                          f"{cfg.export.path!r}; give an absolute path to write elsewhere")
+                          f"{e.path!r}; give an absolute path to write elsewhere")
+
+
+# Order: the first bad field reported is the first in this order (as before).
+_SECTION_CHECKS = (("model", _check_model), ("judge", _check_judge),
+                   ("protocol", _check_protocol), ("welfare", _check_welfare),
+                   ("run", _check_run), ("export", _check_export))
 
 
 def as_yaml(cfg: Config) -> str:

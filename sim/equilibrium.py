@@ -456,7 +456,8 @@ def _outcomes(game, cells, cP, dP, dA):
            for k in ("alpha", "beta", "delta_c")]
     prob = class_probabilities(pi, np.array([c.model.p for c in cells])[:, None], game.rho[:, None],
                                np.nan_to_num(cP), np.nan_to_num(dP), np.nan_to_num(dA), fixed, a_fx)
-    return evaluate(prob, game.J_c[:, None, :], game.J_d[:, None, :, :], *wel, game.c_e[:, None])
+    return evaluate(prob, game.J_c[:, None, :], game.J_d[:, None, :, :], *wel, game.c_e[:, None],
+                    names=("amp", "acc", "fwc", "welfare"))
 
 
 def _simulated_se(game, eqc, cells, cP, dP, dA, vals, report, h=1e-6, match=1e-3):

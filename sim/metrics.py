@@ -194,23 +194,28 @@ def mean_from_sums(total: float, n: float, squares: float) -> tuple[float, float
     return m, float(np.sqrt(var / max(n - 1, 1)))
 
 
-def evaluate(weights, J_consult, J_debate, alpha, beta, delta_c, c_e, n=None):
+def evaluate(weights, J_consult, J_debate, alpha, beta, delta_c, c_e, n=None, names=None):
     """All metrics from class weights: ``{name: (values, ses)}``.
 
     ``weights`` are class counts (``n=None``) or exact class probabilities with
     ``n`` the number of instances the standard errors refer to; either may have
     leading cell axes ``[..., 32]`` matching the judge tables'.  Per-protocol
     metrics get a trailing protocol axis (consult, debate); contrasts do not.
+    ``names`` limits the work to those metrics (default: every one).
     """
     vc = _protocol_values("consult", J_consult, J_debate, alpha, beta, delta_c, c_e)
     vd = _protocol_values("debate", J_consult, J_debate, alpha, beta, delta_c, c_e)
     out = {}
     for name in PROTOCOL_METRICS:
+        if names is not None and name not in names:
+            continue
         rc = weighted(weights, *vc[name], n)
         rd = weighted(weights, *vd[name], n)
         out[name] = (np.stack([rc[0], rd[0]], axis=-1), np.stack([rc[1], rd[1]], axis=-1))
-    for name, (g, mask) in _contrast_values(vc, vd).items():
-        out[name] = weighted(weights, g, mask, n)
+    if names is None or any(k in CONTRAST_METRICS for k in names):
+        for name, (g, mask) in _contrast_values(vc, vd).items():
+            if names is None or name in names:
+                out[name] = weighted(weights, g, mask, n)
     return out
 
 

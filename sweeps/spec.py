@@ -407,7 +407,7 @@ class CellGrid:
             changes[s][name] = v.item() if hasattr(v, "item") else v
         cell = dataclasses.replace(
             self.base,
-            **{s: dataclasses.replace(self._sections[s], **changes[s]) for s in self.sections},
+            **{s: dataclasses.replace(self._sections[s], **ch) for s, ch in changes.items() if ch},
         )
         try:
             self.validator(cell)

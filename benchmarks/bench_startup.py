@@ -1,0 +1,118 @@
+"""Start-up: what a user waits for before and around the kernels.
+
+    python benchmarks/bench_startup.py [--quick]
+
+Every figure is the median wall time of fresh processes (the commands as a user
+types them).  References in the same run: the interpreter alone, and importing
+the libraries a run needs (numpy, numba, xarray, scipy.stats: what no command
+that simulates can avoid).  Runs are measured warm (the kernels' cache filled by
+``antiamp warm``) and cold (an empty ``NUMBA_CACHE_DIR``: a new user's first run
+without ``antiamp warm``).  The machine's load average is printed beside the
+absolute figures: on a shared machine only the ratios are comparable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+BIN = Path(sys.executable).parent
+SMALL_SWEEP = ["sweep.axes.model.rho=[0.2,0.6]", "sweep.axes.judge.b=[0.2,0.6]",
+               "run.n_instances=1000", "sweep.plot=false"]
+
+#: (label, argv, kind): kind "ref" (a floor), "fast" (no kernel), "run" (cold and warm).
+CASES = [
+    ("python -c pass", [sys.executable, "-c", "pass"], "ref"),
+    ("import numpy, numba, xarray, scipy.stats",
+     [sys.executable, "-c", "import numpy, numba, xarray, scipy.stats"], "ref"),
+    ("antiamp --help", ["antiamp", "--help"], "fast"),
+    ("antiamp-sweep --help", ["antiamp-sweep", "--help"], "fast"),
+    ("antiamp-solve --help", ["antiamp-solve", "--help"], "fast"),
+    ("antiamp model.p=2 (refused)", ["antiamp", "model.p=2"], "fast"),
+    ("antiamp-sweep model.p=2 (refused)", ["antiamp-sweep", "model.p=2"], "fast"),
+    ("antiamp, 1,000 instances, no figure",
+     ["antiamp", "run.n_instances=1000", "run.figure=false"], "run"),
+    ("antiamp, 1,000 instances, figure", ["antiamp", "run.n_instances=1000"], "run"),
+    ("antiamp-sweep, 4 cells, no figures", ["antiamp-sweep"] + SMALL_SWEEP, "run"),
+]
+
+
+def _cmd(argv: list) -> list:
+    if argv[0].startswith("antiamp"):
+        return [str(BIN / argv[0])] + argv[1:]
+    return argv
+
+
+def _time(argv: list, env: dict, cwd: Path, k: int) -> float:
+    times = []
+    for i in range(k):
+        run_dir = cwd / f"r{time.monotonic_ns()}"
+        extra = [f"hydra.run.dir={run_dir}"] if argv[0].startswith("antiamp") and \
+            "--help" not in argv and "model.p=2" not in argv else []
+        t = time.perf_counter()
+        subprocess.run(_cmd(argv) + extra, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+        times.append(time.perf_counter() - t)
+        shutil.rmtree(run_dir, ignore_errors=True)
+    return statistics.median(times)
+
+
+def run(quick: bool = False) -> dict:
+    k = 3 if quick else 7
+    work = Path(tempfile.mkdtemp(prefix="antiamp-startup-"))
+    env = {**os.environ}
+    subprocess.run([str(BIN / "antiamp"), "warm"], env=env, check=True,
+                   stdout=subprocess.DEVNULL)
+    rows = []
+    for label, argv, kind in CASES:
+        warm = _time(argv, env, work, k)
+        cold = None
+        if kind == "run":
+            cold_times = []
+            for _ in range(max(1, k // 3)):
+                cache = work / f"cache{time.monotonic_ns()}"
+                cold_times.append(_time(argv, {**env, "NUMBA_CACHE_DIR": str(cache)}, work, 1))
+                shutil.rmtree(cache, ignore_errors=True)
+            cold = statistics.median(cold_times)
+        rows.append({"label": label, "kind": kind, "warm": warm, "cold": cold})
+    shutil.rmtree(work, ignore_errors=True)
+    return {"rows": rows, "repeats": k, "load": os.getloadavg()}
+
+
+def report(res: dict) -> list:
+    rows = {r["label"]: r for r in res["rows"]}
+    floor = rows["python -c pass"]["warm"]
+    libs = rows["import numpy, numba, xarray, scipy.stats"]["warm"]
+    L = [f"Median wall time of {res['repeats']} fresh processes per command (load average "
+         f"{res['load'][0]:.2f} at the end; absolute seconds are this machine's, ratios are "
+         "to the references measured in the same run). Cold: an empty numba cache, a new "
+         "user's first run without `antiamp warm`.", "",
+         "| command | warm (s) | cold (s) | warm / libraries |", "|---|---:|---:|---:|"]
+    for r in res["rows"]:
+        cold = f"{r['cold']:.2f}" if r["cold"] is not None else ""
+        L.append(f"| {r['label']} | {r['warm']:.2f} | {cold} | {r['warm'] / libs:.2f} |")
+    L += ["", f"References: the interpreter starts in {floor:.3f} s; importing the libraries "
+          f"a simulating run needs takes {libs:.2f} s. `--help` and refused input load none of "
+          "them (they answer from the config classes and Hydra's composition)."]
+    return L
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args(argv)
+    res = run(args.quick)
+    print(json.dumps(res, indent=2))
+    print("\n".join(report(res)))
+
+
+if __name__ == "__main__":
+    main()
