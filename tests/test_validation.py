@@ -94,3 +94,21 @@ def test_cli_bad_input_leaves_existing_output_intact(tmp_path):
     after = {p: p.stat().st_mtime_ns for p in (tmp_path / "out").rglob("*")}
     assert before == after
     assert not [p for p in os.listdir(tmp_path / "out") if "partial" in p]
+
+
+def test_remembered_valid_sections_do_not_admit_equal_but_invalid_values():
+    """Validation remembers sections found valid (a grid's cells share them); a value
+    equal to a valid one but of another type (True == 1) is still checked."""
+    import dataclasses
+
+    from antiamp.config import ConfigError, to_config, validate
+
+    good = to_config({"model": {"stance": "fixed", "a": 1}})
+    validate(good)
+    validate(good)  # remembered
+    bad = dataclasses.replace(good, model=dataclasses.replace(good.model, a=True))
+    with pytest.raises(ConfigError, match="model.a"):
+        validate(bad)
+    with pytest.raises(ConfigError, match="judge.b"):
+        sim.sweep({"sweep": {"axes": {"judge": {"b": [0.2, 0.5, 2.0]}}},
+                   "run": {"n_instances": 1000}})
