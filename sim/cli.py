@@ -323,6 +323,11 @@ def guarded_main(prog: str, check, hydra_main, errors: tuple = (), help_text=Non
     from .helptext import wants_help
 
     args = sys.argv[1:]
+    if args[:1] in (["--version"], ["-V"]):  # Hydra's own --version names Hydra's
+        from . import __version__
+
+        print(f"{prog} (antiamp {__version__})")
+        raise SystemExit(0)
     if help_text is not None and wants_help(args):
         try:
             sys.stdout.write(help_text([a for a in args if a not in ("--help", "-h")]))

@@ -610,6 +610,7 @@ def main(argv=None) -> None:
     from .config import MAX_INSTANCES
 
     ap = argparse.ArgumentParser(prog="antiamp-estimate", description=__doc__.splitlines()[0])
+    ap.add_argument("--version", action="version", version=f"%(prog)s (antiamp {_antiamp_version()})")
     ap.add_argument("log", nargs="?", default=None,
                     help="CSV (UTF-8) or Parquet log in the documented column schema")
     ap.add_argument("--sample", action="store_true",
@@ -692,3 +693,9 @@ def _write_outputs(ds: xr.Dataset, out: Path, args) -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def _antiamp_version() -> str:
+    from antiamp import __version__
+
+    return __version__

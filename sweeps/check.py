@@ -115,6 +115,7 @@ def main(argv=None) -> None:
         prog="antiamp-check", description=__doc__.splitlines()[0],
         epilog="Exit status: 0 sound (or repaired), 1 damage found and not repaired, "
                "2 not a checkable antiamp grid store.")
+    ap.add_argument("--version", action="version", version=f"%(prog)s (antiamp {_antiamp_version()})")
     ap.add_argument("stores", nargs="+", help="grid stores written by antiamp-sweep")
     ap.add_argument("--repair", action="store_true",
                     help="recompute the damaged or unfinished blocks in place")
@@ -154,3 +155,9 @@ def main(argv=None) -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def _antiamp_version() -> str:
+    from antiamp import __version__
+
+    return __version__

@@ -96,6 +96,7 @@ def merge_stores(paths, out) -> xr.Dataset:
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(prog="antiamp-merge", description=__doc__.splitlines()[0])
+    ap.add_argument("--version", action="version", version=f"%(prog)s (antiamp {_antiamp_version()})")
     ap.add_argument("paths", nargs="+", help="stores, or directories searched for stores")
     ap.add_argument("-o", "--out", required=True, help="the merged store to write")
     args = ap.parse_args(argv)
@@ -110,3 +111,9 @@ def main(argv=None) -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def _antiamp_version() -> str:
+    from antiamp import __version__
+
+    return __version__

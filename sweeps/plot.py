@@ -208,6 +208,7 @@ def _fmt(v):
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(prog="antiamp-plot", description="Figures of a sweep store.")
+    ap.add_argument("--version", action="version", version=f"%(prog)s (antiamp {_antiamp_version()})")
     ap.add_argument("store", help="a sweep.zarr (or merged) store")
     ap.add_argument("--vars", nargs="+", default=None,
                     help=f"variables to plot (default: {' '.join(DEFAULT_VARS)})")
@@ -227,3 +228,9 @@ def main(argv=None) -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def _antiamp_version() -> str:
+    from antiamp import __version__
+
+    return __version__
