@@ -188,9 +188,19 @@ def _run_model(cfg: DictConfig) -> None:
     model = get(ds.attrs["model"])
     out_dir = Path(HydraConfig.get().runtime.output_dir)
     if model.format_table is not None:
-        print(model.format_table(ds))
+        _show_table(model.format_table(ds), out_dir)
     store = write_zarr_atomic(ds, out_dir / "results.zarr")
     print(f"\nwrote {store}")
+
+
+def _show_table(text: str, out_dir: Path) -> None:
+    """Print the run's table and keep it in the run directory (``results.txt``), so
+    that what the terminal showed is saved with the store."""
+    print(text)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tmp = out_dir / ".results.txt.partial"
+    tmp.write_text(text + "\n")
+    os.replace(tmp, out_dir / "results.txt")
 
 
 def _run(cfg: DictConfig) -> None:
@@ -219,7 +229,7 @@ def _run_cell(cfg: DictConfig) -> None:
         log.error("invalid configuration: %s", exc)
         raise SystemExit(2) from None
     out_dir = Path(HydraConfig.get().runtime.output_dir)
-    print(output.format_table(ds))
+    _show_table(output.format_table(ds), out_dir)
     store = output.write_zarr_atomic(ds, out_dir / "results.zarr")
     print(f"\nwrote {store}")
     if c.run.figure:

@@ -100,6 +100,37 @@ def write_zarr_atomic(ds: xr.Dataset, path: str | os.PathLike, log=None) -> Path
     return path
 
 
+def _seed_forms_apply(ds) -> bool:
+    """Whether the seed's closed forms of the contrasts (rho (1 - b), ...) are this
+    cell's: one tie-break judge, gatekeeping consultancy, every sender presenting."""
+    import yaml
+
+    try:
+        cfg = yaml.safe_load(ds.attrs["config"])
+    except (KeyError, yaml.YAMLError):
+        return False
+    j, m = cfg.get("judge", {}), cfg.get("model", {})
+    return (j.get("kind") == "tiebreak" and j.get("jury_size", 1) == 1
+            and cfg.get("protocol", {}).get("consult_default", 0) == 0
+            and all(m.get(k) in (None, 1, 1.0) for k in ("x_P", "x_A", "x_P_consult"))
+            and m.get("c_e", 0) == 0)
+
+
+def _strategies_line(st) -> str:
+    """``Pr(present | evidence)`` of each sender, in words (the attribute is a dict, or
+    its string form in a store written by an older version)."""
+    if isinstance(st, str):
+        import ast
+
+        try:
+            st = ast.literal_eval(st)
+        except (ValueError, SyntaxError):
+            return st
+    names = {"x_P_consult": "protagonist in consultancy", "x_P": "protagonist in debate",
+             "x_A": "antagonist in debate"}
+    return ", ".join(f"{names.get(k, k)} {float(v):g}" for k, v in dict(st).items())
+
+
 def _fmt(v: float, se: float | None = None) -> str:
     if v is None or (isinstance(v, float) and np.isnan(v)):
         return "-"
@@ -115,7 +146,7 @@ def format_table(ds: xr.Dataset) -> str:
     lines = [
         f"antiamp {ds.attrs['antiamp_version']}  baseline model, judge={ds.attrs['judge']}"
         f" (jury of {ds.attrs['jury_size']}), n={ds.attrs['n_instances']:,}, seed={ds.attrs['seed']}",
-        f"presentation given evidence: {ds.attrs['strategies']}",
+        "presentation given evidence: " + _strategies_line(ds.attrs["strategies"]),
         "",
         "  ".join(h.ljust(x) for h, x in zip(head, w)) + "  definition",
     ]
@@ -129,8 +160,11 @@ def format_table(ds: xr.Dataset) -> str:
     lines += ["", "paired contrasts on the same instances:"]
     for name, spec in CONTRAST_METRICS.items():
         v, se, th = (float(ds[k].values) for k in (name, f"{name}_se", f"{name}_theory"))
+        definition = spec.definition
+        if not _seed_forms_apply(ds):  # the seed's expression is the tie-break judge's
+            definition = definition.split("; seed:")[0]
         lines.append(
-            f"  {name.ljust(13)} {_fmt(v, se).ljust(21)} exact {_fmt(th).ljust(9)}  {spec.definition}"
+            f"  {name.ljust(13)} {_fmt(v, se).ljust(21)} exact {_fmt(th).ljust(9)}  {definition}"
         )
     return "\n".join(lines)
 
