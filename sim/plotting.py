@@ -27,6 +27,58 @@ def axes_of(ds: xr.Dataset, var: str = "amp") -> list:
     return [d for d in ds[var].dims if d not in NON_AXES and d != "cell"]
 
 
+#: Width of a figure in pixels at ``save``'s resolution: fits a README column or a page.
+FIGURE_PX = 1200
+DPI = 120
+
+
+def panel_grid(n: int, height: float = 3.0, max_cols: int = 3):
+    """A figure of ``n`` panels in a grid of at most ``max_cols`` columns, about
+    :data:`FIGURE_PX` wide, with constrained layout (room for a legend outside the
+    data).  Returns (figure, list of the n axes); unused cells are removed."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cols = 2 if n == 4 else min(n, max_cols)
+    rows = -(-n // cols)
+    width = FIGURE_PX / DPI * (0.55 + 0.45 * min(cols / max_cols, 1.0))
+    fig, axs = plt.subplots(rows, cols, figsize=(width, height * rows + 0.9), squeeze=False,
+                            layout="constrained")
+    flat = list(axs.ravel())
+    for ax in flat[n:]:
+        ax.remove()
+    for ax in flat[:n]:
+        ax.tick_params(labelsize=8)
+    return fig, flat[:n]
+
+
+def integer_ticks(ax, values, axis: str = "x") -> None:
+    """Whole-number ticks on an axis whose values are integers (K, a jury size, B)."""
+    from matplotlib.ticker import MaxNLocator
+
+    v = np.asarray(values)
+    if v.dtype.kind in "iu" or (v.dtype.kind == "f" and np.all(np.isfinite(v))
+                                 and np.all(v == np.round(v))):
+        getattr(ax, f"{axis}axis").set_major_locator(MaxNLocator(integer=True))
+
+
+def shared_legend(fig, colours: list, styles: list) -> None:
+    """One legend for the whole figure, below the panels: ``colours`` are (label,
+    colour) of the hues, ``styles`` (label, line style) of the protocols, drawn in
+    grey so that no colour is tied to a protocol."""
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], color=c, marker="o", ms=4, lw=1.5, label=lab)
+               for lab, c in colours if lab]
+    handles += [Line2D([], [], color="0.35", ls=ls, marker=mk or None, ms=3, lw=1.2, label=lab)
+                for lab, ls, mk in styles]
+    if handles:
+        fig.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), 6),
+                   fontsize=8, frameon=False)
+
+
 def line_figure(ds: xr.Dataset, path: Path, panels: list, title: str, fields=(), extra=None) -> list:
     """Lines against the first sweep axis, one colour per value of the second (up to 6).
 
@@ -35,9 +87,6 @@ def line_figure(ds: xr.Dataset, path: Path, panels: list, title: str, fields=(),
     the first series of a colour carries its legend label.  ``extra(axes, x)`` may add
     reference lines.  Further axes are shown at their first value.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     dims = axes_of(ds)
@@ -47,31 +96,38 @@ def line_figure(ds: xr.Dataset, path: Path, panels: list, title: str, fields=(),
     sub = ds.isel({d: 0 for d in dims[2:]}) if len(dims) > 2 else ds
     hue = dims[1] if len(dims) > 1 else None
     hues = [None] if hue is None else list(range(ds.sizes[hue]))[:6]
-    fig, axs = plt.subplots(1, len(panels), figsize=(4.3 * len(panels), 3.8), squeeze=False)
+    fig, axs = panel_grid(len(panels))
     cmap = plt.get_cmap("viridis")
     xv = ds[x].values
     xpos = np.arange(len(xv)) if xv.dtype.kind in "US" else xv
+    colours, styles = [], {}
     for kk, h in enumerate(hues):
         d = sub if h is None else sub.isel({hue: h})
         col = "C0" if h is None else cmap(kk / max(1, len(hues) - 1))
-        lab = "" if h is None else f"{hue}={fmt(ds[hue].values[h])}"
-        for ax, (_, series) in zip(axs[0], panels):
-            for n, (var, prot, style) in enumerate(series):
+        colours.append(("" if h is None else f"{axis_symbol(ds, hue)} = {fmt(ds[hue].values[h])}",
+                        col))
+        for ax, (_, series) in zip(axs, panels):
+            for var, prot, style in series:
                 da = d[var] if prot is None else d[var].sel(protocol=prot)
-                label = (lab + (f" {prot}" if prot else "")).strip() if n == 0 else None
-                ax.plot(xpos, da.values, style, ms=3, color=col, label=label or None)
-    for ax, (t, series) in zip(axs[0], panels):
+                ax.plot(xpos, da.values, style, ms=3, color=col)
+                if prot:
+                    ls = "--" if "--" in style else ":" if ":" in style else "-"
+                    styles[prot] = (prot, ls, "o" if "o" in style else None)
+    for ax, (t, series) in zip(axs, panels):
         ax.set_title(t, fontsize=9)
         ax.set_xlabel(axis_label(ds, x), fontsize=8)
         if xv.dtype.kind in "US":
             ax.set_xticks(xpos, xv)
+        else:
+            integer_ticks(ax, xv)
         if any(v in ("amp_gap", "t_gap", "diversity_value") for v, _, _ in series):
             ax.axhline(0, color="0.6", lw=0.8)
     if extra is not None:
-        extra(axs[0], x)
-    axs[0][0].legend(fontsize=7, frameon=False)
-    fig.suptitle(f"{title}: {describe(ds, fields)}", fontsize=9)
-    fig.tight_layout(rect=(0, 0, 1, 0.93))
+        extra(axs, x)
+    shared_legend(fig, colours if hue is not None else [], list(styles.values()))
+    note = ("; shown at " + ", ".join(f"{d} = {fmt(ds[d].values[0])}" for d in dims[2:])
+            if len(dims) > 2 else "")
+    fig.suptitle(f"{title}: {describe(ds, fields)}{note}", fontsize=9)
     return save(fig, path)
 
 
@@ -97,6 +153,11 @@ def protocol_rows(ds: xr.Dataset, columns, epsilon: bool = False, se: bool = Fal
 def both(var):
     """Series of ``var`` for debate (solid) and consultancy (dashed)."""
     return [(var, "debate", "-o"), (var, "consult", "--")]
+
+
+def axis_symbol(ds, d) -> str:
+    """A dimension's short name for legends (its ``symbol`` attribute, else its name)."""
+    return ds[d].attrs.get("symbol", d)
 
 
 def axis_label(ds, d) -> str:
@@ -133,7 +194,7 @@ def save(fig, path: Path) -> list:
     written = []
     for fmt in ("png", "pdf"):
         p = path.with_suffix(f".{fmt}")
-        fig.savefig(p, dpi=120)
+        fig.savefig(p, dpi=DPI)
         written.append(p)
     plt.close(fig)
     return written

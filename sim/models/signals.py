@@ -25,7 +25,8 @@ from ..config import ConfigError
 from ..registry import Model, require_signal_stance, strategies_solved
 from ..sweeps.spec import axis_coords
 from ..equilibrium import EquilibriumConfig
-from ..plotting import axes_of, axis_label, describe, fmt, judge_fields, save
+from ..plotting import (axes_of, axis_label, axis_symbol, describe, fmt, integer_ticks,
+                        judge_fields, panel_grid, save, shared_legend)
 from .. import effort as ef
 from .. import signals as sg
 from ..judge import judge_tables
@@ -532,41 +533,41 @@ def plot_extension(ds: xr.Dataset, path: Path) -> list:
         panels += [("t_star", "equilibrium attention t*"), ("t_gap", "t*(debate) - t*(consult)")]
     elif x == "eta" or hue == "eta":
         panels += [("diversity_value", "value of diversity Amp(eta) - Amp(0), debate")]
-    fig, axs = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.6), squeeze=False)
+    fig, axs = panel_grid(len(panels))
     hues = [None] if hue is None else list(range(ds.sizes[hue]))
     if len(hues) > 6:
         hues = list(np.unique(np.linspace(0, len(hues) - 1, 6).round().astype(int)))
     cmap = plt.get_cmap("viridis")
     xv = ds[x].values
-    for ax, (var, title) in zip(axs[0], panels):
-        for k, h in enumerate(hues):
+    colours = []
+    for k, h in enumerate(hues):
+        col = cmap(k / max(1, len(hues) - 1)) if h is not None else "C0"
+        colours.append(("" if h is None else f"{axis_symbol(ds, hue)} = {fmt(ds[hue].values[h])}",
+                        col))
+    for ax, (var, title) in zip(axs, panels):
+        for (lab, col), h in zip(colours, hues):
             sub = d0 if h is None else d0.isel({hue: h})
-            col = cmap(k / max(1, len(hues) - 1)) if h is not None else "C0"
-            lab = "" if h is None else f"{hue}={fmt(ds[hue].values[h])}"
             da = sub[var]
             if "protocol" in da.dims:
-                if var == "diversity_value":
-                    ax.plot(xv, da.sel(protocol="debate").values, "-o", ms=3, color=col, label=lab)
-                    continue
-                ax.plot(xv, da.sel(protocol="debate").values, "-o", ms=3, color=col,
-                        label=(lab + " debate").strip())
-                ax.plot(xv, da.sel(protocol="consult").values, "--", color=col,
-                        label=(lab + " consult").strip() if k == 0 or h is None else None)
+                ax.plot(xv, da.sel(protocol="debate").values, "-o", ms=3, color=col)
+                if var != "diversity_value":
+                    ax.plot(xv, da.sel(protocol="consult").values, "--", color=col)
             else:
-                ax.plot(xv, da.values, "-o", ms=3, color=col, label=lab or None)
+                ax.plot(xv, da.values, "-o", ms=3, color=col)
         if var in ("amp_gap", "t_gap", "diversity_value"):
             ax.axhline(0, color="0.6", lw=0.8)
         ax.set_title(title, fontsize=9)
         ax.set_xlabel(axis_label(ds, x), fontsize=8)
+        integer_ticks(ax, xv)
         if var != "t_star" and var != "t_gap" and var not in ("amp_gap", "diversity_value"):
             ax.set_ylim(-0.02, 1.02)
         if ds[x].attrs.get("config_path", "").endswith("c_J") and np.all(xv > 0):
             ax.set_xscale("log")
-    axs[0][0].legend(fontsize=7, frameon=False)
+    shared_legend(fig, colours if hue is not None else [],
+                  [("debate", "-", "o"), ("consultancy", "--", None)])
     note = ("; shown at " + ", ".join(f"{d}={fmt(ds[d].values[0])}" for d in extra)) if extra else ""
-    fig.suptitle(f"{describe(ds, _fields(ds))} (solid: debate, dashed: consultancy; equilibrium preferred by "
-                 f"the judge){note}", fontsize=9)
-    fig.tight_layout(rect=(0, 0, 1, 0.93))
+    fig.suptitle(f"{describe(ds, _fields(ds))} (equilibrium preferred by the judge){note}",
+                 fontsize=9)
     written = save(fig, path)
     if eff and len(dims) >= 2:
         written += _attention_map(ds, path.with_name("attention_map"))
