@@ -691,11 +691,11 @@ def _write_outputs(ds: xr.Dataset, out: Path, args) -> None:
           + (f", {out / 'predicted_vs_observed.csv'}" if pred is not None else ""))
 
 
-if __name__ == "__main__":
-    main()
-
-
 def _antiamp_version() -> str:
     from antiamp import __version__
 
     return __version__
+
+
+if __name__ == "__main__":
+    main()

@@ -153,11 +153,11 @@ def main(argv=None) -> None:
     raise SystemExit(status)
 
 
-if __name__ == "__main__":
-    main()
-
-
 def _antiamp_version() -> str:
     from antiamp import __version__
 
     return __version__
+
+
+if __name__ == "__main__":
+    main()

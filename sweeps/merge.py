@@ -109,11 +109,11 @@ def main(argv=None) -> None:
           f"{', '.join(ds.attrs['merged_along']) or '-'} -> {args.out}")
 
 
-if __name__ == "__main__":
-    main()
-
-
 def _antiamp_version() -> str:
     from antiamp import __version__
 
     return __version__
+
+
+if __name__ == "__main__":
+    main()

@@ -226,11 +226,11 @@ def main(argv=None) -> None:
         print(f"wrote {p}")
 
 
-if __name__ == "__main__":
-    main()
-
-
 def _antiamp_version() -> str:
     from antiamp import __version__
 
     return __version__
+
+
+if __name__ == "__main__":
+    main()

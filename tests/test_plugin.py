@@ -1,5 +1,6 @@
 """A third-party model, installed with pip, runs through every command and on workers."""
 
+import os
 import shutil
 import subprocess
 import sys
@@ -81,27 +82,35 @@ def plugin(tmp_path_factory):
     pkg = tmp_path_factory.mktemp("plugin")
     (pkg / "pyproject.toml").write_text(textwrap.dedent(PYPROJECT))
     (pkg / "antiamp_toy.py").write_text(MODULE)
-    r = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", str(pkg)],
+    # Installed with pip into a directory of its own, put on the path of every process
+    # the test starts (commands and their dask workers): the environment running the
+    # tests is never changed, so tests running beside this one never see the plugin.
+    site = tmp_path_factory.mktemp("site")
+    r = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
+                        "--target", str(site), str(pkg)],
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
-    yield pkg
-    subprocess.run([sys.executable, "-m", "pip", "uninstall", "-y", "-q", "antiamp-toy-plugin"],
-                   capture_output=True, timeout=600)
+    env = {**os.environ,
+           "PYTHONPATH": os.pathsep.join([str(site)] + [p for p in [os.environ.get("PYTHONPATH")]
+                                                        if p])}
+    yield env
 
 
-def _run(cmd, args, cwd):
+def _run(cmd, args, cwd, env):
     exe = shutil.which(cmd)
     mod = {"antiamp": "antiamp.cli", "antiamp-sweep": "antiamp.sweeps.cli"}[cmd]
     argv = [exe] if exe else [sys.executable, "-m", mod]
-    return subprocess.run(argv + args, cwd=cwd, capture_output=True, text=True, timeout=600)
+    return subprocess.run(argv + args, cwd=cwd, capture_output=True, text=True, timeout=600,
+                          env=env)
 
 
 def test_an_installed_plugin_runs_a_distributed_grid(plugin, tmp_path):
+    env = plugin
     r = subprocess.run([sys.executable, "-c", "import antiamp; print(antiamp.models.names())"],
-                       capture_output=True, text=True, cwd=tmp_path)
+                       capture_output=True, text=True, cwd=tmp_path, env=env)
     assert "'toy'" in r.stdout, r.stderr
     r = _run("antiamp", ["model=toy", "toy.q=0.25", "model.rho=0.4", "run.n_instances=20000",
-                         "hydra.run.dir=one"], tmp_path)
+                         "hydra.run.dir=one"], tmp_path, env)
     assert r.returncode == 0, r.stderr
     assert "toy: consult Amp" in r.stdout
     cell = xr.open_zarr(tmp_path / "one" / "results.zarr")
@@ -109,9 +118,9 @@ def test_an_installed_plugin_runs_a_distributed_grid(plugin, tmp_path):
     args = ["model=toy", "sweep.axes.toy.q=[0.0,0.25,0.5,0.75]", "sweep.axes.model.rho=[0.2,0.4]",
             "run.n_instances=20000", "sweep.cells_per_block=2", "sweep.plot=false"]
     r = _run("antiamp-sweep", args + ["executor.processes=true", "executor.n_workers=2",
-                                      "hydra.run.dir=dist"], tmp_path)
+                                      "hydra.run.dir=dist"], tmp_path, env)
     assert r.returncode == 0, r.stderr
-    r = _run("antiamp-sweep", args + ["hydra.run.dir=local"], tmp_path)
+    r = _run("antiamp-sweep", args + ["hydra.run.dir=local"], tmp_path, env)
     assert r.returncode == 0, r.stderr
     dist = xr.open_zarr(tmp_path / "dist" / "sweep.zarr").load()
     local = xr.open_zarr(tmp_path / "local" / "sweep.zarr").load()
@@ -126,6 +135,6 @@ def test_an_installed_plugin_runs_a_distributed_grid(plugin, tmp_path):
     assert dist.amp.attrs["ancillary_variables"] == "amp_se"
     # The plugin's own validation names its field, before any output.
     r = _run("antiamp-sweep", ["model=toy", "sweep.axes.toy.q=[0.5,1.5]", "hydra.run.dir=bad"],
-             tmp_path)
+             tmp_path, env)
     assert r.returncode == 2 and "toy.q must lie in [0, 1]" in r.stderr, r.stderr
     assert not (tmp_path / "bad").exists()
