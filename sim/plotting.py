@@ -175,7 +175,9 @@ def describe(ds, fields) -> str:
 
     cfg = yaml.safe_load(ds.attrs["config"])
     swept = {ds[d].attrs.get("config_path") for d in axes_of(ds)}
-    parts = [f"{k}={cfg[s][k]}" for s, k in fields
+    from .fields import symbol
+
+    parts = [f"{symbol(f'{s}.{k}')} = {fmt(cfg[s][k])}" for s, k in fields
              if f"{s}.{k}" not in swept and s in cfg and cfg[s].get(k) is not None]
     return ", ".join(parts)
 

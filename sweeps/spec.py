@@ -26,6 +26,7 @@ import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 from antiamp.config import Config, ConfigError, check_flags, to_config, validate
+from antiamp.fields import label as field_label, symbol as field_symbol
 from antiamp.lazy import lazy
 
 _judge = lazy("antiamp.judge")
@@ -145,27 +146,6 @@ class Plan:
         return int(np.prod(self.shape))
 
 
-_LONG = {
-    "pi": "prior Pr(omega = 1)", "p": "protagonist accuracy", "rho": "fabrication rate",
-    "c_e": "evidence cost", "stance": "stance model", "a": "fixed stance",
-    "x_P": "protagonist presentation probability (debate)",
-    "x_A": "antagonist presentation probability", "x_P_consult":
-    "protagonist presentation probability (consultancy)", "kind": "judge rule",
-    "b": "tie-break bias", "lam": "logit rationality lambda", "mu": "logit bias mu",
-    "kappa": "evidence salience kappa", "jury_size": "jury size", "jury_tie":
-    "tied-vote rule of even juries", "consult_default":
-    "consultancy endorsement without evidence", "alpha": "welfare weight on errors",
-    "beta": "welfare weight on ratified mistakes", "delta_c": "extra cost of debate",
-}
-_LONG.update({
-    "p_P": "protagonist signal accuracy", "p_A": "antagonist signal accuracy",
-    "eta": "correlation of the senders' errors eta", "phi": "search efficacy phi",
-    "rho_unbelieved": "availability of an unbelieved false stance",
-    "c_J": "judge attention cost c_J", "gamma": "attention cost exponent",
-    "load": "debate attention load factor", "lam_gain": "attention gain of lambda",
-    "kappa_gain": "attention gain of kappa", "v_max": "largest check probability",
-    "v_rate": "check-probability rate", "t_fixed": "fixed attention", "t_max": "largest attention",
-})
 _UNITS = {"c_J": "utility", "c_e": "utility", "alpha": "utility", "beta": "utility", "delta_c": "utility",
           "jury_size": "judges"}
 
@@ -308,7 +288,7 @@ def parse_axes(spec: SweepSpec, schema=Config) -> list:
                 if len(set(vals)) != len(vals):  # after coercion: [1, 1.0] repeats
                     raise ConfigError(f"sweep.axes.{path} repeats a value: {vals}")
                 vals = np.asarray(vals)
-            axes.append(Axis(path, name, vals, _LONG.get(name, name), _UNITS.get(name, "1")))
+            axes.append(Axis(path, name, vals, field_label(path), _UNITS.get(name, "1")))
     dims = [a.dim for a in axes]
     for a in axes:  # leaf names are the dimension names unless two sections share one
         if dims.count(a.dim) > 1:
@@ -362,9 +342,11 @@ def axis_coords(axes: list, dims, extra: dict | None = None) -> dict:
     coords = dict(extra or {})
     for a in axes:
         if dims and dims[0] == "point":
-            coords[a.dim] = ("point", a.values, {"long_name": a.long_name, "config_path": a.path})
+            coords[a.dim] = ("point", a.values, {"long_name": a.long_name, "config_path": a.path,
+                                                 "symbol": field_symbol(a.path)})
         else:
             coords[a.dim] = (a.dim, a.values, {"long_name": a.long_name, "units": a.units,
+                                               "symbol": field_symbol(a.path),
                                                "config_path": a.path})
     return coords
 
