@@ -110,7 +110,7 @@ class RunConfig:
     n_threads: int = 0
     #: Instances per kernel call (a progress step); does not change any result.
     chunk_size: int = 1 << 25
-    #: Show a progress bar: true, false, or null = only on a terminal.
+    #: Show a progress bar: true, false, or null = on a terminal or in a notebook.
     progress: Optional[bool] = None
     #: Write the figure next to the Zarr store (CLI).
     figure: bool = True

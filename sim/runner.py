@@ -26,6 +26,20 @@ def max_threads() -> int:
     return int(numba.config.NUMBA_NUM_THREADS)
 
 
+def interactive() -> bool:
+    """Whether progress bars show by default (``run.progress: null``): on a terminal
+    or in a Jupyter kernel (tqdm.auto draws a widget there), not in a CI log or a
+    redirected file."""
+    if sys.stderr.isatty():
+        return True
+    ip = sys.modules.get("IPython")
+    try:
+        shell = ip.get_ipython() if ip is not None else None
+    except Exception:  # noqa: BLE001 - any failure means: not a notebook
+        return False
+    return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
+
+
 @contextmanager
 def numba_threads(n: int):
     """Run with ``n`` compiled threads (0 = all), restoring the previous setting."""
@@ -62,7 +76,7 @@ def run_baseline_counts(
     """Class counts of the baseline kernel over instances [start, start + n)."""
     k0, k1 = _rng.split_seed(seed)
     total = np.zeros(kb.N_CLASSES, np.int64)
-    disable = (not sys.stderr.isatty()) if progress is None else (not progress)
+    disable = (not interactive()) if progress is None else (not progress)
     with numba_threads(n_threads) as nt, _tqdm.tqdm(
         total=n, unit="inst", unit_scale=True, desc=desc, disable=disable, leave=False
     ) as bar:

@@ -221,7 +221,9 @@ def class_counts(pi, joint, avail, n: int, seed: int, n_threads: int = 0,
     inverse = inverse.ravel()
     k0, k1 = split_seed(seed)
     total = np.zeros((thr.shape[0], kc.N_CLASSES), np.int64)
-    disable = (not sys.stderr.isatty()) if progress is None else (not progress)
+    from antiamp.runner import interactive
+
+    disable = (not interactive()) if progress is None else (not progress)
     with numba_threads(n_threads) as nt, tqdm(total=n, unit="inst", unit_scale=True,
                                               desc="simulating signals", disable=disable,
                                               leave=False) as bar:

@@ -300,7 +300,9 @@ def _compute(plan: GridPlan, todo: list, args: tuple, client, progress, done) ->
     """Run blocks ``todo``; ``done(block, ds)`` as each finishes; returns {block: ds}."""
     from tqdm.auto import tqdm
 
-    disable = (not sys.stderr.isatty()) if progress is None else (not progress)
+    from antiamp.runner import interactive
+
+    disable = (not interactive()) if progress is None else (not progress)
     bar = tqdm(total=sum(b - a for a, b in todo), unit="cell", desc=plan.model.name,
                disable=disable)
     out = {}

@@ -641,7 +641,9 @@ def _execute(plan: Plan, todo: list, group, client, progress) -> None:
     ex = plan.cfg.executor
     n, seed, crn = plan.base.run.n_instances, plan.base.run.seed, plan.cfg.sweep.crn
     nt = threads_per_task(ex, plan.base.run.n_threads)
-    disable = (not sys.stderr.isatty()) if progress is None else (not progress)
+    from antiamp.runner import interactive
+
+    disable = (not interactive()) if progress is None else (not progress)
     total = sum(int(np.prod([s.stop - s.start for s in r])) for r in todo)
     bar = tqdm(total=total, unit="cell", desc="sweep", disable=disable)
     t0 = time.perf_counter()

@@ -77,3 +77,26 @@ def test_hydra_commands_help(prog):
 def test_help_for_an_unknown_model_is_refused():
     r = _run("antiamp.cli", ["model=nosuch", "--help"])
     assert r.returncode == 2 and "model.name must be one of" in r.stderr
+
+
+def test_progress_bars_default_on_in_terminals_and_notebooks_only(monkeypatch):
+    import types
+
+    from antiamp.runner import interactive
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False, raising=False)
+    monkeypatch.delitem(sys.modules, "IPython", raising=False)
+    assert not interactive()  # a CI log, a redirected file
+
+    class ZMQInteractiveShell:  # what a Jupyter kernel's get_ipython() returns
+        pass
+
+    fake = types.SimpleNamespace(get_ipython=lambda: ZMQInteractiveShell())
+    monkeypatch.setitem(sys.modules, "IPython", fake)
+    assert interactive()
+
+    class TerminalInteractiveShell:  # plain IPython in a terminal whose stderr is piped
+        pass
+
+    fake.get_ipython = lambda: TerminalInteractiveShell()
+    assert not interactive()

@@ -165,6 +165,12 @@ def _metrics(cells, W, found, simulated: bool):
     out["judge_utility"] = (out["acc"][0] - cost, out["acc"][1])
     return rows, out
 
+def _interactive() -> bool:
+    from ..runner import interactive
+
+    return interactive()
+
+
 def _moves(f: Found, cell) -> bool:
     """Whether an equilibrium moves with the class frequencies: a mixed strategy (an
     indifference condition pins it) or an interior attention level chosen by the
@@ -280,7 +286,7 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=(), progress=None)
     import sys
 
     show = (progress if progress is not None else
-            base.run.progress if base.run.progress is not None else sys.stderr.isatty())
+            base.run.progress if base.run.progress is not None else _interactive())
     calls: list = []
     t0 = time.perf_counter()
     W = _weights(cells, eqc.payoffs, base.run, calls)
