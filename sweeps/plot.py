@@ -28,7 +28,7 @@ def _label(da: xr.DataArray) -> str:
 
 def _coord_label(ds, dim) -> str:
     c = ds[dim]
-    return f"{dim} ({c.attrs['long_name']})" if "long_name" in c.attrs else dim
+    return c.attrs.get("long_name", dim)
 
 
 class PlotError(ValueError):
@@ -143,11 +143,21 @@ def _heatmaps(ds, da, th, axes, plt):
     fig, axs = plt.subplots(nrow, ncol, figsize=(3.4 * ncol + 1.2, 2.9 * nrow + 0.8),
                             squeeze=False, sharex=True, sharey=True)
     vmin, vmax = float(np.nanmin(da.values)), float(np.nanmax(da.values))
-    if vmin < 0 < vmax:
+    # A diverging map only for values that change sign: where the closed form exists,
+    # it decides (simulated noise around a positive gap is not a sign change).
+    signed = vmin < 0 < vmax and (th is None or float(np.nanmin(th.values)) < 0
+                                  < float(np.nanmax(th.values)))
+    if signed:
         m = max(-vmin, vmax)
         vmin, vmax, cmap = -m, m, "RdBu_r"
     else:
         cmap = "viridis"
+    xs, ys = ds[x].values, ds[y].values
+    # Colours interpolated between the cell centres (Gouraud), as the closed-form
+    # contours are: both then cover the same square and agree where they meet;
+    # discrete cells ("nearest") where a value is missing or an axis is not numeric.
+    smooth = (xs.dtype.kind in "iuf" and ys.dtype.kind in "iuf" and len(xs) > 1 and len(ys) > 1
+              and not np.isnan(da.values).any())
     mesh = None
     for k, ax in enumerate(axs.flat):
         if k >= len(panels):
@@ -155,7 +165,15 @@ def _heatmaps(ds, da, th, axes, plt):
             continue
         sel = panels[k]
         a = da.sel(sel).transpose(y, x)
-        mesh = ax.pcolormesh(ds[x].values, ds[y].values, a.values, shading="nearest",
+        title = ", ".join(f"{_sym(ds, d)} = {_fmt(v)}" for d, v in sel.items())
+        if np.isnan(a.values).all():
+            ax.text(0.5, 0.5, "undefined here\n(no instance in the\nconditioning event)",
+                    ha="center", va="center", fontsize=8, transform=ax.transAxes, color="0.4")
+            ax.set_title(title, fontsize=8)
+            continue
+        if np.nanmax(a.values) == np.nanmin(a.values):
+            title += f" (constant {_fmt(float(np.nanmax(a.values)))})"
+        mesh = ax.pcolormesh(xs, ys, a.values, shading="gouraud" if smooth else "nearest",
                              vmin=vmin, vmax=vmax, cmap=cmap)
         if th is not None:
             t = th.sel(sel).transpose(y, x).values
@@ -166,13 +184,15 @@ def _heatmaps(ds, da, th, axes, plt):
                 if np.nanmin(t) < 0 < np.nanmax(t):  # the sign change: where debate wins
                     ax.contour(ds[x].values, ds[y].values, t, levels=[0.0], colors="black",
                                linewidths=2.0)
-        ax.set_title(", ".join(f"{d}={_fmt(v)}" for d, v in sel.items()), fontsize=8)
+        ax.set_title(title, fontsize=8)
         if k // ncol == nrow - 1 or k + ncol >= len(panels):
             ax.set_xlabel(_coord_label(ds, x), fontsize=8)
         if k % ncol == 0:
             ax.set_ylabel(_coord_label(ds, y), fontsize=8)
-    fig.colorbar(mesh, ax=axs, label=_label(da), shrink=0.9)
-    note = "colour: simulated; dashed contours: closed form"
+    if mesh is not None:
+        fig.colorbar(mesh, ax=axs, label=_label(da), shrink=0.9)
+    note = ("colour: simulated" + (" (interpolated between grid points)" if smooth else "")
+            + "; dashed contours: closed form")
     if th is not None and np.nanmin(th.values) < 0 < np.nanmax(th.values):
         note += "; thick line: closed form = 0"
     if fixed:
@@ -198,6 +218,10 @@ def _design(ds, da, th, plt):
         ax.set_ylabel(_label(da), fontsize=8)
     axs[0][0].legend(fontsize=7)
     return fig
+
+
+def _sym(ds, d) -> str:
+    return ds[d].attrs.get("symbol", d) if d in ds.coords else d
 
 
 def _fmt(v):
