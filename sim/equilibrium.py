@@ -92,13 +92,69 @@ class Game:
 
 
 
-def exact_game(cells: list) -> Game:
-    """Closed-form gain coefficients of validated configs."""
-    tabs = [judge_tables(c.judge, c.protocol) for c in cells]
-    return game_from_arrays(np.array([protagonist_accuracy(c) for c in cells]),
-                            np.array([c.model.rho for c in cells]),
-                            np.array([c.model.c_e for c in cells]),
-                            np.array([t[0] for t in tabs]), np.array([t[1] for t in tabs]))
+@dataclass
+class CellArrays:
+    """What the evidence game reads of C validated cells, as columns [C]: from
+    config objects (:meth:`of_cells`) or straight from a grid's columns
+    (:meth:`of_grid`, validating each distinct value once)."""
+
+    pi: np.ndarray
+    p: np.ndarray
+    rho: np.ndarray
+    c_e: np.ndarray
+    fixed: np.ndarray  # bool: stance = fixed
+    a: np.ndarray
+    alpha: np.ndarray
+    beta: np.ndarray
+    delta_c: np.ndarray
+    J_c: np.ndarray  # [C, 2]
+    J_d: np.ndarray  # [C, 2, 2]
+
+    def __len__(self) -> int:
+        return len(self.pi)
+
+    @property
+    def p_c(self) -> np.ndarray:
+        """Pr(a = omega): p for the signal stance, pi or 1 - pi for a fixed one."""
+        return np.where(self.fixed, np.where(self.a == 1, self.pi, 1.0 - self.pi), self.p)
+
+    @classmethod
+    def of_cells(cls, cells: list) -> "CellArrays":
+        tabs = [judge_tables(c.judge, c.protocol) for c in cells]
+
+        def col(get, dtype=float):
+            return np.array([get(c) for c in cells], dtype=dtype)
+
+        return cls(col(lambda c: c.model.pi), col(lambda c: c.model.p),
+                   col(lambda c: c.model.rho), col(lambda c: c.model.c_e),
+                   col(lambda c: c.model.stance == "fixed", bool), col(lambda c: c.model.a, int),
+                   col(lambda c: c.welfare.alpha), col(lambda c: c.welfare.beta),
+                   col(lambda c: c.welfare.delta_c),
+                   np.array([t[0] for t in tabs], float), np.array([t[1] for t in tabs], float))
+
+    @classmethod
+    def of_grid(cls, grid) -> "CellArrays":
+        from antiamp.sweeps.spec import grid_columns
+
+        field, _, J_c, J_d, _ = grid_columns(grid)
+        f = {k: field(k) for k in ("model.pi", "model.p", "model.rho", "model.c_e", "model.a",
+                                   "welfare.alpha", "welfare.beta", "welfare.delta_c")}
+        return cls(*(f[k].astype(float) for k in ("model.pi", "model.p", "model.rho",
+                                                  "model.c_e")),
+                   field("model.stance") == "fixed", f["model.a"].astype(int),
+                   *(f[k].astype(float) for k in ("welfare.alpha", "welfare.beta",
+                                                  "welfare.delta_c")),
+                   np.asarray(J_c, float), np.asarray(J_d, float))
+
+
+def _arrays(cells) -> CellArrays:
+    return cells if isinstance(cells, CellArrays) else CellArrays.of_cells(list(cells))
+
+
+def exact_game(cells) -> Game:
+    """Closed-form gain coefficients of validated configs (or :class:`CellArrays`)."""
+    c = _arrays(cells)
+    return game_from_arrays(c.p_c, c.rho, c.c_e, c.J_c, c.J_d)
 
 
 def game_from_arrays(p_c, rho, c_e, J_c, J_d) -> Game:
@@ -125,16 +181,17 @@ def simulated_game(cells: list, n: int, seed: int, n_threads: int = 0) -> Game:
     from .metrics import EA_DEBATE, EP_DEBATE
     from .runner import baseline_thresholds, run_baseline_counts
 
+    cells = _arrays(cells)
     g = exact_game(cells)
     tp, ta, tps, tas, tn = (np.empty(len(cells)) for _ in range(5))
     tf = np.empty((len(cells), 4))
     shared: dict = {}  # cells with the same kernel inputs share one kernel call
-    for i, c in enumerate(cells):
-        m = c.model
-        key = (m.pi, m.p, m.rho, m.stance == "fixed", m.a)
+    for i in range(len(cells)):
+        key = (float(cells.pi[i]), float(cells.p[i]), float(cells.rho[i]), bool(cells.fixed[i]),
+               int(cells.a[i]))
         if key not in shared:
-            thr = baseline_thresholds(m.pi, m.p, m.rho, 1.0, 1.0, 1.0)
-            shared[key] = run_baseline_counts(thr, m.stance == "fixed", m.a, n, seed,
+            thr = baseline_thresholds(key[0], key[1], key[2], 1.0, 1.0, 1.0)
+            shared[key] = run_baseline_counts(thr, key[3], key[4], n, seed,
                                               n_threads=n_threads, progress=False).astype(float)
         cnt = shared[key]
         # With x = 1 the debate evidence indicators are t_P and t_A.
@@ -375,7 +432,8 @@ def solve(cfg: Any = None) -> xr.Dataset:
     base, eqc, spec = _solve_config(cfg)
     if spec is not None:
         grid = CellGrid(base, spec)
-        cells = [grid.cell(i) for i in range(grid.n_cells)]
+        # Validated and read column by column: each distinct value of an axis once.
+        cells = CellArrays.of_grid(grid)
         shape, dims, axes = grid.shape, grid.dims, grid.axes
     else:
         cells, shape, dims, axes = [base], (), (), []
@@ -389,6 +447,7 @@ def solve_cells(base, eqc: EquilibriumConfig, cells: list, shape=None, dims=("ce
     ``shape``/``dims``/``axes`` lay the cells out (default: one ``cell`` dimension);
     a cell's numbers depend only on its own config.
     """
+    cells = _arrays(cells)
     shape = (len(cells),) if shape is None else shape
     if eqc.payoffs == "simulated":
         game = simulated_game(cells, base.run.n_instances, base.run.seed, base.run.n_threads)
@@ -449,13 +508,11 @@ def _lists_to_padded(game, lp, la, consult=False):
 def _outcomes(game, cells, cP, dP, dA):
     """Outcomes at each equilibrium (exact, from the closed forms): {name: (values
     [C, E, protocol], ...)}."""
-    pi = np.array([c.model.pi for c in cells])[:, None]
-    fixed = np.array([c.model.stance == "fixed" for c in cells])[:, None]
-    a_fx = np.array([c.model.a for c in cells])[:, None]
-    wel = [np.array([getattr(c.welfare, k) for c in cells])[:, None]
-           for k in ("alpha", "beta", "delta_c")]
-    prob = class_probabilities(pi, np.array([c.model.p for c in cells])[:, None], game.rho[:, None],
-                               np.nan_to_num(cP), np.nan_to_num(dP), np.nan_to_num(dA), fixed, a_fx)
+    c = _arrays(cells)
+    wel = [c.alpha[:, None], c.beta[:, None], c.delta_c[:, None]]
+    prob = class_probabilities(c.pi[:, None], c.p[:, None], game.rho[:, None],
+                               np.nan_to_num(cP), np.nan_to_num(dP), np.nan_to_num(dA),
+                               c.fixed[:, None], c.a[:, None])
     return evaluate(prob, game.J_c[:, None, :], game.J_d[:, None, :, :], *wel, game.c_e[:, None],
                     names=("amp", "acc", "fwc", "welfare"))
 

@@ -445,16 +445,17 @@ def _combos(columns: list, n: int) -> tuple[np.ndarray, np.ndarray]:
     return key, first
 
 
-def _columns_of(grid: CellGrid) -> tuple:
-    """Kernel inputs of every cell, column by column.
+def grid_columns(grid: CellGrid) -> tuple:
+    """Validate every cell of a grid column by column and compute the judge's tables.
 
     ``validate`` checks each field on its own, except judge.kind against
     protocol.consult_default; so each distinct value of an axis is validated once
     (with the base config), and each distinct combination of the judge and
-    protocol axes once.  The judge's tables are computed per combination of the
-    judge and protocol axes, the strategies per combination of those with c_e
-    and the given x's, the Bernoulli thresholds and the rest as whole columns.
-    The result is the cell-by-cell plan's, bit for bit (tests check).
+    protocol axes once, where the judge's tables are also computed.  Returns
+    ``(field, tkey, J_c [C, 2], J_d [C, 2, 2], checked)``: ``field(path)`` is the
+    column of any config field (an axis, or the base value repeated), ``tkey`` the
+    cell's judge/protocol combination, ``checked(i, paths, fn)`` runs ``fn`` on
+    cell i's config restricted to ``paths`` (errors name the cell).
     """
     n = grid.n_cells
     base = grid.base
@@ -491,18 +492,34 @@ def _columns_of(grid: CellGrid) -> tuple:
             validate(cell)
             return _judge.judge_tables(cell.judge, cell.protocol)
         Jc_u[k], Jd_u[k] = checked(int(i), table_paths, tables)
-    strat_paths = table_paths + [p for p in _STRATEGY_FIELDS if p in col]
-    skey, sfirst = _combos([tkey] + [col[p] for p in _STRATEGY_FIELDS if p in col], n)
-    strat_u = np.empty((len(sfirst), 3))
-    for k, i in enumerate(sfirst):
-        st = checked(int(i), strat_paths, _judge.resolve_strategies)
-        strat_u[k] = (st.x_P_consult, st.x_P, st.x_A)
 
     def field(path):
         s, name = path.split(".")
         if path in col:
             return np.asarray(col[path])
         return np.full(n, getattr(getattr(base, s), name))
+
+    field.axes = col  # the swept paths
+    field.table_paths = table_paths
+    return field, tkey, Jc_u[tkey], Jd_u[tkey], checked
+
+
+def _columns_of(grid: CellGrid) -> tuple:
+    """Kernel inputs of every cell, column by column (:func:`grid_columns`).
+
+    The strategies are resolved per combination of the judge and protocol axes
+    with c_e and the given x's, the Bernoulli thresholds and the rest as whole
+    columns.  The result is the cell-by-cell plan's, bit for bit (tests check).
+    """
+    n = grid.n_cells
+    field, tkey, Jc, Jd, checked = grid_columns(grid)
+    col, table_paths = field.axes, field.table_paths
+    strat_paths = table_paths + [p for p in _STRATEGY_FIELDS if p in col]
+    skey, sfirst = _combos([tkey] + [col[p] for p in _STRATEGY_FIELDS if p in col], n)
+    strat_u = np.empty((len(sfirst), 3))
+    for k, i in enumerate(sfirst):
+        st = checked(int(i), strat_paths, _judge.resolve_strategies)
+        strat_u[k] = (st.x_P_consult, st.x_P, st.x_A)
 
     strat = strat_u[skey]
     pi, p, rho = (field(f"model.{f}").astype(float) for f in ("pi", "p", "rho"))
@@ -513,7 +530,7 @@ def _columns_of(grid: CellGrid) -> tuple:
     wel = np.stack([field(f"welfare.{f}").astype(float) for f in ("alpha", "beta", "delta_c")]
                    + [field("model.c_e").astype(float)])
     targs = probs.T.copy()
-    return thr, fixed, a_fixed, Jc_u[tkey], Jd_u[tkey], wel, targs, strat
+    return thr, fixed, a_fixed, Jc, Jd, wel, targs, strat
 
 
 def validate_executor(ex: ExecutorConfig) -> None:
