@@ -44,6 +44,7 @@ def setup() -> None:
 
     register_schema("antiamp_solve_schema", _schema)
 
+
 def prevalidate(args: list[str]) -> None:
     from .equilibrium import _solve_config
 
@@ -52,11 +53,9 @@ def prevalidate(args: list[str]) -> None:
         return
     base, eqc, spec = _solve_config(cfg)
     if spec is not None:
-        from antiamp.sweeps.spec import CellGrid
+        from antiamp.sweeps.spec import CellGrid, grid_columns
 
-        grid = CellGrid(base, spec)
-        for i in range(grid.n_cells):
-            grid.cell(i)
+        grid_columns(CellGrid(base, spec))  # every cell, column by column
 
 
 def _run(cfg: DictConfig) -> None:
