@@ -569,8 +569,13 @@ def plot_extension(ds: xr.Dataset, path: Path) -> list:
             ax.set_ylim(-0.02, 1.02)
         if ds[x].attrs.get("config_path", "").endswith("c_J") and np.all(xv > 0):
             ax.set_xscale("log")
+    switches = _regime_switches(d0, x, hue, hues)
+    for xs_, col in switches:
+        for ax in axs:
+            ax.axvline(xs_, color=col, ls=":", lw=1.0)
     shared_legend(fig, colours if hue is not None else [],
-                  [("debate", "-", "o"), ("consultancy", "--", None)])
+                  [("debate", "-", "o"), ("consultancy", "--", None)]
+                  + ([("debate equilibrium changes", ":", None)] if switches else []))
     note = ("; shown at " + ", ".join(f"{d}={fmt(ds[d].values[0])}" for d in extra)) if extra else ""
     fig.suptitle(f"{describe(ds, _fields(ds))} (equilibrium preferred by the judge){note}",
                  fontsize=9)
@@ -578,6 +583,30 @@ def plot_extension(ds: xr.Dataset, path: Path) -> list:
     if eff and len(dims) >= 2:
         written += _attention_map(ds, path.with_name("attention_map"))
     return written
+
+
+def _regime_switches(d0, x, hue, hues) -> list:
+    """(x, colour) midway between neighbouring grid points where the judge-preferred
+    debate equilibrium changes its support (which sender types mix, present or
+    withhold): the figures' jumps are changes of equilibrium, not noise."""
+    import matplotlib.pyplot as plt
+
+    cmap = plt.get_cmap("viridis")
+    xv = np.asarray(d0[x].values, float) if d0[x].dtype.kind in "iuf" else None
+    if xv is None or len(xv) < 2:
+        return []
+    out = []
+    for k, h in enumerate(hues):
+        sub = d0 if h is None else d0.isel({hue: h})
+        prof = np.concatenate([
+            sub.x_P.sel(protocol="debate").transpose(x, ...).values.reshape(len(xv), -1),
+            sub.x_A.sel(protocol="debate").transpose(x, ...).values.reshape(len(xv), -1)], axis=1)
+        sig = np.where(np.isnan(prof), -1, np.where(prof < 1e-9, 0, np.where(prof > 1 - 1e-9, 2, 1)))
+        col = cmap(k / max(1, len(hues) - 1)) if h is not None else "C0"
+        for i in range(len(xv) - 1):
+            if not np.array_equal(sig[i], sig[i + 1]):
+                out.append((0.5 * (xv[i] + xv[i + 1]), col))
+    return out
 
 
 def _attention_map(ds, path):
