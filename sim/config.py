@@ -251,26 +251,27 @@ _VALID: dict = {}
 _MAX_VALID = 1 << 16
 
 
-def _known_valid(name: str, section) -> tuple | None:
-    """The memo key of a section, or None when it was already found valid."""
+def _memo_key(name: str, section) -> tuple | None:
+    """A section's memo key, or None when a value is unhashable (a list): such a
+    section is checked every time."""
     try:
         # With each value's type: 1, 1.0 and True are equal keys but not equally valid.
         key = (name, type(section), tuple((type(v), v) for v in vars(section).values()))
         hash(key)
-    except TypeError:  # an unhashable value (a list): check it every time
-        return ()
-    return None if key in _VALID else key
+    except TypeError:
+        return None
+    return key
 
 
 def validate(cfg: Config) -> None:
     """Check every field's range; raise :class:`ConfigError` naming the first bad field."""
     for name, check in _SECTION_CHECKS:
         section = getattr(cfg, name)
-        key = _known_valid(name, section)
-        if key is None:
+        key = _memo_key(name, section)
+        if key is not None and key in _VALID:
             continue
         check(section)
-        if key:
+        if key is not None:
             if len(_VALID) >= _MAX_VALID:
                 _VALID.clear()
             _VALID[key] = True

@@ -37,12 +37,15 @@ from omegaconf import DictConfig, OmegaConf
 
 from . import __version__
 from .config import Config, ConfigError, as_yaml, to_config
-from .judge import judge_tables, protagonist_accuracy
+from .judge import judge_tables
 from .metrics import class_probabilities, evaluate
 
 METHODS = ("enumerate", "br", "qre", "root", "all")
 PAYOFFS = ("exact", "simulated")
 KIND_PURE, KIND_MIXED, KIND_SEGMENT = "pure", "mixed", "segment end"
+#: The outcomes reported at each equilibrium, with their long names.
+OUTCOMES = {"amp": "mistake amplification", "acc": "accuracy", "fwc": "follow-when-correct",
+            "welfare": "principal welfare U_D"}
 
 
 from .sections import EquilibriumConfig  # noqa: E402,F401  (re-exported)
@@ -514,7 +517,7 @@ def _outcomes(game, cells, cP, dP, dA):
                                np.nan_to_num(cP), np.nan_to_num(dP), np.nan_to_num(dA),
                                c.fixed[:, None], c.a[:, None])
     return evaluate(prob, game.J_c[:, None, :], game.J_d[:, None, :, :], *wel, game.c_e[:, None],
-                    names=("amp", "acc", "fwc", "welfare"))
+                    names=tuple(OUTCOMES))
 
 
 def _simulated_se(game, eqc, cells, cP, dP, dA, vals, report, h=1e-6, match=1e-3):
@@ -542,7 +545,7 @@ def _simulated_se(game, eqc, cells, cP, dP, dA, vals, report, h=1e-6, match=1e-3
     with np.errstate(divide="ignore", invalid="ignore"):
         dtauP = np.stack([f[:, 1] / fP ** 2, -f[:, 0] / fP ** 2, 0 * fP, 0 * fP], axis=1)
         dtauA = np.stack([f[:, 2] / fA ** 2, 0 * fA, -f[:, 0] / fA ** 2, 0 * fA], axis=1)
-    names = ("amp", "acc", "fwc", "welfare")  # the outcomes the store reports
+    names = tuple(OUTCOMES)
     out = {k: np.zeros((C, 2, E)) for k in names}
     edges = []
     for i in range(C):
@@ -627,8 +630,7 @@ def _assemble(base, eqc, game, cells, shape, dims, axes, consult, debate, report
         "mu_A": (tuple(dims), game.mu_A.reshape(shape), {
             "long_name": "Pr(1 - a = omega | t_A = 1)", "units": "1"}),
     }
-    for name, ln in (("amp", "mistake amplification"), ("acc", "accuracy"),
-                     ("fwc", "follow-when-correct"), ("welfare", "principal welfare U_D")):
+    for name, ln in OUTCOMES.items():
         v = vals[name][0]  # [C, E, protocol]
         v = np.moveaxis(v, -1, 1)  # [C, E, protocol] -> [C, protocol, E]
         data[name] = (dd, r(np.where(np.isnan(xP), np.nan, v)),

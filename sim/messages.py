@@ -28,7 +28,6 @@ sender's own), so its equilibria come from the linear programmes of
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 import numpy as np
 from .lazy import lazy

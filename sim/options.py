@@ -31,8 +31,6 @@ quantities.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
-from typing import Any, Optional
 
 import numpy as np
 

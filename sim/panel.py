@@ -24,7 +24,6 @@ the baseline model, so every metric of ``antiamp`` follows.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 from .lazy import lazy

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import dataclasses
 
-from dataclasses import dataclass
 
 import numpy as np
 from .lazy import lazy
@@ -407,7 +406,7 @@ def solve_cells(cells, payoffs: str, run, calls: list) -> dict:
                              interim_regret(W / W.sum(), sig_P, sig_A, Jd, pf.c_item)]
         wel = (c.welfare.alpha, c.welfare.beta, c.welfare.delta_c)
         out = outcomes(W3, sig_c, sig_P, sig_A, Jc, Jd, wel, counts=payoffs == "simulated")
-        if payoffs == "simulated" and _mixed(W, sig_P) | _mixed(W.T, sig_A):
+        if payoffs == "simulated" and (_mixed(W, sig_P) or _mixed(W.T, sig_A)):
             if not _equilibrium_se(W3, sig_c, sig_P, sig_A, Jc, Jd, pf.c_item, wel, out):
                 res["knife_edge"][i] = True
         for k in names:

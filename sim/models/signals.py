@@ -30,6 +30,7 @@ from ..plotting import (axes_of, axis_label, axis_symbol, describe, fmt, integer
 from .. import effort as ef
 from .. import signals as sg
 from ..judge import judge_tables
+from ..runner import interactive
 
 
 def _signal_arrays(cells):
@@ -165,12 +166,6 @@ def _metrics(cells, W, found, simulated: bool):
     out["judge_utility"] = (out["acc"][0] - cost, out["acc"][1])
     return rows, out
 
-def _interactive() -> bool:
-    from ..runner import interactive
-
-    return interactive()
-
-
 def _moves(f: Found, cell) -> bool:
     """Whether an equilibrium moves with the class frequencies: a mixed strategy (an
     indifference condition pins it) or an interior attention level chosen by the
@@ -283,10 +278,8 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=(), progress=None)
     shape = (len(cells),) if shape is None else shape
     eqc = base.equilibrium
     simulated = eqc.payoffs == "simulated"
-    import sys
-
     show = (progress if progress is not None else
-            base.run.progress if base.run.progress is not None else _interactive())
+            base.run.progress if base.run.progress is not None else interactive())
     calls: list = []
     t0 = time.perf_counter()
     W = _weights(cells, eqc.payoffs, base.run, calls)
@@ -569,7 +562,7 @@ def plot_extension(ds: xr.Dataset, path: Path) -> list:
             ax.set_ylim(-0.02, 1.02)
         if ds[x].attrs.get("config_path", "").endswith("c_J") and np.all(xv > 0):
             ax.set_xscale("log")
-    switches = _regime_switches(d0, x, hue, hues)
+    switches = _regime_switches(d0, x, hue, hues, [c for _, c in colours])
     for xs_, col in switches:
         for ax in axs:
             ax.axvline(xs_, color=col, ls=":", lw=1.0)
@@ -585,24 +578,21 @@ def plot_extension(ds: xr.Dataset, path: Path) -> list:
     return written
 
 
-def _regime_switches(d0, x, hue, hues) -> list:
+def _regime_switches(d0, x, hue, hues, colours) -> list:
     """(x, colour) midway between neighbouring grid points where the judge-preferred
     debate equilibrium changes its support (which sender types mix, present or
-    withhold): the figures' jumps are changes of equilibrium, not noise."""
-    import matplotlib.pyplot as plt
-
-    cmap = plt.get_cmap("viridis")
+    withhold): the figures' jumps are changes of equilibrium, not noise.  ``colours``
+    are the hues' line colours."""
     xv = np.asarray(d0[x].values, float) if d0[x].dtype.kind in "iuf" else None
     if xv is None or len(xv) < 2:
         return []
     out = []
-    for k, h in enumerate(hues):
+    for h, col in zip(hues, colours):
         sub = d0 if h is None else d0.isel({hue: h})
         prof = np.concatenate([
             sub.x_P.sel(protocol="debate").transpose(x, ...).values.reshape(len(xv), -1),
             sub.x_A.sel(protocol="debate").transpose(x, ...).values.reshape(len(xv), -1)], axis=1)
         sig = np.where(np.isnan(prof), -1, np.where(prof < 1e-9, 0, np.where(prof > 1 - 1e-9, 2, 1)))
-        col = cmap(k / max(1, len(hues) - 1)) if h is not None else "C0"
         for i in range(len(xv) - 1):
             if not np.array_equal(sig[i], sig[i + 1]):
                 out.append((0.5 * (xv[i] + xv[i + 1]), col))
