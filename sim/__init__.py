@@ -7,12 +7,7 @@ Public API::
     th = antiamp.theory({"model": {"rho": 0.3}})
 """
 
-from importlib.metadata import PackageNotFoundError, version as _version
-
-try:
-    __version__ = _version("antiamp")
-except PackageNotFoundError:  # running from a source tree that is not installed
-    __version__ = "0+unknown"
+from ._version import __version__
 
 # Light at import (the commands answer --help and bad input before numba, xarray or
 # scipy load): the config classes here, everything else on first use.

@@ -334,7 +334,7 @@ def guarded_main(prog: str, check, hydra_main, errors: tuple = (), help_text=Non
 
     args = sys.argv[1:]
     if args[:1] in (["--version"], ["-V"]):  # Hydra's own --version names Hydra's
-        from . import __version__
+        from ._version import __version__
 
         print(f"{prog} (antiamp {__version__})")
         raise SystemExit(0)

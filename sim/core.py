@@ -9,7 +9,7 @@ import numpy as np
 from .lazy import lazy
 xr = lazy("xarray")
 
-from . import __version__
+from ._version import __version__
 from .config import PROTOCOLS, Config, as_yaml, to_config
 from .judge import judge_tables, protagonist_accuracy, resolve_strategies
 from .metrics import CONTRAST_METRICS, PROTOCOL_METRICS, class_probabilities, evaluate

@@ -35,7 +35,7 @@ from .lazy import lazy
 xr = lazy("xarray")
 from omegaconf import DictConfig, OmegaConf
 
-from . import __version__
+from ._version import __version__
 from .config import Config, ConfigError, as_yaml, to_config
 from .judge import judge_tables
 from .metrics import class_probabilities, evaluate

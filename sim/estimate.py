@@ -27,7 +27,7 @@ pd = lazy("pandas")
 xr = lazy("xarray")
 stats = lazy("scipy.stats")
 
-from . import __version__
+from ._version import __version__
 from .transcripts import SCHEMA
 
 BINARY = ("a", "y", "e_P", "e_A", "omega", "t_P", "t_A", "label_blind", "s")
@@ -610,7 +610,7 @@ def main(argv=None) -> None:
     from .config import MAX_INSTANCES
 
     ap = argparse.ArgumentParser(prog="antiamp-estimate", description=__doc__.splitlines()[0])
-    ap.add_argument("--version", action="version", version=f"%(prog)s (antiamp {_antiamp_version()})")
+    ap.add_argument("--version", action="version", version=f"%(prog)s (antiamp {__version__})")
     ap.add_argument("log", nargs="?", default=None,
                     help="CSV (UTF-8) or Parquet log in the documented column schema")
     ap.add_argument("--sample", action="store_true",
@@ -689,12 +689,6 @@ def _write_outputs(ds: xr.Dataset, out: Path, args) -> None:
     plot_estimates(ds, out / "estimates.png", pred)
     print(f"\nwrote {out / 'estimates.zarr'}, {out / 'estimates.png'}"
           + (f", {out / 'predicted_vs_observed.csv'}" if pred is not None else ""))
-
-
-def _antiamp_version() -> str:
-    from antiamp import __version__
-
-    return __version__
 
 
 if __name__ == "__main__":

@@ -42,7 +42,7 @@ import numpy as np
 from antiamp.lazy import lazy
 xr = lazy("xarray")
 
-from antiamp import __version__
+from antiamp._version import __version__
 from antiamp.config import ConfigError, plain_values
 from antiamp.registry import Model, get, to_model_config
 

@@ -23,6 +23,8 @@ import json
 import sys
 from pathlib import Path
 
+from antiamp._version import __version__
+
 
 class CheckError(RuntimeError):
     """A path that cannot be checked (not a store, not a grid, another version)."""
@@ -115,7 +117,7 @@ def main(argv=None) -> None:
         prog="antiamp-check", description=__doc__.splitlines()[0],
         epilog="Exit status: 0 sound (or repaired), 1 damage found and not repaired, "
                "2 not a checkable antiamp grid store.")
-    ap.add_argument("--version", action="version", version=f"%(prog)s (antiamp {_antiamp_version()})")
+    ap.add_argument("--version", action="version", version=f"%(prog)s (antiamp {__version__})")
     ap.add_argument("stores", nargs="+", help="grid stores written by antiamp-sweep")
     ap.add_argument("--repair", action="store_true",
                     help="recompute the damaged or unfinished blocks in place")
@@ -151,12 +153,6 @@ def main(argv=None) -> None:
             print(f"{s}: DAMAGED; antiamp-check --repair {s} recomputes the damaged blocks")
             status = max(status, 1)
     raise SystemExit(status)
-
-
-def _antiamp_version() -> str:
-    from antiamp import __version__
-
-    return __version__
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ xr = lazy("xarray")
 
 kb = lazy("antiamp.kernels.baseline")
 _rng = lazy("antiamp.kernels.rng")
-from antiamp import __version__
+from antiamp._version import __version__
 from antiamp.config import ConfigError, as_yaml, check_flags
 from antiamp.output import remove_temporaries
 from antiamp.metrics import CONTRAST_METRICS, PROTOCOL_METRICS, class_probabilities, evaluate

@@ -16,6 +16,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from antiamp._version import __version__
 from antiamp.lazy import lazy
 xr = lazy("xarray")
 import yaml
@@ -96,7 +97,7 @@ def merge_stores(paths, out) -> xr.Dataset:
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(prog="antiamp-merge", description=__doc__.splitlines()[0])
-    ap.add_argument("--version", action="version", version=f"%(prog)s (antiamp {_antiamp_version()})")
+    ap.add_argument("--version", action="version", version=f"%(prog)s (antiamp {__version__})")
     ap.add_argument("paths", nargs="+", help="stores, or directories searched for stores")
     ap.add_argument("-o", "--out", required=True, help="the merged store to write")
     args = ap.parse_args(argv)
@@ -107,12 +108,6 @@ def main(argv=None) -> None:
         raise SystemExit(2) from None
     print(f"merged {len(ds.attrs['merged_from'])} stores along "
           f"{', '.join(ds.attrs['merged_along']) or '-'} -> {args.out}")
-
-
-def _antiamp_version() -> str:
-    from antiamp import __version__
-
-    return __version__
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from antiamp._version import __version__
 from antiamp.lazy import lazy
 xr = lazy("xarray")
 
@@ -232,7 +233,7 @@ def _fmt(v):
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(prog="antiamp-plot", description="Figures of a sweep store.")
-    ap.add_argument("--version", action="version", version=f"%(prog)s (antiamp {_antiamp_version()})")
+    ap.add_argument("--version", action="version", version=f"%(prog)s (antiamp {__version__})")
     ap.add_argument("store", help="a sweep.zarr (or merged) store")
     ap.add_argument("--vars", nargs="+", default=None,
                     help=f"variables to plot (default: {' '.join(DEFAULT_VARS)})")
@@ -248,12 +249,6 @@ def main(argv=None) -> None:
         raise SystemExit(2) from None
     for p in paths:
         print(f"wrote {p}")
-
-
-def _antiamp_version() -> str:
-    from antiamp import __version__
-
-    return __version__
 
 
 if __name__ == "__main__":
