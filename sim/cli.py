@@ -191,6 +191,9 @@ def _run_model(cfg: DictConfig) -> None:
         _show_table(model.format_table(ds), out_dir)
     store = write_zarr_atomic(ds, out_dir / "results.zarr")
     print(f"\nwrote {store}")
+    if model.cell_figures is not None and plain.get("run", {}).get("figure", True):
+        for p in model.cell_figures(ds, out_dir / "results"):
+            print(f"wrote {p}")
 
 
 def _show_table(text: str, out_dir: Path) -> None:

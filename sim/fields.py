@@ -74,6 +74,18 @@ FIELDS = {
     "options.distractor_bias": ("μ_d", "judge's bias toward the distractor"),
     "options.near_miss_loss": ("ℓ", "loss of the distractor"),
     "equilibrium.tol": ("tol", "certificate tolerance"),
+    "loop.rounds": ("T", "rounds of the loop"),
+    "loop.batch": ("N", "cases per round"),
+    "loop.m": ("m", "share of endorsed training targets"),
+    "loop.e_h": ("e_h", "error of the other targets"),
+    "loop.e_0": ("e_0", "starting error"),
+    "loop.rate": ("r", "learning rate"),
+    "loop.types": ("K", "instance types"),
+    "loop.bias": ("δ", "learner drift"),
+    "loop.rho_gain": ("g_ρ", "gain of ρ from ratified mistakes"),
+    "loop.audit": ("a", "audit rate"),
+    "loop.budget": ("B", "challenger budget"),
+    "loop.target": ("e*", "long-run error target"),
 }
 
 

@@ -192,3 +192,46 @@ class EquilibriumConfig:
     tol: float = 1e-9
     #: Starting profiles for the general methods.
     starts: int = 9
+
+
+@dataclass
+class LoopConfig:
+    """Closed-loop oversight (``loop.*``, with ``model=loop``): endorsed labels train the model."""
+
+    #: Rounds T of answer -> oversight -> training.
+    rounds: int = 40
+    #: Instances per round and path (per instance type for the majority learner).
+    batch: int = 1000
+    #: Independent simulated paths (0: the exact recursion only).
+    paths: int = 200
+    #: Share m of each round's training targets that are the labels oversight endorsed.
+    m: float = 0.5
+    #: Error e_h of the other targets (ground truth or fresh data).
+    e_h: float = 0.05
+    #: Starting error e_0 of the model; null = 1 - model.p.
+    e_0: Optional[float] = None
+    #: Learning rate: the share of the way the error moves toward its targets' each round
+    #: (majority learner: the probability that a type updates in a round).
+    rate: float = 1.0
+    #: ``calibrated`` (error tracks the targets' error rate) or ``majority`` (MAP: each
+    #: instance type takes the majority of its targets).
+    learner: str = "calibrated"
+    #: Instance types of the majority learner.
+    types: int = 100
+    #: The calibrated learner's own drift delta: its error is its targets' plus delta.
+    bias: float = 0.0
+    #: Persuasive error rewarded: rho_{t+1} = rho_t + gain R_t (1 - rho_t), R_t the share
+    #: of overseen cases whose wrong answer was endorsed.
+    rho_gain: float = 0.0
+    #: Escalation policy: share of cases sent to debate at random (an audit).
+    audit: float = 0.1
+    #: Escalation policy's flag: ``none``, ``no_evidence`` (consultancy shows no
+    #: evidence) or ``uncertain`` (the consultancy judge endorses with a probability
+    #: within flag_band of 1/2).
+    flag: str = "no_evidence"
+    #: Half-width of the ``uncertain`` flag's band around 1/2.
+    flag_band: float = 0.25
+    #: Most cases that may be escalated, as a share of the overseen cases (challenger budget).
+    budget: float = 1.0
+    #: Long-run error target of the cheapest escalation policy; null = no design.
+    target: Optional[float] = None

@@ -36,7 +36,10 @@ RUNS = [
     ("messages", {"model": {"name": "messages"}, "judge": {"kind": "logit"},
                   "equilibrium": SIM, "run": {"n_instances": N}}),
     ("options", {"model": {"name": "options"}, "judge": {"kind": "logit"}, "equilibrium": SIM,
-                 "run": {"n_instances": N}}),
+                 "run": {"n_instances": N}}),    ("closed loop", {"model": {"name": "loop"}, "loop": {"rounds": 2, "paths": 2,
+                                                         "batch": 10}}),
+    ("closed loop, majority learner", {"model": {"name": "loop"}, "loop": {
+        "rounds": 2, "paths": 2, "batch": 3, "types": 3, "learner": "majority"}}),
 ]
 
 

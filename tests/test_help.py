@@ -36,7 +36,7 @@ def test_argparse_help(prog):
 
 
 @pytest.mark.parametrize("model", ["baseline", "signals", "panel", "portfolio", "messages",
-                                   "options", "equilibrium"])
+                                   "options", "equilibrium", "loop"])
 def test_help_describes_every_field_the_model_reads(model):
     r = _run("antiamp.cli", [f"model={model}", "--help"])
     assert r.returncode == 0, r.stderr

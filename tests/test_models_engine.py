@@ -42,7 +42,8 @@ GRIDS = {
                  "sweep": {"axes": {"messages": {"r_mean_false": [0.0, 1.0]}, "model": {"rho": [0.2, 0.6]}}}},
     "options": {"model": {"name": "options"}, "judge": {"kind": "logit"}, "equilibrium": SIM,
                 "run": {"n_instances": N},
-                "sweep": {"axes": {"options": {"K": [2, 3, 4]}}}},
+                "sweep": {"axes": {"options": {"K": [2, 3, 4]}}}},    "loop": {"model": {"name": "loop"}, "loop": {"rounds": 5, "paths": 12, "batch": 200},
+             "sweep": {"axes": {"model": {"rho": [0.2, 0.6]}, "loop": {"m": [0.3, 0.9]}}}},
 }
 
 VOLATILE = ("created", "run_seconds", "solve_seconds", "fingerprint")

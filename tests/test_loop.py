@@ -1,0 +1,288 @@
+"""Closed-loop oversight (model=loop) against its oracles.
+
+* the simulated mean path equals the exact recursion within 5 SE at every round
+  (calibrated and majority learners, consultancy, debate and the escalation policy);
+* m = 0 leaves the error at e_h;
+* the closed-form fixed points of the issue, written here from the formulas:
+  gatekeeping consultancy (1 - m) e_h / (1 - m rho), tie-break debate
+  ((1 - m) e_h + m rho (1 - b)) / (1 - m rho (2b - 1)), a positive floor at m = 1;
+* the majority learner's lock-in probability equals its binomial tail;
+* data feedback loops (Taori and Hashimoto, ICML 2023): a calibrated learner with a
+  per-round drift delta trained on its own outputs ends delta / (1 - m) above e_h,
+  and oversight that never rejects a right answer keeps it within that bound;
+* iterated learning (Griffiths and Kalish 2007; Kirby, Dowman and Griffiths 2007):
+  a sampling (calibrated) learner converges to the data's bias e_h, a MAP (majority)
+  learner exaggerates it (toward 0 when e_h < 1/2, toward 1 when e_h > 1/2);
+* standard errors match the spread over 50 seeds; common random numbers make the
+  escalation policy identical to consultancy (audit 0, no flag) and to debate
+  (audit 1) path by path; the cheapest policy meets its target and a cheaper one does not.
+"""
+
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from scipy.stats import binom
+
+import antiamp
+from antiamp import loop as lp
+from antiamp.config import ConfigError
+from antiamp.registry import to_model_config
+from antiamp.sweeps.blocks import run_cell
+
+
+def _cfg(over):
+    return {**over, "model": {**over.get("model", {}), "name": "loop"}}
+
+
+def cell(**over):
+    return run_cell(_cfg(over))
+
+
+def config(**over):
+    return to_model_config(_cfg(over))[1]
+
+
+def within_5se(ds, var="err"):
+    mean, se, ex = (ds[f"{var}_{k}"].values for k in ("mean", "se", "exact"))
+    ok = np.isfinite(ex)
+    diff = np.abs(mean - ex)[ok]
+    return np.all(diff <= 5 * se[ok] + 1e-12), float(np.max(diff / np.maximum(se[ok], 1e-300)))
+
+
+@pytest.mark.parametrize("over", [
+    {"judge": {"b": 0.3}, "model": {"rho": 0.5},
+     "loop": {"m": 0.7, "e_h": 0.1, "rate": 0.6, "rounds": 15, "paths": 400, "batch": 300}},
+    {"judge": {"kind": "logit", "mu": 0.4, "kappa": 1.5}, "model": {"rho": 0.4, "p": 0.7},
+     "loop": {"m": 0.8, "e_h": 0.2, "rounds": 12, "paths": 400, "batch": 200, "bias": 0.01,
+              "audit": 0.3, "flag": "uncertain", "flag_band": 0.3}},
+    {"judge": {"b": 0.7, "jury_size": 3}, "model": {"rho": 0.6, "p": 0.6},
+     "loop": {"m": 0.9, "e_h": 0.3, "rounds": 12, "paths": 400, "batch": 200}},
+])
+def test_calibrated_mean_path_equals_the_recursion(over):
+    ds = cell(**over)
+    for p in lp.PROTOCOLS:
+        for var in ("err", "label_err", "ratified", "escalated"):
+            ok, worst = within_5se(ds.sel(protocol=p), var)
+            assert ok, f"{p} {var}: worst |mean - exact| = {worst:.2f} SE"
+
+
+def test_majority_mean_path_and_lock_in_equal_the_binomial_chain():
+    n, T = 10, 4
+    ds = cell(model={"rho": 0.7, "p": 0.5}, judge={"b": 0.6},
+              loop={"learner": "majority", "types": 100, "batch": n, "m": 0.8, "e_h": 0.3,
+                    "rounds": T, "paths": 300})
+    for p in lp.PROTOCOLS:
+        d = ds.sel(protocol=p)
+        ok, worst = within_5se(d)
+        assert ok, f"{p}: worst {worst:.2f} SE"
+        # The binomial tail, written here: a wrong type keeps its answer when at least
+        # n/2 of its n targets are wrong (ties keep), each wrong w.p. m Amp + (1 - m) e_h.
+        q_w = 0.8 * float(d.amp) + 0.2 * 0.3
+        stay = binom.sf(n // 2 - 1, n, q_w)
+        assert float(d.lock_in_exact) == pytest.approx(stay ** T, rel=1e-12)
+        assert 0.01 < stay ** T < 0.99
+        assert abs(float(d.lock_in) - stay ** T) <= 5 * float(d.lock_in_se), p
+
+
+def test_no_endorsed_targets_leave_the_error_at_e_h():
+    ds = cell(model={"rho": 0.8, "p": 0.6}, loop={"m": 0.0, "e_h": 0.12, "rate": 0.5,
+                                                  "rounds": 60, "paths": 100})
+    assert np.allclose(ds.e_star.values, 0.12, atol=1e-15)
+    assert np.allclose(ds.err_exact.values[:, -1], 0.12, atol=1e-12)
+    assert np.all(np.abs(ds.final_err.values - 0.12) <= 5 * ds.final_err_se.values)
+    # Starting at e_h, the error stays there in expectation at every round.
+    ds = cell(model={"rho": 0.8}, loop={"m": 0.0, "e_h": 0.2, "e_0": 0.2, "rounds": 10,
+                                        "paths": 100})
+    assert np.allclose(ds.err_exact.values, 0.2, atol=1e-15)
+    assert within_5se(ds.sel(protocol="debate"))[0]
+
+
+@pytest.mark.parametrize("m, rho, b, e_h", [(0.5, 0.3, 0.5, 0.05), (0.9, 0.7, 0.2, 0.1),
+                                            (1.0, 0.6, 0.7, 0.05), (0.3, 0.95, 0.9, 0.4)])
+def test_fixed_points_equal_the_closed_forms(m, rho, b, e_h):
+    c = config(model={"rho": rho}, judge={"b": b}, loop={"m": m, "e_h": e_h, "paths": 0})
+    ov = lp.oversight(c)
+    consult = (1 - m) * e_h / (1 - m * rho)
+    debate = ((1 - m) * e_h + m * rho * (1 - b)) / (1 - m * rho * (2 * b - 1))
+    assert lp.long_run(c, ov, "consult")["e_star"] == pytest.approx(consult, abs=1e-14)
+    assert lp.long_run(c, ov, "debate")["e_star"] == pytest.approx(debate, abs=1e-14)
+    # ... and the recursion iterated long enough reaches them.
+    path = lp.exact_path(c, ov, "debate", rounds=3000)
+    assert path["err"][-1] == pytest.approx(debate, abs=1e-10)
+    if m == 1.0:  # tie-break debate keeps a positive floor with no ground truth at all
+        assert debate > 0.1 and consult == 0.0
+
+
+def test_data_feedback_loop_bound():
+    """Taori and Hashimoto (2023): with its own outputs as a share m of its data, a
+    learner whose outputs drift by delta per round ends delta / (1 - m) from the data."""
+    m, e_h, delta = 0.7, 0.1, 0.02
+    ds = cell(model={"rho": 1.0}, loop={"m": m, "e_h": e_h, "bias": delta, "rounds": 60,
+                                        "paths": 100})
+    # rho = 1: consultancy endorses every answer (Amp = fwc = 1): pure self-training.
+    d = ds.sel(protocol="consult")
+    assert float(d.amp) == 1.0 and float(d.fwc) == 1.0
+    assert float(d.e_star) == pytest.approx(e_h + delta / (1 - m), abs=1e-14)
+    assert abs(float(d.final_err) - (e_h + delta / (1 - m))) <= 5 * float(d.final_err_se)
+    # Oversight that never rejects a right answer (gatekeeping consultancy, fwc = 1)
+    # stays within the bound at every rho.
+    for rho in np.linspace(0.0, 1.0, 11):
+        c = config(model={"rho": float(rho)}, loop={"m": m, "e_h": e_h, "bias": delta,
+                                                    "paths": 0})
+        assert lp.long_run(c, lp.oversight(c), "consult")["e_star"] <= e_h + delta / (1 - m) + 1e-15
+
+
+@pytest.mark.parametrize("e_h", [0.4, 0.6])
+def test_iterated_learning_map_amplifies_sampling_converges(e_h):
+    """Griffiths and Kalish (2007); Kirby, Dowman and Griffiths (2007): with a judge
+    that endorses everything, the sampling learner's error converges to the data's
+    bias e_h and the MAP learner's exaggerates it."""
+    common = {"model": {"rho": 1.0, "p": 0.5}}
+    cal = cell(**common, loop={"m": 0.5, "e_h": e_h, "rounds": 40, "paths": 100})
+    d = cal.sel(protocol="consult")
+    assert float(d.e_star) == pytest.approx(e_h, abs=1e-14)
+    assert abs(float(d.final_err) - e_h) <= 5 * float(d.final_err_se)
+    maj = cell(**common, loop={"m": 0.5, "e_h": e_h, "rounds": 40, "paths": 60,
+                               "learner": "majority", "batch": 11, "types": 100})
+    d = maj.sel(protocol="consult")
+    w = float(d.e_star)
+    assert (w < e_h - 0.2) if e_h < 0.5 else (w > e_h + 0.2)
+    assert abs(float(d.final_err) - float(d.err_exact[-1])) <= 5 * float(d.final_err_se)
+
+
+def test_thresholds_equal_the_linear_formula():
+    m, e_h, rho, b, p = 0.6, 0.1, 0.5, 0.3, 0.75
+    c = config(model={"rho": rho, "p": p}, judge={"b": b}, loop={"m": m, "e_h": e_h,
+                                                                 "paths": 0})
+    ov = lp.oversight(c)
+    e0 = 1 - p
+    fwc = 1 - rho * (1 - b)
+    # e* = N / (1 - m (Amp + fwc - 1)) = e0  <=>  Amp* = 1 - fwc + (1 - N / e0) / m
+    N = (1 - m) * e_h + m * (1 - fwc)
+    want = 1 - fwc + (1 - N / e0) / m
+    thr = lp.thresholds(c, ov, "debate")
+    assert 0 < want < 1
+    assert thr["amp_threshold"] == pytest.approx(want, abs=1e-10)
+    # At rho_threshold the protocol's long-run error is e0 (debate: Amp, fwc move with rho).
+    r = thr["rho_threshold"]
+    assert 0 < r < 1
+    amp_r, fwc_r = r * b, 1 - r * (1 - b)
+    e_r = ((1 - m) * e_h + m * (1 - fwc_r)) / (1 - m * (amp_r + fwc_r - 1))
+    assert e_r == pytest.approx(e0, abs=1e-9)
+
+
+def test_common_random_numbers_make_policies_identical_to_their_protocols():
+    base = {"model": {"rho": 0.5}, "judge": {"b": 0.4},
+            "loop": {"rounds": 6, "paths": 20, "batch": 200, "m": 0.8}}
+    none = cell(**{**base, "loop": {**base["loop"], "audit": 0.0, "flag": "none"}})
+    assert np.array_equal(none.err_quantile.sel(protocol="escalate").values,
+                          none.err_quantile.sel(protocol="consult").values)
+    assert np.array_equal(none.err_mean.sel(protocol="escalate").values,
+                          none.err_mean.sel(protocol="consult").values)
+    every = cell(**{**base, "loop": {**base["loop"], "audit": 1.0}})
+    assert np.array_equal(every.err_mean.sel(protocol="escalate").values,
+                          every.err_mean.sel(protocol="debate").values)
+    assert np.all(every.escalated_mean.sel(protocol="escalate").values[:-1] == 1.0)
+
+
+def test_cheapest_policy_meets_the_target_and_nothing_cheaper_does():
+    # A logit judge: consultancy alone drifts above the target; escalating helps.
+    over = {"model": {"rho": 0.3, "p": 0.7}, "judge": {"kind": "logit", "mu": 0.5,
+                                                      "kappa": 2.0},
+            "loop": {"m": 0.9, "e_h": 0.3, "rounds": 80, "paths": 60, "batch": 500,
+                     "target": 0.19}}
+    ds = cell(**over)
+    c = config(**over)
+    ov = lp.oversight(c)
+    assert float(ds.e_star.sel(protocol="consult")) > 0.19
+    flag = str(ds.policy_flag.values)
+    assert flag in lp.FLAGS
+    a, cost = float(ds.policy_audit), float(ds.policy_cost)
+    assert float(ds.policy_err) <= 0.19 + 1e-12
+    # A little less audit misses the target, for the chosen flag.
+    fc = lp.flag_table(flag, c.loop.flag_band, ov.J_c)
+    if a > 1e-6:
+        less = lp.long_run(c, ov.with_policy(audit=a - 1e-6, flag_c=fc), "escalate")["e_star"]
+        assert less > 0.19
+    # No point of the front is cheaper and meets the target.
+    err, cst = ds.pareto_err.values, ds.pareto_cost.values
+    assert not np.any((err <= 0.19) & (cst < cost - 1e-9))
+    # The optimum checked by a fresh simulation.
+    assert abs(float(ds.policy_err_sim) - float(ds.policy_err)) <= 5 * float(ds.policy_err_sim_se)
+
+
+def test_standard_errors_match_the_spread_over_50_seeds():
+    cfgs = {"calibrated": {"loop": {"rounds": 6, "paths": 20, "batch": 100, "m": 0.8,
+                                    "audit": 0.3}},
+            # Lock-in common enough that every seed sees some (the plug-in SE of a
+            # ratio is unreliable when fewer than about ten types lock in).
+            "majority": {"model": {"rho": 0.8, "p": 0.5}, "judge": {"b": 0.7},
+                         "loop": {"learner": "majority", "rounds": 4, "paths": 20, "batch": 10,
+                                  "types": 20, "m": 0.8, "e_h": 0.3}}}
+    for name, cfg in cfgs.items():
+        vals, ses = {}, {}
+        for seed in range(50):
+            ds = antiamp.simulate({**cfg, "model": {"name": "loop", **cfg.get("model", {})},
+                                   "run": {"seed": 500 + seed}})
+            for v in ds.data_vars:
+                if v.endswith("_se"):
+                    est = v[:-3] if v[:-3] in ds.data_vars else v[:-3] + "_mean"
+                    if est in ds.data_vars:
+                        vals.setdefault(est, []).append(ds[est].values.astype(float))
+                        ses.setdefault(est, []).append(ds[v].values.astype(float))
+        assert "final_err" in vals and "err_mean" in vals
+        bad = []
+        for k in vals:
+            sd = np.std(vals[k], axis=0, ddof=1)
+            se = np.mean(ses[k], axis=0)
+            for i in np.ndindex(sd.shape):
+                s, e = float(sd[i]), float(se[i])
+                if not np.isfinite(e) or (name == "calibrated" and k == "lock_in"):
+                    continue
+                if e == 0:
+                    if s > 1e-12:
+                        bad.append(f"{k}{list(i)}: se 0 but sd {s:.3g}")
+                elif not 0.6 <= s / e <= 1.5:
+                    bad.append(f"{k}{list(i)}: sd/se = {s / e:.2f}")
+        assert not bad, f"{name}: " + "; ".join(bad[:10])
+
+
+@pytest.mark.parametrize("over, field", [
+    ({"loop": {"m": 1.5}}, "loop.m"),
+    ({"loop": {"paths": 1}}, "loop.paths"),
+    ({"loop": {"learner": "bayes"}}, "loop.learner"),
+    ({"loop": {"flag": "loud"}}, "loop.flag"),
+    ({"loop": {"budget": 0.0}}, "loop.budget"),
+    ({"loop": {"target": 1.0}}, "loop.target"),
+    ({"loop": {"learner": "majority", "bias": 0.1}}, "loop.bias"),
+    ({"loop": {"types": 5}}, "loop.types"),
+    ({"loop": {"rounds": 0}}, "loop.rounds"),
+    ({"loop": {"paths": 100000, "rounds": 1000}}, "loop.paths"),
+    ({"model": {"stance": "fixed"}}, "model.stance"),
+])
+def test_bad_input_names_the_field(over, field):
+    with pytest.raises(ConfigError, match=field.replace(".", r"\.")):
+        config(**over)
+
+
+def test_command_refuses_before_creating_a_directory(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "antiamp.cli", "model=loop", "loop.m=2",
+                        f"hydra.run.dir={tmp_path / 'run'}"], capture_output=True, text=True,
+                       cwd=tmp_path)
+    assert r.returncode == 2
+    assert "loop.m must lie in [0.0, 1.0]" in r.stdout + r.stderr
+    assert not (tmp_path / "run").exists()
+
+
+def test_command_writes_table_store_and_figure(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "antiamp.cli", "model=loop", "loop.rounds=5",
+                        "loop.paths=10", "loop.batch=100", "loop.target=0.1",
+                        f"hydra.run.dir={tmp_path / 'run'}"], capture_output=True, text=True,
+                       cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "cheapest policy" in r.stdout and "e_star" in r.stdout
+    for f in ("results.zarr", "results.png", "results.pdf", "results.txt"):
+        assert (tmp_path / "run" / f).exists(), f
