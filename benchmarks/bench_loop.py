@@ -48,25 +48,25 @@ def numpy_loop(c, ov, seed=0):
     P, n, N = 3, lc.paths, lc.batch
     e = np.full((P, n), lp.start_error(c))
     for _ in range(lc.rounds):
-        u = rng.random((10, n, N))  # the same ten draws per case as the kernel
+        u = rng.random((8, n, N))  # the same eight draws per case as the kernel
         endorsed = u[1] < lc.m
-        fresh_wrong = u[2] < lc.e_h
+        fresh_wrong = u[5] < lc.e_h
         for p in range(P):
             wrong = u[0] < e[p][:, None]
-            t_p = ~wrong | (u[3] < c.model.rho)
-            t_a = wrong | (u[4] < c.model.rho)
-            e_pc = (t_p & (u[5] < ov.x_pc)).astype(int)
-            e_pd = (t_p & (u[5] < ov.x_pd)).astype(int)
-            e_a = (t_a & (u[6] < ov.x_a)).astype(int)
+            t_p = ~wrong | (u[2] < c.model.rho)
+            t_a = wrong | (u[2] < c.model.rho)
+            e_pc = (t_p & (u[3] < ov.x_pc)).astype(int)
+            e_pd = (t_p & (u[3] < ov.x_pd)).astype(int)
+            e_a = (t_a & (u[4] < ov.x_a)).astype(int)
             jc, jd = ov.J_c[e_pc], ov.J_d[e_pd, e_a]
             if p == 0:
                 J = jc
             elif p == 1:
                 J = jd
             else:
-                esc = (u[8] < ov.audit) | (ov.flag_c[e_pc] > 0.5)
+                esc = (u[6] < ov.audit) | (ov.flag_c[e_pc] > 0.5)
                 J = np.where(esc, jd, jc)
-            follows = u[7] < J
+            follows = u[5] < J
             lab_wrong = np.where(endorsed, follows == wrong, fresh_wrong)
             target = lab_wrong.mean(axis=1)
             e[p] = np.clip((1 - lc.rate) * e[p] + lc.rate * (target + lc.bias), 0, 1)

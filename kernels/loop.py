@@ -18,12 +18,14 @@ wrong answer was endorsed.
 
 The three protocols run side by side on the same random numbers (common random
 numbers, DESIGN.md): instance i of round t of path j reads Philox counters
-``(i, j, 3 t + c, STREAM)``, c = 0, 1, 2, whatever the protocol; a type's starting
+``(i, j, 3 t + c, STREAM)``, c = 0, 1, whatever the protocol; a type's starting
 answer reads ``(k, j, 3 rounds, STREAM)`` and its update draw in round t
 ``(k, j, 3 rounds + 1 + t, STREAM)``.  Word slots of an instance: 0 the model's
-error, 1 the target's source, 2 the fresh label, 3 and 4 the fabrication draws of
-the protagonist and the antagonist, 5 and 6 their presentation draws, 7 the
-judge's verdict, 8 the audit, 9 escalation under a budget.
+error, 1 the target's source, 2 the false side's evidence (the protagonist's when
+a is wrong, the antagonist's when a is right: only one of them is ever random),
+3 and 4 the presentation draws of the protagonist and the antagonist, 5 the
+judge's verdict (or, for a fresh target, whether it is wrong), 6 the audit, 7
+escalation under a budget.  Two Philox calls per case serve all three protocols.
 
 The kernel draws the judge's verdict (the labels are what the learner trains on,
 so they are not Rao-Blackwellised) and returns per path and round the learner's
@@ -128,9 +130,8 @@ def loop_paths(learner, rounds, batch, types, paths, e0, e_h, m, rate, bias, rho
                 ii = np.uint64(i)
                 a0, a1, a2, a3 = philox4x32_10(ii, jj, tt, stream, k0, k1)
                 b0, b1, b2, b3 = philox4x32_10(ii, jj, tt + np.uint64(1), stream, k0, k1)
-                c0, c1, _, _ = philox4x32_10(ii, jj, tt + np.uint64(2), stream, k0, k1)
                 endorsed_src = _u(a1) < m
-                fresh_wrong = _u(a2) < e_h
+                fresh_wrong = _u(b1) < e_h  # the verdict's word: a fresh target has none
                 k = i // batch
                 for p in range(P):
                     if learner == MAJORITY:
@@ -143,25 +144,26 @@ def loop_paths(learner, rounds, batch, types, paths, e0, e_h, m, rate, bias, rho
                         seen[p] += 1
                         # Evidence availability: the true side always has it; the false
                         # side passes a check with probability rho (seed 000, section 3).
-                        fab_p = _u(a3) < rho[p]
-                        fab_a = _u(b0) < rho[p]
-                        t_p = (not wrong) or fab_p
-                        t_a = wrong or fab_a
-                        e_pc = 1 if (t_p and _u(b1) < x_pc) else 0
-                        e_pd = 1 if (t_p and _u(b1) < x_pd) else 0
-                        e_a = 1 if (t_a and _u(b2) < x_a) else 0
+                        # Only the false side's availability is random: one word serves
+                        # the protagonist's (a wrong) and the antagonist's (a right).
+                        fab = _u(a2) < rho[p]
+                        t_p = (not wrong) or fab
+                        t_a = wrong or fab
+                        e_pc = 1 if (t_p and _u(a3) < x_pc) else 0
+                        e_pd = 1 if (t_p and _u(a3) < x_pd) else 0
+                        e_a = 1 if (t_a and _u(b0) < x_a) else 0
                         if p == 0:
                             J = J_c[e_pc]
                         elif p == 1:
                             J = J_d[e_pd, e_a]
                         else:
-                            flagged = _u(b3) < audit or flag_c[e_pc] > 0.5
-                            if flagged and _u(c0) < s[p]:
+                            flagged = _u(b2) < audit or flag_c[e_pc] > 0.5
+                            if flagged and _u(b3) < s[p]:
                                 esc[p] += 1
                                 J = J_d[e_pd, e_a]
                             else:
                                 J = J_c[e_pc]
-                        follows = _u(c1) < J
+                        follows = _u(b1) < J
                         lab_wrong = follows == wrong
                         if wrong and follows:
                             ratif[p] += 1
