@@ -65,11 +65,13 @@ def _flag_probability(e, rho, x_pc, audit, flag_c):
 
 @nb.njit(parallel=True, cache=True)
 def loop_paths(learner, rounds, batch, types, paths, e0, e_h, m, rate, bias, rho0, gain,
-               x_pc, x_pd, x_a, J_c, J_d, audit, flag_c, budget, k0, k1):
+               x_pc, x_pd, x_a, J_c, J_d, audit, flag_c, budget, J_jury, esc_debate, k0, k1):
     """Every path of the three protocols; returns float64 arrays
     ``err[3, paths, rounds + 1]``, ``label_err``, ``ratified``, ``rho``, ``escalated``
     ``[3, paths, rounds]`` and int64 ``locked[3, paths]``, ``start_wrong[3, paths]``
-    (majority learner: types wrong at every round from 0 to ``rounds``, and at 0)."""
+    (majority learner: types wrong at every round from 0 to ``rounds``, and at 0).
+    Escalated cases go to debate (``esc_debate``) or to a jury's consultancy table
+    ``J_jury``."""
     P = N_PROTOCOLS
     err = np.zeros((P, paths, rounds + 1))
     label_err = np.zeros((P, paths, rounds))
@@ -160,7 +162,7 @@ def loop_paths(learner, rounds, batch, types, paths, e0, e_h, m, rate, bias, rho
                             flagged = _u(b2) < audit or flag_c[e_pc] > 0.5
                             if flagged and _u(b3) < s[p]:
                                 esc[p] += 1
-                                J = J_d[e_pd, e_a]
+                                J = J_d[e_pd, e_a] if esc_debate else J_jury[e_pc]
                             else:
                                 J = J_c[e_pc]
                         follows = _u(b1) < J

@@ -85,6 +85,7 @@ FIELDS = {
     "loop.rho_gain": ("g_ρ", "gain of ρ from ratified mistakes"),
     "loop.audit": ("a", "audit rate"),
     "loop.budget": ("B", "challenger budget"),
+    "loop.escalate_jury": ("n_e", "judges of the escalation jury"),
     "loop.target": ("e*", "long-run error target"),
 }
 

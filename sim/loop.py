@@ -38,6 +38,7 @@ __all__ = ["LoopConfig", "PROTOCOLS", "FLAGS", "validate_loop", "Oversight", "ov
 PROTOCOLS = ("consult", "debate", "escalate")
 FLAGS = ("none", "no_evidence", "uncertain")
 LEARNERS = ("calibrated", "majority")
+ESCALATE_TO = ("debate", "jury")
 #: Audit rates of the escalation policy's Pareto front.
 AUDIT_LEVELS = np.round(np.linspace(0.0, 1.0, 21), 10)
 #: Bound on paths x rounds (memory of the per-path records) and on the instance-rounds
@@ -81,6 +82,12 @@ def validate_loop(cfg) -> None:
     if lc.learner not in LEARNERS:
         raise ConfigError(f"loop.learner must be one of {', '.join(LEARNERS)}, "
                           f"got {lc.learner!r}")
+    if lc.escalate_to not in ESCALATE_TO:
+        raise ConfigError(f"loop.escalate_to must be one of {', '.join(ESCALATE_TO)}, "
+                          f"got {lc.escalate_to!r}")
+    if not isinstance(lc.escalate_jury, int) or not 1 <= lc.escalate_jury <= 101:
+        raise ConfigError(f"loop.escalate_jury must be an integer in [1, 101], "
+                          f"got {lc.escalate_jury!r}")
     if lc.flag not in FLAGS:
         raise ConfigError(f"loop.flag must be one of {', '.join(FLAGS)}, got {lc.flag!r}")
     for name in ("m", "e_h", "rate", "audit"):
@@ -119,9 +126,11 @@ class Oversight:
     """One judge's tables and the senders' presentation strategies, and the escalation
     policy's flag: everything the loop needs to evaluate oversight at any (e, rho)."""
 
-    def __init__(self, J_c, J_d, x_pc, x_pd, x_a, audit, flag_c, budget):
+    def __init__(self, J_c, J_d, x_pc, x_pd, x_a, audit, flag_c, budget, J_jury=None):
         self.J_c = np.asarray(J_c, float)
         self.J_d = np.asarray(J_d, float)
+        #: Escalation to a jury: its consultancy table (None: escalation to debate).
+        self.J_jury = None if J_jury is None else np.asarray(J_jury, float)
         self.x_pc, self.x_pd, self.x_a = float(x_pc), float(x_pd), float(x_a)
         self.audit = float(audit)
         self.flag_c = np.asarray(flag_c, float)
@@ -130,7 +139,7 @@ class Oversight:
     def with_policy(self, audit=None, flag_c=None) -> "Oversight":
         return Oversight(self.J_c, self.J_d, self.x_pc, self.x_pd, self.x_a,
                          self.audit if audit is None else audit,
-                         self.flag_c if flag_c is None else flag_c, self.budget)
+                         self.flag_c if flag_c is None else flag_c, self.budget, self.J_jury)
 
     def flag_probability(self, e, rho):
         w, r = rho * self.x_pc, self.x_pc  # Pr(e_Pc = 1 | a wrong), | a right
@@ -170,7 +179,8 @@ class Oversight:
                         j = jd
                     else:
                         g = (self.audit + (1 - self.audit) * self.flag_c[epc]) * s
-                        j = g * jd + (1 - g) * jc
+                        je = jd if self.J_jury is None else self.J_jury[epc]
+                        j = g * je + (1 - g) * jc
                         esc += pr * pa * g
                     endorse += pr * pa * j
             out.append(endorse)
@@ -190,13 +200,17 @@ def flag_table(flag: str, band: float, J_c) -> np.ndarray:
 
 def oversight(cfg) -> Oversight:
     """The configured judge (or jury), strategies and escalation policy."""
-    from .judge import judge_tables, resolve_strategies
+    from .judge import judge_tables, jury_majority, resolve_strategies, single_judge_tables
 
     J_c, J_d = judge_tables(cfg.judge, cfg.protocol)
     st = resolve_strategies(cfg)
     lc = cfg.loop
+    J_jury = None
+    if lc.escalate_to == "jury":
+        one, _ = single_judge_tables(cfg.judge, cfg.protocol)
+        J_jury = jury_majority(one, lc.escalate_jury, cfg.judge.jury_tie)
     return Oversight(J_c, J_d, st.x_P_consult, st.x_P, st.x_A, lc.audit,
-                     flag_table(lc.flag, lc.flag_band, J_c), lc.budget)
+                     flag_table(lc.flag, lc.flag_band, J_c), lc.budget, J_jury)
 
 
 # ----------------------------------------------------------------------------- exact
@@ -463,6 +477,7 @@ def simulate(cfg, ov: Oversight, n_threads: int = 0) -> dict:
     out = loop_paths(MAJORITY if lc.learner == "majority" else CALIBRATED, lc.rounds, lc.batch,
                      types, lc.paths, start_error(cfg), lc.e_h, lc.m, lc.rate, lc.bias,
                      float(cfg.model.rho), lc.rho_gain, ov.x_pc, ov.x_pd, ov.x_a, ov.J_c, ov.J_d,
-                     ov.audit, ov.flag_c, ov.budget, k0, k1)
+                     ov.audit, ov.flag_c, ov.budget,
+                     ov.J_c if ov.J_jury is None else ov.J_jury, ov.J_jury is None, k0, k1)
     keys = ("err", "label_err", "ratified", "rho", "escalated", "locked", "start_wrong")
     return dict(zip(keys, out))

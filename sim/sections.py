@@ -233,5 +233,10 @@ class LoopConfig:
     flag_band: float = 0.25
     #: Most cases that may be escalated, as a share of the overseen cases (challenger budget).
     budget: float = 1.0
+    #: Where escalated cases go: ``debate`` (the configured judge) or ``jury`` (a
+    #: consultancy judged by a majority of escalate_jury such judges).
+    escalate_to: str = "debate"
+    #: Judges of the escalation jury (escalate_to=jury).
+    escalate_jury: int = 5
     #: Long-run error target of the cheapest escalation policy; null = no design.
     target: Optional[float] = None

@@ -188,6 +188,24 @@ def test_common_random_numbers_make_policies_identical_to_their_protocols():
     assert np.all(every.escalated_mean.sel(protocol="escalate").values[:-1] == 1.0)
 
 
+def test_escalation_to_a_jury_equals_its_tables():
+    """Escalating every case to a jury of 5 is consultancy judged by the majority of 5
+    (the seed's b_n): the escalate protocol's Amp equals the jury's, and the mean path
+    its recursion."""
+    over = {"model": {"rho": 0.5}, "judge": {"kind": "logit", "mu": 0.3},
+            "loop": {"audit": 1.0, "escalate_to": "jury", "escalate_jury": 5, "rounds": 10,
+                     "paths": 300, "batch": 300, "m": 0.8, "e_h": 0.2}}
+    ds = cell(**over)
+    jury = cell(model={"rho": 0.5}, judge={"kind": "logit", "mu": 0.3, "jury_size": 5},
+                loop={**over["loop"], "paths": 0, "escalate_to": "debate"})
+    assert float(ds.amp.sel(protocol="escalate")) == pytest.approx(
+        float(jury.amp.sel(protocol="consult")), abs=1e-14)
+    assert float(ds.e_star.sel(protocol="escalate")) == pytest.approx(
+        float(jury.e_star.sel(protocol="consult")), abs=1e-14)
+    ok, worst = within_5se(ds.sel(protocol="escalate"))
+    assert ok, worst
+
+
 def test_cheapest_policy_meets_the_target_and_nothing_cheaper_does():
     # A logit judge: consultancy alone drifts above the target; escalating helps.
     over = {"model": {"rho": 0.3, "p": 0.7}, "judge": {"kind": "logit", "mu": 0.5,
@@ -255,6 +273,8 @@ def test_standard_errors_match_the_spread_over_50_seeds():
     ({"loop": {"paths": 1}}, "loop.paths"),
     ({"loop": {"learner": "bayes"}}, "loop.learner"),
     ({"loop": {"flag": "loud"}}, "loop.flag"),
+    ({"loop": {"escalate_to": "court"}}, "loop.escalate_to"),
+    ({"loop": {"escalate_jury": 0}}, "loop.escalate_jury"),
     ({"loop": {"budget": 0.0}}, "loop.budget"),
     ({"loop": {"target": 1.0}}, "loop.target"),
     ({"loop": {"learner": "majority", "bias": 0.1}}, "loop.bias"),

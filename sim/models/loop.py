@@ -23,7 +23,7 @@ SERIES = {
     "ratified": ("ratified mistakes: share of overseen cases whose wrong answer was endorsed",
                  "1"),
     "rho": ("fabrication rate rho_t", "1"),
-    "escalated": ("share of overseen cases escalated to debate", "1"),
+    "escalated": ("share of overseen cases escalated (to debate or the escalation jury)", "1"),
 }
 SCALARS = {
     "e_star": "long-run error: the recursion's fixed point reached from e_0",
@@ -33,7 +33,7 @@ SCALARS = {
     "amp_threshold": "largest Amp (fwc held) whose long-run error is at most e_0",
     "m_threshold": "largest share of endorsed targets m whose long-run error is at most e_0",
     "rho_threshold": "largest fabrication rate rho whose long-run error is at most e_0",
-    "cost": "oversight cost: share of overseen cases that go to debate, at the fixed point",
+    "cost": "oversight cost: share of overseen cases escalated, at the fixed point",
 }
 
 
@@ -204,7 +204,9 @@ def format_loop(ds: xr.Dataset) -> str:
              f"rate = {lc['rate']}, {lc['rounds']} rounds of {lc['batch']} cases"
              + (f" x {lc['types']} types" if lc["learner"] == "majority" else "")
              + f", {lc['paths']} paths",
-             f"escalation policy: audit {lc['audit']}, flag {lc['flag']}, budget {lc['budget']}",
+             f"escalation policy: audit {lc['audit']}, flag {lc['flag']}, budget {lc['budget']}, "
+             f"escalated cases to " + ("debate" if lc["escalate_to"] == "debate" else
+                                       f"a jury of {lc['escalate_jury']}"),
              ""]
     head = (f"{'protocol':<10}{'Amp':>8}{'fwc':>8}{'e_star':>9}{'slope':>8}{'settle':>8}"
             f"{'final (sim)':>20}{'Amp*':>8}{'m*':>7}{'rho*':>7}{'cost':>7}")
@@ -220,7 +222,7 @@ def format_loop(ds: xr.Dataset) -> str:
     lines += ["", "e_star: the exact recursion's long-run error; slope < 1: stable; settle: "
               "rounds to within 1% of it.", "Amp*, m*, rho*: the largest value at which the "
               "loop still corrects (long-run error <= e_0); 1: at every value, 0: never.",
-              "cost: share of overseen cases that go to debate."]
+              "cost: share of overseen cases escalated (escalate: to debate or the jury)."]
     if lc["learner"] == "majority":
         lines.append("")
         for p in ds.protocol.values:
@@ -274,7 +276,7 @@ def plot_cell(ds: xr.Dataset, path: Path) -> list:
     axs[0].set_title("the model's error e_t: mean, 25-75% and 5-95% of paths", fontsize=9)
     axs[1].set_title("error rate of the training targets", fontsize=9)
     axs[2].set_title("fabrication rate ρ_t" if third == "rho" else
-                     "share of overseen cases escalated to debate", fontsize=9)
+                     "share of overseen cases escalated", fontsize=9)
     for ax in axs[:3]:
         ax.set_xlabel("round t", fontsize=8)
     ax = axs[3]
