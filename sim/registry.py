@@ -281,7 +281,9 @@ def to_model_config(cfg: Any, model: Model | None = None):
             raise ConfigError(f"unknown config section {k!r}")
         # A composed config carries every model's sections at their defaults; a
         # section set away from them that this model does not read is a mistake.
-        if k in types and v not in (None, {}) and v != dataclasses.asdict(types[k]()):
+        default = (types[k] if k in types else
+                   {f.name: f.default_factory for f in dataclasses.fields(Config)}[k])
+        if v not in (None, {}) and v != dataclasses.asdict(default()):
             raise ConfigError(f"model {model.name} does not read {k}.*; it reads "
                               f"{', '.join(sorted(keep))} (choose the model with model=<name>)")
     cfg = {k: v for k, v in cfg.items() if k in keep}

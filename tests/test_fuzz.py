@@ -66,7 +66,7 @@ CELL_FIELDS = {
 }
 GROUPS = {
     "judge": (["tiebreak", "logit"], ["oracle"]),
-    "model": (["baseline", "panel", "signals", "options", "messages"], ["telepathy"]),
+    "model": (["baseline", "panel", "signals", "options", "messages", "loop"], ["telepathy"]),
 }
 SWEEP_FIELDS = {
     "sweep.axes.model.rho": (

@@ -282,6 +282,8 @@ def test_standard_errors_match_the_spread_over_50_seeds():
     ({"loop": {"rounds": 0}}, "loop.rounds"),
     ({"loop": {"paths": 100000, "rounds": 1000}}, "loop.paths"),
     ({"model": {"stance": "fixed"}}, "model.stance"),
+    ({"welfare": {"beta": 2.0}}, "welfare"),
+    ({"export": {"n_instances": 10}}, "export"),
 ])
 def test_bad_input_names_the_field(over, field):
     with pytest.raises(ConfigError, match=field.replace(".", r"\.")):
