@@ -27,7 +27,7 @@ from antiamp.config import ConfigError
 from antiamp.output import OutputError, describe_os_error
 
 from .blocks import EngineError, store_state
-from .executors import check_reachable
+from .executors import ExecutorError, check_reachable
 from .engine import (SweepError, check_store, model_plan, model_store, resolve_store, run_sweep,
                      store_path)
 from .spec import make_plan, sweep_schema_node
@@ -79,6 +79,9 @@ def _run(cfg: DictConfig) -> None:
     except (ConfigError, SweepError, EngineError, OutputError) as exc:
         log.error("%s", exc)
         raise SystemExit(2) from None
+    except ExecutorError as exc:  # no workers to be had: the finished blocks stay
+        print(f"antiamp-sweep: error: {exc}", file=sys.stderr)
+        raise SystemExit(1) from None
     except KeyboardInterrupt:
         print(f"\nantiamp-sweep: interrupted; the finished blocks are saved ({store}"
               f"{'' if _is_baseline(plain) else '.partial'}); rerun the same command to "

@@ -85,6 +85,9 @@ class ExecutorConfig:
     #: cores, memory, walltime, ...), and the number of jobs to start.
     slurm: Dict[str, Any] = field(default_factory=dict)
     jobs: int = 1
+    #: ``slurm``: seconds to wait for the first worker job to start (queued jobs)
+    #: before stopping with the jobs' states; the finished blocks are kept.
+    start_timeout: float = 600.0
 
 
 @dataclass

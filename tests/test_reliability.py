@@ -1,5 +1,6 @@
 """No command deletes or replaces what antiamp did not write; creation is atomic."""
 
+import os
 import shutil
 import subprocess
 import sys
@@ -216,10 +217,11 @@ def test_bad_jobs_executors_and_flags_exit_2_before_any_job_runs(tmp_path, args,
 
 
 def test_slurm_without_sbatch_is_refused_at_once(tmp_path):
-    if shutil.which("sbatch"):
-        pytest.skip("this machine has SLURM")
-    r = _run("antiamp-sweep", ["executor=slurm", "sweep.axes.judge.b=[0.2]", "hydra.run.dir=run"],
-             tmp_path)
+    # A PATH without SLURM's commands (the interpreter's own directory only).
+    env = {**os.environ, "PATH": os.path.dirname(sys.executable)}
+    r = subprocess.run([sys.executable, "-m", "antiamp.sweeps.cli", "executor=slurm",
+                        "sweep.axes.judge.b=[0.2]", "hydra.run.dir=run"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=600, env=env)
     assert r.returncode == 2 and "sbatch" in r.stderr, r.stderr
     assert not (tmp_path / "run").exists()
 
