@@ -62,6 +62,13 @@ def prevalidate(args: list[str], config_name: str = "config") -> None:
     """Compose the config from ``args`` and validate it, touching no file."""
     from .registry import to_model_config
 
+    if config_name == "config":  # ``antiamp``: one cell; grids belong to antiamp-sweep
+        for a in args:
+            key = a.lstrip("+~").split("=", 1)[0]
+            if key.split(".")[0] in ("sweep", "executor"):
+                raise ConfigError(
+                    f"{key}: antiamp runs one cell; grids and executors belong to "
+                    f"antiamp-sweep (antiamp-sweep {a.lstrip('+~')} ...)")
     cfg = compose_overrides(args, config_name)
     if cfg is not None:
         model, c = to_model_config(cfg)

@@ -54,3 +54,12 @@ def test_cli_default_run_from_any_directory(tmp_path):
     assert ds.attrs["judge"] == "tiebreak"
     th = sim.theory()
     assert float(ds.amp_theory.values[0]) == pytest.approx(float(th.amp.values[0]))
+
+
+@pytest.mark.parametrize("arg", ["sweep=amp_gap", "+sweep=amp_gap", "sweep.axes.model.rho=[0.1]",
+                                 "executor=slurm"])
+def test_a_grid_asked_of_the_cell_command_points_to_antiamp_sweep(tmp_path, arg):
+    r = _cli([arg, "hydra.run.dir=run"], tmp_path)
+    assert r.returncode == 2, r.stderr
+    assert "antiamp runs one cell" in r.stderr and "antiamp-sweep" in r.stderr, r.stderr
+    assert not (tmp_path / "run").exists()
