@@ -201,20 +201,25 @@ def plot_results(ds: xr.Dataset, path: str | os.PathLike) -> Path:
         th = np.array([float(ds[f"{n}_theory"].values[i]) for n in names])
         xs = x + (i - 0.5) * width
         ax.bar(xs, vals, width, yerr=1.96 * np.nan_to_num(ses), color=colors[str(prot)],
-               label=f"{prot} (simulated, 95% CI)", capsize=3)
-        ax.scatter(xs, th, marker="_", s=400, color="black", zorder=3,
-                   label="closed form" if i == 0 else None)
+               label=f"{prot} (simulated, 95% interval)", capsize=3,
+               error_kw={"ecolor": "0.35", "lw": 1})
+        # The closed form as a hollow diamond above the interval's cap, not a tick
+        # that the cap hides.
+        ax.scatter(xs, th, marker="D", s=28, facecolors="white", edgecolors="black",
+                   linewidths=1.0, zorder=4, label="closed form" if i == 0 else None)
     ax.set_xticks(x, [PROTOCOL_METRICS[n].long_name.replace(" ", "\n", 1) for n in names])
     ax.set_ylim(0, 1.25)
     ax.set_yticks(np.linspace(0, 1, 6))
     ax.set_ylabel("probability")
     ax.legend(fontsize=8, loc="upper center", ncol=3, frameon=False)
-    ax.set_title("Amp = Pr(y = a | a ≠ ω): consultancy vs debate")
+    ax.set_title("consultancy vs debate: Amp = Pr(y = a | a ≠ ω), follow-when-correct, "
+                 "accuracy, ties, b-hat", fontsize=9)
     ax2 = axes[1]
     wv = ds["welfare"].values
     ax2.bar([0, 1], wv, yerr=1.96 * ds["welfare_se"].values,
             color=[colors["consult"], colors["debate"]], capsize=3)
-    ax2.scatter([0, 1], ds["welfare_theory"].values, marker="_", s=400, color="black", zorder=3)
+    ax2.scatter([0, 1], ds["welfare_theory"].values, marker="D", s=28, facecolors="white",
+                edgecolors="black", linewidths=1.0, zorder=4)
     ax2.set_xticks([0, 1], list(ds.protocol.values))
     ax2.set_ylabel("principal welfare $U_D$")
     ax2.axhline(0, color="grey", lw=0.5)

@@ -209,12 +209,15 @@ def _design(ds, da, th, plt):
         prots = list(da.protocol.values) if "protocol" in da.dims else [None]
         for prot in prots:
             a = da.sel(protocol=prot) if prot is not None else da
-            ax.scatter(ds[c].values, a.values, s=8, color=COLORS.get(str(prot), "#1f78b4"),
-                       label=str(prot or da.name))
+            # Closed forms as hollow rings under the simulated points, so that
+            # both stay visible where they agree.
             if th is not None:
                 t = th.sel(protocol=prot) if prot is not None else th
-                ax.scatter(ds[c].values, t.values, s=8, marker="x", color="black",
+                ax.scatter(ds[c].values, t.values, s=30, marker="o", facecolors="none",
+                           edgecolors="black", linewidths=0.6, zorder=2,
                            label="closed form" if prot == prots[0] else None)
+            ax.scatter(ds[c].values, a.values, s=6, color=COLORS.get(str(prot), "#1f78b4"),
+                       label=f"{prot or da.name} (simulated)", zorder=3)
         ax.set_xlabel(_coord_label(ds, c), fontsize=8)
         ax.set_ylabel(_label(da), fontsize=8)
     axs[0][0].legend(fontsize=7)

@@ -1,0 +1,101 @@
+"""Regenerate the README's figures from the named sweeps and the README's commands.
+
+    python docs/make_figures.py                 # every figure (tens of minutes on 2 cores)
+    python docs/make_figures.py amp_gap loop_phase   # some of them
+
+Each named sweep runs with ``antiamp-sweep sweep=<name>`` into a fresh scratch run
+directory (the sweep's own sizes: 10^6 instances per cell for the baseline ones), and
+the figure it writes is copied to ``docs/figures/`` under the name the README shows.
+The closed-loop cell figure comes from the README's ``antiamp model=loop`` command.
+The benchmark figures (``bench_*.png``) come from ``benchmarks/run_all.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+OUT = HERE / "figures"
+
+#: README figure -> (named sweep, figure the sweep writes, extra figure -> README name).
+SWEEPS = {
+    "amp_gap.png": ("amp_gap", "amp_gap.png", {}),
+    "jury.png": ("jury", "amp.png", {}),
+    "welfare_region.png": ("welfare_region", "welfare_diff.png", {}),
+    "acc_tradeoff.png": ("acc_tradeoff", "acc_gap.png", {}),
+    "logit_gap.png": ("logit_gap", "amp_gap.png", {}),
+    "regimes.png": ("regimes", "sweep.png", {}),
+    "ext_diversity.png": ("diversity", "sweep.png", {}),
+    "ext_accuracy_gap.png": ("accuracy_gap", "sweep.png", {}),
+    "ext_attention.png": ("attention", "sweep.png", {"attention_map.png": "ext_attention_map.png"}),
+    "ext_attention_logit.png": ("attention_logit", "sweep.png",
+                                {"attention_map.png": "ext_attention_logit_map.png"}),
+    "ext_portfolio_budget.png": ("portfolio_budget", "sweep.png", {}),
+    "ext_portfolio_logit.png": ("portfolio_logit", "sweep.png", {}),
+    "ext_panel_size.png": ("panel_size", "sweep.png", {}),
+    "ext_panel_hurts.png": ("panel_hurts", "sweep.png", {}),
+    "ext_rhetoric.png": ("rhetoric", "sweep.png", {}),
+    "ext_rhetoric_strategic.png": ("rhetoric_strategic", "sweep.png", {}),
+    "ext_options_antagonist.png": ("options_antagonist", "sweep.png", {}),
+    "ext_options_examine.png": ("options_examine", "sweep.png", {}),
+    "loop_phase.png": ("loop_phase", "sweep.png", {}),
+    "loop_drift.png": ("loop_drift", "sweep.png", {}),
+    "loop_audit.png": ("loop_audit", "sweep.png", {}),
+}
+#: README figures of one cell: name -> the README's command (arguments of ``antiamp``).
+CELLS = {
+    "loop_paths.png": ["model=loop", "judge=logit", "model.rho=0.3", "model.p=0.7", "loop.m=0.9",
+                       "loop.e_h=0.3", "loop.target=0.2"],
+}
+
+
+def _run(argv: list, cwd: Path) -> None:
+    r = subprocess.run(argv, cwd=cwd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed:\n{r.stderr[-2000:]}")
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("names", nargs="*", help="README figure names or sweep names (default: all)")
+    ap.add_argument("--out", default=str(OUT), help="where the figures go (default: docs/figures)")
+    args = ap.parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    want = set(args.names)
+    chosen = {k: v for k, v in SWEEPS.items()
+              if not want or k in want or k[:-4] in want or v[0] in want}
+    cells = {k: v for k, v in CELLS.items() if not want or k in want or k[:-4] in want}
+    unknown = want - {k for k in chosen} - {k[:-4] for k in chosen} - {v[0] for v in chosen.values()} \
+        - set(cells) - {k[:-4] for k in cells}
+    if unknown:
+        raise SystemExit(f"unknown figure or sweep: {', '.join(sorted(unknown))}; choose from "
+                         f"{', '.join(sorted(v[0] for v in SWEEPS.values()))}, "
+                         f"{', '.join(sorted(k[:-4] for k in CELLS))}")
+    exe = Path(sys.executable).parent
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        for target, (sweep, made, extra) in chosen.items():
+            t = time.perf_counter()
+            run_dir = tmp / sweep
+            _run([str(exe / "antiamp-sweep"), f"sweep={sweep}", f"hydra.run.dir={run_dir}"], tmp)
+            shutil.copyfile(run_dir / made, out / target)
+            for src, dst in extra.items():
+                shutil.copyfile(run_dir / src, out / dst)
+            print(f"{target}: sweep={sweep}, {time.perf_counter() - t:.0f} s", flush=True)
+        for target, cmd in cells.items():
+            t = time.perf_counter()
+            run_dir = tmp / target[:-4]
+            _run([str(exe / "antiamp"), *cmd, f"hydra.run.dir={run_dir}"], tmp)
+            shutil.copyfile(run_dir / "results.png", out / target)
+            print(f"{target}: antiamp {' '.join(cmd)}, {time.perf_counter() - t:.0f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()
