@@ -114,6 +114,9 @@ def _lines(ds, da, se, th, x, plt):
             ax.plot(xs, sel(th).values, "--", color="black", lw=1,
                     label="closed form" if prot == prots[0] else None)
     ax.set_xlabel(_coord_label(ds, x))
+    from antiamp.plotting import integer_ticks
+
+    integer_ticks(ax, xs)
     ax.set_ylabel(_label(da))
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)

@@ -308,3 +308,17 @@ def test_command_writes_table_store_and_figure(tmp_path):
     assert "cheapest policy" in r.stdout and "e_star" in r.stdout
     for f in ("results.zarr", "results.png", "results.pdf", "results.txt"):
         assert (tmp_path / "run" / f).exists(), f
+
+
+def test_an_axis_over_rounds_pads_the_shorter_paths(tmp_path):
+    cfg = {"model": {"name": "loop"}, "loop": {"paths": 4, "batch": 50},
+           "sweep": {"axes": {"loop": {"rounds": [2, 4]}}, "cells_per_block": 1, "plot": False}}
+    ds = antiamp.sweep(cfg, tmp_path / "s.zarr", progress=False, log=lambda *a: None).load()
+    assert ds.sizes["round"] == 5
+    short = ds.err_mean.sel(rounds=2)
+    assert np.all(np.isfinite(short.isel(round=slice(0, 3))))
+    assert np.all(np.isnan(short.isel(round=slice(3, None))))
+    assert np.all(np.isfinite(ds.err_mean.sel(rounds=4)))
+    # Each cell equals its own single run.
+    one = cell(loop={"paths": 4, "batch": 50, "rounds": 2})
+    assert np.array_equal(one.err_mean.values, short.isel(round=slice(0, 3)).values)

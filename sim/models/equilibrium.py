@@ -39,12 +39,14 @@ def plot_regimes(ds: xr.Dataset, path: Path) -> list:
     import matplotlib.pyplot as plt
     from matplotlib.colors import ListedColormap
 
+    from ..plotting import axis_label, describe, integer_ticks, panel_grid
+
     regs = regimes(ds)
     dims = [d for d in regs["P, debate"].dims]
     cmap = ListedColormap(["#bdbdbd", "#1b9e77", "#d95f02", "#7570b3"])
-    fig, axs = plt.subplots(1, 3, figsize=(13, 3.8), squeeze=False)
+    fig, flat = panel_grid(3, height=3.2)
     note = ""
-    for ax, (label, reg) in zip(axs[0], regs.items()):
+    for ax, (label, reg) in zip(flat, regs.items()):
         extra = {d: 0 for d in dims[2:]}
         if extra:
             reg = reg.isel(extra)
@@ -53,25 +55,23 @@ def plot_regimes(ds: xr.Dataset, path: Path) -> list:
             y, x = dims[0], dims[1]
             ax.pcolormesh(ds[x].values, ds[y].values, reg.transpose(y, x).values, cmap=cmap,
                           vmin=-0.5, vmax=3.5, shading="nearest")
-            ax.set_xlabel(x)
-            ax.set_ylabel(y)
+            ax.set_xlabel(axis_label(ds, x), fontsize=8)
+            ax.set_ylabel(axis_label(ds, y), fontsize=8)
+            integer_ticks(ax, ds[x].values)
+            integer_ticks(ax, ds[y].values, "y")
         else:
             x = dims[0]
             ax.scatter(ds[x].values, reg.values, c=reg.values, cmap=cmap, vmin=-0.5, vmax=3.5)
             ax.set_yticks(range(4), REGIMES)
-            ax.set_xlabel(x)
+            ax.set_xlabel(axis_label(ds, x), fontsize=8)
+            integer_ticks(ax, ds[x].values)
         ax.set_title(label, fontsize=9)
     handles = [plt.Rectangle((0, 0), 1, 1, color=cmap(i)) for i in range(4)]
-    fig.legend(handles, REGIMES, loc="lower center", ncol=4, fontsize=8, frameon=False)
-    import yaml
-
-    cfg = yaml.safe_load(ds.attrs["config"])
-    m, j = cfg["model"], cfg["judge"]
-    fixed = (f"p={m['p']}, rho={m['rho']}, judge={j['kind']}"
-             + (f", jury of {j['jury_size']}" if j["jury_size"] > 1 else ""))
-    fig.suptitle("evidence-presentation regimes (presentation given available evidence); "
-                 + fixed + (f"; {note}" if note else ""), fontsize=10)
-    fig.tight_layout(rect=(0, 0.08, 1, 0.95))
+    fig.legend(handles, REGIMES, loc="outside lower center", ncol=4, fontsize=8, frameon=False)
+    fields = [("model", "p"), ("model", "rho"), ("model", "c_e"), ("judge", "kind"),
+              ("judge", "b"), ("judge", "jury_size")]
+    fig.suptitle("evidence-presentation regimes (presentation given available evidence): "
+                 + describe(ds, fields) + (f"; {note}" if note else ""), fontsize=9)
     return save(fig, path)
 
 

@@ -120,8 +120,16 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
     elapsed = time.perf_counter() - t0
     sh, ax = tuple(shape), tuple(dims)
 
+    T = max(c.loop.rounds for c in cells)
+
     def st(k):
-        a = np.stack([r[k] for r in res])
+        parts = [r[k] for r in res]
+        if np.ndim(parts[0]) >= 2:  # per-round series: cells may run different rounds
+            parts = [np.pad(np.asarray(a, float), [(0, 0), (0, T + 1 - a.shape[1])]
+                            + [(0, 0)] * (a.ndim - 2), constant_values=np.nan)
+                     if a.shape[1] < T + 1 and k.endswith(("_mean", "_se", "_exact", "_quantile"))
+                     else a for a in parts]
+        a = np.stack(parts)
         return a.reshape(sh + a.shape[1:])
 
     P, R = ("protocol",), ("protocol", "round")
@@ -174,7 +182,6 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
                   ("err_sim_se", "standard error of policy_err_sim")):
         data[f"policy_{k}"] = (ax, st(f"policy_{k}"), {
             "long_name": f"cheapest policy meeting loop.target: its {ln}", "units": "1"})
-    T = cells[0].loop.rounds
     coords = axis_coords(axes, dims, {
         "protocol": ("protocol", list(lp.PROTOCOLS)),
         "round": ("round", np.arange(T + 1)),

@@ -1,0 +1,151 @@
+"""Every model's default figures, rendered at small n: from the saved image and from the
+axes objects at the moment of saving, each figure
+
+* is at most about 1,200 pixels wide (README and page width),
+* labels no axis with a raw config name (``rho``, ``size``, ``r_mean_false``...),
+* puts whole-number ticks on an axis swept over an integer field (K, jury size, B).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.figure  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.image import imread  # noqa: E402
+
+import antiamp  # noqa: E402
+from antiamp.registry import get, schema, section_types  # noqa: E402
+from antiamp.sweeps.blocks import run_cell, run_grid  # noqa: E402
+
+MAX_PX = 1300
+SIM = {"payoffs": "simulated"}
+N = 4000
+
+#: model -> (grid config, the swept integer field's label fragment or None)
+GRIDS = {
+    "panel": ({"model": {"name": "panel"}, "equilibrium": SIM, "run": {"n_instances": N},
+               "panel": {"n_panels": 256},
+               "sweep": {"axes": {"panel": {"size": [1, 3, 5]}, "judge": {"b": [0.3, 0.7]}}}},
+              "panel size"),
+    "portfolio": ({"model": {"name": "portfolio"}, "equilibrium": SIM, "run": {"n_instances": N},
+                   "sweep": {"axes": {"portfolio": {"budget": [1, 2, 3]}}}}, "evidence budget"),
+    "options": ({"model": {"name": "options"}, "judge": {"kind": "logit"}, "equilibrium": SIM,
+                 "run": {"n_instances": N}, "sweep": {"axes": {"options": {"K": [2, 3, 4]}}}},
+                "number of answers"),
+    "signals": ({"model": {"name": "signals", "c_e": 0.4}, "judge": {"b": 0.7},
+                 "equilibrium": SIM, "run": {"n_instances": N},
+                 "sweep": {"axes": {"signals": {"eta": [0.0, 0.3]}, "model": {"p": [0.7, 0.9]}}}},
+                None),
+    "messages": ({"model": {"name": "messages"}, "judge": {"kind": "logit"}, "equilibrium": SIM,
+                  "run": {"n_instances": N},
+                  "sweep": {"axes": {"messages": {"r_mean_false": [0.0, 1.0]},
+                                     "model": {"rho": [0.2, 0.6]}}}}, None),
+    "equilibrium": ({"model": {"name": "equilibrium", "c_e": 0.45, "p": 0.6},
+                     "sweep": {"axes": {"judge": {"b": [0.3, 0.8]},
+                                        "model": {"rho": [0.2, 0.5, 0.8]}}}}, None),
+    "loop": ({"model": {"name": "loop"}, "judge": {"kind": "logit"}, "loop": {"paths": 0},
+              "sweep": {"axes": {"model": {"rho": [0.2, 0.5, 0.8]},
+                                 "judge": {"kappa": [0.5, 1.5, 3.0]}}}}, None),
+    "loop-1d": ({"model": {"name": "loop"}, "loop": {"paths": 4, "rounds": 4, "batch": 50},
+                 "sweep": {"axes": {"loop": {"rounds": [2, 3, 4]}}}}, "rounds of the loop"),
+}
+
+
+def _raw_names() -> set:
+    """Every config field's bare name (a label must say what it means instead)."""
+    names = set()
+    for cls in list(section_types().values()) + [f.default_factory for f in
+                                                 dataclasses.fields(antiamp.Config)]:
+        names |= {f.name for f in dataclasses.fields(cls)}
+    return names
+
+
+@pytest.fixture
+def saved(monkeypatch):
+    """(figure, path) of every savefig while the test runs, with its axes inspected then."""
+    records = []
+    real = matplotlib.figure.Figure.savefig
+
+    def spy(self, fname, *a, **k):
+        out = real(self, fname, *a, **k)
+        if str(fname).endswith(".png"):
+            records.append((str(fname), [
+                {"xlabel": ax.get_xlabel(), "ylabel": ax.get_ylabel(),
+                 "xticks": [t for t in ax.get_xticks()
+                            if ax.get_xlim()[0] - 1e-9 <= t <= ax.get_xlim()[1] + 1e-9],
+                 "yticks": [t for t in ax.get_yticks()
+                            if min(ax.get_ylim()) - 1e-9 <= t <= max(ax.get_ylim()) + 1e-9],
+                 } for ax in self.axes if ax.get_visible()]))
+        return out
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", spy)
+    return records
+
+
+def _check(records, integer_label=None):
+    raw = _raw_names()
+    assert records, "no figure was written"
+    bad = []
+    for path, axes in records:
+        width = imread(path).shape[1]
+        if width > MAX_PX:
+            bad.append(f"{path}: {width} px wide")
+        for ax in axes:
+            for which in ("xlabel", "ylabel"):
+                lab = ax[which].strip()
+                if lab and lab in raw:
+                    bad.append(f"{path}: {which} is the raw config name {lab!r}")
+            if integer_label and integer_label in ax["xlabel"]:
+                ticks = np.asarray(ax["xticks"], float)
+                if ticks.size and not np.allclose(ticks, np.round(ticks)):
+                    bad.append(f"{path}: fractional ticks {ticks.tolist()} on {ax['xlabel']!r}")
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("name", list(GRIDS))
+def test_every_models_grid_figures(name, tmp_path, saved):
+    cfg, integer_label = GRIDS[name]
+    ds = run_grid(cfg)
+    model = get(cfg["model"]["name"])
+    paths = model.figures(ds, tmp_path / "fig")
+    assert paths
+    _check(saved, integer_label)
+    if integer_label:  # the integer axis was drawn
+        assert any(integer_label in ax["xlabel"] for _, axes in saved for ax in axes)
+
+
+def test_baseline_sweep_figures(tmp_path, saved):
+    from antiamp.sweeps.plot import plot_store
+
+    store = tmp_path / "sweep.zarr"
+    antiamp.sweep({"run": {"n_instances": N},
+                   "sweep": {"axes": {"judge": {"jury_size": [1, 3, 5]}, "model": {"rho": [0.2, 0.6]}},
+                             "plot": False}}, store, progress=False, log=lambda *a: None)
+    plot_store(store, ["amp", "amp_gap"], out_dir=tmp_path / "figs")
+    _check(saved, "jury size")
+    antiamp.sweep({"run": {"n_instances": N},
+                   "sweep": {"axes": {"judge": {"jury_size": [1, 3, 5]}}, "plot": False}},
+                  tmp_path / "one.zarr", progress=False, log=lambda *a: None)
+    saved.clear()
+    plot_store(tmp_path / "one.zarr", ["amp"], out_dir=tmp_path / "figs1")
+    _check(saved, "jury size")
+
+
+@pytest.mark.parametrize("cfg", [
+    {"run": {"n_instances": N}},
+    {"model": {"name": "loop"}, "loop": {"paths": 4, "rounds": 3, "batch": 50, "target": 0.1}},
+])
+def test_cell_figures(cfg, tmp_path, saved):
+    name = cfg.get("model", {}).get("name", "baseline")
+    if name == "baseline":
+        from antiamp.output import plot_results
+
+        plot_results(antiamp.simulate(cfg), tmp_path / "results.png")
+    else:
+        get(name).cell_figures(run_cell(cfg), tmp_path / "results")
+    _check(saved)
