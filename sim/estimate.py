@@ -615,7 +615,8 @@ def main(argv=None) -> None:
                     help="CSV (UTF-8) or Parquet log in the documented column schema")
     ap.add_argument("--sample", action="store_true",
                     help="use the shipped sample log (two strata, a logit judge) instead of a file")
-    ap.add_argument("--out", default=None, help="output directory (default: estimate_<name>)")
+    ap.add_argument("--out", default=None, help="output directory (default: "
+                    "outputs/estimates/<log name>, beside the other commands' outputs/)")
     ap.add_argument("--confidence", type=float, default=0.95, help="in (0, 1); default 0.95")
     ap.add_argument("--n-resamples", type=int, default=2000,
                     help=f"bootstrap resamples, 1 to {MAX_RESAMPLES:,}; default 2000")
@@ -637,7 +638,9 @@ def main(argv=None) -> None:
     if not args.log:
         ap.error("give a log file (or --sample)")
     opts = EstimateOptions(args.confidence, args.n_resamples, args.mislabel, args.seed)
-    out = Path(args.out or f"estimate_{Path(args.log).stem}")
+    # Under outputs/ like antiamp and antiamp-sweep (a deterministic name per log, as
+    # sweeps have: rerunning on the same log replaces only what antiamp wrote).
+    out = Path(args.out or Path("outputs") / "estimates" / Path(args.log).stem)
     from .output import OutputError, check_replaceable
 
     try:

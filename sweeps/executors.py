@@ -101,7 +101,10 @@ def check_reachable(ex: ExecutorConfig, timeout: float = 3.0) -> None:
 
 
 def _slurm_kwargs(ex: ExecutorConfig) -> dict:
-    kwargs = {"cores": 1, "memory": "4GB", "processes": 1}
+    # No dashboard unless asked (executor.slurm.scheduler_options): a login node is
+    # shared, and port 8787 is often taken.
+    kwargs = {"cores": 1, "memory": "4GB", "processes": 1,
+              "scheduler_options": {"dashboard_address": None}}
     kwargs.update(dict(ex.slurm))
     return kwargs
 

@@ -154,6 +154,13 @@ def test_cli_on_the_shipped_sample(tmp_path):
     assert {"observed", "logit (mu~, kappa~)"} <= set(pred.columns)
 
 
+def test_default_output_goes_under_outputs(tmp_path):
+    r = _cli(["--sample", "--n-resamples", "200"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "outputs" / "estimates" / "sample_log" / "estimates.zarr").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["outputs"]
+
+
 # ------------------------------------------------------------------ unreadable files, bad options
 def _cli(args, tmp_path, timeout=120):
     exe = shutil.which("antiamp-estimate")
