@@ -17,7 +17,6 @@ import argparse
 import math
 import re
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -26,18 +25,11 @@ from antiamp import loop as lp
 from antiamp.registry import to_model_config
 from antiamp.sweeps.blocks import run_cell
 
+from bench_baseline import median_time as _med
+
 CELL = {"model": {"name": "loop", "rho": 0.4, "p": 0.75}, "judge": {"b": 0.3},
         "loop": {"m": 0.8, "e_h": 0.1, "rounds": 40, "batch": 1000, "paths": 200,
                  "audit": 0.2}}
-
-
-def _med(f, repeats):
-    ts = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        f()
-        ts.append(time.perf_counter() - t)
-    return float(np.median(ts))
 
 
 def numpy_loop(c, ov, seed=0):

@@ -28,12 +28,12 @@ import math
 
 import numpy as np
 
-from .config import ConfigError
+from .config import ConfigError, _int_at_least
 from .sections import LoopConfig
 
 __all__ = ["LoopConfig", "PROTOCOLS", "FLAGS", "validate_loop", "Oversight", "oversight",
            "step", "exact_path", "long_run", "thresholds", "policy_front", "cheapest_policy",
-           "simulate", "majority_tails"]
+           "simulate", "majority_tails", "type_tails", "is_linear"]
 
 PROTOCOLS = ("consult", "debate", "escalate")
 FLAGS = ("none", "no_evidence", "uncertain")
@@ -66,28 +66,20 @@ def ignore_instances(cfg: dict) -> dict:
 def validate_loop(cfg) -> None:
     """The loop's fields and ranges (ConfigError names the field)."""
     lc = cfg.loop
-    for name in ("rounds", "batch", "paths", "types"):
-        v = getattr(lc, name)
-        if not isinstance(v, int) or isinstance(v, bool):
-            raise ConfigError(f"loop.{name} must be an integer, got {v!r}")
-    if not 1 <= lc.rounds <= 100_000:
-        raise ConfigError(f"loop.rounds must lie in [1, 100000], got {lc.rounds}")
-    if not 1 <= lc.batch <= 10**8:
-        raise ConfigError(f"loop.batch must lie in [1, 100000000], got {lc.batch}")
-    if lc.paths < 0 or lc.paths == 1:
-        raise ConfigError(f"loop.paths must be 0 (exact recursion only) or at least 2 (a "
-                          f"standard error needs two paths), got {lc.paths}")
-    if not 1 <= lc.types <= 100_000:
-        raise ConfigError(f"loop.types must lie in [1, 100000], got {lc.types}")
+    _int_at_least("loop.rounds", lc.rounds, 1, 100_000)
+    _int_at_least("loop.batch", lc.batch, 1, 10**8)
+    _int_at_least("loop.types", lc.types, 1, 100_000)
+    _int_at_least("loop.escalate_jury", lc.escalate_jury, 1, 101)
+    _int_at_least("loop.paths", lc.paths, 0)
+    if lc.paths == 1:
+        raise ConfigError("loop.paths must be 0 (exact recursion only) or at least 2 (a "
+                          "standard error needs two paths), got 1")
     if lc.learner not in LEARNERS:
         raise ConfigError(f"loop.learner must be one of {', '.join(LEARNERS)}, "
                           f"got {lc.learner!r}")
     if lc.escalate_to not in ESCALATE_TO:
         raise ConfigError(f"loop.escalate_to must be one of {', '.join(ESCALATE_TO)}, "
                           f"got {lc.escalate_to!r}")
-    if not isinstance(lc.escalate_jury, int) or not 1 <= lc.escalate_jury <= 101:
-        raise ConfigError(f"loop.escalate_jury must be an integer in [1, 101], "
-                          f"got {lc.escalate_jury!r}")
     if lc.flag not in FLAGS:
         raise ConfigError(f"loop.flag must be one of {', '.join(FLAGS)}, got {lc.flag!r}")
     for name in ("m", "e_h", "rate", "audit"):
@@ -225,14 +217,20 @@ def majority_tails(n: int, q_w, q_r, rate: float = 1.0):
     return (1 - rate) + rate * stay, rate * flip
 
 
+def type_tails(lc: LoopConfig, amp: float, fwc: float, m: float | None = None) -> tuple:
+    """(stay, flip) of one instance type of the majority learner when oversight endorses
+    with (Amp, fwc) and a share m (default loop.m) of the targets are endorsed labels."""
+    m = lc.m if m is None else m
+    return majority_tails(lc.batch, m * amp + (1 - m) * lc.e_h,
+                          m * (1 - fwc) + (1 - m) * lc.e_h, lc.rate)
+
+
 def step(lc: LoopConfig, ov: Oversight, protocol: str, e: float, rho: float) -> tuple:
     """One round of the mean-field recursion: (e', rho', label error, Amp, fwc, escalated)."""
     amp, fwc, esc = ov.rates(protocol, e, rho)
     label = e * amp + (1 - e) * (1 - fwc)
     if lc.learner == "majority":
-        q_w = lc.m * amp + (1 - lc.m) * lc.e_h
-        q_r = lc.m * (1 - fwc) + (1 - lc.m) * lc.e_h
-        stay, flip = majority_tails(lc.batch, q_w, q_r, lc.rate)
+        stay, flip = type_tails(lc, amp, fwc)
         e_next = e * stay + (1 - e) * flip
     else:
         target = (1 - lc.m) * lc.e_h + lc.m * label
@@ -263,7 +261,7 @@ def exact_path(cfg, ov: Oversight, protocol: str, rounds: int | None = None) -> 
     return out
 
 
-def _linear(lc: LoopConfig, ov: Oversight, protocol: str, rho: float) -> bool:
+def is_linear(lc: LoopConfig, ov: Oversight, protocol: str, rho: float) -> bool:
     """Amp and fwc stay put: no rho feedback and no binding budget (any e)."""
     if lc.rho_gain > 0:
         return False
@@ -279,11 +277,10 @@ def long_run(cfg, ov: Oversight, protocol: str, max_iter: int = 200_000) -> dict
     starting gap to the fixed point)."""
     lc = cfg.loop
     e0, rho0 = start_error(cfg), float(cfg.model.rho)
-    if _linear(lc, ov, protocol, rho0):
+    if is_linear(lc, ov, protocol, rho0):
         amp, fwc, _ = ov.rates(protocol, 0.0, rho0)
         if lc.learner == "majority":
-            stay, flip = majority_tails(lc.batch, lc.m * amp + (1 - lc.m) * lc.e_h,
-                                        lc.m * (1 - fwc) + (1 - lc.m) * lc.e_h, lc.rate)
+            stay, flip = type_tails(lc, amp, fwc)
             slope = stay - flip
             e_star = flip / (1 - slope) if slope < 1 else e0
         else:
@@ -338,8 +335,7 @@ def _linear_fixed_point(lc: LoopConfig, amp: float, fwc: float, m: float, e0: fl
     Where the map's slope is 1 (every target is an endorsement that follows the
     model), the error stays at e0, or drifts to a bound when the learner drifts."""
     if lc.learner == "majority":
-        stay, flip = majority_tails(lc.batch, m * amp + (1 - m) * lc.e_h,
-                                    m * (1 - fwc) + (1 - m) * lc.e_h, lc.rate)
+        stay, flip = type_tails(lc, amp, fwc, m)
         return flip / (1 - stay + flip) if (1 - stay + flip) > 0 else e0
     den = 1 - m * (amp + fwc - 1)
     num = (1 - m) * lc.e_h + m * (1 - fwc) + lc.bias
@@ -426,7 +422,7 @@ def policy_front(cfg, ov: Oversight) -> dict:
     return {"err": err, "cost": cost, "pareto": pareto}
 
 
-def cheapest_policy(cfg, ov: Oversight, target: float) -> dict:
+def cheapest_policy(cfg, ov: Oversight, target: float, front: dict | None = None) -> dict:
     """The escalation policy (flag, audit rate) of least cost whose long-run error is at
     most ``target``: per flag, the smallest audit rate that meets it (the first crossing
     on the audit grid, refined by brentq), then the flag of least cost.  ``flag`` is ""
@@ -434,15 +430,16 @@ def cheapest_policy(cfg, ov: Oversight, target: float) -> dict:
     from scipy.optimize import brentq
 
     lc = cfg.loop
+    front = policy_front(cfg, ov) if front is None else front
     best = {"flag": "", "audit": math.nan, "cost": math.nan, "err": math.nan}
-    for fl in FLAGS:
+    for i, fl in enumerate(FLAGS):
         fc = flag_table(fl, lc.flag_band, ov.J_c)
 
         def excess(a, fc=fc):
             return long_run(cfg, ov.with_policy(audit=float(a), flag_c=fc),
                             "escalate")["e_star"] - target
 
-        vals = [excess(a) for a in AUDIT_LEVELS]
+        vals = front["err"][i] - target  # the front's long-run errors on the audit grid
         if vals[0] <= 0:
             a_opt = 0.0
         else:

@@ -62,14 +62,13 @@ def _cell(c) -> dict:
         r["cost"][p] = ov.rates(prot, lr["e_star"], lr["rho_star"])[2]
         for k, v in lp.thresholds(c, ov, prot).items():
             r[k][p] = v
-        if lc.learner == "majority" and lp._linear(lc, ov, prot, float(c.model.rho)):
-            stay, _ = lp.majority_tails(lc.batch, lc.m * amp + (1 - lc.m) * lc.e_h,
-                                        lc.m * (1 - fwc) + (1 - lc.m) * lc.e_h, lc.rate)
+        if lc.learner == "majority" and lp.is_linear(lc, ov, prot, float(c.model.rho)):
+            stay, _ = lp.type_tails(lc, amp, fwc)
             r["lock_in_exact"][p] = stay ** T
     front = lp.policy_front(c, ov)
     r["pareto_err"], r["pareto_cost"], r["pareto_front"] = (front["err"], front["cost"],
                                                             front["pareto"])
-    pol = (lp.cheapest_policy(c, ov, float(lc.target)) if lc.target is not None
+    pol = (lp.cheapest_policy(c, ov, float(lc.target), front) if lc.target is not None
            else {"flag": "", "audit": math.nan, "cost": math.nan, "err": math.nan})
     r["policy_flag"] = np.array(pol["flag"], dtype=object)
     for k in ("audit", "cost", "err"):
