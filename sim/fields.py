@@ -87,6 +87,15 @@ FIELDS = {
     "loop.budget": ("B", "challenger budget"),
     "loop.escalate_jury": ("n_e", "judges of the escalation jury"),
     "loop.target": ("e*", "long-run error target"),
+    "confidence.condition": ("condition", "debate condition"),
+    "confidence.antagonist": ("condition_A", "antagonist's condition"),
+    "confidence.info": ("π_R", "share of the outcome the transcript reveals"),
+    "confidence.kappa_c": ("κ_c", "weight of stated confidence"),
+    "confidence.icc": ("icc", "jury latent correlation"),
+    "confidence.weight": ("w", "weight of reports on belief"),
+    "confidence.shared_sd": ("σ_u", "shared report component sd"),
+    "confidence.side_sd": ("σ_v", "side disposition sd"),
+    "confidence.noise_sd": ("σ_ε", "report noise sd"),
 }
 
 

@@ -42,6 +42,7 @@ BUILTIN = {
     "messages": "antiamp.models.messages",
     "options": "antiamp.models.options",
     "loop": "antiamp.models.loop",
+    "confidence": "antiamp.models.confidence",
 }
 
 #: Sections of the built-in models, as ``module:attribute`` of their dataclasses, so
@@ -55,6 +56,7 @@ BUILTIN_SECTIONS = {
     "options": "antiamp.sections:OptionsConfig",
     "equilibrium": "antiamp.sections:EquilibriumConfig",
     "loop": "antiamp.sections:LoopConfig",
+    "confidence": "antiamp.sections:ConfidenceConfig",
 }
 
 ENTRY_POINT_GROUP = "antiamp.models"

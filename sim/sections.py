@@ -240,3 +240,41 @@ class LoopConfig:
     escalate_jury: int = 5
     #: Long-run error target of the cheapest escalation policy; null = no design.
     target: Optional[float] = None
+
+
+@dataclass
+class ConfidenceConfig:
+    """Stated confidence in multi-round debate (``confidence.*``, with ``model=confidence``)."""
+
+    #: Condition of the bets data whose fitted report model the debaters follow
+    #: (shipped: cross_model, self_debate, informed_self, public_bets, self_redteam_debate).
+    condition: str = "cross_model"
+    #: Condition of the antagonist's reports in debate; null = the same condition.
+    antagonist: Optional[str] = None
+    #: Bets CSV (debate, condition, side, round, bet); null = the shipped published bets.
+    data: Optional[str] = None
+    #: Share of the outcome's variance the transcript reveals by the last round (0, 1).
+    info: float = 0.5
+    #: Judge's weight on stated confidence: kappa_c (logit c_P - logit c_A) in the logit judge.
+    kappa_c: float = 0.0
+    #: Latent correlation of a jury's judges (judge.jury_size > 1); 0 = independent judges.
+    icc: float = 0.0
+    #: Vote histogram that calibrates icc: debates by votes for one side (votes_judges + 1
+    #: counts) or by dissenting judges (votes_judges // 2 + 1 counts); null = use icc.
+    votes: Optional[Any] = None
+    #: Judges per debate in the vote histogram.
+    votes_judges: int = 6
+    #: Override of the fitted mean report by round (0-100); null = fitted.
+    intercepts: Optional[Any] = None
+    #: Override of the fitted weight on belief w; null = fitted.
+    weight: Optional[float] = None
+    #: Override of the fitted side bias beta (calibration only; oversight uses Phi^-1(p)).
+    side_bias: Optional[float] = None
+    #: Override of the fitted sd of the debate-level component shared by both sides.
+    shared_sd: Optional[float] = None
+    #: Override of the fitted sd of a side's persistent disposition.
+    side_sd: Optional[float] = None
+    #: Override of the fitted sd of per-report noise.
+    noise_sd: Optional[float] = None
+    #: Replicated data sets of the posterior predictive check (0 = no check).
+    ppc_draws: int = 200

@@ -51,6 +51,11 @@ GRIDS = {
     "loop": ({"model": {"name": "loop"}, "judge": {"kind": "logit"}, "loop": {"paths": 0},
               "sweep": {"axes": {"model": {"rho": [0.2, 0.5, 0.8]},
                                  "judge": {"kappa": [0.5, 1.5, 3.0]}}}}, None),
+    "confidence": ({"model": {"name": "confidence"}, "judge": {"kind": "logit"},
+                    "run": {"n_instances": N}, "confidence": {"ppc_draws": 0},
+                    "sweep": {"axes": {"confidence": {"condition": ["cross_model",
+                                                                    "public_bets"],
+                                                      "kappa_c": [0.0, 1.0]}}}}, None),
     "loop-1d": ({"model": {"name": "loop"}, "loop": {"paths": 4, "rounds": 4, "batch": 50},
                  "sweep": {"axes": {"loop": {"rounds": [2, 3, 4]}}}}, "rounds of the loop"),
 }
