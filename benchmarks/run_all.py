@@ -38,6 +38,7 @@ import bench_scale  # noqa: E402
 import bench_startup  # noqa: E402
 import bench_extensions  # noqa: E402
 import bench_loop  # noqa: E402
+import bench_confidence  # noqa: E402
 from bench_baseline import median_time  # noqa: E402
 from reference_numpy import numpy_class_counts, numpy_naive  # noqa: E402
 
@@ -485,6 +486,8 @@ def write_md(res, path: Path):
     L += ["", "## Start-up: help, refused input, a small run, a small sweep", ""]
     L += bench_startup.report(res["startup"])
     L += [""] + bench_loop.report(res["loop"])
+    if "confidence" in res:
+        L += [""] + bench_confidence.report(res["confidence"])
     L += ["",
           "![scaling](docs/figures/bench_scaling.png)", "",
           "![precision](docs/figures/bench_precision.png)", ""]
@@ -511,7 +514,8 @@ def main(argv=None):
              ("engine", lambda: bench_engine.run(args.quick)),
              ("scale", lambda: bench_scale.run(args.quick)),
              ("startup", lambda: bench_startup.run(args.quick)),
-             ("loop", lambda: bench_loop.run(args.quick))]
+             ("loop", lambda: bench_loop.run(args.quick)),
+             ("confidence", lambda: bench_confidence.run(args.quick))]
     for name, fn in steps:
         t = time.perf_counter()
         res[name] = fn()

@@ -2,14 +2,15 @@
 
 One instance draws, from Philox stream ``STREAM``, counters (i, c, 0, STREAM) for
 c = 0..3 (16 words): five standard normals (Box-Muller on the word pairs (0, 1),
-(4, 5), (8, 9)) and three uniforms (words 12, 14, 15):
+(4, 5), (8, 9)) and four uniforms (words 12-15):
 
 * n0, n1: the outcome index beta + sqrt(info) n0 + sqrt(1 - info) n1 (the
   protagonist is right iff it is positive); the debaters' closing belief that the
   protagonist is right is B = Phi((beta + sqrt(info) n0) / sqrt(1 - info));
 * n2: the debate's shared report component; n3, n4: each side's own terms;
 * u12: the false side's evidence (passes with rho), the same draw in consultancy
-  and debate (common random numbers); u14, u15: anchoring of each side's report.
+  and debate (common random numbers); u13: whether the debate is an anchoring one
+  (for each side's condition); u14, u15: anchoring of each side's report.
 
 Consultancy and debate are judged on the same instance.  The judge's (or jury's)
 endorsement probability is computed, not drawn (Rao-Blackwellised): a single
@@ -129,8 +130,8 @@ def confidence_kernel(n, k0, k1, beta, info, rho, rep_p, rep_a, lam, mu, kappa, 
     paired contrast's (n_blocks, 2).
 
     ``rep_p``, ``rep_a``: (closing intercept a_R, side offset h, weight w, shared sd,
-    own sd (side and noise combined), anchor share z) of the protagonist (side P)
-    and the antagonist (side O); the consultant is the protagonist.
+    own sd (side and noise combined), anchor share z, anchoring debates pi_a) of the
+    protagonist (side P) and the antagonist (side O); the consultant is the protagonist.
     """
     n_blocks = (n + BLOCK - 1) // BLOCK
     acc = np.zeros((n_blocks, 2, N_ACC))
@@ -139,6 +140,7 @@ def confidence_kernel(n, k0, k1, beta, info, rho, rep_p, rep_a, lam, mu, kappa, 
     s_info, s_rest = math.sqrt(info), math.sqrt(1.0 - info)
     t_rho = rho * 4294967296.0
     t_zp, t_za = rep_p[5] * 4294967296.0, rep_a[5] * 4294967296.0
+    t_ap, t_aa = rep_p[6] * 4294967296.0, rep_a[6] * 4294967296.0
     for b in nb.prange(n_blocks):
         words = np.empty(16, np.float64)
         nrm = np.empty(6)
@@ -164,8 +166,9 @@ def confidence_kernel(n, k0, k1, beta, info, rho, rep_p, rep_a, lam, mu, kappa, 
                   + rep_p[4] * nrm[3])
             ca = (rep_a[0] - rep_a[1] + rep_a[2] * (50.0 - 100.0 * B) + rep_a[3] * nrm[2]
                   + rep_a[4] * nrm[4])
-            lp = 0.0 if words[14] < t_zp else _logit_report(cp)
-            la = 0.0 if words[15] < t_za else _logit_report(ca)
+            # One uniform decides whether the debate is an anchoring one for each side.
+            lp = 0.0 if (words[13] < t_ap and words[14] < t_zp) else _logit_report(cp)
+            la = 0.0 if (words[13] < t_aa and words[15] < t_za) else _logit_report(ca)
             fab = words[12] < t_rho
             if right:
                 ep, ea = 1.0, 1.0 if fab else 0.0

@@ -88,7 +88,8 @@ class Reports:
     intercepts: tuple  # a_1..a_R
     weight: float = 1.0  # w
     side_offset: float = 0.0  # h: P's reports exceed the pair's mean by h, O's fall short
-    anchor: float = 0.0  # z: share of reports that state exactly 50
+    anchor: float = 0.0  # z: share of an anchoring debate's reports that state exactly 50
+    anchor_debates: float = 1.0  # pi_a: share of debates whose debaters anchor
     shared_sd: float = 0.0
     side_sd: float = 0.0
     noise_sd: float = 0.0
@@ -120,20 +121,23 @@ class Reports:
 #: Names of the fitted parameters (theta), in order, for R rounds.
 def param_names(R: int) -> list:
     return (["intercept"] + [f"escalation_{r}" for r in range(2, R + 1)]
-            + ["side_offset", "weight", "anchor", "shared_sd", "side_sd", "noise_sd"])
+            + ["side_offset", "weight", "anchor", "anchor_debates", "shared_sd", "side_sd",
+               "noise_sd"])
 
 
-#: Smallest standard deviation and anchor share the fit considers (the log and logit
-#: scales are bounded there; an estimate at the bound is reported without an SE).
-SD_FLOOR, ANCHOR_FLOOR = 0.01, 1e-4
+#: Smallest per-report noise sd the fit considers (the other sds and the anchor share
+#: may reach 0; an estimate at a bound is reported without a standard error).
+SD_FLOOR = 0.01
 
 
 def _from_theta(theta: np.ndarray, R: int, info: float, side_bias: float = 0.0) -> Reports:
     a = np.cumsum(theta[:R])
     return Reports(tuple(float(x) for x in a), weight=abs(float(theta[R + 1])),
-                   side_offset=float(theta[R]), anchor=float(special.expit(theta[R + 2])),
-                   shared_sd=float(np.exp(theta[R + 3])), side_sd=float(np.exp(theta[R + 4])),
-                   noise_sd=float(np.exp(theta[R + 5])), side_bias=side_bias, info=info)
+                   side_offset=float(theta[R]), anchor=min(max(float(theta[R + 2]), 0.0), 0.99),
+                   anchor_debates=min(max(float(theta[R + 3]), 0.0), 1.0),
+                   shared_sd=math.sqrt(max(theta[R + 4], 0.0)),
+                   side_sd=math.sqrt(max(theta[R + 5], 0.0)),
+                   noise_sd=math.sqrt(max(theta[R + 6], 0.0)), side_bias=side_bias, info=info)
 
 
 # ------------------------------------------------------------------ data
@@ -249,6 +253,7 @@ class _Design:
         self.keep = np.array(keeps)  # (G, 2R) bool: reports drawn from the model
         self.elig = np.array(elig)  # (G, D): the debate's dropped reports are all 50
         self.n_anch = np.array(n_anch)
+        self.rows = [np.flatnonzero(e) for e in self.elig]
         self.any50 = bool(at50.any())
 
 
@@ -274,18 +279,28 @@ def loglik(rep: Reports, X, n_nodes: int = 7) -> float:
     except np.linalg.LinAlgError:
         return -np.inf
     Li = np.linalg.inv(L)
-    xw = np.einsum("gij,gdj->gdi", Li, keep[:, None, :] * x[None])  # (G, D, 2R)
     mw = np.einsum("gij,gkj->gki", Li, keep[:, None, :] * mus[None])  # (G, K, 2R)
-    q = (np.matmul(xw, mw.transpose(0, 2, 1)) - 0.5 * (xw * xw).sum(-1)[:, :, None]
-         - 0.5 * (mw * mw).sum(-1)[:, None, :] + lw[None, None, :])
+    m2 = 0.5 * (mw * mw).sum(-1)  # (G, K)
     nk = des.keep.sum(axis=1)
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):
         const = (np.where(des.n_anch > 0, des.n_anch * np.log(z), 0.0) + nk * np.log1p(-z)
                  - np.log(np.diagonal(L, axis1=1, axis2=2)).sum(axis=1)
                  - 0.5 * nk * math.log(2 * math.pi))
-    parts = special.logsumexp(q, axis=2) + const[:, None]  # (G, D)
-    parts = np.where(des.elig, parts, -np.inf)
-    return float(special.logsumexp(parts, axis=0).sum())
+    parts = np.full((len(const), len(x)), -np.inf)
+    full = int(np.flatnonzero(des.n_anch == 0)[0])
+    for g, rows in enumerate(des.rows):  # only the debates each subset applies to
+        if not np.isfinite(const[g]) and g != full:
+            continue
+        xw = (keep[g] * x[rows]) @ Li[g].T  # (rows, 2R)
+        q = xw @ mw[g].T - 0.5 * (xw * xw).sum(-1)[:, None] - m2[g][None, :] + lw[None, :]
+        parts[g, rows] = special.logsumexp(q, axis=1) + const[g]
+    # A debate anchors (its reports are 50 w.p. z each) with probability pi_a;
+    # otherwise every report comes from the model (the full subset, z = 0).
+    anch = special.logsumexp(parts, axis=0)
+    free = parts[full] - nk[full] * np.log1p(-z)
+    pa = rep.anchor_debates
+    with np.errstate(divide="ignore"):
+        return float(np.logaddexp(np.log(pa) + anch, np.log1p(-pa) + free).sum())
 
 
 def _start(X: np.ndarray) -> np.ndarray:
@@ -295,8 +310,8 @@ def _start(X: np.ndarray) -> np.ndarray:
     shared = max(float(np.cov(side[:, 0], side[:, 1])[0, 1]), 1.0)
     z = min(max(float(np.mean(X == 50.0)), 0.01), 0.5)
     return np.concatenate([[m[0]], np.diff(m), [float(np.mean(side[:, 0] - side[:, 1])) / 2,
-                                                 0.3, special.logit(z)],
-                           np.log([math.sqrt(shared), s / 2, s / 2])])
+                                                 0.3, min(2 * z, 0.9), 0.5],
+                           [shared, s * s / 4, s * s / 4]])
 
 
 @dataclass
@@ -313,21 +328,17 @@ class Fit:
     converged: bool
     message: str
     names: list = field(default_factory=list)
-    at_bound: tuple = ()
+    at_bound: tuple = ()  # at a bound of the fit, or not identified (no SE)
 
     def values(self) -> dict:
-        """Fitted parameters on their natural scale with standard errors (delta method
-        for those fitted on a log or logit scale; NaN at a bound of the fit)."""
+        """Fitted parameters with standard errors (NaN for one at a bound of the fit:
+        there the normal approximation does not hold)."""
         out = {}
         for i, n in enumerate(self.names):
             v, s = float(self.theta[i]), float(self.se[i])
-            if n.endswith("_sd"):
-                v, s = math.exp(v), math.exp(v) * s
-            elif n == "anchor":
-                v = float(special.expit(v))
-                s = v * (1 - v) * s
-            elif n == "weight":
-                v = abs(v)
+            if n.endswith("_sd"):  # fitted as variances: sd and the delta method
+                v = math.sqrt(max(v, 0.0))
+                s = s / (2 * v) if v > 0 else math.nan
             out[n] = (v, math.nan if n in self.at_bound else s)
         return out
 
@@ -356,12 +367,15 @@ def fit(X: np.ndarray, condition: str = "", info: float = 0.5, side_bias: float 
     th0 = _start(X)
     lo = np.full(len(th0), -np.inf)
     hi = np.full(len(th0), np.inf)
-    lo[R + 3:] = math.log(SD_FLOOR)
-    lo[R + 2] = special.logit(ANCHOR_FLOOR)
-    hi[R + 2] = special.logit(0.99)
+    # Variances, not sds: the likelihood's gradient in a variance does not vanish at
+    # 0, so a component that stage 1 set to 0 can come back in stage 2.
+    lo[R + 4:] = 0.0
+    lo[R + 6] = SD_FLOOR ** 2  # per-report noise keeps the covariance regular
+    lo[R + 2], hi[R + 2] = 0.0, 0.99
+    lo[R + 3], hi[R + 3] = 0.0, 1.0
     lo[R + 1], hi[R + 1] = 0.0, 5.0  # w >= 0: the likelihood is even in w
     if not des.any50:
-        th0[R + 2] = lo[R + 2]
+        th0[R + 2], th0[R + 3] = 0.0, 1.0
     bounds = list(zip(lo, hi))
     # Stage 1 with w = 0 (no belief path to integrate: one node, fast), then w free
     # from two starting weights (a weak belief signal leaves shallow local optima).
@@ -374,14 +388,18 @@ def fit(X: np.ndarray, condition: str = "", info: float = 0.5, side_bias: float 
     for w0 in (0.1, 0.6):
         t0 = s1.x.copy()
         t0[R + 1] = w0
+        t0[R + 4:] = np.maximum(t0[R + 4:], th0[R + 4:] / 4)
         res = optimize.minimize(nll, t0, method="L-BFGS-B", bounds=bounds,
                                 options={"maxiter": 3000, "ftol": 1e-12, "gtol": 1e-7})
         if res.fun < best.fun:
             best = res
     theta = best.x
     at = tuple(n for i, n in enumerate(names)
-               if (np.isfinite(lo[i]) and theta[i] - lo[i] < 1e-3)
+               if (np.isfinite(lo[i]) and theta[i] - lo[i] < 1e-4)
                or (np.isfinite(hi[i]) and hi[i] - theta[i] < 1e-3))
+    if theta[R + 2] < 1e-4 or theta[R + 3] < 1e-4:
+        # No anchoring: the other anchoring parameter is not identified either.
+        at = tuple(dict.fromkeys(at + ("anchor", "anchor_debates")))
     free = [i for i, n in enumerate(names) if n not in at]
     cov = np.full((len(theta),) * 2, np.nan)
     if free:
@@ -391,12 +409,21 @@ def fit(X: np.ndarray, condition: str = "", info: float = 0.5, side_bias: float 
             return nll(t)
 
         H = approx_hess3(theta[free], nll_free)
-        try:
-            cf = np.linalg.inv(H)
+        # A weakly present anchoring (a few 50s) can leave its two parameters not
+        # identified (a singular information): then they are reported without an SE
+        # and the others' SEs are taken with them held at their estimates.
+        anch = {R + 2, R + 3}
+        for keep in (list(range(len(free))),
+                     [k for k, i in enumerate(free) if i not in anch]):
+            try:
+                cf = np.linalg.inv(H[np.ix_(keep, keep)])
+            except np.linalg.LinAlgError:
+                continue
             if np.all(np.linalg.eigvalsh((cf + cf.T) / 2) > 0):
-                cov[np.ix_(free, free)] = cf
-        except np.linalg.LinAlgError:
-            pass
+                idx = [free[k] for k in keep]
+                cov[np.ix_(idx, idx)] = cf
+                at = at + tuple(names[i] for i in free if i not in idx)
+                break
     se = np.sqrt(np.where(np.diag(cov) > 0, np.diag(cov), np.nan))
     return Fit(condition, _from_theta(theta, R, info, side_bias), theta, se, cov,
                -float(best.fun), len(X), bool(best.success), str(best.message), names, at)
@@ -410,9 +437,11 @@ def fit_condition(condition: str, data: Optional[str] = None, info: float = 0.5)
 
 # ------------------------------------------------------------------ implied quantities
 def implied_means(rep: Reports) -> np.ndarray:
-    """Mean report by round over both sides (the paper's Table 3): z 50 + (1 - z) a_r
-    (the belief terms and side offsets of the two sides cancel)."""
-    return rep.anchor * 50.0 + (1 - rep.anchor) * np.asarray(rep.intercepts, float)
+    """Mean report by round over both sides (the paper's Table 3): with za = pi_a z the
+    share of anchored reports, za 50 + (1 - za) a_r (the belief terms and side offsets
+    of the two sides cancel)."""
+    za = rep.anchor * rep.anchor_debates
+    return za * 50.0 + (1 - za) * np.asarray(rep.intercepts, float)
 
 
 def closing_class_probs(rep: Reports, n_nodes: int = 40) -> np.ndarray:
@@ -443,8 +472,9 @@ def closing_class_probs(rep: Reports, n_nodes: int = 40) -> np.ndarray:
                        for i in range(3)])
     z = rep.anchor
     e0 = np.array([1.0, 0.0, 0.0])
-    P = ((1 - z) ** 2 * G + z * (1 - z) * (np.outer(e0, mO_cls) + np.outer(mP_cls, e0))
-         + z * z * np.outer(e0, e0))
+    P_a = ((1 - z) ** 2 * G + z * (1 - z) * (np.outer(e0, mO_cls) + np.outer(mP_cls, e0))
+           + z * z * np.outer(e0, e0))
+    P = rep.anchor_debates * P_a + (1 - rep.anchor_debates) * G
     return np.array([P[i, j] + (P[j, i] if i != j else 0.0) for i, j in _CAT_PAIRS])
 
 
@@ -522,7 +552,8 @@ def simulate_bets(rep: Reports, n_debates: int, rng: np.random.Generator) -> np.
     v = rep.side_sd * rng.standard_normal((n_debates, 2, 1))
     e = rep.noise_sd * rng.standard_normal((n_debates, 2, R))
     c = np.clip(np.rint(m + u + v + e), 0.0, 100.0)
-    return np.where(rng.random((n_debates, 2, R)) < rep.anchor, 50.0, c)
+    kind = rng.random((n_debates, 1, 1)) < rep.anchor_debates
+    return np.where(kind & (rng.random((n_debates, 2, R)) < rep.anchor), 50.0, c)
 
 
 def predictive_check(f: Fit, X: np.ndarray, draws: int = 200, seed: int = 0) -> dict:
@@ -580,38 +611,37 @@ def brier_model(rep: Reports, n_nodes: int = 40) -> dict:
     x, w = np.polynomial.hermite_e.hermegauss(n_nodes)
     w = w / w.sum()
     B = special.ndtr((rep.side_bias + math.sqrt(rep.info) * x) / math.sqrt(1.0 - rep.info))
-    z = rep.anchor
     d = rep.weight * (B - 0.5)
     var = (rep.shared_sd ** 2 + rep.side_sd ** 2 + rep.noise_sd ** 2) / 1e4
+    shared = rep.shared_sd ** 2 / 1e4
     a = rep.intercepts[-1] / 100
-
-    def side(mean, win):  # E[(c - W)^2 | B], c anchored at 1/2 w.p. z
-        model = var + (mean - win) ** 2 + win * (1 - win)
-        anch = (0.5 - win) ** 2 + win * (1 - win)
-        return (1 - z) * model + z * anch
-
-    eP = side(a + rep.side_offset / 100 + d, B)
-    eO = side(a - rep.side_offset / 100 - d, 1 - B)
-    brier = float(np.sum(w * (eP + eO)) / 2)
-    # D = c_P - c_O given B: mean (1 - z)(2h + 2d), variance from the own terms and
-    # the anchoring mixture (each side independently anchored).
     mP = a + rep.side_offset / 100 + d
     mO = a - rep.side_offset / 100 - d
-    own = (rep.side_sd ** 2 + rep.noise_sd ** 2) / 1e4
-    EP, EO = (1 - z) * mP + z * 0.5, (1 - z) * mO + z * 0.5
-    VP = (1 - z) * (var + mP ** 2) + z * 0.25 - EP ** 2
-    VO = (1 - z) * (var + mO ** 2) + z * 0.25 - EO ** 2
-    # The shared component cancels in D only when neither side is anchored.
-    shared = rep.shared_sd ** 2 / 1e4
-    cPO = (1 - z) ** 2 * shared
-    ED = EP - EO
-    VD = VP + VO - 2 * cPO
+
+    def given(z):
+        """(E Brier, E[D], E[D^2]) given B when each report is 50 w.p. z."""
+        def side(mean, win):  # E[(c - W)^2 | B]
+            return ((1 - z) * (var + (mean - win) ** 2) + z * (0.5 - win) ** 2
+                    + win * (1 - win))
+
+        brier = (side(mP, B) + side(mO, 1 - B)) / 2
+        EP, EO = (1 - z) * mP + z * 0.5, (1 - z) * mO + z * 0.5
+        VP = (1 - z) * (var + mP ** 2) + z * 0.25 - EP ** 2
+        VO = (1 - z) * (var + mO ** 2) + z * 0.25 - EO ** 2
+        # The shared component enters both reports only when neither is anchored.
+        ED = EP - EO
+        return brier, ED, VP + VO - 2 * (1 - z) ** 2 * shared + ED ** 2
+
+    pa = rep.anchor_debates
+    bA, dA, d2A = given(rep.anchor)
+    bF, dF, d2F = given(0.0)
+    brier = float(np.sum(w * (pa * bA + (1 - pa) * bF)))
+    ED, ED2 = pa * dA + (1 - pa) * dF, pa * d2A + (1 - pa) * d2F
     pw = float(np.sum(w * B))
     mean_D = float(np.sum(w * ED))
-    var_D = float(np.sum(w * (VD + ED ** 2))) - mean_D ** 2
+    var_D = float(np.sum(w * ED2)) - mean_D ** 2
     cov = float(np.sum(w * ED * B)) - mean_D * pw
     corr = cov / math.sqrt(var_D * pw * (1 - pw)) if var_D > 0 and 0 < pw < 1 else 0.0
-    del own
     return {"brier": brier, "corr": corr, "win_P": pw}
 
 
@@ -735,13 +765,17 @@ def oversight_exact(rep_P: Reports, rep_A: Reports, p: float, rho: float, lam: f
         c = np.clip(c, 0.5, 99.5) / 100
         return np.log(c) - np.log1p(-c)
 
-    # The protagonist reports as side P, the antagonist as side O of its condition;
-    # each report is anchored at 50 (logit 0) with its condition's probability z.
+    # The protagonist reports as side P, the antagonist as side O of its condition.
+    # A debate is an anchoring one for side s w.p. pi_s (one uniform for both sides:
+    # the same debate), and then each report is 50 (logit 0) w.p. z_s.
     LP0 = report(rep_P, B, DP, 1.0)
     LA0 = report(rep_A, 1 - B, DA, -1.0)
-    zP, zA = rep_P.anchor, rep_A.anchor
-    mixP = ((1 - zP, LP0), (zP, 0.0))
-    mixA = ((1 - zA, LA0), (zA, 0.0))
+    aP = rep_P.anchor_debates * rep_P.anchor
+    aA = rep_A.anchor_debates * rep_A.anchor
+    p11 = min(rep_P.anchor_debates, rep_A.anchor_debates) * rep_P.anchor * rep_A.anchor
+    mixP = ((1 - aP, LP0), (aP, 0.0))
+    joint = ((1 - aP - aA + p11, LP0, LA0), (aP - p11, 0.0, LA0), (aA - p11, LP0, 0.0),
+             (p11, 0.0, 0.0))
     out = {}
     for right, wt in ((1, B), (0, 1 - B)):
         pr = float(np.sum(W * wt))
@@ -755,9 +789,9 @@ def oversight_exact(rep_P: Reports, rep_A: Reports, p: float, rho: float, lam: f
         qc = sum(pe * pz * jury_endorse(special.expit(lam * (mu + kappa * eP + kappa_c * LP)),
                                         n, icc, tie)
                  for pe, eP in cons for pz, LP in mixP)
-        qd = sum(pe * pz * pa * jury_endorse(special.expit(
+        qd = sum(pe * pj * jury_endorse(special.expit(
             lam * (mu + kappa * (eP - eA) + kappa_c * (LP - LA))), n, icc, tie)
-            for pe, eP, eA in deb for pz, LP in mixP for pa, LA in mixA)
+            for pe, eP, eA in deb for pj, LP, LA in joint if pj > 0)
         out[right] = (pr, float(np.sum(W * wt * qc)) / pr, float(np.sum(W * wt * qd)) / pr)
     res = {}
     for k, prot in enumerate(PROTOCOLS):
@@ -845,7 +879,8 @@ def validate_confidence(cfg) -> None:
 # ------------------------------------------------------------------ oversight (Monte Carlo)
 def _rep_vector(rep: Reports) -> np.ndarray:
     return np.array([rep.intercepts[-1], rep.side_offset, rep.weight, rep.shared_sd,
-                     math.sqrt(rep.side_sd ** 2 + rep.noise_sd ** 2), rep.anchor])
+                     math.sqrt(rep.side_sd ** 2 + rep.noise_sd ** 2), rep.anchor,
+                     rep.anchor_debates])
 
 
 def simulate_oversight(rep_P: Reports, rep_A: Reports, p: float, rho: float, lam: float,

@@ -36,10 +36,13 @@ RUNS = [
     ("messages", {"model": {"name": "messages"}, "judge": {"kind": "logit"},
                   "equilibrium": SIM, "run": {"n_instances": N}}),
     ("options", {"model": {"name": "options"}, "judge": {"kind": "logit"}, "equilibrium": SIM,
-                 "run": {"n_instances": N}}),    ("closed loop", {"model": {"name": "loop"}, "loop": {"rounds": 2, "paths": 2,
+                 "run": {"n_instances": N}}),
+    ("closed loop", {"model": {"name": "loop"}, "loop": {"rounds": 2, "paths": 2,
                                                          "batch": 10}}),
     ("closed loop, majority learner", {"model": {"name": "loop"}, "loop": {
         "rounds": 2, "paths": 2, "batch": 3, "types": 3, "learner": "majority"}}),
+    ("stated confidence", {"model": {"name": "confidence"}, "judge": {"kind": "logit"},
+                           "confidence": {"ppc_draws": 0}, "run": {"n_instances": N}}),
 ]
 
 

@@ -126,44 +126,58 @@ def test_closing_bets_carry_little_information_about_the_winner(fits):
         assert cf.brier_model(fits[cond].rep)["brier"] > 0.25
 
 
-@pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason=(
-    "known: the fit can stop at a local optimum that trades the shared component "
-    "against the sides' own (shared_sd near 0, side_sd too large) and its Hessian is "
-    "then not positive definite, so no standard errors; needs better starts"))
-def test_parameter_recovery_covers():
-    true = cf.Reports((70.0, 75.0, 80.0), weight=0.3, side_offset=1.0, shared_sd=5.0,
-                      side_sd=4.0, noise_sd=6.0, info=0.5)
-    names = cf.param_names(3)
-    truth = {"intercept": 70.0, "escalation_2": 5.0, "escalation_3": 5.0, "side_offset": 1.0,
-             "shared_sd": 5.0, "side_sd": 4.0, "noise_sd": 6.0}
-    z = {k: [] for k in truth}
-    rng = np.random.default_rng(11)
-    for _ in range(6):
-        X = cf.simulate_bets(true, 150, rng)
-        f = cf.fit(X, info=0.5)
+RECOVERY_TRUTH = {"intercept": 60.0, "escalation_2": 4.0, "escalation_3": 4.0,
+                  "side_offset": 1.0, "weight": 0.3, "shared_sd": 5.0, "side_sd": 6.0,
+                  "noise_sd": 6.0}
+
+
+def _recovery_z(reps: int, n_debates: int, seed: int) -> dict:
+    """z-scores (estimate - truth) / SE of every parameter over ``reps`` data sets
+    simulated at RECOVERY_TRUTH (reports well inside 0-100: no clipping; every sd far
+    enough from 0 at 120 debates that an estimate at the bound is rare)."""
+    t = RECOVERY_TRUTH
+    a1 = t["intercept"]
+    true = cf.Reports((a1, a1 + t["escalation_2"], a1 + t["escalation_2"] + t["escalation_3"]),
+                      weight=t["weight"], side_offset=t["side_offset"],
+                      shared_sd=t["shared_sd"], side_sd=t["side_sd"], noise_sd=t["noise_sd"],
+                      info=0.5)
+    rng = np.random.default_rng(seed)
+    z = {k: [] for k in t}
+    for _ in range(reps):
+        f = cf.fit(cf.simulate_bets(true, n_debates, rng), info=0.5)
         v = f.values()
-        for k, t in truth.items():
-            z[k].append((v[k][0] - t) / v[k][1])
+        for k, tv in t.items():
+            z[k].append((v[k][0] - tv) / v[k][1])
+    return {k: np.asarray(zs) for k, zs in z.items()}
+
+
+def test_parameter_recovery():
+    z = _recovery_z(3, 120, seed=21)
     for k, zs in z.items():
-        zs = np.asarray(zs)
-        assert np.all(np.isfinite(zs)), k
-        assert np.mean(np.abs(zs) < 2.6) >= 5 / 6, (k, zs)
-        assert abs(zs.mean()) < 2.6 / math.sqrt(len(zs)) + 0.6, (k, zs)
-    assert names[-1] == "noise_sd"
+        assert np.all(np.isfinite(zs)), (k, zs)  # no estimate at a bound, SEs exist
+        assert np.all(np.abs(zs) < 3.5), (k, zs)
+
+
+@pytest.mark.slow
+def test_parameter_recovery_coverage():
+    z = _recovery_z(40, 120, seed=22)
+    for k, zs in z.items():
+        cover = np.mean(np.abs(zs) < 1.96)
+        assert 0.8 <= cover, (k, cover)
+        assert abs(np.mean(zs)) < 0.5, (k, np.mean(zs))
 
 
 def _rep():
-    return cf.Reports((70.0, 76.0, 82.0), weight=0.3, side_offset=1.5, anchor=0.1,
-                      shared_sd=5.0, side_sd=4.0, noise_sd=6.0, info=0.5)
+    return cf.Reports((70.0, 76.0, 82.0), weight=0.3, side_offset=1.5, anchor=0.2,
+                      anchor_debates=0.6, shared_sd=5.0, side_sd=4.0, noise_sd=6.0, info=0.5)
 
 
 @pytest.mark.parametrize("n,icc,kc", [(1, 0.0, 0.0), (1, 0.0, 1.5), (5, 0.0, 1.0),
                                       (4, 0.3, 1.0)])
 def test_kernel_matches_quadrature(n, icc, kc):
     rep_P = _rep()
-    rep_A = cf.Reports((55.0, 56.0, 57.0), weight=0.1, anchor=0.3, shared_sd=3.0,
-                       side_sd=1.0, noise_sd=8.0, info=0.5)
+    rep_A = cf.Reports((55.0, 56.0, 57.0), weight=0.1, anchor=0.5, anchor_debates=0.4,
+                       shared_sd=3.0, side_sd=1.0, noise_sd=8.0, info=0.5)
     args = dict(p=0.7, rho=0.3, lam=1.5, mu=0.2, kappa=2.0, kappa_c=kc, n=n, icc=icc)
     sim = cf.simulate_oversight(rep_P, rep_A, n_instances=300_000, seed=5, **args)
     ex = cf.oversight_exact(rep_P, rep_A, n_nodes=16, **args)

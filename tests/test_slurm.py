@@ -142,7 +142,13 @@ def test_every_worker_job_cancelled_stops_with_a_message_and_a_rerun_resumes(slu
         time.sleep(0.5)
     jobs = _dask_jobs(slurm)
     assert jobs, (slurm.jobs(), p.poll())
-    time.sleep(4)
+    # Cancel only once the worker has connected and finished a block (a job that
+    # is cancelled before its worker connects is a worker that cannot start: a
+    # different message, tested above); a loaded machine may take a while.
+    part = partial_dir(tmp_path / "run" / "sweep.zarr")
+    deadline = time.time() + 180
+    while time.time() < deadline and p.poll() is None and not any(part.glob("block-*.pkl")):
+        time.sleep(0.5)
     assert p.poll() is None, "the grid finished before its worker could be lost"
     slurm.run("scancel", jobs[0][0])
     out, err = p.communicate(timeout=300)
