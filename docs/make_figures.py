@@ -47,11 +47,15 @@ SWEEPS = {
     "loop_phase.png": ("loop_phase", "sweep.png", {}),
     "loop_drift.png": ("loop_drift", "sweep.png", {}),
     "loop_audit.png": ("loop_audit", "sweep.png", {}),
+    "confidence_rounds.png": ("confidence_rounds", "sweep.png", {}),
+    "confidence_amp.png": ("confidence_amp", "sweep.png", {}),
 }
 #: README figures of one cell: name -> the README's command (arguments of ``antiamp``).
 CELLS = {
     "loop_paths.png": ["model=loop", "judge=logit", "model.rho=0.3", "model.p=0.7", "loop.m=0.9",
                        "loop.e_h=0.3", "loop.target=0.2"],
+    "confidence_cell.png": ["model=confidence", "judge=logit", "judge.kappa=2",
+                            "confidence.kappa_c=1"],
 }
 
 

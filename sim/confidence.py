@@ -800,6 +800,39 @@ def oversight_exact(rep_P: Reports, rep_A: Reports, p: float, rho: float, lam: f
     return res
 
 
+def kappa_c_thresholds(rep_P: Reports, rep_A: Reports, p: float, rho: float, lam: float,
+                       mu: float, kappa: float, n: int = 1, icc: float = 0.0,
+                       tie: float = 0.5, kappa_max: float = 50.0, **_) -> dict:
+    """Where weighing stated confidence turns debate's anti-amplification off.
+
+    ``off``: the smallest kappa_c at which debate's Amp reaches consultancy's Amp
+    with a judge that ignores confidence (kappa_c = 0); ``half``: the smallest at
+    which debate's Amp reaches 1/2 (a wrong protagonist is endorsed more often than
+    not).  By quadrature (12 nodes per latent), a scan of kappa_c on [0, kappa_max]
+    and Brent's method on the first crossing; NaN where it is never reached.
+    """
+    kw = dict(p=p, rho=rho, lam=lam, mu=mu, kappa=kappa, n=n, icc=icc, tie=tie, n_nodes=12)
+
+    def amp(kc, prot="debate"):
+        return oversight_exact(rep_P, rep_A, kappa_c=kc, **kw)[prot]["amp"]
+
+    ref = amp(0.0, "consult")
+    grid = np.concatenate([[0.0], np.geomspace(0.05, kappa_max, 16)])
+    vals = np.array([amp(k) for k in grid])
+    out = {"amp_consult_0": ref}
+    for name, level in (("off", ref), ("half", 0.5)):
+        hit = np.flatnonzero(vals >= level)
+        if not len(hit):
+            out[name] = math.nan
+        elif hit[0] == 0:
+            out[name] = 0.0
+        else:
+            i = hit[0]
+            out[name] = float(optimize.brentq(lambda k: amp(k) - level, grid[i - 1], grid[i],
+                                              xtol=1e-4))
+    return out
+
+
 # ------------------------------------------------------------------ config
 def reports_of(cc, condition: Optional[str] = None) -> tuple:
     """(Reports, Fit or None) of the configured condition with its overrides."""

@@ -277,3 +277,26 @@ def test_unknown_condition_and_missing_file_are_clear(tmp_path):
     bad.write_text("debate,condition,side,round,bet\n0,a,proposition,1,150\n")
     with pytest.raises(ConfigError, match="bet must be a number in"):
         cf.load_bets(str(bad))
+
+
+def test_anti_amplification_turned_off_by_an_overconfident_protagonist():
+    # An overconfident protagonist (cross-model reports) against a calibrated, anchored
+    # antagonist: a judge weighing confidence makes debate as amplifying as plain
+    # consultancy; with rational reports from an informative transcript it never does.
+    over = cf.Reports((73.0, 78.0, 83.0), weight=0.15, side_offset=1.5, shared_sd=4.5,
+                      side_sd=4.7, noise_sd=5.5, info=0.5)
+    calm = cf.Reports((50.0, 55.0, 57.0), anchor=0.6, anchor_debates=0.5, shared_sd=5.0,
+                      noise_sd=11.0, weight=0.0, info=0.5)
+    base = dict(p=0.7, rho=0.3, lam=1.5, mu=0.2, kappa=2.0)
+    th = cf.kappa_c_thresholds(over, calm, **base)
+    assert 0 < th["off"] < 50 and 0 < th["half"] < 50
+    # Amp(consult) with kappa_c = 0 is above 1/2 here: debate reaches 1/2 first.
+    assert th["amp_consult_0"] > 0.5 and th["half"] < th["off"]
+    at = cf.oversight_exact(over, calm, kappa_c=th["off"], n_nodes=12, **base)
+    assert at["debate"]["amp"] == pytest.approx(th["amp_consult_0"], abs=1e-3)
+    below = cf.oversight_exact(over, calm, kappa_c=0.9 * th["off"], n_nodes=12, **base)
+    assert below["debate"]["amp"] < th["amp_consult_0"]
+    # Rational reports from a transcript that nearly settles who is right (info 0.95).
+    rational = cf.Reports((50.0, 50.0, 50.0), weight=1.0, noise_sd=2.0, info=0.95)
+    th_r = cf.kappa_c_thresholds(rational, rational, **base)
+    assert math.isnan(th_r["off"]) and math.isnan(th_r["half"])

@@ -74,6 +74,8 @@ def _cell(c) -> dict:
     r["amp_gap"] = np.float64(sim["amp_gap"] if sim else np.nan)
     r["amp_gap_se"] = np.float64(sim["amp_gap_se"] if sim else np.nan)
     r["amp_gap_exact"] = np.float64(ex["consult"]["amp"] - ex["debate"]["amp"])
+    th = cf.kappa_c_thresholds(rep_P, rep_A, **args)
+    r["kappa_c_off"], r["kappa_c_half"] = np.float64(th["off"]), np.float64(th["half"])
     r["_R"] = R
     r["_names"] = fitP.names
     return r
@@ -153,6 +155,12 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()):
             "long_name": "fitted model: correlation of c_P - c_O with P's win (at +|w|)",
             "units": "1"}),
         "loglik": (ax, st("loglik"), {"long_name": "maximised log-likelihood", "units": "1"}),
+        "kappa_c_off": (ax, st("kappa_c_off"), {
+            "long_name": "smallest kappa_c at which debate's Amp reaches consultancy's with a "
+                         "judge that ignores confidence (NaN: never, up to 50)", "units": "1"}),
+        "kappa_c_half": (ax, st("kappa_c_half"), {
+            "long_name": "smallest kappa_c at which debate's Amp reaches 1/2 (NaN: never, "
+                         "up to 50)", "units": "1"}),
         "icc": (ax, st("icc"), {"long_name": "jury latent correlation (configured or fitted "
                                              "to confidence.votes)", "units": "1"}),
         "icc_se": (ax, st("icc_se"), {"long_name": "standard error of icc (0: configured)",
@@ -229,6 +237,12 @@ def format_confidence(ds) -> str:
         lines.append(row)
     lines.append(f"Amp(consult) - Amp(debate): {float(ds.amp_gap):.4f} ± "
                  f"{float(ds.amp_gap_se):.4f} simulated, {float(ds.amp_gap_exact):.4f} exact")
+    off, half = float(ds.kappa_c_off), float(ds.kappa_c_half)
+    lines.append("debate's anti-amplification is off (its Amp reaches consultancy's with a "
+                 "judge ignoring confidence) from kappa_c = "
+                 + (f"{off:.3f}" if np.isfinite(off) else "never (up to 50)")
+                 + "; its Amp reaches 1/2 from kappa_c = "
+                 + (f"{half:.3f}" if np.isfinite(half) else "never (up to 50)"))
     j = cfg["judge"]
     if j["jury_size"] > 1:
         lines.append(f"jury of {j['jury_size']}, latent correlation icc = {float(ds.icc):.3f}"
