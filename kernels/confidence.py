@@ -85,35 +85,34 @@ def ndtri(p):
 
 
 @nb.njit(cache=True)
-def _majority(q, n, tie):
-    """Pr(more than n/2 of n independent votes, each w.p. q; an even split endorses w.p. tie)."""
+def _majority(q, n, tie, lbin):
+    """Pr(more than n/2 of n independent votes, each w.p. q; an even split endorses
+    w.p. tie).  ``lbin[k]`` = log C(n, k), computed once per call of the kernel."""
     if q <= 0.0:
         return 0.0
     if q >= 1.0:
         return 1.0
     lq, l1q = math.log(q), math.log1p(-q)
-    lgn = math.lgamma(n + 1.0)
     out = 0.0
     for k in range(n // 2 + 1, n + 1):
-        out += math.exp(lgn - math.lgamma(k + 1.0) - math.lgamma(n - k + 1.0)
-                        + k * lq + (n - k) * l1q)
+        out += math.exp(lbin[k] + k * lq + (n - k) * l1q)
     if n % 2 == 0:
         h = n // 2
-        out += tie * math.exp(lgn - 2.0 * math.lgamma(h + 1.0) + h * (lq + l1q))
+        out += tie * math.exp(lbin[h] + h * (lq + l1q))
     return out
 
 
 @nb.njit(cache=True)
-def _jury(q, n, icc, tie, gx, gw):
+def _jury(q, n, icc, tie, gx, gw, lbin):
     if n == 1:
         return q
     if icc == 0.0:
-        return _majority(q, n, tie)
+        return _majority(q, n, tie, lbin)
     zq = ndtri(q)
     a, e = math.sqrt(icc), math.sqrt(1.0 - icc)
     out = 0.0
     for k in range(gx.shape[0]):
-        out += gw[k] * _majority(_phi((zq - a * gx[k]) / e), n, tie)
+        out += gw[k] * _majority(_phi((zq - a * gx[k]) / e), n, tie, lbin)
     return out
 
 
@@ -134,6 +133,9 @@ def confidence_kernel(n, k0, k1, beta, info, rho, rep_p, rep_a, lam, mu, kappa, 
     protagonist (side P) and the antagonist (side O); the consultant is the protagonist.
     """
     n_blocks = (n + BLOCK - 1) // BLOCK
+    lbin = np.empty(jury_n + 1)
+    for k in range(jury_n + 1):
+        lbin[k] = math.lgamma(jury_n + 1.0) - math.lgamma(k + 1.0) - math.lgamma(jury_n - k + 1.0)
     acc = np.zeros((n_blocks, 2, N_ACC))
     gap = np.zeros((n_blocks, 2))
     stream = np.uint64(STREAM)
@@ -176,8 +178,8 @@ def confidence_kernel(n, k0, k1, beta, info, rho, rep_p, rep_a, lam, mu, kappa, 
                 ep, ea = 1.0 if fab else 0.0, 1.0
             qc = 1.0 / (1.0 + math.exp(-lam * (mu + kappa * ep + kappa_c * lp)))
             qd = 1.0 / (1.0 + math.exp(-lam * (mu + kappa * (ep - ea) + kappa_c * (lp - la))))
-            qc = _jury(qc, jury_n, icc, tie, gx, gw)
-            qd = _jury(qd, jury_n, icc, tie, gx, gw)
+            qc = _jury(qc, jury_n, icc, tie, gx, gw, lbin)
+            qd = _jury(qd, jury_n, icc, tie, gx, gw, lbin)
             for p in range(2):
                 q = qc if p == 0 else qd
                 if right:

@@ -719,8 +719,27 @@ def fit_votes(counts: Sequence[int], n: int) -> dict:
 
 
 # ------------------------------------------------------------------ oversight (exact)
+def latent_nodes(icc: float, n_nodes: Optional[int] = None) -> tuple:
+    """Nodes and weights over a jury's standard-normal shared latent.
+
+    Given the latent, the majority's probability is a sigmoid in it of width about
+    sqrt((1 - icc) / icc): Gauss-Hermite with 40 nodes is exact to 3e-9 up to
+    icc = 0.5, but its error grows to 5e-3 at icc = 0.9.  Above 0.5 the trapezoid
+    rule on [-9, 9] with a step of a sixth of that width (at most 0.1) is used:
+    spectrally accurate for a smooth Gaussian-weighted integrand (error below 1e-8
+    up to icc = 0.95, against a 20,001-point reference in the tests).
+    """
+    if n_nodes is not None or icc <= 0.5:
+        x, w = np.polynomial.hermite_e.hermegauss(n_nodes or 40)
+    else:
+        h = min(0.1, math.sqrt((1.0 - icc) / icc) / 6.0)
+        x = np.arange(-9.0, 9.0 + h / 2, h)
+        w = np.exp(-0.5 * x * x)
+    return x, w / w.sum()
+
+
 def jury_endorse(q: np.ndarray, n: int, icc: float, tie: float = 0.5,
-                 n_nodes: int = 40) -> np.ndarray:
+                 n_nodes: Optional[int] = None) -> np.ndarray:
     """Pr(the majority of n shared-latent judges endorses) given each one's q."""
     from .judge import jury_majority
 
@@ -729,8 +748,7 @@ def jury_endorse(q: np.ndarray, n: int, icc: float, tie: float = 0.5,
         return q
     if icc == 0.0:
         return jury_majority(q, n, tie)
-    x, w = np.polynomial.hermite_e.hermegauss(n_nodes)
-    w = w / w.sum()
+    x, w = latent_nodes(icc, n_nodes)
     zq = special.ndtri(np.clip(q, 0.0, 1.0))
     qz = special.ndtr((zq[..., None] - math.sqrt(icc) * x) / math.sqrt(1.0 - icc))
     return (jury_majority(qz, n, tie) * w).sum(axis=-1)
@@ -930,8 +948,7 @@ def simulate_oversight(rep_P: Reports, rep_A: Reports, p: float, rho: float, lam
     if n_threads:
         numba.set_num_threads(min(n_threads, numba.config.NUMBA_NUM_THREADS))
     beta = float(special.ndtri(p)) if 0 < p < 1 else math.copysign(40.0, p - 0.5)
-    gx, gw = np.polynomial.hermite_e.hermegauss(32)
-    gw = gw / gw.sum()
+    gx, gw = latent_nodes(icc)
     k0, k1 = split_seed(seed)
     acc, gap = confidence_kernel(int(n_instances), k0, k1, beta, float(rep_P.info), float(rho),
                                  _rep_vector(rep_P), _rep_vector(rep_A), float(lam), float(mu),

@@ -173,7 +173,7 @@ def _rep():
 
 
 @pytest.mark.parametrize("n,icc,kc", [(1, 0.0, 0.0), (1, 0.0, 1.5), (5, 0.0, 1.0),
-                                      (4, 0.3, 1.0)])
+                                      (4, 0.3, 1.0), (6, 0.85, 1.0)])
 def test_kernel_matches_quadrature(n, icc, kc):
     rep_P = _rep()
     rep_A = cf.Reports((55.0, 56.0, 57.0), weight=0.1, anchor=0.5, anchor_debates=0.4,
@@ -300,3 +300,19 @@ def test_anti_amplification_turned_off_by_an_overconfident_protagonist():
     rational = cf.Reports((50.0, 50.0, 50.0), weight=1.0, noise_sd=2.0, info=0.95)
     th_r = cf.kappa_c_thresholds(rational, rational, **base)
     assert math.isnan(th_r["off"]) and math.isnan(th_r["half"])
+
+
+@pytest.mark.parametrize("icc", [0.3, 0.7, 0.9, 0.95])
+def test_jury_latent_quadrature_against_a_dense_grid(icc):
+    from scipy import special
+
+    from antiamp.judge import jury_majority
+
+    q = np.linspace(0.01, 0.99, 99)
+    z = np.linspace(-10, 10, 20001)
+    w = np.exp(-z * z / 2)
+    w /= w.sum()
+    zq = special.ndtri(q)
+    ref = (jury_majority(special.ndtr((zq[:, None] - math.sqrt(icc) * z)
+                                      / math.sqrt(1 - icc)), 6, 0.5) * w).sum(-1)
+    np.testing.assert_allclose(cf.jury_endorse(q, 6, icc), ref, atol=1e-8)
