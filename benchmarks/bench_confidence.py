@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import re
 import sys
 from pathlib import Path
 
@@ -28,6 +27,7 @@ from scipy import special
 from antiamp import confidence as cf
 from antiamp.kernels.rng import philox4x32_10, split_seed
 
+import bench_loop
 from bench_baseline import median_time as _med
 
 ARGS = dict(p=0.7, rho=0.3, lam=1.5, mu=0.2, kappa=2.0, kappa_c=1.0)
@@ -138,12 +138,7 @@ def report(r) -> list:
 
 def update(path: Path, lines: list) -> None:
     """Replace (or append) this section of BENCHMARKS.md."""
-    text = path.read_text() if path.exists() else ""
-    block = "\n".join(lines)
-    pat = re.compile(r"## Stated confidence:.*?(?=\n## |\Z)", re.S)
-    text = pat.sub(block.rstrip() + "\n", text) if pat.search(text) else (
-        text.rstrip() + "\n\n" + block)
-    path.write_text(text)
+    bench_loop.replace_section(path, "## Stated confidence:", lines)
 
 
 def main(argv=None):

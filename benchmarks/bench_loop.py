@@ -116,14 +116,19 @@ def report(r) -> list:
     ]
 
 
-def update(path: Path, lines: list) -> None:
-    """Replace (or append) this section of BENCHMARKS.md."""
+def replace_section(path: Path, heading: str, lines: list) -> None:
+    """Replace the section of BENCHMARKS.md that starts with ``heading`` (or append it)."""
     text = path.read_text() if path.exists() else ""
     block = "\n".join(lines)
-    pat = re.compile(r"## Closed loop:.*?(?=\n## |\Z)", re.S)
-    text = pat.sub(block.rstrip() + "\n", text) if pat.search(text) else (
+    pat = re.compile(re.escape(heading) + r".*?(?=\n## |\Z)", re.S)
+    text = pat.sub(lambda _: block.rstrip() + "\n", text) if pat.search(text) else (
         text.rstrip() + "\n\n" + block)
     path.write_text(text)
+
+
+def update(path: Path, lines: list) -> None:
+    """Replace (or append) this section of BENCHMARKS.md."""
+    replace_section(path, "## Closed loop:", lines)
 
 
 def main(argv=None):

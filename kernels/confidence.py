@@ -27,6 +27,7 @@ import math
 import numba as nb
 import numpy as np
 
+from .panel import _HI, _INV32, _LO, _phi  # the panel kernel's word masks and normal CDF
 from .rng import philox4x32_10
 
 STREAM = 7
@@ -35,15 +36,6 @@ BLOCK = 4096
 #: sum q^2), accuracy (sum, sum of squares); the paired Amp contrast (sum and sum
 #: of squares of qc - qd over wrong instances) is returned beside them.
 N_ACC = 8
-
-_LO = np.uint64(0xFFFFFFFF)
-_HI = np.uint64(32)
-_INV32 = 1.0 / 4294967296.0
-
-
-@nb.njit(inline="always", cache=True)
-def _phi(x):
-    return 0.5 * math.erfc(-x / math.sqrt(2.0))
 
 
 @nb.njit(cache=True)
