@@ -39,6 +39,7 @@ import bench_startup  # noqa: E402
 import bench_extensions  # noqa: E402
 import bench_loop  # noqa: E402
 import bench_confidence  # noqa: E402
+import bench_redeliberation  # noqa: E402
 from bench_baseline import median_time  # noqa: E402
 from reference_numpy import numpy_class_counts, numpy_naive  # noqa: E402
 
@@ -488,6 +489,8 @@ def write_md(res, path: Path):
     L += [""] + bench_loop.report(res["loop"])
     if "confidence" in res:
         L += [""] + bench_confidence.report(res["confidence"])
+    if "redeliberation" in res:
+        L += [""] + bench_redeliberation.report(res["redeliberation"])
     L += ["",
           "![scaling](docs/figures/bench_scaling.png)", "",
           "![precision](docs/figures/bench_precision.png)", ""]
@@ -515,7 +518,8 @@ def main(argv=None):
              ("scale", lambda: bench_scale.run(args.quick)),
              ("startup", lambda: bench_startup.run(args.quick)),
              ("loop", lambda: bench_loop.run(args.quick)),
-             ("confidence", lambda: bench_confidence.run(args.quick))]
+             ("confidence", lambda: bench_confidence.run(args.quick)),
+             ("redeliberation", lambda: bench_redeliberation.run(args.quick))]
     for name, fn in steps:
         t = time.perf_counter()
         res[name] = fn()

@@ -49,6 +49,8 @@ SWEEPS = {
     "loop_audit.png": ("loop_audit", "sweep.png", {}),
     "confidence_rounds.png": ("confidence_rounds", "sweep.png", {}),
     "confidence_amp.png": ("confidence_amp", "sweep.png", {}),
+    "redeliberation_hazard.png": ("redeliberation_hazard", "sweep.png", {}),
+    "redeliberation_bias.png": ("redeliberation_bias", "sweep.png", {}),
 }
 #: README figures of one cell: name -> the README's command (arguments of ``antiamp``).
 CELLS = {
@@ -56,6 +58,8 @@ CELLS = {
                        "loop.e_h=0.3", "loop.target=0.2"],
     "confidence_cell.png": ["model=confidence", "judge=logit", "judge.kappa=2",
                             "confidence.kappa_c=1"],
+    "redeliberation_cell.png": ["model=redeliberation", "judge=logit", "judge.lam=1.5",
+                                "judge.mu=1.5"],
 }
 
 

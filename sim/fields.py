@@ -96,6 +96,21 @@ FIELDS = {
     "confidence.shared_sd": ("σ_u", "shared report component sd"),
     "confidence.side_sd": ("σ_v", "side disposition sd"),
     "confidence.noise_sd": ("σ_ε", "report noise sd"),
+    "redeliberation.contested": ("q", "share of contested claims"),
+    "redeliberation.p_true": ("π", "share of true claims"),
+    "redeliberation.margin_clear": ("D_clear", "clear claims' evidence margin"),
+    "redeliberation.margin_contested": ("D_cont", "contested claims' evidence margin"),
+    "redeliberation.noise_clear": ("σ_clear", "clear claims' run noise sd"),
+    "redeliberation.noise_contested": ("σ_cont", "contested claims' run noise sd"),
+    "redeliberation.bias": ("β", "mean evidence-pool bias"),
+    "redeliberation.bias_sd": ("σ_β", "evidence-pool bias sd"),
+    "redeliberation.runs": ("k", "advocate runs per pass"),
+    "redeliberation.evidence": ("x", "true side's evidence found"),
+    "redeliberation.hazard": ("h", "hazard: truth established per extra round"),
+    "redeliberation.max_rounds": ("R_max", "most adaptive rounds"),
+    "redeliberation.insufficient_below": ("c_min", "INSUFFICIENT threshold"),
+    "redeliberation.trigger_spread": ("S_trig", "re-reconciliation spread trigger"),
+    "redeliberation.round_calls": ("calls_r", "calls per adaptive round"),
 }
 
 

@@ -15,7 +15,8 @@ xr = lazy("xarray")
 
 #: Dimensions that are not sweep axes.
 NON_AXES = ("protocol", "equilibrium", "s_P", "s_A", "k", "s", "v", "stance", "t", "action",
-            "e_P", "e_A", "transcript_class", "round", "quantile", "flag_rule", "audit_level")
+            "e_P", "e_A", "transcript_class", "round", "quantile", "flag_rule", "audit_level",
+            "claim_type", "band")
 
 
 def fmt(v) -> str:

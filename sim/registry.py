@@ -43,6 +43,7 @@ BUILTIN = {
     "options": "antiamp.models.options",
     "loop": "antiamp.models.loop",
     "confidence": "antiamp.models.confidence",
+    "redeliberation": "antiamp.models.redeliberation",
 }
 
 #: Sections of the built-in models, as ``module:attribute`` of their dataclasses, so
@@ -57,6 +58,7 @@ BUILTIN_SECTIONS = {
     "equilibrium": "antiamp.sections:EquilibriumConfig",
     "loop": "antiamp.sections:LoopConfig",
     "confidence": "antiamp.sections:ConfidenceConfig",
+    "redeliberation": "antiamp.sections:RedeliberationConfig",
 }
 
 ENTRY_POINT_GROUP = "antiamp.models"

@@ -278,3 +278,52 @@ class ConfidenceConfig:
     noise_sd: Optional[float] = None
     #: Replicated data sets of the posterior predictive check (0 = no check).
     ppc_draws: int = 200
+
+
+@dataclass
+class RedeliberationConfig:
+    """Adaptive re-deliberation of fact-check verdicts (seed 003) (``redeliberation.*``,
+    with ``model=redeliberation``).  Verdicts are truth percentages (0-100); the
+    advocate's runs share the claim's evidence-pool bias and add run noise."""
+
+    #: Share of contested claims (the rest are clear).
+    contested: float = 0.5
+    #: Share of true claims.
+    p_true: float = 0.5
+    #: Distance of a clear claim's evidence from 50, toward the truth (percentage points).
+    margin_clear: float = 25.0
+    #: Distance of a contested claim's evidence from 50, toward the truth (points).
+    margin_contested: float = 6.0
+    #: Run-to-run noise sd of a clear claim's verdict (points).
+    noise_clear: float = 3.0
+    #: Run-to-run noise sd of a contested claim's verdict (points).
+    noise_contested: float = 14.0
+    #: Mean evidence-pool bias toward "true", shared by every run of a claim (points).
+    bias: float = 0.0
+    #: Sd over claims of the evidence-pool bias (points).
+    bias_sd: float = 8.0
+    #: Advocate runs per pass: the advocate and its self-consistency samples (k).
+    runs: int = 3
+    #: Probability that the true side's evidence is found (the challenger's contrarian
+    #: evidence when the advocate is wrong); the false side's passes with model.rho.
+    evidence: float = 0.8
+    #: Per extra round (re-reconciliation or adaptive round): probability that the
+    #: truth is established (the hazard h).
+    hazard: float = 0.5
+    #: Most extra rounds of the adaptive policy (Climinator: 18).
+    max_rounds: int = 18
+    #: Spread bands' upper edges (points); null = the seed's 5, 12, 20.
+    bands: Optional[Any] = None
+    #: Confidence multiplier per band (one more than bands); null = 1.0, 0.9, 0.7, 0.4.
+    multipliers: Optional[Any] = None
+    #: Adjusted confidence below which a verdict is reported INSUFFICIENT (0-100).
+    insufficient_below: float = 40.0
+    #: Re-reconciliation runs when the spread exceeds this (points) and contrarian
+    #: evidence is present.
+    trigger_spread: float = 20.0
+    #: Model calls of the fixed pipeline per claim.
+    base_calls: int = 7
+    #: Model calls per adaptive round (the k advocate runs and the mediator).
+    round_calls: int = 4
+    #: Extra rounds of the forced-rounds accuracy series (every claim runs them all).
+    forced_rounds: int = 5

@@ -43,6 +43,7 @@ RUNS = [
         "rounds": 2, "paths": 2, "batch": 3, "types": 3, "learner": "majority"}}),
     ("stated confidence", {"model": {"name": "confidence"}, "judge": {"kind": "logit"},
                            "confidence": {"ppc_draws": 0}, "run": {"n_instances": N}}),
+    ("re-deliberation", {"model": {"name": "redeliberation"}, "run": {"n_instances": N}}),
 ]
 
 

@@ -56,6 +56,11 @@ GRIDS = {
                     "sweep": {"axes": {"confidence": {"condition": ["cross_model",
                                                                     "public_bets"],
                                                       "kappa_c": [0.0, 1.0]}}}}, None),
+    "redeliberation": ({"model": {"name": "redeliberation"}, "judge": {"kind": "logit"},
+                        "run": {"n_instances": N},
+                        "sweep": {"axes": {"redeliberation": {"runs": [2, 3, 5],
+                                                              "hazard": [0.2, 0.6]}}}},
+                       "advocate runs"),
     "loop-1d": ({"model": {"name": "loop"}, "loop": {"paths": 4, "rounds": 4, "batch": 50},
                  "sweep": {"axes": {"loop": {"rounds": [2, 3, 4]}}}}, "rounds of the loop"),
 }
