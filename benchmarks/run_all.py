@@ -40,6 +40,7 @@ import bench_extensions  # noqa: E402
 import bench_loop  # noqa: E402
 import bench_confidence  # noqa: E402
 import bench_redeliberation  # noqa: E402
+import bench_colmad  # noqa: E402
 from bench_baseline import median_time  # noqa: E402
 from reference_numpy import numpy_class_counts, numpy_naive  # noqa: E402
 
@@ -491,6 +492,8 @@ def write_md(res, path: Path):
         L += [""] + bench_confidence.report(res["confidence"])
     if "redeliberation" in res:
         L += [""] + bench_redeliberation.report(res["redeliberation"])
+    if "colmad" in res:
+        L += [""] + bench_colmad.report(res["colmad"])
     L += ["",
           "![scaling](docs/figures/bench_scaling.png)", "",
           "![precision](docs/figures/bench_precision.png)", ""]
@@ -519,7 +522,8 @@ def main(argv=None):
              ("startup", lambda: bench_startup.run(args.quick)),
              ("loop", lambda: bench_loop.run(args.quick)),
              ("confidence", lambda: bench_confidence.run(args.quick)),
-             ("redeliberation", lambda: bench_redeliberation.run(args.quick))]
+             ("redeliberation", lambda: bench_redeliberation.run(args.quick)),
+             ("colmad", lambda: bench_colmad.run(args.quick))]
     for name, fn in steps:
         t = time.perf_counter()
         res[name] = fn()

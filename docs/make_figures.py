@@ -51,6 +51,9 @@ SWEEPS = {
     "confidence_amp.png": ("confidence_amp", "sweep.png", {}),
     "redeliberation_hazard.png": ("redeliberation_hazard", "sweep.png", {}),
     "redeliberation_bias.png": ("redeliberation_bias", "sweep.png", {}),
+    "colmad_eta.png": ("colmad_eta", "sweep.png", {}),
+    "colmad_rounds.png": ("colmad_rounds", "sweep.png", {}),
+    "colmad_region.png": ("colmad_region", "sweep.png", {}),
 }
 #: README figures of one cell: name -> the README's command (arguments of ``antiamp``).
 CELLS = {
@@ -60,6 +63,7 @@ CELLS = {
                             "confidence.kappa_c=1"],
     "redeliberation_cell.png": ["model=redeliberation", "judge=logit", "judge.lam=1.5",
                                 "judge.mu=1.5"],
+    "colmad_cell.png": ["model=colmad", "judge=logit"],
 }
 
 

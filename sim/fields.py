@@ -111,6 +111,21 @@ FIELDS = {
     "redeliberation.insufficient_below": ("c_min", "INSUFFICIENT threshold"),
     "redeliberation.trigger_spread": ("S_trig", "re-reconciliation spread trigger"),
     "redeliberation.round_calls": ("calls_r", "calls per adaptive round"),
+    "colmad.p_error": ("π_err", "share of responses with an error"),
+    "colmad.sens_1": ("se_1", "detector 1 sensitivity"),
+    "colmad.spec_1": ("sp_1", "detector 1 specificity"),
+    "colmad.sens_2": ("se_2", "detector 2 sensitivity"),
+    "colmad.spec_2": ("sp_2", "detector 2 specificity"),
+    "colmad.eta": ("η", "detectors' correctness correlation"),
+    "colmad.rounds": ("R", "debate rounds"),
+    "colmad.evidence": ("x", "right side finds verified evidence per round"),
+    "colmad.fabricate": ("ρ_fab", "fabrication rate"),
+    "colmad.verify": ("v_q", "exact-match verification"),
+    "colmad.mislead": ("m", "misinterpretation rate"),
+    "colmad.relevance": ("v_r", "relevance check"),
+    "colmad.hack": ("h_r", "debate-hacking rhetoric gap"),
+    "colmad.kappa_r": ("κ_r", "judge's weight on rhetoric"),
+    "colmad.delta": ("δ", "concession to bare assertions"),
 }
 
 

@@ -44,6 +44,7 @@ BUILTIN = {
     "loop": "antiamp.models.loop",
     "confidence": "antiamp.models.confidence",
     "redeliberation": "antiamp.models.redeliberation",
+    "colmad": "antiamp.models.colmad",
 }
 
 #: Sections of the built-in models, as ``module:attribute`` of their dataclasses, so
@@ -59,6 +60,7 @@ BUILTIN_SECTIONS = {
     "loop": "antiamp.sections:LoopConfig",
     "confidence": "antiamp.sections:ConfidenceConfig",
     "redeliberation": "antiamp.sections:RedeliberationConfig",
+    "colmad": "antiamp.sections:ColmadConfig",
 }
 
 ENTRY_POINT_GROUP = "antiamp.models"

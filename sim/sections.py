@@ -327,3 +327,47 @@ class RedeliberationConfig:
     round_calls: int = 4
     #: Extra rounds of the forced-rounds accuracy series (every claim runs them all).
     forced_rounds: int = 5
+
+
+@dataclass
+class ColmadConfig:
+    """Error detection by debate (seed 001): collaborative (ColMAD) against competitive
+    (CopMAD) debate and a single detector (``colmad.*``, with ``model=colmad``).  The
+    judge (judge=logit) weighs the flagging side: mu > 0 leans toward "error"."""
+
+    #: Share of responses that contain an error (omega = 1).
+    p_error: float = 0.4
+    #: Detector 1 (the stronger; the single-agent baseline): Pr(flags | error).
+    sens_1: float = 0.8
+    #: Detector 1: Pr(does not flag | no error).
+    spec_1: float = 0.8
+    #: Detector 2: Pr(flags | error).
+    sens_2: float = 0.7
+    #: Detector 2: Pr(does not flag | no error).
+    spec_2: float = 0.7
+    #: Correlation of the two detectors' correctness, in each class (see eta_mode).
+    eta: float = 0.0
+    #: ``absolute``: eta is the correlation; ``fraction``: eta in [-1, 1] is the
+    #: fraction of the feasible maximum (eta >= 0) or minimum (eta < 0) in each class.
+    eta_mode: str = "fraction"
+    #: Debate rounds R on a disagreement.
+    rounds: int = 3
+    #: Per round: the right side finds an authentic, relevant quote.
+    evidence: float = 0.8
+    #: Per round: the wrong side fabricates a quote (rho_fab) ...
+    fabricate: float = 0.5
+    #: ... which exact-match verification catches with probability v_q.
+    verify: float = 0.8
+    #: Per round: the wrong side misinterprets an authentic quote (passes exact match).
+    mislead: float = 0.2
+    #: Probability that a relevance check catches a misinterpreted quote (0: none).
+    relevance: float = 0.0
+    #: CopMAD debate hacking: the wrong side's rhetoric mean above the right side's.
+    hack: float = 0.8
+    #: Sd of each side's rhetoric.
+    r_sd: float = 1.0
+    #: Judge's weight on rhetoric (kappa_r) in CopMAD; ColMAD debaters use none.
+    kappa_r: float = 1.0
+    #: ColMAD: per round without verified evidence, a debater concedes to the other's
+    #: unverified assertion with probability delta (degenerated collaboration).
+    delta: float = 0.1

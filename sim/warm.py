@@ -44,6 +44,8 @@ RUNS = [
     ("stated confidence", {"model": {"name": "confidence"}, "judge": {"kind": "logit"},
                            "confidence": {"ppc_draws": 0}, "run": {"n_instances": N}}),
     ("re-deliberation", {"model": {"name": "redeliberation"}, "run": {"n_instances": N}}),
+    ("error detection by debate", {"model": {"name": "colmad"}, "judge": {"kind": "logit"},
+                                   "run": {"n_instances": N}}),
 ]
 
 

@@ -61,6 +61,13 @@ GRIDS = {
                         "sweep": {"axes": {"redeliberation": {"runs": [2, 3, 5],
                                                               "hazard": [0.2, 0.6]}}}},
                        "advocate runs"),
+    "colmad": ({"model": {"name": "colmad"}, "judge": {"kind": "logit"},
+                "run": {"n_instances": N},
+                "sweep": {"axes": {"colmad": {"eta": [0.0, 0.5, 1.0], "verify": [0.2, 0.8]}}}},
+               None),
+    "colmad-1d": ({"model": {"name": "colmad"}, "judge": {"kind": "logit"},
+                   "run": {"n_instances": N},
+                   "sweep": {"axes": {"colmad": {"rounds": [1, 2, 3]}}}}, "debate rounds"),
     "loop-1d": ({"model": {"name": "loop"}, "loop": {"paths": 4, "rounds": 4, "batch": 50},
                  "sweep": {"axes": {"loop": {"rounds": [2, 3, 4]}}}}, "rounds of the loop"),
 }
