@@ -33,6 +33,7 @@ rounds' geometric series; rhetoric is integrated by Gauss-Hermite quadrature.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -149,10 +150,15 @@ def validate_colmad(cfg) -> None:
                                   f"is [{lo:.4f}, {hi:.4f}]; eta_mode=fraction scales to it")
 
 
+@functools.lru_cache(maxsize=8)
+def _hermgauss(nodes: int):
+    return np.polynomial.hermite.hermgauss(nodes)
+
+
 def judge_right(par: Params, nodes: int = 64) -> np.ndarray:
     """CopMAD judge: Pr(the right side is endorsed) as [omega][e_R][e_W], rhetoric
     r_R - r_W ~ N(-hack, 2 r_sd^2) integrated by Gauss-Hermite quadrature."""
-    x, w = np.polynomial.hermite.hermgauss(nodes)
+    x, w = _hermgauss(nodes)
     d = -par.hack + math.sqrt(2 * 2 * par.r_sd ** 2) * x
     out = np.zeros((2, 2, 2))
     for om in (0, 1):

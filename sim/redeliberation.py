@@ -211,13 +211,8 @@ def _judge_uphold(J: np.ndarray, par: Params):
     return combos
 
 
-def exact(par: Params, J: np.ndarray, n_nodes: int = 4001) -> dict:
-    """Every metric of every policy and claim type by quadrature over the bias B.
-
-    Returns ``{metric: array (protocol, type)}`` plus ``band_share`` (type, bands),
-    ``spread_mean`` (type) and ``acc_round`` (type, forced_rounds + 1).
-    """
-    k, h, R = par.runs, par.hazard, par.max_rounds
+def _bias_nodes(par: Params, n_nodes: int = 4001):
+    """Nodes and weights of the bias B ~ N(bias, bias_sd^2)."""
     if par.bias_sd > 0:
         # A dense trapezoid rule, not Gauss-Hermite: the integrands step from 0 to 1
         # over a few points of bias (sd / sqrt(k) of the runs' mean), far narrower
@@ -225,10 +220,29 @@ def exact(par: Params, J: np.ndarray, n_nodes: int = 4001) -> dict:
         # fast-decaying integrands (80 Gauss-Hermite nodes leave errors of 1e-7).
         z = np.linspace(-12.0, 12.0, n_nodes)
         w = np.exp(-0.5 * z * z)
-        w = w / w.sum()
-    else:
-        z, w = np.zeros(1), np.ones(1)
-    Bn = par.bias + par.bias_sd * z
+        return par.bias + par.bias_sd * z, w / w.sum()
+    return np.full(1, par.bias), np.ones(1)
+
+
+def first_pass_error(par: Params) -> np.ndarray:
+    """eps0 per claim type: Pr(the first pass's direction is wrong)."""
+    Bn, w = _bias_nodes(par)
+    out = np.zeros(2)
+    for t in range(2):
+        sd_bar = par.noise[t] / math.sqrt(par.runs)
+        for s, ps in ((1, par.p_true), (-1, 1 - par.p_true)):
+            out[t] += ps * float(np.sum(w * special.ndtr(-(par.margin[t] + s * Bn) / sd_bar)))
+    return out
+
+
+def exact(par: Params, J: np.ndarray, n_nodes: int = 4001) -> dict:
+    """Every metric of every policy and claim type by quadrature over the bias B.
+
+    Returns ``{metric: array (protocol, type)}`` plus ``band_share`` (type, bands),
+    ``spread_mean`` (type) and ``acc_round`` (type, forced_rounds + 1).
+    """
+    k, h, R = par.runs, par.hazard, par.max_rounds
+    Bn, w = _bias_nodes(par, n_nodes)
     P = len(PROTOCOLS)
     out = {m: np.zeros((P, 2)) for m in METRICS}
     n_wrong, n_right = np.zeros((P, 2)), np.zeros((P, 2))
@@ -259,11 +273,12 @@ def exact(par: Params, J: np.ndarray, n_nodes: int = 4001) -> dict:
             # and evidence (the trigger depends on the challenger's evidence).
             for (lo_, hi_, bnd, trig), p in zip(ints, p_int):
                 mult = par.multipliers[bnd]
+                raw_dec = _decided(m, sd_bar, 0.0)
+                pen_dec = _decided(m, sd_bar, par.threshold / mult - 50.0)
+                # unpenalised (a resolved re-reconciliation)
+                res_R, res_W = _decided(m, sd_bar, par.threshold - 50.0)
                 for pi, prot in enumerate(PROTOCOLS[:3]):
-                    cut = 0.0 if prot == "raw" else par.threshold / mult - 50.0
-                    dec_R, dec_W = _decided(m, sd_bar, cut)
-                    cut1 = par.threshold - 50.0  # unpenalised (a resolved re-reconciliation)
-                    res_R, res_W = _decided(m, sd_bar, cut1)
+                    dec_R, dec_W = raw_dec if prot == "raw" else pen_dec
                     for eT, eF, pe, jR, jW in combos:
                         c = wt * p * pe
                         tr_R = prot == "rereconcile" and trig and eF == 1
@@ -372,10 +387,7 @@ def hazard_for(par: Params, accuracy: float, rounds: int, claim_type: str = "con
     """The hazard h at which the advocates' direction is right with probability
     ``accuracy`` after ``rounds`` forced extra rounds on ``claim_type`` claims:
     1 - eps0 (1 - h)^rounds = accuracy, eps0 the first pass's error (exact)."""
-    from dataclasses import replace
-
-    t = TYPES.index(claim_type)
-    eps0 = 1.0 - float(exact(replace(par, forced_rounds=0), np.eye(2))["acc_round"][t, 0])
+    eps0 = first_pass_error(par)[TYPES.index(claim_type)]
     if accuracy <= 1.0 - eps0:
         return 0.0
     if rounds < 1 or accuracy >= 1.0:
