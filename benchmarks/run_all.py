@@ -41,6 +41,7 @@ import bench_loop  # noqa: E402
 import bench_confidence  # noqa: E402
 import bench_redeliberation  # noqa: E402
 import bench_colmad  # noqa: E402
+import bench_mediation  # noqa: E402
 from bench_baseline import median_time  # noqa: E402
 from reference_numpy import numpy_class_counts, numpy_naive  # noqa: E402
 
@@ -494,6 +495,8 @@ def write_md(res, path: Path):
         L += [""] + bench_redeliberation.report(res["redeliberation"])
     if "colmad" in res:
         L += [""] + bench_colmad.report(res["colmad"])
+    if "mediation" in res:
+        L += [""] + bench_mediation.report(res["mediation"])
     L += ["",
           "![scaling](docs/figures/bench_scaling.png)", "",
           "![precision](docs/figures/bench_precision.png)", ""]
@@ -523,7 +526,8 @@ def main(argv=None):
              ("loop", lambda: bench_loop.run(args.quick)),
              ("confidence", lambda: bench_confidence.run(args.quick)),
              ("redeliberation", lambda: bench_redeliberation.run(args.quick)),
-             ("colmad", lambda: bench_colmad.run(args.quick))]
+             ("colmad", lambda: bench_colmad.run(args.quick)),
+             ("mediation", lambda: bench_mediation.run(args.quick))]
     for name, fn in steps:
         t = time.perf_counter()
         res[name] = fn()

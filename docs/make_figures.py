@@ -54,6 +54,8 @@ SWEEPS = {
     "colmad_eta.png": ("colmad_eta", "sweep.png", {}),
     "colmad_rounds.png": ("colmad_rounds", "sweep.png", {}),
     "colmad_region.png": ("colmad_region", "sweep.png", {}),
+    "mediation_iterations.png": ("mediation_iterations", "sweep.png", {}),
+    "mediation_sources.png": ("mediation_sources", "sweep.png", {}),
 }
 #: README figures of one cell: name -> the README's command (arguments of ``antiamp``).
 CELLS = {
@@ -64,6 +66,7 @@ CELLS = {
     "redeliberation_cell.png": ["model=redeliberation", "judge=logit", "judge.lam=1.5",
                                 "judge.mu=1.5"],
     "colmad_cell.png": ["model=colmad", "judge=logit"],
+    "mediation_cell.png": ["model=mediation"],
 }
 
 

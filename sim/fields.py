@@ -126,6 +126,21 @@ FIELDS = {
     "colmad.hack": ("h_r", "debate-hacking rhetoric gap"),
     "colmad.kappa_r": ("κ_r", "judge's weight on rhetoric"),
     "colmad.delta": ("δ", "concession to bare assertions"),
+    "mediation.citations": ("M", "citations per case"),
+    "mediation.source": ("source", "citation generator"),
+    "mediation.relevance": ("v_r", "relevance check"),
+    "mediation.flaws": ("F_0", "initial material flaws"),
+    "mediation.detect": ("d", "critic finds a flaw"),
+    "mediation.repair": ("r", "proposer repairs a found flaw"),
+    "mediation.iterations": ("k", "critic-evaluator-proposer iterations"),
+    "mediation.false_alarm": ("f_a", "false alarm breaks a sound part"),
+    "mediation.perspectives": ("P", "perspectives"),
+    "mediation.dissent": ("s", "dissent per residual flaw"),
+    "mediation.false_dissent": ("f_d", "false dissent"),
+    "mediation.erase": ("e", "summary erases a dissent"),
+    "mediation.escalate_at": ("T", "dissents that escalate"),
+    "mediation.human_accuracy": ("h", "human accuracy"),
+    "mediation.human_cost": ("c_h", "human review cost"),
 }
 
 

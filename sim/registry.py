@@ -45,6 +45,7 @@ BUILTIN = {
     "confidence": "antiamp.models.confidence",
     "redeliberation": "antiamp.models.redeliberation",
     "colmad": "antiamp.models.colmad",
+    "mediation": "antiamp.models.mediation",
 }
 
 #: Sections of the built-in models, as ``module:attribute`` of their dataclasses, so
@@ -61,6 +62,7 @@ BUILTIN_SECTIONS = {
     "confidence": "antiamp.sections:ConfidenceConfig",
     "redeliberation": "antiamp.sections:RedeliberationConfig",
     "colmad": "antiamp.sections:ColmadConfig",
+    "mediation": "antiamp.sections:MediationConfig",
 }
 
 ENTRY_POINT_GROUP = "antiamp.models"

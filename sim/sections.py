@@ -371,3 +371,46 @@ class ColmadConfig:
     #: ColMAD: per round without verified evidence, a debater concedes to the other's
     #: unverified assertion with probability delta (degenerated collaboration).
     delta: float = 0.1
+
+
+@dataclass
+class MediationConfig:
+    """Provenance-backed pluralistic mediation (seed 002, FOAM) (``mediation.*``, with
+    ``model=mediation``): citations, the critic-evaluator-proposer loop, the synthesis
+    that keeps or erases dissent, and escalation to a human."""
+
+    #: Citations per case (M).
+    citations: int = 8
+    #: Citation generator: ``foam`` (sentence-level provenance), ``human`` (expert),
+    #: ``zeroshot`` (zero-shot AI), each calibrated to the seed's Tables 1 and 2, or
+    #: ``custom`` (the five shares below).
+    source: str = "foam"
+    #: Custom shares of citation classes: [exact and relevant, exact but irrelevant
+    #: (a wrong pointer), partial, paraphrase, fabricated]; used with source=custom.
+    classes: Optional[Any] = None
+    #: Probability that a relevance check catches a verbatim-but-irrelevant citation.
+    relevance: float = 0.0
+    #: Mean material flaws of a proposal before mediation (Poisson F_0).
+    flaws: float = 2.0
+    #: Per iteration, the critic finds a remaining flaw with probability d ...
+    detect: float = 0.6
+    #: ... and the proposer repairs a found flaw with probability r.
+    repair: float = 0.7
+    #: Critic-evaluator-proposer iterations (k).
+    iterations: int = 3
+    #: Per iteration, a false alarm whose accepted "repair" breaks a sound part (a new flaw).
+    false_alarm: float = 0.05
+    #: Perspectives whose dissent the synthesis sees.
+    perspectives: int = 3
+    #: A perspective dissents on a residual flaw with probability s per flaw.
+    dissent: float = 0.5
+    #: A perspective dissents on a sound recommendation (false dissent).
+    false_dissent: float = 0.05
+    #: A monolithic summary erases each dissent with this probability (a dissent memo keeps it).
+    erase: float = 0.8
+    #: Escalate to a human when at least this many dissents survive the synthesis.
+    escalate_at: int = 1
+    #: The human's probability of deciding an escalated case correctly.
+    human_accuracy: float = 0.9
+    #: Cost of one human review, in model calls.
+    human_cost: float = 20.0

@@ -46,6 +46,7 @@ RUNS = [
     ("re-deliberation", {"model": {"name": "redeliberation"}, "run": {"n_instances": N}}),
     ("error detection by debate", {"model": {"name": "colmad"}, "judge": {"kind": "logit"},
                                    "run": {"n_instances": N}}),
+    ("pluralistic mediation", {"model": {"name": "mediation"}, "run": {"n_instances": N}}),
 ]
 
 

@@ -68,6 +68,13 @@ GRIDS = {
     "colmad-1d": ({"model": {"name": "colmad"}, "judge": {"kind": "logit"},
                    "run": {"n_instances": N},
                    "sweep": {"axes": {"colmad": {"rounds": [1, 2, 3]}}}}, "debate rounds"),
+    "mediation": ({"model": {"name": "mediation"}, "run": {"n_instances": N},
+                   "sweep": {"axes": {"mediation": {"iterations": [0, 2, 4],
+                                                    "escalate_at": [1, 2]}}}},
+                  "iterations"),
+    "mediation-sources": ({"model": {"name": "mediation"}, "run": {"n_instances": N},
+                           "sweep": {"axes": {"mediation": {"source": ["foam", "human"]}}}},
+                          None),
     "loop-1d": ({"model": {"name": "loop"}, "loop": {"paths": 4, "rounds": 4, "batch": 50},
                  "sweep": {"axes": {"loop": {"rounds": [2, 3, 4]}}}}, "rounds of the loop"),
 }
