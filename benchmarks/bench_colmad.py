@@ -13,10 +13,8 @@ Timed in the same run, medians over repeats, at the model's defaults (3 rounds):
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
-from pathlib import Path
 
 import numba as nb
 import numpy as np
@@ -79,13 +77,10 @@ def report(r) -> list:
         f"`model=colmad` at its defaults: {n:,} responses, four protocols on each. The "
         f"kernel agrees with the exact enumeration (largest |z| of F1: {r['z']:.2f}).",
         "",
-        "| what | seconds | responses per second |",
-        "|---|---|---|",
-        f"| Philox floor (the same blocks, nothing else) | {r['floor_s']:.3f} | "
-        f"{n / r['floor_s']:.3g} |",
-        f"| kernel (with the 21 x 21 moment matrix of the delta method) | "
-        f"{r['kernel_s']:.3f} | {n / r['kernel_s']:.3g} |",
-        f"| exact enumeration of one cell | {r['exact_s']:.4f} | |",
+        *bench_loop.timing_table("responses", [
+            ("Philox floor (the same blocks, nothing else)", r["floor_s"], n),
+            ("kernel (with the 21 x 21 moment matrix of the delta method)", r["kernel_s"], n),
+            ("exact enumeration of one cell", r["exact_s"], None)]),
         "",
         f"Kernel / floor: **{r['kernel_s'] / r['floor_s']:.2f}x** the floor's time (same run, "
         "medians).",
@@ -93,19 +88,8 @@ def report(r) -> list:
     ]
 
 
-def update(path: Path, lines: list) -> None:
-    bench_loop.replace_section(path, "## Error detection by debate:", lines)
-
-
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--update", help="a BENCHMARKS.md whose error-detection section to rewrite")
-    args = ap.parse_args(argv)
-    lines = report(run(args.quick))
-    print("\n".join(lines))
-    if args.update:
-        update(Path(args.update), lines)
+    bench_loop.standalone(argv, __doc__, run, report, "## Error detection by debate:", "error-detection")
 
 
 if __name__ == "__main__":

@@ -15,10 +15,8 @@ Timed in the same run, medians over repeats:
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
-from pathlib import Path
 
 import numba as nb
 import numpy as np
@@ -136,20 +134,8 @@ def report(r) -> list:
     ]
 
 
-def update(path: Path, lines: list) -> None:
-    """Replace (or append) this section of BENCHMARKS.md."""
-    bench_loop.replace_section(path, "## Stated confidence:", lines)
-
-
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--update", help="a BENCHMARKS.md whose stated-confidence section to rewrite")
-    args = ap.parse_args(argv)
-    lines = report(run(args.quick))
-    print("\n".join(lines))
-    if args.update:
-        update(Path(args.update), lines)
+    bench_loop.standalone(argv, __doc__, run, report, "## Stated confidence:", "stated-confidence")
 
 
 if __name__ == "__main__":

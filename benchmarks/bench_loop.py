@@ -126,20 +126,31 @@ def replace_section(path: Path, heading: str, lines: list) -> None:
     path.write_text(text)
 
 
-def update(path: Path, lines: list) -> None:
-    """Replace (or append) this section of BENCHMARKS.md."""
-    replace_section(path, "## Closed loop:", lines)
+def timing_table(unit: str, rows: list) -> list:
+    """Markdown rows of (what, seconds, items or None): seconds and items per second."""
+    out = [f"| what | seconds | {unit} per second |", "|---|---|---|"]
+    for what, sec, items in rows:
+        rate = f"{items / sec:.3g}" if items else ""
+        out.append(f"| {what} | {sec:.4f} | {rate} |" if sec < 0.1 else
+                   f"| {what} | {sec:.3f} | {rate} |")
+    return out
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--update", help="a BENCHMARKS.md whose closed-loop section to rewrite")
+def standalone(argv, doc: str, run, report, heading: str, what: str):
+    """The command line every model benchmark shares: run, print the section and,
+    with --update, rewrite that section of a BENCHMARKS.md."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="smaller sizes (a smoke run)")
+    ap.add_argument("--update", help=f"a BENCHMARKS.md whose {what} section to rewrite")
     args = ap.parse_args(argv)
     lines = report(run(args.quick))
     print("\n".join(lines))
     if args.update:
-        update(Path(args.update), lines)
+        replace_section(Path(args.update), heading, lines)
+
+
+def main(argv=None):
+    standalone(argv, __doc__, run, report, "## Closed loop:", "closed-loop")
 
 
 if __name__ == "__main__":

@@ -10,10 +10,8 @@ the same Philox words per case and nothing else), and the exact values of one ce
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
-from pathlib import Path
 
 import numba as nb
 import numpy as np
@@ -68,13 +66,10 @@ def report(r) -> list:
         f"`model=mediation` at its defaults: {n:,} cases, both syntheses on each. The kernel "
         f"agrees with the exact values (largest |z| of Amp: {r['z']:.2f}).",
         "",
-        "| what | seconds | cases per second |",
-        "|---|---|---|",
-        f"| Philox floor (the same words, nothing else) | {r['floor_s']:.3f} | "
-        f"{n / r['floor_s']:.3g} |",
-        f"| kernel (with the 16 x 16 moment matrix of the delta method) | {r['kernel_s']:.3f} | "
-        f"{n / r['kernel_s']:.3g} |",
-        f"| exact values of one cell | {r['exact_s']:.4f} | |",
+        *bench_loop.timing_table("cases", [
+            ("Philox floor (the same words, nothing else)", r["floor_s"], n),
+            ("kernel (with the 16 x 16 moment matrix of the delta method)", r["kernel_s"], n),
+            ("exact values of one cell", r["exact_s"], None)]),
         "",
         f"Kernel / floor: **{r['kernel_s'] / r['floor_s']:.2f}x** the floor's time (same run, "
         "medians).",
@@ -82,19 +77,8 @@ def report(r) -> list:
     ]
 
 
-def update(path: Path, lines: list) -> None:
-    bench_loop.replace_section(path, "## Pluralistic mediation:", lines)
-
-
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--update", help="a BENCHMARKS.md whose mediation section to rewrite")
-    args = ap.parse_args(argv)
-    lines = report(run(args.quick))
-    print("\n".join(lines))
-    if args.update:
-        update(Path(args.update), lines)
+    bench_loop.standalone(argv, __doc__, run, report, "## Pluralistic mediation:", "mediation")
 
 
 if __name__ == "__main__":

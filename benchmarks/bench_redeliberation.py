@@ -18,11 +18,9 @@ policies, five forced rounds, adaptive rounds up to 18):
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 import time
-from pathlib import Path
 
 import numba as nb
 import numpy as np
@@ -151,14 +149,11 @@ def report(r) -> list:
         f"implementations agree with the exact quadrature (largest |z| of accuracy: kernel "
         f"{r['z_kernel']:.2f}, NumPy {r['z_numpy']:.2f}).",
         "",
-        "| what | seconds | claims per second |",
-        "|---|---|---|",
-        f"| Philox floor (the forced-rounds path's blocks and normals) | {r['floor_s']:.3f} | "
-        f"{n / r['floor_s']:.3g} |",
-        f"| kernel | {r['kernel_s']:.3f} | {n / r['kernel_s']:.3g} |",
-        f"| NumPy reference (four policies, no forced series) | {r['numpy_s']:.3f} | "
-        f"{n / r['numpy_s']:.3g} |",
-        f"| exact quadrature of one cell | {r['exact_s']:.3f} | |",
+        *bench_loop.timing_table("claims", [
+            ("Philox floor (the forced-rounds path's blocks and normals)", r["floor_s"], n),
+            ("kernel", r["kernel_s"], n),
+            ("NumPy reference (four policies, no forced series)", r["numpy_s"], n),
+            ("exact quadrature of one cell", r["exact_s"], None)]),
         "",
         f"Kernel / floor: **{r['kernel_s'] / r['floor_s']:.2f}x** the floor's time; NumPy / "
         f"kernel: **{r['numpy_s'] / r['kernel_s']:.1f}x** (same run, medians).",
@@ -166,20 +161,8 @@ def report(r) -> list:
     ]
 
 
-def update(path: Path, lines: list) -> None:
-    """Replace (or append) this section of BENCHMARKS.md."""
-    bench_loop.replace_section(path, "## Re-deliberation:", lines)
-
-
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--update", help="a BENCHMARKS.md whose re-deliberation section to rewrite")
-    args = ap.parse_args(argv)
-    lines = report(run(args.quick))
-    print("\n".join(lines))
-    if args.update:
-        update(Path(args.update), lines)
+    bench_loop.standalone(argv, __doc__, run, report, "## Re-deliberation:", "re-deliberation")
 
 
 if __name__ == "__main__":

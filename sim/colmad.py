@@ -41,6 +41,7 @@ import numpy as np
 
 from .config import ConfigError, _int_at_least, _number, _prob
 from .lazy import lazy
+from .moments import estimates
 from .sections import ColmadConfig  # noqa: F401  (re-exported for the model)
 from .signals import eta_range
 
@@ -236,23 +237,6 @@ def metric_values(m: np.ndarray) -> dict:
     return out
 
 
-def delta_se(m: np.ndarray, cov: np.ndarray, n: int) -> dict:
-    """Standard errors of metric_values by the delta method (central differences of
-    the metrics in the means; cov is the per-instance covariance)."""
-    base = metric_values(m)
-    grads = {k: np.zeros((len(v), len(m))) for k, v in base.items()}
-    for i in range(len(m)):
-        h = 1e-6 * max(abs(m[i]), 1e-3)
-        up, dn = m.copy(), m.copy()
-        up[i] += h
-        dn[i] -= h
-        fu, fd = metric_values(up), metric_values(dn)
-        for k in base:
-            grads[k][:, i] = (fu[k] - fd[k]) / (2 * h)
-    return {k: np.sqrt(np.maximum(np.einsum("pi,ij,pj->p", g, cov, g), 0.0) / n)
-            for k, g in grads.items()}
-
-
 def simulate(par: Params, n_instances: int, seed: int, n_threads: int = 0) -> dict:
     """Metrics by the compiled kernel: ``{metric: (values, se)}``."""
     import numba
@@ -267,12 +251,7 @@ def simulate(par: Params, n_instances: int, seed: int, n_threads: int = 0) -> di
                            np.ascontiguousarray(pair_table(par)), judge_right(par),
                            np.array([tie_right(par, 0), tie_right(par, 1)]), par.evidence,
                            par.pass_wrong, int(par.rounds), par.delta)
-    n = float(n_instances)
-    S1, S2 = s1.sum(axis=0), s2.sum(axis=0)  # blocks added in order
-    m = S1 / n
-    cov = (S2 / n - np.outer(m, m)) * n / (n - 1)
-    vals, ses = metric_values(m), delta_se(m, cov, n)
-    return {k: (vals[k], ses[k]) for k in vals}
+    return estimates(metric_values, s1, s2, float(n_instances))
 
 
 def hack_for_gain(par: Params, gain: float) -> float:

@@ -35,6 +35,7 @@ import numpy as np
 
 from .config import ConfigError, _int_at_least, _number, _prob
 from .lazy import lazy
+from .moments import estimates
 from .sections import MediationConfig  # noqa: F401  (re-exported for the model)
 
 special = lazy("scipy.special")
@@ -241,12 +242,7 @@ def simulate(par: Params, n_instances: int, seed: int, n_threads: int = 0) -> di
                               par.human_accuracy, int(par.citations),
                               np.asarray(par.classes, float), np.asarray(EQ_WEIGHTS),
                               par.relevance)
-    n = float(n_instances)
-    S1, S2 = s1.sum(axis=0), s2.sum(axis=0)  # blocks added in order
-    m = S1 / n
-    cov = (S2 / n - np.outer(m, m)) * n / (n - 1)
-    vals, ses = _values(m, par), _delta(m, cov, n, par)
-    return {k: (vals[k], ses[k]) for k in vals}
+    return estimates(lambda m: _values(m, par), s1, s2, float(n_instances))
 
 
 #: The kernel's per-case vector: wrong, residual, perfect, exact share, eq, caught;
@@ -278,19 +274,3 @@ def _values(m, par: Params) -> dict:
     out["eq_score"] = np.array([m[4]])
     out["caught_irrelevant"] = np.array([m[5]])
     return out
-
-
-def _delta(m, cov, n, par) -> dict:
-    """Delta-method standard errors of _values (central differences)."""
-    base = _values(m, par)
-    g = {k: np.zeros((len(v), len(m))) for k, v in base.items()}
-    for i in range(len(m)):
-        h = 1e-6 * max(abs(m[i]), 1e-3)
-        up, dn = m.copy(), m.copy()
-        up[i] += h
-        dn[i] -= h
-        fu, fd = _values(up, par), _values(dn, par)
-        for k in base:
-            g[k][:, i] = (fu[k] - fd[k]) / (2 * h)
-    return {k: np.sqrt(np.maximum(np.einsum("pi,ij,pj->p", G, cov, G), 0.0) / n)
-            for k, G in g.items()}

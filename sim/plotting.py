@@ -201,3 +201,12 @@ def save(fig, path: Path) -> list:
         written.append(p)
     plt.close(fig)
     return written
+
+
+def exact_and_simulated(ax, d, var: str, xpos, colour, se_var: str | None = None) -> None:
+    """One series of a grid figure: ``<var>_exact`` as a line, the simulated ``var``
+    as points with 1.96-SE bars (when the grid was simulated)."""
+    ax.plot(xpos, d[f"{var}_exact"].values, "-", color=colour, lw=1.2)
+    if np.isfinite(d[var].values).any():
+        ax.errorbar(xpos, d[var].values, yerr=1.96 * d[se_var or f"{var}_se"].values, fmt="o",
+                    ms=2.5, color=colour, capsize=1.5)

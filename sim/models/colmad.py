@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..layout import add_triplets, cell_triplets, stacker
 from ..lazy import lazy
 from ..plotting import fmt, panel_grid, save, shared_legend
 from ..registry import Model
@@ -26,10 +27,7 @@ def _cell(c) -> dict:
     ex = cm.metric_values(cm.exact_means(par))
     sim = (cm.simulate(par, int(c.run.n_instances), int(c.run.seed), int(c.run.n_threads))
            if c.run.n_instances > 1 else None)
-    r = {}
-    for k, v in ex.items():
-        r[f"{k}_exact"] = v
-        r[k], r[f"{k}_se"] = sim[k] if sim else (np.full(v.shape, np.nan),) * 2
+    r = cell_triplets(ex, sim)
     r["pass_wrong"] = np.float64(par.pass_wrong)
     r["hack_seed_gain"] = np.float64(cm.hack_for_gain(par, SEED_GAIN))
     return r
@@ -40,25 +38,16 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()):
     t0 = time.perf_counter()
     res = [_cell(c) for c in cells]
     elapsed = time.perf_counter() - t0
-    sh, ax = tuple(shape), tuple(dims)
-
-    def st(k):
-        a = np.stack([np.asarray(r[k]) for r in res])
-        return a.reshape(sh + a.shape[1:])
-
+    ax = tuple(dims)
+    st = stacker(res, shape)
     data = {}
-    for k, ln in cm.METRICS.items():
-        units = "calls" if k == "calls" else "1"
-        data[k] = (ax + ("protocol",), st(k), {"long_name": f"{ln}, simulated", "units": units})
-        data[f"{k}_se"] = (ax + ("protocol",), st(f"{k}_se"), {
-            "long_name": f"standard error of {k} (delta method)", "units": units})
-        data[f"{k}_exact"] = (ax + ("protocol",), st(f"{k}_exact"), {
-            "long_name": f"{ln}, exact enumeration", "units": units})
-    for k, ln in (("f1_gain", "F1(ColMAD) / F1(CopMAD) - 1"),
-                  ("disagree", "share of responses on which the detectors disagree")):
-        for suf, how in (("", "simulated"), ("_se", "standard error"), ("_exact", "exact")):
-            data[k + suf] = (ax, st(k + suf)[..., 0], {"long_name": f"{ln}, {how}",
-                                                      "units": "1"})
+    add_triplets(data, st, ax, ("protocol",), cm.METRICS,
+                 units=lambda k: "calls" if k == "calls" else "1",
+                 exact_how="exact enumeration", se_how=" (delta method)")
+    add_triplets(data, lambda k: st(k)[..., 0], ax, (), {
+        "f1_gain": "F1(ColMAD) / F1(CopMAD) - 1",
+        "disagree": "share of responses on which the detectors disagree"},
+        exact_how="exact enumeration", se_how=" (delta method)")
     data["pass_wrong"] = (ax, st("pass_wrong"), {
         "long_name": "per round, the wrong side's quote passes verification: "
                      "1 - (1 - rho_fab (1 - v_q)) (1 - m (1 - v_r))", "units": "1"})
@@ -162,7 +151,7 @@ def plot_grid(ds, path: Path) -> list:
     """One swept field: F1 and Amp of every protocol and ColMAD's F1 gain, exact lines
     and simulated points.  Two: where ColMAD beats a single detector (F1 difference,
     zero contour) and its gain over CopMAD, as xarray heatmaps."""
-    from ..plotting import axes_of, axis_label, integer_ticks
+    from ..plotting import axes_of, axis_label, exact_and_simulated, integer_ticks
 
     dims = axes_of(ds, "f1_exact")
     if not dims:
@@ -204,16 +193,9 @@ def plot_grid(ds, path: Path) -> list:
     xpos = np.arange(len(xv)) if cat else xv.astype(float)
     fig, axs = panel_grid(3, height=2.9)
     for p in ds.protocol.values:
-        d = ds.sel(protocol=p)
         for ax, v in ((axs[0], "f1"), (axs[1], "amp")):
-            ax.plot(xpos, d[f"{v}_exact"].values, "-", color=COLOURS[str(p)], lw=1.2)
-            if np.isfinite(d[v].values).any():
-                ax.errorbar(xpos, d[v].values, yerr=1.96 * d[f"{v}_se"].values, fmt="o",
-                            ms=2.5, color=COLOURS[str(p)], capsize=1.5)
-    axs[2].plot(xpos, ds.f1_gain_exact.values, "-", color="k", lw=1.2)
-    if np.isfinite(ds.f1_gain.values).any():
-        axs[2].errorbar(xpos, ds.f1_gain.values, yerr=1.96 * ds.f1_gain_se.values, fmt="o",
-                        ms=2.5, color="k", capsize=1.5)
+            exact_and_simulated(ax, ds.sel(protocol=p), v, xpos, COLOURS[str(p)])
+    exact_and_simulated(axs[2], ds, "f1_gain", xpos, "k")
     axs[2].axhline(SEED_GAIN, color="0.5", ls=":", lw=0.8)
     for ax, t in zip(axs, ("F1 on the error class", "Amp: Pr(error ratified | error)",
                            "ColMAD's F1 gain over CopMAD (dotted: 19%)")):

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..layout import add_triplets, cell_triplets, stacker
 from ..lazy import lazy
 from ..plotting import panel_grid, save, shared_legend
 from ..registry import Model
@@ -23,15 +24,7 @@ def _cell(c) -> dict:
     ex = md.exact(par)
     sim = (md.simulate(par, int(c.run.n_instances), int(c.run.seed), int(c.run.n_threads))
            if c.run.n_instances > 1 else None)
-    r = {}
-    for k, v in ex.items():
-        v = np.asarray(v, float)
-        r[f"{k}_exact"] = v
-        if sim:
-            s, se = sim[k]
-            r[k], r[f"{k}_se"] = (s, se) if v.ndim else (s[0], se[0])
-        else:
-            r[k] = r[f"{k}_se"] = np.full(v.shape, np.nan)
+    r = cell_triplets(ex, sim)
     r["mean_residual_exact"] = np.float64(md.mean_residual(par))
     return r
 
@@ -41,21 +34,12 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()):
     t0 = time.perf_counter()
     res = [_cell(c) for c in cells]
     elapsed = time.perf_counter() - t0
-    sh, ax = tuple(shape), tuple(dims)
-
-    def st(k):
-        a = np.stack([np.asarray(r[k]) for r in res])
-        return a.reshape(sh + a.shape[1:])
-
+    ax = tuple(dims)
+    st = stacker(res, shape)
     data = {}
     for group, d in ((md.METRICS, ("protocol",)), (md.SHARED, ())):
-        for k, ln in group.items():
-            units = "points" if k == "eq_score" else ("calls" if k == "cost" else "1")
-            data[k] = (ax + d, st(k), {"long_name": f"{ln}, simulated", "units": units})
-            data[f"{k}_se"] = (ax + d, st(f"{k}_se"), {
-                "long_name": f"standard error of {k} (delta method)", "units": units})
-            data[f"{k}_exact"] = (ax + d, st(f"{k}_exact"), {
-                "long_name": f"{ln}, exact", "units": units})
+        add_triplets(data, st, ax, d, group, se_how=" (delta method)", units=lambda k: (
+            "points" if k == "eq_score" else ("calls" if k == "cost" else "1")))
     data["mean_residual_exact"] = (ax, st("mean_residual_exact"), {
         "long_name": "mean residual flaws in closed form: F_0 (1 - d r)^k + false alarms' "
                      "survivors", "units": "1"})
@@ -164,7 +148,7 @@ def plot_cell(ds, path: Path) -> list:
 
 
 def plot_grid(ds, path: Path) -> list:
-    from ..plotting import axes_of, axis_label, fmt, integer_ticks
+    from ..plotting import axes_of, axis_label, exact_and_simulated, fmt, integer_ticks
 
     dims = axes_of(ds, "amp_exact")
     if not dims:
@@ -179,11 +163,7 @@ def plot_grid(ds, path: Path) -> list:
                         ("Amp", "escalation rate", "Pr(wrong | not escalated)",
                          "cost per case (model calls)")):
         for p in ds.protocol.values:
-            d = sub.sel(protocol=p)
-            ax.plot(xpos, d[f"{v}_exact"].values, "-", color=COLOURS[str(p)], lw=1.2)
-            if np.isfinite(d[v].values).any():
-                ax.errorbar(xpos, d[v].values, yerr=1.96 * d[f"{v}_se"].values, fmt="o",
-                            ms=2.5, color=COLOURS[str(p)], capsize=1.5)
+            exact_and_simulated(ax, sub.sel(protocol=p), v, xpos, COLOURS[str(p)])
         ax.set_title(t, fontsize=9)
     ax = axs[4]
     ax.plot(xpos, 100 * sub.exact_share_exact.values, "-o", ms=3, color="C2",

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from ..judge import judge_tables
+from ..layout import add_triplets, cell_triplets, stacker
 from ..lazy import lazy
 from ..plotting import fmt, panel_grid, save, shared_legend
 from ..registry import Model
@@ -29,13 +30,7 @@ def _cell(c) -> dict:
     ex = rd.exact(par, J)
     sim = (rd.simulate(par, J, int(c.run.n_instances), int(c.run.seed), int(c.run.n_threads))
            if c.run.n_instances > 1 else None)
-    r: dict = {}
-    for k in list(rd.METRICS) + ["band_share", "spread_mean", "acc_round"]:
-        r[f"{k}_exact"] = ex[k]
-        if sim is not None:
-            r[k], r[f"{k}_se"] = sim[k]
-        else:
-            r[k] = r[f"{k}_se"] = np.full(np.shape(ex[k]), np.nan)
+    r = cell_triplets(ex, sim)
     q = par.contested
     for suf in ("", "_exact"):
         ins = r["insufficient" + suf]
@@ -61,36 +56,24 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()):
     for key, what in (("_bands", "spread bands"), ("_forced", "forced rounds")):
         if len({r[key] for r in res}) > 1:
             raise ConfigError(f"every cell of a grid must have the same number of {what}")
-    sh, ax = tuple(shape), tuple(dims)
-
-    def st(k):
-        a = np.stack([np.asarray(r[k]) for r in res])
-        return a.reshape(sh + a.shape[1:])
-
-    PT = ("protocol", "claim_type")
+    ax = tuple(dims)
+    st = stacker(res, shape)
     data = {}
-    for k, ln in rd.METRICS.items():
-        units = "calls" if k == "calls" else ("rounds" if k == "rounds" else "1")
-        data[k] = (ax + PT, st(k), {"long_name": f"{ln}, simulated", "units": units})
-        data[f"{k}_se"] = (ax + PT, st(f"{k}_se"), {
-            "long_name": f"standard error of {k}", "units": units})
-        data[f"{k}_exact"] = (ax + PT, st(f"{k}_exact"), {
-            "long_name": f"{ln}, exact (quadrature over the pool bias)", "units": units})
+    add_triplets(data, st, ax, ("protocol", "claim_type"), rd.METRICS,
+                 units=lambda k: k if k in ("calls", "rounds") else "1",
+                 exact_how="exact (quadrature over the pool bias)")
     for suf, how in (("", "simulated"), ("_exact", "exact")):
         data["insufficient_contested" + suf] = (ax + ("protocol",), st(
             "insufficient_contested" + suf), {
             "long_name": f"share of INSUFFICIENT verdicts on contested claims (genuine "
                          f"disagreement), {how}", "units": "1"})
-    for k, dd, ln, units in (
-            ("band_share", ("claim_type", "band"), "share of first passes in each spread band", "1"),
-            ("spread_mean", ("claim_type",), "mean spread (range of the k runs)", "points"),
+    for k, dd, ln in (
+            ("band_share", ("claim_type", "band"), "share of first passes in each spread band"),
+            ("spread_mean", ("claim_type",), "mean spread (range of the k runs)"),
             ("acc_round", ("claim_type", "round"),
-             "advocates' direction right after r forced extra rounds", "1")):
-        data[k] = (ax + dd, st(k), {"long_name": f"{ln}, simulated", "units": units})
-        data[f"{k}_se"] = (ax + dd, st(f"{k}_se"), {"long_name": f"standard error of {k}",
-                                                     "units": units})
-        data[f"{k}_exact"] = (ax + dd, st(f"{k}_exact"), {"long_name": f"{ln}, exact",
-                                                          "units": units})
+             "advocates' direction right after r forced extra rounds")):
+        add_triplets(data, st, ax, dd, {k: ln},
+                     units=lambda k: "points" if k == "spread_mean" else "1")
     data["hazard_climinator"] = (ax, st("hazard_climinator"), {
         "long_name": f"hazard h at which contested claims reach Climinator's "
                      f"{CLIMINATOR[0]:.1%} after {CLIMINATOR[1]} forced rounds", "units": "1"})
@@ -235,7 +218,7 @@ def plot_grid(ds, path: Path) -> list:
     """Over one swept field: accuracy (all and contested claims), Amp and calls per
     claim of every policy, exact lines and simulated points; further axes are shown
     at their first value."""
-    from ..plotting import axes_of, axis_label, integer_ticks
+    from ..plotting import axes_of, axis_label, exact_and_simulated, integer_ticks
 
     dims = axes_of(ds, "acc_exact")
     if not dims:
@@ -251,11 +234,7 @@ def plot_grid(ds, path: Path) -> list:
     fig, axs = panel_grid(len(panels), height=2.7)
     for ax, (v, t, title) in zip(axs, panels):
         for p in ds.protocol.values:
-            d = sub.sel(protocol=p, claim_type=t)
-            ax.plot(xpos, d[f"{v}_exact"].values, "-", color=COLOURS[str(p)], lw=1.2)
-            if np.isfinite(d[v].values).any():
-                ax.errorbar(xpos, d[v].values, yerr=1.96 * d[f"{v}_se"].values, fmt="o", ms=2.5,
-                            color=COLOURS[str(p)], capsize=1.5)
+            exact_and_simulated(ax, sub.sel(protocol=p, claim_type=t), v, xpos, COLOURS[str(p)])
         ax.set_title(title, fontsize=9)
         ax.set_xlabel(axis_label(ds, x), fontsize=8)
         if cat:
