@@ -24,7 +24,6 @@ import time
 
 import numba as nb
 import numpy as np
-from scipy import special
 
 from antiamp import redeliberation as rd
 from antiamp.config import JudgeConfig

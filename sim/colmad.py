@@ -183,7 +183,9 @@ def exact_means(par: Params) -> np.ndarray:
     T = judge_right(par)
     x, pw, R, dl = par.evidence, par.pass_wrong, par.rounds, par.delta
     xR, wR = 1 - (1 - x) ** R, 1 - (1 - pw) ** R
-    a, b, c, d = x * (1 - pw), pw * (1 - x), x * pw, (1 - x) * (1 - pw)
+    # Per round: only the right side verified (a), both (c: the judge), neither (d: bare
+    # assertions); only the wrong side verified, pw (1 - x), ends the debate wrong.
+    a, c, d = x * (1 - pw), x * pw, (1 - x) * (1 - pw)
     cont = d * ((1 - dl) ** 2 + dl ** 2)
     geo = sum(cont ** r for r in range(R))
     m = np.zeros(L)

@@ -210,3 +210,28 @@ def exact_and_simulated(ax, d, var: str, xpos, colour, se_var: str | None = None
     if np.isfinite(d[var].values).any():
         ax.errorbar(xpos, d[var].values, yerr=1.96 * d[se_var or f"{var}_se"].values, fmt="o",
                     ms=2.5, color=colour, capsize=1.5)
+
+
+def x_positions(ds, x: str) -> tuple:
+    """(values, positions, categorical) of a sweep axis: strings sit at 0, 1, ..."""
+    xv = ds[x].values
+    cat = xv.dtype.kind in "US"
+    return xv, (np.arange(len(xv)) if cat else xv.astype(float)), cat
+
+
+def label_x(axs, ds, x: str) -> None:
+    """The shared x axis of a grid figure's panels: the field's label, category names
+    or whole-number ticks where the axis is an integer field."""
+    xv, xpos, cat = x_positions(ds, x)
+    for ax in axs:
+        ax.set_xlabel(axis_label(ds, x), fontsize=8)
+        if cat:
+            ax.set_xticks(xpos, xv)
+        else:
+            integer_ticks(ax, xv)
+
+
+def shown_at(ds, dims) -> str:
+    """'; shown at a = 1, b = 2' for the sweep axes a figure fixes at their first value."""
+    return ("; shown at " + ", ".join(f"{d} = {fmt(ds[d].values[0])}" for d in dims)
+            if len(dims) else "")

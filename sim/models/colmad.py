@@ -10,7 +10,7 @@ import numpy as np
 
 from ..layout import add_triplets, cell_triplets, stacker
 from ..lazy import lazy
-from ..plotting import fmt, panel_grid, save, shared_legend
+from ..plotting import panel_grid, save, shared_legend
 from ..registry import Model
 from ..sweeps.spec import axis_coords
 from .. import colmad as cm
@@ -98,7 +98,7 @@ def format_colmad(ds) -> str:
         row += f"{float(d.calls_exact):>8.3f}{float(d.error_reduction_exact):>10.3f}"
         lines.append(row)
     g, gs, ge = float(ds.f1_gain), float(ds.f1_gain_se), float(ds.f1_gain_exact)
-    lines += ["", f"F1(ColMAD) / F1(CopMAD) - 1 = "
+    lines += ["", "F1(ColMAD) / F1(CopMAD) - 1 = "
               + (f"{g:.4f} ± {gs:.4f} " if np.isfinite(g) else "") + f"[{ge:.4f}]; the "
               f"detectors disagree on {float(ds.disagree_exact):.3f} of responses"]
     h = float(ds.hack_seed_gain)
@@ -151,7 +151,8 @@ def plot_grid(ds, path: Path) -> list:
     """One swept field: F1 and Amp of every protocol and ColMAD's F1 gain, exact lines
     and simulated points.  Two: where ColMAD beats a single detector (F1 difference,
     zero contour) and its gain over CopMAD, as xarray heatmaps."""
-    from ..plotting import axes_of, axis_label, exact_and_simulated, integer_ticks
+    from ..plotting import (axes_of, axis_label, exact_and_simulated, integer_ticks, label_x,
+                            shown_at, x_positions)
 
     dims = axes_of(ds, "f1_exact")
     if not dims:
@@ -183,14 +184,11 @@ def plot_grid(ds, path: Path) -> list:
             ax.set_ylabel(axis_label(ds, y), fontsize=8)
             integer_ticks(ax, sub[x].values)
             integer_ticks(ax, sub[y].values, "y")
-        note = ("; shown at " + ", ".join(f"{d} = {fmt(ds[d].values[0])}" for d in dims[2:])
-                if len(dims) > 2 else "")
-        fig.suptitle(f"error detection by debate (seed 001){note}", fontsize=9)
+        fig.suptitle(f"error detection by debate (seed 001){shown_at(ds, dims[2:])}",
+                     fontsize=9)
         return save(fig, path)
     x = dims[0]
-    xv = ds[x].values
-    cat = xv.dtype.kind in "US"
-    xpos = np.arange(len(xv)) if cat else xv.astype(float)
+    _, xpos, _ = x_positions(ds, x)
     fig, axs = panel_grid(3, height=2.9)
     for p in ds.protocol.values:
         for ax, v in ((axs[0], "f1"), (axs[1], "amp")):
@@ -200,11 +198,7 @@ def plot_grid(ds, path: Path) -> list:
     for ax, t in zip(axs, ("F1 on the error class", "Amp: Pr(error ratified | error)",
                            "ColMAD's F1 gain over CopMAD (dotted: 19%)")):
         ax.set_title(t, fontsize=9)
-        ax.set_xlabel(axis_label(ds, x), fontsize=8)
-        if cat:
-            ax.set_xticks(xpos, xv)
-        else:
-            integer_ticks(ax, xv)
+    label_x(axs, ds, x)
     shared_legend(fig, [(str(p), COLOURS[str(p)]) for p in ds.protocol.values],
                   [("exact", "-", None), ("simulated ±1.96 SE", "none", "o")])
     fig.suptitle("error detection by debate (seed 001)", fontsize=9)

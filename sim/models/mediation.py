@@ -148,16 +148,14 @@ def plot_cell(ds, path: Path) -> list:
 
 
 def plot_grid(ds, path: Path) -> list:
-    from ..plotting import axes_of, axis_label, exact_and_simulated, fmt, integer_ticks
+    from ..plotting import axes_of, exact_and_simulated, label_x, shown_at, x_positions
 
     dims = axes_of(ds, "amp_exact")
     if not dims:
         return []
     x = dims[0]
     sub = ds.isel({d: 0 for d in dims[1:]})
-    xv = sub[x].values
-    cat = xv.dtype.kind in "US"
-    xpos = np.arange(len(xv)) if cat else xv.astype(float)
+    _, xpos, _ = x_positions(sub, x)
     fig, axs = panel_grid(5, height=2.7)
     for ax, v, t in zip(axs, ("amp", "escalated", "err_unescalated", "cost"),
                         ("Amp", "escalation rate", "Pr(wrong | not escalated)",
@@ -173,17 +171,10 @@ def plot_grid(ds, path: Path) -> list:
     ax.plot(xpos, sub.eq_score_exact.values, "-s", ms=3, color="C4", label="evidence quality")
     ax.set_title("citations", fontsize=9)
     ax.legend(fontsize=7, frameon=False, loc="best")
-    for ax in axs:
-        ax.set_xlabel(axis_label(ds, x), fontsize=8)
-        if cat:
-            ax.set_xticks(xpos, xv)
-        else:
-            integer_ticks(ax, xv)
+    label_x(axs, sub, x)
     shared_legend(fig, [(str(p), COLOURS[str(p)]) for p in ds.protocol.values],
                   [("exact", "-", None), ("simulated ±1.96 SE", "none", "o")])
-    note = ("; shown at " + ", ".join(f"{d} = {fmt(ds[d].values[0])}" for d in dims[1:])
-            if len(dims) > 1 else "")
-    fig.suptitle(f"pluralistic mediation (seed 002){note}", fontsize=9)
+    fig.suptitle(f"pluralistic mediation (seed 002){shown_at(ds, dims[1:])}", fontsize=9)
     return save(fig, path)
 
 

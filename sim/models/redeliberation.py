@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import time
 from pathlib import Path
 
@@ -11,7 +10,7 @@ import numpy as np
 from ..judge import judge_tables
 from ..layout import add_triplets, cell_triplets, stacker
 from ..lazy import lazy
-from ..plotting import fmt, panel_grid, save, shared_legend
+from ..plotting import panel_grid, save, shared_legend
 from ..registry import Model
 from ..sweeps.spec import axis_coords
 from .. import redeliberation as rd
@@ -218,16 +217,14 @@ def plot_grid(ds, path: Path) -> list:
     """Over one swept field: accuracy (all and contested claims), Amp and calls per
     claim of every policy, exact lines and simulated points; further axes are shown
     at their first value."""
-    from ..plotting import axes_of, axis_label, exact_and_simulated, integer_ticks
+    from ..plotting import axes_of, exact_and_simulated, label_x, shown_at, x_positions
 
     dims = axes_of(ds, "acc_exact")
     if not dims:
         return []
     x = dims[0]
     sub = ds.isel({d: 0 for d in dims[1:]})
-    xv = sub[x].values
-    cat = xv.dtype.kind in "US"
-    xpos = np.arange(len(xv)) if cat else xv.astype(float)
+    _, xpos, _ = x_positions(sub, x)
     panels = [("acc", "all", "accuracy, all claims"), ("acc", "contested", "accuracy, contested"),
               ("insufficient", "all", "INSUFFICIENT rate"), ("amp", "all", "Amp"),
               ("calls", "all", "model calls per claim")]
@@ -236,16 +233,10 @@ def plot_grid(ds, path: Path) -> list:
         for p in ds.protocol.values:
             exact_and_simulated(ax, sub.sel(protocol=p, claim_type=t), v, xpos, COLOURS[str(p)])
         ax.set_title(title, fontsize=9)
-        ax.set_xlabel(axis_label(ds, x), fontsize=8)
-        if cat:
-            ax.set_xticks(xpos, xv)
-        else:
-            integer_ticks(ax, xv)
+    label_x(axs, sub, x)
     shared_legend(fig, [(str(p), COLOURS[str(p)]) for p in ds.protocol.values],
                   [("exact", "-", None), ("simulated ±1.96 SE", "none", "o")])
-    note = ("; shown at " + ", ".join(f"{d} = {fmt(ds[d].values[0])}" for d in dims[1:])
-            if len(dims) > 1 else "")
-    fig.suptitle(f"re-deliberation policies (seed 003){note}", fontsize=9)
+    fig.suptitle(f"re-deliberation policies (seed 003){shown_at(ds, dims[1:])}", fontsize=9)
     return save(fig, path)
 
 
