@@ -160,11 +160,16 @@ def test_parameter_recovery():
 
 @pytest.mark.slow
 def test_parameter_recovery_coverage():
+    # An estimate at a bound of the fit has no SE (NaN z): allowed in at most 5% of the
+    # replicates, and the coverage is that of the intervals that exist.  (One run, 40
+    # replicates: coverage 0.87-0.97, z sd 0.95-1.23, one side_sd at its bound 0.)
     z = _recovery_z(40, 120, seed=22)
     for k, zs in z.items():
-        cover = np.mean(np.abs(zs) < 1.96)
+        ok = np.isfinite(zs)
+        assert ok.mean() >= 0.95, (k, ok.mean())
+        cover = np.mean(np.abs(zs[ok]) < 1.96)
         assert 0.8 <= cover, (k, cover)
-        assert abs(np.mean(zs)) < 0.5, (k, np.mean(zs))
+        assert abs(np.mean(zs[ok])) < 0.5, (k, np.mean(zs[ok]))
 
 
 def _rep():
