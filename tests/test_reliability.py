@@ -108,7 +108,7 @@ def test_ctrl_c_says_what_was_saved_and_exits_130(tmp_path):
 
     args = ["model=signals", "sweep.axes.signals.eta=[0.0,0.1,0.2,0.3,0.4,0.5,0.6,0.7]",
             "sweep.axes.model.p=[0.7,0.8,0.9]", "equilibrium.payoffs=simulated",
-            "run.n_instances=600000", "sweep.cells_per_block=1", "sweep.plot=false",
+            "run.n_instances=3000000", "sweep.cells_per_block=1", "sweep.plot=false",
             "hydra.run.dir=run"]
     exe = shutil.which("antiamp-sweep")
     argv = [exe] if exe else [sys.executable, "-m", "antiamp.sweeps.cli"]
@@ -124,8 +124,9 @@ def test_ctrl_c_says_what_was_saved_and_exits_130(tmp_path):
             break
         time.sleep(0.01)
     out, err = p.communicate(timeout=300)
-    # On a loaded machine this polling loop can be starved until the sweep is done:
-    # then no interrupt was sent, and the failure says so rather than "exit 0".
+    # On a loaded machine this polling loop can be starved for seconds: the sweep is
+    # made long (24 blocks of about half a second each here) so that the interrupt
+    # lands while blocks remain, and a loop starved to the end says so.
     assert sent, "the sweep finished before the test could interrupt it: " + out[-500:]
     assert p.returncode == 130, (out, err)
     assert "interrupted" in err and "rerun the same command" in err and "Traceback" not in err
