@@ -112,8 +112,12 @@ def test_ctrl_c_says_what_was_saved_and_exits_130(tmp_path):
             "hydra.run.dir=run"]
     exe = shutil.which("antiamp-sweep")
     argv = [exe] if exe else [sys.executable, "-m", "antiamp.sweeps.cli"]
+    # A user's Ctrl-C at a terminal: SIGINT with its default disposition.  A test run
+    # launched in the background (`cmd &` in a script, nohup) inherits SIGINT ignored,
+    # and the child would inherit that too; restore the default in the child.
     p = subprocess.Popen(argv + args, cwd=tmp_path, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
+                         stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     part = tmp_path / "run" / "sweep.zarr.partial"
     t0 = time.monotonic()
     sent = False
