@@ -56,6 +56,7 @@ SWEEPS = {
     "colmad_region.png": ("colmad_region", "sweep.png", {}),
     "mediation_iterations.png": ("mediation_iterations", "sweep.png", {}),
     "mediation_sources.png": ("mediation_sources", "sweep.png", {}),
+    "compare_rho.png": ("compare_rho", "sweep.png", {}),
 }
 #: README figures of one cell: name -> the README's command (arguments of ``antiamp``).
 CELLS = {
@@ -67,6 +68,7 @@ CELLS = {
                                 "judge.mu=1.5"],
     "colmad_cell.png": ["model=colmad", "judge=logit"],
     "mediation_cell.png": ["model=mediation"],
+    "compare_cell.png": ["model=compare", "judge=logit", "judge.lam=1.5", "judge.mu=0.5"],
 }
 
 

@@ -12,7 +12,8 @@ CopMAD and ColMAD read the same rounds (common random numbers).  The judge is no
 drawn: its probability of endorsing the right side is accumulated (CopMAD: the
 table over (omega, e_R, e_W) with rhetoric integrated out; ColMAD: the no-rhetoric
 tie value).  Per instance the kernel adds the vector (tp, fp, fn, calls, wrong on a
-disagreement per protocol; disagreement) and its outer product, per block of
+disagreement per protocol; disagreement; per protocol, detector 1 wrong and the final
+verdict wrong; detector 1 wrong) and its outer product, per block of
 ``BLOCK`` responses, blocks added in order: no dependence on the thread count.
 """
 
@@ -28,7 +29,9 @@ STREAM = 9
 BLOCK = 4096
 PER = 5
 N_PROT = 4  # single, copmad, colmad, oracle
-L = PER * N_PROT + 1
+DIS = PER * N_PROT  # the disagreement indicator
+FIRST = DIS + 1  # per protocol: detector 1 wrong and the final verdict wrong; then detector 1 wrong
+L = FIRST + N_PROT + 1
 
 
 @nb.njit(cache=True)
@@ -113,7 +116,10 @@ def colmad_kernel(n, k0, k1, p_error, pair, T, tie, x, pw, R, delta):
                 y[p * PER + 2] = om * (1.0 - rr)
                 y[p * PER + 3] = calls[p]
                 y[p * PER + 4] = (1.0 - rr) if dis else 0.0
-            y[L - 1] = 1.0 if dis else 0.0
+            y[DIS] = 1.0 if dis else 0.0
+            for p in range(N_PROT):
+                y[FIRST + p] = (1.0 - c1) * (1.0 - right[p])
+            y[L - 1] = 1.0 - c1
             for a in range(L):
                 s1[b, a] += y[a]
                 for c in range(a, L):

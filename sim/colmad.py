@@ -49,9 +49,12 @@ special = lazy("scipy.special")
 
 PROTOCOLS = ("single", "copmad", "colmad", "oracle")
 #: Per-instance vector: per protocol (tp, fp, fn, calls, wrong on a disagreement),
-#: then the disagreement indicator.
+#: the disagreement indicator, then per protocol (detector 1 wrong and the final
+#: verdict wrong) and the indicator that detector 1 is wrong.
 PER = 5
-L = PER * len(PROTOCOLS) + 1
+DIS = PER * len(PROTOCOLS)
+FIRST = DIS + 1
+L = FIRST + len(PROTOCOLS) + 1
 METRICS = {
     "acc": "accuracy",
     "precision": "precision on the error class",
@@ -176,10 +179,10 @@ def tie_right(par: Params, omega: int) -> float:
     return float(special.expit(par.lam * (par.mu if omega else -par.mu)))
 
 
-def exact_means(par: Params) -> np.ndarray:
-    """The exact mean of the per-instance vector (tp, fp, fn, calls, wrong on a
-    disagreement per protocol; the disagreement indicator)."""
-    tab = pair_table(par)
+def conditional(par: Params) -> tuple:
+    """Per protocol, Pr(the final verdict is right | omega, c_1, c_2) and the expected
+    model calls, each as ``{protocol: array [omega][c_1][c_2]}`` (c = 1: the detector
+    is right; the detectors debate only when c_1 != c_2)."""
     T = judge_right(par)
     x, pw, R, dl = par.evidence, par.pass_wrong, par.rounds, par.delta
     xR, wR = 1 - (1 - x) ** R, 1 - (1 - pw) ** R
@@ -188,9 +191,9 @@ def exact_means(par: Params) -> np.ndarray:
     a, c, d = x * (1 - pw), x * pw, (1 - x) * (1 - pw)
     cont = d * ((1 - dl) ** 2 + dl ** 2)
     geo = sum(cont ** r for r in range(R))
-    m = np.zeros(L)
+    right = {p: np.zeros((2, 2, 2)) for p in PROTOCOLS}
+    calls = {p: np.zeros((2, 2, 2)) for p in PROTOCOLS}
     for om in (0, 1):
-        pom = par.p_error if om else 1 - par.p_error
         q = tie_right(par, om)
         cop = sum((xR if eR else 1 - xR) * (wR if eW else 1 - wR) * T[om, eR, eW]
                   for eR in (0, 1) for eW in (0, 1))
@@ -198,21 +201,65 @@ def exact_means(par: Params) -> np.ndarray:
         col_calls = 2 + 2 * geo + c * geo + cont ** R
         for c1 in (0, 1):
             for c2 in (0, 1):
+                dis = c1 != c2
+                for prot, r, n in (
+                        ("single", float(c1), 1.0),
+                        ("copmad", cop if dis else float(c1), 2.0 + (2 * R + 1 if dis else 0.0)),
+                        ("colmad", col if dis else float(c1), col_calls if dis else 2.0),
+                        ("oracle", float(c1 or c2), 2.0)):
+                    right[prot][om, c1, c2] = r
+                    calls[prot][om, c1, c2] = n
+    return right, calls
+
+
+def exact_means(par: Params) -> np.ndarray:
+    """The exact mean of the per-instance vector (tp, fp, fn, calls, wrong on a
+    disagreement per protocol; the disagreement indicator; detector 1 wrong and the
+    final verdict wrong per protocol; detector 1 wrong)."""
+    tab = pair_table(par)
+    right, calls = conditional(par)
+    m = np.zeros(L)
+    for om in (0, 1):
+        pom = par.p_error if om else 1 - par.p_error
+        for c1 in (0, 1):
+            for c2 in (0, 1):
                 pr = pom * tab[om, c1, c2]
                 if pr == 0:
                     continue
                 dis = c1 != c2
-                rights = {"single": float(c1), "copmad": cop if dis else float(c1),
-                          "colmad": col if dis else float(c1), "oracle": float(c1 or c2)}
-                calls = {"single": 1.0, "copmad": 2.0 + (2 * R + 1 if dis else 0.0),
-                         "colmad": col_calls if dis else 2.0, "oracle": 2.0}
                 for p, prot in enumerate(PROTOCOLS):
-                    r = rights[prot]
+                    r = right[prot][om, c1, c2]
                     v = m[p * PER:(p + 1) * PER]
-                    v += pr * np.array([om * r, (1 - om) * (1 - r), om * (1 - r), calls[prot],
-                                        (1 - r) if dis else 0.0])
-                m[-1] += pr * dis
+                    v += pr * np.array([om * r, (1 - om) * (1 - r), om * (1 - r),
+                                        calls[prot][om, c1, c2], (1 - r) if dis else 0.0])
+                    m[FIRST + p] += pr * (1 - c1) * (1 - r)
+                m[DIS] += pr * dis
+                m[-1] += pr * (1 - c1)
     return m
+
+
+def first_values(m: np.ndarray) -> dict:
+    """Detector 1 read as the model under oversight, per protocol, from the mean
+    vector: ``amp`` = Pr(final wrong | detector 1 wrong) (seed 000's Amp with
+    detector 1's verdict as the protagonist's answer), ``fwc`` = Pr(final right |
+    detector 1 right), ``acc`` and ``calls``."""
+    n = len(PROTOCOLS)
+    w1 = m[-1]
+    out = {k: np.zeros(n) for k in ("amp", "fwc", "acc", "calls")}
+    for p in range(n):
+        tp, fp, fn, calls, _ = m[p * PER:(p + 1) * PER]
+        both = m[FIRST + p]  # detector 1 wrong and the final verdict wrong
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out["amp"][p] = both / w1 if w1 > 0 else np.nan
+            out["fwc"][p] = 1.0 - (fp + fn - both) / (1.0 - w1) if w1 < 1 else np.nan
+        out["acc"][p] = 1.0 - fp - fn
+        out["calls"][p] = calls
+    return out
+
+
+def given_first(par: Params) -> dict:
+    """:func:`first_values` in exact form."""
+    return first_values(exact_means(par))
 
 
 def metric_values(m: np.ndarray) -> dict:
@@ -226,7 +273,7 @@ def metric_values(m: np.ndarray) -> dict:
             out["recall"][p] = tp / (tp + fn) if tp + fn > 0 else np.nan
             out["f1"][p] = 2 * tp / (2 * tp + fp + fn) if tp + fp + fn > 0 else np.nan
             out["amp"][p] = fn / (tp + fn) if tp + fn > 0 else np.nan
-            out["hacking"][p] = dw / m[-1] if m[-1] > 0 else np.nan
+            out["hacking"][p] = dw / m[DIS] if m[DIS] > 0 else np.nan
         out["acc"][p] = 1.0 - fp - fn
         out["calls"][p] = calls
     f = out["f1"]
@@ -235,12 +282,14 @@ def metric_values(m: np.ndarray) -> dict:
     with np.errstate(invalid="ignore", divide="ignore"):
         out["error_reduction"] = (1.0 - (1.0 - out["acc"]) / (1.0 - err0)
                                   if err0 < 1 else np.full(len(PROTOCOLS), np.nan))
-    out["disagree"] = np.array([m[-1]])
+    out["disagree"] = np.array([m[DIS]])
     return out
 
 
-def simulate(par: Params, n_instances: int, seed: int, n_threads: int = 0) -> dict:
-    """Metrics by the compiled kernel: ``{metric: (values, se)}``."""
+def simulate(par: Params, n_instances: int, seed: int, n_threads: int = 0,
+             values=None) -> dict:
+    """Metrics by the compiled kernel: ``{metric: (values, se)}`` of
+    :func:`metric_values` (or of ``values``, e.g. :func:`first_values`)."""
     import numba
 
     from .kernels.colmad import colmad_kernel
@@ -253,7 +302,7 @@ def simulate(par: Params, n_instances: int, seed: int, n_threads: int = 0) -> di
                            np.ascontiguousarray(pair_table(par)), judge_right(par),
                            np.array([tie_right(par, 0), tie_right(par, 1)]), par.evidence,
                            par.pass_wrong, int(par.rounds), par.delta)
-    return estimates(metric_values, s1, s2, float(n_instances))
+    return estimates(values or metric_values, s1, s2, float(n_instances))
 
 
 def hack_for_gain(par: Params, gain: float) -> float:

@@ -141,6 +141,7 @@ FIELDS = {
     "mediation.escalate_at": ("T", "dissents that escalate"),
     "mediation.human_accuracy": ("h", "human accuracy"),
     "mediation.human_cost": ("c_h", "human review cost"),
+    "compare.jury_size": ("n", "jurors per jury"),
 }
 
 

@@ -46,6 +46,7 @@ BUILTIN = {
     "redeliberation": "antiamp.models.redeliberation",
     "colmad": "antiamp.models.colmad",
     "mediation": "antiamp.models.mediation",
+    "compare": "antiamp.models.compare",
 }
 
 #: Sections of the built-in models, as ``module:attribute`` of their dataclasses, so
@@ -63,6 +64,7 @@ BUILTIN_SECTIONS = {
     "redeliberation": "antiamp.sections:RedeliberationConfig",
     "colmad": "antiamp.sections:ColmadConfig",
     "mediation": "antiamp.sections:MediationConfig",
+    "compare": "antiamp.sections:CompareConfig",
 }
 
 ENTRY_POINT_GROUP = "antiamp.models"

@@ -414,3 +414,15 @@ class MediationConfig:
     human_accuracy: float = 0.9
     #: Cost of one human review, in model calls.
     human_cost: float = 20.0
+
+
+@dataclass
+class CompareConfig:
+    """Every protocol on one task (``compare.*``, with ``model=compare``): the model's
+    answer is right with probability model.p, the wrong side's evidence passes
+    verification with probability model.rho, one logit judge (judge.*); the other
+    models' sections (colmad.*, mediation.*, redeliberation.*) set what only their
+    protocol has (rounds, rhetoric, the critique loop, the re-deliberation policy)."""
+
+    #: Judges in each jury of the jury protocols (majority; judge.jury_tie on a tie).
+    jury_size: int = 5

@@ -75,6 +75,14 @@ GRIDS = {
     "mediation-sources": ({"model": {"name": "mediation"}, "run": {"n_instances": N},
                            "sweep": {"axes": {"mediation": {"source": ["foam", "human"]}}}},
                           None),
+    "compare": ({"model": {"name": "compare"}, "judge": {"kind": "logit"},
+                 "run": {"n_instances": N},
+                 "sweep": {"axes": {"model": {"rho": [0.1, 0.3]},
+                                    "compare": {"jury_size": [3, 5]}}}}, None),
+    "compare-jury": ({"model": {"name": "compare"}, "judge": {"kind": "logit"},
+                      "run": {"n_instances": 1},
+                      "sweep": {"axes": {"compare": {"jury_size": [1, 3, 5]}}}},
+                     "jurors per jury"),
     "loop-1d": ({"model": {"name": "loop"}, "loop": {"paths": 4, "rounds": 4, "batch": 50},
                  "sweep": {"axes": {"loop": {"rounds": [2, 3, 4]}}}}, "rounds of the loop"),
 }
@@ -163,6 +171,7 @@ def test_baseline_sweep_figures(tmp_path, saved):
 @pytest.mark.parametrize("cfg", [
     {"run": {"n_instances": N}},
     {"model": {"name": "loop"}, "loop": {"paths": 4, "rounds": 3, "batch": 50, "target": 0.1}},
+    {"model": {"name": "compare"}, "judge": {"kind": "logit"}, "run": {"n_instances": N}},
 ])
 def test_cell_figures(cfg, tmp_path, saved):
     name = cfg.get("model", {}).get("name", "baseline")
