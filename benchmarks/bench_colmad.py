@@ -79,7 +79,7 @@ def report(r) -> list:
         "",
         *bench_loop.timing_table("responses", [
             ("Philox floor (the same blocks, nothing else)", r["floor_s"], n),
-            ("kernel (with the 21 x 21 moment matrix of the delta method)", r["kernel_s"], n),
+            ("kernel (with the 26 x 26 moment matrix of the delta method)", r["kernel_s"], n),
             ("exact enumeration of one cell", r["exact_s"], None)]),
         "",
         f"Kernel / floor: **{r['kernel_s'] / r['floor_s']:.2f}x** the floor's time (same run, "
