@@ -85,6 +85,11 @@ def _labels(col: pd.Series, lower: bool = False) -> pd.Series:
     return pd.Series(pd.Categorical.from_codes(remap[codes], categories=cats), index=col.index)
 
 
+def _show(v) -> str:
+    """A cell's value as the user wrote it (0.99, 'x'), never numpy's repr."""
+    return repr(v.item() if hasattr(v, "item") else v)
+
+
 def validate_log(df: pd.DataFrame) -> pd.DataFrame:
     missing = [c for c, (req, _) in SCHEMA.items() if req and c not in df.columns]
     if missing:
@@ -97,7 +102,7 @@ def validate_log(df: pd.DataFrame) -> pd.DataFrame:
     bad = ~prot.isin(PROTOCOLS)
     if bad.any():
         r = int(np.flatnonzero(bad)[0])
-        raise LogError(f"column 'protocol', row {r}: unknown protocol {df['protocol'][r]!r} "
+        raise LogError(f"column 'protocol', row {r}: unknown protocol {_show(df['protocol'][r])} "
                        f"(allowed: {', '.join(PROTOCOLS)})")
     df["protocol"] = prot
     for col in BINARY:
@@ -107,11 +112,11 @@ def validate_log(df: pd.DataFrame) -> pd.DataFrame:
         nonnum = v.isna() & df[col].notna()
         if nonnum.any():
             r = int(np.flatnonzero(nonnum)[0])
-            raise LogError(f"column {col!r}, row {r}: value {df[col][r]!r} is not 0 or 1")
+            raise LogError(f"column {col!r}, row {r}: value {_show(df[col][r])} is not 0 or 1")
         bad = v.notna() & ~v.isin([0, 1])
         if bad.any():
             r = int(np.flatnonzero(bad)[0])
-            raise LogError(f"column {col!r}, row {r}: value {df[col][r]!r} is not 0 or 1")
+            raise LogError(f"column {col!r}, row {r}: value {_show(df[col][r])} is not 0 or 1")
         may_miss = col in ("omega", "t_P", "t_A", "label_blind", "s") or \
             (col == "e_A")
         if not may_miss and v.isna().any():
@@ -144,7 +149,8 @@ def validate_log(df: pd.DataFrame) -> pd.DataFrame:
             bad = v.isna() & df[col].notna()
             if bad.any():
                 r = int(np.flatnonzero(bad)[0])
-                raise LogError(f"column {col!r}, row {r}: value {df[col][r]!r} is not a number")
+                raise LogError(f"column {col!r}, row {r}: value {_show(df[col][r])} is not a "
+                               f"number")
             df[col] = v
     if "judge_id" not in df.columns:
         df["judge_id"] = np.arange(len(df))  # no clustering information: one per row
@@ -260,18 +266,31 @@ def logistic_fit(d: pd.DataFrame):
     graded = "v_P" in d.columns and d["v_P"].notna().all() and \
         ("v_A" in d.columns and d["v_A"].notna().all())
     x = (d["v_P"] - d["v_A"]) if graded else (d["e_P"] - d["e_A"])
+    reg = "v_P - v_A" if graded else "e_P - e_A"
     endorse = (d["y"] == d["a"]).astype(float).to_numpy()
     X = sm.add_constant(x.to_numpy(dtype=float), has_constant="add")
     groups = pd.factorize(d["judge_id"])[0]
-    if np.ptp(X[:, 1]) == 0 or endorse.min() == endorse.max():
+
+    def refused(note):
         return dict(mu=np.nan, mu_se=np.nan, kappa=np.nan, kappa_se=np.nan, graded=graded,
-                    note="no variation in evidence or labels")
+                    regressor=reg, note=note)
+
+    if np.ptp(X[:, 1]) == 0:
+        return refused(f"x = {reg} is constant ({X[0, 1]:g} on every row), so kappa~ is not "
+                       "identified; not fitted")
+    if endorse.min() == endorse.max():
+        return refused("the judge's label never varies; not fitted")
+    if "protocol" in d.columns and d["protocol"].nunique() > 1:
+        within = pd.Series(X[:, 1]).groupby(d["protocol"].to_numpy(), observed=True).agg(np.ptp)
+        if (within == 0).all():  # x only says which protocol a row is
+            return refused(f"x = {reg} is constant within each protocol, so it is collinear "
+                           f"with the protocol (a protocol dummy) and kappa~ would measure the "
+                           f"protocol, not the evidence; not fitted")
     if not graded:  # quasi-separation: a label that never varies at some evidence difference
         rates = pd.Series(endorse).groupby(X[:, 1]).mean()
         if any(r in (0.0, 1.0) for xv, r in rates.items() if xv != 0):
-            return dict(mu=np.nan, mu_se=np.nan, kappa=np.nan, kappa_se=np.nan, graded=graded,
-                        note="separation: the label never varies at some evidence difference "
-                             "(as with a tie-break judge), so kappa~ is not identified")
+            return refused("separation: the label never varies at some evidence difference "
+                           "(as with a tie-break judge), so kappa~ is not identified")
     import warnings
 
     from statsmodels.tools.sm_exceptions import PerfectSeparationWarning
@@ -295,18 +314,17 @@ def logistic_fit(d: pd.DataFrame):
                 cov_type="cluster", cov_kwds={"groups": agg["g"].to_numpy(),
                                               "use_correction": False})
     except Exception as exc:  # singular design, failed convergence
-        return dict(mu=np.nan, mu_se=np.nan, kappa=np.nan, kappa_se=np.nan, graded=graded,
-                    note=f"fit failed: {exc}")
+        return refused(f"fit failed: {exc}")
     if any(issubclass(w.category, PerfectSeparationWarning) for w in caught):
-        return dict(mu=np.nan, mu_se=np.nan, kappa=np.nan, kappa_se=np.nan, graded=graded,
-                    note="perfect separation: labels are deterministic in the evidence "
-                         "(as with a tie-break judge), so kappa~ is not identified")
+        return refused("perfect separation: labels are deterministic in the evidence "
+                       "(as with a tie-break judge), so kappa~ is not identified")
     # Intervals use t quantiles with G - 1 degrees of freedom (G judges): cluster-robust
     # standard errors are biased down when clusters are few (Cameron and Miller, 2015).
     corr = G / (G - 1) * (N - 1) / (N - K) if G > 1 and N > K else np.nan
     bse = np.sqrt(np.diag(np.asarray(fit.cov_params())) * corr)
     return dict(mu=float(fit.params[0]), mu_se=float(bse[0]), kappa=float(fit.params[1]),
-                kappa_se=float(bse[1]), graded=graded, note="", df=max(G - 1, 1))
+                kappa_se=float(bse[1]), graded=graded, regressor=reg, note="",
+                df=max(G - 1, 1))
 
 
 @dataclass
@@ -405,7 +423,8 @@ def estimate(df: pd.DataFrame, opts: EstimateOptions | None = None) -> xr.Datase
                       ("debate", df[df["protocol"] == "debate"]), ("pooled", df)):
         fits[name] = logistic_fit(sub) if len(sub) else dict(mu=np.nan, mu_se=np.nan,
                                                               kappa=np.nan, kappa_se=np.nan,
-                                                              graded=False, note="no rows")
+                                                              graded=False, regressor="none",
+                                                              note="no rows")
     dims = ("protocol", "stratum")
     long = {
         "amp": "Amp-hat = Pr(y = a | a != omega)", "acc": "accuracy Pr(y = omega)",
@@ -450,6 +469,9 @@ def estimate(df: pd.DataFrame, opts: EstimateOptions | None = None) -> xr.Datase
             {"long_name": {"mu": "effective bias mu~ (lambda = 1)", "kappa":
                            "effective salience kappa~ (lambda = 1)"}[k.replace("_se", "")]
              + (", judge-clustered standard error" if k.endswith("_se") else "")})
+    data["regressor"] = (("fit",), np.array([fits[f]["regressor"] for f in
+                                             ("consult", "debate", "pooled")], dtype=str),
+                         {"long_name": "the evidence regressor x each fit used"})
     ds = xr.Dataset(data, coords={"protocol": list(PROTOCOLS), "stratum": labels,
                                   "fit": ["consult", "debate", "pooled"]})
     ds.attrs.update({
@@ -491,7 +513,10 @@ def simulate_fitted(ds: xr.Dataset, n: int = 2_000_000, seed: int = 0) -> pd.Dat
     preds = {"tie-break (rho, b, consult default)": sim.simulate(cfg)}
     mu = ds.mu_tilde.sel(fit="pooled").item()
     kappa = ds.kappa_tilde.sel(fit="pooled").item()
-    if np.isfinite(mu) and np.isfinite(kappa) and kappa >= 0 and not ds.attrs["graded_evidence"]:
+    pooled_x = (str(ds.regressor.sel(fit="pooled").item()) if "regressor" in ds else
+                ("v_P - v_A" if ds.attrs["graded_evidence"] else "e_P - e_A"))
+    # The simulator's logit judge reads binary evidence: only a fit on e_P - e_A maps to it.
+    if np.isfinite(mu) and np.isfinite(kappa) and kappa >= 0 and pooled_x == "e_P - e_A":
         lcfg = {**cfg, "judge": {"kind": "logit", "lam": 1.0, "mu": mu, "kappa": kappa},
                 "protocol": {"consult_default": 0.0}}
         preds["logit (mu~, kappa~)"] = sim.simulate(lcfg)
@@ -538,12 +563,14 @@ def format_report(ds: xr.Dataset, source: str) -> str:
             lines.append(f"  Amp(consult) - Amp(debate) = {dd.amp_diff.item():.4f} "
                          f"[{dd.amp_diff_lo.item():.4f}, {dd.amp_diff_hi.item():.4f}], "
                          f"one-sided p = {dd.p_value.item():.3g}")
-    lines += ["", "logistic fit Pr(y = a) = sigma(mu~ + kappa~ x), x = "
-              + ("v_P - v_A" if ds.attrs["graded_evidence"] else "e_P - e_A")
-              + ", judge-clustered standard errors:"]
+    lines += ["", "logistic fit Pr(y = a) = sigma(mu~ + kappa~ x), judge-clustered standard "
+              "errors; each fit names its evidence regressor x:"]
     for fit in ds.fit.values:
         r = ds.sel(fit=fit)
-        lines.append(f"  {fit:<8} mu~ = {r.mu_tilde.item():.4f} ({r.mu_tilde_se.item():.4f}) "
+        reg = (str(r.regressor.item()) if "regressor" in ds else
+               ("v_P - v_A" if ds.attrs["graded_evidence"] else "e_P - e_A"))
+        lines.append(f"  {fit:<8} x = {reg:<10} mu~ = {r.mu_tilde.item():.4f} "
+                     f"({r.mu_tilde_se.item():.4f}) "
                      f"[{r.mu_tilde_lo.item():.4f}, {r.mu_tilde_hi.item():.4f}]   "
                      f"kappa~ = {r.kappa_tilde.item():.4f} ({r.kappa_tilde_se.item():.4f}) "
                      f"[{r.kappa_tilde_lo.item():.4f}, {r.kappa_tilde_hi.item():.4f}]")

@@ -119,6 +119,9 @@ BAD = [
      "column 'e_A', row"),
     (lambda d: d.assign(omega=np.nan), "no row has a known ground truth"),
     (lambda d: d.iloc[0:0], "no rows"),
+    # a judge's probability where a label belongs: the value as written, not numpy's repr
+    (lambda d: d.assign(y=d.y.astype(float).where(d.index != 9, 0.99)),
+     "column 'y', row 9: value 0.99 is not 0 or 1"),
 ]
 
 
@@ -323,3 +326,33 @@ def test_five_million_rows_stay_under_two_gigabytes(tmp_path):
     assert peak_kib < 2 * 1024 ** 2, peak_kib
     ds = xr.open_zarr(tmp_path / "o" / "estimates.zarr")
     assert abs(float(ds.kappa_tilde.sel(fit="pooled")) - 1.5) < 0.02
+
+
+def test_each_fit_names_its_regressor_and_a_protocol_dummy_is_refused():
+    """Graded scores on debate rows only: the debate fit uses v_P - v_A and says so;
+    the pooled fit's x = e_P - e_A is 1 on every consultancy row and 0 on every debate
+    row (a protocol dummy), so it is refused with a message, never fitted or simulated."""
+    rng = np.random.default_rng(3)
+    n = 400
+    prot = np.where(np.arange(n) < n // 2, "consult", "debate")
+    deb = prot == "debate"
+    vP, vA = rng.normal(1.0, 1.0, n), rng.normal(1.0, 1.0, n)
+    a, omega = rng.integers(0, 2, n), rng.integers(0, 2, n)
+    pr = 1 / (1 + np.exp(-(0.2 + 1.2 * (vP - vA))))
+    y = np.where(rng.random(n) < pr, a, 1 - a)
+    df = pd.DataFrame({"protocol": prot, "a": a, "y": y, "omega": omega, "e_P": 1,
+                       "e_A": np.where(deb, 1.0, np.nan), "v_P": vP,
+                       "v_A": np.where(deb, vA, np.nan), "judge_id": np.arange(n) % 20})
+    est = estimate(validate_log(df), EstimateOptions(n_resamples=200))
+    assert est.regressor.sel(fit="debate").item() == "v_P - v_A"
+    assert est.regressor.sel(fit="pooled").item() == "e_P - e_A"
+    assert np.isnan(est.kappa_tilde.sel(fit="pooled").item())
+    assert "collinear with the protocol" in est.attrs["fit_notes"]
+    k = est.sel(fit="debate")
+    assert float(k.kappa_tilde_lo) <= 1.2 <= float(k.kappa_tilde_hi)
+    from antiamp.estimate import format_report, simulate_fitted
+
+    text = format_report(est, "log.csv")
+    assert "debate   x = v_P - v_A" in text and "pooled   x = e_P - e_A" in text
+    pred = simulate_fitted(est, n=20_000)
+    assert not any("logit" in c for c in pred.columns)  # the refused fit is not simulated
