@@ -16,6 +16,7 @@ rate of mislabelled ground truth.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 from dataclasses import dataclass
@@ -116,7 +117,10 @@ def validate_log(df: pd.DataFrame) -> pd.DataFrame:
         bad = v.notna() & ~v.isin([0, 1])
         if bad.any():
             r = int(np.flatnonzero(bad)[0])
-            raise LogError(f"column {col!r}, row {r}: value {_show(df[col][r])} is not 0 or 1")
+            hint = (" (a judge's probability for the protagonist's answer belongs in column "
+                    "p_y, beside the label)" if col == "y" and 0 < v[r] < 1 else "")
+            raise LogError(f"column {col!r}, row {r}: value {_show(df[col][r])} is not 0 or 1"
+                           f"{hint}")
         may_miss = col in ("omega", "t_P", "t_A", "label_blind", "s") or \
             (col == "e_A")
         if not may_miss and v.isna().any():
@@ -152,6 +156,14 @@ def validate_log(df: pd.DataFrame) -> pd.DataFrame:
                 raise LogError(f"column {col!r}, row {r}: value {_show(df[col][r])} is not a "
                                f"number")
             df[col] = v
+    if "p_y" in df.columns:
+        v = pd.to_numeric(df["p_y"], errors="coerce")
+        bad = (v.isna() & df["p_y"].notna()) | (v.notna() & ~v.between(0.0, 1.0))
+        if bad.any():
+            r = int(np.flatnonzero(bad)[0])
+            raise LogError(f"column 'p_y', row {r}: value {_show(df['p_y'][r])} is not a "
+                           f"probability in [0, 1]")
+        df["p_y"] = v
     if "judge_id" not in df.columns:
         df["judge_id"] = np.arange(len(df))  # no clustering information: one per row
     if df["omega"].notna().sum() == 0 if "omega" in df.columns else True:
@@ -327,6 +339,65 @@ def logistic_fit(d: pd.DataFrame):
                 df=max(G - 1, 1))
 
 
+#: Metrics of the judge's stated probability p_y for the protagonist's answer.
+PROB_METRICS = {
+    "amp_prob": "Amp from probabilities: mean p_y when a is wrong",
+    "fwc_prob": "follow-when-correct from probabilities: mean p_y when a is right",
+    "brier": "Brier score of p_y against a = omega",
+    "log_loss": "log loss of the probability on the truth (p_y clipped to [1e-6, 1 - 1e-6])",
+    "tie_prob": "share of exact 0.5 judgements",
+}
+N_BINS = 10
+
+
+def _stratified_mean(groups: list, confidence: float):
+    """Mean over the pooled rows of the strata and its t interval with the stratified
+    variance sum_s (n_s / N)^2 s_s^2 / n_s (strata sizes fixed, as in the bootstrap).
+
+    A mean of bounded per-row values needs no resampling: the t interval is the
+    standard one, and memory stays O(rows) for any log size."""
+    groups = [np.asarray(g, float) for g in groups if len(g)]
+    N = sum(len(g) for g in groups)
+    if N == 0:
+        return np.nan, np.nan, np.nan
+    m = sum(float(g.sum()) for g in groups) / N
+    if N - len(groups) < 1 or any(len(g) < 2 for g in groups):
+        return m, np.nan, np.nan
+    se = math.sqrt(sum((len(g) / N) ** 2 * g.var(ddof=1) / len(g) for g in groups))
+    t = float(stats.t.ppf(0.5 + confidence / 2, N - len(groups)))
+    return m, m - t * se, m + t * se
+
+
+def probability_metrics(ds_: pd.DataFrame, confidence: float) -> dict:
+    """:data:`PROB_METRICS` of one protocol and stratum (rows with p_y and a known
+    truth), each ``(value, lo, hi)``."""
+    d = ds_[ds_["p_y"].notna() & ds_["omega"].notna()]
+    groups = [g for _, g in d.groupby("stratum", observed=True)]
+    right = [(g["a"] == g["omega"]).to_numpy(float) for g in groups]
+    p = [g["p_y"].to_numpy(float) for g in groups]
+    out = {}
+    out["amp_prob"] = _stratified_mean([pp[rr == 0] for pp, rr in zip(p, right)], confidence)
+    out["fwc_prob"] = _stratified_mean([pp[rr == 1] for pp, rr in zip(p, right)], confidence)
+    out["brier"] = _stratified_mean([(pp - rr) ** 2 for pp, rr in zip(p, right)], confidence)
+    q = [np.clip(np.where(rr == 1, pp, 1 - pp), 1e-6, 1 - 1e-6) for pp, rr in zip(p, right)]
+    out["log_loss"] = _stratified_mean([-np.log(qq) for qq in q], confidence)
+    out["tie_prob"] = _stratified_mean([(pp == 0.5).astype(float) for pp in p], confidence)
+    return out
+
+
+def reliability(d: pd.DataFrame):
+    """Per bin of p_y (N_BINS equal bins on [0, 1]): rows, mean p_y, share with a right."""
+    d = d[d["p_y"].notna() & d["omega"].notna()]
+    p = d["p_y"].to_numpy(float)
+    right = (d["a"] == d["omega"]).to_numpy(float)
+    b = np.minimum((p * N_BINS).astype(int), N_BINS - 1)
+    n = np.bincount(b, minlength=N_BINS).astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mp = np.bincount(b, weights=p, minlength=N_BINS) / n
+        fr = np.bincount(b, weights=right, minlength=N_BINS) / n
+    return n, mp, fr
+
+
 @dataclass
 class EstimateOptions:
     confidence: float = 0.95
@@ -352,6 +423,11 @@ def estimate(df: pd.DataFrame, opts: EstimateOptions | None = None) -> xr.Datase
               "b_hat_labelled", "tie_rate", "imbalance_rate", "n_rows", "n_known",
               "amp_mislabel_lo", "amp_mislabel_hi"):
         out[n] = np.full((P, S), np.nan)
+    has_p = "p_y" in df.columns and bool(df["p_y"].notna().any())
+    if has_p:
+        for n in PROB_METRICS:
+            for suf in ("", "_lo", "_hi"):
+                out[f"{n}{suf}"] = np.full((P, S), np.nan)
     diff = {k: np.full(S, np.nan) for k in ("amp_diff", "amp_diff_lo", "amp_diff_hi", "p_value")}
     code_cache = {}
     for pi_, prot in enumerate(PROTOCOLS):
@@ -381,6 +457,9 @@ def estimate(df: pd.DataFrame, opts: EstimateOptions | None = None) -> xr.Datase
                 out["rho_feas_P"][pi_, si] = _rate(ds_["t_P"] == 1, p_false & ds_["t_P"].notna())
             if "t_A" in ds_.columns and prot == "debate":
                 out["rho_feas_A"][pi_, si] = _rate(ds_["t_A"] == 1, a_false & ds_["t_A"].notna())
+            if has_p:
+                for n, (v, lo, hi) in probability_metrics(ds_, opts.confidence).items():
+                    out[n][pi_, si], out[f"{n}_lo"][pi_, si], out[f"{n}_hi"][pi_, si] = v, lo, hi
             tie = ds_["e_P"] == ds_["e_A"]
             endorse = ds_["y"] == ds_["a"]
             out["tie_rate"][pi_, si] = tie.mean()
@@ -438,16 +517,17 @@ def estimate(df: pd.DataFrame, opts: EstimateOptions | None = None) -> xr.Datase
         "imbalance_rate": "Pr(e_P != e_A)", "n_rows": "rows", "n_known": "rows with known omega",
         "amp_mislabel_lo": f"Amp sensitivity interval, lower (mislabel rate up to {opts.mislabel})",
         "amp_mislabel_hi": f"Amp sensitivity interval, upper (mislabel rate up to {opts.mislabel})",
+        **PROB_METRICS,
     }
     data = {}
     for k, v in out.items():
-        base = k.replace("_lo", "").replace("_hi", "") if k.startswith(("amp_", "acc_", "fwc_")) \
-            and not k.startswith("amp_mislabel") else k
+        base = k[:-3] if k.endswith(("_lo", "_hi")) and not k.startswith("amp_mislabel") else k
         ln = long.get(k, long.get(base, k))
+        how = "t interval" if base in PROB_METRICS else "bootstrap"
         if k.endswith("_lo") and not k.startswith("amp_mislabel"):
-            ln = f"{ln}, {opts.confidence:.0%} bootstrap lower bound"
+            ln = f"{ln}, {opts.confidence:.0%} {how} lower bound"
         if k.endswith("_hi") and not k.startswith("amp_mislabel"):
-            ln = f"{ln}, {opts.confidence:.0%} bootstrap upper bound"
+            ln = f"{ln}, {opts.confidence:.0%} {how} upper bound"
         data[k] = (dims, v, {"long_name": ln, "units": "1"})
     for k, v in diff.items():
         data[k] = (("stratum",), v, {"long_name": {
@@ -469,11 +549,22 @@ def estimate(df: pd.DataFrame, opts: EstimateOptions | None = None) -> xr.Datase
             {"long_name": {"mu": "effective bias mu~ (lambda = 1)", "kappa":
                            "effective salience kappa~ (lambda = 1)"}[k.replace("_se", "")]
              + (", judge-clustered standard error" if k.endswith("_se") else "")})
+    if has_p:
+        rel = [reliability(df[df["protocol"] == prot]) for prot in PROTOCOLS]
+        for j, (k, ln) in enumerate((("reliability_n", "rows in the p_y bin"),
+                                     ("reliability_p", "mean p_y in the bin"),
+                                     ("reliability_freq", "share of the bin with a right"))):
+            data[k] = (("protocol", "p_bin"), np.array([r[j] for r in rel]),
+                       {"long_name": ln, "units": "1"})
     data["regressor"] = (("fit",), np.array([fits[f]["regressor"] for f in
                                              ("consult", "debate", "pooled")], dtype=str),
                          {"long_name": "the evidence regressor x each fit used"})
-    ds = xr.Dataset(data, coords={"protocol": list(PROTOCOLS), "stratum": labels,
-                                  "fit": ["consult", "debate", "pooled"]})
+    coords = {"protocol": list(PROTOCOLS), "stratum": labels,
+              "fit": ["consult", "debate", "pooled"]}
+    if has_p:
+        coords["p_bin"] = ("p_bin", (np.arange(N_BINS) + 0.5) / N_BINS,
+                           {"long_name": "centre of the p_y bin"})
+    ds = xr.Dataset(data, coords=coords)
     ds.attrs.update({
         "title": "antiamp-estimate: parameters and amplification from an oversight log",
         "antiamp_version": __version__, "confidence": opts.confidence,
@@ -558,6 +649,11 @@ def format_report(ds: xr.Dataset, source: str) -> str:
                 extra.append(f"Amp under mislabel <= {ds.attrs['mislabel']}: "
                              f"[{r.amp_mislabel_lo.item():.4f}, {r.amp_mislabel_hi.item():.4f}]")
             lines.append("           " + ", ".join(extra))
+            if "amp_prob" in ds and np.isfinite(r.brier.item()):
+                lines.append(f"           judge probabilities p_y ({ds.attrs['confidence']:.0%} "
+                             f"t intervals): Amp {f('amp_prob')}, fwc {f('fwc_prob')}, Brier "
+                             f"{f('brier')}, log loss {r.log_loss.item():.4f}, exact 0.5 "
+                             f"{r.tie_prob.item():.4f}")
         dd = ds.sel(stratum=lab)
         if np.isfinite(dd.amp_diff.item()):
             lines.append(f"  Amp(consult) - Amp(debate) = {dd.amp_diff.item():.4f} "
@@ -613,6 +709,47 @@ def plot_estimates(ds: xr.Dataset, path: Path, pred: pd.DataFrame | None = None)
     return path
 
 
+def plot_reliability(ds: xr.Dataset, path: Path) -> list:
+    """Reliability diagram of the judges' probabilities p_y, one panel per protocol:
+    the share of rows whose protagonist is right against the mean p_y per bin (marker
+    area by rows), the diagonal for perfect calibration, Brier score in the title."""
+    from .plotting import panel_grid, save
+
+    fig, axs = panel_grid(len(PROTOCOLS), height=3.2)
+    for ax, prot in zip(axs, PROTOCOLS):
+        r = ds.sel(protocol=prot)
+        n = r.reliability_n.values
+        ok = n > 0
+        ax.plot([0, 1], [0, 1], color="0.6", lw=0.8, ls="--")
+        # Wilson intervals per bin (statsmodels): small bins say little
+        from statsmodels.stats.proportion import proportion_confint
+
+        k = np.round(r.reliability_freq.values[ok] * n[ok])
+        lo, hi = proportion_confint(k, n[ok], alpha=1 - float(ds.attrs["confidence"]),
+                                    method="wilson")
+        fr = r.reliability_freq.values[ok]
+        ax.errorbar(r.reliability_p.values[ok], fr, yerr=np.maximum([fr - lo, hi - fr], 0.0),
+                    fmt="none", ecolor="C0", elinewidth=0.8, capsize=2, alpha=0.7)
+        ax.scatter(r.reliability_p.values[ok], r.reliability_freq.values[ok],
+                   s=12 + 150 * n[ok] / max(n.max(), 1), color="C0", alpha=0.8)
+        ax.plot(r.reliability_p.values[ok], r.reliability_freq.values[ok], color="C0", lw=0.8)
+        a = ds.sel(protocol=prot, stratum="all")
+        ax.set_title(f"{prot}: Brier {a.brier.item():.3f}, log loss {a.log_loss.item():.3f}, "
+                     f"{int(n.sum())} rows", fontsize=9)
+        ax.set_xlim(0, 1)
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_xlabel("judge's probability for the protagonist's answer (bin mean)", fontsize=8)
+        ax.set_ylabel("share of rows with the protagonist right", fontsize=8)
+    fig.suptitle("calibration of the judges' probabilities (dashed: perfect calibration; "
+                 f"marker area: rows; bars: {float(ds.attrs['confidence']):.0%} Wilson "
+                 "intervals)", fontsize=9)
+    return save(fig, path)
+
+
+#: Shipped logs (``--sample NAME``), in antiamp's data folder (see its README for
+#: the attribution and license of the real one).
+SAMPLES = {"simulated": "sample_log.csv", "human_judges": "michael2023_human_judges.csv"}
+
 MAX_RESAMPLES = 10_000_000  # the bootstrap holds [resamples, 8] counts per statistic
 
 
@@ -640,8 +777,11 @@ def main(argv=None) -> None:
     ap.add_argument("--version", action="version", version=f"%(prog)s (antiamp {__version__})")
     ap.add_argument("log", nargs="?", default=None,
                     help="CSV (UTF-8) or Parquet log in the documented column schema")
-    ap.add_argument("--sample", action="store_true",
-                    help="use the shipped sample log (two strata, a logit judge) instead of a file")
+    ap.add_argument("--sample", nargs="?", const="simulated", default=None,
+                    choices=tuple(SAMPLES),
+                    help="use a shipped log instead of a file: simulated (the default: two "
+                         "strata, a logit judge) or human_judges (Michael et al. 2023, "
+                         "CC-BY 4.0: real human judges with their probabilities)")
     ap.add_argument("--out", default=None, help="output directory (default: "
                     "outputs/estimates/<log name>, beside the other commands' outputs/)")
     ap.add_argument("--confidence", type=float, default=0.95, help="in (0, 1); default 0.95")
@@ -661,7 +801,7 @@ def main(argv=None) -> None:
     if args.sample:
         from importlib.resources import files
 
-        args.log = str(files("antiamp") / "data" / "sample_log.csv")
+        args.log = str(files("antiamp") / "data" / SAMPLES[args.sample])
     if not args.log:
         ap.error("give a log file (or --sample)")
     opts = EstimateOptions(args.confidence, args.n_resamples, args.mislabel, args.seed)
@@ -717,6 +857,9 @@ def _write_outputs(ds: xr.Dataset, out: Path, args) -> None:
     if pred is not None:
         pred.to_csv(out / "predicted_vs_observed.csv", index=False)
     plot_estimates(ds, out / "estimates.png", pred)
+    if "reliability_n" in ds:
+        plot_reliability(ds, out / "calibration.png")
+        print(f"wrote {out / 'calibration.png'} (and .pdf)")
     print(f"\nwrote {out / 'estimates.zarr'}, {out / 'estimates.png'}"
           + (f", {out / 'predicted_vs_observed.csv'}" if pred is not None else ""))
 

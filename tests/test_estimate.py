@@ -121,7 +121,9 @@ BAD = [
     (lambda d: d.iloc[0:0], "no rows"),
     # a judge's probability where a label belongs: the value as written, not numpy's repr
     (lambda d: d.assign(y=d.y.astype(float).where(d.index != 9, 0.99)),
-     "column 'y', row 9: value 0.99 is not 0 or 1"),
+     "column 'y', row 9: value 0.99 is not 0 or 1 (a judge's probability"),
+    (lambda d: d.assign(p_y=np.where(d.index == 4, 1.5, 0.5)),
+     "column 'p_y', row 4: value 1.5 is not a probability in [0, 1]"),
 ]
 
 
@@ -356,3 +358,67 @@ def test_each_fit_names_its_regressor_and_a_protocol_dummy_is_refused():
     assert "debate   x = v_P - v_A" in text and "pooled   x = e_P - e_A" in text
     pred = simulate_fitted(est, n=20_000)
     assert not any("logit" in c for c in pred.columns)  # the refused fit is not simulated
+
+
+def test_judge_probabilities_estimate_amp_and_calibration():
+    """With p_y the judge's exact probability (the simulator's p_endorse), the mean
+    p_y on wrong answers is Amp itself: its t interval covers the theory value at the
+    nominal rate; Brier and log loss are the stated means, per protocol."""
+    th = sim.theory(LOGIT)
+    hits, reps = np.zeros(2), 30
+    for seed in range(reps):
+        df = records({**LOGIT, "run": {"seed": 500 + seed}}, 2000, n_judges=25)
+        df["p_y"] = df["p_endorse"]
+        df["stratum"] = np.where(df.index % 3 == 0, "hard", "easy")
+        est = estimate(validate_log(df), EstimateOptions(n_resamples=100, seed=seed))
+        for i, prot in enumerate(("consult", "debate")):
+            r = est.sel(protocol=prot, stratum="all")
+            hits[i] += float(r.amp_prob_lo) <= float(th.amp.values[i]) <= float(r.amp_prob_hi)
+    assert (hits / reps >= 0.8).all(), hits / reps
+    d = df[df.protocol == "debate"]
+    right = (d.a == d.omega).to_numpy(float)
+    r = est.sel(protocol="debate", stratum="all")
+    assert float(r.brier) == pytest.approx(np.mean((d.p_y - right) ** 2), rel=1e-12)
+    q = np.clip(np.where(right == 1, d.p_y, 1 - d.p_y), 1e-6, 1 - 1e-6)
+    assert float(r.log_loss) == pytest.approx(-np.mean(np.log(q)), rel=1e-12)
+    assert int(est.reliability_n.sel(protocol="debate").sum()) == len(d)
+
+
+def test_cli_writes_the_calibration_figure(tmp_path):
+    df = records(LOGIT, 400)
+    df["p_y"] = df["p_endorse"]
+    path = tmp_path / "log.csv"
+    df.to_csv(path, index=False)
+    exe = shutil.which("antiamp-estimate")
+    cmd = [exe] if exe else [sys.executable, "-m", "antiamp.estimate"]
+    r = subprocess.run(cmd + [str(path), "--out", str(tmp_path / "out"), "--n-resamples", "100"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "judge probabilities p_y" in r.stdout
+    assert (tmp_path / "out" / "calibration.png").exists()
+
+
+def test_shipped_human_judges_reproduce_the_published_accuracies(tmp_path):
+    """Michael et al. (2023), the rooms with human debaters and judges: judge accuracy
+    84% in debate and 74% in consultancy; in consultancy 88% with an honest consultant
+    (follow-when-correct) and 60% with a dishonest one (1 - Amp)."""
+    from importlib.resources import files
+
+    from antiamp.estimate import SAMPLES, load_log
+
+    df = load_log(files("antiamp") / "data" / SAMPLES["human_judges"])
+    est = estimate(df, EstimateOptions(n_resamples=200)).sel(stratum="all")
+    c, d = est.sel(protocol="consult"), est.sel(protocol="debate")
+    assert round(float(d.acc), 2) == 0.84 and round(float(c.acc), 2) == 0.74
+    assert round(float(c.fwc), 2) == 0.88 and round(1 - float(c.amp), 2) == 0.60
+    assert int(c.n_rows) == 96 and int(d.n_rows) == 154
+    # the judges' probabilities: debate judges less misled and better calibrated
+    assert float(d.amp_prob_hi) < float(c.amp_prob)
+    assert float(d.brier) < float(c.brier)
+    exe = shutil.which("antiamp-estimate")
+    cmd = [exe] if exe else [sys.executable, "-m", "antiamp.estimate"]
+    r = subprocess.run(cmd + ["--sample", "human_judges", "--out", str(tmp_path / "o"),
+                              "--n-resamples", "100"], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "o" / "calibration.png").exists()
