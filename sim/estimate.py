@@ -33,6 +33,11 @@ from .transcripts import SCHEMA
 
 BINARY = ("a", "y", "e_P", "e_A", "omega", "t_P", "t_A", "label_blind", "s")
 PROTOCOLS = ("consult", "debate")
+#: Other spellings of the protocols, mapped with a note in the report.
+PROTOCOL_ALIASES = {"consultancy": "consult", "consultant": "consult", "debates": "debate"}
+#: Answer columns that may be written as letters: A = 0, B = 1.
+ANSWERS = ("a", "y", "omega", "s")
+LETTERS = {"a": 0, "b": 1}
 
 
 class LogError(ValueError):
@@ -99,7 +104,27 @@ def validate_log(df: pd.DataFrame) -> pd.DataFrame:
     if len(df) == 0:
         raise LogError("the log has no rows")
     df = df.reset_index(drop=True)  # a new frame: the caller's is left as it was
+    notes = []
     prot = _labels(df["protocol"], lower=True)
+    alias = {k: v for k, v in PROTOCOL_ALIASES.items() if k in set(prot.cat.categories)}
+    if alias:
+        prot = _labels(prot.astype(object).map(lambda c: alias.get(c, c)))
+        notes.append("column 'protocol': " + ", ".join(f"{k!r} read as {v!r}"
+                                                       for k, v in alias.items()))
+    for col in ANSWERS:
+        if col not in df.columns or df[col].dtype.kind in "biuf":
+            continue
+        txt = df[col].astype("string").str.strip().str.lower()
+        letter = txt.isin(list(LETTERS)).fillna(False).to_numpy(bool)
+        if letter.any():
+            bad = txt.notna().to_numpy(bool) & ~letter
+            if bad.any():
+                r = int(np.flatnonzero(bad)[0])
+                raise LogError(f"column {col!r}, row {r}: value {_show(df[col][r])} is not an "
+                               f"answer (the column's other answers are letters: A or B)")
+            df[col] = txt.map(LETTERS).astype(float)
+            notes.append(f"column {col!r}: answers A/B read as 0/1 (A = 0, B = 1)")
+    df.attrs["notes"] = notes
     bad = ~prot.isin(PROTOCOLS)
     if bad.any():
         r = int(np.flatnonzero(bad)[0])
@@ -571,6 +596,7 @@ def estimate(df: pd.DataFrame, opts: EstimateOptions | None = None) -> xr.Datase
         "n_resamples": opts.n_resamples, "mislabel": opts.mislabel, "seed": opts.seed,
         "graded_evidence": int(fits["pooled"]["graded"]),
         "fit_notes": "; ".join(f"{k}: {v['note']}" for k, v in fits.items() if v["note"]) or "",
+        "log_notes": "; ".join(df.attrs.get("notes", [])),
         "p_correct": float((df["a"] == df["omega"])[df["omega"].notna()].mean()),
         "pi": float(df["omega"].mean()),
     })
@@ -626,7 +652,10 @@ def simulate_fitted(ds: xr.Dataset, n: int = 2_000_000, seed: int = 0) -> pd.Dat
 def format_report(ds: xr.Dataset, source: str) -> str:
     lines = [f"antiamp-estimate {ds.attrs['antiamp_version']}: {source}",
              f"{ds.attrs['confidence']:.0%} stratified bootstrap intervals, "
-             f"{ds.attrs['n_resamples']} resamples", ""]
+             f"{ds.attrs['n_resamples']} resamples"]
+    if ds.attrs.get("log_notes"):
+        lines.append(f"read: {ds.attrs['log_notes']}")
+    lines.append("")
     for lab in ds.stratum.values:
         lines.append(f"stratum {lab}:")
         for prot in PROTOCOLS:

@@ -422,3 +422,26 @@ def test_shipped_human_judges_reproduce_the_published_accuracies(tmp_path):
                        timeout=300)
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "o" / "calibration.png").exists()
+
+
+def test_aliases_and_letter_answers_are_read_with_a_note():
+    df = records(LOGIT, 600)
+    plain = estimate(validate_log(df), EstimateOptions(n_resamples=100))
+    alt = df.copy()
+    alt["protocol"] = alt["protocol"].map({"consult": "Consultancy", "debate": "debate"})
+    for col in ("a", "y", "omega"):
+        alt[col] = alt[col].map({0: "A", 1: "b"})
+    v = validate_log(alt)
+    assert any("'consultancy' read as 'consult'" in n for n in v.attrs["notes"])
+    assert any("column 'a': answers A/B" in n for n in v.attrs["notes"])
+    est = estimate(v, EstimateOptions(n_resamples=100))
+    for k in ("amp", "acc", "fwc", "b_hat"):
+        np.testing.assert_array_equal(est[k].values, plain[k].values)
+    from antiamp.estimate import format_report
+
+    assert "read: column 'protocol'" in format_report(est, "log.csv")
+    # a letter outside A/B is still refused, naming the column and row
+    bad = alt.copy()
+    bad.loc[5, "y"] = "C"
+    with pytest.raises(LogError, match="column 'y', row 5"):
+        validate_log(bad)
