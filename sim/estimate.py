@@ -189,10 +189,61 @@ def validate_log(df: pd.DataFrame) -> pd.DataFrame:
             raise LogError(f"column 'p_y', row {r}: value {_show(df['p_y'][r])} is not a "
                            f"probability in [0, 1]")
         df["p_y"] = v
+    df = _roles(df, notes)
     if "judge_id" not in df.columns:
         df["judge_id"] = np.arange(len(df))  # no clustering information: one per row
     if df["omega"].notna().sum() == 0 if "omega" in df.columns else True:
         raise LogError("column 'omega': no row has a known ground truth; Amp needs some")
+    return df
+
+
+ROLES = ("open", "assigned")
+SWAP = (("e_P", "e_A"), ("v_P", "v_A"), ("t_P", "t_A"))
+
+
+def _roles(df: pd.DataFrame, notes: list) -> pd.DataFrame:
+    """Debates with assigned roles, written role-symmetrically.
+
+    With open roles the protagonist's answer a is its own choice and Amp = Pr(y = a |
+    a wrong) is a property of the protocol.  With assigned roles which debater a log
+    calls the protagonist is arbitrary, and Amp, b-hat and mu~ change with it.  Each
+    assigned debate with a known truth is relabelled so that the protagonist is the
+    debater assigned the wrong answer (a = 1 - omega, evidence columns and p_y
+    swapped where that changes the label): Amp is then Pr(the judge sides with the
+    wrong debater), which no labelling changes; follow-when-correct has no rows, and
+    b-hat (a lean toward a role) is not defined.  Assigned debates without a known
+    truth are left out, with a note."""
+    if "role" not in df.columns:
+        df["role"] = "open"
+        return df
+    role = _labels(df["role"], lower=True).astype(object).where(df["role"].notna(), "open")
+    bad = ~role.isin(ROLES)
+    if bad.any():
+        r = int(np.flatnonzero(bad)[0])
+        raise LogError(f"column 'role', row {r}: value {_show(df['role'][r])} is not open or "
+                       f"assigned")
+    df["role"] = role
+    assigned = (role == "assigned") & (df["protocol"] == "debate")
+    if not assigned.any():
+        return df
+    unknown = assigned & df["omega"].isna()
+    if unknown.any():
+        notes.append(f"{int(unknown.sum())} assigned-role debate row(s) without a known truth "
+                     f"left out (the role-symmetric Amp needs the truth)")
+        df = df[~unknown].reset_index(drop=True)
+        assigned = assigned[~unknown].reset_index(drop=True)
+    flip = assigned & (df["a"] == df["omega"])
+    df.loc[flip, "a"] = 1 - df.loc[flip, "a"]
+    for x, z in SWAP:
+        if x in df.columns and z in df.columns:
+            df.loc[flip, [x, z]] = df.loc[flip, [z, x]].to_numpy()
+    if "p_y" in df.columns:
+        df.loc[flip, "p_y"] = 1 - df.loc[flip, "p_y"]
+    notes.append(f"{int(assigned.sum())} debate row(s) with assigned roles: the protagonist "
+                 f"is read as the debater assigned the wrong answer, so debate Amp is "
+                 f"Pr(the judge sides with the wrong debater) whichever debater the log "
+                 f"called the protagonist; b-hat and follow-when-correct are not defined "
+                 f"for them")
     return df
 
 
@@ -359,8 +410,13 @@ def logistic_fit(d: pd.DataFrame):
     # standard errors are biased down when clusters are few (Cameron and Miller, 2015).
     corr = G / (G - 1) * (N - 1) / (N - K) if G > 1 and N > K else np.nan
     bse = np.sqrt(np.diag(np.asarray(fit.cov_params())) * corr)
+    note = ("rows with assigned roles read the wrong debater as the protagonist, so mu~ "
+            "there is the judge's lean toward the wrong answer at equal evidence, not toward "
+            "a role" if "role" in d.columns and bool(((d["role"] == "assigned")
+                                                      & (d["protocol"] == "debate")).any())
+            else "")
     return dict(mu=float(fit.params[0]), mu_se=float(bse[0]), kappa=float(fit.params[1]),
-                kappa_se=float(bse[1]), graded=graded, regressor=reg, note="",
+                kappa_se=float(bse[1]), graded=graded, regressor=reg, note=note,
                 df=max(G - 1, 1))
 
 
@@ -489,10 +545,15 @@ def estimate(df: pd.DataFrame, opts: EstimateOptions | None = None) -> xr.Datase
             endorse = ds_["y"] == ds_["a"]
             out["tie_rate"][pi_, si] = tie.mean()
             out["imbalance_rate"][pi_, si] = 1 - tie.mean()
-            out["b_hat"][pi_, si] = _rate(endorse, tie)
+            # b-hat is a lean toward a role: not defined where debate roles were assigned
+            open_ = ~((ds_["role"] == "assigned") & (ds_["protocol"] == "debate")) \
+                if "role" in ds_.columns else True
+            out["b_hat"][pi_, si] = _rate(endorse, tie & open_)
             if "label_blind" in ds_.columns:
-                out["b_hat_blind"][pi_, si] = _rate(endorse, tie & (ds_["label_blind"] == 1))
-                out["b_hat_labelled"][pi_, si] = _rate(endorse, tie & (ds_["label_blind"] == 0))
+                out["b_hat_blind"][pi_, si] = _rate(endorse, tie & open_
+                                                    & (ds_["label_blind"] == 1))
+                out["b_hat_labelled"][pi_, si] = _rate(endorse, tie & open_
+                                                       & (ds_["label_blind"] == 0))
             if opts.mislabel > 0:
                 ks = [s[s >= 4] for s in samples]
                 los, his = [], []

@@ -40,6 +40,8 @@ SCHEMA = {
     "stratum": (False, "task family / difficulty stratum"),
     "label_blind": (False, "1 if the judge was not told which side is the protagonist"),
     "s": (False, "the protagonist's signal (0/1)"),
+    "role": (False, "open (the protagonist chose its answer) or assigned (debate sides "
+                    "assigned by the experimenter); default open"),
     "p_y": (False, "the judge's probability for the protagonist's answer a, in [0, 1]"),
     "p_endorse": (False, "the simulated judge's exact Pr(y = a | transcript)"),
     "instance": (False, "instance index"),

@@ -445,3 +445,41 @@ def test_aliases_and_letter_answers_are_read_with_a_note():
     bad.loc[5, "y"] = "C"
     with pytest.raises(LogError, match="column 'y', row 5"):
         validate_log(bad)
+
+
+def test_assigned_roles_give_the_same_debate_amp_whichever_debater_is_called_protagonist():
+    """The shipped human-judge debates have assigned roles; calling debater A or B the
+    protagonist changes the open-role Amp (the issue's 0.141 / 0.177) but not the
+    role-symmetric one, which is the share of debates the judge gave to the wrong side."""
+    from importlib.resources import files
+
+    from antiamp.estimate import SAMPLES
+
+    raw = pd.read_csv(files("antiamp") / "data" / SAMPLES["human_judges"]).drop(columns="role")
+    deb = raw["protocol"] == "debate"
+    swapped = raw.copy()
+    swapped.loc[deb, "a"] = 1 - raw.loc[deb, "a"]
+    for x, z in (("e_P", "e_A"), ("v_P", "v_A")):
+        swapped.loc[deb, [x, z]] = raw.loc[deb, [z, x]].to_numpy()
+    swapped.loc[deb, "p_y"] = 1 - raw.loc[deb, "p_y"]
+    opts = EstimateOptions(n_resamples=300)
+    open_a = estimate(validate_log(raw), opts).sel(stratum="all", protocol="debate")
+    open_b = estimate(validate_log(swapped), opts).sel(stratum="all", protocol="debate")
+    assert abs(float(open_a.amp) - float(open_b.amp)) > 0.02  # the labelling matters
+    res = []
+    for df in (raw, swapped):
+        df = df.assign(role=np.where(df["protocol"] == "debate", "assigned", "open"))
+        v = validate_log(df)
+        assert any("assigned roles" in n for n in v.attrs["notes"])
+        res.append(estimate(v, opts).sel(stratum="all"))
+    for k in ("amp", "acc", "amp_prob", "brier"):
+        assert float(res[0][k].sel(protocol="debate")) == pytest.approx(
+            float(res[1][k].sel(protocol="debate")), abs=1e-12), k
+    d = res[0].sel(protocol="debate")
+    assert float(d.amp) == pytest.approx(1 - float(d.acc), abs=1e-12)
+    assert np.isnan(float(d.b_hat)) and np.isnan(float(d.fwc))
+    # the consultancy rows are untouched
+    assert float(res[0].amp.sel(protocol="consult")) == pytest.approx(
+        float(estimate(validate_log(raw), opts).sel(stratum="all", protocol="consult").amp))
+    with pytest.raises(LogError, match="column 'role', row 3"):
+        validate_log(raw.assign(role=np.where(raw.index == 3, "chosen", "open")))
