@@ -3,7 +3,31 @@ exact value, per cell and stacked over a grid's cells."""
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
+
+from .lazy import lazy
+
+xr = lazy("xarray")
+
+
+def computed_cells(cell, cells: list, shape=None):
+    """``(results, st, seconds)``: each cell's dict by ``cell(config)``, a
+    :func:`stacker` over them shaped as the grid, and the seconds they took."""
+    shape = (len(cells),) if shape is None else shape
+    t0 = time.perf_counter()
+    res = [cell(c) for c in cells]
+    return res, stacker(res, shape), time.perf_counter() - t0
+
+
+def model_dataset(data: dict, coords: dict, title: str, method: str, seconds: float,
+                  report: str = "no issues"):
+    """A model's Dataset of one block of cells, with the attributes the engines read."""
+    ds = xr.Dataset(data, coords=coords)
+    ds.attrs.update({"title": title, "method": method, "solve_seconds": float(seconds),
+                     "solver_report": report})
+    return ds
 
 
 def cell_triplets(exact: dict, sim: dict | None) -> dict:

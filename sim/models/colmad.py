@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 import math
-import time
 from pathlib import Path
 
 import numpy as np
 
-from ..layout import add_triplets, cell_triplets, stacker
-from ..lazy import lazy
+from ..layout import add_triplets, cell_triplets, computed_cells, model_dataset
 from ..plotting import panel_grid, save, shared_legend
 from ..registry import Model
 from ..sweeps.spec import axis_coords
 from .. import colmad as cm
-
-xr = lazy("xarray")
 
 COLOURS = {"single": "C7", "copmad": "C3", "colmad": "C0", "oracle": "C2"}
 #: The seed's headline: ColMAD's F1 about 19% above CopMAD's.
@@ -34,12 +30,8 @@ def _cell(c) -> dict:
 
 
 def solve_cells(base, cells, shape=None, dims=("cell",), axes=()):
-    shape = (len(cells),) if shape is None else shape
-    t0 = time.perf_counter()
-    res = [_cell(c) for c in cells]
-    elapsed = time.perf_counter() - t0
+    res, st, elapsed = computed_cells(_cell, cells, shape)
     ax = tuple(dims)
-    st = stacker(res, shape)
     data = {}
     add_triplets(data, st, ax, ("protocol",), cm.METRICS,
                  units=lambda k: "calls" if k == "calls" else "1",
@@ -55,13 +47,10 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()):
         "long_name": f"rhetoric gap (colmad.hack) at which ColMAD's F1 is {SEED_GAIN:.0%} "
                      "above CopMAD's, the seed's headline (exact)", "units": "1"})
     coords = axis_coords(axes, dims, {"protocol": ("protocol", list(cm.PROTOCOLS))})
-    ds = xr.Dataset(data, coords=coords)
-    ds.attrs.update({
-        "title": "antiamp: error detection by collaborative and competitive debate (seed 001)",
-        "method": "Monte Carlo (common random numbers across protocols, the judge "
-                  "Rao-Blackwellised over rhetoric) beside exact enumeration",
-        "solve_seconds": float(elapsed), "solver_report": "no issues"})
-    return ds
+    return model_dataset(
+        data, coords, "antiamp: error detection by collaborative and competitive debate (seed 001)",
+        "Monte Carlo (common random numbers across protocols, the judge "
+        "Rao-Blackwellised over rhetoric) beside exact enumeration", elapsed)
 
 
 def validate(cfg) -> None:

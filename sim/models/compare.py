@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import numpy as np
 
 from .. import compare as cmp
-from ..layout import add_triplets, cell_triplets, stacker
-from ..lazy import lazy
-from ..plotting import panel_grid, save, shared_legend
+from ..layout import add_triplets, cell_triplets, computed_cells, model_dataset
+from ..plotting import panel_grid, save
 from ..registry import Model
 from ..sweeps.spec import axis_coords
-
-xr = lazy("xarray")
 
 #: protocol -> (colour, marker): one hue per seed, one marker per protocol.
 STYLE = {
@@ -40,12 +36,8 @@ def _cell(c) -> dict:
 
 
 def solve_cells(base, cells, shape=None, dims=("cell",), axes=()):
-    shape = (len(cells),) if shape is None else shape
-    t0 = time.perf_counter()
-    res = [_cell(c) for c in cells]
-    elapsed = time.perf_counter() - t0
+    res, st, elapsed = computed_cells(_cell, cells, shape)
     ax = tuple(dims)
-    st = stacker(res, shape)
     data = {}
     add_triplets(data, st, ax, ("protocol",), cmp.METRICS,
                  units=lambda k: "calls" if k == "cost" else "1",
@@ -66,13 +58,10 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()):
                            {"long_name": "protocol"}),
         "seed_model": ("protocol", [v[1] for v in cmp.PROTOCOLS.values()],
                        {"long_name": "the seed whose model runs the protocol"})})
-    ds = xr.Dataset(data, coords=coords)
-    ds.attrs.update({
-        "title": "antiamp: every protocol on one task (seeds 000-003)",
-        "method": "each protocol by its own model at the task's mapped parameters: exact "
-                  "values beside each model's compiled kernel (common seed)",
-        "solve_seconds": float(elapsed), "solver_report": "no issues"})
-    return ds
+    return model_dataset(
+        data, coords, "antiamp: every protocol on one task (seeds 000-003)",
+        "each protocol by its own model at the task's mapped parameters: exact "
+        "values beside each model's compiled kernel (common seed)", elapsed)
 
 
 def validate(cfg) -> None:

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import numpy as np
 
-from ..layout import add_triplets, cell_triplets, stacker
-from ..lazy import lazy
+from ..layout import add_triplets, cell_triplets, computed_cells, model_dataset
 from ..plotting import panel_grid, save, shared_legend
 from ..registry import Model
 from ..sweeps.spec import axis_coords
 from .. import mediation as md
-
-xr = lazy("xarray")
 
 COLOURS = {"memo": "C0", "summary": "C3"}
 
@@ -30,12 +26,8 @@ def _cell(c) -> dict:
 
 
 def solve_cells(base, cells, shape=None, dims=("cell",), axes=()):
-    shape = (len(cells),) if shape is None else shape
-    t0 = time.perf_counter()
-    res = [_cell(c) for c in cells]
-    elapsed = time.perf_counter() - t0
+    res, st, elapsed = computed_cells(_cell, cells, shape)
     ax = tuple(dims)
-    st = stacker(res, shape)
     data = {}
     for group, d in ((md.METRICS, ("protocol",)), (md.SHARED, ())):
         add_triplets(data, st, ax, d, group, se_how=" (delta method)", units=lambda k: (
@@ -44,13 +36,10 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()):
         "long_name": "mean residual flaws in closed form: F_0 (1 - d r)^k + false alarms' "
                      "survivors", "units": "1"})
     coords = axis_coords(axes, dims, {"protocol": ("protocol", list(md.PROTOCOLS))})
-    ds = xr.Dataset(data, coords=coords)
-    ds.attrs.update({
-        "title": "antiamp: provenance-backed pluralistic mediation (seed 002)",
-        "method": "Monte Carlo (common random numbers across syntheses, the human's "
-                  "decision Rao-Blackwellised) beside exact values",
-        "solve_seconds": float(elapsed), "solver_report": "no issues"})
-    return ds
+    return model_dataset(
+        data, coords, "antiamp: provenance-backed pluralistic mediation (seed 002)",
+        "Monte Carlo (common random numbers across syntheses, the human's "
+        "decision Rao-Blackwellised) beside exact values", elapsed)
 
 
 def validate(cfg) -> None:

@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import numpy as np
 
 from ..judge import judge_tables
-from ..layout import add_triplets, cell_triplets, stacker
-from ..lazy import lazy
+from ..layout import add_triplets, cell_triplets, computed_cells, model_dataset
 from ..plotting import panel_grid, save, shared_legend
 from ..registry import Model
 from ..sweeps.spec import axis_coords
 from .. import redeliberation as rd
-
-xr = lazy("xarray")
 
 CLAIM_TYPES = rd.TYPES + ("all",)
 COLOURS = {"raw": "C7", "fixed": "C3", "rereconcile": "C1", "adaptive": "C0"}
@@ -46,17 +42,13 @@ def _cell(c) -> dict:
 
 
 def solve_cells(base, cells, shape=None, dims=("cell",), axes=()):
-    shape = (len(cells),) if shape is None else shape
-    t0 = time.perf_counter()
-    res = [_cell(c) for c in cells]
-    elapsed = time.perf_counter() - t0
+    res, st, elapsed = computed_cells(_cell, cells, shape)
     from ..config import ConfigError
 
     for key, what in (("_bands", "spread bands"), ("_forced", "forced rounds")):
         if len({r[key] for r in res}) > 1:
             raise ConfigError(f"every cell of a grid must have the same number of {what}")
     ax = tuple(dims)
-    st = stacker(res, shape)
     data = {}
     add_triplets(data, st, ax, ("protocol", "claim_type"), rd.METRICS,
                  units=lambda k: k if k in ("calls", "rounds") else "1",
@@ -82,13 +74,10 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()):
         "claim_type": ("claim_type", list(CLAIM_TYPES)),
         "band": ("band", np.arange(nb)),
         "round": ("round", np.arange(res[0]["_forced"] + 1))})
-    ds = xr.Dataset(data, coords=coords)
-    ds.attrs.update({
-        "title": "antiamp: adaptive re-deliberation of fact-check verdicts (seed 003)",
-        "method": "Monte Carlo (common random numbers across policies, the reconciler "
-                  "Rao-Blackwellised) beside exact quadrature over the evidence-pool bias",
-        "solve_seconds": float(elapsed), "solver_report": "no issues"})
-    return ds
+    return model_dataset(
+        data, coords, "antiamp: adaptive re-deliberation of fact-check verdicts (seed 003)",
+        "Monte Carlo (common random numbers across policies, the reconciler "
+        "Rao-Blackwellised) beside exact quadrature over the evidence-pool bias", elapsed)
 
 
 def validate(cfg) -> None:
