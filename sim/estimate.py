@@ -189,12 +189,76 @@ def validate_log(df: pd.DataFrame) -> pd.DataFrame:
             raise LogError(f"column 'p_y', row {r}: value {_show(df['p_y'][r])} is not a "
                            f"probability in [0, 1]")
         df["p_y"] = v
+    df = _rounds(df)
     df = _roles(df, notes)
     if "judge_id" not in df.columns:
         df["judge_id"] = np.arange(len(df))  # no clustering information: one per row
     if df["omega"].notna().sum() == 0 if "omega" in df.columns else True:
         raise LogError("column 'omega': no row has a known ground truth; Amp needs some")
     return df
+
+
+def _rounds(df: pd.DataFrame) -> pd.DataFrame:
+    """Check the optional ``round`` column: integers >= 1, one row per (protocol,
+    instance, round), an ``instance`` column beside it."""
+    if "round" not in df.columns:
+        return df
+    if "instance" not in df.columns:
+        raise LogError("column 'round' needs a column 'instance' saying which rows belong to "
+                       "one oversight instance")
+    r = pd.to_numeric(df["round"], errors="coerce")
+    bad = r.isna() | (r < 1) | (r != np.round(r))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise LogError(f"column 'round', row {i}: value {_show(df['round'][i])} is not a "
+                       f"round number (an integer >= 1)")
+    df["round"] = r.astype(np.int64)
+    dup = df.duplicated(["protocol", "instance", "round"])
+    if dup.any():
+        i = int(np.flatnonzero(dup)[0])
+        raise LogError(f"column 'round', row {i}: instance {_show(df['instance'][i])} already "
+                       f"has a {df['protocol'][i]} row for round {int(df['round'][i])}")
+    return df
+
+
+def select_round(df: pd.DataFrame, which="final") -> pd.DataFrame:
+    """One row per instance: its last round (``final``) or round ``which``."""
+    if "round" not in df.columns:
+        return df
+    if which == "final":
+        last = df.groupby(["protocol", "instance"], observed=True)["round"].transform("max")
+        keep = df["round"] == last
+    else:
+        keep = df["round"] == int(which)
+        if not keep.any():
+            raise LogError(f"--round {which}: no row of the log has round {which} (rounds "
+                           f"{int(df['round'].min())} to {int(df['round'].max())})")
+    out = df[keep].reset_index(drop=True)
+    out.attrs = dict(df.attrs)
+    return out
+
+
+def amp_by_round(df: pd.DataFrame, confidence: float):
+    """Per protocol and round (all rows of that round with a known truth): Amp, its
+    Wilson interval (statsmodels) and the rows it rests on, ``(rounds, arrays)``."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    rounds = np.arange(1, int(df["round"].max()) + 1)
+    out = {k: np.full((len(PROTOCOLS), len(rounds)), np.nan)
+           for k in ("amp_round", "amp_round_lo", "amp_round_hi", "n_round")}
+    known = df["omega"].notna()
+    wrong = known & (df["a"] != df["omega"])
+    for i, prot in enumerate(PROTOCOLS):
+        for j, r in enumerate(rounds):
+            m = wrong & (df["protocol"] == prot) & (df["round"] == r)
+            n = int(m.sum())
+            out["n_round"][i, j] = n
+            if n:
+                k = int((df["y"][m] == df["a"][m]).sum())
+                out["amp_round"][i, j] = k / n
+                lo, hi = proportion_confint(k, n, alpha=1 - confidence, method="wilson")
+                out["amp_round_lo"][i, j], out["amp_round_hi"][i, j] = lo, hi
+    return rounds, out
 
 
 ROLES = ("open", "assigned")
@@ -485,12 +549,18 @@ class EstimateOptions:
     n_resamples: int = 2000
     mislabel: float = 0.0
     seed: int = 0
+    #: With a ``round`` column: the round every estimate reads, ``final`` (each
+    #: instance's last) or a round number.
+    round: object = "final"
 
 
 def estimate(df: pd.DataFrame, opts: EstimateOptions | None = None) -> xr.Dataset:
     """All estimates of a validated log as a Dataset (dims protocol, stratum, fit)."""
     opts = opts or EstimateOptions()
     check_options(opts)
+    by_round = amp_by_round(df, opts.confidence) if "round" in df.columns else None
+    if "round" in df.columns:
+        df = select_round(df, opts.round)
     rng = np.random.default_rng(opts.seed)
     strata = sorted(df["stratum"].unique().tolist())
     labels = strata + (["all"] if len(strata) > 1 or strata != ["all"] else [])
@@ -642,11 +712,21 @@ def estimate(df: pd.DataFrame, opts: EstimateOptions | None = None) -> xr.Datase
                                      ("reliability_freq", "share of the bin with a right"))):
             data[k] = (("protocol", "p_bin"), np.array([r[j] for r in rel]),
                        {"long_name": ln, "units": "1"})
+    if by_round is not None:
+        rounds, rv = by_round
+        for k, ln in (("amp_round", "Amp = Pr(y = a | a wrong) after each round (all rows "
+                                    "of that round)"),
+                      ("amp_round_lo", f"{opts.confidence:.0%} Wilson lower bound"),
+                      ("amp_round_hi", f"{opts.confidence:.0%} Wilson upper bound"),
+                      ("n_round", "rows with a wrong protagonist in that round")):
+            data[k] = (("protocol", "round"), rv[k], {"long_name": ln, "units": "1"})
     data["regressor"] = (("fit",), np.array([fits[f]["regressor"] for f in
                                              ("consult", "debate", "pooled")], dtype=str),
                          {"long_name": "the evidence regressor x each fit used"})
     coords = {"protocol": list(PROTOCOLS), "stratum": labels,
               "fit": ["consult", "debate", "pooled"]}
+    if by_round is not None:
+        coords["round"] = ("round", by_round[0], {"long_name": "round"})
     if has_p:
         coords["p_bin"] = ("p_bin", (np.arange(N_BINS) + 0.5) / N_BINS,
                            {"long_name": "centre of the p_y bin"})
@@ -657,7 +737,11 @@ def estimate(df: pd.DataFrame, opts: EstimateOptions | None = None) -> xr.Datase
         "n_resamples": opts.n_resamples, "mislabel": opts.mislabel, "seed": opts.seed,
         "graded_evidence": int(fits["pooled"]["graded"]),
         "fit_notes": "; ".join(f"{k}: {v['note']}" for k, v in fits.items() if v["note"]) or "",
-        "log_notes": "; ".join(df.attrs.get("notes", [])),
+        "log_notes": "; ".join(df.attrs.get("notes", [])
+                               + ([f"rounds: every estimate reads round {opts.round}"
+                                   + (" (each instance's last)" if opts.round == "final"
+                                      else "")] if by_round is not None else [])),
+        "round": str(opts.round),
         "p_correct": float((df["a"] == df["omega"])[df["omega"].notna()].mean()),
         "pi": float(df["omega"].mean()),
     })
@@ -749,6 +833,16 @@ def format_report(ds: xr.Dataset, source: str) -> str:
             lines.append(f"  Amp(consult) - Amp(debate) = {dd.amp_diff.item():.4f} "
                          f"[{dd.amp_diff_lo.item():.4f}, {dd.amp_diff_hi.item():.4f}], "
                          f"one-sided p = {dd.p_value.item():.3g}")
+    if "amp_round" in ds:
+        lines += ["", "Amp after each round (all instances' rows of that round, Wilson "
+                  "intervals):"]
+        for prot in PROTOCOLS:
+            r = ds.sel(protocol=prot)
+            cells = [f"{int(k)}: {v:.3f} [{lo:.3f}, {hi:.3f}] n={int(n)}" for k, v, lo, hi, n in
+                     zip(ds["round"].values, r.amp_round.values, r.amp_round_lo.values,
+                         r.amp_round_hi.values, r.n_round.values) if n > 0]
+            if cells:
+                lines.append(f"  {prot:<8} " + "; ".join(cells))
     lines += ["", "logistic fit Pr(y = a) = sigma(mu~ + kappa~ x), judge-clustered standard "
               "errors; each fit names its evidence regressor x:"]
     for fit in ds.fit.values:
@@ -856,8 +950,23 @@ def check_options(opts: EstimateOptions) -> None:
         raise LogError(f"seed must be an integer in [0, 2**63), got {opts.seed!r}")
     if not (isinstance(opts.confidence, numbers.Real) and 0 < opts.confidence < 1):
         raise LogError(f"confidence must lie in (0, 1), got {opts.confidence!r}")
+    r = opts.round
+    if r != "final" and (isinstance(r, bool) or not isinstance(r, numbers.Integral) or r < 1):
+        raise LogError(f"round must be final or a round number >= 1, got {r!r}")
     if not (isinstance(opts.mislabel, numbers.Real) and 0 <= opts.mislabel < 0.5):
         raise LogError(f"mislabel rate must lie in [0, 0.5), got {opts.mislabel!r}")
+
+
+def _round_arg(v: str):
+    if v == "final":
+        return v
+    try:
+        r = int(v)
+    except ValueError:
+        r = 0
+    if r < 1:
+        raise argparse.ArgumentTypeError(f"must be final or a round number >= 1, got {v!r}")
+    return r
 
 
 def main(argv=None) -> None:
@@ -881,6 +990,9 @@ def main(argv=None) -> None:
                     help="rate of mislabelled ground truth for the Amp sensitivity interval, "
                          "in [0, 0.5)")
     ap.add_argument("--seed", type=int, default=0, help="bootstrap seed, >= 0")
+    ap.add_argument("--round", type=_round_arg, default="final",
+                    help="with a round column: the round every estimate reads, final (each "
+                         "instance's last; the default) or a round number >= 1")
     ap.add_argument("--simulate", action="store_true",
                     help="simulate the fitted parameters and compare with the observed metrics")
     ap.add_argument("--n-sim", type=int, default=2_000_000,
@@ -894,7 +1006,8 @@ def main(argv=None) -> None:
         args.log = str(files("antiamp") / "data" / SAMPLES[args.sample])
     if not args.log:
         ap.error("give a log file (or --sample)")
-    opts = EstimateOptions(args.confidence, args.n_resamples, args.mislabel, args.seed)
+    opts = EstimateOptions(args.confidence, args.n_resamples, args.mislabel, args.seed,
+                           args.round)
     # Under outputs/ like antiamp and antiamp-sweep (a deterministic name per log, as
     # sweeps have: rerunning on the same log replaces only what antiamp wrote).
     out = Path(args.out or Path("outputs") / "estimates" / Path(args.log).stem)

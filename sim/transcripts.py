@@ -44,7 +44,9 @@ SCHEMA = {
                     "assigned by the experimenter); default open"),
     "p_y": (False, "the judge's probability for the protagonist's answer a, in [0, 1]"),
     "p_endorse": (False, "the simulated judge's exact Pr(y = a | transcript)"),
-    "instance": (False, "instance index"),
+    "instance": (False, "instance index (with round: the rows of one oversight instance)"),
+    "round": (False, "the round after which the judge's label and belief were recorded "
+                     "(integer >= 1); several rows per instance"),
 }
 
 

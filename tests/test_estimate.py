@@ -235,6 +235,8 @@ BAD_OPTIONS = [
     (["--mislabel", "0.5"], "mislabel rate must lie in [0, 0.5)"),
     (["--sample"], "give a log file or --sample, not both"),
     (["--n-resamples", "many"], "invalid int value"),
+    (["--round", "0"], "must be final or a round number >= 1"),
+    (["--sample", "nonesuch"], "invalid choice"),
 ]
 
 
@@ -483,3 +485,46 @@ def test_assigned_roles_give_the_same_debate_amp_whichever_debater_is_called_pro
         float(estimate(validate_log(raw), opts).sel(stratum="all", protocol="consult").amp))
     with pytest.raises(LogError, match="column 'role', row 3"):
         validate_log(raw.assign(role=np.where(raw.index == 3, "chosen", "open")))
+
+
+def _rounds_log(seed=2, n=800):
+    """Rounds 1..3 per instance: the round-r row is the simulated log of its own seed,
+    so the final-round estimate must equal the estimate of the round-3 log alone."""
+    parts = []
+    for r in (1, 2, 3):
+        d = records({**LOGIT, "run": {"seed": seed + r}}, n)
+        parts.append(d.assign(round=r))
+    return pd.concat(parts, ignore_index=True).sample(frac=1.0, random_state=0)
+
+
+def test_rounds_final_by_default_and_amp_per_round():
+    log = _rounds_log()
+    opts = EstimateOptions(n_resamples=200)
+    est = estimate(validate_log(log), opts)
+    third = estimate(validate_log(log[log["round"] == 3].drop(columns="round")), opts)
+    for k in ("amp", "acc", "fwc", "b_hat"):
+        np.testing.assert_array_equal(est[k].values, third[k].values)
+    first = estimate(validate_log(log), EstimateOptions(n_resamples=200, round=1))
+    one = estimate(validate_log(log[log["round"] == 1].drop(columns="round")), opts)
+    np.testing.assert_array_equal(first.amp.values, one.amp.values)
+    # Amp after each round, by hand
+    d = log[(log.protocol == "debate") & (log.a != log.omega) & (log["round"] == 2)]
+    assert float(est.amp_round.sel(protocol="debate", round=2)) == pytest.approx(
+        float((d.y == d.a).mean()), abs=1e-15)
+    from antiamp.estimate import format_report
+
+    text = format_report(est, "log.csv")
+    assert "Amp after each round" in text and "every estimate reads round final" in text
+
+
+@pytest.mark.parametrize("mutate,msg", [
+    (lambda d: d.drop(columns="instance"), "column 'round' needs a column 'instance'"),
+    (lambda d: d.assign(round=np.where(np.arange(len(d)) == 4, 0, d["round"])),
+     "column 'round', row 4"),
+    (lambda d: pd.concat([d, d.iloc[[7]]], ignore_index=True), "already has"),
+])
+def test_bad_rounds_name_the_column_and_row(mutate, msg):
+    with pytest.raises(LogError, match=msg):
+        validate_log(mutate(_rounds_log(n=50).reset_index(drop=True)))
+    with pytest.raises(LogError, match="no row of the log has round 9"):
+        estimate(validate_log(_rounds_log(n=50)), EstimateOptions(n_resamples=50, round=9))
