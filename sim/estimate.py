@@ -37,7 +37,9 @@ PROTOCOLS = ("consult", "debate")
 PROTOCOL_ALIASES = {"consultancy": "consult", "consultant": "consult", "debates": "debate"}
 #: Answer columns that may be written as letters: A = 0, B = 1.
 ANSWERS = ("a", "y", "omega", "s")
-LETTERS = {"a": 0, "b": 1}
+LETTERS = {chr(ord("a") + i): i for i in range(26)}
+#: Most answers per question (answers are 0..K-1).
+MAX_ANSWERS = 1000
 
 
 class LogError(ValueError):
@@ -121,9 +123,10 @@ def validate_log(df: pd.DataFrame) -> pd.DataFrame:
             if bad.any():
                 r = int(np.flatnonzero(bad)[0])
                 raise LogError(f"column {col!r}, row {r}: value {_show(df[col][r])} is not an "
-                               f"answer (the column's other answers are letters: A or B)")
+                               f"answer (the column's other answers are letters A, B, ...)")
             df[col] = txt.map(LETTERS).astype(float)
-            notes.append(f"column {col!r}: answers A/B read as 0/1 (A = 0, B = 1)")
+            notes.append(f"column {col!r}: answers written as letters read as 0, 1, ... "
+                         f"(A = 0, B = 1)")
     df.attrs["notes"] = notes
     bad = ~prot.isin(PROTOCOLS)
     if bad.any():
@@ -135,6 +138,13 @@ def validate_log(df: pd.DataFrame) -> pd.DataFrame:
         if col not in df.columns:
             continue
         v = pd.to_numeric(df[col], errors="coerce")
+        if col in ANSWERS:
+            _check_answers(df, col, v)
+            if col != "s" and v.isna().any() and col != "omega":
+                r = int(np.flatnonzero(v.isna())[0])
+                raise LogError(f"column {col!r}, row {r}: value is missing")
+            df[col] = v
+            continue
         nonnum = v.isna() & df[col].notna()
         if nonnum.any():
             r = int(np.flatnonzero(nonnum)[0])
@@ -190,12 +200,38 @@ def validate_log(df: pd.DataFrame) -> pd.DataFrame:
                            f"probability in [0, 1]")
         df["p_y"] = v
     df = _rounds(df)
+    K = n_answers(df)
+    df.attrs["K"] = K
+    if K > 2:
+        notes.append(f"{K} answers (0 to {K - 1}): Amp = Pr(y = a | a != omega), accuracy "
+                     f"Pr(y = omega)")
     df = _roles(df, notes)
     if "judge_id" not in df.columns:
         df["judge_id"] = np.arange(len(df))  # no clustering information: one per row
     if df["omega"].notna().sum() == 0 if "omega" in df.columns else True:
         raise LogError("column 'omega': no row has a known ground truth; Amp needs some")
+    df.attrs["notes"] = list(notes)
+    df.attrs["K"] = K
     return df
+
+
+def _check_answers(df: pd.DataFrame, col: str, v: pd.Series) -> None:
+    """Answer columns hold answer indices 0..K-1 (two answers: 0 or 1)."""
+    bad = (v.isna() & df[col].notna()) | (v.notna() & ((v < 0) | (v != np.round(v))
+                                                        | (v >= MAX_ANSWERS)))
+    if bad.any():
+        r = int(np.flatnonzero(bad)[0])
+        hint = (" (a judge's probability for the protagonist's answer belongs in column p_y, "
+                "beside the label)" if col == "y" and 0 < v[r] < 1 else "")
+        raise LogError(f"column {col!r}, row {r}: value {_show(df[col][r])} is not an answer "
+                       f"(0, 1, ... up to {MAX_ANSWERS - 1}, or a letter){hint}")
+
+
+def n_answers(df: pd.DataFrame) -> int:
+    """K: the number of answers the log uses (at least 2)."""
+    m = max(float(df[c].max()) for c in ("a", "y", "omega") if c in df.columns
+            and df[c].notna().any())
+    return max(2, int(m) + 1)
 
 
 def _rounds(df: pd.DataFrame) -> pd.DataFrame:
@@ -290,6 +326,11 @@ def _roles(df: pd.DataFrame, notes: list) -> pd.DataFrame:
     assigned = (role == "assigned") & (df["protocol"] == "debate")
     if not assigned.any():
         return df
+    if df.attrs.get("K", 2) > 2:
+        r = int(np.flatnonzero(assigned)[0])
+        raise LogError(f"column 'role', row {r}: assigned debate roles are read "
+                       f"role-symmetrically only with two answers (the log has "
+                       f"{df.attrs['K']}; the antagonist's answer is not in the schema)")
     unknown = assigned & df["omega"].isna()
     if unknown.any():
         notes.append(f"{int(unknown.sum())} assigned-role debate row(s) without a known truth "
@@ -313,39 +354,52 @@ def _roles(df: pd.DataFrame, notes: list) -> pd.DataFrame:
 
 # ------------------------------------------------------------------ statistics
 def _codes(d: pd.DataFrame) -> np.ndarray:
-    """Row code 4 known + 2 wrong + endorse, for the bootstrap statistics."""
+    """Row code 8 right + 4 known + 2 wrong + endorse, for the bootstrap statistics
+    (right: y = omega, which with K > 2 answers is not implied by y != a)."""
     known = d["omega"].notna().to_numpy()
-    om = d["omega"].fillna(0).to_numpy()
+    om = d["omega"].fillna(-1).to_numpy()
     a, y = d["a"].to_numpy(), d["y"].to_numpy()
     wrong = known & (a != om)
-    return (4 * known + 2 * wrong + (y == a)).astype(float)
+    return (8 * (known & (y == om)) + 4 * known + 2 * wrong + (y == a)).astype(float)
 
 
 # Every statistic of the bootstrap reads only how many rows fall in each of the
-# 8 codes, so a resample of n rows with replacement is a multinomial draw of the
+# 16 codes, so a resample of n rows with replacement is a multinomial draw of the
 # code counts (the same distribution as resampling rows, which scipy.stats.bootstrap
-# does): memory and time per resample are O(8), not O(n), whatever the log's size.
-N_CODES = 8
+# does): memory and time per resample are O(16), not O(n), whatever the log's size.
+N_CODES = 16
 
 
 def code_counts(codes: np.ndarray) -> np.ndarray:
-    """How many rows of each code 0..7."""
+    """How many rows of each code 0..15."""
     return np.bincount(np.asarray(codes, np.int64), minlength=N_CODES)
 
 
+_ORDER = np.lexsort((np.arange(N_CODES) // 8, np.arange(N_CODES) % 8))
+
+
+def _fold(c):
+    """Counts of the 8 codes known/wrong/endorse, summed over y = omega."""
+    c = np.asarray(c)
+    return c[..., :8] + c[..., 8:]
+
+
 def _amp(c):
+    f = _fold(c)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return c[..., 7] / (c[..., 6] + c[..., 7])
+        return f[..., 7] / (f[..., 6] + f[..., 7])
 
 
 def _fwc(c):
+    f = _fold(c)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return c[..., 5] / (c[..., 4] + c[..., 5])
+        return f[..., 5] / (f[..., 4] + f[..., 5])
 
 
 def _acc(c):
+    c = np.asarray(c)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return (c[..., 5] + c[..., 6]) / c[..., 4:].sum(axis=-1)
+        return c[..., 12:].sum(axis=-1) / (c[..., 4:8].sum(axis=-1) + c[..., 12:].sum(axis=-1))
 
 
 def corrected_amp_counts(c: np.ndarray, eps: float):
@@ -354,9 +408,9 @@ def corrected_amp_counts(c: np.ndarray, eps: float):
     With q = Pr(a != omega), A = Amp and F = follow-when-correct, the recorded
     truth gives Pr(a != w~) = (1 - eps) q + eps (1 - q), Pr(y = a, a != w~) =
     (1 - eps) q A + eps (1 - q) F and Pr(y = a, a = w~) = (1 - eps)(1 - q) F + eps q A;
-    solved for A.  ``c``: code counts [..., 8].
+    solved for A.  ``c``: code counts [..., 16] (two answers).
     """
-    c = np.asarray(c, float)
+    c = _fold(np.asarray(c, float))
     with np.errstate(invalid="ignore", divide="ignore"):
         k = c[..., 4:].sum(axis=-1)
         qt = (c[..., 6] + c[..., 7]) / k
@@ -378,9 +432,12 @@ def _resampled(counts: list, n_resamples: int, rng) -> np.ndarray:
     """Code counts of ``n_resamples`` stratified bootstrap resamples [B, 8]: each
     stratum's rows resampled with replacement within the stratum."""
     out = np.zeros((n_resamples, N_CODES), np.int64)
+    # Categories in the order of the 8 codes that ignore y = omega: with two answers the
+    # y = omega bit is fixed by the others, so the nonzero categories come in the same
+    # order as in an 8-code table and a seed gives the same resamples as it always has.
     for c in counts:
         n = int(c.sum())
-        out += rng.multinomial(n, c / n, size=n_resamples)
+        out[:, _ORDER] += rng.multinomial(n, c[_ORDER] / n, size=n_resamples)
     return out
 
 
@@ -558,6 +615,9 @@ def estimate(df: pd.DataFrame, opts: EstimateOptions | None = None) -> xr.Datase
     """All estimates of a validated log as a Dataset (dims protocol, stratum, fit)."""
     opts = opts or EstimateOptions()
     check_options(opts)
+    if opts.mislabel > 0 and df.attrs.get("K", 2) > 2:
+        raise LogError(f"the mislabel correction assumes two answers (a mislabelled truth is "
+                       f"the other answer); the log has {df.attrs['K']}")
     by_round = amp_by_round(df, opts.confidence) if "round" in df.columns else None
     if "round" in df.columns:
         df = select_round(df, opts.round)
@@ -742,6 +802,7 @@ def estimate(df: pd.DataFrame, opts: EstimateOptions | None = None) -> xr.Datase
                                    + (" (each instance's last)" if opts.round == "final"
                                       else "")] if by_round is not None else [])),
         "round": str(opts.round),
+        "n_answers": int(df.attrs.get("K", 2)),
         "p_correct": float((df["a"] == df["omega"])[df["omega"].notna()].mean()),
         "pi": float(df["omega"].mean()),
     })
@@ -1025,6 +1086,10 @@ def main(argv=None) -> None:
         if len(df) > 1_000_000:
             print(f"read {len(df):,} rows in {time.perf_counter() - t0:.1f} s; estimating "
                   f"(about {len(df) / 2e6:.0f}-{len(df) / 5e5:.0f} s more)", file=sys.stderr)
+        if args.simulate and df.attrs.get("K", 2) > 2:
+            raise LogError(f"--simulate runs the two-answer models; the log has "
+                           f"{df.attrs['K']} answers (model=options is the multi-option "
+                           f"model: antiamp model=options judge=logit options.K=...)")
         ds = estimate(df, opts)
     except (LogError, OutputError) as exc:
         print(f"antiamp-estimate: error: {exc}", file=sys.stderr)

@@ -121,7 +121,7 @@ BAD = [
     (lambda d: d.iloc[0:0], "no rows"),
     # a judge's probability where a label belongs: the value as written, not numpy's repr
     (lambda d: d.assign(y=d.y.astype(float).where(d.index != 9, 0.99)),
-     "column 'y', row 9: value 0.99 is not 0 or 1 (a judge's probability"),
+     "column 'y', row 9: value 0.99 is not an answer"),
     (lambda d: d.assign(p_y=np.where(d.index == 4, 1.5, 0.5)),
      "column 'p_y', row 4: value 1.5 is not a probability in [0, 1]"),
 ]
@@ -277,6 +277,7 @@ def test_count_bootstrap_matches_scipy_row_bootstrap():
 
     def rows_amp(*smp, axis=-1):
         c = np.concatenate(smp, axis=axis)
+        c = c % 8  # the y = omega bit is not read by Amp
         return np.sum(c == 7, axis=axis) / np.sum((c == 6) | (c == 7), axis=axis)
 
     ref = stats.bootstrap(known, rows_amp, n_resamples=20000, confidence_level=0.9,
@@ -435,7 +436,7 @@ def test_aliases_and_letter_answers_are_read_with_a_note():
         alt[col] = alt[col].map({0: "A", 1: "b"})
     v = validate_log(alt)
     assert any("'consultancy' read as 'consult'" in n for n in v.attrs["notes"])
-    assert any("column 'a': answers A/B" in n for n in v.attrs["notes"])
+    assert any("column 'a': answers written as letters" in n for n in v.attrs["notes"])
     est = estimate(v, EstimateOptions(n_resamples=100))
     for k in ("amp", "acc", "fwc", "b_hat"):
         np.testing.assert_array_equal(est[k].values, plain[k].values)
@@ -444,7 +445,7 @@ def test_aliases_and_letter_answers_are_read_with_a_note():
     assert "read: column 'protocol'" in format_report(est, "log.csv")
     # a letter outside A/B is still refused, naming the column and row
     bad = alt.copy()
-    bad.loc[5, "y"] = "C"
+    bad.loc[5, "y"] = "maybe"
     with pytest.raises(LogError, match="column 'y', row 5"):
         validate_log(bad)
 
@@ -528,3 +529,36 @@ def test_bad_rounds_name_the_column_and_row(mutate, msg):
         validate_log(mutate(_rounds_log(n=50).reset_index(drop=True)))
     with pytest.raises(LogError, match="no row of the log has round 9"):
         estimate(validate_log(_rounds_log(n=50)), EstimateOptions(n_resamples=50, round=9))
+
+
+def test_more_than_two_answers():
+    """K = 4 answers: Amp = Pr(y = a | a != omega) and accuracy Pr(y = omega), where a
+    judge who rejects a wrong answer may still pick another wrong one; by hand."""
+    rng = np.random.default_rng(5)
+    n = 3000
+    omega = rng.integers(0, 4, n)
+    a = np.where(rng.random(n) < 0.6, omega, (omega + rng.integers(1, 4, n)) % 4)
+    follow = rng.random(n) < np.where(a == omega, 0.9, 0.4)
+    other = (a + rng.integers(1, 4, n)) % 4
+    y = np.where(follow, a, other)
+    df = pd.DataFrame({"protocol": np.where(np.arange(n) % 2, "debate", "consult"), "a": a,
+                       "y": y, "omega": omega, "e_P": rng.integers(0, 2, n),
+                       "e_A": rng.integers(0, 2, n)})
+    df.loc[df.protocol == "consult", "e_A"] = 0
+    v = validate_log(df)
+    assert v.attrs["K"] == 4 and any("4 answers" in t for t in v.attrs["notes"])
+    est = estimate(v, EstimateOptions(n_resamples=300)).sel(stratum="all")
+    for prot in ("consult", "debate"):
+        d = df[df.protocol == prot]
+        r = est.sel(protocol=prot)
+        w = d.a != d.omega
+        assert float(r.amp) == pytest.approx(float((d.y[w] == d.a[w]).mean()), abs=1e-15)
+        assert float(r.acc) == pytest.approx(float((d.y == d.omega).mean()), abs=1e-15)
+        assert float(r.fwc) == pytest.approx(float((d.y[~w] == d.a[~w]).mean()), abs=1e-15)
+        assert float(r.acc_lo) < float(r.acc) < float(r.acc_hi)
+    with pytest.raises(LogError, match="assumes two answers"):
+        estimate(v, EstimateOptions(n_resamples=50, mislabel=0.05))
+    with pytest.raises(LogError, match="only with two answers"):
+        validate_log(df.assign(role="assigned"))
+    letters = df.assign(a=df.a.map(dict(enumerate("ABCD"))), y=df.y.map(dict(enumerate("abcd"))))
+    np.testing.assert_array_equal(validate_log(letters)["a"].to_numpy(), df.a.to_numpy())
