@@ -268,8 +268,6 @@ def simulate(cfg, n_instances: int, seed: int, n_threads: int = 0,
     p, n = float(cfg.model.p), int(cfg.compare.jury_size)
     val, se = _blank(), _blank()
     i = NAMES.index
-    for k in METRICS:
-        se[k][:] = np.nan
     val["undecided"][:], se["undecided"][:] = 0.0, 0.0
     for k, v in (("amp", 1.0), ("fwc", 1.0), ("acc", p), ("cost", 1.0)):
         val[k][i("unchecked")], se[k][i("unchecked")] = v, 0.0

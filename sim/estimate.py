@@ -152,12 +152,8 @@ def validate_log(df: pd.DataFrame) -> pd.DataFrame:
         bad = v.notna() & ~v.isin([0, 1])
         if bad.any():
             r = int(np.flatnonzero(bad)[0])
-            hint = (" (a judge's probability for the protagonist's answer belongs in column "
-                    "p_y, beside the label)" if col == "y" and 0 < v[r] < 1 else "")
-            raise LogError(f"column {col!r}, row {r}: value {_show(df[col][r])} is not 0 or 1"
-                           f"{hint}")
-        may_miss = col in ("omega", "t_P", "t_A", "label_blind", "s") or \
-            (col == "e_A")
+            raise LogError(f"column {col!r}, row {r}: value {_show(df[col][r])} is not 0 or 1")
+        may_miss = col in ("t_P", "t_A", "label_blind", "e_A")
         if not may_miss and v.isna().any():
             r = int(np.flatnonzero(v.isna())[0])
             raise LogError(f"column {col!r}, row {r}: value is missing")
@@ -313,10 +309,9 @@ def _roles(df: pd.DataFrame, notes: list) -> pd.DataFrame:
     wrong debater), which no labelling changes; follow-when-correct has no rows, and
     b-hat (a lean toward a role) is not defined.  Assigned debates without a known
     truth are left out, with a note."""
-    if "role" not in df.columns:
-        df["role"] = "open"
+    if "role" not in df.columns:  # every role open: nothing to read differently
         return df
-    role = _labels(df["role"], lower=True).astype(object).where(df["role"].notna(), "open")
+    role = _labels(df["role"].fillna("open"), lower=True)
     bad = ~role.isin(ROLES)
     if bad.any():
         r = int(np.flatnonzero(bad)[0])
