@@ -8,7 +8,9 @@ One instance draws, from stream ``STREAM``, counter (i, 0):
 The true side always has evidence; evidence is presented when feasible.  The judge's
 conditional endorsement probability, sigma(lam (mu + kappa_v (e_P - e_A) +
 kappa_r (r_P - r_A))) in debate and sigma(lam (mu + kappa_v e_P + kappa_r r_P)) in
-consultancy, is accumulated per class (correct, e_P, e_A) with its square.
+consultancy, is accumulated per class (correct, e_P, e_A) with its square.  With
+``favoured`` set the judge labels the answer its probability favours: the step
+1{index > 0} (1/2 at exactly 0) replaces the sigmoid.
 
 Float sums are kept per fixed block of ``BLOCK`` instances and blocks are added in
 order, so results do not depend on threads or chunking.
@@ -40,9 +42,16 @@ def _sigmoid(x):
     return z / (1.0 + z)
 
 
+@nb.njit(inline="always", cache=True)
+def _judge(x, favoured):
+    if favoured:
+        return 1.0 if x > 0 else (0.5 if x == 0 else 0.0)
+    return _sigmoid(x)
+
+
 @nb.njit(parallel=True, cache=True)
-def message_sums(t_p, t_rho, lam, mu, kappa_v, kappa_r, m_true, m_false, sd, first_block,
-                 n_blocks, k0, k1, stream):
+def message_sums(t_p, t_rho, lam, mu, kappa_v, kappa_r, m_true, m_false, sd, favoured,
+                 first_block, n_blocks, k0, k1, stream):
     """Per class: counts and sums (and squares) of the debate and consultancy endorsement
     probabilities over instance blocks [first_block, first_block + n_blocks).
 
@@ -66,8 +75,8 @@ def message_sums(t_p, t_rho, lam, mu, kappa_v, kappa_r, m_true, m_false, sd, fir
             zA = r * math.sin(2.0 * math.pi * u2)
             rP = (m_true if corr else m_false) + sd * zP
             rA = (m_false if corr else m_true) + sd * zA
-            gd = _sigmoid(lam * (mu + kappa_v * (ep - ea) + kappa_r * (rP - rA)))
-            gc = _sigmoid(lam * (mu + kappa_v * ep + kappa_r * rP))
+            gd = _judge(lam * (mu + kappa_v * (ep - ea) + kappa_r * (rP - rA)), favoured)
+            gc = _judge(lam * (mu + kappa_v * ep + kappa_r * rP), favoured)
             k = (4 if corr else 0) + 2 * ep + ea
             cnt[b, k] += 1
             sums[b, 0, k] += gd

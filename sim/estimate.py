@@ -798,7 +798,11 @@ def estimate(df: pd.DataFrame, opts: EstimateOptions | None = None) -> xr.Datase
                                       else "")] if by_round is not None else [])),
         "round": str(opts.round),
         "n_answers": int(df.attrs.get("K", 2)),
-        "p_correct": float((df["a"] == df["omega"])[df["omega"].notna()].mean()),
+        # Pr(the protagonist is right) over rows whose protagonist chose or was given
+        # its answer: an assigned debate is read with the wrong debater as protagonist
+        "p_correct": float((df["a"] == df["omega"])[df["omega"].notna() & ~(
+            ((df["protocol"] == "debate") & (df["role"] == "assigned")) if "role" in df.columns
+            else pd.Series(False, index=df.index))].mean()),
         "pi": float(df["omega"].mean()),
     })
     return ds
@@ -916,34 +920,48 @@ def format_report(ds: xr.Dataset, source: str) -> str:
 
 
 def plot_estimates(ds: xr.Dataset, path: Path, pred: pd.DataFrame | None = None) -> Path:
+    """Observed metrics per stratum and protocol with their intervals; with ``pred``
+    (``--simulate``) the structural judge's prediction beside the pooled value, with
+    its interval over the fit's uncertainty, and the seed-000 judges' as crosses."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     labs = list(ds.stratum.values)
-    fig, axs = plt.subplots(1, 3, figsize=(13, 3.8))
+    fig, axs = plt.subplots(1, 3, figsize=(10.5, 3.9))
     colors = {"consult": "#d95f02", "debate": "#1b9e77"}
     for ax, m in zip(axs, ("amp", "acc", "fwc")):
         for k, prot in enumerate(PROTOCOLS):
             r = ds[m].sel(protocol=prot)
             lo, hi = ds[f"{m}_lo"].sel(protocol=prot), ds[f"{m}_hi"].sel(protocol=prot)
-            x = np.arange(len(labs)) + (k - 0.5) * 0.3
+            x = np.arange(len(labs)) + (k - 0.5) * 0.36
             ax.errorbar(x, r.values, yerr=[r.values - lo.values, hi.values - r.values], fmt="o",
-                        color=colors[prot], label=f"{prot} (observed)", capsize=3)
-            if pred is not None:
-                for j, col in enumerate([c for c in pred.columns if "(" in c]):
-                    v = pred[(pred.protocol == prot) & (pred.metric == m)][col].item()
-                    ax.scatter([x[-1]], [v], marker=["x", "+"][j % 2], color="black", s=60,
-                               label=f"predicted, {col}" if k == 0 else None, zorder=3)
+                        color=colors[prot], label=f"{prot}, observed", capsize=3)
+            if pred is None:
+                continue
+            row = pred[(pred.protocol == prot) & (pred.metric == m)]
+            if "predicted" in pred.columns and len(row) and np.isfinite(row["predicted"].item()):
+                v = row["predicted"].item()
+                ax.errorbar([x[-1] + 0.12], [v], yerr=[[v - row["predicted_lo"].item()],
+                                                       [row["predicted_hi"].item() - v]],
+                            fmt="D", ms=5, color="black", capsize=3, zorder=3,
+                            label="structural judge, predicted" if k == 0 else None)
+            for j, col in enumerate([c for c in pred.columns if "(" in c]):
+                if len(row) and np.isfinite(row[col].item()):
+                    ax.scatter([x[-1] + 0.12], [row[col].item()], marker=["x", "+"][j % 2],
+                               color="0.45", s=40, zorder=3,
+                               label=f"seed-000 {col}" if k == 0 else None)
         ax.set_xticks(range(len(labs)), labs)
         ax.set_title({"amp": "Amp = Pr(y = a | a ≠ ω)", "acc": "accuracy",
                       "fwc": "follow-when-correct"}[m], fontsize=10)
         ax.set_xlabel("stratum")
-    axs[0].legend(fontsize=7)
+    handles, labels = axs[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 3), fontsize=7,
+               frameon=False)
     fig.suptitle(f"oversight log estimates, {ds.attrs['confidence']:.0%} stratified bootstrap "
                  "intervals", fontsize=10)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.05 + 0.04 * (len(labels) > 3), 1, 1))
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
@@ -1094,7 +1112,10 @@ def main(argv=None) -> None:
         raise SystemExit(130) from None
     print(format_report(ds, args.log))
     try:
-        _write_outputs(ds, out, args)
+        _write_outputs(ds, out, args, df)
+    except LogError as exc:
+        print(f"antiamp-estimate: error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
     except KeyboardInterrupt:
         print("\nantiamp-estimate: interrupted; the estimates store is written beside and "
               "renamed, so no partial store is left", file=sys.stderr)
@@ -1107,12 +1128,101 @@ def main(argv=None) -> None:
         raise SystemExit(1) from None
 
 
-def _write_outputs(ds: xr.Dataset, out: Path, args) -> None:
+def structural_check(df: pd.DataFrame, ds: xr.Dataset, n: int, seed: int):
+    """The structural judge (:mod:`antiamp.structural`) fitted to the log and run on
+    the engine: adds its parameters and the predicted metrics (``predicted_<metric>``
+    with ``_lo``, ``_hi``, ``_se`` and ``ppc_p_<metric>``, over ``protocol``) to
+    ``ds``; returns the predicted-against-observed table."""
+    from . import structural as st
+
+    conf = float(ds.attrs["confidence"])
+    if "round" in df.columns:
+        df = select_round(df, ds.attrs["round"] if ds.attrs["round"] == "final"
+                          else int(ds.attrs["round"]))
+    deb = df[df["protocol"] == "debate"]
+    if "role" in deb.columns and deb["role"].nunique() > 1:
+        raise LogError("--simulate: the debate rows mix open and assigned roles; the "
+                       "structural judge's lean is read differently in each (estimate them "
+                       "as two logs)")
+    try:
+        f = st.fit(df)
+    except st.FitError as exc:
+        raise LogError(f"--simulate: {exc}") from None
+    pc = st.predictive_check(f, df, ds, conf, n=n, seed=seed)
+    tab = f.table(conf)
+    ds.coords["param"] = ("param", list(tab.index), {"long_name": "structural parameter"})
+    for col, ln in (("value", "structural judge, maximum likelihood"),
+                    ("se", "judge-clustered standard error (0: fixed, not identified)"),
+                    ("lo", f"{conf:.0%} t interval, lower"),
+                    ("hi", f"{conf:.0%} t interval, upper")):
+        ds[f"structural_{col}"] = ("param", tab[col].to_numpy(float),
+                                   {"long_name": ln, "units": "log-odds"})
+    ds["structural_doc"] = ("param", np.array([st.PARAM_DOC.get(k, k) for k in tab.index],
+                                              dtype=str), {"long_name": "meaning"})
+    for m in dict.fromkeys(pc["metric"]):
+        for col, suf, ln in (("predicted", "", "predicted by the fitted structural judge "
+                              "(messages model on the engine)"),
+                             ("predicted_se", "_se", "Monte Carlo standard error of the "
+                              "prediction"),
+                             ("predicted_lo", "_lo", f"{conf:.0%} interval over the fit's "
+                              "sampling distribution, lower"),
+                             ("predicted_hi", "_hi", f"{conf:.0%} interval over the fit's "
+                              "sampling distribution, upper"),
+                             ("p_value", None, "two-sided p-value of observed = predicted")):
+            v = np.full(len(PROTOCOLS), np.nan)
+            for i, prot in enumerate(PROTOCOLS):
+                r = pc[(pc["protocol"] == prot) & (pc["metric"] == m)]
+                if len(r):
+                    v[i] = float(r[col].iloc[0])
+            name = f"predicted_{m}{suf}" if suf is not None else f"ppc_p_{m}"
+            ds[name] = ("protocol", v, {"long_name": f"{m}: {ln}", "units": "1"})
+    ds.attrs.update({"structural_notes": "; ".join(f.notes),
+                     "structural_loglike": f.loglike, "structural_converged": int(f.converged),
+                     "structural_judges": f.n_judges, "structural_rows": f.n_rows,
+                     "structural_n_sim": int(n)})
+    return f, pc
+
+
+def format_check(f, pc: pd.DataFrame, conf: float) -> str:
+    """The structural fit and its predictive check, as printed."""
+    tab = f.table(conf)
+    lines = ["", "structural judge (reads the argument: z = logit p_y = mu + kappa_v x + "
+             "quality gap; messages model, decision=favoured), maximum likelihood, "
+             f"judge-clustered SEs, {f.n_rows:,} rows, {f.n_judges} judges:"]
+    for k, r in tab.iterrows():
+        fixed = " (fixed)" if r["se"] == 0 else ""
+        lines.append(f"  {k:<10} {r['value']:8.4f} ({r['se']:.4f}) [{r['lo']:.4f}, "
+                     f"{r['hi']:.4f}]{fixed}")
+    lines.append("  notes: " + "; ".join(f.notes))
+    lines += ["", f"predicted (the fitted judge on the engine, {conf:.0%} interval over the "
+              "fit's uncertainty) against observed:"]
+    for _, r in pc.iterrows():
+        lines.append(f"  {r['protocol']:<8} {r['metric']:<9} observed {r['observed']:.4f} "
+                     f"[{r['observed_lo']:.4f}, {r['observed_hi']:.4f}]  predicted "
+                     f"{r['predicted']:.4f} [{r['predicted_lo']:.4f}, {r['predicted_hi']:.4f}]"
+                     f"  z {r['z']:+.2f}  p {r['p_value']:.3f}"
+                     + ("  POOR FIT" if r["poor"] else ""))
+    poor = pc[pc["poor"]]
+    if len(poor):
+        lines.append(f"  the fit is poor for {len(poor)} of {len(pc)} metrics (p < "
+                     f"{1 - conf:.2g}): " + ", ".join(f"{a} {b}" for a, b in
+                                                      zip(poor["protocol"], poor["metric"])))
+    else:
+        lines.append(f"  every observed metric is within what the fit predicts (all p >= "
+                     f"{1 - conf:.2g}; smallest {pc['p_value'].min():.3f})")
+    return "\n".join(lines)
+
+
+def _write_outputs(ds: xr.Dataset, out: Path, args, df: pd.DataFrame | None = None) -> None:
     pred = None
     if args.simulate:
-        pred = simulate_fitted(ds, args.n_sim, args.seed)
-        print("\npredicted (simulated with the fitted parameters) against observed:")
-        print(pred.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+        f, pc = structural_check(df, ds, args.n_sim, args.seed)
+        print(format_check(f, pc, float(ds.attrs["confidence"])))
+        seed0 = simulate_fitted(ds, args.n_sim, args.seed)
+        pred = pc.merge(seed0.drop(columns=["observed", "lo", "hi"]), how="outer",
+                        on=["protocol", "metric"])
+        print("\nthe seed-000 judges fitted by the section-6 estimators, simulated:")
+        print(seed0.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
     from .output import write_zarr_atomic
 
     out.mkdir(parents=True, exist_ok=True)

@@ -37,6 +37,7 @@ from .config import ConfigError, _int_at_least, _number
 from .metrics import mean_from_sums
 
 MODES = ("exogenous", "strategic")
+DECISIONS = ("sample", "favoured")
 
 
 from .sections import MessagesConfig  # noqa: E402,F401  (re-exported)
@@ -56,6 +57,12 @@ def validate_messages(mc: MessagesConfig, judge, c_e: float) -> None:
         _number(f"messages.{name}", getattr(mc, name))
     if _number("messages.r_sd", mc.r_sd) <= 0:
         raise ConfigError(f"messages.r_sd must be > 0, got {mc.r_sd!r}")
+    if mc.decision not in DECISIONS:
+        raise ConfigError(f"messages.decision must be one of {', '.join(DECISIONS)}, got "
+                          f"{mc.decision!r}")
+    if mc.decision == "favoured" and mc.mode != "exogenous":
+        raise ConfigError("messages.decision=favoured applies to messages.mode=exogenous "
+                          "(the strategic game is solved for the seed's sampling judge)")
     _int_at_least("messages.r_levels", mc.r_levels, 1)
     if mc.r_levels > 41:
         raise ConfigError(f"messages.r_levels must be at most 41, got {mc.r_levels!r}")
@@ -79,6 +86,16 @@ _Z_MAX = 38.5
 QUAD_EPSABS = 1e-13
 
 
+def expect_step(lam, base, kappa, mean, var) -> tuple[float, float]:
+    """Pr(lam (base + kappa X) > 0) (1/2 of the mass at exactly 0), X ~ N(mean, var): the
+    judge who labels the answer its probability favours; closed form, error 0."""
+    a = lam * (base + kappa * mean)
+    s = lam * kappa * np.sqrt(var)
+    if s == 0:
+        return (1.0 if a > 0 else 0.5 if a == 0 else 0.0), 0.0
+    return float(special.ndtr(a / s)), 0.0
+
+
 def expect_sigmoid(lam, base, kappa, mean, var) -> tuple[float, float]:
     """E[sigma(lam (base + kappa X))], X ~ N(mean, var), and a bound on its error.
 
@@ -97,7 +114,8 @@ def expect_sigmoid(lam, base, kappa, mean, var) -> tuple[float, float]:
     if s == 0:
         return float(special.expit(a)), 0.0
     pts = [0.0] + ([-a / s] if abs(a / s) < _Z_MAX else [])
-    val, err = integrate.quad(lambda z: special.expit(a + s * z) * np.exp(-0.5 * z * z),
+    expit, exp = special.expit, np.exp  # bound once: the integrand runs ~500 times a call
+    val, err = integrate.quad(lambda z: expit(a + s * z) * exp(-0.5 * z * z),
                               -_Z_MAX, _Z_MAX, points=pts, epsabs=QUAD_EPSABS * 2.5066,
                               epsrel=1e-12, limit=400)
     c = 1.0 / np.sqrt(2.0 * np.pi)
@@ -111,15 +129,16 @@ def exogenous_exact(p, rho, lam, mu, mc: MessagesConfig, errors: list | None = N
     w = type_weights(p, rho).reshape(-1)
     gd, gc = np.zeros(8), np.zeros(8)
     errs = []
+    expect = expect_step if mc.decision == "favoured" else expect_sigmoid
     for corr in (0, 1):
         mP = mc.r_mean_true if corr else mc.r_mean_false
         mA = mc.r_mean_false if corr else mc.r_mean_true
         for ep in (0, 1):
             for ea in (0, 1):
                 k = 4 * corr + 2 * ep + ea
-                gd[k], e1 = expect_sigmoid(lam, mu + mc.kappa_v * (ep - ea), mc.kappa_r,
+                gd[k], e1 = expect(lam, mu + mc.kappa_v * (ep - ea), mc.kappa_r,
                                            mP - mA, 2 * mc.r_sd ** 2)
-                gc[k], e2 = expect_sigmoid(lam, mu + mc.kappa_v * ep, mc.kappa_r, mP,
+                gc[k], e2 = expect(lam, mu + mc.kappa_v * ep, mc.kappa_r, mP,
                                            mc.r_sd ** 2)
                 errs += [e1, e2]
     if errors is not None:
@@ -139,7 +158,8 @@ def exogenous_simulated(p, rho, lam, mu, mc: MessagesConfig, n, seed, n_threads=
     with numba_threads(n_threads):
         cnt, sums = km.message_sums(bernoulli_threshold(p), bernoulli_threshold(rho), lam, mu,
                                     mc.kappa_v, mc.kappa_r, mc.r_mean_true, mc.r_mean_false,
-                                    mc.r_sd, 0, n_blocks, k0, k1, np.uint64(km.STREAM))
+                                    mc.r_sd, mc.decision == "favoured", 0, n_blocks, k0, k1,
+                                    np.uint64(km.STREAM))
     return cnt, sums, n_blocks * km.BLOCK
 
 

@@ -147,6 +147,10 @@ class MessagesConfig:
     r_max: float = 2.0
     #: Strategic: cost per unit of rhetoric.
     c_r: float = 0.05
+    #: Exogenous: the judge's label, ``sample`` (drawn with its probability, the seed's
+    #: judge) or ``favoured`` (the answer its probability favours, as a judge who states
+    #: a probability and answers with the likelier side).
+    decision: str = "sample"
 
 
 

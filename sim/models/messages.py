@@ -107,6 +107,7 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
     ds.attrs.update({
         "title": "antiamp: verifiable evidence and rhetoric",
         "mode": base.messages.mode, "payoffs": eqc.payoffs,
+        "decision": base.messages.decision,
         "method": "linear programme (HiGHS)" if strategic else (
             "adaptive quadrature (QUADPACK)" if eqc.payoffs == "exact" else "Monte Carlo kernel"),
         "n_instances": int(used), "kernel_calls": int(len(calls)),
@@ -128,7 +129,9 @@ def validate(cfg) -> None:
 def format_messages(ds: xr.Dataset) -> str:
     strategic = ds.attrs["mode"] == "strategic"
     lines = [f"verifiable evidence and rhetoric ({ds.attrs['mode']} rhetoric, "
-             f"{ds.attrs['method']})", ""]
+             f"{ds.attrs['method']}"
+             + (", the judge labels the answer its probability favours"
+                if ds.attrs.get("decision") == "favoured" else "") + ")", ""]
     cols = [(v, v) for v in ("amp", "acc", "fwc", "endorse", "welfare")]
     cols += [("rhetoric", "rhetoric_P")] if strategic else []
     lines += protocol_rows(ds, cols, epsilon=strategic, se=True)

@@ -1,0 +1,486 @@
+"""A judge who reads the argument: a structural fit of real oversight logs.
+
+The section-6 estimators measure Amp; they do not say why a judge follows a wrong
+model, so the seed's tie-break judge (who sees only whether evidence was shown)
+cannot predict a log in which every side quotes verified text.  This module fits
+the messages model of seed 000, section 5 (exogenous rhetoric), with the judge's
+stated probability through its logit link:
+
+    z = logit p_y = mu_prot + kappa_v x + (r_P - r_A)     debate
+    z = logit p_y = mu_consult + kappa_v e_P + r_P        consultancy
+
+where x = e_P - e_A, and r_i, the latent quality of side i's argument as the judge
+reads it, is N(+d/2, sigma^2) when side i argues the right answer and N(-d/2,
+sigma^2) when it argues the wrong one.  The judge's label is the answer p_y
+favours.  These are the messages model's lam = 1, kappa_r = 1, r_mean_true = d/2,
+r_mean_false = -d/2, r_sd = sigma and ``messages.decision=favoured``, so the
+fitted model runs on the engine as ``model=messages``.
+
+Maximum likelihood over every row with a known truth (statsmodels'
+GenericLikelihoodModel, BFGS): a stated probability is a point of z; one at the
+log's smallest or largest value (an interface's bounds, 0.01 and 0.99 in the
+shipped log) is censored there (z at or beyond it); a label without a probability
+says only the sign of z.  Standard errors are judge-clustered (sandwich over
+judges, small-sample factor G/(G-1) (N-1)/(N-K)), intervals t with G - 1 degrees
+of freedom, as in the logistic fit of :mod:`antiamp.estimate`.
+
+What is identified, and what is refused rather than fitted:
+- mu_debate, the judge's lean toward the protagonist at equal arguments, only from
+  open-role debates.  An assigned debate is read with the wrong debater as the
+  protagonist (:func:`antiamp.estimate._roles`); a lean toward the wrong debater
+  that no argument shows is not a lean toward a role, so it is 0 there.
+- kappa_v only when x varies within a protocol; a regressor constant within each
+  protocol is the protocol's intercept (refused with a note, kappa_v = 0).
+- sigma only when some row states a probability; from labels alone the scale of z
+  is not identified and sigma is fixed at 1 (a probit), which leaves every label
+  prediction unchanged.
+
+:func:`predictive_check` runs the fitted model on the engine (the messages
+model's compiled kernel) per protocol and compares its Amp, accuracy and
+follow-when-correct (and the mean stated probability for the protagonist when
+p_y is logged) with the observed ones; the intervals of the prediction come from
+draws of the parameters from their judge-clustered sampling distribution, each
+evaluated by the same model's exact path; a fit is called poor where the observed
+value and the prediction differ by more than their combined uncertainty allows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .lazy import lazy
+
+special = lazy("scipy.special")
+stats = lazy("scipy.stats")
+
+#: Metrics the predictive check compares (observed names as in ``estimates.zarr``).
+CHECK_METRICS = ("amp", "acc", "fwc")
+#: With stated probabilities, also the mean probability for the wrong protagonist.
+PROB_CHECK = ("amp_prob",)
+#: Draws of the parameters for the prediction intervals.
+N_DRAWS = 400
+
+
+class FitError(ValueError):
+    """The log cannot identify the structural model (the message says why)."""
+
+
+@dataclass
+class StructuralFit:
+    names: list
+    params: np.ndarray
+    cov: np.ndarray
+    df: int
+    n_rows: int
+    n_judges: int
+    sigma_free: bool
+    loglike: float
+    converged: bool
+    fixed: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)
+    bounds: tuple = (np.nan, np.nan)
+
+    def value(self, name: str, params=None) -> float:
+        """A parameter on its natural scale (sigma, not log sigma); fixed ones too."""
+        p = self.params if params is None else params
+        if name in self.names:
+            return float(p[self.names.index(name)])
+        if name == "sigma":
+            return float(np.exp(p[self.names.index("log_sigma")])) if self.sigma_free else 1.0
+        return float(self.fixed[name])
+
+    def table(self, confidence: float) -> pd.DataFrame:
+        """Estimates, judge-clustered SEs and t intervals on the natural scale."""
+        crit = stats.t.ppf(0.5 + confidence / 2, max(self.df, 1))
+        rows = []
+        se = np.sqrt(np.diag(self.cov))
+        for i, n in enumerate(self.names):
+            v, s = float(self.params[i]), float(se[i])
+            if n == "log_sigma":  # delta method for the SE, the interval transformed
+                rows.append(("sigma", np.exp(v), np.exp(v) * s, np.exp(v - crit * s),
+                             np.exp(v + crit * s)))
+            else:
+                rows.append((n, v, s, v - crit * s, v + crit * s))
+        for n, v in self.fixed.items():
+            rows.append((n, v, 0.0, v, v))
+        return pd.DataFrame(rows, columns=["param", "value", "se", "lo", "hi"]).set_index("param")
+
+
+PARAM_DOC = {
+    "mu_consult": "judge's lean toward the consultant at an average argument (log-odds)",
+    "mu_debate": "judge's lean toward the protagonist in an open-role debate (log-odds)",
+    "kappa_v": "weight of shown evidence (log-odds)",
+    "d": "quality gap: right minus wrong side's mean argument (log-odds)",
+    "sigma": "spread of argument quality (log-odds)",
+}
+
+
+# ------------------------------------------------------------------ the likelihood
+def _design(df: pd.DataFrame):
+    """Rows with a known truth as arrays, identical rows merged (weights)."""
+    d = df[df["omega"].notna()]
+    if not len(d):
+        raise FitError("no row has a known truth (omega): the structural fit needs it")
+    prot = (d["protocol"] == "debate").to_numpy()
+    open_ = ~(prot & (d["role"] == "assigned").to_numpy()) if "role" in d.columns else \
+        np.ones(len(d), bool)
+    right = (d["a"] == d["omega"]).to_numpy()
+    ep = d["e_P"].fillna(0).to_numpy(float)
+    ea = d["e_A"].fillna(0).to_numpy(float) if "e_A" in d.columns else np.zeros(len(d))
+    x = np.where(prot, ep - ea, ep)
+    endorse = (d["y"] == d["a"]).to_numpy()
+    p = d["p_y"].to_numpy(float) if "p_y" in d.columns else np.full(len(d), np.nan)
+    cols = {"g": pd.factorize(d["judge_id"])[0], "debate": prot, "open": open_,
+            "right": right, "x": x, "endorse": endorse, "p": np.nan_to_num(p, nan=-1.0)}
+    agg = pd.DataFrame(cols).value_counts(sort=False).reset_index(name="w")
+    return agg, d
+
+
+class _Likelihood:
+    """Censored-normal likelihood of z per merged row (see the module docstring)."""
+
+    def __init__(self, agg: pd.DataFrame, names: list, fixed: dict, sigma_free: bool,
+                 bounds: tuple, grid: float = 0.0):
+        self.names, self.fixed, self.sigma_free = names, fixed, sigma_free
+        self.w = agg["w"].to_numpy(float)
+        self.debate = agg["debate"].to_numpy()
+        self.open = agg["open"].to_numpy()
+        self.sign = np.where(agg["right"].to_numpy(), 0.5, -0.5)
+        self.x = agg["x"].to_numpy(float)
+        p = agg["p"].to_numpy(float)
+        has = p >= 0
+        lo, hi = bounds
+        # within 1e-9 of a bound counts as at it: a relabelled 0.99 is 1 - 0.99 =
+        # 0.010000000000000009, not 0.01
+        self.kind = np.where(~has, np.where(agg["endorse"].to_numpy(), 3, 4),
+                             np.where(p <= lo + 1e-9, 1, np.where(p >= hi - 1e-9, 2, 0)))
+        # A probability recorded on a grid (0.01 steps, say) is the interval of width
+        # `grid` around it: read as a point its log-odds would add rounding noise that
+        # is large near the bounds (0.02 and 0.03 are 0.4 apart in log-odds).
+        h = grid / 2
+        if grid > 0:
+            self.kind = np.where(self.kind == 0, 5, self.kind)
+        with np.errstate(divide="ignore"):
+            self.z = np.where(self.kind == 0, special.logit(np.clip(p, 1e-300, 1 - 1e-16)), 0.0)
+            self.zl = special.logit(np.clip(p - h, 1e-300, 1 - 1e-16))
+            self.zu = special.logit(np.clip(p + h, 1e-300, 1 - 1e-16))
+        self.c_lo = special.logit(lo + h) if np.isfinite(lo) else -np.inf
+        self.c_hi = special.logit(hi - h) if np.isfinite(hi) else np.inf
+
+    def moments(self, params):
+        v = dict(self.fixed)
+        v.update(zip(self.names, params))
+        sigma = np.exp(v["log_sigma"]) if self.sigma_free else 1.0
+        mu = np.where(self.debate, np.where(self.open, v.get("mu_debate", 0.0), 0.0),
+                      v.get("mu_consult", 0.0))
+        # debate: r_P - r_A has mean +-d and variance 2 sigma^2; consultancy r_P: +-d/2
+        m = mu + v.get("kappa_v", 0.0) * self.x + v["d"] * self.sign * np.where(
+            self.debate, 2.0, 1.0)
+        s = sigma * np.where(self.debate, np.sqrt(2.0), 1.0)
+        return m, s
+
+    def loglikeobs(self, params):
+        m, s = self.moments(params)
+        k = self.kind
+        ll = np.empty_like(m)
+        i = k == 0
+        ll[i] = stats.norm.logpdf(self.z[i], m[i], s[i])
+        i = k == 1
+        ll[i] = special.log_ndtr((self.c_lo - m[i]) / s[i])
+        i = k == 2
+        ll[i] = special.log_ndtr((m[i] - self.c_hi) / s[i])
+        i = k == 3
+        ll[i] = special.log_ndtr(m[i] / s[i])
+        i = k == 4
+        ll[i] = special.log_ndtr(-m[i] / s[i])
+        i = k == 5
+        ll[i] = np.log(np.maximum(special.ndtr((self.zu[i] - m[i]) / s[i])
+                                  - special.ndtr((self.zl[i] - m[i]) / s[i]), 1e-300))
+        return self.w * ll
+
+
+#: Grids a stated probability may be recorded on, coarsest first.
+GRIDS = (0.1, 0.05, 0.01, 0.005, 0.001)
+
+
+def recording_grid(p: np.ndarray) -> float:
+    """The coarsest of :data:`GRIDS` every value lies on (0: none, read as exact)."""
+    if len(p) < 2:
+        return 0.0
+    for g in GRIDS:
+        if np.all(np.abs(p / g - np.round(p / g)) < 1e-6):
+            return g
+    return 0.0
+
+
+def fit(df: pd.DataFrame) -> StructuralFit:
+    """Maximum-likelihood fit of the structural judge on a validated two-answer log
+    (after :func:`antiamp.estimate.validate_log`: roles read, final round selected)."""
+    import warnings
+
+    from statsmodels.base.model import GenericLikelihoodModel
+
+    if df.attrs.get("K", 2) > 2:
+        raise FitError(f"the structural judge is fitted on two-answer logs; the log has "
+                       f"{df.attrs['K']} answers")
+    agg, d = _design(df)
+    notes: list = []
+    names, fixed = [], {}
+    if (~agg["debate"]).any():
+        names.append("mu_consult")
+    if (agg["debate"] & agg["open"]).any():
+        names.append("mu_debate")
+    if (agg["debate"] & ~agg["open"]).any():
+        notes.append("assigned debates: the lean toward the wrong debater at equal arguments "
+                     "is 0 (roles assigned; no lean toward a role is identified there)")
+    if "mu_debate" not in names:
+        fixed["mu_debate"] = 0.0
+    varies = agg.groupby("debate")["x"].agg(np.ptp)
+    if (varies > 0).any():
+        names.append("kappa_v")
+    else:
+        fixed["kappa_v"] = 0.0
+        notes.append("kappa_v not identified: the evidence regressor is constant within each "
+                     "protocol (a protocol intercept), so it is absorbed in mu; not fitted")
+    names.append("d")
+    has_p = (agg["p"] >= 0).any()
+    if has_p:
+        names.append("log_sigma")
+        pv = agg.loc[agg["p"] >= 0, "p"].to_numpy()
+        pos, below = pv[pv > 1e-9], pv[pv < 1 - 1e-9]
+        if len(np.unique(pv)) < 3:
+            raise FitError("p_y takes fewer than three distinct values: the spread of the "
+                           "judge's log-odds is not identified")
+        bounds = (pos.min() if len(pos) else 0.0, below.max() if len(below) else 1.0)
+        notes.append(f"stated probabilities at or beyond the log's extremes "
+                     f"({bounds[0]:g}, {bounds[1]:g}) read as censored there")
+        inner = pv[(pv > bounds[0] + 1e-9) & (pv < bounds[1] - 1e-9)]
+        grid = recording_grid(inner)
+        if grid:
+            notes.append(f"p_y recorded on a {grid:g} grid: each value read as the interval "
+                         f"of width {grid:g} around it")
+    else:
+        bounds, grid = (np.nan, np.nan), 0.0
+        fixed["sigma"] = 1.0
+        notes.append("labels only: the scale of the judge's log-odds is not identified, "
+                     "sigma fixed at 1 (a probit); label predictions do not depend on it")
+    if not has_p and agg["endorse"].nunique() < 2:
+        raise FitError("the judge's label never varies: nothing to fit")
+    lik = _Likelihood(agg, names, fixed, has_p, bounds, grid)
+
+    class _Model(GenericLikelihoodModel):
+        def loglikeobs(self, params):
+            return lik.loglikeobs(params)
+
+    start = np.zeros(len(names))
+    start[names.index("d")] = 1.0
+    G = int(agg["g"].max()) + 1
+    N = int(agg["w"].sum())
+    K = len(names)
+    mod = _Model(np.zeros(len(agg)), None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            res = mod.fit(start_params=start, method="bfgs", maxiter=2000, disp=0,
+                          gtol=1e-8)
+            res = mod.fit(start_params=res.params, method="newton", maxiter=100, disp=0)
+        except Exception as exc:  # noqa: BLE001  (singular Hessian, overflow)
+            raise FitError(f"the structural fit failed: {exc}") from None
+    params = np.asarray(res.params, float)
+    conv = bool(res.mle_retvals.get("converged", False))
+    if not conv:
+        notes.append("the optimiser did not report convergence: read the fit with care")
+    # Judge-clustered sandwich: scores summed within judges (merged rows carry their
+    # weights), bread the inverse Hessian; statsmodels' numerical derivatives.
+    score = mod.score_obs(params)
+    H = mod.hessian(params)
+    try:
+        Hi = np.linalg.inv(-H)
+    except np.linalg.LinAlgError:
+        raise FitError("the information matrix is singular: the log does not identify "
+                       f"{', '.join(names)}") from None
+    gid = agg["g"].to_numpy()
+    S = np.zeros((G, K))
+    np.add.at(S, gid, score)
+    corr = G / (G - 1) * (N - 1) / (N - K) if G > 1 and N > K else np.nan
+    cov = Hi @ (S.T @ S) @ Hi * corr
+    if G < 2:
+        notes.append("one judge: judge-clustered standard errors are not defined")
+    return StructuralFit(names, params, cov, G - 1, N, G, has_p, float(res.llf), conv, fixed,
+                         notes, bounds)
+
+
+# ------------------------------------------------------------------ simulate a log
+def simulate_log(n_rows: int, *, mu_consult=0.5, mu_debate=0.0, d=2.0, sigma=1.5,
+                 kappa_v=0.0, rho=1.0, p=0.5, n_judges=20, share_debate=0.5,
+                 roles="assigned", bounds=(0.01, 0.99), probabilities=True,
+                 seed=0) -> pd.DataFrame:
+    """A log drawn from the structural judge (for tests and for checking a design).
+
+    Each row: protocol, a truth and the protagonist's answer (right w.p. ``p``;
+    assigned debates written with debater A as the protagonist, as a platform
+    would), evidence (the right side always, the wrong side w.p. ``rho``),
+    arguments, the judge's stated probability rounded to 0.01 and clipped to
+    ``bounds`` (or only the label with ``probabilities=False``)."""
+    rng = np.random.default_rng(seed)
+    debate = rng.random(n_rows) < share_debate
+    omega = rng.integers(0, 2, n_rows)
+    right = rng.random(n_rows) < p
+    a = np.where(right, omega, 1 - omega)
+    eP = np.where(right | (rng.random(n_rows) < rho), 1, 0)
+    eA = np.where(~right | (rng.random(n_rows) < rho), 1, 0)
+    rP = np.where(right, d / 2, -d / 2) + sigma * rng.standard_normal(n_rows)
+    rA = np.where(right, -d / 2, d / 2) + sigma * rng.standard_normal(n_rows)
+    z = np.where(debate, (mu_debate if roles == "open" else 0.0) + kappa_v * (eP - eA)
+                 + rP - rA, mu_consult + kappa_v * eP + rP)
+    py = special.expit(z)
+    if bounds is not None:
+        py = np.clip(np.round(py, 2), *bounds)
+    y = np.where(py > 0.5, a, 1 - a)
+    log = pd.DataFrame({"protocol": np.where(debate, "debate", "consult"), "a": a, "y": y,
+                        "omega": omega, "e_P": eP, "e_A": np.where(debate, eA, 0),
+                        "judge_id": rng.integers(0, n_judges, n_rows)})
+    if probabilities:
+        log["p_y"] = py
+    if roles == "assigned":
+        log["role"] = np.where(debate, "assigned", "open")
+    return log
+
+
+# ------------------------------------------------------------------ predictive check
+def _protocol_inputs(df: pd.DataFrame, prot: str) -> tuple[float, float]:
+    """(p, rho) of one protocol in the log: the share of rows whose protagonist is
+    right, and the share of wrong sides that showed evidence."""
+    d = df[(df["protocol"] == prot) & df["omega"].notna()]
+    right = d["a"] == d["omega"]
+    shown = [d.loc[~right, "e_P"]]
+    if prot == "debate" and "e_A" in d.columns:
+        shown.append(d.loc[right, "e_A"])
+    s = pd.concat(shown).dropna()
+    return float(right.mean()), float(s.mean()) if len(s) else 1.0
+
+
+def engine_config(f: StructuralFit, prot: str, p: float, rho: float, params=None, *,
+                  decision="favoured", n=1_000_000, seed=0) -> dict:
+    """The fitted judge as a ``model=messages`` configuration for one protocol."""
+    name = "mu_consult" if prot == "consult" else "mu_debate"
+    mu = f.value(name, params) if name in f.names or name in f.fixed else 0.0
+    d = f.value("d", params)
+    return {
+        "model": {"name": "messages", "p": p, "rho": rho, "c_e": 0.0},
+        "judge": {"kind": "logit", "lam": 1.0, "mu": mu},
+        "messages": {"mode": "exogenous", "kappa_v": f.value("kappa_v", params),
+                     "kappa_r": 1.0, "r_mean_true": d / 2, "r_mean_false": -d / 2,
+                     "r_sd": f.value("sigma", params), "decision": decision},
+        "equilibrium": {"payoffs": "simulated"},
+        "run": {"n_instances": int(n), "seed": int(seed), "progress": False,
+                "figure": False},
+    }
+
+
+#: The parameter draws' E[sigma(a + s Z)] is a trapezoid rule on z in [-12, 12] with
+#: step 0.01: for an analytic integrand with Gaussian tails its error falls like
+#: exp(-2 pi c / h), c = pi / s the distance of the logistic's poles from the real
+#: axis, so about 1e-15 up to s = 10 where Gauss-Hermite with 250 nodes still errs by
+#: 3e-6 (tests compare with the messages model's adaptive quadrature).
+_Z = np.linspace(-12.0, 12.0, 2401)
+_WZ = np.exp(-0.5 * _Z ** 2) * (_Z[1] - _Z[0]) / np.sqrt(2.0 * np.pi)
+
+
+def draw_metrics(f: StructuralFit, prot: str, p: float, rho: float, draws: np.ndarray,
+                 decision: str) -> dict:
+    """amp, acc, fwc of one protocol for every row of parameter ``draws``, exactly for
+    the favoured label (normal cdf) and by Gauss-Hermite for the sampled one:
+    vectorised over draws (the messages model's exact path is per cell and takes
+    milliseconds)."""
+    from . import messages as msm
+
+    w = msm.type_weights(p, rho)  # [corr, t_P, t_A]
+    debate = prot == "debate"
+    name = "mu_debate" if debate else "mu_consult"
+    mu = np.array([f.value(name, th) if name in f.names or name in f.fixed else 0.0
+                   for th in draws])
+    kv = np.array([f.value("kappa_v", th) for th in draws])
+    d = np.array([f.value("d", th) for th in draws])
+    s = np.array([f.value("sigma", th) for th in draws]) * (np.sqrt(2.0) if debate else 1.0)
+    num = {0: 0.0, 1: 0.0}
+    den = {0: 0.0, 1: 0.0}
+    for corr in (0, 1):
+        for ep in (0, 1):
+            for ea in (0, 1):
+                if w[corr, ep, ea] == 0:
+                    continue
+                gap = (1.0 if debate else 0.5) * (1 if corr else -1)
+                a = mu + kv * ((ep - ea) if debate else ep) + d * gap
+                if decision == "sample":
+                    g = special.expit(a[:, None] + s[:, None] * _Z[None, :]) @ _WZ
+                else:
+                    g = special.ndtr(a / s)
+                num[corr] = num[corr] + w[corr, ep, ea] * g
+                den[corr] = den[corr] + w[corr, ep, ea]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        amp = num[0] / den[0] if den[0] > 0 else np.full(len(draws), np.nan)
+        fwc = num[1] / den[1] if den[1] > 0 else np.full(len(draws), np.nan)
+    acc = num[1] + (den[0] - num[0])
+    return {"amp": np.asarray(amp), "acc": np.asarray(acc), "fwc": np.asarray(fwc)}
+
+
+def predictive_check(f: StructuralFit, df: pd.DataFrame, observed, confidence=0.95,
+                     n=1_000_000, seed=0, n_draws=N_DRAWS) -> pd.DataFrame:
+    """Predicted against observed per protocol and metric.
+
+    ``observed``: the estimates Dataset (its ``stratum='all'`` values and intervals).
+    Columns: protocol, metric, observed, observed_lo/hi, predicted (the engine, the
+    messages kernel at n instances), predicted_se (its Monte Carlo SE),
+    predicted_lo/hi (percentiles over parameter draws from N(theta-hat, V-hat)
+    evaluated exactly), z and p_value (observed minus predicted over the combined
+    standard error; observed SE from its bootstrap interval's width), poor."""
+    from . import simulate
+
+    rng = np.random.default_rng(seed)
+    try:
+        chol = np.linalg.cholesky(f.cov + 1e-300 * np.eye(len(f.names)))
+    except np.linalg.LinAlgError:
+        w, v = np.linalg.eigh(f.cov)
+        chol = v * np.sqrt(np.clip(w, 0, None))
+    draws = f.params + rng.standard_normal((n_draws, len(f.names))) @ chol.T
+    zq = stats.norm.ppf(0.5 + confidence / 2)
+    obs = observed.sel(stratum="all")
+    rows = []
+    has_prob = "amp_prob" in observed and f.sigma_free
+    for prot in ("consult", "debate"):
+        if not ((df["protocol"] == prot) & df["omega"].notna()).any():
+            continue
+        p, rho = _protocol_inputs(df, prot)
+        i = 1 if prot == "debate" else 0
+        runs = {"favoured": simulate(engine_config(f, prot, p, rho, n=n, seed=seed))}
+        if has_prob:
+            runs["sample"] = simulate(engine_config(f, prot, p, rho, decision="sample", n=n,
+                                                    seed=seed))
+        dist = {dec: draw_metrics(f, prot, p, rho, draws, dec) for dec in runs}
+        metrics = [(m, m, "favoured") for m in CHECK_METRICS]
+        if has_prob:  # the mean stated probability for a wrong protagonist
+            metrics.append(("amp_prob", "amp", "sample"))
+        for name, src, dec in metrics:
+            o = float(obs[name].sel(protocol=prot))
+            olo = float(obs[f"{name}_lo"].sel(protocol=prot))
+            ohi = float(obs[f"{name}_hi"].sel(protocol=prot))
+            pred = float(runs[dec][src].isel(protocol=i))
+            pse = float(runs[dec][f"{src}_se"].isel(protocol=i))
+            vals = dist[dec][src]
+            vals = vals[np.isfinite(vals)]
+            if not np.isfinite(o) or not len(vals) or not np.isfinite(pred):
+                continue
+            lo, hi = np.percentile(vals, [50 * (1 - confidence), 50 * (1 + confidence)])
+            se_o = (ohi - olo) / (2 * zq) if np.isfinite(ohi - olo) else np.nan
+            se = float(np.sqrt(se_o ** 2 + np.var(vals, ddof=1) + pse ** 2))
+            z = (o - pred) / se if se > 0 else np.nan
+            pv = float(2 * stats.norm.sf(abs(z))) if np.isfinite(z) else np.nan
+            rows.append({"protocol": prot, "metric": name, "observed": o, "observed_lo": olo,
+                         "observed_hi": ohi, "predicted": pred, "predicted_se": pse,
+                         "predicted_lo": float(lo), "predicted_hi": float(hi), "z": z,
+                         "p_value": pv, "poor": bool(pv < 1 - confidence)})
+    return pd.DataFrame(rows)
