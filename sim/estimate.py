@@ -457,6 +457,66 @@ def _percentile_interval(dist: np.ndarray, confidence: float) -> tuple[float, fl
     return float(lo), float(hi)
 
 
+#: Graded evidence without a threshold: the wrong sides' mean score over the right
+#: sides' (with binary scores and right sides that always show evidence, rho_eq).
+GRADED = {
+    "v_wrong": "mean graded evidence of the sides arguing a wrong answer",
+    "v_right": "mean graded evidence of the sides arguing the right answer",
+    "rho_graded": "graded fabrication rate: wrong sides' mean evidence / right sides'",
+    "rho_graded_lo": "lower bound",
+    "rho_graded_hi": "upper bound",
+}
+
+
+def graded_rho(d: pd.DataFrame, prot: str, confidence: float) -> dict:
+    """Graded evidence per side without a threshold: the wrong sides' mean score
+    v_wrong, the right sides' v_right, and their ratio rho_graded, which with 0/1
+    scores and right sides that always show evidence is rho_eq itself.  Sides: the
+    protagonist, and in two-answer debates the antagonist (wrong when the protagonist
+    is right).  Interval: exp(log ratio +- z se), the delta-method variance of the log
+    ratio of totals with judge-clustered influence sums (G/(G-1) factor); it stays
+    O(rows) in memory, unlike a row bootstrap."""
+    known = d["omega"].notna().to_numpy()
+    right = (d["a"] == d["omega"]).to_numpy() & known
+    wrong = known & ~right
+    vP = d["v_P"].to_numpy(float)
+    okP = np.isfinite(vP)
+    s_w = np.where(wrong & okP, vP, 0.0)
+    n_w = (wrong & okP).astype(float)
+    s_r = np.where(right & okP, vP, 0.0)
+    n_r = (right & okP).astype(float)
+    if prot == "debate" and "v_A" in d.columns and d.attrs.get("K", 2) == 2:
+        vA = d["v_A"].to_numpy(float)
+        okA = np.isfinite(vA)
+        s_w += np.where(right & okA, vA, 0.0)  # P right: A argues the wrong answer
+        n_w += (right & okA)
+        s_r += np.where(wrong & okA, vA, 0.0)
+        n_r += (wrong & okA)
+    Sw, Nw, Sr, Nr = s_w.sum(), n_w.sum(), s_r.sum(), n_r.sum()
+    out = {k: np.nan for k in GRADED}
+    if Nw > 0:
+        out["v_wrong"] = Sw / Nw
+    if Nr > 0:
+        out["v_right"] = Sr / Nr
+    if not (Nw > 0 and Nr > 0 and Sr > 0):
+        return out
+    R = (Sw / Nw) / (Sr / Nr)
+    out["rho_graded"] = R
+    if Sw <= 0:
+        return out
+    u = s_w / Sw - n_w / Nw - s_r / Sr + n_r / Nr  # influence on log R
+    g = (pd.factorize(d["judge_id"])[0] if "judge_id" in d.columns
+         else np.arange(len(d)))
+    U = np.bincount(g, weights=u)
+    G = len(U)
+    if G < 2:
+        return out
+    se = float(np.sqrt((U ** 2).sum() * G / (G - 1)))
+    zq = stats.norm.ppf(0.5 + confidence / 2)
+    out["rho_graded_lo"], out["rho_graded_hi"] = R * np.exp(-zq * se), R * np.exp(zq * se)
+    return out
+
+
 def _rate(num_mask, den_mask):
     den = int(den_mask.sum())
     return float((num_mask & den_mask).sum() / den) if den else np.nan
@@ -629,6 +689,10 @@ def estimate(df: pd.DataFrame, opts: EstimateOptions | None = None) -> xr.Datase
               "b_hat_labelled", "tie_rate", "imbalance_rate", "n_rows", "n_known",
               "amp_mislabel_lo", "amp_mislabel_hi"):
         out[n] = np.full((P, S), np.nan)
+    has_v = "v_P" in df.columns and bool(df["v_P"].notna().any())
+    if has_v:
+        for n in GRADED:
+            out[n] = np.full((P, S), np.nan)
     has_p = "p_y" in df.columns and bool(df["p_y"].notna().any())
     if has_p:
         for n in PROB_METRICS:
@@ -663,6 +727,9 @@ def estimate(df: pd.DataFrame, opts: EstimateOptions | None = None) -> xr.Datase
                 out["rho_feas_P"][pi_, si] = _rate(ds_["t_P"] == 1, p_false & ds_["t_P"].notna())
             if "t_A" in ds_.columns and prot == "debate":
                 out["rho_feas_A"][pi_, si] = _rate(ds_["t_A"] == 1, a_false & ds_["t_A"].notna())
+            if has_v:
+                for n, v in graded_rho(ds_, prot, opts.confidence).items():
+                    out[n][pi_, si] = v
             if has_p:
                 for n, (v, lo, hi) in probability_metrics(ds_, opts.confidence).items():
                     out[n][pi_, si], out[f"{n}_lo"][pi_, si], out[f"{n}_hi"][pi_, si] = v, lo, hi
@@ -728,7 +795,7 @@ def estimate(df: pd.DataFrame, opts: EstimateOptions | None = None) -> xr.Datase
         "imbalance_rate": "Pr(e_P != e_A)", "n_rows": "rows", "n_known": "rows with known omega",
         "amp_mislabel_lo": f"Amp sensitivity interval, lower (mislabel rate up to {opts.mislabel})",
         "amp_mislabel_hi": f"Amp sensitivity interval, upper (mislabel rate up to {opts.mislabel})",
-        **PROB_METRICS,
+        **PROB_METRICS, **GRADED,
     }
     data = {}
     for k, v in out.items():
@@ -879,6 +946,11 @@ def format_report(ds: xr.Dataset, source: str) -> str:
                     extra.append(f"{n} {r[n].item():.4f}")
             extra += [f"b_hat {r.b_hat.item():.4f}", f"ties {r.tie_rate.item():.4f}",
                       f"imbalance {r.imbalance_rate.item():.4f}"]
+            if "rho_graded" in ds and np.isfinite(r.v_wrong.item()):
+                extra.append(f"graded evidence: wrong sides {r.v_wrong.item():.4g}, right "
+                             f"sides {r.v_right.item():.4g}, rho_graded "
+                             f"{r.rho_graded.item():.4f} [{r.rho_graded_lo.item():.4f}, "
+                             f"{r.rho_graded_hi.item():.4f}]")
             if np.isfinite(r.amp_mislabel_lo.item()):
                 extra.append(f"Amp under mislabel <= {ds.attrs['mislabel']}: "
                              f"[{r.amp_mislabel_lo.item():.4f}, {r.amp_mislabel_hi.item():.4f}]")

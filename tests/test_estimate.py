@@ -562,3 +562,85 @@ def test_more_than_two_answers():
         validate_log(df.assign(role="assigned"))
     letters = df.assign(a=df.a.map(dict(enumerate("ABCD"))), y=df.y.map(dict(enumerate("abcd"))))
     np.testing.assert_array_equal(validate_log(letters)["a"].to_numpy(), df.a.to_numpy())
+
+
+def _known_amp_log(kind, n, rng, amp=0.3, fwc=0.85):
+    """A log whose true Amp is ``amp``: K = 4 open roles, assigned debates (K = 2,
+    debater A called the protagonist), or three rounds per instance (the final
+    round's Amp is ``amp``; earlier rounds follow more often)."""
+    K = 4 if kind == "k4" else 2
+    omega = rng.integers(0, K, n)
+    right = rng.random(n) < 0.6
+    a = np.where(right, omega, (omega + rng.integers(1, K, n)) % K)
+    if kind == "assigned":  # the judge sides with the wrong debater w.p. amp
+        wrong_wins = rng.random(n) < amp
+        a = rng.integers(0, 2, n)  # debater A's assigned answer
+        y = np.where(wrong_wins, 1 - omega, omega)
+        return pd.DataFrame({"protocol": "debate", "a": a, "y": y, "omega": omega, "e_P": 1,
+                             "e_A": 1, "role": "assigned", "judge_id": np.arange(n) % 20})
+    if kind == "rounds":
+        rows = []
+        for r, amp_r in ((1, 0.6), (2, 0.45), (3, amp)):
+            follow = rng.random(n) < np.where(right, fwc, amp_r)
+            y = np.where(follow, a, 1 - a)
+            rows.append(pd.DataFrame({"protocol": "consult", "a": a, "y": y, "omega": omega,
+                                      "e_P": 1, "instance": np.arange(n), "round": r}))
+        return pd.concat(rows, ignore_index=True)
+    follow = rng.random(n) < np.where(right, fwc, amp)
+    y = np.where(follow, a, (a + rng.integers(1, K, n)) % K)
+    return pd.DataFrame({"protocol": "consult", "a": a, "y": y, "omega": omega, "e_P": 1,
+                         "judge_id": np.arange(n) % 20})
+
+
+@pytest.mark.parametrize("kind", ["k4", "assigned", "rounds"])
+def test_amp_intervals_cover_with_k_answers_assigned_roles_and_rounds(kind):
+    """The Amp interval covers the true Amp (0.3) in 40 replications at least 34 times
+    (Pr(Binomial(40, 0.95) <= 33) = 0.014) for K = 4 answers, assigned debate roles
+    read role-symmetrically, and the final round of three."""
+    rng = np.random.default_rng({"k4": 1, "assigned": 2, "rounds": 3}[kind])
+    hits = 0
+    for _ in range(40):
+        prot = "debate" if kind == "assigned" else "consult"
+        est = estimate(validate_log(_known_amp_log(kind, 600, rng)),
+                       EstimateOptions(n_resamples=400, seed=int(rng.integers(1 << 30))))
+        r = est.sel(stratum="all", protocol=prot)
+        hits += float(r.amp_lo) <= 0.3 <= float(r.amp_hi)
+    assert hits >= 34, hits
+
+
+def test_graded_evidence_without_a_threshold():
+    """rho_graded = wrong sides' mean score / right sides': with 0/1 scores and right
+    sides that always show evidence it is rho_eq exactly; with counts (Poisson 3 on
+    right sides, 1.2 on wrong ones, so 0.4) its interval covers 0.4 in at least 68
+    of 80 cases (40 replications x two protocols), judges clustered."""
+    rng = np.random.default_rng(8)
+    n = 2000
+    right = rng.random(n) < 0.6
+    omega = rng.integers(0, 2, n)
+    a = np.where(right, omega, 1 - omega)
+    eP = np.where(right | (rng.random(n) < 0.3), 1, 0)
+    eA = np.where(~right | (rng.random(n) < 0.3), 1, 0)
+    deb = np.arange(n) % 2 == 1
+    df = pd.DataFrame({"protocol": np.where(deb, "debate", "consult"), "a": a,
+                       "y": rng.integers(0, 2, n), "omega": omega, "e_P": eP,
+                       "e_A": np.where(deb, eA, 0), "v_P": eP.astype(float),
+                       "v_A": np.where(deb, eA, 0.0)})
+    est = estimate(validate_log(df), EstimateOptions(n_resamples=100)).sel(stratum="all")
+    r = est.sel(protocol="consult")
+    assert float(r.rho_graded) == pytest.approx(float(r.rho_eq_P), abs=1e-14)
+    d = df[deb]
+    wrong_sides = np.concatenate([d.e_P[d.a != d.omega], d.e_A[d.a == d.omega]])
+    assert float(est.rho_graded.sel(protocol="debate")) == pytest.approx(wrong_sides.mean(),
+                                                                         abs=1e-14)
+    hits = 0
+    for rep in range(40):
+        right = rng.random(n) < 0.6
+        vP = rng.poisson(np.where(right, 3.0, 1.2))
+        vA = rng.poisson(np.where(right, 1.2, 3.0))
+        g = df.assign(a=np.where(right, omega, 1 - omega), v_P=vP.astype(float),
+                      v_A=np.where(deb, vA, 0.0), judge_id=rng.integers(0, 25, n))
+        e = estimate(validate_log(g), EstimateOptions(n_resamples=50)).sel(stratum="all")
+        for prot in ("consult", "debate"):
+            x = e.sel(protocol=prot)
+            hits += float(x.rho_graded_lo) <= 0.4 <= float(x.rho_graded_hi)
+    assert hits >= 2 * 34, hits
