@@ -29,7 +29,7 @@ xr = lazy("xarray")
 stats = lazy("scipy.stats")
 
 from ._version import __version__
-from .transcripts import SCHEMA
+from .transcripts import SCHEMA, SCHEMA_VERSION
 
 BINARY = ("a", "y", "e_P", "e_A", "omega", "t_P", "t_A", "label_blind", "s")
 PROTOCOLS = ("consult", "debate")
@@ -864,6 +864,7 @@ def estimate(df: pd.DataFrame, opts: EstimateOptions | None = None) -> xr.Datase
                                    + (" (each instance's last)" if opts.round == "final"
                                       else "")] if by_round is not None else [])),
         "round": str(opts.round),
+        "log_schema": SCHEMA_VERSION,
         "n_answers": int(df.attrs.get("K", 2)),
         # Pr(the protagonist is right) over rows whose protagonist chose or was given
         # its answer: an assigned debate is read with the wrong debater as protagonist

@@ -24,6 +24,11 @@ from .config import ConfigError, to_config
 from .judge import judge_tables, resolve_strategies
 from .runner import baseline_thresholds
 
+#: Version of the log schema below (1: labels only, open roles, two answers, one row
+#: per instance; 2 added p_y, role, answers 0..K-1 and letters, round/instance, graded
+#: evidence read without a threshold).  Estimate stores record it as ``log_schema``.
+SCHEMA_VERSION = 2
+
 #: Column -> (required?, meaning).  Binary columns hold 0/1; omega may be missing.
 SCHEMA = {
     "protocol": (True, "consult or debate"),
