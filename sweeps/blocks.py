@@ -46,7 +46,7 @@ from antiamp._version import __version__
 from antiamp.config import ConfigError, plain_values
 from antiamp.registry import Model, get, to_model_config
 
-from .spec import CellGrid, SweepSpec, axis_coords
+from .spec import SENSITIVITY, CellGrid, SweepSpec, axis_coords
 
 MARKER = "antiamp-partial.json"
 STORE_MARKER = "antiamp_store"
@@ -83,6 +83,8 @@ class GridPlan:
             "model": self.model.name, "config": _plain(self.base),
             "axes": [(a.path, np.asarray(a.values).tolist()) for a in self.grid.axes],
             "design": self.spec.design, "n_points": self.spec.n_points,
+            **({"morris_levels": self.spec.morris_levels} if self.spec.design == "morris"
+               else {}),
             "design_seed": self.spec.design_seed, "block": self.cells_per_block,
             "version": __version__,
         }
@@ -293,7 +295,18 @@ def run_grid(cfg: Any, *, client=None, cells_per_block: int | None = None,
     args = _task_args(plan)
     parts = _compute(plan, plan.blocks(), args, client, progress,
                      lambda b, ds: None)
-    return label_metrics(assemble(plan, [parts[b] for b in plan.blocks()]))
+    return with_sensitivity(plan, label_metrics(assemble(plan, [parts[b] for b in
+                                                                plan.blocks()])))
+
+
+def with_sensitivity(plan: GridPlan, ds: xr.Dataset) -> xr.Dataset:
+    """A sensitivity design's grid with its indices (antiamp.sensitivity), computed
+    from every cell: added whenever the grid is assembled or repaired."""
+    if plan.spec.design not in SENSITIVITY:
+        return ds
+    from antiamp.sensitivity import with_indices
+
+    return with_indices(ds, plan.grid.axes, plan.spec)
 
 
 def _compute(plan: GridPlan, todo: list, args: tuple, client, progress, done) -> dict:
@@ -494,7 +507,8 @@ def run_grid_store(cfg: Any, store: str | Path, *, client=None, executor=None,
         if todo:
             have.update(_run_blocks(plan, todo, client, executor, progress,
                                     lambda blk, ds: _write_block(part, blk, ds)))
-        ds = label_metrics(assemble(plan, [have[b] for b in blocks], created))
+        ds = with_sensitivity(plan, label_metrics(assemble(plan, [have[b] for b in blocks],
+                                                           created)))
         ds.attrs.update({"fingerprint": plan.fingerprint(), STORE_MARKER: 1, "complete": 1,
                          "run_seconds": float(time.perf_counter() - t0)})
         add_checksums(plan, ds)
@@ -651,7 +665,7 @@ def verify_grid_store(plan: GridPlan, store: Path, *, repair: bool, client=None,
                 fixed[name].values = rows.reshape(fixed[name].shape)
     for v in fixed.variables.values():
         v.encoding = {}
-    fixed = fixed.drop_vars("block_digest", errors="ignore")
+    fixed = with_sensitivity(plan, fixed.drop_vars("block_digest", errors="ignore"))
     add_checksums(plan, fixed)
     still = [] if recorded is None else [
         names[i] for i in damaged if fixed["block_digest"].values[i] != recorded[i]]

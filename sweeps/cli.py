@@ -96,6 +96,12 @@ def _run(cfg: DictConfig) -> None:
     print(f"dimensions: {dict(ds.sizes)}")
     if not cfg.sweep.plot:
         return
+    if cfg.sweep.design in ("saltelli", "morris"):
+        from antiamp.sensitivity import plot_indices
+
+        for p in plot_indices(ds, out_dir / "sensitivity",
+                              list(cfg.sweep.plot_vars) or ["amp", "acc", "amp_gap", "welfare"]):
+            print(f"wrote {p}")
     if _is_baseline(plain):
         from .plot import plot_store
 

@@ -37,7 +37,7 @@ from antiamp.output import remove_temporaries
 from antiamp.metrics import CONTRAST_METRICS, PROTOCOL_METRICS, class_probabilities, evaluate
 _runner = lazy("antiamp.runner")
 
-from .spec import Plan, make_plan
+from .spec import SENSITIVITY, Plan, make_plan
 
 #: Instances per block at which automatic blocking aims (about 0.1-0.3 s of work).
 TARGET_BLOCK_INSTANCES = 1 << 27
@@ -532,10 +532,27 @@ def verify_store(plan: Plan, store: Path, chunk: tuple, *, repair: bool, client=
         for r in todo:
             group["cell_done"][r] = False
         _execute(plan, unfinished + todo, group, client, progress)
+        if plan.design in SENSITIVITY:  # derived from every cell: redone with any block
+            _add_sensitivity(plan, store, log)
         _finish(store, group)
     elif not _consolidated_complete(store):  # a write of the metadata that failed
         _finish(store, group)
     return report
+
+
+def _add_sensitivity(plan: Plan, store: Path, log=print) -> None:
+    """Write the design's sensitivity indices (antiamp.sensitivity) into the store."""
+    from antiamp import sensitivity
+
+    ds = xr.open_zarr(store, consolidated=False)
+    idx = sensitivity.indices(ds, plan.axes, plan.design, seed=plan.cfg.sweep.design_seed,
+                              levels=plan.cfg.sweep.morris_levels)
+    attrs = dict(idx.attrs)
+    idx = idx.drop_vars([c for c in idx.coords if c in ds.coords])
+    # xarray's append mode writes the root attributes whole: keep the store's own
+    idx.attrs = {**ds.attrs, **attrs}
+    idx.to_zarr(store, mode="a", zarr_format=2, consolidated=False)
+    log(f"sensitivity indices ({attrs['sensitivity_method']}) written into {store}")
 
 
 def _consolidated_complete(store: Path) -> bool:

@@ -36,7 +36,9 @@ _runner = lazy("antiamp.runner")
 SWEEPABLE = ("model", "judge", "protocol", "welfare")
 #: Most cells in one sweep (and values on one axis).
 MAX_CELLS = 50_000_000
-DESIGNS = ("grid", "lhs", "sobol")
+DESIGNS = ("grid", "lhs", "sobol", "saltelli", "morris")
+#: Designs whose store also gets sensitivity indices (antiamp.sensitivity).
+SENSITIVITY = ("saltelli", "morris")
 EXECUTORS = ("local", "distributed", "slurm")
 
 
@@ -48,10 +50,16 @@ class SweepSpec:
     name: str = "adhoc"
     #: Nested ``{section: {field: values}}``, e.g. ``sweep.axes.model.rho=[0.1,0.4]``.
     axes: Dict[str, Any] = field(default_factory=dict)
-    #: ``grid`` (Cartesian product), ``lhs`` (Latin hypercube) or ``sobol``.
+    #: ``grid`` (Cartesian product), ``lhs`` (Latin hypercube), ``sobol``, or a
+    #: sensitivity design whose store gets the indices: ``saltelli`` (Sobol' indices)
+    #: or ``morris`` (elementary effects).
     design: str = "grid"
-    #: Number of design points for ``lhs`` / ``sobol``.
+    #: Number of design points for ``lhs`` / ``sobol``; base samples N for
+    #: ``saltelli`` (a power of 2; N (2D + 2) cells); trajectories for ``morris``
+    #: (N (D + 1) cells).
     n_points: int = 64
+    #: Grid levels of a ``morris`` design (even, >= 2).
+    morris_levels: int = 4
     #: Seed of the design's scrambling (lhs / sobol).
     design_seed: int = 0
     #: Common random numbers across cells (the same uniforms for every cell).
@@ -122,6 +130,9 @@ class Axis:
     values: np.ndarray
     long_name: str
     units: str = "1"
+    #: A design's range (low, high) and whether it is log-uniform.
+    bounds: tuple = ()
+    log: bool = False
 
 
 @dataclass
@@ -309,6 +320,33 @@ def _design_values(axes: list, spec: SweepSpec) -> list:
     if not 0 <= spec.design_seed < 2**32:
         raise ConfigError(f"sweep.design_seed must be an integer in [0, 2**32), "
                           f"got {spec.design_seed}")
+    if spec.design in SENSITIVITY:
+        from antiamp import sensitivity
+
+        if spec.design == "saltelli" and (spec.n_points < 2
+                                          or spec.n_points & (spec.n_points - 1)):
+            raise ConfigError(f"sweep.n_points must be a power of 2 (>= 2) for "
+                              f"design=saltelli (the balance of the Sobol' sequence SALib "
+                              f"samples), got {spec.n_points}")
+        if spec.design == "saltelli" and d < 2:
+            raise ConfigError("design=saltelli needs at least two swept fields (one factor "
+                              "has all the variance: S1 = ST = 1)")
+        if spec.design == "morris" and (isinstance(spec.morris_levels, bool) or not isinstance(
+                spec.morris_levels, int) or spec.morris_levels < 2 or spec.morris_levels % 2):
+            raise ConfigError(f"sweep.morris_levels must be an even integer >= 2, got "
+                              f"{spec.morris_levels!r}")
+        if spec.design == "morris" and spec.n_points < 2:
+            raise ConfigError(f"sweep.n_points must be >= 2 Morris trajectories, got "
+                              f"{spec.n_points}")
+        cells = sensitivity.n_cells(spec.design, spec.n_points, d)
+        if cells > MAX_CELLS:
+            raise ConfigError(f"design={spec.design} with n_points={spec.n_points} and {d} "
+                              f"fields is {cells:,} cells; the limit is {MAX_CELLS:,}")
+        for a in axes:
+            a.log = _is_log(spec, a.path)
+            a.bounds = tuple(float(v) for v in a.values)
+        return sensitivity.sample(axes, spec.design, spec.n_points, spec.design_seed,
+                                  spec.morris_levels)
     if spec.design == "lhs":
         u = qmc.LatinHypercube(d=d, seed=spec.design_seed).random(spec.n_points)
     else:
@@ -372,7 +410,7 @@ class CellGrid:
             self.dims = tuple(a.dim for a in self.axes)
         else:
             self.columns = _design_values(self.axes, spec)
-            self.shape = (spec.n_points,)
+            self.shape = (len(self.columns[0]),)
             self.dims = ("point",)
             for a, col in zip(self.axes, self.columns):
                 a.values = np.asarray(col)
