@@ -460,8 +460,10 @@ def main(argv=None) -> None:
             raise DesignError(f"--n-sim must lie in [1, 1e9], got {args.n_sim}")
         if args.seed < 0:
             raise DesignError(f"--seed must be >= 0, got {args.seed}")
+        src = Path(args.estimates).resolve() if args.estimates else None
         out = Path(args.out or Path("outputs") / "design" / (
-            Path(args.estimates).stem if args.estimates else "configured"))
+            "configured" if src is None else src.parent.name if src.stem == "estimates"
+            else src.stem))
         if out.exists() and not out.is_dir():
             raise DesignError(f"--out {out} exists and is not a directory")
     except DesignError as exc:
