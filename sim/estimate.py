@@ -463,8 +463,6 @@ GRADED = {
     "v_wrong": "mean graded evidence of the sides arguing a wrong answer",
     "v_right": "mean graded evidence of the sides arguing the right answer",
     "rho_graded": "graded fabrication rate: wrong sides' mean evidence / right sides'",
-    "rho_graded_lo": "lower bound",
-    "rho_graded_hi": "upper bound",
 }
 
 
@@ -493,7 +491,7 @@ def graded_rho(d: pd.DataFrame, prot: str, confidence: float) -> dict:
         s_r += np.where(wrong & okA, vA, 0.0)
         n_r += (wrong & okA)
     Sw, Nw, Sr, Nr = s_w.sum(), n_w.sum(), s_r.sum(), n_r.sum()
-    out = {k: np.nan for k in GRADED}
+    out = {k: np.nan for k in (*GRADED, "rho_graded_lo", "rho_graded_hi")}
     if Nw > 0:
         out["v_wrong"] = Sw / Nw
     if Nr > 0:
@@ -691,7 +689,7 @@ def estimate(df: pd.DataFrame, opts: EstimateOptions | None = None) -> xr.Datase
         out[n] = np.full((P, S), np.nan)
     has_v = "v_P" in df.columns and bool(df["v_P"].notna().any())
     if has_v:
-        for n in GRADED:
+        for n in (*GRADED, "rho_graded_lo", "rho_graded_hi"):
             out[n] = np.full((P, S), np.nan)
     has_p = "p_y" in df.columns and bool(df["p_y"].notna().any())
     if has_p:
@@ -801,7 +799,8 @@ def estimate(df: pd.DataFrame, opts: EstimateOptions | None = None) -> xr.Datase
     for k, v in out.items():
         base = k[:-3] if k.endswith(("_lo", "_hi")) and not k.startswith("amp_mislabel") else k
         ln = long.get(k, long.get(base, k))
-        how = "t interval" if base in PROB_METRICS else "bootstrap"
+        how = ("t interval" if base in PROB_METRICS else "judge-clustered delta-method"
+               if base in GRADED else "bootstrap")
         if k.endswith("_lo") and not k.startswith("amp_mislabel"):
             ln = f"{ln}, {opts.confidence:.0%} {how} lower bound"
         if k.endswith("_hi") and not k.startswith("amp_mislabel"):
