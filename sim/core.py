@@ -133,6 +133,28 @@ def simulate(cfg: Any = None, *, counts_out: dict | None = None) -> xr.Dataset:
     return ds
 
 
+def cell_arrays(c: Config) -> dict:
+    """The arrays :func:`simulate` puts in its Dataset, for a config already
+    validated (a grid's cell): no validation, no Dataset."""
+    strat = resolve_strategies(c)
+    J_c, J_d = judge_tables(c.judge, c.protocol)
+    m = c.model
+    thr = baseline_thresholds(m.pi, m.p, m.rho, strat.x_P_consult, strat.x_P, strat.x_A)
+    counts = run_baseline_counts(
+        thr, m.stance == "fixed", m.a, c.run.n_instances, c.run.seed,
+        chunk_size=c.run.chunk_size, n_threads=c.run.n_threads, progress=c.run.progress,
+    )
+    values = evaluate(counts, J_c, J_d, *_welfare_args(c))
+    th = _theory_values(c, strat, J_c, J_d)
+    out = {}
+    for name in list(PROTOCOL_METRICS) + list(CONTRAST_METRICS):
+        out[name], out[f"{name}_se"] = (np.asarray(v) for v in values[name])
+        out[f"{name}_theory"] = np.asarray(th[name][0])
+    out["judge_table"], out["judge_table_consult"] = np.asarray(J_d), np.asarray(J_c)
+    out["class_counts"] = np.asarray(counts)
+    return out
+
+
 def _theory_values(c: Config, strat, J_c, J_d):
     m = c.model
     prob = class_probabilities(

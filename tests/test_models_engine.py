@@ -306,3 +306,21 @@ def test_a_multirun_of_a_model_grid_merges_along_the_varied_field(tmp_path):
     one = xr.open_zarr(tmp_path / "mr" / "0" / "sweep.zarr")
     phi0 = yaml.safe_load(one.attrs["config"])["signals"]["phi"]
     assert np.array_equal(merged.amp.sel(phi=phi0).values, one.amp.values, equal_nan=True)
+
+
+def test_in_memory_baseline_grid_equals_its_cell_runs():
+    """The baseline's in-memory grid stacks each cell's arrays (no Dataset per cell):
+    every variable of every cell equals antiamp.simulate of that cell, bit for bit."""
+    cfg = {"model": {"name": "baseline"}, "judge": {"kind": "logit"},
+           "run": {"n_instances": 5000, "progress": False},
+           "sweep": {"axes": {"judge": {"jury_size": [1, 3]}, "model": {"rho": [0.1, 0.6]}}}}
+    grid = antiamp.sweep(cfg)
+    for n in (1, 3):
+        for rho in (0.1, 0.6):
+            cell = antiamp.simulate({"judge": {"kind": "logit", "jury_size": n},
+                                     "model": {"rho": rho}, "run": {"n_instances": 5000}})
+            g = grid.sel(jury_size=n, rho=rho)
+            assert set(cell.data_vars) == set(g.data_vars)
+            for v in cell.data_vars:
+                assert np.array_equal(cell[v].values, g[v].values, equal_nan=True), v
+                assert cell[v].attrs == g[v].attrs, v

@@ -21,14 +21,24 @@ def plain(cfg) -> Config:
 
 
 def _run_cells(base, cells) -> xr.Dataset:
-    from ..core import simulate
+    """Every cell's :func:`antiamp.core.simulate` Dataset, stacked over ``cell``.
 
-    parts = []
-    for c in cells:
-        ds = simulate(plain(c))
-        ds.attrs = {}
-        parts.append(ds)
-    return xr.concat(parts, dim="cell", data_vars="all", coords="minimal", compat="override")
+    The first cell's Dataset is the template (names, dimensions, attributes); each
+    cell's arrays come from :func:`antiamp.core.cell_arrays` on its validated
+    config, so a grid does not build, validate and merge one Dataset per cell
+    (about 0.3 s a cell, 40 variable assignments each)."""
+    import numpy as np
+
+    from ..core import cell_arrays, simulate
+
+    first = simulate(plain(cells[0]))
+    names = list(first.data_vars)
+    rows = [cell_arrays(plain(c)) for c in cells]
+    if set(rows[0]) != set(names):  # the two paths must describe the same variables
+        raise AssertionError(f"cell_arrays and simulate disagree: {sorted(set(rows[0]) ^ set(names))}")
+    data = {n: (("cell",) + first[n].dims, np.stack([r[n] for r in rows]), first[n].attrs)
+            for n in names}
+    return xr.Dataset(data, coords={k: v for k, v in first.coords.items()})
 
 
 def _format(ds: xr.Dataset) -> str:
