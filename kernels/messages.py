@@ -10,7 +10,8 @@ conditional endorsement probability, sigma(lam (mu + kappa_v (e_P - e_A) +
 kappa_r (r_P - r_A))) in debate and sigma(lam (mu + kappa_v e_P + kappa_r r_P)) in
 consultancy, is accumulated per class (correct, e_P, e_A) with its square.  With
 ``favoured`` set the judge labels the answer its probability favours: the step
-1{index > 0} (1/2 at exactly 0) replaces the sigmoid.
+1{index > band}, 0 below -band and ``tie`` in between (band 0, tie 1/2: 1/2 at
+exactly 0) replaces the sigmoid.
 
 Float sums are kept per fixed block of ``BLOCK`` instances and blocks are added in
 order, so results do not depend on threads or chunking.
@@ -43,15 +44,15 @@ def _sigmoid(x):
 
 
 @nb.njit(inline="always", cache=True)
-def _judge(x, favoured):
+def _judge(x, favoured, band, tie):
     if favoured:
-        return 1.0 if x > 0 else (0.5 if x == 0 else 0.0)
+        return 1.0 if x > band else (0.0 if x < -band else tie)
     return _sigmoid(x)
 
 
 @nb.njit(parallel=True, cache=True)
 def message_sums(t_p, t_rho, lam, mu, kappa_v, kappa_r, m_true, m_false, sd, favoured,
-                 first_block, n_blocks, k0, k1, stream):
+                 band, tie, first_block, n_blocks, k0, k1, stream):
     """Per class: counts and sums (and squares) of the debate and consultancy endorsement
     probabilities over instance blocks [first_block, first_block + n_blocks).
 
@@ -75,8 +76,8 @@ def message_sums(t_p, t_rho, lam, mu, kappa_v, kappa_r, m_true, m_false, sd, fav
             zA = r * math.sin(2.0 * math.pi * u2)
             rP = (m_true if corr else m_false) + sd * zP
             rA = (m_false if corr else m_true) + sd * zA
-            gd = _judge(lam * (mu + kappa_v * (ep - ea) + kappa_r * (rP - rA)), favoured)
-            gc = _judge(lam * (mu + kappa_v * ep + kappa_r * rP), favoured)
+            gd = _judge(lam * (mu + kappa_v * (ep - ea) + kappa_r * (rP - rA)), favoured, band, tie)
+            gc = _judge(lam * (mu + kappa_v * ep + kappa_r * rP), favoured, band, tie)
             k = (4 if corr else 0) + 2 * ep + ea
             cnt[b, k] += 1
             sums[b, 0, k] += gd

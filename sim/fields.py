@@ -66,6 +66,8 @@ FIELDS = {
     "messages.r_sd": ("σ_r", "rhetoric standard deviation"),
     "messages.r_max": ("r_max", "largest rhetoric level"),
     "messages.c_r": ("c_r", "cost of rhetoric"),
+    "messages.decision_band": ("δ", "recording band around even odds"),
+    "messages.decision_tie": ("t", "endorsement inside the band"),
     "options.K": ("K", "number of answers"),
     "options.distractor_weight": ("w_d", "extra pull of the distractor"),
     "options.k_examine": ("k", "alternatives examined"),

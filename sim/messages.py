@@ -63,6 +63,14 @@ def validate_messages(mc: MessagesConfig, judge, c_e: float) -> None:
     if mc.decision == "favoured" and mc.mode != "exogenous":
         raise ConfigError("messages.decision=favoured applies to messages.mode=exogenous "
                           "(the strategic game is solved for the seed's sampling judge)")
+    if not 0 <= _number("messages.decision_band", mc.decision_band) < np.inf:
+        raise ConfigError(f"messages.decision_band must be >= 0 (log-odds), got "
+                          f"{mc.decision_band!r}")
+    if not 0 <= _number("messages.decision_tie", mc.decision_tie) <= 1:
+        raise ConfigError(f"messages.decision_tie must lie in [0, 1], got {mc.decision_tie!r}")
+    if mc.decision != "favoured" and (mc.decision_band != 0 or mc.decision_tie != 0.5):
+        raise ConfigError("messages.decision_band and decision_tie apply to "
+                          "messages.decision=favoured")
     _int_at_least("messages.r_levels", mc.r_levels, 1)
     if mc.r_levels > 41:
         raise ConfigError(f"messages.r_levels must be at most 41, got {mc.r_levels!r}")
@@ -86,14 +94,18 @@ _Z_MAX = 38.5
 QUAD_EPSABS = 1e-13
 
 
-def expect_step(lam, base, kappa, mean, var) -> tuple[float, float]:
-    """Pr(lam (base + kappa X) > 0) (1/2 of the mass at exactly 0), X ~ N(mean, var): the
-    judge who labels the answer its probability favours; closed form, error 0."""
+def expect_step(lam, base, kappa, mean, var, band=0.0, tie=0.5) -> tuple[float, float]:
+    """E[step(lam (base + kappa X))], X ~ N(mean, var), where step(x) = 1 above
+    ``band``, 0 below -band and ``tie`` in between: the judge who labels the answer
+    its probability favours (a recorded probability rounds to 1/2 in the band).
+    Closed form Phi((a - band) / s) + tie (Phi((a + band) / s) - Phi((a - band) / s)),
+    error 0."""
     a = lam * (base + kappa * mean)
     s = lam * kappa * np.sqrt(var)
     if s == 0:
-        return (1.0 if a > 0 else 0.5 if a == 0 else 0.0), 0.0
-    return float(special.ndtr(a / s)), 0.0
+        return (1.0 if a > band else 0.0 if a < -band else tie), 0.0
+    above, above_low = special.ndtr((a - band) / s), special.ndtr((a + band) / s)
+    return float(above + tie * (above_low - above)), 0.0
 
 
 def expect_sigmoid(lam, base, kappa, mean, var) -> tuple[float, float]:
@@ -129,7 +141,11 @@ def exogenous_exact(p, rho, lam, mu, mc: MessagesConfig, errors: list | None = N
     w = type_weights(p, rho).reshape(-1)
     gd, gc = np.zeros(8), np.zeros(8)
     errs = []
-    expect = expect_step if mc.decision == "favoured" else expect_sigmoid
+    if mc.decision == "favoured":
+        def expect(*a):
+            return expect_step(*a, band=mc.decision_band, tie=mc.decision_tie)
+    else:
+        expect = expect_sigmoid
     for corr in (0, 1):
         mP = mc.r_mean_true if corr else mc.r_mean_false
         mA = mc.r_mean_false if corr else mc.r_mean_true
@@ -158,7 +174,8 @@ def exogenous_simulated(p, rho, lam, mu, mc: MessagesConfig, n, seed, n_threads=
     with numba_threads(n_threads):
         cnt, sums = km.message_sums(bernoulli_threshold(p), bernoulli_threshold(rho), lam, mu,
                                     mc.kappa_v, mc.kappa_r, mc.r_mean_true, mc.r_mean_false,
-                                    mc.r_sd, mc.decision == "favoured", 0, n_blocks, k0, k1,
+                                    mc.r_sd, mc.decision == "favoured", float(mc.decision_band),
+                                    float(mc.decision_tie), 0, n_blocks, k0, k1,
                                     np.uint64(km.STREAM))
     return cnt, sums, n_blocks * km.BLOCK
 

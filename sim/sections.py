@@ -151,6 +151,11 @@ class MessagesConfig:
     #: judge) or ``favoured`` (the answer its probability favours, as a judge who states
     #: a probability and answers with the likelier side).
     decision: str = "sample"
+    #: Favoured decision: half-width (log-odds) of the band around even odds where the
+    #: judge's recorded probability rounds to 1/2 (0: none).
+    decision_band: float = 0.0
+    #: Favoured decision: Pr(label = the protagonist's answer) inside that band.
+    decision_tie: float = 0.5
 
 
 

@@ -12,9 +12,11 @@ stated probability through its logit link:
 where x = e_P - e_A, and r_i, the latent quality of side i's argument as the judge
 reads it, is N(+d/2, sigma^2) when side i argues the right answer and N(-d/2,
 sigma^2) when it argues the wrong one.  The judge's label is the answer p_y
-favours.  These are the messages model's lam = 1, kappa_r = 1, r_mean_true = d/2,
-r_mean_false = -d/2, r_sd = sigma and ``messages.decision=favoured``, so the
-fitted model runs on the engine as ``model=messages``.
+favours as recorded (on a grid of step h, log-odds within +-logit(1/2 + h/2) are
+recorded as 1/2, a tie, labelled as the log labels its rows at 1/2).  These are the messages model's lam = 1, kappa_r = 1, r_mean_true = d/2,
+r_mean_false = -d/2, r_sd = sigma and ``messages.decision=favoured`` (with
+``decision_band`` and ``decision_tie`` for the recording), so the fitted model runs
+on the engine as ``model=messages``.
 
 Maximum likelihood over every row with a known truth (statsmodels'
 GenericLikelihoodModel, BFGS): a stated probability is a point of z; one at the
@@ -82,6 +84,12 @@ class StructuralFit:
     fixed: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
     bounds: tuple = (np.nan, np.nan)
+    #: Recording grid of p_y (0: exact), the band of log-odds whose recorded
+    #: probability is 1/2, and the share of rows at 1/2 labelled with the
+    #: protagonist's answer: the label is the answer the *recorded* p_y favours.
+    grid: float = 0.0
+    band: float = 0.0
+    tie: dict = field(default_factory=lambda: {"consult": 0.5, "debate": 0.5})
 
     def value(self, name: str, params=None) -> float:
         """A parameter on its natural scale (sigma, not log sigma); fixed ones too."""
@@ -309,8 +317,23 @@ def fit(df: pd.DataFrame) -> StructuralFit:
     cov = Hi @ (S.T @ S) @ Hi * corr
     if G < 2:
         notes.append("one judge: judge-clustered standard errors are not defined")
+    band, tie = 0.0, {"consult": 0.5, "debate": 0.5}
+    if grid > 0:  # z within +-logit(1/2 + grid/2) is recorded as 1/2: a tie
+        band = float(special.logit(0.5 + grid / 2))
+        said = []
+        for deb, prot in ((False, "consult"), (True, "debate")):
+            at_half = agg.loc[(np.abs(agg["p"] - 0.5) < 1e-9) & (agg["debate"] == deb)]
+            n_half = int(at_half["w"].sum())
+            if n_half > 0:  # how this log labels its rows at 0.5
+                tie[prot] = float((at_half["w"] * at_half["endorse"]).sum() / n_half)
+                said.append(f"{prot} {tie[prot]:.0%} of {n_half} row(s)")
+            else:
+                said.append(f"{prot} 1/2 (no row at 0.5)")
+        notes.append(f"labels read as the answer the recorded p_y favours: even odds within "
+                     f"+-{band:.4f} log-odds (recorded 0.5) labelled with the protagonist's "
+                     f"answer as the log does at 0.5: " + ", ".join(said))
     return StructuralFit(names, params, cov, G - 1, N, G, has_p, float(res.llf), conv, fixed,
-                         notes, bounds)
+                         notes, bounds, grid, band, tie)
 
 
 # ------------------------------------------------------------------ simulate a log
@@ -374,7 +397,9 @@ def engine_config(f: StructuralFit, prot: str, p: float, rho: float, params=None
         "judge": {"kind": "logit", "lam": 1.0, "mu": mu},
         "messages": {"mode": "exogenous", "kappa_v": f.value("kappa_v", params),
                      "kappa_r": 1.0, "r_mean_true": d / 2, "r_mean_false": -d / 2,
-                     "r_sd": f.value("sigma", params), "decision": decision},
+                     "r_sd": f.value("sigma", params), "decision": decision,
+                     **({"decision_band": f.band, "decision_tie": f.tie[prot]}
+                        if decision == "favoured" else {})},
         "equilibrium": {"payoffs": "simulated"},
         "run": {"n_instances": int(n), "seed": int(seed), "progress": False,
                 "figure": False},
@@ -417,8 +442,9 @@ def draw_metrics(f: StructuralFit, prot: str, p: float, rho: float, draws: np.nd
                 a = mu + kv * ((ep - ea) if debate else ep) + d * gap
                 if decision == "sample":
                     g = special.expit(a[:, None] + s[:, None] * _Z[None, :]) @ _WZ
-                else:
-                    g = special.ndtr(a / s)
+                else:  # the recorded label: above the band, or a tie inside it
+                    above = special.ndtr((a - f.band) / s)
+                    g = above + f.tie[prot] * (special.ndtr((a + f.band) / s) - above)
                 num[corr] = num[corr] + w[corr, ep, ea] * g
                 den[corr] = den[corr] + w[corr, ep, ea]
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -57,6 +57,41 @@ def test_favoured_judge_is_the_normal_cdf_exactly_and_simulated():
     assert abs(float(_messages("sample", "exact").amp[1]) - amp_d) > 0.01
 
 
+def test_favoured_judge_with_a_recording_band():
+    """Log-odds within +-band are recorded as even odds and labelled with the
+    protagonist's answer w.p. tie: Amp = Phi((m - band) / s) + tie (Phi((m + band) / s)
+    - Phi((m - band) / s)) with m, s the wrong side's index mean and spread."""
+    mu, kv, kr, rT, rF, sd, band, tie = 0.4, 0.7, 0.9, 0.8, -0.5, 1.2, 0.3, 0.2
+    m_c, s_c = 1.3 * (mu + kv + kr * rF), 1.3 * kr * sd
+    m_d, s_d = 1.3 * (mu + kr * (rF - rT)), 1.3 * kr * sd * np.sqrt(2)
+
+    def rec(m, s):
+        above = norm.cdf((m - band) / s)
+        return above + tie * (norm.cdf((m + band) / s) - above)
+
+    ex = _messages("favoured", "exact", decision_band=band, decision_tie=tie)
+    assert ex.amp.values == pytest.approx([rec(m_c, s_c), rec(m_d, s_d)], abs=1e-12)
+    mc = _messages("favoured", "simulated", decision_band=band, decision_tie=tie)
+    z = (mc.amp.values - ex.amp.values) / mc.amp_se.values
+    assert np.all(np.abs(z) < 5), z
+    with pytest.raises(Exception, match="apply to messages.decision=favoured"):
+        _messages("sample", "exact", decision_band=band)
+
+
+def test_labels_read_from_recorded_probabilities_fit_a_large_log():
+    """300,000 rows recorded on a 0.01 grid with ties at 0.5 labelled against the
+    protagonist: without the recording band the check flagged consultancy Amp as a
+    poor fit at 5 million rows although the parameters were recovered; with it the
+    label metrics are within what the fit predicts."""
+    log = st.simulate_log(300_000, seed=1, n_judges=200)
+    f = _fit(log)
+    assert f.grid == 0.01 and f.band == pytest.approx(np.log(0.505 / 0.495))
+    assert f.tie["consult"] == 0.0  # the generator labels 0.5 against the consultant
+    pc = _check(log, n=1_000_000)
+    lab = pc[pc.metric.isin(["amp", "acc", "fwc"])]
+    assert not lab.poor.any(), lab
+
+
 def test_favoured_decision_refused_for_strategic_rhetoric():
     with pytest.raises(Exception, match="messages.decision=favoured applies"):
         _messages("favoured", "exact", mode="strategic")
