@@ -542,9 +542,12 @@ def logistic_fit(d: pd.DataFrame):
                        "identified; not fitted")
     if endorse.min() == endorse.max():
         return refused("the judge's label never varies; not fitted")
-    if "protocol" in d.columns and d["protocol"].nunique() > 1:
-        within = pd.Series(X[:, 1]).groupby(d["protocol"].to_numpy(), observed=True).agg(np.ptp)
-        if (within == 0).all():  # x only says which protocol a row is
+    codes = pd.factorize(d["protocol"])[0] if "protocol" in d.columns else np.zeros(1, int)
+    if codes.max() > 0:
+        # per protocol by masks: a groupby with np.ptp aggregates in Python and sorts,
+        # about 0.6 GB of temporaries at 5 million rows
+        if all(np.ptp(X[codes == k, 1]) == 0 for k in range(codes.max() + 1)):
+            # x only says which protocol a row is
             return refused(f"x = {reg} is constant within each protocol, so it is collinear "
                            f"with the protocol (a protocol dummy) and kappa~ would measure the "
                            f"protocol, not the evidence; not fitted")
