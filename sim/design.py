@@ -40,6 +40,7 @@ from ._version import __version__
 from .lazy import lazy
 
 pd = lazy("pandas")
+special = lazy("scipy.special")
 xr = lazy("xarray")
 
 PROTOCOLS = ("consult", "debate")
@@ -139,11 +140,12 @@ def validate(judge: Judge, levers: Levers, target: Target, n_draws: int = 400) -
 
 # ------------------------------------------------------------------ outcomes
 def outcomes(prot: str, n: int, v, P: dict) -> tuple:
-    """(Amp, accuracy) of one design for every parameter draw in ``P`` (arrays)."""
-    from .judge import jury_majority
-    from .lazy import lazy as _lazy
+    """(Amp, accuracy) of one design for every parameter draw in ``P`` (arrays).
 
-    special = _lazy("scipy.special")
+    The judge tables are :func:`antiamp.judge.single_judge_tables`' entries, written
+    here over arrays of draws (that function takes one scalar judge config)."""
+    from .judge import jury_majority
+
     rho = P["rho"] * (1.0 - v)
     if prot == "debate":
         if P.get("_kind") == "logit":
@@ -271,8 +273,7 @@ def front_through_engine(judge: Judge, lv: Levers, store, n_v: int = 19, executo
 
     vs = np.linspace(0.0, lv.max_verification, n_v)
     rhos = sorted(set(float(judge.rho * (1 - v)) for v in vs))
-    jcfg = ({"kind": "logit", "lam": judge.lam, "mu": judge.mu, "kappa": judge.kappa}
-            if judge.kind == "logit" else {"kind": "tiebreak", "b": judge.b})
+    jcfg = _judge_config(judge)
     cfg = {"model": {"name": "baseline", "p": judge.p, "rho": judge.rho},
            "judge": jcfg, "protocol": {"consult_default": judge.d},
            "run": {"n_instances": 1000, "progress": False},
@@ -295,13 +296,17 @@ def front_through_engine(judge: Judge, lv: Levers, store, n_v: int = 19, executo
     return grid, pareto(grid)
 
 
+def _judge_config(judge: Judge) -> dict:
+    """The ``judge`` section of a baseline config for these parameters."""
+    return ({"kind": "logit", "lam": judge.lam, "mu": judge.mu, "kappa": judge.kappa}
+            if judge.kind == "logit" else {"kind": "tiebreak", "b": judge.b})
+
+
 def verify(judge: Judge, rec: dict, n: int, seed: int) -> dict:
     """A fresh simulation of the recommended design: Amp and accuracy with SEs."""
     import antiamp as sim
 
-    jcfg = ({"kind": "logit", "lam": judge.lam, "mu": judge.mu, "kappa": judge.kappa}
-            if judge.kind == "logit" else {"kind": "tiebreak", "b": judge.b})
-    jcfg["jury_size"] = rec["jury_size"]
+    jcfg = {**_judge_config(judge), "jury_size": rec["jury_size"]}
     ds = sim.simulate({"model": {"p": judge.p, "rho": rec["rho_verified"]}, "judge": jcfg,
                        "protocol": {"consult_default": judge.d},
                        "run": {"n_instances": int(n), "seed": int(seed), "progress": False}})

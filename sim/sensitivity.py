@@ -87,11 +87,11 @@ def indices(ds, axes, design: str, *, seed: int = 0, levels: int = 4,
     attribute."""
     prob = problem(axes)
     names = [a.path for a in axes]
-    labels = {"factor": ("factor", names, {"long_name": "swept field (input factor)"})}
+    coords = {"factor": ("factor", names, {"long_name": "swept field (input factor)"})}
     if design == "saltelli":
         from SALib.analyze import sobol as analyze
 
-        labels["factor_2"] = ("factor_2", names, {"long_name": "second swept field"})
+        coords["factor_2"] = ("factor_2", names, {"long_name": "second swept field"})
     else:
         from SALib.analyze import morris as analyze
 
@@ -130,7 +130,7 @@ def indices(ds, axes, design: str, *, seed: int = 0, levels: int = 4,
                 v = np.full(size, np.nan) if r is None else np.asarray(r[k], float)
                 res.setdefault(k, []).append(v)
         cdims = tuple(extra)
-        coords_extra = {d: ds[d] for d in extra if d in ds.coords}
+        coords.update({d: ds[d] for d in extra if d in ds.coords})
         for k, vs in res.items():
             arr = np.stack(vs).reshape(shape + vs[0].shape)
             base, conf = (k[:-5], True) if k.endswith("_conf") else (k, False)
@@ -141,14 +141,7 @@ def indices(ds, axes, design: str, *, seed: int = 0, levels: int = 4,
                 ln = f"{confidence:.0%} confidence half-width of the {ln}"
             out[name] = xr.DataArray(arr, dims=dims, attrs={"long_name": ln, "units": "1",
                                                             "sensitivity": 1})
-        for d, c in coords_extra.items():
-            labels[d] = c
-    res_ds = xr.Dataset(out)
-    res_ds = res_ds.assign_coords({k: v for k, v in labels.items()
-                                   if isinstance(v, tuple) and k.startswith("factor")})
-    for d, c in labels.items():
-        if not d.startswith("factor") and d in res_ds.dims:
-            res_ds = res_ds.assign_coords({d: c})
+    res_ds = xr.Dataset(out, coords=coords)
     res_ds.attrs.update({"sensitivity_design": design, "sensitivity_method":
                          "SALib " + ("Sobol' indices (Saltelli sampling)" if design == "saltelli"
                                      else "Morris elementary effects"),
@@ -170,7 +163,7 @@ def with_indices(ds, axes, spec):
                   levels=getattr(spec, "morris_levels", 4))
     out = ds.drop_vars([v for v in ds.data_vars if v in idx.data_vars], errors="ignore")
     out = xr.merge([out, idx], combine_attrs="override")
-    out.attrs.update({k: v for k, v in idx.attrs.items()})
+    out.attrs.update(idx.attrs)
     return out
 
 

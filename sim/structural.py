@@ -60,8 +60,6 @@ stats = lazy("scipy.stats")
 
 #: Metrics the predictive check compares (observed names as in ``estimates.zarr``).
 CHECK_METRICS = ("amp", "acc", "fwc")
-#: With stated probabilities, also the mean probability for the wrong protagonist.
-PROB_CHECK = ("amp_prob",)
 #: Draws of the parameters for the prediction intervals.
 N_DRAWS = 400
 
