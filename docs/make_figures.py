@@ -6,7 +6,8 @@
 Each named sweep runs with ``antiamp-sweep sweep=<name>`` into a fresh scratch run
 directory (the sweep's own sizes: 10^6 instances per cell for the baseline ones), and
 the figure it writes is copied to ``docs/figures/`` under the name the README shows.
-The closed-loop cell figure comes from the README's ``antiamp model=loop`` command.
+The closed-loop cell figure comes from the README's ``antiamp model=loop`` command,
+the design figure from the README's ``antiamp-estimate`` and ``antiamp-design`` ones.
 The benchmark figures (``bench_*.png``) come from ``benchmarks/run_all.py``.
 """
 
@@ -71,6 +72,15 @@ CELLS = {
     "compare_cell.png": ["model=compare", "judge=logit", "judge.lam=1.5", "judge.mu=0.5"],
 }
 
+#: README figures of other commands: name -> (the README's commands, figure written).
+COMMANDS = {
+    "design_human_judges.png": (
+        [["antiamp-estimate", "--sample", "human_judges", "--simulate"],
+         ["antiamp-design", "--estimates", "outputs/estimates/michael2023_human_judges/estimates.zarr",
+          "--rules", "majority,two_thirds,unanimous", "--min-acc", "0.8"]],
+        "outputs/design/michael2023_human_judges/design.png"),
+}
+
 
 def _run(argv: list, cwd: Path) -> None:
     r = subprocess.run(argv, cwd=cwd, capture_output=True, text=True)
@@ -89,12 +99,14 @@ def main(argv=None) -> None:
     chosen = {k: v for k, v in SWEEPS.items()
               if not want or k in want or k[:-4] in want or v[0] in want}
     cells = {k: v for k, v in CELLS.items() if not want or k in want or k[:-4] in want}
+    cmds = {k: v for k, v in COMMANDS.items() if not want or k in want or k[:-4] in want}
     unknown = want - {k for k in chosen} - {k[:-4] for k in chosen} - {v[0] for v in chosen.values()} \
-        - set(cells) - {k[:-4] for k in cells}
+        - set(cells) - {k[:-4] for k in cells} - set(cmds) - {k[:-4] for k in cmds}
     if unknown:
         raise SystemExit(f"unknown figure or sweep: {', '.join(sorted(unknown))}; choose from "
                          f"{', '.join(sorted(v[0] for v in SWEEPS.values()))}, "
-                         f"{', '.join(sorted(k[:-4] for k in CELLS))}")
+                         f"{', '.join(sorted(k[:-4] for k in CELLS))}, "
+                         f"{', '.join(sorted(k[:-4] for k in COMMANDS))}")
     exe = Path(sys.executable).parent
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
@@ -112,6 +124,15 @@ def main(argv=None) -> None:
             _run([str(exe / "antiamp"), *cmd, f"hydra.run.dir={run_dir}"], tmp)
             shutil.copyfile(run_dir / "results.png", out / target)
             print(f"{target}: antiamp {' '.join(cmd)}, {time.perf_counter() - t:.0f} s", flush=True)
+        for target, (steps, made) in cmds.items():
+            t = time.perf_counter()
+            work = tmp / target[:-4]
+            work.mkdir()
+            for step in steps:
+                _run([str(exe / step[0]), *step[1:]], work)
+            shutil.copyfile(work / made, out / target)
+            print(f"{target}: {'; '.join(' '.join(c) for c in steps)}, "
+                  f"{time.perf_counter() - t:.0f} s", flush=True)
 
 
 if __name__ == "__main__":

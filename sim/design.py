@@ -1,30 +1,40 @@
 """``antiamp-design``: the cheapest oversight protocol that meets an Amp target.
 
 The user states what they cannot change (their judge and their model: seed 000's
-tie-break judge b, or the logit judge's lam, mu, kappa; the model's accuracy p and
-the wrong side's evidence pass rate rho; configured, or read from an
+tie-break judge b, the logit judge's lam, mu, kappa, or the structural judge that
+``antiamp-estimate --simulate`` fits to a real log; the model's accuracy p and the
+wrong side's evidence pass rate rho; configured, or read from an
 ``antiamp-estimate`` store with their uncertainty), the levers they can pull with
 a cost for each, and a target:
 
-- levers: the protocol (consultancy or debate: 1 or 2 model calls a case), the
-  jury size n (odd, majority rule; each juror one judging cost), and stronger
-  verification v in [0, v_max], which lowers the wrong side's pass rate to
-  rho (1 - v) at a cost per case proportional to v;
+- levers: the protocol (consultancy or debate: 1 or 2 model calls a case, or
+  escalation: consultancy by default and a challenger with a second judging round
+  when the consultant shows no verified evidence, seed 000 section 7's risk
+  tiering), the jury size n (odd) and its rule (the votes for the model's answer
+  needed to endorse it: majority, two thirds or all), each juror one judging cost,
+  and stronger verification v in [0, v_max], which lowers the wrong side's pass rate
+  to rho (1 - v) at a cost per case proportional to v;
 - target: Amp <= A*, accuracy >= a*, cost <= budget, met at the fitted values
   (plug-in) or with probability q over the parameters' sampling distribution
-  (robust).
+  (robust; the structural fit's joint covariance where the store has it).
 
 Outcomes are seed 000's closed forms (sections 3-4; presentation when feasible):
-Amp = rho' J(1, 1) + (1 - rho') J(0, 1) in debate and rho' J_c(1) + (1 - rho')
-J_c(0) in consultancy, follow-when-correct rho' J(1, 1) + (1 - rho') J(1, 0) and
-J_c(1), accuracy p fwc + (1 - p)(1 - Amp), each judge probability replaced by its
-jury majority probability b_n; vectorised over parameter draws here, and checked
-against the engine's closed forms (``antiamp.theory``) in the tests.  The search
-over the mixed integer and continuous levers is scipy's differential evolution
-(``integrality`` for protocol and jury); the Pareto front of cost against Amp and
-accuracy is computed through the engine (a grid of the baseline model over jury
-size and the verified pass rate); the recommended design is verified by a fresh
-simulation with its standard errors.
+Amp = rho' J(1, 1) + (1 - rho') J(0, 1) in debate, rho' J_c(1) + (1 - rho') J_c(0)
+in consultancy and rho' J_c(1) + (1 - rho') J(0, 1) under escalation;
+follow-when-correct rho' J(1, 1) + (1 - rho') J(1, 0) in debate, J_c(1) otherwise;
+accuracy p fwc + (1 - p)(1 - Amp); each J the probability that the jury reaches its
+rule's quota, a binomial tail of one juror's probability (for the structural judge
+integrated over the share of the argument readings jurors have in common,
+``read_corr``).  Vectorised over parameter draws here, and checked against the
+engine's closed forms (``antiamp.theory``; the messages model's exact path for the
+structural judge) and by exact enumeration in the tests.  The search over the
+mixed integer and continuous levers is scipy's differential evolution
+(``integrality`` for protocol, jury and rule); the Pareto front of cost against Amp
+and accuracy is computed through the engine where the baseline model runs the
+design (a grid over jury size and the verified pass rate) and from the closed forms
+where no engine model does (escalation, other rules, the structural judge); the
+recommended design is verified by a fresh simulation with its standard errors (the
+baseline engine, or an instance-level simulation of the design juror by juror).
 """
 
 from __future__ import annotations
@@ -43,8 +53,15 @@ pd = lazy("pandas")
 special = lazy("scipy.special")
 xr = lazy("xarray")
 
-PROTOCOLS = ("consult", "debate")
-CALLS = {"consult": 1, "debate": 2}
+PROTOCOLS = ("consult", "debate", "escalate")
+#: Jury rules: votes for the protagonist (the model's answer) needed to endorse it.
+RULES = ("majority", "two_thirds", "unanimous")
+KINDS = ("tiebreak", "logit", "structural")
+#: Fixed parameters of each judge kind (besides the model's p and rho).
+KIND_PARAMS = {"tiebreak": ("b", "d"), "logit": ("lam", "mu", "kappa"),
+               "structural": ("mu_c", "mu_d", "kappa_v", "gap", "sigma", "read_corr")}
+PARAMS = ("b", "d", "lam", "mu", "kappa", "mu_c", "mu_d", "kappa_v", "gap", "sigma",
+          "read_corr", "p", "rho")
 
 
 class DesignError(ValueError):
@@ -53,7 +70,15 @@ class DesignError(ValueError):
 
 @dataclass
 class Judge:
-    """Fixed parameters: point values and standard errors (0: known exactly)."""
+    """Fixed parameters: point values and standard errors (0: known exactly).
+
+    ``structural`` is the judge :mod:`antiamp.structural` fits to a log: log-odds
+    z = mu + kappa_v x + (r_P - r_A) (debate; mu_c + kappa_v e_P + r_P in
+    consultancy), argument readings r ~ N(+-gap/2, sigma^2), the favoured answer
+    decided.  Jurors read the same arguments: ``read_corr`` is the share of the
+    readings' variance they share (0: independent readings; a log with one judge a
+    transcript does not identify it).  ``cov`` = (names, matrix): a joint covariance
+    of those parameters for the robust draws, instead of independent SEs."""
 
     kind: str = "tiebreak"
     b: float = 0.5
@@ -61,27 +86,43 @@ class Judge:
     lam: float = 1.0
     mu: float = 0.0
     kappa: float = 2.0
+    mu_c: float = 0.0
+    mu_d: float = 0.0
+    kappa_v: float = 0.0
+    gap: float = 2.0
+    sigma: float = 1.5
+    read_corr: float = 0.0
     p: float = 0.8
     rho: float = 0.3
     se: dict = field(default_factory=dict)
+    cov: tuple | None = None
 
     def draws(self, n: int, seed: int) -> dict:
-        """n parameter draws (normal with the given SEs, clipped to their ranges);
-        draw 0 is the point estimate."""
+        """n parameter draws (normal with the given SEs or ``cov``, clipped to their
+        ranges); draw 0 is the point estimate."""
         rng = np.random.default_rng(seed)
-        out = {}
-        for k in ("b", "d", "lam", "mu", "kappa", "p", "rho"):
-            v = np.full(n, float(getattr(self, k)))
+        out = {k: np.full(n, float(getattr(self, k))) for k in PARAMS}
+        joint = set()
+        if self.cov is not None and n > 1:
+            names, C = self.cov
+            L = np.linalg.cholesky(np.asarray(C, float) + 1e-12 * np.eye(len(names)))
+            z = rng.standard_normal((n - 1, len(names))) @ L.T
+            for i, k in enumerate(names):
+                out[k][1:] += z[:, i]
+            joint = set(names)
+        for k in PARAMS:
             s = float(self.se.get(k, 0.0))
-            if s > 0:
-                v[1:] += s * rng.standard_normal(n - 1)
+            if s > 0 and k not in joint and n > 1:
+                out[k][1:] += s * rng.standard_normal(n - 1)
             lo, hi = _RANGE[k]
-            out[k] = np.clip(v, lo, hi)
+            out[k] = np.clip(out[k], lo, hi)
         return out
 
 
 _RANGE = {"b": (0, 1), "d": (0, 1), "p": (0, 1), "rho": (0, 1), "lam": (0, np.inf),
-          "mu": (-np.inf, np.inf), "kappa": (0, np.inf)}
+          "mu": (-np.inf, np.inf), "kappa": (0, np.inf), "mu_c": (-np.inf, np.inf),
+          "mu_d": (-np.inf, np.inf), "kappa_v": (-np.inf, np.inf),
+          "gap": (-np.inf, np.inf), "sigma": (1e-6, np.inf), "read_corr": (0, 0.999)}
 
 
 @dataclass
@@ -92,6 +133,7 @@ class Levers:
     cost_call: float = 1.0
     cost_judge: float = 0.5
     cost_verification: float = 2.0
+    rules: tuple = ("majority",)
 
 
 @dataclass
@@ -111,21 +153,27 @@ def validate(judge: Judge, levers: Levers, target: Target, n_draws: int = 400) -
             raise DesignError(f"--{name} must lie in {'(' if lo_open else '['}{lo}, {hi}"
                               f"{')' if hi_open else ']'}, got {v}")
 
-    if judge.kind not in ("tiebreak", "logit"):
-        raise DesignError(f"--judge must be tiebreak or logit, got {judge.kind!r}")
+    if judge.kind not in KINDS:
+        raise DesignError(f"--judge must be one of {', '.join(KINDS)}, got {judge.kind!r}")
     for k in ("b", "d", "p", "rho"):
         rng(k, getattr(judge, k), 0, 1)
     rng("lam", judge.lam, 0, np.inf, lo_open=True)
     rng("kappa", judge.kappa, 0, np.inf)
-    rng("mu", judge.mu, -50, 50)
+    for k in ("mu", "mu_c", "mu_d", "kappa_v", "gap"):
+        rng(k.replace("_", "-"), getattr(judge, k), -50, 50)
+    rng("sigma", judge.sigma, 0, 50, lo_open=True)
+    rng("read-corr", judge.read_corr, 0, 1, hi_open=True)
     for k, s in judge.se.items():
-        rng(f"se-{k}", s, 0, np.inf)
+        rng(f"se-{k.replace('_', '-')}", s, 0, np.inf)
     if not levers.protocols or any(p not in PROTOCOLS for p in levers.protocols):
-        raise DesignError(f"--protocols must be a comma-separated subset of consult,debate, "
-                          f"got {','.join(levers.protocols)}")
+        raise DesignError(f"--protocols must be a comma-separated subset of "
+                          f"{','.join(PROTOCOLS)}, got {','.join(levers.protocols)}")
+    if not levers.rules or any(r not in RULES for r in levers.rules):
+        raise DesignError(f"--rules must be a comma-separated subset of {','.join(RULES)}, "
+                          f"got {','.join(levers.rules)}")
     if not levers.jury_sizes or any(n < 1 or n % 2 == 0 or n > 10001
                                     for n in levers.jury_sizes):
-        raise DesignError(f"--jury-sizes must be odd integers in [1, 10001] (majority rule), "
+        raise DesignError(f"--jury-sizes must be odd integers in [1, 10001], "
                           f"got {','.join(map(str, levers.jury_sizes))}")
     rng("max-verification", levers.max_verification, 0, 1, hi_open=True)
     for k in ("cost_call", "cost_judge", "cost_verification"):
@@ -139,39 +187,105 @@ def validate(judge: Judge, levers: Levers, target: Target, n_draws: int = 400) -
 
 
 # ------------------------------------------------------------------ outcomes
-def outcomes(prot: str, n: int, v, P: dict) -> tuple:
+def quota(n: int, rule: str) -> int:
+    """Votes for the protagonist's answer a jury of n needs to endorse it (else it
+    returns the other answer): a majority, two thirds, or all n."""
+    return {"majority": (n + 1) // 2, "two_thirds": -(-2 * n // 3), "unanimous": n}[rule]
+
+
+def jury_endorses(q, n: int, k: int):
+    """Pr(at least k of n independent jurors endorse) when each does w.p. ``q``:
+    the binomial upper tail, I_q(k, n - k + 1) (the regularised incomplete beta;
+    for k = (n + 1) / 2 this is :func:`antiamp.judge.jury_majority`)."""
+    q = np.asarray(q, dtype=float)
+    return q if n == 1 else special.betainc(k, n - k + 1, q)
+
+
+#: Gauss-Hermite nodes (probabilists') for the readings' shared part.
+_GH = None
+
+
+def _structural_endorse(P, prot: str, right: bool, x, n: int, k: int):
+    """Pr(a jury of the structural judge endorses the protagonist): the log-odds of
+    one juror is N(m, S^2) with m = mu + kappa_v x + gap s, S = sigma (consultancy)
+    or sigma sqrt(2) (debate); jurors share read_corr of the variance (integrated by
+    Gauss-Hermite) and decide independently given it."""
+    global _GH
+    debate = prot == "debate"
+    m = (P["mu_d"] if debate else P["mu_c"]) + P["kappa_v"] * x \
+        + P["gap"] * (1.0 if debate else 0.5) * (1 if right else -1)
+    S = P["sigma"] * (np.sqrt(2.0) if debate else 1.0)
+    c = P["read_corr"]
+    if n == 1 or not np.any(c > 0):
+        return jury_endorses(special.ndtr(m / S), n, k)
+    if _GH is None:
+        t, w = np.polynomial.hermite_e.hermegauss(80)
+        _GH = (t, w / w.sum())
+    t, w = _GH
+    q = special.ndtr((m[:, None] + (S * np.sqrt(c))[:, None] * t[None, :])
+                     / (S * np.sqrt(1 - c))[:, None])
+    return jury_endorses(q, n, k) @ w
+
+
+def _endorse(P, prot: str, right: bool, ep: int, ea: int, n: int, k: int):
+    """Pr(the jury endorses the protagonist's answer) given the evidence shown, over
+    the parameter draws in ``P``."""
+    kind = P.get("_kind", "tiebreak")
+    if kind == "structural":
+        return _structural_endorse(P, prot, right, ep - ea if prot == "debate" else ep, n, k)
+    if kind == "logit":
+        x = ep - ea if prot == "debate" else ep
+        q = special.expit(P["lam"] * (P["mu"] + P["kappa"] * x))
+    elif prot == "debate":  # tie-break: evidence decides, a tie goes to a w.p. b
+        q = P["b"] if ep == ea else np.full_like(P["b"], float(ep > ea))
+    else:
+        q = np.ones_like(P["b"]) if ep else P["d"]
+    return jury_endorses(q, n, k)
+
+
+def escalated_share(prot: str, v, P) -> np.ndarray:
+    """Share of cases a design escalates: ``escalate`` runs consultancy and adds a
+    challenger (debate) when the consultant shows no verified evidence, which a
+    right consultant always shows, so only wrong ones without passing evidence do."""
+    if prot != "escalate":
+        return np.zeros_like(P["p"])
+    return (1 - P["p"]) * (1 - P["rho"] * (1.0 - v))
+
+
+def outcomes(prot: str, n: int, v, P: dict, rule: str = "majority") -> tuple:
     """(Amp, accuracy) of one design for every parameter draw in ``P`` (arrays).
 
-    The judge tables are :func:`antiamp.judge.single_judge_tables`' entries, written
-    here over arrays of draws (that function takes one scalar judge config)."""
-    from .judge import jury_majority
-
+    Seed 000's closed forms (sections 3-4; presentation when feasible) with the
+    verified pass rate rho' = rho (1 - v): Amp = rho' J(1, 1) + (1 - rho') J(0, 1) in
+    debate, rho' J_c(1) + (1 - rho') J_c(0) in consultancy and rho' J_c(1) +
+    (1 - rho') J(0, 1) under escalation; follow-when-correct rho' J(1, 1) +
+    (1 - rho') J(1, 0) in debate and J_c(1) otherwise; accuracy p fwc + (1 - p)
+    (1 - Amp); each J the jury's probability of reaching the rule's quota (the
+    structural judge's J also depends on which side is right)."""
+    k = quota(n, rule)
     rho = P["rho"] * (1.0 - v)
+
+    def J(pr, right, ep, ea=0):
+        return _endorse(P, pr, right, ep, ea, n, k)
+
     if prot == "debate":
-        if P.get("_kind") == "logit":
-            j11 = special.expit(P["lam"] * P["mu"])
-            j01 = special.expit(P["lam"] * (P["mu"] - P["kappa"]))
-            j10 = special.expit(P["lam"] * (P["mu"] + P["kappa"]))
-        else:
-            j11, j01, j10 = P["b"], np.zeros_like(P["b"]), np.ones_like(P["b"])
-        j11, j01, j10 = (jury_majority(q, n) for q in (j11, j01, j10))
-        amp = rho * j11 + (1 - rho) * j01
-        fwc = rho * j11 + (1 - rho) * j10
+        amp = rho * J("debate", False, 1, 1) + (1 - rho) * J("debate", False, 0, 1)
+        fwc = rho * J("debate", True, 1, 1) + (1 - rho) * J("debate", True, 1, 0)
     else:
-        if P.get("_kind") == "logit":
-            j1 = special.expit(P["lam"] * (P["mu"] + P["kappa"]))
-            j0 = special.expit(P["lam"] * P["mu"])
-        else:
-            j1, j0 = np.ones_like(P["b"]), P["d"]
-        j1, j0 = jury_majority(j1, n), jury_majority(j0, n)
-        amp = rho * j1 + (1 - rho) * j0
-        fwc = j1
+        tail = J("consult", False, 0) if prot == "consult" else J("debate", False, 0, 1)
+        amp = rho * J("consult", False, 1) + (1 - rho) * tail
+        fwc = J("consult", True, 1)
     acc = P["p"] * fwc + (1 - P["p"]) * (1 - amp)
     return amp, acc
 
 
-def cost(prot: str, n: int, v: float, lv: Levers) -> float:
-    return lv.cost_call * CALLS[prot] + lv.cost_judge * n + lv.cost_verification * v
+def cost(prot: str, n: int, v: float, lv: Levers, P: dict | None = None) -> float:
+    """Expected cost per case at the point values: model calls (consultancy 1,
+    debate 2, escalation 1 plus a challenger on escalated cases), one judging cost
+    per juror and judging round, and verification."""
+    esc = float(escalated_share(prot, v, P)[0]) if prot == "escalate" else 0.0
+    calls = {"consult": 1.0, "debate": 2.0, "escalate": 1.0 + esc}[prot]
+    return lv.cost_call * calls + lv.cost_judge * n * (1 + esc) + lv.cost_verification * v
 
 
 def _params(judge: Judge, n_draws: int, seed: int) -> dict:
@@ -184,10 +298,10 @@ def _meets(amp, acc, tg: Target):
     return (amp <= tg.max_amp + 1e-12) & (acc >= tg.min_acc - 1e-12)
 
 
-def _violation(prot, n, v, P, lv, tg) -> float:
+def _violation(prot, n, rule, v, P, lv, tg) -> float:
     """How far a design is from the target (0: meets it)."""
-    amp, acc = outcomes(prot, n, v, P)
-    c = cost(prot, n, v, lv)
+    amp, acc = outcomes(prot, n, v, P, rule)
+    c = cost(prot, n, v, lv, P)
     over = max(0.0, c - tg.budget) / max(tg.budget, 1.0) if np.isfinite(tg.budget) else 0.0
     if tg.robust > 0:
         return max(0.0, tg.robust - float(np.mean(_meets(amp, acc, tg)))) + over
@@ -196,56 +310,74 @@ def _violation(prot, n, v, P, lv, tg) -> float:
 
 def optimise(judge: Judge, lv: Levers, tg: Target, n_draws: int = 400, seed: int = 0) -> dict:
     """The cheapest design that meets the target (scipy's differential evolution over
-    protocol, jury size and verification); if none does, the closest one (least
-    violation), flagged infeasible."""
+    protocol, jury size, jury rule and verification); if none does, the closest one
+    (least violation), flagged infeasible."""
     from scipy.optimize import differential_evolution
 
     P = _params(judge, n_draws if tg.robust > 0 else 1, seed)
-    prots, sizes = list(lv.protocols), sorted(lv.jury_sizes)
-    big = 1e3 * (lv.cost_call * 2 + lv.cost_judge * max(sizes) + lv.cost_verification + 1)
+    prots, sizes, rules = list(lv.protocols), sorted(lv.jury_sizes), list(lv.rules)
+    big = 1e3 * (lv.cost_call * 2 + 2 * lv.cost_judge * max(sizes) + lv.cost_verification + 1)
 
     def decode(x):
-        return prots[int(round(x[0]))], sizes[int(round(x[1]))], float(x[2])
+        return (prots[int(round(x[0]))], sizes[int(round(x[1]))], rules[int(round(x[2]))],
+                float(x[3]))
 
     def objective(x):
-        prot, n, v = decode(x)
-        return cost(prot, n, v, lv) + big * _violation(prot, n, v, P, lv, tg)
+        prot, n, rule, v = decode(x)
+        return cost(prot, n, v, lv, P) + big * _violation(prot, n, rule, v, P, lv, tg)
 
-    bounds = [(0, len(prots) - 1), (0, len(sizes) - 1), (0.0, lv.max_verification)]
-    res = differential_evolution(objective, bounds, integrality=[True, True, False], seed=seed,
+    bounds = [(0, len(prots) - 1), (0, len(sizes) - 1), (0, len(rules) - 1),
+              (0.0, lv.max_verification)]
+    integ = [True, True, True, False]
+    res = differential_evolution(objective, bounds, integrality=integ, seed=seed,
                                  tol=1e-10, atol=1e-12, maxiter=300, popsize=30, polish=False)
-    prot, n, v = decode(res.x)
-    viol = _violation(prot, n, v, P, lv, tg)
+    prot, n, rule, v = decode(res.x)
+    viol = _violation(prot, n, rule, v, P, lv, tg)
     feasible = viol <= 1e-9
     if not feasible:  # the closest design: least violation, then least cost
         res = differential_evolution(
-            lambda x: _violation(*decode(x), P, lv, tg) + 1e-6 * cost(*decode(x), lv),
-            bounds, integrality=[True, True, False], seed=seed, tol=1e-10, maxiter=300,
+            lambda x: _violation(*decode(x), P, lv, tg)
+            + 1e-6 * cost(*(decode(x)[i] for i in (0, 1, 3)), lv, P),
+            bounds, integrality=integ, seed=seed, tol=1e-10, maxiter=300,
             popsize=30, polish=False)
-        prot, n, v = decode(res.x)
-        viol = _violation(prot, n, v, P, lv, tg)
-    amp, acc = outcomes(prot, n, v, P)
-    return {"protocol": prot, "jury_size": n, "verification": v,
-            "rho_verified": float(judge.rho * (1 - v)), "cost": cost(prot, n, v, lv),
+        prot, n, rule, v = decode(res.x)
+        viol = _violation(prot, n, rule, v, P, lv, tg)
+    amp, acc = outcomes(prot, n, v, P, rule)
+    return {"protocol": prot, "jury_size": n, "rule": rule, "verification": v,
+            "rho_verified": float(judge.rho * (1 - v)), "cost": cost(prot, n, v, lv, P),
+            "escalated": float(escalated_share(prot, v, P)[0]),
             "amp": float(amp[0]), "acc": float(acc[0]),
             "p_meet": float(np.mean(_meets(amp, acc, tg))) if tg.robust > 0 else np.nan,
             "feasible": bool(feasible), "violation": float(viol)}
 
 
+def distinct_rules(rules, n: int) -> list:
+    """The rules that differ for a jury of n (the first of those with one quota: for
+    n = 1 every rule is the single judge, for n = 3 two thirds is a majority)."""
+    seen, out = set(), []
+    for r in rules:
+        if quota(n, r) not in seen:
+            seen.add(quota(n, r))
+            out.append(r)
+    return out
+
+
 def enumerate_designs(judge: Judge, lv: Levers, tg: Target, n_v: int = 91,
                       n_draws: int = 400, seed: int = 0):
     """Every design of a discretised lever grid (v on ``n_v`` levels) with its cost,
-    plug-in Amp and accuracy, and (robust) the probability it meets the target."""
+    plug-in Amp and accuracy, and (robust) the probability it meets the target.
+    Rules with the same quota for a jury size are listed once (:func:`distinct_rules`)."""
     P = _params(judge, n_draws if tg.robust > 0 else 1, seed)
     rows = []
     for prot in lv.protocols:
         for n in sorted(lv.jury_sizes):
-            for v in np.linspace(0.0, lv.max_verification, n_v):
-                amp, acc = outcomes(prot, n, v, P)
-                rows.append({"protocol": prot, "jury_size": n, "verification": float(v),
-                             "cost": cost(prot, n, v, lv), "amp": float(amp[0]),
-                             "acc": float(acc[0]),
-                             "p_meet": float(np.mean(_meets(amp, acc, tg)))})
+            for rule in distinct_rules(lv.rules, n):
+                for v in np.linspace(0.0, lv.max_verification, n_v):
+                    amp, acc = outcomes(prot, n, v, P, rule)
+                    rows.append({"protocol": prot, "jury_size": n, "rule": rule,
+                                 "verification": float(v), "cost": cost(prot, n, v, lv, P),
+                                 "amp": float(amp[0]), "acc": float(acc[0]),
+                                 "p_meet": float(np.mean(_meets(amp, acc, tg)))})
     return pd.DataFrame(rows)
 
 
@@ -257,41 +389,63 @@ def pareto(df, cols=("cost", "amp"), maximise=("acc",)):
     for i in range(len(df)):
         if not keep[i]:
             continue
-        dom = np.all(vals <= vals[i], axis=1) & np.any(vals < vals[i], axis=1)
+        # 1e-12: outcomes equal up to rounding (a lever that moves nothing) do not
+        # dominate each other by float noise
+        dom = np.all(vals <= vals[i] + 1e-12, axis=1) & np.any(vals < vals[i] - 1e-12, axis=1)
         if dom.any():
             keep[i] = False
     return df[keep].sort_values("cost").reset_index(drop=True)
 
 
+def in_engine(judge: Judge, prot: str, rule: str = "majority") -> bool:
+    """Whether the baseline engine runs this design: a seed-000 judge (tie-break or
+    logit), consultancy or debate, a majority jury."""
+    return judge.kind in ("tiebreak", "logit") and prot in ("consult", "debate") \
+        and rule == "majority"
+
+
 def front_through_engine(judge: Judge, lv: Levers, store, n_v: int = 19, executor=None):
-    """The lever grid's exact outcomes from the engine: one baseline sweep over jury
-    size and the verified pass rate rho (1 - v) into ``store`` (closed forms
-    ``amp_theory``, ``acc_theory`` of both protocols; ``executor`` as in
-    ``antiamp-sweep``, so a large lever grid can run on a cluster), then cost and
-    the Pareto front."""
+    """The lever grid's outcomes and its Pareto front.
+
+    Designs the baseline engine runs (:func:`in_engine`) come from one baseline sweep
+    over jury size and the verified pass rate rho (1 - v) into ``store`` (closed forms
+    ``amp_theory``, ``acc_theory``; ``executor`` as in ``antiamp-sweep``, so a large
+    lever grid can run on a cluster); escalation, other jury rules and the structural
+    judge, which no engine model has, from :func:`outcomes` (column ``source``).
+    Returns (grid, front); ``store`` is written only when some design is in the
+    engine."""
     import antiamp as sim
 
     vs = np.linspace(0.0, lv.max_verification, n_v)
-    rhos = sorted(set(float(judge.rho * (1 - v)) for v in vs))
-    jcfg = _judge_config(judge)
-    cfg = {"model": {"name": "baseline", "p": judge.p, "rho": judge.rho},
-           "judge": jcfg, "protocol": {"consult_default": judge.d},
-           "run": {"n_instances": 1000, "progress": False},
-           "sweep": {"name": "design_levers", "overwrite": True, "plot": False,
-                     "axes": {"judge": {"jury_size": sorted(lv.jury_sizes)},
-                              "model": {"rho": rhos}}}}
-    if executor:
-        cfg["executor"] = executor
-    ds = sim.sweep(cfg, store=store, log=lambda *a: None).load()
+    P = _params(judge, 1, 0)
+    sizes = sorted(lv.jury_sizes)
+    ds = None
+    if any(in_engine(judge, pr, r) for pr in lv.protocols for r in lv.rules):
+        rhos = sorted(set(float(judge.rho * (1 - v)) for v in vs))
+        cfg = {"model": {"name": "baseline", "p": judge.p, "rho": judge.rho},
+               "judge": _judge_config(judge), "protocol": {"consult_default": judge.d},
+               "run": {"n_instances": 1000, "progress": False},
+               "sweep": {"name": "design_levers", "overwrite": True, "plot": False,
+                         "axes": {"judge": {"jury_size": sizes}, "model": {"rho": rhos}}}}
+        if executor:
+            cfg["executor"] = executor
+        ds = sim.sweep(cfg, store=store, log=lambda *a: None).load()
     rows = []
     for prot in lv.protocols:
-        for n in sorted(lv.jury_sizes):
-            for v in vs:
-                r = judge.rho * (1 - v)
-                cell = ds.sel(jury_size=n, protocol=prot).sel(rho=r, method="nearest")
-                rows.append({"protocol": prot, "jury_size": int(n), "verification": float(v),
-                             "cost": cost(prot, n, v, lv),
-                             "amp": float(cell.amp_theory), "acc": float(cell.acc_theory)})
+        for n in sizes:
+            for rule in distinct_rules(lv.rules, n):
+                for v in vs:
+                    if ds is not None and in_engine(judge, prot, rule):
+                        cell = ds.sel(jury_size=n, protocol=prot).sel(
+                            rho=judge.rho * (1 - v), method="nearest")
+                        amp, acc, src = float(cell.amp_theory), float(cell.acc_theory), \
+                            "engine"
+                    else:
+                        a, c = outcomes(prot, n, v, P, rule)
+                        amp, acc, src = float(a[0]), float(c[0]), "closed form"
+                    rows.append({"protocol": prot, "jury_size": int(n), "rule": rule,
+                                 "verification": float(v), "cost": cost(prot, n, v, lv, P),
+                                 "amp": amp, "acc": acc, "source": src})
     grid = pd.DataFrame(rows)
     return grid, pareto(grid)
 
@@ -302,27 +456,104 @@ def _judge_config(judge: Judge) -> dict:
             if judge.kind == "logit" else {"kind": "tiebreak", "b": judge.b})
 
 
+def simulate_design(judge: Judge, rec: dict, n: int, seed: int, chunk: int = 250_000) -> dict:
+    """A fresh instance-level simulation of one design, independent of
+    :func:`outcomes`: per case the model is right w.p. p, the wrong side's evidence
+    passes w.p. rho (1 - v), each juror votes (the structural judge: reads each
+    side's argument, a shared part and its own, and votes for the favoured answer),
+    the rule's quota decides; ``escalate`` adds a challenger and a fresh jury when
+    the consultant shows no evidence.  Amp and accuracy with binomial SEs."""
+    rng = np.random.default_rng([int(seed), 20261123])
+    P = {k: float(getattr(judge, k)) for k in PARAMS}
+    prot, size, v = rec["protocol"], int(rec["jury_size"]), float(rec["verification"])
+    k = quota(size, rec.get("rule", "majority"))
+    rho = P["rho"] * (1 - v)
+    sig, c = P["sigma"], P["read_corr"]
+
+    def vote_share(stage, right, ep, ea, m):
+        """Votes for the protagonist of ``size`` jurors on m cases."""
+        votes = np.zeros(m, np.int64)
+        if judge.kind == "structural":
+            sgn = np.where(right, 0.5, -0.5) * P["gap"]
+            # each side's reading: shared by the jurors (variance c sigma^2) + own
+            shP = sig * np.sqrt(c) * rng.standard_normal(m)
+            shA = sig * np.sqrt(c) * rng.standard_normal(m)
+            for _ in range(size):
+                rP = sgn + shP + sig * np.sqrt(1 - c) * rng.standard_normal(m)
+                if stage == "debate":
+                    rA = -sgn + shA + sig * np.sqrt(1 - c) * rng.standard_normal(m)
+                    z = P["mu_d"] + P["kappa_v"] * (ep - ea) + rP - rA
+                else:
+                    z = P["mu_c"] + P["kappa_v"] * ep + rP
+                votes += z > 0
+            return votes
+        if judge.kind == "logit":
+            x = ep - ea if stage == "debate" else ep
+            q = special.expit(P["lam"] * (P["mu"] + P["kappa"] * x))
+        elif stage == "debate":
+            q = np.where(ep == ea, P["b"], (ep > ea).astype(float))
+        else:
+            q = np.where(ep == 1, 1.0, P["d"])
+        for _ in range(size):
+            votes += rng.random(m) < q
+        return votes
+
+    n_w = n_r = end_w = end_r = 0
+    left = int(n)
+    while left > 0:
+        m = min(chunk, left)
+        left -= m
+        right = rng.random(m) < P["p"]
+        passes = rng.random(m) < rho
+        ep = np.where(right, 1, passes.astype(int))
+        ea = np.where(right, passes.astype(int), 1)  # the challenger, when there is one
+        if prot == "debate":
+            endorse = vote_share("debate", right, ep, ea, m) >= k
+        else:
+            endorse = vote_share("consult", right, ep, ea, m) >= k
+            if prot == "escalate":
+                esc = ep == 0
+                endorse[esc] = vote_share("debate", right[esc], ep[esc], ea[esc],
+                                          int(esc.sum())) >= k
+        n_w += int((~right).sum())
+        n_r += int(right.sum())
+        end_w += int(endorse[~right].sum())
+        end_r += int(endorse[right].sum())
+    amp = end_w / max(n_w, 1)
+    acc = (end_r + n_w - end_w) / n
+    return {"amp_sim": amp, "amp_sim_se": float(np.sqrt(amp * (1 - amp) / max(n_w, 1))),
+            "acc_sim": acc, "acc_sim_se": float(np.sqrt(acc * (1 - acc) / n)),
+            "verified_by": "instance simulation of the design"}
+
+
 def verify(judge: Judge, rec: dict, n: int, seed: int) -> dict:
-    """A fresh simulation of the recommended design: Amp and accuracy with SEs."""
+    """A fresh simulation of the recommended design: Amp and accuracy with SEs, by the
+    baseline engine where it runs the design (:func:`in_engine`), else by
+    :func:`simulate_design`."""
     import antiamp as sim
 
+    if not in_engine(judge, rec["protocol"], rec.get("rule", "majority")):
+        return simulate_design(judge, rec, n, seed)
     jcfg = {**_judge_config(judge), "jury_size": rec["jury_size"]}
     ds = sim.simulate({"model": {"p": judge.p, "rho": rec["rho_verified"]}, "judge": jcfg,
                        "protocol": {"consult_default": judge.d},
                        "run": {"n_instances": int(n), "seed": int(seed), "progress": False}})
     r = ds.sel(protocol=rec["protocol"])
     return {"amp_sim": float(r.amp), "amp_sim_se": float(r.amp_se),
-            "acc_sim": float(r.acc), "acc_sim_se": float(r.acc_se)}
+            "acc_sim": float(r.acc), "acc_sim_se": float(r.acc_se),
+            "verified_by": "baseline engine"}
 
 
 # ------------------------------------------------------------------ from an estimate store
 def judge_from_estimates(path) -> tuple[Judge, list]:
-    """The seed-000 judge and model an ``antiamp-estimate`` store implies, with SEs.
+    """The judge and model an ``antiamp-estimate`` store implies, with SEs.
 
-    Logit judge from the pooled logistic fit when it was fitted on binary evidence
-    (lam = 1); else the tie-break judge from debate's b-hat.  p from the log, rho
-    from rho_eq (consultancy; binomial SE).  Raises DesignError with the reason when
-    the store does not identify a seed-000 judge."""
+    The structural judge when the store has its fit (``antiamp-estimate
+    --simulate``; joint covariance ``structural_cov`` where stored); else the logit
+    judge of the pooled logistic fit when it was fitted on binary evidence (lam = 1);
+    else the tie-break judge from debate's b-hat.  p from the log, rho from rho_eq
+    (consultancy; binomial SE).  Raises DesignError with the reason when the store
+    identifies none of them."""
     try:
         ds = xr.open_zarr(path).load()
         ds.sel(stratum="all").rho_eq_P, ds.attrs["p_correct"], ds.mu_tilde  # noqa: B018
@@ -333,8 +564,10 @@ def judge_from_estimates(path) -> tuple[Judge, list]:
     a = ds.sel(stratum="all")
     rho = float(a.rho_eq_P.sel(protocol="consult"))
     n_w = float(a.n_known.sel(protocol="consult")) * (1 - float(ds.attrs["p_correct"]))
-    se_rho = float(np.sqrt(max(rho * (1 - rho), 1e-12) / max(n_w, 1)))
+    se_rho = float(np.sqrt(rho * (1 - rho) / max(n_w, 1)))
     p = float(ds.attrs["p_correct"])
+    if "structural_value" in ds:
+        return _structural_from_store(ds, p, rho, se_rho)
     reg = str(ds.regressor.sel(fit="pooled").item()) if "regressor" in ds else "e_P - e_A"
     mu, kappa = float(ds.mu_tilde.sel(fit="pooled")), float(ds.kappa_tilde.sel(fit="pooled"))
     if reg == "e_P - e_A" and np.isfinite(mu) and np.isfinite(kappa) and kappa >= 0:
@@ -350,14 +583,52 @@ def judge_from_estimates(path) -> tuple[Judge, list]:
                "the logistic fit is not identified")
         raise DesignError(f"--estimates {path}: the store does not identify a seed-000 judge "
                           f"({why}, and debate b-hat is not defined: debate roles were "
-                          f"assigned or no debate was a tie); give the judge with --judge and "
-                          f"its parameters")
+                          f"assigned or no debate was a tie) and has no structural fit: "
+                          f"run antiamp-estimate with --simulate for the structural judge, "
+                          f"or give the judge with --judge and its parameters")
     n_t = float(a.tie_rate.sel(protocol="debate")) * float(a.n_rows.sel(protocol="debate"))
     se_b = float(np.sqrt(max(b * (1 - b), 1e-12) / max(n_t, 1)))
     d = float(a.b_hat.sel(protocol="consult")) if np.isfinite(
         float(a.b_hat.sel(protocol="consult"))) else 0.0
     notes.append(f"judge: tie-break from debate's b-hat ({b:.3f})")
     return Judge("tiebreak", b=b, d=d, p=p, rho=rho, se={"b": se_b, "rho": se_rho}), notes
+
+
+#: The structural fit's parameter names and the design judge's.
+_STRUCT = {"mu_consult": "mu_c", "mu_debate": "mu_d", "kappa_v": "kappa_v", "d": "gap",
+           "sigma": "sigma"}
+
+
+def _structural_from_store(ds, p: float, rho: float, se_rho: float) -> tuple[Judge, list]:
+    names = [str(x) for x in ds.param.values]
+    val = dict(zip(names, ds.structural_value.values.astype(float)))
+    se = dict(zip(names, ds.structural_se.values.astype(float)))
+    j = Judge("structural", p=p, rho=rho, se={"rho": se_rho})
+    for src, dst in _STRUCT.items():
+        if src in val:
+            setattr(j, dst, val[src])
+    free = [_STRUCT[n] for n in names if n in _STRUCT and se.get(n, 0) > 0]
+    if "structural_cov" in ds and free:
+        C = ds.structural_cov.values.astype(float)
+        idx = [names.index(n) for n in names if n in _STRUCT and se.get(n, 0) > 0]
+        j.cov = (free, C[np.ix_(idx, idx)])
+    else:
+        j.se.update({_STRUCT[n]: se[n] for n in names if n in _STRUCT and se.get(n, 0) > 0})
+    fixed = [n for n in names if n in _STRUCT and not se.get(n, 0) > 0]
+    notes = ["judge: structural, from the store's fit ("
+             + ", ".join(f"{n} {val[n]:.3f}" for n in names if n in _STRUCT) + ")"
+             + (f"; fixed, not identified by the log: {', '.join(fixed)}" if fixed else "")]
+    if "kappa_v" in fixed:
+        notes.append("kappa_v was not identified (shown evidence did not vary within a "
+                     "protocol): verification changes this judge's outcomes only through "
+                     "escalation's trigger (the consultant's evidence failing)")
+    if rho in (0.0, 1.0):
+        notes.append(f"rho is {rho:g} in the log (every wrong side's evidence "
+                     f"{'passed' if rho else 'failed'}): a binomial SE of 0")
+    notes.append("jurors' readings: read_corr of their variance shared (--read-corr; a log "
+                 "with one judge a transcript does not identify it: juries help less as it "
+                 "grows)")
+    return j, notes
 
 
 # ------------------------------------------------------------------ figure and command
@@ -368,14 +639,20 @@ def plot_front(grid, front, rec: dict, current: dict | None, path: Path, tg: Tar
 
     fig, axs = panel_grid(2, height=3.6)
     for ax, (y, lab) in zip(axs, (("amp", "mistake amplification Amp"), ("acc", "accuracy"))):
-        for prot, mk in (("consult", "o"), ("debate", "s")):
+        for prot, mk in (("consult", "o"), ("debate", "s"), ("escalate", "^")):
             g = grid[grid.protocol == prot]
             if len(g):
                 sc = ax.scatter(g.cost, g[y], c=g.jury_size, cmap="viridis", s=10, marker=mk,
                                 alpha=0.5, label=f"{prot} (colour: jury size)",
                                 vmin=grid.jury_size.min(), vmax=grid.jury_size.max())
-        ax.plot(front.cost, front[y], color="black", lw=1, drawstyle="steps-post",
-                label="Pareto front (cost, Amp, accuracy)")
+        # the three-objective front as points; the line is this panel's two-objective
+        # envelope (least Amp, or most accuracy, at each cost)
+        ax.scatter(front.cost, front[y], s=22, facecolor="none", edgecolor="black", lw=0.7,
+                   label="Pareto front (cost, Amp, accuracy)")
+        env = pareto(grid, cols=("cost", "amp"), maximise=()) if y == "amp" else \
+            pareto(grid, cols=("cost",), maximise=("acc",))
+        ax.plot(env.cost, env[y], color="black", lw=1, drawstyle="steps-post",
+                label="best Amp / accuracy at each cost")
         ax.scatter([rec["cost"]], [rec[y]], marker="*", s=220, color="#d62728", zorder=5,
                    edgecolor="black", label="recommended")
         if current is not None:
@@ -389,9 +666,14 @@ def plot_front(grid, front, rec: dict, current: dict | None, path: Path, tg: Tar
         ax.set_ylabel(lab)
     cb = fig.colorbar(sc, ax=axs[-1], label="jury size n")
     cb.set_ticks(sorted(set(int(n) for n in grid.jury_size)))
-    h, lab = axs[0].get_legend_handles_labels()
-    fig.legend(h, lab, loc="outside lower center", ncols=3, fontsize=8, frameon=False)
-    fig.suptitle(f"oversight designs: {rec['protocol']}, jury {rec['jury_size']}, "
+    seen = {}
+    for ax in axs:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            seen.setdefault(lab, h)
+    fig.legend(list(seen.values()), list(seen), loc="outside lower center", ncols=3,
+               fontsize=8, frameon=False)
+    rule = f" ({rec['rule'].replace('_', ' ')})" if rec["jury_size"] > 1 else ""
+    fig.suptitle(f"oversight designs: {rec['protocol']}, jury {rec['jury_size']}{rule}, "
                  f"verification {rec['verification']:.2f} recommended (cost "
                  f"{rec['cost']:.2f})", fontsize=10)
     return save(fig, path)
@@ -409,28 +691,49 @@ def _list(kind):
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(
         prog="antiamp-design", description="The cheapest oversight protocol (protocol, jury "
-        "size, verification) that meets an Amp target, with the Pareto front of cost against "
+        "size and rule, verification, escalation) that meets an Amp target, with the Pareto front of cost against "
         "Amp and accuracy.")
     ap.add_argument("--version", action="version", version=f"%(prog)s (antiamp {__version__})")
     g = ap.add_argument_group("what you cannot change (your judge and model)")
     g.add_argument("--estimates", default=None, help="an antiamp-estimate store: the judge, "
                    "p and rho it implies, with their standard errors")
-    g.add_argument("--judge", default="tiebreak", help="tiebreak or logit (default tiebreak)")
+    g.add_argument("--judge", default="tiebreak",
+                   help="tiebreak, logit or structural (default tiebreak)")
     for k, d, h in (("b", 0.5, "tie-break bias toward the protagonist, [0, 1]"),
                     ("d", 0.0, "tie-break consultancy default Pr(y = a | no evidence), [0, 1]"),
                     ("lam", 1.0, "logit precision lambda, > 0"),
                     ("mu", 0.0, "logit bias mu, [-50, 50]"),
                     ("kappa", 2.0, "logit evidence salience kappa, >= 0"),
+                    ("mu_c", 0.0, "structural judge's lean toward the consultant "
+                     "(log-odds), [-50, 50]"),
+                    ("mu_d", 0.0, "structural judge's lean toward the protagonist in debate "
+                     "(log-odds), [-50, 50]"),
+                    ("kappa_v", 0.0, "structural weight of shown evidence (log-odds), "
+                     "[-50, 50]"),
+                    ("gap", 2.0, "structural quality gap, right minus wrong side's mean "
+                     "argument (log-odds), [-50, 50]"),
+                    ("sigma", 1.5, "structural spread of argument quality (log-odds), "
+                     "(0, 50]"),
                     ("p", 0.8, "Pr(the model is right), [0, 1]"),
                     ("rho", 0.3, "Pr(a wrong side's evidence passes verification), [0, 1]")):
-        g.add_argument(f"--{k}", type=float, default=None, help=f"{h}; default {d}")
-        g.add_argument(f"--se-{k}", type=float, default=0.0,
+        flag = k.replace("_", "-")
+        g.add_argument(f"--{flag}", dest=k, type=float, default=None,
+                       help=f"{h}; default {d}")
+        g.add_argument(f"--se-{flag}", dest=f"se_{k}", type=float, default=0.0,
                        help=f"standard error of {k} (robust designs draw from it); default 0")
+    g.add_argument("--read-corr", dest="read_corr", type=float, default=None,
+                   help="structural: share of the jurors' reading variance they share, "
+                        "[0, 1) (0: independent readings); default 0")
     g = ap.add_argument_group("levers and their costs")
     g.add_argument("--protocols", type=_list(str), default=PROTOCOLS,
-                   help="subset of consult,debate (default both)")
+                   help="subset of consult,debate,escalate (default all three; escalate: "
+                        "consultancy, and a challenger and a second judging round when the "
+                        "consultant shows no verified evidence)")
     g.add_argument("--jury-sizes", type=_list(int), default=(1, 3, 5, 7, 9),
-                   help="odd jury sizes, majority rule (default 1,3,5,7,9)")
+                   help="odd jury sizes (default 1,3,5,7,9)")
+    g.add_argument("--rules", type=_list(str), default=("majority",),
+                   help="jury rules, subset of majority,two_thirds,unanimous: the votes for "
+                        "the model's answer needed to endorse it (default majority)")
     g.add_argument("--max-verification", type=float, default=0.9,
                    help="largest verification v in [0, 1): rho becomes rho (1 - v); default 0.9")
     g.add_argument("--cost-call", type=float, default=1.0,
@@ -447,7 +750,8 @@ def main(argv=None) -> None:
                         "uncertainty, [0, 1) (0: at the point values only); default 0.9")
     g.add_argument("--draws", type=int, default=400, help="parameter draws; default 400")
     g.add_argument("--current", default="consult:1:0",
-                   help="your protocol as protocol:jury:verification (default consult:1:0)")
+                   help="your protocol as protocol:jury:verification[:rule] (default "
+                        "consult:1:0)")
     ap.add_argument("--n-sim", type=int, default=1_000_000,
                     help="instances of the verifying simulation; default 1e6")
     ap.add_argument("--seed", type=int, default=0, help=">= 0")
@@ -457,7 +761,8 @@ def main(argv=None) -> None:
     try:
         judge, notes = _judge_from_args(args)
         lv = Levers(tuple(args.protocols), tuple(args.jury_sizes), args.max_verification,
-                    args.cost_call, args.cost_judge, args.cost_verification)
+                    args.cost_call, args.cost_judge, args.cost_verification,
+                    tuple(args.rules))
         tg = Target(args.max_amp, args.min_acc, args.budget, args.robust)
         validate(judge, lv, tg, args.draws)
         cur = _current(args.current, lv)
@@ -478,7 +783,7 @@ def main(argv=None) -> None:
 
 
 def _judge_from_args(args) -> tuple:
-    keys = ("b", "d", "lam", "mu", "kappa", "p", "rho")
+    keys = PARAMS
     if args.estimates:
         if not Path(args.estimates).is_dir():
             raise DesignError(f"--estimates {args.estimates}: no such store")
@@ -487,28 +792,46 @@ def _judge_from_args(args) -> tuple:
             if getattr(args, k) is not None:
                 setattr(judge, k, getattr(args, k))
                 judge.se.pop(k, None)
+                if judge.cov is not None and k in judge.cov[0]:
+                    i = [n for n in judge.cov[0] if n != k]
+                    idx = [judge.cov[0].index(n) for n in i]
+                    judge.cov = (i, np.asarray(judge.cov[1])[np.ix_(idx, idx)]) if i else None
         return judge, notes
     j = Judge(args.judge)
     for k in keys:
         if getattr(args, k) is not None:
             setattr(j, k, getattr(args, k))
-        s = getattr(args, f"se_{k}")
+        s = getattr(args, f"se_{k}", 0.0)
         if s:
             j.se[k] = s
     return j, []
 
 
 def _current(spec: str, lv: Levers) -> tuple:
+    """``protocol:jury:verification[:rule]`` -> (protocol, jury, rule, verification)."""
+    parts = spec.split(":")
     try:
-        prot, n, v = spec.split(":")
+        prot, n, v = parts[:3]
         n, v = int(n), float(v)
+        rule = parts[3] if len(parts) == 4 else "majority"
+        if len(parts) > 4:
+            raise ValueError
     except ValueError:
-        raise DesignError(f"--current must be protocol:jury:verification (consult:1:0), got "
-                          f"{spec!r}") from None
-    if prot not in PROTOCOLS or n < 1 or n % 2 == 0 or not 0 <= v < 1:
-        raise DesignError(f"--current {spec!r}: protocol consult or debate, odd jury >= 1, "
-                          f"verification in [0, 1)")
-    return prot, n, v
+        raise DesignError(f"--current must be protocol:jury:verification[:rule] "
+                          f"(consult:1:0), got {spec!r}") from None
+    if prot not in PROTOCOLS or n < 1 or n % 2 == 0 or not 0 <= v < 1 or rule not in RULES:
+        raise DesignError(f"--current {spec!r}: protocol one of {', '.join(PROTOCOLS)}, odd "
+                          f"jury >= 1, verification in [0, 1), rule one of {', '.join(RULES)}")
+    return prot, n, rule, v
+
+
+def _describe(r: dict, judge: Judge) -> str:
+    """One design in words: protocol, jury and rule, verification, escalation."""
+    jury = f"jury {r['jury_size']}" + (f" ({r['rule'].replace('_', ' ')})"
+                                        if r["jury_size"] > 1 else "")
+    esc = (f", {r['escalated']:.1%} escalated" if r["protocol"] == "escalate" else "")
+    return (f"{r['protocol']}, {jury}, verification {r['verification']:.3f} (rho "
+            f"{judge.rho:.3g} -> {judge.rho * (1 - r['verification']):.3g}){esc}")
 
 
 def run(judge: Judge, lv: Levers, tg: Target, current, notes, n_draws, n_sim, seed,
@@ -521,39 +844,43 @@ def run(judge: Judge, lv: Levers, tg: Target, current, notes, n_draws, n_sim, se
         if tg.robust > 0 else rec
     rec.update(verify(judge, rec, n_sim, seed))
     P = _params(judge, 1, seed)
-    ca, cc = outcomes(current[0], current[1], current[2], P)
-    cur = {"protocol": current[0], "jury_size": current[1], "verification": current[2],
-           "cost": cost(*current, lv), "amp": float(ca[0]), "acc": float(cc[0])}
+    prot, n, rule, v = current
+    ca, cc = outcomes(prot, n, v, P, rule)
+    cur = {"protocol": prot, "jury_size": n, "rule": rule, "verification": v,
+           "cost": cost(prot, n, v, lv, P), "escalated": float(escalated_share(prot, v, P)[0]),
+           "amp": float(ca[0]), "acc": float(cc[0])}
     out.mkdir(parents=True, exist_ok=True)
     grid, front = front_through_engine(judge, lv, out / "levers.zarr")
+    shown = KIND_PARAMS[judge.kind] + ("p", "rho")
+    sd = dict(judge.se)
+    if judge.cov is not None:
+        sd.update({k: float(np.sqrt(judge.cov[1][i, i])) for i, k in enumerate(judge.cov[0])})
     lines = [f"antiamp-design {__version__}: judge {judge.kind} ("
-             + ", ".join(f"{k} {getattr(judge, k):.4g}" + (f" ± {judge.se[k]:.3g}"
-                                                           if judge.se.get(k) else "")
-                         for k in (("b", "d") if judge.kind == "tiebreak"
-                                   else ("lam", "mu", "kappa")) + ("p", "rho")) + ")"]
+             + ", ".join(f"{k} {getattr(judge, k):.4g}" + (f" ± {sd[k]:.3g}" if sd.get(k)
+                                                           else "") for k in shown) + ")"]
     lines += notes
     lines.append(f"target: Amp <= {tg.max_amp:g}" + (f", accuracy >= {tg.min_acc:g}"
                                                       if tg.min_acc else "")
                  + (f", cost <= {tg.budget:g}" if np.isfinite(tg.budget) else "")
                  + (f", met with probability {tg.robust:g} over {n_draws} parameter draws"
+                    + (" (joint covariance of the fit)" if judge.cov is not None else "")
                     if tg.robust else " at the point values"))
     lines.append("")
     for name, r in (("recommended", rec),) + ((("plug-in (point values)", plug),)
                                               if tg.robust > 0 else ()):
         state = "" if r["feasible"] else "  INFEASIBLE: no design meets the target; closest"
-        lines.append(f"{name:<24} {r['protocol']}, jury {r['jury_size']}, verification "
-                     f"{r['verification']:.3f} (rho {judge.rho:.3g} -> {r['rho_verified']:.3g})"
-                     f": cost {r['cost']:.3f}, Amp {r['amp']:.4f}, accuracy {r['acc']:.4f}"
+        lines.append(f"{name:<24} {_describe(r, judge)}: cost {r['cost']:.3f}, Amp "
+                     f"{r['amp']:.4f}, accuracy {r['acc']:.4f}"
                      + (f", Pr(meets) {r['p_meet']:.3f}" if np.isfinite(r["p_meet"]) else "")
                      + state)
     lines.append(f"{'  simulated (' + format(n_sim, ',') + ')':<24} Amp {rec['amp_sim']:.4f} "
                  f"({rec['amp_sim_se']:.4f}), accuracy {rec['acc_sim']:.4f} "
-                 f"({rec['acc_sim_se']:.4f})")
-    lines.append(f"{'current':<24} {cur['protocol']}, jury {cur['jury_size']}, verification "
-                 f"{cur['verification']:.3f}: cost {cur['cost']:.3f}, Amp {cur['amp']:.4f}, "
-                 f"accuracy {cur['acc']:.4f}")
+                 f"({rec['acc_sim_se']:.4f}): {rec['verified_by']}")
+    lines.append(f"{'current':<24} {_describe(cur, judge)}: cost {cur['cost']:.3f}, Amp "
+                 f"{cur['amp']:.4f}, accuracy {cur['acc']:.4f}")
+    src = sorted(set(grid.source))
     lines += ["", f"Pareto front (cost, Amp, accuracy) of {len(grid)} designs on the lever "
-              f"grid, from the engine: {len(front)} designs"]
+              f"grid (from the {' and the '.join(src)}): {len(front)} designs"]
     show = front if len(front) <= 12 else front.iloc[np.linspace(0, len(front) - 1, 12)
                                                      .round().astype(int)]
     lines.append(show.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
@@ -567,8 +894,8 @@ def run(judge: Judge, lv: Levers, tg: Target, current, notes, n_draws, n_sim, se
         out / "recommendation.csv", index=False)
     paths = plot_front(grid, front, rec, cur, out / "design", tg)
     print(f"\nwrote {out / 'design.txt'}, recommendation.csv, front.csv, designs.csv, "
-          f"levers.zarr, "
-          f"{', '.join(p.name for p in paths)} ({time.perf_counter() - t0:.1f} s)")
+          + ("levers.zarr, " if (out / "levers.zarr").exists() else "")
+          + f"{', '.join(p.name for p in paths)} ({time.perf_counter() - t0:.1f} s)")
     return rec
 
 

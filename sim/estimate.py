@@ -1232,6 +1232,16 @@ def structural_check(df: pd.DataFrame, ds: xr.Dataset, n: int, seed: int):
                     ("hi", f"{conf:.0%} t interval, upper")):
         ds[f"structural_{col}"] = ("param", tab[col].to_numpy(float),
                                    {"long_name": ln, "units": "log-odds"})
+    # joint sampling covariance on the natural scale (sigma by the delta method; fixed
+    # parameters 0): what antiamp-design draws the robust designs from
+    jac = np.array([f.value("sigma") if n == "log_sigma" else 1.0 for n in f.names])
+    cov = np.zeros((len(tab), len(tab)))
+    k = len(f.names)
+    cov[:k, :k] = f.cov * np.outer(jac, jac)
+    ds.coords["param_2"] = ("param_2", list(tab.index), {"long_name": "structural parameter"})
+    ds["structural_cov"] = (("param", "param_2"), cov,
+                            {"long_name": "judge-clustered sampling covariance (natural "
+                                          "scale; 0 for fixed parameters)"})
     ds["structural_doc"] = ("param", np.array([st.PARAM_DOC.get(k, k) for k in tab.index],
                                               dtype=str), {"long_name": "meaning"})
     for m in dict.fromkeys(pc["metric"]):

@@ -6,6 +6,7 @@ import shutil
 import subprocess
 import sys
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -142,3 +143,174 @@ def test_estimates_that_do_not_identify_a_seed_000_judge_are_refused(tmp_path):
     j, notes = dz.judge_from_estimates(tmp_path / "simulated" / "estimates.zarr")
     assert j.kind == "logit" and j.se["mu"] > 0 and j.se["kappa"] > 0
     assert 1.0 < j.kappa < 2.0  # the sample's kappa is 1.5
+    assert "--simulate" in r.stderr  # the refusal says how to get a judge that fits
+
+
+# ------------------------------------------------------------------ structural judge,
+# jury rules and escalation
+STRUCT = dz.Judge("structural", mu_c=0.6, mu_d=0.2, kappa_v=0.9, gap=2.4, sigma=1.7,
+                  p=0.7, rho=0.5)
+
+
+def _messages_exact(judge, prot, rho):
+    """The messages model's exact path (antiamp.simulate) at the structural judge."""
+    cfg = {"model": {"name": "messages", "p": judge.p, "rho": rho, "c_e": 0.0},
+           "judge": {"kind": "logit", "lam": 1.0,
+                     "mu": judge.mu_d if prot == "debate" else judge.mu_c},
+           "messages": {"mode": "exogenous", "kappa_v": judge.kappa_v, "kappa_r": 1.0,
+                        "r_mean_true": judge.gap / 2, "r_mean_false": -judge.gap / 2,
+                        "r_sd": judge.sigma, "decision": "favoured"},
+           "equilibrium": {"payoffs": "exact"},
+           "run": {"n_instances": 1000, "progress": False, "figure": False}}
+    return sim.simulate(cfg).sel(protocol=prot)
+
+
+@pytest.mark.parametrize("v", [0.0, 0.6])
+def test_structural_single_judge_is_the_messages_models_exact_path(v):
+    P = dz._params(STRUCT, 1, 0)
+    for prot in ("consult", "debate"):
+        ex = _messages_exact(STRUCT, prot, STRUCT.rho * (1 - v))
+        amp, acc = dz.outcomes(prot, 1, v, P)
+        assert amp[0] == pytest.approx(float(ex.amp), abs=1e-12)
+        assert acc[0] == pytest.approx(float(ex.acc), abs=1e-12)
+
+
+def test_jury_rules_are_binomial_tails_by_enumeration():
+    """Every rule's quota against the sum over vote counts written out here, and
+    the majority rule against the engine's jury_majority."""
+    from math import comb
+
+    from antiamp.judge import jury_majority
+
+    for n in (1, 3, 5, 9):
+        for q in (0.0, 0.13, 0.5, 0.87, 1.0):
+            assert dz.jury_endorses(q, n, dz.quota(n, "majority")) == pytest.approx(
+                float(jury_majority(q, n)), abs=1e-14)
+            for rule, k in (("majority", n // 2 + 1), ("two_thirds", -(-2 * n // 3)),
+                            ("unanimous", n)):
+                assert dz.quota(n, rule) == k
+                tail = sum(comb(n, j) * q ** j * (1 - q) ** (n - j) for j in range(k, n + 1))
+                assert dz.jury_endorses(q, n, k) == pytest.approx(tail, abs=1e-14)
+
+
+def test_shared_readings_integrate_to_the_quadrature():
+    """A structural jury whose readings share a part: the Gauss-Hermite expectation
+    against scipy's adaptive quadrature over the shared part."""
+    from scipy import integrate
+    from scipy.stats import binom, norm
+
+    j = dz.Judge("structural", mu_c=0.3, gap=2.0, sigma=1.5, read_corr=0.6, p=0.7, rho=0.0)
+    P = dz._params(j, 1, 0)
+    for n, rule in ((5, "majority"), (7, "two_thirds"), (3, "unanimous")):
+        k = dz.quota(n, rule)
+        m, S, c = 0.3 - 1.0, 1.5, 0.6  # a wrong consultant without evidence
+        want = integrate.quad(lambda t: norm.pdf(t) * binom.sf(
+            k - 1, n, norm.cdf((m + S * np.sqrt(c) * t) / (S * np.sqrt(1 - c)))),
+            -12, 12, epsabs=1e-13)[0]
+        amp, _ = dz.outcomes("consult", n, 0.0, P, rule)
+        assert amp[0] == pytest.approx(want, abs=1e-10)
+    # shared readings make a jury worse than independent ones
+    ind = dz._params(dz.Judge("structural", mu_c=0.3, gap=2.0, sigma=1.5, p=0.7, rho=0.0),
+                     1, 0)
+    assert dz.outcomes("consult", 5, 0.0, ind)[0][0] < dz.outcomes("consult", 5, 0.0, P)[0][0]
+
+
+def test_escalation_closed_forms():
+    """Escalation = consultancy when the consultant's evidence passes, else debate
+    with the challenger's evidence: for the tie-break judge Amp = rho' exactly."""
+    P = dz._params(TIE, 1, 0)
+    for v in (0.0, 0.5):
+        amp, acc = dz.outcomes("escalate", 1, v, P)
+        r = TIE.rho * (1 - v)
+        assert amp[0] == pytest.approx(r, abs=1e-15)
+        assert acc[0] == pytest.approx(TIE.p + (1 - TIE.p) * (1 - r), abs=1e-15)
+        assert dz.escalated_share("escalate", v, P)[0] == pytest.approx((1 - TIE.p) * (1 - r))
+        lv = dz.Levers()
+        assert dz.cost("escalate", 3, v, lv, P) == pytest.approx(
+            lv.cost_call * (1 + (1 - TIE.p) * (1 - r)) + lv.cost_judge * 3 * (
+                1 + (1 - TIE.p) * (1 - r)) + lv.cost_verification * v)
+
+
+@pytest.mark.parametrize("judge", [
+    LOGIT, TIE, STRUCT,
+    dz.Judge("structural", mu_c=0.6, mu_d=0.2, kappa_v=0.9, gap=2.4, sigma=1.7, p=0.7,
+             rho=0.5, read_corr=0.5)], ids=["logit", "tiebreak", "structural", "shared"])
+def test_instance_simulation_matches_the_closed_forms(judge):
+    """The independent instance-level simulation of a design (juror by juror, the
+    structural judge reading each argument) within 5 SE of the closed forms, for
+    every protocol and rule."""
+    P = dz._params(judge, 1, 0)
+    for i, (prot, n, rule, v) in enumerate((("consult", 3, "unanimous", 0.2),
+                                            ("debate", 5, "two_thirds", 0.5),
+                                            ("escalate", 3, "majority", 0.3),
+                                            ("debate", 1, "majority", 0.0))):
+        amp, acc = dz.outcomes(prot, n, v, P, rule)
+        s = dz.simulate_design(judge, {"protocol": prot, "jury_size": n, "rule": rule,
+                                       "verification": v}, 200_000, seed=i)
+        assert abs(s["amp_sim"] - amp[0]) < 5 * max(s["amp_sim_se"], 1e-4), (prot, s, amp)
+        assert abs(s["acc_sim"] - acc[0]) < 5 * max(s["acc_sim_se"], 1e-4), (prot, s, acc)
+
+
+def test_optimiser_with_rules_escalation_and_structural_judge():
+    """The optimiser over all four levers against enumeration, for the structural
+    judge (robust over a joint covariance) and for the logit judge."""
+    cov = (["mu_c", "gap", "sigma"], np.array([[0.04, 0.01, 0.0], [0.01, 0.09, 0.03],
+                                               [0.0, 0.03, 0.05]]))
+    robust = dz.Judge(**{**STRUCT.__dict__, "se": {}, "cov": cov})
+    lv = dz.Levers(rules=("majority", "two_thirds", "unanimous"), jury_sizes=(1, 3, 5))
+    for judge, tg in ((STRUCT, dz.Target(max_amp=0.08, min_acc=0.85)),
+                      (robust, dz.Target(max_amp=0.1, robust=0.8)),
+                      (LOGIT, dz.Target(max_amp=0.05, min_acc=0.9))):
+        rec = dz.optimise(judge, lv, tg, n_draws=200)
+        en = dz.enumerate_designs(judge, lv, tg, n_v=451, n_draws=200)
+        ok = en[(en.p_meet >= tg.robust - 1e-12) if tg.robust else
+                ((en.amp <= tg.max_amp) & (en.acc >= tg.min_acc))]
+        best = ok.sort_values(["cost", "amp"]).iloc[0]
+        assert rec["feasible"]
+        assert rec["cost"] <= best.cost + 1e-9
+        # one grid step of v (0.002) changes the cost by at most its slope: verification,
+        # plus escalation's challenger and second jury on the cases v makes escalate
+        slope = lv.cost_verification + (lv.cost_call + lv.cost_judge * 5) * (
+            1 - judge.p) * judge.rho
+        assert rec["cost"] >= best.cost - slope * 0.002 - 1e-9
+        assert (rec["protocol"], rec["jury_size"]) == (best.protocol, best.jury_size)
+
+
+def test_robust_draws_follow_the_joint_covariance():
+    C = np.array([[0.04, 0.03], [0.03, 0.09]])
+    j = dz.Judge("structural", gap=2.0, sigma=1.5, cov=(["gap", "sigma"], C))
+    d = j.draws(40_000, 1)
+    assert d["gap"][0] == 2.0 and d["sigma"][0] == 1.5
+    emp = np.cov(np.vstack([d["gap"][1:], d["sigma"][1:]]))
+    assert emp == pytest.approx(C, abs=0.004)
+
+
+def test_design_from_the_real_log_structural_judge(tmp_path):
+    """The shipped human-judge log with --simulate: the design command reads the
+    structural judge and its joint covariance (the store's structural_cov equals the
+    fit's on the natural scale), recommends a design that its instance simulation
+    confirms, and writes the front."""
+    import xarray as xr
+
+    est = shutil.which("antiamp-estimate")
+    r = subprocess.run([est, "--sample", "human_judges", "--simulate", "--n-sim", "100000",
+                        "--n-resamples", "100", "--out", str(tmp_path / "h")],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    store = tmp_path / "h" / "estimates.zarr"
+    ds = xr.open_zarr(store)
+    se = ds.structural_se.values
+    assert np.sqrt(np.diag(ds.structural_cov.values)) == pytest.approx(se, rel=1e-9)
+    j, notes = dz.judge_from_estimates(store)
+    assert j.kind == "structural" and set(j.cov[0]) == {"mu_c", "gap", "sigma"}
+    assert j.mu_d == 0.0 and j.kappa_v == 0.0 and any("kappa_v" in n for n in notes)
+    r = _cli(["--estimates", str(store), "--rules", "majority,unanimous", "--min-acc", "0.8",
+              "--n-sim", "200000", "--draws", "200"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    out = tmp_path / "outputs" / "design" / "h"
+    rec = pd.read_csv(out / "recommendation.csv").set_index("role")
+    row = rec.loc["recommended"]
+    assert abs(row.amp_sim - row.amp) < 5 * row.amp_sim_se
+    assert "judge structural" in r.stdout and "instance simulation" in r.stdout
+    front = pd.read_csv(out / "front.csv")
+    assert set(front.source) == {"closed form"} and len(front) >= 3
