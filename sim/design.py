@@ -12,8 +12,11 @@ a cost for each, and a target:
   when the consultant shows no verified evidence, seed 000 section 7's risk
   tiering), the jury size n (odd) and its rule (the votes for the model's answer
   needed to endorse it: majority, two thirds or all), each juror one judging cost,
-  and stronger verification v in [0, v_max], which lowers the wrong side's pass rate
-  to rho (1 - v) at a cost per case proportional to v;
+  stronger verification v in [0, v_max], which lowers the wrong side's pass rate
+  to rho (1 - v) at a cost per case proportional to v, and, when presenting
+  evidence costs the sides c_e, a subsidy s in [0, c_e] (the sides then present
+  with the presentation game's equilibrium probabilities at cost c_e - s, the
+  equilibrium with the highest Amp);
 - target: Amp <= A*, accuracy >= a*, cost <= budget, met at the fitted values
   (plug-in) or with probability q over the parameters' sampling distribution
   (robust; the structural fit's joint covariance where the store has it).
@@ -61,7 +64,7 @@ KINDS = ("tiebreak", "logit", "structural")
 KIND_PARAMS = {"tiebreak": ("b", "d"), "logit": ("lam", "mu", "kappa"),
                "structural": ("mu_c", "mu_d", "kappa_v", "gap", "sigma", "read_corr")}
 PARAMS = ("b", "d", "lam", "mu", "kappa", "mu_c", "mu_d", "kappa_v", "gap", "sigma",
-          "read_corr", "p", "rho")
+          "read_corr", "p", "rho", "c_e")
 
 
 class DesignError(ValueError):
@@ -94,6 +97,7 @@ class Judge:
     read_corr: float = 0.0
     p: float = 0.8
     rho: float = 0.3
+    c_e: float = 0.0  # the sides' cost of presenting evidence (0: presented when held)
     se: dict = field(default_factory=dict)
     cov: tuple | None = None
 
@@ -122,7 +126,8 @@ class Judge:
 _RANGE = {"b": (0, 1), "d": (0, 1), "p": (0, 1), "rho": (0, 1), "lam": (0, np.inf),
           "mu": (-np.inf, np.inf), "kappa": (0, np.inf), "mu_c": (-np.inf, np.inf),
           "mu_d": (-np.inf, np.inf), "kappa_v": (-np.inf, np.inf),
-          "gap": (-np.inf, np.inf), "sigma": (1e-6, np.inf), "read_corr": (0, 0.999)}
+          "gap": (-np.inf, np.inf), "sigma": (1e-6, np.inf), "read_corr": (0, 0.999),
+          "c_e": (0, 1)}
 
 
 @dataclass
@@ -134,6 +139,7 @@ class Levers:
     cost_judge: float = 0.5
     cost_verification: float = 2.0
     rules: tuple = ("majority",)
+    cost_subsidy: float = 1.0  # per case, per unit of the sides' evidence cost removed
 
 
 @dataclass
@@ -163,6 +169,15 @@ def validate(judge: Judge, levers: Levers, target: Target, n_draws: int = 400) -
         rng(k.replace("_", "-"), getattr(judge, k), -50, 50)
     rng("sigma", judge.sigma, 0, 50, lo_open=True)
     rng("read-corr", judge.read_corr, 0, 1, hi_open=True)
+    rng("c-e", judge.c_e, 0, 1)
+    if judge.c_e > 0 and judge.kind == "structural":
+        raise DesignError("--c-e applies to the tiebreak and logit judges: the structural "
+                          "judge's evidence game (its weight on evidence depends on which "
+                          "side is right) is not solved; leave --c-e at 0")
+    if judge.c_e > 0 and "escalate" in levers.protocols:
+        raise DesignError("--protocols escalate needs --c-e 0: the evidence game of a "
+                          "consultant who anticipates the challenger is not solved; drop "
+                          "escalate or leave --c-e at 0")
     for k, s in judge.se.items():
         rng(f"se-{k.replace('_', '-')}", s, 0, np.inf)
     if not levers.protocols or any(p not in PROTOCOLS for p in levers.protocols):
@@ -176,7 +191,7 @@ def validate(judge: Judge, levers: Levers, target: Target, n_draws: int = 400) -
         raise DesignError(f"--jury-sizes must be odd integers in [1, 10001], "
                           f"got {','.join(map(str, levers.jury_sizes))}")
     rng("max-verification", levers.max_verification, 0, 1, hi_open=True)
-    for k in ("cost_call", "cost_judge", "cost_verification"):
+    for k in ("cost_call", "cost_judge", "cost_verification", "cost_subsidy"):
         rng(k.replace("_", "-"), getattr(levers, k), 0, np.inf)
     rng("max-amp", target.max_amp, 0, 1)
     rng("min-acc", target.min_acc, 0, 1)
@@ -252,40 +267,93 @@ def escalated_share(prot: str, v, P) -> np.ndarray:
     return (1 - P["p"]) * (1 - P["rho"] * (1.0 - v))
 
 
-def outcomes(prot: str, n: int, v, P: dict, rule: str = "majority") -> tuple:
+def _tables(P, n: int, k: int):
+    """Seed-000 judge tables of a jury over the draws: J_c [C, 2], J_d [C, 2, 2]."""
+    Jc = np.stack([_endorse(P, "consult", False, e, 0, n, k) for e in (0, 1)], axis=-1)
+    Jd = np.stack([np.stack([_endorse(P, "debate", False, ep, ea, n, k) for ea in (0, 1)],
+                            axis=-1) for ep in (0, 1)], axis=-2)
+    return Jc, Jd
+
+
+def strategies(prot: str, n: int, v, P: dict, rule: str = "majority", s: float = 0.0):
+    """The sides' presentation probabilities (x_Pc, x_P, x_A) when they hold
+    evidence, over the draws.  Free evidence (c_e - s = 0) is presented (seed 000's
+    presentation when feasible); costly evidence is an equilibrium of the
+    presentation game (:mod:`antiamp.equilibrium`, every equilibrium enumerated
+    exactly), and a design is judged at the equilibrium with the highest Amp: it has
+    to hold whichever one the sides play."""
+    ones = np.ones_like(P["p"])
+    c_eff = float(P["c_e"][0]) - s
+    if c_eff <= 0 or P.get("_kind") == "structural":
+        return ones, ones, ones
+    from .equilibrium import enumerate_consult, enumerate_debate, game_from_arrays
+
+    rho = P["rho"] * (1.0 - v)
+    Jc, Jd = _tables(P, n, quota(n, rule))
+    game = game_from_arrays(P["p"], rho, np.full_like(rho, c_eff), Jc, Jd)
+    if prot == "consult":
+        xc = enumerate_consult(game)[0]  # [C, E], NaN padded
+        amp = rho[:, None] * xc * Jc[:, None, 1] + (1 - rho[:, None] * xc) * Jc[:, None, 0]
+        i = np.nanargmax(np.where(np.isnan(xc), -np.inf, amp), axis=1)
+        return xc[np.arange(len(i)), i], ones, ones
+    xp, xa, _, _ = enumerate_debate(game)
+    amp = _debate(rho[:, None], xp, xa, Jd[:, None])[0]
+    i = np.argmax(np.where(np.isnan(xp), -np.inf, amp), axis=1)
+    r = np.arange(len(i))
+    return ones, xp[r, i], xa[r, i]
+
+
+def _debate(rho, xp, xa, J):
+    """Debate's Amp and follow-when-correct with presentation probabilities xp, xa:
+    a wrong protagonist shows evidence w.p. rho' xp, its right challenger xa; a right
+    protagonist xp, its wrong challenger rho' xa."""
+    def mix(a, b):
+        return (a * b * J[..., 1, 1] + a * (1 - b) * J[..., 1, 0]
+                + (1 - a) * b * J[..., 0, 1] + (1 - a) * (1 - b) * J[..., 0, 0])
+    return mix(rho * xp, xa), mix(xp, rho * xa)
+
+
+def outcomes(prot: str, n: int, v, P: dict, rule: str = "majority", s: float = 0.0) -> tuple:
     """(Amp, accuracy) of one design for every parameter draw in ``P`` (arrays).
 
-    Seed 000's closed forms (sections 3-4; presentation when feasible) with the
-    verified pass rate rho' = rho (1 - v): Amp = rho' J(1, 1) + (1 - rho') J(0, 1) in
-    debate, rho' J_c(1) + (1 - rho') J_c(0) in consultancy and rho' J_c(1) +
-    (1 - rho') J(0, 1) under escalation; follow-when-correct rho' J(1, 1) +
-    (1 - rho') J(1, 0) in debate and J_c(1) otherwise; accuracy p fwc + (1 - p)
-    (1 - Amp); each J the jury's probability of reaching the rule's quota (the
-    structural judge's J also depends on which side is right)."""
+    Seed 000's closed forms (sections 3-4) with the verified pass rate
+    rho' = rho (1 - v); with presentation when feasible Amp = rho' J(1, 1) +
+    (1 - rho') J(0, 1) in debate, rho' J_c(1) + (1 - rho') J_c(0) in consultancy and
+    rho' J_c(1) + (1 - rho') J(0, 1) under escalation; follow-when-correct
+    rho' J(1, 1) + (1 - rho') J(1, 0) in debate and J_c(1) otherwise; accuracy
+    p fwc + (1 - p)(1 - Amp); each J the jury's probability of reaching the rule's
+    quota (the structural judge's J also depends on which side is right).  When
+    evidence costs the sides c_e (less the subsidy s), they present with the
+    equilibrium probabilities of :func:`strategies`."""
     k = quota(n, rule)
     rho = P["rho"] * (1.0 - v)
 
     def J(pr, right, ep, ea=0):
         return _endorse(P, pr, right, ep, ea, n, k)
 
-    if prot == "debate":
+    xc, xp, xa = strategies(prot, n, v, P, rule, s)
+    if prot == "debate" and P.get("_kind") != "structural":
+        amp, fwc = _debate(rho, xp, xa, _tables(P, n, k)[1])
+    elif prot == "debate":
         amp = rho * J("debate", False, 1, 1) + (1 - rho) * J("debate", False, 0, 1)
         fwc = rho * J("debate", True, 1, 1) + (1 - rho) * J("debate", True, 1, 0)
     else:
         tail = J("consult", False, 0) if prot == "consult" else J("debate", False, 0, 1)
-        amp = rho * J("consult", False, 1) + (1 - rho) * tail
-        fwc = J("consult", True, 1)
+        amp = rho * xc * J("consult", False, 1) + (1 - rho * xc) * tail
+        fwc = xc * J("consult", True, 1) + (1 - xc) * J("consult", True, 0)
     acc = P["p"] * fwc + (1 - P["p"]) * (1 - amp)
     return amp, acc
 
 
-def cost(prot: str, n: int, v: float, lv: Levers, P: dict | None = None) -> float:
+def cost(prot: str, n: int, v: float, lv: Levers, P: dict | None = None,
+         s: float = 0.0) -> float:
     """Expected cost per case at the point values: model calls (consultancy 1,
     debate 2, escalation 1 plus a challenger on escalated cases), one judging cost
-    per juror and judging round, and verification."""
+    per juror and judging round, verification, and the evidence subsidy."""
     esc = float(escalated_share(prot, v, P)[0]) if prot == "escalate" else 0.0
     calls = {"consult": 1.0, "debate": 2.0, "escalate": 1.0 + esc}[prot]
-    return lv.cost_call * calls + lv.cost_judge * n * (1 + esc) + lv.cost_verification * v
+    return lv.cost_call * calls + lv.cost_judge * n * (1 + esc) + lv.cost_verification * v \
+        + lv.cost_subsidy * s
 
 
 def _params(judge: Judge, n_draws: int, seed: int) -> dict:
@@ -298,57 +366,70 @@ def _meets(amp, acc, tg: Target):
     return (amp <= tg.max_amp + 1e-12) & (acc >= tg.min_acc - 1e-12)
 
 
-def _violation(prot, n, rule, v, P, lv, tg) -> float:
+def _violation(prot, n, rule, v, sub, P, lv, tg) -> float:
     """How far a design is from the target (0: meets it)."""
-    amp, acc = outcomes(prot, n, v, P, rule)
-    c = cost(prot, n, v, lv, P)
+    amp, acc = outcomes(prot, n, v, P, rule, sub)
+    c = cost(prot, n, v, lv, P, sub)
     over = max(0.0, c - tg.budget) / max(tg.budget, 1.0) if np.isfinite(tg.budget) else 0.0
     if tg.robust > 0:
         return max(0.0, tg.robust - float(np.mean(_meets(amp, acc, tg)))) + over
     return max(0.0, float(amp[0]) - tg.max_amp) + max(0.0, tg.min_acc - float(acc[0])) + over
 
 
+def design_row(judge: Judge, prot, n, rule, v, sub, P, lv: Levers, tg: Target) -> dict:
+    """One design with its cost, plug-in Amp and accuracy, the share escalated and
+    (robust) the probability it meets the target."""
+    amp, acc = outcomes(prot, n, v, P, rule, sub)
+    return {"protocol": prot, "jury_size": int(n), "rule": rule, "verification": float(v),
+            "subsidy": float(sub), "rho_verified": float(judge.rho * (1 - v)),
+            "cost": cost(prot, n, v, lv, P, sub),
+            "escalated": float(escalated_share(prot, v, P)[0]),
+            "amp": float(amp[0]), "acc": float(acc[0]),
+            "p_meet": float(np.mean(_meets(amp, acc, tg))) if tg.robust > 0 else np.nan}
+
+
 def optimise(judge: Judge, lv: Levers, tg: Target, n_draws: int = 400, seed: int = 0) -> dict:
     """The cheapest design that meets the target (scipy's differential evolution over
-    protocol, jury size, jury rule and verification); if none does, the closest one
-    (least violation), flagged infeasible."""
+    protocol, jury size, jury rule, verification and, when evidence costs the sides
+    c_e, the subsidy s in [0, c_e]); if none does, the closest one (least
+    violation), flagged infeasible."""
     from scipy.optimize import differential_evolution
 
     P = _params(judge, n_draws if tg.robust > 0 else 1, seed)
     prots, sizes, rules = list(lv.protocols), sorted(lv.jury_sizes), list(lv.rules)
-    big = 1e3 * (lv.cost_call * 2 + 2 * lv.cost_judge * max(sizes) + lv.cost_verification + 1)
-
-    def decode(x):
-        return (prots[int(round(x[0]))], sizes[int(round(x[1]))], rules[int(round(x[2]))],
-                float(x[3]))
-
-    def objective(x):
-        prot, n, rule, v = decode(x)
-        return cost(prot, n, v, lv, P) + big * _violation(prot, n, rule, v, P, lv, tg)
-
+    big = 1e3 * (lv.cost_call * 2 + 2 * lv.cost_judge * max(sizes) + lv.cost_verification
+                 + lv.cost_subsidy * judge.c_e + 1)
     bounds = [(0, len(prots) - 1), (0, len(sizes) - 1), (0, len(rules) - 1),
               (0.0, lv.max_verification)]
     integ = [True, True, True, False]
+    if judge.c_e > 0:
+        bounds.append((0.0, judge.c_e))
+        integ.append(False)
+
+    def decode(x):
+        return (prots[int(round(x[0]))], sizes[int(round(x[1]))], rules[int(round(x[2]))],
+                float(x[3]), float(x[4]) if len(x) > 4 else 0.0)
+
+    def objective(x):
+        d = decode(x)
+        return cost(d[0], d[1], d[3], lv, P, d[4]) + big * _violation(*d, P, lv, tg)
+
     res = differential_evolution(objective, bounds, integrality=integ, seed=seed,
                                  tol=1e-10, atol=1e-12, maxiter=300, popsize=30, polish=False)
-    prot, n, rule, v = decode(res.x)
-    viol = _violation(prot, n, rule, v, P, lv, tg)
+    d = decode(res.x)
+    viol = _violation(*d, P, lv, tg)
     feasible = viol <= 1e-9
     if not feasible:  # the closest design: least violation, then least cost
-        res = differential_evolution(
-            lambda x: _violation(*decode(x), P, lv, tg)
-            + 1e-6 * cost(*(decode(x)[i] for i in (0, 1, 3)), lv, P),
-            bounds, integrality=integ, seed=seed, tol=1e-10, maxiter=300,
-            popsize=30, polish=False)
-        prot, n, rule, v = decode(res.x)
-        viol = _violation(prot, n, rule, v, P, lv, tg)
-    amp, acc = outcomes(prot, n, v, P, rule)
-    return {"protocol": prot, "jury_size": n, "rule": rule, "verification": v,
-            "rho_verified": float(judge.rho * (1 - v)), "cost": cost(prot, n, v, lv, P),
-            "escalated": float(escalated_share(prot, v, P)[0]),
-            "amp": float(amp[0]), "acc": float(acc[0]),
-            "p_meet": float(np.mean(_meets(amp, acc, tg))) if tg.robust > 0 else np.nan,
-            "feasible": bool(feasible), "violation": float(viol)}
+        def closest(x):
+            e = decode(x)
+            return _violation(*e, P, lv, tg) + 1e-6 * cost(e[0], e[1], e[3], lv, P, e[4])
+
+        res = differential_evolution(closest, bounds, integrality=integ, seed=seed,
+                                     tol=1e-10, maxiter=300, popsize=30, polish=False)
+        d = decode(res.x)
+        viol = _violation(*d, P, lv, tg)
+    return {**design_row(judge, *d, P, lv, tg), "feasible": bool(feasible),
+            "violation": float(viol)}
 
 
 def distinct_rules(rules, n: int) -> list:
@@ -363,22 +444,21 @@ def distinct_rules(rules, n: int) -> list:
 
 
 def enumerate_designs(judge: Judge, lv: Levers, tg: Target, n_v: int = 91,
-                      n_draws: int = 400, seed: int = 0):
-    """Every design of a discretised lever grid (v on ``n_v`` levels) with its cost,
-    plug-in Amp and accuracy, and (robust) the probability it meets the target.
-    Rules with the same quota for a jury size are listed once (:func:`distinct_rules`)."""
+                      n_draws: int = 400, seed: int = 0, n_s: int = 31):
+    """Every design of a discretised lever grid (v on ``n_v`` levels, the subsidy on
+    ``n_s`` when evidence costs the sides) with its cost, plug-in Amp and accuracy,
+    and (robust) the probability it meets the target.  Rules with the same quota
+    for a jury size are listed once (:func:`distinct_rules`)."""
     P = _params(judge, n_draws if tg.robust > 0 else 1, seed)
-    rows = []
-    for prot in lv.protocols:
-        for n in sorted(lv.jury_sizes):
-            for rule in distinct_rules(lv.rules, n):
-                for v in np.linspace(0.0, lv.max_verification, n_v):
-                    amp, acc = outcomes(prot, n, v, P, rule)
-                    rows.append({"protocol": prot, "jury_size": n, "rule": rule,
-                                 "verification": float(v), "cost": cost(prot, n, v, lv, P),
-                                 "amp": float(amp[0]), "acc": float(acc[0]),
-                                 "p_meet": float(np.mean(_meets(amp, acc, tg)))})
-    return pd.DataFrame(rows)
+    subs = np.linspace(0.0, judge.c_e, n_s) if judge.c_e > 0 else [0.0]
+    rows = [design_row(judge, prot, n, rule, v, sub, P, lv, tg)
+            for prot in lv.protocols for n in sorted(lv.jury_sizes)
+            for rule in distinct_rules(lv.rules, n)
+            for v in np.linspace(0.0, lv.max_verification, n_v) for sub in subs]
+    df = pd.DataFrame(rows)
+    if not tg.robust:
+        df["p_meet"] = _meets(df.amp.to_numpy(), df.acc.to_numpy(), tg).astype(float)
+    return df
 
 
 def pareto(df, cols=("cost", "amp"), maximise=("acc",)):
@@ -398,20 +478,22 @@ def pareto(df, cols=("cost", "amp"), maximise=("acc",)):
 
 
 def in_engine(judge: Judge, prot: str, rule: str = "majority") -> bool:
-    """Whether the baseline engine runs this design: a seed-000 judge (tie-break or
-    logit), consultancy or debate, a majority jury."""
+    """Whether the baseline engine's simulation runs this design: a seed-000 judge
+    (tie-break or logit), consultancy or debate, a majority jury, free evidence."""
     return judge.kind in ("tiebreak", "logit") and prot in ("consult", "debate") \
-        and rule == "majority"
+        and rule == "majority" and judge.c_e == 0
 
 
-def front_through_engine(judge: Judge, lv: Levers, store, n_v: int = 19, executor=None):
+def front_through_engine(judge: Judge, lv: Levers, store, n_v: int = 19, executor=None,
+                         n_s: int = 11):
     """The lever grid's outcomes and its Pareto front.
 
     Designs the baseline engine runs (:func:`in_engine`) come from one baseline sweep
     over jury size and the verified pass rate rho (1 - v) into ``store`` (closed forms
     ``amp_theory``, ``acc_theory``; ``executor`` as in ``antiamp-sweep``, so a large
-    lever grid can run on a cluster); escalation, other jury rules and the structural
-    judge, which no engine model has, from :func:`outcomes` (column ``source``).
+    lever grid can run on a cluster); escalation, other jury rules, the structural
+    judge and costly evidence (the subsidy on ``n_s`` levels), from :func:`outcomes`
+    (column ``source``).
     Returns (grid, front); ``store`` is written only when some design is in the
     engine."""
     import antiamp as sim
@@ -431,22 +513,23 @@ def front_through_engine(judge: Judge, lv: Levers, store, n_v: int = 19, executo
             cfg["executor"] = executor
         ds = sim.sweep(cfg, store=store, log=lambda *a: None).load()
     rows = []
+    subs = np.linspace(0.0, judge.c_e, n_s) if judge.c_e > 0 else [0.0]
     for prot in lv.protocols:
         for n in sizes:
             for rule in distinct_rules(lv.rules, n):
                 for v in vs:
-                    if ds is not None and in_engine(judge, prot, rule):
-                        cell = ds.sel(jury_size=n, protocol=prot).sel(
-                            rho=judge.rho * (1 - v), method="nearest")
-                        amp, acc, src = float(cell.amp_theory), float(cell.acc_theory), \
-                            "engine"
-                    else:
-                        a, c = outcomes(prot, n, v, P, rule)
-                        amp, acc, src = float(a[0]), float(c[0]), "closed form"
-                    rows.append({"protocol": prot, "jury_size": int(n), "rule": rule,
-                                 "verification": float(v), "cost": cost(prot, n, v, lv, P),
-                                 "amp": amp, "acc": acc, "source": src})
-    grid = pd.DataFrame(rows)
+                    for sub in subs:
+                        r = design_row(judge, prot, n, rule, v, sub, P, lv, Target())
+                        r["source"] = "closed form"
+                        if ds is not None and in_engine(judge, prot, rule):
+                            cell = ds.sel(jury_size=n, protocol=prot).sel(
+                                rho=judge.rho * (1 - v), method="nearest")
+                            r.update(amp=float(cell.amp_theory), acc=float(cell.acc_theory),
+                                     source="engine")
+                        rows.append(r)
+    grid = pd.DataFrame(rows).drop(columns=["p_meet", "rho_verified"])
+    if judge.c_e == 0:
+        grid = grid.drop(columns="subsidy")
     return grid, pareto(grid)
 
 
@@ -462,12 +545,18 @@ def simulate_design(judge: Judge, rec: dict, n: int, seed: int, chunk: int = 250
     passes w.p. rho (1 - v), each juror votes (the structural judge: reads each
     side's argument, a shared part and its own, and votes for the favoured answer),
     the rule's quota decides; ``escalate`` adds a challenger and a fresh jury when
-    the consultant shows no evidence.  Amp and accuracy with binomial SEs."""
+    the consultant shows no evidence.  With costly evidence a side holding evidence
+    presents it with the equilibrium probability of :func:`strategies` (solved, not
+    simulated).  Amp and accuracy with binomial SEs."""
     rng = np.random.default_rng([int(seed), 20261123])
     P = {k: float(getattr(judge, k)) for k in PARAMS}
     prot, size, v = rec["protocol"], int(rec["jury_size"]), float(rec["verification"])
-    k = quota(size, rec.get("rule", "majority"))
+    rule, sub = rec.get("rule", "majority"), float(rec.get("subsidy", 0.0) or 0.0)
+    k = quota(size, rule)
     rho = P["rho"] * (1 - v)
+    xs = strategies(prot, size, v, _params(judge, 1, 0), rule, sub)
+    x_own, x_chal = (float(xs[0][0]), 1.0) if prot != "debate" else \
+        (float(xs[1][0]), float(xs[2][0]))
     sig, c = P["sigma"], P["read_corr"]
 
     def vote_share(stage, right, ep, ea, m):
@@ -505,8 +594,9 @@ def simulate_design(judge: Judge, rec: dict, n: int, seed: int, chunk: int = 250
         left -= m
         right = rng.random(m) < P["p"]
         passes = rng.random(m) < rho
-        ep = np.where(right, 1, passes.astype(int))
-        ea = np.where(right, passes.astype(int), 1)  # the challenger, when there is one
+        ep = np.where(right, 1, passes.astype(int)) * (rng.random(m) < x_own)
+        # the challenger, when there is one
+        ea = np.where(right, passes.astype(int), 1) * (rng.random(m) < x_chal)
         if prot == "debate":
             endorse = vote_share("debate", right, ep, ea, m) >= k
         else:
@@ -721,6 +811,11 @@ def main(argv=None) -> None:
                        help=f"{h}; default {d}")
         g.add_argument(f"--se-{flag}", dest=f"se_{k}", type=float, default=0.0,
                        help=f"standard error of {k} (robust designs draw from it); default 0")
+    g.add_argument("--c-e", dest="c_e", type=float, default=None,
+                   help="the sides' cost of presenting evidence, [0, 1] (tiebreak and logit "
+                        "judges, consultancy and debate): above 0 they present with the "
+                        "presentation game's equilibrium probabilities, and subsidising "
+                        "evidence becomes a lever; default 0")
     g.add_argument("--read-corr", dest="read_corr", type=float, default=None,
                    help="structural: share of the jurors' reading variance they share, "
                         "[0, 1) (0: independent readings); default 0")
@@ -741,6 +836,9 @@ def main(argv=None) -> None:
     g.add_argument("--cost-judge", type=float, default=0.5, help="cost per juror; default 0.5")
     g.add_argument("--cost-verification", type=float, default=2.0,
                    help="cost per case of verification v = 1; default 2")
+    g.add_argument("--cost-subsidy", type=float, default=1.0,
+                   help="cost per case of lowering the sides' evidence cost by 1 (the "
+                        "subsidy s in [0, c_e]); default 1")
     g = ap.add_argument_group("target")
     g.add_argument("--max-amp", type=float, default=0.1, help="Amp at most this; default 0.1")
     g.add_argument("--min-acc", type=float, default=0.0, help="accuracy at least this")
@@ -762,7 +860,7 @@ def main(argv=None) -> None:
         judge, notes = _judge_from_args(args)
         lv = Levers(tuple(args.protocols), tuple(args.jury_sizes), args.max_verification,
                     args.cost_call, args.cost_judge, args.cost_verification,
-                    tuple(args.rules))
+                    tuple(args.rules), args.cost_subsidy)
         tg = Target(args.max_amp, args.min_acc, args.budget, args.robust)
         validate(judge, lv, tg, args.draws)
         cur = _current(args.current, lv)
@@ -830,8 +928,10 @@ def _describe(r: dict, judge: Judge) -> str:
     jury = f"jury {r['jury_size']}" + (f" ({r['rule'].replace('_', ' ')})"
                                         if r["jury_size"] > 1 else "")
     esc = (f", {r['escalated']:.1%} escalated" if r["protocol"] == "escalate" else "")
+    sub = (f", evidence subsidy {r.get('subsidy', 0.0):.3f} (c_e {judge.c_e:g} -> "
+           f"{judge.c_e - r.get('subsidy', 0.0):.3g})" if judge.c_e > 0 else "")
     return (f"{r['protocol']}, {jury}, verification {r['verification']:.3f} (rho "
-            f"{judge.rho:.3g} -> {judge.rho * (1 - r['verification']):.3g}){esc}")
+            f"{judge.rho:.3g} -> {judge.rho * (1 - r['verification']):.3g}){esc}{sub}")
 
 
 def run(judge: Judge, lv: Levers, tg: Target, current, notes, n_draws, n_sim, seed,
@@ -845,13 +945,10 @@ def run(judge: Judge, lv: Levers, tg: Target, current, notes, n_draws, n_sim, se
     rec.update(verify(judge, rec, n_sim, seed))
     P = _params(judge, 1, seed)
     prot, n, rule, v = current
-    ca, cc = outcomes(prot, n, v, P, rule)
-    cur = {"protocol": prot, "jury_size": n, "rule": rule, "verification": v,
-           "cost": cost(prot, n, v, lv, P), "escalated": float(escalated_share(prot, v, P)[0]),
-           "amp": float(ca[0]), "acc": float(cc[0])}
+    cur = design_row(judge, prot, n, rule, v, 0.0, P, lv, Target())
     out.mkdir(parents=True, exist_ok=True)
     grid, front = front_through_engine(judge, lv, out / "levers.zarr")
-    shown = KIND_PARAMS[judge.kind] + ("p", "rho")
+    shown = KIND_PARAMS[judge.kind] + ("p", "rho") + (("c_e",) if judge.c_e > 0 else ())
     sd = dict(judge.se)
     if judge.cov is not None:
         sd.update({k: float(np.sqrt(judge.cov[1][i, i])) for i, k in enumerate(judge.cov[0])})

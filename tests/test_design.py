@@ -314,3 +314,67 @@ def test_design_from_the_real_log_structural_judge(tmp_path):
     assert "judge structural" in r.stdout and "instance simulation" in r.stdout
     front = pd.read_csv(out / "front.csv")
     assert set(front.source) == {"closed form"} and len(front) >= 3
+
+
+# ------------------------------------------------------------------ costly evidence
+@pytest.mark.parametrize("kind, ce", [("tiebreak", 0.55), ("tiebreak", 0.7),
+                                      ("tiebreak", 0.45), ("logit", 0.45), ("logit", 0.2)])
+def test_costly_evidence_is_the_solvers_highest_amp_equilibrium(kind, ce):
+    """With c_e > 0 the sides present with the presentation game's equilibrium
+    probabilities: the design's Amp and accuracy equal antiamp.solve's (every
+    equilibrium enumerated) at the equilibrium with the highest Amp, for single
+    judges and a jury, with and without a subsidy (c_e - s)."""
+    b = 0.3 if ce in (0.55, 0.7) else 0.7
+    judge = (dz.Judge("tiebreak", b=b, d=0.1, p=0.75, rho=0.45, c_e=ce) if kind == "tiebreak"
+             else dz.Judge("logit", lam=1.5, mu=0.5, kappa=2.0, p=0.8, rho=0.3, c_e=ce))
+    P = dz._params(judge, 1, 0)
+    for n, v, sub in ((1, 0.0, 0.0), (3, 0.2, 0.0), (1, 0.0, 0.1)):
+        jc = {**dz._judge_config(judge), "jury_size": n}
+        ds = sim.solve({"model": {"p": judge.p, "rho": judge.rho * (1 - v), "c_e": ce - sub},
+                        "judge": jc, "protocol": {"consult_default": judge.d}})
+        for prot in ("consult", "debate"):
+            amps = ds.amp.sel(protocol=prot).values
+            i = int(np.nanargmax(amps))
+            amp, acc = dz.outcomes(prot, n, v, P, "majority", sub)
+            assert amp[0] == pytest.approx(amps[i], abs=1e-12), (prot, n, v, sub)
+            assert acc[0] == pytest.approx(float(ds.acc.sel(protocol=prot).values[i]),
+                                           abs=1e-12)
+
+
+def test_costly_evidence_simulated_and_optimised():
+    """The instance simulation with equilibrium presentation within 5 SE of the
+    closed forms (a mixed equilibrium), and the optimiser over five levers (with the
+    subsidy) against enumeration."""
+    judge = dz.Judge("tiebreak", b=0.7, d=0.1, p=0.75, rho=0.45, c_e=0.45)
+    P = dz._params(judge, 1, 0)
+    xs = dz.strategies("debate", 1, 0.0, P)
+    assert 0 < xs[1][0] < 1 or 0 < xs[2][0] < 1  # a mixed equilibrium
+    for prot, n in (("debate", 1), ("consult", 3), ("debate", 3)):
+        amp, acc = dz.outcomes(prot, n, 0.0, P)
+        s = dz.simulate_design(judge, {"protocol": prot, "jury_size": n, "verification": 0.0},
+                               300_000, seed=5)
+        assert abs(s["amp_sim"] - amp[0]) < 5 * max(s["amp_sim_se"], 1e-4)
+        assert abs(s["acc_sim"] - acc[0]) < 5 * max(s["acc_sim_se"], 1e-4)
+    lj = dz.Judge("logit", lam=1.5, mu=0.5, kappa=2.0, p=0.8, rho=0.3, c_e=0.4)
+    lv = dz.Levers(protocols=("consult", "debate"), jury_sizes=(1, 3))
+    tg = dz.Target(max_amp=0.1, min_acc=0.85)
+    rec = dz.optimise(lj, lv, tg)
+    en = dz.enumerate_designs(lj, lv, tg, n_v=181, n_s=81)
+    best = en[en.p_meet == 1].sort_values("cost").iloc[0]
+    assert rec["feasible"] and rec["cost"] <= best.cost + 1e-9
+    assert rec["cost"] >= best.cost - 0.005 * lv.cost_verification - 0.005 * lv.cost_subsidy
+    assert (rec["protocol"], rec["jury_size"]) == (best.protocol, best.jury_size)
+
+
+@pytest.mark.parametrize("args, msg", [
+    (["--judge", "structural", "--c-e", "0.2"], "--c-e applies to the tiebreak and logit"),
+    (["--c-e", "0.2"], "--protocols escalate needs --c-e 0"),
+    (["--c-e", "2", "--protocols", "debate"], "--c-e must lie in [0, 1]"),
+    (["--rules", "majority,plurality"], "--rules must be"),
+    (["--judge", "structural", "--sigma", "0"], "--sigma must lie in (0"),
+    (["--judge", "structural", "--read-corr", "1"], "--read-corr must lie in [0, 1)"),
+])
+def test_bad_new_levers_exit_2_naming_the_option(args, msg, tmp_path):
+    r = _cli(args, tmp_path)
+    assert r.returncode == 2 and msg in r.stderr, r.stderr
+    assert not (tmp_path / "outputs").exists()
