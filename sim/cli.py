@@ -203,6 +203,51 @@ def _run_model(cfg: DictConfig) -> None:
             print(f"wrote {p}")
 
 
+class _Tee:
+    """A stdout that also writes to the job's log file (Hydra's ``<job>.log``)."""
+
+    def __init__(self, out, files):
+        self._out, self._files = out, files
+
+    def write(self, text):
+        n = self._out.write(text)
+        for f in self._files:
+            try:
+                f.write(text)
+                f.flush()
+            except (OSError, ValueError):  # a closed or full log never stops the run
+                pass
+        return n
+
+    def flush(self):
+        self._out.flush()
+
+    def __getattr__(self, name):
+        return getattr(self._out, name)
+
+
+def recorded(task):
+    """Wrap a Hydra task so that what it prints is also kept in the run directory's
+    ``<job>.log`` (Hydra's job log file, otherwise empty: the commands print their
+    tables and paths rather than log them); progress bars (stderr) are not."""
+    import functools
+
+    @functools.wraps(task)
+    def run(cfg):
+        files = [h.stream for h in logging.getLogger().handlers
+                 if isinstance(h, logging.FileHandler) and getattr(h, "stream", None)]
+        if not files:
+            return task(cfg)
+        old = sys.stdout
+        sys.stdout = _Tee(old, files)
+        try:
+            return task(cfg)
+        finally:
+            sys.stdout = old
+
+    return run
+
+
 def _show_table(text: str, out_dir: Path) -> None:
     """Print the run's table and keep it in the run directory (``results.txt``), so
     that what the terminal showed is saved with the store."""
@@ -276,7 +321,7 @@ def setup() -> None:
     register_schema("antiamp_schema", schema)
 
 
-_hydra_main = hydra.main(version_base="1.3", config_path=f"pkg://{CONFIG_MODULE}", config_name="config")(_run)
+_hydra_main = hydra.main(version_base="1.3", config_path=f"pkg://{CONFIG_MODULE}", config_name="config")(recorded(_run))
 
 
 #: Most jobs of a multirun that are validated one by one before any runs.

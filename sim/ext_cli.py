@@ -21,7 +21,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from antiamp.sweeps.spec import SweepSpec
 
-from .cli import compose_overrides, guarded_main
+from .cli import compose_overrides, guarded_main, recorded
 from .config import ConfigError
 from .extended import ExtConfig
 from .plotting import axes_of
@@ -122,7 +122,7 @@ def _run(cfg: DictConfig) -> None:
 
 
 _hydra_main = hydra.main(version_base="1.3", config_path="pkg://antiamp.conf",
-                         config_name="ext_config")(_run)
+                         config_name="ext_config")(recorded(_run))
 
 
 def _study_to_sweep(args: list[str]) -> list[str]:

@@ -15,7 +15,7 @@ import numpy as np
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
-from .cli import compose_overrides, guarded_main
+from .cli import compose_overrides, guarded_main, recorded
 from .config import ConfigError
 from .equilibrium import SolveConfig
 from .models.equilibrium import REGIMES, format_equilibria, plot_regimes, regimes  # noqa: F401
@@ -91,7 +91,7 @@ def _run(cfg: DictConfig) -> None:
 
 
 _hydra_main = hydra.main(version_base="1.3", config_path="pkg://antiamp.conf",
-                         config_name="solve_config")(_run)
+                         config_name="solve_config")(recorded(_run))
 
 
 def help_text(args: list) -> str:

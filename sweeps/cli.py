@@ -22,7 +22,7 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
 from antiamp import cli as antiamp_cli
-from antiamp.cli import check_pins, compose_overrides, guarded_main
+from antiamp.cli import check_pins, compose_overrides, guarded_main, recorded
 from antiamp.config import ConfigError
 from antiamp.output import OutputError, describe_os_error
 
@@ -117,7 +117,7 @@ def _run(cfg: DictConfig) -> None:
 
 
 _hydra_main = hydra.main(version_base="1.3", config_path="pkg://antiamp.conf",
-                         config_name="sweep_config")(_run)
+                         config_name="sweep_config")(recorded(_run))
 
 
 def help_text(args: list) -> str:

@@ -31,6 +31,9 @@ def test_cli_defaults_and_overrides(tmp_path):
     table = (run_dir / "results.txt").read_text()
     assert table.strip() and table.strip() in r.stdout
     assert "seed: rho" not in table and "{" not in table
+    # ... and so is everything printed, in the job's log (Hydra's antiamp.log)
+    logged = (run_dir / "antiamp.log").read_text()
+    assert table.strip() in logged and "wrote" in logged and logged.strip() in r.stdout.strip()
     ds = xr.open_zarr(run_dir / "results.zarr")
     assert list(ds.protocol.values) == ["consult", "debate"]
     for name in ("amp", "acc", "fwc", "tie_rate", "welfare"):

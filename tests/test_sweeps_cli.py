@@ -37,6 +37,9 @@ def test_adhoc_sweep_from_the_command_line(tmp_path):
     assert dict(ds.sizes) == {"rho": 3, "b": 3, "protocol": 2, "transcript_class": 32}
     for f in ("amp.png", "amp.pdf", "amp_gap.png", "welfare_diff.pdf"):
         assert (out / f).stat().st_size > 1000
+    # what the command printed is kept in the job's log
+    logged = (out / "antiamp-sweep.log").read_text()
+    assert "wrote" in logged and logged.strip() in r.stdout.strip()
     # Same command again: already complete, nothing recomputed, same numbers.
     before = ds.load()
     r2 = run("antiamp-sweep", ["sweep.axes.model.rho=[0.1,0.4,0.8]",
