@@ -372,17 +372,23 @@ def store_state(plan: GridPlan, store: Path, overwrite: bool = False, run_dir=No
     fp = plan.fingerprint()
     part = partial_dir(store)
     if store.exists():
+        from antiamp.output import is_antiamp_store
+
         attrs = _store_attrs(store)
         if attrs.get("fingerprint") == fp and attrs.get(STORE_MARKER):
             return "complete"
+        ours = bool(attrs.get(STORE_MARKER)) or is_antiamp_store(store)
         if not overwrite:
-            what = ("a different run" if attrs.get(STORE_MARKER)
-                    else "something that is not an antiamp store")
+            other = attrs.get("model") or "baseline"
+            what = ("a different run" if attrs.get(STORE_MARKER) else
+                    f"a store of another kind (model={other}, written by another antiamp "
+                    "command or engine)" if ours else "something that is not an antiamp store")
             raise EngineError(
-                f"{store} holds {what}; rerun the same command to resume it, choose another "
-                "store (sweep.store=... or sweep.name=...), or replace it with "
-                "sweep.overwrite=true")
-        if not attrs.get(STORE_MARKER):
+                f"{store} holds {what}; "
+                + ("rerun the same command to resume it, " if attrs.get(STORE_MARKER) else "")
+                + "choose another store (sweep.store=... or sweep.name=...), or replace it "
+                "with sweep.overwrite=true")
+        if not ours:
             raise EngineError(f"{store} is not an antiamp store; sweep.overwrite=true replaces "
                               "only stores that antiamp wrote. Choose another sweep.store")
     if part.exists():

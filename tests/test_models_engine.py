@@ -15,6 +15,7 @@ import yaml
 
 import antiamp
 from antiamp.config import ConfigError
+from antiamp.output import write_zarr_atomic
 from antiamp.sweeps.blocks import partial_dir, run_grid, run_grid_store
 
 N = 20_000
@@ -251,6 +252,15 @@ def test_a_store_of_something_else_is_never_replaced(tmp_path):
     other = {**cfg, "judge": {"b": 0.4}}
     with pytest.raises(EngineError, match="different run"):
         run_grid_store(other, store, progress=False, log=lambda *a: None)
+    # A store of ours of another kind (a baseline cell) is named as such, not as
+    # "not an antiamp store", and sweep.overwrite=true may replace it.
+    cell = tmp_path / "cell.zarr"
+    write_zarr_atomic(antiamp.simulate({"run": {"n_instances": 1000, "progress": False}}), cell)
+    with pytest.raises(EngineError, match="model=baseline") as err:
+        run_grid_store(cfg, cell, progress=False, log=lambda *a: None)
+    assert "not an antiamp store" not in str(err.value)
+    run_grid_store(cfg, cell, progress=False, overwrite=True, log=lambda *a: None)
+    assert xr.open_zarr(cell).attrs["model"] == "panel"
 
 
 # ----------------------------------------------------------------------------- commands
