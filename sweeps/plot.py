@@ -3,6 +3,17 @@
 The closed form is overlaid wherever the store has ``<name>_theory``: dashed
 curves on line plots, labelled contour lines on heatmaps (for ``welfare_diff``
 its zero contour is the seed's threshold beta = alpha (2p - 1) / (1 - p)).
+
+Why these heatmaps are drawn with matplotlib directly rather than xarray's
+``DataArray.plot(col=...)`` facet grids (used where they serve, as in the colmad
+region figure): xarray's pcolormesh infers cell edges around the grid points, so
+on a coarse grid the colours fill cells stretched to the axis limits while the
+closed-form contours, drawn through the points, end at the outermost points: the
+two disagree (issue seen on a 3 x 3 sweep).  Gouraud shading through the points,
+one colour scale shared across facets with a diverging map only where the closed
+form changes sign, the closed form's contours and zero line on every facet, and
+facets left out when constant need per-axes control that the facet grid's
+``map_dataarray`` does not give in one call.
 """
 
 from __future__ import annotations
@@ -143,6 +154,19 @@ def _heatmaps(ds, da, th, axes, plt):
         ncol = min(4, len(panels))
     else:
         panels, ncol = [{}], 1
+    # A facet constant over the whole grid says nothing a panel of one colour would
+    # (consultancy's Amp over jury size and b, say): named in the note instead,
+    # where some other facet varies.
+    constant = []
+    if len(facet_dims) == 1 and len(panels) > 1:
+        def flat(sel):
+            v = da.sel(sel).values
+            return not np.isnan(v).all() and np.nanmax(v) == np.nanmin(v)
+
+        keep = [p for p in panels if not flat(p)]
+        if keep:
+            constant = [p for p in panels if flat(p)]
+            panels, ncol = keep, min(4, len(keep))
     nrow = math.ceil(len(panels) / ncol)
     fig, axs = plt.subplots(nrow, ncol, figsize=(3.4 * ncol + 1.2, 2.9 * nrow + 0.8),
                             squeeze=False, sharex=True, sharey=True)
@@ -201,6 +225,9 @@ def _heatmaps(ds, da, th, axes, plt):
         note += "; thick line: closed form = 0"
     if fixed:
         note += "; shown at " + ", ".join(f"{d}={_fmt(v)}" for d, v in fixed.items())
+    for sel in constant:
+        note += "; not shown: " + ", ".join(f"{_sym(ds, d)} = {_fmt(v)}" for d, v in sel.items()) \
+            + f" (constant {_fmt(float(np.nanmax(da.sel(sel).values)))} over the grid)"
     fig.text(0.5, -0.02 if nrow == 1 else 0.0, note, fontsize=7, ha="center", va="top")
     return fig
 

@@ -16,6 +16,7 @@ matplotlib.use("Agg")
 import matplotlib.figure  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+import xarray as xr  # noqa: E402
 from matplotlib.image import imread  # noqa: E402
 
 import antiamp  # noqa: E402
@@ -112,6 +113,8 @@ def saved(monkeypatch):
                             if ax.get_xlim()[0] - 1e-9 <= t <= ax.get_xlim()[1] + 1e-9],
                  "yticks": [t for t in ax.get_yticks()
                             if min(ax.get_ylim()) - 1e-9 <= t <= max(ax.get_ylim()) + 1e-9],
+                 "title": ax.get_title(),
+                 "figtext": " ".join(t.get_text() for t in self.texts),
                  } for ax in self.axes if ax.get_visible()]))
         return out
 
@@ -166,6 +169,19 @@ def test_baseline_sweep_figures(tmp_path, saved):
     saved.clear()
     plot_store(tmp_path / "one.zarr", ["amp"], out_dir=tmp_path / "figs1")
     _check(saved, "jury size")
+    # consultancy's Amp is rho everywhere on a (b, jury size) grid: no panel of one
+    # colour, the note names it instead
+    antiamp.sweep({"run": {"n_instances": N},
+                   "sweep": {"axes": {"judge": {"jury_size": [1, 3, 5], "b": [0.2, 0.5, 0.8]}},
+                             "plot": False}}, tmp_path / "jury.zarr", progress=False,
+                  log=lambda *a: None)
+    saved.clear()
+    plot_store(tmp_path / "jury.zarr", ["amp"], out_dir=tmp_path / "figs2")
+    (_, axes), = saved
+    titles = [a["title"] for a in axes if a["title"]]
+    assert titles == ["protocol = debate"], titles
+    c = float(xr.open_zarr(tmp_path / "jury.zarr").amp.sel(protocol="consult").max())
+    assert f"not shown: protocol = consult (constant {c:.3g} over the grid)" in axes[0]["figtext"]
 
 
 @pytest.mark.parametrize("cfg", [
