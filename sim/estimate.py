@@ -1004,6 +1004,9 @@ def plot_estimates(ds: xr.Dataset, path: Path, pred: pd.DataFrame | None = None)
     import matplotlib.pyplot as plt
 
     labs = list(ds.stratum.values)
+    if len(labs) == 2 and "all" in labs:  # one stratum: "all" holds the same rows
+        labs = [f"{[s for s in labs if s != 'all'][0]} (all rows)"]
+        ds = ds.sel(stratum=["all"])
     fig, axs = plt.subplots(1, 3, figsize=(10.5, 3.9))
     colors = {"consult": "#d95f02", "debate": "#1b9e77"}
     for ax, m in zip(axs, ("amp", "acc", "fwc")):
@@ -1028,6 +1031,7 @@ def plot_estimates(ds: xr.Dataset, path: Path, pred: pd.DataFrame | None = None)
                                color="0.45", s=40, zorder=3,
                                label=f"seed-000 {col}" if k == 0 else None)
         ax.set_xticks(range(len(labs)), labs)
+        ax.set_xlim(-0.6, len(labs) - 0.4)  # every stratum's label inside, NaN or not
         ax.set_title({"amp": "Amp = Pr(y = a | a ≠ ω)", "acc": "accuracy",
                       "fwc": "follow-when-correct"}[m], fontsize=10)
         ax.set_xlabel("stratum")

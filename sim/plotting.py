@@ -191,9 +191,35 @@ def judge_fields(cfg: dict, logit_keys=("lam", "mu", "kappa")) -> list:
     return fields
 
 
+def fit_suptitle(fig) -> None:
+    """Wrap a figure title wider than the figure (a long parameter description was
+    cut at both edges) onto as many lines as it needs, breaking at commas."""
+    import textwrap
+
+    st = getattr(fig, "_suptitle", None)
+    if st is None or not st.get_text():
+        return
+    fig.canvas.draw()  # the renderer, to measure the text
+    width = st.get_window_extent().width
+    avail = 0.97 * fig.get_figwidth() * fig.dpi
+    if width <= avail:
+        return
+    lines = st.get_text().split("\n")
+    longest = max(len(ln) for ln in lines)
+    chars = max(20, int(longest * avail / width) - 2)
+    wrapped = []
+    for ln in lines:
+        # break between words, never inside "p = 0.7"
+        parts = textwrap.wrap(ln.replace(" = ", "\x01=\x01"), chars,
+                              break_long_words=False, break_on_hyphens=False)
+        wrapped += [w.replace("\x01", " ") for w in parts] if parts else [""]
+    st.set_text("\n".join(wrapped))
+
+
 def save(fig, path: Path) -> list:
     import matplotlib.pyplot as plt
 
+    fit_suptitle(fig)
     written = []
     for fmt in ("png", "pdf"):
         p = path.with_suffix(f".{fmt}")

@@ -3,7 +3,8 @@ axes objects at the moment of saving, each figure
 
 * is at most about 1,200 pixels wide (README and page width),
 * labels no axis with a raw config name (``rho``, ``size``, ``r_mean_false``...),
-* puts whole-number ticks on an axis swept over an integer field (K, jury size, B).
+* puts whole-number ticks on an axis swept over an integer field (K, jury size, B),
+* keeps its title within its edges.
 """
 
 from __future__ import annotations
@@ -107,6 +108,12 @@ def saved(monkeypatch):
     def spy(self, fname, *a, **k):
         out = real(self, fname, *a, **k)
         if str(fname).endswith(".png"):
+            st = getattr(self, "_suptitle", None)
+            cut = False
+            if st is not None and st.get_text():  # the title within the figure's edges
+                self.canvas.draw()
+                e, f = st.get_window_extent(), self.bbox
+                cut = bool(e.x0 < f.x0 - 1 or e.x1 > f.x1 + 1)
             records.append((str(fname), [
                 {"xlabel": ax.get_xlabel(), "ylabel": ax.get_ylabel(),
                  "xticks": [t for t in ax.get_xticks()
@@ -115,6 +122,7 @@ def saved(monkeypatch):
                             if min(ax.get_ylim()) - 1e-9 <= t <= max(ax.get_ylim()) + 1e-9],
                  "title": ax.get_title(),
                  "figtext": " ".join(t.get_text() for t in self.texts),
+                 "title_cut": cut,
                  } for ax in self.axes if ax.get_visible()]))
         return out
 
@@ -130,6 +138,8 @@ def _check(records, integer_label=None):
         width = imread(path).shape[1]
         if width > MAX_PX:
             bad.append(f"{path}: {width} px wide")
+        if any(ax["title_cut"] for ax in axes):
+            bad.append(f"{path}: the figure's title runs past its edges")
         for ax in axes:
             for which in ("xlabel", "ylabel"):
                 lab = ax[which].strip()
