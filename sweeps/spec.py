@@ -474,14 +474,26 @@ _TABLE_SECTIONS = ("judge", "protocol")
 _STRATEGY_FIELDS = ("model.c_e", "model.x_P_consult", "model.x_P", "model.x_A")
 
 
-def _combos(columns: list, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """(key of each cell's combination of ``columns``, first cell of each key)."""
+def _codes(col) -> tuple[np.ndarray, int]:
+    """Integer codes of a column's values and how many distinct values it has
+    (numpy for numbers and strings: a validation error then answers without
+    importing pandas, a quarter of a second; pandas for anything else)."""
+    arr = np.asarray(col)
+    if arr.dtype.kind in "biufUS":
+        uniq, codes = np.unique(arr, return_inverse=True)
+        return codes.ravel().astype(np.int64), len(uniq)
     import pandas as pd
 
+    codes, uniq = pd.factorize(col)
+    return codes.astype(np.int64), len(uniq)
+
+
+def _combos(columns: list, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(key of each cell's combination of ``columns``, first cell of each key)."""
     key = np.zeros(n, np.int64)
     for col in columns:
-        codes, uniq = pd.factorize(col)
-        key, _ = pd.factorize(key * len(uniq) + codes)  # stays < n: no overflow
+        codes, k = _codes(col)
+        key, _ = _codes(key * k + codes)  # stays < n: no overflow
     _, first = np.unique(key, return_index=True)
     return key, first
 
