@@ -204,8 +204,6 @@ def thresholds(pi, joint, avail) -> np.ndarray:
 def class_counts(pi, joint, avail, n: int, seed: int, n_threads: int = 0,
                  progress: bool | None = False, chunk_size: int = 1 << 24) -> np.ndarray:
     """Simulated class counts ``int64[C, 32]`` of C cells on common random numbers."""
-    import sys
-
     from tqdm.auto import tqdm
 
     from antiamp.kernels import correlated as kc

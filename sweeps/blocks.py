@@ -32,7 +32,6 @@ import json
 import os
 import pickle
 import shutil
-import sys
 import time
 import uuid
 from pathlib import Path

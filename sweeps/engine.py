@@ -20,7 +20,6 @@ import json
 import math
 import os
 import shutil
-import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
