@@ -43,6 +43,7 @@ baseline engine, or an instance-level simulation of the design juror by juror).
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -216,8 +217,12 @@ def jury_endorses(q, n: int, k: int):
     return q if n == 1 else special.betainc(k, n - k + 1, q)
 
 
-#: Gauss-Hermite nodes (probabilists') for the readings' shared part.
-_GH = None
+@functools.cache
+def _gauss_hermite(n: int = 80) -> tuple:
+    """Probabilists' Gauss-Hermite nodes and weights summing to 1 (the readings'
+    shared part)."""
+    t, w = np.polynomial.hermite_e.hermegauss(n)
+    return t, w / w.sum()
 
 
 def _structural_endorse(P, prot: str, right: bool, x, n: int, k: int):
@@ -225,7 +230,6 @@ def _structural_endorse(P, prot: str, right: bool, x, n: int, k: int):
     one juror is N(m, S^2) with m = mu + kappa_v x + gap s, S = sigma (consultancy)
     or sigma sqrt(2) (debate); jurors share read_corr of the variance (integrated by
     Gauss-Hermite) and decide independently given it."""
-    global _GH
     debate = prot == "debate"
     m = (P["mu_d"] if debate else P["mu_c"]) + P["kappa_v"] * x \
         + P["gap"] * (1.0 if debate else 0.5) * (1 if right else -1)
@@ -233,10 +237,7 @@ def _structural_endorse(P, prot: str, right: bool, x, n: int, k: int):
     c = P["read_corr"]
     if n == 1 or not np.any(c > 0):
         return jury_endorses(special.ndtr(m / S), n, k)
-    if _GH is None:
-        t, w = np.polynomial.hermite_e.hermegauss(80)
-        _GH = (t, w / w.sum())
-    t, w = _GH
+    t, w = _gauss_hermite()
     q = special.ndtr((m[:, None] + (S * np.sqrt(c))[:, None] * t[None, :])
                      / (S * np.sqrt(1 - c))[:, None])
     return jury_endorses(q, n, k) @ w
@@ -275,13 +276,15 @@ def _tables(P, n: int, k: int):
     return Jc, Jd
 
 
-def strategies(prot: str, n: int, v, P: dict, rule: str = "majority", s: float = 0.0):
+def strategies(prot: str, n: int, v, P: dict, rule: str = "majority", s: float = 0.0,
+               tables=None):
     """The sides' presentation probabilities (x_Pc, x_P, x_A) when they hold
     evidence, over the draws.  Free evidence (c_e - s = 0) is presented (seed 000's
     presentation when feasible); costly evidence is an equilibrium of the
     presentation game (:mod:`antiamp.equilibrium`, every equilibrium enumerated
     exactly), and a design is judged at the equilibrium with the highest Amp: it has
-    to hold whichever one the sides play."""
+    to hold whichever one the sides play.  ``tables``: :func:`_tables` of this jury,
+    when the caller has them."""
     ones = np.ones_like(P["p"])
     c_eff = float(P["c_e"][0]) - s
     if c_eff <= 0 or P.get("_kind") == "structural":
@@ -289,12 +292,12 @@ def strategies(prot: str, n: int, v, P: dict, rule: str = "majority", s: float =
     from .equilibrium import enumerate_consult, enumerate_debate, game_from_arrays
 
     rho = P["rho"] * (1.0 - v)
-    Jc, Jd = _tables(P, n, quota(n, rule))
+    Jc, Jd = tables if tables is not None else _tables(P, n, quota(n, rule))
     game = game_from_arrays(P["p"], rho, np.full_like(rho, c_eff), Jc, Jd)
     if prot == "consult":
         xc = enumerate_consult(game)[0]  # [C, E], NaN padded
         amp = rho[:, None] * xc * Jc[:, None, 1] + (1 - rho[:, None] * xc) * Jc[:, None, 0]
-        i = np.nanargmax(np.where(np.isnan(xc), -np.inf, amp), axis=1)
+        i = np.argmax(np.where(np.isnan(xc), -np.inf, amp), axis=1)
         return xc[np.arange(len(i)), i], ones, ones
     xp, xa, _, _ = enumerate_debate(game)
     amp = _debate(rho[:, None], xp, xa, Jd[:, None])[0]
@@ -331,9 +334,10 @@ def outcomes(prot: str, n: int, v, P: dict, rule: str = "majority", s: float = 0
     def J(pr, right, ep, ea=0):
         return _endorse(P, pr, right, ep, ea, n, k)
 
-    xc, xp, xa = strategies(prot, n, v, P, rule, s)
-    if prot == "debate" and P.get("_kind") != "structural":
-        amp, fwc = _debate(rho, xp, xa, _tables(P, n, k)[1])
+    tables = _tables(P, n, k) if prot == "debate" and P.get("_kind") != "structural" else None
+    xc, xp, xa = strategies(prot, n, v, P, rule, s, tables)
+    if tables is not None:
+        amp, fwc = _debate(rho, xp, xa, tables[1])
     elif prot == "debate":
         amp = rho * J("debate", False, 1, 1) + (1 - rho) * J("debate", False, 0, 1)
         fwc = rho * J("debate", True, 1, 1) + (1 - rho) * J("debate", True, 1, 0)

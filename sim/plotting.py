@@ -193,7 +193,7 @@ def judge_fields(cfg: dict, logit_keys=("lam", "mu", "kappa")) -> list:
 
 def fit_suptitle(fig) -> None:
     """Wrap a figure title wider than the figure (a long parameter description was
-    cut at both edges) onto as many lines as it needs, breaking at commas."""
+    cut at both edges) onto as many lines as it needs, between words."""
     import textwrap
 
     st = getattr(fig, "_suptitle", None)

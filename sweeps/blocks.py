@@ -376,15 +376,16 @@ def store_state(plan: GridPlan, store: Path, overwrite: bool = False, run_dir=No
         attrs = _store_attrs(store)
         if attrs.get("fingerprint") == fp and attrs.get(STORE_MARKER):
             return "complete"
-        ours = bool(attrs.get(STORE_MARKER)) or is_antiamp_store(store)
+        marked = bool(attrs.get(STORE_MARKER))  # a model grid's store
+        ours = marked or is_antiamp_store(store)
         if not overwrite:
             other = attrs.get("model") or "baseline"
-            what = ("a different run" if attrs.get(STORE_MARKER) else
+            what = ("a different run" if marked else
                     f"a store of another kind (model={other}, written by another antiamp "
                     "command or engine)" if ours else "something that is not an antiamp store")
             raise EngineError(
                 f"{store} holds {what}; "
-                + ("rerun the same command to resume it, " if attrs.get(STORE_MARKER) else "")
+                + ("rerun the same command to resume it, " if marked else "")
                 + "choose another store (sweep.store=... or sweep.name=...), or replace it "
                 "with sweep.overwrite=true")
         if not ours:

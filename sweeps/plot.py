@@ -163,10 +163,11 @@ def _heatmaps(ds, da, th, axes, plt):
             v = da.sel(sel).values
             return not np.isnan(v).all() and np.nanmax(v) == np.nanmin(v)
 
-        keep = [p for p in panels if not flat(p)]
-        if keep:
-            constant = [p for p in panels if flat(p)]
-            panels, ncol = keep, min(4, len(keep))
+        is_flat = [flat(p) for p in panels]
+        if not all(is_flat):
+            constant = [p for p, f in zip(panels, is_flat) if f]
+            panels = [p for p, f in zip(panels, is_flat) if not f]
+            ncol = min(4, len(panels))
     nrow = math.ceil(len(panels) / ncol)
     fig, axs = plt.subplots(nrow, ncol, figsize=(3.4 * ncol + 1.2, 2.9 * nrow + 0.8),
                             squeeze=False, sharex=True, sharey=True)
