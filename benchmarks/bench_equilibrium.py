@@ -51,6 +51,8 @@ def ours(p_c, rho, c_e, J_c, J_d):
 
 def main(argv=None):
     from gambit_games import gambit_consult_equilibria, gambit_debate_equilibria, same_sets
+    from importlib.metadata import version
+    gbt_version = version("pygambit")
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cells", type=int, default=10_000)
@@ -96,7 +98,7 @@ def main(argv=None):
           f"{t_ours / C * 1e6:.2f} us | 1 |")
     print(f"| antiamp, sim.equilibrium.solve end to end (configs, outcomes, Dataset) | "
           f"{t_e2e:.2f} | {t_e2e / C * 1e6:.0f} us | {t_e2e / t_ours:.0f} |")
-    print(f"| pygambit 16.7, cell by cell (build + enummixed / enumpure) | {t_gambit:.2f} | "
+    print(f"| pygambit {gbt_version}, cell by cell (build + enummixed / enumpure) | {t_gambit:.2f} | "
           f"{t_gambit / C * 1e6:.0f} us | {t_gambit / t_ours:.0f} |")
     print(f"\npygambit / antiamp solver: {t_gambit / t_ours:,.0f}x (target >= 1,000x); "
           f"pygambit / antiamp end to end: {t_gambit / t_e2e:.1f}x")

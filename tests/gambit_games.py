@@ -1,13 +1,82 @@
-"""The evidence-presentation game built as a pygambit extensive-form game with chance moves.
+"""The evidence-presentation games written as Gambit extensive-form games with chance moves.
 
-Independent of sim.equilibrium: the tree is written from the model's description
-(seed 000, sections 3-4) and handed to Gambit's own solvers.
+Independent of sim.equilibrium: each tree is written from the model's description
+(seed 000, sections 3-4, and the extensions' texts) in Gambit's own file format (.efg,
+read by ``pygambit.read_efg``) and handed to Gambit's solvers.  The file format is
+the interface because it is the one part of Gambit that stays put across releases:
+pygambit 17 (the first with binary wheels for this Python, so the test setup no
+longer compiles Gambit from source) replaced the tree-building API of 16.x.
+Information sets are numbered in the order a pre-order walk first meets them, which
+is the order ``Game.get_infosets`` and behaviour profiles list them in.
 """
 
 from fractions import Fraction
 
 import numpy as np
 import pygambit as gbt
+
+
+def _q(text):
+    return '"' + str(text).replace('"', "'") + '"'
+
+
+def _num(x):
+    """A payoff or probability as Gambit reads it: exact rationals as n/d, floats by
+    their shortest round-trip decimal (so the tree holds exactly the model's doubles)."""
+    if isinstance(x, Fraction):
+        return f"{x.numerator}/{x.denominator}" if x.denominator != 1 else str(x.numerator)
+    return repr(float(x)).replace("e", "E")
+
+
+class _Efg:
+    """Writes an .efg tree node by node in pre-order (Gambit's file order)."""
+
+    def __init__(self, title, players):
+        self.players = list(players)
+        self.lines = [f"EFG 2 R {_q(title)} {{ {' '.join(_q(p) for p in self.players)} }}", _q(""), ""]
+        self.n_chance = 0
+        self.isets = {p: {} for p in self.players}  # player -> key -> number (pre-order)
+        self.outcomes = {}
+
+    def chance(self, labels, probs):
+        self.n_chance += 1
+        body = " ".join(f"{_q(a)} {_num(p)}" for a, p in zip(labels, probs))
+        self.lines.append(f'c "" {self.n_chance} "" {{ {body} }} 0')
+
+    def move(self, player, key, actions):
+        """A decision node of ``player`` in the information set named by ``key``."""
+        sets = self.isets[player]
+        if key not in sets:
+            sets[key] = len(sets) + 1
+        acts = " ".join(_q(a) for a in actions)
+        self.lines.append(f'p "" {self.players.index(player) + 1} {sets[key]} {_q(key)} {{ {acts} }} 0')
+
+    def leaf(self, key, payoffs):
+        if key not in self.outcomes:
+            self.outcomes[key] = len(self.outcomes) + 1
+        pays = ", ".join(_num(v) for v in payoffs)
+        self.lines.append(f"t \"\" {self.outcomes[key]} {_q(key)} {{ {pays} }}")
+
+    def game(self):
+        return gbt.read_efg(__import__("io").StringIO("\n".join(self.lines) + "\n"))
+
+    def order(self, player):
+        """The keys of ``player``'s information sets in Gambit's order."""
+        return sorted(self.isets[player], key=self.isets[player].get)
+
+
+def _first_strategy(prof, player):
+    """Pr(the first pure strategy): with one information set, the first action."""
+    label, prob = next(iter(prof[player]))  # (strategy label, probability) pairs
+    return float(prob)
+
+
+def _behaviour(beh, efg, player):
+    """{information-set key: [Pr(action) in the order written]} of a behaviour profile."""
+    per_set = list(beh[player])  # (representative history, (action, probability) pairs)
+    keys = efg.order(player)
+    assert len(per_set) == len(keys), "Gambit read another number of information sets"
+    return {k: [float(p) for _, p in acts] for k, (_, acts) in zip(keys, per_set)}
 
 
 def _probs(q):
@@ -18,72 +87,50 @@ def _probs(q):
 def debate_game(p_c, rho, c_e, J):
     """Chance: is P correct?  Then the false side's feasibility.  P moves at t_P = 1
     (one information set), A at t_A = 1 (one information set, not seeing P's move)."""
-    g = gbt.Game.new_tree(players=["P", "A"], title="evidence presentation, open debate")
-    P, A = g.players["P"], g.players["A"]
-    g.append_move(g.root, g.players.chance, ["correct", "wrong"])
-    g.set_chance_probs(g.root.infoset, _probs(p_c))
-    correct, wrong = list(g.root.children)
-    g.append_move(correct, g.players.chance, ["tA=1", "tA=0"])
-    g.set_chance_probs(correct.infoset, _probs(rho))
-    g.append_move(wrong, g.players.chance, ["tP=1", "tP=0"])
-    g.set_chance_probs(wrong.infoset, _probs(rho))
-    c_t1, c_t0 = list(correct.children)  # t_P = 1 in both; t_A = 1 / 0
-    w_t1, w_t0 = list(wrong.children)  # t_A = 1 in both; t_P = 1 / 0
-    g.append_move(c_t1, P, ["present", "withhold"])
-    ip = c_t1.infoset
-    g.append_infoset([c_t0, w_t1], ip)
-    # A's information set: after P's move where t_A = 1, and where t_P = 0.
-    c_pres, c_with = list(c_t1.children)
-    w_pres, w_with = list(w_t1.children)
-    g.append_move(c_pres, A, ["present", "withhold"])
-    ia = c_pres.infoset
-    g.append_infoset([c_with, w_pres, w_with, w_t0], ia)
+    t = _Efg("evidence presentation, open debate", ["P", "A"])
 
-    made = {}
+    def leaf(eP, eA):  # one outcome per evidence pair, shared by its leaves
+        j = float(J[eP][eA])
+        t.leaf(f"eP={eP}, eA={eA}", [j - c_e * eP, 1 - j - c_e * eA])
 
-    def pay(node, eP, eA):  # one outcome per evidence pair, shared by its leaves
-        if (eP, eA) not in made:
-            j = float(J[eP][eA])
-            made[eP, eA] = g.add_outcome(f"eP={eP}, eA={eA}",
-                                         [j - c_e * eP, 1 - j - c_e * eA])
-        g.set_outcome(node, made[eP, eA])
+    def a_moves(eP):  # A at t_A = 1, not seeing P's move
+        t.move("A", "A holds evidence", ["present", "withhold"])
+        for eA in (1, 0):
+            leaf(eP, eA)
 
-    for pnode in (c_t1, w_t1):  # both senders have evidence: 2 x 2 outcomes
-        for anode, eP in zip(pnode.children, (1, 0)):
-            for leaf, eA in zip(anode.children, (1, 0)):
-                pay(leaf, eP, eA)
-    for leaf, eP in zip(c_t0.children, (1, 0)):  # correct, t_A = 0: A cannot present
-        pay(leaf, eP, 0)
-    for leaf, eA in zip(w_t0.children, (1, 0)):  # wrong, t_P = 0: P cannot present
-        pay(leaf, 0, eA)
-    return g
+    def p_moves(a_can):
+        t.move("P", "P holds evidence", ["present", "withhold"])
+        for eP in (1, 0):
+            a_moves(eP) if a_can else leaf(eP, 0)
+
+    t.chance(["correct", "wrong"], _probs(p_c))
+    t.chance(["tA=1", "tA=0"], _probs(rho))  # P correct: t_P = 1, A's evidence with rho
+    p_moves(True)
+    p_moves(False)
+    t.chance(["tP=1", "tP=0"], _probs(rho))  # P wrong: t_A = 1, P's evidence with rho
+    p_moves(True)
+    a_moves(0)
+    return t
 
 
 def gambit_debate_equilibria(p_c, rho, c_e, J):
     """All extreme equilibria by Gambit's enummixed, as (x_P, x_A) = Pr(present)."""
-    g = debate_game(p_c, rho, c_e, J)
-    res = gbt.nash.enummixed_solve(g, rational=False)
-    out = []
-    for prof in res.equilibria:
-        # One information set each: strategy 1 is the first action, "present".
-        xp = float(prof[list(g.players["P"].strategies)[0]])
-        xa = float(prof[list(g.players["A"].strategies)[0]])
-        out.append((xp, xa))
-    return out
+    res = gbt.nash.enummixed_solve(debate_game(p_c, rho, c_e, J).game(), rational=False)
+    # One information set each: strategy 1 is the first action, "present".
+    return [(_first_strategy(prof, "P"), _first_strategy(prof, "A")) for prof in res.equilibria]
 
 
 def consult_game(c_e, Jc):
-    g = gbt.Game.new_tree(players=["P"], title="evidence presentation, open consultancy")
-    g.append_move(g.root, g.players["P"], ["present", "withhold"])
-    for leaf, eP in zip(g.root.children, (1, 0)):
-        g.set_outcome(leaf, g.add_outcome(f"eP={eP}", [float(Jc[eP]) - c_e * eP]))
-    return g
+    t = _Efg("evidence presentation, open consultancy", ["P"])
+    t.move("P", "P holds evidence", ["present", "withhold"])
+    for eP in (1, 0):
+        t.leaf(f"eP={eP}", [float(Jc[eP]) - c_e * eP])
+    return t
 
 
 def gambit_consult_equilibria(c_e, Jc):
-    g = consult_game(c_e, Jc)
-    res = gbt.nash.enumpure_solve(g)
-    return sorted(float(prof[list(g.players["P"].strategies)[0]]) for prof in res.equilibria)
+    res = gbt.nash.enumpure_solve(consult_game(c_e, Jc).game())
+    return sorted(_first_strategy(prof, "P") for prof in res.equilibria)
 
 
 def same_sets(a, b, tol=1e-9):
@@ -106,65 +153,49 @@ def signals_debate_game(class_probs, c_e, J):
     4 s_A + 2 t_P + t_A).  P moves when t_P = 1 in an information set per s_P;
     then A, when t_A = 1, in an information set per (s_P, s_A), not seeing P's move.
     """
-    g = gbt.Game.new_tree(players=["P", "A"], title="correlated signals, open debate")
-    P, A = g.players["P"], g.players["A"]
+    t = _Efg("correlated signals, open debate", ["P", "A"])
     keep = [k for k in range(32) if class_probs[k] > 0]
-    g.append_move(g.root, g.players.chance, [f"class {k}" for k in keep])
-    g.set_chance_probs(g.root.infoset, _fractions([class_probs[k] for k in keep]))
-    p_sets, a_sets = {}, {}
-    made = {}
-
     tables = np.asarray(J, dtype=float)
     if tables.ndim == 2:  # one table for every class
         tables = np.stack([tables, tables])
 
-    def pay(node, eP, eA, b):
+    def pay(eP, eA, b):
         # b = 0 when A believes its stance, 1 when not (rhetoric-dependent judges).
-        if (eP, eA, b) not in made:
-            j = float(tables[b][eP][eA])
-            made[eP, eA, b] = g.add_outcome(f"eP={eP}, eA={eA}, b={b}",
-                                            [j - c_e * eP, 1 - j - c_e * eA])
-        g.set_outcome(node, made[eP, eA, b])
+        j = float(tables[b][eP][eA])
+        t.leaf(f"eP={eP}, eA={eA}, b={b}", [j - c_e * eP, 1 - j - c_e * eA])
 
-    def a_move(node, sp, sa, ta, eP, _):
+    def a_move(sp, sa, ta, eP):
         b = 0 if sa != sp else 1
         if not ta:
-            pay(node, eP, 0, b)
+            pay(eP, 0, b)
             return
-        key = (sp, sa)
-        if key in a_sets:
-            g.append_infoset(node, a_sets[key])
-        else:
-            g.append_move(node, A, ["present", "withhold"])
-            a_sets[key] = node.infoset
-        for leaf, eA in zip(node.children, (1, 0)):
-            pay(leaf, eP, eA, b)
+        t.move("A", (sp, sa), ["present", "withhold"])
+        for eA in (1, 0):
+            pay(eP, eA, b)
 
-    for branch, k in zip(g.root.children, keep):
+    t.chance([f"class {k}" for k in keep], _fractions([class_probs[k] for k in keep]))
+    for k in keep:
         sp, sa, tp, ta = (k >> 3) & 1, (k >> 2) & 1, (k >> 1) & 1, k & 1
         if tp:
-            if sp in p_sets:
-                g.append_infoset(branch, p_sets[sp])
-            else:
-                g.append_move(branch, P, ["present", "withhold"])
-                p_sets[sp] = branch.infoset
-            for node, eP in zip(branch.children, (1, 0)):
-                a_move(node, sp, sa, ta, eP, 0)
+            t.move("P", sp, ["present", "withhold"])
+            for eP in (1, 0):
+                a_move(sp, sa, ta, eP)
         else:
-            a_move(branch, sp, sa, ta, 0, 0)
-    return g, p_sets, a_sets
+            a_move(sp, sa, ta, 0)
+    return t
 
 
 def gambit_signals_equilibria(class_probs, c_e, J):
     """Behaviour profiles (x_P[s_P], x_A[s_P, s_A]) of every extreme equilibrium found by
     Gambit's enummixed on the strategic form."""
-    g, p_sets, a_sets = signals_debate_game(class_probs, c_e, J)
-    res = gbt.nash.enummixed_solve(g, rational=False)
+    t = signals_debate_game(class_probs, c_e, J)
+    res = gbt.nash.enummixed_solve(t.game(), rational=False)
     out = []
     for prof in res.equilibria:
         beh = prof.as_behavior()
-        xp = np.array([float(beh[list(p_sets[s].actions)[0]]) for s in (0, 1)])
-        xa = np.array([[float(beh[list(a_sets[(s, r)].actions)[0]]) for r in (0, 1)] for s in (0, 1)])
+        bp, ba = _behaviour(beh, t, "P"), _behaviour(beh, t, "A")
+        xp = np.array([bp[s][0] for s in (0, 1)])
+        xa = np.array([[ba[(s, r)][0] for r in (0, 1)] for s in (0, 1)])
         if not any(np.max(np.abs(xp - u)) < 1e-9 and np.max(np.abs(xa - w)) < 1e-9
                    for u, w in out):
             out.append((xp, xa))
@@ -177,50 +208,29 @@ def portfolio_debate_game(W, Jd, c):
     W; P chooses how many of its k_P passing items to submit (one information set per
     k_P), then A (one per k_A, not seeing P's choice)."""
     K = W.shape[0]
-    g = gbt.Game.new_tree(players=["P", "A"], title="evidence portfolios, open debate")
-    P, A = g.players["P"], g.players["A"]
+    t = _Efg("evidence portfolios, open debate", ["P", "A"])
     keep = [(i, j) for i in range(K) for j in range(K) if W[i, j] > 0]
-    g.append_move(g.root, g.players.chance, [f"kP={i}, kA={j}" for i, j in keep])
-    g.set_chance_probs(g.root.infoset, _fractions([W[i, j] / W.sum() for i, j in keep]))
-    p_sets, a_sets, made = {}, {}, {}
-
-    def pay(node, sp, sa):
-        if (sp, sa) not in made:
-            j = float(Jd[sp][sa])
-            made[sp, sa] = g.add_outcome(f"V=({sp},{sa})", [j - c * sp, 1 - j - c * sa])
-        g.set_outcome(node, made[sp, sa])
-
-    def a_move(node, ka, sp):
-        if ka in a_sets:
-            g.append_infoset(node, a_sets[ka])
-        else:
-            g.append_move(node, A, [f"submit {s}" for s in range(ka + 1)])
-            a_sets[ka] = node.infoset
-        for leaf, sa in zip(node.children, range(ka + 1)):
-            pay(leaf, sp, sa)
-
-    for branch, (kp, ka) in zip(g.root.children, keep):
-        if kp in p_sets:
-            g.append_infoset(branch, p_sets[kp])
-        else:
-            g.append_move(branch, P, [f"submit {s}" for s in range(kp + 1)])
-            p_sets[kp] = branch.infoset
-        for node, sp in zip(branch.children, range(kp + 1)):
-            a_move(node, ka, sp)
-    return g, p_sets, a_sets
+    t.chance([f"kP={i}, kA={j}" for i, j in keep], _fractions([W[i, j] / W.sum() for i, j in keep]))
+    for kp, ka in keep:
+        t.move("P", kp, [f"submit {s}" for s in range(kp + 1)])
+        for sp in range(kp + 1):
+            t.move("A", ka, [f"submit {s}" for s in range(ka + 1)])
+            for sa in range(ka + 1):
+                j = float(Jd[sp][sa])
+                t.leaf(f"V=({sp},{sa})", [j - c * sp, 1 - j - c * sa])
+    return t
 
 
 def gambit_portfolio_equilibrium(W, Jd, c):
     """One equilibrium by Gambit's sequence-form LCP, as behaviour strategies
     sigma_P[k, s], sigma_A[k, s] (NaN for types of probability zero)."""
     K = W.shape[0]
-    g, p_sets, a_sets = portfolio_debate_game(W, Jd, c)
-    res = gbt.nash.lcp_solve(g, rational=False)
-    beh = res.equilibria[0]
+    t = portfolio_debate_game(W, Jd, c)
+    res = gbt.nash.lcp_solve(t.game(), rational=False)
+    beh = res.equilibrium  # Lemke's algorithm on the tree finds exactly one
     sP = np.full((K, K), np.nan)
     sA = np.full((K, K), np.nan)
-    for sets, out in ((p_sets, sP), (a_sets, sA)):
-        for k, iset in sets.items():
-            for s, act in enumerate(iset.actions):
-                out[k, s] = float(beh[act])
+    for player, out in (("P", sP), ("A", sA)):
+        for k, probs in _behaviour(beh, t, player).items():
+            out[k, :len(probs)] = probs
     return sP, sA
