@@ -36,7 +36,7 @@ xr = lazy("xarray")
 from omegaconf import DictConfig, OmegaConf
 
 from ._version import __version__
-from .config import Config, ConfigError, as_yaml, to_config
+from .config import Config, ConfigError, as_yaml, build_direct, to_config
 from .judge import judge_tables
 from .metrics import class_probabilities, evaluate
 
@@ -399,13 +399,15 @@ def _solve_config(cfg: Any) -> tuple:
     base_cfg["model"] = {**base_cfg["model"], "x_P": 1.0, "x_A": 1.0, "x_P_consult": 1.0}
     base = to_config(base_cfg)
     try:
-        eqc = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(EquilibriumConfig), eq))
+        eqc = build_direct(EquilibriumConfig, eq) or OmegaConf.to_object(
+            OmegaConf.merge(OmegaConf.structured(EquilibriumConfig), eq))
     except Exception as exc:
         raise ConfigError(f"equilibrium: {str(exc).splitlines()[0]}") from None
     validate_equilibrium(eqc)
     spec = None
     if sweep and (sweep.get("axes") if isinstance(sweep, dict) else None):
-        spec = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(SweepSpec), sweep))
+        spec = build_direct(SweepSpec, sweep) or OmegaConf.to_object(
+            OmegaConf.merge(OmegaConf.structured(SweepSpec), sweep))
     return base, eqc, spec
 
 
@@ -517,7 +519,7 @@ def _outcomes(game, cells, cP, dP, dA):
                                np.nan_to_num(cP), np.nan_to_num(dP), np.nan_to_num(dA),
                                c.fixed[:, None], c.a[:, None])
     return evaluate(prob, game.J_c[:, None, :], game.J_d[:, None, :, :], *wel, game.c_e[:, None],
-                    names=tuple(OUTCOMES))
+                    names=tuple(OUTCOMES), se=False)
 
 
 def _simulated_se(game, eqc, cells, cP, dP, dA, vals, report, h=1e-6, match=1e-3):

@@ -71,8 +71,10 @@ CONTRAST_METRICS: dict[str, MetricSpec] = {
 }
 
 
-def _protocol_values(protocol: str, J_consult, J_debate, alpha, beta, delta_c, c_e):
-    """Per-class values g and conditioning masks S of every metric of one protocol.
+def _protocol_values(protocol: str, J_consult, J_debate, alpha, beta, delta_c, c_e,
+                     names=None):
+    """Per-class values g and conditioning masks S of every metric of one protocol
+    (of ``names`` only, when given).
 
     Judge tables may carry leading cell axes (``J_consult[..., 2]``,
     ``J_debate[..., 2, 2]``) and the scalars matching leading shapes; values come
@@ -99,28 +101,31 @@ def _protocol_values(protocol: str, J_consult, J_debate, alpha, beta, delta_c, c
     tie = ep == ea
     accurate = corr * J + (1 - corr) * (1 - J)
     has_a = protocol == "debate"
-    nan = np.full(lead + (32,), np.nan)
+
+    def nan():
+        return np.full(lead + (32,), np.nan)
 
     def full(x):
         return np.broadcast_to(np.asarray(x, dtype=float), lead + (32,))
 
-    return {
-        "amp": (J, wrong),
-        "acc": (accurate, every),
-        "fwc": (J, right),
-        "endorse": (J, every),
-        "wrong_follow": ((1 - corr) * J, every),
-        "tie_rate": (full(tie), every),
-        "imbalance_rate": (full(~tie), every),
-        "b_hat": (J, tie),
-        "rho_eq_P": (full(ep), wrong),
-        "rho_eq_A": (full(ea) if has_a else nan, right),
-        "evidence_P": (full(ep), every),
-        "evidence_A": (full(ea) if has_a else nan, every),
-        "welfare": (-alpha * (1 - accurate) - beta * (1 - corr) * J - cost, every),
-        "payoff_P": (J - c_e * ep, every),
-        "payoff_A": ((1 - J) - c_e * ea if has_a else nan, every),
+    lazy = {  # built on demand: a grid of equilibria keeps four of them
+        "amp": lambda: (J, wrong),
+        "acc": lambda: (accurate, every),
+        "fwc": lambda: (J, right),
+        "endorse": lambda: (J, every),
+        "wrong_follow": lambda: ((1 - corr) * J, every),
+        "tie_rate": lambda: (full(tie), every),
+        "imbalance_rate": lambda: (full(~tie), every),
+        "b_hat": lambda: (J, tie),
+        "rho_eq_P": lambda: (full(ep), wrong),
+        "rho_eq_A": lambda: (full(ea) if has_a else nan(), right),
+        "evidence_P": lambda: (full(ep), every),
+        "evidence_A": lambda: (full(ea) if has_a else nan(), every),
+        "welfare": lambda: (-alpha * (1 - accurate) - beta * (1 - corr) * J - cost, every),
+        "payoff_P": lambda: (J - c_e * ep, every),
+        "payoff_A": lambda: ((1 - J) - c_e * ea if has_a else nan(), every),
     }
+    return {k: f() for k, f in lazy.items() if names is None or k in names}
 
 
 def _contrast_values(vals_c, vals_d):
@@ -131,7 +136,7 @@ def _contrast_values(vals_c, vals_d):
     }
 
 
-def weighted(weights: np.ndarray, g: np.ndarray, mask: np.ndarray, n=None):
+def weighted(weights: np.ndarray, g: np.ndarray, mask: np.ndarray, n=None, se: bool = True):
     """E_w[g | mask] over the last (class) axis and the standard error of its estimate.
 
     With integer class *counts* (``n=None``) the standard error is the sample one
@@ -139,11 +144,26 @@ def weighted(weights: np.ndarray, g: np.ndarray, mask: np.ndarray, n=None):
     number of instances in the conditioning event).  With exact class
     *probabilities* and ``n`` instances it is the standard error that a run of
     ``n`` instances will have, which is what to plan a run with.  Leading axes
-    are cells.  An empty conditioning event gives NaN.
+    are cells.  An empty conditioning event gives NaN.  ``se=False`` computes the
+    mean alone (standard error None): what exact outcomes at equilibria need.
     """
-    w = np.where(mask, weights, 0).astype(float)
     g = np.asarray(g, dtype=float)
+    if not se:
+        # Contractions over the class axis: g and mask often lack the weights' leading
+        # (equilibrium) axes, so nothing [..., 32]-sized is built but the weights.
+        weights = np.asarray(weights, dtype=float)
+        gm = np.where(mask, g, 0.0)
+        if np.isfinite(gm).all() and np.all(weights >= 0):
+            tot = np.einsum("...k,...k->...", weights, np.asarray(mask, dtype=float))
+            with np.errstate(invalid="ignore", divide="ignore"):
+                mean = np.einsum("...k,...k->...", weights, gm) / tot
+            return np.where(tot > 0, mean, np.nan), None
+    w = np.where(mask, weights, 0).astype(float)
     tot = w.sum(axis=-1)
+    if not se:  # a value undefined where it carries no weight
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = np.where(w > 0, w * g, 0.0).sum(axis=-1) / tot
+        return np.where(tot > 0, mean, np.nan), None
     pos = w > 0
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.where(pos, w * g, 0.0).sum(axis=-1) / tot
@@ -194,28 +214,35 @@ def mean_from_sums(total: float, n: float, squares: float) -> tuple[float, float
     return m, float(np.sqrt(var / max(n - 1, 1)))
 
 
-def evaluate(weights, J_consult, J_debate, alpha, beta, delta_c, c_e, n=None, names=None):
+def evaluate(weights, J_consult, J_debate, alpha, beta, delta_c, c_e, n=None, names=None,
+             se: bool = True):
     """All metrics from class weights: ``{name: (values, ses)}``.
 
     ``weights`` are class counts (``n=None``) or exact class probabilities with
     ``n`` the number of instances the standard errors refer to; either may have
     leading cell axes ``[..., 32]`` matching the judge tables'.  Per-protocol
     metrics get a trailing protocol axis (consult, debate); contrasts do not.
-    ``names`` limits the work to those metrics (default: every one).
+    ``names`` limits the work to those metrics (default: every one); ``se=False``
+    computes the values alone (standard errors None).
     """
-    vc = _protocol_values("consult", J_consult, J_debate, alpha, beta, delta_c, c_e)
-    vd = _protocol_values("debate", J_consult, J_debate, alpha, beta, delta_c, c_e)
+    need = None
+    if names is not None:  # the contrasts read amp, acc and welfare
+        need = set(names) | ({"amp", "acc", "welfare"} if set(names) & set(CONTRAST_METRICS)
+                             else set())
+    vc = _protocol_values("consult", J_consult, J_debate, alpha, beta, delta_c, c_e, need)
+    vd = _protocol_values("debate", J_consult, J_debate, alpha, beta, delta_c, c_e, need)
     out = {}
     for name in PROTOCOL_METRICS:
         if names is not None and name not in names:
             continue
-        rc = weighted(weights, *vc[name], n)
-        rd = weighted(weights, *vd[name], n)
-        out[name] = (np.stack([rc[0], rd[0]], axis=-1), np.stack([rc[1], rd[1]], axis=-1))
+        rc = weighted(weights, *vc[name], n, se)
+        rd = weighted(weights, *vd[name], n, se)
+        out[name] = (np.stack([rc[0], rd[0]], axis=-1),
+                     np.stack([rc[1], rd[1]], axis=-1) if se else None)
     if names is None or any(k in CONTRAST_METRICS for k in names):
         for name, (g, mask) in _contrast_values(vc, vd).items():
             if names is None or name in names:
-                out[name] = weighted(weights, g, mask, n)
+                out[name] = weighted(weights, g, mask, n, se)
     return out
 
 
@@ -225,26 +252,34 @@ def class_probabilities(pi, p_correct, rho, x_pc, x_pd, x_a, fixed, a_fixed):
     Arguments may be arrays over cells.  The two protocols present with the same
     uniform (common random numbers), so
     Pr(e_P consult = 1, e_P debate = 1 | t_P = 1) = min(x_Pc, x_Pd).
+
+    Class k = 16 omega + 8 correct + 4 e_P(consult) + 2 e_P(debate) + e_A factors as
+    Pr(omega, correct) x Pr(evidence | correct): two small tables multiplied once
+    into the 32 classes (a grid of 10^4 cells x equilibria is one product, not a
+    dozen passes over [..., 32]).
     """
     pi, p_correct, rho, x_pc, x_pd, x_a = (
-        np.asarray(v, dtype=float)[..., None] for v in (pi, p_correct, rho, x_pc, x_pd, x_a)
-    )
-    fixed = np.asarray(fixed, dtype=bool)[..., None]
-    a_fixed = np.asarray(a_fixed)[..., None]
-    om, corr = OMEGA, CORRECT
-    epc, epd, ea = EP_CONSULT, EP_DEBATE, EA_DEBATE
-    p_om = np.where(om == 1, pi, 1 - pi)
+        np.asarray(v, dtype=float) for v in (pi, p_correct, rho, x_pc, x_pd, x_a))
+    fixed = np.asarray(fixed, dtype=bool)[..., None, None]
+    a_fixed = np.asarray(a_fixed)[..., None, None]
+    om, corr = np.array([[0], [1]]), np.array([[0, 1]])  # [omega, correct]
+    p_om = np.where(om == 1, pi[..., None, None], 1 - pi[..., None, None])
     p_corr = np.where(fixed, (corr == (om == a_fixed)).astype(float),
-                      np.where(corr == 1, p_correct, 1 - p_correct))
-    tp1 = np.where(corr == 1, 1.0, rho)  # Pr(t_P = 1)
-    ta1 = np.where(corr == 1, rho, 1.0)  # Pr(t_A = 1)
+                      np.where(corr == 1, p_correct[..., None, None],
+                               1 - p_correct[..., None, None]))
+    p_oc = p_om * p_corr  # [..., omega, correct]
+    # Pr(e_Pc, e_Pd | t_P = 1), in the order (e_Pc, e_Pd) = 00, 01, 10, 11.
     both = np.minimum(x_pc, x_pd)
-    joint = np.where(  # Pr(e_Pc, e_Pd | t_P = 1)
-        epc == 1,
-        np.where(epd == 1, both, x_pc - both),
-        np.where(epd == 1, x_pd - both, 1 - x_pc - x_pd + both),
-    )
-    none_p = ((epc == 0) & (epd == 0)).astype(float)
-    p_ep = tp1 * joint + (1 - tp1) * none_p
-    p_ea = ta1 * np.where(ea == 1, x_a, 1 - x_a) + (1 - ta1) * (ea == 0)
-    return p_om * p_corr * p_ep * p_ea
+    joint = np.stack(np.broadcast_arrays(1 - x_pc - x_pd + both, x_pd - both, x_pc - both, both),
+                     axis=-1)
+    r = rho[..., None]
+    none = np.array([1.0, 0.0, 0.0, 0.0])  # no evidence: neither presents
+    # [..., correct, (e_Pc, e_Pd)]: t_P = 1 surely when P is correct, with rho when not.
+    p_ep = np.stack(np.broadcast_arrays(r * joint + (1 - r) * none, joint), axis=-2)
+    ea1 = np.stack(np.broadcast_arrays(1 - x_a, x_a), axis=-1)  # Pr(e_A | t_A = 1)
+    # [..., correct, e_A]: t_A = 1 surely when P is wrong (A is right), with rho when not.
+    p_ea = np.stack(np.broadcast_arrays(ea1, r * ea1 + (1 - r) * np.array([1.0, 0.0])), axis=-2)
+    lead = np.broadcast_shapes(p_ep.shape[:-2], p_ea.shape[:-2])
+    evid = (p_ep[..., :, :, None] * p_ea[..., :, None, :]).reshape(lead + (2, 8))
+    out = p_oc[..., :, :, None] * evid[..., None, :, :]  # [..., omega, correct, 8]
+    return out.reshape(out.shape[:-3] + (32,))

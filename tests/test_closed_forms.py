@@ -129,3 +129,59 @@ def test_theory_matches_enumeration_everywhere(pi, p, rho, x_pc, x_pd, x_a, kind
                 assert math.isnan(got) or name == "b_hat", (prot, name)
             else:
                 assert got == pytest.approx(want, abs=1e-9), (prot, name)
+
+
+def _class_probability_by_hand(pi, p, rho, x_pc, x_pd, x_a, fixed, a):
+    """The 32 class probabilities of one cell, one class at a time from the model's
+    description: omega, whether the stance is correct, the protagonist's evidence
+    (t_P, then one uniform for both protocols' presentation), the antagonist's."""
+    out = np.zeros(32)
+    for k in range(32):
+        om, corr, epc, epd, ea = (k >> 4) & 1, (k >> 3) & 1, (k >> 2) & 1, (k >> 1) & 1, k & 1
+        pr = pi if om else 1 - pi
+        if fixed:
+            pr *= 1.0 if corr == (om == a) else 0.0
+        else:
+            pr *= p if corr else 1 - p
+        tp = 1.0 if corr else rho
+        lo, hi = min(x_pc, x_pd), max(x_pc, x_pd)
+        # u < x presents: both when u < lo, exactly the larger one's protocol in [lo, hi)
+        if epc and epd:
+            given = lo
+        elif epc:
+            given = hi - lo if x_pc > x_pd else 0.0
+        elif epd:
+            given = hi - lo if x_pd > x_pc else 0.0
+        else:
+            given = 1 - hi
+        pr *= tp * given + (1 - tp) * (epc == 0 and epd == 0)
+        ta = rho if corr else 1.0
+        pr *= ta * (x_a if ea else 1 - x_a) + (1 - ta) * (ea == 0)
+        out[k] = pr
+    return out
+
+
+def test_class_probabilities_equal_the_classes_written_out():
+    from antiamp.metrics import class_probabilities
+
+    rng = np.random.default_rng(7)
+    C, E = 40, 3
+    pi, p, rho = rng.uniform(size=(3, C, 1))
+    xs = rng.uniform(size=(3, C, E))
+    xs[:, :5] = np.round(xs[:, :5])  # pure strategies and ties between the protocols
+    xs[0, 5:8] = xs[1, 5:8]
+    fixed = rng.uniform(size=(C, 1)) < 0.3
+    a = rng.integers(0, 2, size=(C, 1))
+    got = class_probabilities(pi, p, rho, xs[0], xs[1], xs[2], fixed, a)
+    assert got.shape == (C, E, 32)
+    for i in range(C):
+        for e in range(E):
+            want = _class_probability_by_hand(pi[i, 0], p[i, 0], rho[i, 0], xs[0, i, e],
+                                              xs[1, i, e], xs[2, i, e], fixed[i, 0], a[i, 0])
+            np.testing.assert_allclose(got[i, e], want, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(got.sum(-1), 1.0, atol=1e-14)
+    # scalars in, [32] out
+    one = class_probabilities(0.3, 0.8, 0.4, 1.0, 0.5, 0.2, False, 1)
+    assert one.shape == (32,)
+    np.testing.assert_allclose(one, _class_probability_by_hand(0.3, 0.8, 0.4, 1.0, 0.5, 0.2,
+                                                                False, 1), atol=1e-15)

@@ -75,11 +75,17 @@ def test_bivariate_normal_cdf_matches_scipy():
         np.testing.assert_allclose(cf._bvn(h, k, r), ref, atol=1e-7)
 
 
+# The fits of the five conditions are computed once per test process (module fixture,
+# and fit_condition caches): keep every test that reads them on one xdist worker.
+FITS_GROUP = pytest.mark.xdist_group("confidence_fits")
+
+
 @pytest.fixture(scope="module")
 def fits():
     return {c: cf.fit_condition(c) for c in cf.CONDITIONS}
 
 
+@FITS_GROUP
 def test_table3_means_reproduced_within_one_point(fits):
     for cond, pub in PUBLISHED_T3.items():
         X = cf.bets_array(cf.load_bets(), cond)
@@ -88,6 +94,7 @@ def test_table3_means_reproduced_within_one_point(fits):
         assert fits[cond].converged
 
 
+@FITS_GROUP
 def test_table4_categories_reproduced_within_sampling_error(fits):
     for cond, cat, pub in (("cross_model", "both >75", 0.617),
                            ("informed_self", "both <=50", 0.233)):
@@ -99,6 +106,7 @@ def test_table4_categories_reproduced_within_sampling_error(fits):
         assert abs(model - pub) < 2 * se, (cond, cat, model, pub)
 
 
+@FITS_GROUP
 def test_overconfidence_escalation_and_shared_component(fits):
     # Every condition but informed self starts above 50 and escalates; informed self
     # starts at 50 (the anchor) and still rises.
@@ -110,6 +118,7 @@ def test_overconfidence_escalation_and_shared_component(fits):
     assert fits["informed_self"].values()["anchor"][0] > 0.2
 
 
+@FITS_GROUP
 def test_closing_bets_carry_little_information_about_the_winner(fits):
     for cond in cf.CONDITIONS:
         X = cf.bets_array(cf.load_bets(), cond)
@@ -240,6 +249,7 @@ def test_vote_histogram_recovers_icc(folded):
     assert pub["icc"] - 2 * pub["icc_se"] > 0
 
 
+@FITS_GROUP
 def test_model_runs_and_reports(tmp_path):
     from antiamp.sweeps.blocks import run_cell
 
@@ -321,3 +331,15 @@ def test_jury_latent_quadrature_against_a_dense_grid(icc):
     ref = (jury_majority(special.ndtr((zq[:, None] - math.sqrt(icc) * z)
                                       / math.sqrt(1 - icc)), 6, 0.5) * w).sum(-1)
     np.testing.assert_allclose(cf.jury_endorse(q, 6, icc), ref, atol=1e-8)
+
+
+def test_logsumexp_is_scipys():
+    from scipy import special
+
+    rng = np.random.default_rng(4)
+    a = rng.normal(scale=30, size=(7, 40))
+    a[2] = -np.inf  # a row with no mass
+    a[3, :5] = -np.inf
+    for axis in (0, 1):
+        np.testing.assert_allclose(cf.logsumexp(a, axis=axis), special.logsumexp(a, axis=axis),
+                                   rtol=1e-14, atol=0)

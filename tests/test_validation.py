@@ -112,3 +112,90 @@ def test_remembered_valid_sections_do_not_admit_equal_but_invalid_values():
     with pytest.raises(ConfigError, match="judge.b"):
         sim.sweep({"sweep": {"axes": {"judge": {"b": [0.2, 0.5, 2.0]}}},
                    "run": {"n_instances": 1000}})
+
+
+LOGIT_MODELS = {"messages", "options", "confidence", "colmad", "compare"}
+
+
+@pytest.mark.parametrize("name", ["baseline", "equilibrium", "signals", "portfolio", "panel",
+                                  "messages", "options", "loop", "confidence",
+                                  "redeliberation", "colmad", "mediation", "compare"])
+def test_stored_config_yaml_is_omegaconfs(name):
+    """as_yaml writes the configuration with PyYAML straight from the dataclasses; the
+    text must be what OmegaConf writes of the same structured config."""
+    from omegaconf import OmegaConf
+
+    from antiamp import registry
+    from antiamp.config import as_yaml
+
+    raw = {"model": {"name": name, "rho": 0.4}, "judge": {"b": 0.7}}
+    if name == "mediation":  # reads model, mediation and run only
+        raw = {"model": {"name": name}, "run": {"seed": 3}}
+    elif name in LOGIT_MODELS:
+        raw["judge"] = {"kind": "logit", "lam": 1.5, "mu": 0.5}
+    _, cfg = registry.to_model_config(raw)
+    assert as_yaml(cfg) == OmegaConf.to_yaml(OmegaConf.structured(cfg))
+
+
+def _omegaconf_object(schema, raw):
+    from omegaconf import OmegaConf
+
+    return OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(schema), raw))
+
+
+_ANY_VALUES = [0, 1, 3, -2, 0.25, 1.0, 7.5, True, False, None, "0.5", "3", "tie", "${model.p}",
+               [0.2, 0.8], (1, 2), {"a": 1}]
+
+
+def test_direct_config_build_equals_omegaconf():
+    """build_direct (the fast path of config validation) gives exactly the object the
+    OmegaConf merge gives, for values of every type in every field of every section,
+    and steps aside (None) wherever OmegaConf converts or refuses."""
+    import dataclasses
+    import random
+
+    from antiamp import registry
+    from antiamp.config import build_direct
+
+    schema = registry.schema()
+    rng = random.Random(11)
+    built = stepped_aside = 0
+    for sec in dataclasses.fields(schema):
+        typ = type(getattr(schema(), sec.name))
+        names = [f.name for f in dataclasses.fields(typ)]
+        for _ in range(40):
+            raw = {n: rng.choice(_ANY_VALUES) for n in rng.sample(names, min(2, len(names)))}
+            if rng.random() < 0.05:
+                raw["no_such_field"] = 1
+            direct = build_direct(typ, raw)
+            try:
+                via = _omegaconf_object(typ, raw)
+            except Exception:
+                via = None
+            if direct is None:
+                stepped_aside += 1
+                continue
+            built += 1
+            assert via is not None, (sec.name, raw)
+            assert direct == via, (sec.name, raw)
+            # the same types, not just equal values (1 == 1.0)
+            assert {k: type(v) for k, v in dataclasses.asdict(direct).items()} == \
+                {k: type(v) for k, v in dataclasses.asdict(via).items()}, (sec.name, raw)
+    assert built > 100 and stepped_aside > 100
+    # the root: nested sections and defaults
+    raw = {"model": {"name": "panel", "rho": 1, "x_P": None}, "panel": {"size": 9},
+           "judge": {"kind": "logit", "lam": 2}}
+    assert build_direct(schema, raw) == _omegaconf_object(schema, raw)
+    assert build_direct(schema, {"model": {"rho": "0.3"}}) is None
+    from antiamp.sweeps.spec import SweepSpec
+
+    for raw, direct in (({"axes": {"model": {"rho": {"linspace": [0, 1, 3]}}},
+                          "plot_vars": ["amp", "acc"], "n_points": 8}, True),
+                        ({"axes": {"judge": {"b": [0.1, 0.5]}}, "crn": False}, True),
+                        ({"plot_vars": [1]}, False),  # OmegaConf makes it "1"
+                        ({"axes": {"model": {"rho": [0.1, "${x}"]}}}, False),
+                        ({"axes": [1, 2]}, False)):
+        got = build_direct(SweepSpec, raw)
+        assert (got is not None) == direct, raw
+        if direct:
+            assert got == _omegaconf_object(SweepSpec, raw)
