@@ -108,6 +108,53 @@ def _jury(q, n, icc, tie, gx, gw, lbin):
     return out
 
 
+#: A jury with a shared latent (icc > 0) costs a quadrature over the latent per
+#: endorsement probability: hundreds of normal CDFs an instance.  Its endorsement as
+#: a function of the single judge's logit argument s (q = sigma(s)) is smooth on the
+#: scale of one logit unit, so big calls tabulate it on [-S_MAX, S_MAX] with step
+#: S_STEP and interpolate (four-point Lagrange: error below 1e-9, tested against the
+#: quadrature itself); outside the table, and in small calls, the quadrature runs.
+S_MAX = 40.0
+S_STEP = 0.01
+TABLE_SIZE = int(round(2 * S_MAX / S_STEP)) + 1
+
+
+@nb.njit(cache=True)
+def _lbin(n):
+    lbin = np.empty(n + 1)
+    for k in range(n + 1):
+        lbin[k] = math.lgamma(n + 1.0) - math.lgamma(k + 1.0) - math.lgamma(n - k + 1.0)
+    return lbin
+
+
+@nb.njit(parallel=True, cache=True)
+def jury_table(n, icc, tie, gx, gw):
+    """The jury's endorsement at s = -S_MAX + i S_STEP, i < TABLE_SIZE (q = sigma(s))."""
+    lbin = _lbin(n)
+    out = np.empty(TABLE_SIZE)
+    for i in nb.prange(TABLE_SIZE):
+        s = -S_MAX + i * S_STEP
+        out[i] = _jury(1.0 / (1.0 + math.exp(-s)), n, icc, tie, gx, gw, lbin)
+    return out
+
+
+@nb.njit(cache=True)
+def jury_at(s, n, icc, tie, gx, gw, lbin, table):
+    """The jury's endorsement at logit argument s: from ``table`` (empty: none) where
+    it covers s, else by the quadrature."""
+    m = table.shape[0]
+    if m > 0:
+        t = (s + S_MAX) / S_STEP
+        if t >= 1.0 and t < m - 3.0:
+            i = int(t)
+            f = t - i
+            return (-f * (f - 1.0) * (f - 2.0) / 6.0 * table[i - 1]
+                    + (f + 1.0) * (f - 1.0) * (f - 2.0) / 2.0 * table[i]
+                    - (f + 1.0) * f * (f - 2.0) / 2.0 * table[i + 1]
+                    + (f + 1.0) * f * (f - 1.0) / 6.0 * table[i + 2])
+    return _jury(1.0 / (1.0 + math.exp(-s)), n, icc, tie, gx, gw, lbin)
+
+
 @nb.njit(inline="always", cache=True)
 def _logit_report(c):
     c = min(max(c, 0.5), 99.5) / 100.0
@@ -116,18 +163,17 @@ def _logit_report(c):
 
 @nb.njit(parallel=True, cache=True)
 def confidence_kernel(n, k0, k1, beta, info, rho, rep_p, rep_a, lam, mu, kappa, kappa_c,
-                      jury_n, icc, tie, gx, gw):
+                      jury_n, icc, tie, gx, gw, table):
     """Per-block sums (n_blocks, 2 protocols, N_ACC) over ``n`` instances, and the
     paired contrast's (n_blocks, 2).
 
     ``rep_p``, ``rep_a``: (closing intercept a_R, side offset h, weight w, shared sd,
     own sd (side and noise combined), anchor share z, anchoring debates pi_a) of the
     protagonist (side P) and the antagonist (side O); the consultant is the protagonist.
+    ``table``: :func:`jury_table` of this jury, or empty (the quadrature throughout).
     """
     n_blocks = (n + BLOCK - 1) // BLOCK
-    lbin = np.empty(jury_n + 1)
-    for k in range(jury_n + 1):
-        lbin[k] = math.lgamma(jury_n + 1.0) - math.lgamma(k + 1.0) - math.lgamma(jury_n - k + 1.0)
+    lbin = _lbin(jury_n)
     acc = np.zeros((n_blocks, 2, N_ACC))
     gap = np.zeros((n_blocks, 2))
     stream = np.uint64(STREAM)
@@ -168,10 +214,10 @@ def confidence_kernel(n, k0, k1, beta, info, rho, rep_p, rep_a, lam, mu, kappa, 
                 ep, ea = 1.0, 1.0 if fab else 0.0
             else:
                 ep, ea = 1.0 if fab else 0.0, 1.0
-            qc = 1.0 / (1.0 + math.exp(-lam * (mu + kappa * ep + kappa_c * lp)))
-            qd = 1.0 / (1.0 + math.exp(-lam * (mu + kappa * (ep - ea) + kappa_c * (lp - la))))
-            qc = _jury(qc, jury_n, icc, tie, gx, gw, lbin)
-            qd = _jury(qd, jury_n, icc, tie, gx, gw, lbin)
+            qc = jury_at(lam * (mu + kappa * ep + kappa_c * lp), jury_n, icc, tie, gx, gw,
+                         lbin, table)
+            qd = jury_at(lam * (mu + kappa * (ep - ea) + kappa_c * (lp - la)), jury_n, icc, tie,
+                         gx, gw, lbin, table)
             for p in range(2):
                 q = qc if p == 0 else qd
                 if right:

@@ -767,9 +767,37 @@ def jury_endorse(q: np.ndarray, n: int, icc: float, tie: float = 0.5,
     return (jury_majority(qz, n, tie) * w).sum(axis=-1)
 
 
+def tabulated_jury(n: int, icc: float, tie: float = 0.5):
+    """The jury's endorsement as a function of the single judge's logit argument s,
+    read from the compiled kernel's table (:func:`kernels.confidence.jury_table`,
+    four-point Lagrange, within 1e-9 of :func:`jury_endorse`; outside the table,
+    :func:`jury_endorse` itself).  For repeated quadratures over the same jury."""
+    from .kernels.confidence import S_MAX, S_STEP, jury_table
+
+    x, w = latent_nodes(icc)
+    table = jury_table(int(n), float(icc), float(tie), x, w)
+    m = len(table)
+
+    def at(s):
+        s = np.asarray(s, float)
+        t = (s + S_MAX) / S_STEP
+        inside = (t >= 1.0) & (t < m - 3.0)
+        i = np.where(inside, t, 1.0).astype(np.int64)
+        f = np.where(inside, t, 1.0) - i
+        out = (-f * (f - 1.0) * (f - 2.0) / 6.0 * table[i - 1]
+               + (f + 1.0) * (f - 1.0) * (f - 2.0) / 2.0 * table[i]
+               - (f + 1.0) * f * (f - 2.0) / 2.0 * table[i + 1]
+               + (f + 1.0) * f * (f - 1.0) / 6.0 * table[i + 2])
+        if not inside.all():
+            out[~inside] = jury_endorse(special.expit(s[~inside]), n, icc, tie)
+        return out
+
+    return at
+
+
 def oversight_exact(rep_P: Reports, rep_A: Reports, p: float, rho: float, lam: float,
                     mu: float, kappa: float, kappa_c: float, n: int = 1, icc: float = 0.0,
-                    tie: float = 0.5, n_nodes: int = 24) -> dict:
+                    tie: float = 0.5, n_nodes: int = 24, jury=None) -> dict:
     """Amp, fwc and accuracy of consultancy and debate by quadrature over the latent
     terms (closing belief, shared component, each side's own terms): the oracle of
     the Monte Carlo kernel.
@@ -777,7 +805,12 @@ def oversight_exact(rep_P: Reports, rep_A: Reports, p: float, rho: float, lam: f
     The protagonist's answer is right iff the outcome index is positive; its side
     bias is Phi^-1(p).  Both debaters see the same transcript: the antagonist's
     belief is 1 - B.  Reports are clipped to [0.5, 99.5] before the logit.
+    ``jury``: the jury's endorsement as a function of the logit argument (default:
+    :func:`jury_endorse` of its sigmoid; :func:`tabulated_jury` for repeated calls).
     """
+    if jury is None:
+        def jury(s):
+            return jury_endorse(special.expit(s), n, icc, tie)
     info = rep_P.info
     beta = float(special.ndtri(p)) if 0 < p < 1 else math.copysign(40.0, p - 0.5)
     x, w = np.polynomial.hermite_e.hermegauss(n_nodes)
@@ -817,12 +850,10 @@ def oversight_exact(rep_P: Reports, rep_A: Reports, p: float, rho: float, lam: f
         else:
             cons = [(rho, 1), (1 - rho, 0)]
             deb = [(rho, 1, 1), (1 - rho, 0, 1)]
-        qc = sum(pe * pz * jury_endorse(special.expit(lam * (mu + kappa * eP + kappa_c * LP)),
-                                        n, icc, tie)
+        qc = sum(pe * pz * jury(lam * (mu + kappa * eP + kappa_c * LP))
                  for pe, eP in cons for pz, LP in mixP)
-        qd = sum(pe * pj * jury_endorse(special.expit(
-            lam * (mu + kappa * (eP - eA) + kappa_c * (LP - LA))), n, icc, tie)
-            for pe, eP, eA in deb for pj, LP, LA in joint if pj > 0)
+        qd = sum(pe * pj * jury(lam * (mu + kappa * (eP - eA) + kappa_c * (LP - LA)))
+                 for pe, eP, eA in deb for pj, LP, LA in joint if pj > 0)
         out[right] = (pr, float(np.sum(W * wt * qc)) / pr, float(np.sum(W * wt * qd)) / pr)
     res = {}
     for k, prot in enumerate(PROTOCOLS):
@@ -840,9 +871,12 @@ def kappa_c_thresholds(rep_P: Reports, rep_A: Reports, p: float, rho: float, lam
     with a judge that ignores confidence (kappa_c = 0); ``half``: the smallest at
     which debate's Amp reaches 1/2 (a wrong protagonist is endorsed more often than
     not).  By quadrature (12 nodes per latent), a scan of kappa_c on [0, kappa_max]
-    and Brent's method on the first crossing; NaN where it is never reached.
+    and Brent's method on the first crossing; NaN where it is never reached.  A
+    shared-latent jury is read from its table (:func:`tabulated_jury`: dozens of
+    quadratures over the same jury).
     """
-    kw = dict(p=p, rho=rho, lam=lam, mu=mu, kappa=kappa, n=n, icc=icc, tie=tie, n_nodes=12)
+    kw = dict(p=p, rho=rho, lam=lam, mu=mu, kappa=kappa, n=n, icc=icc, tie=tie, n_nodes=12,
+              jury=tabulated_jury(n, icc, tie) if n > 1 and icc > 0 else None)
 
     def amp(kc, prot="debate"):
         return oversight_exact(rep_P, rep_A, kappa_c=kc, **kw)[prot]["amp"]
@@ -955,18 +989,22 @@ def simulate_oversight(rep_P: Reports, rep_A: Reports, p: float, rho: float, lam
     and the paired Amp contrast, by the compiled kernel (common random numbers)."""
     import numba
 
-    from .kernels.confidence import confidence_kernel
+    from .kernels.confidence import TABLE_SIZE, confidence_kernel, jury_table
     from .kernels.rng import split_seed
 
     if n_threads:
         numba.set_num_threads(min(n_threads, numba.config.NUMBA_NUM_THREADS))
     beta = float(special.ndtri(p)) if 0 < p < 1 else math.copysign(40.0, p - 0.5)
     gx, gw = latent_nodes(icc)
+    # A shared-latent jury in a call big enough to pay for the table (TABLE_SIZE
+    # quadratures) reads its endorsement from the table (within 1e-9 of the quadrature).
+    table = (jury_table(int(n), float(icc), float(tie), gx, gw)
+             if n > 1 and icc > 0 and n_instances >= 4 * TABLE_SIZE else np.empty(0))
     k0, k1 = split_seed(seed)
     acc, gap = confidence_kernel(int(n_instances), k0, k1, beta, float(rep_P.info), float(rho),
                                  _rep_vector(rep_P), _rep_vector(rep_A), float(lam), float(mu),
                                  float(kappa), float(kappa_c), int(n), float(icc), float(tie),
-                                 gx, gw)
+                                 gx, gw, table)
     s = acc.sum(axis=0)  # blocks added in order
     g = gap.sum(axis=0)
     N = float(n_instances)

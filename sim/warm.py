@@ -43,6 +43,9 @@ RUNS = [
         "rounds": 2, "paths": 2, "batch": 3, "types": 3, "learner": "majority"}}),
     ("stated confidence", {"model": {"name": "confidence"}, "judge": {"kind": "logit"},
                            "confidence": {"ppc_draws": 0}, "run": {"n_instances": N}}),
+    ("stated confidence, shared-latent jury (tabulated)", {
+        "model": {"name": "confidence"}, "judge": {"kind": "logit", "jury_size": 3},
+        "confidence": {"ppc_draws": 0, "icc": 0.3}, "run": {"n_instances": 40_000}}),
     ("re-deliberation", {"model": {"name": "redeliberation"}, "run": {"n_instances": N}}),
     ("error detection by debate", {"model": {"name": "colmad"}, "judge": {"kind": "logit"},
                                    "run": {"n_instances": N}}),

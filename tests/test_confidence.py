@@ -343,3 +343,40 @@ def test_logsumexp_is_scipys():
     for axis in (0, 1):
         np.testing.assert_allclose(cf.logsumexp(a, axis=axis), special.logsumexp(a, axis=axis),
                                    rtol=1e-14, atol=0)
+
+
+@pytest.mark.parametrize("n,icc", [(4, 0.3), (6, 0.85), (5, 0.95)])
+def test_jury_table_interpolates_the_quadrature(n, icc):
+    """Big calls read a shared-latent jury's endorsement from a table in the logit
+    argument: within 1e-9 of the quadrature it replaces, everywhere (beyond the
+    table, the quadrature itself)."""
+    from antiamp.kernels import confidence as kc
+
+    gx, gw = cf.latent_nodes(icc)
+    table = kc.jury_table(n, icc, 0.5, gx, gw)
+    lbin = kc._lbin(n)
+    rng = np.random.default_rng(n)
+    s = np.concatenate([rng.uniform(-45, 45, 3000), rng.normal(0, 2, 3000),
+                        [-40.0, -39.99, 0.0, 39.96, 39.97, 40.0, 60.0]])
+    got = np.array([kc.jury_at(v, n, icc, 0.5, gx, gw, lbin, table) for v in s])
+    direct = np.array([kc.jury_at(v, n, icc, 0.5, gx, gw, lbin, np.empty(0)) for v in s])
+    assert np.max(np.abs(got - direct)) < 1e-9
+    # the quadrature path is the model's jury (cf.jury_endorse, its own nodes)
+    q = 1 / (1 + np.exp(-s[:200]))
+    np.testing.assert_allclose(direct[:200], cf.jury_endorse(q, n, icc), atol=1e-8)
+
+
+def test_tabulated_jury_in_the_quadrature():
+    """kappa_c thresholds read a shared-latent jury from its table: the quadrature with
+    the table equals the quadrature with the jury integrated at every point."""
+    jury = cf.tabulated_jury(6, 0.6)
+    s = np.concatenate([np.linspace(-50, 50, 2001), [-40.0, 39.97, 40.0]])
+    q = 1 / (1 + np.exp(-s))
+    assert np.max(np.abs(jury(s) - cf.jury_endorse(q, 6, 0.6))) < 1e-9
+    args = dict(p=0.7, rho=0.3, lam=1.5, mu=0.2, kappa=2.0, kappa_c=1.0, n=6, icc=0.6,
+                n_nodes=8)
+    a = cf.oversight_exact(_rep(), _rep(), **args)
+    b = cf.oversight_exact(_rep(), _rep(), **args, jury=jury)
+    for prot in cf.PROTOCOLS:
+        for k in ("amp", "fwc", "acc"):
+            assert abs(a[prot][k] - b[prot][k]) < 1e-9
