@@ -68,7 +68,7 @@ def main(argv=None):
         ts.append(time.perf_counter() - t)
     t_ours = float(np.median(ts))
     t = time.perf_counter()
-    gam = [(gambit_debate_equilibria(p_c[i], rho[i], c_e[i], J_d[i]),
+    gam = [(gambit_debate_equilibria(p_c[i], rho[i], c_e[i], J_d[i], rational=False),
             gambit_consult_equilibria(c_e[i], J_c[i])) for i in range(C)]
     t_gambit = time.perf_counter() - t
     mism = 0

@@ -286,7 +286,7 @@ def equilibrium_compare():
     t_ours = median_time(lambda: ours(p_c, rho, c_e, J_c, J_d), 5)
     dP, dA, dN, cP, cN, _ = ours(p_c, rho, c_e, J_c, J_d)
     t = time.perf_counter()
-    gam = [gambit_debate_equilibria(p_c[i], rho[i], c_e[i], J_d[i]) for i in range(len(c_e))]
+    gam = [gambit_debate_equilibria(p_c[i], rho[i], c_e[i], J_d[i], rational=False) for i in range(len(c_e))]
     [gambit_consult_equilibria(c_e[i], J_c[i]) for i in range(len(c_e))]
     t_g = time.perf_counter() - t
     agree = sum(same_sets([(dP[i, e], dA[i, e]) for e in range(dN[i])], gam[i])

@@ -149,14 +149,15 @@ def weighted(weights: np.ndarray, g: np.ndarray, mask: np.ndarray, n=None, se: b
     """
     g = np.asarray(g, dtype=float)
     if not se:
-        # Contractions over the class axis: g and mask often lack the weights' leading
-        # (equilibrium) axes, so nothing [..., 32]-sized is built but the weights.
+        # g and mask often lack the weights' leading (equilibrium) axes: one product
+        # each with the weights, summed along the class axis (row by row, so a cell's
+        # value has the same bits alone and inside a grid; einsum's does not).
         weights = np.asarray(weights, dtype=float)
         gm = np.where(mask, g, 0.0)
         if np.isfinite(gm).all() and np.all(weights >= 0):
-            tot = np.einsum("...k,...k->...", weights, np.asarray(mask, dtype=float))
+            tot = (weights * np.asarray(mask, dtype=float)).sum(axis=-1)
             with np.errstate(invalid="ignore", divide="ignore"):
-                mean = np.einsum("...k,...k->...", weights, gm) / tot
+                mean = (weights * gm).sum(axis=-1) / tot
             return np.where(tot > 0, mean, np.nan), None
     w = np.where(mask, weights, 0).astype(float)
     tot = w.sum(axis=-1)

@@ -113,9 +113,13 @@ def debate_game(p_c, rho, c_e, J):
     return t
 
 
-def gambit_debate_equilibria(p_c, rho, c_e, J):
-    """All extreme equilibria by Gambit's enummixed, as (x_P, x_A) = Pr(present)."""
-    res = gbt.nash.enummixed_solve(debate_game(p_c, rho, c_e, J).game(), rational=False)
+def gambit_debate_equilibria(p_c, rho, c_e, J, rational=True):
+    """All extreme equilibria by Gambit's enummixed, as (x_P, x_A) = Pr(present).
+
+    In exact arithmetic by default (over the doubles the tree holds): pygambit 17's
+    floating-point enummixed takes a gain of 5e-8 for indifference (a jury of five
+    near unanimity) and reports a profile that is not an equilibrium."""
+    res = gbt.nash.enummixed_solve(debate_game(p_c, rho, c_e, J).game(), rational=rational)
     # One information set each: strategy 1 is the first action, "present".
     return [(_first_strategy(prof, "P"), _first_strategy(prof, "A")) for prof in res.equilibria]
 

@@ -47,6 +47,17 @@ def test_agreement_with_gambit_on_random_games(**kw):
     assert same_sets([(x,) for x in oc], [(x,) for x in gc], tol=1e-9), (oc, gc)
 
 
+def test_agreement_with_a_jury_near_unanimity():
+    """Presenting gains of 5e-8 (a logit jury of five near unanimity): not indifference.
+    (pygambit 17's floating-point enummixed reported (0, 1) here; the cross-check runs
+    in exact arithmetic.)"""
+    cfg = _cfg(rho=0.5, p=0.5, c_e=0.0, kind="logit", b=0.0, mu=1.6875, kappa=0.125, lam=4.0,
+               n=5, d=0.0)
+    (od, oc), (gd, gc) = ours(cfg), theirs(cfg)
+    assert od == [(1.0, 1.0)] and same_sets(od, gd, tol=1e-9), (od, gd)
+    assert same_sets([(x,) for x in oc], [(x,) for x in gc], tol=1e-9), (oc, gc)
+
+
 def test_agreement_covers_pure_and_mixed_equilibria():
     """Draws aimed at the mixed region (c_e between the senders' smallest and largest
     marginal gains), across tie-break, logit and jury judges."""
