@@ -232,19 +232,44 @@ def evaluate(weights, J_consult, J_debate, alpha, beta, delta_c, c_e, n=None, na
                              else set())
     vc = _protocol_values("consult", J_consult, J_debate, alpha, beta, delta_c, c_e, need)
     vd = _protocol_values("debate", J_consult, J_debate, alpha, beta, delta_c, c_e, need)
+    one = (lambda g, mask: weighted(weights, g, mask, n, se)) if se else _means(weights, n)
     out = {}
     for name in PROTOCOL_METRICS:
         if names is not None and name not in names:
             continue
-        rc = weighted(weights, *vc[name], n, se)
-        rd = weighted(weights, *vd[name], n, se)
+        rc = one(*vc[name])
+        rd = one(*vd[name])
         out[name] = (np.stack([rc[0], rd[0]], axis=-1),
                      np.stack([rc[1], rd[1]], axis=-1) if se else None)
     if names is None or any(k in CONTRAST_METRICS for k in names):
         for name, (g, mask) in _contrast_values(vc, vd).items():
             if names is None or name in names:
-                out[name] = weighted(weights, g, mask, n, se)
+                out[name] = one(g, mask)
     return out
+
+
+def _means(weights, n):
+    """``weighted(..., se=False)`` for many metrics over the same weights: the
+    weights' sign checked once and each class subset's total weight summed once (the
+    same sums, so the same bits)."""
+    weights = np.asarray(weights, dtype=float)
+    nonneg = bool(np.all(weights >= 0))
+    totals = {}
+
+    def mean(g, mask):
+        mask = np.asarray(mask)
+        gm = np.where(mask, np.asarray(g, dtype=float), 0.0)
+        if mask.ndim != 1 or not nonneg or not np.isfinite(gm).all():
+            return weighted(weights, g, mask, n, se=False)
+        key = mask.tobytes()
+        if key not in totals:
+            totals[key] = (weights * mask.astype(float)).sum(axis=-1)
+        tot = totals[key]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            m = (weights * gm).sum(axis=-1) / tot
+        return np.where(tot > 0, m, np.nan), None
+
+    return mean
 
 
 def class_probabilities(pi, p_correct, rho, x_pc, x_pd, x_a, fixed, a_fixed):
