@@ -510,16 +510,31 @@ def _lists_to_padded(game, lp, la, consult=False):
     return P, A, K, n
 
 
+#: Cells whose outcomes are computed at once: the class probabilities of a block are
+#: [cells, equilibria, 32] doubles, so a grid of 10^6 cells goes in blocks (the same
+#: sums row by row, so the same bits).
+OUTCOME_BLOCK = 65536
+
+
 def _outcomes(game, cells, cP, dP, dA):
     """Outcomes at each equilibrium (exact, from the closed forms): {name: (values
     [C, E, protocol], ...)}."""
     c = _arrays(cells)
-    wel = [c.alpha[:, None], c.beta[:, None], c.delta_c[:, None]]
-    prob = class_probabilities(c.pi[:, None], c.p[:, None], game.rho[:, None],
-                               np.nan_to_num(cP), np.nan_to_num(dP), np.nan_to_num(dA),
-                               c.fixed[:, None], c.a[:, None])
-    return evaluate(prob, game.J_c[:, None, :], game.J_d[:, None, :, :], *wel, game.c_e[:, None],
-                    names=tuple(OUTCOMES), se=False)
+    C = len(c)
+    out = {}
+    for lo in range(0, C, OUTCOME_BLOCK):
+        s = slice(lo, min(lo + OUTCOME_BLOCK, C))
+        wel = [c.alpha[s, None], c.beta[s, None], c.delta_c[s, None]]
+        prob = class_probabilities(c.pi[s, None], c.p[s, None], game.rho[s, None],
+                                   np.nan_to_num(cP[s]), np.nan_to_num(dP[s]),
+                                   np.nan_to_num(dA[s]), c.fixed[s, None], c.a[s, None])
+        part = evaluate(prob, game.J_c[s, None, :], game.J_d[s, None, :, :], *wel,
+                        game.c_e[s, None], names=tuple(OUTCOMES), se=False)
+        if lo == 0 and C <= OUTCOME_BLOCK:
+            return part
+        for k, (v, _) in part.items():
+            out.setdefault(k, []).append(v)
+    return {k: (np.concatenate(v, axis=0), None) for k, v in out.items()}
 
 
 def _simulated_se(game, eqc, cells, cP, dP, dA, vals, report, h=1e-6, match=1e-3):

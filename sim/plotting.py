@@ -216,10 +216,33 @@ def fit_suptitle(fig) -> None:
     st.set_text("\n".join(wrapped))
 
 
+#: Meshes and scatters with more elements than this are drawn as images inside the
+#: PDF (each cell as a vector path made a 10^6-cell regime map's PDF take 50 s a
+#: panel); smaller ones stay vector graphics.
+RASTER_ABOVE = 10_000
+
+
+def rasterize_big(fig) -> None:
+    """Mark every mesh or scatter of more than RASTER_ABOVE elements for rasterizing."""
+    from matplotlib.collections import PathCollection, QuadMesh
+
+    for ax in fig.axes:
+        for coll in ax.collections:
+            if isinstance(coll, QuadMesh):
+                size = np.size(coll.get_array())
+            elif isinstance(coll, PathCollection):
+                size = len(coll.get_offsets())
+            else:
+                continue
+            if size > RASTER_ABOVE:
+                coll.set_rasterized(True)
+
+
 def save(fig, path: Path) -> list:
     import matplotlib.pyplot as plt
 
     fit_suptitle(fig)
+    rasterize_big(fig)
     written = []
     for fmt in ("png", "pdf"):
         p = path.with_suffix(f".{fmt}")

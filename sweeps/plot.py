@@ -101,6 +101,9 @@ def plot_store(store, variables=None, out_dir=None, formats=("png", "pdf"),
         fig.suptitle(f"{ds.attrs.get('title', '')}\n{_label(da)}; n = "
                      f"{ds.attrs.get('n_instances', '?'):,} per cell, seed {ds.attrs.get('seed')}",
                      fontsize=9, y=1.04)
+        from antiamp.plotting import rasterize_big
+
+        rasterize_big(fig)
         for fmt in formats:
             p = out_dir / f"{v}.{fmt}"
             fig.savefig(p, dpi=120, bbox_inches="tight")

@@ -192,3 +192,18 @@ def test_grid_solve_and_bad_input():
         sim.equilibrium.solve({"equilibrium": {"payoffs": "guess"}})
     with pytest.raises(sim.ConfigError, match="model.rho"):
         sim.equilibrium.solve({"model": {"rho": 3}})
+
+
+def test_outcomes_in_blocks_have_the_bits_of_one_pass(monkeypatch):
+    """A grid bigger than a block of outcomes gives every cell the bits it has when all
+    cells are computed at once."""
+    from antiamp import equilibrium as eqm
+
+    cfg = {"model": {"p": 0.6, "rho": 0.5},
+           "sweep": {"axes": {"model": {"c_e": {"linspace": [0, 1, 23]}},
+                              "judge": {"b": {"linspace": [0, 1, 19]}}}}}
+    whole = eqm.solve(cfg)
+    monkeypatch.setattr(eqm, "OUTCOME_BLOCK", 50)
+    blocks = eqm.solve(cfg)
+    for v in ("amp", "acc", "fwc", "welfare"):
+        assert np.array_equal(whole[v].values, blocks[v].values, equal_nan=True), v
