@@ -208,3 +208,22 @@ def test_cell_figures(cfg, tmp_path, saved):
     else:
         get(name).cell_figures(run_cell(cfg), tmp_path / "results")
     _check(saved)
+
+
+def test_big_meshes_are_images_in_the_pdf(tmp_path):
+    """A mesh of 10^5 cells is embedded in the PDF as an image (as vector paths the
+    file is megabytes and takes a minute); a small one stays vector graphics."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from antiamp.plotting import save
+
+    fig, (a, b) = plt.subplots(1, 2)
+    big = a.pcolormesh(np.random.default_rng(0).random((300, 400)))
+    small = b.pcolormesh(np.arange(12.0).reshape(3, 4))
+    paths = save(fig, tmp_path / "f")
+    assert big.get_rasterized() and not small.get_rasterized()
+    pdf = [p for p in paths if p.suffix == ".pdf"][0]
+    assert pdf.stat().st_size < 2_000_000
