@@ -155,6 +155,16 @@ def jury_at(s, n, icc, tie, gx, gw, lbin, table):
     return _jury(1.0 / (1.0 + math.exp(-s)), n, icc, tie, gx, gw, lbin)
 
 
+@nb.njit(cache=True)
+def jury_at_many(s, n, icc, tie, gx, gw, table):
+    """:func:`jury_at` of every element of the 1-d array ``s``."""
+    lbin = _lbin(n)
+    out = np.empty(s.shape[0])
+    for i in range(s.shape[0]):
+        out[i] = jury_at(s[i], n, icc, tie, gx, gw, lbin, table)
+    return out
+
+
 @nb.njit(inline="always", cache=True)
 def _logit_report(c):
     c = min(max(c, 0.5), 99.5) / 100.0

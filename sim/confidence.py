@@ -769,28 +769,18 @@ def jury_endorse(q: np.ndarray, n: int, icc: float, tie: float = 0.5,
 
 def tabulated_jury(n: int, icc: float, tie: float = 0.5):
     """The jury's endorsement as a function of the single judge's logit argument s,
-    read from the compiled kernel's table (:func:`kernels.confidence.jury_table`,
-    four-point Lagrange, within 1e-9 of :func:`jury_endorse`; outside the table,
-    :func:`jury_endorse` itself).  For repeated quadratures over the same jury."""
-    from .kernels.confidence import S_MAX, S_STEP, jury_table
+    as the compiled kernel reads it (:func:`kernels.confidence.jury_at`: its table,
+    four-point Lagrange, within 1e-9 of :func:`jury_endorse`; beyond the table, the
+    quadrature).  For repeated quadratures over the same jury."""
+    from .kernels.confidence import jury_at_many, jury_table
 
     x, w = latent_nodes(icc)
     table = jury_table(int(n), float(icc), float(tie), x, w)
-    m = len(table)
 
     def at(s):
-        s = np.asarray(s, float)
-        t = (s + S_MAX) / S_STEP
-        inside = (t >= 1.0) & (t < m - 3.0)
-        i = np.where(inside, t, 1.0).astype(np.int64)
-        f = np.where(inside, t, 1.0) - i
-        out = (-f * (f - 1.0) * (f - 2.0) / 6.0 * table[i - 1]
-               + (f + 1.0) * (f - 1.0) * (f - 2.0) / 2.0 * table[i]
-               - (f + 1.0) * f * (f - 2.0) / 2.0 * table[i + 1]
-               + (f + 1.0) * f * (f - 1.0) / 6.0 * table[i + 2])
-        if not inside.all():
-            out[~inside] = jury_endorse(special.expit(s[~inside]), n, icc, tie)
-        return out
+        s = np.ascontiguousarray(s, dtype=float)
+        return jury_at_many(s.reshape(-1), int(n), float(icc), float(tie), x, w,
+                            table).reshape(s.shape)
 
     return at
 
