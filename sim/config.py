@@ -166,8 +166,9 @@ def _plain_fields(schema) -> dict | None:
             if t is None:
                 out = None
                 break
-        elif not (t in (float, int, bool, str, Any) or (dataclasses.is_dataclass(t) and not optional
-                                                 and _plain_fields(t) is not None)):
+        elif not (t in (float, int, bool, str, Any)
+                  or (dataclasses.is_dataclass(t) and not optional
+                      and _plain_fields(t) is not None)):
             out = None
             break
         out[name] = (t, optional)

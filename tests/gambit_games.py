@@ -33,7 +33,8 @@ class _Efg:
 
     def __init__(self, title, players):
         self.players = list(players)
-        self.lines = [f"EFG 2 R {_q(title)} {{ {' '.join(_q(p) for p in self.players)} }}", _q(""), ""]
+        names = " ".join(_q(p) for p in self.players)
+        self.lines = [f"EFG 2 R {_q(title)} {{ {names} }}", _q(""), ""]
         self.n_chance = 0
         self.isets = {p: {} for p in self.players}  # player -> key -> number (pre-order)
         self.outcomes = {}
@@ -49,7 +50,8 @@ class _Efg:
         if key not in sets:
             sets[key] = len(sets) + 1
         acts = " ".join(_q(a) for a in actions)
-        self.lines.append(f'p "" {self.players.index(player) + 1} {sets[key]} {_q(key)} {{ {acts} }} 0')
+        who = self.players.index(player) + 1
+        self.lines.append(f'p "" {who} {sets[key]} {_q(key)} {{ {acts} }} 0')
 
     def leaf(self, key, payoffs):
         if key not in self.outcomes:
