@@ -152,8 +152,19 @@ def _plain_fields(schema) -> dict | None:
     if schema in _PLAIN_TYPES:
         return _PLAIN_TYPES[schema]
     out = {}
+    fields = {f.name: f for f in dataclasses.fields(schema)}
     for name, t in typing.get_type_hints(schema).items():
-        if name not in {f.name for f in dataclasses.fields(schema)}:
+        if name not in fields:
+            continue
+        f = fields[name]
+        default = (f.default if f.default is not dataclasses.MISSING else
+                   f.default_factory() if f.default_factory is not dataclasses.MISSING
+                   else None)
+        if isinstance(default, dict) and default:
+            # OmegaConf merges a table into a non-empty default table key by key:
+            # leave such fields to it (here a value would replace the whole table).
+            t = "merged"
+            out[name] = (t, False)
             continue
         optional = False
         if typing.get_origin(t) is typing.Union:
@@ -212,6 +223,8 @@ def build_direct(schema, values: dict):
         if k not in fields:
             return None
         t, optional = fields[k]
+        if t == "merged":
+            return None
         if v is None:
             if not optional:
                 return None

@@ -25,7 +25,7 @@ from typing import Any, Dict, List, Optional
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
-from antiamp.config import Config, ConfigError, check_flags, to_config, validate
+from antiamp.config import Config, ConfigError, build_direct, check_flags, to_config, validate
 from antiamp.fields import label as field_label, symbol as field_symbol
 from antiamp.lazy import lazy
 
@@ -649,14 +649,14 @@ def _make_plan(cfg: Any, *, columnar: bool = True) -> Plan:
     if isinstance(cfg, SweepConfig):
         scfg = cfg
     else:
-        node = sweep_schema_node()
         try:
             if isinstance(cfg, DictConfig):
                 cfg = OmegaConf.to_container(cfg, resolve=True)
             cfg = {k: v for k, v in (cfg or {}).items() if k != "hydra"}
             check_flags(cfg, run_schema())
-            merged = OmegaConf.merge(node, cfg)
-            scfg = OmegaConf.to_object(merged)
+            scfg = build_direct(run_schema(), cfg)  # None: OmegaConf converts or refuses
+            if scfg is None:
+                scfg = OmegaConf.to_object(OmegaConf.merge(sweep_schema_node(), cfg))
         except ConfigError:
             raise
         except Exception as exc:  # OmegaConf's errors name the key

@@ -199,3 +199,21 @@ def test_direct_config_build_equals_omegaconf():
         assert (got is not None) == direct, raw
         if direct:
             assert got == _omegaconf_object(SweepSpec, raw)
+
+
+def test_direct_build_leaves_merged_tables_to_omegaconf():
+    """A table field with a non-empty default is merged key by key by OmegaConf; the
+    fast path must not replace it whole."""
+    import dataclasses
+    from typing import Any, Dict
+
+    from antiamp.config import build_direct
+
+    @dataclasses.dataclass
+    class WithTable:
+        table: Dict[str, Any] = dataclasses.field(default_factory=lambda: {"a": 1, "b": 2})
+        x: float = 0.5
+
+    assert build_direct(WithTable, {"table": {"a": 5}}) is None
+    assert _omegaconf_object(WithTable, {"table": {"a": 5}}).table == {"a": 5, "b": 2}
+    assert build_direct(WithTable, {"x": 1}) == WithTable(x=1.0)
