@@ -95,10 +95,10 @@ def report(res: dict) -> list:
          f"{res['load'][0]:.2f} at the end; absolute seconds are this machine's, ratios are "
          "to the references measured in the same run). Cold: an empty numba cache, a new "
          "user's first run without `antiamp warm`.", "",
-         "| command | warm (s) | cold (s) | warm / libraries |", "|---|---:|---:|---:|"]
+         "| command | warm / libraries | warm (s) | cold (s) |", "|---|---:|---:|---:|"]
     for r in res["rows"]:
         cold = f"{r['cold']:.2f}" if r["cold"] is not None else ""
-        L.append(f"| {r['label']} | {r['warm']:.2f} | {cold} | {r['warm'] / libs:.2f} |")
+        L.append(f"| {r['label']} | {r['warm'] / libs:.2f} | {r['warm']:.2f} | {cold} |")
     L += ["", f"References: the interpreter starts in {floor:.3f} s; importing the libraries "
           f"a simulating run needs takes {libs:.2f} s. `--help` and refused input load none of "
           "them (they answer from the config classes and Hydra's composition)."]
