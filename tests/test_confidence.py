@@ -80,7 +80,7 @@ def fits(tmp_path_factory, worker_id):
     """The fits of the five conditions, computed once per test session: the first
     xdist worker to need them fits and pickles them beside its temporary directory,
     the others wait for that file (the pattern pytest-xdist documents for session
-    fixtures; its xdist_group marks are not honoured by this pytest)."""
+    fixtures: the tests that read the fits may run on any worker)."""
     import pickle
 
     from filelock import FileLock
