@@ -113,8 +113,11 @@ def test_certificates_small_for_equilibria_and_large_for_perturbations(**kw):
 
 
 def _explained(q, extreme, tol=1e-7):
-    """q is an enumerated extreme equilibrium or lies on a segment between two of them
-    (degenerate games have segments of equilibria; enumeration reports their ends)."""
+    """q is an enumerated extreme equilibrium, lies on a segment between two of them
+    (degenerate games have segments of equilibria; enumeration reports their ends),
+    or inside a triangle of three (a game in which both senders are indifferent
+    against everything has the whole square as equilibria, reported as its corners;
+    the caller checks such a q's certificate, since a triangle may join components)."""
     q = np.asarray(q)
     pts = [np.asarray(e) for e in extreme]
     if any(np.max(np.abs(q - e)) < tol for e in pts):
@@ -125,6 +128,15 @@ def _explained(q, extreme, tol=1e-7):
             t = np.dot(q - a, d) / np.dot(d, d)
             if -tol <= t <= 1 + tol and np.max(np.abs(a + t * d - q)) < tol:
                 return True
+    for i, a in enumerate(pts):
+        for j in range(i + 1, len(pts)):
+            for c in pts[j + 1:]:
+                m = np.column_stack([pts[j] - a, c - a])
+                if abs(np.linalg.det(m)) < 1e-12:
+                    continue
+                u, v = np.linalg.solve(m, q - a)
+                if u >= -tol and v >= -tol and u + v <= 1 + tol:
+                    return True
     return False
 
 
@@ -134,8 +146,10 @@ def test_general_engine_finds_the_enumerated_equilibria(**kw):
     ex = solve(**_cfg(**kw))
     found = solve(**_cfg(**kw), equilibrium={"method": "all"})
     e_set = debate_profiles(ex)
-    for prof in debate_profiles(found):  # nothing spurious
+    d_found = found.sel(protocol="debate")
+    for e, prof in enumerate(debate_profiles(found)):  # nothing spurious
         assert _explained(prof, e_set), (prof, e_set)
+        assert float(d_found.epsilon[e]) < 1e-9, (prof, float(d_found.epsilon[e]))
     # Every stable equilibrium is reached by damped best response or the QRE homotopy.
     br = debate_profiles(solve(**_cfg(**kw), equilibrium={"method": "br", "starts": 9}))
     qre = debate_profiles(solve(**_cfg(**kw), equilibrium={"method": "qre", "starts": 9}))
@@ -144,6 +158,20 @@ def test_general_engine_finds_the_enumerated_equilibria(**kw):
         if bool(d.stable[e]):
             assert any(max(abs(prof[0] - q[0]), abs(prof[1] - q[1])) < 1e-7
                        for q in br + qre), (prof, br, qre)
+
+
+def test_general_engine_in_the_game_where_every_profile_is_an_equilibrium():
+    """b = 1/2 and c_e = 1/2 (found by the hypothesis test above in CI): the general
+    engine's starts stop wherever they are, inside the square whose corners the
+    enumeration reports; each such profile is an equilibrium (certificate 0)."""
+    kw = dict(rho=0.5, p=0.5, c_e=0.5, kind="tiebreak", b=0.5, mu=0.0, kappa=1.0, lam=1.0,
+              n=1, d=0.0)
+    e_set = debate_profiles(solve(**_cfg(**kw)))
+    found = solve(**_cfg(**kw), equilibrium={"method": "all"})
+    for e, prof in enumerate(debate_profiles(found)):
+        assert _explained(prof, e_set), (prof, e_set)
+        assert float(found.sel(protocol="debate").epsilon[e]) < 1e-12
+    assert not _explained((1.2, 0.5), e_set)  # outside the square
 
 
 def test_fixed_point_engine_on_matching_pennies():
