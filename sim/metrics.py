@@ -148,17 +148,6 @@ def weighted(weights: np.ndarray, g: np.ndarray, mask: np.ndarray, n=None, se: b
     mean alone (standard error None): what exact outcomes at equilibria need.
     """
     g = np.asarray(g, dtype=float)
-    if not se:
-        # g and mask often lack the weights' leading (equilibrium) axes: one product
-        # each with the weights, summed along the class axis (row by row, so a cell's
-        # value has the same bits alone and inside a grid; einsum's does not).
-        weights = np.asarray(weights, dtype=float)
-        gm = np.where(mask, g, 0.0)
-        if np.isfinite(gm).all() and np.all(weights >= 0):
-            tot = (weights * np.asarray(mask, dtype=float)).sum(axis=-1)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                mean = (weights * gm).sum(axis=-1) / tot
-            return np.where(tot > 0, mean, np.nan), None
     w = np.where(mask, weights, 0).astype(float)
     tot = w.sum(axis=-1)
     if not se:  # a value undefined where it carries no weight
@@ -250,8 +239,12 @@ def evaluate(weights, J_consult, J_debate, alpha, beta, delta_c, c_e, n=None, na
 
 def _means(weights, n):
     """``weighted(..., se=False)`` for many metrics over the same weights: the
-    weights' sign checked once and each class subset's total weight summed once (the
-    same sums, so the same bits)."""
+    weights' sign checked once and each class subset's total weight summed once.
+
+    g and mask often lack the weights' leading (equilibrium) axes: one product each
+    with the weights, summed along the class axis row by row (so a cell's value has
+    the same bits alone and inside a grid; einsum's contraction does not).  Values
+    that are not finite, or negative weights, go through :func:`weighted`."""
     weights = np.asarray(weights, dtype=float)
     nonneg = bool(np.all(weights >= 0))
     totals = {}
