@@ -767,15 +767,24 @@ def jury_endorse(q: np.ndarray, n: int, icc: float, tie: float = 0.5,
     return (jury_majority(qz, n, tie) * w).sum(axis=-1)
 
 
+@functools.lru_cache(maxsize=16)
+def _jury_table(n: int, icc: float, tie: float) -> tuple:
+    """(nodes, weights, table) of a shared-latent jury, built once per process: the
+    kernel and the quadratures of a cell read the same one (not to be written to)."""
+    from .kernels.confidence import jury_table
+
+    x, w = latent_nodes(icc)
+    return x, w, jury_table(int(n), float(icc), float(tie), x, w)
+
+
 def tabulated_jury(n: int, icc: float, tie: float = 0.5):
     """The jury's endorsement as a function of the single judge's logit argument s,
     as the compiled kernel reads it (:func:`kernels.confidence.jury_at`: its table,
     four-point Lagrange, within 1e-9 of :func:`jury_endorse`; beyond the table, the
     quadrature).  For repeated quadratures over the same jury."""
-    from .kernels.confidence import jury_at_many, jury_table
+    from .kernels.confidence import jury_at_many
 
-    x, w = latent_nodes(icc)
-    table = jury_table(int(n), float(icc), float(tie), x, w)
+    x, w, table = _jury_table(int(n), float(icc), float(tie))
 
     def at(s):
         s = np.ascontiguousarray(s, dtype=float)
@@ -979,17 +988,18 @@ def simulate_oversight(rep_P: Reports, rep_A: Reports, p: float, rho: float, lam
     and the paired Amp contrast, by the compiled kernel (common random numbers)."""
     import numba
 
-    from .kernels.confidence import TABLE_SIZE, confidence_kernel, jury_table
+    from .kernels.confidence import TABLE_SIZE, confidence_kernel
     from .kernels.rng import split_seed
 
     if n_threads:
         numba.set_num_threads(min(n_threads, numba.config.NUMBA_NUM_THREADS))
     beta = float(special.ndtri(p)) if 0 < p < 1 else math.copysign(40.0, p - 0.5)
-    gx, gw = latent_nodes(icc)
     # A shared-latent jury in a call big enough to pay for the table (TABLE_SIZE
     # quadratures) reads its endorsement from the table (within 1e-9 of the quadrature).
-    table = (jury_table(int(n), float(icc), float(tie), gx, gw)
-             if n > 1 and icc > 0 and n_instances >= 4 * TABLE_SIZE else np.empty(0))
+    if n > 1 and icc > 0 and n_instances >= 4 * TABLE_SIZE:
+        gx, gw, table = _jury_table(int(n), float(icc), float(tie))
+    else:
+        (gx, gw), table = latent_nodes(icc), np.empty(0)
     k0, k1 = split_seed(seed)
     acc, gap = confidence_kernel(int(n_instances), k0, k1, beta, float(rep_P.info), float(rho),
                                  _rep_vector(rep_P), _rep_vector(rep_A), float(lam), float(mu),

@@ -256,6 +256,18 @@ def build_direct(schema, values: dict):
     return schema(**kwargs)
 
 
+def to_dataclass(schema, values: dict, node=None):
+    """The dataclass ``schema`` from the plain dict ``values``: :func:`build_direct`
+    where it applies, else OmegaConf's merge into ``node()`` (a function giving the
+    structured schema, called only then; default ``OmegaConf.structured(schema)``),
+    whose errors (naming the key) the caller reports."""
+    obj = build_direct(schema, values)
+    if obj is None:
+        base = node() if node is not None else OmegaConf.structured(schema)
+        obj = OmegaConf.to_object(OmegaConf.merge(base, values))
+    return obj
+
+
 def to_config(cfg: Any = None) -> Config:
     """Turn a dataclass, OmegaConf node, nested dict or None into a validated :class:`Config`.
 
@@ -265,21 +277,17 @@ def to_config(cfg: Any = None) -> Config:
         cfg = {}
     try:
         if isinstance(cfg, Config):
-            other = OmegaConf.structured(cfg)
+            obj = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(Config),
+                                                      OmegaConf.structured(cfg)))
         elif isinstance(cfg, (dict, DictConfig)):
             plain = _strip_hydra(cfg)
             check_sections(plain)
             check_flags(plain, Config)
-            direct = build_direct(Config, plain)
-            if direct is not None:
-                validate(direct)
-                return direct
-            other = OmegaConf.create(plain)
+            obj = to_dataclass(Config, plain)
         else:
             raise ConfigError(
                 f"config must be a Config, a DictConfig or a dict, not {type(cfg).__name__}"
             )
-        obj = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(Config), other))
     except OmegaConfBaseException as exc:
         key = getattr(exc, "full_key", None)
         msg = str(exc).splitlines()[0]

@@ -36,7 +36,7 @@ xr = lazy("xarray")
 from omegaconf import DictConfig, OmegaConf
 
 from ._version import __version__
-from .config import Config, ConfigError, as_yaml, build_direct, to_config
+from .config import Config, ConfigError, as_yaml, to_config, to_dataclass
 from .judge import judge_tables
 from .metrics import class_probabilities, evaluate
 
@@ -399,15 +399,13 @@ def _solve_config(cfg: Any) -> tuple:
     base_cfg["model"] = {**base_cfg["model"], "x_P": 1.0, "x_A": 1.0, "x_P_consult": 1.0}
     base = to_config(base_cfg)
     try:
-        eqc = build_direct(EquilibriumConfig, eq) or OmegaConf.to_object(
-            OmegaConf.merge(OmegaConf.structured(EquilibriumConfig), eq))
+        eqc = to_dataclass(EquilibriumConfig, eq)
     except Exception as exc:
         raise ConfigError(f"equilibrium: {str(exc).splitlines()[0]}") from None
     validate_equilibrium(eqc)
     spec = None
     if sweep and (sweep.get("axes") if isinstance(sweep, dict) else None):
-        spec = build_direct(SweepSpec, sweep) or OmegaConf.to_object(
-            OmegaConf.merge(OmegaConf.structured(SweepSpec), sweep))
+        spec = to_dataclass(SweepSpec, sweep)
     return base, eqc, spec
 
 
@@ -530,8 +528,6 @@ def _outcomes(game, cells, cP, dP, dA):
                                    np.nan_to_num(dA[s]), c.fixed[s, None], c.a[s, None])
         part = evaluate(prob, game.J_c[s, None, :], game.J_d[s, None, :, :], *wel,
                         game.c_e[s, None], names=tuple(OUTCOMES), se=False)
-        if lo == 0 and C <= OUTCOME_BLOCK:
-            return part
         for k, (v, _) in part.items():
             out.setdefault(k, []).append(v)
     return {k: (np.concatenate(v, axis=0), None) for k, v in out.items()}

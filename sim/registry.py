@@ -27,7 +27,7 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional
 
-from .config import Config, ConfigError, build_direct, check_flags, check_sections, plain_values
+from .config import Config, ConfigError, check_flags, check_sections, plain_values, to_dataclass
 
 #: Section names every model shares (defined in :mod:`antiamp.config`).
 BASE_SECTIONS = ("model", "judge", "protocol", "welfare", "run", "export")
@@ -300,15 +300,12 @@ def to_model_config(cfg: Any, model: Model | None = None):
     check_flags(cfg, schema())
     if model.prepare is not None:
         cfg = model.prepare(cfg)
-    obj = build_direct(schema(), cfg)
-    if obj is None:  # OmegaConf converts what it can and names the key of what it cannot
-        try:
-            node = OmegaConf.merge(_structured(schema()), cfg)
-            obj = OmegaConf.to_object(node)
-        except OmegaConfBaseException as exc:
-            key = getattr(exc, "full_key", None)
-            msg = str(exc).splitlines()[0]
-            raise ConfigError(f"{key}: {msg}" if key else msg) from None
+    try:  # OmegaConf, where needed, converts what it can and names the key of what it cannot
+        obj = to_dataclass(schema(), cfg, lambda: _structured(schema()))
+    except OmegaConfBaseException as exc:
+        key = getattr(exc, "full_key", None)
+        msg = str(exc).splitlines()[0]
+        raise ConfigError(f"{key}: {msg}" if key else msg) from None
     validate(obj)
     if model.validate is not None:
         model.validate(obj)

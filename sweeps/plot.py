@@ -86,6 +86,8 @@ def plot_store(store, variables=None, out_dir=None, formats=("png", "pdf"),
     if out_dir.exists() and not out_dir.is_dir():
         raise PlotError(f"--out: {out_dir} exists and is not a directory")
     out_dir.mkdir(parents=True, exist_ok=True)
+    from antiamp.plotting import rasterize_big
+
     written = []
     for v in variables:
         da = ds[v].load()
@@ -101,8 +103,6 @@ def plot_store(store, variables=None, out_dir=None, formats=("png", "pdf"),
         fig.suptitle(f"{ds.attrs.get('title', '')}\n{_label(da)}; n = "
                      f"{ds.attrs.get('n_instances', '?'):,} per cell, seed {ds.attrs.get('seed')}",
                      fontsize=9, y=1.04)
-        from antiamp.plotting import rasterize_big
-
         rasterize_big(fig)
         for fmt in formats:
             p = out_dir / f"{v}.{fmt}"

@@ -25,7 +25,7 @@ from typing import Any, Dict, List, Optional
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
-from antiamp.config import Config, ConfigError, build_direct, check_flags, to_config, validate
+from antiamp.config import Config, ConfigError, check_flags, to_config, to_dataclass, validate
 from antiamp.fields import label as field_label, symbol as field_symbol
 from antiamp.lazy import lazy
 
@@ -654,9 +654,7 @@ def _make_plan(cfg: Any, *, columnar: bool = True) -> Plan:
                 cfg = OmegaConf.to_container(cfg, resolve=True)
             cfg = {k: v for k, v in (cfg or {}).items() if k != "hydra"}
             check_flags(cfg, run_schema())
-            scfg = build_direct(run_schema(), cfg)  # None: OmegaConf converts or refuses
-            if scfg is None:
-                scfg = OmegaConf.to_object(OmegaConf.merge(sweep_schema_node(), cfg))
+            scfg = to_dataclass(run_schema(), cfg, sweep_schema_node)
         except ConfigError:
             raise
         except Exception as exc:  # OmegaConf's errors name the key
