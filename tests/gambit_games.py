@@ -21,11 +21,14 @@ def _q(text):
 
 
 def _num(x):
-    """A payoff or probability as Gambit reads it: exact rationals as n/d, floats by
-    their shortest round-trip decimal (so the tree holds exactly the model's doubles)."""
-    if isinstance(x, Fraction):
-        return f"{x.numerator}/{x.denominator}" if x.denominator != 1 else str(x.numerator)
-    return repr(float(x)).replace("e", "E")
+    """A payoff or probability as Gambit reads it: an exact rational n/d.  A float is
+    taken as the nearest rational with denominator at most 10^9, so that rounding
+    noise (1 - 0.9 - 0.1 = -2.8e-17, rho = 0.333...3) does not break the exact ties
+    of degenerate games in Gambit's exact arithmetic, while genuine differences (5e-8
+    between a near-unanimous jury's entries) stay."""
+    if not isinstance(x, Fraction):
+        x = Fraction(float(x)).limit_denominator(10**9)
+    return f"{x.numerator}/{x.denominator}" if x.denominator != 1 else str(x.numerator)
 
 
 class _Efg:
@@ -82,7 +85,7 @@ def _behaviour(beh, efg, player):
 
 
 def _probs(q):
-    q = Fraction(q)
+    q = Fraction(float(q)).limit_denominator(10**9)
     return [q, 1 - q]
 
 

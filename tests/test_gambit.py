@@ -86,3 +86,12 @@ def test_agreement_in_degenerate_games(c_e):
     (od, oc), (gd, gc) = ours(cfg), theirs(cfg)
     assert same_sets(od, gd, tol=1e-9), (od, gd)
     assert same_sets([(x,) for x in oc], [(x,) for x in gc], tol=1e-9), (oc, gc)
+
+
+def test_agreement_where_rounding_noise_hides_an_exact_tie():
+    """rho = 1/3 as a double with b = 0 and c_e = 1/2: the antagonist is indifferent up
+    to 1e-17 (found by the random-games test in CI): a segment, for both solvers."""
+    cfg = _cfg(rho=1 / 3, p=0.5, c_e=0.5, kind="tiebreak", b=0.0, mu=0.0, kappa=1.0, lam=1.0,
+               n=1, d=0.0)
+    (od, _), (gd, _) = ours(cfg), theirs(cfg)
+    assert sorted(od) == [(1.0, 0.0), (1.0, 1.0)] and same_sets(od, gd, tol=1e-9), (od, gd)
