@@ -566,15 +566,35 @@ def _consolidated_complete(store: Path) -> bool:
 def _finish(store: Path, group) -> None:
     """Mark the store complete and consolidate its metadata; if that write fails
     (a full disk), leave no half-written metadata and the store marked incomplete."""
-    import zarr
-
     try:
         set_attr(store, "complete", 1)
-        zarr.consolidate_metadata(str(store))
+        consolidate(store)
     except BaseException:
         (store / ".zmetadata").unlink(missing_ok=True)
         set_attr(store, "complete", 0)
         raise
+
+
+# Zarr format 2's metadata documents; what a consolidated ``.zmetadata`` gathers.
+_METADATA_FILES = (".zgroup", ".zattrs", ".zarray")
+
+
+def consolidate(store: Path) -> None:
+    """Write a (Zarr format 2) store's consolidated metadata, atomically.
+
+    Written by hand (the format's ``.zmetadata``: every ``.zgroup``, ``.zattrs``
+    and ``.zarray`` document of the store under its path) because
+    ``zarr.consolidate_metadata`` also rewrites the root's ``.zattrs`` and
+    ``.zgroup``, in writes that run concurrently with that of ``.zmetadata``:
+    when the ``.zmetadata`` write fails (a full disk) its ``.zattrs`` write can
+    still land after the store has been marked incomplete again, and the store
+    would look finished.
+    """
+    meta = {}
+    for path in sorted(store.rglob(".z*")):
+        if path.name in _METADATA_FILES and path.is_file():
+            meta[path.relative_to(store).as_posix()] = json.loads(path.read_text())
+    _write_json(store / ".zmetadata", {"metadata": meta, "zarr_consolidated_format": 1})
 
 
 def set_attr(store: Path, key: str, value) -> None:
@@ -582,19 +602,23 @@ def set_attr(store: Path, key: str, value) -> None:
 
     Written by hand because zarr rewrites ``.zattrs`` in place: a write that
     fails half-way (a full disk, a kill) would leave the store's configuration
-    and fingerprint unreadable, and the store with them.  Here the new
-    attributes go to a temporary file beside, which replaces the old one only
-    once it is whole.
+    and fingerprint unreadable, and the store with them.
     """
-    import uuid
-
     path = store / ".zattrs"
     attrs = json.loads(path.read_text())
     attrs[key] = value
-    tmp = store / f".zattrs.tmp-{uuid.uuid4().hex[:8]}"
+    _write_json(path, attrs, indent=4, sort_keys=True)
+
+
+def _write_json(path: Path, obj, **dump) -> None:
+    """Write ``obj`` as JSON to ``path`` through a temporary file beside it, which
+    replaces ``path`` only once it is whole (and on disk)."""
+    import uuid
+
+    tmp = path.with_name(f"{path.name}.tmp-{uuid.uuid4().hex[:8]}")
     try:
         with open(tmp, "w") as fh:
-            json.dump(attrs, fh, indent=4, sort_keys=True)
+            json.dump(obj, fh, allow_nan=True, **dump)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

@@ -80,3 +80,50 @@ def test_estimate_that_cannot_write_fails_in_one_line(tmp_path):
     assert r.returncode == 1, r.stderr
     assert "Traceback" not in r.stderr and "antiamp-estimate: error: File too large" in r.stderr
     assert not (tmp_path / "o" / "estimates.zarr").exists()
+
+
+def test_consolidation_writes_only_the_consolidated_metadata(tmp_path, monkeypatch):
+    """A failed write of ``.zmetadata`` leaves the store marked incomplete.
+
+    zarr.consolidate_metadata rewrote the root's ``.zattrs`` concurrently with
+    ``.zmetadata``: when ``.zmetadata`` failed, its ``.zattrs`` (complete = 1)
+    could land after the store was marked incomplete again (found by CI, on a
+    busy machine).  Here consolidation must leave ``.zattrs`` and ``.zgroup``
+    untouched (same files), write what zarr writes, and a failed write must
+    leave the store incomplete with no consolidated metadata.
+    """
+    import json
+    import os
+
+    import zarr
+
+    from antiamp.sweeps import engine
+
+    run_sweep = engine.run_sweep
+    run_sweep({"sweep": {"axes": {"model": {"rho": [0.1, 0.3]}}, "plot": False},
+               "run": {"n_instances": 1000}}, tmp_path / "a", progress=False)
+    store = tmp_path / "a" / "sweep.zarr"
+    copy = tmp_path / "copy.zarr"
+    shutil.copytree(store, copy)
+    zarr.consolidate_metadata(str(copy))
+    (store / ".zmetadata").unlink()
+    before = {n: os.stat(store / n).st_ino for n in (".zattrs", ".zgroup")}
+    engine.consolidate(store)
+    assert {n: os.stat(store / n).st_ino for n in before} == before
+    assert (json.loads((store / ".zmetadata").read_text())
+            == json.loads((copy / ".zmetadata").read_text()))
+
+    real = engine._write_json
+
+    def full_disk(path, obj, **kw):
+        if path.name == ".zmetadata":
+            raise OSError(27, "File too large")
+        real(path, obj, **kw)
+
+    monkeypatch.setattr(engine, "_write_json", full_disk)
+    with pytest.raises(OSError):
+        engine._finish(store, None)
+    assert json.loads((store / ".zattrs").read_text())["complete"] == 0
+    assert not (store / ".zmetadata").exists()
+    monkeypatch.undo()
+    assert xr.open_zarr(store, consolidated=False).attrs["complete"] == 0
