@@ -324,10 +324,58 @@ def accuracy(weights, prof: Profile, J_c, J_d, v, protocol: int):
     """Pr(y = omega) per row for one protocol (0 consult, 1 debate): the judge's
     objective, without the standard-error work of :func:`outcomes`."""
     w = np.asarray(weights, float)
-    g_c, g_d, _ = endorsement(prof, J_c, J_d, v)
-    g = g_d if protocol == 1 else g_c
+    acc_P, acc_A = _acceptance(v)
+    if protocol == 0:  # only this protocol's endorsement (as in :func:`endorsement`)
+        q_c = TP * prof.x_Pc[:, SP] * acc_P
+        J_c = np.asarray(J_c, float)
+        g = (1 - q_c) * J_c[:, :1] + q_c * J_c[:, 1:]
+    else:
+        q_P = TP * prof.x_P[:, SP] * acc_P
+        q_A = TA * prof.x_A[:, SP, SA] * acc_A
+        J00, J01, J10, J11 = class_tables(J_d)
+        g = (1 - q_P) * ((1 - q_A) * J00 + q_A * J01) + q_P * ((1 - q_A) * J10 + q_A * J11)
     accurate = np.where(P_TRUE == 1, g, 1 - g)
     return (w * accurate).sum(-1) / w.sum(-1)
+
+
+def accuracy_terms(weights, J_c, J_d, v, protocol: int):
+    """:func:`accuracy` as a polynomial in the profile: ``a0 + monomials(prof) @ a``.
+
+    Pr(y = a | class) is affine in P's and in A's evidence probabilities, each the
+    presentation probability of the class's type times a per-class constant; so
+    accuracy is multilinear in the profile, with coefficients (per row: ``a0``
+    [C], ``a`` [C, K]) that depend on the tables and the weights only.  Lets the
+    judge's utility be evaluated for many profiles at the same tables at the cost
+    of K products (K = 2 in consultancy, 10 in debate; see :func:`monomials`).
+    """
+    w = np.asarray(weights, float)
+    w = w / w.sum(-1, keepdims=True)
+    right = P_TRUE == 1
+    sw = np.where(right, w, -w)  # accuracy is g where P is right, 1 - g elsewhere
+    acc_P, acc_A = _acceptance(v)
+    aP = TP * acc_P
+    if protocol == 0:
+        J_c = np.asarray(J_c, float)
+        a0 = (w * ~right).sum(-1) + (sw * J_c[:, :1]).sum(-1)
+        d = sw * aP * (J_c[:, 1:] - J_c[:, :1])
+        return a0, np.stack([(d * (SP == s)).sum(-1) for s in (0, 1)], -1)
+    J00, J01, J10, J11 = class_tables(J_d)
+    aA = TA * acc_A
+    a0 = (w * ~right).sum(-1) + (sw * J00).sum(-1)
+    dP, dA = sw * aP * (J10 - J00), sw * aA * (J01 - J00)
+    dPA = sw * aP * aA * (J11 - J01 - J10 + J00)
+    cols = [(dP * (SP == s)).sum(-1) for s in (0, 1)]
+    cols += [(dA * ((SP == s) & (SA == r))).sum(-1) for s in (0, 1) for r in (0, 1)]
+    cols += [(dPA * ((SP == s) & (SA == r))).sum(-1) for s in (0, 1) for r in (0, 1)]
+    return a0, np.stack(cols, -1)
+
+
+def monomials(prof: Profile, protocol: int):
+    """The profile's monomials that :func:`accuracy_terms` multiplies ([N, K])."""
+    if protocol == 0:
+        return prof.x_Pc
+    x_A = prof.x_A.reshape(-1, 4)
+    return np.concatenate([prof.x_P, x_A, np.repeat(prof.x_P, 2, axis=1) * x_A], axis=1)
 
 
 OUTCOME_METRICS = {
@@ -565,32 +613,41 @@ def enumerate_equilibria(G: Gains, tol: float = 1e-10):
         valid = inside & _ok(cand[..., 0], gP, tol) & _ok(cand[..., 1], gA0, tol) \
             & _ok(cand[..., 2], gA1, tol)
         sub.append((cand, valid))
+    kept = [_unique_rows(cand, valid) for cand, valid in sub]  # (rows [C, 32], count [C])
+    nulls = G.null_P
+    pres = nulls | (G.gPc >= -tol)  # consultancy: presenting, withholding best responses
+    withh = ~nulls & (G.gPc <= tol)
     debate, consult = [], []
     for c in range(C):
-        per_s = []
-        for s in (0, 1):
-            cand, valid = sub[s]
-            per_s.append(_unique(cand[c][valid[c]]))
+        per_s = [sub[s][0][c, kept[s][0][c, :kept[s][1][c]]] for s in (0, 1)]
         debate.append([(np.array([u[0], w[0]]), np.array([[u[1], u[2]], [w[1], w[2]]]))
                        for u in per_s[0] for w in per_s[1]])
-        opts = []
-        for s in (0, 1):
-            g = G.gPc[c, s]
-            if G.null_P[c, s]:
-                opts.append([1.0])
-            else:
-                opts.append([x for x, okx in ((1.0, g >= -tol), (0.0, g <= tol)) if okx])
+        opts = [[x for x, okx in ((1.0, pres[c, s]), (0.0, withh[c, s])) if okx]
+                for s in (0, 1)]
         consult.append([np.array([u, w]) for u in opts[0] for w in opts[1]])
     return consult, debate
 
 
-def _unique(rows, tol=1e-9):
-    out = []
-    for r in rows:
-        if not any(np.max(np.abs(r - o)) < tol for o in out):
-            out.append(r)
-    out.sort(key=lambda r: tuple(-r))
-    return out
+def _unique_rows(cand, valid, tol=1e-9):
+    """Per row of ``cand`` [C, K, 3], the valid candidates once each (a candidate
+    within ``tol`` of one kept before it is dropped), in descending lexicographic
+    order: (indices [C, K], the first ``count`` [C] of them kept).  Vectorised
+    over rows; the same choice and order as keeping them one by one."""
+    C, K = valid.shape
+    # The valid candidates of each row first, in their order (few per row).
+    first = np.argsort(~valid, axis=-1, kind="stable")
+    M = int(valid.sum(-1).max()) if C else 0
+    first = first[:, :M]
+    sel = np.take_along_axis(cand, first[..., None], axis=1)  # [C, M, 3]
+    ok = np.take_along_axis(valid, first, axis=1)
+    close = np.abs(sel[:, :, None, :] - sel[:, None, :, :]).max(-1) < tol  # [C, M, M]
+    keep = np.zeros((C, M), bool)
+    for i in range(M):
+        keep[:, i] = ok[:, i] & ~(keep[:, :i] & close[:, i, :i]).any(-1)
+    # Stable sort: kept first, then by -x0, -x1, -x2 (ties keep their order).
+    order = np.lexsort((-sel[..., 2], -sel[..., 1], -sel[..., 0], ~keep), axis=-1)
+    order = np.take_along_axis(first, order, axis=1)
+    return order, keep.sum(-1)
 
 
 def general_debate(G: Gains, c: int, methods=("br", "qre", "root"), n_starts=9, tol=1e-9):

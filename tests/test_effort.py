@@ -83,12 +83,19 @@ def test_free_attention_is_maximal_and_costly_attention_collapses():
         assert bool(dear.collapse.sel(protocol=prot).isel(equilibrium=0))
 
 
-def test_judge_best_response_by_brute_force():
-    cfg = {"model": {"p": 0.7, "rho": 0.45, "c_e": 0.1}, "judge": {"kind": "logit", "lam": 1.0,
-                                                                   "mu": 0.4, "kappa": 1.2},
-           "signals": {"eta": 0.3, "phi": 0.5},
-           "effort": {"enabled": True, "lam_gain": 2.0, "kappa_gain": 0.5, "v_max": 0.5,
-                      "c_J": 0.08, "load": 1.7}}
+@pytest.mark.parametrize("cfg", [
+    {"model": {"p": 0.7, "rho": 0.45, "c_e": 0.1}, "judge": {"kind": "logit", "lam": 1.0,
+                                                            "mu": 0.4, "kappa": 1.2},
+     "signals": {"eta": 0.3, "phi": 0.5},
+     "effort": {"enabled": True, "lam_gain": 2.0, "kappa_gain": 0.5, "v_max": 0.5,
+                "c_J": 0.08, "load": 1.7}},
+    # Debate's best response lies between the last two grid points (0.9967), with a
+    # grid maximum at t_max: the refinement must look inside the grid's last step.
+    {"model": {"p": 0.75, "rho": 0.4, "c_e": 0.2}, "judge": {"b": 0.6},
+     "effort": {"enabled": True, "v_max": 0.9, "c_J": float(np.geomspace(0.005, 1.0, 100)[2]),
+                "load": float(np.linspace(1.0, 3.0, 100)[2])}},
+], ids=["logit judge, correlated signals", "best response inside the grid's last step"])
+def test_judge_best_response_by_brute_force(cfg):
     ds = solve_extended(cfg)
     c, _ = to_ext_config(cfg)
     w = sg.class_probabilities([c.model.pi], [sg.joint_table(c.signals, c.model.p)],
@@ -108,7 +115,7 @@ def test_judge_best_response_by_brute_force():
         Jc1, Jd1, v1 = ef.tables_at(c.effort, c.judge, c.protocol, [t_star])
         eps = sg.certificate(w, sg.Profile(d.x_P.values[None], d.x_P.values[None],
                                            np.nan_to_num(d.x_A.values, nan=1.0)[None]),
-                             Jc1, Jd1, v1, np.array([0.1]))[0, k]
+                             Jc1, Jd1, v1, np.array([c.model.c_e]))[0, k]
         assert eps < 1e-9
 
 

@@ -115,11 +115,13 @@ def _fixed_attention_equilibria(cells, W, eqc, report):
 def _effort_equilibria(cells, W, eqc, report, progress):
     from tqdm.auto import tqdm
 
+    cms = [ef.CellModel(W[i], c.judge, c.protocol, c.effort, c.model.c_e, ())
+           for i, c in enumerate(cells)]
+    with tqdm(total=len(cms), desc="attention equilibria", disable=not progress,
+              leave=False) as bar:
+        solved = ef.solve_cells(cms, eqc.tol, progress=bar)
     out, commits = [], {}
-    for i, c in enumerate(tqdm(cells, desc="attention equilibria", disable=not progress,
-                               leave=False)):
-        cm = ef.CellModel(W[i], c.judge, c.protocol, c.effort, c.model.c_e, ())
-        eqs, commit, rep = ef.solve_cell(cm, eqc.tol)
+    for i, (eqs, commit, rep) in enumerate(solved):
         report += [f"cell {i}: {r}" for r in rep]
         out.append([[Found(e.t, e.profile, e.eps_judge, e.eps_senders) for e in eqs
                      if e.protocol == p] for p in (0, 1)])
@@ -405,13 +407,13 @@ def _assemble(base, cells, shape, dims, axes, rows, vals, found, commits, W, amp
         data[name] = (tuple(dims), r(info[:, k]), {"long_name": ln, "units": "1"})
     if commits:
         tc, ac, cc = (np.full((C, 2), np.nan) for _ in range(3))
-        for i, com in commits.items():
-            for p, (t, pr, _u) in com.items():
-                tc[i, p] = t
-                rr, vv = _metrics([cells[i]], W[i:i + 1],
-                                  [[[Found(t, pr, 0, 0)] if q == p else [] for q in (0, 1)]],
-                                  False)
-                ac[i, p], cc[i, p] = vv["amp"][0][0], vv["acc"][0][0]
+        ci = sorted(commits)
+        led = [[[Found(*commits[i][q][:2], 0, 0)] if q in commits[i] else [] for q in (0, 1)]
+               for i in ci]
+        rr, vv = _metrics([cells[i] for i in ci], W[ci], led, False)  # every cell at once
+        for row, (j, p, f) in enumerate(rr):
+            i = ci[j]
+            tc[i, p], ac[i, p], cc[i, p] = f.t, vv["amp"][0][row], vv["acc"][0][row]
         data["t_commit"] = (dc, r(tc), {"long_name": "attention the judge would commit to "
                                         "(leader, grid optimum)", "units": "1"})
         data["amp_commit"] = (dc, r(ac), {"long_name": "Amp under committed attention",
