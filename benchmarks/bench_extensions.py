@@ -186,46 +186,54 @@ def attention(side=100, sample=100, n=1_000_000):
 
 
 def run(quick=False):
-    res = {"kernel": kernel_throughput(50_000_000 if quick else 200_000_000)}
+    res = {"load": os.getloadavg()}
+    res["kernel"] = kernel_throughput(50_000_000 if quick else 200_000_000)
     res["one_cell"] = one_cell(2_000_000 if quick else 10_000_000)
     res["grid"] = grid(5 if quick else 10)
     res["attention"] = attention(*((20, 20) if quick else (100, 100)))
+    res["load_after"] = os.getloadavg()
     return res
 
 
 def report(res) -> list:
+    """Markdown rows, the ratio (reference time / antiamp's, same run) first."""
     k, o, g, a = res["kernel"], res["one_cell"], res["grid"], res["attention"]
-    lines = [
-        "| measurement | antiamp | reference | ratio |",
-        "|---|---|---|---|",
-        f"| correlated-signals kernel, {k['threads']} threads | {k['signals_rate'] / 1e6:,.0f} M inst/s "
-        f"| baseline kernel {k['baseline_rate'] / 1e6:,.0f} M inst/s | {k['ratio']:.2f}x |",
-        f"| one cell, simulated payoffs ({o['n']:,} instances) | {o['t_simulated'] * 1e3:,.1f} ms, "
-        f"{o['kernel_calls']} kernel call(s), {o['equilibria']} equilibria | pygambit enummixed "
-        f"(exact game) {o['t_gambit'] * 1e3:,.1f} ms | {o['t_gambit'] / o['t_simulated']:.2f}x |",
-        f"| one cell, exact payoffs | {o['t_exact'] * 1e3:,.1f} ms | general engine (QRE homotopy) "
-        f"{o['t_qre'] * 1e3:,.0f} ms | {o['t_qre'] / o['t_exact']:.0f}x |",
-        f"| {g['cells']:,}-cell grid, simulated payoffs ({g['n']:,} instances/cell) | "
-        f"{g['t_simulated']:.2f} s, {g['kernel_calls']} kernel calls, {g['equilibria']:,} "
-        f"equilibria ({g['t_simulated'] / max(1, g['equilibria']) * 1e3:.2f} ms each) | "
-        f"pygambit cell by cell {g['t_gambit']:.1f} s | {g['t_gambit'] / g['t_simulated']:.1f}x |",
-        f"| {g['cells']:,}-cell grid, exact payoffs | {g['t_exact']:.2f} s; sets equal to "
-        f"pygambit's on {g['agree']:,}/{g['cells']:,} cells | pygambit {g['t_gambit']:.1f} s "
-        f"| {g['t_gambit'] / g['t_exact']:.0f}x |",
+    rows = [
+        (f"correlated-signals kernel, {k['threads']} threads (rate / baseline kernel's)",
+         f"{k['ratio']:.2f}x", f"{k['signals_rate'] / 1e6:,.0f} M inst/s",
+         f"baseline kernel {k['baseline_rate'] / 1e6:,.0f} M inst/s"),
+        (f"one cell, simulated payoffs ({o['n']:,} instances)",
+         f"{o['t_gambit'] / o['t_simulated']:.2f}x",
+         f"{o['t_simulated'] * 1e3:,.1f} ms, {o['kernel_calls']} kernel call(s), "
+         f"{o['equilibria']} equilibria", f"pygambit enummixed (exact game) "
+         f"{o['t_gambit'] * 1e3:,.1f} ms"),
+        ("one cell, exact payoffs", f"{o['t_qre'] / o['t_exact']:.0f}x",
+         f"{o['t_exact'] * 1e3:,.1f} ms", f"general engine (QRE homotopy) {o['t_qre'] * 1e3:,.0f} ms"),
+        (f"{g['cells']:,}-cell grid, simulated payoffs ({g['n']:,} instances/cell)",
+         f"{g['t_gambit'] / g['t_simulated']:.1f}x",
+         f"{g['t_simulated']:.2f} s, {g['kernel_calls']} kernel calls, {g['equilibria']:,} "
+         f"equilibria ({g['t_simulated'] / max(1, g['equilibria']) * 1e3:.2f} ms each)",
+         f"pygambit cell by cell {g['t_gambit']:.1f} s"),
+        (f"{g['cells']:,}-cell grid, exact payoffs", f"{g['t_gambit'] / g['t_exact']:.0f}x",
+         f"{g['t_exact']:.2f} s; sets equal to pygambit's on {g['agree']:,}/{g['cells']:,} cells",
+         f"pygambit {g['t_gambit']:.1f} s"),
+        (f"judge attention, {a['cells']:,}-cell grid, exact payoffs (per cell)",
+         f"{a['ref_per_cell'] / a['per_cell']:.1f}x",
+         f"{a['per_cell'] * 1e3:.1f} ms a cell ({a['t_grid']:.1f} s, {a['equilibria']:,} "
+         "equilibria)", f"per-cell nested scalar solvers {a['ref_per_cell'] * 1e3:.0f} ms a cell "
+         f"({a['sample']} cells of the grid)"),
+        (f"judge attention, one cell, simulated payoffs ({a['n']:,} instances)", "-",
+         f"{a['t_sim_cell'] * 1e3:,.0f} ms", "-"),
     ]
-    lines.append(
-        f"| judge attention, {a['cells']:,}-cell grid, exact payoffs | "
-        f"{a['per_cell'] * 1e3:.1f} ms a cell ({a['t_grid']:.1f} s, {a['equilibria']:,} "
-        f"equilibria) | per-cell nested scalar solvers {a['ref_per_cell'] * 1e3:.0f} ms a cell "
-        f"({a['sample']} cells of the grid) | {a['ref_per_cell'] / a['per_cell']:.1f}x |")
-    lines.append(
-        f"| judge attention, one cell, simulated payoffs ({a['n']:,} instances) | "
-        f"{a['t_sim_cell'] * 1e3:,.0f} ms | - | - |")
+    lines = ["| measurement | ratio | antiamp | reference |", "|---|---:|---|---|"]
+    lines += [f"| {m} | {r} | {x} | {y} |" for m, r, x, y in rows]
     lines.append("")
     lines.append(f"Largest certificate: {max(o['eps'], g['eps'], a['eps']):.1e}. Attention "
                  f"equilibria on the reference's {a['sample']} cells: "
                  f"{'the same number' if a['same_count'] else 'DIFFERENT numbers'}, "
-                 f"largest difference in t* {a['t_diff']:.1e}.")
+                 f"largest difference in t* {a['t_diff']:.1e}. Load average (1 min) "
+                 f"{res.get('load', [float('nan')])[0]:.2f} before, "
+                 f"{res.get('load_after', [float('nan')])[0]:.2f} after, on {os.cpu_count()} cores.")
     return lines
 
 

@@ -42,6 +42,7 @@ import bench_confidence  # noqa: E402
 import bench_redeliberation  # noqa: E402
 import bench_colmad  # noqa: E402
 import bench_mediation  # noqa: E402
+import bench_panel  # noqa: E402
 from bench_baseline import median_time  # noqa: E402
 from reference_numpy import numpy_class_counts, numpy_naive  # noqa: E402
 
@@ -497,6 +498,8 @@ def write_md(res, path: Path):
         L += [""] + bench_colmad.report(res["colmad"])
     if "mediation" in res:
         L += [""] + bench_mediation.report(res["mediation"])
+    if "panel" in res:
+        L += [""] + bench_panel.report(res["panel"])
     L += ["",
           "![scaling](docs/figures/bench_scaling.png)", "",
           "![precision](docs/figures/bench_precision.png)", ""]
@@ -527,7 +530,8 @@ def main(argv=None):
              ("confidence", lambda: bench_confidence.run(args.quick)),
              ("redeliberation", lambda: bench_redeliberation.run(args.quick)),
              ("colmad", lambda: bench_colmad.run(args.quick)),
-             ("mediation", lambda: bench_mediation.run(args.quick))]
+             ("mediation", lambda: bench_mediation.run(args.quick)),
+             ("panel", lambda: bench_panel.run(args.quick))]
     for name, fn in steps:
         t = time.perf_counter()
         res[name] = fn()

@@ -14,6 +14,12 @@ to endorse), ``unanimity`` (a unanimous panel decides; a split one endorses with
 probability ``default``), ``confidence`` (the sum of the judges' latent margins,
 a confidence-weighted vote).
 
+The tables are exact by default (``method=quadrature``): given the shared latent
+the votes are independent and the biases average out in closed form, leaving one
+integral over the latent (:func:`panel_probability_quad`).  ``method=monte_carlo``
+averages the compiled kernel over Monte Carlo panels instead (the kernel is also
+the independent check of the quadrature in the tests).
+
 The effective number of independent votes is the design-effect count
 n_eff = n / (1 + (n - 1) r), with r the correlation between two judges' votes
 (from the bivariate normal orthant probability); it is reported for the debate
@@ -35,6 +41,7 @@ from .config import ConfigError, JudgeConfig, ProtocolConfig, _int_at_least, _nu
 from .judge import single_judge_tables
 
 RULES = ("majority", "supermajority", "unanimity", "confidence")
+METHODS = ("quadrature", "monte_carlo")
 
 
 from .sections import PanelConfig  # noqa: E402,F401  (re-exported)
@@ -53,6 +60,8 @@ def validate_panel(pc: PanelConfig) -> None:
         _prob(f"panel.{name}", getattr(pc, name))
     if _number("panel.bias_sd", pc.bias_sd) < 0:
         raise ConfigError(f"panel.bias_sd must be >= 0, got {pc.bias_sd!r}")
+    if pc.method not in METHODS:
+        raise ConfigError(f"panel.method must be one of {', '.join(METHODS)}, got {pc.method!r}")
     _int_at_least("panel.n_panels", pc.n_panels, 1)
 
 
@@ -98,6 +107,54 @@ def panel_probability_cov(q, pc: PanelConfig, seed: int):
     var = np.maximum(np.diag(s2) / m - mean ** 2, 0.0) / (m - 1)
     cov[np.diag_indices_from(cov)] = var
     return mean, cov, m
+
+
+def panel_probability_quad(q, pc: PanelConfig):
+    """Panel endorsement probability for each single-judge probability in ``q``, exactly.
+
+    Given the shared latent Z = z the judges vote independently, judge j with
+    probability Phi((t + beta_j - a z) / e) (t = Phi^-1(q), a = sqrt(icc),
+    e = sqrt(1 - icc)).  Every rule's endorsement is multilinear in the judges'
+    vote probabilities (a Poisson-binomial), and the biases are independent, so
+    averaging over them replaces each probability by its mean Phi((t - a z) / s),
+    s = sqrt(1 - icc + bias_sd^2): a homogeneous panel (the confidence rule's
+    normal sum likewise).  The one integral left, over z, is done by adaptive
+    quadrature (``scipy.integrate.quad_vec``, the entries of ``q`` together, split
+    where each entry's judges are even), to about 1e-14.
+    """
+    from .judge import jury_majority
+
+    q = np.asarray(q, float)
+    n = pc.size
+    with np.errstate(divide="ignore"):
+        t = special.ndtri(q)
+    a, s = math.sqrt(pc.icc), math.sqrt(1 - pc.icc + pc.bias_sd ** 2)
+    _, need = _rule_args(pc)
+
+    def rule(x):  # the panel's endorsement when each judge votes w.p. Phi(x)
+        p = special.ndtr(x)
+        if pc.rule == "majority":
+            return jury_majority(p, n, pc.tie)
+        if pc.rule == "supermajority":
+            return special.betainc(need, n - need + 1, p)  # Pr(at least `need` votes)
+        if pc.rule == "unanimity":
+            return p ** n + pc.default * (1 - p ** n - (1 - p) ** n)
+        return special.ndtr(math.sqrt(n) * x)  # the mean margin above 0
+
+    out = np.where(t > 0, 1.0, 0.0)  # q = 1 or 0: every judge votes alike
+    fin = np.isfinite(t)
+    if s == 0:  # icc = 1, no biases: the panel votes as one judge
+        return np.where(fin, q, out)
+    if a == 0:
+        out[fin] = rule(t[fin] / s)
+        return out
+    tf = t[fin]
+    points = sorted(set(np.clip(tf / a, -11.5, 11.5).tolist()))
+    val, _ = integrate.quad_vec(
+        lambda z: rule((tf - a * z) / s) * math.exp(-0.5 * z * z) / math.sqrt(2 * math.pi),
+        -12.0, 12.0, epsabs=1e-14, epsrel=1e-12, norm="max", points=points)
+    out[fin] = val
+    return out
 
 
 def panel_probability_exact(q: float, pc: PanelConfig) -> float:
@@ -204,13 +261,17 @@ def panel_strategies(c) -> tuple:
 
 def _panel_tables(judge: JudgeConfig, prot: ProtocolConfig, pc: PanelConfig, seed: int):
     """(J_c [2], J_d [2, 2], se_c, se_d, panels, cov) of the panel built on the configured
-    judge; ``cov`` [6, 6] is the Monte Carlo covariance of (J_c, J_d.ravel())."""
+    judge; ``cov`` [6, 6] is the Monte Carlo covariance of (J_c, J_d.ravel()) (zero,
+    and no panels, with ``method=quadrature``)."""
     if judge.jury_size != 1:
         raise ConfigError("extension=panel builds the jury itself (panel.size); leave "
                           "judge.jury_size at 1")
     c1, d1 = single_judge_tables(judge, prot)
     q = np.concatenate([c1, d1.ravel()])
-    mean, cov, m = panel_probability_cov(q, pc, seed)
+    if pc.method == "quadrature":  # exact: no Monte Carlo error, no panels drawn
+        mean, cov, m = panel_probability_quad(q, pc), np.zeros((len(q), len(q))), 0
+    else:
+        mean, cov, m = panel_probability_cov(q, pc, seed)
     se = np.sqrt(np.diag(cov))
     return mean[:2], mean[2:].reshape(2, 2), se[:2], se[2:].reshape(2, 2), m, cov
 

@@ -119,8 +119,12 @@ class PanelConfig:
     icc: float = 0.0
     #: Standard deviation of the judges' own biases (probit scale).
     bias_sd: float = 0.0
-    #: Monte Carlo panels per table (rounded up to blocks of 256); exact when icc and
-    #: bias_sd are 0.
+    #: How the panel's tables are computed: ``quadrature`` (exact: the biases and the
+    #: judges' noises integrated out in closed form, the shared latent by adaptive
+    #: quadrature) or ``monte_carlo`` (the compiled kernel over ``n_panels`` panels).
+    method: str = "quadrature"
+    #: Monte Carlo panels per table with ``method=monte_carlo`` (rounded up to blocks
+    #: of 256); exact when icc and bias_sd are 0.
     n_panels: int = 16384
 
 

@@ -50,6 +50,42 @@ def test_correlated_panels_match_adaptive_quadrature(rule, icc):
         assert abs(mm - ref) < 5 * s + 1e-12, (q, mm, ref, s)
 
 
+@pytest.mark.parametrize("rule", ["majority", "supermajority", "unanimity", "confidence"])
+@pytest.mark.parametrize("icc", [0.0, 0.2, 0.6, 0.95, 1.0])
+def test_the_models_quadrature_matches_the_independent_one(rule, icc):
+    qs = [0.0, 0.1, 0.45, 0.8, 1.0]
+    for n in (1, 4, 9, 25):
+        pc = pnm.PanelConfig(size=n, rule=rule, icc=icc, default=0.25)
+        got = pnm.panel_probability_quad(qs, pc)
+        for q, g in zip(qs, got):
+            assert g == pytest.approx(pnm.panel_probability_exact(q, pc), abs=1e-11), (n, q)
+
+
+@pytest.mark.parametrize("rule", ["majority", "supermajority", "unanimity", "confidence"])
+def test_quadrature_with_biased_judges_matches_the_kernel_and_direct_votes(rule):
+    # The biases are integrated out in closed form: check against the kernel (which
+    # draws them) and against votes drawn one by one.
+    pc = pnm.PanelConfig(size=6, rule=rule, icc=0.3, bias_sd=0.7, default=0.4, n_panels=40_000)
+    q = 0.62
+    got = pnm.panel_probability_quad([q], pc)[0]
+    m, se, _ = pnm.panel_probability_mc([q], pc, seed=9)
+    assert abs(got - m[0]) < 5 * se[0]
+    _, y = direct_votes(q, pc, 400_000, np.random.default_rng(4))
+    assert abs(got - y.mean()) < 5 * y.std() / math.sqrt(len(y))
+
+
+def test_both_methods_give_the_same_model_within_the_monte_carlo_error():
+    cfg = {"extension": "panel", "judge": {"b": 0.4},
+           "panel": {"size": 7, "icc": 0.4, "bias_sd": 0.5, "n_panels": 40_000}}
+    ex = solve_extended(cfg)
+    mc = solve_extended({**cfg, "panel": {**cfg["panel"], "method": "monte_carlo"}})
+    assert float(ex.panel_table_se.max()) == 0 and float(mc.panel_table_se.max()) > 0
+    assert np.all(np.abs(ex.panel_table - mc.panel_table) < 5 * mc.panel_table_se + 1e-12)
+    amp = ex.amp.sel(protocol="debate")
+    assert abs(float(amp - mc.amp.sel(protocol="debate"))) < 5 * float(
+        mc.amp_panel_mc_se.sel(protocol="debate")) + 1e-12
+
+
 @pytest.mark.parametrize("rule", ["majority", "unanimity", "confidence"])
 def test_perfectly_correlated_judges_vote_as_one(rule):
     pc = pnm.PanelConfig(size=9, rule=rule, icc=1.0)
@@ -139,6 +175,7 @@ def test_shared_blind_spots_cap_what_a_jury_buys():
     ({"panel": {"icc": 1.5}}, r"panel.icc must lie in \[0, 1\]"),
     ({"panel": {"quota": 0}}, r"panel.quota must lie in \(0, 1\]"),
     ({"panel": {"bias_sd": -1}}, "panel.bias_sd must be >= 0"),
+    ({"panel": {"method": "exact"}}, "panel.method must be one of quadrature, monte_carlo"),
     ({"judge": {"jury_size": 3}}, "leave judge.jury_size at 1"),
 ])
 def test_bad_input_names_the_field(bad, match):
