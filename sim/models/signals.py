@@ -97,18 +97,16 @@ def _fixed_attention_equilibria(cells, W, eqc, report):
                            for u, w in merged):
                     merged.append((xp, xa))
             deb[i] = merged
-    out = []
-    for i in range(C):
-        per = []
-        for protocol, lst in ((0, cons[i]), (1, deb[i])):
-            prof = ef._profile_rows(lst, protocol)
-            n = len(lst)
-            eps = sg.certificate(np.broadcast_to(W[i], (n, 32)), prof,
-                                 np.broadcast_to(Jc[i], (n, 2)),
-                                 np.broadcast_to(Jd[i], (n, 2, 2, 2)),
-                                 np.full(n, v[i]), np.full(n, c_e[i]))[:, protocol]
-            per.append([Found(t[i], pr, 0.0, float(e)) for pr, e in zip(lst, eps)])
-        out.append(per)
+    out = [[[], []] for _ in range(C)]
+    for protocol, per in ((0, cons), (1, deb)):  # every cell's equilibria in one call
+        idx = np.array([i for i in range(C) for _ in per[i]], int)
+        prs = [pr for i in range(C) for pr in per[i]]
+        if not prs:
+            continue
+        eps = sg.certificate(W[idx], ef._profile_rows(prs, protocol), Jc[idx], Jd[idx], v[idx],
+                             c_e[idx])[:, protocol]
+        for i, pr, e in zip(idx, prs, eps):
+            out[i][protocol].append(Found(t[i], pr, 0.0, float(e)))
     return out, {}
 
 
