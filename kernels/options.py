@@ -73,6 +73,19 @@ def option_sums(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagonist, k
     ``bias_j`` [K] the judge's bias toward each answer by label.
     """
     acc = np.zeros((n_blocks, 2, N_ACC, 2))
+    # The judge's weight of an option that no sender argues depends only on whether it
+    # is the distractor: exp(lam (bias_j + [j = d] bias_d) - G), computed once (G, the
+    # largest such exponent, keeps them <= 1); only the argued options' weights are
+    # computed per instance (the same multinomial logit as _judge, which stays the
+    # fallback for exponents beyond the doubles' range).
+    G = -1e300
+    for j in range(K):
+        G = max(G, lam * bias_j[j], lam * (bias_j[j] + bias_d))
+    E0 = np.empty(K)
+    E1 = np.empty(K)
+    for j in range(K):
+        E0[j] = math.exp(lam * bias_j[j] - G)
+        E1[j] = math.exp(lam * (bias_j[j] + bias_d) - G)
     n_words = 7 + K + K
     n_ctr = (n_words + 3) // 4
     for b in nb.prange(n_blocks):
@@ -140,23 +153,39 @@ def option_sums(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagonist, k
                             ap = j
                         seen += 1
             for p in range(2):
-                for j in range(K):
-                    scores[j] = 0.0
-                scores[a] = avail[a]
-                attack = 0.0
-                if p == 1:
-                    if antagonist == ANT_ATTACK:
-                        attack = x_att
-                    else:
+                attack = x_att if (p == 1 and antagonist == ANT_ATTACK) else 0.0
+                argued = p == 1 and antagonist != ANT_ATTACK and ap >= 0
+                x_a = lam * (kappa * avail[a] + mu - kappa * attack + bias_j[a]
+                             + (bias_d if a == d else 0.0)) - G
+                x_p = (lam * (kappa * avail[ap] + bias_j[ap] + (bias_d if ap == d else 0.0)) - G
+                       if argued else -1e300)
+                tot = 0.0
+                if x_a < 700.0 and x_p < 700.0:
+                    e_a = math.exp(x_a)
+                    e_p = math.exp(x_p) if argued else 0.0
+                    tot = e_a + e_p
+                    for j in range(K):
+                        if j != a and not (argued and j == ap):
+                            tot += E1[j] if j == d else E0[j]
+                if tot > 1e-280:
+                    w_om = e_a if om == a else (e_p if argued and om == ap else
+                                                (E1[om] if om == d else E0[om]))
+                    w_d = e_a if d == a else (e_p if argued and d == ap else E1[d])
+                    pa = e_a / tot
+                    p_om = w_om / tot
+                    p_d = w_d / tot
+                else:  # exponents out of range: the stable logit
+                    for j in range(K):
+                        scores[j] = 0.0
+                    scores[a] = avail[a]
+                    if argued:
                         scores[ap] = avail[ap]
-                _judge(K, a, d, scores, attack, lam, mu, bias_d, bias_j, kappa, probs)
-                pa = probs[a]
-                exp_loss = 0.0
-                for j in range(K):
-                    if j != om:
-                        exp_loss += probs[j] * (near_loss if j == d else 1.0)
+                    _judge(K, a, d, scores, attack, lam, mu, bias_d, bias_j, kappa, probs)
+                    pa, p_om, p_d = probs[a], probs[om], probs[d]
+                # Expected loss: 1 for every wrong option, near_loss for the distractor.
+                exp_loss = (1.0 - p_om) - p_d * (1.0 - near_loss)
                 loss_a = 0.0 if a == om else (near_loss if a == d else 1.0)
-                vals = (pa * (1 - corr), 1.0 - corr, pa * corr, 1.0 * corr, probs[om], exp_loss,
+                vals = (pa * (1 - corr), 1.0 - corr, pa * corr, 1.0 * corr, p_om, exp_loss,
                         pa * (loss_a > loss_tol), 1.0 * (loss_a > loss_tol),
                         1.0 * (p == 1 and ap >= 0 and ap != om and not corr),
                         1.0 * (p == 1 and ap >= 0 and ap != om), pa, 1.0)
