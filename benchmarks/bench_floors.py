@@ -116,10 +116,11 @@ def report(res) -> list:
               "several blocks an instance is compared with that many. The panel's tables are "
               "exact by default (`panel.method=quadrature`, no Monte Carlo); its kernel runs "
               "only with `method=monte_carlo`. The options kernel evaluates the K-way logit "
-              "from weights of the unargued options computed once per call (1.4x faster than "
-              "evaluating all K exponentials per instance, same sums to 1e-15); what remains "
-              "above its floor is the per-instance logic (the wrong pick, the availability "
-              "pattern, the antagonist's examination) and its twelve running sums.", ""]
+              "from weights of the unargued options computed once per call and counts its "
+              "indicator rows (together 1.5x faster than all K exponentials and twelve running "
+              "sums per instance and protocol, same sums to 1e-15); what remains above its "
+              "floor is the per-instance logic (the wrong pick, the availability pattern, the "
+              "antagonist's examination).", ""]
     return lines
 
 

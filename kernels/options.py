@@ -94,6 +94,8 @@ def option_sums(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagonist, k
         scores = np.zeros(K)
         probs = np.zeros(K)
         cand = np.zeros(K, np.int64)
+        loc = np.zeros((2, N_ACC, 2))
+        cnt = np.zeros(5, np.int64)  # wrong, correct, lossy a, 8 and 9 of the debate rows
         start = (first_block + b) * BLOCK
         for i in range(start, start + BLOCK):
             fill_words(words, i, n_ctr, stream, k0, k1)
@@ -152,6 +154,7 @@ def option_sums(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagonist, k
                         if seen == pick:
                             ap = j
                         seen += 1
+            loss_a = 0.0 if a == om else (near_loss if a == d else 1.0)
             for p in range(2):
                 attack = x_att if (p == 1 and antagonist == ANT_ATTACK) else 0.0
                 argued = p == 1 and antagonist != ANT_ATTACK and ap >= 0
@@ -184,14 +187,39 @@ def option_sums(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagonist, k
                     pa, p_om, p_d = probs[a], probs[om], probs[d]
                 # Expected loss: 1 for every wrong option, near_loss for the distractor.
                 exp_loss = (1.0 - p_om) - p_d * (1.0 - near_loss)
-                loss_a = 0.0 if a == om else (near_loss if a == d else 1.0)
-                vals = (pa * (1 - corr), 1.0 - corr, pa * corr, 1.0 * corr, p_om, exp_loss,
-                        pa * (loss_a > loss_tol), 1.0 * (loss_a > loss_tol),
-                        1.0 * (p == 1 and ap >= 0 and ap != om and not corr),
-                        1.0 * (p == 1 and ap >= 0 and ap != om), pa, 1.0)
-                for r in range(N_ACC):
-                    acc[b, p, r, 0] += vals[r]
-                    acc[b, p, r, 1] += vals[r] * vals[r]
+                # The twelve rows' sums and sums of squares (see sim.options): the
+                # indicator rows are counted (their squares are themselves), the rest
+                # added only where they are not zero (the same sums as adding every term).
+                r0 = 2 if corr else 0
+                loc[p, r0, 0] += pa
+                loc[p, r0, 1] += pa * pa
+                loc[p, 4, 0] += p_om
+                loc[p, 4, 1] += p_om * p_om
+                loc[p, 5, 0] += exp_loss
+                loc[p, 5, 1] += exp_loss * exp_loss
+                if loss_a > loss_tol:
+                    loc[p, 6, 0] += pa
+                    loc[p, 6, 1] += pa * pa
+                loc[p, 10, 0] += pa
+                loc[p, 10, 1] += pa * pa
+            cnt[1 if corr else 0] += 1
+            if loss_a > loss_tol:
+                cnt[2] += 1
+            if ap >= 0 and ap != om:
+                cnt[4] += 1
+                if not corr:
+                    cnt[3] += 1
+        for p in range(2):
+            for r in range(N_ACC):
+                acc[b, p, r, 0] = loc[p, r, 0]
+                acc[b, p, r, 1] = loc[p, r, 1]
+            for r, c in ((1, cnt[0]), (3, cnt[1]), (7, cnt[2]), (11, cnt[0] + cnt[1])):
+                acc[b, p, r, 0] = c
+                acc[b, p, r, 1] = c
+        acc[b, 1, 8, 0] = cnt[3]
+        acc[b, 1, 8, 1] = cnt[3]
+        acc[b, 1, 9, 0] = cnt[4]
+        acc[b, 1, 9, 1] = cnt[4]
     out = np.zeros((2, N_ACC, 2))
     for b in range(n_blocks):
         for p in range(2):
