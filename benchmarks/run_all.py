@@ -44,6 +44,7 @@ import bench_colmad  # noqa: E402
 import bench_mediation  # noqa: E402
 import bench_panel  # noqa: E402
 import bench_floors  # noqa: E402
+import bench_rounds  # noqa: E402
 from bench_baseline import median_time  # noqa: E402
 from reference_numpy import numpy_class_counts, numpy_naive  # noqa: E402
 
@@ -503,6 +504,8 @@ def write_md(res, path: Path):
         L += [""] + bench_panel.report(res["panel"])
     if "floors" in res:
         L += [""] + bench_floors.report(res["floors"])
+    if "rounds" in res:
+        L += [""] + bench_rounds.report(res["rounds"])
     L += ["",
           "![scaling](docs/figures/bench_scaling.png)", "",
           "![precision](docs/figures/bench_precision.png)", ""]
@@ -535,7 +538,8 @@ def main(argv=None):
              ("colmad", lambda: bench_colmad.run(args.quick)),
              ("mediation", lambda: bench_mediation.run(args.quick)),
              ("panel", lambda: bench_panel.run(args.quick)),
-             ("floors", lambda: bench_floors.run(args.quick))]
+             ("floors", lambda: bench_floors.run(args.quick)),
+             ("rounds", lambda: bench_rounds.run(args.quick))]
     for name, fn in steps:
         t = time.perf_counter()
         res[name] = fn()
