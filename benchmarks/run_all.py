@@ -492,20 +492,11 @@ def write_md(res, path: Path):
     L += ["", "## Start-up: help, refused input, a small run, a small sweep", ""]
     L += bench_startup.report(res["startup"])
     L += [""] + bench_loop.report(res["loop"])
-    if "confidence" in res:
-        L += [""] + bench_confidence.report(res["confidence"])
-    if "redeliberation" in res:
-        L += [""] + bench_redeliberation.report(res["redeliberation"])
-    if "colmad" in res:
-        L += [""] + bench_colmad.report(res["colmad"])
-    if "mediation" in res:
-        L += [""] + bench_mediation.report(res["mediation"])
-    if "panel" in res:
-        L += [""] + bench_panel.report(res["panel"])
-    if "floors" in res:
-        L += [""] + bench_floors.report(res["floors"])
-    if "rounds" in res:
-        L += [""] + bench_rounds.report(res["rounds"])
+    for key, bench in (("confidence", bench_confidence), ("redeliberation", bench_redeliberation),
+                       ("colmad", bench_colmad), ("mediation", bench_mediation),
+                       ("panel", bench_panel), ("floors", bench_floors), ("rounds", bench_rounds)):
+        if key in res:  # sections with their own headings
+            L += [""] + bench.report(res[key])
     L += ["",
           "![scaling](docs/figures/bench_scaling.png)", "",
           "![precision](docs/figures/bench_precision.png)", ""]
