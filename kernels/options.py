@@ -162,7 +162,7 @@ def option_sums(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagonist, k
                              + (bias_d if a == d else 0.0)) - G
                 x_p = (lam * (kappa * avail[ap] + bias_j[ap] + (bias_d if ap == d else 0.0)) - G
                        if argued else -1e300)
-                tot = 0.0
+                tot = e_a = e_p = 0.0
                 if x_a < 700.0 and x_p < 700.0:
                     e_a = math.exp(x_a)
                     e_p = math.exp(x_p) if argued else 0.0
