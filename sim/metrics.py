@@ -239,28 +239,22 @@ def evaluate(weights, J_consult, J_debate, alpha, beta, delta_c, c_e, n=None, na
 
 def _means(weights, n):
     """``weighted(..., se=False)`` for many metrics over the same weights: the
-    weights' sign checked once and each class subset's total weight summed once.
+    weights' sign checked once, each mean one compiled pass per row
+    (:func:`antiamp.kernels.means.masked_mean`, broadcasting g and mask, which
+    often lack the weights' leading equilibrium axes; a cell's value has the same
+    bits alone and inside a grid, as einsum's contraction would not).  Values that
+    are not finite, or negative weights, go through :func:`weighted`."""
+    from antiamp.kernels.means import masked_mean
 
-    g and mask often lack the weights' leading (equilibrium) axes: one product each
-    with the weights, summed along the class axis row by row (so a cell's value has
-    the same bits alone and inside a grid; einsum's contraction does not).  Values
-    that are not finite, or negative weights, go through :func:`weighted`."""
     weights = np.asarray(weights, dtype=float)
     nonneg = bool(np.all(weights >= 0))
-    totals = {}
 
     def mean(g, mask):
         mask = np.asarray(mask)
-        gm = np.where(mask, np.asarray(g, dtype=float), 0.0)
-        if mask.ndim != 1 or not nonneg or not np.isfinite(gm).all():
+        g = np.asarray(g, dtype=float)
+        if mask.ndim != 1 or not nonneg or not np.isfinite(np.where(mask, g, 0.0)).all():
             return weighted(weights, g, mask, n, se=False)
-        key = mask.tobytes()
-        if key not in totals:
-            totals[key] = (weights * mask.astype(float)).sum(axis=-1)
-        tot = totals[key]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            m = (weights * gm).sum(axis=-1) / tot
-        return np.where(tot > 0, m, np.nan), None
+        return masked_mean(weights, g, mask.astype(bool)), None
 
     return mean
 
