@@ -227,3 +227,36 @@ def test_big_meshes_are_images_in_the_pdf(tmp_path):
     assert big.get_rasterized() and not small.get_rasterized()
     pdf = [p for p in paths if p.suffix == ".pdf"][0]
     assert pdf.stat().st_size < 2_000_000
+
+
+@pytest.mark.parametrize("even", [True, False], ids=["even axes: one image", "uneven: a mesh"])
+def test_cell_maps_look_like_the_nearest_mesh(even):
+    """cell_map draws evenly spaced grids as one image: the same picture as the
+    mesh with each value centred on its coordinates (up to anti-aliased edges)."""
+    import matplotlib.pyplot as plt
+    from matplotlib.collections import QuadMesh
+    from matplotlib.image import AxesImage
+
+    from antiamp.plotting import cell_map
+
+    rng = np.random.default_rng(1)
+    x = np.linspace(0.0, 1.0, 23) if even else np.geomspace(0.01, 1.0, 23)
+    y = np.linspace(-2.0, 3.0, 17)
+    Z = rng.integers(0, 4, (17, 23)).astype(float)
+
+    def render(draw):
+        fig, ax = plt.subplots(figsize=(4, 3), dpi=100)
+        art = draw(ax)
+        ax.set_xlim(x[0] - (x[1] - x[0]) / 2, x[-1] + (x[-1] - x[-2]) / 2)
+        ax.set_ylim(y[0] - (y[1] - y[0]) / 2, y[-1] + (y[-1] - y[-2]) / 2)
+        fig.canvas.draw()
+        img = np.asarray(fig.canvas.buffer_rgba())[..., :3].astype(int)
+        plt.close(fig)
+        return art, img
+
+    art, ours = render(lambda ax: cell_map(ax, x, y, Z, cmap="viridis", vmin=0, vmax=3))
+    _, mesh = render(lambda ax: ax.pcolormesh(x, y, Z, shading="nearest", cmap="viridis",
+                                              vmin=0, vmax=3))
+    assert isinstance(art, AxesImage if even else QuadMesh)
+    differ = np.abs(ours - mesh).max(axis=-1) > 40
+    assert differ.mean() < 0.01, differ.mean()

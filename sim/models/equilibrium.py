@@ -39,7 +39,7 @@ def plot_regimes(ds: xr.Dataset, path: Path) -> list:
     import matplotlib.pyplot as plt
     from matplotlib.colors import ListedColormap
 
-    from ..plotting import axis_label, describe, integer_ticks, panel_grid
+    from ..plotting import axis_label, cell_map, describe, integer_ticks, panel_grid
 
     regs = regimes(ds)
     dims = [d for d in regs["P, debate"].dims]
@@ -53,8 +53,8 @@ def plot_regimes(ds: xr.Dataset, path: Path) -> list:
             note = "shown at " + ", ".join(f"{d}={ds[d].values[0]}" for d in extra)
         if len(dims) >= 2:
             y, x = dims[0], dims[1]
-            ax.pcolormesh(ds[x].values, ds[y].values, reg.transpose(y, x).values, cmap=cmap,
-                          vmin=-0.5, vmax=3.5, shading="nearest")
+            cell_map(ax, ds[x].values, ds[y].values, reg.transpose(y, x).values, cmap=cmap,
+                     vmin=-0.5, vmax=3.5)
             ax.set_xlabel(axis_label(ds, x), fontsize=8)
             ax.set_ylabel(axis_label(ds, y), fontsize=8)
             integer_ticks(ax, ds[x].values)
