@@ -517,11 +517,23 @@ OUTCOME_BLOCK = 65536
 def _outcomes(game, cells, cP, dP, dA):
     """Outcomes at each equilibrium (exact, from the closed forms): {name: (values
     [C, E, protocol], ...)}."""
+    from antiamp.kernels.outcomes import METRICS, equilibrium_outcomes
+
     c = _arrays(cells)
     C = len(c)
     out = {}
+    fused = set(METRICS) == set(OUTCOMES)
     for lo in range(0, C, OUTCOME_BLOCK):
         s = slice(lo, min(lo + OUTCOME_BLOCK, C))
+        vals, bad = equilibrium_outcomes(
+            c.pi[s].astype(float), c.p[s].astype(float), game.rho[s].astype(float),
+            c.fixed[s].astype(bool), c.a[s].astype(np.int64), np.nan_to_num(cP[s]),
+            np.nan_to_num(dP[s]), np.nan_to_num(dA[s]), game.J_c[s], game.J_d[s],
+            c.alpha[s].astype(float), c.beta[s].astype(float), c.delta_c[s].astype(float))
+        if fused and not bad.any():  # else the NumPy path, which handles what it flags
+            for k, v in zip(METRICS, vals):
+                out.setdefault(k, []).append(v)
+            continue
         wel = [c.alpha[s, None], c.beta[s, None], c.delta_c[s, None]]
         prob = class_probabilities(c.pi[s, None], c.p[s, None], game.rho[s, None],
                                    np.nan_to_num(cP[s]), np.nan_to_num(dP[s]),

@@ -235,3 +235,37 @@ def test_outcomes_in_blocks_have_the_bits_of_one_pass(monkeypatch):
     blocks = eqm.solve(cfg)
     for v in ("amp", "acc", "fwc", "welfare"):
         assert np.array_equal(whole[v].values, blocks[v].values, equal_nan=True), v
+
+
+def test_fused_outcome_kernel_has_the_numpy_paths_bits():
+    """kernels.outcomes repeats class_probabilities + evaluate(se=False) operation for
+    operation: the same bits on random cells (signal and fixed stances, pure, mixed
+    and missing equilibria), and the rows it cannot take are flagged."""
+    from antiamp.kernels.outcomes import METRICS, equilibrium_outcomes
+    from antiamp.metrics import class_probabilities, evaluate
+
+    rng = np.random.default_rng(3)
+    C, E = 4000, 3
+    pi, p, rho = rng.random(C), rng.random(C), rng.random(C)
+    fixed, a = rng.random(C) < 0.3, rng.integers(0, 2, C)
+    x = [np.where(rng.random((C, E)) < 0.5, rng.integers(0, 2, (C, E)), rng.random((C, E)))
+         for _ in range(3)]
+    for v in x:
+        v[rng.random((C, E)) < 0.1] = np.nan  # a cell with fewer equilibria
+    x = [np.nan_to_num(v) for v in x]
+    J_c, J_d = rng.random((C, 2)), rng.random((C, 2, 2))
+    alpha, beta, dc = rng.random(C) * 2, rng.random(C) * 2, rng.random(C) * 0.1
+    vals, bad = equilibrium_outcomes(pi, p, rho, fixed, a.astype(np.int64), *x, J_c, J_d,
+                                     alpha, beta, dc)
+    prob = class_probabilities(pi[:, None], p[:, None], rho[:, None], *x, fixed[:, None],
+                               a[:, None])
+    ref = evaluate(prob, J_c[:, None, :], J_d[:, None], alpha[:, None], beta[:, None],
+                   dc[:, None], np.zeros((C, 1)), names=METRICS, se=False)
+    assert not bad.any()
+    for k, name in enumerate(METRICS):
+        assert np.array_equal(vals[k], ref[name][0], equal_nan=True), name
+    # A negative weight (here a presentation probability above 1) is left to NumPy.
+    x[0][0, 0], x[1][0, 0] = 1.5, 0.2
+    _, bad = equilibrium_outcomes(pi, p, rho, fixed, a.astype(np.int64), *x, J_c, J_d,
+                                  alpha, beta, dc)
+    assert bad[0, 0] and bad.sum() == 1
