@@ -390,21 +390,26 @@ def _memo_key(name: str, section) -> tuple | None:
 
 def validate(cfg: Config) -> None:
     """Check every field's range; raise :class:`ConfigError` naming the first bad field."""
-    for name, check in _SECTION_CHECKS:
-        section = getattr(cfg, name)
-        key = _memo_key(name, section)
-        if key is not None and key in _VALID:
-            continue
-        check(section)
-        if key is not None:
-            if len(_VALID) >= _MAX_VALID:
-                _VALID.clear()
-            _VALID[key] = True
+    for name, _ in _SECTION_CHECKS:
+        validate_section(name, getattr(cfg, name))
     if cfg.judge.kind == "logit" and cfg.protocol.consult_default != 0:
         raise ConfigError(
             "protocol.consult_default applies to the tie-break judge only "
             "(the logit judge's no-evidence endorsement is sigma(lam*mu)); leave it at 0"
         )
+
+
+def validate_section(name: str, section) -> None:
+    """The checks of one section on its own (every section's checks but one, judge.kind
+    against protocol.consult_default, read their own section only; see :func:`validate`)."""
+    key = _memo_key(name, section)
+    if key is not None and key in _VALID:
+        return
+    _CHECKS[name](section)
+    if key is not None:
+        if len(_VALID) >= _MAX_VALID:
+            _VALID.clear()
+        _VALID[key] = True
 
 
 def _check_model(m) -> None:
@@ -475,6 +480,7 @@ def _check_export(e) -> None:
 _SECTION_CHECKS = (("model", _check_model), ("judge", _check_judge),
                    ("protocol", _check_protocol), ("welfare", _check_welfare),
                    ("run", _check_run), ("export", _check_export))
+_CHECKS = dict(_SECTION_CHECKS)
 
 
 def _yaml_plain(x):

@@ -25,7 +25,8 @@ from typing import Any, Dict, List, Optional
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
-from antiamp.config import Config, ConfigError, check_flags, to_config, to_dataclass, validate
+from antiamp.config import (Config, ConfigError, check_flags, to_config, to_dataclass, validate,
+                            validate_section)
 from antiamp.fields import label as field_label, symbol as field_symbol
 from antiamp.lazy import lazy
 
@@ -531,12 +532,23 @@ def grid_columns(grid: CellGrid) -> tuple:
         except ConfigError as exc:
             raise ConfigError(f"sweep cell ({grid.where(i)}): {exc}") from None
 
+    def section_checked(i: int, path: str) -> None:
+        """Cell i's value of ``path`` checked with its section alone (the base config
+        is valid, and no check outside the judge and protocol reads two sections)."""
+        s, name = path.split(".")
+        try:
+            validate_section(s, dataclasses.replace(getattr(base, s),
+                                                    **{name: value(col[path][i])}))
+        except ConfigError as exc:
+            raise ConfigError(f"sweep cell ({grid.where(i)}): {exc}") from None
+
+    validate(base)
     table_paths = [p for p in col if p.split(".")[0] in _TABLE_SECTIONS]
     for path in col:  # every other field's values, each once
         if path not in table_paths:
             _, first = _combos([col[path]], n)
             for i in first:
-                checked(int(i), [path], validate)
+                section_checked(int(i), path)
     tkey, tfirst = _combos([col[p] for p in table_paths], n)
     Jc_u = np.empty((len(tfirst), 2))
     Jd_u = np.empty((len(tfirst), 2, 2))
