@@ -21,7 +21,7 @@ import xarray as xr  # noqa: E402
 from matplotlib.image import imread  # noqa: E402
 
 import antiamp  # noqa: E402
-from antiamp.registry import get, schema, section_types  # noqa: E402
+from antiamp.registry import get, section_types  # noqa: E402
 from antiamp.sweeps.blocks import run_cell, run_grid  # noqa: E402
 
 MAX_PX = 1300

@@ -9,7 +9,6 @@ rerun of the sweep, must give back exactly the store an undamaged run wrote.
 
 from __future__ import annotations
 
-import os
 import random
 import shutil
 import subprocess

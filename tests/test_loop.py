@@ -18,7 +18,6 @@
   (audit 1) path by path; the cheapest policy meets its target and a cheaper one does not.
 """
 
-import math
 import subprocess
 import sys
 

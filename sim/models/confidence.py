@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from ..lazy import lazy
-from ..plotting import fmt, panel_grid, save, shared_legend
+from ..plotting import panel_grid, save, shared_legend
 from ..registry import Model
 from ..sweeps.spec import axis_coords
 from .. import confidence as cf
