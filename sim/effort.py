@@ -71,12 +71,20 @@ def validate_effort(e: EffortConfig, judge: JudgeConfig) -> None:
                           f"(judge.kind={judge.kind!r}); set them to 0 or use judge=logit")
 
 
+def _effects(lam, kappa, lam_gain, kappa_gain, v_max, v_rate, t):
+    """lam(t), kappa(t) and v(t) (the module docstring's forms), for scalars or columns."""
+    return (lam * (1 + lam_gain * t), kappa * (1 + kappa_gain * t),
+            v_max * (1 - np.exp(-v_rate * t)))
+
+
+def _cost(c_J, load, gamma, t, protocol: int):
+    """c_J load t^gamma, the load in debate only (scalars or columns)."""
+    return c_J * (load if protocol == 1 else 1.0) * t ** gamma
+
+
 def lam_kappa_v(e: EffortConfig, judge: JudgeConfig, t):
-    t = np.asarray(t, float)
-    lam = judge.lam * (1 + e.lam_gain * t)
-    kappa = judge.kappa * (1 + e.kappa_gain * t)
-    v = e.v_max * (1 - np.exp(-e.v_rate * t))
-    return lam, kappa, v
+    return _effects(judge.lam, judge.kappa, e.lam_gain, e.kappa_gain, e.v_max, e.v_rate,
+                    np.asarray(t, float))
 
 
 def tables_at(e: EffortConfig, judge: JudgeConfig, prot: ProtocolConfig, t):
@@ -87,8 +95,7 @@ def tables_at(e: EffortConfig, judge: JudgeConfig, prot: ProtocolConfig, t):
 
 
 def cost(e: EffortConfig, t, protocol: int):
-    load = e.load if protocol == 1 else 1.0
-    return e.c_J * load * np.asarray(t, float) ** e.gamma
+    return _cost(e.c_J, e.load, e.gamma, np.asarray(t, float), protocol)
 
 
 @dataclass
@@ -185,9 +192,8 @@ class _Cells:
 
     def tables(self, idx, t):
         """J_c [N, 2], J_d [N, 2, 2], v [N] at attention ``t`` [N] of cells ``idx``."""
-        lam = self.lam[idx] * (1 + self.lam_gain[idx] * t)
-        kappa = self.kappa[idx] * (1 + self.kappa_gain[idx] * t)
-        v = self.v_max[idx] * (1 - np.exp(-self.v_rate[idx] * t))
+        lam, kappa, v = _effects(self.lam[idx], self.kappa[idx], self.lam_gain[idx],
+                                 self.kappa_gain[idx], self.v_max[idx], self.v_rate[idx], t)
         if self.kind == "tiebreak":
             b = self.b[idx]
             Jd = np.stack([np.stack([b, np.zeros_like(b)], -1),
@@ -207,8 +213,7 @@ class _Cells:
         t = np.asarray(t, float)
         Jc, Jd, v = self.tables(idx, t)
         a0, a = sg.accuracy_terms(self.W[idx], Jc, Jd, v, protocol)
-        load = self.load[idx] if protocol == 1 else 1.0
-        return a0 - self.c_J[idx] * load * t ** self.gamma[idx], a
+        return a0 - _cost(self.c_J[idx], self.load[idx], self.gamma[idx], t, protocol), a
 
     def utility(self, idx, prof: sg.Profile, t, protocol: int):
         """The judge's Pr(y = omega) - c_J(t) per row."""
