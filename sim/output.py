@@ -69,6 +69,41 @@ def remove_temporaries(path: str | os.PathLike, kinds=("partial", "old")) -> Non
             shutil.rmtree(stale, ignore_errors=True)
 
 
+#: Datasets up to this size are encoded in memory and written file by file (below).
+MEMORY_WRITE_BYTES = 256 << 20
+
+
+def to_zarr_files(ds: xr.Dataset, target: str | os.PathLike, **kwargs):
+    """``ds.to_zarr(target, zarr_format=2, **kwargs)`` into a new directory ``target``.
+
+    Zarr 3 sends every object of a store (each array's ``.zarray``, ``.zattrs`` and
+    chunks: about 180 for one cell) through its event loop one at a time, which costs
+    more than the bytes: a cell's store took 0.29 s.  A dataset that fits in memory is
+    encoded into a ``zarr.storage.MemoryStore`` (the same codecs and keys) and its
+    objects are then written as the files a ``LocalStore`` would make (the format-2
+    key is the file's relative path): 0.13 s, the same bytes.  Larger datasets, and
+    datasets with dask variables (dask would tokenize the memory store's contents
+    to name its graph), go to the directory directly.  Returns what ``to_zarr``
+    returns.
+    """
+    target = Path(target)
+    kwargs.setdefault("zarr_format", 2)
+    lazy = any(v.chunks is not None for v in ds.variables.values())
+    if lazy or ds.nbytes > MEMORY_WRITE_BYTES or kwargs["zarr_format"] != 2:
+        return ds.to_zarr(target, mode="w-", **kwargs)
+    from zarr.storage import MemoryStore
+
+    objects: dict = {}
+    kwargs["mode"] = "w"  # a new, empty memory store; the target is checked below
+    out = ds.to_zarr(MemoryStore(objects), **kwargs)
+    target.mkdir()  # never into an existing directory
+    for key in sorted(objects):
+        f = target.joinpath(*key.split("/"))
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_bytes(objects[key].to_bytes())
+    return out
+
+
 def write_zarr_atomic(ds: xr.Dataset, path: str | os.PathLike, log=None) -> Path:
     """Write ``ds`` to ``path`` so that a reader never sees a half-written store.
 
@@ -83,7 +118,7 @@ def write_zarr_atomic(ds: xr.Dataset, path: str | os.PathLike, log=None) -> Path
     try:
         # Zarr format 2: stable string coordinates and consolidated metadata that any
         # zarr reader opens (format 3 still flags both as unstable).
-        ds.to_zarr(tmp, mode="w", consolidated=True, zarr_format=2)
+        to_zarr_files(ds, tmp, consolidated=True)
         if path.exists():
             old = path.with_name(f".{path.name}.old-{uuid.uuid4().hex[:8]}")
             os.replace(path, old)

@@ -130,6 +130,15 @@ def _template(plan: Plan, chunk: tuple, fp: str, created: str) -> tuple[xr.Datas
 
     shape, dims = plan.shape, plan.dims
     cdims = dims
+    # Placeholders whose metadata alone is written (compute=False): named here, since
+    # dask would otherwise tokenize each one's arguments (a tenth of a second a store).
+    names = iter(range(1 << 30))
+
+    def full(shape, value, chunks):
+        return da.full(shape, value, chunks=chunks, name=f"antiamp-template-{next(names)}")
+
+    def zeros(shape, dtype, chunks):
+        return da.zeros(shape, dtype=dtype, chunks=chunks, name=f"antiamp-template-{next(names)}")
     coords = {
         "protocol": (("protocol",), ["consult", "debate"], {"long_name": "oversight protocol"}),
         "transcript_class": (("transcript_class",), np.arange(kb.N_CLASSES), {
@@ -148,32 +157,32 @@ def _template(plan: Plan, chunk: tuple, fp: str, created: str) -> tuple[xr.Datas
     pchunk = chunk + (2,)
     data_vars, numpy_vars = {}, {}
     for name, spec in PROTOCOL_METRICS.items():
-        data_vars[name] = (cdims + ("protocol",), da.full(shape + (2,), np.nan, chunks=pchunk),
+        data_vars[name] = (cdims + ("protocol",), full(shape + (2,), np.nan, chunks=pchunk),
                            _metric_attrs(spec))
-        data_vars[f"{name}_se"] = (cdims + ("protocol",), da.full(shape + (2,), np.nan, chunks=pchunk),
+        data_vars[f"{name}_se"] = (cdims + ("protocol",), full(shape + (2,), np.nan, chunks=pchunk),
                                    {"long_name": f"standard error of {spec.long_name}", "units": spec.units})
     for name, spec in CONTRAST_METRICS.items():
-        data_vars[name] = (cdims, da.full(shape, np.nan, chunks=chunk), _metric_attrs(spec))
-        data_vars[f"{name}_se"] = (cdims, da.full(shape, np.nan, chunks=chunk),
+        data_vars[name] = (cdims, full(shape, np.nan, chunks=chunk), _metric_attrs(spec))
+        data_vars[f"{name}_se"] = (cdims, full(shape, np.nan, chunks=chunk),
                                    {"long_name": f"standard error of {spec.long_name}", "units": spec.units})
     data_vars["class_counts"] = (cdims + ("transcript_class",),
-                                 da.zeros(shape + (kb.N_CLASSES,), dtype=np.int64,
+                                 zeros(shape + (kb.N_CLASSES,), dtype=np.int64,
                                           chunks=chunk + (kb.N_CLASSES,)),
                                  {"long_name": "instances per transcript class", "units": "1"})
-    data_vars["cell_done"] = (cdims, da.zeros(shape, dtype=bool, chunks=chunk),
+    data_vars["cell_done"] = (cdims, zeros(shape, dtype=bool, chunks=chunk),
                               {"long_name": "cell simulated", "units": "1"})
-    data_vars["cell_digest"] = (cdims, da.zeros(shape, dtype=np.uint64, chunks=chunk), {
+    data_vars["cell_digest"] = (cdims, zeros(shape, dtype=np.uint64, chunks=chunk), {
         "long_name": "checksum of the cell's class counts",
         "description": "verified by every rerun and by antiamp-check"})
     # Closed forms are written block by block with the simulated values, so that
     # memory stays bounded by a block whatever the number of cells.
     for name, spec in PROTOCOL_METRICS.items():
         data_vars[f"{name}_theory"] = (cdims + ("protocol",),
-                                       da.full(shape + (2,), np.nan, chunks=pchunk),
+                                       full(shape + (2,), np.nan, chunks=pchunk),
                                        {"long_name": f"closed form of {spec.long_name}",
                                         "units": spec.units})
     for name, spec in CONTRAST_METRICS.items():
-        data_vars[f"{name}_theory"] = (cdims, da.full(shape, np.nan, chunks=chunk),
+        data_vars[f"{name}_theory"] = (cdims, full(shape, np.nan, chunks=chunk),
                                        {"long_name": f"closed form of {spec.long_name}",
                                         "units": spec.units})
     for k, nm in enumerate(("x_P_consult", "x_P", "x_A")):
@@ -265,10 +274,12 @@ def _create_store(plan: Plan, chunk: tuple, fp: str, store: Path, log) -> None:
     finished run removes); an earlier store of ours is replaced only then."""
     import uuid
 
+    from antiamp.output import to_zarr_files
+
     created = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     ds, enc = _template(plan, chunk, fp, created)
     tmp = store.with_name(f".{store.name}.creating-{uuid.uuid4().hex[:8]}")
-    ds.to_zarr(tmp, compute=False, mode="w-", zarr_format=2, consolidated=False, encoding=enc)
+    to_zarr_files(ds, tmp, compute=False, consolidated=False, encoding=enc)
     if store.exists():
         old = store.with_name(f".{store.name}.old-{uuid.uuid4().hex[:8]}")
         os.replace(store, old)

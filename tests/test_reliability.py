@@ -259,3 +259,26 @@ def test_an_incomplete_store_is_not_plotted_unless_asked(tmp_path):
     r = subprocess.run(argv + ["sweep.zarr", "--out", "figs", "--allow-incomplete"],
                        cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
+
+
+def test_a_store_written_through_memory_holds_the_bytes_zarr_writes(tmp_path):
+    """``to_zarr_files`` (encode in memory, then write file by file) must leave the very
+    files that ``to_zarr`` on the directory leaves, and never write into an existing one."""
+    from antiamp import simulate
+    from antiamp.output import to_zarr_files
+
+    ds = simulate({"run": {"n_instances": 3000}, "model": {"rho": 0.3}})
+    ds.to_zarr(tmp_path / "direct.zarr", mode="w-", consolidated=True, zarr_format=2)
+    to_zarr_files(ds, tmp_path / "memory.zarr", consolidated=True)
+
+    def files(root):
+        return {str(f.relative_to(root)): f.read_bytes() for f in root.rglob("*") if f.is_file()}
+
+    direct, memory = files(tmp_path / "direct.zarr"), files(tmp_path / "memory.zarr")
+    assert len(direct) > 100 and direct == memory
+    xr.testing.assert_identical(xr.open_zarr(tmp_path / "memory.zarr").load(), ds)
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "taken" / "thesis.tex").write_text("years of work")
+    with pytest.raises(FileExistsError):
+        to_zarr_files(ds, tmp_path / "taken", consolidated=True)
+    assert [p.name for p in (tmp_path / "taken").iterdir()] == ["thesis.tex"]
