@@ -51,44 +51,67 @@ def _judge(x, favoured, band, tie):
 
 
 @nb.njit(parallel=True, cache=True)
-def message_sums(t_p, t_rho, lam, mu, kappa_v, kappa_r, m_true, m_false, sd, favoured,
-                 band, tie, first_block, n_blocks, k0, k1, stream):
-    """Per class: counts and sums (and squares) of the debate and consultancy endorsement
-    probabilities over instance blocks [first_block, first_block + n_blocks).
-
-    Returns int64[8] counts and float64[4, 8]: sum g_d, sum g_d^2, sum g_c, sum g_c^2.
+def message_sums_cells(t_p, t_rho, lam, mu, kappa_v, kappa_r, m_true, m_false, sd, favoured,
+                       band, tie, first_block, n_blocks, k0, k1, stream, cnt_acc, sums_acc):
+    """Per class and cell: counts and sums (and squares) of the debate and consultancy
+    endorsement probabilities over instance blocks [first_block, first_block + n_blocks)
+    of C cells (every argument but the blocks and the key a length-C array), on common
+    random numbers: each instance's words and standard normals are drawn once and
+    judged for every cell.  Adds the blocks' counts and sums, in block order, onto
+    ``cnt_acc`` int64[C, 8] and ``sums_acc`` float64[C, 4, 8]: a caller that passes
+    successive block ranges gets each cell's sums to the last bit whatever cells share
+    its pass (the same terms, added in the same order).
     """
-    cnt = np.zeros((n_blocks, N_CLASSES), np.int64)
-    sums = np.zeros((n_blocks, 4, N_CLASSES))
+    n_cells = t_p.shape[0]
+    cnt = np.zeros((n_blocks, n_cells, N_CLASSES), np.int64)
+    sums = np.zeros((n_blocks, n_cells, 4, N_CLASSES))
     for b in nb.prange(n_blocks):
         start = (first_block + b) * BLOCK
         for i in range(start, start + BLOCK):
             ii = np.uint64(i)
             w0, w1, w2, w3 = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(0), stream, k0, k1)
-            corr = np.uint64(w0) < t_p
-            feas = np.uint64(w1) < t_rho
-            ep = 1 if (corr or feas) else 0
-            ea = 1 if ((not corr) or feas) else 0
             u1 = (np.float64(w2) + 0.5) * _INV32
             u2 = (np.float64(w3) + 0.5) * _INV32
             r = math.sqrt(-2.0 * math.log(u1))
             zP = r * math.cos(2.0 * math.pi * u2)
             zA = r * math.sin(2.0 * math.pi * u2)
-            rP = (m_true if corr else m_false) + sd * zP
-            rA = (m_false if corr else m_true) + sd * zA
-            gd = _judge(lam * (mu + kappa_v * (ep - ea) + kappa_r * (rP - rA)), favoured, band, tie)
-            gc = _judge(lam * (mu + kappa_v * ep + kappa_r * rP), favoured, band, tie)
-            k = (4 if corr else 0) + 2 * ep + ea
-            cnt[b, k] += 1
-            sums[b, 0, k] += gd
-            sums[b, 1, k] += gd * gd
-            sums[b, 2, k] += gc
-            sums[b, 3, k] += gc * gc
-    c_out = np.zeros(N_CLASSES, np.int64)
-    s_out = np.zeros((4, N_CLASSES))
+            for c in range(n_cells):
+                corr = np.uint64(w0) < t_p[c]
+                feas = np.uint64(w1) < t_rho[c]
+                ep = 1 if (corr or feas) else 0
+                ea = 1 if ((not corr) or feas) else 0
+                rP = (m_true[c] if corr else m_false[c]) + sd[c] * zP
+                rA = (m_false[c] if corr else m_true[c]) + sd[c] * zA
+                gd = _judge(lam[c] * (mu[c] + kappa_v[c] * (ep - ea) + kappa_r[c] * (rP - rA)),
+                            favoured[c], band[c], tie[c])
+                gc = _judge(lam[c] * (mu[c] + kappa_v[c] * ep + kappa_r[c] * rP), favoured[c],
+                            band[c], tie[c])
+                k = (4 if corr else 0) + 2 * ep + ea
+                cnt[b, c, k] += 1
+                sums[b, c, 0, k] += gd
+                sums[b, c, 1, k] += gd * gd
+                sums[b, c, 2, k] += gc
+                sums[b, c, 3, k] += gc * gc
     for b in range(n_blocks):  # fixed order
-        for k in range(N_CLASSES):
-            c_out[k] += cnt[b, k]
-            for j in range(4):
-                s_out[j, k] += sums[b, j, k]
-    return c_out, s_out
+        for c in range(n_cells):
+            for k in range(N_CLASSES):
+                cnt_acc[c, k] += cnt[b, c, k]
+                for j in range(4):
+                    sums_acc[c, j, k] += sums[b, c, j, k]
+
+
+def message_sums(t_p, t_rho, lam, mu, kappa_v, kappa_r, m_true, m_false, sd, favoured,
+                 band, tie, first_block, n_blocks, k0, k1, stream):
+    """Per class: counts and sums (and squares) of the debate and consultancy endorsement
+    probabilities over instance blocks [first_block, first_block + n_blocks) of one
+    cell: :func:`message_sums_cells` with one row.
+
+    Returns int64[8] counts and float64[4, 8]: sum g_d, sum g_d^2, sum g_c, sum g_c^2.
+    """
+    cnt = np.zeros((1, N_CLASSES), np.int64)
+    sums = np.zeros((1, 4, N_CLASSES))
+    row = [np.array([v]) for v in (lam, mu, kappa_v, kappa_r, m_true, m_false, sd)]
+    message_sums_cells(np.array([t_p], np.uint64), np.array([t_rho], np.uint64), *row,
+                       np.array([bool(favoured)]), np.array([float(band)]),
+                       np.array([float(tie)]), first_block, n_blocks, k0, k1, stream, cnt, sums)
+    return cnt[0], sums[0]

@@ -61,31 +61,38 @@ def _judge(K, a, d, scores_v, attack, lam, mu, bias_d, bias_j, kappa, probs):
 
 
 @nb.njit(parallel=True, cache=True)
-def option_sums(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagonist, k_examine,
-                lam, mu, bias_d, bias_j, kappa, near_loss, loss_tol, first_block, n_blocks, k0,
-                k1, stream):
-    """Sums over instance blocks; returns float64[2, N_ACC, 2] (protocol, row, [sum, sum sq])
-    and the instance count.
+def option_sums_cells(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagonist,
+                      k_examine, lam, mu, bias_d, bias_j, kappa, near_loss, loss_tol,
+                      first_block, n_blocks, k0, k1, stream, acc_out):
+    """Sums over instance blocks [first_block, first_block + n_blocks) of C cells with K
+    options on common random numbers: each instance's words are drawn once and played
+    out for every cell.  Adds them, block by block in order, onto ``acc_out``
+    float64[C, 2, N_ACC, 2] (protocol, row, [sum, sum sq]): a caller that passes
+    successive block ranges gets each cell's sums to the last bit whatever cells share
+    its pass.
 
-    ``cum_prior`` [K] cumulative thresholds of omega; ``wrong_cum`` [K - 1] cumulative
-    thresholds of the wrong pick over offsets 1..K-1 from omega (offset 1 is the
-    distractor); ``avail_thr`` [3] thresholds for (truth, distractor, other wrong);
-    ``bias_j`` [K] the judge's bias toward each answer by label.
+    Per cell (row c): ``cum_prior`` [C, K] cumulative thresholds of omega; ``wrong_cum``
+    [C, K - 1] cumulative thresholds of the wrong pick over offsets 1..K-1 from omega
+    (offset 1 is the distractor); ``avail_thr`` [C, 3] thresholds for (truth,
+    distractor, other wrong); ``bias_j`` [C, K] the judge's bias toward each answer by
+    label; the rest length-C arrays.
     """
-    acc = np.zeros((n_blocks, 2, N_ACC, 2))
+    n_cells = t_p.shape[0]
+    acc = np.zeros((n_blocks, n_cells, 2, N_ACC, 2))
     # The judge's weight of an option that no sender argues depends only on whether it
-    # is the distractor: exp(lam (bias_j + [j = d] bias_d) - G), computed once (G, the
-    # largest such exponent, keeps them <= 1); only the argued options' weights are
-    # computed per instance (the same multinomial logit as _judge, which stays the
+    # is the distractor: exp(lam (bias_j + [j = d] bias_d) - G), computed once per cell
+    # (G, the largest such exponent, keeps them <= 1); only the argued options' weights
+    # are computed per instance (the same multinomial logit as _judge, which stays the
     # fallback for exponents beyond the doubles' range).
-    G = -1e300
-    for j in range(K):
-        G = max(G, lam * bias_j[j], lam * (bias_j[j] + bias_d))
-    E0 = np.empty(K)
-    E1 = np.empty(K)
-    for j in range(K):
-        E0[j] = math.exp(lam * bias_j[j] - G)
-        E1[j] = math.exp(lam * (bias_j[j] + bias_d) - G)
+    G = np.full(n_cells, -1e300)
+    E0 = np.empty((n_cells, K))
+    E1 = np.empty((n_cells, K))
+    for c in range(n_cells):
+        for j in range(K):
+            G[c] = max(G[c], lam[c] * bias_j[c, j], lam[c] * (bias_j[c, j] + bias_d[c]))
+        for j in range(K):
+            E0[c, j] = math.exp(lam[c] * bias_j[c, j] - G[c])
+            E1[c, j] = math.exp(lam[c] * (bias_j[c, j] + bias_d[c]) - G[c])
     n_words = 7 + K + K
     n_ctr = (n_words + 3) // 4
     for b in nb.prange(n_blocks):
@@ -94,136 +101,174 @@ def option_sums(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagonist, k
         scores = np.zeros(K)
         probs = np.zeros(K)
         cand = np.zeros(K, np.int64)
-        loc = np.zeros((2, N_ACC, 2))
-        cnt = np.zeros(5, np.int64)  # wrong, correct, lossy a, 8 and 9 of the debate rows
+        loc = np.zeros((n_cells, 2, N_ACC, 2))
+        # wrong, correct, lossy a, 8 and 9 of the debate rows
+        cnt = np.zeros((n_cells, 5), np.int64)
         start = (first_block + b) * BLOCK
         for i in range(start, start + BLOCK):
             fill_words(words, i, n_ctr, stream, k0, k1)
-            u = np.uint64(words[0])
-            om = 0
-            while om < K - 1 and u >= cum_prior[om]:
-                om += 1
-            d = (om + 1) % K
-            corr = np.uint64(words[1]) < t_p
-            if corr:
-                a = om
-            else:
-                u = np.uint64(words[2])
-                off = 0
-                while off < K - 2 and u >= wrong_cum[off]:
-                    off += 1
-                a = (om + 1 + off) % K
-            for j in range(K):
-                role = 0 if j == om else (1 if j == d else 2)
-                avail[j] = 1 if np.uint64(words[3 + j]) < avail_thr[role] else 0
-            # Attack evidence: the case against a holds when a is wrong.
-            x_att = 1 if (a != om or np.uint64(words[3 + K]) < t_attack) else 0
-            # The antagonist's alternative.
-            ap = -1
-            if antagonist == ANT_ASSIGNED:
-                r = int((np.float64(words[4 + K]) * _INV32) * (K - 1))
-                ap = (a + 1 + r) % K
-            elif antagonist == ANT_BEST:
-                m = 0
-                for j in range(K):
-                    if j != a:
-                        cand[m] = j
-                        m += 1
-                # Partial Fisher-Yates: the first k_examine of a random order.
-                for e in range(k_examine):
-                    r = e + int((np.float64(words[6 + K + e]) * _INV32) * (m - e))
-                    tmp = cand[e]
-                    cand[e] = cand[r]
-                    cand[r] = tmp
-                best = -1e300
-                n_best = 0
-                for e in range(k_examine):
-                    j = cand[e]
-                    s = kappa * avail[j] + (bias_d if j == d else 0.0) + bias_j[j]
-                    if s > best + 1e-12:
-                        best = s
-                        n_best = 1
-                    elif abs(s - best) <= 1e-12:
-                        n_best += 1
-                pick = int((np.float64(words[5 + K]) * _INV32) * n_best)
-                seen = 0
-                for e in range(k_examine):
-                    j = cand[e]
-                    s = kappa * avail[j] + (bias_d if j == d else 0.0) + bias_j[j]
-                    if abs(s - best) <= 1e-12:
-                        if seen == pick:
-                            ap = j
-                        seen += 1
-            loss_a = 0.0 if a == om else (near_loss if a == d else 1.0)
+            for c in range(n_cells):
+                _instance(words, K, cum_prior[c], t_p[c], wrong_cum[c], avail_thr[c],
+                          t_attack[c], antagonist[c], k_examine[c], lam[c], mu[c], bias_d[c],
+                          bias_j[c], kappa[c], near_loss[c], loss_tol[c], G[c], E0[c], E1[c],
+                          avail, scores, probs, cand, loc[c], cnt[c])
+        for c in range(n_cells):
             for p in range(2):
-                attack = x_att if (p == 1 and antagonist == ANT_ATTACK) else 0.0
-                argued = p == 1 and antagonist != ANT_ATTACK and ap >= 0
-                x_a = lam * (kappa * avail[a] + mu - kappa * attack + bias_j[a]
-                             + (bias_d if a == d else 0.0)) - G
-                x_p = (lam * (kappa * avail[ap] + bias_j[ap] + (bias_d if ap == d else 0.0)) - G
-                       if argued else -1e300)
-                tot = e_a = e_p = 0.0
-                if x_a < 700.0 and x_p < 700.0:
-                    e_a = math.exp(x_a)
-                    e_p = math.exp(x_p) if argued else 0.0
-                    tot = e_a + e_p
-                    for j in range(K):
-                        if j != a and not (argued and j == ap):
-                            tot += E1[j] if j == d else E0[j]
-                if tot > 1e-280:
-                    w_om = e_a if om == a else (e_p if argued and om == ap else
-                                                (E1[om] if om == d else E0[om]))
-                    w_d = e_a if d == a else (e_p if argued and d == ap else E1[d])
-                    pa = e_a / tot
-                    p_om = w_om / tot
-                    p_d = w_d / tot
-                else:  # exponents out of range: the stable logit
-                    for j in range(K):
-                        scores[j] = 0.0
-                    scores[a] = avail[a]
-                    if argued:
-                        scores[ap] = avail[ap]
-                    _judge(K, a, d, scores, attack, lam, mu, bias_d, bias_j, kappa, probs)
-                    pa, p_om, p_d = probs[a], probs[om], probs[d]
-                # Expected loss: 1 for every wrong option, near_loss for the distractor.
-                exp_loss = (1.0 - p_om) - p_d * (1.0 - near_loss)
-                # The twelve rows' sums and sums of squares (see sim.options): the
-                # indicator rows are counted (their squares are themselves), the rest
-                # added only where they are not zero (the same sums as adding every term).
-                r0 = 2 if corr else 0
-                loc[p, r0, 0] += pa
-                loc[p, r0, 1] += pa * pa
-                loc[p, 4, 0] += p_om
-                loc[p, 4, 1] += p_om * p_om
-                loc[p, 5, 0] += exp_loss
-                loc[p, 5, 1] += exp_loss * exp_loss
-                if loss_a > loss_tol:
-                    loc[p, 6, 0] += pa
-                    loc[p, 6, 1] += pa * pa
-                loc[p, 10, 0] += pa
-                loc[p, 10, 1] += pa * pa
-            cnt[1 if corr else 0] += 1
-            if loss_a > loss_tol:
-                cnt[2] += 1
-            if ap >= 0 and ap != om:
-                cnt[4] += 1
-                if not corr:
-                    cnt[3] += 1
-        for p in range(2):
-            for r in range(N_ACC):
-                acc[b, p, r, 0] = loc[p, r, 0]
-                acc[b, p, r, 1] = loc[p, r, 1]
-            for r, c in ((1, cnt[0]), (3, cnt[1]), (7, cnt[2]), (11, cnt[0] + cnt[1])):
-                acc[b, p, r, 0] = c
-                acc[b, p, r, 1] = c
-        acc[b, 1, 8, 0] = cnt[3]
-        acc[b, 1, 8, 1] = cnt[3]
-        acc[b, 1, 9, 0] = cnt[4]
-        acc[b, 1, 9, 1] = cnt[4]
-    out = np.zeros((2, N_ACC, 2))
-    for b in range(n_blocks):
-        for p in range(2):
-            for r in range(N_ACC):
-                out[p, r, 0] += acc[b, p, r, 0]
-                out[p, r, 1] += acc[b, p, r, 1]
-    return out, n_blocks * BLOCK
+                for r in range(N_ACC):
+                    acc[b, c, p, r, 0] = loc[c, p, r, 0]
+                    acc[b, c, p, r, 1] = loc[c, p, r, 1]
+                for r, k in ((1, cnt[c, 0]), (3, cnt[c, 1]), (7, cnt[c, 2]),
+                             (11, cnt[c, 0] + cnt[c, 1])):
+                    acc[b, c, p, r, 0] = k
+                    acc[b, c, p, r, 1] = k
+            acc[b, c, 1, 8, 0] = cnt[c, 3]
+            acc[b, c, 1, 8, 1] = cnt[c, 3]
+            acc[b, c, 1, 9, 0] = cnt[c, 4]
+            acc[b, c, 1, 9, 1] = cnt[c, 4]
+    for b in range(n_blocks):  # fixed order
+        for c in range(n_cells):
+            for p in range(2):
+                for r in range(N_ACC):
+                    acc_out[c, p, r, 0] += acc[b, c, p, r, 0]
+                    acc_out[c, p, r, 1] += acc[b, c, p, r, 1]
+
+
+@nb.njit(inline="always", cache=True)
+def _instance(words, K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagonist, k_examine,
+              lam, mu, bias_d, bias_j, kappa, near_loss, loss_tol, G, E0, E1, avail, scores,
+              probs, cand, loc, cnt):
+    """One instance of one cell, from its words: adds its terms to ``loc`` [2, N_ACC, 2]
+    and its counts to ``cnt`` [5]."""
+    u = np.uint64(words[0])
+    om = 0
+    while om < K - 1 and u >= cum_prior[om]:
+        om += 1
+    d = (om + 1) % K
+    corr = np.uint64(words[1]) < t_p
+    if corr:
+        a = om
+    else:
+        u = np.uint64(words[2])
+        off = 0
+        while off < K - 2 and u >= wrong_cum[off]:
+            off += 1
+        a = (om + 1 + off) % K
+    for j in range(K):
+        role = 0 if j == om else (1 if j == d else 2)
+        avail[j] = 1 if np.uint64(words[3 + j]) < avail_thr[role] else 0
+    # Attack evidence: the case against a holds when a is wrong.
+    x_att = 1 if (a != om or np.uint64(words[3 + K]) < t_attack) else 0
+    # The antagonist's alternative.
+    ap = -1
+    if antagonist == ANT_ASSIGNED:
+        r = int((np.float64(words[4 + K]) * _INV32) * (K - 1))
+        ap = (a + 1 + r) % K
+    elif antagonist == ANT_BEST:
+        m = 0
+        for j in range(K):
+            if j != a:
+                cand[m] = j
+                m += 1
+        # Partial Fisher-Yates: the first k_examine of a random order.
+        for e in range(k_examine):
+            r = e + int((np.float64(words[6 + K + e]) * _INV32) * (m - e))
+            tmp = cand[e]
+            cand[e] = cand[r]
+            cand[r] = tmp
+        best = -1e300
+        n_best = 0
+        for e in range(k_examine):
+            j = cand[e]
+            s = kappa * avail[j] + (bias_d if j == d else 0.0) + bias_j[j]
+            if s > best + 1e-12:
+                best = s
+                n_best = 1
+            elif abs(s - best) <= 1e-12:
+                n_best += 1
+        pick = int((np.float64(words[5 + K]) * _INV32) * n_best)
+        seen = 0
+        for e in range(k_examine):
+            j = cand[e]
+            s = kappa * avail[j] + (bias_d if j == d else 0.0) + bias_j[j]
+            if abs(s - best) <= 1e-12:
+                if seen == pick:
+                    ap = j
+                seen += 1
+    loss_a = 0.0 if a == om else (near_loss if a == d else 1.0)
+    for p in range(2):
+        attack = x_att if (p == 1 and antagonist == ANT_ATTACK) else 0.0
+        argued = p == 1 and antagonist != ANT_ATTACK and ap >= 0
+        x_a = lam * (kappa * avail[a] + mu - kappa * attack + bias_j[a]
+                     + (bias_d if a == d else 0.0)) - G
+        x_p = (lam * (kappa * avail[ap] + bias_j[ap] + (bias_d if ap == d else 0.0)) - G
+               if argued else -1e300)
+        tot = e_a = e_p = 0.0
+        if x_a < 700.0 and x_p < 700.0:
+            e_a = math.exp(x_a)
+            e_p = math.exp(x_p) if argued else 0.0
+            tot = e_a + e_p
+            for j in range(K):
+                if j != a and not (argued and j == ap):
+                    tot += E1[j] if j == d else E0[j]
+        if tot > 1e-280:
+            w_om = e_a if om == a else (e_p if argued and om == ap else
+                                        (E1[om] if om == d else E0[om]))
+            w_d = e_a if d == a else (e_p if argued and d == ap else E1[d])
+            pa = e_a / tot
+            p_om = w_om / tot
+            p_d = w_d / tot
+        else:  # exponents out of range: the stable logit
+            for j in range(K):
+                scores[j] = 0.0
+            scores[a] = avail[a]
+            if argued:
+                scores[ap] = avail[ap]
+            _judge(K, a, d, scores, attack, lam, mu, bias_d, bias_j, kappa, probs)
+            pa, p_om, p_d = probs[a], probs[om], probs[d]
+        # Expected loss: 1 for every wrong option, near_loss for the distractor.
+        exp_loss = (1.0 - p_om) - p_d * (1.0 - near_loss)
+        # The twelve rows' sums and sums of squares (see sim.options): the indicator
+        # rows are counted (their squares are themselves), the rest added only where
+        # they are not zero (the same sums as adding every term).
+        r0 = 2 if corr else 0
+        loc[p, r0, 0] += pa
+        loc[p, r0, 1] += pa * pa
+        loc[p, 4, 0] += p_om
+        loc[p, 4, 1] += p_om * p_om
+        loc[p, 5, 0] += exp_loss
+        loc[p, 5, 1] += exp_loss * exp_loss
+        if loss_a > loss_tol:
+            loc[p, 6, 0] += pa
+            loc[p, 6, 1] += pa * pa
+        loc[p, 10, 0] += pa
+        loc[p, 10, 1] += pa * pa
+    cnt[1 if corr else 0] += 1
+    if loss_a > loss_tol:
+        cnt[2] += 1
+    if ap >= 0 and ap != om:
+        cnt[4] += 1
+        if not corr:
+            cnt[3] += 1
+
+
+def option_sums(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagonist, k_examine,
+                lam, mu, bias_d, bias_j, kappa, near_loss, loss_tol, first_block, n_blocks, k0,
+                k1, stream):
+    """Sums over instance blocks of one cell; returns float64[2, N_ACC, 2] (protocol,
+    row, [sum, sum sq]) and the instance count: :func:`option_sums_cells` with one row.
+
+    ``cum_prior`` [K] cumulative thresholds of omega; ``wrong_cum`` [K - 1] cumulative
+    thresholds of the wrong pick over offsets 1..K-1 from omega (offset 1 is the
+    distractor); ``avail_thr`` [3] thresholds for (truth, distractor, other wrong);
+    ``bias_j`` [K] the judge's bias toward each answer by label.
+    """
+    out = np.zeros((1, 2, N_ACC, 2))
+    option_sums_cells(K, np.asarray(cum_prior, np.uint64)[None], np.array([t_p], np.uint64),
+                      np.asarray(wrong_cum, np.uint64)[None],
+                      np.asarray(avail_thr, np.uint64)[None], np.array([t_attack], np.uint64),
+                      np.array([antagonist], np.int64), np.array([k_examine], np.int64),
+                      np.array([float(lam)]), np.array([float(mu)]), np.array([float(bias_d)]),
+                      np.asarray(bias_j, float)[None], np.array([float(kappa)]),
+                      np.array([float(near_loss)]), np.array([float(loss_tol)]),
+                      first_block, n_blocks, k0, k1, stream, out)
+    return out[0], n_blocks * BLOCK

@@ -29,32 +29,50 @@ MAX_BUDGET = 64
 
 
 @nb.njit(parallel=True, cache=True)
-def portfolio_class_counts(t_p, t_true, t_false, budget, start, count, k0, k1, stream, n_blocks):
-    """Counts of the 2 (B + 1)^2 classes over instances [start, start + count).
+def portfolio_class_counts_cells(t_p, t_true, t_false, budget, start, count, k0, k1, stream,
+                                 n_blocks):
+    """Counts ``int64[C, 2 (B + 1)^2]`` of C cells sharing one budget B, on common random
+    numbers: instance i's words are drawn once and classified for every cell, so each
+    row is what the cell alone would get (the same words, the same classes), at the
+    cost of one Philox pass for the whole group.
 
-    ``t_p``, ``t_true``, ``t_false`` are uint64 thresholds (probability * 2**32).
+    ``t_p``, ``t_true``, ``t_false`` are uint64[C] thresholds (probability * 2**32).
     """
+    n_cells = t_p.shape[0]
     nb1 = budget + 1
     n_classes = 2 * nb1 * nb1
     n_words = 1 + 2 * budget
     n_ctr = (n_words + 3) // 4
-    out = np.zeros((n_blocks, n_classes), np.int64)
+    out = np.zeros((n_blocks, n_cells, n_classes), np.int64)
     bsize = (count + n_blocks - 1) // n_blocks
     for b in nb.prange(n_blocks):
         lo = start + b * bsize
         hi = min(start + count, lo + bsize)
-        local = np.zeros(n_classes, np.int64)
+        local = np.zeros((n_cells, n_classes), np.int64)
         words = np.empty(4 * n_ctr, np.uint32)
         for i in range(lo, hi):
             fill_words(words, i, n_ctr, stream, k0, k1)
-            corr = np.uint64(words[0]) < t_p
-            tP = t_true if corr else t_false
-            tA = t_false if corr else t_true
-            kp = 0
-            ka = 0
-            for j in range(budget):
-                kp += np.uint64(words[1 + j]) < tP
-                ka += np.uint64(words[1 + budget + j]) < tA
-            local[(1 if corr else 0) * nb1 * nb1 + kp * nb1 + ka] += 1
+            u0 = np.uint64(words[0])
+            for c in range(n_cells):
+                corr = u0 < t_p[c]
+                tP = t_true[c] if corr else t_false[c]
+                tA = t_false[c] if corr else t_true[c]
+                kp = 0
+                ka = 0
+                for j in range(budget):
+                    kp += np.uint64(words[1 + j]) < tP
+                    ka += np.uint64(words[1 + budget + j]) < tA
+                local[c, (1 if corr else 0) * nb1 * nb1 + kp * nb1 + ka] += 1
         out[b] = local
     return out.sum(axis=0)
+
+
+def portfolio_class_counts(t_p, t_true, t_false, budget, start, count, k0, k1, stream, n_blocks):
+    """Counts of the 2 (B + 1)^2 classes over instances [start, start + count) of one
+    cell: :func:`portfolio_class_counts_cells` with one row.
+
+    ``t_p``, ``t_true``, ``t_false`` are uint64 thresholds (probability * 2**32).
+    """
+    one = [np.array([t], np.uint64) for t in (t_p, t_true, t_false)]
+    return portfolio_class_counts_cells(*one, budget, start, count, k0, k1, stream,
+                                        n_blocks)[0]

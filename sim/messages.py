@@ -180,6 +180,42 @@ def exogenous_simulated(p, rho, lam, mu, mc: MessagesConfig, n, seed, n_threads=
     return cnt, sums, n_blocks * km.BLOCK
 
 
+#: Blocks per multi-cell kernel call: its per-block partial sums (blocks x cells x 40
+#: numbers) stay within about 64 MB.
+_CELL_BLOCK_BYTES = 64 << 20
+
+
+def exogenous_simulated_cells(rows: list, n, seed, n_threads=0) -> list:
+    """:func:`exogenous_simulated` of many cells, ``rows`` of (p, rho, lam, mu,
+    MessagesConfig), in one pass of the random numbers
+    (:func:`kernels.messages.message_sums_cells`): each cell gets exactly what its
+    own call gives (the same words, the same sums in the same order)."""
+    from antiamp.kernels import messages as km
+    from antiamp.kernels.rng import bernoulli_threshold, split_seed
+
+    from .runner import numba_threads
+
+    if not rows:
+        return []
+    C = len(rows)
+    k0, k1 = split_seed(seed)
+    n_blocks = max(1, -(-n // km.BLOCK))
+    col = [np.array(v) for v in zip(*[
+        (bernoulli_threshold(p), bernoulli_threshold(rho), float(lam), float(mu),
+         float(mc.kappa_v), float(mc.kappa_r), float(mc.r_mean_true), float(mc.r_mean_false),
+         float(mc.r_sd), mc.decision == "favoured", float(mc.decision_band),
+         float(mc.decision_tie)) for p, rho, lam, mu, mc in rows])]
+    col[0], col[1] = col[0].astype(np.uint64), col[1].astype(np.uint64)
+    cnt = np.zeros((C, km.N_CLASSES), np.int64)
+    sums = np.zeros((C, 4, km.N_CLASSES))
+    step = max(1, _CELL_BLOCK_BYTES // (C * 5 * km.N_CLASSES * 8))
+    with numba_threads(n_threads):
+        for first in range(0, n_blocks, step):
+            km.message_sums_cells(*col, first, min(step, n_blocks - first), k0, k1,
+                                  np.uint64(km.STREAM), cnt, sums)
+    return [(cnt[c], sums[c], n_blocks * km.BLOCK) for c in range(C)]
+
+
 def exogenous_outcomes(w_or_cnt, gd_sum, gd_sq, gc_sum, gc_sq, welfare=(1.0, 1.0, 0.0)):
     """{name: (value [2], se [2])} from per-class counts and sums (exact: weights and
     per-class expectations, sums = weight * expectation, squares unused -> se NaN)."""

@@ -195,27 +195,67 @@ def _antagonist_choices(K, a, d, v, oc, kappa, bias_j):
 
 # ------------------------------------------------------------------ simulation
 def simulate(p, rho, lam, mu, kappa, oc: OptionsConfig, n, seed, n_threads=0):
+    """Kernel sums [2, 12, 2] (protocol, row, [sum, sum of squares]) of one cell and the
+    instances used (whole blocks)."""
+    return simulate_cells([(p, rho, lam, mu, kappa, oc)], n, seed, n_threads)[0]
+
+
+#: Blocks per multi-cell kernel call: its per-block partial sums stay within about 64 MB.
+_CELL_BLOCK_BYTES = 64 << 20
+
+
+def simulate_cells(rows: list, n, seed, n_threads=0) -> list:
+    """:func:`simulate` of many cells, ``rows`` of (p, rho, lam, mu, kappa,
+    OptionsConfig), in one pass of the random numbers per number of options K
+    (:func:`kernels.options.option_sums_cells`): each cell gets exactly the sums of its
+    own pass (the same words, the same terms added in the same order)."""
     from antiamp.kernels import options as ko
     from antiamp.kernels.rng import bernoulli_threshold, split_seed
 
     from .runner import numba_threads
 
-    K = oc.K
-    cum_prior = np.array([bernoulli_threshold(min(1.0, x)) for x in np.cumsum(_prior(oc))],
-                         dtype=np.uint64)
-    wcum = np.array([bernoulli_threshold(min(1.0, x)) for x in np.cumsum(_wrong_probs(oc))],
-                    dtype=np.uint64)
-    avail = np.array([bernoulli_threshold(x) for x in _avail(oc, rho)], dtype=np.uint64)
     ant = {"assigned": ko.ANT_ASSIGNED, "best_of_k": ko.ANT_BEST, "attack": ko.ANT_ATTACK}
     k0, k1 = split_seed(seed)
     n_blocks = max(1, -(-n // ko.BLOCK))
-    with numba_threads(n_threads):
-        out, used = ko.option_sums(K, cum_prior, bernoulli_threshold(p), wcum, avail,
-                                   bernoulli_threshold(rho), ant[oc.antagonist], oc.k_examine,
-                                   lam, mu, oc.distractor_bias, _option_bias(oc), kappa,
-                                   oc.near_miss_loss,
-                                   oc.loss_tol, 0, n_blocks, k0, k1, np.uint64(ko.STREAM))
-    return out, used
+    by_k: dict = {}
+    for i, row in enumerate(rows):
+        by_k.setdefault(row[-1].K, []).append(i)
+    out: list = [None] * len(rows)
+    for K, idx in by_k.items():
+        cols = {k: [] for k in ("prior", "t_p", "wrong", "avail", "t_att", "ant", "k_ex", "lam",
+                                "mu", "b_d", "b_j", "kappa", "near", "tol")}
+        for i in idx:
+            p, rho, lam, mu, kappa, oc = rows[i]
+            cols["prior"].append([bernoulli_threshold(min(1.0, x))
+                                  for x in np.cumsum(_prior(oc))])
+            cols["wrong"].append([bernoulli_threshold(min(1.0, x))
+                                  for x in np.cumsum(_wrong_probs(oc))])
+            cols["avail"].append([bernoulli_threshold(x) for x in _avail(oc, rho)])
+            cols["t_p"].append(bernoulli_threshold(p))
+            cols["t_att"].append(bernoulli_threshold(rho))
+            cols["ant"].append(ant[oc.antagonist])
+            cols["k_ex"].append(oc.k_examine)
+            cols["b_j"].append(_option_bias(oc))
+            for k, v in (("lam", lam), ("mu", mu), ("b_d", oc.distractor_bias),
+                         ("kappa", kappa), ("near", oc.near_miss_loss), ("tol", oc.loss_tol)):
+                cols[k].append(float(v))
+        u64 = {k: np.array(cols[k], np.uint64).reshape(len(idx), -1)
+               for k in ("prior", "wrong", "avail")}
+        sums = np.zeros((len(idx), 2, ko.N_ACC, 2))
+        step = max(1, _CELL_BLOCK_BYTES // (len(idx) * 2 * ko.N_ACC * 2 * 8))
+        with numba_threads(n_threads):
+            for first in range(0, n_blocks, step):
+                ko.option_sums_cells(
+                    K, u64["prior"], np.array(cols["t_p"], np.uint64), u64["wrong"],
+                    u64["avail"], np.array(cols["t_att"], np.uint64),
+                    np.array(cols["ant"], np.int64), np.array(cols["k_ex"], np.int64),
+                    *(np.array(cols[k]) for k in ("lam", "mu", "b_d")),
+                    np.array(cols["b_j"], float).reshape(len(idx), K),
+                    *(np.array(cols[k]) for k in ("kappa", "near", "tol")),
+                    first, min(step, n_blocks - first), k0, k1, np.uint64(ko.STREAM), sums)
+        for r, i in enumerate(idx):
+            out[i] = (sums[r], n_blocks * ko.BLOCK)
+    return out
 
 
 def metrics_from_rows(rows, sq=None, n=None) -> dict:

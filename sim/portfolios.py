@@ -134,6 +134,38 @@ def class_counts(p: float, pf: PortfolioConfig, n: int, seed: int, n_threads: in
     return tot.reshape(2, B + 1, B + 1)
 
 
+def class_counts_cells(ps, pfs: list, n: int, seed: int, n_threads: int = 0,
+                       chunk_size: int = 1 << 24) -> list:
+    """:func:`class_counts` of many cells (model.p, portfolio section) in one pass of
+    the random numbers per budget (:func:`kernels.portfolios.portfolio_class_counts_cells`):
+    the same counts as each cell's own call, the Philox words drawn once."""
+    from antiamp.kernels import portfolios as kp
+    from antiamp.kernels.rng import bernoulli_threshold, split_seed
+
+    from .runner import numba_threads
+
+    k0, k1 = split_seed(seed)
+    out: list = [None] * len(pfs)
+    by_budget: dict = {}
+    for i, pf in enumerate(pfs):
+        by_budget.setdefault(pf.budget, []).append(i)
+    with numba_threads(n_threads) as nt:
+        for B, idx in by_budget.items():
+            t_p = np.array([bernoulli_threshold(ps[i]) for i in idx], np.uint64)
+            t_true = np.array([bernoulli_threshold(pfs[i].q_true) for i in idx], np.uint64)
+            t_false = np.array([bernoulli_threshold(q_false(pfs[i])) for i in idx], np.uint64)
+            tot = np.zeros((len(idx), 2 * (B + 1) ** 2), np.int64)
+            done = 0
+            while done < n:
+                m = min(chunk_size, n - done)
+                tot += kp.portfolio_class_counts_cells(t_p, t_true, t_false, B, done, m, k0, k1,
+                                                       np.uint64(kp.STREAM), 4 * nt)
+                done += m
+            for r, i in enumerate(idx):
+                out[i] = tot[r].reshape(2, B + 1, B + 1)
+    return out
+
+
 # ------------------------------------------------------------------ equilibria
 def consult_strategy(Jc: np.ndarray, c: float, tol: float = 1e-12) -> np.ndarray:
     """sigma[k, s]: each type submits the count maximising J_c(s) - c s (the largest
@@ -382,17 +414,22 @@ def solve_cells(cells, payoffs: str, run, calls: list) -> dict:
     res["misleading_share"] = np.full(C, np.nan)
     res["knife_edge"] = np.zeros(C, bool)
     shared: dict = {}
+    if payoffs == "simulated":
+        # Cells that differ only in the judge or welfare share their counts, and every
+        # distinct (p, portfolio) is counted in one pass of the random numbers per budget.
+        for c in cells:
+            shared.setdefault((c.model.p, repr(dataclasses.astuple(c.portfolio))),
+                              (c.model.p, c.portfolio))
+        keys = list(shared)
+        counts = class_counts_cells([shared[k][0] for k in keys], [shared[k][1] for k in keys],
+                                    run.n_instances, run.seed, run.n_threads)
+        calls.extend([1] * len({shared[k][1].budget for k in keys}))
+        shared = dict(zip(keys, counts))
     for i, c in enumerate(cells):
         pf = c.portfolio
         K = pf.budget + 1
         if payoffs == "simulated":
-            # Cells that differ only in the judge or welfare share one kernel call.
-            key = (c.model.p, repr(dataclasses.astuple(pf)))
-            if key not in shared:
-                calls.append(1)
-                shared[key] = class_counts(c.model.p, pf, run.n_instances, run.seed,
-                                           run.n_threads)
-            W3 = shared[key]
+            W3 = shared[(c.model.p, repr(dataclasses.astuple(pf)))]
         else:
             W3 = class_probabilities(c.model.p, pf)
         Jc, Jd = judge_tables_counts(pf, c.judge, c.protocol)

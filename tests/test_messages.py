@@ -121,6 +121,31 @@ def test_simulation_is_thread_independent():
     np.testing.assert_array_equal(a[1], b[1])
 
 
+def test_multi_cell_kernel_gives_every_cell_its_own_sums(monkeypatch):
+    """One pass of the random numbers for many cells must give each cell the counts and
+    float sums of its own kernel call to the last bit, however the blocks are split."""
+    rng = np.random.default_rng(11)
+    rows = []
+    for k in range(7):
+        mc = msm.MessagesConfig(kappa_v=float(rng.uniform(0, 3)), kappa_r=float(rng.uniform(0, 1)),
+                                r_mean_true=float(rng.uniform(-1, 1)),
+                                r_mean_false=float(rng.uniform(-1, 1)),
+                                r_sd=float(rng.uniform(0.2, 2)),
+                                decision="favoured" if k % 3 == 2 else "sample",
+                                decision_band=0.3 if k == 5 else 0.0)
+        rows.append((float(rng.uniform(0.3, 1)), float(rng.uniform(0, 1)),
+                     float(rng.uniform(0.2, 3)), float(rng.uniform(-1, 1)), mc))
+    n = 50_000  # 13 blocks
+    own = [msm.exogenous_simulated(*r, n, 7) for r in rows]
+    monkeypatch.setattr(msm, "_CELL_BLOCK_BYTES", 7 * 40 * 8 * 3)  # 3 blocks a call
+    for many in (msm.exogenous_simulated_cells(rows, n, 7),
+                 msm.exogenous_simulated_cells(rows[::-1], n, 7)[::-1]):
+        for (c1, s1, u1), (c2, s2, u2) in zip(own, many):
+            np.testing.assert_array_equal(c1, c2)
+            np.testing.assert_array_equal(s1, s2)
+            assert u1 == u2
+
+
 def test_rhetoric_favouring_falsehood_raises_amplification():
     ds = solve_extended({"extension": "messages", "judge": {"kind": "logit", "mu": 0.3},
                          "messages": {"kappa_r": 1.0},

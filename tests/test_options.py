@@ -101,3 +101,31 @@ def test_exact_path_refuses_large_K():
         run({"K": 9})
     ds = run({"K": 9}, payoffs="simulated", n=100_000)
     assert 0 < float(ds.amp.sel(protocol="debate")) < 1
+
+
+def test_multi_cell_kernel_gives_every_cell_its_own_sums(monkeypatch):
+    """One pass of the random numbers for many cells (common random numbers) must give
+    each cell the sums of its own pass to the last bit, whatever its neighbours and
+    however the blocks are split."""
+    from antiamp.sections import OptionsConfig
+
+    rng = np.random.default_rng(5)
+    rows = []
+    for k, (K, ant) in enumerate([(3, "assigned"), (4, "best_of_k"), (4, "attack"),
+                                  (2, "assigned"), (4, "best_of_k"), (5, "best_of_k"),
+                                  (4, "assigned")]):
+        oc = OptionsConfig(K=K, antagonist=ant, k_examine=int(rng.integers(1, K)),
+                           distractor_weight=float(rng.uniform(0, 1)),
+                           distractor_bias=float(rng.uniform(-1, 1)),
+                           near_miss_loss=float(rng.uniform(0, 1)),
+                           q_true=float(rng.uniform(0.5, 1)))
+        lam = 900.0 if k == 6 else float(rng.uniform(0.2, 3))  # the stable-logit fallback
+        rows.append((float(rng.uniform(0.3, 1)), float(rng.uniform(0, 1)), lam,
+                     float(rng.uniform(-1, 1)), float(rng.uniform(0, 3)), oc))
+    n = 40_000  # 10 blocks
+    own = [opm.simulate(*r, n, 3) for r in rows]
+    monkeypatch.setattr(opm, "_CELL_BLOCK_BYTES", 3 * 2 * 12 * 2 * 8 * 4)  # few blocks a call
+    for many in (opm.simulate_cells(rows, n, 3), opm.simulate_cells(rows[::-1], n, 3)[::-1]):
+        for (a, ua), (b, ub) in zip(own, many):
+            assert ua == ub
+            np.testing.assert_array_equal(a, b)

@@ -108,6 +108,27 @@ def test_kernel_counts_agree_with_exact_enumeration():
     np.testing.assert_array_equal(a, b)
 
 
+def test_multi_cell_kernel_gives_every_cell_its_own_counts():
+    """One pass of the random numbers for many cells (common random numbers) must give
+    each cell exactly the counts of its own kernel call, whatever its neighbours."""
+    rng = np.random.default_rng(3)
+    ps, pfs = [], []
+    for B in (1, 3, 3, 5, 3, 1):
+        ps.append(float(rng.uniform(0.3, 0.95)))
+        pfs.append(pfm.PortfolioConfig(budget=B, q_true=float(rng.uniform(0.4, 1)),
+                                       q_fab=float(rng.uniform(0, 0.4)),
+                                       mislead=float(rng.uniform(0, 0.5)),
+                                       cross_exam=float(rng.uniform(0, 0.5))))
+    ps.append(1.0)  # the edges of the thresholds
+    pfs.append(pfm.PortfolioConfig(budget=3, q_true=1.0, q_fab=0.0, mislead=0.0))
+    many = pfm.class_counts_cells(ps, pfs, 60_001, seed=9, chunk_size=20_000)
+    for p, pf, got in zip(ps, pfs, many):
+        np.testing.assert_array_equal(got, pfm.class_counts(p, pf, 60_001, seed=9))
+    # ... and a cell's counts do not depend on which cells share its pass.
+    alone = pfm.class_counts_cells(ps[2:3], pfs[2:3], 60_001, seed=9)[0]
+    np.testing.assert_array_equal(alone, many[2])
+
+
 def test_simulated_payoffs_agree_with_exact():
     kw = dict(model__p=0.75, judge__kind="logit", judge__lam=1.5, judge__mu=0.3,
               portfolio__budget=3, portfolio__rule="logit", portfolio__kappa_v=0.8,

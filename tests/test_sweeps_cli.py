@@ -142,6 +142,8 @@ def test_multirun_merge_and_plot(tmp_path, launcher):
     one = xr.open_zarr(tmp_path / "mr" / "0" / "sweep.zarr")
     assert np.array_equal(merged.amp.sel(kind=str(one.attrs["config"]).split("kind: ")[1]
                                          .split()[0]).values, one.amp.values)
+    if launcher != "basic":  # the steps below read only the stores: once is enough
+        return
     # The documented merge step gives the same store.
     r = run("antiamp-merge", ["mr", "-o", "again.zarr"], tmp_path)
     assert r.returncode == 0, r.stderr

@@ -27,16 +27,26 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
     se = {k: np.full((C, 2), np.nan) for k in opm.METRICS}
     used = 0
     shared: dict = {}
+
+    def key(c):
+        m, j = c.model, c.judge
+        return (m.p, m.rho, j.lam, j.mu, j.kappa, repr(dataclasses.astuple(c.options)))
+
+    if eqc.payoffs == "simulated":
+        # Cells with the same kernel inputs share their sums, and every distinct input is
+        # played out in one pass of the random numbers per number of options.
+        for c in cells:
+            shared.setdefault(key(c), (c.model.p, c.model.rho, c.judge.lam, c.judge.mu,
+                                       c.judge.kappa, c.options))
+        keys = list(shared)
+        shared = dict(zip(keys, opm.simulate_cells([shared[k] for k in keys],
+                                                   base.run.n_instances, base.run.seed,
+                                                   base.run.n_threads)))
+        calls.extend([1] * len({c.options.K for c in cells}))
     for i, c in enumerate(cells):
         m, j, oc = c.model, c.judge, c.options
         if eqc.payoffs == "simulated":
-            key = (m.p, m.rho, j.lam, j.mu, j.kappa, repr(dataclasses.astuple(oc)))
-            if key not in shared:  # cells with the same kernel inputs share one call
-                calls.append(1)
-                shared[key] = opm.simulate(m.p, m.rho, j.lam, j.mu, j.kappa, oc,
-                                           base.run.n_instances, base.run.seed,
-                                           base.run.n_threads)
-            out, used = shared[key]
+            out, used = shared[key(c)]
             res = opm.metrics_from_rows(out[..., 0], out[..., 1])
         else:
             res = opm.metrics_from_rows(opm.exact(m.p, m.rho, j.lam, j.mu, j.kappa, oc)["rows"])
