@@ -45,6 +45,7 @@ import bench_mediation  # noqa: E402
 import bench_panel  # noqa: E402
 import bench_floors  # noqa: E402
 import bench_rounds  # noqa: E402
+import bench_crn  # noqa: E402
 from bench_baseline import median_time  # noqa: E402
 from reference_numpy import numpy_class_counts, numpy_naive  # noqa: E402
 
@@ -522,7 +523,8 @@ def write_md(res, path: Path):
     L += [""] + bench_loop.report(res["loop"])
     for key, bench in (("confidence", bench_confidence), ("redeliberation", bench_redeliberation),
                        ("colmad", bench_colmad), ("mediation", bench_mediation),
-                       ("panel", bench_panel), ("floors", bench_floors), ("rounds", bench_rounds)):
+                       ("panel", bench_panel), ("floors", bench_floors), ("rounds", bench_rounds),
+                       ("crn", bench_crn)):
         if key in res:  # sections with their own headings
             L += [""] + bench.report(res[key])
     L += ["",
@@ -558,7 +560,8 @@ def main(argv=None):
              ("mediation", lambda: bench_mediation.run(args.quick)),
              ("panel", lambda: bench_panel.run(args.quick)),
              ("floors", lambda: bench_floors.run(args.quick)),
-             ("rounds", lambda: bench_rounds.run(args.quick))]
+             ("rounds", lambda: bench_rounds.run(args.quick)),
+             ("crn", lambda: bench_crn.run(args.quick))]
     for name, fn in steps:
         t = time.perf_counter()
         res[name] = fn()
