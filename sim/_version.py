@@ -1,8 +1,5 @@
-"""The installed version of antiamp (one place that every module may import)."""
+"""The version of antiamp (one place that every module may import, and the one that
+``pyproject.toml`` reads at build time: a literal, since asking the installed
+distribution's metadata costs an import of ``importlib.metadata`` on every start)."""
 
-from importlib.metadata import PackageNotFoundError, version as _version
-
-try:
-    __version__ = _version("antiamp")
-except PackageNotFoundError:  # running from a source tree that is not installed
-    __version__ = "0+unknown"
+__version__ = "0.1.0"

@@ -30,6 +30,14 @@ def test_version_names_antiamp(prog):
     assert r.stdout.strip() == f"{prog} (antiamp {antiamp.__version__})"
 
 
+def test_the_version_is_the_installed_distributions():
+    """``antiamp.__version__`` is a literal (no metadata lookup at start-up) that the
+    build reads: the installed package must report the same."""
+    from importlib.metadata import version
+
+    assert antiamp.__version__ == version("antiamp")
+
+
 @pytest.mark.parametrize("prog", list(ARGPARSE))
 def test_argparse_help(prog):
     r = _run(ARGPARSE[prog], ["--help"])
