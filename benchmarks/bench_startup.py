@@ -1,6 +1,6 @@
 """Start-up: what a user waits for before and around the kernels.
 
-    python benchmarks/bench_startup.py [--quick]
+    python benchmarks/bench_startup.py [--quick] [--update BENCHMARKS.md]
 
 Every figure is the median wall time of fresh processes (the commands as a user
 types them).  References in the same run: the interpreter alone, and importing
@@ -105,13 +105,25 @@ def report(res: dict) -> list:
     return L
 
 
+HEADING = "## Start-up: help, refused input, a small run, a small sweep"
+
+
 def main(argv=None):
+    from bench_loop import replace_section
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--update", help="a BENCHMARKS.md whose start-up section to rewrite")
     args = ap.parse_args(argv)
     res = run(args.quick)
     print(json.dumps(res, indent=2))
-    print("\n".join(report(res)))
+    lines = report(res)
+    print("\n".join(lines))
+    if args.update:
+        replace_section(Path(args.update), HEADING, [
+            HEADING, "", f"(`python benchmarks/bench_startup.py`, also a section of "
+            f"`run_all.py`; this table was rerun on its own on {time.strftime('%Y-%m-%d')}.)",
+            "", *lines, ""])
 
 
 if __name__ == "__main__":

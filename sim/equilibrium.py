@@ -357,11 +357,15 @@ def general_equilibria(game: Game, methods, n_starts: int, tol: float):
         def gain(x, i=i):
             return np.array([g0P[i] + g1P[i] * x[1], g0A[i] + g1A[i] * x[0]])
 
-        res = solve_general(gain, 2, methods, n_starts, tol)
+        def gain_rows(X, i=i):  # the same map on profiles [S, 2]
+            return np.stack([g0P[i] + g1P[i] * X[:, 1], g0A[i] + g1A[i] * X[:, 0]], axis=1)
+
+        res = solve_general(gain, 2, methods, n_starts, tol, gain_rows=gain_rows)
         deb_p.append([p[0] for p in res.profiles])
         deb_a.append([p[1] for p in res.profiles])
         reports.append(res.report)
-        resc = solve_general(lambda x, i=i: np.array([gc[i]]), 1, methods, n_starts, tol)
+        resc = solve_general(lambda x, i=i: np.array([gc[i]]), 1, methods, n_starts, tol,
+                             gain_rows=lambda X, i=i: np.full((len(X), 1), gc[i]))
         con_p.append([p[0] for p in resc.profiles])
     return deb_p, deb_a, con_p, reports
 

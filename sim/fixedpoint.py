@@ -61,6 +61,26 @@ def damped_best_response(gain: Gain, x0, tol=1e-9, max_iter=2_000):
     return x, False
 
 
+def damped_best_response_rows(gain_rows, X0, tol=1e-9, max_iter=2_000):
+    """:func:`damped_best_response` from every row of ``X0`` at once: ``gain_rows(X)``
+    maps profiles [S, k] to their gains [S, k].  Each row follows its own iteration
+    (the same operations, so the same bits) and stops when its own step is below
+    ``tol``; returns the profiles [S, k] and whether each converged."""
+    x = np.array(X0, dtype=float)
+    ok = np.zeros(len(x), bool)
+    live = np.arange(len(x))
+    for t in range(max_iter):
+        if not live.size:
+            break
+        xl = x[live]
+        x_new = xl + (best_response(np.asarray(gain_rows(xl))) - xl) / (t + 2.0)
+        done = np.max(np.abs(x_new - xl), axis=1) < tol
+        x[live] = x_new
+        ok[live[done]] = True
+        live = live[~done]
+    return x, ok
+
+
 def qre_homotopy(gain: Gain, x0=None, lam_min=0.01, lam_max=1e6, steps=120):
     """Follow the logit quantal-response branch x = sigma(lam gain(x)) from lam_min to lam_max."""
     k = len(np.asarray(gain(np.full(1 if x0 is None else len(x0), 0.5))))
@@ -142,12 +162,20 @@ def starts(k: int, n: int) -> np.ndarray:
 
 
 def solve_general(gain: Gain, k: int, methods=("br", "qre", "root"), n_starts=9,
-                  tol=1e-9, max_iter=2_000) -> Result:
-    """Equilibria of the gain map by the general methods; duplicates merged."""
+                  tol=1e-9, max_iter=2_000, gain_rows=None) -> Result:
+    """Equilibria of the gain map by the general methods; duplicates merged.
+
+    ``gain_rows``, optional: the same map on many profiles at once ([S, k] -> [S, k]);
+    damped best response then runs its starts together (the same iterates)."""
     res = Result()
     for method in methods:
-        for s, x0 in enumerate(starts(k, n_starts)):
-            if method == "br":
+        X0 = starts(k, n_starts)
+        if method == "br" and gain_rows is not None:
+            batch = damped_best_response_rows(gain_rows, X0, tol=1e-12, max_iter=max_iter)
+        for s, x0 in enumerate(X0):
+            if method == "br" and gain_rows is not None:
+                x, ok = batch[0][s], bool(batch[1][s])
+            elif method == "br":
                 x, ok = damped_best_response(gain, x0, tol=1e-12, max_iter=max_iter)
             elif method == "qre":
                 x, ok = qre_homotopy(gain, x0)

@@ -188,6 +188,34 @@ def test_fixed_point_engine_on_matching_pennies():
     assert deviation_gain(gain, np.array([0.6, 0.5])) == pytest.approx(0.1)
 
 
+def test_damped_best_response_from_all_starts_at_once_is_each_starts_own():
+    """The batched iteration (every start a row) must give each start the profile and
+    convergence flag of its own iteration: pure equilibria, matching pennies (which the
+    damping only approaches, running to max_iter) and indifferent types."""
+    from antiamp.fixedpoint import damped_best_response, damped_best_response_rows, starts
+
+    rng = np.random.default_rng(4)
+    games = [rng.normal(size=4) for _ in range(12)]
+    games += [np.array([-1.0, 2.0, 1.0, -2.0]), np.array([0.0, 0.0, 0.3, -1.0])]
+    for g in games:
+        def gain(x, g=g):
+            return np.array([g[0] + g[1] * x[1], g[2] + g[3] * x[0]])
+
+        def rows(X, g=g):
+            return np.stack([g[0] + g[1] * X[:, 1], g[2] + g[3] * X[:, 0]], axis=1)
+
+        X0 = starts(2, 9)
+        bx, bok = damped_best_response_rows(rows, X0, tol=1e-12, max_iter=500)
+        for s, x0 in enumerate(X0):
+            x, ok = damped_best_response(gain, x0, tol=1e-12, max_iter=500)
+            assert np.array_equal(x, bx[s]) and ok == bok[s], (g, s, x, bx[s])
+    # Matching pennies never converges at tolerance 1e-12: every row runs to max_iter.
+    _, ok = damped_best_response_rows(
+        lambda X: np.stack([2 * X[:, 1] - 1, 1 - 2 * X[:, 0]], axis=1),
+        np.array([[0.2, 0.9], [0.7, 0.1]]), tol=1e-12, max_iter=300)
+    assert not ok.any()
+
+
 def test_simulated_payoffs_agree_with_exact_within_standard_errors():
     cfg = {"model": {"rho": 0.5, "p": 0.6, "c_e": 0.45}, "judge": {"b": 0.8},
            "run": {"n_instances": 2_000_000, "seed": 5}}
