@@ -116,11 +116,13 @@ def report(res) -> list:
               "several blocks an instance is compared with that many. The panel's tables are "
               "exact by default (`panel.method=quadrature`, no Monte Carlo); its kernel runs "
               "only with `method=monte_carlo`. The options kernel evaluates the K-way logit "
-              "from weights of the unargued options computed once per call and counts its "
-              "indicator rows (together 1.5x faster than all K exponentials and twelve running "
-              "sums per instance and protocol, same sums to 1e-15); what remains above its "
-              "floor is the per-instance logic (the wrong pick, the availability pattern, the "
-              "antagonist's examination).", ""]
+              "from weights computed once per call (the unargued options', and the argued "
+              "ones' for every label, evidence, attack and distractor status: no exponential "
+              "per instance) and counts its indicator rows; what remains above its floor is the "
+              "per-instance logic (the wrong pick, the availability pattern, the antagonist's "
+              "examination, the logit's normalising sum). The portfolio, messages and options "
+              "kernels are the one-row case of their multi-cell kernels (see the next-but-one "
+              "section).", ""]
     return lines
 
 
