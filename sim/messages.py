@@ -164,20 +164,7 @@ def exogenous_exact(p, rho, lam, mu, mc: MessagesConfig, errors: list | None = N
 
 def exogenous_simulated(p, rho, lam, mu, mc: MessagesConfig, n, seed, n_threads=0):
     """Kernel sums: counts [8], sums [4, 8] and the instances used (whole blocks)."""
-    from antiamp.kernels import messages as km
-    from antiamp.kernels.rng import bernoulli_threshold, split_seed
-
-    from .runner import numba_threads
-
-    k0, k1 = split_seed(seed)
-    n_blocks = max(1, -(-n // km.BLOCK))
-    with numba_threads(n_threads):
-        cnt, sums = km.message_sums(bernoulli_threshold(p), bernoulli_threshold(rho), lam, mu,
-                                    mc.kappa_v, mc.kappa_r, mc.r_mean_true, mc.r_mean_false,
-                                    mc.r_sd, mc.decision == "favoured", float(mc.decision_band),
-                                    float(mc.decision_tie), 0, n_blocks, k0, k1,
-                                    np.uint64(km.STREAM))
-    return cnt, sums, n_blocks * km.BLOCK
+    return exogenous_simulated_cells([(p, rho, lam, mu, mc)], n, seed, n_threads)[0]
 
 
 #: Blocks per multi-cell kernel call: its per-block partial sums (blocks x cells x 40
@@ -188,8 +175,9 @@ _CELL_BLOCK_BYTES = 64 << 20
 def exogenous_simulated_cells(rows: list, n, seed, n_threads=0) -> list:
     """:func:`exogenous_simulated` of many cells, ``rows`` of (p, rho, lam, mu,
     MessagesConfig), in one pass of the random numbers
-    (:func:`kernels.messages.message_sums_cells`): each cell gets exactly what its
-    own call gives (the same words, the same sums in the same order)."""
+    (:func:`kernels.messages.message_sums_cells`): each cell's counts and sums are those
+    of a pass of its own to the last bit (the same words, the same terms added in the
+    same order), whatever cells share the call."""
     from antiamp.kernels import messages as km
     from antiamp.kernels.rng import bernoulli_threshold, split_seed
 

@@ -207,8 +207,9 @@ _CELL_BLOCK_BYTES = 64 << 20
 def simulate_cells(rows: list, n, seed, n_threads=0) -> list:
     """:func:`simulate` of many cells, ``rows`` of (p, rho, lam, mu, kappa,
     OptionsConfig), in one pass of the random numbers per number of options K
-    (:func:`kernels.options.option_sums_cells`): each cell gets exactly the sums of its
-    own pass (the same words, the same terms added in the same order)."""
+    (:func:`kernels.options.option_sums_cells`): each cell's sums are those of a pass of
+    its own to the last bit (the same words, the same terms added in the same order),
+    whatever cells share the call."""
     from antiamp.kernels import options as ko
     from antiamp.kernels.rng import bernoulli_threshold, split_seed
 

@@ -113,32 +113,15 @@ def class_probabilities(p: float, pf: PortfolioConfig) -> np.ndarray:
 
 def class_counts(p: float, pf: PortfolioConfig, n: int, seed: int, n_threads: int = 0,
                  chunk_size: int = 1 << 24) -> np.ndarray:
-    """Simulated counts [2, B + 1, B + 1] from :mod:`kernels.portfolios`."""
-    from antiamp.kernels import portfolios as kp
-    from antiamp.kernels.rng import bernoulli_threshold, split_seed
-
-    from .runner import numba_threads
-
-    B = pf.budget
-    k0, k1 = split_seed(seed)
-    tot = np.zeros(2 * (B + 1) ** 2, np.int64)
-    with numba_threads(n_threads) as nt:
-        done = 0
-        while done < n:
-            m = min(chunk_size, n - done)
-            tot += kp.portfolio_class_counts(
-                bernoulli_threshold(p), bernoulli_threshold(pf.q_true),
-                bernoulli_threshold(q_false(pf)), B, done, m, k0, k1, np.uint64(kp.STREAM),
-                4 * nt)
-            done += m
-    return tot.reshape(2, B + 1, B + 1)
+    """Simulated counts [2, B + 1, B + 1] from :mod:`kernels.portfolios` (one cell)."""
+    return class_counts_cells([p], [pf], n, seed, n_threads, chunk_size)[0]
 
 
 def class_counts_cells(ps, pfs: list, n: int, seed: int, n_threads: int = 0,
                        chunk_size: int = 1 << 24) -> list:
     """:func:`class_counts` of many cells (model.p, portfolio section) in one pass of
     the random numbers per budget (:func:`kernels.portfolios.portfolio_class_counts_cells`):
-    the same counts as each cell's own call, the Philox words drawn once."""
+    each cell's counts are those of a pass of its own, the Philox words drawn once."""
     from antiamp.kernels import portfolios as kp
     from antiamp.kernels.rng import bernoulli_threshold, split_seed
 
