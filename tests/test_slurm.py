@@ -130,7 +130,7 @@ def test_a_cancelled_worker_job_is_a_lost_worker(slurm, tmp_path):
 
 
 def test_every_worker_job_cancelled_stops_with_a_message_and_a_rerun_resumes(slurm, tmp_path):
-    args = ["model=loop", "loop.rounds=60", "loop.paths=400", "loop.batch=2000",
+    args = ["model=loop", "loop.rounds=30", "loop.paths=400", "loop.batch=2000",
             "executor=slurm", "executor.jobs=1", "executor.start_timeout=120",
             "executor.slurm.queue=debug", "executor.slurm.cores=1", "executor.slurm.memory=1GB",
             "executor.slurm.walltime=00:05:00",
@@ -162,7 +162,7 @@ def test_every_worker_job_cancelled_stops_with_a_message_and_a_rerun_resumes(slu
     r = _cli(local, tmp_path)
     assert r.returncode == 0, r.stderr
     assert "resum" in (r.stdout + r.stderr).lower()
-    ref = antiamp.sweep({"model": {"name": "loop"}, "loop": {"rounds": 60, "paths": 400,
+    ref = antiamp.sweep({"model": {"name": "loop"}, "loop": {"rounds": 30, "paths": 400,
                                                              "batch": 2000},
                          "sweep": {"axes": {"model": {"rho": {"linspace": [0, 1, 8]}}},
                                    "cells_per_block": 1, "plot": False}},
