@@ -25,8 +25,8 @@ from typing import Any, Dict, List, Optional
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
-from antiamp.config import (Config, ConfigError, check_flags, to_config, to_dataclass, validate,
-                            validate_section)
+from antiamp.config import (Config, ConfigError, check_flags, plain_values, to_config,
+                            to_dataclass, validate, validate_section)
 from antiamp.fields import label as field_label, symbol as field_symbol
 from antiamp.lazy import lazy
 
@@ -664,7 +664,7 @@ def _make_plan(cfg: Any, *, columnar: bool = True) -> Plan:
         try:
             if isinstance(cfg, DictConfig):
                 cfg = OmegaConf.to_container(cfg, resolve=True)
-            cfg = {k: v for k, v in (cfg or {}).items() if k != "hydra"}
+            cfg = plain_values({k: v for k, v in (cfg or {}).items() if k != "hydra"})
             check_flags(cfg, run_schema())
             scfg = to_dataclass(run_schema(), cfg, sweep_schema_node)
         except ConfigError:

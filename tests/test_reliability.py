@@ -170,6 +170,24 @@ def test_numpy_values_are_welcome_in_the_api():
     assert float(ds.amp_theory.sel(protocol="consult")) == pytest.approx(0.3)
 
 
+@pytest.mark.parametrize("model", ["baseline", "panel"])
+def test_numpy_axes_are_welcome_in_the_api(tmp_path, model):
+    """An axis given as a NumPy array or with NumPy scalars sweeps the same values as
+    plain lists (it was refused with OmegaConf's 'not a supported primitive type')."""
+    import antiamp
+
+    def sweep(axes, name):
+        return antiamp.sweep({"model": {"name": model}, "run": {"n_instances": 1000},
+                              "sweep": {"axes": axes, "plot": False}},
+                             tmp_path / name, progress=False, log=lambda *a: None).load()
+
+    a = sweep({"model": {"rho": np.linspace(0, 1, 3)}, "judge": {"b": [np.float64(0.2), 0.5]}},
+              "numpy.zarr")
+    b = sweep({"model": {"rho": [0.0, 0.5, 1.0]}, "judge": {"b": [0.2, 0.5]}}, "plain.zarr")
+    assert list(a.rho.values) == [0.0, 0.5, 1.0] and list(a.b.values) == [0.2, 0.5]
+    assert np.array_equal(a.amp.values, b.amp.values, equal_nan=True)
+
+
 BAD_AXES = [
     ({"model": {"rho": {"linspace": [0, 1, 1e9]}}}, "num must be an integer in"),
     ({"model": {"rho": {"range": [0, 1, 1e-9]}}}, "gives 1,000,000,000 values"),
