@@ -254,6 +254,9 @@ class _Design:
         self.elig = np.array(elig)  # (G, D): the debate's dropped reports are all 50
         self.n_anch = np.array(n_anch)
         self.rows = [np.flatnonzero(e) for e in self.elig]
+        # Every (subset, debate) pair the likelihood evaluates, subset-major.
+        self.pair_g = np.concatenate([np.full(len(r), g) for g, r in enumerate(self.rows)])
+        self.pair_row = np.concatenate(self.rows)
         self.any50 = bool(at50.any())
 
 
@@ -292,8 +295,9 @@ def loglik(rep: Reports, X, n_nodes: int = 7) -> float:
     except np.linalg.LinAlgError:
         return -np.inf
     Li = np.linalg.inv(L)
-    mw = np.einsum("gij,gkj->gki", Li, keep[:, None, :] * mus[None])  # (G, K, 2R)
-    m2 = 0.5 * (mw * mw).sum(-1)  # (G, K)
+    # Whitened node means Li (keep * mu_k), by batched matmul (half einsum's time).
+    mw = (keep[:, None, :] * mus[None]) @ np.swapaxes(Li, 1, 2)  # (G, K, 2R)
+    m2 = 0.5 * np.einsum("gki,gki->gk", mw, mw)  # (G, K)
     nk = des.keep.sum(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         const = (np.where(des.n_anch > 0, des.n_anch * np.log(z), 0.0) + nk * np.log1p(-z)
@@ -301,12 +305,23 @@ def loglik(rep: Reports, X, n_nodes: int = 7) -> float:
                  - 0.5 * nk * math.log(2 * math.pi))
     parts = np.full((len(const), len(x)), -np.inf)
     full = int(np.flatnonzero(des.n_anch == 0)[0])
-    for g, rows in enumerate(des.rows):  # only the debates each subset applies to
-        if not np.isfinite(const[g]) and g != full:
-            continue
-        xw = (keep[g] * x[rows]) @ Li[g].T  # (rows, 2R)
-        q = xw @ mw[g].T - 0.5 * (xw * xw).sum(-1)[:, None] - m2[g][None, :] + lw[None, :]
-        parts[g, rows] = logsumexp(q, axis=1) + const[g]
+    # Only the debates each subset applies to, every (subset, debate) pair at once (a
+    # loop over the subsets cost a dozen NumPy calls each: 43 subsets took 5 ms), in
+    # slices of about 16 MB of node terms.
+    # With the subset's precision P = Li' Li and y = keep * (P (keep * x)), the cross
+    # term is y . mu_k for the node means mu_k shared by every subset: one product.
+    use = np.isfinite(const)
+    use[full] = True
+    sel = use[des.pair_g]
+    prec = np.einsum("gji,gjk->gik", Li, Li)  # (G, 2R, 2R)
+    step = max(1, (16 << 20) // (8 * mus.shape[0]))
+    pg_all, pr_all = des.pair_g[sel], des.pair_row[sel]
+    for lo in range(0, len(pg_all), step):
+        g, r = pg_all[lo:lo + step], pr_all[lo:lo + step]
+        xk = keep[g] * x[r]  # (pairs, 2R)
+        y = keep[g] * np.einsum("pij,pj->pi", prec[g], xk)
+        q = y @ mus.T - 0.5 * (y * xk).sum(-1)[:, None] - m2[g] + lw[None, :]
+        parts[g, r] = logsumexp(q, axis=1) + const[g]
     # A debate anchors (its reports are 50 w.p. z each) with probability pi_a;
     # otherwise every report comes from the model (the full subset, z = 0).
     anch = logsumexp(parts, axis=0)

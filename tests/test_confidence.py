@@ -66,6 +66,47 @@ def test_likelihood_quadrature_matches_monte_carlo():
     assert cf.loglik(rep, X, n_nodes=12) == pytest.approx(np.log(dens).sum(), abs=0.01)
 
 
+def test_likelihood_with_anchored_reports_matches_monte_carlo():
+    """The anchoring mixture, written out per debate: with probability pi_a the debate
+    anchors and each report is exactly 50 with probability z, the rest drawn from the
+    model (the marginal density of the kept reports); otherwise every report comes from
+    the model.  Every subset of a debate's 50s is summed here by brute force, the
+    belief paths by Monte Carlo, the densities by scipy."""
+    import itertools
+
+    rep = cf.Reports((60.0, 65.0, 70.0), weight=0.4, side_offset=1.0, shared_sd=5.0,
+                     side_sd=4.0, noise_sd=6.0, info=0.5, anchor=0.3, anchor_debates=0.6)
+    X = cf.simulate_bets(cf.Reports((60.0, 65.0, 70.0), weight=0.4, side_offset=1.0,
+                                    shared_sd=5.0, side_sd=4.0, noise_sd=6.0, info=0.5),
+                         6, np.random.default_rng(0))
+    X = np.where(X == 50.0, 51.0, X)
+    for d, cells in enumerate([[], [(0, 0)], [(1, 2)], [(0, 1), (1, 1)],
+                               [(0, 0), (0, 2), (1, 0)], [(1, 0), (1, 1)]]):
+        for side, r in cells:
+            X[d, side, r] = 50.0
+    rng = np.random.default_rng(1)
+    mus = rep.means(cf.belief_paths(rep, rng.standard_normal((400_000, 3))))
+    cov = rep.cov()
+    z, pa = rep.anchor, rep.anchor_debates
+    total = 0.0
+    for x in X.reshape(len(X), 6):
+        fifty = np.flatnonzero(x == 50.0)
+
+        def density(keep):
+            k = np.flatnonzero(keep)
+            mvn = stats.multivariate_normal(np.zeros(len(k)), cov[np.ix_(k, k)])
+            return mvn.pdf(x[k] - mus[:, k]).mean()
+
+        anchored = 0.0
+        for m in range(len(fifty) + 1):
+            for S in itertools.combinations(fifty, m):
+                keep = np.ones(6, bool)
+                keep[list(S)] = False
+                anchored += z ** m * (1 - z) ** (6 - m) * density(keep)
+        total += np.log(pa * anchored + (1 - pa) * density(np.ones(6, bool)))
+    assert cf.loglik(rep, X, n_nodes=12) == pytest.approx(total, abs=0.01)
+
+
 def test_bivariate_normal_cdf_matches_scipy():
     rng = np.random.default_rng(0)
     for r in (-0.6, 0.0, 0.3, 0.9):
