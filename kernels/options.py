@@ -81,9 +81,8 @@ def option_sums_cells(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagon
     acc = np.zeros((n_blocks, n_cells, 2, N_ACC, 2))
     # The judge's weight of an option that no sender argues depends only on whether it
     # is the distractor: exp(lam (bias_j + [j = d] bias_d) - G), computed once per cell
-    # (G, the largest such exponent, keeps them <= 1); only the argued options' weights
-    # are computed per instance (the same multinomial logit as _judge, which stays the
-    # fallback for exponents beyond the doubles' range).
+    # (G, the largest such exponent, keeps them <= 1); the same multinomial logit as
+    # _judge, which stays the fallback for exponents beyond the doubles' range.
     G = np.full(n_cells, -1e300)
     E0 = np.empty((n_cells, K))
     E1 = np.empty((n_cells, K))

@@ -181,7 +181,7 @@ def exogenous_simulated_cells(rows: list, n, seed, n_threads=0) -> list:
     from antiamp.kernels import messages as km
     from antiamp.kernels.rng import bernoulli_threshold, split_seed
 
-    from .runner import numba_threads
+    from .runner import block_ranges, numba_threads
 
     if not rows:
         return []
@@ -196,11 +196,10 @@ def exogenous_simulated_cells(rows: list, n, seed, n_threads=0) -> list:
     col[0], col[1] = col[0].astype(np.uint64), col[1].astype(np.uint64)
     cnt = np.zeros((C, km.N_CLASSES), np.int64)
     sums = np.zeros((C, 4, km.N_CLASSES))
-    step = max(1, _CELL_BLOCK_BYTES // (C * 5 * km.N_CLASSES * 8))
     with numba_threads(n_threads):
-        for first in range(0, n_blocks, step):
-            km.message_sums_cells(*col, first, min(step, n_blocks - first), k0, k1,
-                                  np.uint64(km.STREAM), cnt, sums)
+        for first, count in block_ranges(n_blocks, C * 5 * km.N_CLASSES * 8,
+                                         _CELL_BLOCK_BYTES):
+            km.message_sums_cells(*col, first, count, k0, k1, np.uint64(km.STREAM), cnt, sums)
     return [(cnt[c], sums[c], n_blocks * km.BLOCK) for c in range(C)]
 
 

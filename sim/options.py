@@ -213,7 +213,7 @@ def simulate_cells(rows: list, n, seed, n_threads=0) -> list:
     from antiamp.kernels import options as ko
     from antiamp.kernels.rng import bernoulli_threshold, split_seed
 
-    from .runner import numba_threads
+    from .runner import block_ranges, numba_threads
 
     ant = {"assigned": ko.ANT_ASSIGNED, "best_of_k": ko.ANT_BEST, "attack": ko.ANT_ATTACK}
     k0, k1 = split_seed(seed)
@@ -243,9 +243,9 @@ def simulate_cells(rows: list, n, seed, n_threads=0) -> list:
         u64 = {k: np.array(cols[k], np.uint64).reshape(len(idx), -1)
                for k in ("prior", "wrong", "avail")}
         sums = np.zeros((len(idx), 2, ko.N_ACC, 2))
-        step = max(1, _CELL_BLOCK_BYTES // (len(idx) * 2 * ko.N_ACC * 2 * 8))
         with numba_threads(n_threads):
-            for first in range(0, n_blocks, step):
+            for first, count in block_ranges(n_blocks, len(idx) * 2 * ko.N_ACC * 2 * 8,
+                                             _CELL_BLOCK_BYTES):
                 ko.option_sums_cells(
                     K, u64["prior"], np.array(cols["t_p"], np.uint64), u64["wrong"],
                     u64["avail"], np.array(cols["t_att"], np.uint64),
@@ -253,7 +253,7 @@ def simulate_cells(rows: list, n, seed, n_threads=0) -> list:
                     *(np.array(cols[k]) for k in ("lam", "mu", "b_d")),
                     np.array(cols["b_j"], float).reshape(len(idx), K),
                     *(np.array(cols[k]) for k in ("kappa", "near", "tol")),
-                    first, min(step, n_blocks - first), k0, k1, np.uint64(ko.STREAM), sums)
+                    first, count, k0, k1, np.uint64(ko.STREAM), sums)
         for r, i in enumerate(idx):
             out[i] = (sums[r], n_blocks * ko.BLOCK)
     return out

@@ -397,22 +397,23 @@ def solve_cells(cells, payoffs: str, run, calls: list) -> dict:
     res["misleading_share"] = np.full(C, np.nan)
     res["knife_edge"] = np.zeros(C, bool)
     shared: dict = {}
+    keys = ([(c.model.p, repr(dataclasses.astuple(c.portfolio))) for c in cells]
+            if payoffs == "simulated" else [])
     if payoffs == "simulated":
         # Cells that differ only in the judge or welfare share their counts, and every
         # distinct (p, portfolio) is counted in one pass of the random numbers per budget.
-        for c in cells:
-            shared.setdefault((c.model.p, repr(dataclasses.astuple(c.portfolio))),
-                              (c.model.p, c.portfolio))
-        keys = list(shared)
-        counts = class_counts_cells([shared[k][0] for k in keys], [shared[k][1] for k in keys],
+        for k, c in zip(keys, cells):
+            shared.setdefault(k, (c.model.p, c.portfolio))
+        rows = list(shared.values())
+        counts = class_counts_cells([p for p, _ in rows], [pf for _, pf in rows],
                                     run.n_instances, run.seed, run.n_threads)
-        calls.extend([1] * len({shared[k][1].budget for k in keys}))
-        shared = dict(zip(keys, counts))
+        calls.extend([1] * len({pf.budget for _, pf in rows}))
+        shared = dict(zip(shared, counts))
     for i, c in enumerate(cells):
         pf = c.portfolio
         K = pf.budget + 1
         if payoffs == "simulated":
-            W3 = shared[(c.model.p, repr(dataclasses.astuple(pf)))]
+            W3 = shared[keys[i]]
         else:
             W3 = class_probabilities(c.model.p, pf)
         Jc, Jd = judge_tables_counts(pf, c.judge, c.protocol)

@@ -54,6 +54,15 @@ def numba_threads(n: int):
         numba.set_num_threads(prev)
 
 
+def block_ranges(n_blocks: int, bytes_per_block: int, budget: int):
+    """(first, count) ranges covering ``n_blocks`` blocks, each range holding at most
+    ``budget`` bytes of per-block partial sums (at least one block a range): how the
+    multi-cell kernels bound their memory whatever the number of cells."""
+    step = max(1, budget // max(1, bytes_per_block))
+    for first in range(0, n_blocks, step):
+        yield first, min(step, n_blocks - first)
+
+
 def baseline_thresholds(pi, p, rho, x_pc, x_pd, x_a) -> np.ndarray:
     return np.array(
         [_rng.bernoulli_threshold(q) for q in (pi, p, rho, x_pc, x_pd, x_a)], dtype=np.uint64

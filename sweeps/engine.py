@@ -132,7 +132,7 @@ def _template(plan: Plan, chunk: tuple, fp: str, created: str) -> tuple[xr.Datas
     cdims = dims
     # Placeholders whose metadata alone is written (compute=False): named here, since
     # dask would otherwise tokenize each one's arguments (a tenth of a second a store).
-    names = iter(range(1 << 30))
+    names = itertools.count()
 
     def full(shape, value, chunks):
         return da.full(shape, value, chunks=chunks, name=f"antiamp-template-{next(names)}")

@@ -40,23 +40,22 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
         m, j = c.model, c.judge
         return (m.p, m.rho, j.lam, j.mu, repr(dataclasses.astuple(c.messages)))
 
-    if not strategic and eqc.payoffs == "simulated":
+    simulated = not strategic and eqc.payoffs == "simulated"
+    keys = [key(c) for c in cells] if simulated else []
+    if simulated:
         # Cells that differ only in c_e or welfare share their sums, and every distinct
         # kernel input is judged in one pass of the random numbers.
-        for c in cells:
-            shared.setdefault(key(c), (c.model.p, c.model.rho, c.judge.lam, c.judge.mu,
-                                       c.messages))
-        keys = list(shared)
-        shared = dict(zip(keys, msm.exogenous_simulated_cells(
-            [shared[k] for k in keys], base.run.n_instances, base.run.seed,
-            base.run.n_threads)))
+        for k, c in zip(keys, cells):
+            shared.setdefault(k, (c.model.p, c.model.rho, c.judge.lam, c.judge.mu, c.messages))
+        shared = dict(zip(shared, msm.exogenous_simulated_cells(
+            list(shared.values()), base.run.n_instances, base.run.seed, base.run.n_threads)))
         calls.append(1)
     for i, c in enumerate(cells):
         mc, m, j = c.messages, c.model, c.judge
         wel = (c.welfare.alpha, c.welfare.beta, c.welfare.delta_c)
         if not strategic:
             if eqc.payoffs == "simulated":
-                cnt, sums, used = shared[key(c)]
+                cnt, sums, used = shared[keys[i]]
                 out = msm.exogenous_outcomes(cnt.astype(float), sums[0], sums[1], sums[2],
                                              sums[3], wel)
             else:

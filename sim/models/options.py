@@ -32,21 +32,21 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
         m, j = c.model, c.judge
         return (m.p, m.rho, j.lam, j.mu, j.kappa, repr(dataclasses.astuple(c.options)))
 
+    keys = [key(c) for c in cells] if eqc.payoffs == "simulated" else []
     if eqc.payoffs == "simulated":
         # Cells with the same kernel inputs share their sums, and every distinct input is
         # played out in one pass of the random numbers per number of options.
-        for c in cells:
-            shared.setdefault(key(c), (c.model.p, c.model.rho, c.judge.lam, c.judge.mu,
-                                       c.judge.kappa, c.options))
-        keys = list(shared)
-        shared = dict(zip(keys, opm.simulate_cells([shared[k] for k in keys],
-                                                   base.run.n_instances, base.run.seed,
-                                                   base.run.n_threads)))
+        for k, c in zip(keys, cells):
+            shared.setdefault(k, (c.model.p, c.model.rho, c.judge.lam, c.judge.mu,
+                                  c.judge.kappa, c.options))
+        shared = dict(zip(shared, opm.simulate_cells(list(shared.values()),
+                                                     base.run.n_instances, base.run.seed,
+                                                     base.run.n_threads)))
         calls.extend([1] * len({c.options.K for c in cells}))
     for i, c in enumerate(cells):
         m, j, oc = c.model, c.judge, c.options
         if eqc.payoffs == "simulated":
-            out, used = shared[key(c)]
+            out, used = shared[keys[i]]
             res = opm.metrics_from_rows(out[..., 0], out[..., 1])
         else:
             res = opm.metrics_from_rows(opm.exact(m.p, m.rho, j.lam, j.mu, j.kappa, oc)["rows"])
