@@ -286,24 +286,32 @@ def strategies(prot: str, n: int, v, P: dict, rule: str = "majority", s: float =
     to hold whichever one the sides play.  ``tables``: :func:`_tables` of this jury,
     when the caller has them."""
     ones = np.ones_like(P["p"])
-    c_eff = float(P["c_e"][0]) - s
-    if c_eff <= 0 or P.get("_kind") == "structural":
+    # s may be one subsidy or one per draw (designs evaluated together, :func:`outcomes_grid`)
+    c_eff = np.broadcast_to(float(P["c_e"][0]) - np.asarray(s, dtype=float), ones.shape)
+    if not np.any(c_eff > 0) or P.get("_kind") == "structural":
         return ones, ones, ones
     from .equilibrium import enumerate_consult, enumerate_debate, game_from_arrays
 
-    rho = P["rho"] * (1.0 - v)
+    rho = np.broadcast_to(P["rho"] * (1.0 - v), ones.shape)
     Jc, Jd = tables if tables is not None else _tables(P, n, quota(n, rule))
-    game = game_from_arrays(P["p"], rho, np.full_like(rho, c_eff), Jc, Jd)
+    # free evidence (c_e - s <= 0) is presented; only the costly rows are games
+    sub = slice(None) if np.all(c_eff > 0) else np.flatnonzero(c_eff > 0)
+    rho, Jc, Jd = rho[sub], Jc[sub], Jd[sub]
+    game = game_from_arrays(P["p"][sub], rho, np.array(c_eff[sub]), Jc, Jd)
     if prot == "consult":
         xc = enumerate_consult(game)[0]  # [C, E], NaN padded
         amp = rho[:, None] * xc * Jc[:, None, 1] + (1 - rho[:, None] * xc) * Jc[:, None, 0]
         i = np.argmax(np.where(np.isnan(xc), -np.inf, amp), axis=1)
-        return xc[np.arange(len(i)), i], ones, ones
+        out = ones.copy()
+        out[sub] = xc[np.arange(len(i)), i]
+        return out, ones, ones
     xp, xa, _, _ = enumerate_debate(game)
     amp = _debate(rho[:, None], xp, xa, Jd[:, None])[0]
     i = np.argmax(np.where(np.isnan(xp), -np.inf, amp), axis=1)
     r = np.arange(len(i))
-    return ones, xp[r, i], xa[r, i]
+    out_p, out_a = ones.copy(), ones.copy()
+    out_p[sub], out_a[sub] = xp[r, i], xa[r, i]
+    return ones, out_p, out_a
 
 
 def _debate(rho, xp, xa, J):
@@ -360,6 +368,69 @@ def cost(prot: str, n: int, v: float, lv: Levers, P: dict | None = None,
         + lv.cost_subsidy * s
 
 
+#: Rows (designs x draws) evaluated in one call of :func:`outcomes_grid`: bounds the
+#: memory of the structural judge's quadrature ([rows, 80]) on big robust grids.
+_GRID_ROWS = 20_000
+
+
+def outcomes_grid(prot: str, n: int, vs, P: dict, rule: str = "majority", ss=0.0) -> tuple:
+    """(Amp, accuracy) [G, C] of the G designs (verification ``vs[i]``, subsidy
+    ``ss[i]``) of one protocol, jury and rule, for every draw in ``P``: :func:`outcomes`
+    on every design at once (the draws repeated per design), so that a lever grid or
+    an optimiser's population costs a few array calls instead of one call a design."""
+    vs = np.atleast_1d(np.asarray(vs, dtype=float))
+    ss = np.broadcast_to(np.asarray(ss, dtype=float), vs.shape)
+    C = len(P["p"])
+    amp, acc = np.empty((len(vs), C)), np.empty((len(vs), C))
+    step = max(1, _GRID_ROWS // C)
+    for lo in range(0, len(vs), step):
+        g = slice(lo, lo + step)
+        m = len(vs[g])
+        Pg = {k: np.tile(x, m) if isinstance(x, np.ndarray) else x for k, x in P.items()}
+        a, c = outcomes(prot, n, np.repeat(vs[g], C), Pg, rule, np.repeat(ss[g], C))
+        amp[g], acc[g] = a.reshape(m, C), c.reshape(m, C)
+    return amp, acc
+
+
+def costs(prot: str, n: int, vs, lv: Levers, P: dict, ss=0.0) -> tuple:
+    """(cost, escalated share) of the designs (``vs[i]``, ``ss[i]``) at the point values,
+    element by element the arithmetic of :func:`cost` and :func:`escalated_share`."""
+    vs = np.atleast_1d(np.asarray(vs, dtype=float))
+    ss = np.broadcast_to(np.asarray(ss, dtype=float), vs.shape)
+    esc = escalated_share(prot, vs, {k: P[k][0] for k in ("p", "rho")}) \
+        if prot == "escalate" else np.zeros_like(vs)
+    calls = 1.0 + esc if prot == "escalate" else {"consult": 1.0, "debate": 2.0}[prot]
+    c = lv.cost_call * calls + lv.cost_judge * n * (1 + esc) + lv.cost_verification * vs \
+        + lv.cost_subsidy * ss
+    return c, esc
+
+
+def design_rows(judge: Judge, prot, n, rule, vs, ss, P, lv: Levers, tg: Target):
+    """:func:`design_row` for the designs (``vs[i]``, ``ss[i]``) of one protocol, jury
+    and rule, evaluated together (a DataFrame, one row a design, the same columns)."""
+    vs = np.atleast_1d(np.asarray(vs, dtype=float))
+    ss = np.broadcast_to(np.asarray(ss, dtype=float), vs.shape)
+    amp, acc = outcomes_grid(prot, n, vs, P, rule, ss)
+    c, esc = costs(prot, n, vs, lv, P, ss)
+    return pd.DataFrame({
+        "protocol": prot, "jury_size": int(n), "rule": rule, "verification": vs,
+        "subsidy": np.array(ss), "rho_verified": judge.rho * (1 - vs), "cost": c,
+        "escalated": esc, "amp": amp[:, 0], "acc": acc[:, 0],
+        "p_meet": _meets(amp, acc, tg).mean(axis=1) if tg.robust > 0 else np.nan})
+
+
+def _violations(prot, n, rule, vs, ss, P, lv, tg) -> np.ndarray:
+    """:func:`_violation` of the designs (``vs[i]``, ``ss[i]``), evaluated together."""
+    amp, acc = outcomes_grid(prot, n, vs, P, rule, ss)
+    c = costs(prot, n, vs, lv, P, ss)[0]
+    over = np.maximum(0.0, c - tg.budget) / max(tg.budget, 1.0) \
+        if np.isfinite(tg.budget) else 0.0
+    if tg.robust > 0:
+        return np.maximum(0.0, tg.robust - _meets(amp, acc, tg).mean(axis=1)) + over
+    return np.maximum(0.0, amp[:, 0] - tg.max_amp) + np.maximum(0.0, tg.min_acc - acc[:, 0]) \
+        + over
+
+
 def _params(judge: Judge, n_draws: int, seed: int) -> dict:
     P = judge.draws(n_draws, seed)
     P["_kind"] = judge.kind
@@ -414,22 +485,33 @@ def optimise(judge: Judge, lv: Levers, tg: Target, n_draws: int = 400, seed: int
         return (prots[int(round(x[0]))], sizes[int(round(x[1]))], rules[int(round(x[2]))],
                 float(x[3]), float(x[4]) if len(x) > 4 else 0.0)
 
-    def objective(x):
-        d = decode(x)
-        return cost(d[0], d[1], d[3], lv, P, d[4]) + big * _violation(*d, P, lv, tg)
+    def population(X, closest: bool):
+        """Objective of every member (columns of X): members with the same protocol,
+        jury and rule are evaluated together (:func:`_violations`)."""
+        X = np.asarray(X, dtype=float).reshape(len(bounds), -1)
+        keys = np.rint(X[:3]).astype(int)
+        out = np.empty(X.shape[1])
+        for key in {tuple(k) for k in keys.T}:
+            m = np.flatnonzero((keys.T == key).all(axis=1))
+            prot, n, rule = prots[key[0]], sizes[key[1]], rules[key[2]]
+            vs, ss = X[3, m], (X[4, m] if len(X) > 4 else 0.0)
+            viol = _violations(prot, n, rule, vs, ss, P, lv, tg)
+            c = costs(prot, n, vs, lv, P, ss)[0]
+            out[m] = viol + 1e-6 * c if closest else c + big * viol
+        return out
 
-    res = differential_evolution(objective, bounds, integrality=integ, seed=seed,
-                                 tol=1e-10, atol=1e-12, maxiter=300, popsize=30, polish=False)
+    # vectorized: scipy hands over the whole population each generation (deferred
+    # updating), so that one generation is a few array calls
+    res = differential_evolution(population, bounds, args=(False,), integrality=integ,
+                                 seed=seed, tol=1e-10, atol=1e-12, maxiter=300, popsize=30,
+                                 polish=False, vectorized=True, updating="deferred")
     d = decode(res.x)
     viol = _violation(*d, P, lv, tg)
     feasible = viol <= 1e-9
     if not feasible:  # the closest design: least violation, then least cost
-        def closest(x):
-            e = decode(x)
-            return _violation(*e, P, lv, tg) + 1e-6 * cost(e[0], e[1], e[3], lv, P, e[4])
-
-        res = differential_evolution(closest, bounds, integrality=integ, seed=seed,
-                                     tol=1e-10, maxiter=300, popsize=30, polish=False)
+        res = differential_evolution(population, bounds, args=(True,), integrality=integ,
+                                     seed=seed, tol=1e-10, maxiter=300, popsize=30,
+                                     polish=False, vectorized=True, updating="deferred")
         d = decode(res.x)
         viol = _violation(*d, P, lv, tg)
     return {**design_row(judge, *d, P, lv, tg), "feasible": bool(feasible),
@@ -454,12 +536,12 @@ def enumerate_designs(judge: Judge, lv: Levers, tg: Target, n_v: int = 91,
     and (robust) the probability it meets the target.  Rules with the same quota
     for a jury size are listed once (:func:`distinct_rules`)."""
     P = _params(judge, n_draws if tg.robust > 0 else 1, seed)
-    subs = np.linspace(0.0, judge.c_e, n_s) if judge.c_e > 0 else [0.0]
-    rows = [design_row(judge, prot, n, rule, v, sub, P, lv, tg)
-            for prot in lv.protocols for n in sorted(lv.jury_sizes)
-            for rule in distinct_rules(lv.rules, n)
-            for v in np.linspace(0.0, lv.max_verification, n_v) for sub in subs]
-    df = pd.DataFrame(rows)
+    subs = np.linspace(0.0, judge.c_e, n_s) if judge.c_e > 0 else np.zeros(1)
+    vs = np.linspace(0.0, lv.max_verification, n_v)
+    v_grid, s_grid = np.repeat(vs, len(subs)), np.tile(subs, len(vs))  # v outer, s inner
+    df = pd.concat([design_rows(judge, prot, n, rule, v_grid, s_grid, P, lv, tg)
+                    for prot in lv.protocols for n in sorted(lv.jury_sizes)
+                    for rule in distinct_rules(lv.rules, n)], ignore_index=True)
     if not tg.robust:
         df["p_meet"] = _meets(df.amp.to_numpy(), df.acc.to_numpy(), tg).astype(float)
     return df
@@ -516,22 +598,22 @@ def front_through_engine(judge: Judge, lv: Levers, store, n_v: int = 19, executo
         if executor:
             cfg["executor"] = executor
         ds = sim.sweep(cfg, store=store, log=lambda *a: None).load()
-    rows = []
-    subs = np.linspace(0.0, judge.c_e, n_s) if judge.c_e > 0 else [0.0]
+    parts = []
+    subs = np.linspace(0.0, judge.c_e, n_s) if judge.c_e > 0 else np.zeros(1)
+    v_grid, s_grid = np.repeat(vs, len(subs)), np.tile(subs, len(vs))  # v outer, s inner
     for prot in lv.protocols:
         for n in sizes:
             for rule in distinct_rules(lv.rules, n):
-                for v in vs:
-                    for sub in subs:
-                        r = design_row(judge, prot, n, rule, v, sub, P, lv, Target())
-                        r["source"] = "closed form"
-                        if ds is not None and in_engine(judge, prot, rule):
-                            cell = ds.sel(jury_size=n, protocol=prot).sel(
-                                rho=judge.rho * (1 - v), method="nearest")
-                            r.update(amp=float(cell.amp_theory), acc=float(cell.acc_theory),
-                                     source="engine")
-                        rows.append(r)
-    grid = pd.DataFrame(rows).drop(columns=["p_meet", "rho_verified"])
+                r = design_rows(judge, prot, n, rule, v_grid, s_grid, P, lv, Target())
+                r["source"] = "closed form"
+                if ds is not None and in_engine(judge, prot, rule):
+                    cell = ds.sel(jury_size=n, protocol=prot).sel(
+                        rho=judge.rho * (1 - v_grid), method="nearest")
+                    r["amp"] = cell.amp_theory.to_numpy().astype(float)
+                    r["acc"] = cell.acc_theory.to_numpy().astype(float)
+                    r["source"] = "engine"
+                parts.append(r)
+    grid = pd.concat(parts, ignore_index=True).drop(columns=["p_meet", "rho_verified"])
     if judge.c_e == 0:
         grid = grid.drop(columns="subsidy")
     return grid, pareto(grid)

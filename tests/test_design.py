@@ -378,3 +378,37 @@ def test_bad_new_levers_exit_2_naming_the_option(args, msg, tmp_path):
     r = _cli(args, tmp_path)
     assert r.returncode == 2 and msg in r.stderr, r.stderr
     assert not (tmp_path / "outputs").exists()
+
+
+@pytest.mark.parametrize("judge, lv, tg, kw", [
+    (dz.Judge("logit", lam=1.5, mu=0.5, kappa=2.0, p=0.8, rho=0.3, c_e=0.4),
+     dz.Levers(protocols=("consult", "debate"), jury_sizes=(1, 3)),
+     dz.Target(max_amp=0.1, min_acc=0.85), {"n_v": 21, "n_s": 9}),
+    (dz.Judge(**{**STRUCT.__dict__, "read_corr": 0.3, "se": {"gap": 0.3, "sigma": 0.2}}),
+     dz.Levers(rules=("majority", "two_thirds", "unanimous"), jury_sizes=(1, 3, 5),
+               protocols=("consult", "debate", "escalate")),
+     dz.Target(max_amp=0.1, robust=0.8), {"n_v": 11, "n_draws": 50}),
+    (dz.Judge("tiebreak", b=0.7, d=0.1, p=0.75, rho=0.45, c_e=0.45, se={"b": 0.05}),
+     dz.Levers(protocols=("consult", "debate"), jury_sizes=(1, 3)),
+     dz.Target(max_amp=0.1, robust=0.5), {"n_v": 11, "n_s": 5, "n_draws": 30}),
+])
+def test_designs_evaluated_together_are_each_designs_own(judge, lv, tg, kw, monkeypatch):
+    """The lever grid (and the optimiser's population) evaluated in one call per
+    protocol, jury and rule, with the draws repeated per design and the subsidy per
+    row (free evidence beside costly on the same call), gives every design the numbers
+    of its own evaluation, to the last bit, however the rows are split into calls."""
+    monkeypatch.setattr(dz, "_GRID_ROWS", 397)  # several calls per group, ragged
+    en = dz.enumerate_designs(judge, lv, tg, **kw)
+    assert len(en) > 100 and (en.subsidy.nunique() > 1 or judge.c_e == 0)
+    P = dz._params(judge, kw.get("n_draws", 400) if tg.robust > 0 else 1, 0)
+    ref = pd.DataFrame([dz.design_row(judge, r.protocol, r.jury_size, r.rule, r.verification,
+                                      r.subsidy, P, lv, tg) for r in en.itertuples()])
+    for col in ("cost", "escalated", "amp", "acc", "rho_verified") + (
+            ("p_meet",) if tg.robust else ()):
+        assert np.array_equal(ref[col].to_numpy(), en[col].to_numpy()), col
+    viol = np.concatenate([dz._violations(p, n, r, g.verification, g.subsidy, P, lv, tg)
+                           for (p, n, r), g in en.groupby(["protocol", "jury_size", "rule"],
+                                                          sort=False)])
+    one = [dz._violation(r.protocol, r.jury_size, r.rule, r.verification, r.subsidy, P, lv, tg)
+           for r in en.itertuples()]
+    assert np.array_equal(viol, one)
