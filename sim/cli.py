@@ -9,6 +9,7 @@ and no output.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
@@ -436,7 +437,39 @@ def _checked_main(prog: str, check, hydra_main, errors: tuple) -> None:
         print(f"{prog}: error: {describe_error(exc)}", file=sys.stderr)
         raise SystemExit(2) from None
     os.environ.setdefault("HYDRA_FULL_ERROR", "1")  # see guarded_main
-    hydra_main()
+    with _mode_known(sys.argv[1:]):
+        hydra_main()
+
+
+#: Hydra fields a command line may set without putting the run mode in question.
+_MODE_FREE = ("hydra.run.", "hydra.output_subdir", "hydra.job.", "hydra.verbose")
+
+
+@contextlib.contextmanager
+def _mode_known(args: list[str]):
+    """Answer Hydra's mode query for a plain single run without a composition.
+
+    Before a run Hydra composes the whole config once only to read ``hydra.mode``
+    (``Hydra.get_mode``), then composes it again for the run: for a small run that
+    first composition is a tenth of a second of nothing.  No config file of this
+    package sets ``hydra.mode`` (tested), so when the command line has no flag and
+    sets no Hydra field beyond the run directory, the job and verbosity, the answer
+    is None (a single run): given here.  Any other command line (``-m``, a launcher,
+    ``hydra.mode=...``, a search path) is left to Hydra's own query."""
+    from hydra._internal.hydra import Hydra
+
+    plain = all(not a.startswith("-") and (not a.lstrip("+~").startswith("hydra")
+                                           or a.lstrip("+~").startswith(_MODE_FREE))
+                for a in args)
+    orig = Hydra.__dict__.get("get_mode")
+    if not plain or orig is None:
+        yield
+        return
+    Hydra.get_mode = lambda self, config_name, overrides: None
+    try:
+        yield
+    finally:
+        Hydra.get_mode = orig
 
 
 def help_text(args: list) -> str:

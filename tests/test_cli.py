@@ -66,3 +66,45 @@ def test_a_grid_asked_of_the_cell_command_points_to_antiamp_sweep(tmp_path, arg)
     assert r.returncode == 2, r.stderr
     assert "antiamp runs one cell" in r.stderr and "antiamp-sweep" in r.stderr, r.stderr
     assert not (tmp_path / "run").exists()
+
+
+def test_no_config_file_sets_hydra_mode():
+    """A plain single run answers Hydra's mode query itself (``cli._mode_known``): sound
+    only while no config file of the package sets ``hydra.mode``."""
+    from importlib.resources import files
+
+    def walk(d):
+        for p in d.iterdir():
+            if p.is_dir():
+                yield from walk(p)
+            elif p.name.endswith(".yaml"):
+                yield p
+
+    found = list(walk(files("antiamp.conf")))
+    assert len(found) > 20
+    for p in found:
+        cfg = yaml.safe_load(p.read_text()) or {}
+        assert "mode" not in (cfg.get("hydra") or {}), p.name
+        assert "hydra.mode" not in p.read_text(), p.name
+
+
+@pytest.mark.parametrize("extra, composes", [([], 2), (["hydra.mode=RUN"], 3),
+                                             (["hydra.job.name=x"], 2)])
+def test_a_single_run_composes_its_config_twice(extra, composes, tmp_path, monkeypatch):
+    """Our check and the run; Hydra's own mode query is answered without composing
+    unless the command line sets a Hydra field that could change the mode."""
+    from hydra._internal.hydra import Hydra
+
+    from antiamp.cli import main
+
+    calls = []
+    orig = Hydra.compose_config
+    monkeypatch.setattr(Hydra, "compose_config",
+                        lambda self, *a, **k: calls.append(1) or orig(self, *a, **k))
+    monkeypatch.setattr(sys, "argv", ["antiamp", "run.n_instances=1000", "run.figure=false",
+                                      f"hydra.run.dir={tmp_path / 'r'}", *extra])
+    main()
+    assert (tmp_path / "r" / "results.zarr").is_dir()
+    assert len(calls) == composes
+    assert Hydra.get_mode is Hydra.__dict__["get_mode"] and \
+        Hydra.get_mode.__name__ == "get_mode"  # restored
