@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
+import functools
 import hashlib
 import itertools
 import json
@@ -790,8 +791,25 @@ def write_block(plan: Plan, group, region: tuple, cells: np.ndarray, counts: np.
         return arrays[name]
 
     shape = tuple(s.stop - s.start for s in region)
-    for name, v in block_values(plan, region, cells, counts).items():
-        arr(name)[region] = v
-    arr("class_counts")[region] = counts.reshape(shape + (kb.N_CLASSES,))
-    arr("cell_digest")[region] = cell_digests(counts, cells).reshape(shape)
+    values = block_values(plan, region, cells, counts)
+    values["class_counts"] = counts.reshape(shape + (kb.N_CLASSES,))
+    values["cell_digest"] = cell_digests(counts, cells).reshape(shape)
+    targets = [(arr(name), v) for name, v in values.items()]
+    # Each write is a round trip through zarr's event loop (a few files each): issued
+    # from a pool of threads they overlap on that loop, about half the time of one
+    # after another; every one has finished before cell_done marks the block.
+    # (all are waited for before a failed one is raised: none lands after the error)
+    from concurrent.futures import wait
+
+    futures = [_writer_pool().submit(a.__setitem__, region, v) for a, v in targets]
+    wait(futures)
+    for f in futures:
+        f.result()
     arr("cell_done")[region] = True
+
+
+@functools.cache
+def _writer_pool():
+    from concurrent.futures import ThreadPoolExecutor
+
+    return ThreadPoolExecutor(max_workers=8, thread_name_prefix="antiamp-block-writer")

@@ -184,17 +184,28 @@ def _overrides(fields, groups=None, max_size=4):
     return draw()
 
 
-FUZZ = settings(max_examples=60, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                       HealthCheck.too_slow])
+def _fuzz(n: int):
+    return settings(max_examples=n, deadline=None, derandomize=True,
+                    suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                           HealthCheck.too_slow])
 
 
-@FUZZ
-@given(ov=_overrides(CELL_FIELDS, GROUPS))
-def test_fuzz_antiamp(ov, tmp_path, outputs):
+# Each command runs in two tiers: the default run tries a couple of dozen generated
+# requests of each (every run of the suite), ``pytest -m slow`` the same generators
+# with several times as many (their first requests are the default tier's: the
+# generation is derandomised).
+FUZZ, THOROUGH = _fuzz(24), _fuzz(150)
+
+
+def _fuzz_antiamp(ov, tmp_path, outputs):
     from antiamp.cli import main
 
     _check("antiamp", main, "antiamp", ov + ["run.figure=false"], tmp_path, outputs)
+
+
+test_fuzz_antiamp = FUZZ(given(ov=_overrides(CELL_FIELDS, GROUPS))(_fuzz_antiamp))
+test_fuzz_antiamp_thorough = pytest.mark.slow(
+    THOROUGH(given(ov=_overrides(CELL_FIELDS, GROUPS))(_fuzz_antiamp)))
 
 
 def _store_targets(outputs):
@@ -204,9 +215,7 @@ def _store_targets(outputs):
                             "sweep.store=s.zarr"])
 
 
-@FUZZ
-@given(data=st.data())
-def test_fuzz_antiamp_sweep(data, tmp_path, outputs):
+def _fuzz_antiamp_sweep(data, tmp_path, outputs):
     from antiamp.sweeps.cli import main
 
     ov = data.draw(_overrides(SWEEP_FIELDS, max_size=5))
@@ -217,6 +226,11 @@ def test_fuzz_antiamp_sweep(data, tmp_path, outputs):
         ov.append("run.n_instances=1000")
     ov.append("sweep.plot=false")
     _check("antiamp-sweep", main, "antiamp-sweep", ov, tmp_path, outputs)
+
+
+test_fuzz_antiamp_sweep = FUZZ(given(data=st.data())(_fuzz_antiamp_sweep))
+test_fuzz_antiamp_sweep_thorough = pytest.mark.slow(
+    THOROUGH(given(data=st.data())(_fuzz_antiamp_sweep)))
 
 
 API_VALUES = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-2, 2 ** 70),
@@ -240,7 +254,7 @@ VALID_API = st.fixed_dictionaries({
 })
 
 
-@FUZZ
+@_fuzz(60)
 @given(cfg=st.one_of(
     VALID_API,
     st.dictionaries(st.sampled_from(["model", "judge", "run", "welfare", "nosuch", "signals"]),
@@ -281,10 +295,7 @@ ALIAS_FIELDS = {
 }
 
 
-@settings(max_examples=25, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(data=st.data())
-def test_fuzz_aliases(data, tmp_path, outputs):
+def _fuzz_aliases(data, tmp_path, outputs):
     """antiamp-solve (the equilibrium model) and antiamp-ext (the extensions)."""
     from antiamp.ext_cli import main as ext_main
     from antiamp.solve_cli import main as solve_main
@@ -299,12 +310,15 @@ def test_fuzz_aliases(data, tmp_path, outputs):
            outputs)
 
 
+test_fuzz_aliases = _fuzz(12)(given(data=st.data())(_fuzz_aliases))
+test_fuzz_aliases_thorough = pytest.mark.slow(THOROUGH(given(data=st.data())(_fuzz_aliases)))
+
+
 def _argv_tool(main, argv):
     return _invoke(lambda: main(argv[1:]), argv)
 
 
-@settings(max_examples=60, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@_fuzz(60)
 @given(data=st.data())
 def test_fuzz_file_commands(data, tmp_path, outputs):
     """antiamp-estimate, antiamp-plot, antiamp-merge, antiamp-check: exit 0, 1 or 2,
