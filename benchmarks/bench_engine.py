@@ -164,25 +164,25 @@ def report(res: dict) -> list:
          "`run_cells`, the block saved to the partial run) against `run_cells` on prebuilt "
          "cells; and the fixed cost per run (every cell validated up front; the blocks "
          "assembled and the store written once, atomically).", "",
-         "| model | cells | cells/block | blocks | run_cells direct (s) | engine tasks (s) | "
-         "overhead per block | per run: validate all cells (s) | per run: assemble + write "
-         "store (s) |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+         "| model | engine tasks / run_cells direct | cells | cells/block | blocks | "
+         "run_cells direct (s) | engine tasks (s) | per run: validate all cells (s) | per run: "
+         "assemble + write store (s) |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for name, n, k, b, td, te, tp, ts in res["overhead"]:
-        L.append(f"| {name} | {n} | {k} | {b} | {td:.3f} | {te:.3f} | "
-                 f"{100 * (te / td - 1):+.1f}% | {tp:.3f} | {ts:.3f} |")
+        L.append(f"| {name} | {te / td:.2f} | {n} | {k} | {b} | {td:.3f} | {te:.3f} | "
+                 f"{tp:.3f} | {ts:.3f} |")
     L += ["", "Kernel-input sharing in the baseline's named sweeps (10^6 instances per cell): "
           "cells whose kernel inputs are identical (axes over the judge, c_e or the welfare "
           "weights) share one kernel pass; the counts are the same bits either way (checked).",
-          "", "| sweep | cells | distinct kernel inputs | one pass per cell (s) | shared (s) | "
-          "speed-up |", "|---|---:|---:|---:|---:|---:|"]
+          "", "| sweep | one pass per cell / shared | cells | distinct kernel inputs | "
+          "one pass per cell (s) | shared (s) |", "|---|---:|---:|---:|---:|---:|"]
     for name, n, d, ta, ts in res["sharing"]:
-        L.append(f"| {name} | {n} | {d} | {ta:.2f} | {ts:.2f} | {ta / ts:.1f}x |")
+        L.append(f"| {name} | {ta / ts:.1f}x | {n} | {d} | {ta:.2f} | {ts:.2f} |")
     cells, rows = res["big_cells"], res["big"]
     L += ["", f"A {cells:,}-cell signals equilibrium grid (eta x phi x c_e, exact payoffs, "
           "250 cells per block), written to a store:", "",
-          "| where | seconds | ms per cell |", "|---|---:|---:|"]
+          "| where | time / this process's | seconds | ms per cell |", "|---|---:|---:|---:|"]
     for where, t in rows:
-        L.append(f"| {where} | {t:.1f} | {1000 * t / cells:.2f} |")
+        L.append(f"| {where} | {t / rows[0][1]:.2f} | {t:.1f} | {1000 * t / cells:.2f} |")
     L += ["", f"Two workers: {rows[0][1] / rows[1][1]:.2f}x faster; the two stores are "
           f"{'identical' if res['big_same'] else 'NOT identical'}."]
     return L

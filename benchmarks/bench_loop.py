@@ -104,12 +104,11 @@ def report(r) -> list:
         "per round. Both agree with the exact recursion (largest |z| of the final mean "
         f"error: kernel {r['z_kernel']:.2f}, NumPy {r['z_numpy']:.2f}).",
         "",
-        "| what | seconds | cases per second |",
-        "|---|---|---|",
-        f"| path kernel (`kernels/loop.py`) | {r['kernel_s']:.3f} | {r['cases'] / r['kernel_s']:.3g} |",
-        f"| NumPy reference | {r['numpy_s']:.3f} | {r['cases'] / r['numpy_s']:.3g} |",
-        f"| whole cell (recursion, thresholds, policy front, simulation) | {r['cell_s']:.3f} | |",
-        f"| exact recursion alone, three protocols | {r['exact_s']:.4f} | |",
+        *timing_table("cases", [
+            ("path kernel (`kernels/loop.py`)", r["kernel_s"], r["cases"]),
+            ("NumPy reference", r["numpy_s"], r["cases"]),
+            ("whole cell (recursion, thresholds, policy front, simulation)", r["cell_s"], None),
+            ("exact recursion alone, three protocols", r["exact_s"], None)]),
         "",
         f"Kernel / NumPy: **{r['ratio']:.1f}x** faster (same run, medians).",
         "",
@@ -127,12 +126,16 @@ def replace_section(path: Path, heading: str, lines: list) -> None:
 
 
 def timing_table(unit: str, rows: list) -> list:
-    """Markdown rows of (what, seconds, items or None): seconds and items per second."""
-    out = [f"| what | seconds | {unit} per second |", "|---|---|---|"]
+    """Markdown rows of (what, seconds, items or None), led by the time per item as a
+    ratio to the first row's (same run), then seconds and items per second."""
+    per0 = rows[0][1] / rows[0][2]
+    out = [f"| what | time per item / the first row's | seconds | {unit} per second |",
+           "|---|---:|---:|---:|"]
     for what, sec, items in rows:
         rate = f"{items / sec:.3g}" if items else ""
-        out.append(f"| {what} | {sec:.4f} | {rate} |" if sec < 0.1 else
-                   f"| {what} | {sec:.3f} | {rate} |")
+        ratio = f"{sec / items / per0:.2f}" if items else ""
+        out.append(f"| {what} | {ratio} | {sec:.4f} | {rate} |" if sec < 0.1 else
+                   f"| {what} | {ratio} | {sec:.3f} | {rate} |")
     return out
 
 

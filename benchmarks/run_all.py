@@ -305,6 +305,14 @@ def equilibrium_compare():
             "e2e": t_e2e, "load": os.getloadavg()}
 
 
+def _load(res, name: str) -> str:
+    """The machine's load while a section ran: its absolute figures are this machine's
+    at that load; the ratios (same run) are what compare."""
+    before, after = res.get("load", {}).get(name, (float("nan"),) * 2)
+    return (f"Load average (1 min) {before:.2f} before, {after:.2f} after, on "
+            f"{os.cpu_count()} cores.")
+
+
 def verdict(ok) -> str:
     return "met" if ok else "**missed**"
 
@@ -421,7 +429,9 @@ def write_md(res, path: Path):
         "",
         "## Kernel throughput (defaults: pi = 0.5, p = 0.8, rho = 0.3, b = 0.5)",
         "",
-        "| implementation | instances/s | antiamp 1 core / this |",
+        "Ratio: time per instance / the antiamp kernel's on 1 core (same run).",
+        "",
+        "| implementation | time per instance / antiamp 1 core | instances/s |",
         "|---|---:|---:|",
     ]
     for name, v in (("antiamp kernel, 1 core", k1), (f"antiamp kernel, {NC} cores", kn),
@@ -435,19 +445,26 @@ def write_md(res, path: Path):
                     (f"antiamp rhetoric kernel, {NC} cores", t["messages"]),
                     (f"antiamp multi-option kernel (K = 4, best of 2), {NC} cores",
                      t["options"])):
-        L.append(f"| {name} | {v / m:,.2f} M | {k1 / v:,.2f} |")
+        L.append(f"| {name} | {k1 / v:,.2f} | {v / m:,.2f} M |")
     L += ["", f"Panel kernel (juries of 9 correlated, heterogeneous judges, three table "
-          f"entries per panel): {t['panel'] / m:,.2f} M panels/s.", ""]
+          f"entries per panel): {t['panel'] / m:,.2f} M panels/s. {_load(res, 'throughput')}",
+          ""]
     L += ["", "Timed by pytest-benchmark (`benchmarks/test_throughput.py`, run by this script; "
           "median of the rounds, interquartile range beside it):", "",
-          "| benchmark | instances/call | median | IQR | rounds |", "|---|---:|---:|---:|---:|"]
+          "| benchmark | time per instance / `test_kernel[1]` | instances/call | median | IQR "
+          "| rounds |", "|---|---:|---:|---:|---:|---:|"]
+    per1 = next(r["median"] / r["instances"] for r in t["rows"] if r["name"] == "test_kernel[1]")
     for row in t["rows"]:
-        L.append(f"| `{row['name']}` | {row['instances']:,} | {row['median'] * 1e3:,.1f} ms | "
+        L.append(f"| `{row['name']}` | {row['median'] / row['instances'] / per1:,.2f} | "
+                 f"{row['instances']:,} | {row['median'] * 1e3:,.1f} ms | "
                  f"{row['iqr'] * 1e3:,.1f} ms | {row['rounds']} |")
     L += ["", "Peak memory of one call of 10^8 instances, each in a fresh process:", "",
-          "| cores | time | peak RSS |", "|---:|---:|---:|"]
+          "| cores | time / 1 core's | time | peak RSS |", "|---:|---:|---:|---:|"]
+    t1 = res["cores_memory"][0]["seconds"]
     for row in res["cores_memory"]:
-        L.append(f"| {row['threads']} | {row['seconds']:.3f} s | {row['peak_mb']:.0f} MB |")
+        L.append(f"| {row['threads']} | {row['seconds'] / t1:.2f} | {row['seconds']:.3f} s | "
+                 f"{row['peak_mb']:.0f} MB |")
+    L += ["", _load(res, "cores_memory")]
 
     L += ["", "| target | measured | |", "|---|---:|---|",
           f"| >= 120 M instances/s per core | {k1 / m:,.0f} M | {verdict(k1 >= 120e6)} |",
@@ -467,29 +484,38 @@ def write_md(res, path: Path):
               "the Philox generator (the bare loop runs at "
               f"{t['bare_1'] / m:,.0f} M/s).", ""]
     L += ["## Scaling with instances (one call, all cores; each n in a fresh process)", "",
-          "| instances | time per call | instances/s | peak RSS |", "|---:|---:|---:|---:|"]
+          "| instances | rate / the largest call's | time per call | instances/s | peak RSS |",
+          "|---:|---:|---:|---:|---:|"]
+    top = res["scaling_instances"][-1]
     for r in res["scaling_instances"]:
-        L.append(f"| {r['n']:,} | {r['seconds'] * 1e3:,.3f} ms | {r['n'] / r['seconds'] / m:,.1f} M "
-                 f"| {r['peak_mb']:.0f} MB |")
+        rate = r["n"] / r["seconds"]
+        L.append(f"| {r['n']:,} | {rate / (top['n'] / top['seconds']):.2f} | "
+                 f"{r['seconds'] * 1e3:,.3f} ms | {rate / m:,.1f} M | {r['peak_mb']:.0f} MB |")
     L += ["", "Peak memory is flat in the number of instances (the kernel keeps 32 counters "
-          "per thread); per-call overhead dominates below about 10^5 instances.", "",
+          f"per thread); per-call overhead dominates below about 10^5 instances. "
+          f"{_load(res, 'scaling_instances')}", "",
           "## Sweeps: grid cells (10^6 instances per cell, local executor)", "",
-          "| cells | time | peak RSS |", "|---:|---:|---:|"]
+          "| cells | time per cell / the 1-cell sweep's | time | peak RSS |",
+          "|---:|---:|---:|---:|"]
+    one = res["grid_scaling"][0]["seconds"] / res["grid_scaling"][0]["cells"]
     for r in res["grid_scaling"]:
-        L.append(f"| {r['cells']:,} | {r['seconds']:.2f} s | {r['peak_mb']:.0f} MB |")
+        L.append(f"| {r['cells']:,} | {r['seconds'] / r['cells'] / one:.4f} | "
+                 f"{r['seconds']:.2f} s | {r['peak_mb']:.0f} MB |")
+    L += ["", _load(res, "grid_scaling")]
     L += ["", f"dask: the same {dk['cells']:,}-cell sweep takes {dk['local']:.2f} s on the default "
           f"local executor (one in-process worker, compiled threads on every core; peak RSS "
           f"{dk['local_peak_mb']:.0f} MB) and {dk['cluster']:.2f} s on a two-worker LocalCluster "
           f"of processes (one thread each; driver {dk['driver_peak_mb']:.0f} MB, workers "
-          + ", ".join(f"{w:.0f}" for w in dk["workers_mb"]) + " MB), with bit-identical stores.",
+          + ", ".join(f"{w:.0f}" for w in dk["workers_mb"]) + " MB), with bit-identical stores "
+          f"(cluster / local: {dk['cluster'] / dk['local']:.2f}). {_load(res, 'dask')}",
           "",
           "## Precision per second: time to a standard error of 1e-4 on debate Amp", "",
-          "| method | seconds | naive NumPy / this |", "|---|---:|---:|"]
+          "| method | naive NumPy / this | seconds |", "|---|---:|---:|"]
     for name, key in (("NumPy, naive Monte Carlo (drawn labels)", "numpy_naive"),
                       ("NumPy, Rao-Blackwellised (class counts)", "numpy_rb"),
                       ("antiamp, Rao-Blackwellised, 1 core", "ours_rb_1"),
                       (f"antiamp, Rao-Blackwellised, {NC} cores", f"ours_rb_{NC}")):
-        L.append(f"| {name} | {pr[key]:.3f} | {pr['numpy_naive'] / pr[key]:,.1f} |")
+        L.append(f"| {name} | {pr['numpy_naive'] / pr[key]:,.1f} | {pr[key]:.3f} |")
     L += ["", f"Target >= 20x shorter than naive NumPy: {pr['numpy_naive'] / pr['ours_rb_1']:.0f}x "
           f"on 1 core, {pr['numpy_naive'] / pr[f'ours_rb_{NC}']:.0f}x on {NC} "
           f"({verdict(pr['numpy_naive'] / pr['ours_rb_1'] >= 20)}).", "",
@@ -498,7 +524,8 @@ def write_md(res, path: Path):
           f"random numbers and {pr['diff_sd_independent']:.2e} with independent streams "
           "(10^6 instances per cell, 30 seeds), so a standard error of 1e-4 on the difference "
           f"takes {pr['diff_time_crn']:.3f} s against {pr['diff_time_independent']:.3f} s "
-          f"({pr['diff_time_independent'] / pr['diff_time_crn']:.0f}x).", "",
+          f"({pr['diff_time_independent'] / pr['diff_time_crn']:.0f}x). {_load(res, 'precision')}",
+          "",
           *equilibrium_report(eq),
           "## Estimators", "",
           f"The shipped sample log (6,000 rows, two strata): `estimate` computes every metric "
@@ -507,7 +534,7 @@ def write_md(res, path: Path):
           f"logistic fits (statsmodels) in {es['ours_all_metrics']:.2f} s; a plain pandas loop "
           f"resampling rows within strata takes {es['plain_amp_only']:.2f} s for the debate Amp "
           f"interval alone ({es['plain_amp_only'] / es['ours_all_metrics']:.0f}x), with the same "
-          "interval to 0.02.", "",
+          f"interval to 0.02. {_load(res, 'estimator')}", "",
           "## Extensions I: correlated signals and judge attention", "",
           "Kernel calls per equilibrium computation: the class distribution of every cell of a "
           "grid comes from one call of the compiled kernel on common random numbers (plus one "
@@ -562,9 +589,12 @@ def main(argv=None):
              ("floors", lambda: bench_floors.run(args.quick)),
              ("rounds", lambda: bench_rounds.run(args.quick)),
              ("crn", lambda: bench_crn.run(args.quick))]
+    res["load"] = {}
     for name, fn in steps:
         t = time.perf_counter()
+        before = os.getloadavg()[0]
         res[name] = fn()
+        res["load"][name] = [before, os.getloadavg()[0]]
         print(f"{name}: {time.perf_counter() - t:.1f} s", flush=True)
     (HERE / "results.json").write_text(json.dumps(res, indent=2, default=float))
     figures(res, ROOT / "docs" / "figures")
