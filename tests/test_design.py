@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
@@ -12,6 +9,7 @@ import pytest
 
 import antiamp as sim
 from antiamp import design as dz
+from cli_runner import run_command
 
 LOGIT = dz.Judge("logit", lam=1.5, mu=0.5, kappa=2.0, p=0.8, rho=0.3)
 TIE = dz.Judge("tiebreak", b=0.7, d=0.1, p=0.75, rho=0.45)
@@ -92,10 +90,7 @@ def test_the_recommendation_is_verified_by_simulation():
 
 
 def _cli(args, tmp_path):
-    exe = shutil.which("antiamp-design")
-    cmd = [exe] if exe else [sys.executable, "-m", "antiamp.design"]
-    return subprocess.run(cmd + args, capture_output=True, text=True, timeout=300,
-                          cwd=tmp_path)
+    return run_command("antiamp-design", args, tmp_path)
 
 
 def test_cli_writes_the_recommendation_front_and_figure(tmp_path):
@@ -132,11 +127,9 @@ def test_estimates_that_do_not_identify_a_seed_000_judge_are_refused(tmp_path):
     """The shipped human-judge log: every debate is a tie with assigned roles, and the
     pooled fit reads graded evidence, so no seed-000 judge is identified: refused
     with the reason; the simulated sample's logit fit is used."""
-    est = shutil.which("antiamp-estimate")
     for sample in ("human_judges", "simulated"):
-        r = subprocess.run([est, "--sample", sample, "--n-resamples", "100", "--out",
-                            str(tmp_path / sample)], capture_output=True, text=True,
-                           timeout=300)
+        r = run_command("antiamp-estimate", ["--sample", sample, "--n-resamples", "100",
+                                             "--out", tmp_path / sample], tmp_path)
         assert r.returncode == 0, r.stderr
     r = _cli(["--estimates", str(tmp_path / "human_judges" / "estimates.zarr")], tmp_path)
     assert r.returncode == 2 and "does not identify a seed-000 judge" in r.stderr
@@ -292,10 +285,9 @@ def test_design_from_the_real_log_structural_judge(tmp_path):
     confirms, and writes the front."""
     import xarray as xr
 
-    est = shutil.which("antiamp-estimate")
-    r = subprocess.run([est, "--sample", "human_judges", "--simulate", "--n-sim", "100000",
-                        "--n-resamples", "100", "--out", str(tmp_path / "h")],
-                       capture_output=True, text=True, timeout=300)
+    r = run_command("antiamp-estimate", ["--sample", "human_judges", "--simulate", "--n-sim",
+                                         "100000", "--n-resamples", "100", "--out",
+                                         tmp_path / "h"], tmp_path)
     assert r.returncode == 0, r.stderr
     store = tmp_path / "h" / "estimates.zarr"
     ds = xr.open_zarr(store)

@@ -13,6 +13,7 @@ import xarray as xr
 import antiamp as sim
 from antiamp.estimate import EstimateOptions, LogError, corrected_amp, estimate, validate_log
 from antiamp.transcripts import records
+from cli_runner import run_command
 
 LOGIT = {"model": {"rho": 0.4, "p": 0.75}, "judge": {"kind": "logit", "mu": 0.3, "kappa": 1.5}}
 
@@ -168,10 +169,7 @@ def test_default_output_goes_under_outputs(tmp_path):
 
 # ------------------------------------------------------------------ unreadable files, bad options
 def _cli(args, tmp_path, timeout=120):
-    exe = shutil.which("antiamp-estimate")
-    cmd = [exe] if exe else [sys.executable, "-m", "antiamp.estimate"]
-    return subprocess.run(cmd + [str(a) for a in args], capture_output=True, text=True,
-                          timeout=timeout, cwd=tmp_path)
+    return run_command("antiamp-estimate", args, tmp_path)
 
 
 def _good_csv(tmp_path):

@@ -17,6 +17,7 @@ import antiamp
 from antiamp.config import ConfigError
 from antiamp.output import write_zarr_atomic
 from antiamp.sweeps.blocks import partial_dir, run_grid, run_grid_store
+from cli_runner import run_command
 
 N = 20_000
 SIM = {"payoffs": "simulated"}
@@ -265,10 +266,13 @@ def test_a_store_of_something_else_is_never_replaced(tmp_path):
 
 # ----------------------------------------------------------------------------- commands
 def _run(cmd, args, cwd):
-    exe = shutil.which(cmd)
-    mod = {"antiamp": "antiamp.cli", "antiamp-sweep": "antiamp.sweeps.cli"}[cmd]
-    argv = [exe] if exe else [sys.executable, "-m", mod]
-    return subprocess.run(argv + args, cwd=cwd, capture_output=True, text=True, timeout=600)
+    if "-m" in args:  # a multirun starts Hydra's launcher: a process of its own
+        exe = shutil.which(cmd)
+        mod = {"antiamp": "antiamp.cli", "antiamp-sweep": "antiamp.sweeps.cli"}[cmd]
+        argv = [exe] if exe else [sys.executable, "-m", mod]
+        return subprocess.run(argv + args, cwd=cwd, capture_output=True, text=True,
+                              timeout=600)
+    return run_command(cmd, args, cwd)
 
 
 def test_every_model_runs_from_the_two_commands(tmp_path):

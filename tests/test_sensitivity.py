@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 import xarray as xr
 
 import antiamp as sim
 from antiamp.config import ConfigError
+from cli_runner import run_command
 
 LO, HI = 0.05, 0.95
 
@@ -89,27 +86,21 @@ def test_bad_designs_are_refused_naming_the_field(sweep, msg):
 
 
 def test_cli_writes_indices_figure_and_a_sound_store(tmp_path):
-    exe = shutil.which("antiamp-sweep")
-    cmd = [exe] if exe else [sys.executable, "-m", "antiamp.sweeps.cli"]
-    r = subprocess.run(cmd + ["model=messages", "judge=logit", "sweep.design=saltelli",
-                              "sweep.n_points=8", "sweep.axes.judge.mu={uniform:[-1,1]}",
-                              "sweep.axes.messages.kappa_r={uniform:[0,1]}",
-                              f"hydra.run.dir={tmp_path / 'run'}"],
-                       capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    r = run_command("antiamp-sweep", ["model=messages", "judge=logit", "sweep.design=saltelli",
+                                      "sweep.n_points=8", "sweep.axes.judge.mu={uniform:[-1,1]}",
+                                      "sweep.axes.messages.kappa_r={uniform:[0,1]}",
+                                      f"hydra.run.dir={tmp_path / 'run'}"], tmp_path)
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "run" / "sensitivity.png").exists()
     ds = xr.open_zarr(tmp_path / "run" / "sweep.zarr")
     for k in ("S1_amp", "S1_amp_conf", "ST_amp", "ST_amp_conf", "S2_amp", "S2_amp_conf"):
         assert k in ds
     assert ds.S2_amp.dims == ("protocol", "factor", "factor_2")
-    chk = shutil.which("antiamp-check")
-    r = subprocess.run([chk, str(tmp_path / "run" / "sweep.zarr")], capture_output=True,
-                       text=True, timeout=120)
+    r = run_command("antiamp-check", [tmp_path / "run" / "sweep.zarr"], tmp_path)
     assert r.returncode == 0 and "sound" in r.stdout, r.stdout + r.stderr
-    r = subprocess.run(cmd + ["sweep.design=saltelli", "sweep.n_points=12",
-                              "sweep.axes.model.rho={uniform:[0,1]}",
-                              "sweep.axes.judge.b={uniform:[0,1]}",
-                              f"hydra.run.dir={tmp_path / 'bad'}"],
-                       capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    r = run_command("antiamp-sweep", ["sweep.design=saltelli", "sweep.n_points=12",
+                                      "sweep.axes.model.rho={uniform:[0,1]}",
+                                      "sweep.axes.judge.b={uniform:[0,1]}",
+                                      f"hydra.run.dir={tmp_path / 'bad'}"], tmp_path)
     assert r.returncode == 2 and "sweep.n_points must be a power of 2" in r.stderr
     assert not (tmp_path / "bad").exists()

@@ -3,9 +3,6 @@ favoured-answer judge it runs on."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -15,6 +12,7 @@ from scipy.stats import norm
 import antiamp as sim
 from antiamp import structural as st
 from antiamp.estimate import EstimateOptions, LogError, estimate, validate_log
+from cli_runner import run_command
 
 TRUTH = {"mu_consult": 0.5, "d": 2.0, "sigma": 1.5}
 
@@ -222,11 +220,9 @@ def test_check_passes_on_the_model_and_flags_a_misfit():
 
 
 def test_cli_simulate_on_the_real_sample(tmp_path):
-    exe = shutil.which("antiamp-estimate")
-    cmd = [exe] if exe else [sys.executable, "-m", "antiamp.estimate"]
-    r = subprocess.run(cmd + ["--sample", "human_judges", "--simulate", "--n-sim", "100000",
-                              "--n-resamples", "300", "--out", str(tmp_path / "o")],
-                       capture_output=True, text=True, timeout=300)
+    r = run_command("antiamp-estimate", ["--sample", "human_judges", "--simulate", "--n-sim",
+                                         "100000", "--n-resamples", "300", "--out",
+                                         tmp_path / "o"], tmp_path)
     assert r.returncode == 0, r.stderr
     assert "structural judge" in r.stdout and "predicted" in r.stdout
     ds = xr.open_zarr(tmp_path / "o" / "estimates.zarr")

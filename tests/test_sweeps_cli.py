@@ -13,6 +13,7 @@ import xarray as xr
 import zarr
 
 from antiamp.sweeps.engine import run_sweep
+from cli_runner import run_command
 
 
 def _cmd(name):
@@ -23,8 +24,12 @@ def _cmd(name):
 
 
 def run(name, args, cwd, **kw):
-    return subprocess.run(_cmd(name) + args, cwd=cwd, capture_output=True, text=True,
-                          timeout=600, **kw)
+    """The command in this process (:mod:`cli_runner`); a multirun, or a call with its
+    own environment, in a process of its own."""
+    if kw or "-m" in args:
+        return subprocess.run(_cmd(name) + args, cwd=cwd, capture_output=True, text=True,
+                              timeout=600, **kw)
+    return run_command(name, args, cwd)
 
 
 def test_adhoc_sweep_from_the_command_line(tmp_path):
@@ -94,7 +99,7 @@ def test_named_sweeps_compose_and_validate(name):
 
 def test_killed_sweep_resumes_to_an_identical_store(tmp_path):
     args = ["sweep.axes.model.rho={linspace:[0,1,10]}", "sweep.axes.judge.b=[0.1,0.5,0.9,1.0]",
-            "run.n_instances=10000000", "sweep.cells_per_block=1", "sweep.plot=false",
+            "run.n_instances=2000000", "sweep.cells_per_block=1", "sweep.plot=false",
             "hydra.run.dir=run"]
     proc = subprocess.Popen(_cmd("antiamp-sweep") + args, cwd=tmp_path,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -123,7 +128,7 @@ def test_killed_sweep_resumes_to_an_identical_store(tmp_path):
     ref_cfg = {"sweep": {"axes": {"model": {"rho": {"linspace": [0, 1, 10]}},
                                   "judge": {"b": [0.1, 0.5, 0.9, 1.0]}},
                          "cells_per_block": 1, "plot": False},
-               "run": {"n_instances": 10_000_000}}
+               "run": {"n_instances": 2_000_000}}
     ref = run_sweep(ref_cfg, tmp_path / "ref", progress=False).load()
     for v in ref.data_vars:
         assert np.array_equal(ref[v].values, resumed[v].values, equal_nan=True), v
