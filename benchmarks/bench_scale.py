@@ -130,10 +130,10 @@ def report(res: dict) -> list:
          "column by column (each distinct value of an axis, and each distinct combination "
          "of the judge and protocol axes, once) against cell by cell, same grids in the "
          "same run.", "",
-         "| cells | cell by cell (s) | column by column (s) | ratio | same bits |",
-         "|---:|---:|---:|---:|---|"]
+         "| cells | cell by cell / column by column | cell by cell (s) | column by column (s) "
+         "| same bits |", "|---:|---:|---:|---:|---|"]
     for n, tc, tk, same in rows:
-        L.append(f"| {n:,} | {tc:.2f} | {tk:.3f} | {tc / tk:,.0f}x | {'yes' if same else 'NO'} |")
+        L.append(f"| {n:,} | {tc / tk:,.0f}x | {tc:.2f} | {tk:.3f} | {'yes' if same else 'NO'} |")
     L += ["", "Column by column alone: " + "; ".join(
         f"{n:,} cells in {t:.1f} s ({1e6 * t / n:.2f} us per cell)" for n, t in big) + ".", ""]
     cells, blocks, t_run, t_verify = res["verify"]
@@ -144,11 +144,11 @@ def report(res: dict) -> list:
           "The bootstrap of `antiamp-estimate` (2,000 stratified resamples of debate Amp): "
           "multinomial counts of the row codes against scipy.stats.bootstrap resampling "
           "rows, each in a fresh process on the same log.", "",
-          "| rows | counts (s) | rows, scipy (s) | ratio | peak MB counts / scipy | "
+          "| rows | rows, scipy / counts | counts (s) | rows, scipy (s) | peak MB counts / scipy | "
           "interval counts | interval scipy |", "|---:|---:|---:|---:|---:|---|---|"]
     for n, c, r in res["bootstrap"]:
-        L.append(f"| {n:,} | {c['seconds']:.3f} | {r['seconds']:.2f} | "
-                 f"{r['seconds'] / c['seconds']:,.0f}x | {c['peak_mb']:.0f} / {r['peak_mb']:.0f} "
+        L.append(f"| {n:,} | {r['seconds'] / c['seconds']:,.0f}x | {c['seconds']:.3f} | "
+                 f"{r['seconds']:.2f} | {c['peak_mb']:.0f} / {r['peak_mb']:.0f} "
                  f"| [{c['lo']:.4f}, {c['hi']:.4f}] | [{r['lo']:.4f}, {r['hi']:.4f}] |")
     return L
 

@@ -542,18 +542,20 @@ def write_md(res, path: Path):
           "and certificate of the fixed point is then a function of those counts.", ""]
     L += bench_extensions.report(res["extensions"])
     L += ["", "## The generic engine: every model's grid", ""]
-    L += bench_engine.report(res["engine"])
+    L += bench_engine.report(res["engine"]) + ["", _load(res, "engine")]
     L += ["", "## Scale: big grids, store verification, big logs", ""]
-    L += bench_scale.report(res["scale"])
+    L += bench_scale.report(res["scale"]) + [_load(res, "scale")]
     L += ["", "## Start-up: help, refused input, a small run, a small sweep", ""]
     L += bench_startup.report(res["startup"])
-    L += [""] + bench_loop.report(res["loop"])
+    L += [""] + bench_loop.report(res["loop"]) + [_load(res, "loop"), ""]
     for key, bench in (("confidence", bench_confidence), ("redeliberation", bench_redeliberation),
                        ("colmad", bench_colmad), ("mediation", bench_mediation),
                        ("panel", bench_panel), ("floors", bench_floors), ("rounds", bench_rounds),
                        ("crn", bench_crn)):
         if key in res:  # sections with their own headings
             L += [""] + bench.report(res[key])
+            if key in ("redeliberation", "colmad", "mediation"):  # no load line of their own
+                L += [_load(res, key), ""]
     L += ["",
           "![scaling](docs/figures/bench_scaling.png)", "",
           "![precision](docs/figures/bench_precision.png)", ""]

@@ -140,8 +140,8 @@ def _seed_forms_apply(ds) -> bool:
     cell's: one tie-break judge, gatekeeping consultancy, every sender presenting."""
     import yaml
 
-    try:
-        cfg = yaml.safe_load(ds.attrs["config"])
+    try:  # the C parser where PyYAML has one (a config's YAML is a few hundred lines)
+        cfg = yaml.load(ds.attrs["config"], Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except (KeyError, yaml.YAMLError):
         return False
     j, m = cfg.get("judge", {}), cfg.get("model", {})
@@ -193,10 +193,11 @@ def format_table(ds: xr.Dataset) -> str:
             cells.append(_fmt(float(ds[f"{name}_theory"].values[i])))
         lines.append("  ".join(c.ljust(x) for c, x in zip(cells, w)) + "  " + spec.definition)
     lines += ["", "paired contrasts on the same instances:"]
+    seed_forms = _seed_forms_apply(ds)
     for name, spec in CONTRAST_METRICS.items():
         v, se, th = (float(ds[k].values) for k in (name, f"{name}_se", f"{name}_theory"))
         definition = spec.definition
-        if not _seed_forms_apply(ds):  # the seed's expression is the tie-break judge's
+        if not seed_forms:  # the seed's expression is the tie-break judge's
             definition = definition.split("; seed:")[0]
         lines.append(
             f"  {name.ljust(13)} {_fmt(v, se).ljust(21)} exact {_fmt(th).ljust(9)}  {definition}"
