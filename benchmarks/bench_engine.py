@@ -88,7 +88,9 @@ def overhead(quick: bool) -> list:
 
 def sharing(quick: bool) -> list:
     """Named baseline sweeps: one kernel pass per distinct kernel input vs per cell."""
-    import antiamp.sweeps.cli  # noqa: F401  (registers the sweep schema with Hydra)
+    from antiamp.sweeps.cli import setup
+
+    setup()  # the sweep schema into Hydra's ConfigStore (registered on first need)
     from antiamp.sweeps import engine as eng
     from antiamp.sweeps.spec import make_plan
 

@@ -87,7 +87,7 @@ if sys.argv[2] == "counts":
 else:
     from scipy import stats
     def amp(*smp, axis=-1):
-        c = np.concatenate(smp, axis=axis)
+        c = np.concatenate(smp, axis=axis) % 8  # codes fold over the "right" bit (+8)
         return np.sum(c == 7, axis=axis) / np.sum((c == 6) | (c == 7), axis=axis)
     ci = stats.bootstrap(known, amp, n_resamples=2000, confidence_level=0.95,
                          method="percentile", vectorized=True,

@@ -566,6 +566,9 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller sizes (a smoke run)")
     ap.add_argument("--out", default=str(ROOT / "BENCHMARKS.md"))
+    ap.add_argument("--resume-from", metavar="SECTION",
+                    help="take the sections before SECTION from benchmarks/results.json "
+                         "(written after every section) and run the rest")
     args = ap.parse_args(argv)
     n = 20_000_000 if args.quick else 200_000_000
     reps = 2 if args.quick else 3
@@ -592,13 +595,27 @@ def main(argv=None):
              ("rounds", lambda: bench_rounds.run(args.quick)),
              ("crn", lambda: bench_crn.run(args.quick))]
     res["load"] = {}
+    names = [name for name, _ in steps]
+    if args.resume_from:  # the sections before it from the last run's results.json
+        if args.resume_from not in names:
+            ap.error(f"--resume-from must be one of {', '.join(names)}")
+        done = json.loads((HERE / "results.json").read_text())
+        keep = names[:names.index(args.resume_from)]
+        missing = [k for k in keep if k not in done]
+        if missing:
+            ap.error(f"results.json lacks {', '.join(missing)}: run without --resume-from")
+        res.update({k: done[k] for k in keep})
+        res["load"].update({k: v for k, v in done.get("load", {}).items() if k in keep})
+        res["date"] = done.get("date", res["date"])
+        steps = steps[len(keep):]
     for name, fn in steps:
         t = time.perf_counter()
         before = os.getloadavg()[0]
         res[name] = fn()
         res["load"][name] = [before, os.getloadavg()[0]]
         print(f"{name}: {time.perf_counter() - t:.1f} s", flush=True)
-    (HERE / "results.json").write_text(json.dumps(res, indent=2, default=float))
+        # after every section: a crash later loses nothing (--resume-from goes on)
+        (HERE / "results.json").write_text(json.dumps(res, indent=2, default=float))
     figures(res, ROOT / "docs" / "figures")
     write_md(res, Path(args.out))
     print(f"wrote {args.out}")
