@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import random
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +20,7 @@ import zarr
 
 from antiamp.sweeps.check import CheckError, check_store
 from antiamp.sweeps.engine import run_sweep
+from cli_runner import run_command
 
 BASELINE = {"run": {"n_instances": 4000, "seed": 11},
             "sweep": {"axes": {"model": {"rho": [0.1, 0.4, 0.8]}, "judge": {"b": [0.2, 0.9]}},
@@ -179,15 +178,17 @@ def test_check_refuses_what_it_cannot_check(tmp_path, finished):
 
 def test_antiamp_check_command_exit_statuses(finished, tmp_path):
     store, ref, _ = _copy(finished, "baseline", tmp_path)
-    cmd = [sys.executable, "-m", "antiamp.sweeps.check"]
-    ok = subprocess.run(cmd + [str(store)], capture_output=True, text=True)
+    def check(*args):
+        return run_command("antiamp-check", list(args), tmp_path)
+
+    ok = check(store)
     assert ok.returncode == 0 and "sound" in ok.stdout, ok.stderr
     _set(store, "amp", (2, 0, 1), 0.0)
-    bad = subprocess.run(cmd + [str(store)], capture_output=True, text=True)
+    bad = check(store)
     assert bad.returncode == 1 and "damaged block rho[2:3], b[0:2]: amp" in bad.stdout
-    fixed = subprocess.run(cmd + ["--repair", str(store)], capture_output=True, text=True)
+    fixed = check("--repair", store)
     assert fixed.returncode == 0 and "repaired 1 of 3 blocks" in fixed.stdout
     xr.testing.assert_identical(xr.open_zarr(store).load(), ref)
-    nope = subprocess.run(cmd + [str(tmp_path / "missing.zarr")], capture_output=True, text=True)
+    nope = check(tmp_path / "missing.zarr")
     assert nope.returncode == 2 and "does not exist" in nope.stderr
     assert "Traceback" not in nope.stderr + bad.stderr

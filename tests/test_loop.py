@@ -18,8 +18,6 @@
   (audit 1) path by path; the cheapest policy meets its target and a cheaper one does not.
 """
 
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -30,6 +28,7 @@ from antiamp import loop as lp
 from antiamp.config import ConfigError
 from antiamp.registry import to_model_config
 from antiamp.sweeps.blocks import run_cell
+from cli_runner import run_command
 
 
 def _cfg(over):
@@ -290,19 +289,17 @@ def test_bad_input_names_the_field(over, field):
 
 
 def test_command_refuses_before_creating_a_directory(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "antiamp.cli", "model=loop", "loop.m=2",
-                        f"hydra.run.dir={tmp_path / 'run'}"], capture_output=True, text=True,
-                       cwd=tmp_path)
+    r = run_command("antiamp", ["model=loop", "loop.m=2", f"hydra.run.dir={tmp_path / 'run'}"],
+                    tmp_path)
     assert r.returncode == 2
     assert "loop.m must lie in [0.0, 1.0]" in r.stdout + r.stderr
     assert not (tmp_path / "run").exists()
 
 
 def test_command_writes_table_store_and_figure(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "antiamp.cli", "model=loop", "loop.rounds=5",
-                        "loop.paths=10", "loop.batch=100", "loop.target=0.1",
-                        f"hydra.run.dir={tmp_path / 'run'}"], capture_output=True, text=True,
-                       cwd=tmp_path)
+    r = run_command("antiamp", ["model=loop", "loop.rounds=5", "loop.paths=10",
+                                "loop.batch=100", "loop.target=0.1",
+                                f"hydra.run.dir={tmp_path / 'run'}"], tmp_path)
     assert r.returncode == 0, r.stderr
     assert "cheapest policy" in r.stdout and "e_star" in r.stdout
     for f in ("results.zarr", "results.png", "results.pdf", "results.txt"):

@@ -12,14 +12,11 @@ import xarray as xr
 from antiamp.config import ConfigError, to_config
 from antiamp.output import OutputError, write_zarr_atomic
 from antiamp.sweeps.engine import SweepError, run_sweep
+from cli_runner import run_command
 
 
 def _run(cmd, args, cwd):
-    exe = shutil.which(cmd)
-    mod = {"antiamp": "antiamp.cli", "antiamp-sweep": "antiamp.sweeps.cli",
-           "antiamp-merge": "antiamp.sweeps.merge"}[cmd]
-    argv = [exe] if exe else [sys.executable, "-m", mod]
-    return subprocess.run(argv + args, cwd=cwd, capture_output=True, text=True, timeout=600)
+    return run_command(cmd, args, cwd)
 
 
 def _precious(d):
@@ -268,14 +265,11 @@ def test_an_incomplete_store_is_not_plotted_unless_asked(tmp_path):
                "run": {"n_instances": 1000}}, tmp_path, progress=False)
     zarr.open_group(str(tmp_path / "sweep.zarr"), mode="r+").attrs["complete"] = 0
     zarr.consolidate_metadata(str(tmp_path / "sweep.zarr"))
-    exe = shutil.which("antiamp-plot")
-    argv = [exe] if exe else [sys.executable, "-m", "antiamp.sweeps.plot"]
-    r = subprocess.run(argv + ["sweep.zarr", "--out", "figs"], cwd=tmp_path, capture_output=True,
-                       text=True, timeout=300)
+    r = run_command("antiamp-plot", ["sweep.zarr", "--out", "figs"], tmp_path)
     assert r.returncode == 2 and "not complete" in r.stderr, r.stderr
     assert not (tmp_path / "figs").exists()
-    r = subprocess.run(argv + ["sweep.zarr", "--out", "figs", "--allow-incomplete"],
-                       cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    r = run_command("antiamp-plot", ["sweep.zarr", "--out", "figs", "--allow-incomplete"],
+                    tmp_path)
     assert r.returncode == 0, r.stderr
 
 

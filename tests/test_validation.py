@@ -1,13 +1,11 @@
 """Bad input fails before any computation, names the field and its range, and writes nothing."""
 
 import os
-import shutil
-import subprocess
-import sys
 
 import pytest
 
 import antiamp as sim
+from cli_runner import run_command
 
 BAD = [
     ({"model": {"rho": 1.5}}, "model.rho", "[0, 1]"),
@@ -63,9 +61,7 @@ def test_low_cost_region_gives_present_when_feasible():
 
 
 def _cli(args, cwd):
-    exe = shutil.which("antiamp")
-    cmd = [exe] if exe else [sys.executable, "-m", "antiamp.cli"]
-    return subprocess.run(cmd + args, cwd=cwd, capture_output=True, text=True, timeout=300)
+    return run_command("antiamp", args, cwd)
 
 
 @pytest.mark.parametrize("override,field", [
