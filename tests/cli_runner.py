@@ -5,10 +5,10 @@ interpreter per call would add the libraries' import and the kernels' load (abou
 two seconds of CPU a call) to every one of them.  ``run_command`` calls the entry
 point that ``pip install`` made (read from the distribution's metadata, so a renamed
 command fails here) with ``sys.argv`` and the working directory set, and returns what
-``subprocess.run(..., capture_output=True, text=True)`` would.  A handful of tests
-still start real processes: the installed scripts themselves (test_cli, test_help,
-test_warm), and whatever needs a process of its own (kills, Ctrl-C, resource limits,
-environment variables, Hydra multiruns, which start launchers).
+``subprocess.run(..., capture_output=True, text=True)`` would.  A Hydra multirun
+(``-m``) runs as a process: it starts a launcher.  A handful of tests start real
+processes themselves: the installed scripts (test_cli, test_help, test_warm), and
+whatever needs a process of its own (kills, Ctrl-C, resource limits, environments).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import contextlib
 import functools
 import io
 import os
+import shutil
 import subprocess
 import sys
 from importlib.metadata import entry_points
@@ -28,14 +29,11 @@ def _entry(prog: str):
     return ep.load()
 
 
-def run_command(prog: str, args, cwd) -> subprocess.CompletedProcess:
-    """``prog args`` in ``cwd``, in this process: (returncode, stdout, stderr)."""
-    args = [str(a) for a in args]
-    main = _entry(prog)
+def invoke(main, argv: list) -> tuple[int, str, str]:
+    """(exit status, stdout, stderr) of ``main()`` with ``sys.argv = argv``."""
     out, err = io.StringIO(), io.StringIO()
-    old_argv, old_cwd = sys.argv, os.getcwd()
-    sys.argv = [prog, *args]
-    os.chdir(cwd)
+    old = sys.argv
+    sys.argv = [str(a) for a in argv]
     code = 0
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -44,9 +42,24 @@ def run_command(prog: str, args, cwd) -> subprocess.CompletedProcess:
             except SystemExit as exc:
                 code = exc.code if isinstance(exc.code, int) else (
                     0 if exc.code is None else 1)
-                if not isinstance(exc.code, int) and exc.code is not None:
+                if exc.code is not None and not isinstance(exc.code, int):
                     print(exc.code, file=sys.stderr)
     finally:
-        sys.argv = old_argv
+        sys.argv = old
+    return code, out.getvalue(), err.getvalue()
+
+
+def run_command(prog: str, args, cwd) -> subprocess.CompletedProcess:
+    """``prog args`` in ``cwd``: in this process, or a multirun in a process of its own;
+    (returncode, stdout, stderr) as ``subprocess.run`` gives them."""
+    args = [str(a) for a in args]
+    if "-m" in args or "--multirun" in args:
+        return subprocess.run([shutil.which(prog), *args], cwd=cwd, capture_output=True,
+                              text=True, timeout=600)
+    old_cwd = os.getcwd()
+    os.chdir(cwd)
+    try:
+        code, out, err = invoke(_entry(prog), [prog, *args])
+    finally:
         os.chdir(old_cwd)
-    return subprocess.CompletedProcess([prog, *args], code, out.getvalue(), err.getvalue())
+    return subprocess.CompletedProcess([prog, *args], code, out, err)

@@ -11,11 +11,8 @@ are printed at the end (``pytest -s``).
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import io
 import itertools
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -25,6 +22,7 @@ from hypothesis import strategies as st
 
 import antiamp
 from antiamp.config import ConfigError
+from cli_runner import invoke
 
 TALLY: Counter = Counter()
 SEEN: dict = {}
@@ -116,28 +114,12 @@ def _digest(path: Path) -> str:
     return h.hexdigest()
 
 
-def _invoke(main, argv: list) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    old = sys.argv
-    sys.argv = argv
-    code = 0
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                main()
-            except SystemExit as exc:
-                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    finally:
-        sys.argv = old
-    return code, out.getvalue(), err.getvalue()
-
-
 def _check(kind, main, prog, overrides, tmp, outputs):
     d, foreign, store = outputs
     before = (_digest(foreign), _digest(store))
     run_dir = tmp / f"run-{next(_RUN)}"
     argv = [prog, *overrides, f"hydra.run.dir={run_dir}"]
-    code, out, err = _invoke(main, argv)
+    code, out, err = invoke(main, argv)
     key = (kind, tuple(sorted(overrides)))
     assert "Traceback" not in err, err
     assert code in (0, 2), (argv, code, err[-2000:])
@@ -315,7 +297,7 @@ test_fuzz_aliases_thorough = pytest.mark.slow(THOROUGH(given(data=st.data())(_fu
 
 
 def _argv_tool(main, argv):
-    return _invoke(lambda: main(argv[1:]), argv)
+    return invoke(lambda: main(argv[1:]), argv)
 
 
 @_fuzz(60)

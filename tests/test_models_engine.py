@@ -2,7 +2,6 @@
 resume after kill -9 = uninterrupted, named sweeps that pin a choice refuse it."""
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -266,12 +265,6 @@ def test_a_store_of_something_else_is_never_replaced(tmp_path):
 
 # ----------------------------------------------------------------------------- commands
 def _run(cmd, args, cwd):
-    if "-m" in args:  # a multirun starts Hydra's launcher: a process of its own
-        exe = shutil.which(cmd)
-        mod = {"antiamp": "antiamp.cli", "antiamp-sweep": "antiamp.sweeps.cli"}[cmd]
-        argv = [exe] if exe else [sys.executable, "-m", mod]
-        return subprocess.run(argv + args, cwd=cwd, capture_output=True, text=True,
-                              timeout=600)
     return run_command(cmd, args, cwd)
 
 

@@ -1,20 +1,11 @@
 """The antiamp-solve command."""
 
-import shutil
-import subprocess
-import sys
-
 import numpy as np
 import xarray as xr
 from cli_runner import run_command
 
 
 def run(args, cwd):
-    if "-m" in args:  # a multirun starts Hydra's launcher: a process of its own
-        exe = shutil.which("antiamp-solve")
-        cmd = [exe] if exe else [sys.executable, "-m", "antiamp.solve_cli"]
-        return subprocess.run(cmd + args, cwd=cwd, capture_output=True, text=True,
-                              timeout=300)
     return run_command("antiamp-solve", args, cwd)
 
 

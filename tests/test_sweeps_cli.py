@@ -24,9 +24,9 @@ def _cmd(name):
 
 
 def run(name, args, cwd, **kw):
-    """The command in this process (:mod:`cli_runner`); a multirun, or a call with its
-    own environment, in a process of its own."""
-    if kw or "-m" in args:
+    """The command through :mod:`cli_runner`; a call with its own environment in a
+    process of its own."""
+    if kw:
         return subprocess.run(_cmd(name) + args, cwd=cwd, capture_output=True, text=True,
                               timeout=600, **kw)
     return run_command(name, args, cwd)
