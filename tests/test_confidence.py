@@ -118,23 +118,31 @@ def test_bivariate_normal_cdf_matches_scipy():
 
 @pytest.fixture(scope="module")
 def fits(tmp_path_factory, worker_id):
-    """The fits of the five conditions, computed once per test session: the first
-    xdist worker to need them fits and pickles them beside its temporary directory,
-    the others wait for that file (the pattern pytest-xdist documents for session
-    fixtures: the tests that read the fits may run on any worker)."""
+    """The fits of the five conditions, computed once per test session: each condition
+    is fitted by the first xdist worker to take its lock and pickled beside the
+    temporary directory, the others read that file (the pattern pytest-xdist
+    documents for session fixtures: the tests that read the fits may run on any
+    worker).  Odd-numbered workers take the conditions in reverse order, so two workers
+    that need the fits at once fit different ones."""
     import pickle
 
     from filelock import FileLock
 
     if worker_id == "master":  # no xdist: fit_condition caches per process
         return {c: cf.fit_condition(c) for c in cf.CONDITIONS}
-    path = tmp_path_factory.getbasetemp().parent / "confidence_fits.pkl"
-    with FileLock(str(path) + ".lock"):
-        if path.is_file():
-            return pickle.loads(path.read_bytes())
-        out = {c: cf.fit_condition(c) for c in cf.CONDITIONS}
-        path.write_bytes(pickle.dumps(out))
-    return out
+    base = tmp_path_factory.getbasetemp().parent
+    conds = list(cf.CONDITIONS)
+    order = conds[::-1] if int(worker_id.lstrip("gw") or 0) % 2 else conds
+    out = {}
+    for c in order:
+        path = base / f"confidence_fit_{c}.pkl"
+        with FileLock(str(path) + ".lock"):
+            if path.is_file():
+                out[c] = pickle.loads(path.read_bytes())
+            else:
+                out[c] = cf.fit_condition(c)
+                path.write_bytes(pickle.dumps(out[c]))
+    return {c: out[c] for c in conds}
 
 
 def test_table3_means_reproduced_within_one_point(fits):
