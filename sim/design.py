@@ -419,10 +419,18 @@ def design_rows(judge: Judge, prot, n, rule, vs, ss, P, lv: Levers, tg: Target):
         "p_meet": _meets(amp, acc, tg).mean(axis=1) if tg.robust > 0 else np.nan})
 
 
-def _violations(prot, n, rule, vs, ss, P, lv, tg) -> np.ndarray:
-    """:func:`_violation` of the designs (``vs[i]``, ``ss[i]``), evaluated together."""
+def lever_grid(judge: Judge, vs, n_s: int) -> tuple:
+    """(verification, subsidy) of every design of a lever grid, verification outer:
+    the subsidy on ``n_s`` levels of [0, c_e] when evidence costs the sides, else 0."""
+    subs = np.linspace(0.0, judge.c_e, n_s) if judge.c_e > 0 else np.zeros(1)
+    return np.repeat(vs, len(subs)), np.tile(subs, len(vs))
+
+
+def _violations(prot, n, rule, vs, ss, P, lv, tg, c=None) -> np.ndarray:
+    """:func:`_violation` of the designs (``vs[i]``, ``ss[i]``), evaluated together
+    (``c``: their costs, when the caller has them)."""
     amp, acc = outcomes_grid(prot, n, vs, P, rule, ss)
-    c = costs(prot, n, vs, lv, P, ss)[0]
+    c = costs(prot, n, vs, lv, P, ss)[0] if c is None else c
     over = np.maximum(0.0, c - tg.budget) / max(tg.budget, 1.0) \
         if np.isfinite(tg.budget) else 0.0
     if tg.robust > 0:
@@ -495,8 +503,8 @@ def optimise(judge: Judge, lv: Levers, tg: Target, n_draws: int = 400, seed: int
             m = np.flatnonzero((keys.T == key).all(axis=1))
             prot, n, rule = prots[key[0]], sizes[key[1]], rules[key[2]]
             vs, ss = X[3, m], (X[4, m] if len(X) > 4 else 0.0)
-            viol = _violations(prot, n, rule, vs, ss, P, lv, tg)
             c = costs(prot, n, vs, lv, P, ss)[0]
+            viol = _violations(prot, n, rule, vs, ss, P, lv, tg, c)
             out[m] = viol + 1e-6 * c if closest else c + big * viol
         return out
 
@@ -536,9 +544,7 @@ def enumerate_designs(judge: Judge, lv: Levers, tg: Target, n_v: int = 91,
     and (robust) the probability it meets the target.  Rules with the same quota
     for a jury size are listed once (:func:`distinct_rules`)."""
     P = _params(judge, n_draws if tg.robust > 0 else 1, seed)
-    subs = np.linspace(0.0, judge.c_e, n_s) if judge.c_e > 0 else np.zeros(1)
-    vs = np.linspace(0.0, lv.max_verification, n_v)
-    v_grid, s_grid = np.repeat(vs, len(subs)), np.tile(subs, len(vs))  # v outer, s inner
+    v_grid, s_grid = lever_grid(judge, np.linspace(0.0, lv.max_verification, n_v), n_s)
     df = pd.concat([design_rows(judge, prot, n, rule, v_grid, s_grid, P, lv, tg)
                     for prot in lv.protocols for n in sorted(lv.jury_sizes)
                     for rule in distinct_rules(lv.rules, n)], ignore_index=True)
@@ -599,8 +605,7 @@ def front_through_engine(judge: Judge, lv: Levers, store, n_v: int = 19, executo
             cfg["executor"] = executor
         ds = sim.sweep(cfg, store=store, log=lambda *a: None).load()
     parts = []
-    subs = np.linspace(0.0, judge.c_e, n_s) if judge.c_e > 0 else np.zeros(1)
-    v_grid, s_grid = np.repeat(vs, len(subs)), np.tile(subs, len(vs))  # v outer, s inner
+    v_grid, s_grid = lever_grid(judge, vs, n_s)
     for prot in lv.protocols:
         for n in sizes:
             for rule in distinct_rules(lv.rules, n):

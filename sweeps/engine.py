@@ -797,8 +797,8 @@ def write_block(plan: Plan, group, region: tuple, cells: np.ndarray, counts: np.
     targets = [(arr(name), v) for name, v in values.items()]
     # Each write is a round trip through zarr's event loop (a few files each): issued
     # from a pool of threads they overlap on that loop, about half the time of one
-    # after another; every one has finished before cell_done marks the block.
-    # (all are waited for before a failed one is raised: none lands after the error)
+    # after another.  All are waited for, a failed one too, before any error is raised
+    # (none lands after it) and before cell_done marks the block.
     from concurrent.futures import wait
 
     futures = [_writer_pool().submit(a.__setitem__, region, v) for a, v in targets]
