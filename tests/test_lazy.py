@@ -1,0 +1,56 @@
+"""Deferred imports: a single-cell run never imports dask.array, and xarray still
+tells dask arrays apart once dask is in use (``antiamp.lazy.defer_dask_type_check``).
+
+Each check runs in a fresh interpreter: which modules a process has imported, and
+xarray's cache of duck-array types, are per process.
+"""
+
+import subprocess
+import sys
+import textwrap
+
+
+def _python(code: str, cwd) -> str:
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=cwd,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def test_a_single_run_and_its_store_never_import_dask_array(tmp_path):
+    out = _python("""
+        import sys
+        import antiamp
+        from antiamp.output import write_zarr_atomic
+        ds = antiamp.simulate({"run": {"n_instances": 2000}})
+        write_zarr_atomic(ds, "cell.zarr")
+        print(sorted(m for m in sys.modules if m.startswith("dask.array")))
+        print("amp" in ds and "xarray" in sys.modules)
+    """, tmp_path)
+    assert out.split("\n")[:2] == ["[]", "True"]
+
+
+def test_xarray_still_recognises_dask_arrays_after_the_deferral(tmp_path):
+    out = _python("""
+        import numpy as np
+        import antiamp
+        ds = antiamp.simulate({"run": {"n_instances": 2000}})   # xarray loaded, deferred
+        from xarray.namedarray import pycompat
+        assert type(pycompat._cached_duck_array_modules["dask"]).__name__ == "_DeferredDask"
+        assert not isinstance(np.zeros(3), pycompat.array_type("dask"))
+        import dask, dask.array as da
+        import xarray as xr
+        x = da.arange(6, chunks=2)
+        assert isinstance(x, pycompat.array_type("dask"))
+        assert not isinstance(np.zeros(3), pycompat.array_type("dask"))
+        assert str(pycompat.mod_version("dask")) == str(__import__("packaging.version").version.Version(dask.__version__))
+        v = xr.Variable("i", x)                       # stays lazy, not converted to numpy
+        assert v.chunks == ((2, 2, 2),), v.chunks
+        ds.to_zarr("cell.zarr")
+        back = xr.open_zarr("cell.zarr")              # dask-backed, printed, computed
+        assert back["amp"].chunks is not None
+        assert "dask.array" in repr(back["amp"].data) or "dask" in repr(back["amp"])
+        assert np.array_equal(back["amp"].values, ds["amp"].values)
+        print("ok")
+    """, tmp_path)
+    assert out.strip() == "ok"
