@@ -125,20 +125,39 @@ def _metric_attrs(spec) -> dict:
     return {"long_name": spec.long_name, "units": spec.units, "definition": spec.definition}
 
 
-def _template(plan: Plan, chunk: tuple, fp: str, created: str) -> tuple[xr.Dataset, dict]:
-    import dask.array as da
+#: Templates up to this many bytes of placeholders are laid out from NumPy arrays of
+#: the fill values (zarr writes no chunk that is all fill), larger ones from dask
+#: placeholders whose metadata alone is written: the same files either way, and a
+#: small sweep spares the dask graph (a quarter of a second).
+NUMPY_TEMPLATE_BYTES = 64 << 20
 
+
+def _template(plan: Plan, chunk: tuple, fp: str, created: str) -> tuple[xr.Dataset, dict]:
     shape, dims = plan.shape, plan.dims
     cdims = dims
-    # Placeholders whose metadata alone is written (compute=False): named here, since
-    # dask would otherwise tokenize each one's arguments (a tenth of a second a store).
-    names = itertools.count()
+    # Bytes of the placeholders: per cell 2 x 3 metrics a protocol and 3 a contrast
+    # (value, se, closed form), the class counts, cell_done and the digest.
+    per_cell = 8 * (6 * len(PROTOCOL_METRICS) + 3 * len(CONTRAST_METRICS) + kb.N_CLASSES + 1) + 1
+    in_numpy = per_cell * int(np.prod(shape)) <= NUMPY_TEMPLATE_BYTES
+    if in_numpy:
+        def full(shape, value, chunks):
+            return np.full(shape, value)
 
-    def full(shape, value, chunks):
-        return da.full(shape, value, chunks=chunks, name=f"antiamp-template-{next(names)}")
+        def zeros(shape, dtype, chunks):
+            return np.zeros(shape, dtype=dtype)
+    else:
+        import dask.array as da
 
-    def zeros(shape, dtype, chunks):
-        return da.zeros(shape, dtype=dtype, chunks=chunks, name=f"antiamp-template-{next(names)}")
+        # Named here, since dask would otherwise tokenize each one's arguments (a
+        # tenth of a second a store).
+        names = itertools.count()
+
+        def full(shape, value, chunks):
+            return da.full(shape, value, chunks=chunks, name=f"antiamp-template-{next(names)}")
+
+        def zeros(shape, dtype, chunks):
+            return da.zeros(shape, dtype=dtype, chunks=chunks,
+                            name=f"antiamp-template-{next(names)}")
     coords = {
         "protocol": (("protocol",), ["consult", "debate"], {"long_name": "oversight protocol"}),
         "transcript_class": (("transcript_class",), np.arange(kb.N_CLASSES), {
@@ -207,8 +226,10 @@ def _template(plan: Plan, chunk: tuple, fp: str, created: str) -> tuple[xr.Datas
         "fingerprint": fp,
         "complete": 0,
     })
-    encoding = {name: {"chunks": chunk + (2,)} for name in numpy_vars if "protocol" in ds[name].dims}
-    encoding.update({name: {"chunks": chunk} for name in numpy_vars if "protocol" not in ds[name].dims})
+    # Chunks of every NumPy variable: a block's cells, trailing axes whole (dask
+    # placeholders carry theirs).
+    encoding = {name: {"chunks": chunk + ds[name].shape[len(cdims):]}
+                for name in (list(data_vars) if in_numpy else []) + list(numpy_vars)}
     return ds, encoding
 
 

@@ -1,5 +1,8 @@
 """Block chunks written straight to their files (antiamp.sweeps.chunkfiles) are the
-files zarr itself writes: the same bytes, the same missing (all-fill) chunks."""
+files zarr itself writes: the same bytes, the same missing (all-fill) chunks; and a
+sweep's template laid out from NumPy fill arrays is the one from dask placeholders."""
+
+import json
 
 import os
 from pathlib import Path
@@ -8,7 +11,7 @@ import numpy as np
 import pytest
 import zarr
 
-from antiamp.sweeps import chunkfiles
+from antiamp.sweeps import chunkfiles, engine
 from antiamp.sweeps.engine import run_sweep
 
 
@@ -91,3 +94,36 @@ def test_a_failed_chunk_write_leaves_no_file_and_no_temporary(tmp_path, monkeypa
         cf.write((1,), np.array([1.0, 2.0]))
     assert [f for f in os.listdir(tmp_path / "s.zarr" / "x") if not f.startswith(".z")] == []
     assert np.isnan(a[...]).all()
+
+
+def test_a_template_from_numpy_fill_arrays_is_the_one_from_dask_placeholders(tmp_path,
+                                                                             monkeypatch):
+    cfg = {"sweep": {"axes": {"model": {"rho": {"linspace": [0, 1, 7]}},
+                              "judge": {"b": [0.0, 0.5]}}, "cells_per_block": 3, "plot": False},
+           "model": {"p": 0.0}, "run": {"n_instances": 2000}}
+    stores, real = {}, engine._template
+    for how, limit in (("numpy", engine.NUMPY_TEMPLATE_BYTES), ("dask", 0)):
+        monkeypatch.setattr(engine, "NUMPY_TEMPLATE_BYTES", limit)
+        seen = []
+
+        def spy(*a, **k):
+            ds, enc = real(*a, **k)
+            seen.append(any(v.chunks is not None for v in ds.variables.values()))
+            return ds, enc
+
+        monkeypatch.setattr(engine, "_template", spy)
+        run_sweep(cfg, tmp_path / how, progress=False, log=lambda *a: None)
+        assert seen == [how == "dask"]
+        store = tmp_path / how / "sweep.zarr"
+        stores[how] = {str(p.relative_to(store)): p.read_bytes()
+                       for p in sorted(store.rglob("*")) if p.is_file()}
+    a, b = stores["numpy"], stores["dask"]
+    assert a.keys() == b.keys() and len(a) > 100
+    for k in a:
+        if k in (".zattrs", ".zmetadata"):  # the creation time differs
+            x, y = json.loads(a[k]), json.loads(b[k])
+            for d in (x, y):
+                (d.get("metadata", {}).get(".zattrs", d)).pop("created")
+            assert x == y, k
+        else:
+            assert a[k] == b[k], k
