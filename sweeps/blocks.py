@@ -464,10 +464,18 @@ def _lock(store: Path):
     return lock
 
 
+def open_store(store, dask: bool = True) -> xr.Dataset:
+    """A finished store opened lazily: with dask arrays (xarray's default), or without
+    dask (``dask=False``: xarray's own lazy arrays, and no dask import, for a command
+    that only reads a few values)."""
+    return xr.open_zarr(store) if dask else xr.open_zarr(store, chunks=None)
+
+
 def run_grid_store(cfg: Any, store: str | Path, *, client=None, executor=None,
                    progress: bool | None = None, overwrite: bool = False, log=print,
-                   plan: GridPlan | None = None, run_dir=None) -> xr.Dataset:
-    """Run (or resume) a model's grid into the Zarr ``store``; return it opened.
+                   plan: GridPlan | None = None, run_dir=None, dask: bool = True) -> xr.Dataset:
+    """Run (or resume) a model's grid into the Zarr ``store``; return it opened
+    (with dask, or with ``dask=False`` without: variables read on first use).
 
     Blocks run on ``client``, or on a client for ``executor`` (an
     :class:`~antiamp.sweeps.spec.ExecutorConfig`), or in this process.  Finished
@@ -488,7 +496,7 @@ def run_grid_store(cfg: Any, store: str | Path, *, client=None, executor=None,
                                        executor=executor, progress=progress, log=log)
             if report.ok:
                 log(f"{store} is complete; its {report.n_blocks} blocks verified")
-            return xr.open_zarr(store)
+            return open_store(store, dask)
         if state == "new" and part.exists():
             shutil.rmtree(part)  # proven ours (marker) and replaced on request
             log(f"removed the unfinished run in {part}")
@@ -529,7 +537,7 @@ def run_grid_store(cfg: Any, store: str | Path, *, client=None, executor=None,
         remove_temporaries(store, ("partial",))
     finally:
         lock.release()
-    return xr.open_zarr(store)
+    return open_store(store, dask)
 
 
 # ----------------------------------------------------------------------------- checksums

@@ -74,7 +74,7 @@ def _run(cfg: DictConfig) -> None:
         if HydraConfig.get().mode.name == "MULTIRUN":  # each job checks its own overrides
             check_pins(list(HydraConfig.get().overrides.task), plain)
         store = store_path(plain["sweep"]["store"], out_dir)  # run_sweep validates the grid
-        ds = run_sweep(cfg, out_dir, log=print)
+        ds = run_sweep(cfg, out_dir, log=print, dask=False)  # sizes and figures only
     except (ConfigError, SweepError, EngineError, OutputError) as exc:
         log.error("%s", exc)
         raise SystemExit(2) from None

@@ -325,7 +325,8 @@ def _lock(store: Path):
     return lock
 
 
-def run_sweep(cfg, out_dir=None, *, client=None, progress=None, log=print) -> xr.Dataset:
+def run_sweep(cfg, out_dir=None, *, client=None, progress=None, log=print,
+              dask: bool = True) -> xr.Dataset:
     """Run (or resume) a sweep and return the finished store opened with xarray.
 
     Parameters
@@ -338,11 +339,17 @@ def run_sweep(cfg, out_dir=None, *, client=None, progress=None, log=print) -> xr
         Use this dask client instead of starting one from ``executor``.
     progress : bool, optional
         Progress bar (default: on a terminal).
+    dask : bool
+        Open the finished store with dask arrays (the default) or without dask
+        (xarray's lazy arrays, read on first use; no dask import).
     """
     from antiamp.registry import model_of
 
+    from .blocks import open_store
+
     if model_of(_as_dict(cfg)) != "baseline":
-        return _run_model_grid(cfg, out_dir, client=client, progress=progress, log=log)
+        return _run_model_grid(cfg, out_dir, client=client, progress=progress, log=log,
+                               dask=dask)
     plan = make_plan(cfg)
     n = plan.base.run.n_instances
     chunk = chunk_shape(plan.shape, n, plan.cfg.sweep.cells_per_block)
@@ -365,7 +372,7 @@ def run_sweep(cfg, out_dir=None, *, client=None, progress=None, log=print) -> xr
         remove_temporaries(store, ("creating", "old"))
     finally:
         lock.release()
-    return xr.open_zarr(store)
+    return open_store(store, dask)
 
 
 @dataclasses.dataclass
@@ -691,7 +698,8 @@ def model_store(plan, out_dir) -> Path:
     return store_path(plan.spec.store, out_dir)
 
 
-def _run_model_grid(cfg, out_dir, *, client=None, progress=None, log=print) -> xr.Dataset:
+def _run_model_grid(cfg, out_dir, *, client=None, progress=None, log=print,
+                    dask: bool = True) -> xr.Dataset:
     """Any registered model's grid through the generic block engine."""
     from .blocks import run_grid_store
 
@@ -700,7 +708,8 @@ def _run_model_grid(cfg, out_dir, *, client=None, progress=None, log=print) -> x
     inproc = ex.kind == "local" and not ex.processes and ex.n_workers == 1
     return run_grid_store(cfg, model_store(plan, out_dir), client=client,
                           executor=None if inproc else ex, progress=progress,
-                          overwrite=plan.spec.overwrite, log=log, plan=plan, run_dir=out_dir)
+                          overwrite=plan.spec.overwrite, log=log, plan=plan, run_dir=out_dir,
+                          dask=dask)
 
 
 def _execute(plan: Plan, todo: list, group, client, progress) -> None:

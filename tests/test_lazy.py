@@ -54,3 +54,34 @@ def test_xarray_still_recognises_dask_arrays_after_the_deferral(tmp_path):
         print("ok")
     """, tmp_path)
     assert out.strip() == "ok"
+
+
+def test_a_small_sweep_command_never_imports_dask_array(tmp_path):
+    out = _python("""
+        import sys
+        sys.argv = ["antiamp-sweep", "sweep.axes.model.rho=[0.2,0.6]", "sweep.axes.judge.b=[0.2,0.6]",
+                    "run.n_instances=1000", "sweep.plot=false", "hydra.run.dir=run"]
+        from antiamp.sweeps.cli import main
+        try:
+            main()
+        finally:
+            print(sorted(m for m in sys.modules if m.startswith("dask.array")))
+    """, tmp_path)
+    assert out.strip().splitlines()[-1] == "[]"
+    assert (tmp_path / "run" / "sweep.zarr").is_dir()
+
+
+def test_a_sweep_opened_without_dask_holds_the_same_values(tmp_path):
+    import numpy as np
+
+    from antiamp.sweeps.engine import run_sweep
+
+    for model, axes in (("baseline", {"model": {"rho": [0.2, 0.6]}}),
+                        ("signals", {"model": {"rho": [0.2, 0.6]}})):
+        cfg = {"model": {"name": model}, "run": {"n_instances": 2000},
+               "sweep": {"axes": axes, "plot": False}}
+        a = run_sweep(cfg, tmp_path / model, progress=False, log=lambda *x: None)
+        b = run_sweep(cfg, tmp_path / model, progress=False, log=lambda *x: None, dask=False)
+        assert a["amp"].chunks is not None and b["amp"].chunks is None
+        for v in a.data_vars:
+            assert np.array_equal(a[v].values, b[v].values, equal_nan=True), v
