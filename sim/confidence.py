@@ -331,6 +331,151 @@ def loglik(rep: Reports, X, n_nodes: int = 7) -> float:
         return float(np.logaddexp(np.log(pa) + anch, np.log1p(-pa) + free).sum())
 
 
+def loglik_grad(theta: np.ndarray, X, info: float = 0.5, side_bias: float = 0.0,
+                n_nodes: int = 7, w_fixed: bool = False) -> tuple:
+    """The log-likelihood of :func:`loglik` at ``theta`` (the fit's parameter vector,
+    :func:`param_names`) and its gradient in theta, exact (not by differences).
+
+    Written by hand because no autodiff library is a dependency and a fit's
+    finite-difference gradient costs a dozen likelihoods an iteration.  Per
+    (subset g, debate d, node k) the report density is Gaussian with mean
+    keep * mu_k and the subset's covariance S_g (identity on anchored coordinates);
+    with u = P_g keep (x - mu_k) its derivatives are u . dmu for the means and
+    (u' M u - tr(P_g M)) / 2 for a covariance direction M (all ones, same side, or
+    the identity, on kept coordinates).  They are averaged over nodes with the
+    posterior node weights, over subsets with the anchoring posterior, and mixed
+    with the free branch as the likelihood mixes them.  ``w_fixed``: the weight is
+    held (at 0 one node suffices and its derivative is not computed).
+    """
+    des = X if isinstance(X, _Design) else _Design(np.asarray(X, float))
+    R, x = des.R, des.x
+    rep = _from_theta(theta, R, info, side_bias)
+    n = len(theta)
+    grad = np.zeros(n)
+    cov = rep.cov()
+    one_node = rep.weight == 0.0 and w_fixed
+    if one_node:
+        mus, lw, dvec = rep.means(np.full((1, R), 0.5)), np.zeros(1), np.zeros((1, 2 * R))
+    else:
+        nodes, wts = _gh(n_nodes, R)
+        B = belief_paths(rep, nodes)
+        mus, lw = rep.means(B), np.log(wts)
+        d = 100.0 * B - 50.0
+        dvec = np.concatenate([d, -d], axis=-1)  # d mu_k / d w  (K, 2R)
+    z, pa = rep.anchor, rep.anchor_debates
+    keep = des.keep.astype(float)
+    kk = keep[:, :, None] * keep[:, None, :]
+    cpad = cov[None] * kk + np.eye(2 * R)[None] * (1.0 - keep)[:, None, :]
+    try:
+        L = np.linalg.cholesky(cpad)
+    except np.linalg.LinAlgError:
+        return -np.inf, grad
+    Li = np.linalg.inv(L)
+    prec = np.einsum("gji,gjk->gik", Li, Li) * kk  # P_g on kept coordinates (G, 2R, 2R)
+    G = len(keep)
+    # Per subset g and node k: v = P keep mu_k (the whitened mean, unwhitened back),
+    # and what the gradient averages over the node posterior: 1'v, the per-side sums
+    # and their squares, |v|^2, v . d mu_k / d w.
+    v = mus[None] @ prec  # (G, K, 2R); P is symmetric
+    side = np.repeat(np.arange(2), R)
+    sideP = (side == 0).astype(float)
+    m2 = 0.5 * np.einsum("gki,ki->gk", v, mus)  # v is 0 off the kept coordinates
+    F = np.empty(v.shape[:2] + (8,))
+    F[..., [0, 2, 4]] = v @ np.stack([np.ones(2 * R), sideP, 1.0 - sideP], axis=1)
+    F[..., [1, 3, 5]] = F[..., [0, 2, 4]] ** 2
+    F[..., 6] = np.einsum("gki,gki->gk", v, v)
+    F[..., 7] = 0.0 if one_node else np.einsum("gki,ki->gk", v, dvec)
+    N = np.concatenate([mus, dvec], axis=1)  # per node: mu_k and d mu_k / d w
+    nk = des.keep.sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        logz = np.log(z)
+        const0 = (nk * np.log1p(-z) - np.log(np.diagonal(L, axis1=1, axis2=2)).sum(axis=1)
+                  - 0.5 * nk * math.log(2 * math.pi))  # without n_anch log z
+    # Mean directions: d mu / d a_r (P and O round r) and d mu / d h.
+    dirs = np.zeros((R + 1, 2 * R))
+    for r in range(R):
+        dirs[r, r] = dirs[r, R + r] = 1.0
+    dirs[R, :R], dirs[R, R:] = 1.0, -1.0
+    full = int(np.flatnonzero(des.n_anch == 0)[0])
+    pg, pr = des.pair_g, des.pair_row
+    xk = keep[pg] * x[pr]
+    y = np.einsum("pij,pj->pi", prec[pg], xk)  # P keep x (pairs, 2R)
+    # Every pair's log density (over nodes) and posterior averages of F and N, in
+    # slices of about 16 MB of node terms; the pairs are subset-major, so a slice's
+    # averages of F are one product per subset in it.
+    npairs, K = len(pg), len(mus)
+    lse, EF, EN = np.empty(npairs), np.empty((npairs, F.shape[2])), np.empty((npairs, N.shape[1]))
+    step = max(1, (16 << 20) // (8 * K))
+    for lo in range(0, npairs, step):
+        hi = min(lo + step, npairs)
+        g = pg[lo:hi]
+        q = y[lo:hi] @ mus.T - 0.5 * (y[lo:hi] * xk[lo:hi]).sum(-1)[:, None] - m2[g] + lw[None, :]
+        m = q.max(axis=1, keepdims=True)
+        e = np.exp(q - m)
+        tot = e.sum(axis=1, keepdims=True)
+        lse[lo:hi] = np.log(tot[:, 0]) + m[:, 0]
+        e /= tot  # the node posterior
+        EN[lo:hi] = e @ N
+        cut = np.flatnonzero(np.diff(g)) + 1
+        for a0, a1 in zip(np.r_[0, cut], np.r_[cut, hi - lo]):
+            EF[lo + a0:lo + a1] = e[a0:a1] @ F[g[a0]]
+    parts0 = np.full((G, len(x)), -np.inf)
+    parts0[pg, pr] = lse + const0[pg]  # log densities without the n_anch log z term
+    with np.errstate(invalid="ignore"):
+        zterm = np.where(des.n_anch > 0, des.n_anch * logz, 0.0)
+    parts = parts0 + zterm[:, None]
+    anch = logsumexp(parts, axis=0)
+    free = parts[full] - nk[full] * np.log1p(-z)
+    with np.errstate(divide="ignore"):
+        la, lf = np.log(pa) + anch, np.log1p(-pa) + free
+    ll_d = np.logaddexp(la, lf)
+    ll = float(ll_d.sum())
+    if not np.isfinite(ll):
+        return ll, grad
+    omega = np.exp(la - ll_d)  # the debate anchors: posterior probability
+    # Weight of every (subset, debate) pair in the gradient of the Gaussian parts.
+    W = omega[None, :] * np.exp(parts - anch[None, :])
+    W[full] += (1.0 - omega)
+    Wp = W[pg, pr]  # (pairs,)
+    Esv, Esv2, EbP, EbP2, EbO, EbO2, Evv, Evw = EF.T
+    Emu, Edv = EN[:, :2 * R], EN[:, 2 * R:]
+    # Means: sum_k rho_k (y - v_k) . dmu_k, with v_k . c = mu_k . (P c).
+    pdirs = np.einsum("gij,cj->gci", prec, dirs)  # P c  (G, C, 2R)
+    g_dirs = (Wp[:, None] * ((y @ dirs.T) - np.einsum("pi,pci->pc", Emu, pdirs[pg]))).sum(0)
+    grad_a = g_dirs[:R]
+    grad[R] = g_dirs[R]
+    if not one_node:
+        gw = (y * Edv).sum(1) - Evw
+        grad[R + 1] = float((Wp * gw).sum()) * (1.0 if theta[R + 1] >= 0 else -1.0)
+    # Covariance directions (all ones, same side, identity; on kept coordinates):
+    # (u' M u - tr(P M)) / 2 with u = y - v_k, averaged over the node posterior.
+    A, AP = y.sum(1), y @ sideP
+    AO = A - AP
+    py = np.einsum("pij,pj->pi", prec[pg], y)  # y . v_k = (P y) . mu_k
+    quads = (A * A - 2 * A * Esv + Esv2,
+             AP * AP - 2 * AP * EbP + EbP2 + AO * AO - 2 * AO * EbO + EbO2,
+             (y * y).sum(1) - 2 * (py * Emu).sum(1) + Evv)
+    traces = (prec.sum((1, 2)), (prec * (side[:, None] == side[None, :])).sum((1, 2)),
+              np.trace(prec, axis1=1, axis2=2))
+    for j, (quad, tr) in enumerate(zip(quads, traces)):
+        grad[R + 4 + j] = float((Wp * 0.5 * (quad - tr[pg])).sum())
+    # Anchoring share z (pairs' n_anch log z + nk log(1 - z); the free branch has none)
+    # and the share of anchoring debates pa.
+    # d ll_d / dz = omega_d sum_g pi_gd (n_anch_g / z - nk_g / (1 - z)), taken in logs:
+    # omega_d pi_gd = pa exp(parts_gd - ll_d), and pi_gd / z = exp(parts0_gd + (n_anch_g
+    # - 1) log z - anch_d) stays finite at z = 0 (only one-anchor subsets remain).
+    with np.errstate(divide="ignore", invalid="ignore"):
+        logpa = np.log(pa)
+        extra = np.where(des.n_anch > 1, (des.n_anch - 1) * logz, 0.0)[:, None]
+        up = np.where(des.n_anch[:, None] > 0,
+                      des.n_anch[:, None] * np.exp(logpa + parts0 + extra - ll_d[None, :]), 0.0)
+        down = nk[:, None] * np.exp(logpa + parts - ll_d[None, :]) / (1.0 - z)
+    grad[R + 2] = float((up - down).sum())
+    grad[R + 3] = float((np.exp(anch - ll_d) - np.exp(free - ll_d)).sum())
+    grad[:R] = np.cumsum(grad_a[::-1])[::-1]  # a = cumsum(theta[:R])
+    return ll, grad
+
+
 def _start(X: np.ndarray) -> np.ndarray:
     m = X.mean(axis=(0, 1))
     side = X.mean(axis=2)  # (D, 2)
@@ -382,15 +527,17 @@ def fit(X: np.ndarray, condition: str = "", info: float = 0.5, side_bias: float 
     identified by the martingale's covariance (a side's reports grow more alike
     over rounds, the two sides' less alike) for the configured ``info``.
     """
-    from statsmodels.tools.numdiff import approx_hess3
+    from statsmodels.tools.numdiff import approx_fprime
 
     R = X.shape[2]
     names = param_names(R)
     des = _Design(np.asarray(X, float))
 
-    def nll(th):
-        v = -loglik(_from_theta(th, R, info, side_bias), des, n_nodes)
-        return v if np.isfinite(v) else 1e12
+    def nll_grad(th, w_fixed=False):
+        # The exact gradient (loglik_grad): one evaluation where differences cost
+        # len(theta) + 1, and L-BFGS-B takes fewer steps with it.
+        v, g = loglik_grad(th, des, info, side_bias, n_nodes, w_fixed)
+        return (-v, -g) if np.isfinite(v) else (1e12, np.zeros_like(th))
 
     th0 = _start(X)
     lo = np.full(len(th0), -np.inf)
@@ -410,14 +557,14 @@ def fit(X: np.ndarray, condition: str = "", info: float = 0.5, side_bias: float 
     b0 = list(bounds)
     b0[R + 1] = (0.0, 0.0)
     th0[R + 1] = 0.0
-    s1 = optimize.minimize(nll, th0, method="L-BFGS-B", bounds=b0,
-                           options={"maxiter": 3000, "ftol": 1e-12, "gtol": 1e-7})
+    s1 = optimize.minimize(nll_grad, th0, args=(True,), jac=True, method="L-BFGS-B",
+                           bounds=b0, options={"maxiter": 3000, "ftol": 1e-12, "gtol": 1e-7})
     best = s1
     for w0 in (0.1, 0.6):
         t0 = s1.x.copy()
         t0[R + 1] = w0
         t0[R + 4:] = np.maximum(t0[R + 4:], th0[R + 4:] / 4)
-        res = optimize.minimize(nll, t0, method="L-BFGS-B", bounds=bounds,
+        res = optimize.minimize(nll_grad, t0, jac=True, method="L-BFGS-B", bounds=bounds,
                                 options={"maxiter": 3000, "ftol": 1e-12, "gtol": 1e-7})
         if res.fun < best.fun:
             best = res
@@ -431,12 +578,14 @@ def fit(X: np.ndarray, condition: str = "", info: float = 0.5, side_bias: float 
     free = [i for i, n in enumerate(names) if n not in at]
     cov = np.full((len(theta),) * 2, np.nan)
     if free:
-        def nll_free(tf):
+        def grad_free(tf):
             t = theta.copy()
             t[free] = tf
-            return nll(t)
+            return nll_grad(t)[1][free]
 
-        H = approx_hess3(theta[free], nll_free)
+        # The Hessian by central differences of the exact gradient, symmetrised.
+        H = approx_fprime(theta[free], grad_free, centered=True)
+        H = (H + H.T) / 2
         # A weakly present anchoring (a few 50s) can leave its two parameters not
         # identified (a singular information): then they are reported without an SE
         # and the others' SEs are taken with them held at their estimates.

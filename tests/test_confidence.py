@@ -3,7 +3,8 @@
 * the report model at a_r = 50, w = 1 and no noise is the belief martingale: the two
   sides sum to 100 and the expected change between rounds is zero;
 * the likelihood's quadrature against a brute-force Monte Carlo integral over the
-  belief path; the bivariate normal CDF against scipy;
+  belief path; its exact gradient against differences of it; the bivariate normal
+  CDF against scipy;
 * the published Table 3 means (within one point) and Table 4 categories (within two
   binomial standard errors) reproduced by the fit to the shipped bets;
 * what the bets say about calibration: the closing bets' Brier score is worse than
@@ -105,6 +106,63 @@ def test_likelihood_with_anchored_reports_matches_monte_carlo():
                 anchored += z ** m * (1 - z) ** (6 - m) * density(keep)
         total += np.log(pa * anchored + (1 - pa) * density(np.ones(6, bool)))
     assert cf.loglik(rep, X, n_nodes=12) == pytest.approx(total, abs=0.01)
+
+
+def _central(f, t, i, h):
+    e = np.zeros_like(t)
+    e[i] = h
+    return (f(t + e) - f(t - e)) / (2 * h)
+
+
+def _one_sided(f, t, i, h):
+    """Second order, from the bound inwards (+h)."""
+    e = np.zeros_like(t)
+    e[i] = h
+    return (-3 * f(t) + 4 * f(t + e) - f(t + 2 * e)) / (2 * h)
+
+
+@pytest.mark.parametrize("condition", ["informed_self", "public_bets", "self_debate",
+                                       "cross_model", "self_redteam_debate"])
+def test_exact_gradient_matches_differences_of_the_likelihood(condition):
+    """loglik_grad's value is loglik's and its gradient the likelihood's differences,
+    at random interior points (anchoring present) and at the bounds a fit reaches
+    (no anchoring z = 0, w = 0 with and without a side bias, every debate anchoring)."""
+    X = cf.bets_array(cf.load_bets(), condition)
+    R = X.shape[2]
+    des = cf._Design(X)
+    rng = np.random.default_rng(5)
+    base = cf._start(X)
+    base[R + 1], base[R + 2], base[R + 3] = 0.3, 0.4, 0.6
+    points = []
+    for _ in range(3):
+        t = base * (1 + 0.15 * rng.standard_normal(len(base)))
+        t[R + 1] = abs(t[R + 1])
+        t[R + 2], t[R + 3] = np.clip(t[R + 2], 0.05, 0.9), np.clip(t[R + 3], 0.05, 0.95)
+        t[R + 4:] = np.abs(t[R + 4:]) + 1.0
+        points.append((t, 0.0, ()))
+    at_z0, at_w0, at_pa1 = base.copy(), base.copy(), base.copy()
+    at_z0[R + 2], at_w0[R + 1], at_pa1[R + 3] = 0.0, 0.0, 1.0
+    points += [(at_z0, 0.0, (R + 2,)), (at_w0, 0.0, (R + 1,)), (at_w0, 0.4, (R + 1,)),
+               (at_pa1, 0.0, ())]
+    for t, bias, bound in points:
+        f = lambda u: cf.loglik(cf._from_theta(u, R, 0.5, bias), des)  # noqa: E731
+        ll, g = cf.loglik_grad(t, des, side_bias=bias)
+        assert ll == pytest.approx(f(t), rel=1e-12)
+        for i in range(len(t)):
+            h = 1e-5 * max(1.0, abs(t[i]))
+            if i == R + 3 and t[i] == 1.0:
+                fd = -_one_sided(lambda u: f(2 * t - u), t, i, h)  # from 1 downwards
+            elif i in bound:
+                fd = _one_sided(f, t, i, h)
+            else:
+                fd = _central(f, t, i, h)
+            assert g[i] == pytest.approx(fd, rel=2e-5, abs=2e-5), (
+                condition, cf.param_names(R)[i], t)
+    # The weight held at 0 (the fit's first stage): one node, the same value.
+    ll1, g1 = cf.loglik_grad(at_w0, des, w_fixed=True)
+    assert ll1 == pytest.approx(cf.loglik(cf._from_theta(at_w0, R, 0.5), des), rel=1e-12)
+    np.testing.assert_allclose(np.delete(g1, R + 1), np.delete(cf.loglik_grad(at_w0, des)[1],
+                                                                R + 1), rtol=1e-9, atol=1e-9)
 
 
 def test_bivariate_normal_cdf_matches_scipy():
