@@ -30,8 +30,9 @@ wins with probability above 1/2.
 Calibration: given the belief path the six reports of a debate are jointly
 normal, so the likelihood is a Gauss-Hermite quadrature over the path (R
 dimensions) of a 2R-dimensional normal density; the parameters are fitted by
-maximum likelihood per condition (scipy), with standard errors from the
-observed information (statsmodels' numerical Hessian).  Reports are modelled
+maximum likelihood per condition (scipy's L-BFGS-B with the likelihood's exact
+gradient, :func:`loglik_grad`), with standard errors from the observed
+information (statsmodels' central differences of that gradient).  Reports are modelled
 on the 0-100 scale (the data are integers; a reported 0 or 100 is read as it
 is); simulated reports are clipped to [0, 100].
 
