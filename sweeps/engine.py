@@ -125,10 +125,12 @@ def _metric_attrs(spec) -> dict:
     return {"long_name": spec.long_name, "units": spec.units, "definition": spec.definition}
 
 
-#: Templates up to this many bytes of placeholders are laid out from NumPy arrays of
-#: the fill values (zarr writes no chunk that is all fill), larger ones from dask
+#: Templates of at most this many blocks (chunks an array) and bytes of placeholders
+#: are laid out from NumPy arrays of the fill values (zarr writes no chunk that is
+#: all fill, but looks at each: about 0.2 ms a chunk), the others from dask
 #: placeholders whose metadata alone is written: the same files either way, and a
 #: small sweep spares the dask graph (a quarter of a second).
+NUMPY_TEMPLATE_BLOCKS = 8
 NUMPY_TEMPLATE_BYTES = 64 << 20
 
 
@@ -138,7 +140,9 @@ def _template(plan: Plan, chunk: tuple, fp: str, created: str) -> tuple[xr.Datas
     # Bytes of the placeholders: per cell 2 x 3 metrics a protocol and 3 a contrast
     # (value, se, closed form), the class counts, cell_done and the digest.
     per_cell = 8 * (6 * len(PROTOCOL_METRICS) + 3 * len(CONTRAST_METRICS) + kb.N_CLASSES + 1) + 1
-    in_numpy = per_cell * int(np.prod(shape)) <= NUMPY_TEMPLATE_BYTES
+    n_blocks = int(np.prod([-(-s // c) for s, c in zip(shape, chunk)]))
+    in_numpy = (n_blocks <= NUMPY_TEMPLATE_BLOCKS
+                and per_cell * int(np.prod(shape)) <= NUMPY_TEMPLATE_BYTES)
     if in_numpy:
         def full(shape, value, chunks):
             return np.full(shape, value)
@@ -148,15 +152,17 @@ def _template(plan: Plan, chunk: tuple, fp: str, created: str) -> tuple[xr.Datas
     else:
         import dask.array as da
 
-        # Named here, since dask would otherwise tokenize each one's arguments (a
-        # tenth of a second a store).
+        # One dask chunk an array (the store's chunks are the encoding's): the graph
+        # that to_zarr builds, though it never runs, has a task per dask chunk (0.25
+        # ms each; 200 one-cell blocks cost 2.8 s).  Named here, since dask would
+        # otherwise tokenize each one's arguments (a tenth of a second a store).
         names = itertools.count()
 
         def full(shape, value, chunks):
-            return da.full(shape, value, chunks=chunks, name=f"antiamp-template-{next(names)}")
+            return da.full(shape, value, chunks=shape, name=f"antiamp-template-{next(names)}")
 
         def zeros(shape, dtype, chunks):
-            return da.zeros(shape, dtype=dtype, chunks=chunks,
+            return da.zeros(shape, dtype=dtype, chunks=shape,
                             name=f"antiamp-template-{next(names)}")
     coords = {
         "protocol": (("protocol",), ["consult", "debate"], {"long_name": "oversight protocol"}),
@@ -226,10 +232,9 @@ def _template(plan: Plan, chunk: tuple, fp: str, created: str) -> tuple[xr.Datas
         "fingerprint": fp,
         "complete": 0,
     })
-    # Chunks of every NumPy variable: a block's cells, trailing axes whole (dask
-    # placeholders carry theirs).
+    # The store's chunks: a block's cells, trailing axes whole.
     encoding = {name: {"chunks": chunk + ds[name].shape[len(cdims):]}
-                for name in (list(data_vars) if in_numpy else []) + list(numpy_vars)}
+                for name in list(data_vars) + list(numpy_vars)}
     return ds, encoding
 
 
