@@ -144,10 +144,10 @@ def _template(plan: Plan, chunk: tuple, fp: str, created: str) -> tuple[xr.Datas
     in_numpy = (n_blocks <= NUMPY_TEMPLATE_BLOCKS
                 and per_cell * int(np.prod(shape)) <= NUMPY_TEMPLATE_BYTES)
     if in_numpy:
-        def full(shape, value, chunks):
+        def full(shape, value):
             return np.full(shape, value)
 
-        def zeros(shape, dtype, chunks):
+        def zeros(shape, dtype):
             return np.zeros(shape, dtype=dtype)
     else:
         import dask.array as da
@@ -158,10 +158,10 @@ def _template(plan: Plan, chunk: tuple, fp: str, created: str) -> tuple[xr.Datas
         # otherwise tokenize each one's arguments (a tenth of a second a store).
         names = itertools.count()
 
-        def full(shape, value, chunks):
+        def full(shape, value):
             return da.full(shape, value, chunks=shape, name=f"antiamp-template-{next(names)}")
 
-        def zeros(shape, dtype, chunks):
+        def zeros(shape, dtype):
             return da.zeros(shape, dtype=dtype, chunks=shape,
                             name=f"antiamp-template-{next(names)}")
     coords = {
@@ -179,35 +179,33 @@ def _template(plan: Plan, chunk: tuple, fp: str, created: str) -> tuple[xr.Datas
         for a in plan.axes:
             coords[a.dim] = (("point",), a.values, {"long_name": a.long_name, "units": a.units,
                                                     "config_path": a.path})
-    pchunk = chunk + (2,)
     data_vars, numpy_vars = {}, {}
     for name, spec in PROTOCOL_METRICS.items():
-        data_vars[name] = (cdims + ("protocol",), full(shape + (2,), np.nan, chunks=pchunk),
+        data_vars[name] = (cdims + ("protocol",), full(shape + (2,), np.nan),
                            _metric_attrs(spec))
-        data_vars[f"{name}_se"] = (cdims + ("protocol",), full(shape + (2,), np.nan, chunks=pchunk),
+        data_vars[f"{name}_se"] = (cdims + ("protocol",), full(shape + (2,), np.nan),
                                    {"long_name": f"standard error of {spec.long_name}", "units": spec.units})
     for name, spec in CONTRAST_METRICS.items():
-        data_vars[name] = (cdims, full(shape, np.nan, chunks=chunk), _metric_attrs(spec))
-        data_vars[f"{name}_se"] = (cdims, full(shape, np.nan, chunks=chunk),
+        data_vars[name] = (cdims, full(shape, np.nan), _metric_attrs(spec))
+        data_vars[f"{name}_se"] = (cdims, full(shape, np.nan),
                                    {"long_name": f"standard error of {spec.long_name}", "units": spec.units})
     data_vars["class_counts"] = (cdims + ("transcript_class",),
-                                 zeros(shape + (kb.N_CLASSES,), dtype=np.int64,
-                                          chunks=chunk + (kb.N_CLASSES,)),
+                                 zeros(shape + (kb.N_CLASSES,), dtype=np.int64),
                                  {"long_name": "instances per transcript class", "units": "1"})
-    data_vars["cell_done"] = (cdims, zeros(shape, dtype=bool, chunks=chunk),
+    data_vars["cell_done"] = (cdims, zeros(shape, dtype=bool),
                               {"long_name": "cell simulated", "units": "1"})
-    data_vars["cell_digest"] = (cdims, zeros(shape, dtype=np.uint64, chunks=chunk), {
+    data_vars["cell_digest"] = (cdims, zeros(shape, dtype=np.uint64), {
         "long_name": "checksum of the cell's class counts",
         "description": "verified by every rerun and by antiamp-check"})
     # Closed forms are written block by block with the simulated values, so that
     # memory stays bounded by a block whatever the number of cells.
     for name, spec in PROTOCOL_METRICS.items():
         data_vars[f"{name}_theory"] = (cdims + ("protocol",),
-                                       full(shape + (2,), np.nan, chunks=pchunk),
+                                       full(shape + (2,), np.nan),
                                        {"long_name": f"closed form of {spec.long_name}",
                                         "units": spec.units})
     for name, spec in CONTRAST_METRICS.items():
-        data_vars[f"{name}_theory"] = (cdims, full(shape, np.nan, chunks=chunk),
+        data_vars[f"{name}_theory"] = (cdims, full(shape, np.nan),
                                        {"long_name": f"closed form of {spec.long_name}",
                                         "units": spec.units})
     for k, nm in enumerate(("x_P_consult", "x_P", "x_A")):
