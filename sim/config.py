@@ -276,9 +276,13 @@ def to_config(cfg: Any = None) -> Config:
     if cfg is None:
         cfg = {}
     try:
-        if isinstance(cfg, Config):
-            obj = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(Config),
-                                                      OmegaConf.structured(cfg)))
+        if isinstance(cfg, Config):  # checked as its fields' plain values are (a copy)
+            import dataclasses
+
+            obj = build_direct(Config, plain_values(dataclasses.asdict(cfg)))
+            if obj is None:  # a field of the wrong type: OmegaConf says which
+                obj = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(Config),
+                                                          OmegaConf.structured(cfg)))
         elif isinstance(cfg, (dict, DictConfig)):
             plain = _strip_hydra(cfg)
             check_sections(plain)

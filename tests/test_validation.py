@@ -213,3 +213,33 @@ def test_direct_build_leaves_merged_tables_to_omegaconf():
     assert build_direct(WithTable, {"table": {"a": 5}}) is None
     assert _omegaconf_object(WithTable, {"table": {"a": 5}}).table == {"a": 5, "b": 2}
     assert build_direct(WithTable, {"x": 1}) == WithTable(x=1.0)
+
+
+def test_a_config_object_is_checked_like_its_dict():
+    """to_config of a Config instance (what the model functions receive) takes the
+    direct build when every field has its type, giving what OmegaConf's merge gives,
+    a copy the caller's object does not share; a field of the wrong type still
+    goes to OmegaConf and is refused naming it."""
+    import dataclasses
+
+    from omegaconf import OmegaConf
+
+    from antiamp.config import Config, ConfigError, to_config
+
+    for raw in ({}, {"model": {"rho": 0.7, "c_e": 0.1}, "judge": {"kind": "logit", "lam": 2}},
+                {"model": {"stance": "fixed", "a": 1}, "run": {"n_instances": 5000, "seed": 3}}):
+        c = to_config(raw)
+        got = to_config(c)
+        via = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(Config),
+                                                  OmegaConf.structured(c)))
+        assert got == via and got is not c and got.model is not c.model
+        assert {k: type(v) for k, v in dataclasses.asdict(got.model).items()} == \
+            {k: type(v) for k, v in dataclasses.asdict(via.model).items()}
+    bad = to_config({})
+    bad.model.rho = "lots"
+    with pytest.raises(ConfigError, match="rho"):
+        to_config(bad)
+    bad = to_config({})
+    bad.model.rho = 1.5
+    with pytest.raises(ConfigError, match="rho"):
+        to_config(bad)
