@@ -274,6 +274,19 @@ def logsumexp(a, axis: int):
         return np.log(np.sum(np.exp(a - m), axis=axis)) + np.squeeze(m, axis=axis)
 
 
+def _subset_factors(cov: np.ndarray, keep: np.ndarray):
+    """Every anchoring subset's marginal covariance at once: ``cov`` padded with the
+    identity on the anchored coordinates (whose residuals are set to 0).  Returns
+    (keep x keep mask, Cholesky factors, their inverses), or None if one is singular."""
+    kk = keep[:, :, None] * keep[:, None, :]
+    cpad = cov[None] * kk + np.eye(cov.shape[0])[None] * (1.0 - keep)[:, None, :]
+    try:
+        L = np.linalg.cholesky(cpad)
+    except np.linalg.LinAlgError:
+        return None
+    return kk, L, np.linalg.inv(L)
+
+
 def loglik(rep: Reports, X, n_nodes: int = 7) -> float:
     """Log-likelihood of bets X (debates, 2, R) under the report model (a report is
     an integer, its probability the model's density there: bins of width 1)."""
@@ -287,15 +300,10 @@ def loglik(rep: Reports, X, n_nodes: int = 7) -> float:
         mus, lw = rep.means(belief_paths(rep, nodes)), np.log(wts)
     z = rep.anchor
     keep = des.keep.astype(float)
-    # Every subset's marginal density at once: the covariance padded with the
-    # identity on the anchored coordinates (whose residuals are set to 0).
-    kk = keep[:, :, None] * keep[:, None, :]
-    cpad = cov[None] * kk + np.eye(2 * R)[None] * (1.0 - keep)[:, None, :]
-    try:
-        L = np.linalg.cholesky(cpad)
-    except np.linalg.LinAlgError:
+    factors = _subset_factors(cov, keep)
+    if factors is None:
         return -np.inf
-    Li = np.linalg.inv(L)
+    kk, L, Li = factors
     # Whitened node means Li (keep * mu_k), by batched matmul (half einsum's time).
     mw = (keep[:, None, :] * mus[None]) @ np.swapaxes(Li, 1, 2)  # (G, K, 2R)
     m2 = 0.5 * np.einsum("gki,gki->gk", mw, mw)  # (G, K)
@@ -365,13 +373,10 @@ def loglik_grad(theta: np.ndarray, X, info: float = 0.5, side_bias: float = 0.0,
         dvec = np.concatenate([d, -d], axis=-1)  # d mu_k / d w  (K, 2R)
     z, pa = rep.anchor, rep.anchor_debates
     keep = des.keep.astype(float)
-    kk = keep[:, :, None] * keep[:, None, :]
-    cpad = cov[None] * kk + np.eye(2 * R)[None] * (1.0 - keep)[:, None, :]
-    try:
-        L = np.linalg.cholesky(cpad)
-    except np.linalg.LinAlgError:
+    factors = _subset_factors(cov, keep)
+    if factors is None:
         return -np.inf, grad
-    Li = np.linalg.inv(L)
+    kk, L, Li = factors
     prec = np.einsum("gji,gjk->gik", Li, Li) * kk  # P_g on kept coordinates (G, 2R, 2R)
     G = len(keep)
     # Per subset g and node k: v = P keep mu_k (the whitened mean, unwhitened back),
