@@ -14,6 +14,7 @@ one real import).
 from __future__ import annotations
 
 import importlib
+import sys
 
 
 class _LazyModule:
@@ -52,14 +53,10 @@ class _DaskArrayIfLoaded(type):
     dask array once ``dask.array`` has been imported (by whoever made it)."""
 
     def __instancecheck__(cls, obj) -> bool:
-        import sys
-
         da = sys.modules.get("dask.array")
         return da is not None and isinstance(obj, da.Array)
 
     def __subclasscheck__(cls, sub) -> bool:
-        import sys
-
         da = sys.modules.get("dask.array")
         return da is not None and issubclass(sub, da.Array)
 
@@ -118,3 +115,22 @@ def defer_dask_type_check() -> None:
             return Version(m.__version__ if m is not None else "0.0.0")
 
     cache.setdefault("dask", _DeferredDask())
+    # The same for xarray's is_dask_collection, which imports dask.base (with dask's
+    # config, widgets and psutil, about 0.1 s) to answer it: no object is a dask
+    # collection before dask is imported.  Replaced wherever xarray holds it.
+    try:
+        from xarray.namedarray import utils as nutils
+    except ImportError:  # pragma: no cover - another xarray layout
+        return
+    original = getattr(nutils, "is_dask_collection", None)
+    if original is None or getattr(original, "_antiamp_deferred", False):
+        return
+
+    def is_dask_collection(x):
+        return "dask" in sys.modules and original(x)
+
+    is_dask_collection._antiamp_deferred = True
+    is_dask_collection.__doc__ = original.__doc__
+    for name, mod in list(sys.modules.items()):
+        if name.split(".")[0] == "xarray" and getattr(mod, "is_dask_collection", None) is original:
+            mod.is_dask_collection = is_dask_collection

@@ -303,7 +303,10 @@ def _create_store(plan: Plan, chunk: tuple, fp: str, store: Path, log) -> None:
     created = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     ds, enc = _template(plan, chunk, fp, created)
     tmp = store.with_name(f".{store.name}.creating-{uuid.uuid4().hex[:8]}")
-    to_zarr_files(ds, tmp, compute=False, consolidated=False, encoding=enc)
+    # Only dask placeholders need compute=False (their data is never written); with
+    # it xarray would import dask for a NumPy template too.
+    lazy = any(v.chunks is not None for v in ds.variables.values())
+    to_zarr_files(ds, tmp, consolidated=False, encoding=enc, **({"compute": False} if lazy else {}))
     if store.exists():
         old = store.with_name(f".{store.name}.old-{uuid.uuid4().hex[:8]}")
         os.replace(store, old)
