@@ -66,7 +66,7 @@ class DaskArray(metaclass=_DaskArrayIfLoaded):
 
 
 def defer_dask_type_check() -> None:
-    """Keep xarray from importing ``dask.array`` for a run that never uses dask.
+    """Keep xarray from importing dask for a run that never uses dask.
 
     xarray checks every new Variable's data against dask's array type
     (``as_compatible_data`` -> ``array_type("dask")``), and finding that type
@@ -75,6 +75,8 @@ def defer_dask_type_check() -> None:
     that cache for "dask" with an entry whose type answers the same isinstance
     checks (true exactly for dask arrays, which cannot exist before dask.array is
     imported) and whose module and version are looked up when first asked for.
+    xarray's ``is_dask_collection`` (which imports ``dask.base``) is likewise
+    answered False while dask is not imported.
 
     Written by hand because xarray offers no switch for it.  Its internals are
     checked first: with any other layout (a later xarray) nothing is changed and
