@@ -89,6 +89,8 @@ def to_zarr_files(ds: xr.Dataset, target: str | os.PathLike, **kwargs):
     target = Path(target)
     kwargs.setdefault("zarr_format", 2)
     lazy = any(v.chunks is not None for v in ds.variables.values())
+    if not lazy:  # compute=False defers only dask writes; for NumPy data xarray would
+        kwargs.pop("compute", None)  # import dask just to wrap them in a delayed object
     if lazy or ds.nbytes > MEMORY_WRITE_BYTES or kwargs["zarr_format"] != 2:
         return ds.to_zarr(target, mode="w-", **kwargs)
     from zarr.storage import MemoryStore

@@ -27,10 +27,10 @@ import numpy as np
 class ChunkFile:
     """Writes whole chunks of one zarr array (see the module's docstring)."""
 
-    __slots__ = ("array", "root", "meta", "dtype", "fill", "chunks", "shape")
+    __slots__ = ("root", "meta", "dtype", "fill", "chunks", "shape")
 
-    def __init__(self, array, root: Path, meta, dtype, fill):
-        self.array, self.root, self.meta = array, root, meta
+    def __init__(self, root: Path, meta, dtype, fill):
+        self.root, self.meta = root, meta
         self.dtype, self.fill = dtype, fill
         self.chunks, self.shape = tuple(meta.chunks), tuple(meta.shape)
 
@@ -53,7 +53,7 @@ class ChunkFile:
             meta.encode_chunk_key((0,) * len(meta.shape))
         except Exception:  # another zarr layout: leave it to zarr
             return None
-        return cls(array, Path(array.store.root) / array.path, meta, dtype, fill)
+        return cls(Path(array.store.root) / array.path, meta, dtype, fill)
 
     def coords(self, region: tuple) -> tuple | None:
         """The chunk's coordinates if ``region`` (slices over the leading axes) is one
