@@ -736,7 +736,7 @@ def judge_from_estimates(path) -> tuple[Judge, list]:
     (consultancy; binomial SE).  Raises DesignError with the reason when the store
     identifies none of them."""
     try:
-        ds = xr.open_zarr(path).load()
+        ds = xr.open_zarr(path, chunks=None).load()
         ds.sel(stratum="all").rho_eq_P, ds.attrs["p_correct"], ds.mu_tilde  # noqa: B018
     except Exception:  # noqa: BLE001  (not a store, or not one antiamp-estimate wrote)
         raise DesignError(f"--estimates {path}: not a store written by antiamp-estimate") \

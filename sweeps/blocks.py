@@ -464,18 +464,34 @@ def _lock(store: Path):
     return lock
 
 
-def open_store(store, dask: bool = True) -> xr.Dataset:
-    """A finished store opened lazily: with dask arrays (xarray's default), or without
-    dask (``dask=False``: xarray's own lazy arrays, and no dask import, for a command
-    that only reads a few values)."""
-    return xr.open_zarr(store) if dask else xr.open_zarr(store, chunks=None)
+#: A finished store larger than this (its variables in memory) opens with dask by default.
+DASK_ABOVE_BYTES = 1 << 30
+
+
+def open_store(store, dask: bool | None = None) -> xr.Dataset:
+    """A finished store opened lazily: with dask arrays (``dask=True``), or with
+    xarray's own lazy arrays (``dask=False``: each variable read whole on first use,
+    no dask import), or (``None``) with dask only for a store whose variables would
+    take more than :data:`DASK_ABOVE_BYTES` in memory.
+
+    A store of a few thousand cells loads two to three times faster without dask
+    (one read of each array instead of a task per chunk); dask is for stores that
+    should be read, reduced or written out in pieces."""
+    if dask:
+        return xr.open_zarr(store)
+    ds = xr.open_zarr(store, chunks=None)
+    if dask is None and ds.nbytes > DASK_ABOVE_BYTES:
+        return xr.open_zarr(store)
+    return ds
 
 
 def run_grid_store(cfg: Any, store: str | Path, *, client=None, executor=None,
                    progress: bool | None = None, overwrite: bool = False, log=print,
-                   plan: GridPlan | None = None, run_dir=None, dask: bool = True) -> xr.Dataset:
+                   plan: GridPlan | None = None, run_dir=None,
+                   dask: bool | None = None) -> xr.Dataset:
     """Run (or resume) a model's grid into the Zarr ``store``; return it opened
-    (with dask, or with ``dask=False`` without: variables read on first use).
+    (:func:`open_store`: with dask arrays for ``dask=True``, xarray's lazy arrays for
+    ``False``, by the store's size for ``None``).
 
     Blocks run on ``client``, or on a client for ``executor`` (an
     :class:`~antiamp.sweeps.spec.ExecutorConfig`), or in this process.  Finished
@@ -610,7 +626,7 @@ class GridReport:
 def _load(store: Path):
     """The store in memory; (None, reason) when it cannot be read at all."""
     try:
-        ds = xr.open_zarr(store)
+        ds = xr.open_zarr(store, chunks=None)  # every variable is read whole below
     except Exception as exc:
         return None, f"cannot be opened ({type(exc).__name__}: {str(exc)[:80]})"
     bad = []

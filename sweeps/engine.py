@@ -329,7 +329,7 @@ def _lock(store: Path):
 
 
 def run_sweep(cfg, out_dir=None, *, client=None, progress=None, log=print,
-              dask: bool = True) -> xr.Dataset:
+              dask: bool | None = None) -> xr.Dataset:
     """Run (or resume) a sweep and return the finished store opened with xarray.
 
     Parameters
@@ -342,9 +342,11 @@ def run_sweep(cfg, out_dir=None, *, client=None, progress=None, log=print,
         Use this dask client instead of starting one from ``executor``.
     progress : bool, optional
         Progress bar (default: on a terminal).
-    dask : bool
-        Open the finished store with dask arrays (the default) or without dask
-        (xarray's lazy arrays, read on first use; no dask import).
+    dask : bool, optional
+        Open the finished store with dask arrays (True) or without dask (False:
+        xarray's lazy arrays, each variable read on first use; no dask import); by
+        default with dask only for a store larger than
+        :data:`~antiamp.sweeps.blocks.DASK_ABOVE_BYTES` in memory.
     """
     from antiamp.registry import model_of
 
@@ -702,7 +704,7 @@ def model_store(plan, out_dir) -> Path:
 
 
 def _run_model_grid(cfg, out_dir, *, client=None, progress=None, log=print,
-                    dask: bool = True) -> xr.Dataset:
+                    dask: bool | None = None) -> xr.Dataset:
     """Any registered model's grid through the generic block engine."""
     from .blocks import run_grid_store
 

@@ -73,7 +73,7 @@ def plot_store(store, variables=None, out_dir=None, formats=("png", "pdf"),
         if f not in supported:
             raise PlotError(f"--formats: {f!r} is not a figure format; choose from "
                             f"{', '.join(sorted(supported))}")
-    ds = xr.open_zarr(store)
+    ds = xr.open_zarr(store, chunks=None)  # a figure reads each variable it draws whole
     if not allow_incomplete and not ds.attrs.get("complete"):
         raise IncompleteStore(f"{store} is not complete (its sweep was interrupted); rerun the "
                               "sweep to finish it, or pass --allow-incomplete")

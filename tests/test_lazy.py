@@ -77,17 +77,27 @@ def test_a_small_sweep_command_never_imports_dask(tmp_path):
     assert (tmp_path / "run" / "sweep.zarr").is_dir()
 
 
-def test_a_sweep_opened_without_dask_holds_the_same_values(tmp_path):
+def test_a_sweep_opened_without_dask_holds_the_same_values(tmp_path, monkeypatch):
     import numpy as np
 
+    from antiamp.sweeps import blocks
     from antiamp.sweeps.engine import run_sweep
 
     for model, axes in (("baseline", {"model": {"rho": [0.2, 0.6]}}),
                         ("signals", {"model": {"rho": [0.2, 0.6]}})):
         cfg = {"model": {"name": model}, "run": {"n_instances": 2000},
                "sweep": {"axes": axes, "plot": False}}
-        a = run_sweep(cfg, tmp_path / model, progress=False, log=lambda *x: None)
+        a = run_sweep(cfg, tmp_path / model, progress=False, log=lambda *x: None, dask=True)
         b = run_sweep(cfg, tmp_path / model, progress=False, log=lambda *x: None, dask=False)
         assert a["amp"].chunks is not None and b["amp"].chunks is None
         for v in a.data_vars:
             assert np.array_equal(a[v].values, b[v].values, equal_nan=True), v
+        # By default a store opens without dask unless it is large.
+        small = run_sweep(cfg, tmp_path / model, progress=False, log=lambda *x: None)
+        assert small["amp"].chunks is None
+        monkeypatch.setattr(blocks, "DASK_ABOVE_BYTES", small.nbytes - 1)
+        large = run_sweep(cfg, tmp_path / model, progress=False, log=lambda *x: None)
+        assert large["amp"].chunks is not None
+        monkeypatch.setattr(blocks, "DASK_ABOVE_BYTES", small.nbytes)
+        assert run_sweep(cfg, tmp_path / model, progress=False,
+                         log=lambda *x: None)["amp"].chunks is None
