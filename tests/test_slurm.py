@@ -87,7 +87,10 @@ def _cli(args, cwd, env=None, timeout=600, background=False):
                           timeout=timeout)
 
 
-@pytest.mark.parametrize("model", list(GRIDS))
+# The baseline grid in the default tier; the loop model's (the generic block engine,
+# which every model's LocalCluster test also runs) in the long tier.
+@pytest.mark.parametrize("model", [m if m == "baseline" else pytest.param(m, marks=pytest.mark.slow)
+                                   for m in GRIDS])
 def test_grid_on_two_slurm_jobs_equals_the_local_run(slurm, tmp_path, model):
     cfg = GRIDS[model]
     local = antiamp.sweep(cfg, tmp_path / "local.zarr", progress=False, log=lambda *a: None)
@@ -103,6 +106,8 @@ def _dask_jobs(slurm):
     return [j for j in slurm.jobs() if j[2] == "RUNNING" and j[1].startswith("dask")]
 
 
+@pytest.mark.slow  # 20 s; a lost worker is also tested on a LocalCluster (kill -9), and
+# a cancelled SLURM job by the test below
 def test_a_cancelled_worker_job_is_a_lost_worker(slurm, tmp_path):
     """scancel one of two worker jobs mid-grid: the other finishes, the store is identical."""
     args = ["executor=slurm", "executor.jobs=2", "executor.start_timeout=120",

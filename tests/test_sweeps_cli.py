@@ -134,7 +134,10 @@ def test_killed_sweep_resumes_to_an_identical_store(tmp_path):
         assert np.array_equal(ref[v].values, resumed[v].values, equal_nan=True), v
 
 
-@pytest.mark.parametrize("launcher", ["basic", "joblib", "submitit_local"])
+# The basic launcher in the default tier; joblib's and submitit's process pools (the
+# same multirun, merge and store) in the long tier: 21 s of the suite's 5 minutes.
+@pytest.mark.parametrize("launcher", ["basic", pytest.param("joblib", marks=pytest.mark.slow),
+                                      pytest.param("submitit_local", marks=pytest.mark.slow)])
 def test_multirun_merge_and_plot(tmp_path, launcher):
     r = run("antiamp-sweep", ["-m", f"hydra/launcher={launcher}", "judge=tiebreak,logit",
                               "sweep.axes.model.rho=[0.2,0.6]", "sweep.axes.judge.mu=[0.0,0.5]",
