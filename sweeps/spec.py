@@ -620,6 +620,9 @@ def validate_executor(ex: ExecutorConfig) -> None:
                           "executor.processes=true (compiled kernels each use all cores)")
     if ex.threads_per_task < 0:
         raise ConfigError("executor.threads_per_task must be an integer >= 0")
+    if not ex.start_timeout > 0:  # NaN too
+        raise ConfigError(f"executor.start_timeout must be a number of seconds > 0, got "
+                          f"{ex.start_timeout!r}")
 
 
 _LAST_PLAN: dict = {}

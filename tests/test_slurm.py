@@ -223,13 +223,13 @@ def test_a_job_over_the_time_limit_is_refused_at_once(slurm, tmp_path):
 
 def test_a_job_stuck_in_the_queue_stops_after_the_start_timeout(slurm, tmp_path):
     t = time.perf_counter()
-    r = _cli(["executor=slurm", "executor.jobs=1", "executor.start_timeout=5",
+    r = _cli(["executor=slurm", "executor.jobs=1", "executor.start_timeout=2",
               "executor.slurm.interface=lo", "executor.slurm.cores=1", "executor.slurm.memory=1GB",
               "executor.slurm.walltime=00:05:00",
               "+executor.slurm.job_extra_directives=['--begin=now+3600']",
               "sweep.axes.judge.b=[0.2]", "run.n_instances=1000", "hydra.run.dir=run"], tmp_path)
     assert r.returncode == 1, r.stderr
-    assert "no SLURM worker started within 5 s" in r.stderr and "PENDING" in r.stderr, r.stderr
+    assert "no SLURM worker started within 2 s" in r.stderr and "PENDING" in r.stderr, r.stderr
     assert time.perf_counter() - t < 90
     # Its queued job was cancelled on the way out.
     time.sleep(1)

@@ -118,6 +118,10 @@ def test_bad_executor_and_design(tmp_path):
     c["executor"] = {"kind": "distributed"}
     with pytest.raises(sim.ConfigError, match="executor.address"):
         make_plan(c)
+    for bad in (0, -5, float("nan")):
+        c["executor"] = {"kind": "slurm", "start_timeout": bad}
+        with pytest.raises(sim.ConfigError, match=r"executor.start_timeout must be .* > 0"):
+            make_plan(c)
     c = cfg({"model": {"rho": [0.1, 0.2]}})
     c["sweep"]["design"] = "lhs"
     with pytest.raises(sim.ConfigError, match="uniform"):
