@@ -44,6 +44,7 @@ import bench_colmad  # noqa: E402
 import bench_mediation  # noqa: E402
 import bench_panel  # noqa: E402
 import bench_floors  # noqa: E402
+import bench_threads  # noqa: E402
 import bench_rounds  # noqa: E402
 import bench_crn  # noqa: E402
 from bench_baseline import median_time  # noqa: E402
@@ -592,7 +593,7 @@ def write_md(res, path: Path):
     for key, bench in (("confidence", bench_confidence), ("redeliberation", bench_redeliberation),
                        ("colmad", bench_colmad), ("mediation", bench_mediation),
                        ("panel", bench_panel), ("floors", bench_floors), ("rounds", bench_rounds),
-                       ("crn", bench_crn)):
+                       ("crn", bench_crn), ("threads", bench_threads)):
         if key in res:  # sections with their own headings
             L += [""] + bench.report(res[key])
             if key in ("redeliberation", "colmad", "mediation"):  # no load line of their own
@@ -634,7 +635,8 @@ def main(argv=None):
              ("panel", lambda: bench_panel.run(args.quick)),
              ("floors", lambda: bench_floors.run(args.quick)),
              ("rounds", lambda: bench_rounds.run(args.quick)),
-             ("crn", lambda: bench_crn.run(args.quick))]
+             ("crn", lambda: bench_crn.run(args.quick)),
+             ("threads", lambda: bench_threads.run(args.quick))]
     res["load"] = {}
     names = [name for name, _ in steps]
     if args.resume_from:  # the sections before it from the last run's results.json

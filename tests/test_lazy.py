@@ -1,19 +1,21 @@
 """Deferred imports: a single-cell run and a small sweep never import dask, and
 xarray still tells dask arrays and collections apart once dask is in use
-(``antiamp.lazy.defer_dask_type_check``).
+(``antiamp.lazy.defer_dask_type_check``); the kernels' OpenMP threads are told to
+sleep when they wait before the OpenMP runtime loads.
 
 Each check runs in a fresh interpreter: which modules a process has imported, and
 xarray's cache of duck-array types, are per process.
 """
 
+import os
 import subprocess
 import sys
 import textwrap
 
 
-def _python(code: str, cwd) -> str:
+def _python(code: str, cwd, env=None) -> str:
     r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=cwd,
-                       capture_output=True, text=True, timeout=300)
+                       capture_output=True, text=True, timeout=300, env=env)
     assert r.returncode == 0, r.stderr
     return r.stdout
 
@@ -101,3 +103,21 @@ def test_a_sweep_opened_without_dask_holds_the_same_values(tmp_path, monkeypatch
         monkeypatch.setattr(blocks, "DASK_ABOVE_BYTES", small.nbytes)
         assert run_sweep(cfg, tmp_path / model, progress=False,
                          log=lambda *x: None)["amp"].chunks is None
+
+
+def test_kernel_threads_wait_passively_unless_the_user_chose(tmp_path):
+    code = """
+        import os, sys
+        import antiamp
+        # Set at import, before numba (and with it the OpenMP runtime) has loaded.
+        print(os.environ["OMP_WAIT_POLICY"], "numba" in sys.modules)
+        antiamp.simulate({"run": {"n_instances": 2000}})
+        import numba
+        print(os.environ["OMP_WAIT_POLICY"], numba.threading_layer())
+    """
+    # This process imported antiamp too: the children start without its setting.
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    out = _python(code, tmp_path, env).split("\n")
+    assert out[0] == "PASSIVE False" and out[1].startswith("PASSIVE ")
+    out = _python(code, tmp_path, {**env, "OMP_WAIT_POLICY": "ACTIVE"}).split("\n")
+    assert out[0] == "ACTIVE False" and out[1].startswith("ACTIVE ")
