@@ -114,24 +114,6 @@ def option_sums_cells(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagon
                     XP[c, j, av, isd] = x
                     if x < 700.0:
                         EP[c, j, av, isd] = math.exp(x)
-    # With no alternative argued (consultancy; debate whose antagonist attacks a) the
-    # logit's normalising sum depends only on (a, d, evidence of a, attack): tabulated
-    # per cell, added in the same order as the instance loop would (e_a, then every
-    # other option by label), so the same bits.  0 where the exponent is out of range
-    # (the stable-logit fallback).  4 K^2 doubles a cell (8 KB at K = 16).
-    TN = np.zeros((n_cells, K, K, 2, 2))
-    for c in range(n_cells):
-        for a in range(K):
-            for d in range(K):
-                for av in range(2):
-                    for att in range(2):
-                        isd = 1 if a == d else 0
-                        if XA[c, a, av, att, isd] < 700.0:
-                            t = EA[c, a, av, att, isd] + 0.0
-                            for j in range(K):
-                                if j != a:
-                                    t += E1[c, j] if j == d else E0[c, j]
-                            TN[c, a, d, av, att] = t
     n_words = 7 + K + K
     n_ctr = (n_words + 3) // 4
     for b in nb.prange(n_blocks):
@@ -149,7 +131,7 @@ def option_sums_cells(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagon
             for c in range(n_cells):
                 _instance(words, K, c, cum_prior, t_p[c], wrong_cum, avail_thr, t_attack[c],
                           antagonist[c], k_examine[c], lam[c], mu[c], bias_d[c], bias_j,
-                          kappa[c], near_loss[c], loss_tol[c], E0, E1, XA, EA, XP, EP, TN, avail,
+                          kappa[c], near_loss[c], loss_tol[c], E0, E1, XA, EA, XP, EP, avail,
                           scores, probs, cand, loc, cnt)
         for c in range(n_cells):
             for p in range(2):
@@ -175,7 +157,7 @@ def option_sums_cells(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagon
 @nb.njit(inline="always", cache=True)
 def _instance(words, K, c, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagonist,
               k_examine, lam, mu, bias_d, bias_j, kappa, near_loss, loss_tol, E0, E1, XA, EA,
-              XP, EP, TN, avail, scores, probs, cand, loc, cnt):
+              XP, EP, avail, scores, probs, cand, loc, cnt):
     """One instance of cell ``c`` (its row of the per-cell arrays), from its words: adds
     its terms to ``loc[c]`` [2, N_ACC, 2] and its counts to ``cnt[c]`` [5].  Rows are
     indexed in place rather than sliced: a view per cell and instance cost 8%."""
@@ -243,16 +225,12 @@ def _instance(words, K, c, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antag
         x_a = XA[c, a, avail[a], att, isd_a]
         x_p = XP[c, ap, avail[ap], 1 if ap == d else 0] if argued else -1e300
         tot = e_a = e_p = 0.0
-        if not argued:
-            if x_a < 700.0:
-                e_a = EA[c, a, avail[a], att, isd_a]
-                tot = TN[c, a, d, avail[a], att]
-        elif x_a < 700.0 and x_p < 700.0:
+        if x_a < 700.0 and x_p < 700.0:
             e_a = EA[c, a, avail[a], att, isd_a]
-            e_p = EP[c, ap, avail[ap], 1 if ap == d else 0]
+            e_p = EP[c, ap, avail[ap], 1 if ap == d else 0] if argued else 0.0
             tot = e_a + e_p
             for j in range(K):
-                if j != a and j != ap:
+                if j != a and not (argued and j == ap):
                     tot += E1[c, j] if j == d else E0[c, j]
         if tot > 1e-280:
             w_om = e_a if om == a else (e_p if argued and om == ap else
