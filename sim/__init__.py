@@ -14,10 +14,11 @@ from ._version import __version__
 # The compiled kernels' threads (numba's OpenMP layer) sleep, not spin, when they wait:
 # a thread that finishes its share early, or waits for the next kernel, would
 # otherwise keep its core busy while another process (a second dask worker, the
-# test workers, anything else on a shared machine) needs it.  Measured on 2 cores:
-# two processes of kernels at once used 24% less CPU and finished sooner, and one
-# process alone the same wall time with 20-30% less CPU.  Set before the OpenMP
-# runtime loads (at the first parallel kernel); a value the user set is kept.
+# test workers, anything else on a shared machine) needs it.  Measured on 2 cores
+# (benchmarks/bench_threads.py, against the runtime's default): two processes of
+# kernels at once 0.67x the wall time and 0.63x the CPU, one alone 0.98x and 0.77x.
+# Set before the OpenMP runtime loads (at the first parallel kernel); a value the
+# user set is kept.
 _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 # Light at import (the commands answer --help and bad input before numba, xarray or
