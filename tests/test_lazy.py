@@ -118,3 +118,34 @@ def test_kernel_threads_wait_passively_unless_the_user_chose(tmp_path):
     assert _python(code, tmp_path, env).strip() == "PASSIVE False"
     assert _python(code, tmp_path, {**env, "OMP_WAIT_POLICY": "ACTIVE"}).strip() == \
         "ACTIVE False"
+
+
+def test_cached_kernels_load_without_numbas_lowering_registries(tmp_path):
+    """A kernel read from numba's cache needs its runtime, not the modules of lowering
+    implementations that numba's loader imports first (antiamp.kernels); the results
+    are those of numba's own loader."""
+    code = """
+        import hashlib, sys
+        if sys.argv[1] == "numba's loader":  # antiamp's replacement left out
+            from numba.core import caching
+            caching.FunctionCache.load_overload._antiamp_light = True
+        import antiamp
+        ds = antiamp.simulate({"run": {"n_instances": 5000}, "judge": {"kind": "logit"}})
+        loop = antiamp.simulate({"model": {"name": "loop"},
+                                 "loop": {"rounds": 3, "paths": 4, "batch": 50}})
+        print(hashlib.sha256(b"".join(d[v].values.tobytes() for d in (ds, loop)
+                                      for v in sorted(d.data_vars))).hexdigest())
+        print(sorted(m for m in ("numba.np.polynomial", "numba.typed.typeddict",
+                                 "numba.experimental.function_type") if m in sys.modules))
+    """
+
+    def run(mode):
+        r = subprocess.run([sys.executable, "-c", textwrap.dedent(code), mode], cwd=tmp_path,
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        return r.stdout.split("\n")
+
+    numba_own = run("numba's loader")  # first: it fills the kernels' cache if it was not
+    light = run("light")
+    assert light[1] == "[]" and numba_own[1] != "[]"
+    assert light[0] == numba_own[0]
