@@ -18,7 +18,6 @@ import resource
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
 import bench_loop

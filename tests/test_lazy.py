@@ -1,7 +1,8 @@
 """Deferred imports: a single-cell run and a small sweep never import dask, and
 xarray still tells dask arrays and collections apart once dask is in use
 (``antiamp.lazy.defer_dask_type_check``); the kernels' OpenMP threads are told to
-sleep when they wait before the OpenMP runtime loads.
+sleep when they wait before the OpenMP runtime loads; kernels read from numba's
+cache without numba's lowering registries.
 
 Each check runs in a fresh interpreter: which modules a process has imported, and
 xarray's cache of duck-array types, are per process.

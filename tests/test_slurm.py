@@ -89,8 +89,8 @@ def _cli(args, cwd, env=None, timeout=600, background=False):
 
 # The baseline grid in the default tier; the loop model's (the generic block engine,
 # which every model's LocalCluster test also runs) in the long tier.
-@pytest.mark.parametrize("model", [m if m == "baseline" else pytest.param(m, marks=pytest.mark.slow)
-                                   for m in GRIDS])
+@pytest.mark.parametrize("model", [m if m == "baseline" else
+                                   pytest.param(m, marks=pytest.mark.slow) for m in GRIDS])
 def test_grid_on_two_slurm_jobs_equals_the_local_run(slurm, tmp_path, model):
     cfg = GRIDS[model]
     local = antiamp.sweep(cfg, tmp_path / "local.zarr", progress=False, log=lambda *a: None)
