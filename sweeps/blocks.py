@@ -626,7 +626,7 @@ class GridReport:
 def _load(store: Path):
     """The store in memory; (None, reason) when it cannot be read at all."""
     try:
-        ds = xr.open_zarr(store, chunks=None)  # every variable is read whole below
+        ds = open_store(store, dask=False)  # every variable is read whole below
     except Exception as exc:
         return None, f"cannot be opened ({type(exc).__name__}: {str(exc)[:80]})"
     bad = []
