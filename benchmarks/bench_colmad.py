@@ -19,7 +19,7 @@ import time
 import numba as nb
 import numpy as np
 
-from antiamp import colmad as cm
+from antiamp.models.colmad import core as cm
 from antiamp.kernels.rng import philox4x32_10, split_seed
 
 import bench_loop

@@ -25,7 +25,7 @@ import numba as nb
 import numpy as np
 from scipy import special
 
-from antiamp import confidence as cf
+from antiamp.models.confidence import core as cf
 from antiamp.kernels.rng import philox4x32_10, split_seed
 
 import bench_loop

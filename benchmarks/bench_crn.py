@@ -32,9 +32,9 @@ C = 64
 
 
 def _cases(quick: bool):
-    from antiamp import messages as msm
-    from antiamp import options as opm
-    from antiamp import portfolios as pfm
+    from antiamp.models.messages import core as msm
+    from antiamp.models.options import core as opm
+    from antiamp.models.portfolio import core as pfm
 
     rng = np.random.default_rng(0)
     n = 1 << (18 if quick else 20)

@@ -57,9 +57,9 @@ def floor(count, n_ctr, normals, k0, k1, stream, n_chunks):
 
 
 def run(quick=False):
-    from antiamp import messages as msm
-    from antiamp import options as opm
-    from antiamp import panel as pnm
+    from antiamp.models.messages import core as msm
+    from antiamp.models.options import core as opm
+    from antiamp.models.panel import core as pnm
 
     res = {"load": os.getloadavg(), "threads": nb.get_num_threads()}
     k0, k1 = split_seed(0)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from antiamp import loop as lp
+from antiamp.models.loop import core as lp
 from antiamp.registry import to_model_config
 from antiamp.sweeps.blocks import run_cell
 

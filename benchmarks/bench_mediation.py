@@ -16,7 +16,7 @@ import time
 import numba as nb
 import numpy as np
 
-from antiamp import mediation as md
+from antiamp.models.mediation import core as md
 from antiamp.kernels.rng import fill_words, split_seed
 
 import bench_loop

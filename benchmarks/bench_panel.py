@@ -19,7 +19,7 @@ import sys
 
 import numpy as np
 
-from antiamp import panel as pnm
+from antiamp.models.panel import core as pnm
 from antiamp.extended import solve_extended
 
 import bench_loop

@@ -27,7 +27,7 @@ import numpy as np
 
 from dataclasses import replace
 
-from antiamp import redeliberation as rd
+from antiamp.models.redeliberation import core as rd
 from antiamp.config import JudgeConfig
 from antiamp.judge import judge_tables
 from antiamp.kernels.rng import philox4x32_10, split_seed

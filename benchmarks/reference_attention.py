@@ -5,7 +5,7 @@ did before its batched solver and as one would write it by hand.
 
 Kept here, outside the package, only as the benchmark's reference: the same
 model (antiamp's judge tables, sender-equilibrium enumeration and certificates)
-and the same algorithm as :mod:`antiamp.effort`, one cell and one scalar at a
+and the same algorithm as :mod:`antiamp.models.signals.effort`, one cell and one scalar at a
 time.  Not used by antiamp itself.
 """
 
@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import optimize
 
-from antiamp import effort as ef
-from antiamp import signals as sg
+from antiamp.models.signals import effort as ef
+from antiamp.models.signals import core as sg
 
 
 def _equilibria(cm, t, tol):

@@ -128,7 +128,7 @@ def test_portfolio_kernel(benchmark):
 
 
 def test_messages_kernel(benchmark):
-    from antiamp import messages as msm
+    from antiamp.models.messages import core as msm
 
     benchmark.group = "extensions: instances per call"
     mc = msm.MessagesConfig(kappa_r=0.8, r_mean_false=1.0)
@@ -137,7 +137,7 @@ def test_messages_kernel(benchmark):
 
 
 def test_options_kernel(benchmark):
-    from antiamp import options as opm
+    from antiamp.models.options import core as opm
 
     benchmark.group = "extensions: instances per call"
     benchmark.extra_info["K"] = 4
@@ -148,7 +148,7 @@ def test_options_kernel(benchmark):
 
 
 def test_panel_kernel(benchmark):
-    from antiamp import panel as pnm
+    from antiamp.models.panel import core as pnm
 
     benchmark.group = "extensions: panels (of 9 judges) per call"
     pc = pnm.PanelConfig(size=9, icc=0.3, bias_sd=0.5, n_panels=200_000)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from .panel import _HI, _INV32, _LO
+from .rng import HI_SHIFT as _HI, INV32 as _INV32, LO_WORD as _LO
 from .rng import philox4x32_10
 
 STREAM = 9

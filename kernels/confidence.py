@@ -27,7 +27,7 @@ import math
 import numba as nb
 import numpy as np
 
-from .panel import _HI, _INV32, _LO, _phi  # the panel kernel's word masks and normal CDF
+from .rng import HI_SHIFT as _HI, INV32 as _INV32, LO_WORD as _LO, normal_cdf as _phi  # the shared word masks and normal CDF
 from .rng import philox4x32_10
 
 STREAM = 7

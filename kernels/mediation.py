@@ -23,7 +23,7 @@ import math
 import numba as nb
 import numpy as np
 
-from .panel import _INV32
+from .rng import INV32 as _INV32
 from .rng import fill_words
 
 STREAM = 10

@@ -25,20 +25,11 @@ import math
 import numba as nb
 import numpy as np
 
-from .rng import philox4x32_10
+from .rng import HI_SHIFT as _HI, INV32 as _INV32, LO_WORD as _LO, normal_cdf as _phi, philox4x32_10
 
 STREAM = 3
 PANEL_BLOCK = 256
 RULE_MAJORITY, RULE_SUPER, RULE_UNANIMITY, RULE_CONFIDENCE = 0, 1, 2, 3
-
-_LO = np.uint64(0xFFFFFFFF)
-_HI = np.uint64(32)
-_INV32 = 1.0 / 4294967296.0
-
-
-@nb.njit(inline="always", cache=True)
-def _phi(x):
-    return 0.5 * math.erfc(-x / math.sqrt(2.0))
 
 
 @nb.njit(cache=True)

@@ -25,7 +25,7 @@ import math
 import numba as nb
 import numpy as np
 
-from .panel import _HI, _INV32, _LO  # the panel kernel's word masks
+from .rng import HI_SHIFT as _HI, INV32 as _INV32, LO_WORD as _LO  # the shared word masks
 from .rng import philox4x32_10
 
 STREAM = 8

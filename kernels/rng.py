@@ -14,6 +14,8 @@ published Random123 known-answer vectors (``tests/test_rng.py``).
 
 from __future__ import annotations
 
+import math
+
 import numba as nb
 import numpy as np
 
@@ -26,6 +28,13 @@ _S32 = np.uint64(32)
 
 #: 2**32 as the integer scale of Bernoulli thresholds.
 TWO32 = 1 << 32
+
+#: A 64-bit word's low 32 bits, the shift to its high 32 bits, and 2**-32 (a 32-bit
+#: word as a uniform in [0, 1)): how the kernels split one Philox output into two
+#: draws.
+LO_WORD = np.uint64(0xFFFFFFFF)
+HI_SHIFT = np.uint64(32)
+INV32 = 1.0 / 4294967296.0
 
 
 @nb.njit(inline="always", cache=True)
@@ -102,3 +111,9 @@ def fill_words(words, i, n_ctr, stream, k0, k1):
         words[4 * c + 1] = np.uint32(w1)
         words[4 * c + 2] = np.uint32(w2)
         words[4 * c + 3] = np.uint32(w3)
+
+
+@nb.njit(inline="always", cache=True)
+def normal_cdf(x):
+    """The standard normal CDF Phi(x) inside compiled kernels."""
+    return 0.5 * math.erfc(-x / math.sqrt(2.0))

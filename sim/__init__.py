@@ -27,31 +27,38 @@ from .config import Config, ConfigError, JudgeConfig, ModelConfig, RunConfig, We
 
 
 def theory(cfg=None):
-    """Closed forms of the baseline model for one scenario (:func:`antiamp.core.theory`)."""
-    from .core import theory as _theory
+    """Closed forms of one scenario of the config's model (default: the seed-000 game),
+    for a model that declares them (``Model.theory``)."""
+    from .registry import get, model_of
 
-    return _theory(cfg)
+    model = get(model_of(cfg))
+    if model.theory is None:
+        raise ConfigError(f"model {model.name} has no closed forms of its own "
+                          f"(antiamp.simulate gives its exact values beside the simulated ones)")
+    return model.theory(cfg)
 
 
 def simulate(cfg=None, **kwargs):
     """One cell of any registered model (``model.name``; default the baseline).
 
-    The baseline returns :func:`antiamp.core.simulate`'s Dataset (dimension
-    ``protocol``, every metric with ``_se`` and ``_theory``); another model
-    returns its own Dataset for the cell (see ``antiamp.models``).
+    Every model returns its own Dataset for the cell (see ``antiamp.models``); the
+    default model's has dimension ``protocol`` and every metric with ``_se`` and
+    ``_theory``.  A model with a one-cell path of its own (``Model.run_cell``) runs
+    through it (``kwargs`` go to it); the others run one cell through the engine.
     """
-    from .registry import model_of
+    from .registry import get, model_of
 
-    if model_of(cfg) == "baseline":
-        from .core import simulate as _simulate
-        from .models.baseline import plain
+    if get(model_of(cfg)).run_cell is not None:
         from .registry import to_model_config
         from .sweeps.blocks import label_metrics, standard_attrs
 
         model, c = to_model_config(cfg)
-        ds = _simulate(plain(c), **kwargs)
+        ds = model.run_cell(c, **kwargs)
         ds.attrs.update(standard_attrs(model, c))
         return label_metrics(ds)
+    if kwargs:
+        raise TypeError(f"simulate() got keyword arguments {sorted(kwargs)} that model "
+                        f"{model_of(cfg)} does not take")
     from .sweeps.blocks import run_cell
 
     return run_cell(cfg)
@@ -87,8 +94,8 @@ def solve(cfg=None):
 
 
 def __getattr__(name):  # solvers, models and extensions on first use (PEP 562)
-    if name in ("equilibrium", "fixedpoint", "extended", "signals", "effort", "portfolios",
-                "panel", "messages", "options", "models", "registry", "plotting", "estimate"):
+    if name in ("equilibrium", "fixedpoint", "extended", "models", "registry", "plotting",
+                "estimate"):
         import importlib
 
         return importlib.import_module(f".{name}", __name__)

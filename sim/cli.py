@@ -72,25 +72,16 @@ def prevalidate(args: list[str], config_name: str = "config") -> None:
                     f"antiamp-sweep (antiamp-sweep {a.lstrip('+~')} ...)")
     cfg = compose_overrides(args, config_name)
     if cfg is not None:
-        model, c = to_model_config(cfg)
-        if model.name == "baseline":
-            from .judge import resolve_strategies
-
-            resolve_strategies(_plain_config(c))
+        to_model_config(cfg)  # the shared checks and the model's own
 
 
 def register_model_options() -> None:
-    """Make every registered model a choice of the ``model`` config group: built-in
-    models have their file in ``conf/model/``; third-party models get one here."""
-    from importlib.resources import files
-
+    """Make every registered model, built-in or third-party, a choice of the ``model``
+    config group (Hydra's ConfigStore: no file per model in ``conf/``)."""
     from .registry import names
 
-    have = {p.name[:-5] for p in files(f"{CONFIG_MODULE}.model").iterdir()
-            if p.name.endswith(".yaml")}
     for n in names():
-        if n not in have:
-            ConfigStore.instance().store(group="model", name=n, node={"name": n})
+        ConfigStore.instance().store(group="model", name=n, node={"name": n})
 
 
 def _group_option(group: str, option: str):
@@ -99,12 +90,14 @@ def _group_option(group: str, option: str):
 
     import yaml
 
+    if group == "model":  # the model group's options are the registry's (ConfigStore)
+        return group, {"name": option}
     root = files(CONFIG_MODULE)
     if not root.joinpath(group).is_dir():
         return None
     path = root.joinpath(group).joinpath(f"{option}.yaml")
     if not path.is_file():
-        return (group, {"name": option}) if group == "model" else None
+        return None
     text = path.read_text()
     content = yaml.safe_load(text) or {}
     content.pop("defaults", None)
@@ -173,14 +166,8 @@ def describe_error(exc: BaseException) -> str:
     return "\n  caused by: ".join(parts)
 
 
-def _plain_config(c):
-    from .models.baseline import plain
-
-    return plain(c)
-
-
 def _run_model(cfg: DictConfig) -> None:
-    """One cell of a model other than the baseline: its table and store."""
+    """One cell of a model through the engine: its table and store."""
     from omegaconf import OmegaConf
 
     from .output import write_zarr_atomic
@@ -272,25 +259,28 @@ def _run_cell(cfg: DictConfig) -> None:
     from . import output
 
     logging.getLogger("matplotlib").setLevel(logging.WARNING)
-    if cfg.model.name != "baseline":
+    from .registry import get
+
+    model = get(cfg.model.name)
+    if model.run_cell is None:
         return _run_model(cfg)
-    try:
+    try:  # a model with a one-cell path of its own (antiamp.simulate), and exports
         from .registry import to_model_config
 
         from . import simulate
 
-        c = _plain_config(to_model_config(cfg)[1])
+        c = to_model_config(cfg)[1]
         ds = simulate(cfg)
     except ConfigError as exc:
         log.error("invalid configuration: %s", exc)
         raise SystemExit(2) from None
     out_dir = Path(HydraConfig.get().runtime.output_dir)
-    _show_table(output.format_table(ds), out_dir)
+    _show_table(model.format_table(ds), out_dir)
     store = output.write_zarr_atomic(ds, out_dir / "results.zarr")
     print(f"\nwrote {store}")
-    if c.run.figure:
-        fig = output.plot_results(ds, out_dir / "results.png")
-        print(f"wrote {fig}")
+    if c.run.figure and model.cell_figures is not None:
+        for p in model.cell_figures(ds, out_dir / "results"):
+            print(f"wrote {p}")
     if c.export.n_instances:
         from .transcripts import records, write_records
 

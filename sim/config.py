@@ -21,38 +21,49 @@ from omegaconf.errors import OmegaConfBaseException
 JUDGE_KINDS = ("tiebreak", "logit")
 STANCE_KINDS = ("signal", "fixed")
 PROTOCOLS = ("consult", "debate")
+#: The model a config runs when it names none: the command's default (the one place
+#: outside its package where a built-in model is named).
+DEFAULT_MODEL = "baseline"
 
 
 class ConfigError(ValueError):
     """An invalid configuration value; the message names the field and the allowed range."""
 
 
+def declare(default: Any, symbol: str, meaning: str, unit: str = "1"):
+    """A config field, declared once: its default, its symbol in the seed and its meaning
+    (with the ``#:`` comment above it, which ``--help`` shows).  Axis labels, the
+    store's ``long_name``/``symbol`` attributes and the figures read them from here
+    (:mod:`antiamp.fields`)."""
+    return field(default=default, metadata={"symbol": symbol, "meaning": meaning, "unit": unit})
+
+
 @dataclass
 class ModelConfig:
     """Primitives of the baseline persuasion game (seed 000, section 3)."""
 
-    #: Which registered model runs (``model=<name>``): ``baseline`` (this game),
-    #: ``equilibrium``, ``signals``, ``portfolio``, ``panel``, ``messages``,
-    #: ``options`` or a third-party model (``antiamp.models``).
-    name: str = "baseline"
+    #: Which registered model runs (``model=<name>``; ``antiamp --help`` lists them):
+    #: the seed-000 game by default, or a built-in or third-party model (``antiamp.models``).
+    name: str = DEFAULT_MODEL
     #: Prior Pr(omega = 1).
-    pi: float = 0.5
+    pi: float = declare(0.5, 'π', 'prior Pr(ω = 1)')
     #: Protagonist accuracy Pr(s = omega) when ``stance = signal`` (endogenous mistakes).
-    p: float = 0.8
+    p: float = declare(0.8, 'p', 'protagonist accuracy')
     #: Fabrication rate: Pr(t_i = 1 | stance_i != omega).
-    rho: float = 0.3
+    rho: float = declare(0.3, 'ρ', 'fabrication rate')
     #: Evidence cost c_e paid when evidence is presented.
-    c_e: float = 0.0
+    c_e: float = declare(0.0, 'c_e', 'evidence cost')
     #: ``signal``: a = s with Pr(s = omega) = p; ``fixed``: the stance is exogenous, a = ``a``.
     stance: str = "signal"
     #: The exogenous stance when ``stance = fixed``.
     a: int = 1
     #: Pr(present | t_P = 1) in debate; null = the dominant strategy (error if none exists).
-    x_P: Optional[float] = None
+    x_P: Optional[float] = declare(None, 'x_P', 'protagonist presentation probability (debate)')
     #: Pr(present | t_A = 1) in debate; null = the dominant strategy.
-    x_A: Optional[float] = None
+    x_A: Optional[float] = declare(None, 'x_A', 'antagonist presentation probability')
     #: Pr(present | t_P = 1) in consultancy; null = the dominant strategy.
-    x_P_consult: Optional[float] = None
+    x_P_consult: Optional[float] = declare(
+        None, 'x_P', 'protagonist presentation probability (consultancy)')
 
 
 @dataclass
@@ -60,20 +71,20 @@ class JudgeConfig:
     """The judge's decision rule (seed 000, section 3) and jury aggregation (section 4)."""
 
     #: ``tiebreak`` (evidence comparison, ties to the protagonist w.p. b) or ``logit``.
-    kind: str = "tiebreak"
+    kind: str = declare("tiebreak", 'judge', 'judge rule')
     #: Tie-break bias: Pr(y = a | e_P = e_A).
-    b: float = 0.5
+    b: float = declare(0.5, 'b', 'tie-break bias')
     #: Logit rationality lambda > 0.
-    lam: float = 1.0
+    lam: float = declare(1.0, 'λ', 'logit rationality')
     #: Logit bias mu toward the protagonist.
-    mu: float = 0.0
+    mu: float = declare(0.0, 'μ', 'logit bias toward the protagonist')
     #: Logit evidence salience kappa >= 0.
-    kappa: float = 2.0
+    kappa: float = declare(2.0, 'κ', 'evidence salience')
     #: Number of independent judges aggregated by majority vote.
-    jury_size: int = 1
+    jury_size: int = declare(1, 'n', 'jury size')
     #: With an even jury, probability that a tied vote (n/2 each) goes to the
     #: protagonist.  0.5 is a fair coin; 1.0 reproduces the seed's b_n sum from ceil(n/2).
-    jury_tie: float = 0.5
+    jury_tie: float = declare(0.5, 'tie', 'tied-vote rule of even juries')
 
 
 @dataclass
@@ -83,7 +94,7 @@ class ProtocolConfig:
     #: Consultancy with a tie-break judge: Pr(y = a | e_P = 0).  0 is the seed's
     #: gatekeeping default ("require evidence to approve"); a positive value is the
     #: footnote-2 variant that endorses without evidence with this probability.
-    consult_default: float = 0.0
+    consult_default: float = declare(0.0, 'd', 'consultancy endorsement without evidence')
 
 
 @dataclass
@@ -91,11 +102,11 @@ class WelfareConfig:
     """Principal's objective U_D = -alpha Pr(y != omega) - beta Pr(y = a, a != omega) - C (section 3)."""
 
     #: Weight alpha of any wrong decision, Pr(y != omega).
-    alpha: float = 1.0
+    alpha: float = declare(1.0, 'α', 'welfare weight on errors')
     #: Extra weight beta of a ratified mistake, Pr(y = a, a != omega).
-    beta: float = 1.0
+    beta: float = declare(1.0, 'β', 'welfare weight on ratified mistakes')
     #: Delta C = C(debate) - C(consult); consultancy's cost is the zero point.
-    delta_c: float = 0.0
+    delta_c: float = declare(0.0, 'ΔC', 'extra cost of debate')
 
 
 @dataclass

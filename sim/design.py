@@ -590,13 +590,15 @@ def front_through_engine(judge: Judge, lv: Levers, store, n_v: int = 19, executo
     engine."""
     import antiamp as sim
 
+    from .config import DEFAULT_MODEL  # the seed-000 game, whose levers these are
+
     vs = np.linspace(0.0, lv.max_verification, n_v)
     P = _params(judge, 1, 0)
     sizes = sorted(lv.jury_sizes)
     ds = None
     if any(in_engine(judge, pr, r) for pr in lv.protocols for r in lv.rules):
         rhos = sorted(set(float(judge.rho * (1 - v)) for v in vs))
-        cfg = {"model": {"name": "baseline", "p": judge.p, "rho": judge.rho},
+        cfg = {"model": {"name": DEFAULT_MODEL, "p": judge.p, "rho": judge.rho},
                "judge": _judge_config(judge), "protocol": {"consult_default": judge.d},
                "run": {"n_instances": 1000, "progress": False},
                "sweep": {"name": "design_levers", "overwrite": True, "plot": False,

@@ -15,7 +15,7 @@ from .lazy import lazy
 xr = lazy("xarray")
 from omegaconf import DictConfig, OmegaConf
 
-from .config import ConfigError
+from .config import DEFAULT_MODEL, ConfigError
 from .registry import schema, to_model_config
 
 EXTENSIONS = ("signals", "portfolio", "panel", "messages", "options")
@@ -35,7 +35,7 @@ def _normalise(cfg: Any) -> dict:
     model = dict(cfg.get("model") or {})
     ext = cfg.pop("extension", None)
     name = model.get("name")
-    if name in (None, "baseline"):
+    if name in (None, DEFAULT_MODEL):
         name = ext or "signals"
     if name not in EXTENSIONS:
         raise ConfigError(f"extension must be one of {', '.join(EXTENSIONS)}, got {name!r}")

@@ -65,10 +65,25 @@ def _yaml(group: str | None, option: str):
 
 
 def group_options(group: str) -> list:
+    """A config group's options: the registered models for ``model``, else its files."""
     from importlib.resources import files
 
+    if group == "model":
+        from .registry import names
+
+        return sorted(names())
     d = files(CONFIG_MODULE).joinpath(group)
     return sorted(p.name[:-5] for p in d.iterdir() if p.name.endswith(".yaml"))
+
+
+def option_summary(group: str, option: str) -> str:
+    """One line on a group's option: a model's summary, or a file's first comment."""
+    if group == "model":
+        from .registry import summary
+
+        return summary(option)
+    text = _text(group, option)
+    return _first_comment(text) if text else ""
 
 
 def _first_comment(text: str) -> str:
@@ -160,9 +175,9 @@ def render(prog: str, summary: str, usage: list, schema: type, args: list, confi
         out += textwrap.wrap(line, 88, subsequent_indent=" " * 12)
         if group in ("model", "sweep"):
             for o in opts:
-                text = _text(group, o)
+                text = option_summary(group, o)
                 if text:
-                    out += textwrap.wrap(f"      {o:<18} {_first_comment(text)}", 88,
+                    out += textwrap.wrap(f"      {o:<18} {text}", 88,
                                          subsequent_indent=" " * 25)
     types = {f.name: f.default_factory for f in dataclasses.fields(schema)
              if f.default_factory is not dataclasses.MISSING}
@@ -198,10 +213,10 @@ def wants_help(args: list) -> bool:
 
 def model_sections(args: list, config_name: str, extra: tuple = ()) -> list:
     """The sections the chosen model reads (shared ones first), then ``extra``."""
-    from .registry import BASE_SECTIONS, get
+    from .registry import BASE_SECTIONS, DEFAULT_MODEL, get
 
     chosen, _ = _choices(args, config_name)
-    model = get(str(chosen.get("model", "baseline")))
+    model = get(str(chosen.get("model", DEFAULT_MODEL)))
     reads = set(model.uses) | set(model.sections)
     return [s for s in BASE_SECTIONS if s in reads] + \
         [s for s in model.sections if s not in BASE_SECTIONS] + list(extra)

@@ -66,3 +66,19 @@ def add_triplets(data: dict, st, ax: tuple, dims: tuple, metrics: dict, units=la
             "long_name": f"standard error of {k}{se_how}", "units": u})
         data[f"{k}_exact"] = (ax + dims, st(f"{k}_exact"), {
             "long_name": f"{ln}, {exact_how}", "units": u})
+
+
+def axis_coords(axes: list, dims, extra: dict | None = None) -> dict:
+    """xarray coordinates of a grid's (or design's) axes, labelled, plus ``extra``."""
+    from .fields import symbol
+
+    coords = dict(extra or {})
+    for a in axes:
+        if dims and dims[0] == "point":
+            coords[a.dim] = ("point", a.values, {"long_name": a.long_name, "config_path": a.path,
+                                                 "symbol": symbol(a.path)})
+        else:
+            coords[a.dim] = (a.dim, a.values, {"long_name": a.long_name, "units": a.units,
+                                               "symbol": symbol(a.path),
+                                               "config_path": a.path})
+    return coords

@@ -27,45 +27,15 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional
 
-from .config import Config, ConfigError, check_flags, check_sections, plain_values, to_dataclass
+from .config import (DEFAULT_MODEL, Config, ConfigError, check_flags, check_sections, plain_values,
+                     to_dataclass)
 
 #: Section names every model shares (defined in :mod:`antiamp.config`).
 BASE_SECTIONS = ("model", "judge", "protocol", "welfare", "run", "export")
 
-#: Built-in models: name -> module that defines ``MODEL``.
-BUILTIN = {
-    "baseline": "antiamp.models.baseline",
-    "equilibrium": "antiamp.models.equilibrium",
-    "signals": "antiamp.models.signals",
-    "portfolio": "antiamp.models.portfolio",
-    "panel": "antiamp.models.panel",
-    "messages": "antiamp.models.messages",
-    "options": "antiamp.models.options",
-    "loop": "antiamp.models.loop",
-    "confidence": "antiamp.models.confidence",
-    "redeliberation": "antiamp.models.redeliberation",
-    "colmad": "antiamp.models.colmad",
-    "mediation": "antiamp.models.mediation",
-    "compare": "antiamp.models.compare",
-}
-
-#: Sections of the built-in models, as ``module:attribute`` of their dataclasses, so
-#: that the schema is known without importing any model (start-up time).
-BUILTIN_SECTIONS = {
-    "signals": "antiamp.sections:SignalsConfig",
-    "effort": "antiamp.sections:EffortConfig",
-    "portfolio": "antiamp.sections:PortfolioConfig",
-    "panel": "antiamp.sections:PanelConfig",
-    "messages": "antiamp.sections:MessagesConfig",
-    "options": "antiamp.sections:OptionsConfig",
-    "equilibrium": "antiamp.sections:EquilibriumConfig",
-    "loop": "antiamp.sections:LoopConfig",
-    "confidence": "antiamp.sections:ConfidenceConfig",
-    "redeliberation": "antiamp.sections:RedeliberationConfig",
-    "colmad": "antiamp.sections:ColmadConfig",
-    "mediation": "antiamp.sections:MediationConfig",
-    "compare": "antiamp.sections:CompareConfig",
-}
+#: The package whose subpackages are the built-in models (each one a package with
+#: ``config.SECTIONS``, ``config.EXAMPLES`` and a lazily loaded ``MODEL``).
+BUILTIN_PACKAGE = "antiamp.models"
 
 ENTRY_POINT_GROUP = "antiamp.models"
 
@@ -111,6 +81,15 @@ class Model:
         Default variables of generic figures.
     cells_per_block : int
         Default block size of grid runs (one dask task, one resume unit).
+    run_cell : callable ``(cfg, **kwargs) -> xarray.Dataset``, optional
+        A one-cell path of the model's own (``antiamp.simulate`` and ``antiamp``
+        use it); without it one cell runs through ``run_cells``.
+    theory : callable ``(cfg) -> xarray.Dataset``, optional
+        The model's closed forms for one scenario (``antiamp.theory``).
+    fused_grid : bool
+        Grids run on the fused multi-cell class-count engine
+        (:mod:`antiamp.sweeps.engine`: one kernel pass per block on common random
+        numbers, a store written chunk by chunk) rather than the block engine.
     """
 
     name: str
@@ -126,6 +105,9 @@ class Model:
     cell_figures: Optional[Callable[[Any, Any], list]] = None
     plot_vars: tuple = ("amp",)
     cells_per_block: int = 64
+    run_cell: Optional[Callable[..., Any]] = None
+    theory: Optional[Callable[[Any], Any]] = None
+    fused_grid: bool = False
 
 
 def strategies_solved(cfg: dict) -> dict:
@@ -155,9 +137,39 @@ def _entry_points() -> dict:
     return _PLUGINS
 
 
+_BUILTIN: Optional[tuple] = None
+
+
+def builtin_names() -> tuple:
+    """The built-in models: the subpackages of :mod:`antiamp.models`, found the way a
+    scan finds any package (no table of names), the default model first."""
+    global _BUILTIN
+    if _BUILTIN is None:
+        import pkgutil
+
+        pkg = importlib.import_module(BUILTIN_PACKAGE)
+        found = sorted(m.name for m in pkgutil.iter_modules(pkg.__path__) if m.ispkg)
+        _BUILTIN = tuple(sorted(found, key=lambda n: n != DEFAULT_MODEL))
+    return _BUILTIN
+
+
+def builtin_package(name: str):
+    """The (light) package of a built-in model: its settings and examples, not its numerics."""
+    return importlib.import_module(f"{BUILTIN_PACKAGE}.{name}")
+
+
+def summary(name: str) -> str:
+    """The first sentence of a model's description: a built-in package's docstring, or
+    a registered model's title."""
+    if name in builtin_names():
+        doc = (builtin_package(name).__doc__ or "").strip().split("\n\n")[0]
+        return " ".join(doc.split()).split(". ")[0].rstrip(".")
+    return get(name).title
+
+
 def names() -> list:
     """Every registered model name: the built-ins, then third-party ones."""
-    out = list(BUILTIN)
+    out = list(builtin_names())
     out += [n for n in _MODELS if n not in out]
     out += [n for n in _entry_points() if n not in out]
     return out
@@ -177,8 +189,8 @@ def get(name: str) -> Model:
     if name in _MODELS:
         return _MODELS[name]
     obj = None
-    if name in BUILTIN:
-        obj = importlib.import_module(BUILTIN[name]).MODEL
+    if name in builtin_names():
+        obj = builtin_package(name).MODEL
     elif name in _entry_points():
         obj = _entry_points()[name].load()
         obj = getattr(obj, "MODEL", obj)
@@ -190,24 +202,20 @@ def get(name: str) -> Model:
     return obj
 
 
-def _load(spec: str) -> type:
-    mod, attr = spec.split(":")
-    return getattr(importlib.import_module(mod), attr)
-
-
 _schema_cache: dict = {}
 
 
 def section_types(include_plugins: bool = True) -> dict:
     """Every model section ``name -> dataclass`` (built-in ones without importing models)."""
-    out = {k: _load(v) for k, v in BUILTIN_SECTIONS.items()}
-    extra = list(_MODELS.values())
+    declared = [(n, builtin_package(n).SECTIONS) for n in builtin_names()]
+    declared += [(m.name, m.sections) for m in _MODELS.values()]
     if include_plugins:
-        extra += [get(n) for n in _entry_points() if n not in BUILTIN]
-    for m in extra:
-        for k, typ in m.sections.items():
+        declared += [(n, get(n).sections) for n in _entry_points() if n not in builtin_names()]
+    out: dict = {}
+    for name, sections in declared:
+        for k, typ in sections.items():
             if k in BASE_SECTIONS:
-                raise ConfigError(f"model {m.name!r} redefines the shared section {k!r}")
+                raise ConfigError(f"model {name!r} redefines the shared section {k!r}")
             if k in out and out[k] is not typ:
                 raise ConfigError(f"models disagree on the type of config section {k!r}")
             out[k] = typ
@@ -251,7 +259,7 @@ def model_of(cfg: Any) -> str:
                           f"not {type(cfg).__name__}")
     m = (cfg or {}).get("model") or {}
     name = m.get("name") if hasattr(m, "get") else None
-    return name or (cfg or {}).get("extension") or "baseline"
+    return name or (cfg or {}).get("extension") or DEFAULT_MODEL
 
 
 def to_model_config(cfg: Any, model: Model | None = None):

@@ -419,7 +419,7 @@ def draw_metrics(f: StructuralFit, prot: str, p: float, rho: float, draws: np.nd
     the favoured label (normal cdf) and by Gauss-Hermite for the sampled one:
     vectorised over draws (the messages model's exact path is per cell and takes
     milliseconds)."""
-    from . import messages as msm
+    from .models.messages import core as msm
 
     w = msm.type_weights(p, rho)  # [corr, t_P, t_A]
     debate = prot == "debate"

@@ -14,44 +14,12 @@ import os
 import sys
 import time
 
-N = 2_000
-SIM = {"payoffs": "simulated"}
+def runs() -> list:
+    """``(what, config)`` of the runs that reach every kernel with real argument types:
+    every built-in model's examples (``antiamp.models.<name>.config.EXAMPLES``)."""
+    from .registry import builtin_names, builtin_package
 
-#: (what, config) of the runs that reach every kernel with real argument types.
-RUNS = [
-    ("baseline kernel", {"run": {"n_instances": N}}),
-    ("baseline grid kernel", {"run": {"n_instances": N},
-                              "sweep": {"axes": {"model": {"rho": [0.2, 0.4]}}}}),
-    ("transcript kernel", {"export": {"n_instances": 10}}),
-    ("evidence game", {"model": {"name": "equilibrium"}}),
-    ("correlated signals", {"model": {"name": "signals"}, "equilibrium": SIM,
-                            "run": {"n_instances": N}}),
-    ("correlated signals grid", {"model": {"name": "signals"}, "equilibrium": SIM,
-                                 "run": {"n_instances": N},
-                                 "sweep": {"axes": {"signals": {"eta": [0.0, 0.2]}}}}),
-    ("portfolios", {"model": {"name": "portfolio"}, "equilibrium": SIM,
-                    "run": {"n_instances": N}}),
-    ("panels", {"model": {"name": "panel"}, "panel": {"icc": 0.2, "n_panels": 256,
-                                                      "method": "monte_carlo"},
-                "equilibrium": SIM, "run": {"n_instances": N}}),
-    ("messages", {"model": {"name": "messages"}, "judge": {"kind": "logit"},
-                  "equilibrium": SIM, "run": {"n_instances": N}}),
-    ("options", {"model": {"name": "options"}, "judge": {"kind": "logit"}, "equilibrium": SIM,
-                 "run": {"n_instances": N}}),
-    ("closed loop", {"model": {"name": "loop"}, "loop": {"rounds": 2, "paths": 2,
-                                                         "batch": 10}}),
-    ("closed loop, majority learner", {"model": {"name": "loop"}, "loop": {
-        "rounds": 2, "paths": 2, "batch": 3, "types": 3, "learner": "majority"}}),
-    ("stated confidence", {"model": {"name": "confidence"}, "judge": {"kind": "logit"},
-                           "confidence": {"ppc_draws": 0}, "run": {"n_instances": N}}),
-    ("stated confidence, shared-latent jury (tabulated)", {
-        "model": {"name": "confidence"}, "judge": {"kind": "logit", "jury_size": 3},
-        "confidence": {"ppc_draws": 0, "icc": 0.3}, "run": {"n_instances": 40_000}}),
-    ("re-deliberation", {"model": {"name": "redeliberation"}, "run": {"n_instances": N}}),
-    ("error detection by debate", {"model": {"name": "colmad"}, "judge": {"kind": "logit"},
-                                   "run": {"n_instances": N}}),
-    ("pluralistic mediation", {"model": {"name": "mediation"}, "run": {"n_instances": N}}),
-]
+    return [run for name in builtin_names() for run in builtin_package(name).EXAMPLES]
 
 
 def _one(item) -> tuple:
@@ -84,11 +52,12 @@ def warm(workers: int | None = None, log=print) -> float:
 
     workers = workers or os.cpu_count() or 1
     t0 = time.perf_counter()
-    log(f"antiamp warm: compiling the kernels of every model ({len(RUNS)} runs, "
+    todo = runs()
+    log(f"antiamp warm: compiling the kernels of every model ({len(todo)} runs, "
         f"{workers} processes); later runs load them from the cache")
     failed = []
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        for what, dt, err in pool.map(_one, RUNS):
+        for what, dt, err in pool.map(_one, todo):
             log(f"  {what:<26} {dt:6.1f} s" + (f"  FAILED: {err}" if err else ""))
             if err:
                 failed.append(what)

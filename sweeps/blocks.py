@@ -42,7 +42,7 @@ from antiamp.lazy import lazy
 xr = lazy("xarray")
 
 from antiamp._version import __version__
-from antiamp.config import ConfigError, plain_values
+from antiamp.config import DEFAULT_MODEL, ConfigError, plain_values
 from antiamp.registry import Model, get, to_model_config
 
 from .spec import SENSITIVITY, CellGrid, SweepSpec, axis_coords
@@ -379,7 +379,7 @@ def store_state(plan: GridPlan, store: Path, overwrite: bool = False, run_dir=No
         marked = bool(attrs.get(STORE_MARKER))  # a model grid's store
         ours = marked or is_antiamp_store(store)
         if not overwrite:
-            other = attrs.get("model") or "baseline"
+            other = attrs.get("model") or DEFAULT_MODEL
             what = ("a different run" if marked else
                     f"a store of another kind (model={other}, written by another antiamp "
                     "command or engine)" if ours else "something that is not an antiamp store")

@@ -40,6 +40,17 @@ def _attrs(store: Path) -> dict:
                          ) from None
 
 
+def _fused(name) -> bool:
+    """Whether the store's model writes its grids with the fused engine's layout."""
+    from antiamp.config import ConfigError
+    from antiamp.registry import get
+
+    try:
+        return bool(name) and get(str(name)).fused_grid
+    except ConfigError:
+        return False
+
+
 def check_store(store: str | Path, *, repair: bool = False, log=print) -> tuple[int, int]:
     """Verify (and with ``repair`` fix) one grid store: (blocks, blocks found
     damaged or unfinished)."""
@@ -55,7 +66,7 @@ def check_store(store: str | Path, *, repair: bool = False, log=print) -> tuple[
         raise CheckError(f"{store} is a merged store; check the stores it was merged from "
                          "(its merged_from attribute lists them)")
     try:
-        if attrs.get("model") == "baseline" and "class_counts" in _members(store):
+        if "class_counts" in _members(store) and _fused(attrs.get("model")):
             return _check_baseline(store, attrs, repair, log)
         if "sweep_json" in attrs:
             return _check_grid(store, attrs, repair, log)

@@ -39,8 +39,11 @@ def setup() -> None:
     antiamp_cli.register_schema("antiamp_sweep_schema", sweep_schema_node)
 
 
-def _is_baseline(cfg) -> bool:
-    return (cfg.get("model") or {}).get("name", "baseline") == "baseline"
+def _fused(cfg) -> bool:
+    """Whether the config's model runs its grids on the fused engine."""
+    from antiamp.registry import get, model_of
+
+    return get(model_of(cfg)).fused_grid
 
 
 def prevalidate(args: list[str]) -> None:
@@ -52,7 +55,7 @@ def prevalidate(args: list[str]) -> None:
     run_dir = Path(cfg["hydra"]["run"]["dir"])
     cfg = {k: v for k, v in cfg.items() if k != "hydra"}
     multirun = antiamp_cli.CHECKING_MULTIRUN  # job directories are known only per job
-    if _is_baseline(cfg):
+    if _fused(cfg):
         plan = make_plan(cfg)
         ex = plan.cfg.executor
         if not multirun:
@@ -83,7 +86,7 @@ def _run(cfg: DictConfig) -> None:
         raise SystemExit(1) from None
     except KeyboardInterrupt:
         print(f"\nantiamp-sweep: interrupted; the finished blocks are saved ({store}"
-              f"{'' if _is_baseline(plain) else '.partial'}); rerun the same command to "
+              f"{'' if _fused(plain) else '.partial'}); rerun the same command to "
               "resume", file=sys.stderr)
         raise SystemExit(130) from None
     except OSError as exc:  # disk full, permissions: the finished blocks stay resumable
@@ -101,7 +104,7 @@ def _run(cfg: DictConfig) -> None:
         for p in plot_indices(ds, out_dir / "sensitivity",
                               list(cfg.sweep.plot_vars) or ["amp", "acc", "amp_gap", "welfare"]):
             print(f"wrote {p}")
-    if _is_baseline(plain):
+    if _fused(plain):
         from .plot import plot_store
 
         for p in plot_store(store, list(cfg.sweep.plot_vars) or None, out_dir=out_dir):

@@ -216,8 +216,8 @@ def _template(plan: Plan, chunk: tuple, fp: str, created: str) -> tuple[xr.Datas
             data_vars[name][2]["ancillary_variables"] = f"{name}_se"
     ds = xr.Dataset({**data_vars, **numpy_vars}, coords=coords)
     ds.attrs.update({
-        "title": f"antiamp sweep '{plan.cfg.sweep.name}' of the baseline model",
-        "model": "baseline",
+        "title": f"antiamp sweep '{plan.cfg.sweep.name}' of the {plan.cfg.model.name} model",
+        "model": plan.cfg.model.name,
         "antiamp_version": __version__,
         "config": as_yaml(plan.cfg),
         "config_json": json.dumps(_as_dict(plan.cfg), default=str),
@@ -352,7 +352,9 @@ def run_sweep(cfg, out_dir=None, *, client=None, progress=None, log=print,
 
     from .blocks import open_store
 
-    if model_of(_as_dict(cfg)) != "baseline":
+    from antiamp.registry import get
+
+    if not get(model_of(_as_dict(cfg))).fused_grid:
         return _run_model_grid(cfg, out_dir, client=client, progress=progress, log=log,
                                dask=dask)
     plan = make_plan(cfg)

@@ -27,7 +27,8 @@ from omegaconf import DictConfig, OmegaConf
 
 from antiamp.config import (Config, ConfigError, check_flags, plain_values, to_config,
                             to_dataclass, validate, validate_section)
-from antiamp.fields import label as field_label, symbol as field_symbol
+from antiamp.fields import label as field_label
+from antiamp.layout import axis_coords  # noqa: F401  (re-exported)
 from antiamp.lazy import lazy
 
 _judge = lazy("antiamp.judge")
@@ -379,20 +380,6 @@ def _stream_of(cell_cfg: Config) -> int:
     return int.from_bytes(hashlib.blake2b(blob, digest_size=4).digest(), "little") | 1
 
 
-def axis_coords(axes: list, dims, extra: dict | None = None) -> dict:
-    """xarray coordinates of a grid's (or design's) axes, labelled, plus ``extra``."""
-    coords = dict(extra or {})
-    for a in axes:
-        if dims and dims[0] == "point":
-            coords[a.dim] = ("point", a.values, {"long_name": a.long_name, "config_path": a.path,
-                                                 "symbol": field_symbol(a.path)})
-        else:
-            coords[a.dim] = (a.dim, a.values, {"long_name": a.long_name, "units": a.units,
-                                               "symbol": field_symbol(a.path),
-                                               "config_path": a.path})
-    return coords
-
-
 class CellGrid:
     """The cells of a sweep (a grid or a design) as validated configs, in C order."""
 
@@ -678,10 +665,10 @@ def _make_plan(cfg: Any, *, columnar: bool = True) -> Plan:
             raise ConfigError(f"{key}: {msg}" if key else msg) from None
     from antiamp.registry import to_model_config
 
-    if scfg.model.name != "baseline":
-        raise ConfigError(f"the streaming sweep plan is the baseline model's; model "
+    model, _ = to_model_config(scfg)  # refuses sections the model does not read
+    if not model.fused_grid:
+        raise ConfigError(f"the streaming sweep plan is for models with fused grids; model "
                           f"{scfg.model.name!r} runs on antiamp.sweeps.blocks")
-    to_model_config(scfg)  # refuses sections the baseline does not read
     base = to_config({s: dataclasses.asdict(getattr(scfg, s))
                       for s in ("model", "judge", "protocol", "welfare", "run")})
     spec, ex = scfg.sweep, scfg.executor

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 import antiamp
-from antiamp import colmad as cm
+from antiamp.models.colmad import core as cm
 from antiamp.config import ConfigError
 from antiamp.registry import to_model_config
 
@@ -113,7 +113,7 @@ def test_hack_for_gain_inverts_the_gain():
 
 
 def test_model_runs_and_reports():
-    from antiamp.models.colmad import format_colmad
+    from antiamp.models.colmad.model import format_colmad
     from antiamp.sweeps.blocks import run_cell
 
     ds = run_cell({"model": {"name": "colmad"}, "judge": {"kind": "logit"},

@@ -25,7 +25,7 @@ import pytest
 from scipy import integrate, stats
 from scipy.special import expit
 
-from antiamp import compare as cmp
+from antiamp.models.compare import core as cmp
 from antiamp.config import ConfigError
 from antiamp.registry import to_model_config
 
@@ -172,7 +172,7 @@ def test_front():
 
 
 def test_model_runs_and_reports():
-    from antiamp.models.compare import format_compare
+    from antiamp.models.compare.model import format_compare
     from antiamp.sweeps.blocks import run_cell
 
     ds = run_cell({**TASK, "run": {"n_instances": 20_000}})

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from antiamp import confidence as cf
+from antiamp.models.confidence import core as cf
 from antiamp.config import ConfigError
 from antiamp.registry import to_model_config
 

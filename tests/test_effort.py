@@ -7,8 +7,8 @@ from hypothesis import strategies as st
 from scipy import optimize
 
 import seed_formulas as sf
-from antiamp import effort as ef
-from antiamp import signals as sg
+from antiamp.models.signals import effort as ef
+from antiamp.models.signals import core as sg
 from antiamp.extended import solve_extended, to_ext_config
 
 

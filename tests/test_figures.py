@@ -10,6 +10,7 @@ axes objects at the moment of saving, each figure
 from __future__ import annotations
 
 import dataclasses
+import typing
 
 import matplotlib
 
@@ -21,73 +22,33 @@ import xarray as xr  # noqa: E402
 from matplotlib.image import imread  # noqa: E402
 
 import antiamp  # noqa: E402
-from antiamp.registry import get, section_types  # noqa: E402
+from antiamp.registry import builtin_names, get, section_types  # noqa: E402
+from antiamp.testing import default_grids  # noqa: E402
 from antiamp.sweeps.blocks import run_cell, run_grid  # noqa: E402
 
 MAX_PX = 1300
 SIM = {"payoffs": "simulated"}
 N = 4000
 
-#: model -> (grid config, the swept integer field's label fragment or None)
-GRIDS = {
-    "panel": ({"model": {"name": "panel"}, "equilibrium": SIM, "run": {"n_instances": N},
-               "panel": {"n_panels": 256},
-               "sweep": {"axes": {"panel": {"size": [1, 3, 5]}, "judge": {"b": [0.3, 0.7]}}}},
-              "panel size"),
-    "portfolio": ({"model": {"name": "portfolio"}, "equilibrium": SIM, "run": {"n_instances": N},
-                   "sweep": {"axes": {"portfolio": {"budget": [1, 2, 3]}}}}, "evidence budget"),
-    "options": ({"model": {"name": "options"}, "judge": {"kind": "logit"}, "equilibrium": SIM,
-                 "run": {"n_instances": N}, "sweep": {"axes": {"options": {"K": [2, 3, 4]}}}},
-                "number of answers"),
-    "signals": ({"model": {"name": "signals", "c_e": 0.4}, "judge": {"b": 0.7},
-                 "equilibrium": SIM, "run": {"n_instances": N},
-                 "sweep": {"axes": {"signals": {"eta": [0.0, 0.3]}, "model": {"p": [0.7, 0.9]}}}},
-                None),
-    "messages": ({"model": {"name": "messages"}, "judge": {"kind": "logit"}, "equilibrium": SIM,
-                  "run": {"n_instances": N},
-                  "sweep": {"axes": {"messages": {"r_mean_false": [0.0, 1.0]},
-                                     "model": {"rho": [0.2, 0.6]}}}}, None),
-    "equilibrium": ({"model": {"name": "equilibrium", "c_e": 0.45, "p": 0.6},
-                     "sweep": {"axes": {"judge": {"b": [0.3, 0.8]},
-                                        "model": {"rho": [0.2, 0.5, 0.8]}}}}, None),
-    "loop": ({"model": {"name": "loop"}, "judge": {"kind": "logit"}, "loop": {"paths": 0},
-              "sweep": {"axes": {"model": {"rho": [0.2, 0.5, 0.8]},
-                                 "judge": {"kappa": [0.5, 1.5, 3.0]}}}}, None),
-    "confidence": ({"model": {"name": "confidence"}, "judge": {"kind": "logit"},
-                    "run": {"n_instances": N}, "confidence": {"ppc_draws": 0},
-                    "sweep": {"axes": {"confidence": {"condition": ["cross_model",
-                                                                    "public_bets"],
-                                                      "kappa_c": [0.0, 1.0]}}}}, None),
-    "redeliberation": ({"model": {"name": "redeliberation"}, "judge": {"kind": "logit"},
-                        "run": {"n_instances": N},
-                        "sweep": {"axes": {"redeliberation": {"runs": [2, 3, 5],
-                                                              "hazard": [0.2, 0.6]}}}},
-                       "advocate runs"),
-    "colmad": ({"model": {"name": "colmad"}, "judge": {"kind": "logit"},
-                "run": {"n_instances": N},
-                "sweep": {"axes": {"colmad": {"eta": [0.0, 0.5, 1.0], "verify": [0.2, 0.8]}}}},
-               None),
-    "colmad-1d": ({"model": {"name": "colmad"}, "judge": {"kind": "logit"},
-                   "run": {"n_instances": N},
-                   "sweep": {"axes": {"colmad": {"rounds": [1, 2, 3]}}}}, "debate rounds"),
-    "mediation": ({"model": {"name": "mediation"}, "run": {"n_instances": N},
-                   "sweep": {"axes": {"mediation": {"iterations": [0, 2, 4],
-                                                    "escalate_at": [1, 2]}}}},
-                  "iterations"),
-    "mediation-sources": ({"model": {"name": "mediation"}, "run": {"n_instances": N},
-                           "sweep": {"axes": {"mediation": {"source": ["foam", "human"]}}}},
-                          None),
-    "compare": ({"model": {"name": "compare"}, "judge": {"kind": "logit"},
-                 "run": {"n_instances": N},
-                 "sweep": {"axes": {"model": {"rho": [0.1, 0.3]},
-                                    "compare": {"jury_size": [3, 5]}}}}, None),
-    "compare-jury": ({"model": {"name": "compare"}, "judge": {"kind": "logit"},
-                      "run": {"n_instances": 1},
-                      "sweep": {"axes": {"compare": {"jury_size": [1, 3, 5]}}}},
-                     "jurors per jury"),
-    "loop-1d": ({"model": {"name": "loop"}, "loop": {"paths": 4, "rounds": 4, "batch": 50},
-                 "sweep": {"axes": {"loop": {"rounds": [2, 3, 4]}}}}, "rounds of the loop"),
-}
+def _integer_label(cfg: dict):
+    """The meaning of the grid's first axis when it is an integer field (figures draw
+    it along x, with whole-number ticks), or None."""
+    from antiamp.fields import declared
+
+    sec, fields = next(iter(cfg["sweep"]["axes"].items()))
+    f = next(iter(fields))
+    cls = section_types().get(sec) or {g.name: g.default_factory
+                                       for g in dataclasses.fields(antiamp.Config)}[sec]
+    if typing.get_type_hints(cls).get(f) is not int:
+        return None
+    return declared(f"{sec}.{f}").get("meaning") or None
+
+
+#: Every registered built-in model's declared grids (``config.GRIDS``), at small n.
+GRIDS = {f"{name}-{k}": ({**cfg, "run": {**(cfg.get("run") or {}), "n_instances": N}}
+                         if (cfg.get("run") or {}).get("n_instances", N) > 1 else cfg,
+                         _integer_label(cfg))
+         for name in builtin_names() for k, cfg in enumerate(default_grids(name))}
 
 
 def _raw_names() -> set:
@@ -155,8 +116,10 @@ def _check(records, integer_label=None):
 @pytest.mark.parametrize("name", list(GRIDS))
 def test_every_models_grid_figures(name, tmp_path, saved):
     cfg, integer_label = GRIDS[name]
-    ds = run_grid(cfg)
     model = get(cfg["model"]["name"])
+    if model.figures is None:
+        pytest.skip(f"model {model.name} draws its grids with antiamp-plot (tested below)")
+    ds = run_grid(cfg)
     paths = model.figures(ds, tmp_path / "fig")
     assert paths
     _check(saved, integer_label)
@@ -194,19 +157,25 @@ def test_baseline_sweep_figures(tmp_path, saved):
     assert f"not shown: protocol = consult (constant {c:.3g} over the grid)" in axes[0]["figtext"]
 
 
-@pytest.mark.parametrize("cfg", [
-    {"run": {"n_instances": N}},
-    {"model": {"name": "loop"}, "loop": {"paths": 4, "rounds": 3, "batch": 50, "target": 0.1}},
-    {"model": {"name": "compare"}, "judge": {"kind": "logit"}, "run": {"n_instances": N}},
-])
-def test_cell_figures(cfg, tmp_path, saved):
-    name = cfg.get("model", {}).get("name", "baseline")
-    if name == "baseline":
-        from antiamp.output import plot_results
+def _cell_examples() -> dict:
+    """Each built-in model's first example cell (no grid, no export), at small n."""
+    from antiamp.registry import builtin_package
 
-        plot_results(antiamp.simulate(cfg), tmp_path / "results.png")
-    else:
-        get(name).cell_figures(run_cell(cfg), tmp_path / "results")
+    out = {}
+    for name in builtin_names():
+        for _, cfg in builtin_package(name).EXAMPLES:
+            if "sweep" not in cfg and "export" not in cfg:
+                out[name] = {**cfg, "run": {**(cfg.get("run") or {}), "n_instances": N}}
+                break
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(_cell_examples()))
+def test_cell_figures(name, tmp_path, saved):
+    model = get(name)
+    if model.cell_figures is None:
+        pytest.skip(f"model {name} draws no figure of one cell")
+    model.cell_figures(antiamp.simulate(_cell_examples()[name]), tmp_path / "results")
     _check(saved)
 
 

@@ -280,7 +280,7 @@ ALIAS_FIELDS = {
 def _fuzz_aliases(data, tmp_path, outputs):
     """antiamp-solve (the equilibrium model) and antiamp-ext (the extensions)."""
     from antiamp.ext_cli import main as ext_main
-    from antiamp.solve_cli import main as solve_main
+    from antiamp.models.equilibrium.cli import main as solve_main
 
     prog = data.draw(st.sampled_from(["antiamp-solve", "antiamp-ext"]))
     fields = {k: v for k, v in ALIAS_FIELDS.items()

@@ -11,7 +11,7 @@ from antiamp.helptext import field_docs
 from antiamp.registry import get, section_types
 
 HYDRA = {"antiamp": "antiamp.cli", "antiamp-sweep": "antiamp.sweeps.cli",
-         "antiamp-solve": "antiamp.solve_cli", "antiamp-ext": "antiamp.ext_cli"}
+         "antiamp-solve": "antiamp.models.equilibrium.cli", "antiamp-ext": "antiamp.ext_cli"}
 ARGPARSE = {"antiamp-estimate": "antiamp.estimate", "antiamp-plot": "antiamp.sweeps.plot",
             "antiamp-merge": "antiamp.sweeps.merge", "antiamp-check": "antiamp.sweeps.check",
             "antiamp-design": "antiamp.design"}

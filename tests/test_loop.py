@@ -24,7 +24,7 @@ import pytest
 from scipy.stats import binom
 
 import antiamp
-from antiamp import loop as lp
+from antiamp.models.loop import core as lp
 from antiamp.config import ConfigError
 from antiamp.registry import to_model_config
 from antiamp.sweeps.blocks import run_cell

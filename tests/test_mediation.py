@@ -19,7 +19,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from antiamp import mediation as md
+from antiamp.models.mediation import core as md
 from antiamp.config import ConfigError
 from antiamp.registry import to_model_config
 
@@ -103,7 +103,7 @@ def test_memo_keeps_dissent_and_full_erasure_never_escalates():
 
 
 def test_model_runs_and_reports():
-    from antiamp.models.mediation import format_mediation
+    from antiamp.models.mediation.model import format_mediation
     from antiamp.sweeps.blocks import run_cell
 
     ds = run_cell({"model": {"name": "mediation"}, "run": {"n_instances": 50_000}})

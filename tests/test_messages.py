@@ -9,7 +9,7 @@ from scipy import integrate, special, stats
 import antiamp as sim
 import seed_formulas as sf
 from antiamp import ConfigError
-from antiamp import messages as msm
+from antiamp.models.messages import core as msm
 from antiamp.extended import solve_extended, to_ext_config
 
 

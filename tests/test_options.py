@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 import seed_formulas as sf
 from antiamp import ConfigError
-from antiamp import options as opm
+from antiamp.models.options import core as opm
 from antiamp.extended import solve_extended, to_ext_config
 
 LOGIT = {"kind": "logit", "lam": 1.2, "mu": 0.3, "kappa": 1.5}
@@ -107,7 +107,7 @@ def test_multi_cell_kernel_gives_every_cell_its_own_sums(monkeypatch):
     """One pass of the random numbers for many cells (common random numbers) must give
     each cell the sums of its own pass to the last bit, whatever its neighbours and
     however the blocks are split."""
-    from antiamp.sections import OptionsConfig
+    from antiamp.models.options.config import OptionsConfig
 
     rng = np.random.default_rng(5)
     rows = []

@@ -10,7 +10,7 @@ from scipy import special, stats
 
 import seed_formulas as sf
 from antiamp import ConfigError
-from antiamp import panel as pnm
+from antiamp.models.panel import core as pnm
 from antiamp.extended import solve_extended, to_ext_config
 from antiamp.runner import numba_threads
 

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 from scipy import integrate, special
 
-from antiamp import redeliberation as rd
+from antiamp.models.redeliberation import core as rd
 from antiamp.config import ConfigError
 from antiamp.judge import judge_tables
 from antiamp.config import JudgeConfig
@@ -166,7 +166,7 @@ def test_thread_count_does_not_change_a_bit():
 
 
 def test_model_runs_and_reports():
-    from antiamp.models.redeliberation import format_redeliberation
+    from antiamp.models.redeliberation.model import format_redeliberation
     from antiamp.sweeps.blocks import run_cell
 
     ds = run_cell({"model": {"name": "redeliberation"}, "judge": README_JUDGE,

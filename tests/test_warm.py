@@ -6,7 +6,15 @@ import sys
 
 import pytest
 
-from antiamp.warm import RUNS, _one
+from antiamp.registry import builtin_names
+from antiamp.warm import _one, runs
+
+RUNS = runs()
+
+
+def test_every_built_in_model_ships_an_example_that_warms_it():
+    named = {(cfg.get("model") or {}).get("name") for _, cfg in RUNS}
+    assert named == set(builtin_names())
 
 
 @pytest.mark.parametrize("item", RUNS, ids=[w for w, _ in RUNS])

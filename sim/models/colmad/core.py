@@ -1,0 +1,319 @@
+"""Error detection by debate (seed 001): ColMAD, CopMAD and a single detector, in seed
+000's primitives.
+
+* A response contains an error (omega = 1) with probability ``p_error``.  Two
+  detectors flag it or not, with their own sensitivity and specificity; their
+  correctness indicators are correlated with eta in each class (the correlated-
+  signals model's eta and feasible range: a same-family pair near the maximum, a
+  heterogeneous pair near 0).  If they agree, their verdict stands.
+* If they disagree, exactly one is right, and they debate for R rounds.  Each round
+  the right side finds an authentic, relevant quote with probability x
+  (``evidence``); the wrong side's quote passes verification with probability
+  pi_W = 1 - (1 - rho_fab (1 - v_q)) (1 - m (1 - v_r)): a fabricated quote that
+  exact match misses, or an authentic quote misinterpreted (exact match passes it;
+  only a relevance check v_r catches it: the portfolio model's misleading channel).
+* CopMAD (competitive): each side wants its verdict endorsed; after R rounds the
+  judge sees whether each side ever showed verified evidence and weighs rhetoric:
+  Pr(flag) = sigma(lam (mu + kappa (e_flag - e_clear) + kappa_r (r_flag - r_clear))),
+  the wrong side's rhetoric N(hack, r_sd^2) against the right side's N(0, r_sd^2)
+  (debate hacking).  The judge is Rao-Blackwellised over rhetoric (quadrature).
+* ColMAD (collaborative): both want the judge right.  Per round, a debater concedes
+  to verified evidence (the right side's, or the wrong side's that passed), the
+  judge decides (no rhetoric) if both show some, and with no verified evidence each
+  concedes to the other's bare assertion with probability delta (degenerated
+  collaboration).  Unresolved after R rounds: the judge decides without evidence.
+* ``single``: detector 1 alone; ``oracle``: right whenever either detector is.
+
+Metrics on the error class: precision, recall, F1, accuracy, Amp = Pr(the error is
+ratified | error present) = 1 - recall, the hacking rate Pr(wrong final | the
+detectors disagree), model calls per response (2 detectors, 2 per round, 1 judge).
+Exact values enumerate (omega, correctness pair, evidence) and, for ColMAD, sum the
+rounds' geometric series; rhetoric is integrated by Gauss-Hermite quadrature.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...config import ConfigError, _int_at_least, _number, _prob
+from ...lazy import lazy
+from ...moments import estimates
+from .config import ColmadConfig  # noqa: F401  (re-exported for the model)
+from ...games import eta_range
+
+special = lazy("scipy.special")
+
+PROTOCOLS = ("single", "copmad", "colmad", "oracle")
+#: Per-instance vector: per protocol (tp, fp, fn, calls, wrong on a disagreement),
+#: the disagreement indicator, then per protocol (detector 1 wrong and the final
+#: verdict wrong) and the indicator that detector 1 is wrong.
+PER = 5
+DIS = PER * len(PROTOCOLS)
+FIRST = DIS + 1
+L = FIRST + len(PROTOCOLS) + 1
+METRICS = {
+    "acc": "accuracy",
+    "precision": "precision on the error class",
+    "recall": "recall on the error class",
+    "f1": "F1 on the error class",
+    "amp": "Amp = Pr(error ratified | error present) = 1 - recall",
+    "hacking": "Pr(wrong final | the detectors disagree)",
+    "calls": "model calls per response",
+    "error_reduction": "errors removed relative to detector 1 alone: 1 - (1 - acc) / (1 - acc_single)",
+}
+
+
+@dataclass(frozen=True)
+class Params:
+    p_error: float = 0.4
+    sens: tuple = (0.8, 0.7)
+    spec: tuple = (0.8, 0.7)
+    eta: float = 0.0
+    eta_mode: str = "fraction"
+    rounds: int = 3
+    evidence: float = 0.8
+    fabricate: float = 0.5
+    verify: float = 0.8
+    mislead: float = 0.2
+    relevance: float = 0.0
+    hack: float = 0.8
+    r_sd: float = 1.0
+    kappa_r: float = 1.0
+    delta: float = 0.1
+    lam: float = 1.0
+    mu: float = 0.0
+    kappa: float = 2.0
+
+    @property
+    def pass_wrong(self) -> float:
+        """pi_W: the wrong side's quote passes verification in a round."""
+        return 1.0 - (1.0 - self.fabricate * (1.0 - self.verify)) * (
+            1.0 - self.mislead * (1.0 - self.relevance))
+
+
+def params_of(cfg) -> Params:
+    c, j = cfg.colmad, cfg.judge
+    return Params(p_error=float(c.p_error), sens=(float(c.sens_1), float(c.sens_2)),
+                  spec=(float(c.spec_1), float(c.spec_2)), eta=float(c.eta),
+                  eta_mode=str(c.eta_mode), rounds=int(c.rounds), evidence=float(c.evidence),
+                  fabricate=float(c.fabricate), verify=float(c.verify),
+                  mislead=float(c.mislead), relevance=float(c.relevance), hack=float(c.hack),
+                  r_sd=float(c.r_sd), kappa_r=float(c.kappa_r), delta=float(c.delta),
+                  lam=float(j.lam), mu=float(j.mu), kappa=float(j.kappa))
+
+
+def pair_table(par: Params) -> np.ndarray:
+    """Pr(c_1, c_2 | omega) as [omega][c_1][c_2] (c = 1: the detector is right)."""
+    out = np.zeros((2, 2, 2))
+    for w in (0, 1):
+        a1 = par.sens[0] if w else par.spec[0]
+        a2 = par.sens[1] if w else par.spec[1]
+        lo, hi = eta_range(a1, a2)
+        eta = par.eta * (hi if par.eta >= 0 else -lo) if par.eta_mode == "fraction" else par.eta
+        p11 = a1 * a2 + eta * math.sqrt(a1 * (1 - a1) * a2 * (1 - a2))
+        out[w, 1, 1] = p11
+        out[w, 1, 0] = a1 - p11
+        out[w, 0, 1] = a2 - p11
+        out[w, 0, 0] = 1.0 - a1 - a2 + p11
+    return np.clip(out, 0.0, 1.0)
+
+
+def validate_colmad(cfg) -> None:
+    c = cfg.colmad
+    if cfg.judge.kind != "logit":
+        raise ConfigError("model=colmad needs judge.kind=logit (the judge weighs evidence and, "
+                          "in CopMAD, rhetoric: sigma(lam (mu + kappa (e_flag - e_clear) + "
+                          "kappa_r (r_flag - r_clear))))")
+    if cfg.judge.jury_size != 1:
+        raise ConfigError("model=colmad has one judge: judge.jury_size must be 1")
+    for k in ("p_error", "sens_1", "spec_1", "sens_2", "spec_2", "evidence", "fabricate",
+              "verify", "mislead", "relevance", "delta"):
+        _prob(f"colmad.{k}", getattr(c, k))
+    for k in ("hack", "kappa_r"):
+        _number(f"colmad.{k}", getattr(c, k))
+    if _number("colmad.r_sd", c.r_sd) < 0:
+        raise ConfigError(f"colmad.r_sd must be >= 0, got {c.r_sd!r}")
+    _int_at_least("colmad.rounds", c.rounds, 1, 1000)
+    if c.eta_mode not in ("absolute", "fraction"):
+        raise ConfigError(f"colmad.eta_mode must be absolute or fraction, got {c.eta_mode!r}")
+    eta = _number("colmad.eta", c.eta)
+    if c.eta_mode == "fraction":
+        if not -1 <= eta <= 1:
+            raise ConfigError(f"colmad.eta (eta_mode=fraction) must lie in [-1, 1], got {eta!r}")
+    else:
+        for w, (a1, a2) in ((1, (c.sens_1, c.sens_2)), (0, (c.spec_1, c.spec_2))):
+            lo, hi = eta_range(float(a1), float(a2))
+            if not lo - 1e-12 <= eta <= hi + 1e-12:
+                cls = "error" if w else "no-error"
+                raise ConfigError(f"colmad.eta={eta!r} is infeasible in the {cls} class "
+                                  f"(detector accuracies {a1:g}, {a2:g}): the feasible range "
+                                  f"is [{lo:.4f}, {hi:.4f}]; eta_mode=fraction scales to it")
+
+
+@functools.lru_cache(maxsize=8)
+def _hermgauss(nodes: int):
+    return np.polynomial.hermite.hermgauss(nodes)
+
+
+def judge_right(par: Params, nodes: int = 64) -> np.ndarray:
+    """CopMAD judge: Pr(the right side is endorsed) as [omega][e_R][e_W], rhetoric
+    r_R - r_W ~ N(-hack, 2 r_sd^2) integrated by Gauss-Hermite quadrature."""
+    x, w = _hermgauss(nodes)
+    d = -par.hack + math.sqrt(2 * 2 * par.r_sd ** 2) * x
+    out = np.zeros((2, 2, 2))
+    for om in (0, 1):
+        s = 1.0 if om else -1.0  # the right side flags iff the response has an error
+        for eR in (0, 1):
+            for eW in (0, 1):
+                z = par.lam * (s * par.mu + par.kappa * (eR - eW) + par.kappa_r * d)
+                out[om, eR, eW] = float((w * special.expit(z)).sum() / math.sqrt(math.pi))
+    return out
+
+
+def tie_right(par: Params, omega: int) -> float:
+    """Collaborative judge with no rhetoric and equal evidence: Pr(right endorsed)."""
+    return float(special.expit(par.lam * (par.mu if omega else -par.mu)))
+
+
+def conditional(par: Params) -> tuple:
+    """Per protocol, Pr(the final verdict is right | omega, c_1, c_2) and the expected
+    model calls, each as ``{protocol: array [omega][c_1][c_2]}`` (c = 1: the detector
+    is right; the detectors debate only when c_1 != c_2)."""
+    T = judge_right(par)
+    x, pw, R, dl = par.evidence, par.pass_wrong, par.rounds, par.delta
+    xR, wR = 1 - (1 - x) ** R, 1 - (1 - pw) ** R
+    # Per round: only the right side verified (a), both (c: the judge), neither (d: bare
+    # assertions); only the wrong side verified, pw (1 - x), ends the debate wrong.
+    a, c, d = x * (1 - pw), x * pw, (1 - x) * (1 - pw)
+    cont = d * ((1 - dl) ** 2 + dl ** 2)
+    geo = sum(cont ** r for r in range(R))
+    right = {p: np.zeros((2, 2, 2)) for p in PROTOCOLS}
+    calls = {p: np.zeros((2, 2, 2)) for p in PROTOCOLS}
+    for om in (0, 1):
+        q = tie_right(par, om)
+        cop = sum((xR if eR else 1 - xR) * (wR if eW else 1 - wR) * T[om, eR, eW]
+                  for eR in (0, 1) for eW in (0, 1))
+        col = (a + c * q + d * dl * (1 - dl)) * geo + cont ** R * q
+        col_calls = 2 + 2 * geo + c * geo + cont ** R
+        for c1 in (0, 1):
+            for c2 in (0, 1):
+                dis = c1 != c2
+                for prot, r, n in (
+                        ("single", float(c1), 1.0),
+                        ("copmad", cop if dis else float(c1), 2.0 + (2 * R + 1 if dis else 0.0)),
+                        ("colmad", col if dis else float(c1), col_calls if dis else 2.0),
+                        ("oracle", float(c1 or c2), 2.0)):
+                    right[prot][om, c1, c2] = r
+                    calls[prot][om, c1, c2] = n
+    return right, calls
+
+
+def exact_means(par: Params) -> np.ndarray:
+    """The exact mean of the per-instance vector (tp, fp, fn, calls, wrong on a
+    disagreement per protocol; the disagreement indicator; detector 1 wrong and the
+    final verdict wrong per protocol; detector 1 wrong)."""
+    tab = pair_table(par)
+    right, calls = conditional(par)
+    m = np.zeros(L)
+    for om in (0, 1):
+        pom = par.p_error if om else 1 - par.p_error
+        for c1 in (0, 1):
+            for c2 in (0, 1):
+                pr = pom * tab[om, c1, c2]
+                if pr == 0:
+                    continue
+                dis = c1 != c2
+                for p, prot in enumerate(PROTOCOLS):
+                    r = right[prot][om, c1, c2]
+                    v = m[p * PER:(p + 1) * PER]
+                    v += pr * np.array([om * r, (1 - om) * (1 - r), om * (1 - r),
+                                        calls[prot][om, c1, c2], (1 - r) if dis else 0.0])
+                    m[FIRST + p] += pr * (1 - c1) * (1 - r)
+                m[DIS] += pr * dis
+                m[-1] += pr * (1 - c1)
+    return m
+
+
+def first_values(m: np.ndarray) -> dict:
+    """Detector 1 read as the model under oversight, per protocol, from the mean
+    vector: ``amp`` = Pr(final wrong | detector 1 wrong) (seed 000's Amp with
+    detector 1's verdict as the protagonist's answer), ``fwc`` = Pr(final right |
+    detector 1 right), ``acc`` and ``calls``."""
+    n = len(PROTOCOLS)
+    w1 = m[-1]
+    out = {k: np.zeros(n) for k in ("amp", "fwc", "acc", "calls")}
+    for p in range(n):
+        tp, fp, fn, calls, _ = m[p * PER:(p + 1) * PER]
+        both = m[FIRST + p]  # detector 1 wrong and the final verdict wrong
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out["amp"][p] = both / w1 if w1 > 0 else np.nan
+            out["fwc"][p] = 1.0 - (fp + fn - both) / (1.0 - w1) if w1 < 1 else np.nan
+        out["acc"][p] = 1.0 - fp - fn
+        out["calls"][p] = calls
+    return out
+
+
+def given_first(par: Params) -> dict:
+    """:func:`first_values` in exact form."""
+    return first_values(exact_means(par))
+
+
+def metric_values(m: np.ndarray) -> dict:
+    """Every metric (per protocol) as a function of the mean vector, and the ColMAD /
+    CopMAD F1 ratio minus 1."""
+    out = {k: np.zeros(len(PROTOCOLS)) for k in METRICS}
+    for p in range(len(PROTOCOLS)):
+        tp, fp, fn, calls, dw = m[p * PER:(p + 1) * PER]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out["precision"][p] = tp / (tp + fp) if tp + fp > 0 else np.nan
+            out["recall"][p] = tp / (tp + fn) if tp + fn > 0 else np.nan
+            out["f1"][p] = 2 * tp / (2 * tp + fp + fn) if tp + fp + fn > 0 else np.nan
+            out["amp"][p] = fn / (tp + fn) if tp + fn > 0 else np.nan
+            out["hacking"][p] = dw / m[DIS] if m[DIS] > 0 else np.nan
+        out["acc"][p] = 1.0 - fp - fn
+        out["calls"][p] = calls
+    f = out["f1"]
+    out["f1_gain"] = np.array([f[2] / f[1] - 1.0 if f[1] > 0 else np.nan])
+    err0 = out["acc"][0]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out["error_reduction"] = (1.0 - (1.0 - out["acc"]) / (1.0 - err0)
+                                  if err0 < 1 else np.full(len(PROTOCOLS), np.nan))
+    out["disagree"] = np.array([m[DIS]])
+    return out
+
+
+def simulate(par: Params, n_instances: int, seed: int, n_threads: int = 0,
+             values=None) -> dict:
+    """Metrics by the compiled kernel: ``{metric: (values, se)}`` of
+    :func:`metric_values` (or of ``values``, e.g. :func:`first_values`)."""
+    import numba
+
+    from ...kernels.colmad import colmad_kernel
+    from ...kernels.rng import split_seed
+
+    if n_threads:
+        numba.set_num_threads(min(n_threads, numba.config.NUMBA_NUM_THREADS))
+    k0, k1 = split_seed(seed)
+    s1, s2 = colmad_kernel(int(n_instances), k0, k1, par.p_error,
+                           np.ascontiguousarray(pair_table(par)), judge_right(par),
+                           np.array([tie_right(par, 0), tie_right(par, 1)]), par.evidence,
+                           par.pass_wrong, int(par.rounds), par.delta)
+    return estimates(values or metric_values, s1, s2, float(n_instances))
+
+
+def hack_for_gain(par: Params, gain: float) -> float:
+    """The debate-hacking rhetoric gap at which ColMAD's F1 exceeds CopMAD's by ``gain``
+    (exact; NaN when no gap in [0, 10] reaches it)."""
+    from dataclasses import replace
+
+    from scipy.optimize import brentq
+
+    g = lambda h: metric_values(exact_means(replace(par, hack=h)))["f1_gain"][0] - gain  # noqa
+    lo, hi = g(0.0), g(10.0)
+    if not (np.isfinite(lo) and np.isfinite(hi)) or lo * hi > 0:
+        return math.nan
+    return float(brentq(g, 0.0, 10.0, xtol=1e-10))

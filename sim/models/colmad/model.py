@@ -1,0 +1,207 @@
+"""Error detection by debate (seed 001): ColMAD, CopMAD and a single detector, as a model."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+from ...layout import add_triplets, cell_triplets, computed_cells, model_dataset
+from ...plotting import panel_grid, save, shared_legend
+from ...registry import Model
+from ...layout import axis_coords
+from . import core as cm
+
+COLOURS = {"single": "C7", "copmad": "C3", "colmad": "C0", "oracle": "C2"}
+#: The seed's headline: ColMAD's F1 about 19% above CopMAD's.
+SEED_GAIN = 0.19
+
+
+def _cell(c) -> dict:
+    par = cm.params_of(c)
+    ex = cm.metric_values(cm.exact_means(par))
+    sim = (cm.simulate(par, int(c.run.n_instances), int(c.run.seed), int(c.run.n_threads))
+           if c.run.n_instances > 1 else None)
+    r = cell_triplets(ex, sim)
+    r["pass_wrong"] = np.float64(par.pass_wrong)
+    r["hack_seed_gain"] = np.float64(cm.hack_for_gain(par, SEED_GAIN))
+    return r
+
+
+def solve_cells(base, cells, shape=None, dims=("cell",), axes=()):
+    res, st, elapsed = computed_cells(_cell, cells, shape)
+    ax = tuple(dims)
+    data = {}
+    add_triplets(data, st, ax, ("protocol",), cm.METRICS,
+                 units=lambda k: "calls" if k == "calls" else "1",
+                 exact_how="exact enumeration", se_how=" (delta method)")
+    add_triplets(data, lambda k: st(k)[..., 0], ax, (), {
+        "f1_gain": "F1(ColMAD) / F1(CopMAD) - 1",
+        "disagree": "share of responses on which the detectors disagree"},
+        exact_how="exact enumeration", se_how=" (delta method)")
+    data["pass_wrong"] = (ax, st("pass_wrong"), {
+        "long_name": "per round, the wrong side's quote passes verification: "
+                     "1 - (1 - rho_fab (1 - v_q)) (1 - m (1 - v_r))", "units": "1"})
+    data["hack_seed_gain"] = (ax, st("hack_seed_gain"), {
+        "long_name": f"rhetoric gap (colmad.hack) at which ColMAD's F1 is {SEED_GAIN:.0%} "
+                     "above CopMAD's, the seed's headline (exact)", "units": "1"})
+    coords = axis_coords(axes, dims, {"protocol": ("protocol", list(cm.PROTOCOLS))})
+    return model_dataset(
+        data, coords, "antiamp: error detection by collaborative and competitive debate (seed 001)",
+        "Monte Carlo (common random numbers across protocols, the judge "
+        "Rao-Blackwellised over rhetoric) beside exact enumeration", elapsed)
+
+
+def validate(cfg) -> None:
+    cm.validate_colmad(cfg)
+
+
+# ------------------------------------------------------------------ table and figures
+def format_colmad(ds) -> str:
+    import yaml
+
+    cfg = yaml.safe_load(ds.attrs["config"])
+    c, j = cfg["colmad"], cfg["judge"]
+    lines = [
+        f"error detection by debate (seed 001): p_error {c['p_error']}; detector 1 sens/spec "
+        f"{c['sens_1']}/{c['spec_1']}, detector 2 {c['sens_2']}/{c['spec_2']}, eta {c['eta']} "
+        f"({c['eta_mode']}); {c['rounds']} rounds",
+        f"evidence x {c['evidence']}; wrong side: fabricates {c['fabricate']} (verification "
+        f"{c['verify']}), misinterprets {c['mislead']} (relevance check {c['relevance']}): "
+        f"passes {float(ds.pass_wrong):.3f} per round; hacking gap {c['hack']}, kappa_r "
+        f"{c['kappa_r']}; ColMAD concedes to bare assertions w.p. {c['delta']}",
+        f"judge: logit λ = {j['lam']}, μ = {j['mu']} (toward 'error'), κ = {j['kappa']}", "",
+        "simulated ± SE [exact]:"]
+    cols = ("acc", "precision", "recall", "f1", "amp", "hacking")
+    lines.append(f"{'protocol':<9}" + "".join(f"{k:>26}" for k in cols) + f"{'calls':>8}"
+                 + f"{'err. red.':>10}")
+    for p in ds.protocol.values:
+        d = ds.sel(protocol=p)
+        row = f"{p:<9}"
+        for k in cols:
+            v, s, e = float(d[k]), float(d[f"{k}_se"]), float(d[f"{k}_exact"])
+            cell = (f"{v:.4f} ± {s:.4f} [{e:.4f}]" if np.isfinite(v) and np.isfinite(e)
+                    else (f"{e:.4f}" if np.isfinite(e) else "-"))
+            row += f"{cell:>26}"
+        row += f"{float(d.calls_exact):>8.3f}{float(d.error_reduction_exact):>10.3f}"
+        lines.append(row)
+    g, gs, ge = float(ds.f1_gain), float(ds.f1_gain_se), float(ds.f1_gain_exact)
+    lines += ["", "F1(ColMAD) / F1(CopMAD) - 1 = "
+              + (f"{g:.4f} ± {gs:.4f} " if np.isfinite(g) else "") + f"[{ge:.4f}]; the "
+              f"detectors disagree on {float(ds.disagree_exact):.3f} of responses"]
+    h = float(ds.hack_seed_gain)
+    lines.append(f"the seed's +{SEED_GAIN:.0%} needs colmad.hack = {h:.3f} here"
+                 if math.isfinite(h) else f"no hacking gap in [0, 10] gives the seed's "
+                 f"+{SEED_GAIN:.0%} here")
+    lines += ["", "Amp: Pr(the error is ratified | error present) = 1 - recall; hacking: "
+              "Pr(wrong final | the detectors disagree); err. red.: errors removed relative "
+              "to detector 1 alone; calls: 2 detectors, 2 per round, 1 per judge call."]
+    return "\n".join(lines)
+
+
+def plot_cell(ds, path: Path) -> list:
+    import yaml
+
+    cfg = yaml.safe_load(ds.attrs["config"])
+    fig, axs = panel_grid(2, height=3.2)
+    ax = axs[0]
+    metrics = ("acc", "precision", "recall", "f1", "hacking")
+    x = np.arange(len(metrics))
+    w = 0.8 / len(ds.protocol)
+    for i, p in enumerate(ds.protocol.values):
+        d = ds.sel(protocol=p)
+        pos = x + (i - (len(ds.protocol) - 1) / 2) * w
+        ex = [float(d[f"{k}_exact"]) for k in metrics]
+        ax.bar(pos, np.nan_to_num(ex), w * 0.9, color=COLOURS[str(p)], alpha=0.85)
+        sim = np.array([float(d[k]) for k in metrics])
+        if np.isfinite(sim).any():
+            se = np.array([float(d[f"{k}_se"]) for k in metrics])
+            ax.errorbar(pos, sim, yerr=1.96 * se, fmt="o", ms=2.5, color="k", capsize=1.5)
+    ax.set_xticks(x, ["accuracy", "precision", "recall", "F1", "hacking rate"])
+    ax.set_ylim(0, 1)
+    ax.set_title("error detection (bars exact, points simulated ±1.96 SE)", fontsize=9)
+    ax = axs[1]
+    for p in ds.protocol.values:
+        d = ds.sel(protocol=p)
+        ax.plot(float(d.calls_exact), float(d.amp_exact), "o", ms=8, color=COLOURS[str(p)],
+                alpha=0.85)
+    ax.set_xlabel("model calls per response", fontsize=8)
+    ax.set_ylabel("Amp: Pr(error ratified | error present)", fontsize=8)
+    ax.set_title("mistake amplification against cost", fontsize=9)
+    shared_legend(fig, [(str(p), COLOURS[str(p)]) for p in ds.protocol.values], [])
+    c = cfg["colmad"]
+    fig.suptitle(f"ColMAD vs CopMAD (seed 001): η = {c['eta']} ({c['eta_mode']}), "
+                 f"{c['rounds']} rounds, F1 gain {float(ds.f1_gain_exact):+.1%}", fontsize=9)
+    return save(fig, path)
+
+
+def plot_grid(ds, path: Path) -> list:
+    """One swept field: F1 and Amp of every protocol and ColMAD's F1 gain, exact lines
+    and simulated points.  Two: where ColMAD beats a single detector (F1 difference,
+    zero contour) and its gain over CopMAD, as xarray heatmaps."""
+    from ...plotting import (axes_of, axis_label, exact_and_simulated, integer_ticks, label_x,
+                            shown_at, x_positions)
+
+    dims = axes_of(ds, "f1_exact")
+    if not dims:
+        return []
+    if len(dims) >= 2:
+        x, y = dims[0], dims[1]
+        sub = ds.isel({d: 0 for d in dims[2:]})
+        diff = (sub.f1_exact.sel(protocol="colmad") - sub.f1_exact.sel(protocol="single"))
+        diff.attrs = {"long_name": "F1(ColMAD) - F1(single detector)"}
+        gain = sub.f1_gain_exact.copy()
+        gain.attrs = {"long_name": "F1(ColMAD) / F1(CopMAD) - 1"}
+        fig, axs = panel_grid(2, height=3.4)
+        for ax, da, title in ((axs[0], diff, "ColMAD against a single detector (blue: "
+                                              "ColMAD better)"),
+                              (axs[1], gain, "ColMAD's F1 gain over CopMAD")):
+            lim = float(np.nanmax(np.abs(da.values))) or 1.0
+            signed = np.nanmin(da.values) < 0 < np.nanmax(da.values)
+            # xarray's own plotting: coordinates and labels from the store; a diverging
+            # map only where the sign changes.
+            da.plot.pcolormesh(x=x, y=y, ax=ax, cmap="RdBu" if signed else "viridis",
+                               vmin=-lim if signed else None, vmax=lim if signed else None,
+                               cbar_kwargs={"shrink": 0.85, "label": ""})
+            if signed:
+                cs = da.plot.contour(x=x, y=y, ax=ax, levels=[0.0], colors="k",
+                                     linewidths=1.2, add_colorbar=False)
+                ax.clabel(cs, fmt={0.0: "0"}, fontsize=7)
+            ax.set_title(title, fontsize=9)
+            ax.set_xlabel(axis_label(ds, x), fontsize=8)
+            ax.set_ylabel(axis_label(ds, y), fontsize=8)
+            integer_ticks(ax, sub[x].values)
+            integer_ticks(ax, sub[y].values, "y")
+        fig.suptitle(f"error detection by debate (seed 001){shown_at(ds, dims[2:])}",
+                     fontsize=9)
+        return save(fig, path)
+    x = dims[0]
+    _, xpos, _ = x_positions(ds, x)
+    fig, axs = panel_grid(3, height=2.9)
+    for p in ds.protocol.values:
+        for ax, v in ((axs[0], "f1"), (axs[1], "amp")):
+            exact_and_simulated(ax, ds.sel(protocol=p), v, xpos, COLOURS[str(p)])
+    exact_and_simulated(axs[2], ds, "f1_gain", xpos, "k")
+    axs[2].axhline(SEED_GAIN, color="0.5", ls=":", lw=0.8)
+    for ax, t in zip(axs, ("F1 on the error class", "Amp: Pr(error ratified | error)",
+                           "ColMAD's F1 gain over CopMAD (dotted: 19%)")):
+        ax.set_title(t, fontsize=9)
+    label_x(axs, ds, x)
+    shared_legend(fig, [(str(p), COLOURS[str(p)]) for p in ds.protocol.values],
+                  [("exact", "-", None), ("simulated ±1.96 SE", "none", "o")])
+    fig.suptitle("error detection by debate (seed 001)", fontsize=9)
+    return save(fig, path)
+
+
+MODEL = Model(
+    name="colmad",
+    title="error detection by collaborative vs competitive debate (seed 001)",
+    run_cells=solve_cells,
+    sections={"colmad": cm.ColmadConfig},
+    uses=("model", "judge", "run", "colmad"),
+    validate=validate,
+    kernel_fields=("judge.*", "colmad.*", "run.seed", "run.n_instances"),
+    format_table=format_colmad, figures=plot_grid, cell_figures=plot_cell,
+    plot_vars=("f1_exact",), cells_per_block=16,
+)

@@ -1,0 +1,82 @@
+"""The settings of ``model=confidence``: its config sections, each field declared once.
+
+Light on purpose (dataclasses only): the registry reads every model's sections
+from here to build the config schema and ``--help`` without loading numpy or
+the compiled kernels."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from ...config import declare
+
+
+@dataclass
+class ConfidenceConfig:
+    """Stated confidence in multi-round debate (``confidence.*``, with ``model=confidence``)."""
+
+    #: Condition of the bets data whose fitted report model the debaters follow
+    #: (shipped: cross_model, self_debate, informed_self, public_bets, self_redteam_debate).
+    condition: str = declare("cross_model", 'condition', 'debate condition')
+    #: Condition of the antagonist's reports in debate; null = the same condition.
+    antagonist: Optional[str] = declare(None, 'condition_A', "antagonist's condition")
+    #: Bets CSV (debate, condition, side, round, bet); null = the shipped published bets.
+    data: Optional[str] = None
+    #: Share of the outcome's variance the transcript reveals by the last round (0, 1).
+    info: float = declare(0.5, 'π_R', 'share of the outcome the transcript reveals')
+    #: Judge's weight on stated confidence: kappa_c (logit c_P - logit c_A) in the logit judge.
+    kappa_c: float = declare(0.0, 'κ_c', 'weight of stated confidence')
+    #: Latent correlation of a jury's judges (judge.jury_size > 1); 0 = independent judges.
+    icc: float = declare(0.0, 'icc', 'jury latent correlation')
+    #: Vote histogram that calibrates icc: debates by votes for one side (votes_judges + 1
+    #: counts) or by dissenting judges (votes_judges // 2 + 1 counts); null = use icc.
+    votes: Optional[Any] = None
+    #: Judges per debate in the vote histogram.
+    votes_judges: int = 6
+    #: Override of the fitted mean report by round (0-100); null = fitted.
+    intercepts: Optional[Any] = None
+    #: Override of the fitted weight on belief w; null = fitted.
+    weight: Optional[float] = declare(None, 'w', 'weight of reports on belief')
+    #: Override of the fitted side bias beta (calibration only; oversight uses Phi^-1(p)).
+    side_bias: Optional[float] = None
+    #: Override of the fitted sd of the debate-level component shared by both sides.
+    shared_sd: Optional[float] = declare(None, 'σ_u', 'shared report component sd')
+    #: Override of the fitted sd of a side's persistent disposition.
+    side_sd: Optional[float] = declare(None, 'σ_v', 'side disposition sd')
+    #: Override of the fitted sd of per-report noise.
+    noise_sd: Optional[float] = declare(None, 'σ_ε', 'report noise sd')
+    #: Replicated data sets of the posterior predictive check (0 = no check).
+    ppc_draws: int = 200
+
+
+#: The sections this model adds to the shared schema.
+SECTIONS = {"confidence": ConfidenceConfig}
+
+#: Small example configs, ``(what, config)``: ``antiamp warm`` runs each one (compiling
+#: the kernels for the argument types real runs use), and the tests and docs use them.
+#: The first is the model's example; ``sweep.axes`` makes one a grid, ``export`` a
+#: transcript export.
+EXAMPLES = [
+    ('stated confidence',
+     {'model': {'name': 'confidence'},
+      'judge': {'kind': 'logit'},
+      'confidence': {'ppc_draws': 0},
+      'run': {'n_instances': 2_000}}),
+    ('stated confidence, shared-latent jury (tabulated)',
+     {'model': {'name': 'confidence'},
+      'judge': {'kind': 'logit', 'jury_size': 3},
+      'confidence': {'ppc_draws': 0, 'icc': 0.3},
+      'run': {'n_instances': 40_000}}),
+]
+
+#: Small grids (``sweep.axes``) of this model: the conformance checks
+#: (:func:`antiamp.testing.check_model`) and the figure tests run them.
+GRIDS = [
+    {'model': {'name': 'confidence'},
+     'judge': {'kind': 'logit'},
+     'run': {'n_instances': 4000},
+     'confidence': {'ppc_draws': 0},
+     'sweep': {'axes': {'confidence': {'condition': ['cross_model', 'public_bets'],
+                                       'kappa_c': [0.0, 1.0]}}}},
+]

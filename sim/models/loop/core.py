@@ -1,0 +1,484 @@
+"""Closed-loop oversight (seed 000, sections 1-2 and 7, open questions (iv) and (v)):
+the labels oversight endorses train the model, round after round.
+
+The oversight of one round is seed 000's baseline transcript (the true side always
+has passing evidence, the false side with probability rho) judged by the configured
+judge or jury under consultancy, debate, or an escalation policy (consultancy, and
+debate when a flag fires or an audit draws the case, within a challenger budget).
+Its conditional endorsement rates Amp = Pr(y = a | a wrong) and
+fwc = Pr(y = a | a right) drive the loop:
+
+* calibrated learner, learning rate r, learner drift delta:
+  ``e_{t+1} = (1 - r) e_t + r [(1 - m) e_h + m (e_t Amp + (1 - e_t)(1 - fwc)) + delta]``,
+  linear with slope ``1 - r + r m (Amp + fwc - 1)`` when Amp and fwc do not move;
+* majority learner: a type whose answer is wrong keeps it when more than half its
+  n targets are wrong (ties keep the answer), each target wrong with probability
+  ``q_w = m Amp + (1 - m) e_h``; a right type turns wrong with
+  ``q_r = m (1 - fwc) + (1 - m) e_h``: a two-state chain per type.
+
+This module holds the exact side (the recursion, its fixed points, stability,
+thresholds, the escalation policy's Pareto front and cheapest design) and the
+call of the Monte Carlo kernel (:mod:`antiamp.kernels.loop`), which simulates the
+same loop with finite batches, path by path.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...config import ConfigError, _int_at_least
+from .config import LoopConfig
+
+__all__ = ["LoopConfig", "PROTOCOLS", "FLAGS", "validate_loop", "Oversight", "oversight",
+           "step", "exact_path", "long_run", "thresholds", "policy_front", "cheapest_policy",
+           "simulate", "majority_tails", "type_tails", "is_linear"]
+
+PROTOCOLS = ("consult", "debate", "escalate")
+FLAGS = ("none", "no_evidence", "uncertain")
+LEARNERS = ("calibrated", "majority")
+ESCALATE_TO = ("debate", "jury")
+#: Audit rates of the escalation policy's Pareto front.
+AUDIT_LEVELS = np.round(np.linspace(0.0, 1.0, 21), 10)
+#: Bound on paths x rounds (memory of the per-path records) and on the instance-rounds
+#: of one cell (a run of hours is a typo, not a plan).
+MAX_RECORDS = 5_000_000
+MAX_DRAWS = 20_000_000_000
+
+
+def _check_range(name, v, lo, hi, lo_open=False, hi_open=False):
+    bad = (v < lo or v > hi or (lo_open and v == lo) or (hi_open and v == hi)
+           or not math.isfinite(v))
+    if bad:
+        lb = "(" if lo_open else "["
+        rb = ")" if hi_open else "]"
+        raise ConfigError(f"loop.{name} must lie in {lb}{lo}, {hi}{rb}, got {v}")
+
+
+def ignore_instances(cfg: dict) -> dict:
+    """The loop's ``prepare`` hook: its sizes are loop.batch, loop.types and loop.paths;
+    run.n_instances (which the sweep command sets for every model) is not read."""
+    run = {k: v for k, v in (cfg.get("run") or {}).items() if k != "n_instances"}
+    return {**cfg, "run": run}
+
+
+def validate_loop(cfg) -> None:
+    """The loop's fields and ranges (ConfigError names the field)."""
+    lc = cfg.loop
+    _int_at_least("loop.rounds", lc.rounds, 1, 100_000)
+    _int_at_least("loop.batch", lc.batch, 1, 10**8)
+    _int_at_least("loop.types", lc.types, 1, 100_000)
+    _int_at_least("loop.escalate_jury", lc.escalate_jury, 1, 101)
+    _int_at_least("loop.paths", lc.paths, 0)
+    if lc.paths == 1:
+        raise ConfigError("loop.paths must be 0 (exact recursion only) or at least 2 (a "
+                          "standard error needs two paths), got 1")
+    if lc.learner not in LEARNERS:
+        raise ConfigError(f"loop.learner must be one of {', '.join(LEARNERS)}, "
+                          f"got {lc.learner!r}")
+    if lc.escalate_to not in ESCALATE_TO:
+        raise ConfigError(f"loop.escalate_to must be one of {', '.join(ESCALATE_TO)}, "
+                          f"got {lc.escalate_to!r}")
+    if lc.flag not in FLAGS:
+        raise ConfigError(f"loop.flag must be one of {', '.join(FLAGS)}, got {lc.flag!r}")
+    for name in ("m", "e_h", "rate", "audit"):
+        _check_range(name, float(getattr(lc, name)), 0.0, 1.0)
+    _check_range("rho_gain", float(lc.rho_gain), 0.0, 1.0)
+    _check_range("bias", float(lc.bias), -1.0, 1.0)
+    _check_range("flag_band", float(lc.flag_band), 0.0, 0.5)
+    _check_range("budget", float(lc.budget), 0.0, 1.0, lo_open=True)
+    if lc.e_0 is not None:
+        _check_range("e_0", float(lc.e_0), 0.0, 1.0)
+    if lc.target is not None:
+        _check_range("target", float(lc.target), 0.0, 1.0, lo_open=True, hi_open=True)
+    if lc.learner == "majority" and lc.bias != 0.0:
+        raise ConfigError("loop.bias is the calibrated learner's drift; the majority learner "
+                          "has none (leave loop.bias at 0 with loop.learner=majority)")
+    if lc.learner == "calibrated" and lc.types != LoopConfig.types:
+        raise ConfigError("loop.types counts the majority learner's instance types; the "
+                          "calibrated learner has none (set loop.learner=majority)")
+    if cfg.model.stance != "signal":
+        raise ConfigError("model=loop needs model.stance=signal: the model answers with its "
+                          "own belief, wrong with probability e_t")
+    per_round = lc.batch * (lc.types if lc.learner == "majority" else 1)
+    if lc.paths * (lc.rounds + 1) > MAX_RECORDS:
+        raise ConfigError(f"loop.paths x (loop.rounds + 1) = {lc.paths * (lc.rounds + 1)} "
+                          f"exceeds {MAX_RECORDS} (the per-path records held in memory); "
+                          "use fewer paths or rounds")
+    if lc.paths * lc.rounds * per_round > MAX_DRAWS:
+        raise ConfigError(f"loop.paths x loop.rounds x instances per round = "
+                          f"{lc.paths * lc.rounds * per_round:.3g} exceeds {MAX_DRAWS:.0e} "
+                          "simulated cases in one cell; use fewer paths, rounds or a "
+                          "smaller loop.batch (loop.types)")
+
+
+# ----------------------------------------------------------------------------- oversight
+class Oversight:
+    """One judge's tables and the senders' presentation strategies, and the escalation
+    policy's flag: everything the loop needs to evaluate oversight at any (e, rho)."""
+
+    def __init__(self, J_c, J_d, x_pc, x_pd, x_a, audit, flag_c, budget, J_jury=None):
+        self.J_c = np.asarray(J_c, float)
+        self.J_d = np.asarray(J_d, float)
+        #: Escalation to a jury: its consultancy table (None: escalation to debate).
+        self.J_jury = None if J_jury is None else np.asarray(J_jury, float)
+        self.x_pc, self.x_pd, self.x_a = float(x_pc), float(x_pd), float(x_a)
+        self.audit = float(audit)
+        self.flag_c = np.asarray(flag_c, float)
+        self.budget = float(budget)
+
+    def with_policy(self, audit=None, flag_c=None) -> "Oversight":
+        return Oversight(self.J_c, self.J_d, self.x_pc, self.x_pd, self.x_a,
+                         self.audit if audit is None else audit,
+                         self.flag_c if flag_c is None else flag_c, self.budget, self.J_jury)
+
+    def flag_probability(self, e, rho):
+        w, r = rho * self.x_pc, self.x_pc  # Pr(e_Pc = 1 | a wrong), | a right
+        f0, f1 = self.flag_c
+        f = e * ((1 - w) * f0 + w * f1) + (1 - e) * ((1 - r) * f0 + r * f1)
+        return self.audit + (1 - self.audit) * f
+
+    def scale(self, e, rho):
+        """Share of flagged cases escalated: 1, or budget / Pr(flag) when it binds."""
+        f = self.flag_probability(e, rho)
+        return 1.0 if f <= self.budget else self.budget / f
+
+    def rates(self, protocol: str, e: float, rho: float) -> tuple:
+        """(Amp, fwc, escalated share of overseen cases) of a protocol at (e, rho)."""
+        s = self.scale(e, rho) if protocol == "escalate" else 0.0
+        out = []
+        esc_total = 0.0
+        for wrong in (True, False):
+            t_p = rho if wrong else 1.0  # Pr(the protagonist has passing evidence)
+            t_a = 1.0 if wrong else rho
+            lo, hi = min(self.x_pc, self.x_pd), max(self.x_pc, self.x_pd)
+            # One presentation draw u serves both protocols (common random numbers):
+            # (e_Pc, e_Pd) = (u < x_pc, u < x_pd) given evidence.
+            joint = {(1, 1): t_p * lo, (0, 0): (1 - t_p) + t_p * (1 - hi)}
+            joint[(1, 0) if self.x_pc > self.x_pd else (0, 1)] = t_p * (hi - lo)
+            endorse = esc = 0.0
+            for (epc, epd), pr in joint.items():
+                if pr == 0.0:
+                    continue
+                for ea, pa in ((1, t_a * self.x_a), (0, 1 - t_a * self.x_a)):
+                    if pa == 0.0:
+                        continue
+                    jc, jd = self.J_c[epc], self.J_d[epd, ea]
+                    if protocol == "consult":
+                        j = jc
+                    elif protocol == "debate":
+                        j = jd
+                    else:
+                        g = (self.audit + (1 - self.audit) * self.flag_c[epc]) * s
+                        je = jd if self.J_jury is None else self.J_jury[epc]
+                        j = g * je + (1 - g) * jc
+                        esc += pr * pa * g
+                    endorse += pr * pa * j
+            out.append(endorse)
+            esc_total += (e if wrong else 1 - e) * esc
+        return out[0], out[1], esc_total
+
+
+def flag_table(flag: str, band: float, J_c) -> np.ndarray:
+    """Whether consultancy's evidence state e_Pc = 0, 1 raises the flag."""
+    J_c = np.asarray(J_c, float)
+    if flag == "none":
+        return np.zeros(2)
+    if flag == "no_evidence":
+        return np.array([1.0, 0.0])
+    return (np.abs(J_c - 0.5) <= band + 1e-12).astype(float)
+
+
+def oversight(cfg) -> Oversight:
+    """The configured judge (or jury), strategies and escalation policy."""
+    from ...judge import judge_tables, jury_majority, resolve_strategies, single_judge_tables
+
+    J_c, J_d = judge_tables(cfg.judge, cfg.protocol)
+    st = resolve_strategies(cfg)
+    lc = cfg.loop
+    J_jury = None
+    if lc.escalate_to == "jury":
+        one, _ = single_judge_tables(cfg.judge, cfg.protocol)
+        J_jury = jury_majority(one, lc.escalate_jury, cfg.judge.jury_tie)
+    return Oversight(J_c, J_d, st.x_P_consult, st.x_P, st.x_A, lc.audit,
+                     flag_table(lc.flag, lc.flag_band, J_c), lc.budget, J_jury)
+
+
+# ----------------------------------------------------------------------------- exact
+def majority_tails(n: int, q_w, q_r, rate: float = 1.0):
+    """(stay, flip): Pr(a wrong type stays wrong), Pr(a right type turns wrong) in one
+    round, from the binomial tails of its n targets (ties keep the answer).
+
+    ``scipy.special.bdtrc(k, n, q)`` = Pr(W > k), the ufunc behind a binomial's survival
+    function, without ``scipy.stats``' per-call argument handling (about 40x less per
+    scalar call: the recursion calls this every round)."""
+    from scipy.special import bdtrc
+
+    h = n / 2.0
+    stay = bdtrc(math.floor(h) - (1 if n % 2 == 0 else 0), n, q_w)  # W >= n/2 (tie keeps)
+    flip = bdtrc(math.floor(h), n, q_r)  # W > n/2
+    return (1 - rate) + rate * stay, rate * flip
+
+
+def type_tails(lc: LoopConfig, amp: float, fwc: float, m: float | None = None) -> tuple:
+    """(stay, flip) of one instance type of the majority learner when oversight endorses
+    with (Amp, fwc) and a share m (default loop.m) of the targets are endorsed labels."""
+    m = lc.m if m is None else m
+    return majority_tails(lc.batch, m * amp + (1 - m) * lc.e_h,
+                          m * (1 - fwc) + (1 - m) * lc.e_h, lc.rate)
+
+
+def step(lc: LoopConfig, ov: Oversight, protocol: str, e: float, rho: float) -> tuple:
+    """One round of the mean-field recursion: (e', rho', label error, Amp, fwc, escalated)."""
+    amp, fwc, esc = ov.rates(protocol, e, rho)
+    label = e * amp + (1 - e) * (1 - fwc)
+    if lc.learner == "majority":
+        stay, flip = type_tails(lc, amp, fwc)
+        e_next = e * stay + (1 - e) * flip
+    else:
+        target = (1 - lc.m) * lc.e_h + lc.m * label
+        e_next = min(1.0, max(0.0, (1 - lc.rate) * e + lc.rate * (target + lc.bias)))
+    rho_next = rho + lc.rho_gain * e * amp * (1 - rho)
+    return e_next, rho_next, label, amp, fwc, esc
+
+
+def start_error(cfg) -> float:
+    return float(cfg.loop.e_0) if cfg.loop.e_0 is not None else 1.0 - float(cfg.model.p)
+
+
+def exact_path(cfg, ov: Oversight, protocol: str, rounds: int | None = None) -> dict:
+    """The recursion from (e_0, rho_0) over the configured rounds: arrays per round."""
+    lc = cfg.loop
+    T = lc.rounds if rounds is None else rounds
+    e, rho = start_error(cfg), float(cfg.model.rho)
+    out = {k: np.full(T + 1, np.nan) for k in ("err", "label_err", "ratified", "rho",
+                                                "escalated")}
+    out["err"][0] = e
+    for t in range(T):
+        e2, rho2, label, amp, fwc, esc = step(lc, ov, protocol, e, rho)
+        out["label_err"][t] = (1 - lc.m) * lc.e_h + lc.m * label  # all of the round's targets
+        out["ratified"][t] = e * amp
+        out["rho"][t], out["escalated"][t] = rho, esc
+        e, rho = e2, rho2
+        out["err"][t + 1] = e
+    return out
+
+
+def is_linear(lc: LoopConfig, ov: Oversight, protocol: str, rho: float) -> bool:
+    """Amp and fwc stay put: no rho feedback and no binding budget (any e)."""
+    if lc.rho_gain > 0:
+        return False
+    if protocol != "escalate":
+        return True
+    return max(ov.flag_probability(0.0, rho), ov.flag_probability(1.0, rho)) <= ov.budget
+
+
+def long_run(cfg, ov: Oversight, protocol: str, max_iter: int = 200_000) -> dict:
+    """The fixed point reached from (e_0, rho_0): ``e_star``, ``rho_star``, the map's
+    ``slope`` there (its Jacobian's spectral radius), ``stable`` (slope < 1), and
+    ``settle_rounds`` (rounds of the recursion until the error is within 1 % of its
+    starting gap to the fixed point)."""
+    lc = cfg.loop
+    e0, rho0 = start_error(cfg), float(cfg.model.rho)
+    if is_linear(lc, ov, protocol, rho0):
+        amp, fwc, _ = ov.rates(protocol, 0.0, rho0)
+        if lc.learner == "majority":
+            stay, flip = type_tails(lc, amp, fwc)
+            slope = stay - flip
+            e_star = flip / (1 - slope) if slope < 1 else e0
+        else:
+            slope = 1 - lc.rate + lc.rate * lc.m * (amp + fwc - 1)
+            c = lc.rate * ((1 - lc.m) * lc.e_h + lc.m * (1 - fwc) + lc.bias)
+            if slope < 1:
+                e_star = c / (1 - slope)
+            else:  # the identity map, shifted by the learner's drift
+                e_star = e0 if lc.bias == 0 else (1.0 if lc.bias > 0 else 0.0)
+            if not 0.0 <= e_star <= 1.0:  # clipped: the boundary is the fixed point
+                e_star = min(1.0, max(0.0, e_star))
+                slope = 0.0
+        rho_star = rho0
+        radius = abs(slope)
+    else:
+        e, rho = e0, rho0
+        for _ in range(max_iter):
+            e2, rho2, *_ = step(lc, ov, protocol, e, rho)
+            if abs(e2 - e) < 1e-15 and abs(rho2 - rho) < 1e-15:
+                e, rho = e2, rho2
+                break
+            e, rho = e2, rho2
+        e_star, rho_star = e, rho
+        h = 1e-6
+        jac = np.zeros((2, 2))
+        for k, (de, dr) in enumerate(((h, 0.0), (0.0, h))):
+            lo = step(lc, ov, protocol, max(0.0, e - de), max(0.0, rho - dr))
+            hi = step(lc, ov, protocol, min(1.0, e + de), min(1.0, rho + dr))
+            span = (min(1.0, e + de) - max(0.0, e - de)) + (min(1.0, rho + dr) - max(0.0, rho - dr))
+            jac[:, k] = [(hi[0] - lo[0]) / span, (hi[1] - lo[1]) / span]
+        radius = float(np.max(np.abs(np.linalg.eigvals(jac))))
+    gap = abs(e0 - e_star)
+    settle = 0
+    if gap > 0 and radius < 1:
+        e, rho = e0, rho0
+        for t in range(1, max_iter):
+            e, rho, *_ = step(lc, ov, protocol, e, rho)
+            if abs(e - e_star) <= 0.01 * gap:
+                settle = t
+                break
+        else:
+            settle = -1
+    elif gap > 0:
+        settle = -1
+    return {"e_star": float(e_star), "rho_star": float(rho_star), "slope": float(radius),
+            "stable": bool(radius < 1), "settle_rounds": int(settle)}
+
+
+def _linear_fixed_point(lc: LoopConfig, amp: float, fwc: float, m: float, e0: float) -> float:
+    """Long-run error from e0 with Amp, fwc held fixed (the learner's closed form).
+
+    Where the map's slope is 1 (every target is an endorsement that follows the
+    model), the error stays at e0, or drifts to a bound when the learner drifts."""
+    if lc.learner == "majority":
+        stay, flip = type_tails(lc, amp, fwc, m)
+        return flip / (1 - stay + flip) if (1 - stay + flip) > 0 else e0
+    den = 1 - m * (amp + fwc - 1)
+    num = (1 - m) * lc.e_h + m * (1 - fwc) + lc.bias
+    if den <= 0:
+        return e0 if lc.bias == 0 else (1.0 if lc.bias > 0 else 0.0)
+    return min(1.0, max(0.0, num / den))
+
+
+def _threshold(f, lo: float = 0.0, hi: float = 1.0) -> float:
+    """The largest x in [lo, hi] with f(x) <= 0 for increasing f: hi when f(hi) <= 0,
+    lo when f(lo) > 0 (the loop drifts everywhere), else the root."""
+    from scipy.optimize import brentq
+
+    f_lo, f_hi = f(lo), f(hi)
+    if not (math.isfinite(f_lo) and math.isfinite(f_hi)):
+        return math.nan
+    if f_hi <= 0:
+        return hi
+    if f_lo > 0:
+        return lo
+    return float(brentq(f, lo, hi, xtol=1e-13, rtol=1e-12))
+
+
+def thresholds(cfg, ov: Oversight, protocol: str) -> dict:
+    """Drift thresholds against the starting error e_0 (the loop corrects when its
+    long-run error is at most e_0, Amp and fwc held at their values at rho_0):
+
+    * ``amp_threshold``: the largest Amp (the protocol's fwc held) that corrects;
+    * ``m_threshold``: the largest share of endorsed targets m that corrects;
+    * ``rho_threshold``: the largest fabrication rate rho that corrects, the
+      protocol's Amp(rho) and fwc(rho) moving together.
+
+    1 means "corrects at every value", 0 "drifts even at 0"; the long-run error
+    increases in each, so the boundary is one root (scipy's brentq).
+    """
+    lc = cfg.loop
+    e0, rho0 = start_error(cfg), float(cfg.model.rho)
+    amp, fwc, _ = ov.rates(protocol, e0, rho0)
+
+    def at_amp(a):
+        return _linear_fixed_point(lc, a, fwc, lc.m, e0) - e0
+
+    def at_m(m):
+        return _linear_fixed_point(lc, amp, fwc, m, e0) - e0
+
+    def at_rho(r):
+        a, f, _ = ov.rates(protocol, e0, r)
+        return _linear_fixed_point(lc, a, f, lc.m, e0) - e0
+
+    out = {"amp_threshold": _threshold(at_amp), "rho_threshold": _threshold(at_rho)}
+    # e*(m) need not be monotone in m (it moves from e_h toward the oversight's own
+    # floor): the threshold is the largest m up to which every m corrects.
+    ms = np.linspace(0.0, 1.0, 201)
+    vals = np.array([at_m(m) for m in ms])
+    if vals[0] > 0:
+        out["m_threshold"] = 0.0
+    elif np.all(vals <= 0):
+        out["m_threshold"] = 1.0
+    else:
+        k = int(np.argmax(vals > 0))
+        out["m_threshold"] = _threshold(at_m, ms[k - 1], ms[k])
+    return out
+
+
+# ----------------------------------------------------------------------------- design
+def policy_front(cfg, ov: Oversight) -> dict:
+    """Long-run error and cost (escalated share of overseen cases at the fixed point)
+    of the escalation policy at every audit rate of :data:`AUDIT_LEVELS`, per flag."""
+    lc = cfg.loop
+    err = np.zeros((len(FLAGS), len(AUDIT_LEVELS)))
+    cost = np.zeros_like(err)
+    for i, fl in enumerate(FLAGS):
+        for k, a in enumerate(AUDIT_LEVELS):
+            o = ov.with_policy(audit=float(a), flag_c=flag_table(fl, lc.flag_band, ov.J_c))
+            lr = long_run(cfg, o, "escalate")
+            err[i, k] = lr["e_star"]
+            cost[i, k] = o.rates("escalate", lr["e_star"], lr["rho_star"])[2]
+    pareto = np.zeros_like(err, bool)
+    pts = np.column_stack([cost.ravel(), err.ravel()])
+    for n, (c, e) in enumerate(pts):
+        dominated = np.any((pts[:, 0] <= c + 1e-12) & (pts[:, 1] <= e + 1e-12)
+                           & ((pts[:, 0] < c - 1e-12) | (pts[:, 1] < e - 1e-12)))
+        pareto.ravel()[n] = not dominated
+    return {"err": err, "cost": cost, "pareto": pareto}
+
+
+def cheapest_policy(cfg, ov: Oversight, target: float, front: dict | None = None) -> dict:
+    """The escalation policy (flag, audit rate) of least cost whose long-run error is at
+    most ``target``: per flag, the smallest audit rate that meets it (the first crossing
+    on the audit grid, refined by brentq), then the flag of least cost.  ``flag`` is ""
+    when no policy meets the target (even escalating every case)."""
+    from scipy.optimize import brentq
+
+    lc = cfg.loop
+    front = policy_front(cfg, ov) if front is None else front
+    best = {"flag": "", "audit": math.nan, "cost": math.nan, "err": math.nan}
+    for i, fl in enumerate(FLAGS):
+        fc = flag_table(fl, lc.flag_band, ov.J_c)
+
+        def excess(a, fc=fc):
+            return long_run(cfg, ov.with_policy(audit=float(a), flag_c=fc),
+                            "escalate")["e_star"] - target
+
+        vals = front["err"][i] - target  # the front's long-run errors on the audit grid
+        if vals[0] <= 0:
+            a_opt = 0.0
+        else:
+            k = next((k for k, v in enumerate(vals) if v <= 0), None)
+            if k is None:
+                continue
+            a_opt = float(brentq(excess, AUDIT_LEVELS[k - 1], AUDIT_LEVELS[k], xtol=1e-12))
+            # brentq returns a point within xtol of the crossing; step to its feasible side
+            while excess(a_opt) > 0 and a_opt < 1:
+                a_opt = min(1.0, a_opt + 1e-12)
+        o = ov.with_policy(audit=a_opt, flag_c=fc)
+        lr = long_run(cfg, o, "escalate")
+        c = o.rates("escalate", lr["e_star"], lr["rho_star"])[2]
+        if best["flag"] == "" or c < best["cost"] - 1e-12:
+            best = {"flag": fl, "audit": a_opt, "cost": float(c), "err": lr["e_star"]}
+    return best
+
+
+# ----------------------------------------------------------------------------- simulation
+def simulate(cfg, ov: Oversight, n_threads: int = 0) -> dict:
+    """The kernel's paths for the three protocols (common random numbers)."""
+    import numba
+
+    from antiamp.kernels.loop import CALIBRATED, MAJORITY, loop_paths
+    from antiamp.kernels.rng import split_seed
+
+    lc = cfg.loop
+    k0, k1 = split_seed(cfg.run.seed)
+    if n_threads:
+        numba.set_num_threads(min(n_threads, numba.config.NUMBA_NUM_THREADS))
+    types = lc.types if lc.learner == "majority" else 1
+    out = loop_paths(MAJORITY if lc.learner == "majority" else CALIBRATED, lc.rounds, lc.batch,
+                     types, lc.paths, start_error(cfg), lc.e_h, lc.m, lc.rate, lc.bias,
+                     float(cfg.model.rho), lc.rho_gain, ov.x_pc, ov.x_pd, ov.x_a, ov.J_c, ov.J_d,
+                     ov.audit, ov.flag_c, ov.budget,
+                     ov.J_c if ov.J_jury is None else ov.J_jury, ov.J_jury is None, k0, k1)
+    keys = ("err", "label_err", "ratified", "rho", "escalated", "locked", "start_wrong")
+    return dict(zip(keys, out))

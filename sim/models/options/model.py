@@ -1,0 +1,135 @@
+"""Multi-option answers (seed 000, section 5), as a model."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from pathlib import Path
+
+import numpy as np
+from ...lazy import lazy
+xr = lazy("xarray")
+
+from ...registry import Model, require_signal_stance, strategies_solved
+from ...layout import axis_coords
+from ...equilibrium import EquilibriumConfig
+from ...plotting import both, judge_fields, line_figure, protocol_rows
+from . import core as opm
+
+
+def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
+    shape = (len(cells),) if shape is None else shape
+    eqc = base.equilibrium
+    calls: list = []
+    t0 = time.perf_counter()
+    C = len(cells)
+    val = {k: np.full((C, 2), np.nan) for k in opm.METRICS}
+    se = {k: np.full((C, 2), np.nan) for k in opm.METRICS}
+    used = 0
+    shared: dict = {}
+
+    def key(c):
+        m, j = c.model, c.judge
+        return (m.p, m.rho, j.lam, j.mu, j.kappa, repr(dataclasses.astuple(c.options)))
+
+    keys = [key(c) for c in cells] if eqc.payoffs == "simulated" else []
+    if eqc.payoffs == "simulated":
+        # Cells with the same kernel inputs share their sums, and every distinct input is
+        # played out in one pass of the random numbers per number of options.
+        for k, c in zip(keys, cells):
+            shared.setdefault(k, (c.model.p, c.model.rho, c.judge.lam, c.judge.mu,
+                                  c.judge.kappa, c.options))
+        shared = dict(zip(shared, opm.simulate_cells(list(shared.values()),
+                                                     base.run.n_instances, base.run.seed,
+                                                     base.run.n_threads)))
+        calls.extend([1] * len({c.options.K for c in cells}))
+    for i, c in enumerate(cells):
+        m, j, oc = c.model, c.judge, c.options
+        if eqc.payoffs == "simulated":
+            out, used = shared[keys[i]]
+            res = opm.metrics_from_rows(out[..., 0], out[..., 1])
+        else:
+            res = opm.metrics_from_rows(opm.exact(m.p, m.rho, j.lam, j.mu, j.kappa, oc)["rows"])
+        if oc.antagonist == "attack":  # no alternative is defended
+            res["wrong_alternative"][0][:] = np.nan
+            res["wrong_alternative"][1][:] = np.nan
+        for k in opm.METRICS:
+            val[k][i], se[k][i] = res[k]
+    elapsed = time.perf_counter() - t0
+    sh, ax = tuple(shape), tuple(dims)
+
+    def rs(a):
+        return np.asarray(a).reshape(sh + np.asarray(a).shape[1:])
+
+    data = {}
+    for k, (ln, d) in opm.METRICS.items():
+        data[k] = (ax + ("protocol",), rs(val[k]), {"long_name": ln, "definition": d,
+                                                    "units": "1"})
+        if eqc.payoffs == "simulated":
+            data[f"{k}_se"] = (ax + ("protocol",), rs(se[k]),
+                               {"long_name": f"standard error of {ln}", "units": "1"})
+    data["amp_gap"] = (ax, rs(val["amp"][:, 0] - val["amp"][:, 1]), {
+        "long_name": "amplification gap Amp(consult) - Amp(debate)", "units": "1"})
+    ds = xr.Dataset(data, coords=axis_coords(axes, dims, {"protocol": ("protocol",
+                                                                   ["consult", "debate"])}))
+    ds.attrs.update({
+        "title": "antiamp: multi-option answers", "payoffs": eqc.payoffs,
+        "method": "exact enumeration" if eqc.payoffs == "exact" else "Monte Carlo kernel",
+        "n_instances": int(used), "kernel_calls": int(len(calls)),
+        "solve_seconds": float(elapsed), "solver_report": "no issues",
+    })
+    return ds
+
+
+def validate(cfg) -> None:
+    """Checks of extension 'options' beyond the shared ones (ConfigError names the field)."""
+    from ...equilibrium import validate_equilibrium
+
+    require_signal_stance(cfg, "options")
+    opm.validate_options(cfg.options, cfg.judge, cfg.model.c_e)
+    validate_equilibrium(cfg.equilibrium)
+
+
+# ------------------------------------------------------------------ table and figures
+def format_options(ds: xr.Dataset) -> str:
+    import yaml
+
+    oc = yaml.safe_load(ds.attrs["config"])["options"]
+    lines = [f"{oc['K']} answers, antagonist rule {oc['antagonist']} "
+             f"({ds.attrs['method']})", ""]
+    lines += protocol_rows(ds, [(v, v) for v in ("amp", "amp_loss", "acc", "fwc", "loss")]
+                           + [("wrong_alt", "wrong_alternative")])
+    lines += ["", "wrong_alt: Pr(the antagonist defends a wrong alternative | a != omega)"]
+    return "\n".join(lines)
+
+
+def plot_options(ds: xr.Dataset, path: Path) -> list:
+    return line_figure(ds, path, [
+        ("Amp = Pr(y = a | a != omega) (dashed: consultancy)", both("amp")),
+        ("Amp of suboptimal answers (dashed: consultancy)", both("amp_loss")),
+        ("accuracy (dashed: consultancy)", both("acc")),
+        ("antagonist defends a wrong alternative | a wrong",
+         [("wrong_alternative", "debate", "-o")]),
+    ], "multi-option answers", _fields(ds))
+
+
+
+def _fields(ds) -> list:
+    import yaml
+
+    cfg = yaml.safe_load(ds.attrs["config"])
+    return judge_fields(cfg) + [("options", k) for k in (
+        "K", "antagonist", "k_examine", "distractor_weight", "distractor_bias", "near_miss_loss")]
+
+
+
+MODEL = Model(
+    name="options",
+    title="multi-option answers: K candidates, examined or attacked",
+    run_cells=solve_cells,
+    sections={"options": opm.OptionsConfig, "equilibrium": EquilibriumConfig},
+    validate=validate, prepare=strategies_solved,
+    kernel_fields=("model.p", "model.rho", "judge.lam", "judge.mu", "judge.kappa", "options.*",
+                   "run.n_instances", "run.seed"),
+    format_table=format_options, figures=plot_options, plot_vars=("amp", "acc", "amp_loss"),
+)

@@ -1,0 +1,83 @@
+"""The settings of ``model=redeliberation``: its config sections, each field declared once.
+
+Light on purpose (dataclasses only): the registry reads every model's sections
+from here to build the config schema and ``--help`` without loading numpy or
+the compiled kernels."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from ...config import declare
+
+
+@dataclass
+class RedeliberationConfig:
+    """Adaptive re-deliberation of fact-check verdicts (seed 003) (``redeliberation.*``,
+    with ``model=redeliberation``).  Verdicts are truth percentages (0-100); the
+    advocate's runs share the claim's evidence-pool bias and add run noise."""
+
+    #: Share of contested claims (the rest are clear).
+    contested: float = declare(0.5, 'q', 'share of contested claims')
+    #: Share of true claims.
+    p_true: float = declare(0.5, 'π', 'share of true claims')
+    #: Distance of a clear claim's evidence from 50, toward the truth (percentage points).
+    margin_clear: float = declare(25.0, 'D_clear', "clear claims' evidence margin")
+    #: Distance of a contested claim's evidence from 50, toward the truth (points).
+    margin_contested: float = declare(6.0, 'D_cont', "contested claims' evidence margin")
+    #: Run-to-run noise sd of a clear claim's verdict (points).
+    noise_clear: float = declare(3.0, 'σ_clear', "clear claims' run noise sd")
+    #: Run-to-run noise sd of a contested claim's verdict (points).
+    noise_contested: float = declare(14.0, 'σ_cont', "contested claims' run noise sd")
+    #: Mean evidence-pool bias toward "true", shared by every run of a claim (points).
+    bias: float = declare(0.0, 'β', 'mean evidence-pool bias')
+    #: Sd over claims of the evidence-pool bias (points).
+    bias_sd: float = declare(8.0, 'σ_β', 'evidence-pool bias sd')
+    #: Advocate runs per pass: the advocate and its self-consistency samples (k).
+    runs: int = declare(3, 'k', 'advocate runs per pass')
+    #: Probability that the true side's evidence is found (the challenger's contrarian
+    #: evidence when the advocate is wrong); the false side's passes with model.rho.
+    evidence: float = declare(0.8, 'x', "true side's evidence found")
+    #: Per extra round (re-reconciliation or adaptive round): probability that the
+    #: truth is established (the hazard h).
+    hazard: float = declare(0.5, 'h', 'hazard: truth established per extra round')
+    #: Most extra rounds of the adaptive policy (Climinator: 18).
+    max_rounds: int = declare(18, 'R_max', 'most adaptive rounds')
+    #: Spread bands' upper edges (points); null = the seed's 5, 12, 20.
+    bands: Optional[Any] = None
+    #: Confidence multiplier per band (one more than bands); null = 1.0, 0.9, 0.7, 0.4.
+    multipliers: Optional[Any] = None
+    #: Adjusted confidence below which a verdict is reported INSUFFICIENT (0-100).
+    insufficient_below: float = declare(40.0, 'c_min', 'INSUFFICIENT threshold')
+    #: Re-reconciliation runs when the spread exceeds this (points) and contrarian
+    #: evidence is present.
+    trigger_spread: float = declare(20.0, 'S_trig', 're-reconciliation spread trigger')
+    #: Model calls of the fixed pipeline per claim.
+    base_calls: int = 7
+    #: Model calls per adaptive round (the k advocate runs and the mediator).
+    round_calls: int = declare(4, 'calls_r', 'calls per adaptive round')
+    #: Extra rounds of the forced-rounds accuracy series (every claim runs them all).
+    forced_rounds: int = 5
+
+
+#: The sections this model adds to the shared schema.
+SECTIONS = {"redeliberation": RedeliberationConfig}
+
+#: Small example configs, ``(what, config)``: ``antiamp warm`` runs each one (compiling
+#: the kernels for the argument types real runs use), and the tests and docs use them.
+#: The first is the model's example; ``sweep.axes`` makes one a grid, ``export`` a
+#: transcript export.
+EXAMPLES = [
+    ('re-deliberation',
+     {'model': {'name': 'redeliberation'}, 'run': {'n_instances': 2_000}}),
+]
+
+#: Small grids (``sweep.axes``) of this model: the conformance checks
+#: (:func:`antiamp.testing.check_model`) and the figure tests run them.
+GRIDS = [
+    {'model': {'name': 'redeliberation'},
+     'judge': {'kind': 'logit'},
+     'run': {'n_instances': 4000},
+     'sweep': {'axes': {'redeliberation': {'runs': [2, 3, 5], 'hazard': [0.2, 0.6]}}}},
+]

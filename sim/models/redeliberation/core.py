@@ -1,0 +1,452 @@
+"""Adaptive re-deliberation of fact-check verdicts (seed 003) in seed 000's primitives.
+
+The seed describes FactHarbor's verdict stage (an advocate, k - 1 self-consistency
+samples, a challenger, a reconciler; a confidence multiplier by the samples'
+spread) and two alternatives: a conditional re-reconciliation and Climinator's
+adaptive rounds until the advocates agree.  The model:
+
+* A claim is true or false (share ``p_true``) and clear or contested (share
+  ``contested``).  Its evidence points toward the truth by a margin D (points of
+  truth percentage; small for contested claims).  The evidence pool carries a bias B
+  ~ N(bias, bias_sd) toward "true", shared by every run and every round of the
+  claim: self-consistency cannot see it (the seed's C9 concern).
+* The advocate's k runs state truth percentages V_j = 50 + s (D + s B) + sigma Z_j
+  (s = +1 for a true claim, -1 for a false one; sigma larger on contested claims).
+  The verdict is their mean V, its direction (above or below 50) the advocate's
+  answer a; the spread is their range S; the stated confidence is C = 50 + |V - 50|
+  (at most 100).
+* The challenger argues the other answer.  The true side's evidence is found with
+  probability ``evidence`` (x), the false side's passes verification with model.rho;
+  the reconciler is seed 000's judge (judge.*: tie-break, logit, or a jury) over
+  (e_P, e_A), upholding the verdict's direction or reversing it.
+* An extra round (a re-reconciliation, an adaptive round) establishes the truth
+  with probability ``hazard`` (h); otherwise an adaptive round redraws the runs
+  (same bias B).  A zero-hazard round carries no information.
+
+Policies (the ``protocol`` dimension):
+
+* ``raw``: one pass, the reconciled verdict reported whatever the spread;
+* ``fixed``: FactHarbor today: confidence times the band multiplier of S, and
+  INSUFFICIENT below ``insufficient_below``;
+* ``rereconcile``: as fixed, plus one re-reconciliation when S > trigger_spread and
+  the challenger shows evidence (contrarian evidence present): with probability h
+  the truth is established and the verdict is unpenalised;
+* ``adaptive``: Climinator: no multiplier; while the k runs disagree on the
+  direction, another round (up to max_rounds), then the reconciler; INSUFFICIENT if
+  they never agree.
+
+Amp = Pr(a decided final verdict endorses a | a wrong), with a the first pass's
+direction: the rate at which the pipeline ratifies the advocate's mistakes.
+
+Exact values integrate the bias B by quadrature (a dense trapezoid rule): for normal runs the
+mean V is independent of the range S (so the spread bands enter through the exact
+distribution of the range of k normals), agreement is Phi(m / sigma)^k, and the
+adaptive rounds are a geometric series.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...config import ConfigError, _int_at_least, _number, _prob
+from ...lazy import lazy
+from .config import RedeliberationConfig  # noqa: F401  (re-exported for the model)
+
+special = lazy("scipy.special")
+integrate = lazy("scipy.integrate")
+optimize = lazy("scipy.optimize")
+
+PROTOCOLS = ("raw", "fixed", "rereconcile", "adaptive")
+TYPES = ("clear", "contested")
+SEED_BANDS = (5.0, 12.0, 20.0)
+SEED_MULTIPLIERS = (1.0, 0.9, 0.7, 0.4)
+#: Per-claim metrics: name -> meaning.
+METRICS = {
+    "acc": "accuracy: decided and correct",
+    "err": "decided and wrong",
+    "insufficient": "INSUFFICIENT rate",
+    "hidden": "INSUFFICIENT although the one-pass verdict was correct (information destroyed)",
+    "amp": "Amp = Pr(decided and y = a | a wrong)",
+    "fwc": "follow-when-correct Pr(decided and y = a | a right)",
+    "calls": "model calls per claim",
+    "trigger": "share of claims given extra deliberation",
+    "rounds": "extra rounds per claim",
+}
+
+
+@dataclass(frozen=True)
+class Params:
+    """Resolved parameters of one cell."""
+
+    contested: float = 0.5
+    p_true: float = 0.5
+    margin: tuple = (25.0, 6.0)  # clear, contested
+    noise: tuple = (3.0, 14.0)
+    bias: float = 0.0
+    bias_sd: float = 8.0
+    runs: int = 3
+    evidence: float = 0.8
+    rho: float = 0.3
+    hazard: float = 0.5
+    max_rounds: int = 18
+    bands: tuple = SEED_BANDS
+    multipliers: tuple = SEED_MULTIPLIERS
+    threshold: float = 40.0
+    trigger_spread: float = 20.0
+    base_calls: int = 7
+    round_calls: int = 4
+    forced_rounds: int = 5
+
+
+def params_of(cfg) -> Params:
+    rc = cfg.redeliberation
+    return Params(
+        contested=float(rc.contested), p_true=float(rc.p_true),
+        margin=(float(rc.margin_clear), float(rc.margin_contested)),
+        noise=(float(rc.noise_clear), float(rc.noise_contested)),
+        bias=float(rc.bias), bias_sd=float(rc.bias_sd), runs=int(rc.runs),
+        evidence=float(rc.evidence), rho=float(cfg.model.rho), hazard=float(rc.hazard),
+        max_rounds=int(rc.max_rounds),
+        bands=tuple(float(b) for b in (SEED_BANDS if rc.bands is None else rc.bands)),
+        multipliers=tuple(float(m) for m in (SEED_MULTIPLIERS if rc.multipliers is None
+                                             else rc.multipliers)),
+        threshold=float(rc.insufficient_below), trigger_spread=float(rc.trigger_spread),
+        base_calls=int(rc.base_calls), round_calls=int(rc.round_calls),
+        forced_rounds=int(rc.forced_rounds))
+
+
+def validate_redeliberation(cfg) -> None:
+    """Field checks, before anything is computed."""
+    rc = cfg.redeliberation
+    for k in ("contested", "p_true", "evidence", "hazard"):
+        _prob(f"redeliberation.{k}", getattr(rc, k))
+    for k in ("margin_clear", "margin_contested", "bias_sd", "trigger_spread"):
+        if _number(f"redeliberation.{k}", getattr(rc, k)) < 0:
+            raise ConfigError(f"redeliberation.{k} must be >= 0, got {getattr(rc, k)!r}")
+    for k in ("noise_clear", "noise_contested"):
+        if _number(f"redeliberation.{k}", getattr(rc, k)) <= 0:
+            raise ConfigError(f"redeliberation.{k} must be > 0 (a run-to-run noise sd), got "
+                              f"{getattr(rc, k)!r}")
+    _number("redeliberation.bias", rc.bias)
+    if not 0 <= _number("redeliberation.insufficient_below", rc.insufficient_below) <= 100:
+        raise ConfigError(f"redeliberation.insufficient_below must lie in [0, 100], got "
+                          f"{rc.insufficient_below!r}")
+    _int_at_least("redeliberation.runs", rc.runs, 2, 64,
+                  " (the advocate and at least one self-consistency sample)")
+    _int_at_least("redeliberation.max_rounds", rc.max_rounds, 0, 1000)
+    _int_at_least("redeliberation.forced_rounds", rc.forced_rounds, 0, 100)
+    _int_at_least("redeliberation.base_calls", rc.base_calls, 0, 10_000)
+    _int_at_least("redeliberation.round_calls", rc.round_calls, 0, 10_000)
+    bands = SEED_BANDS if rc.bands is None else rc.bands
+    mults = SEED_MULTIPLIERS if rc.multipliers is None else rc.multipliers
+    if not isinstance(bands, (list, tuple)) or not isinstance(mults, (list, tuple)):
+        raise ConfigError("redeliberation.bands and redeliberation.multipliers must be lists "
+                          f"(or null for the seed's), got {rc.bands!r} and {rc.multipliers!r}")
+    for i, b in enumerate(bands):
+        if _number(f"redeliberation.bands[{i}]", b) <= 0 or (i and b <= bands[i - 1]):
+            raise ConfigError(f"redeliberation.bands must be positive and increasing (spread "
+                              f"points), got {list(bands)!r}")
+    if len(mults) != len(bands) + 1:
+        raise ConfigError(f"redeliberation.multipliers must have one value per band, "
+                          f"len(bands) + 1 = {len(bands) + 1}, got {list(mults)!r}")
+    for i, m in enumerate(mults):
+        if not 0 < _number(f"redeliberation.multipliers[{i}]", m) <= 1:
+            raise ConfigError(f"redeliberation.multipliers[{i}] must lie in (0, 1], got {m!r}")
+    _prob("model.rho", cfg.model.rho)
+
+
+# ------------------------------------------------------------------ exact pieces
+def multiplier(spread, par: Params = Params()):
+    """The band multiplier of a spread (points): 1.0 up to 5, 0.9 up to 12, 0.7 up to
+    20, 0.4 above, at the seed's bands."""
+    idx = np.searchsorted(np.asarray(par.bands), np.asarray(spread, float), side="left")
+    return np.asarray(par.multipliers)[idx]
+
+
+def range_cdf(w: float, k: int) -> float:
+    """Pr(range of k standard normals <= w) = k int phi(z) [Phi(z + w) - Phi(z)]^(k-1) dz."""
+    if w <= 0:
+        return 0.0
+    if not math.isfinite(w):
+        return 1.0
+    f = lambda z: math.exp(-0.5 * z * z) / math.sqrt(2 * math.pi) * (  # noqa: E731
+        special.ndtr(z + w) - special.ndtr(z)) ** (k - 1)
+    return float(min(k * integrate.quad(f, -12.0, 12.0, limit=200, epsabs=1e-13)[0], 1.0))
+
+
+def range_mean(k: int) -> float:
+    """E[range of k standard normals] = int_0^inf (1 - F(w)) dw (3 / sqrt(pi) for k = 3)."""
+    # E[max - min] = 2 E[max] by symmetry; E[max] = k int z phi(z) Phi(z)^(k-1) dz.
+    g = lambda z: k * z * math.exp(-0.5 * z * z) / math.sqrt(2 * math.pi) * special.ndtr(  # noqa
+        z) ** (k - 1)
+    return float(2 * integrate.quad(g, -12.0, 12.0, limit=200, epsabs=1e-13)[0])
+
+
+def _intervals(par: Params):
+    """Spread intervals cut at every band edge and the trigger: (lo, hi, band, trigger)."""
+    edges = sorted(set(par.bands) | ({par.trigger_spread} if par.trigger_spread > 0 else set()))
+    lo = [0.0] + edges
+    hi = edges + [math.inf]
+    out = []
+    for a, b in zip(lo, hi):
+        band = int(np.searchsorted(np.asarray(par.bands), b if math.isfinite(b) else a + 1.0,
+                                   side="left"))
+        out.append((a, b, band, a >= par.trigger_spread))
+    return out
+
+
+def _judge_uphold(J: np.ndarray, par: Params):
+    """Evidence combinations (E_T, E_F) with their probabilities and the reconciler's
+    probability of upholding the verdict's direction when it is right (J[E_T, E_F])
+    and when it is wrong (J[E_F, E_T])."""
+    x, r = par.evidence, par.rho
+    combos = []
+    for eT in (0, 1):
+        for eF in (0, 1):
+            w = (x if eT else 1 - x) * (r if eF else 1 - r)
+            combos.append((eT, eF, w, float(J[eT, eF]), float(J[eF, eT])))
+    return combos
+
+
+def _bias_nodes(par: Params, n_nodes: int = 4001):
+    """Nodes and weights of the bias B ~ N(bias, bias_sd^2)."""
+    if par.bias_sd > 0:
+        # A dense trapezoid rule, not Gauss-Hermite: the integrands step from 0 to 1
+        # over a few points of bias (sd / sqrt(k) of the runs' mean), far narrower
+        # than bias_sd, and the trapezoid rule converges geometrically for smooth,
+        # fast-decaying integrands (80 Gauss-Hermite nodes leave errors of 1e-7).
+        z = np.linspace(-12.0, 12.0, n_nodes)
+        w = np.exp(-0.5 * z * z)
+        return par.bias + par.bias_sd * z, w / w.sum()
+    return np.full(1, par.bias), np.ones(1)
+
+
+def first_pass_error(par: Params) -> np.ndarray:
+    """eps0 per claim type: Pr(the first pass's direction is wrong)."""
+    Bn, w = _bias_nodes(par)
+    out = np.zeros(2)
+    for t in range(2):
+        sd_bar = par.noise[t] / math.sqrt(par.runs)
+        for s, ps in ((1, par.p_true), (-1, 1 - par.p_true)):
+            out[t] += ps * float(np.sum(w * special.ndtr(-(par.margin[t] + s * Bn) / sd_bar)))
+    return out
+
+
+def exact(par: Params, J: np.ndarray, n_nodes: int = 4001) -> dict:
+    """Every metric of every policy and claim type by quadrature over the bias B.
+
+    Returns ``{metric: array (protocol, type)}`` plus ``band_share`` (type, bands),
+    ``spread_mean`` (type) and ``acc_round`` (type, forced_rounds + 1).
+    """
+    k, h, R = par.runs, par.hazard, par.max_rounds
+    Bn, w = _bias_nodes(par, n_nodes)
+    P = len(PROTOCOLS)
+    out = {m: np.zeros((P, 2)) for m in METRICS}
+    n_wrong, n_right = np.zeros((P, 2)), np.zeros((P, 2))
+    band = np.zeros((2, len(par.multipliers)))
+    acc_round = np.zeros((2, par.forced_rounds + 1))
+    spread_mean = np.zeros(2)
+    combos = _judge_uphold(J, par)
+    ints = _intervals(par)
+    for t in range(2):
+        D, sig = par.margin[t], par.noise[t]
+        sd_bar = sig / math.sqrt(k)
+        cdf = [range_cdf(b / sig, k) for _, b, _, _ in ints]
+        p_int = np.diff([0.0] + cdf)
+        for (a, b, bnd, _), p in zip(ints, p_int):
+            band[t, bnd] += p
+        spread_mean[t] = sig * range_mean(k)
+        for s, ps in ((1, par.p_true), (-1, 1 - par.p_true)):
+            if ps == 0:
+                continue
+            m = D + s * Bn  # the runs' mean distance toward the truth, per node
+            wt = ps * w
+            a_right = special.ndtr(m / sd_bar)
+            a_wrong = 1 - a_right
+            eps = float(np.sum(wt * a_wrong))
+            for r in range(par.forced_rounds + 1):
+                acc_round[t, r] += ps - eps * (1 - h) ** r
+            # --- raw, fixed, rereconcile: one pass, enumerated over spread intervals
+            # and evidence (the trigger depends on the challenger's evidence).
+            for (lo_, hi_, bnd, trig), p in zip(ints, p_int):
+                mult = par.multipliers[bnd]
+                raw_dec = _decided(m, sd_bar, 0.0)
+                pen_dec = _decided(m, sd_bar, par.threshold / mult - 50.0)
+                # unpenalised (a resolved re-reconciliation)
+                res_R, res_W = _decided(m, sd_bar, par.threshold - 50.0)
+                for pi, prot in enumerate(PROTOCOLS[:3]):
+                    dec_R, dec_W = raw_dec if prot == "raw" else pen_dec
+                    for eT, eF, pe, jR, jW in combos:
+                        c = wt * p * pe
+                        tr_R = prot == "rereconcile" and trig and eF == 1
+                        tr_W = prot == "rereconcile" and trig and eT == 1
+                        # direction right
+                        hr = h if tr_R else 0.0
+                        dR = (1 - hr) * dec_R
+                        corr_R = dR * jR + hr * res_R
+                        _add(out, pi, t, c, dec=dR + hr * res_R, corr=corr_R,
+                             wrongd=dR * (1 - jR), follow=dR * jR + hr * res_R,
+                             hidden=(a_right - dR - hr * res_R) * jR,
+                             trig=(a_right if tr_R else 0.0), calls=a_right * (
+                                 par.base_calls + (1 if tr_R else 0)), rounds=0.0)
+                        hw = h if tr_W else 0.0
+                        dW = (1 - hw) * dec_W
+                        _add(out, pi, t, c, dec=dW + hw * res_W,
+                             corr=dW * (1 - jW) + hw * res_W, wrongd=dW * jW,
+                             ratify=dW * jW, hidden=(a_wrong - dW - hw * res_W) * (1 - jW),
+                             trig=(a_wrong if tr_W else 0.0), calls=a_wrong * (
+                                 par.base_calls + (1 if tr_W else 0)), rounds=0.0)
+                        n_right[pi, t] += float(np.sum(c * a_right))
+                        n_wrong[pi, t] += float(np.sum(c * a_wrong))
+            # --- adaptive rounds
+            pi = PROTOCOLS.index("adaptive")
+            pR = special.ndtr(m / sig)
+            agR, agW = pR ** k, (1 - pR) ** k
+            disR, disW = a_right - agR, a_wrong - agW
+            g = (1 - h) * (1 - agR - agW)
+            Sg = np.where(np.abs(1 - g) > 1e-15, (1 - g ** R) / np.where(
+                np.abs(1 - g) > 1e-15, 1 - g, 1.0), float(R))
+            end_res, end_R, end_W = h * Sg, (1 - h) * agR * Sg, (1 - h) * agW * Sg
+            unconv = g ** R
+            for eT, eF, pe, jR, jW in combos:
+                c = wt * pe
+                raw_R, raw_W = jR, 1 - jW  # the one-pass verdict correct, by direction
+                # a right
+                follow_R = agR * jR + disR * (end_res + end_R * jR + end_W * (1 - jW))
+                corr_R = agR * jR + disR * (end_res + end_R * jR + end_W * (1 - jW))
+                dec_R = agR + disR * (1 - unconv)
+                wrong_R = dec_R - corr_R
+                _add(out, pi, t, c, dec=dec_R, corr=corr_R, wrongd=wrong_R,
+                     follow=follow_R, hidden=disR * unconv * raw_R, trig=disR,
+                     calls=a_right * par.base_calls + disR * par.round_calls * Sg,
+                     rounds=disR * Sg)
+                # a wrong: ratified when the final verdict is the wrong answer
+                corr_W = agW * (1 - jW) + disW * (end_res + end_R * jR + end_W * (1 - jW))
+                dec_W = agW + disW * (1 - unconv)
+                wrong_W = dec_W - corr_W
+                _add(out, pi, t, c, dec=dec_W, corr=corr_W, wrongd=wrong_W,
+                     ratify=wrong_W, hidden=disW * unconv * raw_W, trig=disW,
+                     calls=a_wrong * par.base_calls + disW * par.round_calls * Sg,
+                     rounds=disW * Sg)
+                n_right[pi, t] += float(np.sum(c * a_right))
+                n_wrong[pi, t] += float(np.sum(c * a_wrong))
+    typ = np.array([1 - par.contested, par.contested])
+    res = {}
+    out["insufficient"] = np.maximum((n_right + n_wrong) - out["acc"] - out["err"], 0.0)
+    for mname in METRICS:
+        v = out[mname]
+        if mname == "amp":
+            per, nn = v, n_wrong
+        elif mname == "fwc":
+            per, nn = v, n_right
+        else:
+            per, nn = v, None
+        if nn is None:
+            res[mname] = np.concatenate([per, (per * typ).sum(axis=1, keepdims=True)], axis=1)
+        else:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                res[mname] = np.concatenate([per / nn, ((per * typ).sum(axis=1) / (
+                    nn * typ).sum(axis=1))[:, None]], axis=1)
+    res["band_share"] = np.vstack([band, (band * typ[:, None]).sum(axis=0)])
+    res["spread_mean"] = np.append(spread_mean, (spread_mean * typ).sum())
+    res["acc_round"] = np.vstack([acc_round, (acc_round * typ[:, None]).sum(axis=0)])
+    return res
+
+
+def _decided(m, sd_bar, cut):
+    """Pr(direction right and decided), Pr(direction wrong and decided) for a decision
+    cutoff on |V - 50| (confidence 50 + |V - 50|, capped at 100)."""
+    if cut > 50.0:
+        return np.zeros_like(m), np.zeros_like(m)
+    cut = max(cut, 0.0)
+    return special.ndtr((m - cut) / sd_bar), special.ndtr((-cut - m) / sd_bar)
+
+
+def _add(out, pi, t, c, dec, corr, wrongd, follow=0.0, ratify=0.0, hidden=0.0,
+         trig=0.0, calls=0.0, rounds=0.0):
+    """Add one (evidence, interval, direction) piece, weighted by the node weights c."""
+    csum = float(c.sum())
+
+    def s(v):
+        return float(np.dot(c, v)) if np.ndim(v) else csum * float(v)
+
+    out["acc"][pi, t] += s(corr)
+    out["err"][pi, t] += s(wrongd)
+    out["hidden"][pi, t] += s(hidden)
+    out["amp"][pi, t] += s(ratify)
+    out["fwc"][pi, t] += s(follow)
+    out["calls"][pi, t] += s(calls)
+    out["trigger"][pi, t] += s(trig)
+    out["rounds"][pi, t] += s(rounds)
+
+
+def hazard_for(par: Params, accuracy: float, rounds: int, claim_type: str = "contested") -> float:
+    """The hazard h at which the advocates' direction is right with probability
+    ``accuracy`` after ``rounds`` forced extra rounds on ``claim_type`` claims:
+    1 - eps0 (1 - h)^rounds = accuracy, eps0 the first pass's error (exact)."""
+    eps0 = first_pass_error(par)[TYPES.index(claim_type)]
+    if accuracy <= 1.0 - eps0:
+        return 0.0
+    if rounds < 1 or accuracy >= 1.0:
+        raise ValueError(f"accuracy {accuracy} is out of reach in {rounds} rounds "
+                         f"(first-pass accuracy {1 - eps0:.4f})")
+    return 1.0 - ((1.0 - accuracy) / eps0) ** (1.0 / rounds)
+
+
+def _mean_se(cnt, s1, s2):
+    cnt = np.asarray(cnt, float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        m = s1 / cnt
+        v = np.maximum(s2 / cnt - m * m, 0.0) * cnt / (cnt - 1)
+        se = np.sqrt(v / cnt)
+    return np.where(cnt >= 2, m, np.nan), np.where(cnt >= 2, se, np.nan)
+
+
+def simulate(par: Params, J: np.ndarray, n_instances: int, seed: int,
+             n_threads: int = 0) -> dict:
+    """Every metric by the compiled kernel: ``{metric: (mean, se)}`` with arrays over
+    (protocol, type) where type is clear, contested, all; ``band_share``, ``spread_mean``
+    and ``acc_round`` over (type, ...)."""
+    import numba
+
+    from ...kernels.redeliberation import redeliberation_kernel
+    from ...kernels.rng import split_seed
+
+    if n_threads:
+        numba.set_num_threads(min(n_threads, numba.config.NUMBA_NUM_THREADS))
+    k0, k1 = split_seed(seed)
+    acc, band, spread, fser = redeliberation_kernel(
+        int(n_instances), k0, k1, par.contested, par.p_true, np.asarray(par.margin, float),
+        np.asarray(par.noise, float), par.bias, par.bias_sd, int(par.runs), par.evidence,
+        par.rho, par.hazard, int(par.max_rounds), np.asarray(par.bands, float),
+        np.asarray(par.multipliers, float), par.threshold, par.trigger_spread,
+        float(par.base_calls), float(par.round_calls), int(par.forced_rounds),
+        np.ascontiguousarray(J, dtype=np.float64))
+    a = acc.sum(axis=0)  # blocks added in order
+    a = np.concatenate([a, a.sum(axis=1, keepdims=True)], axis=1)  # (P, 3, N_ACC)
+    n = a[..., 0]
+    out = {}
+    out["acc"] = _mean_se(n, a[..., 3], a[..., 4])
+    out["err"] = _mean_se(n, a[..., 5], a[..., 6])
+    dm, dse = _mean_se(n, a[..., 1], a[..., 2])
+    out["insufficient"] = (1.0 - dm, dse)
+    out["amp"] = _mean_se(a[..., 7], a[..., 8], a[..., 9])
+    out["fwc"] = _mean_se(a[..., 10], a[..., 11], a[..., 12])
+    out["hidden"] = _mean_se(n, a[..., 13], a[..., 14])
+    out["calls"] = _mean_se(n, a[..., 15], a[..., 16])
+    out["trigger"] = _mean_se(n, a[..., 17], a[..., 18])
+    out["rounds"] = _mean_se(n, a[..., 19], a[..., 20])
+    bc = band.sum(axis=0)
+    bc = np.vstack([bc, bc.sum(axis=0)])  # (3, bands)
+    nt = bc.sum(axis=1, keepdims=True)
+    out["band_share"] = _mean_se(nt, bc, bc)  # indicators: sum of squares = sum
+    sp = spread.sum(axis=0)
+    sp = np.vstack([sp, sp.sum(axis=0)])
+    out["spread_mean"] = _mean_se(nt[:, 0], sp[:, 0], sp[:, 1])
+    fs = fser.sum(axis=0)
+    fs = np.vstack([fs, fs.sum(axis=0)])
+    out["acc_round"] = _mean_se(nt, fs, fs)
+    return out

@@ -1,0 +1,242 @@
+"""Adaptive re-deliberation of fact-check verdicts (seed 003), as a model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ...judge import judge_tables
+from ...layout import add_triplets, cell_triplets, computed_cells, model_dataset
+from ...plotting import panel_grid, save, shared_legend
+from ...registry import Model
+from ...layout import axis_coords
+from . import core as rd
+
+CLAIM_TYPES = rd.TYPES + ("all",)
+COLOURS = {"raw": "C7", "fixed": "C3", "rereconcile": "C1", "adaptive": "C0"}
+#: Climinator's published accuracy on contested claims after two rounds (seed 003).
+CLIMINATOR = (0.953, 2)
+
+
+def _cell(c) -> dict:
+    par = rd.params_of(c)
+    J = judge_tables(c.judge)[1]  # the reconciler: seed 000's debate judge J[e_P, e_A]
+    ex = rd.exact(par, J)
+    sim = (rd.simulate(par, J, int(c.run.n_instances), int(c.run.seed), int(c.run.n_threads))
+           if c.run.n_instances > 1 else None)
+    r = cell_triplets(ex, sim)
+    q = par.contested
+    for suf in ("", "_exact"):
+        ins = r["insufficient" + suf]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            r["insufficient_contested" + suf] = np.where(
+                ins[:, 2] > 0, q * ins[:, 1] / np.where(ins[:, 2] > 0, ins[:, 2], 1.0), np.nan)
+    try:
+        r["hazard_climinator"] = np.float64(rd.hazard_for(par, *CLIMINATOR))
+    except ValueError:
+        r["hazard_climinator"] = np.float64(np.nan)
+    r["_bands"] = len(par.multipliers)
+    r["_forced"] = par.forced_rounds
+    return r
+
+
+def solve_cells(base, cells, shape=None, dims=("cell",), axes=()):
+    res, st, elapsed = computed_cells(_cell, cells, shape)
+    from ...config import ConfigError
+
+    for key, what in (("_bands", "spread bands"), ("_forced", "forced rounds")):
+        if len({r[key] for r in res}) > 1:
+            raise ConfigError(f"every cell of a grid must have the same number of {what}")
+    ax = tuple(dims)
+    data = {}
+    add_triplets(data, st, ax, ("protocol", "claim_type"), rd.METRICS,
+                 units=lambda k: k if k in ("calls", "rounds") else "1",
+                 exact_how="exact (quadrature over the pool bias)")
+    for suf, how in (("", "simulated"), ("_exact", "exact")):
+        data["insufficient_contested" + suf] = (ax + ("protocol",), st(
+            "insufficient_contested" + suf), {
+            "long_name": f"share of INSUFFICIENT verdicts on contested claims (genuine "
+                         f"disagreement), {how}", "units": "1"})
+    for k, dd, ln in (
+            ("band_share", ("claim_type", "band"), "share of first passes in each spread band"),
+            ("spread_mean", ("claim_type",), "mean spread (range of the k runs)"),
+            ("acc_round", ("claim_type", "round"),
+             "advocates' direction right after r forced extra rounds")):
+        add_triplets(data, st, ax, dd, {k: ln},
+                     units=lambda k: "points" if k == "spread_mean" else "1")
+    data["hazard_climinator"] = (ax, st("hazard_climinator"), {
+        "long_name": f"hazard h at which contested claims reach Climinator's "
+                     f"{CLIMINATOR[0]:.1%} after {CLIMINATOR[1]} forced rounds", "units": "1"})
+    nb = res[0]["_bands"]
+    coords = axis_coords(axes, dims, {
+        "protocol": ("protocol", list(rd.PROTOCOLS)),
+        "claim_type": ("claim_type", list(CLAIM_TYPES)),
+        "band": ("band", np.arange(nb)),
+        "round": ("round", np.arange(res[0]["_forced"] + 1))})
+    return model_dataset(
+        data, coords, "antiamp: adaptive re-deliberation of fact-check verdicts (seed 003)",
+        "Monte Carlo (common random numbers across policies, the reconciler "
+        "Rao-Blackwellised) beside exact quadrature over the evidence-pool bias", elapsed)
+
+
+def validate(cfg) -> None:
+    rd.validate_redeliberation(cfg)
+
+
+# ------------------------------------------------------------------ table and figures
+def _pm(d, k, t="all", digits=4) -> str:
+    v, s = float(d[k].sel(claim_type=t)), float(d[f"{k}_se"].sel(claim_type=t))
+    e = float(d[f"{k}_exact"].sel(claim_type=t))
+    if not np.isfinite(v):
+        return f"{e:.{digits}f} (exact)"
+    return f"{v:.{digits}f} ± {s:.{digits}f} [{e:.{digits}f}]"
+
+
+def format_redeliberation(ds) -> str:
+    import yaml
+
+    cfg = yaml.safe_load(ds.attrs["config"])
+    rc, j = cfg["redeliberation"], cfg["judge"]
+    judge = (f"tie-break b = {j['b']}" if j["kind"] == "tiebreak" else
+             f"logit λ = {j['lam']}, μ = {j['mu']}, κ = {j['kappa']}")
+    if j["jury_size"] > 1:
+        judge += f", jury of {j['jury_size']}"
+    lines = [
+        f"re-deliberation (seed 003): {rc['contested']:.0%} contested claims; margins "
+        f"{rc['margin_clear']} / {rc['margin_contested']} points, run noise sd "
+        f"{rc['noise_clear']} / {rc['noise_contested']} (clear / contested); pool bias "
+        f"N({rc['bias']}, {rc['bias_sd']}^2); k = {rc['runs']} runs",
+        f"evidence found x = {rc['evidence']}, false evidence passes ρ = {cfg['model']['rho']}; "
+        f"hazard h = {rc['hazard']} per extra round; reconciler: {judge}",
+        f"INSUFFICIENT below adjusted confidence {rc['insufficient_below']}; re-reconcile above "
+        f"spread {rc['trigger_spread']}; adaptive up to {rc['max_rounds']} rounds", "",
+        "simulated ± SE [exact], all claims:"]
+    head = (f"{'policy':<12}{'accuracy':>28}{'contested acc':>28}{'INSUFFICIENT':>28}"
+            f"{'Amp':>28}{'calls/claim':>14}{'trigger':>9}")
+    lines.append(head)
+    for p in ds.protocol.values:
+        d = ds.sel(protocol=p)
+        calls = float(d.calls.sel(claim_type="all"))
+        calls = calls if np.isfinite(calls) else float(d.calls_exact.sel(claim_type="all"))
+        trig = float(d.trigger_exact.sel(claim_type="all"))
+        lines.append(f"{p:<12}{_pm(d, 'acc'):>28}{_pm(d, 'acc', 'contested'):>28}"
+                     f"{_pm(d, 'insufficient'):>28}{_pm(d, 'amp'):>28}{calls:>14.3f}"
+                     f"{trig:>9.3f}")
+    lines.append("")
+    for p in ("fixed", "rereconcile", "adaptive"):
+        d = ds.sel(protocol=p)
+        share = float(d.insufficient_contested_exact)
+        some = float(d.insufficient_exact.sel(claim_type="all")) > 1e-6
+        lines.append(f"{p}: INSUFFICIENT hides a correct one-pass verdict for "
+                     f"{_pm(d, 'hidden')} of claims"
+                     + (f"; {share:.0%} of its INSUFFICIENT verdicts are contested claims"
+                        if some and np.isfinite(share) else ""))
+    sp = ds.spread_mean_exact.values
+    lines += ["", f"mean spread (range of {rc['runs']} runs): clear {sp[0]:.2f}, contested "
+                  f"{sp[1]:.2f} points (exact); first passes by band "
+                  + ", ".join(f"{b:.3f}" for b in ds.band_share_exact.sel(claim_type="all").values)]
+    h = float(ds.hazard_climinator)
+    lines.append(f"Climinator's {CLIMINATOR[0]:.1%} on contested claims after {CLIMINATOR[1]} "
+                 f"rounds needs h = {h:.3f} here" if np.isfinite(h) else
+                 "Climinator's 95.3% is out of reach at these margins")
+    lines += ["", "accuracy: decided and correct; Amp: Pr(decided and y = a | a wrong), a the "
+              "first pass's direction; trigger: share given extra deliberation."]
+    return "\n".join(lines)
+
+
+def _bars(ax, ds, var, types, title):
+    x = np.arange(len(types))
+    w = 0.8 / len(ds.protocol)
+    for i, p in enumerate(ds.protocol.values):
+        d = ds.sel(protocol=p)
+        ex = [float(d[f"{var}_exact"].sel(claim_type=t)) for t in types]
+        sim = [float(d[var].sel(claim_type=t)) for t in types]
+        se = [float(d[f"{var}_se"].sel(claim_type=t)) for t in types]
+        pos = x + (i - (len(ds.protocol) - 1) / 2) * w
+        ax.bar(pos, ex, w * 0.9, color=COLOURS[str(p)], alpha=0.8)
+        if np.isfinite(sim).any():
+            ax.errorbar(pos, sim, yerr=1.96 * np.asarray(se), fmt="o", ms=2.5, color="k",
+                        capsize=1.5)
+    ax.set_xticks(x, list(types))
+    ax.set_title(title, fontsize=9)
+
+
+def plot_cell(ds, path: Path) -> list:
+    """Accuracy and INSUFFICIENT by claim type, Amp against calls per claim (the cost
+    axis), and the forced-rounds accuracy against the closed form."""
+    import yaml
+
+    cfg = yaml.safe_load(ds.attrs["config"])
+    fig, axs = panel_grid(4, height=2.9)
+    _bars(axs[0], ds, "acc", CLAIM_TYPES, "accuracy (decided and correct)")
+    axs[0].set_ylim(0, 1)
+    _bars(axs[1], ds, "insufficient", CLAIM_TYPES, "INSUFFICIENT rate")
+    ax = axs[2]
+    for p in ds.protocol.values:
+        d = ds.sel(protocol=p, claim_type="all")
+        ax.plot(float(d.calls_exact), float(d.amp_exact), "o", ms=7, color=COLOURS[str(p)],
+                alpha=0.85)
+    ax.set_xlabel("model calls per claim", fontsize=8)
+    ax.set_ylabel("Amp", fontsize=8)
+    ax.set_title("mistake amplification against cost (exact)", fontsize=9)
+    ax = axs[3]
+    r = ds["round"].values
+    for t, mk in zip(rd.TYPES, ("s", "o")):
+        d = ds.sel(claim_type=t)
+        ax.plot(r, d.acc_round_exact.values, "-", color="0.3", lw=1)
+        if np.isfinite(d.acc_round.values).any():
+            ax.errorbar(r, d.acc_round.values, yerr=1.96 * d.acc_round_se.values, fmt=mk,
+                        ms=3.5, color="0.3", mfc="white", capsize=2, label=t)
+    ax.set_xlabel("forced extra rounds r", fontsize=8)
+    ax.set_title("advocates right after r rounds: 1 - ε₀(1 - h)^r", fontsize=9)
+    ax.legend(fontsize=7, frameon=False, loc="lower right")
+    from ...plotting import integer_ticks
+
+    integer_ticks(ax, r)
+    shared_legend(fig, [(str(p), COLOURS[str(p)]) for p in ds.protocol.values],
+                  [("simulated ±1.96 SE", "none", "o")])
+    rc = cfg["redeliberation"]
+    fig.suptitle(f"re-deliberation policies (seed 003): {rc['contested']:.0%} contested, "
+                 f"h = {rc['hazard']}, ρ = {cfg['model']['rho']}", fontsize=9)
+    return save(fig, path)
+
+
+def plot_grid(ds, path: Path) -> list:
+    """Over one swept field: accuracy (all and contested claims), Amp and calls per
+    claim of every policy, exact lines and simulated points; further axes are shown
+    at their first value."""
+    from ...plotting import axes_of, exact_and_simulated, label_x, shown_at, x_positions
+
+    dims = axes_of(ds, "acc_exact")
+    if not dims:
+        return []
+    x = dims[0]
+    sub = ds.isel({d: 0 for d in dims[1:]})
+    _, xpos, _ = x_positions(sub, x)
+    panels = [("acc", "all", "accuracy, all claims"), ("acc", "contested", "accuracy, contested"),
+              ("insufficient", "all", "INSUFFICIENT rate"), ("amp", "all", "Amp"),
+              ("calls", "all", "model calls per claim")]
+    fig, axs = panel_grid(len(panels), height=2.7)
+    for ax, (v, t, title) in zip(axs, panels):
+        for p in ds.protocol.values:
+            exact_and_simulated(ax, sub.sel(protocol=p, claim_type=t), v, xpos, COLOURS[str(p)])
+        ax.set_title(title, fontsize=9)
+    label_x(axs, sub, x)
+    shared_legend(fig, [(str(p), COLOURS[str(p)]) for p in ds.protocol.values],
+                  [("exact", "-", None), ("simulated ±1.96 SE", "none", "o")])
+    fig.suptitle(f"re-deliberation policies (seed 003){shown_at(ds, dims[1:])}", fontsize=9)
+    return save(fig, path)
+
+
+MODEL = Model(
+    name="redeliberation",
+    title="adaptive re-deliberation of fact-check verdicts (seed 003)",
+    run_cells=solve_cells,
+    sections={"redeliberation": rd.RedeliberationConfig},
+    uses=("model", "judge", "run", "redeliberation"),
+    validate=validate,
+    kernel_fields=("model.rho", "judge.*", "redeliberation.*", "run.seed", "run.n_instances"),
+    format_table=format_redeliberation, figures=plot_grid, cell_figures=plot_cell,
+    plot_vars=("acc_exact", "amp_exact"), cells_per_block=8,
+)

@@ -1,0 +1,664 @@
+"""Correlated signals and endogenous judge attention (seed 000, section 5), as a model.
+
+Every equilibrium of every cell with certificates and outcomes.  The class
+distribution of each cell is exact (``equilibrium.payoffs=exact``) or counted by
+one call of the compiled kernel (:mod:`antiamp.kernels.correlated`) for a block
+of cells on common random numbers (``simulated``); every sender payoff, judge
+utility and metric is a function of those weights.  At the defaults (eta = 0,
+phi = 1, effort off) the model is the seed's baseline.  The solvers live in the
+libraries :mod:`antiamp.signals` and :mod:`antiamp.effort`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from pathlib import Path
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from ...lazy import lazy
+xr = lazy("xarray")
+
+from ...config import ConfigError
+from ...registry import Model, require_signal_stance, strategies_solved
+from ...layout import axis_coords
+from ...equilibrium import EquilibriumConfig
+from ...plotting import (axes_of, axis_label, axis_symbol, describe, fmt, integer_ticks,
+                        judge_fields, panel_grid, save, shared_legend)
+from . import effort as ef
+from . import core as sg
+from ...judge import judge_tables
+from ...runner import interactive
+
+
+def _signal_arrays(cells):
+    pi = np.array([c.model.pi for c in cells])
+    joint = np.array([sg.joint_table(c.signals, c.model.p) for c in cells])
+    avail = np.array([sg.avail_table(c.signals, c.model.rho) for c in cells])
+    return pi, joint, avail
+
+
+def _weights(cells, payoffs: str, run, calls: list):
+    pi, joint, avail = _signal_arrays(cells)
+    if payoffs == "exact":
+        return sg.class_probabilities(pi, joint, avail)
+    calls.append(len(cells))
+    return sg.class_counts(pi, joint, avail, run.n_instances, run.seed, run.n_threads,
+                           progress=run.progress)
+
+
+@dataclass
+class Found:
+    """One equilibrium of one cell and protocol."""
+
+    t: float
+    profile: Any
+    eps_judge: float
+    eps_senders: float
+
+
+def _signal_tables(c):
+    """(J_c [2], J_d [2 belief of A, 2, 2]) of a cell without attention."""
+    s, j = c.signals, c.judge
+    if s.kappa_r > 0:
+        return sg.rhetoric_tables(j.lam, j.mu, j.kappa, s.kappa_r, s.r_gap, s.r_sd)
+    Jc, Jd = judge_tables(j, c.protocol)
+    return Jc, np.stack([Jd, Jd])
+
+
+def _fixed_attention_equilibria(cells, W, eqc, report):
+    """Equilibria without endogenous effort (attention fixed or absent)."""
+    C = len(cells)
+    Jc, Jd, v = np.zeros((C, 2)), np.zeros((C, 2, 2, 2)), np.zeros(C)
+    t = np.full(C, np.nan)
+    for i, c in enumerate(cells):
+        if c.effort.enabled and c.effort.t_fixed is not None:
+            t[i] = c.effort.t_fixed
+            a, b, vv = ef.tables_at(c.effort, c.judge, c.protocol, [t[i]])
+            Jc[i], Jd[i], v[i] = a[0], np.stack([b[0], b[0]]), vv[0]
+        else:
+            Jc[i], Jd[i] = _signal_tables(c)
+    c_e = np.array([c.model.c_e for c in cells])
+    G = sg.gains(W, Jc, Jd, v, c_e)
+    # Indifference is detected well inside the certificate tolerance (as in sim.effort).
+    cons, deb = sg.enumerate_equilibria(G, eqc.tol * 1e-3)
+    if eqc.method != "enumerate":
+        methods = ("br", "qre", "root") if eqc.method == "all" else (eqc.method,)
+        for i in range(C):
+            gen, rep = sg.general_debate(G, i, methods, eqc.starts, eqc.tol)
+            bad = [r for r in rep if "no equilibrium" in r[2]]
+            if bad:
+                report.append(f"cell {i}: " + "; ".join(f"{m}#{s}: {st}" for m, s, st in bad))
+            merged = list(gen) if eqc.method != "all" else list(deb[i])
+            for xp, xa in gen:
+                if not any(np.max(np.abs(xp - u)) < 1e-7 and np.max(np.abs(xa - w)) < 1e-7
+                           for u, w in merged):
+                    merged.append((xp, xa))
+            deb[i] = merged
+    out = [[[], []] for _ in range(C)]
+    for protocol, per in ((0, cons), (1, deb)):  # every cell's equilibria in one call
+        idx = np.array([i for i in range(C) for _ in per[i]], int)
+        prs = [pr for i in range(C) for pr in per[i]]
+        if not prs:
+            continue
+        eps = sg.certificate(W[idx], ef._profile_rows(prs, protocol), Jc[idx], Jd[idx], v[idx],
+                             c_e[idx])[:, protocol]
+        for i, pr, e in zip(idx, prs, eps):
+            out[i][protocol].append(Found(t[i], pr, 0.0, float(e)))
+    return out, {}
+
+
+def _effort_equilibria(cells, W, eqc, report, progress):
+    from tqdm.auto import tqdm
+
+    cms = [ef.CellModel(W[i], c.judge, c.protocol, c.effort, c.model.c_e, ())
+           for i, c in enumerate(cells)]
+    with tqdm(total=len(cms), desc="attention equilibria", disable=not progress,
+              leave=False) as bar:
+        solved = ef.solve_cells(cms, eqc.tol, progress=bar)
+    out, commits = [], {}
+    for i, (eqs, commit, rep) in enumerate(solved):
+        report += [f"cell {i}: {r}" for r in rep]
+        out.append([[Found(e.t, e.profile, e.eps_judge, e.eps_senders) for e in eqs
+                     if e.protocol == p] for p in (0, 1)])
+        commits[i] = commit
+    return out, commits
+
+
+def _equilibria(cells, W, eqc, report, progress=False):
+    if cells[0].effort.enabled and cells[0].effort.t_fixed is None:
+        return _effort_equilibria(cells, W, eqc, report, progress)
+    return _fixed_attention_equilibria(cells, W, eqc, report)
+
+
+def _tables_for(c, t):
+    if c.effort.enabled and not np.isnan(t):
+        a, b, v = ef.tables_at(c.effort, c.judge, c.protocol, [t])
+        return a[0], np.stack([b[0], b[0]]), v[0]
+    Jc, Jd = _signal_tables(c)
+    return Jc, Jd, 0.0
+
+
+def _metrics(cells, W, found, simulated: bool):
+    """Outcomes at every equilibrium: rows flattened over (cell, protocol, equilibrium)."""
+    rows = [(i, p, f) for i in range(len(cells)) for p in (0, 1) for f in found[i][p]]
+    if not rows:
+        return rows, {}
+    Jc, Jd, v = zip(*[_tables_for(cells[i], f.t) for i, p, f in rows])
+    prof = sg.Profile(np.ones((len(rows), 2)), np.ones((len(rows), 2)), np.ones((len(rows), 2, 2)))
+    for r, (i, p, f) in enumerate(rows):
+        if p == 0:
+            prof.x_Pc[r] = f.profile
+        else:
+            prof.x_P[r], prof.x_A[r] = f.profile
+    weights = np.array([W[i] for i, _, _ in rows])
+    wel = tuple(np.array([getattr(cells[i].welfare, k) for i, _, _ in rows])
+                for k in ("alpha", "beta", "delta_c"))
+    vals = sg.outcomes(weights, prof, np.array(Jc), np.array(Jd), np.array(v), wel,
+                       n=None if simulated else 1)
+    pick = np.array([p for _, p, _ in rows])
+    r_idx = np.arange(len(rows))
+    out = {k: (m[r_idx, pick], s[r_idx, pick]) for k, (m, s) in vals.items()}
+    cost = np.array([0.0 if np.isnan(f.t) else float(ef.cost(cells[i].effort, f.t, p))
+                     for i, p, f in rows])
+    out["judge_utility"] = (out["acc"][0] - cost, out["acc"][1])
+    return rows, out
+
+def _moves(f: Found, cell) -> bool:
+    """Whether an equilibrium moves with the class frequencies: a mixed strategy (an
+    indifference condition pins it) or an interior attention level chosen by the
+    judge on the continuum (at a corner or on the grid it stays put)."""
+    x = np.concatenate([np.ravel(a) for a in (f.profile if isinstance(f.profile, tuple)
+                                             else (f.profile,))])
+    e = cell.effort
+    chosen = (e.enabled and e.t_fixed is None and e.refine and np.isfinite(f.t)
+              and 1e-9 < f.t < e.t_max - 1e-9)
+    return chosen or bool(np.any((x > 1e-9) & (x < 1 - 1e-9)))
+
+
+def _distance(f: Found, g: Found) -> float:
+    a = f.profile if isinstance(f.profile, tuple) else (f.profile,)
+    b = g.profile if isinstance(g.profile, tuple) else (g.profile,)
+    d = max(float(np.max(np.abs(np.asarray(u) - np.asarray(w)))) for u, w in zip(a, b))
+    if not (np.isnan(f.t) and np.isnan(g.t)):
+        d = max(d, abs(f.t - g.t)) if np.isfinite(f.t - g.t) else np.inf
+    return d
+
+
+def _equilibrium_se(cells, W, eqc, rows, vals, report, step=1e-5, match=1e-3):
+    """Standard errors of simulated outcomes at equilibria that move with the sample.
+
+    A mixed equilibrium (or an attention level) is solved from the same class counts
+    that the outcomes average, so it carries their sampling error too: holding the
+    profile fixed misstates the spread over seeds (it doubled it for the antagonist's
+    evidence rate).  Delta method over the multinomial class frequencies f: each
+    outcome M(f), with the equilibrium re-solved at f +- h e_k (central differences,
+    the equilibrium continued as the nearest one), has gradient g and variance
+    (sum_k f_k g_k^2 - (sum_k f_k g_k)^2) / n.  Pure-strategy equilibria with strict
+    incentives do not move: their standard errors are already the exact ones.
+    Re-solving is done numerically, not by implicit differentiation, so that the
+    same code serves every solver (enumeration, the general debate solver, effort).
+    """
+    from ...metrics import delta_se
+
+    need = sorted({i for i, p, f in rows if _moves(f, cells[i])})
+    if not need:
+        return
+    W = np.asarray(W, float)
+    pc, pw, key = [], [], []  # perturbed cells, their weights, (cell, class, sign, h)
+    for i in need:
+        n = W[i].sum()
+        f = W[i] / n
+        for k in np.flatnonzero(W[i] > 0):
+            h = min(step, f[k] / 2)
+            for sgn in (1, -1):
+                g = f.copy()
+                g[k] += sgn * h
+                pc.append(cells[i])
+                pw.append(g)
+                key.append((i, k, sgn, h))
+    pw = np.array(pw)
+    found_p, _ = _equilibria(pc, pw, eqc, [], False)
+    rows_p, vals_p = _metrics(pc, pw, found_p, False)
+    by = {}
+    for r, (j, p, f) in enumerate(rows_p):
+        by.setdefault((j, p), []).append(r)
+    per_cell: dict = {}
+    for j, (i, k, sgn, h) in enumerate(key):
+        per_cell.setdefault(i, []).append(j)
+    for r, (i, p, f) in enumerate(rows):
+        if i not in per_cell or not _moves(f, cells[i]):
+            continue
+        n = W[i].sum()
+        freq = W[i] / n
+        grad = {m: np.zeros(32) for m in vals}
+        lost = False
+        for j in per_cell[i]:
+            cand = by.get((j, p), [])
+            d = [_distance(f, rows_p[c][2]) for c in cand]
+            if not d or min(d) > match:
+                lost = True
+                break
+            c = cand[int(np.argmin(d))]
+            _, k, sgn, h = key[j]
+            for m in vals:
+                grad[m][k] += sgn * vals_p[m][0][c] / (2 * h)
+        if lost:
+            report.append(f"cell {i}, {('consult', 'debate')[p]}: an equilibrium does not "
+                          "continue when the class frequencies move (a knife edge); its "
+                          "standard errors hold the strategy profile fixed")
+            continue
+        for m in vals:
+            if np.isfinite(vals[m][1][r]):
+                vals[m][1][r] = delta_se(freq, grad[m], n)
+
+
+def solve_cells(base, cells, shape=None, dims=("cell",), axes=(), progress=None) -> xr.Dataset:
+    """Every equilibrium of the extended model (correlated signals, judge effort).
+
+    Returns
+    -------
+    xarray.Dataset
+        Dimensions (sweep axes..., ``protocol``, ``equilibrium``); equilibrium 0 is
+        the one the judge prefers (highest accuracy net of attention cost).
+        ``t_star`` (attention; NaN without effort), ``x_P`` [s_P] and ``x_A``
+        [s_P, s_A] (presentation probabilities given available evidence, by
+        type), the outcomes of :data:`sim.signals.OUTCOME_METRICS` (with ``_se``
+        for simulated payoffs), ``judge_utility``, ``epsilon`` (largest deviation
+        gain of any player), ``epsilon_judge``, ``collapse`` (t* = 0); per cell
+        ``n_equilibria``, ``eta`` (the correlation used), ``eta_min``/``eta_max``
+        (its feasible range), ``shared_blind_spot`` = Pr(s_A = s_P | a != omega),
+        ``amp_gap`` (consultancy minus debate), ``amp_eta0`` and
+        ``diversity_value`` = Amp(eta) - Amp(0), and with effort ``t_gap`` (debate
+        minus consultancy attention) and the judge-as-leader optimum
+        ``t_commit``/``amp_commit``/``acc_commit``.
+    """
+    shape = (len(cells),) if shape is None else shape
+    eqc = base.equilibrium
+    simulated = eqc.payoffs == "simulated"
+    show = (progress if progress is not None else
+            base.run.progress if base.run.progress is not None else interactive())
+    calls: list = []
+    t0 = time.perf_counter()
+    W = _weights(cells, eqc.payoffs, base.run, calls)
+    report: list = []
+    found, commits = _equilibria(cells, W, eqc, report, show)
+    rows, vals = _metrics(cells, W, found, simulated)
+    if simulated:
+        _equilibrium_se(cells, W, eqc, rows, vals, report)
+    # Twins at eta = 0 (same accuracies, independent errors): the value of diversity.
+    twins = [dataclasses.replace(c, signals=dataclasses.replace(c.signals, eta=0.0))
+             if c.signals.joint is None and c.signals.eta != 0 else None for c in cells]
+    have_twin = [t is not None for t in twins]
+    amp0 = np.full((len(cells), 2), np.nan)
+    if any(have_twin):
+        tc = [t for t in twins if t is not None]
+        W0 = _weights(tc, eqc.payoffs, base.run, calls)
+        f0, _ = _equilibria(tc, W0, eqc, [], show)
+        r0, v0 = _metrics(tc, W0, f0, simulated)
+        best = _best_rows(r0, v0, len(tc))
+        idx = np.flatnonzero(have_twin)
+        for j, i in enumerate(idx):
+            for p in (0, 1):
+                if best[j][p] is not None:
+                    amp0[i, p] = v0["amp"][0][best[j][p]]
+    best = _best_rows(rows, vals, len(cells))
+    for i, c in enumerate(cells):  # eta = 0 already: the cell is its own twin
+        if c.signals.joint is None and c.signals.eta == 0:
+            for p in (0, 1):
+                if best[i][p] is not None:
+                    amp0[i, p] = vals["amp"][0][best[i][p]]
+    elapsed = time.perf_counter() - t0
+    return _assemble(base, cells, shape, dims, axes, rows, vals, found, commits, W, amp0,
+                     simulated, report, calls, elapsed)
+
+def _best_rows(rows, vals, C):
+    """Per cell and protocol, the row of the judge-preferred equilibrium."""
+    best = [[None, None] for _ in range(C)]
+    for r, (i, p, f) in enumerate(rows):
+        b = best[i][p]
+        if b is None or vals["judge_utility"][0][r] > vals["judge_utility"][0][b] + 1e-12:
+            best[i][p] = r
+    return best
+
+
+def _assemble(base, cells, shape, dims, axes, rows, vals, found, commits, W, amp0, simulated,
+              report, calls, elapsed):
+    C = len(cells)
+    E = max([1] + [len(found[i][p]) for i in range(C) for p in (0, 1)])
+    lead = (C, 2, E)
+    arr = {k: np.full(lead, np.nan) for k in vals}
+    se = {k: np.full(lead, np.nan) for k in vals}
+    t_star, eps, eps_j = (np.full(lead, np.nan) for _ in range(3))
+    xP = np.full(lead + (2,), np.nan)
+    xA = np.full(lead + (2, 2), np.nan)
+    # Order equilibria within (cell, protocol) by judge utility, best first.
+    order: dict = {}
+    for r, (i, p, f) in enumerate(rows):
+        order.setdefault((i, p), []).append(r)
+    for (i, p), rs in order.items():
+        rs.sort(key=lambda r: -vals["judge_utility"][0][r])
+        for e, r in enumerate(rs):
+            f = rows[r][2]
+            for k in vals:
+                arr[k][i, p, e] = vals[k][0][r]
+                se[k][i, p, e] = vals[k][1][r]
+            t_star[i, p, e] = f.t
+            eps[i, p, e] = max(f.eps_judge, f.eps_senders)
+            eps_j[i, p, e] = f.eps_judge
+            if p == 0:
+                xP[i, p, e] = f.profile
+            else:
+                xP[i, p, e], xA[i, p, e] = f.profile
+    n_eq = np.array([[len(found[i][p]) for p in (0, 1)] for i in range(C)])
+    out_shape = tuple(shape)
+    dd = tuple(dims) + ("protocol", "equilibrium")
+    dc = tuple(dims) + ("protocol",)
+
+    def r(a, tail=()):
+        return np.asarray(a).reshape(out_shape + a.shape[1:])
+
+    data = {}
+    for k, (ln, definition) in sg.OUTCOME_METRICS.items():
+        data[k] = (dd, r(arr[k]), {"long_name": f"{ln} at the equilibrium", "definition": definition,
+                                   "units": "utility" if k == "welfare" else "1"})
+        if simulated:
+            data[f"{k}_se"] = (dd, r(se[k]), {"long_name": f"standard error of {ln}",
+                                              "units": "utility" if k == "welfare" else "1"})
+    data["judge_utility"] = (dd, r(arr["judge_utility"]), {
+        "long_name": "judge utility Pr(y = omega) - c_J(t)", "units": "utility"})
+    data["t_star"] = (dd, r(t_star), {"long_name": "judge attention t at the equilibrium",
+                                      "units": "1"})
+    data["collapse"] = (dd, r(np.where(np.isnan(t_star), False, t_star <= 1e-12)),
+                        {"long_name": "attention collapses (t* = 0)"})
+    data["x_P"] = (dd + ("s_P",), r(xP), {
+        "long_name": "protagonist presentation probability given t_P = 1, by its signal",
+        "units": "1"})
+    data["x_A"] = (dd + ("s_P", "s_A"), r(xA), {
+        "long_name": "antagonist presentation probability given t_A = 1, by a = s_P and s_A",
+        "units": "1"})
+    data["epsilon"] = (dd, r(eps), {"long_name": "certificate: largest gain of a unilateral "
+                                    "deviation (judge or any sender type)", "units": "utility"})
+    data["epsilon_judge"] = (dd, r(eps_j), {"long_name": "judge's largest attention-deviation "
+                                            "gain", "units": "utility"})
+    data["n_equilibria"] = (dc, n_eq.reshape(out_shape + (2,)),
+                            {"long_name": "number of equilibria found"})
+    amp_best = arr["amp"][:, :, 0]
+    data["amp_gap"] = (tuple(dims), r(amp_best[:, 0] - amp_best[:, 1]), {
+        "long_name": "amplification gap Amp(consult) - Amp(debate) at equilibrium 0",
+        "units": "1"})
+    data["amp_eta0"] = (dc, r(amp0), {"long_name": "Amp at eta = 0 (same accuracies)",
+                                      "units": "1"})
+    data["diversity_value"] = (dc, r(amp_best - amp0), {
+        "long_name": "value of diversity Amp(eta) - Amp(0) at equilibrium 0", "units": "1"})
+    # Signal structure per cell.
+    info = np.array([_signal_info(c) for c in cells])  # eta, lo, hi, p_P, p_A, shared
+    for k, (name, ln) in enumerate((("eta_used", "correlation of the senders' errors"),
+                                    ("eta_min", "smallest feasible eta"),
+                                    ("eta_max", "largest feasible eta"),
+                                    ("p_P_used", "protagonist accuracy Pr(s_P = omega)"),
+                                    ("p_A_used", "antagonist accuracy Pr(s_A = omega)"),
+                                    ("shared_blind_spot",
+                                     "Pr(s_A = s_P | a != omega): the antagonist shares the error"))):
+        data[name] = (tuple(dims), r(info[:, k]), {"long_name": ln, "units": "1"})
+    if commits:
+        tc, ac, cc = (np.full((C, 2), np.nan) for _ in range(3))
+        ci = sorted(commits)
+        led = [[[Found(*commits[i][q][:2], 0, 0)] if q in commits[i] else [] for q in (0, 1)]
+               for i in ci]
+        rr, vv = _metrics([cells[i] for i in ci], W[ci], led, False)  # every cell at once
+        for row, (j, p, f) in enumerate(rr):
+            i = ci[j]
+            tc[i, p], ac[i, p], cc[i, p] = f.t, vv["amp"][0][row], vv["acc"][0][row]
+        data["t_commit"] = (dc, r(tc), {"long_name": "attention the judge would commit to "
+                                        "(leader, grid optimum)", "units": "1"})
+        data["amp_commit"] = (dc, r(ac), {"long_name": "Amp under committed attention",
+                                          "units": "1"})
+        data["acc_commit"] = (dc, r(cc), {"long_name": "accuracy under committed attention",
+                                          "units": "1"})
+        data["t_gap"] = (tuple(dims), r(t_star[:, 1, 0] - t_star[:, 0, 0]), {
+            "long_name": "attention in debate minus consultancy at equilibrium 0", "units": "1"})
+    coords = {"protocol": ("protocol", ["consult", "debate"]),
+              "equilibrium": ("equilibrium", np.arange(E)),
+              "s_P": ("s_P", [0, 1]), "s_A": ("s_A", [0, 1])}
+    ds = xr.Dataset(data, coords=axis_coords(axes, dims, coords))
+    eqc = base.equilibrium
+    ds.attrs.update({
+        "title": "antiamp: correlated signals and judge effort, equilibria",
+        "n_instances": int(base.run.n_instances) if eqc.payoffs == "simulated" else 0,
+        "method": eqc.method, "payoffs": eqc.payoffs, "tol": eqc.tol,
+        "effort": "on" if base.effort.enabled else "off",
+        "kernel_calls": int(len(calls)),
+        "kernel_cells": int(sum(calls)),
+        "solve_seconds": float(elapsed),
+        "solver_report": "\n".join(report) if report else "no issues",
+        "equilibrium_order": "equilibrium 0 is the judge-preferred one",
+    })
+    return ds
+
+
+def _signal_info(c) -> tuple:
+    joint = sg.joint_table(c.signals, c.model.p)
+    pi = c.model.pi
+    pr_om = np.array([1 - pi, pi])
+    # Pr(s_P != omega) and Pr(s_A = s_P, s_P != omega).
+    wrong = sum(pr_om[om] * joint[om, 1 - om, :].sum() for om in (0, 1))
+    shared = sum(pr_om[om] * joint[om, 1 - om, 1 - om] for om in (0, 1))
+    p_P = sum(pr_om[om] * joint[om, om, :].sum() for om in (0, 1))
+    p_A = sum(pr_om[om] * joint[om, :, om].sum() for om in (0, 1))
+    if c.signals.joint is None:
+        lo, hi = sg.eta_range(*sg.accuracies(c.signals, c.model.p))
+        eta = sg.resolved_eta(c.signals, *sg.accuracies(c.signals, c.model.p))
+    else:
+        lo = hi = np.nan
+        cp = np.array([[sum(pr_om[om] * joint[om, om if a else 1 - om, om if b else 1 - om]
+                            for om in (0, 1)) for b in (0, 1)] for a in (0, 1)])
+        sd = np.sqrt(p_P * (1 - p_P) * p_A * (1 - p_A))
+        eta = (cp[1, 1] - p_P * p_A) / sd if sd > 0 else np.nan
+    return (eta, lo, hi, p_P, p_A, shared / wrong if wrong > 0 else np.nan)
+
+
+def validate(cfg) -> None:
+    """Checks of extension 'signals' beyond the shared ones (ConfigError names the field)."""
+    from ...equilibrium import validate_equilibrium
+
+    require_signal_stance(cfg, "signals")
+    sg.validate_signals(cfg.signals, cfg.model.p, cfg.model.rho, cfg.model.stance)
+    if cfg.signals.kappa_r > 0:
+        if cfg.judge.kind != "logit" or cfg.judge.jury_size != 1:
+            raise ConfigError("signals.kappa_r (rhetoric) needs one logit judge: set "
+                              "judge=logit and judge.jury_size=1")
+        if cfg.effort.enabled:
+            raise ConfigError("signals.kappa_r (rhetoric) and effort.enabled cannot be "
+                              "combined")
+    ef.validate_effort(cfg.effort, cfg.judge)
+    validate_equilibrium(cfg.equilibrium)
+
+
+# ------------------------------------------------------------------ table and figures
+def format_table(ds: xr.Dataset) -> str:
+    eff = ds.attrs["effort"] == "on"
+    lines = [f"correlated signals{' and judge attention' if eff else ''} "
+             f"({ds.attrs['method']}, {ds.attrs['payoffs']} payoffs)",
+             f"eta = {float(ds.eta_used):.4f} (feasible [{float(ds.eta_min):.4f}, "
+             f"{float(ds.eta_max):.4f}]), Pr(antagonist shares the error | a != omega) = "
+             f"{float(ds.shared_blind_spot):.4f}", ""]
+    head = "protocol  #  " + ("t*        " if eff else "") + \
+        "amp       acc       fwc       counter   welfare   epsilon"
+    lines.append(head)
+    for prot in ("consult", "debate"):
+        d = ds.sel(protocol=prot)
+        for e in range(int(d.n_equilibria)):
+            r = d.isel(equilibrium=e)
+            vals = ([float(r.t_star)] if eff else []) + [
+                float(r[v]) for v in ("amp", "acc", "fwc", "counter_signal", "welfare")]
+            cells = [("-" if np.isnan(v) else f"{v:.5f}").ljust(9) for v in vals]
+            lines.append(f"{prot:<9} {e}  " + " ".join(cells) + f" {float(r.epsilon):.2e}")
+            xs = f"    x_P by s_P: {np.round(r.x_P.values, 5).tolist()}"
+            if prot == "debate":
+                xs += f"; x_A by (a, s_A): {np.round(r.x_A.values, 5).tolist()}"
+            lines.append(xs)
+    if eff and "t_commit" in ds:
+        lines.append("")
+        lines.append("judge as leader (attention committed): t = " + ", ".join(
+            f"{p} {float(ds.t_commit.sel(protocol=p)):.4f}" for p in ("consult", "debate")))
+    lines.append("")
+    lines.append(f"value of diversity Amp(eta) - Amp(0), debate: "
+                 f"{float(ds.diversity_value.sel(protocol='debate')):+.5f}")
+    return "\n".join(lines)
+
+
+def plot_extension(ds: xr.Dataset, path: Path) -> list:
+    """Outcomes at the judge-preferred equilibrium against the sweep axes."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    dims = axes_of(ds)
+    if not dims:
+        return []
+    d0 = ds.isel(equilibrium=0)
+    x = dims[0]
+    extra = {d: 0 for d in dims[2:]}
+    d0 = d0.isel(extra) if extra else d0
+    hue = dims[1] if len(dims) > 1 else None
+    eff = ds.attrs["effort"] == "on"
+    panels = [("amp", "mistake amplification Amp"), ("acc", "accuracy"),
+              ("amp_gap", "Amp(consult) - Amp(debate)")]
+    if eff:
+        panels += [("t_star", "equilibrium attention t*"), ("t_gap", "t*(debate) - t*(consult)")]
+    elif x == "eta" or hue == "eta":
+        panels += [("diversity_value", "value of diversity Amp(eta) - Amp(0), debate")]
+    fig, axs = panel_grid(len(panels))
+    hues = [None] if hue is None else list(range(ds.sizes[hue]))
+    if len(hues) > 6:
+        hues = list(np.unique(np.linspace(0, len(hues) - 1, 6).round().astype(int)))
+    cmap = plt.get_cmap("viridis")
+    xv = ds[x].values
+    colours = []
+    for k, h in enumerate(hues):
+        col = cmap(k / max(1, len(hues) - 1)) if h is not None else "C0"
+        colours.append(("" if h is None else f"{axis_symbol(ds, hue)} = {fmt(ds[hue].values[h])}",
+                        col))
+    for ax, (var, title) in zip(axs, panels):
+        for (lab, col), h in zip(colours, hues):
+            sub = d0 if h is None else d0.isel({hue: h})
+            da = sub[var]
+            if "protocol" in da.dims:
+                ax.plot(xv, da.sel(protocol="debate").values, "-o", ms=3, color=col)
+                if var != "diversity_value":
+                    ax.plot(xv, da.sel(protocol="consult").values, "--", color=col)
+            else:
+                ax.plot(xv, da.values, "-o", ms=3, color=col)
+        if var in ("amp_gap", "t_gap", "diversity_value"):
+            ax.axhline(0, color="0.6", lw=0.8)
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel(axis_label(ds, x), fontsize=8)
+        integer_ticks(ax, xv)
+        if var != "t_star" and var != "t_gap" and var not in ("amp_gap", "diversity_value"):
+            ax.set_ylim(-0.02, 1.02)
+        if ds[x].attrs.get("config_path", "").endswith("c_J") and np.all(xv > 0):
+            ax.set_xscale("log")
+    switches = _regime_switches(d0, x, hue, hues, [c for _, c in colours])
+    for xs_, col in switches:
+        for ax in axs:
+            ax.axvline(xs_, color=col, ls=":", lw=1.0)
+    shared_legend(fig, colours if hue is not None else [],
+                  [("debate", "-", "o"), ("consultancy", "--", None)]
+                  + ([("debate equilibrium changes", ":", None)] if switches else []))
+    note = ("; shown at " + ", ".join(f"{d}={fmt(ds[d].values[0])}" for d in extra)) if extra else ""
+    fig.suptitle(f"{describe(ds, _fields(ds))} (equilibrium preferred by the judge){note}",
+                 fontsize=9)
+    written = save(fig, path)
+    if eff and len(dims) >= 2:
+        written += _attention_map(ds, path.with_name("attention_map"))
+    return written
+
+
+def _regime_switches(d0, x, hue, hues, colours) -> list:
+    """(x, colour) midway between neighbouring grid points where the judge-preferred
+    debate equilibrium changes its support (which sender types mix, present or
+    withhold): the figures' jumps are changes of equilibrium, not noise.  ``colours``
+    are the hues' line colours."""
+    xv = np.asarray(d0[x].values, float) if d0[x].dtype.kind in "iuf" else None
+    if xv is None or len(xv) < 2:
+        return []
+    out = []
+    for h, col in zip(hues, colours):
+        sub = d0 if h is None else d0.isel({hue: h})
+        prof = np.concatenate([
+            sub.x_P.sel(protocol="debate").transpose(x, ...).values.reshape(len(xv), -1),
+            sub.x_A.sel(protocol="debate").transpose(x, ...).values.reshape(len(xv), -1)], axis=1)
+        sig = np.where(np.isnan(prof), -1, np.where(prof < 1e-9, 0, np.where(prof > 1 - 1e-9, 2, 1)))
+        for i in range(len(xv) - 1):
+            if not np.array_equal(sig[i], sig[i + 1]):
+                out.append((0.5 * (xv[i] + xv[i + 1]), col))
+    return out
+
+
+def _attention_map(ds, path):
+    """Where debate raises (t_gap > 0) or lowers attention, faceted over a third axis."""
+    import matplotlib.pyplot as plt
+
+    dims = axes_of(ds)
+    y, x = dims[1], dims[0]
+    facets = list(range(ds.sizes[dims[2]])) if len(dims) > 2 else [None]
+    fig, axs = plt.subplots(1, len(facets), figsize=(4 * len(facets) + 1, 3.8), squeeze=False,
+                            layout="constrained")
+    gap = ds.t_gap
+    any_collapse = False
+    lim = float(np.nanmax(np.abs(gap.values))) or 1.0
+    for ax, f in zip(axs[0], facets):
+        g = gap if f is None else gap.isel({dims[2]: f})
+        g = g.isel({d: 0 for d in dims[3:]}) if len(dims) > 3 else g
+        m = ax.pcolormesh(ds[x].values, ds[y].values, g.transpose(y, x).values, cmap="RdBu",
+                          vmin=-lim, vmax=lim, shading="nearest")
+        col = ds.collapse.isel(equilibrium=0).sel(protocol="debate")
+        col = col if f is None else col.isel({dims[2]: f})
+        col = col.isel({d: 0 for d in dims[3:]}) if len(dims) > 3 else col
+        yy, xx = np.nonzero(col.transpose(y, x).values)
+        if len(xx):
+            any_collapse = True
+            ax.scatter(ds[x].values[xx], ds[y].values[yy], marker="x", s=12, c="k",
+                       label="debate attention collapses (t* = 0)")
+        if ds[x].attrs.get("config_path", "").endswith("c_J"):
+            ax.set_xscale("log")
+        ax.set_xlabel(axis_label(ds, x), fontsize=8)
+        ax.set_ylabel(axis_label(ds, y), fontsize=8)
+        if f is not None:
+            ax.set_title(f"{dims[2]} = {fmt(ds[dims[2]].values[f])}", fontsize=9)
+    fig.colorbar(m, ax=axs[0].tolist(), label="t*(debate) - t*(consult)")
+    if any_collapse:
+        axs[0][0].legend(fontsize=7, frameon=False, loc="lower left")
+    fig.suptitle("does debate raise judge attention? (blue: raises, red: lowers)", fontsize=10)
+    return save(fig, path)
+
+
+
+def _fields(ds) -> list:
+    import yaml
+
+    cfg = yaml.safe_load(ds.attrs["config"])
+    fields = judge_fields(cfg) + [("signals", "phi"), ("signals", "p_A")]
+    if cfg["effort"]["enabled"]:
+        fields += [("effort", k) for k in ("c_J", "load", "lam_gain", "v_max")]
+    return fields
+
+
+
+MODEL = Model(
+    name="signals",
+    title="correlated signals, shared blind spots and endogenous judge attention",
+    run_cells=solve_cells,
+    sections={"signals": sg.SignalsConfig, "effort": ef.EffortConfig,
+              "equilibrium": EquilibriumConfig},
+    validate=validate, prepare=strategies_solved,
+    kernel_fields=("model.pi", "model.p", "model.rho", "signals.p_P", "signals.p_A",
+                   "signals.eta", "signals.eta_mode", "signals.joint", "signals.phi",
+                   "signals.rho_unbelieved", "signals.avail", "run.n_instances", "run.seed"),
+    format_table=format_table, figures=plot_extension,
+    plot_vars=("amp", "acc", "amp_gap", "diversity_value"),
+)

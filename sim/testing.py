@@ -1,0 +1,356 @@
+"""Conformance checks every model passes: :func:`check_model`.
+
+What Gymnasium's ``check_env`` is for environments, this is for antiamp models: the
+contract of :class:`antiamp.registry.Model` checked on a model's own small grids.
+The test suite runs it over every registered model; a third-party model's author
+runs it on theirs::
+
+    from antiamp.testing import check_model
+    check_model("toy", grids=[{"model": {"name": "toy"},
+                               "sweep": {"axes": {"toy": {"q": [0.2, 0.5]}}}}])
+
+Every check that fails is reported (one ``AssertionError`` listing them all), and
+the names of the checks that ran are returned.
+
+The checks:
+
+``registered``
+    the registry returns the model under its name, with a title and dataclass sections.
+``help``
+    ``antiamp model=<name> --help`` lists every field of the model's own sections.
+``bad_values``
+    every numeric or boolean field of its own sections refuses a value of the wrong
+    type, a non-finite value (floats) and an absurd size (integers) with a
+    :class:`~antiamp.config.ConfigError` that names the field.
+``cell_in_grid``
+    one cell run on its own equals the same cell inside a grid, bit for bit.
+``blocks``
+    the grid in one block equals the grid in blocks of one cell (a cell's values
+    depend only on its own config).
+``exact``
+    where the model reports a value beside its exact value and standard error
+    (``x``, ``x_se``, ``x_exact`` or ``x_theory``), they agree within 5 SE.
+``distributed`` (with ``client``)
+    a grid run resumably on the dask ``client`` is bit-identical to the local run.
+``resume`` (with ``kill=True``)
+    a grid killed with SIGKILL while it runs, then rerun, is bit-identical to an
+    uninterrupted run (the model must be importable in a fresh process: a built-in
+    or an installed entry point).
+``figures``
+    the model's grid figures are written, non-empty, at most 1300 px wide.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import math
+import typing
+from pathlib import Path
+from typing import Any, Iterable, Optional
+
+#: Agreement of a simulated value with its exact value, in standard errors.
+EXACT_SE = 5.0
+#: Widest figure in pixels.
+MAX_FIGURE_PX = 1300
+_VOLATILE = ("block_digest",)
+
+
+def _model(model):
+    from .registry import Model, get
+
+    return model if isinstance(model, Model) else get(str(model))
+
+
+def default_grids(name: str) -> list:
+    """A built-in model's declared grids (``antiamp.models.<name>.config.GRIDS``)."""
+    from .registry import builtin_names, builtin_package
+
+    if name not in builtin_names():
+        return []
+    return list(getattr(builtin_package(name).config, "GRIDS", None) or [])
+
+
+def same(a, b, what: str = "") -> list:
+    """The differences between two Datasets' values and coordinates (bit for bit,
+    NaN equal to NaN), as messages; [] when they are the same."""
+    import numpy as np
+
+    out = []
+    a = a.drop_vars([v for v in _VOLATILE if v in a.variables])
+    b = b.drop_vars([v for v in _VOLATILE if v in b.variables])
+    if set(a.data_vars) != set(b.data_vars):
+        return [f"{what}variables differ: {sorted(set(a.data_vars) ^ set(b.data_vars))}"]
+    for v in list(a.data_vars) + list(a.coords):
+        x, y = np.asarray(a[v].values), np.asarray(b[v].values)
+        if x.shape != y.shape:
+            out.append(f"{what}{v}: shape {x.shape} != {y.shape}")
+        elif not np.array_equal(x, y, equal_nan=x.dtype.kind in "fc"):
+            out.append(f"{what}{v}: values differ")
+    return out
+
+
+def _with_n(cfg: dict, n: Optional[int]) -> dict:
+    cfg = copy.deepcopy(cfg)
+    if n is not None:
+        cfg["run"] = {**(cfg.get("run") or {}), "n_instances": int(n)}
+    cfg["run"] = {**(cfg.get("run") or {}), "progress": False}
+    return cfg
+
+
+def _own_fields(model) -> list:
+    """``(section, field, type)`` of the fields of the sections the model declares and
+    owns (a section another model also declares is shared and checked there)."""
+    out = []
+    for sec, cls in model.sections.items():
+        hints = typing.get_type_hints(cls)
+        for f in dataclasses.fields(cls):
+            h = hints.get(f.name)
+            args = [a for a in typing.get_args(h) if a is not type(None)]
+            out.append((sec, f.name, args[0] if len(args) == 1 else h))
+    return out
+
+
+def _bad_values(typ) -> list:
+    if typ is bool:
+        return ["maybe"]
+    if typ is int:
+        return [1.5, "many", 10**15]
+    if typ is float:
+        return [math.nan, math.inf, "many"]
+    return []
+
+
+def _check_registered(model, problems):
+    from .registry import get, names
+
+    if model.name not in names():
+        problems.append(f"registered: {model.name!r} is not among antiamp.models.names()")
+    elif get(model.name) is not model:
+        problems.append(f"registered: antiamp.models.get({model.name!r}) is another object")
+    if not model.title:
+        problems.append("registered: the model has no title")
+    for sec, cls in model.sections.items():
+        if not dataclasses.is_dataclass(cls):
+            problems.append(f"registered: section {sec!r} is not a dataclass")
+
+
+def _check_help(model, problems):
+    from .cli import help_text
+
+    text = help_text([f"model={model.name}"])
+    missing = [f"{s}.{f}" for s, f, _ in _own_fields(model) if f"{s}.{f} =" not in text]
+    if missing:
+        problems.append(f"help: antiamp model={model.name} --help omits {missing}")
+
+
+def _check_bad_values(model, base: dict, problems):
+    from .config import ConfigError
+    from .registry import to_model_config
+
+    for sec, name, typ in _own_fields(model):
+        for v in _bad_values(typ):
+            cfg = copy.deepcopy(base)
+            cfg.pop("sweep", None)
+            cfg[sec] = {**(cfg.get(sec) or {}), name: v}
+            try:
+                to_model_config(cfg)
+            except ConfigError as exc:
+                if f"{sec}.{name}" not in str(exc):
+                    problems.append(f"bad_values: {sec}.{name}={v!r} refused without naming the "
+                                    f"field: {exc}")
+            except Exception as exc:  # noqa: BLE001 (reported, not raised)
+                problems.append(f"bad_values: {sec}.{name}={v!r} raised "
+                                f"{type(exc).__name__}: {exc}"[:300])
+            else:
+                problems.append(f"bad_values: {sec}.{name}={v!r} accepted")
+
+
+def _one_cell(grid: dict) -> tuple[dict, dict]:
+    """(the config of one cell of ``grid``: each axis at its second value, or its
+    only one; the coordinates that select it)."""
+    cell = {k: copy.deepcopy(v) for k, v in grid.items() if k != "sweep"}
+    sel = {}
+    for sec, fields in grid["sweep"]["axes"].items():
+        for f, values in fields.items():
+            v = values[1] if len(values) > 1 else values[0]
+            cell[sec] = {**(cell.get(sec) or {}), f: v}
+            sel[f] = v
+    return cell, sel
+
+
+def _check_cell_in_grid(grid_ds, grid: dict, problems, tag: str = ""):
+    import antiamp
+
+    cell, sel = _one_cell(grid)
+    one = antiamp.simulate(cell)
+    g = grid_ds.sel(sel)
+    for d, n in one.sizes.items():  # a grid pads e.g. equilibria to its largest cell
+        if d in g.sizes and g.sizes[d] != n:
+            g = g.isel({d: slice(0, n)})
+    problems += same(one, g[list(one.data_vars)], f"cell_in_grid{tag}: ")
+
+
+def _check_exact(ds, problems, tag: str = ""):
+    import numpy as np
+
+    for v in ds.data_vars:
+        se = f"{v}_se"
+        ref = next((f"{v}_{s}" for s in ("exact", "theory") if f"{v}_{s}" in ds), None)
+        if se not in ds or ref is None:
+            continue
+        x, s, e = (np.asarray(ds[k].values, float) for k in (v, se, ref))
+        try:
+            x, s, e = np.broadcast_arrays(x, s, e)
+        except ValueError:
+            continue
+        ok = np.isfinite(x) & np.isfinite(s) & np.isfinite(e) & (s > 0)
+        z = np.abs(x[ok] - e[ok]) / s[ok]
+        if z.size and z.max() > EXACT_SE:
+            problems.append(f"exact{tag}: {v} differs from {ref} by {z.max():.1f} SE "
+                            f"({int((z > EXACT_SE).sum())} of {z.size} values beyond {EXACT_SE})")
+
+
+def _check_figures(model, ds, tmp: Path, problems):
+    if model.figures is None:
+        return
+    from matplotlib.image import imread
+
+    paths = model.figures(ds, tmp / f"{model.name}-fig") or []
+    if not paths:
+        problems.append("figures: the model's figures wrote nothing")
+    for p in paths:
+        p = Path(p)
+        if not p.is_file() or p.stat().st_size == 0:
+            problems.append(f"figures: {p.name} is missing or empty")
+        elif p.suffix == ".png" and imread(p).shape[1] > MAX_FIGURE_PX:
+            problems.append(f"figures: {p.name} is {imread(p).shape[1]} px wide")
+
+
+_KILL_SCRIPT = """
+import sys, antiamp
+antiamp.sweep({cfg!r}, sys.argv[1], progress=False, log=lambda *a: None)
+"""
+
+
+def _check_resume(grid: dict, ref, tmp: Path, problems, kills: int = 3):
+    """Run ``grid`` into a store in a fresh process, SIGKILL it at ``kills`` moments
+    (as it starts, once blocks exist, while the store is assembled), then rerun."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import xarray as xr
+
+    from .sweeps.blocks import partial_dir
+
+    cfg = copy.deepcopy(grid)
+    cfg["sweep"] = {**cfg["sweep"], "cells_per_block": 1}
+    store = tmp / f"resume-{os.getpid()}-{time.monotonic_ns()}.zarr"
+    script = store.with_suffix(".py")
+    script.write_text(_KILL_SCRIPT.format(cfg=cfg))
+    part = partial_dir(store)
+
+    def start():
+        return subprocess.Popen([sys.executable, str(script), str(store)], cwd=tmp,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+    def blocks_done():
+        return len(list(part.iterdir())) if part.is_dir() else 0
+
+    moments = [lambda: True, lambda: blocks_done() >= 1, lambda: blocks_done() >= 2][:kills]
+    for ready in moments:
+        p = start()
+        t0 = time.monotonic()
+        while p.poll() is None and time.monotonic() - t0 < 300 and not ready():
+            time.sleep(0.005)
+        if p.poll() is None:
+            os.kill(p.pid, signal.SIGKILL)
+        p.wait()
+    p = start()
+    _, err = p.communicate(timeout=900)
+    if p.returncode != 0:
+        problems.append(f"resume: the rerun after kill -9 failed: {err.decode()[-300:]}")
+        return
+    problems += same(ref, xr.open_zarr(store).load(), "resume: ")
+
+
+def check_model(model: Any, *, grids: Optional[Iterable[dict]] = None, client=None,
+                kill: bool = False, figures: bool = True, n_instances: Optional[int] = None,
+                tmp_path: Optional[Path] = None) -> list:
+    """Run the conformance checks on ``model`` (a :class:`~antiamp.registry.Model` or
+    a registered name); raise ``AssertionError`` listing every failure.
+
+    Parameters
+    ----------
+    model : Model or str
+        The model, registered (``antiamp.models.register`` or an entry point).
+    grids : list of dict, optional
+        Small grids of the model (configs with ``sweep.axes``; each axis with at
+        least two values is best).  Default: a built-in model's ``GRIDS``.
+    client : dask.distributed.Client, optional
+        Also run the first grid on this client and compare (``distributed``).
+    kill : bool
+        Also kill a run of the first grid with SIGKILL and resume it (``resume``).
+    figures : bool
+        Also draw the model's grid figures (``figures``).
+    n_instances : int, optional
+        Instances per cell for the grids (default: each grid's own).
+    tmp_path : Path, optional
+        Where stores and figures go (default: a temporary folder, removed after).
+
+    Returns
+    -------
+    list of str
+        The names of the checks that ran.
+    """
+    import tempfile
+
+    import antiamp
+
+    from .sweeps.blocks import run_grid
+
+    model = _model(model)
+    grids = [_with_n(g, n_instances) for g in (grids if grids is not None
+                                               else default_grids(model.name))]
+    if not grids:
+        raise ValueError(f"check_model({model.name!r}) needs grids: configs of the model "
+                         "with sweep.axes (built-in models declare GRIDS in their config)")
+    problems: list = []
+    ran = ["registered", "help", "bad_values"]
+    _check_registered(model, problems)
+    _check_help(model, problems)
+    _check_bad_values(model, grids[0], problems)
+    with tempfile.TemporaryDirectory(prefix="antiamp-check-") as scratch:
+        tmp = Path(tmp_path) if tmp_path is not None else Path(scratch)
+        for k, grid in enumerate(grids):
+            ds = run_grid(grid, progress=False)
+            ran += [f"cell_in_grid[{k}]", f"blocks[{k}]", f"exact[{k}]"]
+            _check_cell_in_grid(ds, grid, problems, f"[{k}]")
+            problems += same(ds, run_grid(grid, cells_per_block=1, progress=False),
+                             f"blocks[{k}]: ")
+            _check_exact(ds, problems, f"[{k}]")
+            if figures:
+                ran.append(f"figures[{k}]")
+                (tmp / f"g{k}").mkdir(parents=True, exist_ok=True)
+                _check_figures(model, ds, tmp / f"g{k}", problems)
+        first = grids[0]
+        if client is not None or kill:
+            ref = run_grid(first, progress=False)
+        if client is not None:
+            ran.append("distributed")
+            log = lambda *a: None  # noqa: E731
+            local = antiamp.sweep(first, tmp / "local.zarr", progress=False, log=log).load()
+            dist = antiamp.sweep(first, tmp / "dist.zarr", client=client, progress=False,
+                                 log=log).load()
+            problems += same(local, dist, "distributed: ")
+            problems += same(ref, local, "distributed (store vs memory): ")
+        if kill:
+            ran.append("resume")
+            _check_resume(first, ref, tmp, problems)
+    if problems:
+        raise AssertionError(f"model {model.name!r} fails {len(problems)} conformance "
+                             "check(s):\n  " + "\n  ".join(problems))
+    return ran

@@ -1,0 +1,149 @@
+"""The house's layout: a model is one package, and nothing outside it names it.
+
+A built-in model lives in ``sim/models/<name>/`` (its settings, numerics, table and
+figures) with its kernel in ``kernels/``; the registry finds it by a scan, so no
+other module may name it: not by importing its package, not by choosing it
+(``model=<name>``, ``"name": "<name>"``, ``name == "<name>"``), not by reading a
+config section it owns (``cfg["signals"]``, ``"signals.eta"``, ``cfg.signals.``).
+Named sweeps (``conf/sweep/``), the README and the tests are exempt: they are
+where users and checks name models.
+
+``KNOWN`` lists the mentions that remain, each with its reason; the test fails on a
+new mention and on a listed one that is gone (so the list only shrinks).
+"""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from antiamp.registry import builtin_names, builtin_package
+from antiamp.sections import EquilibriumConfig
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: (file, model) -> why the file still names the model.
+KNOWN = {
+    ("sim/config.py", "baseline"): "DEFAULT_MODEL: the model a config runs when it names none",
+    ("sim/extended.py", "signals"): "antiamp-ext, the older alias command of the section-5 models",
+    ("sim/extended.py", "portfolio"): "antiamp-ext, the older alias command of the section-5 models",
+    ("sim/extended.py", "panel"): "antiamp-ext, the older alias command of the section-5 models",
+    ("sim/extended.py", "messages"): "antiamp-ext, the older alias command of the section-5 models",
+    ("sim/extended.py", "options"): "antiamp-ext, the older alias command of the section-5 models",
+    ("sim/ext_cli.py", "signals"): "antiamp-ext, the older alias command of the section-5 models",
+    ("sim/cli.py", "signals"): "an example in antiamp --help",
+    ("sim/cli.py", "panel"): "an example in antiamp --help",
+    ("sweeps/cli.py", "signals"): "an example in antiamp-sweep --help",
+    ("sweeps/cli.py", "panel"): "an example in antiamp-sweep --help",
+    ("sim/structural.py", "messages"): "the structural judge of oversight logs is the messages "
+                                       "model's logit judge (estimation runs it on the engine)",
+    ("sim/plotting.py", "signals"): "the eta axis is labelled as a fraction under signals.eta_mode",
+    ("sim/estimate.py", "confidence"): "not the model: the estimate store's interval level",
+    ("sim/models/panel/core.py", "confidence"): "not the model: a jury rule named confidence",
+    ("sim/models/compare/core.py", "colmad"): "compare composes the other models (their public "
+                                              "functions and sections)",
+    ("sim/models/compare/core.py", "mediation"): "compare composes the other models",
+    ("sim/models/compare/core.py", "redeliberation"): "compare composes the other models",
+    ("sim/models/compare/core.py", "baseline"): "compare composes the other models",
+    ("sim/models/compare/model.py", "colmad"): "compare composes the other models",
+    ("sim/models/compare/model.py", "mediation"): "compare composes the other models",
+    ("sim/models/compare/model.py", "redeliberation"): "compare composes the other models",
+    ("sim/models/compare/__init__.py", "colmad"): "compare composes the other models",
+    ("sim/models/compare/__init__.py", "mediation"): "compare composes the other models",
+    ("sim/models/compare/__init__.py", "redeliberation"): "compare composes the other models",
+    ("sim/models/compare/config.py", "colmad"): "compare composes the other models",
+    ("sim/models/compare/config.py", "mediation"): "compare composes the other models",
+    ("sim/models/compare/config.py", "redeliberation"): "compare composes the other models",
+    ("kernels/transcripts.py", "baseline"): "the transcript export is the seed-000 game's "
+                                            "(its kernel's slot constants)",
+    ("sim/estimate.py", "options"): "a log with more than two answers is pointed to model=options",
+    ("sim/models/portfolio/model.py", "signals"): "not the model: the dataset attribute "
+                                                  "effort=off (no judge attention here)",
+}
+
+
+#: Config sections several models share (``antiamp.sections``): a quoted name that is
+#: also a shared section (``"equilibrium"``, a section and a dimension) is not the model.
+SHARED = {"equilibrium": EquilibriumConfig}
+
+
+def owned_sections() -> dict:
+    """model -> the config sections it owns (declared by it and by no shared module)."""
+    shared = SHARED
+    return {n: {s for s, t in builtin_package(n).SECTIONS.items() if shared.get(s) is not t}
+            for n in builtin_names()}
+
+
+def patterns(name: str, sections: set) -> list:
+    q = "[\"']"
+    pats = [rf"models[./]{name}\b", rf"\bmodel={name}\b", rf"{q}name{q}\s*:\s*{q}{name}{q}",
+            rf"name\s*[!=]=\s*{q}{name}{q}", rf"\bimport {name}\b"]
+    if name not in SHARED:  # the shared library antiamp.equilibrium is not the model
+        pats += [rf"{q}{name}{q}", rf"from \.+{name}\b"]
+    for s in sections:
+        pats += [rf"{q}{s}{q}", rf"{q}{s}\.\w", rf"\.{s}\.\w", rf"\b{s}\.\*"]
+    return [re.compile(p) for p in pats]
+
+
+def sources() -> list:
+    out = []
+    for folder in ("sim", "sweeps", "kernels", "conf"):
+        for p in sorted((ROOT / folder).rglob("*")):
+            rel = p.relative_to(ROOT).as_posix()
+            if p.suffix in (".py", ".yaml") and "__pycache__" not in p.parts \
+                    and not rel.startswith("conf/sweep/"):
+                out.append(rel)
+    return out
+
+
+def mentions() -> dict:
+    """(file, model) -> the lines that name the model."""
+    own = owned_sections()
+    found: dict = {}
+    for rel in sources():
+        text = (ROOT / rel).read_text()
+        for name in builtin_names():
+            if rel.startswith(f"sim/models/{name}/") or rel == f"kernels/{name}.py":
+                continue
+            pats = patterns(name, own[name])
+            lines = [ln.strip() for ln in text.splitlines() if any(p.search(ln) for p in pats)]
+            if lines:
+                found[(rel, name)] = lines
+    return found
+
+
+def test_the_built_in_models_are_packages_found_by_a_scan():
+    names = builtin_names()
+    on_disk = sorted(p.name for p in (ROOT / "sim" / "models").iterdir()
+                     if (p / "__init__.py").is_file())
+    assert sorted(names) == on_disk and len(names) >= 13
+    for n in names:
+        pkg = builtin_package(n)
+        assert pkg.__doc__ and pkg.EXAMPLES, n
+        assert all(isinstance(s, str) for s in pkg.SECTIONS), n
+
+
+def test_nothing_outside_a_model_names_it():
+    found = mentions()
+    new = {k: v for k, v in found.items() if k not in KNOWN}
+    assert not new, "modules that name a model outside its package:\n" + "\n".join(
+        f"  {f} names {m}: {lines[:3]}" for (f, m), lines in sorted(new.items()))
+    gone = sorted(k for k in KNOWN if k not in found)
+    assert not gone, f"no longer named (remove from KNOWN): {gone}"
+
+
+@pytest.mark.parametrize("text, model", [
+    ("from antiamp.models.loop import core", "loop"),
+    ("from .models.signals.core import eta_range", "signals"),
+    ('cfg = {"model": {"name": "colmad"}}', "colmad"),
+    ("if cfg.model.name == 'panel':", "panel"),
+    ('fields = ["signals.eta"]', "signals"),
+    ("x = cfg.mediation.rounds", "mediation"),
+    ('doc = "antiamp model=options K=3"', "options"),
+])
+def test_the_name_check_can_fail(text, model):
+    pats = patterns(model, owned_sections()[model])
+    assert any(p.search(text) for p in pats)
+    others = [n for n in builtin_names() if n != model]
+    assert not any(p.search("x = compute(rho, p)") for n in others
+                   for p in patterns(n, owned_sections()[n]))
