@@ -28,9 +28,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
 from antiamp.kernels import baseline as kb  # noqa: E402
 from antiamp.kernels import correlated as kc  # noqa: E402
 from antiamp.kernels.rng import split_seed  # noqa: E402
-from antiamp import signals as sg  # noqa: E402
+from antiamp.models.signals import core as sg  # noqa: E402
 from antiamp.extended import solve_extended, to_ext_config  # noqa: E402
-from antiamp import effort as ef  # noqa: E402
+from antiamp.models.signals import effort as ef  # noqa: E402
 
 import reference_attention  # noqa: E402
 from antiamp.judge import judge_tables  # noqa: E402

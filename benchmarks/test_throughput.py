@@ -30,7 +30,7 @@ import antiamp as sim  # noqa: E402
 from antiamp.kernels import baseline as kb  # noqa: E402
 from antiamp.kernels import correlated as kc  # noqa: E402
 from antiamp.kernels.rng import split_seed  # noqa: E402
-from antiamp import signals as sg  # noqa: E402
+from antiamp.models.signals import core as sg  # noqa: E402
 from antiamp.judge import judge_tables  # noqa: E402
 from antiamp.runner import baseline_thresholds, numba_threads  # noqa: E402
 

@@ -35,7 +35,6 @@ STREAM = 1
 T_PI = 0
 T_JOINT = 1  # 3 cumulative thresholds of (s_P, s_A) = 00, 01, 10 given omega = 0, then omega = 1
 T_AVAIL = 7  # avail[true, believed], [true, not], [false, believed], [false, not]
-N_THR = 11
 
 _BATCH = 256
 _LO = np.uint64(0xFFFFFFFF)

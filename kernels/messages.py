@@ -98,20 +98,3 @@ def message_sums_cells(t_p, t_rho, lam, mu, kappa_v, kappa_r, m_true, m_false, s
                 cnt_acc[c, k] += cnt[b, c, k]
                 for j in range(4):
                     sums_acc[c, j, k] += sums[b, c, j, k]
-
-
-def message_sums(t_p, t_rho, lam, mu, kappa_v, kappa_r, m_true, m_false, sd, favoured,
-                 band, tie, first_block, n_blocks, k0, k1, stream):
-    """Per class: counts and sums (and squares) of the debate and consultancy endorsement
-    probabilities over instance blocks [first_block, first_block + n_blocks) of one
-    cell: :func:`message_sums_cells` with one row.
-
-    Returns int64[8] counts and float64[4, 8]: sum g_d, sum g_d^2, sum g_c, sum g_c^2.
-    """
-    cnt = np.zeros((1, N_CLASSES), np.int64)
-    sums = np.zeros((1, 4, N_CLASSES))
-    row = [np.array([v]) for v in (lam, mu, kappa_v, kappa_r, m_true, m_false, sd)]
-    message_sums_cells(np.array([t_p], np.uint64), np.array([t_rho], np.uint64), *row,
-                       np.array([bool(favoured)]), np.array([float(band)]),
-                       np.array([float(tie)]), first_block, n_blocks, k0, k1, stream, cnt, sums)
-    return cnt[0], sums[0]

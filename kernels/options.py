@@ -271,26 +271,3 @@ def _instance(words, K, c, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antag
         cnt[c, 4] += 1
         if not corr:
             cnt[c, 3] += 1
-
-
-def option_sums(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagonist, k_examine,
-                lam, mu, bias_d, bias_j, kappa, near_loss, loss_tol, first_block, n_blocks, k0,
-                k1, stream):
-    """Sums over instance blocks of one cell; returns float64[2, N_ACC, 2] (protocol,
-    row, [sum, sum sq]) and the instance count: :func:`option_sums_cells` with one row.
-
-    ``cum_prior`` [K] cumulative thresholds of omega; ``wrong_cum`` [K - 1] cumulative
-    thresholds of the wrong pick over offsets 1..K-1 from omega (offset 1 is the
-    distractor); ``avail_thr`` [3] thresholds for (truth, distractor, other wrong);
-    ``bias_j`` [K] the judge's bias toward each answer by label.
-    """
-    out = np.zeros((1, 2, N_ACC, 2))
-    option_sums_cells(K, np.asarray(cum_prior, np.uint64)[None], np.array([t_p], np.uint64),
-                      np.asarray(wrong_cum, np.uint64)[None],
-                      np.asarray(avail_thr, np.uint64)[None], np.array([t_attack], np.uint64),
-                      np.array([antagonist], np.int64), np.array([k_examine], np.int64),
-                      np.array([float(lam)]), np.array([float(mu)]), np.array([float(bias_d)]),
-                      np.asarray(bias_j, float)[None], np.array([float(kappa)]),
-                      np.array([float(near_loss)]), np.array([float(loss_tol)]),
-                      first_block, n_blocks, k0, k1, stream, out)
-    return out[0], n_blocks * BLOCK

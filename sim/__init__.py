@@ -50,18 +50,24 @@ def simulate(cfg=None, **kwargs):
 
     if get(model_of(cfg)).run_cell is not None:
         from .registry import to_model_config
-        from .sweeps.blocks import label_metrics, standard_attrs
 
-        model, c = to_model_config(cfg)
-        ds = model.run_cell(c, **kwargs)
-        ds.attrs.update(standard_attrs(model, c))
-        return label_metrics(ds)
+        return simulate_validated(*to_model_config(cfg), **kwargs)
     if kwargs:
         raise TypeError(f"simulate() got keyword arguments {sorted(kwargs)} that model "
                         f"{model_of(cfg)} does not take")
     from .sweeps.blocks import run_cell
 
     return run_cell(cfg)
+
+
+def simulate_validated(model, c, **kwargs):
+    """One cell of ``model`` whose config ``c`` is already validated (by
+    :func:`antiamp.registry.to_model_config`), through its one-cell path."""
+    from .sweeps.blocks import label_metrics, standard_attrs
+
+    ds = model.run_cell(c, **kwargs)
+    ds.attrs.update(standard_attrs(model, c))
+    return label_metrics(ds)
 
 
 def sweep(cfg, store=None, *, client=None, progress=None, log=print):

@@ -267,10 +267,10 @@ def _run_cell(cfg: DictConfig) -> None:
     try:  # a model with a one-cell path of its own (antiamp.simulate), and exports
         from .registry import to_model_config
 
-        from . import simulate
+        from . import simulate_validated
 
-        c = to_model_config(cfg)[1]
-        ds = simulate(cfg)
+        c = to_model_config(cfg)[1]  # converted and validated once
+        ds = simulate_validated(model, c)
     except ConfigError as exc:
         log.error("invalid configuration: %s", exc)
         raise SystemExit(2) from None

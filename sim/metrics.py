@@ -16,7 +16,6 @@ import numpy as np
 
 # Class coordinates, each an int array over the 32 classes (see kernels.baseline).
 _K = np.arange(32)
-OMEGA = (_K >> 4) & 1
 CORRECT = (_K >> 3) & 1
 EP_CONSULT = (_K >> 2) & 1
 EP_DEBATE = (_K >> 1) & 1

@@ -138,3 +138,20 @@ def test_an_installed_plugin_runs_a_distributed_grid(plugin, tmp_path):
              tmp_path, env)
     assert r.returncode == 2 and "toy.q must lie in [0, 1]" in r.stderr, r.stderr
     assert not (tmp_path / "bad").exists()
+
+
+def test_the_installed_plugin_passes_the_conformance_checks(plugin, tmp_path):
+    """``antiamp.testing.check_model`` as a plugin's author runs it: with the plugin's own
+    grid, a resume after kill -9 included (the plugin is importable in a fresh process)."""
+    code = textwrap.dedent("""
+        from antiamp.testing import check_model
+        grid = {"model": {"name": "toy"}, "run": {"n_instances": 20000},
+                "sweep": {"axes": {"toy": {"q": [0.0, 0.5]}, "model": {"rho": [0.2, 0.4]}}}}
+        print(",".join(check_model("toy", grids=[grid], kill=True)))
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       cwd=tmp_path, env=plugin, timeout=900)
+    assert r.returncode == 0, r.stderr
+    ran = r.stdout.strip().splitlines()[-1].split(",")
+    assert {"registered", "help", "bad_values", "cell_in_grid[0]", "blocks[0]", "exact[0]",
+            "resume"} <= set(ran)

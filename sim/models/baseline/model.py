@@ -21,10 +21,10 @@ def plain(cfg) -> Config:
 
 
 def _run_cells(base, cells) -> xr.Dataset:
-    """Every cell's :func:`antiamp.core.simulate` Dataset, stacked over ``cell``.
+    """Every cell's :func:`antiamp.models.baseline.core.simulate` Dataset, stacked over ``cell``.
 
     The first cell's Dataset is the template (names, dimensions, attributes); each
-    cell's arrays come from :func:`antiamp.core.cell_arrays` on its validated
+    cell's arrays come from :func:`antiamp.models.baseline.core.cell_arrays` on its validated
     config, so a grid does not build, validate and merge one Dataset per cell
     (about 0.3 s a cell, 40 variable assignments each)."""
     import numpy as np

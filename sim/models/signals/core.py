@@ -236,10 +236,6 @@ class Profile:
     x_P: np.ndarray
     x_A: np.ndarray
 
-    @staticmethod
-    def present(C: int) -> "Profile":
-        return Profile(np.ones((C, 2)), np.ones((C, 2)), np.ones((C, 2, 2)))
-
 
 def _acceptance(v):
     """Pr(a presented artifact is accepted) per class, for P and for A ([C, 32])."""

@@ -33,7 +33,6 @@ observed) is reported beside them.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -530,9 +529,3 @@ def _mix_at_switch(B: _Cells, idx, z, lo, hi, protocol):
         if g0[b] * g1[b] <= 0:
             out[r] = _row_profile(blend, b, protocol)
     return out
-
-
-def with_attention(judge: JudgeConfig, e: EffortConfig, t: float) -> JudgeConfig:
-    """The judge config at attention t (lam(t), kappa(t)); checks are not part of it."""
-    lam, kappa, _ = lam_kappa_v(e, judge, t)
-    return dataclasses.replace(judge, lam=float(lam), kappa=float(kappa))

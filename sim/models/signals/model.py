@@ -6,7 +6,7 @@ one call of the compiled kernel (:mod:`antiamp.kernels.correlated`) for a block
 of cells on common random numbers (``simulated``); every sender payoff, judge
 utility and metric is a function of those weights.  At the defaults (eta = 0,
 phi = 1, effort off) the model is the seed's baseline.  The solvers live in the
-libraries :mod:`antiamp.signals` and :mod:`antiamp.effort`.
+libraries :mod:`.core` and :mod:`.effort` of this package.
 """
 
 from __future__ import annotations
