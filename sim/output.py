@@ -106,12 +106,14 @@ def to_zarr_files(ds: xr.Dataset, target: str | os.PathLike, **kwargs):
     return out
 
 
-def write_zarr_atomic(ds: xr.Dataset, path: str | os.PathLike, log=None) -> Path:
+def write_zarr_atomic(ds: xr.Dataset, path: str | os.PathLike, log=None, prepare=None
+                      ) -> Path:
     """Write ``ds`` to ``path`` so that a reader never sees a half-written store.
 
     The store is written beside the target under a temporary name and renamed
     into place; an existing store at ``path`` is only replaced once the new one is
     complete, and only if antiamp wrote it (:func:`check_replaceable`).
+    ``prepare(tmp)``, if given, adds to the new store before it is renamed into place.
     """
     path = Path(path)
     check_replaceable(path)
@@ -121,6 +123,8 @@ def write_zarr_atomic(ds: xr.Dataset, path: str | os.PathLike, log=None) -> Path
         # Zarr format 2: stable string coordinates and consolidated metadata that any
         # zarr reader opens (format 3 still flags both as unstable).
         to_zarr_files(ds, tmp, consolidated=True)
+        if prepare is not None:
+            prepare(tmp)
         if path.exists():
             old = path.with_name(f".{path.name}.old-{uuid.uuid4().hex[:8]}")
             os.replace(path, old)

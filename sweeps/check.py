@@ -30,6 +30,16 @@ class CheckError(RuntimeError):
     """A path that cannot be checked (not a store, not a grid, another version)."""
 
 
+class CheckResult(tuple):
+    """(blocks, blocks damaged or unfinished + metadata documents damaged), with
+    ``metadata``: how many of those are metadata documents."""
+
+    def __new__(cls, n_blocks: int, bad: int, metadata: int = 0):
+        self = super().__new__(cls, (n_blocks, bad))
+        self.metadata = metadata
+        return self
+
+
 def _attrs(store: Path) -> dict:
     import zarr
 
@@ -45,19 +55,34 @@ def check_store(store: str | Path, *, repair: bool = False, log=print) -> tuple[
     damaged or unfinished)."""
     from antiamp.config import ConfigError
 
+    from .metadata import PlanLost, inspect, plan_lost
+
     store = Path(store)
     if not store.is_dir():
         raise CheckError(f"{store} does not exist or is not a directory")
-    attrs = _attrs(store)
+    # The metadata first (sweeps/metadata.py): the layout and plan from their
+    # soundest source, so that damaged metadata is named and rebuilt, not refused.
+    insp = inspect(store)
+    if insp.layout is not None:
+        attrs = insp.attrs
+    else:
+        try:
+            attrs = _attrs(store)
+        except CheckError:
+            if insp.ours:
+                raise PlanLost(plan_lost(insp)) from None
+            raise
+        if insp.ours and "merged_from" not in attrs:
+            raise PlanLost(plan_lost(insp))
     if "antiamp_version" not in attrs:
         raise CheckError(f"{store} is not an antiamp store")
     if "merged_from" in attrs:
         raise CheckError(f"{store} is a merged store; check the stores it was merged from "
                          "(its merged_from attribute lists them)")
     try:
-        if attrs.get("model") == "baseline" and "class_counts" in _members(store):
+        if insp.kind == "baseline":
             return _check_baseline(store, attrs, repair, log)
-        if "sweep_json" in attrs:
+        if insp.kind == "grid":
             return _check_grid(store, attrs, repair, log)
     except ConfigError as exc:
         raise CheckError(f"{store}: its recorded configuration no longer validates ({exc})"
@@ -66,10 +91,24 @@ def check_store(store: str | Path, *, repair: bool = False, log=print) -> tuple[
                      "checksums; only grid stores of antiamp-sweep carry them")
 
 
-def _members(store: Path) -> set:
-    import zarr
+def _metadata(store: Path, repair: bool, log) -> int:
+    """Verify (and with ``repair`` rebuild) the store's metadata, under its lock:
+    how many documents were damaged."""
+    from .metadata import describe, inspect
+    from .metadata import repair as rebuild
 
-    return set(zarr.open_group(str(store), mode="r").array_keys())
+    insp = inspect(store)
+    if repair:
+        rebuild(insp, log)
+    else:
+        for line in describe(insp, repair):
+            log(line)
+    return len(insp.damaged)
+
+
+def _unverified(store: Path, exc: Exception, log) -> None:
+    log(f"{store}: its blocks cannot be verified until its metadata is rebuilt "
+        f"({type(exc).__name__}); antiamp-check --repair rebuilds it")
 
 
 def _check_baseline(store: Path, attrs: dict, repair: bool, log) -> bool:
@@ -83,15 +122,24 @@ def _check_baseline(store: Path, attrs: dict, repair: bool, log) -> bool:
     if fingerprint(plan, chunk) != attrs.get("fingerprint"):
         raise CheckError(f"{store} was written by another antiamp version (or its config "
                          "attribute is damaged); it cannot be verified by this one")
+    from .engine import blocks
+
     lock = _lock(store)
     try:
-        report = verify_store(plan, store, chunk, repair=repair, log=log, progress=False)
+        meta = _metadata(store, repair, log)
+        try:
+            report = verify_store(plan, store, chunk, repair=repair, log=log, progress=False)
+        except Exception as exc:
+            if repair or not meta:
+                raise
+            _unverified(store, exc, log)
+            return CheckResult(len(list(blocks(plan.shape, chunk))), meta, meta)
     finally:
         lock.release()
     if report.todo and not repair:
         log(f"{store}: {len(report.todo)} of {report.n_blocks} blocks not finished; rerun "
             "the sweep's command (or antiamp-check --repair) to finish them")
-    return report.n_blocks, len(report.todo) + len(report.damaged)
+    return CheckResult(report.n_blocks, meta + len(report.todo) + len(report.damaged), meta)
 
 
 def _check_grid(store: Path, attrs: dict, repair: bool, log) -> bool:
@@ -106,10 +154,17 @@ def _check_grid(store: Path, attrs: dict, repair: bool, log) -> bool:
                          "attribute is damaged); it cannot be verified by this one")
     lock = _lock(store)
     try:
-        report = verify_grid_store(plan, store, repair=repair, log=log)
+        meta = _metadata(store, repair, log)
+        try:
+            report = verify_grid_store(plan, store, repair=repair, log=log)
+        except Exception as exc:
+            if repair or not meta:
+                raise
+            _unverified(store, exc, log)
+            return CheckResult(len(plan.blocks()), meta, meta)
     finally:
         lock.release()
-    return report.n_blocks, len(report.damaged)
+    return CheckResult(report.n_blocks, meta + len(report.damaged), meta)
 
 
 def main(argv=None) -> None:
@@ -123,9 +178,16 @@ def main(argv=None) -> None:
                     help="recompute the damaged or unfinished blocks in place")
     args = ap.parse_args(argv)
     status = 0
+    from .metadata import PlanLost
+
     for s in args.stores:
         try:
-            n, bad = check_store(s, repair=args.repair)
+            result = check_store(s, repair=args.repair)
+            n, bad = result
+        except PlanLost as exc:  # nothing sound to repair from: a failure, not a refusal
+            print(f"antiamp-check: error: {exc}", file=sys.stderr)
+            status = max(status, 1)
+            continue
         except CheckError as exc:
             print(f"antiamp-check: error: {exc}", file=sys.stderr)
             status = 2
@@ -148,9 +210,15 @@ def main(argv=None) -> None:
         if not bad:
             print(f"{s}: sound, {n} blocks verified")
         elif args.repair:
-            print(f"{s}: repaired {bad} of {n} blocks; sound now")
+            meta = getattr(result, "metadata", 0)
+            done = [f"rebuilt {meta} metadata document{'s' * (meta != 1)}"] if meta else []
+            if bad - meta or not meta:
+                done.append(f"repaired {bad - meta} of {n} blocks")
+            print(f"{s}: {' and '.join(done)}; sound now")
         else:
-            print(f"{s}: DAMAGED; antiamp-check --repair {s} recomputes the damaged blocks")
+            print(f"{s}: DAMAGED; antiamp-check --repair {s} "
+                  + ("rebuilds the damaged metadata and " if getattr(result, "metadata", 0)
+                     else "") + "recomputes the damaged blocks")
             status = max(status, 1)
     raise SystemExit(status)
 
