@@ -506,7 +506,7 @@ def run_grid_store(cfg: Any, store: str | Path, *, client=None, executor=None,
     try:
         from .metadata import repair_before_resume
 
-        repair_before_resume(store, plan.fingerprint(), log)
+        repair_before_resume(store, plan.fingerprint(), log, EngineError)
         state = store_state(plan, store, overwrite, run_dir)
         if state == "complete":
             if part.exists() and _read_marker(part) is not None:

@@ -365,7 +365,7 @@ def run_sweep(cfg, out_dir=None, *, client=None, progress=None, log=print,
     store.parent.mkdir(parents=True, exist_ok=True)
     lock = _lock(store)
     try:
-        repair_before_resume(store, fp, log)
+        repair_before_resume(store, fp, log, SweepError)
         state = check_store(plan, store, out_dir)
         if state == "new":
             _create_store(plan, chunk, fp, store, log)

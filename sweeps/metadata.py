@@ -179,7 +179,8 @@ def _read_consolidated(store: Path):
     meta = doc.get("metadata")
     if not isinstance(meta, dict) or any(not isinstance(v, dict) for v in meta.values()):
         return DAMAGED
-    return meta
+    # zarr.consolidate_metadata, run by hand, gathers the store's own folder too
+    return {k: v for k, v in meta.items() if k.split("/")[0] != OWN}
 
 
 def _kind(meta: dict) -> str | None:
@@ -367,11 +368,11 @@ def describe(insp: Inspection, repair: bool) -> list:
             + ("rebuilt" if repair else "not repaired") for rel, what in insp.damaged]
 
 
-def repair_before_resume(store: Path, fingerprint: str, log=print) -> None:
+def repair_before_resume(store: Path, fingerprint: str, log=print, error=RuntimeError) -> None:
     """On a rerun of the sweep that wrote ``store``: rebuild its damaged metadata
     (as ``antiamp-check --repair`` does) so that it can be verified and resumed.
     A store of another sweep, or one whose plan is lost, is left to the refusals
-    that follow."""
+    that follow; a repair that cannot run raises ``error``."""
     store = Path(store)
     if not store.is_dir():
         return
@@ -380,4 +381,7 @@ def repair_before_resume(store: Path, fingerprint: str, log=print) -> None:
         return
     if insp.damaged:
         log(f"{store}: its metadata is damaged; rebuilding it before resuming")
-        repair(insp, log)
+        try:
+            repair(insp, log)
+        except MetadataError as exc:
+            raise error(str(exc)) from None
