@@ -31,16 +31,21 @@ def describe_os_error(exc: OSError) -> str:
 
 def is_antiamp_store(path: str | os.PathLike) -> bool:
     """Whether ``path`` is a Zarr store that antiamp wrote (its root carries
-    ``antiamp_version``, written with the store)."""
+    ``antiamp_version``, written with the store, or, where its root's metadata is
+    damaged, its own folder is marked as antiamp's: sweeps/metadata.py)."""
     path = Path(path)
     if not path.is_dir():
         return False
     try:
         import zarr
 
-        return "antiamp_version" in zarr.open_group(str(path), mode="r").attrs
+        if "antiamp_version" in zarr.open_group(str(path), mode="r").attrs:
+            return True
     except Exception:
-        return False
+        pass
+    from antiamp.sweeps.metadata import owns
+
+    return owns(path)
 
 
 def check_replaceable(path: str | os.PathLike, *, others=()) -> None:

@@ -12,8 +12,18 @@ recomputes just those (with the same seeds, so a repaired store is the store an
 undamaged run wrote, bit for bit).  Rerunning the sweep's own command does the
 same verification and repair.
 
+The metadata is verified first (sweeps/metadata.py): every document the store's
+layout declares (each array's shape, chunks, dtype, fill value, compressor and
+attributes; the root attributes with the plan; the consolidated metadata) against
+the record kept in the store's own folder, ``.antiamp/``, or else against the
+consolidated metadata.  ``--repair`` rebuilds the damaged documents from it
+(keeping a copy of each file it replaces in ``.antiamp/replaced-<time>/``) before
+the blocks are verified, so that a deleted array is recomputed.
+
 Exit status: 0 every store sound (or repaired), 1 damage or unfinished blocks
-found and not repaired, 2 a path that is not a checkable antiamp grid store.
+found and not repaired, or a store whose plan is lost (nothing sound to rebuild
+its metadata from: left as it is), 2 a path that is not a checkable antiamp grid
+store.
 """
 
 from __future__ import annotations
@@ -170,12 +180,13 @@ def _check_grid(store: Path, attrs: dict, repair: bool, log) -> bool:
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(
         prog="antiamp-check", description=__doc__.splitlines()[0],
-        epilog="Exit status: 0 sound (or repaired), 1 damage found and not repaired, "
-               "2 not a checkable antiamp grid store.")
+        epilog="Exit status: 0 sound (or repaired), 1 damage found and not repaired (or "
+               "a store whose plan is lost), 2 not a checkable antiamp grid store.")
     ap.add_argument("--version", action="version", version=f"%(prog)s (antiamp {__version__})")
     ap.add_argument("stores", nargs="+", help="grid stores written by antiamp-sweep")
     ap.add_argument("--repair", action="store_true",
-                    help="recompute the damaged or unfinished blocks in place")
+                    help="rebuild damaged metadata and recompute the damaged or unfinished "
+                         "blocks in place")
     args = ap.parse_args(argv)
     status = 0
     from .metadata import PlanLost

@@ -119,7 +119,7 @@ def _own_dir(store: Path, create: bool) -> Path | None:
     something else holds its name."""
     own = Path(store) / OWN
     if own.exists():
-        if _read_json(own / ".zattrs") == OWN_ATTRS:
+        if owns(store):
             return own
         raise MetadataError(f"{own} exists and is not antiamp's; move it away")
     if not create:
@@ -130,6 +130,11 @@ def _own_dir(store: Path, create: bool) -> Path | None:
     (tmp / ".zattrs").write_text(json.dumps(OWN_ATTRS, indent=4))
     os.replace(tmp, own)
     return own
+
+
+def owns(store: str | os.PathLike) -> bool:
+    """Whether the store's own folder is there and marked as antiamp's."""
+    return _read_json(Path(store) / OWN / ".zattrs") == OWN_ATTRS
 
 
 def record(store: str | os.PathLike, *, final: bool = True, carry=None) -> None:
@@ -161,8 +166,9 @@ def record(store: str | os.PathLike, *, final: bool = True, carry=None) -> None:
 def _read_record(store: Path):
     """(metadata, final) of the store's record, None if it has none, DAMAGED if its
     record does not match its checksum."""
-    path = Path(store) / OWN / RECORD
-    rec = _read_json(path)
+    if not owns(store):
+        return None
+    rec = _read_json(Path(store) / OWN / RECORD)
     if rec is None or rec is DAMAGED:
         return rec
     meta = rec.get("metadata")
@@ -259,7 +265,7 @@ def inspect(store: str | os.PathLike) -> Inspection:
             layout, final, source = meta, fin, src
             break
     if layout is None:
-        ours = (store / OWN).is_dir() or any(f"{a}/.zarray" in files for a in _OUR_ARRAYS)
+        ours = owns(store) or any(f"{a}/.zarray" in files for a in _OUR_ARRAYS)
         return Inspection(store, None, "", None, True, [], ours, files, record_state)
     damaged = []
     for rel, want in layout.items():

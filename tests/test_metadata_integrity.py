@@ -261,3 +261,39 @@ def test_antiamp_check_command_names_and_rebuilds_damaged_metadata(finished, tmp
     _assert_undamaged(store, finished["signals"])
     again = check()
     assert again.returncode == 0 and "sound" in again.stdout
+
+
+def test_a_store_written_before_records_is_rebuilt_from_its_consolidated_metadata(
+        finished, tmp_path):
+    store = _copy(finished, "loop", tmp_path)
+    shutil.rmtree(store / OWN)  # as an earlier version wrote it
+    _truncate(store / ".zattrs")
+    _garble(store / "amp" / ".zarray")
+    lines = []
+    assert check_store(store, log=lines.append)[1] >= 2
+    check_store(store, repair=True, log=lines.append)
+    assert "rebuilt .zattrs (unreadable) from the consolidated metadata" in " ".join(lines)
+    _assert_undamaged(store, finished["loop"])  # the record written since included
+
+
+def test_a_folder_of_that_name_that_antiamp_did_not_write_is_never_written_into(
+        finished, tmp_path):
+    store = _copy(finished, "signals", tmp_path)
+    shutil.rmtree(store / OWN)
+    (store / OWN).mkdir()
+    (store / OWN / "notes.txt").write_text("mine")
+    (store / ".zattrs").write_bytes(b"")
+    before = _hashes(store)
+    r = run_command("antiamp-check", ["--repair", str(store)], tmp_path)
+    assert r.returncode == 2 and "is not antiamp's" in r.stderr, r.stdout + r.stderr
+    assert _hashes(store) == before
+
+
+def test_a_damaged_store_of_ours_can_still_be_replaced_on_request(finished, tmp_path):
+    store = _copy(finished, "signals", tmp_path)
+    (store / ".zattrs").write_bytes(b"")
+    _garble(store / ".zmetadata")
+    _garble(store / OWN / "metadata.json")  # its plan lost: only sweep.overwrite helps
+    cfg = {**MODELS["signals"], "sweep": {**MODELS["signals"]["sweep"], "overwrite": True}}
+    run_sweep(cfg, tmp_path, progress=False, log=_quiet)
+    assert check_store(store, log=_quiet)[1] == 0
