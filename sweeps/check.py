@@ -29,8 +29,10 @@ store.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
+import warnings
 from pathlib import Path
 
 from antiamp._version import __version__
@@ -116,6 +118,18 @@ def _metadata(store: Path, repair: bool, log) -> int:
     return len(insp.damaged)
 
 
+@contextlib.contextmanager
+def _quietly(meta: int, repair: bool):
+    """Before a repair, the blocks of a store with damaged metadata are read as they
+    are: xarray's warnings about it (no consolidated metadata) say nothing more."""
+    if meta and not repair:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            yield
+    else:
+        yield
+
+
 def _unverified(store: Path, exc: Exception, log) -> None:
     log(f"{store}: its blocks cannot be verified until its metadata is rebuilt "
         f"({type(exc).__name__}); antiamp-check --repair rebuilds it")
@@ -138,7 +152,9 @@ def _check_baseline(store: Path, attrs: dict, repair: bool, log) -> bool:
     try:
         meta = _metadata(store, repair, log)
         try:
-            report = verify_store(plan, store, chunk, repair=repair, log=log, progress=False)
+            with _quietly(meta, repair):
+                report = verify_store(plan, store, chunk, repair=repair, log=log,
+                                      progress=False)
         except Exception as exc:
             if repair or not meta:
                 raise
@@ -166,7 +182,8 @@ def _check_grid(store: Path, attrs: dict, repair: bool, log) -> bool:
     try:
         meta = _metadata(store, repair, log)
         try:
-            report = verify_grid_store(plan, store, repair=repair, log=log)
+            with _quietly(meta, repair):
+                report = verify_grid_store(plan, store, repair=repair, log=log)
         except Exception as exc:
             if repair or not meta:
                 raise
