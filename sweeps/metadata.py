@@ -8,16 +8,18 @@ them all for readers.  Every chunk can be intact while one of these is damaged,
 and then the store cannot be read, checked or resumed.
 
 So every grid store keeps a record of its metadata in its own folder,
-``<store>/.antiamp/`` (a Zarr group whose attributes mark it as antiamp's, so
-that Zarr and xarray pass it by): ``metadata.json`` holds every document the
-model's layout declares, with a checksum.  It is written with the store (a
-baseline sweep's at creation, then again when the sweep finishes; any other
-model's with the store, which is written whole).  :func:`inspect` finds the
-soundest source of the layout (the record; else the consolidated metadata; else
-the documents themselves) and every document that is missing, unreadable or
-disagrees with it; :func:`repair` rewrites those from that source, keeping a
-copy of each file it replaces in ``<store>/.antiamp/replaced-<time>/``.  It never
-deletes anything.  A store whose plan has no sound source is refused as it is.
+``<store>/.antiamp/``: a Zarr group (so that Zarr and xarray pass it by) whose
+attributes mark it as antiamp's and hold the record, every document the model's
+layout declares (zlib-compressed JSON, a few kB) with its checksum.  It is written
+with the store (a baseline sweep's at creation, then again when the sweep
+finishes; any other model's with the store, which is written whole).
+:func:`inspect` finds the soundest source of the layout (the record; else the
+consolidated metadata; else the documents themselves) and every document that is
+missing, unreadable or disagrees with it; :func:`repair` rewrites those from that
+source, first keeping a copy of each file it replaces in
+``<store>/.antiamp/replaced-<time>/`` (a Zarr group too: the files' contents in
+its attributes).  It never deletes anything.  A store whose plan has no sound
+source is refused as it is.
 
 A baseline store's ``complete`` marker is the blocks' to set (it is 1 only once
 every block is written and verified): here it is only required to agree between
@@ -26,6 +28,7 @@ every block is written and verified): here it is only required to agree between
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import datetime as _dt
 import hashlib
@@ -33,16 +36,16 @@ import json
 import os
 import shutil
 import uuid
+import zlib
 from pathlib import Path
-from urllib.parse import quote
 
 from antiamp._version import __version__
 
-#: The store's own folder (a Zarr group marked as antiamp's) and the record in it.
+#: The store's own folder (a Zarr group marked as antiamp's, holding the record).
 OWN = ".antiamp"
-RECORD = "metadata.json"
-OWN_ATTRS = {"antiamp_owned": "the store's metadata record and copies of metadata "
-                              "files replaced by antiamp-check --repair"}
+OWNED = "antiamp_owned"
+OWN_TEXT = ("the store's metadata record and copies of the metadata files that a "
+            "repair replaced (antiamp-check)")
 RECORD_FORMAT = 1
 _DOCS = (".zgroup", ".zattrs", ".zarray")
 #: Arrays whose presence shows a grid store of antiamp's even when its plan is lost.
@@ -114,27 +117,54 @@ def read_documents(store: Path) -> dict:
     return out
 
 
+def owns(store: str | os.PathLike) -> bool:
+    """Whether the store's own folder is antiamp's: its attributes say so, or (where
+    they are damaged) it is a Zarr group holding nothing but what antiamp puts there."""
+    own = Path(store) / OWN
+    attrs = _read_json(own / ".zattrs")
+    if isinstance(attrs, dict):
+        return attrs.get(OWNED) == OWN_TEXT
+    if _read_json(own / ".zgroup") != {"zarr_format": 2}:
+        return False
+    return all(p.name in (".zgroup", ".zattrs") or p.name.startswith(".zattrs.tmp-")
+               or (p.name.startswith("replaced-") and p.is_dir()) for p in own.iterdir())
+
+
 def _own_dir(store: Path, create: bool) -> Path | None:
     """The store's own folder: None if absent (and not created), MetadataError if
     something else holds its name."""
     own = Path(store) / OWN
-    if own.exists():
-        if owns(store):
+    if own.exists() or own.is_symlink():
+        if own.is_dir() and not own.is_symlink() and owns(store):
             return own
-        raise MetadataError(f"{own} exists and is not antiamp's; move it away")
+        raise MetadataError(f"{own} exists and is not antiamp's; antiamp writes nothing "
+                            "into it. Move it away and rerun")
     if not create:
         return None
-    tmp = Path(store) / f"{OWN}.tmp-{uuid.uuid4().hex[:8]}"
-    tmp.mkdir()
-    (tmp / ".zgroup").write_text(json.dumps({"zarr_format": 2}, indent=4))
-    (tmp / ".zattrs").write_text(json.dumps(OWN_ATTRS, indent=4))
-    os.replace(tmp, own)
+    _zarr_group(own, {OWNED: OWN_TEXT})
     return own
 
 
-def owns(store: str | os.PathLike) -> bool:
-    """Whether the store's own folder is there and marked as antiamp's."""
-    return _read_json(Path(store) / OWN / ".zattrs") == OWN_ATTRS
+def _zarr_group(path: Path, attrs: dict) -> None:
+    """A new Zarr (format 2) group at ``path`` with ``attrs``, made beside it and
+    renamed into place."""
+    tmp = path.with_name(f"{path.name}.tmp-{uuid.uuid4().hex[:8]}")
+    tmp.mkdir()
+    try:
+        _write_json(tmp / ".zgroup", {"zarr_format": 2}, indent=4)
+        _write_json(tmp / ".zattrs", attrs, indent=1)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp)  # our temporary, never renamed into place
+
+
+def _write_record(own: Path, docs: dict, final: bool) -> None:
+    packed = zlib.compress(_canon(docs).encode(), 9)
+    _write_json(own / ".zattrs", {OWNED: OWN_TEXT, "record": {
+        "format": RECORD_FORMAT, "antiamp_version": __version__, "final": bool(final),
+        "sha256": _checksum(docs), "metadata_zlib": base64.b64encode(packed).decode()}},
+        indent=1)
 
 
 def record(store: str | os.PathLike, *, final: bool = True, carry=None) -> None:
@@ -150,9 +180,7 @@ def record(store: str | os.PathLike, *, final: bool = True, carry=None) -> None:
     if bad:
         raise MetadataError(f"{store}: cannot record damaged metadata ({', '.join(bad)})")
     own = _own_dir(store, create=True)
-    _write_json(own / RECORD, {"format": RECORD_FORMAT, "antiamp_version": __version__,
-                               "final": bool(final), "metadata": docs,
-                               "sha256": _checksum(docs)}, indent=1)
+    _write_record(own, docs, final)
     if carry is not None:
         try:
             old = _own_dir(Path(carry), create=False)
@@ -163,15 +191,22 @@ def record(store: str | os.PathLike, *, final: bool = True, carry=None) -> None:
                 shutil.copytree(d, own / d.name)
 
 
-def _read_record(store: Path):
+def read_record(store: str | os.PathLike):
     """(metadata, final) of the store's record, None if it has none, DAMAGED if its
-    record does not match its checksum."""
-    if not owns(store):
+    record cannot be read or does not match its checksum."""
+    store = Path(store)
+    if not (store / OWN).is_dir() or not owns(store):
         return None
-    rec = _read_json(Path(store) / OWN / RECORD)
-    if rec is None or rec is DAMAGED:
-        return rec
-    meta = rec.get("metadata")
+    attrs = _read_json(store / OWN / ".zattrs")
+    if not isinstance(attrs, dict):
+        return DAMAGED
+    rec = attrs.get("record")
+    if rec is None:
+        return None
+    try:
+        meta = json.loads(zlib.decompress(base64.b64decode(rec["metadata_zlib"])))
+    except Exception:
+        return DAMAGED
     if (not isinstance(meta, dict) or rec.get("sha256") != _checksum(meta)
             or any(not isinstance(v, dict) for v in meta.values())):
         return DAMAGED
@@ -247,7 +282,7 @@ def inspect(store: str | os.PathLike) -> Inspection:
     """Find the store's layout and every metadata document that departs from it."""
     store = Path(store)
     files = read_documents(store)
-    rec = _read_record(store)
+    rec = read_record(store)
     cons = _read_consolidated(store)
     record_state = ("missing" if rec is None else "damaged" if rec is DAMAGED else "sound")
     candidates = []
@@ -297,7 +332,8 @@ def inspect(store: str | os.PathLike) -> Inspection:
             damaged.append((".zmetadata", f"disagrees with {source} ({', '.join(wrong[:3])}"
                                           + (", ..." if len(wrong) > 3 else "") + ")"))
     if record_state == "damaged":
-        damaged.append((f"{OWN}/{RECORD}", "does not match its checksum"))
+        damaged.append((f"{OWN}/.zattrs", "the metadata record in it is unreadable or does "
+                                          "not match its checksum"))
     return Inspection(store, layout, source, kind, final, damaged, True, files, record_state)
 
 
@@ -308,32 +344,38 @@ def plan_lost(insp: Inspection) -> str:
 
 
 def repair(insp: Inspection, log=print) -> list:
-    """Rewrite every damaged document of ``insp`` from its layout, keeping a copy of
-    each file replaced; returns what was rebuilt (relative paths)."""
+    """Rewrite every damaged document of ``insp`` from its layout, having first kept
+    a copy of each file it replaces; returns what was rebuilt (relative paths)."""
     store = insp.store
     if insp.layout is None:
         raise PlanLost(plan_lost(insp))
     if not insp.damaged and insp.record_state == "sound":
         return []
+    why = dict(insp.damaged)
+    docs = [rel for rel in insp.layout if rel in why]
+    consolidated = ".zmetadata" in why or (insp.kind == "baseline" and bool(docs)
+                                           and (store / ".zmetadata").exists())
+    own_record = f"{OWN}/.zattrs"
+    # Copies of every file about to be replaced, written before any of them is.
+    copies = {}
+    for rel in docs + [".zmetadata", own_record]:
+        if rel in why and (store / rel).is_file():
+            data = (store / rel).read_bytes()
+            try:
+                kept = {"text": data.decode()}
+            except UnicodeDecodeError:
+                kept = {"base64": base64.b64encode(data).decode()}
+            copies[rel] = {"why": why[rel], "sha256": hashlib.sha256(data).hexdigest(), **kept}
     own = _own_dir(store, create=True)
-    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    keep = own / f"replaced-{stamp}-{uuid.uuid4().hex[:6]}"
-
-    def save(rel: str) -> str:
-        src = store / rel
-        if not src.is_file():
-            return ""
-        keep.mkdir(exist_ok=True)
-        shutil.copy2(src, keep / (quote(rel, safe="") + ".bak"))
-        return f" (the damaged file kept in {OWN}/{keep.name}/)"
-
+    note = ""
+    if copies:
+        stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        keep = own / f"replaced-{stamp}-{uuid.uuid4().hex[:6]}"
+        _zarr_group(keep, {OWNED: OWN_TEXT, "replaced": copies})
+        note = f" (the damaged file kept in {OWN}/{keep.name}/.zattrs)"
     rebuilt = []
-    wrong = {rel for rel, _ in insp.damaged}
-    for rel, want in insp.layout.items():
-        if rel not in wrong:
-            continue
-        note = save(rel)
-        doc = dict(want)
+    for rel in docs:
+        doc = dict(insp.layout[rel])
         if insp.kind == "baseline" and rel == ".zattrs":
             doc["complete"] = 0  # the blocks' verification marks it complete again
             found = insp.files.get(".zattrs")
@@ -343,10 +385,8 @@ def repair(insp: Inspection, log=print) -> list:
         path.parent.mkdir(parents=True, exist_ok=True)
         _write_json(path, doc, indent=4)
         rebuilt.append(rel)
-        log(f"rebuilt {rel} ({dict(insp.damaged)[rel]}) from {insp.source}{note}")
-    if ".zmetadata" in wrong or (insp.kind == "baseline" and rebuilt
-                                 and (store / ".zmetadata").exists()):
-        note = save(".zmetadata") if ".zmetadata" in wrong else ""
+        log(f"rebuilt {rel} ({why[rel]}) from {insp.source}" + (note if rel in copies else ""))
+    if consolidated:
         if insp.kind == "baseline":
             from .engine import consolidate
 
@@ -355,16 +395,12 @@ def repair(insp: Inspection, log=print) -> list:
             _write_json(store / ".zmetadata", {"metadata": insp.layout,
                                                "zarr_consolidated_format": 1}, indent=4)
         rebuilt.append(".zmetadata")
-        what = dict(insp.damaged).get(".zmetadata", "stale")
-        log(f"rebuilt .zmetadata ({what}) from {insp.source}{note}")
-    if insp.record_state != "sound" or f"{OWN}/{RECORD}" in wrong:
-        if insp.record_state == "damaged":
-            save(f"{OWN}/{RECORD}")
-        _write_json(own / RECORD, {"format": RECORD_FORMAT, "antiamp_version": __version__,
-                                   "final": insp.final, "metadata": insp.layout,
-                                   "sha256": _checksum(insp.layout)}, indent=1)
+        log(f"rebuilt .zmetadata ({why.get('.zmetadata', 'to agree with the rebuilt files')}) "
+            f"from {insp.source}" + (note if ".zmetadata" in copies else ""))
+    if insp.record_state != "sound":
+        _write_record(own, insp.layout, insp.final)
         log(f"{'rebuilt' if insp.record_state == 'damaged' else 'wrote'} the metadata record "
-            f"{OWN}/{RECORD} from {insp.source}")
+            f"in {OWN}/.zattrs from {insp.source}" + (note if own_record in copies else ""))
     return rebuilt
 
 

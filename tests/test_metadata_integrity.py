@@ -25,7 +25,7 @@ import zarr
 
 from antiamp.sweeps.check import check_store
 from antiamp.sweeps.engine import run_sweep
-from antiamp.sweeps.metadata import OWN, PlanLost
+from antiamp.sweeps.metadata import OWN, PlanLost, read_record
 from cli_runner import run_command
 
 MODELS = {
@@ -136,14 +136,15 @@ def _snapshot(store: Path) -> dict:
     snap = {}
     for p in sorted(store.rglob("*")):
         rel = p.relative_to(store)
-        if p.is_dir() or rel.parts[0] == OWN:
+        if p.is_dir() or rel.parts[0] == OWN:  # the record: compared below
             continue
         if p.name.startswith(".z"):
             snap[rel.as_posix()] = json.dumps(json.loads(p.read_text()), sort_keys=True)
         else:
             snap[rel.as_posix()] = p.read_bytes()
-    rec = json.loads((store / OWN / "metadata.json").read_text())
-    snap["record"] = json.dumps(rec["metadata"], sort_keys=True)
+    rec = read_record(store)
+    assert isinstance(rec, tuple) and rec[1], rec  # a sound record of the finished store
+    snap["record"] = json.dumps(rec[0], sort_keys=True)
     return snap
 
 
@@ -215,14 +216,17 @@ def test_the_record_rebuilds_a_store_whose_attributes_and_consolidated_metadata_
     (store / ".zattrs").write_bytes(b"")
     _garble(store / ".zmetadata")
     _garble(store / "amp" / ".zattrs")
+    damaged = {rel: (store / rel).read_bytes() for rel in (".zattrs", ".zmetadata", "amp/.zattrs")}
     lines = []
     assert check_store(store, log=lines.append)[1] >= 3
     check_store(store, repair=True, log=lines.append)
     rebuilt = [x for x in lines if x.startswith("rebuilt")]
     assert any(x.startswith("rebuilt .zattrs") and "metadata record" in x for x in rebuilt), lines
     _assert_undamaged(store, finished[model])
-    kept = list((store / OWN).glob("replaced-*/*"))
-    assert {p.name for p in kept} >= {".zattrs.bak", ".zmetadata.bak", "amp%2F.zattrs.bak"}
+    # The files replaced, kept byte for byte in the store's own folder (a Zarr group).
+    (kept,) = (store / OWN).glob("replaced-*")
+    copies = zarr.open_group(str(kept), mode="r").attrs["replaced"]
+    assert {k: v["text"].encode() for k, v in copies.items()} == damaged
 
 
 @pytest.mark.parametrize("model", list(MODELS))
@@ -230,7 +234,7 @@ def test_a_store_whose_plan_is_lost_is_refused_and_left_untouched(finished, tmp_
     store = _copy(finished, model, tmp_path)
     (store / ".zattrs").write_bytes(b"")
     _garble(store / ".zmetadata")
-    _garble(store / OWN / "metadata.json")
+    _garble(store / OWN / ".zattrs")
     before = _hashes(tmp_path)
     with pytest.raises(PlanLost, match="plan is lost"):
         check_store(store, log=_quiet)
@@ -294,7 +298,7 @@ def test_a_damaged_store_of_ours_can_still_be_replaced_on_request(finished, tmp_
     store = _copy(finished, "signals", tmp_path)
     (store / ".zattrs").write_bytes(b"")
     _garble(store / ".zmetadata")
-    _garble(store / OWN / "metadata.json")  # its plan lost: only sweep.overwrite helps
+    _garble(store / OWN / ".zattrs")  # its plan lost: only sweep.overwrite helps
     cfg = {**MODELS["signals"], "sweep": {**MODELS["signals"]["sweep"], "overwrite": True}}
     run_sweep(cfg, tmp_path, progress=False, log=_quiet)
     assert check_store(store, log=_quiet)[1] == 0
