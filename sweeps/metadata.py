@@ -53,7 +53,8 @@ _OUR_ARRAYS = ("cell_digest", "block_digest")
 
 
 class MetadataError(RuntimeError):
-    """A store whose metadata cannot be rebuilt: no sound source of its plan."""
+    """Metadata that cannot be recorded or rebuilt (the store's own folder is not
+    antiamp's, or nothing sound remains to rebuild it from)."""
 
 
 class PlanLost(MetadataError):
@@ -141,6 +142,8 @@ def _own_dir(store: Path, create: bool) -> Path | None:
                             "into it. Move it away and rerun")
     if not create:
         return None
+    for stale in Path(store).glob(f"{OWN}.tmp-*"):  # ours (by name), left by a kill
+        shutil.rmtree(stale, ignore_errors=True)
     _zarr_group(own, {OWNED: OWN_TEXT})
     return own
 
@@ -264,10 +267,6 @@ class Inspection:
             found = self.files.get(".zattrs")
             attrs["complete"] = found.get("complete", 0) if isinstance(found, dict) else 0
         return attrs
-
-    @property
-    def ok(self) -> bool:
-        return self.layout is not None and not self.damaged
 
 
 def _differs(kind: str, final: bool, rel: str, have: dict, want: dict) -> bool:

@@ -302,3 +302,38 @@ def test_a_damaged_store_of_ours_can_still_be_replaced_on_request(finished, tmp_
     cfg = {**MODELS["signals"], "sweep": {**MODELS["signals"]["sweep"], "overwrite": True}}
     run_sweep(cfg, tmp_path, progress=False, log=_quiet)
     assert check_store(store, log=_quiet)[1] == 0
+
+
+def test_an_interrupted_baseline_sweep_with_damaged_attributes_resumes_to_the_same_store(
+        tmp_path, monkeypatch):
+    """Before the sweep finishes its store has only the record written at creation
+    (and no consolidated metadata): that is what rebuilds its attributes."""
+    from antiamp.sweeps import engine
+
+    real, calls = engine.write_block, []
+
+    def cut(*a, **k):
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        calls.append(1)
+        return real(*a, **k)
+
+    monkeypatch.setattr(engine, "write_block", cut)
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(MODELS["baseline"], tmp_path, progress=False, log=_quiet)
+    monkeypatch.setattr(engine, "write_block", real)
+    store = tmp_path / "baseline.zarr"
+    assert not (store / ".zmetadata").exists() and read_record(store)[1] is False
+    # The same interrupted run, undamaged, resumed: the store to end with (the
+    # finished fixture's was created at another time).
+    shutil.copytree(store, tmp_path / "undamaged" / store.name)
+    run_sweep(MODELS["baseline"], tmp_path / "undamaged", progress=False, log=_quiet)
+    (store / ".zattrs").write_bytes(b"")
+    lines = []
+    assert check_store(store, log=lines.append)[1] >= 1
+    assert "damaged metadata .zattrs: unreadable; not repaired" in lines
+    log = []
+    run_sweep(MODELS["baseline"], tmp_path, progress=False, log=log.append)
+    assert any(x.startswith("rebuilt .zattrs") for x in log), log
+    assert any(x.startswith("resuming") and "2 of 3 blocks left" in x for x in log), log
+    _assert_undamaged(store, tmp_path / "undamaged" / store.name)
