@@ -371,7 +371,7 @@ def repair(insp: Inspection, log=print) -> list:
         stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         keep = own / f"replaced-{stamp}-{uuid.uuid4().hex[:6]}"
         _zarr_group(keep, {OWNED: OWN_TEXT, "replaced": copies})
-        note = f" (the damaged file kept in {OWN}/{keep.name}/.zattrs)"
+        note = f" (a copy of the damaged file kept in the attributes of {OWN}/{keep.name}/)"
     rebuilt = []
     for rel in docs:
         doc = dict(insp.layout[rel])
@@ -407,6 +407,17 @@ def describe(insp: Inspection, repair: bool) -> list:
     """One line per damaged document."""
     return [f"damaged metadata {rel}: {what}; "
             + ("rebuilt" if repair else "not repaired") for rel, what in insp.damaged]
+
+
+def rebuildable(store: str | os.PathLike, fingerprint: str) -> bool:
+    """Whether ``store`` is a store of the sweep with this fingerprint whose damaged
+    metadata a rerun rebuilds (:func:`repair_before_resume`); reads only."""
+    store = Path(store)
+    if not store.is_dir():
+        return False
+    insp = inspect(store)
+    return (insp.layout is not None and bool(insp.damaged)
+            and insp.layout[".zattrs"].get("fingerprint") == fingerprint)
 
 
 def repair_before_resume(store: Path, fingerprint: str, log=print, error=RuntimeError) -> None:

@@ -337,3 +337,25 @@ def test_an_interrupted_baseline_sweep_with_damaged_attributes_resumes_to_the_sa
     assert any(x.startswith("rebuilt .zattrs") for x in log), log
     assert any(x.startswith("resuming") and "2 of 3 blocks left" in x for x in log), log
     _assert_undamaged(store, tmp_path / "undamaged" / store.name)
+
+
+@pytest.mark.parametrize("model, args", [
+    ("baseline", ["sweep.axes.model.rho=[0.1,0.4]", "sweep.axes.judge.b=[0.2,0.9]",
+                  "sweep.cells_per_block=2"]),
+    ("signals", ["model=signals", "sweep.axes.signals.eta=[0.0,0.3,0.6]",
+                 "sweep.cells_per_block=1"]),
+])
+def test_the_sweep_command_rerun_on_damaged_metadata_rebuilds_it_and_resumes(tmp_path, model,
+                                                                            args):
+    store = tmp_path / "s.zarr"
+    argv = [*args, "run.n_instances=2000", "sweep.plot=false", f"sweep.store={store}",
+            "hydra.run.dir=run"]
+    first = run_command("antiamp-sweep", argv, tmp_path)
+    assert first.returncode == 0, first.stderr
+    shutil.copytree(store, tmp_path / "undamaged" / store.name)
+    (store / ".zattrs").write_bytes(b"")
+    shutil.rmtree(store / "amp")
+    again = run_command("antiamp-sweep", argv, tmp_path)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "rebuilt .zattrs (unreadable) from the store's metadata record" in again.stdout
+    _assert_undamaged(store, tmp_path / "undamaged" / store.name)
