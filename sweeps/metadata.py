@@ -280,6 +280,9 @@ def _differs(kind: str, final: bool, rel: str, have: dict, want: dict) -> bool:
 def inspect(store: str | os.PathLike) -> Inspection:
     """Find the store's layout and every metadata document that departs from it."""
     store = Path(store)
+    if not any((store / n).exists() for n in (".zgroup", ".zattrs", ".zmetadata", OWN)):
+        # Not a Zarr group's directory (no need to walk it): nothing to inspect.
+        return Inspection(store, None, "", None, True, [], False, {}, "missing")
     files = read_documents(store)
     rec = read_record(store)
     cons = _read_consolidated(store)
