@@ -648,7 +648,7 @@ def consolidate(store: Path) -> None:
     meta = {}
     for path in sorted(store.rglob(".z*")):
         if (path.name in _METADATA_FILES and path.is_file()
-                and path.relative_to(store).parts[0] != OWN):
+                and not path.relative_to(store).parts[0].startswith(OWN)):
             meta[path.relative_to(store).as_posix()] = json.loads(path.read_text())
     _write_json(store / ".zmetadata", {"metadata": meta, "zarr_consolidated_format": 1})
 

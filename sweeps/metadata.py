@@ -83,7 +83,7 @@ def _read_json(path: Path):
     """The JSON object in ``path``; None if it does not exist; DAMAGED if unreadable."""
     try:
         text = path.read_bytes()
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return None
     except IsADirectoryError:
         return DAMAGED
@@ -113,7 +113,7 @@ def read_documents(store: Path) -> dict:
     out = {}
     for path in sorted(Path(store).rglob(".z*")):
         rel = path.relative_to(store)
-        if path.name in _DOCS and rel.parts[0] != OWN and not path.is_dir():
+        if path.name in _DOCS and not rel.parts[0].startswith(OWN) and not path.is_dir():
             out[rel.as_posix()] = _read_json(path)
     return out
 
@@ -224,7 +224,7 @@ def _read_consolidated(store: Path):
     if not isinstance(meta, dict) or any(not isinstance(v, dict) for v in meta.values()):
         return DAMAGED
     # zarr.consolidate_metadata, run by hand, gathers the store's own folder too
-    return {k: v for k, v in meta.items() if k.split("/")[0] != OWN}
+    return {k: v for k, v in meta.items() if not k.split("/")[0].startswith(OWN)}
 
 
 def _kind(meta: dict) -> str | None:
