@@ -31,16 +31,21 @@ def describe_os_error(exc: OSError) -> str:
 
 def is_antiamp_store(path: str | os.PathLike) -> bool:
     """Whether ``path`` is a Zarr store that antiamp wrote (its root carries
-    ``antiamp_version``, written with the store)."""
+    ``antiamp_version``, written with the store, or, where its root's metadata is
+    damaged, its own folder is marked as antiamp's: sweeps/metadata.py)."""
     path = Path(path)
     if not path.is_dir():
         return False
     try:
         import zarr
 
-        return "antiamp_version" in zarr.open_group(str(path), mode="r").attrs
+        if "antiamp_version" in zarr.open_group(str(path), mode="r").attrs:
+            return True
     except Exception:
-        return False
+        pass
+    from antiamp.sweeps.metadata import owns
+
+    return owns(path)
 
 
 def check_replaceable(path: str | os.PathLike, *, others=()) -> None:
@@ -106,12 +111,14 @@ def to_zarr_files(ds: xr.Dataset, target: str | os.PathLike, **kwargs):
     return out
 
 
-def write_zarr_atomic(ds: xr.Dataset, path: str | os.PathLike, log=None) -> Path:
+def write_zarr_atomic(ds: xr.Dataset, path: str | os.PathLike, log=None, prepare=None
+                      ) -> Path:
     """Write ``ds`` to ``path`` so that a reader never sees a half-written store.
 
     The store is written beside the target under a temporary name and renamed
     into place; an existing store at ``path`` is only replaced once the new one is
     complete, and only if antiamp wrote it (:func:`check_replaceable`).
+    ``prepare(tmp)``, if given, adds to the new store before it is renamed into place.
     """
     path = Path(path)
     check_replaceable(path)
@@ -121,6 +128,8 @@ def write_zarr_atomic(ds: xr.Dataset, path: str | os.PathLike, log=None) -> Path
         # Zarr format 2: stable string coordinates and consolidated metadata that any
         # zarr reader opens (format 3 still flags both as unstable).
         to_zarr_files(ds, tmp, consolidated=True)
+        if prepare is not None:
+            prepare(tmp)
         if path.exists():
             old = path.with_name(f".{path.name}.old-{uuid.uuid4().hex[:8]}")
             os.replace(path, old)

@@ -504,6 +504,9 @@ def run_grid_store(cfg: Any, store: str | Path, *, client=None, executor=None,
     part = partial_dir(store)
     lock = _lock(store)
     try:
+        from .metadata import repair_before_resume
+
+        repair_before_resume(store, plan.fingerprint(), log, EngineError)
         state = store_state(plan, store, overwrite, run_dir)
         if state == "complete":
             if part.exists() and _read_marker(part) is not None:
@@ -546,7 +549,7 @@ def run_grid_store(cfg: Any, store: str | Path, *, client=None, executor=None,
             log(f"replacing {store}")
         from antiamp.output import remove_temporaries, write_zarr_atomic
 
-        write_zarr_atomic(ds, store, log=log)
+        write_zarr_atomic(ds, store, log=log, prepare=_record)
         shutil.rmtree(part)
         # Temporaries of runs killed while creating the partial run or writing the store.
         remove_temporaries(part, ("tmp",))
@@ -704,5 +707,14 @@ def verify_grid_store(plan: GridPlan, store: Path, *, repair: bool, client=None,
             "the model's results are not reproducible bit for bit")
     from antiamp.output import write_zarr_atomic
 
-    write_zarr_atomic(fixed, store)
+    write_zarr_atomic(fixed, store, prepare=lambda tmp: _record(tmp, carry=store))
     return report
+
+
+def _record(tmp: Path, carry=None) -> None:
+    """The store's metadata record (sweeps/metadata.py), written into the new store
+    before it is renamed into place; ``carry``: the store it replaces, whose copies
+    of repaired files are kept."""
+    from .metadata import record
+
+    record(tmp, carry=carry)

@@ -12,15 +12,27 @@ recomputes just those (with the same seeds, so a repaired store is the store an
 undamaged run wrote, bit for bit).  Rerunning the sweep's own command does the
 same verification and repair.
 
+The metadata is verified first (sweeps/metadata.py): every document the store's
+layout declares (each array's shape, chunks, dtype, fill value, compressor and
+attributes; the root attributes with the plan; the consolidated metadata) against
+the record kept in the store's own folder, ``.antiamp/``, or else against the
+consolidated metadata.  ``--repair`` rebuilds the damaged documents from it
+(keeping a copy of each file it replaces in ``.antiamp/replaced-<time>/``) before
+the blocks are verified, so that a deleted array is recomputed.
+
 Exit status: 0 every store sound (or repaired), 1 damage or unfinished blocks
-found and not repaired, 2 a path that is not a checkable antiamp grid store.
+found and not repaired, or a store whose plan is lost (nothing sound to rebuild
+its metadata from: left as it is), 2 a path that is not a checkable antiamp grid
+store.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
+import warnings
 from pathlib import Path
 
 from antiamp._version import __version__
@@ -28,6 +40,16 @@ from antiamp._version import __version__
 
 class CheckError(RuntimeError):
     """A path that cannot be checked (not a store, not a grid, another version)."""
+
+
+class CheckResult(tuple):
+    """(blocks, blocks damaged or unfinished + metadata documents damaged), with
+    ``metadata``: how many of those are metadata documents."""
+
+    def __new__(cls, n_blocks: int, bad: int, metadata: int = 0):
+        self = super().__new__(cls, (n_blocks, bad))
+        self.metadata = metadata
+        return self
 
 
 def _attrs(store: Path) -> dict:
@@ -40,35 +62,39 @@ def _attrs(store: Path) -> dict:
                          ) from None
 
 
-def _fused(name) -> bool:
-    """Whether the store's model writes its grids with the fused engine's layout."""
-    from antiamp.config import ConfigError
-    from antiamp.registry import get
-
-    try:
-        return bool(name) and get(str(name)).fused_grid
-    except ConfigError:
-        return False
-
-
 def check_store(store: str | Path, *, repair: bool = False, log=print) -> tuple[int, int]:
     """Verify (and with ``repair`` fix) one grid store: (blocks, blocks found
     damaged or unfinished)."""
     from antiamp.config import ConfigError
 
+    from .metadata import PlanLost, inspect, plan_lost
+
     store = Path(store)
     if not store.is_dir():
         raise CheckError(f"{store} does not exist or is not a directory")
-    attrs = _attrs(store)
+    # The metadata first (sweeps/metadata.py): the layout and plan from their
+    # soundest source, so that damaged metadata is named and rebuilt, not refused.
+    insp = inspect(store)
+    if insp.layout is not None:
+        attrs = insp.attrs
+    else:
+        try:
+            attrs = _attrs(store)
+        except CheckError:
+            if insp.ours:
+                raise PlanLost(plan_lost(insp)) from None
+            raise
+        if insp.ours and "merged_from" not in attrs:
+            raise PlanLost(plan_lost(insp))
     if "antiamp_version" not in attrs:
         raise CheckError(f"{store} is not an antiamp store")
     if "merged_from" in attrs:
         raise CheckError(f"{store} is a merged store; check the stores it was merged from "
                          "(its merged_from attribute lists them)")
     try:
-        if "class_counts" in _members(store) and _fused(attrs.get("model")):
+        if insp.kind == "fused":
             return _check_baseline(store, attrs, repair, log)
-        if "sweep_json" in attrs:
+        if insp.kind == "grid":
             return _check_grid(store, attrs, repair, log)
     except ConfigError as exc:
         raise CheckError(f"{store}: its recorded configuration no longer validates ({exc})"
@@ -77,10 +103,36 @@ def check_store(store: str | Path, *, repair: bool = False, log=print) -> tuple[
                      "checksums; only grid stores of antiamp-sweep carry them")
 
 
-def _members(store: Path) -> set:
-    import zarr
+def _metadata(store: Path, repair: bool, log) -> int:
+    """Verify (and with ``repair`` rebuild) the store's metadata, under its lock:
+    how many documents were damaged."""
+    from .metadata import describe, inspect
+    from .metadata import repair as rebuild
 
-    return set(zarr.open_group(str(store), mode="r").array_keys())
+    insp = inspect(store)
+    if repair:
+        rebuild(insp, log)
+    else:
+        for line in describe(insp, repair):
+            log(line)
+    return len(insp.damaged)
+
+
+@contextlib.contextmanager
+def _quietly(meta: int, repair: bool):
+    """Before a repair, the blocks of a store with damaged metadata are read as they
+    are: xarray's warnings about it (no consolidated metadata) say nothing more."""
+    if meta and not repair:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            yield
+    else:
+        yield
+
+
+def _unverified(store: Path, exc: Exception, log) -> None:
+    log(f"{store}: its blocks cannot be verified until its metadata is rebuilt "
+        f"({type(exc).__name__}); antiamp-check --repair rebuilds it")
 
 
 def _check_baseline(store: Path, attrs: dict, repair: bool, log) -> bool:
@@ -94,15 +146,26 @@ def _check_baseline(store: Path, attrs: dict, repair: bool, log) -> bool:
     if fingerprint(plan, chunk) != attrs.get("fingerprint"):
         raise CheckError(f"{store} was written by another antiamp version (or its config "
                          "attribute is damaged); it cannot be verified by this one")
+    from .engine import blocks
+
     lock = _lock(store)
     try:
-        report = verify_store(plan, store, chunk, repair=repair, log=log, progress=False)
+        meta = _metadata(store, repair, log)
+        try:
+            with _quietly(meta, repair):
+                report = verify_store(plan, store, chunk, repair=repair, log=log,
+                                      progress=False)
+        except Exception as exc:
+            if repair or not meta:
+                raise
+            _unverified(store, exc, log)
+            return CheckResult(len(list(blocks(plan.shape, chunk))), meta, meta)
     finally:
         lock.release()
     if report.todo and not repair:
         log(f"{store}: {len(report.todo)} of {report.n_blocks} blocks not finished; rerun "
             "the sweep's command (or antiamp-check --repair) to finish them")
-    return report.n_blocks, len(report.todo) + len(report.damaged)
+    return CheckResult(report.n_blocks, meta + len(report.todo) + len(report.damaged), meta)
 
 
 def _check_grid(store: Path, attrs: dict, repair: bool, log) -> bool:
@@ -117,26 +180,42 @@ def _check_grid(store: Path, attrs: dict, repair: bool, log) -> bool:
                          "attribute is damaged); it cannot be verified by this one")
     lock = _lock(store)
     try:
-        report = verify_grid_store(plan, store, repair=repair, log=log)
+        meta = _metadata(store, repair, log)
+        try:
+            with _quietly(meta, repair):
+                report = verify_grid_store(plan, store, repair=repair, log=log)
+        except Exception as exc:
+            if repair or not meta:
+                raise
+            _unverified(store, exc, log)
+            return CheckResult(len(plan.blocks()), meta, meta)
     finally:
         lock.release()
-    return report.n_blocks, len(report.damaged)
+    return CheckResult(report.n_blocks, meta + len(report.damaged), meta)
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(
         prog="antiamp-check", description=__doc__.splitlines()[0],
-        epilog="Exit status: 0 sound (or repaired), 1 damage found and not repaired, "
-               "2 not a checkable antiamp grid store.")
+        epilog="Exit status: 0 sound (or repaired), 1 damage found and not repaired (or "
+               "a store whose plan is lost), 2 not a checkable antiamp grid store.")
     ap.add_argument("--version", action="version", version=f"%(prog)s (antiamp {__version__})")
     ap.add_argument("stores", nargs="+", help="grid stores written by antiamp-sweep")
     ap.add_argument("--repair", action="store_true",
-                    help="recompute the damaged or unfinished blocks in place")
+                    help="rebuild damaged metadata and recompute the damaged or unfinished "
+                         "blocks in place")
     args = ap.parse_args(argv)
     status = 0
+    from .metadata import PlanLost
+
     for s in args.stores:
         try:
-            n, bad = check_store(s, repair=args.repair)
+            result = check_store(s, repair=args.repair)
+            n, bad = result
+        except PlanLost as exc:  # nothing sound to repair from: a failure, not a refusal
+            print(f"antiamp-check: error: {exc}", file=sys.stderr)
+            status = max(status, 1)
+            continue
         except CheckError as exc:
             print(f"antiamp-check: error: {exc}", file=sys.stderr)
             status = 2
@@ -159,9 +238,15 @@ def main(argv=None) -> None:
         if not bad:
             print(f"{s}: sound, {n} blocks verified")
         elif args.repair:
-            print(f"{s}: repaired {bad} of {n} blocks; sound now")
+            meta = getattr(result, "metadata", 0)
+            done = [f"rebuilt {meta} metadata document{'s' * (meta != 1)}"] if meta else []
+            if bad - meta or not meta:
+                done.append(f"repaired {bad - meta} of {n} blocks")
+            print(f"{s}: {' and '.join(done)}; sound now")
         else:
-            print(f"{s}: DAMAGED; antiamp-check --repair {s} recomputes the damaged blocks")
+            print(f"{s}: DAMAGED; antiamp-check --repair {s} "
+                  + ("rebuilds the damaged metadata and " if getattr(result, "metadata", 0)
+                     else "") + "recomputes the damaged blocks")
             status = max(status, 1)
     raise SystemExit(status)
 

@@ -55,15 +55,24 @@ def prevalidate(args: list[str]) -> None:
     run_dir = Path(cfg["hydra"]["run"]["dir"])
     cfg = {k: v for k, v in cfg.items() if k != "hydra"}
     multirun = antiamp_cli.CHECKING_MULTIRUN  # job directories are known only per job
+    from .metadata import rebuildable
+
     if _fused(cfg):
+        from .engine import chunk_shape, fingerprint
+
         plan = make_plan(cfg)
         ex = plan.cfg.executor
-        if not multirun:
-            check_store(plan, resolve_store(plan, run_dir), run_dir)
+        store = resolve_store(plan, run_dir)
+        fp = fingerprint(plan, chunk_shape(plan.shape, plan.base.run.n_instances,
+                                           plan.cfg.sweep.cells_per_block))
+        # A store of this sweep whose metadata the run will rebuild is checked then.
+        if not multirun and not rebuildable(store, fp):
+            check_store(plan, store, run_dir)
     else:
         plan, ex = model_plan(cfg)
-        if not multirun:
-            store_state(plan, model_store(plan, run_dir), plan.spec.overwrite, run_dir)
+        store = model_store(plan, run_dir)
+        if not multirun and not rebuildable(store, plan.fingerprint()):
+            store_state(plan, store, plan.spec.overwrite, run_dir)
     check_reachable(ex)
 
 

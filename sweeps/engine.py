@@ -36,6 +36,7 @@ from antiamp.output import remove_temporaries
 from antiamp.metrics import CONTRAST_METRICS, PROTOCOL_METRICS, class_probabilities, evaluate
 _runner = lazy("antiamp.runner")
 
+from .metadata import OWN, record, repair_before_resume
 from .spec import SENSITIVITY, Plan, make_plan
 
 #: Instances per block at which automatic blocking aims (about 0.1-0.3 s of work).
@@ -304,6 +305,7 @@ def _create_store(plan: Plan, chunk: tuple, fp: str, store: Path, log) -> None:
     ds, enc = _template(plan, chunk, fp, created)
     tmp = store.with_name(f".{store.name}.creating-{uuid.uuid4().hex[:8]}")
     to_zarr_files(ds, tmp, compute=False, consolidated=False, encoding=enc)
+    record(tmp, final=False)  # the plan's second copy (sweeps/metadata.py)
     if store.exists():
         old = store.with_name(f".{store.name}.old-{uuid.uuid4().hex[:8]}")
         os.replace(store, old)
@@ -365,6 +367,7 @@ def run_sweep(cfg, out_dir=None, *, client=None, progress=None, log=print,
     store.parent.mkdir(parents=True, exist_ok=True)
     lock = _lock(store)
     try:
+        repair_before_resume(store, fp, log, SweepError)
         state = check_store(plan, store, out_dir)
         if state == "new":
             _create_store(plan, chunk, fp, store, log)
@@ -556,9 +559,16 @@ def verify_store(plan: Plan, store: Path, chunk: tuple, *, repair: bool, client=
             damaged.append((_block_name(plan, r), what, how))
             (from_counts if counts_sound else todo).append(r)
     static = _verify_static(plan, group, repair)
+    # Every block finished and sound, and the store not marked complete: its marker
+    # was reset (or the run was cut off just before writing it).
+    unmarked = [("complete marker", "0 although every block is finished",
+                 "marked complete" if repair else "not repaired")] if not (
+        unfinished or damaged or static or resuming or group.attrs.get("complete")) else []
     report = StoreReport(len(all_blocks), unfinished,
-                         damaged + [(name, "damaged", "rewritten from the sweep's config"
-                                     if repair else "not repaired") for name in static])
+                         damaged + unmarked + [(name, "damaged", "rewritten from the sweep's config"
+                                                if repair else "not repaired") for name in static])
+    for name, what, how in unmarked:
+        log(f"damaged {name}: {what}; {how}")
     if resuming:
         log(f"resuming {store}: {len(unfinished)} of {len(all_blocks)} blocks left")
     for name, what, how in damaged:
@@ -615,6 +625,7 @@ def _finish(store: Path, group) -> None:
     try:
         set_attr(store, "complete", 1)
         consolidate(store)
+        record(store)
     except BaseException:
         (store / ".zmetadata").unlink(missing_ok=True)
         set_attr(store, "complete", 0)
@@ -638,7 +649,8 @@ def consolidate(store: Path) -> None:
     """
     meta = {}
     for path in sorted(store.rglob(".z*")):
-        if path.name in _METADATA_FILES and path.is_file():
+        if (path.name in _METADATA_FILES and path.is_file()
+                and not path.relative_to(store).parts[0].startswith(OWN)):
             meta[path.relative_to(store).as_posix()] = json.loads(path.read_text())
     _write_json(store / ".zmetadata", {"metadata": meta, "zarr_consolidated_format": 1})
 
