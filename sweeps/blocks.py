@@ -17,10 +17,10 @@ every block is there the grid is assembled and written to the store atomically
 directory removed.  A kill at any moment leaves either a partial directory that
 the same command resumes, or the finished store.
 
-Block files are pickled Datasets: private, deleted at the end, and read back only
-by the same antiamp version (the fingerprint includes it).  Pickle round-trips
-every dtype and attribute exactly, where a Zarr fragment per block would cost
-dozens of small files per task.
+Block files hold data only (:mod:`antiamp.sweeps.blockfiles`: NumPy arrays without
+pickles and a JSON header), each with a checksum computed as the block arrives and
+the block's identity (its cells, the run's fingerprint); a file that fails either
+is recomputed, never trusted, and nothing in the partial directory is unpickled.
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ import datetime as _dt
 import hashlib
 import json
 import os
-import pickle
 import shutil
 import time
 import uuid
@@ -431,25 +430,34 @@ def _make_partial(part: Path, plan: GridPlan, created: str) -> None:
 
 
 def _block_file(part: Path, blk: tuple) -> Path:
-    return part / f"block-{blk[0]:012d}-{blk[1]:012d}.pkl"
+    from .blockfiles import block_file
+
+    return block_file(part, blk)
 
 
-def _write_block(part: Path, blk: tuple, ds: xr.Dataset) -> None:
-    path = _block_file(part, blk)
-    tmp = path.with_name(f".{path.name}.tmp-{uuid.uuid4().hex[:8]}")
-    with open(tmp, "wb") as fh:
-        pickle.dump(ds, fh, protocol=5)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+def _write_block(part: Path, blk: tuple, ds: xr.Dataset, plan: GridPlan) -> None:
+    from .blockfiles import write_block
+
+    write_block(part, blk, ds, fingerprint=plan.fingerprint(), model=plan.model.name)
 
 
-def _read_block(part: Path, blk: tuple):
-    try:
-        with open(_block_file(part, blk), "rb") as fh:
-            return pickle.load(fh)
-    except Exception:
-        return None
+def _read_blocks(part: Path, plan: GridPlan, log) -> dict:
+    """The sound block files of ``part``; each one that is not the block it should be
+    (damaged, swapped, of another run, not a block file) is named and recomputed."""
+    from .blockfiles import OLD_GLOB, read_block
+
+    old = list(part.glob(OLD_GLOB))
+    if old:
+        log(f"{part}: {len(old)} block files of an earlier antiamp (pickles) are never "
+            "read; their blocks are recomputed")
+    fp, have = plan.fingerprint(), {}
+    for blk in plan.blocks():
+        ds, why = read_block(part, blk, fingerprint=fp)
+        if ds is not None:
+            have[blk] = ds
+        elif why is not None:
+            log(f"block file {_block_file(part, blk).name}: {why}; recomputed")
+    return have
 
 
 def _lock(store: Path):
@@ -524,19 +532,14 @@ def run_grid_store(cfg: Any, store: str | Path, *, client=None, executor=None,
         else:
             created = _read_marker(part).get("created", created)
         blocks = plan.blocks()
-        have = {}
-        for blk in blocks:
-            if _block_file(part, blk).exists():
-                ds = _read_block(part, blk)
-                if ds is not None:
-                    have[blk] = ds
+        have = _read_blocks(part, plan, log)
         todo = [b for b in blocks if b not in have]
         if state == "resume":
             log(f"resuming {store}: {len(todo)} of {len(blocks)} blocks left")
         t0 = time.perf_counter()
         if todo:
             have.update(_run_blocks(plan, todo, client, executor, progress,
-                                    lambda blk, ds: _write_block(part, blk, ds)))
+                                    lambda blk, ds: _write_block(part, blk, ds, plan)))
         ds = with_sensitivity(plan, label_metrics(assemble(plan, [have[b] for b in blocks],
                                                            created)))
         ds.attrs.update({"fingerprint": plan.fingerprint(), STORE_MARKER: 1, "complete": 1,

@@ -1,0 +1,145 @@
+"""What a resumed run reads from disk is data, checked before it is used: block files
+that are damaged, swapped, of another run or crafted to run code are recomputed, and
+one store has one lock whatever path names it."""
+
+import pickle
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from antiamp.sweeps import blocks
+from antiamp.sweeps.blockfiles import GLOB, block_file, decode_block, encode_block
+from antiamp.sweeps.blocks import partial_dir, plan_grid, run_grid_store
+
+GRID = {"model": {"name": "signals", "c_e": 0.4}, "judge": {"b": 0.7},
+        "signals": {"phi": 0.3}, "equilibrium": {"payoffs": "simulated"},
+        "run": {"n_instances": 20_000},
+        "sweep": {"axes": {"signals": {"eta": [0.0, 0.2, 0.4]}, "model": {"p": [0.7, 0.9]}},
+                  "cells_per_block": 1}}
+VOLATILE = ("created", "run_seconds", "solve_seconds")
+
+
+def _quiet(*a):
+    pass
+
+
+def assert_bit_identical(a: xr.Dataset, b: xr.Dataset):
+    assert set(a.variables) == set(b.variables)
+    for v in a.variables:
+        x, y = a[v].values, b[v].values
+        assert x.dtype == y.dtype and x.shape == y.shape, v
+        if x.dtype.kind in "fc":
+            assert np.array_equal(x.view(f"u{x.dtype.itemsize}") if x.dtype.kind == "f" else x,
+                                  y.view(f"u{y.dtype.itemsize}") if y.dtype.kind == "f" else y), v
+        else:
+            assert np.array_equal(x, y), v
+        assert a[v].attrs == b[v].attrs, v
+    strip = lambda d: {k: v for k, v in d.attrs.items() if k not in VOLATILE}  # noqa: E731
+    assert strip(a) == strip(b)
+
+
+def _interrupted(cfg, store, n_blocks, monkeypatch):
+    """A run of ``cfg`` into ``store`` stopped (Ctrl-C) after ``n_blocks`` blocks."""
+    calls = {"n": 0}
+    real = blocks.run_block
+
+    def dying(*a, **k):
+        calls["n"] += 1
+        if calls["n"] > n_blocks:
+            raise KeyboardInterrupt
+        return real(*a, **k)
+
+    monkeypatch.setattr(blocks, "run_block", dying)
+    with pytest.raises(KeyboardInterrupt):
+        run_grid_store(cfg, store, progress=False, log=_quiet)
+    monkeypatch.setattr(blocks, "run_block", real)
+    part = partial_dir(store)
+    assert len(list(part.glob(GLOB))) == n_blocks and not store.exists()
+    return part
+
+
+class _Payload:
+    """A pickle that, once loaded, writes a marker file: foreign code run."""
+
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (exec, (f"open({self.marker!r}, 'w').write('foreign code ran')",))
+
+
+def test_tampered_block_files_are_recomputed_never_trusted_or_unpickled(tmp_path, monkeypatch):
+    ref_store = tmp_path / "ref.zarr"
+    run_grid_store(GRID, ref_store, progress=False, log=_quiet)
+    ref = xr.open_zarr(ref_store).load()
+
+    store = tmp_path / "s.zarr"
+    part = _interrupted(GRID, store, 5, monkeypatch)
+    plan = plan_grid(GRID)
+    bl = plan.blocks()
+    marker = tmp_path / "MARKER"
+    crafted = pickle.dumps(_Payload(marker))
+    # A crafted pickle in place of a block file, and one under the old (.pkl) name.
+    block_file(part, bl[0]).write_bytes(crafted)
+    (part / f"block-{bl[5][0]:012d}-{bl[5][1]:012d}.pkl").write_bytes(crafted)
+    # One flipped bit in a block's values (the last bytes of the file are array data).
+    f1 = block_file(part, bl[1])
+    raw = bytearray(f1.read_bytes())
+    raw[-3] ^= 0x10
+    f1.write_bytes(bytes(raw))
+    # Two valid block files swapped.
+    f2, f3 = block_file(part, bl[2]), block_file(part, bl[3])
+    b2, b3 = f2.read_bytes(), f3.read_bytes()
+    f2.write_bytes(b3)
+    f3.write_bytes(b2)
+    # A valid block file of another run (another seed), same cells, whole checksum.
+    other = {**GRID, "run": {**GRID["run"], "seed": 99}}
+    oplan = plan_grid(other)
+    ods = blocks.run_block(*blocks._task_args(oplan), *bl[4])
+    block_file(part, bl[4]).write_bytes(encode_block(
+        ods, start=bl[4][0], stop=bl[4][1], fingerprint=oplan.fingerprint(),
+        model="signals"))
+    plan_grid(GRID)  # the run below validates GRID again, not the other plan
+
+    msgs = []
+    ds = run_grid_store(GRID, store, progress=False, log=msgs.append).load()
+    text = "\n".join(msgs)
+    assert not marker.exists(), "a crafted pickle in the resumable state ran its code"
+    assert_bit_identical(ref, ds)
+    for blk, why in [(bl[0], "not a block file"), (bl[1], "checksum does not match"),
+                     (bl[2], f"holds cells {bl[3][0]}..{bl[3][1] - 1}"),
+                     (bl[3], f"holds cells {bl[2][0]}..{bl[2][1] - 1}"),
+                     (bl[4], "another run")]:
+        line = [m for m in msgs if block_file(part, blk).name in m]
+        assert line and why in line[0] and "recomputed" in line[0], text
+    assert "never read" in text and "resuming" in text
+    # The finished store is sound by antiamp-check's verification.
+    assert blocks.verify_grid_store(plan, store, repair=False, log=_quiet).ok
+    assert not part.exists()
+
+
+def test_every_models_block_survives_the_file_format_exactly(tmp_path):
+    """The file format holds every model's block as the model made it: same variables
+    in the same order, dtypes, values, attributes and their types."""
+    import antiamp
+
+    for name in antiamp.models.names():
+        if name == "baseline":  # the baseline's grids write straight into the store
+            continue
+        cfg = {"model": {"name": name, "rho": 0.3},
+               **({} if name == "mediation" else {"judge": {"kind": "logit"}}),
+               "run": {"n_instances": 2000}, "loop": {"rounds": 3, "paths": 4, "batch": 50},
+               "sweep": {"axes": {"model": {"rho": [0.2, 0.6]}}}}
+        if name != "loop":
+            cfg.pop("loop")
+        plan = plan_grid(cfg)
+        ds = blocks.run_block(*blocks._task_args(plan), 0, 2)
+        back = decode_block(encode_block(ds, start=0, stop=2, fingerprint="f", model=name),
+                            start=0, stop=2, fingerprint="f")
+        assert ds.identical(back), name
+        assert list(ds.variables) == list(back.variables), name
+        for v in ds.variables:
+            assert ds[v].dtype == back[v].dtype, (name, v)
+        for k, v in ds.attrs.items():
+            assert type(back.attrs[k]) is type(v), (name, k)
