@@ -361,6 +361,9 @@ def store_state(plan: GridPlan, store: Path, overwrite: bool = False, run_dir=No
     for the current or run directory or a parent of either."""
     from antiamp.output import OutputError, check_replaceable
 
+    from .lockpath import refuse_link
+
+    refuse_link(store, EngineError)
     try:
         check_replaceable(store, others=[run_dir] if run_dir else [])
     except OutputError as exc:
@@ -460,16 +463,10 @@ def _read_blocks(part: Path, plan: GridPlan, log) -> dict:
     return have
 
 
-def _lock(store: Path):
-    from filelock import FileLock, Timeout
+def _lock(store: Path, read_only: bool = False):
+    from .lockpath import lock_store
 
-    lock = FileLock(str(store) + ".lock", timeout=0)
-    try:
-        lock.acquire()
-    except Timeout:
-        raise EngineError(f"another run is writing to {store} (lock {store}.lock is held); "
-                          "wait for it to finish or choose another sweep.store") from None
-    return lock
+    return lock_store(store, EngineError, "run", read_only=read_only)
 
 
 #: A finished store larger than this (its variables in memory) opens with dask by default.

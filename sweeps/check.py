@@ -83,7 +83,7 @@ def _check_baseline(store: Path, attrs: dict, repair: bool, log) -> bool:
     if fingerprint(plan, chunk) != attrs.get("fingerprint"):
         raise CheckError(f"{store} was written by another antiamp version (or its config "
                          "attribute is damaged); it cannot be verified by this one")
-    lock = _lock(store)
+    lock = _lock(store, read_only=not repair)  # read-only: no lock file left
     try:
         report = verify_store(plan, store, chunk, repair=repair, log=log, progress=False)
     finally:
@@ -104,7 +104,7 @@ def _check_grid(store: Path, attrs: dict, repair: bool, log) -> bool:
     if plan.fingerprint() != attrs.get("fingerprint"):
         raise CheckError(f"{store} was written by another antiamp version (or its config "
                          "attribute is damaged); it cannot be verified by this one")
-    lock = _lock(store)
+    lock = _lock(store, read_only=not repair)  # read-only: no lock file left
     try:
         report = verify_grid_store(plan, store, repair=repair, log=log)
     finally:

@@ -143,3 +143,69 @@ def test_every_models_block_survives_the_file_format_exactly(tmp_path):
             assert ds[v].dtype == back[v].dtype, (name, v)
         for k, v in ds.attrs.items():
             assert type(back.attrs[k]) is type(v), (name, k)
+
+
+# ----------------------------------------------------------------------------- one lock
+def _cli(prog, args, cwd):
+    import shutil
+    import subprocess
+
+    return subprocess.run([shutil.which(prog), *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, timeout=600)
+
+
+SWEEP_ARGS = {"baseline": ["sweep.axes.model.rho=[0.2,0.6]", "run.n_instances=1000"],
+              "signals": ["model=signals", "sweep.axes.signals.eta=[0.0,0.3]",
+                          "run.n_instances=1000"]}
+
+
+@pytest.mark.parametrize("model", sorted(SWEEP_ARGS))
+def test_one_store_under_two_names_has_one_lock(tmp_path, model):
+    """A process is writing a store; a second process naming the same store through
+    a link (the store's own path a link, or a linked directory above it) is refused,
+    exit 2, before any directory is made and without touching the store."""
+    from antiamp.sweeps.lockpath import lock_store
+
+    real = tmp_path / "real"
+    real.mkdir()
+    store = real / "S.zarr"
+    (tmp_path / "alias").symlink_to(real, target_is_directory=True)
+    (real / "alias.zarr").symlink_to(store, target_is_directory=True)
+    lock = lock_store(store, RuntimeError)  # the first process, writing
+    try:
+        for name, why in ((real / "alias.zarr", "is a symbolic link"),
+                          (tmp_path / "alias" / "S.zarr", f"lock {real / 'S.zarr.lock'} is held")):
+            r = _cli("antiamp-sweep", SWEEP_ARGS[model] + [
+                f"sweep.store={name}", "sweep.plot=false", "hydra.run.dir=run"], tmp_path)
+            assert r.returncode == 2 and why in r.stderr, (name, r.stdout + r.stderr)
+            assert "Traceback" not in r.stderr
+            assert not (tmp_path / "run").exists()
+            assert sorted(p.name for p in real.iterdir()) == ["S.zarr.lock", "alias.zarr"]
+            assert (real / "alias.zarr").is_symlink()
+    finally:
+        lock.release()
+
+
+@pytest.mark.parametrize("model", sorted(SWEEP_ARGS))
+def test_a_lock_file_that_is_a_link_is_refused_and_check_leaves_no_lock(tmp_path, model):
+    store = tmp_path / "S.zarr"
+    r = _cli("antiamp-sweep", SWEEP_ARGS[model] + [f"sweep.store={store}", "sweep.plot=false",
+                                                   "hydra.run.dir=first"], tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    lockf = tmp_path / "S.zarr.lock"
+    lockf.unlink(missing_ok=True)
+    r = _cli("antiamp-check", [store], tmp_path)
+    assert r.returncode == 0 and "sound" in r.stdout, r.stdout + r.stderr
+    assert not lockf.exists() and not lockf.is_symlink()
+    for target in (lockf, tmp_path / "elsewhere"):  # a loop, and a link to another file
+        lockf.symlink_to(target)
+        for prog, args in (("antiamp-check", ["--repair", store]), ("antiamp-check", [store]),
+                           ("antiamp-sweep", SWEEP_ARGS[model] + [
+                               f"sweep.store={store}", "sweep.plot=false",
+                               "hydra.run.dir=run"])):
+            r = _cli(prog, args, tmp_path)
+            assert r.returncode == 2, (prog, r.stdout, r.stderr)
+            assert "lock file" in r.stderr and "is a symbolic link" in r.stderr, r.stderr
+            assert "Traceback" not in r.stderr and "Too many levels" not in r.stderr
+        assert not (tmp_path / "elsewhere").exists() and not (tmp_path / "run").exists()
+        lockf.unlink()
