@@ -209,3 +209,49 @@ def test_a_lock_file_that_is_a_link_is_refused_and_check_leaves_no_lock(tmp_path
             assert "Traceback" not in r.stderr and "Too many levels" not in r.stderr
         assert not (tmp_path / "elsewhere").exists() and not (tmp_path / "run").exists()
         lockf.unlink()
+
+
+# ----------------------------------------------------------------------------- command lines
+AXIS = "sweep.axes.model.rho=[0.2,0.6]"
+BAD_LINES = [
+    ("antiamp-sweep", ["--config-name=sweep_config", "run.n_instances=0", AXIS],
+     "run.n_instances must be"),
+    ("antiamp-sweep", ["-cn", "sweep_config", "judge.b=7", AXIS], "judge.b"),
+    ("antiamp-sweep", ["-m", "--config-name=sweep_config", "run.n_instances=1000,0", AXIS],
+     "job run.n_instances=0"),
+    ("antiamp-sweep", ["--multirun", "hydra.job.chdir=true", "run.n_instances=1000,0", AXIS],
+     "job hydra.job.chdir=true run.n_instances=0"),
+    ("antiamp-sweep", ["hydra.run.dir=", AXIS], "hydra.run.dir must name a directory"),
+    ("antiamp-sweep", ["hydra.run.dir=null", AXIS], "hydra.run.dir must name a directory"),
+    ("antiamp-sweep", ["-m", "hydra.sweep.dir=", AXIS], "hydra.sweep.dir must name a directory"),
+    ("antiamp-sweep", ["-m", "hydra.sweep.subdir=''", AXIS],
+     "hydra.sweep.subdir must name a directory"),
+    ("antiamp-sweep", ["hydra.job.chdir=maybe", AXIS], "hydra.job.chdir must be true or false"),
+    ("antiamp-sweep", ["hydra.output_subdir=../x", AXIS], "hydra.output_subdir must be"),
+    ("antiamp-sweep", ["--experimental-rerun", "config.pickle"], "never loads"),
+    ("antiamp", ["--config-name=config", "model.rho=2"], "model.rho"),
+    ("antiamp", ["-m", "-cn", "config", "model.rho=0.3,2"], "job model.rho=2"),
+    ("antiamp", ["hydra.job.chdir=maybe"], "hydra.job.chdir must be true or false"),
+    ("antiamp", ["hydra.run.dir="], "hydra.run.dir must name a directory"),
+    ("antiamp", ["--config-dir", "{confdir}", "--config-name", "mine"], "run.n_instances"),
+    ("antiamp", ["-m", "--config-dir", "{confdir}", "-cn", "mine", "model.rho=0.2,0.4"],
+     "run.n_instances"),
+]
+
+
+@pytest.mark.parametrize("prog, args, msg", BAD_LINES,
+                         ids=[f"{p}:{' '.join(a)}" for p, a, _ in BAD_LINES])
+def test_every_command_line_hydra_accepts_is_checked_before_any_directory(
+        tmp_path, prog, args, msg):
+    from cli_runner import run_command
+
+    confdir = tmp_path / "conf"
+    confdir.mkdir()
+    (confdir / "mine.yaml").write_text("defaults:\n  - config\n  - _self_\n"
+                                       "run:\n  n_instances: 0\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    r = run_command(prog, [a.format(confdir=confdir) for a in args], work)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert msg in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert list(work.iterdir()) == [], "a directory was made before the command was refused"
