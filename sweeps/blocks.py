@@ -178,7 +178,10 @@ def run_block(model_name: str, base: Any, spec: Any, start: int, stop: int) -> x
         model, base = to_model_config(base, model)
     grid = CellGrid(base, _spec(spec), validator=lambda c: None)
     cells = [grid.cell(i) for i in range(start, stop)]
-    ds = model.run_cells(base, cells)
+    from antiamp.runner import kernel_interrupts
+
+    with kernel_interrupts():  # Ctrl-C in any model's kernel: a KeyboardInterrupt
+        ds = model.run_cells(base, cells)
     if "cell" not in ds.dims or ds.sizes["cell"] != len(cells):
         raise RuntimeError(f"model {model_name!r}: run_cells returned no 'cell' dimension of "
                            f"length {len(cells)}")
@@ -277,7 +280,10 @@ def label_metrics(ds: xr.Dataset) -> xr.Dataset:
 def run_cell(cfg: Any) -> xr.Dataset:
     """One cell of any model: the model's Dataset without the ``cell`` dimension."""
     model, c = to_model_config(cfg)
-    ds = model.run_cells(c, [c]).isel(cell=0, drop=True)
+    from antiamp.runner import kernel_interrupts
+
+    with kernel_interrupts():  # Ctrl-C in any model's kernel: a KeyboardInterrupt
+        ds = model.run_cells(c, [c]).isel(cell=0, drop=True)
     ds.attrs.update(standard_attrs(model, c))
     return label_metrics(ds)
 

@@ -255,3 +255,136 @@ def test_every_command_line_hydra_accepts_is_checked_before_any_directory(
     assert r.returncode == 2, r.stdout + r.stderr
     assert msg in r.stderr and "Traceback" not in r.stderr, r.stderr
     assert list(work.iterdir()) == [], "a directory was made before the command was refused"
+
+
+# ----------------------------------------------------------------------------- Ctrl-C
+#: Run in the child: the real antiamp-sweep, with every compiled kernel, once it has
+#: run once (compiled or loaded), called again and again until Ctrl-C arrives, so
+#: that the Ctrl-C lands while a kernel runs (as a long kernel would have it).
+_DRIVER = """
+import sys
+from numba.core.registry import CPUDispatcher
+
+_call = CPUDispatcher.__call__
+_state = {"hold": False}
+
+def call(self, *a, **k):
+    out = _call(self, *a, **k)
+    if not _state["hold"]:
+        _state["hold"] = True
+        sys.stdout.write("\\nIN-KERNEL " + self.py_func.__name__ + "\\n")
+        sys.stdout.flush()
+    while True:
+        out = _call(self, *a, **k)
+
+CPUDispatcher.__call__ = call
+from antiamp.sweeps.cli import main
+sys.argv = ["antiamp-sweep"] + sys.argv[1:]
+main()
+"""
+
+
+def _model_args(name):
+    """Command-line overrides of a small grid of model ``name`` that validates (its
+    judge a logit judge where it needs one), on simulated payoffs where it has them."""
+    import antiamp
+
+    model = antiamp.models.get(name)
+    base = {"model": {"name": name}, "run": {"n_instances": 20_000},
+            "sweep": {"axes": {"model": {"rho": [0.2, 0.6]}}, "cells_per_block": 1}}
+    if "equilibrium" in model.sections:
+        base["equilibrium"] = {"payoffs": "simulated"}
+    for extra in ({}, {"judge": {"kind": "logit"}}):
+        cfg = {**base, **extra}
+        try:
+            plan_grid(cfg)
+        except Exception:  # noqa: BLE001 - the next variant
+            continue
+        args = [f"model={name}", "sweep.axes.model.rho=[0.2,0.6]", "run.n_instances=20000",
+                "sweep.cells_per_block=1", "sweep.plot=false", "hydra.run.dir=run"]
+        if "equilibrium" in model.sections:
+            args.append("equilibrium.payoffs=simulated")
+        if extra:
+            args.append("judge=logit")
+        return args
+    pytest.fail(f"no small grid of model {name} validates")
+
+
+def _ctrl_c_in_a_kernel(tmp_path, name):
+    """The sweep of model ``name`` in a pseudo-terminal; Ctrl-C typed while one of its
+    kernels runs: one line, exit 130, no traceback."""
+    import fcntl
+    import os
+    import pty
+    import select
+    import signal
+    import subprocess
+    import sys
+    import termios
+    import time
+
+    driver = tmp_path / "driver.py"
+    driver.write_text(_DRIVER)
+    master, slave = pty.openpty()
+
+    def child():
+        signal.signal(signal.SIGINT, signal.SIG_DFL)  # a terminal's default
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)  # the pty is the controlling terminal
+
+    p = subprocess.Popen([sys.executable, str(driver), *_model_args(name)], cwd=tmp_path,
+                         stdin=slave, stdout=slave, stderr=slave, start_new_session=True,
+                         preexec_fn=child)
+    os.close(slave)
+    out, sent, t0 = b"", False, time.monotonic()
+    try:
+        while time.monotonic() - t0 < 300:
+            ready, _, _ = select.select([master], [], [], 0.05)
+            if ready:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:  # the child has closed the terminal
+                    break
+                if not chunk:
+                    break
+                out += chunk
+            if not sent and b"IN-KERNEL" in out:
+                time.sleep(0.3)  # well inside the repeated kernel calls
+                os.write(master, b"\x03")  # Ctrl-C, typed
+                sent = True
+            if p.poll() is not None and not ready:
+                break
+    finally:
+        if p.poll() is None:
+            p.kill()
+        p.wait()
+        os.close(master)
+    text = out.decode(errors="replace")
+    assert sent, f"model {name}: no kernel ran: {text[-2000:]}"
+    assert p.returncode == 130, f"model {name}: exit {p.returncode}: {text[-3000:]}"
+    assert "interrupted" in text and "Traceback" not in text and "SystemError" not in text, text
+    tail = text[text.index("IN-KERNEL"):].split("\n", 1)[1].strip().splitlines()
+    assert [t for t in tail if t.strip() and "^C" not in t][-1:] and sum(
+        "interrupted" in t for t in tail) == 1, text
+
+
+#: Models whose Ctrl-C runs in the default tier (the baseline's engine, a model with
+#: simulated payoffs, and the one whose kernel once answered with a SystemError).
+CTRL_C_FAST = ("baseline", "signals", "loop")
+
+
+def _all_models():
+    import antiamp
+
+    return antiamp.models.names()
+
+
+@pytest.mark.parametrize("name", CTRL_C_FAST)
+def test_ctrl_c_in_a_kernel_gives_one_line_and_exit_130(tmp_path, name):
+    assert name in _all_models()
+    _ctrl_c_in_a_kernel(tmp_path, name)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [n for n in _all_models() if n not in CTRL_C_FAST])
+def test_ctrl_c_in_every_models_kernel_gives_one_line_and_exit_130(tmp_path, name):
+    _ctrl_c_in_a_kernel(tmp_path, name)
