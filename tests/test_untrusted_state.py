@@ -119,6 +119,31 @@ def test_tampered_block_files_are_recomputed_never_trusted_or_unpickled(tmp_path
     assert not part.exists()
 
 
+def test_a_store_whose_array_asks_for_pickles_is_never_unpickled(tmp_path):
+    """A crafted store: an array of Python objects stored with the pickle codec.
+    antiamp-check (and a rerun reading the store) never run what it holds."""
+    import json
+
+    from cli_runner import run_command
+
+    store = tmp_path / "S.zarr"
+    (store / "x").mkdir(parents=True)
+    (store / ".zgroup").write_text(json.dumps({"zarr_format": 2}))
+    (store / ".zattrs").write_text(json.dumps({"antiamp_version": "0", "model": "signals",
+                                               "sweep_json": "{}", "config_json": "{}"}))
+    (store / "x" / ".zarray").write_text(json.dumps({
+        "zarr_format": 2, "shape": [2], "chunks": [2], "dtype": "|O", "compressor": None,
+        "fill_value": None, "filters": [{"id": "pickle", "protocol": 5}], "order": "C"}))
+    (store / "x" / ".zattrs").write_text(json.dumps({"_ARRAY_DIMENSIONS": ["cell"]}))
+    marker = tmp_path / "MARKER"
+    (store / "x" / "0").write_bytes(pickle.dumps(_Payload(marker)))
+    r = run_command("antiamp-check", [store], tmp_path)
+    assert r.returncode in (1, 2) and "Traceback" not in r.stderr, r.stdout + r.stderr
+    with pytest.raises(Exception):  # noqa: B017 - whatever the reader says, no code runs
+        xr.open_zarr(store, consolidated=False).load()
+    assert not marker.exists(), "a pickle inside a store ran its code"
+
+
 def test_every_models_block_survives_the_file_format_exactly(tmp_path):
     """The file format holds every model's block as the model made it: same variables
     in the same order, dtypes, values, attributes and their types."""
