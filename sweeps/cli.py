@@ -52,19 +52,19 @@ def prevalidate(args: list[str]) -> None:
     run_dir = Path(cfg["hydra"]["run"]["dir"])
     cfg = {k: v for k, v in cfg.items() if k != "hydra"}
     multirun = antiamp_cli.CHECKING_MULTIRUN  # job directories are known only per job
-    from .lockpath import probe
-
     if _is_baseline(cfg):
         plan = make_plan(cfg)
         ex = plan.cfg.executor
         if not multirun:
             check_store(plan, resolve_store(plan, run_dir), run_dir)
-            probe(resolve_store(plan, run_dir), SweepError, "sweep")
     else:
         plan, ex = model_plan(cfg)
         if not multirun:
             store_state(plan, model_store(plan, run_dir), plan.spec.overwrite, run_dir)
-            probe(model_store(plan, run_dir), EngineError)
+    if not multirun:  # one lock per store: not a link, and not held by another run
+        from .lockpath import probe
+
+        probe(store_path(cfg["sweep"]["store"], run_dir), SweepError, "sweep")
     check_reachable(ex)
 
 
