@@ -9,6 +9,9 @@
 3. The bootstrap of antiamp-estimate (multinomial counts of the row codes) against
    scipy.stats.bootstrap resampling rows, on the same log: time, peak memory of
    each in a fresh process, and the two intervals.
+4. The whole antiamp-estimate on a CSV log of 5 million rows, and on a log with one
+   field of 100 MB (refused, naming its row and column): wall time and peak memory
+   (VmHWM) of the command in a fresh process.
 """
 
 from __future__ import annotations
@@ -120,8 +123,62 @@ def bootstrap(quick: bool) -> list:
     return rows
 
 
+_ESTIMATE = """
+import json, sys
+from antiamp.estimate import main
+try:
+    main(sys.argv[2:])
+finally:  # the command's own peak, however it ends (VmHWM: not the parent's)
+    hwm = [int(x.split()[1]) for x in open("/proc/self/status") if x.startswith("VmHWM")][0]
+    open(sys.argv[1], "w").write(json.dumps({"peak_mb": hwm / 1024}))
+"""
+
+_LOG = """
+import sys
+import pandas as pd
+from antiamp.transcripts import records, write_records
+n = int(sys.argv[2])  # rows: n / 4 instances per stratum, both protocols
+parts = [records({"model": {"rho": 0.3 + 0.3 * i}, "judge": {"kind": "logit"},
+                  "run": {"seed": i}}, n // 4, n_judges=200, stratum=s)
+         for i, s in enumerate(("low", "high"))]
+write_records(pd.concat(parts, ignore_index=True), sys.argv[1])
+"""
+
+
+def estimate_log(quick: bool) -> dict:
+    """antiamp-estimate on a big CSV log and on one with a 100 MB field."""
+    rows = 500_000 if quick else 5_000_000
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        big = tmp / "log.csv"
+        subprocess.run([sys.executable, "-c", _LOG, str(big), str(rows)], check=True, env=env)
+        wide = tmp / "wide.csv"
+        with open(wide, "w") as fh:  # a log whose row 2 holds a 100 MB judge_id
+            fh.write("instance,protocol,stratum,judge_id,omega,a,y,e_P,e_A\n")
+            fh.write("0,consult,all,1,1,0,0,0,0\n1,debate,all,2,1,1,1,1,0\n")
+            fh.write("2,debate,all,")
+            for _ in range(100):
+                fh.write("x" * (1 << 20))
+            fh.write(",1,1,1,1,0\n")
+        for name, log in (("rows", big), ("wide_field", wide)):
+            peak = tmp / f"{name}.json"
+            t = time.perf_counter()
+            r = subprocess.run([sys.executable, "-c", _ESTIMATE, str(peak), str(log), "--out",
+                                str(tmp / f"out-{name}")], capture_output=True, text=True,
+                               env=env)
+            out[name] = {"rows": rows if name == "rows" else 3, "exit": r.returncode,
+                         "seconds": time.perf_counter() - t,
+                         "bytes": log.stat().st_size,
+                         "message": r.stderr.strip().splitlines()[-1] if r.stderr.strip()
+                         else "", **json.loads(peak.read_text())}
+    return out
+
+
 def run(quick: bool = False) -> dict:
-    return {"plan": plan(quick), "verify": verify(quick), "bootstrap": bootstrap(quick)}
+    return {"plan": plan(quick), "verify": verify(quick), "bootstrap": bootstrap(quick),
+            "estimate": estimate_log(quick)}
 
 
 def report(res: dict) -> list:
@@ -150,6 +207,17 @@ def report(res: dict) -> list:
         L.append(f"| {n:,} | {r['seconds'] / c['seconds']:,.0f}x | {c['seconds']:.3f} | "
                  f"{r['seconds']:.2f} | {c['peak_mb']:.0f} / {r['peak_mb']:.0f} "
                  f"| [{c['lo']:.4f}, {c['hi']:.4f}] | [{r['lo']:.4f}, {r['hi']:.4f}] |")
+    if "estimate" in res:
+        e = res["estimate"]
+        L += ["", "The whole `antiamp-estimate` on a CSV log, in a fresh process (peak: the "
+              "command's VmHWM).", "",
+              "| log | size | exit | time (s) | peak MB |", "|---|---:|---:|---:|---:|"]
+        for name, what in (("rows", f"{e['rows']['rows']:,} rows"),
+                           ("wide_field", "3 rows, one field of 100 MB")):
+            r = e[name]
+            L.append(f"| {what} | {r['bytes'] / 2**20:,.0f} MB | {r['exit']} | "
+                     f"{r['seconds']:.1f} | {r['peak_mb']:,.0f} |")
+        L += ["", f"The 100 MB field: `{e['wide_field']['message']}`"]
     return L
 
 

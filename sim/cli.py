@@ -43,15 +43,18 @@ def compose_overrides(args: list[str], config_name: str, extra=(), hydra_cfg: bo
 
     ``extra`` are further overrides (``hydra.run.dir=...``); ``hydra_cfg`` keeps the
     ``hydra`` node (to know the run directory)."""
-    from hydra import compose, initialize_config_module
+    from hydra import compose
     from omegaconf import OmegaConf
+
+    from . import cmdline
 
     overrides = _plain_overrides(args)
     if overrides is None:
         return None
-    with initialize_config_module(config_module=CONFIG_MODULE, version_base="1.3"):
-        cfg = compose(config_name=config_name, overrides=overrides + list(extra),
-                      return_hydra_config=hydra_cfg)
+    # The search path and config name of the command line's flags (--config-name...).
+    with cmdline.initialized(CONFIG_MODULE):
+        cfg = compose(config_name=cmdline.config_name(config_name),
+                      overrides=overrides + list(extra), return_hydra_config=hydra_cfg)
     out = {k: OmegaConf.to_container(cfg[k], resolve=True) if OmegaConf.is_config(cfg[k])
            else cfg[k] for k in cfg if k != "hydra"}
     if hydra_cfg:  # the run directory only (the rest needs a running job to resolve)
@@ -330,12 +333,14 @@ def expand_jobs(args: list[str]) -> list:
 
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
-    multi = {"-m", "--multirun"}
-    if not any(a in multi for a in args):
-        return [args]
-    if any(a.startswith("-") and a not in multi for a in args):
+    from .cmdline import parse
+
+    cmd = parse(args)  # Hydra's own reading of the flags (None: Hydra refuses them)
+    if cmd is None or not cmd.runs:
         return []
-    rest = [a for a in args if a not in multi]
+    if not cmd.multirun:
+        return [cmd.overrides]
+    rest = cmd.overrides
     choices = []
     for ov, raw in zip(OverridesParser.create().parse_overrides(rest), rest):
         if ov.is_sweep_override() and ov.is_discrete_sweep():
@@ -412,11 +417,16 @@ def guarded_main(prog: str, check, hydra_main, errors: tuple = (), help_text=Non
 
 def _checked_main(prog: str, check, hydra_main, errors: tuple) -> None:
     global CHECKING_MULTIRUN
+    from . import cmdline
+
     try:
+        cmd = cmdline.parse(sys.argv[1:])
+        cmdline.CURRENT, cmdline.TASK = cmd, getattr(hydra_main, "__wrapped__", None)
         jobs = expand_jobs(sys.argv[1:])
-        CHECKING_MULTIRUN = any(a in ("-m", "--multirun") for a in sys.argv[1:])
+        CHECKING_MULTIRUN = cmd is not None and cmd.multirun
         for job in jobs:
             try:
+                cmdline.check_hydra_overrides(job)
                 check_flag_overrides(job)
                 check(job)
             except (ConfigError, *errors) as exc:
@@ -426,6 +436,8 @@ def _checked_main(prog: str, check, hydra_main, errors: tuple) -> None:
     except (ConfigError, HydraException, OmegaConfBaseException, *errors) as exc:
         print(f"{prog}: error: {describe_error(exc)}", file=sys.stderr)
         raise SystemExit(2) from None
+    finally:
+        cmdline.CURRENT = cmdline.TASK = None
     os.environ.setdefault("HYDRA_FULL_ERROR", "1")  # see guarded_main
     with _mode_known(sys.argv[1:]):
         hydra_main()

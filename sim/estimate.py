@@ -63,9 +63,13 @@ def load_log(path) -> pd.DataFrame:
         if kind == ".parquet":
             df = pd.read_parquet(path)
         else:
-            # Labels as categories: one string per distinct label, not per row.
-            df = pd.read_csv(path, encoding="utf-8", encoding_errors="strict",
-                             dtype={"protocol": "category", "stratum": "category"})
+            # In bounded memory: fields of bounded length, rows in pieces, labels as
+            # categories (one string per distinct label, not per row).
+            from .logread import read_csv
+
+            df = read_csv(path, path.name, LogError)
+    except LogError:  # a field too long, named
+        raise
     except UnicodeDecodeError as exc:
         raise LogError(f"{path.name} is not UTF-8 text (byte {exc.start} cannot be decoded); "
                        "save the log as UTF-8") from None

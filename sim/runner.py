@@ -40,6 +40,32 @@ def interactive() -> bool:
     return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
 
 
+def interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` is, or was caused by, a Ctrl-C: a SIGINT that lands while a
+    parallel compiled kernel runs reaches Python as the kernel returns, which then
+    raises ``SystemError: ... returned a result with an exception set`` with the
+    KeyboardInterrupt as its cause."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+@contextmanager
+def kernel_interrupts():
+    """Around any model's kernels: a Ctrl-C during a kernel is a KeyboardInterrupt
+    (one line and exit 130 in the commands), never a SystemError."""
+    try:
+        yield
+    except SystemError as exc:
+        if interrupted(exc):
+            raise KeyboardInterrupt from None
+        raise
+
+
 @contextmanager
 def numba_threads(n: int):
     """Run with ``n`` compiled threads (0 = all), restoring the previous setting."""

@@ -17,10 +17,10 @@ every block is there the grid is assembled and written to the store atomically
 directory removed.  A kill at any moment leaves either a partial directory that
 the same command resumes, or the finished store.
 
-Block files are pickled Datasets: private, deleted at the end, and read back only
-by the same antiamp version (the fingerprint includes it).  Pickle round-trips
-every dtype and attribute exactly, where a Zarr fragment per block would cost
-dozens of small files per task.
+Block files hold data only (:mod:`antiamp.sweeps.blockfiles`: NumPy arrays without
+pickles and a JSON header), each with a checksum computed as the block arrives and
+the block's identity (its cells, the run's fingerprint); a file that fails either
+is recomputed, never trusted, and nothing in the partial directory is unpickled.
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ import datetime as _dt
 import hashlib
 import json
 import os
-import pickle
 import shutil
 import time
 import uuid
@@ -179,7 +178,10 @@ def run_block(model_name: str, base: Any, spec: Any, start: int, stop: int) -> x
         model, base = to_model_config(base, model)
     grid = CellGrid(base, _spec(spec), validator=lambda c: None)
     cells = [grid.cell(i) for i in range(start, stop)]
-    ds = model.run_cells(base, cells)
+    from antiamp.runner import kernel_interrupts
+
+    with kernel_interrupts():  # Ctrl-C in any model's kernel: a KeyboardInterrupt
+        ds = model.run_cells(base, cells)
     if "cell" not in ds.dims or ds.sizes["cell"] != len(cells):
         raise RuntimeError(f"model {model_name!r}: run_cells returned no 'cell' dimension of "
                            f"length {len(cells)}")
@@ -278,7 +280,10 @@ def label_metrics(ds: xr.Dataset) -> xr.Dataset:
 def run_cell(cfg: Any) -> xr.Dataset:
     """One cell of any model: the model's Dataset without the ``cell`` dimension."""
     model, c = to_model_config(cfg)
-    ds = model.run_cells(c, [c]).isel(cell=0, drop=True)
+    from antiamp.runner import kernel_interrupts
+
+    with kernel_interrupts():  # Ctrl-C in any model's kernel: a KeyboardInterrupt
+        ds = model.run_cells(c, [c]).isel(cell=0, drop=True)
     ds.attrs.update(standard_attrs(model, c))
     return label_metrics(ds)
 
@@ -362,6 +367,9 @@ def store_state(plan: GridPlan, store: Path, overwrite: bool = False, run_dir=No
     for the current or run directory or a parent of either."""
     from antiamp.output import OutputError, check_replaceable
 
+    from .lockpath import refuse_link
+
+    refuse_link(store, EngineError)
     try:
         check_replaceable(store, others=[run_dir] if run_dir else [])
     except OutputError as exc:
@@ -431,37 +439,40 @@ def _make_partial(part: Path, plan: GridPlan, created: str) -> None:
 
 
 def _block_file(part: Path, blk: tuple) -> Path:
-    return part / f"block-{blk[0]:012d}-{blk[1]:012d}.pkl"
+    from .blockfiles import block_file
+
+    return block_file(part, blk)
 
 
-def _write_block(part: Path, blk: tuple, ds: xr.Dataset) -> None:
-    path = _block_file(part, blk)
-    tmp = path.with_name(f".{path.name}.tmp-{uuid.uuid4().hex[:8]}")
-    with open(tmp, "wb") as fh:
-        pickle.dump(ds, fh, protocol=5)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+def _write_block(part: Path, blk: tuple, ds: xr.Dataset, plan: GridPlan) -> None:
+    from .blockfiles import write_block
+
+    write_block(part, blk, ds, fingerprint=plan.fingerprint(), model=plan.model.name)
 
 
-def _read_block(part: Path, blk: tuple):
-    try:
-        with open(_block_file(part, blk), "rb") as fh:
-            return pickle.load(fh)
-    except Exception:
-        return None
+def _read_blocks(part: Path, plan: GridPlan, log) -> dict:
+    """The sound block files of ``part``; each one that is not the block it should be
+    (damaged, swapped, of another run, not a block file) is named and recomputed."""
+    from .blockfiles import OLD_GLOB, read_block
+
+    old = list(part.glob(OLD_GLOB))
+    if old:
+        log(f"{part}: {len(old)} block files of an earlier antiamp (pickles) are never "
+            "read; their blocks are recomputed")
+    fp, have = plan.fingerprint(), {}
+    for blk in plan.blocks():
+        ds, why = read_block(part, blk, fingerprint=fp)
+        if ds is not None:
+            have[blk] = ds
+        elif why is not None:
+            log(f"block file {_block_file(part, blk).name}: {why}; recomputed")
+    return have
 
 
-def _lock(store: Path):
-    from filelock import FileLock, Timeout
+def _lock(store: Path, read_only: bool = False):
+    from .lockpath import lock_store
 
-    lock = FileLock(str(store) + ".lock", timeout=0)
-    try:
-        lock.acquire()
-    except Timeout:
-        raise EngineError(f"another run is writing to {store} (lock {store}.lock is held); "
-                          "wait for it to finish or choose another sweep.store") from None
-    return lock
+    return lock_store(store, EngineError, "run", read_only=read_only)
 
 
 #: A finished store larger than this (its variables in memory) opens with dask by default.
@@ -527,19 +538,14 @@ def run_grid_store(cfg: Any, store: str | Path, *, client=None, executor=None,
         else:
             created = _read_marker(part).get("created", created)
         blocks = plan.blocks()
-        have = {}
-        for blk in blocks:
-            if _block_file(part, blk).exists():
-                ds = _read_block(part, blk)
-                if ds is not None:
-                    have[blk] = ds
+        have = _read_blocks(part, plan, log)
         todo = [b for b in blocks if b not in have]
         if state == "resume":
             log(f"resuming {store}: {len(todo)} of {len(blocks)} blocks left")
         t0 = time.perf_counter()
         if todo:
             have.update(_run_blocks(plan, todo, client, executor, progress,
-                                    lambda blk, ds: _write_block(part, blk, ds)))
+                                    lambda blk, ds: _write_block(part, blk, ds, plan)))
         ds = with_sensitivity(plan, label_metrics(assemble(plan, [have[b] for b in blocks],
                                                            created)))
         ds.attrs.update({"fingerprint": plan.fingerprint(), STORE_MARKER: 1, "complete": 1,

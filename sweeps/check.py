@@ -148,7 +148,7 @@ def _check_baseline(store: Path, attrs: dict, repair: bool, log) -> bool:
                          "attribute is damaged); it cannot be verified by this one")
     from .engine import blocks
 
-    lock = _lock(store)
+    lock = _lock(store, read_only=not repair)  # read-only: no lock file left
     try:
         meta = _metadata(store, repair, log)
         try:
@@ -178,7 +178,7 @@ def _check_grid(store: Path, attrs: dict, repair: bool, log) -> bool:
     if plan.fingerprint() != attrs.get("fingerprint"):
         raise CheckError(f"{store} was written by another antiamp version (or its config "
                          "attribute is damaged); it cannot be verified by this one")
-    lock = _lock(store)
+    lock = _lock(store, read_only=not repair)  # read-only: no lock file left
     try:
         meta = _metadata(store, repair, log)
         try:

@@ -73,6 +73,10 @@ def prevalidate(args: list[str]) -> None:
         store = model_store(plan, run_dir)
         if not multirun and not rebuildable(store, plan.fingerprint()):
             store_state(plan, store, plan.spec.overwrite, run_dir)
+    if not multirun:  # one lock per store: not a link, and not held by another run
+        from .lockpath import probe
+
+        probe(store_path(cfg["sweep"]["store"], run_dir), SweepError, "sweep")
     check_reachable(ex)
 
 

@@ -261,6 +261,9 @@ def check_store(plan: Plan, store: Path, run_dir=None) -> str:
     write, the current or run directory or a parent of either)."""
     from antiamp.output import OutputError, check_replaceable
 
+    from .lockpath import refuse_link
+
+    refuse_link(store, SweepError)
     try:
         check_replaceable(store, others=[run_dir] if run_dir else [])
     except OutputError as exc:
@@ -316,18 +319,10 @@ def _create_store(plan: Plan, chunk: tuple, fp: str, store: Path, log) -> None:
         os.replace(tmp, store)
 
 
-def _lock(store: Path):
-    from filelock import FileLock, Timeout
+def _lock(store: Path, read_only: bool = False):
+    from .lockpath import lock_store
 
-    lock = FileLock(str(store) + ".lock", timeout=0)
-    try:
-        lock.acquire()
-    except Timeout:
-        raise SweepError(
-            f"another sweep is writing to {store} (lock {store}.lock is held); "
-            "wait for it to finish or choose another sweep.store"
-        ) from None
-    return lock
+    return lock_store(store, SweepError, "sweep", read_only=read_only)
 
 
 def run_sweep(cfg, out_dir=None, *, client=None, progress=None, log=print,

@@ -132,7 +132,7 @@ def test_kill_9_at_random_moments_then_rerun_is_bit_identical(tmp_path):
     n_blocks = 27
 
     def n_done():
-        return len(list(part.glob("block-*.pkl"))) if part.exists() else 0
+        return len(list(part.glob("block-*.blk"))) if part.exists() else 0
 
     def creating():
         return part.exists() or any(tmp_path.glob(f".{part.name}.tmp-*"))
@@ -175,9 +175,9 @@ def test_a_half_written_block_and_a_creation_leftover_are_recovered(tmp_path):
     finally:
         blocks.run_block = real
     part = partial_dir(store)
-    assert len(list(part.glob("block-*.pkl"))) == 3 and not store.exists()
+    assert len(list(part.glob("block-*.blk"))) == 3 and not store.exists()
     # A block file cut short by a kill, and a temporary left by a kill during creation.
-    victim = sorted(part.glob("block-*.pkl"))[1]
+    victim = sorted(part.glob("block-*.blk"))[1]
     victim.write_bytes(victim.read_bytes()[:50])
     (tmp_path / f".{part.name}.tmp-deadbeef").mkdir()
     msgs = []

@@ -119,7 +119,7 @@ def test_ctrl_c_says_what_was_saved_and_exits_130(tmp_path):
     t0 = time.monotonic()
     sent = False
     while p.poll() is None and time.monotonic() - t0 < 300:
-        if part.exists() and list(part.glob("block-*.pkl")):
+        if part.exists() and list(part.glob("block-*.blk")):
             p.send_signal(signal.SIGINT)
             sent = True
             break

@@ -152,7 +152,7 @@ def test_every_worker_job_cancelled_stops_with_a_message_and_a_rerun_resumes(slu
     # different message, tested above); a loaded machine may take a while.
     part = partial_dir(tmp_path / "run" / "sweep.zarr")
     deadline = time.time() + 180
-    while time.time() < deadline and p.poll() is None and not any(part.glob("block-*.pkl")):
+    while time.time() < deadline and p.poll() is None and not any(part.glob("block-*.blk")):
         time.sleep(0.5)
     assert p.poll() is None, "the grid finished before its worker could be lost"
     slurm.run("scancel", jobs[0][0])

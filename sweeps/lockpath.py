@@ -1,0 +1,75 @@
+"""One lock per store, whatever path names it.
+
+A store's lock is the file ``<store>.lock`` beside the store's real path (every
+symbolic link in the path resolved), so two names of one store (a linked parent
+directory) share one lock.  A store path that is itself a symbolic link is refused
+for writing: a run writes its store by renaming a new one into place, which would
+replace the link with a second copy rather than write where it points.  A lock
+file that is a symbolic link is refused as such, never followed.  Read-only
+commands take the lock only when a lock file is already there (a writer always
+makes one), so they leave none behind.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+
+def refuse_link(store: Path, error: type[Exception]) -> None:
+    """``error`` if the store path is a symbolic link (a store is written in place of
+    its path: through a link it would become a second copy)."""
+    store = Path(store)
+    if store.is_symlink():
+        raise error(f"{store} is a symbolic link (to {os.readlink(store)}); a store is "
+                    "written under its own name, never through a link. Name the store by "
+                    f"its real path ({os.path.realpath(store)}) or choose another one")
+
+
+def lock_file(store: Path) -> Path:
+    """The one lock file of the store that ``store`` names."""
+    real = Path(os.path.realpath(store))
+    return real.with_name(real.name + ".lock")
+
+
+class _NoLock:
+    def release(self) -> None:
+        pass
+
+
+def lock_store(store: Path, error: type[Exception], what: str = "run", *,
+               read_only: bool = False):
+    """Hold the store's lock (its ``release()`` gives it back); ``error`` naming the
+    reason when it is held, when the store (for writing) or its lock file is a
+    symbolic link.  ``read_only``: no lock file is created where there is none."""
+    from filelock import FileLock, Timeout
+
+    store = Path(store)
+    if not read_only:
+        refuse_link(store, error)
+    path = lock_file(store)
+    link = (f"the lock file {path} is a symbolic link; antiamp never follows one. "
+            "Remove it (a lock file holds nothing) and rerun")
+    if path.is_symlink():
+        raise error(link)
+    if read_only and not path.exists():
+        return _NoLock()
+    lock = FileLock(str(path), timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise error(f"another {what} is writing to {store} (lock {path} is held); wait "
+                    "for it to finish or choose another sweep.store") from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP or path.is_symlink():  # made a link since the check
+            raise error(link) from None
+        raise
+    return lock
+
+
+def probe(store: Path, error: type[Exception], what: str = "run") -> None:
+    """Before anything is made: ``error`` if the store is a link, its lock file is a
+    link, or its lock is held (no lock file is created)."""
+    refuse_link(store, error)
+    lock_store(store, error, what, read_only=True).release()
