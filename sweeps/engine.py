@@ -36,7 +36,7 @@ from antiamp.output import remove_temporaries
 from antiamp.metrics import CONTRAST_METRICS, PROTOCOL_METRICS, class_probabilities, evaluate
 _runner = lazy("antiamp.runner")
 
-from .metadata import OWN, record, repair_before_resume
+from .metadata import consolidate, record, repair_before_resume
 from .spec import SENSITIVITY, Plan, make_plan
 
 #: Instances per block at which automatic blocking aims (about 0.1-0.3 s of work).
@@ -628,28 +628,6 @@ def _finish(store: Path, group) -> None:
 
 
 # Zarr format 2's metadata documents; what a consolidated ``.zmetadata`` gathers.
-_METADATA_FILES = (".zgroup", ".zattrs", ".zarray")
-
-
-def consolidate(store: Path) -> None:
-    """Write a (Zarr format 2) store's consolidated metadata, atomically.
-
-    Written by hand (the format's ``.zmetadata``: every ``.zgroup``, ``.zattrs``
-    and ``.zarray`` document of the store under its path) because
-    ``zarr.consolidate_metadata`` also rewrites the root's ``.zattrs`` and
-    ``.zgroup``, in writes that run concurrently with that of ``.zmetadata``:
-    when the ``.zmetadata`` write fails (a full disk) its ``.zattrs`` write can
-    still land after the store has been marked incomplete again, and the store
-    would look finished.
-    """
-    meta = {}
-    for path in sorted(store.rglob(".z*")):
-        if (path.name in _METADATA_FILES and path.is_file()
-                and not path.relative_to(store).parts[0].startswith(OWN)):
-            meta[path.relative_to(store).as_posix()] = json.loads(path.read_text())
-    _write_json(store / ".zmetadata", {"metadata": meta, "zarr_consolidated_format": 1})
-
-
 def set_attr(store: Path, key: str, value) -> None:
     """Set one attribute of a (Zarr format 2) store's root, atomically.
 

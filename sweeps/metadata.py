@@ -401,8 +401,6 @@ def repair(insp: Inspection, log=print) -> list:
         log(f"rebuilt {rel} ({why[rel]}) from {insp.source}" + (note if rel in copies else ""))
     if consolidated:
         if insp.kind == "fused":
-            from .engine import consolidate
-
             consolidate(store)
         else:
             _write_json(store / ".zmetadata", {"metadata": insp.layout,
@@ -451,3 +449,25 @@ def repair_before_resume(store: Path, fingerprint: str, log=print, error=Runtime
             repair(insp, log)
         except MetadataError as exc:
             raise error(str(exc)) from None
+
+
+_METADATA_FILES = (".zgroup", ".zattrs", ".zarray")
+
+
+def consolidate(store: Path) -> None:
+    """Write a (Zarr format 2) store's consolidated metadata, atomically.
+
+    Written by hand (the format's ``.zmetadata``: every ``.zgroup``, ``.zattrs``
+    and ``.zarray`` document of the store under its path) because
+    ``zarr.consolidate_metadata`` also rewrites the root's ``.zattrs`` and
+    ``.zgroup``, in writes that run concurrently with that of ``.zmetadata``:
+    when the ``.zmetadata`` write fails (a full disk) its ``.zattrs`` write can
+    still land after the store has been marked incomplete again, and the store
+    would look finished.
+    """
+    meta = {}
+    for path in sorted(store.rglob(".z*")):
+        if (path.name in _METADATA_FILES and path.is_file()
+                and not path.relative_to(store).parts[0].startswith(OWN)):
+            meta[path.relative_to(store).as_posix()] = json.loads(path.read_text())
+    _write_json(store / ".zmetadata", {"metadata": meta, "zarr_consolidated_format": 1})

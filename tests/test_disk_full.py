@@ -115,14 +115,16 @@ def test_consolidation_writes_only_the_consolidated_metadata(tmp_path, monkeypat
                           if not k.startswith(".antiamp/")}          # own folder
     assert json.loads((store / ".zmetadata").read_text()) == theirs
 
-    real = engine._write_json
+    from antiamp.sweeps import metadata
+
+    real = metadata._write_json
 
     def full_disk(path, obj, **kw):
         if path.name == ".zmetadata":
             raise OSError(27, "File too large")
         real(path, obj, **kw)
 
-    monkeypatch.setattr(engine, "_write_json", full_disk)
+    monkeypatch.setattr(metadata, "_write_json", full_disk)
     with pytest.raises(OSError):
         engine._finish(store, None)
     assert json.loads((store / ".zattrs").read_text())["complete"] == 0
