@@ -153,16 +153,18 @@ def builtin_names() -> tuple:
     return _BUILTIN
 
 
-def builtin_package(name: str):
-    """The (light) package of a built-in model: its settings and examples, not its numerics."""
-    return importlib.import_module(f"{BUILTIN_PACKAGE}.{name}")
+def builtin_config(name: str):
+    """The settings of a built-in model (its ``config`` module: ``SECTIONS``,
+    ``EXAMPLES``, ``GRIDS``), light: not its numerics."""
+    return importlib.import_module(f"{BUILTIN_PACKAGE}.{name}.config")
 
 
 def summary(name: str) -> str:
     """The first sentence of a model's description: a built-in package's docstring, or
     a registered model's title."""
     if name in builtin_names():
-        doc = (builtin_package(name).__doc__ or "").strip().split("\n\n")[0]
+        doc = (importlib.import_module(f"{BUILTIN_PACKAGE}.{name}").__doc__ or "")
+        doc = doc.strip().split("\n\n")[0]
         return " ".join(doc.split()).split(". ")[0].rstrip(".")
     return get(name).title
 
@@ -190,7 +192,7 @@ def get(name: str) -> Model:
         return _MODELS[name]
     obj = None
     if name in builtin_names():
-        obj = builtin_package(name).MODEL
+        obj = importlib.import_module(f"{BUILTIN_PACKAGE}.{name}.model").MODEL
     elif name in _entry_points():
         obj = _entry_points()[name].load()
         obj = getattr(obj, "MODEL", obj)
@@ -207,7 +209,7 @@ _schema_cache: dict = {}
 
 def section_types(include_plugins: bool = True) -> dict:
     """Every model section ``name -> dataclass`` (built-in ones without importing models)."""
-    declared = [(n, builtin_package(n).SECTIONS) for n in builtin_names()]
+    declared = [(n, builtin_config(n).SECTIONS) for n in builtin_names()]
     declared += [(m.name, m.sections) for m in _MODELS.values()]
     if include_plugins:
         declared += [(n, get(n).sections) for n in _entry_points() if n not in builtin_names()]

@@ -64,11 +64,11 @@ def _model(model):
 
 def default_grids(name: str) -> list:
     """A built-in model's declared grids (``antiamp.models.<name>.config.GRIDS``)."""
-    from .registry import builtin_names, builtin_package
+    from .registry import builtin_names, builtin_config
 
     if name not in builtin_names():
         return []
-    return list(getattr(builtin_package(name).config, "GRIDS", None) or [])
+    return list(getattr(builtin_config(name), "GRIDS", None) or [])
 
 
 def same(a, b, what: str = "") -> list:

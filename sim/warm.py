@@ -17,9 +17,9 @@ import time
 def runs() -> list:
     """``(what, config)`` of the runs that reach every kernel with real argument types:
     every built-in model's examples (``antiamp.models.<name>.config.EXAMPLES``)."""
-    from .registry import builtin_names, builtin_package
+    from .registry import builtin_names, builtin_config
 
-    return [run for name in builtin_names() for run in builtin_package(name).EXAMPLES]
+    return [run for name in builtin_names() for run in builtin_config(name).EXAMPLES]
 
 
 def _one(item) -> tuple:

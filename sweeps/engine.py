@@ -36,7 +36,7 @@ from antiamp.output import remove_temporaries
 from antiamp.metrics import CONTRAST_METRICS, PROTOCOL_METRICS, class_probabilities, evaluate
 _runner = lazy("antiamp.runner")
 
-from .metadata import consolidate, record, repair_before_resume
+from .metadata import write_json, consolidate, record, repair_before_resume
 from .spec import SENSITIVITY, Plan, make_plan
 
 #: Instances per block at which automatic blocking aims (about 0.1-0.3 s of work).
@@ -638,23 +638,7 @@ def set_attr(store: Path, key: str, value) -> None:
     path = store / ".zattrs"
     attrs = json.loads(path.read_text())
     attrs[key] = value
-    _write_json(path, attrs, indent=4, sort_keys=True)
-
-
-def _write_json(path: Path, obj, **dump) -> None:
-    """Write ``obj`` as JSON to ``path`` through a temporary file beside it, which
-    replaces ``path`` only once it is whole (and on disk)."""
-    import uuid
-
-    tmp = path.with_name(f"{path.name}.tmp-{uuid.uuid4().hex[:8]}")
-    try:
-        with open(tmp, "w") as fh:
-            json.dump(obj, fh, allow_nan=True, **dump)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    write_json(path, attrs, indent=4, sort_keys=True)
 
 
 def _as_dict(cfg):

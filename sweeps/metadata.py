@@ -94,7 +94,7 @@ def _read_json(path: Path):
     return doc if isinstance(doc, dict) else DAMAGED
 
 
-def _write_json(path: Path, obj, **dump) -> None:
+def write_json(path: Path, obj, **dump) -> None:
     """Through a temporary file beside ``path``, renamed over it once whole."""
     tmp = path.with_name(f"{path.name}.tmp-{uuid.uuid4().hex[:8]}")
     try:
@@ -154,8 +154,8 @@ def _zarr_group(path: Path, attrs: dict) -> None:
     tmp = path.with_name(f"{path.name}.tmp-{uuid.uuid4().hex[:8]}")
     tmp.mkdir()
     try:
-        _write_json(tmp / ".zgroup", {"zarr_format": 2}, indent=4)
-        _write_json(tmp / ".zattrs", attrs, indent=1)
+        write_json(tmp / ".zgroup", {"zarr_format": 2}, indent=4)
+        write_json(tmp / ".zattrs", attrs, indent=1)
         os.replace(tmp, path)
     finally:
         if tmp.exists():
@@ -164,7 +164,7 @@ def _zarr_group(path: Path, attrs: dict) -> None:
 
 def _write_record(own: Path, docs: dict, final: bool) -> None:
     packed = zlib.compress(_canon(docs).encode(), 9)
-    _write_json(own / ".zattrs", {OWNED: OWN_TEXT, "record": {
+    write_json(own / ".zattrs", {OWNED: OWN_TEXT, "record": {
         "format": RECORD_FORMAT, "antiamp_version": __version__, "final": bool(final),
         "sha256": _checksum(docs), "metadata_zlib": base64.b64encode(packed).decode()}},
         indent=1)
@@ -396,14 +396,14 @@ def repair(insp: Inspection, log=print) -> list:
                 doc = {**found, **doc}
         path = store / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        _write_json(path, doc, indent=4)
+        write_json(path, doc, indent=4)
         rebuilt.append(rel)
         log(f"rebuilt {rel} ({why[rel]}) from {insp.source}" + (note if rel in copies else ""))
     if consolidated:
         if insp.kind == "fused":
             consolidate(store)
         else:
-            _write_json(store / ".zmetadata", {"metadata": insp.layout,
+            write_json(store / ".zmetadata", {"metadata": insp.layout,
                                                "zarr_consolidated_format": 1}, indent=4)
         rebuilt.append(".zmetadata")
         log(f"rebuilt .zmetadata ({why.get('.zmetadata', 'to agree with the rebuilt files')}) "
@@ -470,4 +470,4 @@ def consolidate(store: Path) -> None:
         if (path.name in _METADATA_FILES and path.is_file()
                 and not path.relative_to(store).parts[0].startswith(OWN)):
             meta[path.relative_to(store).as_posix()] = json.loads(path.read_text())
-    _write_json(store / ".zmetadata", {"metadata": meta, "zarr_consolidated_format": 1})
+    write_json(store / ".zmetadata", {"metadata": meta, "zarr_consolidated_format": 1})

@@ -117,14 +117,14 @@ def test_consolidation_writes_only_the_consolidated_metadata(tmp_path, monkeypat
 
     from antiamp.sweeps import metadata
 
-    real = metadata._write_json
+    real = metadata.write_json
 
     def full_disk(path, obj, **kw):
         if path.name == ".zmetadata":
             raise OSError(27, "File too large")
         real(path, obj, **kw)
 
-    monkeypatch.setattr(metadata, "_write_json", full_disk)
+    monkeypatch.setattr(metadata, "write_json", full_disk)
     with pytest.raises(OSError):
         engine._finish(store, None)
     assert json.loads((store / ".zattrs").read_text())["complete"] == 0

@@ -159,11 +159,11 @@ def test_baseline_sweep_figures(tmp_path, saved):
 
 def _cell_examples() -> dict:
     """Each built-in model's first example cell (no grid, no export), at small n."""
-    from antiamp.registry import builtin_package
+    from antiamp.registry import builtin_config
 
     out = {}
     for name in builtin_names():
-        for _, cfg in builtin_package(name).EXAMPLES:
+        for _, cfg in builtin_config(name).EXAMPLES:
             if "sweep" not in cfg and "export" not in cfg:
                 out[name] = {**cfg, "run": {**(cfg.get("run") or {}), "n_instances": N}}
                 break

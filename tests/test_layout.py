@@ -12,12 +12,13 @@ where users and checks name models.
 new mention and on a listed one that is gone (so the list only shrinks).
 """
 
+import importlib
 import re
 from pathlib import Path
 
 import pytest
 
-from antiamp.registry import builtin_names, builtin_package
+from antiamp.registry import builtin_names, builtin_config
 from antiamp.sections import EquilibriumConfig
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,7 +71,7 @@ SHARED = {"equilibrium": EquilibriumConfig}
 def owned_sections() -> dict:
     """model -> the config sections it owns (declared by it and by no shared module)."""
     shared = SHARED
-    return {n: {s for s, t in builtin_package(n).SECTIONS.items() if shared.get(s) is not t}
+    return {n: {s for s, t in builtin_config(n).SECTIONS.items() if shared.get(s) is not t}
             for n in builtin_names()}
 
 
@@ -118,9 +119,10 @@ def test_the_built_in_models_are_packages_found_by_a_scan():
                      if (p / "__init__.py").is_file())
     assert sorted(names) == on_disk and len(names) >= 13
     for n in names:
-        pkg = builtin_package(n)
-        assert pkg.__doc__ and pkg.EXAMPLES, n
-        assert all(isinstance(s, str) for s in pkg.SECTIONS), n
+        cfg = builtin_config(n)
+        assert cfg.EXAMPLES and cfg.GRIDS, n
+        assert all(isinstance(s, str) for s in cfg.SECTIONS), n
+        assert importlib.import_module(f"antiamp.models.{n}").__doc__, n
 
 
 def test_nothing_outside_a_model_names_it():

@@ -2,17 +2,7 @@
 instances, every metric with its closed form.  Fields: model.*, judge.*, protocol.*,
 welfare.*, run.* (:mod:`antiamp.config`).
 
-The package is the model: ``config`` (its settings, light), ``core`` (its
-numerics), ``model`` (the registry entry, its table and figures).  Importing the
-package loads only the settings; ``MODEL`` loads the rest on first use.
+The package is the model: ``config`` (its settings, light: what the registry reads
+to build the schema and ``--help``), ``core`` (its numerics), ``model`` (``MODEL``,
+the registry entry, with its table and figures; loaded on first use).
 """
-
-from .config import EXAMPLES, SECTIONS  # noqa: F401
-
-
-def __getattr__(name):
-    if name == "MODEL":
-        from .model import MODEL
-
-        return MODEL
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
