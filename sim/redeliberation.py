@@ -53,6 +53,7 @@ import numpy as np
 
 from .config import ConfigError, _int_at_least, _number, _prob
 from .lazy import lazy
+from .rare import rare_floor
 from .sections import RedeliberationConfig  # noqa: F401  (re-exported for the model)
 
 special = lazy("scipy.special")
@@ -265,7 +266,9 @@ def exact(par: Params, J: np.ndarray, n_nodes: int = 4001) -> dict:
             m = D + s * Bn  # the runs' mean distance toward the truth, per node
             wt = ps * w
             a_right = special.ndtr(m / sd_bar)
-            a_wrong = 1 - a_right
+            # The upper tail directly, not 1 - a_right (which loses every digit when the
+            # first pass is almost never wrong and leaves Amp = 0 / 0).
+            a_wrong = special.ndtr(-m / sd_bar)
             eps = float(np.sum(wt * a_wrong))
             for r in range(par.forced_rounds + 1):
                 acc_round[t, r] += ps - eps * (1 - h) ** r
@@ -304,7 +307,7 @@ def exact(par: Params, J: np.ndarray, n_nodes: int = 4001) -> dict:
             # --- adaptive rounds
             pi = PROTOCOLS.index("adaptive")
             pR = special.ndtr(m / sig)
-            agR, agW = pR ** k, (1 - pR) ** k
+            agR, agW = pR ** k, special.ndtr(-m / sig) ** k
             disR, disW = a_right - agR, a_wrong - agW
             g = (1 - h) * (1 - agR - agW)
             Sg = np.where(np.abs(1 - g) > 1e-15, (1 - g ** R) / np.where(
@@ -433,8 +436,11 @@ def simulate(par: Params, J: np.ndarray, n_instances: int, seed: int,
     out["err"] = _mean_se(n, a[..., 5], a[..., 6])
     dm, dse = _mean_se(n, a[..., 1], a[..., 2])
     out["insufficient"] = (1.0 - dm, dse)
-    out["amp"] = _mean_se(a[..., 7], a[..., 8], a[..., 9])
-    out["fwc"] = _mean_se(a[..., 10], a[..., 11], a[..., 12])
+    # Conditional metrics: a rare conditioning event (a handful of wrong first passes)
+    # gets a count-based floor on its standard error (see :mod:`antiamp.rare`).
+    for key, j in (("amp", 7), ("fwc", 10)):
+        mean, se = _mean_se(a[..., j], a[..., j + 1], a[..., j + 2])
+        out[key] = (mean, rare_floor(mean, se, a[..., j]))
     out["hidden"] = _mean_se(n, a[..., 13], a[..., 14])
     out["calls"] = _mean_se(n, a[..., 15], a[..., 16])
     out["trigger"] = _mean_se(n, a[..., 17], a[..., 18])

@@ -29,9 +29,13 @@ def _cell(c) -> dict:
     q = par.contested
     for suf in ("", "_exact"):
         ins = r["insufficient" + suf]
+        # Simulated: the per-type rates weighted by the type shares, q i_1 / (q i_1 +
+        # (1 - q) i_0), a share in [0, 1] by construction (q i_1 over the pooled rate
+        # exceeded 1 when the sample's share of contested claims fell below q).
+        tot = ins[:, 2] if suf else q * ins[:, 1] + (1 - q) * ins[:, 0]
         with np.errstate(invalid="ignore", divide="ignore"):
             r["insufficient_contested" + suf] = np.where(
-                ins[:, 2] > 0, q * ins[:, 1] / np.where(ins[:, 2] > 0, ins[:, 2], 1.0), np.nan)
+                tot > 0, q * ins[:, 1] / np.where(tot > 0, tot, 1.0), np.nan)
     try:
         r["hazard_climinator"] = np.float64(rd.hazard_for(par, *CLIMINATOR))
     except ValueError:
