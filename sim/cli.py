@@ -72,6 +72,9 @@ def prevalidate(args: list[str], config_name: str = "config") -> None:
                     f"antiamp-sweep (antiamp-sweep {a.lstrip('+~')} ...)")
     cfg = compose_overrides(args, config_name)
     if cfg is not None:
+        from .sweeps.budget import check_budget
+
+        check_budget(cfg)
         model, c = to_model_config(cfg)
         if model.name == "baseline":
             from .judge import resolve_strategies
