@@ -58,6 +58,7 @@ import numpy as np
 
 from .config import ConfigError, _int_at_least, _number, _prob
 from .lazy import lazy
+from .rare import rare_floor
 from .sections import ConfidenceConfig  # noqa: F401  (re-exported)
 
 special = lazy("scipy.special")
@@ -1313,6 +1314,10 @@ def simulate_oversight(rep_P: Reports, rep_A: Reports, p: float, rho: float, lam
 
         amp, amp_se = mean_se(nw, sw, sw2)
         fwc, fwc_se = mean_se(nr, sr, sr2)
+        # Conditional on a rare event (a handful of wrong or right protagonists): a
+        # count-based floor on the standard error (antiamp.rare).
+        amp_se = float(rare_floor(amp, amp_se, nw))
+        fwc_se = float(rare_floor(fwc, fwc_se, nr))
         acc_m, acc_se = mean_se(N, sa, sa2)
         out[prot] = {"amp": amp, "amp_se": amp_se, "fwc": fwc, "fwc_se": fwc_se,
                      "acc": acc_m, "acc_se": acc_se}
