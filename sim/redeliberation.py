@@ -215,13 +215,13 @@ def _judge_uphold(J: np.ndarray, par: Params):
 
 def bias_node_count(par: Params) -> int:
     """Trapezoid nodes over the bias on [-12, 12] sd: 4001, or more when the integrands'
-    steps are narrow against bias_sd (a step of a sixteenth of the narrowest step's
+    steps are narrow against bias_sd (a step of a quarter of the narrowest step's
     width, sigma / sqrt(k) of the runs' mean, in bias sd units; at most 400,001): with
     bias_sd = 60 and noise 0.5, 4001 nodes stepped over them (errors of 2e-4)."""
     if par.bias_sd <= 0:
         return 1
     width = min(par.noise) / math.sqrt(par.runs) / par.bias_sd
-    n = int(math.ceil(24.0 / (width / 16.0))) + 1
+    n = int(math.ceil(24.0 / (width / 4.0))) + 1
     return int(min(max(n, 4001), 400_001)) | 1  # odd: every other node is the half rule
 
 
