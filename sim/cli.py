@@ -75,16 +75,26 @@ def prevalidate(args: list[str], config_name: str = "config") -> None:
                     f"antiamp-sweep (antiamp-sweep {a.lstrip('+~')} ...)")
     cfg = compose_overrides(args, config_name)
     if cfg is not None:
+        from .sweeps.budget import check_budget
+
+        check_budget(cfg)
         to_model_config(cfg)  # the shared checks and the model's own
 
 
 def register_model_options() -> None:
     """Make every registered model, built-in or third-party, a choice of the ``model``
     config group (Hydra's ConfigStore: no file per model in ``conf/``)."""
-    from .registry import names
+    from .registry import group_defaults, names
 
     for n in names():
-        ConfigStore.instance().store(group="model", name=n, node={"name": n})
+        # The model's own group choices as overrides in its defaults list (they need
+        # the group before ``model`` in the primary config's defaults).
+        node = {"name": n}
+        chosen = group_defaults(n)
+        if chosen:
+            node = {"defaults": [{f"override /{g}@_global_.{g}": o} for g, o in chosen.items()],
+                    **node}
+        ConfigStore.instance().store(group="model", name=n, node=node)
 
 
 def _group_option(group: str, option: str):

@@ -116,13 +116,26 @@ def _choices(args: list, config_name: str) -> tuple:
     for d in defaults:
         if isinstance(d, dict):
             chosen.update(d)
+    explicit = set()
     for a in args:
         if "=" in a and not a.startswith("-"):
             k, v = a.lstrip("+~").split("=", 1)
             if "." not in k and k in chosen:
                 chosen[k] = v
+                explicit.add(k)
             elif k == "model.name":
                 chosen["model"] = v
+    if "model" in chosen:  # the model's own group choices, unless the line chose
+        from .config import ConfigError
+        from .registry import group_defaults
+
+        try:
+            own = group_defaults(str(chosen["model"]))
+        except ConfigError:
+            own = {}
+        for g, o in own.items():
+            if g in chosen and g not in explicit:
+                chosen[g] = o
     return chosen, content
 
 

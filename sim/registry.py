@@ -86,6 +86,10 @@ class Model:
         use it); without it one cell runs through ``run_cells``.
     theory : callable ``(cfg) -> xarray.Dataset``, optional
         The model's closed forms for one scenario (``antiamp.theory``).
+    groups : mapping
+        Config group options the model chooses unless the command line chooses
+        another (``{"judge": "logit"}``); a built-in model declares them as
+        ``GROUPS`` in its ``config.py``.
     fused_grid : bool
         Grids run on the fused multi-cell class-count engine
         (:mod:`antiamp.sweeps.engine`: one kernel pass per block on common random
@@ -108,6 +112,7 @@ class Model:
     run_cell: Optional[Callable[..., Any]] = None
     theory: Optional[Callable[[Any], Any]] = None
     fused_grid: bool = False
+    groups: Mapping[str, str] = field(default_factory=dict)
 
 
 def strategies_solved(cfg: dict) -> dict:
@@ -157,6 +162,14 @@ def builtin_config(name: str):
     """The settings of a built-in model (its ``config`` module: ``SECTIONS``,
     ``EXAMPLES``, ``GRIDS``), light: not its numerics."""
     return importlib.import_module(f"{BUILTIN_PACKAGE}.{name}.config")
+
+
+def group_defaults(name: str) -> dict:
+    """The config group options a model chooses by default (``{"judge": "logit"}``):
+    a built-in model's ``config.GROUPS``, a registered model's ``Model.groups``."""
+    if name in builtin_names():
+        return dict(getattr(builtin_config(name), "GROUPS", None) or {})
+    return dict(get(name).groups)
 
 
 def summary(name: str) -> str:

@@ -52,6 +52,9 @@ def prevalidate(args: list[str]) -> None:
     if cfg is None:
         return
     check_pins(args, cfg)
+    from .budget import check_budget
+
+    check_budget(cfg)  # before the grid is built
     run_dir = Path(cfg["hydra"]["run"]["dir"])
     cfg = {k: v for k, v in cfg.items() if k != "hydra"}
     multirun = antiamp_cli.CHECKING_MULTIRUN  # job directories are known only per job

@@ -55,6 +55,11 @@ class ColmadConfig:
     delta: float = declare(0.1, 'δ', 'concession to bare assertions')
 
 
+#: The config group options this model chooses unless the command line chooses
+#: another (``judge=tiebreak`` on the command line still wins, and is refused with
+#: the reason): its own defaults run.
+GROUPS = {"judge": "logit"}
+
 #: The sections this model adds to the shared schema.
 SECTIONS = {"colmad": ColmadConfig}
 

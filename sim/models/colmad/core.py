@@ -28,12 +28,12 @@ Metrics on the error class: precision, recall, F1, accuracy, Amp = Pr(the error 
 ratified | error present) = 1 - recall, the hacking rate Pr(wrong final | the
 detectors disagree), model calls per response (2 detectors, 2 per round, 1 judge).
 Exact values enumerate (omega, correctness pair, evidence) and, for ColMAD, sum the
-rounds' geometric series; rhetoric is integrated by Gauss-Hermite quadrature.
+rounds' geometric series; rhetoric is integrated by adaptive quadrature (QUADPACK, with
+its error bound reported per cell as ``quad_error``).
 """
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 
@@ -154,24 +154,60 @@ def validate_colmad(cfg) -> None:
                                   f"is [{lo:.4f}, {hi:.4f}]; eta_mode=fraction scales to it")
 
 
-@functools.lru_cache(maxsize=8)
-def _hermgauss(nodes: int):
-    return np.polynomial.hermite.hermgauss(nodes)
+#: The rhetoric integral's range in standard-normal units (the density below 1e-300 beyond).
+_Z_MAX = 38.5
 
 
-def judge_right(par: Params, nodes: int = 64) -> np.ndarray:
+def expect_logistic_normal(a: float, s: float) -> tuple[float, float]:
+    """E[sigma(a + s Z)], Z ~ N(0, 1), and a bound on its error, by adaptive
+    Gauss-Kronrod quadrature (scipy.integrate.quad) on z in [-38.5, 38.5].
+
+    The logistic steps over a width of about 1 / |s| around its centre -a / s; the
+    range is split at 0, at the centre and at 1, 4, 16 and 64 widths either side of
+    it, so that every piece is smooth on its own scale and QUADPACK's error estimate
+    is reliable (with the centre alone it understated a 4e-12 error at |s| = 175).
+    """
+    from scipy import integrate
+
+    if s == 0:
+        return float(special.expit(a)), 0.0
+    c = -a / s
+    pts = {0.0} | {c + k / abs(s) for k in (0.0, -1.0, 1.0, -4.0, 4.0, -16.0, 16.0,
+                                            -64.0, 64.0)}
+    pts = sorted(p for p in pts if -_Z_MAX < p < _Z_MAX)
+    expit, exp = special.expit, np.exp
+    val, err = integrate.quad(lambda z: expit(a + s * z) * exp(-0.5 * z * z), -_Z_MAX,
+                              _Z_MAX, points=pts, epsabs=1e-14, epsrel=1e-13, limit=500)
+    cst = 1.0 / math.sqrt(2.0 * math.pi)
+    return float(val * cst), float(err * cst)
+
+
+def judge_right(par: Params, errors: list | None = None) -> np.ndarray:
     """CopMAD judge: Pr(the right side is endorsed) as [omega][e_R][e_W], rhetoric
-    r_R - r_W ~ N(-hack, 2 r_sd^2) integrated by Gauss-Hermite quadrature."""
-    x, w = _hermgauss(nodes)
-    d = -par.hack + math.sqrt(2 * 2 * par.r_sd ** 2) * x
+    r_R - r_W ~ N(-hack, 2 r_sd^2) integrated by adaptive quadrature
+    (:func:`expect_logistic_normal`, accurate for any steepness lam kappa_r r_sd);
+    each integral's error bound is appended to ``errors`` if given.  The kernel reads
+    this table (the judge Rao-Blackwellised over rhetoric); the tests check the table
+    against 30-digit integration."""
     out = np.zeros((2, 2, 2))
+    sd = math.sqrt(2.0) * par.r_sd
     for om in (0, 1):
-        s = 1.0 if om else -1.0  # the right side flags iff the response has an error
+        sgn = 1.0 if om else -1.0  # the right side flags iff the response has an error
         for eR in (0, 1):
             for eW in (0, 1):
-                z = par.lam * (s * par.mu + par.kappa * (eR - eW) + par.kappa_r * d)
-                out[om, eR, eW] = float((w * special.expit(z)).sum() / math.sqrt(math.pi))
+                a = par.lam * (sgn * par.mu + par.kappa * (eR - eW) - par.kappa_r * par.hack)
+                v, e = expect_logistic_normal(a, par.lam * par.kappa_r * sd)
+                out[om, eR, eW] = v
+                if errors is not None:
+                    errors.append(e)
     return out
+
+
+def quad_error(par: Params) -> float:
+    """The largest error bound of the CopMAD judge table's quadratures (QUADPACK)."""
+    errs: list = []
+    judge_right(par, errs)
+    return float(max(errs))
 
 
 def tie_right(par: Params, omega: int) -> float:

@@ -25,6 +25,7 @@ def _cell(c) -> dict:
            if c.run.n_instances > 1 else None)
     r = cell_triplets(ex, sim)
     r["pass_wrong"] = np.float64(par.pass_wrong)
+    r["quad_error"] = np.float64(cm.quad_error(par))
     r["hack_seed_gain"] = np.float64(cm.hack_for_gain(par, SEED_GAIN))
     return r
 
@@ -43,6 +44,9 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()):
     data["pass_wrong"] = (ax, st("pass_wrong"), {
         "long_name": "per round, the wrong side's quote passes verification: "
                      "1 - (1 - rho_fab (1 - v_q)) (1 - m (1 - v_r))", "units": "1"})
+    data["quad_error"] = (ax, st("quad_error"), {
+        "long_name": "largest error bound of the CopMAD judge table's quadratures over "
+                     "rhetoric (QUADPACK)", "units": "1"})
     data["hack_seed_gain"] = (ax, st("hack_seed_gain"), {
         "long_name": f"rhetoric gap (colmad.hack) at which ColMAD's F1 is {SEED_GAIN:.0%} "
                      "above CopMAD's, the seed's headline (exact)", "units": "1"})

@@ -50,6 +50,11 @@ class ConfidenceConfig:
     ppc_draws: int = 200
 
 
+#: The config group options this model chooses unless the command line chooses
+#: another (``judge=tiebreak`` on the command line still wins, and is refused with
+#: the reason): its own defaults run.
+GROUPS = {"judge": "logit"}
+
 #: The sections this model adds to the shared schema.
 SECTIONS = {"confidence": ConfidenceConfig}
 

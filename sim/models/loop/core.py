@@ -368,12 +368,13 @@ def thresholds(cfg, ov: Oversight, protocol: str) -> dict:
     long-run error is at most e_0, Amp and fwc held at their values at rho_0):
 
     * ``amp_threshold``: the largest Amp (the protocol's fwc held) that corrects;
-    * ``m_threshold``: the largest share of endorsed targets m that corrects;
+    * ``m_threshold``: the largest share of endorsed targets m that corrects (1 when
+      m = 1 corrects; 0 when no m does);
     * ``rho_threshold``: the largest fabrication rate rho that corrects, the
       protocol's Amp(rho) and fwc(rho) moving together.
 
-    1 means "corrects at every value", 0 "drifts even at 0"; the long-run error
-    increases in each, so the boundary is one root (scipy's brentq).
+    For Amp and rho, 1 means "corrects at every value", 0 "drifts even at 0"; the
+    long-run error increases in each, so the boundary is one root (scipy's brentq).
     """
     lc = cfg.loop
     e0, rho0 = start_error(cfg), float(cfg.model.rho)
@@ -391,16 +392,23 @@ def thresholds(cfg, ov: Oversight, protocol: str) -> dict:
 
     out = {"amp_threshold": _threshold(at_amp), "rho_threshold": _threshold(at_rho)}
     # e*(m) need not be monotone in m (it moves from e_h toward the oversight's own
-    # floor): the threshold is the largest m up to which every m corrects.
-    ms = np.linspace(0.0, 1.0, 201)
+    # floor, so often the loop corrects only above some m): the threshold is the largest
+    # m in [0, 1] that corrects, found on a grid that includes the configured m (so that
+    # a loop that corrects at its m never reports a smaller threshold) and refined by
+    # brentq on the crossing just above the last correcting grid point.
+    from scipy.optimize import brentq
+
+    ms = np.union1d(np.linspace(0.0, 1.0, 201), [float(lc.m)])
     vals = np.array([at_m(m) for m in ms])
-    if vals[0] > 0:
-        out["m_threshold"] = 0.0
-    elif np.all(vals <= 0):
+    ok = vals <= 0
+    if ok[-1]:
         out["m_threshold"] = 1.0
+    elif not ok.any():
+        out["m_threshold"] = 0.0
     else:
-        k = int(np.argmax(vals > 0))
-        out["m_threshold"] = _threshold(at_m, ms[k - 1], ms[k])
+        k = int(np.flatnonzero(ok)[-1])
+        out["m_threshold"] = float(brentq(at_m, ms[k], ms[k + 1], xtol=1e-13, rtol=1e-12)
+                                   if vals[k] < 0 else ms[k])
     return out
 
 

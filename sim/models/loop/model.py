@@ -231,7 +231,8 @@ def format_loop(ds: xr.Dataset) -> str:
                      f"{float(d.rho_threshold):>7.3f}{float(d.cost):>7.3f}")
     lines += ["", "e_star: the exact recursion's long-run error; slope < 1: stable; settle: "
               "rounds to within 1% of it.", "Amp*, m*, rho*: the largest value at which the "
-              "loop still corrects (long-run error <= e_0); 1: at every value, 0: never.",
+              "loop still corrects (long-run error <= e_0); 0: never (Amp*, rho*: drifts "
+              "even at 0).",
               "cost: share of overseen cases escalated (escalate: to debate or the jury)."]
     if lc["learner"] == "majority":
         lines.append("")

@@ -38,7 +38,8 @@ Policies (the ``protocol`` dimension):
 Amp = Pr(a decided final verdict endorses a | a wrong), with a the first pass's
 direction: the rate at which the pipeline ratifies the advocate's mistakes.
 
-Exact values integrate the bias B by quadrature (a dense trapezoid rule): for normal runs the
+Exact values integrate the bias B by quadrature (a dense trapezoid rule whose nodes follow
+the integrands' narrowest step, :func:`bias_node_count`): for normal runs the
 mean V is independent of the range S (so the spread bands enter through the exact
 distribution of the range of k normals), agreement is Phi(m / sigma)^k, and the
 adaptive rounds are a geometric series.
@@ -53,6 +54,7 @@ import numpy as np
 
 from ...config import ConfigError, _int_at_least, _number, _prob
 from ...lazy import lazy
+from ...rare import rare_floor
 from .config import RedeliberationConfig  # noqa: F401  (re-exported for the model)
 
 special = lazy("scipy.special")
@@ -211,8 +213,21 @@ def _judge_uphold(J: np.ndarray, par: Params):
     return combos
 
 
-def _bias_nodes(par: Params, n_nodes: int = 4001):
+def bias_node_count(par: Params) -> int:
+    """Trapezoid nodes over the bias on [-12, 12] sd: 4001, or more when the integrands'
+    steps are narrow against bias_sd (a step of a quarter of the narrowest step's
+    width, sigma / sqrt(k) of the runs' mean, in bias sd units; at most 400,001): with
+    bias_sd = 60 and noise 0.5, 4001 nodes stepped over them (errors of 2e-4)."""
+    if par.bias_sd <= 0:
+        return 1
+    width = min(par.noise) / math.sqrt(par.runs) / par.bias_sd
+    n = int(math.ceil(24.0 / (width / 4.0))) + 1
+    return int(min(max(n, 4001), 400_001)) | 1  # odd: every other node is the half rule
+
+
+def _bias_nodes(par: Params, n_nodes: int | None = None):
     """Nodes and weights of the bias B ~ N(bias, bias_sd^2)."""
+    n_nodes = bias_node_count(par) if n_nodes is None else n_nodes
     if par.bias_sd > 0:
         # A dense trapezoid rule, not Gauss-Hermite: the integrands step from 0 to 1
         # over a few points of bias (sd / sqrt(k) of the runs' mean), far narrower
@@ -235,7 +250,7 @@ def first_pass_error(par: Params) -> np.ndarray:
     return out
 
 
-def exact(par: Params, J: np.ndarray, n_nodes: int = 4001) -> dict:
+def exact(par: Params, J: np.ndarray, n_nodes: int | None = None) -> dict:
     """Every metric of every policy and claim type by quadrature over the bias B.
 
     Returns ``{metric: array (protocol, type)}`` plus ``band_share`` (type, bands),
@@ -265,7 +280,9 @@ def exact(par: Params, J: np.ndarray, n_nodes: int = 4001) -> dict:
             m = D + s * Bn  # the runs' mean distance toward the truth, per node
             wt = ps * w
             a_right = special.ndtr(m / sd_bar)
-            a_wrong = 1 - a_right
+            # The upper tail directly, not 1 - a_right (which loses every digit when the
+            # first pass is almost never wrong and leaves Amp = 0 / 0).
+            a_wrong = special.ndtr(-m / sd_bar)
             eps = float(np.sum(wt * a_wrong))
             for r in range(par.forced_rounds + 1):
                 acc_round[t, r] += ps - eps * (1 - h) ** r
@@ -304,7 +321,7 @@ def exact(par: Params, J: np.ndarray, n_nodes: int = 4001) -> dict:
             # --- adaptive rounds
             pi = PROTOCOLS.index("adaptive")
             pR = special.ndtr(m / sig)
-            agR, agW = pR ** k, (1 - pR) ** k
+            agR, agW = pR ** k, special.ndtr(-m / sig) ** k
             disR, disW = a_right - agR, a_wrong - agW
             g = (1 - h) * (1 - agR - agW)
             Sg = np.where(np.abs(1 - g) > 1e-15, (1 - g ** R) / np.where(
@@ -433,8 +450,11 @@ def simulate(par: Params, J: np.ndarray, n_instances: int, seed: int,
     out["err"] = _mean_se(n, a[..., 5], a[..., 6])
     dm, dse = _mean_se(n, a[..., 1], a[..., 2])
     out["insufficient"] = (1.0 - dm, dse)
-    out["amp"] = _mean_se(a[..., 7], a[..., 8], a[..., 9])
-    out["fwc"] = _mean_se(a[..., 10], a[..., 11], a[..., 12])
+    # Conditional metrics: a rare conditioning event (a handful of wrong first passes)
+    # gets a count-based floor on its standard error (see :mod:`antiamp.rare`).
+    for key, j in (("amp", 7), ("fwc", 10)):
+        mean, se = _mean_se(a[..., j], a[..., j + 1], a[..., j + 2])
+        out[key] = (mean, rare_floor(mean, se, a[..., j]))
     out["hidden"] = _mean_se(n, a[..., 13], a[..., 14])
     out["calls"] = _mean_se(n, a[..., 15], a[..., 16])
     out["trigger"] = _mean_se(n, a[..., 17], a[..., 18])

@@ -23,19 +23,31 @@ def _cell(c) -> dict:
     par = rd.params_of(c)
     J = judge_tables(c.judge)[1]  # the reconciler: seed 000's debate judge J[e_P, e_A]
     ex = rd.exact(par, J)
+    # The error estimate of the quadrature over the pool bias: the largest difference
+    # from the same rule at every other node (half the nodes; the trapezoid rule's
+    # error falls geometrically with the step, so the full rule's is far smaller).
+    half = rd.exact(par, J, (rd.bias_node_count(par) + 1) // 2)
+    with np.errstate(invalid="ignore"):
+        diffs = [np.abs(ex[k] - half[k]) for k in rd.METRICS]
+    r_err = max((float(np.nanmax(d)) for d in diffs if np.isfinite(d).any()), default=0.0)
     sim = (rd.simulate(par, J, int(c.run.n_instances), int(c.run.seed), int(c.run.n_threads))
            if c.run.n_instances > 1 else None)
     r = cell_triplets(ex, sim)
     q = par.contested
     for suf in ("", "_exact"):
         ins = r["insufficient" + suf]
+        # Simulated: the per-type rates weighted by the type shares, q i_1 / (q i_1 +
+        # (1 - q) i_0), a share in [0, 1] by construction (q i_1 over the pooled rate
+        # exceeded 1 when the sample's share of contested claims fell below q).
+        tot = ins[:, 2] if suf else q * ins[:, 1] + (1 - q) * ins[:, 0]
         with np.errstate(invalid="ignore", divide="ignore"):
             r["insufficient_contested" + suf] = np.where(
-                ins[:, 2] > 0, q * ins[:, 1] / np.where(ins[:, 2] > 0, ins[:, 2], 1.0), np.nan)
+                tot > 0, q * ins[:, 1] / np.where(tot > 0, tot, 1.0), np.nan)
     try:
         r["hazard_climinator"] = np.float64(rd.hazard_for(par, *CLIMINATOR))
     except ValueError:
         r["hazard_climinator"] = np.float64(np.nan)
+    r["quad_error"] = np.float64(r_err)
     r["_bands"] = len(par.multipliers)
     r["_forced"] = par.forced_rounds
     return r
@@ -65,6 +77,10 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()):
              "advocates' direction right after r forced extra rounds")):
         add_triplets(data, st, ax, dd, {k: ln},
                      units=lambda k: "points" if k == "spread_mean" else "1")
+    data["quad_error"] = (ax, st("quad_error"), {
+        "long_name": "error estimate of the exact values' quadrature over the pool bias: "
+                     "largest difference from the same trapezoid rule at half the nodes",
+        "units": "1"})
     data["hazard_climinator"] = (ax, st("hazard_climinator"), {
         "long_name": f"hazard h at which contested claims reach Climinator's "
                      f"{CLIMINATOR[0]:.1%} after {CLIMINATOR[1]} forced rounds", "units": "1"})
