@@ -357,7 +357,8 @@ def check_sections(cfg: dict) -> None:
                               f"got {v!r}")
 
 
-def _number(name: str, v: Any) -> float:
+def check_number(name: str, v: Any) -> float:
+    """``v`` as a finite float; ConfigError naming the field ``name`` otherwise."""
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise ConfigError(f"{name} must be a number, got {v!r}")
     if not math.isfinite(float(v)):
@@ -365,18 +366,25 @@ def _number(name: str, v: Any) -> float:
     return float(v)
 
 
-def _prob(name: str, v: Any) -> None:
-    x = _number(name, v)
+def check_prob(name: str, v: Any) -> None:
+    """A probability in [0, 1]; ConfigError naming the field ``name`` otherwise."""
+    x = check_number(name, v)
     if not 0.0 <= x <= 1.0:
         raise ConfigError(f"{name} must lie in [0, 1], got {v!r}")
 
 
-def _int_at_least(name: str, v: Any, lo: int, hi: int | None = None, why: str = "") -> None:
+def check_int(name: str, v: Any, lo: int, hi: int | None = None, why: str = "") -> None:
+    """An integer in [lo, hi] (no upper bound when ``hi`` is None); ConfigError naming
+    the field ``name`` and the range otherwise."""
     rng = f">= {lo}" if hi is None else f">= {lo} and <= {hi:,}"
     if isinstance(v, bool) or not isinstance(v, int):
         raise ConfigError(f"{name} must be an integer {rng}, got {v!r}")
     if v < lo or (hi is not None and v > hi):
         raise ConfigError(f"{name} must be an integer {rng}{why}, got {v!r}")
+
+
+# The older private spellings, until the branches written against them are in.
+_number, _prob, _int_at_least = check_number, check_prob, check_int
 
 
 #: Upper bounds on sizes, checked before anything is allocated or run.
@@ -429,8 +437,8 @@ def validate_section(name: str, section) -> None:
 
 def _check_model(m) -> None:
     for name in ("pi", "p", "rho"):
-        _prob(f"model.{name}", getattr(m, name))
-    if _number("model.c_e", m.c_e) < 0:
+        check_prob(f"model.{name}", getattr(m, name))
+    if check_number("model.c_e", m.c_e) < 0:
         raise ConfigError(f"model.c_e must be >= 0, got {m.c_e!r}")
     if m.stance not in STANCE_KINDS:
         raise ConfigError(f"model.stance must be one of {', '.join(STANCE_KINDS)}, got {m.stance!r}")
@@ -439,48 +447,48 @@ def _check_model(m) -> None:
     for name in ("x_P", "x_A", "x_P_consult"):
         v = getattr(m, name)
         if v is not None:
-            _prob(f"model.{name}", v)
+            check_prob(f"model.{name}", v)
 
 
 def _check_judge(j) -> None:
     if j.kind not in JUDGE_KINDS:
         raise ConfigError(f"judge.kind must be one of {', '.join(JUDGE_KINDS)}, got {j.kind!r}")
-    _prob("judge.b", j.b)
-    if _number("judge.lam", j.lam) <= 0:
+    check_prob("judge.b", j.b)
+    if check_number("judge.lam", j.lam) <= 0:
         raise ConfigError(f"judge.lam must be > 0, got {j.lam!r}")
-    _number("judge.mu", j.mu)
-    if _number("judge.kappa", j.kappa) < 0:
+    check_number("judge.mu", j.mu)
+    if check_number("judge.kappa", j.kappa) < 0:
         raise ConfigError(f"judge.kappa must be >= 0, got {j.kappa!r}")
-    _int_at_least("judge.jury_size", j.jury_size, 1, MAX_JURY)
-    _prob("judge.jury_tie", j.jury_tie)
+    check_int("judge.jury_size", j.jury_size, 1, MAX_JURY)
+    check_prob("judge.jury_tie", j.jury_tie)
 
 
 def _check_protocol(p) -> None:
-    _prob("protocol.consult_default", p.consult_default)
+    check_prob("protocol.consult_default", p.consult_default)
 
 
 def _check_welfare(w) -> None:
     for name in ("alpha", "beta", "delta_c"):
-        _number(f"welfare.{name}", getattr(w, name))
+        check_number(f"welfare.{name}", getattr(w, name))
 
 
 def _check_run(r) -> None:
-    _int_at_least("run.n_instances", r.n_instances, 1, MAX_INSTANCES,
+    check_int("run.n_instances", r.n_instances, 1, MAX_INSTANCES,
                   " (about a day per cell at 10^9 instances/s)")
-    _int_at_least("run.seed", r.seed, 0)
+    check_int("run.seed", r.seed, 0)
     if r.seed >= 1 << 64:
         raise ConfigError(f"run.seed must be < 2**64, got {r.seed!r}")
     import os
 
-    _int_at_least("run.n_threads", r.n_threads, 0, os.cpu_count() or 1,
+    check_int("run.n_threads", r.n_threads, 0, os.cpu_count() or 1,
                   " (0 = every core; at most this machine's cores)")
-    _int_at_least("run.chunk_size", r.chunk_size, 1)
+    check_int("run.chunk_size", r.chunk_size, 1)
 
 
 def _check_export(e) -> None:
-    _int_at_least("export.n_instances", e.n_instances, 0, MAX_EXPORT,
+    check_int("export.n_instances", e.n_instances, 0, MAX_EXPORT,
                   " (transcripts are held in memory)")
-    _int_at_least("export.n_judges", e.n_judges, 1)
+    check_int("export.n_judges", e.n_judges, 1)
     if not str(e.path).lower().endswith((".parquet", ".csv")):
         raise ConfigError(f"export.path must end in .parquet or .csv, got {e.path!r}")
     from pathlib import PurePath

@@ -80,6 +80,19 @@ def numba_threads(n: int):
         numba.set_num_threads(prev)
 
 
+@contextmanager
+def kernel_threads(n: int):
+    """Run a model's kernels with at most ``n`` compiled threads (0: the current
+    setting, e.g. one a worker chose), restoring the previous setting after."""
+    prev = numba.get_num_threads()
+    if n:
+        numba.set_num_threads(min(int(n), max_threads()))
+    try:
+        yield numba.get_num_threads()
+    finally:
+        numba.set_num_threads(prev)
+
+
 def block_ranges(n_blocks: int, bytes_per_block: int, budget: int):
     """(first, count) ranges covering ``n_blocks`` blocks, each range holding at most
     ``budget`` bytes of per-block partial sums (at least one block a range): how the

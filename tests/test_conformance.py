@@ -96,3 +96,24 @@ def test_check_model_passes_the_same_model_once_it_validates_and_does_not_leak(b
 def test_check_model_needs_grids_for_a_model_that_declares_none(broken):
     with pytest.raises(ValueError, match="needs grids"):
         check_model("broken_test_model")
+
+
+@pytest.mark.parametrize("name", ["colmad", "mediation", "redeliberation"])
+def test_a_models_kernel_threads_are_restored_after_it_runs(name):
+    """run.n_threads applies to the model's kernels only: the compiled threads the
+    caller had are restored afterwards (a model once set numba's global count)."""
+    import numba
+
+    from antiamp.registry import builtin_config
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("needs two compiled threads")
+    cfg = dict(builtin_config(name).EXAMPLES[0][1])
+    cfg["run"] = {**cfg.get("run", {}), "n_threads": 2}
+    prev = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        antiamp.simulate(cfg)
+        assert numba.get_num_threads() == 1
+    finally:
+        numba.set_num_threads(prev)

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...config import ConfigError, _int_at_least, _number, _prob
+from ...config import ConfigError, check_int, check_number, check_prob
 from ...lazy import lazy
 from ...moments import estimates
 from .config import ColmadConfig  # noqa: F401  (re-exported for the model)
@@ -132,15 +132,15 @@ def validate_colmad(cfg) -> None:
         raise ConfigError("model=colmad has one judge: judge.jury_size must be 1")
     for k in ("p_error", "sens_1", "spec_1", "sens_2", "spec_2", "evidence", "fabricate",
               "verify", "mislead", "relevance", "delta"):
-        _prob(f"colmad.{k}", getattr(c, k))
+        check_prob(f"colmad.{k}", getattr(c, k))
     for k in ("hack", "kappa_r"):
-        _number(f"colmad.{k}", getattr(c, k))
-    if _number("colmad.r_sd", c.r_sd) < 0:
+        check_number(f"colmad.{k}", getattr(c, k))
+    if check_number("colmad.r_sd", c.r_sd) < 0:
         raise ConfigError(f"colmad.r_sd must be >= 0, got {c.r_sd!r}")
-    _int_at_least("colmad.rounds", c.rounds, 1, 1000)
+    check_int("colmad.rounds", c.rounds, 1, 1000)
     if c.eta_mode not in ("absolute", "fraction"):
         raise ConfigError(f"colmad.eta_mode must be absolute or fraction, got {c.eta_mode!r}")
-    eta = _number("colmad.eta", c.eta)
+    eta = check_number("colmad.eta", c.eta)
     if c.eta_mode == "fraction":
         if not -1 <= eta <= 1:
             raise ConfigError(f"colmad.eta (eta_mode=fraction) must lie in [-1, 1], got {eta!r}")
@@ -326,18 +326,16 @@ def simulate(par: Params, n_instances: int, seed: int, n_threads: int = 0,
              values=None) -> dict:
     """Metrics by the compiled kernel: ``{metric: (values, se)}`` of
     :func:`metric_values` (or of ``values``, e.g. :func:`first_values`)."""
-    import numba
-
     from ...kernels.colmad import colmad_kernel
     from ...kernels.rng import split_seed
+    from ...runner import kernel_threads
 
-    if n_threads:
-        numba.set_num_threads(min(n_threads, numba.config.NUMBA_NUM_THREADS))
     k0, k1 = split_seed(seed)
-    s1, s2 = colmad_kernel(int(n_instances), k0, k1, par.p_error,
-                           np.ascontiguousarray(pair_table(par)), judge_right(par),
-                           np.array([tie_right(par, 0), tie_right(par, 1)]), par.evidence,
-                           par.pass_wrong, int(par.rounds), par.delta)
+    with kernel_threads(n_threads):
+        s1, s2 = colmad_kernel(int(n_instances), k0, k1, par.p_error,
+                               np.ascontiguousarray(pair_table(par)), judge_right(par),
+                               np.array([tie_right(par, 0), tie_right(par, 1)]), par.evidence,
+                               par.pass_wrong, int(par.rounds), par.delta)
     return estimates(values or metric_values, s1, s2, float(n_instances))
 
 

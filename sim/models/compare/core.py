@@ -61,7 +61,7 @@ import numpy as np
 from ..colmad import core as cm
 from ..mediation import core as md
 from ..redeliberation import core as rd
-from ...config import ConfigError, _int_at_least, _number
+from ...config import ConfigError, check_int, check_number
 from ...lazy import lazy
 from ..colmad.config import ColmadConfig
 from ..mediation.config import MediationConfig
@@ -123,15 +123,15 @@ def validate_compare(cfg) -> None:
         raise ConfigError(f"model=compare: judge.jury_size must be 1 (one judge per protocol); "
                           f"compare.jury_size sets the juries' size, got judge.jury_size="
                           f"{cfg.judge.jury_size!r}")
-    _int_at_least("compare.jury_size", cfg.compare.jury_size, 1, 1001)
+    check_int("compare.jury_size", cfg.compare.jury_size, 1, 1001)
     m = cfg.model
     if m.stance != "signal":
         raise ConfigError("model=compare needs model.stance=signal (the model's answer is "
                           "right with probability model.p)")
-    if not 0.0 < _number("model.p", m.p) < 1.0:
+    if not 0.0 < check_number("model.p", m.p) < 1.0:
         raise ConfigError(f"model=compare needs model.p in (0, 1) (the model errs sometimes "
                           f"and not always), got {m.p!r}")
-    if _number("model.c_e", m.c_e) != 0:
+    if check_number("model.c_e", m.c_e) != 0:
         raise ConfigError(f"model=compare needs model.c_e = 0 (evidence is free in the other "
                           f"seeds' protocols), got {m.c_e!r}")
     for sec, (typ, keys) in DERIVED.items():

@@ -56,7 +56,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from ...config import ConfigError, _int_at_least, _number, _prob
+from ...config import ConfigError, check_int, check_number, check_prob
 from ...lazy import lazy
 from ...rare import rare_floor
 from .config import ConfidenceConfig  # noqa: F401  (re-exported)
@@ -1224,28 +1224,28 @@ def validate_confidence(cfg) -> None:
     if cc.antagonist is not None and not isinstance(cc.antagonist, str):
         raise ConfigError(f"confidence.antagonist must be a condition name or null, got "
                           f"{cc.antagonist!r}")
-    x = _number("confidence.info", cc.info)
+    x = check_number("confidence.info", cc.info)
     if not 0.0 < x < 1.0:
         raise ConfigError(f"confidence.info must lie in (0, 1), got {cc.info!r}")
-    _number("confidence.kappa_c", cc.kappa_c)
-    _prob("confidence.icc", cc.icc)
+    check_number("confidence.kappa_c", cc.kappa_c)
+    check_prob("confidence.icc", cc.icc)
     if cc.icc >= 1.0:
         raise ConfigError(f"confidence.icc must lie in [0, 1), got {cc.icc!r}")
     for k in ("weight", "side_bias"):
         if getattr(cc, k) is not None:
-            _number(f"confidence.{k}", getattr(cc, k))
+            check_number(f"confidence.{k}", getattr(cc, k))
     for k in ("shared_sd", "side_sd", "noise_sd"):
         v = getattr(cc, k)
-        if v is not None and _number(f"confidence.{k}", v) < 0:
+        if v is not None and check_number(f"confidence.{k}", v) < 0:
             raise ConfigError(f"confidence.{k} must be >= 0, got {v!r}")
     if cc.intercepts is not None:
         if not isinstance(cc.intercepts, (list, tuple)) or not cc.intercepts:
             raise ConfigError(f"confidence.intercepts must be a list of mean reports, one per "
                               f"round, got {cc.intercepts!r}")
         for i, v in enumerate(cc.intercepts):
-            if not 0 <= _number(f"confidence.intercepts[{i}]", v) <= 100:
+            if not 0 <= check_number(f"confidence.intercepts[{i}]", v) <= 100:
                 raise ConfigError(f"confidence.intercepts[{i}] must lie in [0, 100], got {v!r}")
-    _int_at_least("confidence.votes_judges", cc.votes_judges, 1, 1001)
+    check_int("confidence.votes_judges", cc.votes_judges, 1, 1001)
     if cc.votes is not None:
         n = cc.votes_judges
         if not isinstance(cc.votes, (list, tuple)) or len(cc.votes) not in (n + 1, n // 2 + 1):
@@ -1254,13 +1254,13 @@ def validate_confidence(cfg) -> None:
                               f"judges, 0..{n // 2}) for confidence.votes_judges = {n}, got "
                               f"{cc.votes!r}")
         for i, v in enumerate(cc.votes):
-            _int_at_least(f"confidence.votes[{i}]", v, 0)
+            check_int(f"confidence.votes[{i}]", v, 0)
         if sum(cc.votes) < 2:
             raise ConfigError("confidence.votes must count at least 2 debates")
         if cc.icc != 0.0:
             raise ConfigError("give confidence.icc or confidence.votes (which fits icc), "
                               "not both")
-    _int_at_least("confidence.ppc_draws", cc.ppc_draws, 0, 100_000)
+    check_int("confidence.ppc_draws", cc.ppc_draws, 0, 100_000)
     if cc.data is not None and not isinstance(cc.data, str):
         raise ConfigError(f"confidence.data must be a path to a bets CSV or null, got "
                           f"{cc.data!r}")
@@ -1279,13 +1279,10 @@ def simulate_oversight(rep_P: Reports, rep_A: Reports, p: float, rho: float, lam
                        n_threads: int = 0) -> dict:
     """Amp, fwc, accuracy (each with its standard error) of consultancy and debate,
     and the paired Amp contrast, by the compiled kernel (common random numbers)."""
-    import numba
-
     from ...kernels.confidence import TABLE_SIZE, confidence_kernel
     from ...kernels.rng import split_seed
+    from ...runner import kernel_threads
 
-    if n_threads:
-        numba.set_num_threads(min(n_threads, numba.config.NUMBA_NUM_THREADS))
     beta = float(special.ndtri(p)) if 0 < p < 1 else math.copysign(40.0, p - 0.5)
     # A shared-latent jury in a call big enough to pay for the table (TABLE_SIZE
     # quadratures) reads its endorsement from the table (within 1e-9 of the quadrature).
@@ -1294,10 +1291,11 @@ def simulate_oversight(rep_P: Reports, rep_A: Reports, p: float, rho: float, lam
     else:
         (gx, gw), table = latent_nodes(icc), np.empty(0)
     k0, k1 = split_seed(seed)
-    acc, gap = confidence_kernel(int(n_instances), k0, k1, beta, float(rep_P.info), float(rho),
-                                 _rep_vector(rep_P), _rep_vector(rep_A), float(lam), float(mu),
-                                 float(kappa), float(kappa_c), int(n), float(icc), float(tie),
-                                 gx, gw, table)
+    with kernel_threads(n_threads):
+        acc, gap = confidence_kernel(int(n_instances), k0, k1, beta, float(rep_P.info), float(rho),
+                                     _rep_vector(rep_P), _rep_vector(rep_A), float(lam), float(mu),
+                                     float(kappa), float(kappa_c), int(n), float(icc), float(tie),
+                                     gx, gw, table)
     s = acc.sum(axis=0)  # blocks added in order
     g = gap.sum(axis=0)
     N = float(n_instances)

@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from ...config import ConfigError, _int_at_least
+from ...config import ConfigError, check_int
 from .config import LoopConfig
 
 __all__ = ["LoopConfig", "PROTOCOLS", "FLAGS", "validate_loop", "Oversight", "oversight",
@@ -66,11 +66,11 @@ def ignore_instances(cfg: dict) -> dict:
 def validate_loop(cfg) -> None:
     """The loop's fields and ranges (ConfigError names the field)."""
     lc = cfg.loop
-    _int_at_least("loop.rounds", lc.rounds, 1, 100_000)
-    _int_at_least("loop.batch", lc.batch, 1, 10**8)
-    _int_at_least("loop.types", lc.types, 1, 100_000)
-    _int_at_least("loop.escalate_jury", lc.escalate_jury, 1, 101)
-    _int_at_least("loop.paths", lc.paths, 0)
+    check_int("loop.rounds", lc.rounds, 1, 100_000)
+    check_int("loop.batch", lc.batch, 1, 10**8)
+    check_int("loop.types", lc.types, 1, 100_000)
+    check_int("loop.escalate_jury", lc.escalate_jury, 1, 101)
+    check_int("loop.paths", lc.paths, 0)
     if lc.paths == 1:
         raise ConfigError("loop.paths must be 0 (exact recursion only) or at least 2 (a "
                           "standard error needs two paths), got 1")
@@ -473,20 +473,18 @@ def cheapest_policy(cfg, ov: Oversight, target: float, front: dict | None = None
 # ----------------------------------------------------------------------------- simulation
 def simulate(cfg, ov: Oversight, n_threads: int = 0) -> dict:
     """The kernel's paths for the three protocols (common random numbers)."""
-    import numba
-
     from antiamp.kernels.loop import CALIBRATED, MAJORITY, loop_paths
     from antiamp.kernels.rng import split_seed
+    from antiamp.runner import kernel_threads
 
     lc = cfg.loop
     k0, k1 = split_seed(cfg.run.seed)
-    if n_threads:
-        numba.set_num_threads(min(n_threads, numba.config.NUMBA_NUM_THREADS))
     types = lc.types if lc.learner == "majority" else 1
-    out = loop_paths(MAJORITY if lc.learner == "majority" else CALIBRATED, lc.rounds, lc.batch,
-                     types, lc.paths, start_error(cfg), lc.e_h, lc.m, lc.rate, lc.bias,
-                     float(cfg.model.rho), lc.rho_gain, ov.x_pc, ov.x_pd, ov.x_a, ov.J_c, ov.J_d,
-                     ov.audit, ov.flag_c, ov.budget,
-                     ov.J_c if ov.J_jury is None else ov.J_jury, ov.J_jury is None, k0, k1)
+    with kernel_threads(n_threads):
+        out = loop_paths(MAJORITY if lc.learner == "majority" else CALIBRATED, lc.rounds, lc.batch,
+                         types, lc.paths, start_error(cfg), lc.e_h, lc.m, lc.rate, lc.bias,
+                         float(cfg.model.rho), lc.rho_gain, ov.x_pc, ov.x_pd, ov.x_a, ov.J_c, ov.J_d,
+                         ov.audit, ov.flag_c, ov.budget,
+                         ov.J_c if ov.J_jury is None else ov.J_jury, ov.J_jury is None, k0, k1)
     keys = ("err", "label_err", "ratified", "rho", "escalated", "locked", "start_wrong")
     return dict(zip(keys, out))

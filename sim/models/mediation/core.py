@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...config import ConfigError, _int_at_least, _number, _prob
+from ...config import ConfigError, check_int, check_number, check_prob
 from ...lazy import lazy
 from ...moments import estimates
 from .config import MediationConfig  # noqa: F401  (re-exported for the model)
@@ -110,20 +110,20 @@ def params_of(cfg) -> Params:
 
 def validate_mediation(cfg) -> None:
     m = cfg.mediation
-    _int_at_least("mediation.citations", m.citations, 1, 10_000)
-    _int_at_least("mediation.iterations", m.iterations, 0, 1000)
-    _int_at_least("mediation.perspectives", m.perspectives, 1, 64)
-    _int_at_least("mediation.escalate_at", m.escalate_at, 1, 64)
+    check_int("mediation.citations", m.citations, 1, 10_000)
+    check_int("mediation.iterations", m.iterations, 0, 1000)
+    check_int("mediation.perspectives", m.perspectives, 1, 64)
+    check_int("mediation.escalate_at", m.escalate_at, 1, 64)
     if m.escalate_at > m.perspectives:
         raise ConfigError(f"mediation.escalate_at must be at most mediation.perspectives "
                           f"({m.perspectives}), got {m.escalate_at}")
     for k in ("relevance", "detect", "repair", "false_alarm", "dissent", "false_dissent",
               "erase", "human_accuracy"):
-        _prob(f"mediation.{k}", getattr(m, k))
-    if not 0 <= _number("mediation.flaws", m.flaws) <= 50:
+        check_prob(f"mediation.{k}", getattr(m, k))
+    if not 0 <= check_number("mediation.flaws", m.flaws) <= 50:
         raise ConfigError(f"mediation.flaws must lie in [0, 50] (mean flaws per case), got "
                           f"{m.flaws!r}")
-    if _number("mediation.human_cost", m.human_cost) < 0:
+    if check_number("mediation.human_cost", m.human_cost) < 0:
         raise ConfigError(f"mediation.human_cost must be >= 0, got {m.human_cost!r}")
     if m.source not in tuple(SOURCES) + ("custom",):
         raise ConfigError(f"mediation.source must be one of {', '.join(SOURCES)}, custom; got "
@@ -134,7 +134,7 @@ def validate_mediation(cfg) -> None:
             raise ConfigError(f"mediation.classes must be {len(CLASSES)} shares "
                               f"({', '.join(CLASSES)}) with source=custom, got {c!r}")
         for i, v in enumerate(c):
-            _prob(f"mediation.classes[{i}]", v)
+            check_prob(f"mediation.classes[{i}]", v)
         if abs(sum(float(v) for v in c) - 1.0) > 1e-9:
             raise ConfigError(f"mediation.classes must sum to 1, got {sum(c)!r}")
     elif m.classes is not None:
@@ -227,21 +227,19 @@ def exact(par: Params) -> dict:
 
 def simulate(par: Params, n_instances: int, seed: int, n_threads: int = 0) -> dict:
     """Metrics by the compiled kernel: ``{name: (value, se)}``."""
-    import numba
-
     from ...kernels.mediation import mediation_kernel
     from ...kernels.rng import split_seed
+    from ...runner import kernel_threads
 
-    if n_threads:
-        numba.set_num_threads(min(n_threads, numba.config.NUMBA_NUM_THREADS))
     k0, k1 = split_seed(seed)
     surv = 1.0 - par.detect * par.repair
-    s1, s2 = mediation_kernel(int(n_instances), k0, k1, par.flaws, surv, int(par.iterations),
-                              par.false_alarm, int(par.perspectives), par.dissent,
-                              par.false_dissent, par.erase, int(par.escalate_at),
-                              par.human_accuracy, int(par.citations),
-                              np.asarray(par.classes, float), np.asarray(EQ_WEIGHTS),
-                              par.relevance)
+    with kernel_threads(n_threads):
+        s1, s2 = mediation_kernel(int(n_instances), k0, k1, par.flaws, surv, int(par.iterations),
+                                  par.false_alarm, int(par.perspectives), par.dissent,
+                                  par.false_dissent, par.erase, int(par.escalate_at),
+                                  par.human_accuracy, int(par.citations),
+                                  np.asarray(par.classes, float), np.asarray(EQ_WEIGHTS),
+                                  par.relevance)
     return estimates(lambda m: _values(m, par), s1, s2, float(n_instances))
 
 

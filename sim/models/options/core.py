@@ -34,7 +34,7 @@ import itertools
 
 import numpy as np
 
-from ...config import ConfigError, _int_at_least, _number, _prob
+from ...config import ConfigError, check_int, check_number, check_prob
 
 ANTAGONISTS = ("assigned", "best_of_k", "attack")
 EXACT_MAX_K = 6
@@ -56,7 +56,7 @@ from .config import OptionsConfig  # noqa: E402,F401  (re-exported)
 def validate_options(oc: OptionsConfig, judge, c_e: float) -> None:
     from antiamp.kernels.options import MAX_K
 
-    _int_at_least("options.K", oc.K, 2)
+    check_int("options.K", oc.K, 2)
     if oc.K > MAX_K:
         raise ConfigError(f"options.K must be at most {MAX_K}, got {oc.K!r}")
     if oc.prior is not None:
@@ -77,14 +77,14 @@ def validate_options(oc: OptionsConfig, judge, c_e: float) -> None:
             raise ConfigError(f"options.option_bias must be K={oc.K} finite numbers, got "
                               f"{np.asarray(oc.option_bias).tolist()}")
     for name in ("distractor_weight", "q_true", "near_miss_loss", "loss_tol"):
-        _prob(f"options.{name}", getattr(oc, name))
+        check_prob(f"options.{name}", getattr(oc, name))
     if oc.distractor_rho is not None:
-        _prob("options.distractor_rho", oc.distractor_rho)
-    _number("options.distractor_bias", oc.distractor_bias)
+        check_prob("options.distractor_rho", oc.distractor_rho)
+    check_number("options.distractor_bias", oc.distractor_bias)
     if oc.antagonist not in ANTAGONISTS:
         raise ConfigError(f"options.antagonist must be one of {', '.join(ANTAGONISTS)}, "
                           f"got {oc.antagonist!r}")
-    _int_at_least("options.k_examine", oc.k_examine, 1, MAX_K - 1)
+    check_int("options.k_examine", oc.k_examine, 1, MAX_K - 1)
     if oc.antagonist == "best_of_k" and oc.k_examine > oc.K - 1:
         raise ConfigError(f"options.k_examine must lie in [1, K - 1 = {oc.K - 1}], "
                           f"got {oc.k_examine!r}")

@@ -37,7 +37,7 @@ integrate = lazy("scipy.integrate")
 special = lazy("scipy.special")
 stats = lazy("scipy.stats")
 
-from ...config import ConfigError, JudgeConfig, ProtocolConfig, _int_at_least, _number, _prob
+from ...config import ConfigError, JudgeConfig, ProtocolConfig, check_int, check_number, check_prob
 from ...judge import single_judge_tables
 
 #: Most simulated panels per cell (each holds its judges' biases in memory).
@@ -50,21 +50,21 @@ from .config import PanelConfig  # noqa: E402,F401  (re-exported)
 
 
 def validate_panel(pc: PanelConfig) -> None:
-    _int_at_least("panel.size", pc.size, 1)
+    check_int("panel.size", pc.size, 1)
     if pc.size > 501:
         raise ConfigError(f"panel.size must be at most 501, got {pc.size!r}")
     if pc.rule not in RULES:
         raise ConfigError(f"panel.rule must be one of {', '.join(RULES)}, got {pc.rule!r}")
-    q = _number("panel.quota", pc.quota)
+    q = check_number("panel.quota", pc.quota)
     if not 0 < q <= 1:
         raise ConfigError(f"panel.quota must lie in (0, 1], got {pc.quota!r}")
     for name in ("tie", "default", "icc"):
-        _prob(f"panel.{name}", getattr(pc, name))
-    if _number("panel.bias_sd", pc.bias_sd) < 0:
+        check_prob(f"panel.{name}", getattr(pc, name))
+    if check_number("panel.bias_sd", pc.bias_sd) < 0:
         raise ConfigError(f"panel.bias_sd must be >= 0, got {pc.bias_sd!r}")
     if pc.method not in METHODS:
         raise ConfigError(f"panel.method must be one of {', '.join(METHODS)}, got {pc.method!r}")
-    _int_at_least("panel.n_panels", pc.n_panels, 1, MAX_PANELS)
+    check_int("panel.n_panels", pc.n_panels, 1, MAX_PANELS)
 
 
 def _rule_args(pc: PanelConfig):

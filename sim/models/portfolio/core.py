@@ -44,7 +44,7 @@ optimize = lazy("scipy.optimize")
 special = lazy("scipy.special")
 stats = lazy("scipy.stats")
 
-from ...config import ConfigError, JudgeConfig, ProtocolConfig, _int_at_least, _number, _prob
+from ...config import ConfigError, JudgeConfig, ProtocolConfig, check_int, check_number, check_prob
 from ...judge import judge_tables, jury_majority
 
 RULES = ("threshold", "logit")
@@ -57,12 +57,12 @@ from ...games import zero_sum_lp  # noqa: E402
 def validate_portfolio(pf: PortfolioConfig, judge: JudgeConfig) -> None:
     from antiamp.kernels.portfolios import MAX_BUDGET
 
-    _int_at_least("portfolio.budget", pf.budget, 1)
+    check_int("portfolio.budget", pf.budget, 1)
     if pf.budget > MAX_BUDGET:
         raise ConfigError(f"portfolio.budget must be at most {MAX_BUDGET}, got {pf.budget!r}")
     for name in ("q_true", "q_fab", "mislead", "cross_exam"):
-        _prob(f"portfolio.{name}", getattr(pf, name))
-    _int_at_least("portfolio.tau", pf.tau, 1)
+        check_prob(f"portfolio.{name}", getattr(pf, name))
+    check_int("portfolio.tau", pf.tau, 1)
     if pf.tau > pf.budget:
         raise ConfigError(f"portfolio.tau must lie in [1, portfolio.budget={pf.budget}], "
                           f"got {pf.tau!r}")
@@ -71,9 +71,9 @@ def validate_portfolio(pf: PortfolioConfig, judge: JudgeConfig) -> None:
     if pf.rule == "logit" and judge.kind != "logit":
         raise ConfigError("portfolio.rule=logit takes lam and mu from a logit judge; "
                           "set judge=logit (or portfolio.rule=threshold)")
-    if _number("portfolio.kappa_v", pf.kappa_v) < 0:
+    if check_number("portfolio.kappa_v", pf.kappa_v) < 0:
         raise ConfigError(f"portfolio.kappa_v must be >= 0, got {pf.kappa_v!r}")
-    if _number("portfolio.c_item", pf.c_item) < 0:
+    if check_number("portfolio.c_item", pf.c_item) < 0:
         raise ConfigError(f"portfolio.c_item must be >= 0, got {pf.c_item!r}")
 
 

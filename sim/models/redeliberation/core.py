@@ -52,7 +52,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...config import ConfigError, _int_at_least, _number, _prob
+from ...config import ConfigError, check_int, check_number, check_prob
 from ...lazy import lazy
 from ...rare import rare_floor
 from .config import RedeliberationConfig  # noqa: F401  (re-exported for the model)
@@ -124,40 +124,40 @@ def validate_redeliberation(cfg) -> None:
     """Field checks, before anything is computed."""
     rc = cfg.redeliberation
     for k in ("contested", "p_true", "evidence", "hazard"):
-        _prob(f"redeliberation.{k}", getattr(rc, k))
+        check_prob(f"redeliberation.{k}", getattr(rc, k))
     for k in ("margin_clear", "margin_contested", "bias_sd", "trigger_spread"):
-        if _number(f"redeliberation.{k}", getattr(rc, k)) < 0:
+        if check_number(f"redeliberation.{k}", getattr(rc, k)) < 0:
             raise ConfigError(f"redeliberation.{k} must be >= 0, got {getattr(rc, k)!r}")
     for k in ("noise_clear", "noise_contested"):
-        if _number(f"redeliberation.{k}", getattr(rc, k)) <= 0:
+        if check_number(f"redeliberation.{k}", getattr(rc, k)) <= 0:
             raise ConfigError(f"redeliberation.{k} must be > 0 (a run-to-run noise sd), got "
                               f"{getattr(rc, k)!r}")
-    _number("redeliberation.bias", rc.bias)
-    if not 0 <= _number("redeliberation.insufficient_below", rc.insufficient_below) <= 100:
+    check_number("redeliberation.bias", rc.bias)
+    if not 0 <= check_number("redeliberation.insufficient_below", rc.insufficient_below) <= 100:
         raise ConfigError(f"redeliberation.insufficient_below must lie in [0, 100], got "
                           f"{rc.insufficient_below!r}")
-    _int_at_least("redeliberation.runs", rc.runs, 2, 64,
+    check_int("redeliberation.runs", rc.runs, 2, 64,
                   " (the advocate and at least one self-consistency sample)")
-    _int_at_least("redeliberation.max_rounds", rc.max_rounds, 0, 1000)
-    _int_at_least("redeliberation.forced_rounds", rc.forced_rounds, 0, 100)
-    _int_at_least("redeliberation.base_calls", rc.base_calls, 0, 10_000)
-    _int_at_least("redeliberation.round_calls", rc.round_calls, 0, 10_000)
+    check_int("redeliberation.max_rounds", rc.max_rounds, 0, 1000)
+    check_int("redeliberation.forced_rounds", rc.forced_rounds, 0, 100)
+    check_int("redeliberation.base_calls", rc.base_calls, 0, 10_000)
+    check_int("redeliberation.round_calls", rc.round_calls, 0, 10_000)
     bands = SEED_BANDS if rc.bands is None else rc.bands
     mults = SEED_MULTIPLIERS if rc.multipliers is None else rc.multipliers
     if not isinstance(bands, (list, tuple)) or not isinstance(mults, (list, tuple)):
         raise ConfigError("redeliberation.bands and redeliberation.multipliers must be lists "
                           f"(or null for the seed's), got {rc.bands!r} and {rc.multipliers!r}")
     for i, b in enumerate(bands):
-        if _number(f"redeliberation.bands[{i}]", b) <= 0 or (i and b <= bands[i - 1]):
+        if check_number(f"redeliberation.bands[{i}]", b) <= 0 or (i and b <= bands[i - 1]):
             raise ConfigError(f"redeliberation.bands must be positive and increasing (spread "
                               f"points), got {list(bands)!r}")
     if len(mults) != len(bands) + 1:
         raise ConfigError(f"redeliberation.multipliers must have one value per band, "
                           f"len(bands) + 1 = {len(bands) + 1}, got {list(mults)!r}")
     for i, m in enumerate(mults):
-        if not 0 < _number(f"redeliberation.multipliers[{i}]", m) <= 1:
+        if not 0 < check_number(f"redeliberation.multipliers[{i}]", m) <= 1:
             raise ConfigError(f"redeliberation.multipliers[{i}] must lie in (0, 1], got {m!r}")
-    _prob("model.rho", cfg.model.rho)
+    check_prob("model.rho", cfg.model.rho)
 
 
 # ------------------------------------------------------------------ exact pieces
@@ -427,21 +427,19 @@ def simulate(par: Params, J: np.ndarray, n_instances: int, seed: int,
     """Every metric by the compiled kernel: ``{metric: (mean, se)}`` with arrays over
     (protocol, type) where type is clear, contested, all; ``band_share``, ``spread_mean``
     and ``acc_round`` over (type, ...)."""
-    import numba
-
     from ...kernels.redeliberation import redeliberation_kernel
     from ...kernels.rng import split_seed
+    from ...runner import kernel_threads
 
-    if n_threads:
-        numba.set_num_threads(min(n_threads, numba.config.NUMBA_NUM_THREADS))
     k0, k1 = split_seed(seed)
-    acc, band, spread, fser = redeliberation_kernel(
-        int(n_instances), k0, k1, par.contested, par.p_true, np.asarray(par.margin, float),
-        np.asarray(par.noise, float), par.bias, par.bias_sd, int(par.runs), par.evidence,
-        par.rho, par.hazard, int(par.max_rounds), np.asarray(par.bands, float),
-        np.asarray(par.multipliers, float), par.threshold, par.trigger_spread,
-        float(par.base_calls), float(par.round_calls), int(par.forced_rounds),
-        np.ascontiguousarray(J, dtype=np.float64))
+    with kernel_threads(n_threads):
+        acc, band, spread, fser = redeliberation_kernel(
+            int(n_instances), k0, k1, par.contested, par.p_true, np.asarray(par.margin, float),
+            np.asarray(par.noise, float), par.bias, par.bias_sd, int(par.runs), par.evidence,
+            par.rho, par.hazard, int(par.max_rounds), np.asarray(par.bands, float),
+            np.asarray(par.multipliers, float), par.threshold, par.trigger_spread,
+            float(par.base_calls), float(par.round_calls), int(par.forced_rounds),
+            np.ascontiguousarray(J, dtype=np.float64))
     a = acc.sum(axis=0)  # blocks added in order
     a = np.concatenate([a, a.sum(axis=1, keepdims=True)], axis=1)  # (P, 3, N_ACC)
     n = a[..., 0]

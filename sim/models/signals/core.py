@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...config import ConfigError, _number, _prob
+from ...config import ConfigError, check_number, check_prob
 
 ETA_MODES = ("absolute", "fraction")
 
@@ -103,9 +103,9 @@ def validate_signals(s: SignalsConfig, p: float, rho: float, stance: str) -> Non
     for name in ("p_P", "p_A", "rho_unbelieved"):
         v = getattr(s, name)
         if v is not None:
-            _prob(f"signals.{name}", v)
-    _prob("signals.phi", s.phi)
-    eta = _number("signals.eta", s.eta)
+            check_prob(f"signals.{name}", v)
+    check_prob("signals.phi", s.phi)
+    eta = check_number("signals.eta", s.eta)
     if s.joint is not None:
         t = np.asarray(s.joint, dtype=float) if _is_numeric(s.joint) else None
         if t is None or t.shape != (2, 2, 2):
@@ -129,10 +129,10 @@ def validate_signals(s: SignalsConfig, p: float, rho: float, stance: str) -> Non
                     f"signals.eta={eta!r} is infeasible for p_P={p_P:g}, p_A={p_A:g}: the "
                     f"correlation of the correctness indicators must lie in [{lo:.6g}, {hi:.6g}]"
                     " (or use signals.eta_mode=fraction)")
-    if _number("signals.kappa_r", s.kappa_r) < 0:
+    if check_number("signals.kappa_r", s.kappa_r) < 0:
         raise ConfigError(f"signals.kappa_r must be >= 0, got {s.kappa_r!r}")
-    _number("signals.r_gap", s.r_gap)
-    if _number("signals.r_sd", s.r_sd) <= 0:
+    check_number("signals.r_gap", s.r_gap)
+    if check_number("signals.r_sd", s.r_sd) <= 0:
         raise ConfigError(f"signals.r_sd must be > 0, got {s.r_sd!r}")
     if s.avail is not None:
         t = np.asarray(s.avail, dtype=float) if _is_numeric(s.avail) else None
