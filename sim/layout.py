@@ -82,3 +82,20 @@ def axis_coords(axes: list, dims, extra: dict | None = None) -> dict:
                                                "symbol": symbol(a.path),
                                                "config_path": a.path})
     return coords
+
+
+def pm(value: float, se: float, exact: float = float("nan"), digits: int = 4) -> str:
+    """One table entry of a metric, the same way in every model's table:
+    ``value ± se [exact]``; ``value ± se`` without an exact value; ``exact (exact)``
+    when nothing was simulated (or the SE is 0: the value is the exact one); ``-``
+    when there is neither."""
+    import math
+
+    f = f"{{:.{digits}f}}"
+    sim = math.isfinite(value) and math.isfinite(se) and se > 0
+    if sim:
+        out = f"{f.format(value)} ± {f.format(se)}"
+        return out + (f" [{f.format(exact)}]" if math.isfinite(exact) else "")
+    if math.isfinite(exact):
+        return f"{f.format(exact)} (exact)"
+    return f.format(value) if math.isfinite(value) else "-"

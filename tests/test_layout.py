@@ -149,3 +149,19 @@ def test_the_name_check_can_fail(text, model):
     others = [n for n in builtin_names() if n != model]
     assert not any(p.search("x = compute(rho, p)") for n in others
                    for p in patterns(n, owned_sections()[n]))
+
+
+def test_every_models_table_writes_a_metric_one_way():
+    """value ± se [exact]; no exact: value ± se; nothing simulated or SE 0: the exact
+    value, marked; neither: a dash (once four conventions in four models)."""
+    from antiamp.layout import pm
+
+    nan = float("nan")
+    assert pm(0.25, 0.01, 0.2512) == "0.2500 ± 0.0100 [0.2512]"
+    assert pm(0.25, 0.01) == "0.2500 ± 0.0100"
+    assert pm(nan, nan, 0.25) == pm(0.25, 0.0, 0.25) == "0.2500 (exact)"
+    assert pm(nan, nan, nan) == "-"
+    assert pm(0.123456, 0.001, 0.12, digits=2) == "0.12 ± 0.00 [0.12]"
+    for name in ("colmad", "compare", "mediation", "redeliberation"):
+        src = (ROOT / "sim" / "models" / name / "model.py").read_text()
+        assert not re.search(r"\}\s*±\s*\{", src), name  # no f"{v} ± {se}" of their own

@@ -7,10 +7,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ...layout import add_triplets, cell_triplets, computed_cells, model_dataset
+from ...layout import add_triplets, axis_coords, cell_triplets, computed_cells, model_dataset, pm
 from ...plotting import panel_grid, save, shared_legend
 from ...registry import Model
-from ...layout import axis_coords
 from . import core as cm
 
 COLOURS = {"single": "C7", "copmad": "C3", "colmad": "C0", "oracle": "C2"}
@@ -84,16 +83,13 @@ def format_colmad(ds) -> str:
         d = ds.sel(protocol=p)
         row = f"{p:<9}"
         for k in cols:
-            v, s, e = float(d[k]), float(d[f"{k}_se"]), float(d[f"{k}_exact"])
-            cell = (f"{v:.4f} ± {s:.4f} [{e:.4f}]" if np.isfinite(v) and np.isfinite(e)
-                    else (f"{e:.4f}" if np.isfinite(e) else "-"))
+            cell = pm(float(d[k]), float(d[f"{k}_se"]), float(d[f"{k}_exact"]))
             row += f"{cell:>26}"
         row += f"{float(d.calls_exact):>8.3f}{float(d.error_reduction_exact):>10.3f}"
         lines.append(row)
     g, gs, ge = float(ds.f1_gain), float(ds.f1_gain_se), float(ds.f1_gain_exact)
-    lines += ["", "F1(ColMAD) / F1(CopMAD) - 1 = "
-              + (f"{g:.4f} ± {gs:.4f} " if np.isfinite(g) else "") + f"[{ge:.4f}]; the "
-              f"detectors disagree on {float(ds.disagree_exact):.3f} of responses"]
+    lines += ["", f"F1(ColMAD) / F1(CopMAD) - 1 = {pm(g, gs, ge)}; the detectors disagree "
+              f"on {float(ds.disagree_exact):.3f} of responses"]
     h = float(ds.hack_seed_gain)
     lines.append(f"the seed's +{SEED_GAIN:.0%} needs colmad.hack = {h:.3f} here"
                  if math.isfinite(h) else f"no hacking gap in [0, 10] gives the seed's "

@@ -7,10 +7,9 @@ from pathlib import Path
 import numpy as np
 
 from . import core as cmp
-from ...layout import add_triplets, cell_triplets, computed_cells, model_dataset
+from ...layout import add_triplets, axis_coords, cell_triplets, computed_cells, model_dataset, pm
 from ...plotting import panel_grid, save
 from ...registry import Model
-from ...layout import axis_coords
 
 #: protocol -> (colour, marker): one hue per seed, one marker per protocol.
 STYLE = {
@@ -70,12 +69,7 @@ def validate(cfg) -> None:
 
 # ------------------------------------------------------------------ table and figures
 def _pm(d, k, digits=4) -> str:
-    v, s, e = float(d[k]), float(d[f"{k}_se"]), float(d[f"{k}_exact"])
-    if not np.isfinite(v):
-        return f"{e:.{digits}f}"
-    if s == 0:
-        return f"{e:.{digits}f}"
-    return f"{v:.{digits}f} ± {s:.{digits}f} [{e:.{digits}f}]"
+    return pm(float(d[k]), float(d[f"{k}_se"]), float(d[f"{k}_exact"]), digits)
 
 
 def _task(cfg, wrap: bool = False, swept=()) -> str:

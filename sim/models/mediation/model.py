@@ -6,10 +6,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ...layout import add_triplets, cell_triplets, computed_cells, model_dataset
+from ...layout import add_triplets, axis_coords, cell_triplets, computed_cells, model_dataset, pm
 from ...plotting import panel_grid, save, shared_legend
 from ...registry import Model
-from ...layout import axis_coords
 from . import core as md
 
 COLOURS = {"memo": "C0", "summary": "C3"}
@@ -48,12 +47,7 @@ def validate(cfg) -> None:
 
 # ------------------------------------------------------------------ table and figures
 def _pm(d, k, digits=4) -> str:
-    v, s, e = float(d[k]), float(d[f"{k}_se"]), float(d[f"{k}_exact"])
-    if not np.isfinite(e):
-        return "-"
-    if not np.isfinite(v):
-        return f"{e:.{digits}f}"
-    return f"{v:.{digits}f} ± {s:.{digits}f} [{e:.{digits}f}]"
+    return pm(float(d[k]), float(d[f"{k}_se"]), float(d[f"{k}_exact"]), digits)
 
 
 def format_mediation(ds) -> str:

@@ -7,10 +7,9 @@ from pathlib import Path
 import numpy as np
 
 from ...judge import judge_tables
-from ...layout import add_triplets, cell_triplets, computed_cells, model_dataset
+from ...layout import add_triplets, axis_coords, cell_triplets, computed_cells, model_dataset, pm
 from ...plotting import panel_grid, save, shared_legend
 from ...registry import Model
-from ...layout import axis_coords
 from . import core as rd
 
 CLAIM_TYPES = rd.TYPES + ("all",)
@@ -102,11 +101,8 @@ def validate(cfg) -> None:
 
 # ------------------------------------------------------------------ table and figures
 def _pm(d, k, t="all", digits=4) -> str:
-    v, s = float(d[k].sel(claim_type=t)), float(d[f"{k}_se"].sel(claim_type=t))
-    e = float(d[f"{k}_exact"].sel(claim_type=t))
-    if not np.isfinite(v):
-        return f"{e:.{digits}f} (exact)"
-    return f"{v:.{digits}f} ± {s:.{digits}f} [{e:.{digits}f}]"
+    d = d.sel(claim_type=t)
+    return pm(float(d[k]), float(d[f"{k}_se"]), float(d[f"{k}_exact"]), digits)
 
 
 def format_redeliberation(ds) -> str:
