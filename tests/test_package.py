@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import antiamp
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,3 +29,14 @@ def test_version_is_recorded_in_changelog_and_citation():
         f"CHANGELOG.md has no entry for {v}"
     cff = (ROOT / "CITATION.cff").read_text()
     assert re.search(rf"^version: {re.escape(v)}$", cff, re.M), f"CITATION.cff is not at {v}"
+
+
+@pytest.mark.parametrize("tool", [["ruff", "check", "."], ["mypy"], ["codespell_lib"]],
+                         ids=lambda t: t[0])
+def test_linters_pass_with_the_projects_settings(tool):
+    """ruff, mypy and codespell with pyproject.toml's settings (the dev group installs
+    them; skipped where they are not installed)."""
+    pytest.importorskip(tool[0])
+    run = subprocess.run([sys.executable, "-m", *tool], cwd=ROOT, capture_output=True,
+                         text=True, timeout=600)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
