@@ -113,6 +113,8 @@ def named_sweeps() -> dict:
     for name in group_options("sweep"):
         path = ROOT / "conf" / "sweep" / f"{name}.yaml"
         spec = yaml.safe_load(path.read_text()) or {}
+        if not (spec.get("sweep") or {}).get("axes"):
+            continue  # a template (sweep=adhoc: the axes come from the command line)
         model = ((spec.get("model") or {}).get("name")) or DEFAULT_MODEL
         out[name] = (model, option_summary("sweep", name))
     return out
@@ -137,9 +139,15 @@ def model_page(name: str, sweeps: dict) -> str:
     if not examples:
         lines += ["```bash", f"antiamp model={name}", "```", ""]
     for title, cfg in examples:
-        lines += [f"{title[:1].upper()}{title[1:]}:", "", "```bash", cell_command(cfg), "```",
-                  "", "or from Python:", "", "```python", "import antiamp",
-                  f"ds = antiamp.simulate({cfg!r})", "```", ""]
+        head = f"{title[:1].upper()}{title[1:]}"
+        if "sweep" in cfg:  # an example grid
+            lines += [f"{head} (a grid):", "", "```bash", grid_command(cfg), "```", "",
+                      "or from Python (in memory):", "", "```python", "import antiamp",
+                      f"ds = antiamp.sweep({cfg!r})", "```", ""]
+        else:
+            lines += [f"{head}:", "", "```bash", cell_command(cfg), "```", "",
+                      "or from Python:", "", "```python", "import antiamp",
+                      f"ds = antiamp.simulate({cfg!r})", "```", ""]
     fig = _figure(f"{name}_cell")
     if fig:
         lines += [f"![A cell of model={name}](../figures/{fig})", ""]
@@ -186,6 +194,22 @@ def shared_page() -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def gallery(sweeps: dict) -> str:
+    """Every named sweep: its model, what it shows, the command, its figure."""
+    lines = ["# Gallery of named sweeps", "",
+             "Every named sweep (`conf/sweep/*.yaml`), with the command that makes it "
+             "and its figure (as drawn for `docs/figures/` by `python docs/make_figures.py`).",
+             ""]
+    for s, (model, text) in sweeps.items():
+        lines += [f"## `{s}`", "", f"Model [`{model}`]({model}.md). {text}"
+                  + ("." if text and text[-1] not in ".)" else ""), "",
+                  "```bash", f"antiamp-sweep sweep={s}", "```", ""]
+        fig = _figure(s)
+        if fig:
+            lines += [f"![{s}](../figures/{fig})", ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
 def models_index(names: list) -> str:
     from antiamp.registry import summary
 
@@ -195,7 +219,9 @@ def models_index(names: list) -> str:
              "`antiamp.models.<name>`; `antiamp model=<name>` runs one cell of it.", "",
              "| model | what it is |", "|---|---|"]
     lines += [f"| [`{n}`]({n}.md) | {_cell(summary(n))} |" for n in names]
-    lines += ["", "```{toctree}", ":hidden:", "", "shared", *names, "```", ""]
+    lines += ["", "Also: the [shared settings](shared.md) every model may read, and the "
+              "[gallery of named sweeps](gallery.md).", "",
+              "```{toctree}", ":hidden:", "", "shared", "gallery", *names, "```", ""]
     return "\n".join(lines)
 
 
@@ -271,13 +297,27 @@ def guide_pages() -> dict:
     return pages
 
 
+def commands() -> list:
+    """Every command line the generated model pages print (for the tests)."""
+    out = []
+    for p in sorted((DOCS / "models").glob("*.md")):
+        block = None
+        for line in p.read_text().splitlines():
+            if line.startswith("```"):
+                block = line[3:] if block is None else None
+            elif block == "bash" and line.startswith("antiamp"):
+                out.append(line)
+    return out
+
+
 def generate() -> list:
     """Write every generated page; the paths written (relative to docs/)."""
     from antiamp.registry import builtin_names
 
     names = list(builtin_names())
     sweeps = named_sweeps()
-    written = {"models/index.md": models_index(names), "models/shared.md": shared_page()}
+    written = {"models/index.md": models_index(names), "models/shared.md": shared_page(),
+               "models/gallery.md": gallery(sweeps)}
     for n in names:
         written[f"models/{n}.md"] = model_page(n, sweeps)
     for page, text in guide_pages().items():

@@ -11,11 +11,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("sphinx")
-pytest.importorskip("myst_nb")
-pytest.importorskip("pydata_sphinx_theme")
-
-from antiamp.registry import builtin_names, builtin_package  # noqa: E402
+from antiamp.registry import builtin_names, builtin_package
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.docs
@@ -26,8 +22,14 @@ def _build(docs: Path, out: Path) -> subprocess.CompletedProcess:
                           cwd=docs.parent, capture_output=True, text=True, timeout=900)
 
 
+def _needs_sphinx():
+    for mod in ("sphinx", "myst_nb", "pydata_sphinx_theme"):
+        pytest.importorskip(mod, reason="the docs extra is not installed")
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
+    _needs_sphinx()
     out = tmp_path_factory.mktemp("site") / "html"
     r = _build(ROOT / "docs", out)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-6000:]
@@ -67,6 +69,19 @@ def test_a_page_per_model_with_its_parameters(site):
         assert f"antiamp model={name}" in text, name
 
 
+def test_gallery_has_every_named_sweep(site):
+    sys.path.insert(0, str(ROOT / "docs"))
+    try:
+        import gen_pages
+    finally:
+        sys.path.remove(str(ROOT / "docs"))
+    text = _text(site / "models" / "gallery.html")
+    sweeps = gen_pages.named_sweeps()
+    assert len(sweeps) >= len(builtin_names())
+    for name in sweeps:
+        assert f"antiamp-sweep sweep={name}" in text, name
+
+
 def test_guides_api_benchmarks_and_executed_notebook(site):
     for page in ("quickstart", "sweeps", "estimation", "design", "own_model",
                  "reproducibility"):
@@ -85,6 +100,7 @@ def test_guides_api_benchmarks_and_executed_notebook(site):
 
 def test_a_broken_internal_link_fails_the_build(tmp_path):
     """The build's -W: a copy of the docs with one link to a page that does not exist."""
+    _needs_sphinx()
     for name in ("README.md", "BENCHMARKS.md"):
         shutil.copy(ROOT / name, tmp_path / name)
     shutil.copytree(ROOT / "conf", tmp_path / "conf")
@@ -97,3 +113,32 @@ def test_a_broken_internal_link_fails_the_build(tmp_path):
     r = _build(tmp_path / "docs", tmp_path / "out")
     assert r.returncode != 0
     assert "no_such_page" in r.stdout + r.stderr
+
+
+VALIDATE = """
+import shlex, sys
+sys.path.insert(0, sys.argv[1])
+import gen_pages
+from antiamp.cli import prevalidate as cell, setup as cell_setup
+from antiamp.sweeps.cli import prevalidate as grid, setup as grid_setup
+gen_pages.generate()
+cell_setup(); grid_setup()
+cmds = gen_pages.commands()
+assert len(cmds) >= len(gen_pages.named_sweeps()), cmds
+for line in cmds:
+    argv = shlex.split(line)
+    try:
+        (cell if argv[0] == "antiamp" else grid)(argv[1:])
+    except Exception as exc:
+        sys.exit(f"{line}: {type(exc).__name__}: {exc}")
+print(len(cmds))
+"""
+
+
+def test_every_command_the_model_pages_print_validates(tmp_path):
+    """The cell and grid commands of the generated pages compose and validate as
+    printed (the commands' own checks before a run; nothing runs)."""
+    r = subprocess.run([sys.executable, "-c", VALIDATE, str(ROOT / "docs")], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-4000:]
+    assert int(r.stdout.split()[-1]) >= len(builtin_names())
