@@ -34,7 +34,7 @@ def _write(path: Path, text: str) -> None:
 def _cell(value) -> str:
     """A table cell: one line, pipes escaped."""
     text = value if isinstance(value, str) else json.dumps(value, default=str)
-    return " ".join(str(text).split()).replace("|", "\\|") or " "
+    return _roles(" ".join(str(text).split()).replace("|", "\\|")) or " "
 
 
 def _flat(d: dict, prefix: str = "") -> list:
@@ -76,7 +76,12 @@ def _description(doc: str) -> str:
     """A model package's docstring without the paragraph on the package's layout."""
     paras = [p for p in (doc or "").strip().split("\n\n")
              if not p.strip().startswith("The package is the model")]
-    return "\n\n".join(" ".join(p.split()) for p in paras)
+    return _roles("\n\n".join(" ".join(p.split()) for p in paras))
+
+
+def _roles(text: str) -> str:
+    """reStructuredText roles of docstrings (``:func:`x```) in MyST's spelling."""
+    return re.sub(r":(mod|func|class|meth|attr|data|obj):`", r"{py:\1}`", text)
 
 
 def parameter_table(section: str, cls: type) -> str:
@@ -155,7 +160,7 @@ def model_page(name: str, sweeps: dict) -> str:
     sections = dict(getattr(cfgmod, "SECTIONS", None) or model.sections or {})
     if sections:
         for sec, cls in sections.items():
-            lines += [f"### `{sec}.*`", "", " ".join((cls.__doc__ or "").split()), "",
+            lines += [f"### `{sec}.*`", "", _roles(" ".join((cls.__doc__ or "").split())), "",
                       parameter_table(sec, cls), ""]
     shared = [s for s in model.uses if s not in sections]
     lines += [f"It also reads the shared sections {', '.join(f'`{s}.*`' for s in shared)} "
@@ -180,16 +185,17 @@ def model_page(name: str, sweeps: dict) -> str:
 
 
 def shared_page() -> str:
-    from antiamp.registry import BASE_SECTIONS, section_types
+    from antiamp.config import Config
+    from antiamp.registry import BASE_SECTIONS
 
-    types = section_types()
+    types = {f.name: f.default_factory for f in dataclasses.fields(Config)}
     lines = ["# Shared settings", "",
              "The sections every model may read (each model's page says which it reads).", ""]
     for sec in BASE_SECTIONS:
         cls = types.get(sec)
         if cls is None:
             continue
-        lines += [f"## `{sec}.*`", "", " ".join((cls.__doc__ or "").split()), "",
+        lines += [f"## `{sec}.*`", "", _roles(" ".join((cls.__doc__ or "").split())), "",
                   parameter_table(sec, cls), ""]
     return "\n".join(lines).rstrip() + "\n"
 

@@ -67,6 +67,14 @@ def test_a_page_per_model_with_its_parameters(site):
             for f in dataclasses.fields(cls):
                 assert f"{sec}.{f.name}" in text, (name, f.name)
         assert f"antiamp model={name}" in text, name
+    from antiamp.config import Config
+    from antiamp.registry import BASE_SECTIONS
+
+    shared = _text(site / "models" / "shared.html")
+    for f in dataclasses.fields(Config):
+        if f.name in BASE_SECTIONS:
+            for g in dataclasses.fields(f.default_factory):
+                assert f"{f.name}.{g.name}" in shared, (f.name, g.name)
 
 
 def test_gallery_has_every_named_sweep(site):
