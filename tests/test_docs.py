@@ -106,14 +106,31 @@ def test_guides_api_benchmarks_and_executed_notebook(site):
     assert "stores.html" in (site / "guides.html").read_text()
 
 
+def _copy_docs(dest: Path, *skip: str) -> None:
+    """The docs and what they read (README, BENCHMARKS, the named sweeps) in ``dest``."""
+    for name in ("README.md", "BENCHMARKS.md"):
+        shutil.copy(ROOT / name, dest / name)
+    shutil.copytree(ROOT / "conf", dest / "conf")
+    shutil.copytree(ROOT / "docs", dest / "docs", ignore=shutil.ignore_patterns(
+        "_build", "models", "guides", "jupyter_execute", *skip))
+
+
+def test_a_notebook_that_stops_working_fails_the_build(tmp_path):
+    _needs_sphinx()
+    _copy_docs(tmp_path)
+    nb = tmp_path / "docs" / "notebooks" / "getting_started.md"
+    text = nb.read_text()
+    assert "assert abs(z).max() < 5, z" in text
+    nb.write_text(text.replace("assert abs(z).max() < 5, z", "raise RuntimeError('broken')"))
+    r = _build(tmp_path / "docs", tmp_path / "out")
+    assert r.returncode != 0
+    assert "getting_started" in r.stdout + r.stderr
+
+
 def test_a_broken_internal_link_fails_the_build(tmp_path):
     """The build's -W: a copy of the docs with one link to a page that does not exist."""
     _needs_sphinx()
-    for name in ("README.md", "BENCHMARKS.md"):
-        shutil.copy(ROOT / name, tmp_path / name)
-    shutil.copytree(ROOT / "conf", tmp_path / "conf")
-    shutil.copytree(ROOT / "docs", tmp_path / "docs", ignore=shutil.ignore_patterns(
-        "_build", "models", "guides", "jupyter_execute", "notebooks"))
+    _copy_docs(tmp_path, "notebooks")
     index = tmp_path / "docs" / "index.md"
     index.write_text(index.read_text().replace("notebooks/getting_started\n", "")
                      .replace("[getting started in Python](notebooks/getting_started.md)",
