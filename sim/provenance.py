@@ -115,6 +115,8 @@ def command_line() -> str:
     if argv[0] == "-c":
         return shlex.join(["python", "-c", "...", *argv[1:]])
     name = Path(argv[0]).name
+    if name == "ipykernel_launcher.py":  # its arguments: a connection file's path
+        return "python -m ipykernel_launcher (a Jupyter kernel)"
     return shlex.join(["python", name, *argv[1:]] if name.endswith(".py") else [name, *argv[1:]])
 
 

@@ -55,6 +55,17 @@ def test_provenance_leaves_the_values_unchanged():
         {k: v for k, v in b.attrs.items() if k != "created"}
 
 
+def test_command_line_names_commands_not_folders(monkeypatch):
+    monkeypatch.setattr(sys, "argv", ["/some/venv/bin/antiamp-sweep", "sweep=amp_gap"])
+    assert provenance.command_line() == "antiamp-sweep sweep=amp_gap"
+    monkeypatch.setattr(sys, "argv", ["/home/someone/study/run.py", "a b"])
+    assert provenance.command_line() == "python run.py 'a b'"
+    monkeypatch.setattr(sys, "argv", ["-c", "x"])
+    assert provenance.command_line() == "python -c ... x"
+    monkeypatch.setattr(sys, "argv", ["/x/ipykernel_launcher.py", "-f", "/x/kernel-1.json"])
+    assert "/x" not in provenance.command_line()
+
+
 def test_references_read_seed_ranges():
     refs = provenance.references("every protocol on one task (seeds 000-003)").splitlines()
     assert [r[:8] for r in refs] == ["seed 000", "seed 001", "seed 002", "seed 003"]
