@@ -132,6 +132,31 @@ def _figure(stem: str) -> str | None:
     return None
 
 
+def _output(model, cfg: dict) -> list:
+    """The first example cell, run (a few thousand instances): what the command prints
+    and the metrics of its Dataset.  A model whose example stops working fails the
+    build."""
+    import antiamp
+
+    run = {**cfg.get("run", {}), "progress": False}
+    ds = antiamp.simulate({**cfg, "run": run})
+    lines = ["Its output (the first example above; a small run, so wide intervals):", ""]
+    if model.format_table is not None:
+        lines += ["```text", model.format_table(ds).rstrip(), "```", ""]
+    names = [v for v in ds.data_vars if not str(v).endswith("_se")]
+    lines += ["### Metrics", "",
+              "The variables of a cell's Dataset (`antiamp.simulate`; a grid's adds the "
+              "grid's axes as dimensions); a `_se` variable beside a metric is its "
+              "standard error.", "",
+              "| variable | meaning | units | dimensions |", "|---|---|---|---|"]
+    for v in names:
+        a = ds[v].attrs
+        se = " (± `_se`)" if f"{v}_se" in ds.data_vars else ""
+        lines.append(f"| `{v}`{se} | {_cell(a.get('long_name', ''))} | {_cell(a.get('units', ''))} "
+                     f"| {_cell(', '.join(map(str, ds[v].dims)))} |")
+    return lines + [""]
+
+
 def model_page(name: str, sweeps: dict) -> str:
     from antiamp.registry import builtin_package, get, summary
 
@@ -153,6 +178,9 @@ def model_page(name: str, sweeps: dict) -> str:
             lines += [f"{head}:", "", "```bash", cell_command(cfg), "```", "",
                       "or from Python:", "", "```python", "import antiamp",
                       f"ds = antiamp.simulate({cfg!r})", "```", ""]
+    cells = [cfg for _, cfg in examples if "sweep" not in cfg]
+    if cells:
+        lines += _output(model, cells[0])
     fig = _figure(f"{name}_cell")
     if fig:
         lines += [f"![A cell of model={name}](../figures/{fig})", ""]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from antiamp.registry import builtin_names, builtin_package
+from antiamp.registry import builtin_names, builtin_package, get
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.docs
@@ -67,6 +67,9 @@ def test_a_page_per_model_with_its_parameters(site):
             for f in dataclasses.fields(cls):
                 assert f"{sec}.{f.name}" in text, (name, f.name)
         assert f"antiamp model={name}" in text, name
+        assert "Metrics" in text, name  # its example cell ran at the build
+        for v in get(name).plot_vars:
+            assert v in text, (name, v)
     from antiamp.config import Config
     from antiamp.registry import BASE_SECTIONS
 
