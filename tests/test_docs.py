@@ -14,7 +14,8 @@ import pytest
 from antiamp.registry import builtin_names, builtin_package, get
 
 ROOT = Path(__file__).resolve().parents[1]
-pytestmark = pytest.mark.docs
+# One worker builds the site once for every test that reads it (module fixture).
+pytestmark = [pytest.mark.docs, pytest.mark.xdist_group("docs")]
 
 
 def _build(docs: Path, out: Path) -> subprocess.CompletedProcess:
