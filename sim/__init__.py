@@ -66,7 +66,7 @@ def simulate_validated(model, c, **kwargs):
     from .sweeps.blocks import label_metrics, standard_attrs
 
     ds = model.run_cell(c, **kwargs)
-    ds.attrs.update(standard_attrs(model, c))
+    ds.attrs.update(standard_attrs(model, c, title=ds.attrs.get("title")))
     return label_metrics(ds)
 
 

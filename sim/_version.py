@@ -2,4 +2,4 @@
 ``pyproject.toml`` reads at build time: a literal, since asking the installed
 distribution's metadata costs an import of ``importlib.metadata`` on every start)."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

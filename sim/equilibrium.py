@@ -685,8 +685,11 @@ def _assemble(base, eqc, game, cells, shape, dims, axes, consult, debate, report
     ds = xr.Dataset(data, coords=coords)
     cfg_obj = SolveConfig(**{f.name: getattr(base, f.name) for f in dataclasses.fields(Config)},
                           equilibrium=eqc)
+    from antiamp.provenance import global_attrs
+
     ds.attrs.update({
-        "title": "antiamp: equilibria of the evidence-presentation game",
+        **global_attrs("antiamp: equilibria of the evidence-presentation game",
+                       f"antiamp {__version__}, equilibrium solver (antiamp-solve)"),
         "antiamp_version": __version__,
         "config": as_yaml(cfg_obj),
         "seed": int(base.run.seed),

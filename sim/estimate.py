@@ -859,8 +859,11 @@ def estimate(df: pd.DataFrame, opts: EstimateOptions | None = None) -> xr.Datase
         coords["p_bin"] = ("p_bin", (np.arange(N_BINS) + 0.5) / N_BINS,
                            {"long_name": "centre of the p_y bin"})
     ds = xr.Dataset(data, coords=coords)
+    from antiamp.provenance import global_attrs
+
     ds.attrs.update({
-        "title": "antiamp-estimate: parameters and amplification from an oversight log",
+        **global_attrs("antiamp-estimate: parameters and amplification from an oversight log",
+                       f"antiamp {__version__}, estimation from an oversight log (antiamp-estimate)"),
         "antiamp_version": __version__, "confidence": opts.confidence,
         "n_resamples": opts.n_resamples, "mislabel": opts.mislabel, "seed": opts.seed,
         "graded_evidence": int(fits["pooled"]["graded"]),

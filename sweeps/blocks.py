@@ -239,21 +239,27 @@ def assemble(plan: GridPlan, parts: list, created: str | None = None) -> xr.Data
     if "solver_report" in attrs:
         attrs["solver_report"] = "\n".join(reports) if reports else first.attrs["solver_report"]
     out.attrs = attrs
-    out.attrs.update(standard_attrs(plan.model, plan.base, created))
+    out.attrs.update(standard_attrs(plan.model, plan.base, created, out.attrs.get("title")))
     out.attrs.update({"axes": json.dumps([a.path for a in plan.grid.axes]),
                       "design": plan.spec.design, "n_cells": int(plan.n_cells),
                       "cells_per_block": int(plan.cells_per_block)})
     return out
 
 
-def standard_attrs(model: Model, cfg, created: str | None = None) -> dict:
-    """What every output of every model carries (cell runs and grids alike)."""
+def standard_attrs(model: Model, cfg, created: str | None = None,
+                   title: str | None = None) -> dict:
+    """What every output of every model carries (cell runs and grids alike): its
+    config, seed and time, the CF global attributes and the provenance
+    (:mod:`antiamp.provenance`; ``title``: the output's own, if it has one)."""
     import yaml
+
+    from antiamp.provenance import model_attrs
 
     # The sections this model reads (the root schema carries every model's).
     keep = set(model.uses) | set(model.sections)
     plain = {k: v for k, v in _plain(cfg).items() if k in keep}
     return {
+        **model_attrs(model, title),
         "model": model.name,
         "model_title": model.title,
         "antiamp_version": __version__,
@@ -284,7 +290,7 @@ def run_cell(cfg: Any) -> xr.Dataset:
 
     with kernel_interrupts():  # Ctrl-C in any model's kernel: a KeyboardInterrupt
         ds = model.run_cells(c, [c]).isel(cell=0, drop=True)
-    ds.attrs.update(standard_attrs(model, c))
+    ds.attrs.update(standard_attrs(model, c, title=ds.attrs.get("title")))
     return label_metrics(ds)
 
 

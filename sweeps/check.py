@@ -194,6 +194,18 @@ def _check_grid(store: Path, attrs: dict, repair: bool, log) -> bool:
     return CheckResult(report.n_blocks, meta + len(report.damaged), meta)
 
 
+def _print_provenance(store: str) -> None:
+    """How the store was made (its CF global attributes and provenance), indented."""
+    from antiamp.provenance import describe
+
+    try:
+        attrs = _attrs(Path(store))
+    except CheckError:
+        return
+    for line in describe(attrs):
+        print(f"  {line}")
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(
         prog="antiamp-check", description=__doc__.splitlines()[0],
@@ -237,12 +249,14 @@ def main(argv=None) -> None:
             raise SystemExit(130) from None
         if not bad:
             print(f"{s}: sound, {n} blocks verified")
+            _print_provenance(s)
         elif args.repair:
             meta = getattr(result, "metadata", 0)
             done = [f"rebuilt {meta} metadata document{'s' * (meta != 1)}"] if meta else []
             if bad - meta or not meta:
                 done.append(f"repaired {bad - meta} of {n} blocks")
             print(f"{s}: {' and '.join(done)}; sound now")
+            _print_provenance(s)
         else:
             print(f"{s}: DAMAGED; antiamp-check --repair {s} "
                   + ("rebuilds the damaged metadata and " if getattr(result, "metadata", 0)

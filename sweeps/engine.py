@@ -33,6 +33,7 @@ _rng = lazy("antiamp.kernels.rng")
 from antiamp._version import __version__
 from antiamp.config import ConfigError, as_yaml, check_flags
 from antiamp.output import remove_temporaries
+from antiamp.provenance import global_attrs
 from antiamp.metrics import CONTRAST_METRICS, PROTOCOL_METRICS, class_probabilities, evaluate
 _runner = lazy("antiamp.runner")
 
@@ -217,7 +218,8 @@ def _template(plan: Plan, chunk: tuple, fp: str, created: str) -> tuple[xr.Datas
             data_vars[name][2]["ancillary_variables"] = f"{name}_se"
     ds = xr.Dataset({**data_vars, **numpy_vars}, coords=coords)
     ds.attrs.update({
-        "title": f"antiamp sweep '{plan.cfg.sweep.name}' of the {plan.cfg.model.name} model",
+        **global_attrs(f"antiamp sweep '{plan.cfg.sweep.name}' of the {plan.cfg.model.name} model",
+                       f"antiamp {__version__}, model {plan.cfg.model.name}"),
         "model": plan.cfg.model.name,
         "antiamp_version": __version__,
         "config": as_yaml(plan.cfg),

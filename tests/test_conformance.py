@@ -40,8 +40,6 @@ class BrokenConfig:
 
 
 def _broken_cells(base, cells):
-    import xarray as xr
-
     n = len(cells)  # a cell's value must not depend on its block: this one does
     amp = np.array([c.broken.q + (0.01 * n if c.broken.leak else 0.0) for c in cells])
     data = {"amp": (("cell",), amp, {"long_name": "Amp", "units": "1"}),

@@ -24,7 +24,7 @@ from matplotlib.image import imread  # noqa: E402
 import antiamp  # noqa: E402
 from antiamp.registry import builtin_names, get, section_types  # noqa: E402
 from antiamp.testing import default_grids  # noqa: E402
-from antiamp.sweeps.blocks import run_cell, run_grid  # noqa: E402
+from antiamp.sweeps.blocks import run_grid  # noqa: E402
 
 MAX_PX = 1300
 SIM = {"payoffs": "simulated"}
