@@ -158,11 +158,13 @@ def _output(model, cfg: dict) -> list:
 
 
 def model_page(name: str, sweeps: dict) -> str:
-    from antiamp.registry import builtin_package, get, summary
+    import importlib
 
-    pkg = builtin_package(name)
+    from antiamp.registry import builtin_config, get, summary
+
+    pkg = importlib.import_module(f"antiamp.models.{name}")
     model = get(name)
-    cfgmod = pkg.config
+    cfgmod = builtin_config(name)
     lines = [f"# `model={name}`: {summary(name)}", "", _description(pkg.__doc__), ""]
     lines += ["## One cell", ""]
     examples = getattr(cfgmod, "EXAMPLES", None) or []

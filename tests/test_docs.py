@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from antiamp.registry import builtin_names, builtin_package, get
+from antiamp.registry import builtin_config, builtin_names, get
 
 ROOT = Path(__file__).resolve().parents[1]
 # One worker builds the site once for every test that reads it (module fixture).
@@ -64,7 +64,7 @@ def test_a_page_per_model_with_its_parameters(site):
         assert page.is_file(), name
         assert f'href="{name}.html"' in index, name
         text = _text(page)
-        for sec, cls in (getattr(builtin_package(name).config, "SECTIONS", None) or {}).items():
+        for sec, cls in (getattr(builtin_config(name), "SECTIONS", None) or {}).items():
             for f in dataclasses.fields(cls):
                 assert f"{sec}.{f.name}" in text, (name, f.name)
         assert f"antiamp model={name}" in text, name
