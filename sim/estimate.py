@@ -1205,8 +1205,13 @@ def main(argv=None) -> None:
         print("\nantiamp-estimate: interrupted; nothing was written", file=sys.stderr)
         raise SystemExit(130) from None
     print(format_report(ds, args.log))
+    from .oversight_metrics import field_metrics, format_field_metrics, plot_field_metrics
+
+    field = field_metrics(df, args.confidence, args.round)
+    print(format_field_metrics(field, args.confidence))
     try:
         _write_outputs(ds, out, args, df)
+        print(f"wrote {plot_field_metrics(df, field, out / 'field_metrics.png')}")
     except LogError as exc:
         print(f"antiamp-estimate: error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
