@@ -147,7 +147,7 @@ def consultancy_or_debate(rules: Rules = Rules(), seed: int = 0):
             msgs = [ChatMessageSystem(content=f"You are the {role}. {system_rules}"),
                     ChatMessageUser(content=f"{q}\nThe correct answer is {md['gold']}.{extra}")]
             out = await model.generate(msgs, config=GenerateConfig(seed=_seed(seed, inst, role)))
-            state.messages.extend([msgs[1], out.message])
+            state.messages += [msgs[1], out.message]
             return out.completion
 
         first = await speak("protagonist", "")
@@ -159,7 +159,7 @@ def consultancy_or_debate(rules: Rules = Rules(), seed: int = 0):
         jmsgs = [ChatMessageSystem(content=f"You are the judge. {system_rules}"),
                  ChatMessageUser(content=f"{q}\n" + "\n".join(turns))]
         out = await model.generate(jmsgs, config=GenerateConfig(seed=_seed(seed, inst, "judge")))
-        state.messages.extend([jmsgs[1], out.message])
+        state.messages += [jmsgs[1], out.message]
         verdict = re.search(r"VERDICT: ([A-Z])", out.completion).group(1)
         prob = float(re.search(r"PROBABILITY: ([0-9.]+)", out.completion).group(1))
         md.update(argued=a, verdict=verdict, judge_prob=prob,
