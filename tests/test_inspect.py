@@ -26,9 +26,9 @@ OPTS = EstimateOptions(n_resamples=300, seed=3)
 
 @pytest.fixture(scope="module")
 def example(tmp_path_factory):
-    """The example task's eval log (10 replicates of 24 questions per protocol)."""
+    """The example task's eval log (6 replicates of 24 questions per protocol)."""
     d = tmp_path_factory.mktemp("inspect")
-    log = run_example(d / "logs", replicates=10, seed=1)
+    log = run_example(d / "logs", replicates=6, seed=1)
     assert log.status == "success", log.error
     return d, log
 
@@ -54,7 +54,7 @@ def test_eval_log_estimates_equal_those_of_the_same_rows_as_csv(example):
     for v in ("amp", "amp_lo", "amp_hi", "acc", "fwc", "fwc_lo", "fwc_hi", "b_hat",
               "rho_eq_P", "rho_eq_A", "amp_prob", "brier", "n_rows"):
         np.testing.assert_array_equal(a[v].values, b[v].values, err_msg=v)
-    assert int(a.n_rows.sel(protocol="debate", stratum="all")) == 240
+    assert int(a.n_rows.sel(protocol="debate", stratum="all")) == 144
 
 
 def test_example_recovers_the_known_amp(example):
@@ -93,7 +93,7 @@ def test_cli_reads_an_eval_folder(example, tmp_path):
     r = run_command("antiamp-estimate", [d / "logs", "--out", tmp_path / "o",
                                          "--n-resamples", "100"], tmp_path)
     assert r.returncode == 0, r.stderr
-    assert "consult  n=240" in r.stdout and (tmp_path / "o" / "estimates.zarr").is_dir()
+    assert "consult  n=144" in r.stdout and (tmp_path / "o" / "estimates.zarr").is_dir()
 
 
 @solver
