@@ -19,6 +19,7 @@ from inspect_ai.solver import solver
 
 from antiamp.estimate import EstimateOptions, LogError, estimate, load_log
 from antiamp.inspect_example import Rules, known_metrics, run_example
+from antiamp.oversight_metrics import asd
 from cli_runner import run_command
 
 OPTS = EstimateOptions(n_resamples=300, seed=3)
@@ -65,6 +66,11 @@ def test_example_recovers_the_known_amp(example):
         r = ds.sel(protocol=prot, stratum="all")
         for k in ("amp", "fwc"):
             assert float(r[f"{k}_lo"]) <= known[f"{k}_{prot}"] <= float(r[f"{k}_hi"]), (prot, k)
+    # the Agent Score Difference, fwc - Amp in closed form, within 1.96 standard errors
+    df = load_log(d / "logs")
+    for prot in ("consult", "debate"):
+        v, se, *_ = asd(df[df.protocol == prot])["asd"]
+        assert abs(v - (known[f"fwc_{prot}"] - known[f"amp_{prot}"])) <= 1.96 * se, prot
     # ... and a judge with other rules is told apart: its Amp is outside the interval.
     other = known_metrics(Rules(j_consult=(0.5, 0.99)))["amp_consult"]
     r = ds.sel(protocol="consult", stratum="all")
@@ -74,7 +80,8 @@ def test_example_recovers_the_known_amp(example):
 def test_the_metric_inside_the_run_equals_antiamps_estimate(example):
     d, log = example
     m = {k: v.value for k, v in log.results.scores[0].metrics.items()}
-    ds = estimate(load_log(d / "logs"), OPTS)
+    log_df = load_log(d / "logs")
+    ds = estimate(log_df, OPTS)
     from inspect_ai.log import read_eval_log
 
     rows = _rows_by_hand(read_eval_log(log.location))
@@ -82,6 +89,9 @@ def test_the_metric_inside_the_run_equals_antiamps_estimate(example):
         r = ds.sel(protocol=prot, stratum="all")
         for k in ("amp", "fwc", "acc"):
             assert m[f"{k}_{prot}"] == pytest.approx(float(r[k]), rel=1e-12, abs=1e-15)
+        v, se, *_ = asd(log_df[log_df.protocol == prot])["asd"]
+        assert m[f"asd_{prot}"] == pytest.approx(v, rel=1e-12)
+        assert m[f"asd_{prot}_stderr"] == pytest.approx(se, rel=1e-12)
         wrong = rows[(rows.protocol == prot) & (rows.a != rows.omega)]
         n, amp = len(wrong), float((wrong.y == wrong.a).mean())
         assert m[f"amp_{prot}_stderr"] == pytest.approx(math.sqrt(amp * (1 - amp) / (n - 1)),
