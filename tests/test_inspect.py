@@ -172,3 +172,13 @@ def test_a_malformed_eval_file_is_refused(tmp_path):
     r = run_command("antiamp-estimate", [tmp_path / "d", "--out", tmp_path / "o"], tmp_path)
     assert r.returncode == 2 and "is a directory" in r.stderr
     assert not (tmp_path / "o").exists()
+
+
+def test_a_mapping_reads_scores_and_lists_of_sources(example, tmp_path):
+    d, _ = example
+    m = tmp_path / "m.json"
+    m.write_text('{"a": ["metadata.nothing_here", "score.*.value.a"], '
+                 '"y": "score.oversight_scorer.answer", "omega": "score.oversight_scorer.value.omega"}')
+    got, want = load_log(d / "logs", m), load_log(d / "logs")
+    for c in ("protocol", "a", "y", "omega", "e_P", "e_A", "p_y"):
+        np.testing.assert_array_equal(got[c].to_numpy(), want[c].to_numpy(), err_msg=c)
