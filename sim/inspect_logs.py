@@ -230,12 +230,17 @@ def load_inspect(path, mapping=None, error=ValueError):
     a schema error names the sample the row came from."""
     from .estimate import validate_log
 
+    mapping = mapping or CONVENTIONS
     df, origins = read_rows(path, mapping, error)
     try:
         return validate_log(df)
     except error as exc:
-        m = re.search(r"\brow (\d+)\b", str(exc))
+        msg = str(exc)
+        c = re.search(r"\bcolumn '(\w+)'", msg)
+        if c and c.group(1) in mapping:  # where the column is read from
+            msg += f" (column {c.group(1)} is read from {', '.join(mapping[c.group(1)])})"
+        m = re.search(r"\brow (\d+)\b", msg)
         if m and int(m.group(1)) < len(origins):
             f, sid, ep = origins[int(m.group(1))]
-            raise error(f"{exc} [row {m.group(1)} is {f}, sample {sid!r}, epoch {ep}]") from None
-        raise
+            msg += f" [row {m.group(1)} is {f}, sample {sid!r}, epoch {ep}]"
+        raise error(msg) from None

@@ -105,7 +105,7 @@ def _diff_se(rows, truthful, x):
     mt, mf = x[t].mean(), x[f].mean()
     z = np.where(t, (x - mt) / nt, -(x - mf) / nf)
     zc = np.bincount(rows, weights=z)
-    N = len(np.unique(rows))
+    N = int(np.count_nonzero(np.bincount(rows)))  # rows present (O(n), no sort)
     se = math.sqrt(N / (N - 1) * float((zc ** 2).sum())) if N > 1 else math.nan
     return float(mt - mf), se
 

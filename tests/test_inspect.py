@@ -143,7 +143,8 @@ def test_a_foreign_log_is_refused_naming_the_key_and_read_with_a_mapping(tmp_pat
 def test_a_bad_value_names_the_sample(tmp_path):
     _foreign_log(tmp_path / "logs", {"protocol": "consult", "argued": "A", "verdict": "maybe",
                                      "evidence_P": 0})
-    with pytest.raises(LogError, match=r"column 'y'.*'maybe'.*sample 0"):
+    with pytest.raises(LogError, match=r"column 'y'.*'maybe'.*is read from metadata.verdict, "
+                                        r"score.\*.answer\) \[row 0 is .*sample 0"):
         load_log(tmp_path / "logs")
 
 
