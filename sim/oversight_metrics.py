@@ -77,15 +77,14 @@ def roc_auc(score, label) -> tuple[float, float]:
 def _agents(d: pd.DataFrame, K: int):
     """Per agent observation: its row, whether it argued the truth, whether the judge
     sided with it, and the judge's probability for its answer (NaN if not logged)."""
-    known = d["omega"].notna().to_numpy()
-    d = d[known]
-    a, y, om = (d[c].to_numpy(float) for c in ("a", "y", "omega"))
-    p = d["p_y"].to_numpy(float) if "p_y" in d.columns else np.full(len(d), np.nan)
-    row = np.arange(len(d))
-    assigned = np.zeros(len(d), bool)
+    known = d["omega"].notna().to_numpy()  # columns, not a copy of the frame
+    a, y, om = (d[c].to_numpy(float)[known] for c in ("a", "y", "omega"))
+    p = d["p_y"].to_numpy(float)[known] if "p_y" in d.columns else np.full(len(a), np.nan)
+    row = np.arange(len(a))
+    assigned = np.zeros(len(a), bool)
     if "role" in d.columns:
         assigned = ((d["role"].astype(object) == "assigned")
-                    & (d["protocol"].astype(object) == "debate")).to_numpy()
+                    & (d["protocol"].astype(object) == "debate")).to_numpy()[known]
     # the protagonist of every row; the right debater of an assigned debate (two answers)
     extra = assigned & (K == 2)
     rows = np.r_[row, row[extra]]
