@@ -47,11 +47,18 @@ class LogError(ValueError):
 
 
 # ------------------------------------------------------------------ reading
-def load_log(path) -> pd.DataFrame:
-    """Read and validate a log (CSV or Parquet); raise LogError naming column and row."""
+def load_log(path, mapping=None) -> pd.DataFrame:
+    """Read and validate a log (CSV, Parquet, or Inspect ``.eval`` logs: a file or a
+    folder of them, read by :mod:`antiamp.inspect_logs` with ``mapping``, the path of a
+    mapping file); raise LogError naming column and row."""
     path = Path(path)
     if not path.exists():
         raise LogError(f"no such file: {path}")
+    if mapping is not None or path.suffix.lower() == ".eval" or (
+            path.is_dir() and any(path.rglob("*.eval"))):
+        from .inspect_logs import load_inspect, load_mapping
+
+        return load_inspect(path, mapping and load_mapping(mapping, LogError), LogError)
     if path.is_dir():
         raise LogError(f"{path} is a directory; give a .csv or .parquet file")
     kind = path.suffix.lower()
@@ -1135,7 +1142,8 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(prog="antiamp-estimate", description=__doc__.splitlines()[0])
     ap.add_argument("--version", action="version", version=f"%(prog)s (antiamp {__version__})")
     ap.add_argument("log", nargs="?", default=None,
-                    help="CSV (UTF-8) or Parquet log in the documented column schema")
+                    help="CSV (UTF-8) or Parquet log in the documented column schema, or an "
+                         "Inspect .eval log or folder of them")
     ap.add_argument("--sample", nargs="?", const="simulated", default=None,
                     choices=tuple(SAMPLES),
                     help="use a shipped log instead of a file: simulated (the default: two "
@@ -1150,6 +1158,9 @@ def main(argv=None) -> None:
                     help="rate of mislabelled ground truth for the Amp sensitivity interval, "
                          "in [0, 0.5)")
     ap.add_argument("--seed", type=int, default=0, help="bootstrap seed, >= 0")
+    ap.add_argument("--mapping", default=None,
+                    help="with Inspect .eval logs: a YAML or JSON file mapping log columns "
+                         "to sample fields (README, 'From Inspect logs')")
     ap.add_argument("--round", type=_round_arg, default="final",
                     help="with a round column: the round every estimate reads, final (each "
                          "instance's last; the default) or a round number >= 1")
@@ -1181,7 +1192,7 @@ def main(argv=None) -> None:
             raise LogError(f"--out {out} exists and is not a directory")
         check_replaceable(out / "estimates.zarr")
         t0 = time.perf_counter()
-        df = load_log(args.log)
+        df = load_log(args.log, args.mapping)
         if len(df) > 1_000_000:
             print(f"read {len(df):,} rows in {time.perf_counter() - t0:.1f} s; estimating "
                   f"(about {len(df) / 2e6:.0f}-{len(df) / 5e5:.0f} s more)", file=sys.stderr)
@@ -1197,8 +1208,13 @@ def main(argv=None) -> None:
         print("\nantiamp-estimate: interrupted; nothing was written", file=sys.stderr)
         raise SystemExit(130) from None
     print(format_report(ds, args.log))
+    from .oversight_metrics import field_metrics, format_field_metrics, plot_field_metrics
+
+    field = field_metrics(df, args.confidence, args.round)
+    print(format_field_metrics(field, args.confidence))
     try:
         _write_outputs(ds, out, args, df)
+        print(f"wrote {plot_field_metrics(df, field, out / 'field_metrics.png')}")
     except LogError as exc:
         print(f"antiamp-estimate: error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None

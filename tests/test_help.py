@@ -14,7 +14,7 @@ HYDRA = {"antiamp": "antiamp.cli", "antiamp-sweep": "antiamp.sweeps.cli",
          "antiamp-solve": "antiamp.models.equilibrium.cli", "antiamp-ext": "antiamp.ext_cli"}
 ARGPARSE = {"antiamp-estimate": "antiamp.estimate", "antiamp-plot": "antiamp.sweeps.plot",
             "antiamp-merge": "antiamp.sweeps.merge", "antiamp-check": "antiamp.sweeps.check",
-            "antiamp-design": "antiamp.design"}
+            "antiamp-design": "antiamp.design", "antiamp-discover": "antiamp.sweeps.discover"}
 
 
 def _run(module, args):

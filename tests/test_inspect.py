@@ -1,0 +1,185 @@
+"""Inspect eval logs in, antiamp's metrics out: the example task run offline with the
+scripted players, its log read back, the metrics inside the run, foreign and
+malformed logs refused."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pytest.importorskip("inspect_ai")
+# Inspect's own retry set-up warns of a deprecated tenacity argument on every call.
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+from inspect_ai import Task
+from inspect_ai import eval as inspect_eval
+from inspect_ai.dataset import Sample
+from inspect_ai.solver import solver
+
+from antiamp.estimate import EstimateOptions, LogError, estimate, load_log
+from antiamp.inspect_example import Rules, known_metrics, run_example
+from antiamp.oversight_metrics import asd
+from cli_runner import run_command
+
+OPTS = EstimateOptions(n_resamples=300, seed=3)
+
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory):
+    """The example task's eval log (6 replicates of 24 questions per protocol)."""
+    d = tmp_path_factory.mktemp("inspect")
+    log = run_example(d / "logs", replicates=6, seed=1)
+    assert log.status == "success", log.error
+    return d, log
+
+
+def _rows_by_hand(log) -> pd.DataFrame:
+    """The log's rows written from the samples' metadata directly (no mapping code)."""
+    return pd.DataFrame([{
+        "protocol": s.metadata["protocol"], "a": "AB".index(s.metadata["argued"]),
+        "y": "AB".index(s.metadata["verdict"]), "omega": "AB".index(s.target),
+        "e_P": s.metadata["evidence_P"], "e_A": s.metadata["evidence_A"],
+        "p_y": s.metadata["judge_prob"]} for s in log.samples])
+
+
+def test_eval_log_estimates_equal_those_of_the_same_rows_as_csv(example):
+    d, log = example
+    from inspect_ai.log import read_eval_log
+
+    full = read_eval_log(log.location)
+    csv = d / "same.csv"
+    _rows_by_hand(full).to_csv(csv, index=False)
+    a = estimate(load_log(d / "logs"), OPTS)
+    b = estimate(load_log(csv), OPTS)
+    for v in ("amp", "amp_lo", "amp_hi", "acc", "fwc", "fwc_lo", "fwc_hi", "b_hat",
+              "rho_eq_P", "rho_eq_A", "amp_prob", "brier", "n_rows"):
+        np.testing.assert_array_equal(a[v].values, b[v].values, err_msg=v)
+    assert int(a.n_rows.sel(protocol="debate", stratum="all")) == 144
+
+
+def test_example_recovers_the_known_amp(example):
+    d, _ = example
+    ds = estimate(load_log(d / "logs"), OPTS)
+    known = known_metrics(Rules())
+    for prot in ("consult", "debate"):
+        r = ds.sel(protocol=prot, stratum="all")
+        for k in ("amp", "fwc"):
+            assert float(r[f"{k}_lo"]) <= known[f"{k}_{prot}"] <= float(r[f"{k}_hi"]), (prot, k)
+    # the Agent Score Difference, fwc - Amp in closed form, within 1.96 standard errors
+    df = load_log(d / "logs")
+    for prot in ("consult", "debate"):
+        v, se, *_ = asd(df[df.protocol == prot])["asd"]
+        assert abs(v - (known[f"fwc_{prot}"] - known[f"amp_{prot}"])) <= 1.96 * se, prot
+    # ... and a judge with other rules is told apart: its Amp is outside the interval.
+    other = known_metrics(Rules(j_consult=(0.5, 0.99)))["amp_consult"]
+    r = ds.sel(protocol="consult", stratum="all")
+    assert not float(r.amp_lo) <= other <= float(r.amp_hi)
+
+
+def test_the_metric_inside_the_run_equals_antiamps_estimate(example):
+    d, log = example
+    m = {k: v.value for k, v in log.results.scores[0].metrics.items()}
+    log_df = load_log(d / "logs")
+    ds = estimate(log_df, OPTS)
+    from inspect_ai.log import read_eval_log
+
+    rows = _rows_by_hand(read_eval_log(log.location))
+    for prot in ("consult", "debate"):
+        r = ds.sel(protocol=prot, stratum="all")
+        for k in ("amp", "fwc", "acc"):
+            assert m[f"{k}_{prot}"] == pytest.approx(float(r[k]), rel=1e-12, abs=1e-15)
+        v, se, *_ = asd(log_df[log_df.protocol == prot])["asd"]
+        assert m[f"asd_{prot}"] == pytest.approx(v, rel=1e-12)
+        assert m[f"asd_{prot}_stderr"] == pytest.approx(se, rel=1e-12)
+        wrong = rows[(rows.protocol == prot) & (rows.a != rows.omega)]
+        n, amp = len(wrong), float((wrong.y == wrong.a).mean())
+        assert m[f"amp_{prot}_stderr"] == pytest.approx(math.sqrt(amp * (1 - amp) / (n - 1)),
+                                                        rel=1e-12)
+
+
+def test_cli_reads_an_eval_folder(example, tmp_path):
+    d, _ = example
+    r = run_command("antiamp-estimate", [d / "logs", "--out", tmp_path / "o",
+                                         "--n-resamples", "100"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "consult  n=144" in r.stdout and (tmp_path / "o" / "estimates.zarr").is_dir()
+
+
+@solver
+def _foreign(keys: dict):
+    async def solve(state, generate):
+        state.metadata.update(keys)
+        return state
+    return solve
+
+
+def _foreign_log(path, keys: dict, n=4):
+    """An eval log of a task that does not follow the conventions (no model called)."""
+    samples = [Sample(input=f"q{i}", target="AB"[i % 2], id=i) for i in range(n)]
+    (log,) = inspect_eval(Task(dataset=samples, solver=_foreign(keys)),
+                          model="scripted/players", log_dir=str(path), display="none")
+    return log
+
+
+def test_a_foreign_log_is_refused_naming_the_key_and_read_with_a_mapping(tmp_path):
+    _foreign_log(tmp_path / "logs", {"proto": "consultancy", "claim": "A", "decision": "B",
+                                     "quoted": True})
+    r = run_command("antiamp-estimate", [tmp_path / "logs", "--out", tmp_path / "o"], tmp_path)
+    assert r.returncode == 2
+    assert "column 'protocol'" in r.stderr and "metadata.protocol" in r.stderr
+    assert "--mapping" in r.stderr and not (tmp_path / "o").exists()
+    mapping = tmp_path / "map.yaml"
+    mapping.write_text("protocol: metadata.proto\na: metadata.claim\ny: metadata.decision\n"
+                       "e_P: metadata.quoted\n")
+    r = run_command("antiamp-estimate", [tmp_path / "logs", "--mapping", mapping, "--out",
+                                         tmp_path / "o", "--n-resamples", "50"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    df = load_log(tmp_path / "logs", mapping)
+    assert df.a.tolist() == [0] * 4 and df.y.tolist() == [1] * 4
+    assert df.omega.tolist() == [0, 1, 0, 1] and df.e_P.tolist() == [1] * 4
+
+
+def test_a_bad_value_names_the_sample(tmp_path):
+    _foreign_log(tmp_path / "logs", {"protocol": "consult", "argued": "A", "verdict": "maybe",
+                                     "evidence_P": 0})
+    with pytest.raises(LogError, match=r"column 'y'.*'maybe'.*is read from metadata.verdict, "
+                                        r"score.\*.answer\) \[row 0 is .*sample 0"):
+        load_log(tmp_path / "logs")
+
+
+@pytest.mark.parametrize("text,msg", [
+    ("nope: metadata.x\n", "unknown column 'nope'"),
+    ("a: metadata\n", "'metadata' is not a source"),
+    ("a: [1, 2]\n", "is not a source"),
+    ("- a\n", "expected a mapping of column -> source"),
+    ("a: [unclosed\n", "cannot be read as YAML"),
+])
+def test_bad_mapping_files_are_refused(tmp_path, text, msg):
+    (tmp_path / "x.eval").write_bytes(b"not a zip")
+    m = tmp_path / "m.yaml"
+    m.write_text(text)
+    r = run_command("antiamp-estimate", [tmp_path / "x.eval", "--mapping", m, "--out",
+                                         tmp_path / "o"], tmp_path)
+    assert r.returncode == 2 and msg in r.stderr, r.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_malformed_eval_file_is_refused(tmp_path):
+    (tmp_path / "x.eval").write_bytes(b"not a zip")
+    r = run_command("antiamp-estimate", [tmp_path / "x.eval", "--out", tmp_path / "o"], tmp_path)
+    assert r.returncode == 2 and "x.eval cannot be read as an Inspect eval log" in r.stderr
+    (tmp_path / "d").mkdir()
+    r = run_command("antiamp-estimate", [tmp_path / "d", "--out", tmp_path / "o"], tmp_path)
+    assert r.returncode == 2 and "is a directory" in r.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_mapping_reads_scores_and_lists_of_sources(example, tmp_path):
+    d, _ = example
+    m = tmp_path / "m.json"
+    m.write_text('{"a": ["metadata.nothing_here", "score.*.value.a"], '
+                 '"y": "score.oversight_scorer.answer", "omega": "score.oversight_scorer.value.omega"}')
+    got, want = load_log(d / "logs", m), load_log(d / "logs")
+    for c in ("protocol", "a", "y", "omega", "e_P", "e_A", "p_y"):
+        np.testing.assert_array_equal(got[c].to_numpy(), want[c].to_numpy(), err_msg=c)
