@@ -99,3 +99,8 @@ def pm(value: float, se: float, exact: float = float("nan"), digits: int = 4) ->
     if math.isfinite(exact):
         return f"{f.format(exact)} (exact)"
     return f.format(value) if math.isfinite(value) else "-"
+
+
+def pm_of(ds, k: str, digits: int = 4) -> str:
+    """:func:`pm` of metric ``k`` of a (one-cell) Dataset: ``k``, ``k_se``, ``k_exact``."""
+    return pm(float(ds[k]), float(ds[f"{k}_se"]), float(ds[f"{k}_exact"]), digits)

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from . import core as cmp
-from ...layout import add_triplets, axis_coords, cell_triplets, computed_cells, model_dataset, pm
+from ...layout import add_triplets, axis_coords, cell_triplets, computed_cells, model_dataset, pm_of
 from ...plotting import panel_grid, save
 from ...registry import Model
 
@@ -68,10 +68,6 @@ def validate(cfg) -> None:
 
 
 # ------------------------------------------------------------------ table and figures
-def _pm(d, k, digits=4) -> str:
-    return pm(float(d[k]), float(d[f"{k}_se"]), float(d[f"{k}_exact"]), digits)
-
-
 def _task(cfg, wrap: bool = False, swept=()) -> str:
     """The task's parameters in words; a swept field reads "swept"."""
     def v(path):
@@ -101,7 +97,7 @@ def format_compare(ds) -> str:
         d = ds.sel(protocol=p)
         mark = "*" if bool(d.on_front) else " "
         lines.append(f"{mark}{str(d.protocol_label.values):<37}{str(d.seed_model.values):>5}"
-                     + "".join(f"{_pm(d, k):>28}" for k in cols))
+                     + "".join(f"{pm_of(d, k):>28}" for k in cols))
     lines += ["", "Amp: Pr(final answer wrong | the model's answer wrong); fwc: Pr(final right "
               "| the model right); undecided: INSUFFICIENT; cost: model calls per case "
               "(a judge or juror is one call; a human review counts mediation.human_cost)."]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ...layout import add_triplets, axis_coords, cell_triplets, computed_cells, model_dataset, pm
+from ...layout import add_triplets, axis_coords, cell_triplets, computed_cells, model_dataset, pm_of
 from ...plotting import panel_grid, save, shared_legend
 from ...registry import Model
 from . import core as md
@@ -46,10 +46,6 @@ def validate(cfg) -> None:
 
 
 # ------------------------------------------------------------------ table and figures
-def _pm(d, k, digits=4) -> str:
-    return pm(float(d[k]), float(d[f"{k}_se"]), float(d[f"{k}_exact"]), digits)
-
-
 def format_mediation(ds) -> str:
     import yaml
 
@@ -64,15 +60,15 @@ def format_mediation(ds) -> str:
         f"erases {m['erase']}; escalate at {m['escalate_at']} dissents to a human right w.p. "
         f"{m['human_accuracy']} costing {m['human_cost']} calls", "",
         "simulated ± SE [exact]:",
-        f"  recommendation wrong {_pm(ds, 'wrong')}; residual flaws {_pm(ds, 'residual')} "
+        f"  recommendation wrong {pm_of(ds, 'wrong')}; residual flaws {pm_of(ds, 'residual')} "
         f"(closed form {float(ds.mean_residual_exact):.4f})",
-        f"  perfect validation: case {_pm(ds, 'perfect_case')}, citations exact "
-        f"{_pm(ds, 'exact_share')}; evidence quality {_pm(ds, 'eq_score', 2)}", ""]
+        f"  perfect validation: case {pm_of(ds, 'perfect_case')}, citations exact "
+        f"{pm_of(ds, 'exact_share')}; evidence quality {pm_of(ds, 'eq_score', 2)}", ""]
     cols = ("amp", "fwc", "acc", "escalated", "err_unescalated", "erased", "cost")
     lines.append(f"{'synthesis':<10}" + "".join(f"{k:>27}" for k in cols))
     for p in ds.protocol.values:
         d = ds.sel(protocol=p)
-        lines.append(f"{p:<10}" + "".join(f"{_pm(d, k):>27}" for k in cols))
+        lines.append(f"{p:<10}" + "".join(f"{pm_of(d, k):>27}" for k in cols))
     lines += ["", "Amp: Pr(final = a | a wrong); err_unescalated: Pr(a wrong | not escalated); "
               "erased: a wrong recommendation whose every dissent the synthesis dropped."]
     return "\n".join(lines)

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from ...judge import judge_tables
-from ...layout import add_triplets, axis_coords, cell_triplets, computed_cells, model_dataset, pm
+from ...layout import add_triplets, axis_coords, cell_triplets, computed_cells, model_dataset, pm_of
 from ...plotting import panel_grid, save, shared_legend
 from ...registry import Model
 from . import core as rd
@@ -101,8 +101,7 @@ def validate(cfg) -> None:
 
 # ------------------------------------------------------------------ table and figures
 def _pm(d, k, t="all", digits=4) -> str:
-    d = d.sel(claim_type=t)
-    return pm(float(d[k]), float(d[f"{k}_se"]), float(d[f"{k}_exact"]), digits)
+    return pm_of(d.sel(claim_type=t), k, digits)
 
 
 def format_redeliberation(ds) -> str:
