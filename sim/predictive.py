@@ -183,18 +183,19 @@ def stratified_check(f, df: pd.DataFrame, confidence=0.95, n_draws=N_DRAWS, seed
     n_stats, n_par = len(finest), len(f.names)
     free = n_stats - n_par
     with_p = f.sigma_free
-    if free <= 0 and not with_p:
+    if free <= 0:
         statement = (f"nothing to test: {n_par} fitted parameters against {n_stats} label "
-                     f"rates; the fit reproduces what it was fitted to (the p-values below "
-                     f"cannot fail; cross-validate with --cv K)")
-    elif free <= 0:
-        statement = (f"little to test: {n_par} parameters fitted (to the stated "
-                     f"probabilities as well) against {n_stats} label rates; the rates "
-                     f"test the model's shape only through the probabilities (cross-"
-                     f"validate with --cv K)")
+                     f"rates; the fit reproduces what it was fitted to and these p-values "
+                     f"cannot fail (cross-validate with --cv K)")
+    elif free <= 2:
+        statement = (f"almost nothing to test: {n_stats} label rates against {n_par} fitted "
+                     f"parameters leave {free} free statistic(s) (cross-validate with --cv K)")
     else:
         statement = (f"{n_stats} label rates tested against {n_par} fitted parameters: "
-                     f"about {free} free statistic(s)")
+                     f"about {free} free statistics")
+    if with_p and free > 0:
+        statement += ("; the parameters were fitted to the stated probabilities too, so the "
+                      "rates test how probabilities and labels agree")
     bonf = float(min(1.0, tab["p_value"].min() * len(finest))) if len(tab) else np.nan
     return tab, {"n_stats": n_stats, "n_params": n_par, "free": free,
                  "statement": statement, "min_p_bonferroni": bonf}

@@ -404,14 +404,15 @@ def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = Fals
 def simulate_log(n_rows: int, *, mu_consult=0.5, mu_debate=0.0, d=2.0, sigma=1.5,
                  kappa_v=0.0, rho=1.0, p=0.5, n_judges=20, share_debate=0.5,
                  roles="assigned", bounds=(0.01, 0.99), probabilities=True,
-                 seed=0) -> pd.DataFrame:
+                 seed=0, delta=0.0) -> pd.DataFrame:
     """A log drawn from the structural judge (for tests and for checking a design).
 
     Each row: protocol, a truth and the protagonist's answer (right w.p. ``p``;
     assigned debates written with debater A as the protagonist, as a platform
     would), evidence (the right side always, the wrong side w.p. ``rho``),
     arguments, the judge's stated probability rounded to 0.01 and clipped to
-    ``bounds`` (or only the label with ``probabilities=False``)."""
+    ``bounds`` (or only the label with ``probabilities=False``); ``delta``: the
+    wrong side's argument reads that much better (a population's persuasiveness)."""
     rng = np.random.default_rng(seed)
     debate = rng.random(n_rows) < share_debate
     omega = rng.integers(0, 2, n_rows)
@@ -421,6 +422,8 @@ def simulate_log(n_rows: int, *, mu_consult=0.5, mu_debate=0.0, d=2.0, sigma=1.5
     eA = np.where(~right | (rng.random(n_rows) < rho), 1, 0)
     rP = np.where(right, d / 2, -d / 2) + sigma * rng.standard_normal(n_rows)
     rA = np.where(right, -d / 2, d / 2) + sigma * rng.standard_normal(n_rows)
+    if delta:
+        rP, rA = rP + delta * ~right, rA + delta * right
     z = np.where(debate, (mu_debate if roles == "open" else 0.0) + kappa_v * (eP - eA)
                  + rP - rA, mu_consult + kappa_v * eP + rP)
     py = special.expit(z)
