@@ -191,6 +191,9 @@ def validate_log(df: pd.DataFrame) -> pd.DataFrame:
                 raise LogError(f"column {col!r}, row {r}: value {_show(df[col][r])} is not a "
                                f"number")
             df[col] = v
+    if "v_A" in df.columns:  # no antagonist in consultancy: a blank v_A is 0, as e_A is
+        df.loc[df["protocol"] == "consult", "v_A"] = \
+            df.loc[df["protocol"] == "consult", "v_A"].fillna(0.0)
     if "p_y" in df.columns:
         v = pd.to_numeric(df["p_y"], errors="coerce")
         bad = (v.isna() & df["p_y"].notna()) | (v.notna() & ~v.between(0.0, 1.0))
@@ -1154,6 +1157,9 @@ def main(argv=None) -> None:
                     help="simulate the fitted parameters and compare with the observed metrics")
     ap.add_argument("--n-sim", type=int, default=2_000_000,
                     help=f"instances per simulated protocol, 1 to {MAX_INSTANCES:.0e}")
+    from . import predictive
+
+    predictive.add_arguments(ap)
     args = ap.parse_args(argv)
     if args.sample and args.log:
         ap.error("give a log file or --sample, not both")
@@ -1187,7 +1193,8 @@ def main(argv=None) -> None:
                            f"{df.attrs['K']} answers (model=options is the multi-option "
                            f"model: antiamp model=options judge=logit options.K=...)")
         ds = estimate(df, opts)
-    except (LogError, OutputError) as exc:
+        new = predictive.check_arguments(args, df, load_log)
+    except (LogError, OutputError, predictive.CheckError) as exc:
         print(f"antiamp-estimate: error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     except KeyboardInterrupt:
@@ -1196,7 +1203,9 @@ def main(argv=None) -> None:
     print(format_report(ds, args.log))
     try:
         _write_outputs(ds, out, args, df)
-    except LogError as exc:
+        if predictive.wanted(args):
+            predictive.run(args, df, new, float(ds.attrs["confidence"]), out)
+    except (LogError, predictive.CheckError) as exc:
         print(f"antiamp-estimate: error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     except KeyboardInterrupt:

@@ -183,7 +183,12 @@ def stratified_check(f, df: pd.DataFrame, confidence=0.95, n_draws=N_DRAWS, seed
     n_stats, n_par = len(finest), len(f.names)
     free = n_stats - n_par
     with_p = f.sigma_free
-    if free <= 0:
+    if free <= 0 and with_p:
+        statement = (f"little to test: {n_par} parameters (fitted to the stated "
+                     f"probabilities and the labels together) against {n_stats} label "
+                     f"rates; the rates test only how the probabilities and the labels "
+                     f"agree (cross-validate with --cv K)")
+    elif free <= 0:
         statement = (f"nothing to test: {n_par} fitted parameters against {n_stats} label "
                      f"rates; the fit reproduces what it was fitted to and these p-values "
                      f"cannot fail (cross-validate with --cv K)")
@@ -239,6 +244,9 @@ def cross_validate(df: pd.DataFrame, k: int, by="judge", confidence=0.95,
 
     units = fold_units(df, by)
     uniq = np.array(sorted(set(units)))
+    fit_kw = dict(fit_kw or {})
+    if fit_kw.get("debaters"):  # every fold knows every population (one unseen: shift 0)
+        fit_kw["populations"] = sorted(set(df[fit_kw["debaters"]].astype(str)))
     if not 2 <= k <= len(uniq):
         raise CheckError(f"--cv {k}: needs 2 <= K <= the number of {by}s ({len(uniq)})")
     rng = np.random.default_rng(seed)
@@ -249,7 +257,7 @@ def cross_validate(df: pd.DataFrame, k: int, by="judge", confidence=0.95,
         train, test = df[fold != j], df[fold == j]
         train.attrs, test.attrs = dict(df.attrs), dict(df.attrs)
         try:
-            f = st.fit(train, **(fit_kw or {}))
+            f = st.fit(train, **fit_kw)
         except st.FitError as exc:
             raise CheckError(f"--cv fold {j + 1}: {exc}") from None
         draws = param_draws(f, n_draws, rng)
@@ -300,9 +308,9 @@ CAL_POP = "calibration"
 
 
 def calibrate(fit_log: pd.DataFrame, new_log: pd.DataFrame, n_rooms: int, confidence=0.95,
-              n_draws=N_DRAWS, seed=0, protocol_gap=False):
+              n_draws=N_DRAWS, seed=0, protocol_gap=False, debaters=None):
     """Judge parameters from ``fit_log`` (with its populations when it has a
-    ``debaters`` column), a new population's persuasiveness shift from ``n_rooms``
+    ``debaters`` column named), a new population's persuasiveness shift from ``n_rooms``
     rooms of ``new_log`` (fitted jointly: the judge's parameters shared), predictions
     for ``new_log``'s other rooms per protocol.  Returns (fit, table, rho dict)."""
     from . import structural as st
@@ -317,9 +325,7 @@ def calibrate(fit_log: pd.DataFrame, new_log: pd.DataFrame, n_rooms: int, confid
     is_cal = units.isin(cal_rooms).to_numpy()
     cal, rest = new_log[is_cal].copy(), new_log[~is_cal].copy()
     base = fit_log.copy()
-    if "debaters" not in base.columns:
-        base["debaters"] = "fitted log"
-    base["debaters"] = base["debaters"].astype(str)
+    base["debaters"] = base[debaters].astype(str) if debaters else "fitted log"
     if CAL_POP in set(base["debaters"]):
         raise CheckError(f"column 'debaters': the label {CAL_POP!r} is reserved for the "
                          f"calibration rooms")
@@ -363,3 +369,103 @@ def format_calibrate(f, tab: pd.DataFrame, r: dict, n_rooms: int, confidence: fl
                      f"{x['predicted_hi']:.4f}]  p {x['p_value']:.3f}"
                      + ("" if x["inside"] else "  OUTSIDE"))
     return "\n".join(lines)
+
+
+# ------------------------------------------------------------------ the command's options
+def add_arguments(ap) -> None:
+    """antiamp-estimate's options of this module."""
+    g = ap.add_argument_group("predictive checks (the structural judge on rows it was or "
+                              "was not fitted on)")
+    g.add_argument("--cv", type=int, default=None, metavar="K",
+                   help="K-fold cross-validation (K >= 2): each fold of judges (or rooms) "
+                        "predicted by a fit to the others")
+    g.add_argument("--cv-by", default="judge", choices=("judge", "room"),
+                   help="what a fold holds out: judge (the default) or room")
+    g.add_argument("--debaters", default=None, metavar="COLUMN",
+                   help="a column naming each row's population of debaters: a persuasiveness "
+                        "shift per population, the judge's parameters shared")
+    g.add_argument("--protocol-gap", action="store_true",
+                   help="fit debate's quality gap apart from consultancy's")
+    g.add_argument("--calibrate", default=None, metavar="LOG",
+                   help="another log (with a room column) of new debaters: calibrate them on "
+                        "--calibrate-rooms of its rooms and predict the others")
+    g.add_argument("--calibrate-rooms", type=int, default=10, metavar="N",
+                   help="rooms of the --calibrate log used to calibrate (default 10)")
+    g.add_argument("--check-draws", type=int, default=N_DRAWS, metavar="N",
+                   help=f"parameter draws of the predictive checks (default {N_DRAWS})")
+
+
+def wanted(args) -> bool:
+    return bool(args.simulate or args.cv or args.calibrate)
+
+
+def check_arguments(args, df: pd.DataFrame, load) -> pd.DataFrame | None:
+    """Refuse bad options before any output (CheckError names the option); returns the
+    --calibrate log, read by ``load``."""
+    if args.cv is not None and args.cv < 2:
+        raise CheckError(f"--cv must be an integer >= 2, got {args.cv}")
+    if args.check_draws < 2:
+        raise CheckError(f"--check-draws must be an integer >= 2, got {args.check_draws}")
+    if (args.debaters or args.protocol_gap) and not wanted(args):
+        raise CheckError("--debaters and --protocol-gap shape the structural fit: give "
+                         "--simulate, --cv or --calibrate with them")
+    if args.debaters is not None and args.debaters not in df.columns:
+        raise CheckError(f"--debaters {args.debaters}: the log has no such column (columns: "
+                         f"{', '.join(map(str, df.columns))})")
+    if args.debaters is not None and df[args.debaters].isna().any():
+        r = int(np.flatnonzero(df[args.debaters].isna())[0])
+        raise CheckError(f"column {args.debaters!r}, row {r}: value is missing (every row "
+                         f"needs its population of debaters)")
+    if args.cv is not None:
+        fold_units(df, args.cv_by)
+    if wanted(args) and df.attrs.get("K", 2) > 2:
+        raise CheckError(f"the predictive checks run the two-answer structural judge; the log "
+                         f"has {df.attrs['K']} answers")
+    if args.calibrate is None:
+        return None
+    if args.calibrate_rooms < 1:
+        raise CheckError(f"--calibrate-rooms must be >= 1, got {args.calibrate_rooms}")
+    new = load(args.calibrate)
+    if "room" not in new.columns:
+        raise CheckError(f"--calibrate {args.calibrate}: the log has no 'room' column (the "
+                         f"rooms to calibrate on and to predict)")
+    n = new["room"].nunique()
+    if not args.calibrate_rooms < n:
+        raise CheckError(f"--calibrate-rooms {args.calibrate_rooms}: the --calibrate log has "
+                         f"{n} rooms; allowed 1 to {n - 1}")
+    return new
+
+
+def _final(df: pd.DataFrame, rnd) -> pd.DataFrame:
+    from .estimate import select_round
+
+    return select_round(df, rnd) if "round" in df.columns else df
+
+
+def run(args, df: pd.DataFrame, new: pd.DataFrame | None, conf: float, out) -> None:
+    """Print and write (``out``/predictive_*.csv) what the options ask for."""
+    from pathlib import Path
+
+    from . import structural as st
+
+    out = Path(out)
+    df = _final(df, args.round)
+    kw = {"debaters": args.debaters, "protocol_gap": args.protocol_gap}
+    if args.simulate:
+        f = st.fit(df, **kw)
+        tab, summ = stratified_check(f, df, conf, args.check_draws, args.seed)
+        print(format_stratified(tab, summ, conf))
+        tab.to_csv(out / "predictive_strata.csv", index=False)
+        print(f"wrote {out / 'predictive_strata.csv'}")
+    if args.cv:
+        cv = cross_validate(df, args.cv, args.cv_by, conf, args.check_draws, args.seed, kw)
+        print(format_cv(cv, args.cv, args.cv_by, conf))
+        cv.to_csv(out / "predictive_cv.csv", index=False)
+        print(f"wrote {out / 'predictive_cv.csv'}")
+    if new is not None:
+        new = _final(new, args.round)
+        f, tab, r = calibrate(df, new, args.calibrate_rooms, conf, args.check_draws,
+                              args.seed, args.protocol_gap, args.debaters)
+        print(format_calibrate(f, tab, r, args.calibrate_rooms, conf))
+        tab.to_csv(out / "predictive_calibrated.csv", index=False)
+        print(f"wrote {out / 'predictive_calibrated.csv'}")

@@ -10,6 +10,7 @@ import pytest
 from antiamp import predictive as pr
 from antiamp import structural as st
 from antiamp.estimate import validate_log
+from cli_runner import run_command
 
 JUDGE = {"mu_consult": 0.5, "d": 2.0, "sigma": 1.5, "kappa_v": 0.8}
 
@@ -156,3 +157,73 @@ def test_protocol_gap_is_fitted_apart_where_both_protocols_are_logged():
     tab = f.table(0.95)
     for k, v in (("d", 2.0), ("d_debate", 1.0)):
         assert abs(tab.loc[k, "value"] - v) < 3 * tab.loc[k, "se"], tab
+
+
+# ------------------------------------------------------------------ the command
+def test_blank_v_A_on_consultancy_rows_is_read_as_0():
+    """No antagonist in consultancy: a blank v_A is 0 (as e_A is), so the graded
+    logistic fits are not disabled (NaN) by it."""
+    from antiamp.estimate import logistic_fit
+
+    d = st.simulate_log(2000, seed=1, rho=0.5, kappa_v=0.8)
+    rng = np.random.default_rng(0)
+    d["v_P"] = 2 * d["e_P"] + rng.normal(size=len(d))
+    d["v_A"] = np.where(d["protocol"] == "debate", 2 * d["e_A"] + rng.normal(size=len(d)),
+                        np.nan)
+    v = validate_log(d)
+    assert (v.loc[v["protocol"] == "consult", "v_A"] == 0).all()
+    for sub in (v[v["protocol"] == "consult"], v):
+        r = logistic_fit(sub)
+        assert r["graded"] and np.isfinite(r["kappa"]) and np.isfinite(r["kappa_se"]), r
+
+
+def test_cli_cv_and_per_stratum_check_on_the_real_sample(tmp_path):
+    r = run_command("antiamp-estimate", ["--sample", "human_judges", "--simulate", "--n-sim",
+                                         "20000", "--n-resamples", "200", "--cv", "5",
+                                         "--check-draws", "300", "--out", tmp_path / "o"],
+                    tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "predictive check per stratum" in r.stdout
+    assert "5-fold cross-validation by judge" in r.stdout
+    cv = pd.read_csv(tmp_path / "o" / "predictive_cv.csv")
+    assert sorted(cv["fold"].unique()) == [1, 2, 3, 4, 5]
+    assert cv["n"].sum() == 48 + 48 + 154  # every row with a known truth, once
+    assert (tmp_path / "o" / "predictive_strata.csv").exists()
+
+
+def test_cli_calibrate(tmp_path):
+    A = _pop(1500, "A", 71, rho=0.3, delta=0.0)
+    B = _pop(800, "B", 72, rho=0.8, delta=1.0)
+    A.to_csv(tmp_path / "a.csv", index=False)
+    B.to_csv(tmp_path / "b.csv", index=False)
+    r = run_command("antiamp-estimate", [tmp_path / "a.csv", "--calibrate", tmp_path / "b.csv",
+                                         "--calibrate-rooms", "100", "--n-resamples", "200",
+                                         "--check-draws", "300", "--out", tmp_path / "o"],
+                    tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "delta[calibration]" in r.stdout
+    tab = pd.read_csv(tmp_path / "o" / "predictive_calibrated.csv")
+    assert set(tab["protocol"]) == {"consult", "debate"}
+    assert (tab["predicted_lo"] < tab["predicted_hi"]).all()
+
+
+@pytest.mark.parametrize("argv, msg", [
+    (["--cv", "1"], "--cv must be an integer >= 2"),
+    (["--cv", "3", "--cv-by", "room"], "no 'room'"),
+    (["--simulate", "--debaters", "nope"], "--debaters nope: the log has no such column"),
+    (["--debaters", "stratum"], "give --simulate, --cv or --calibrate"),
+    (["--calibrate", "LOG_NOROOM"], "--calibrate"),
+    (["--calibrate", "LOG", "--calibrate-rooms", "100000"], "allowed 1 to"),
+])
+def test_cli_bad_options_exit_2_before_any_output(tmp_path, argv, msg):
+    log = _pop(300, "A", 81, rho=0.5, delta=0.0)
+    log.to_csv(tmp_path / "log.csv", index=False)
+    log.drop(columns="room").to_csv(tmp_path / "noroom.csv", index=False)
+    argv = [{"LOG": tmp_path / "log.csv", "LOG_NOROOM": tmp_path / "noroom.csv"}.get(a, a)
+            for a in argv]
+    main = tmp_path / ("noroom.csv" if "--cv-by" in argv else "log.csv")
+    r = run_command("antiamp-estimate", [main, *argv, "--out", tmp_path / "o"], tmp_path)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert msg in r.stderr
+    assert r.stdout == ""
+    assert not (tmp_path / "o").exists()
