@@ -1092,7 +1092,8 @@ def plot_reliability(ds: xr.Dataset, path: Path) -> list:
 
 #: Shipped logs (``--sample NAME``), in antiamp's data folder (see its README for
 #: the attribution and license of the real one).
-SAMPLES = {"simulated": "sample_log.csv", "human_judges": "michael2023_human_judges.csv"}
+SAMPLES = {"simulated": "sample_log.csv", "human_judges": "michael2023_human_judges.csv",
+           "two_judges": "michael2023_judgments.csv"}
 
 MAX_RESAMPLES = 10_000_000  # the bootstrap holds [resamples, 8] counts per statistic
 
@@ -1140,7 +1141,9 @@ def main(argv=None) -> None:
                     choices=tuple(SAMPLES),
                     help="use a shipped log instead of a file: simulated (the default: two "
                          "strata, a logit judge) or human_judges (Michael et al. 2023, "
-                         "CC-BY 4.0: real human judges with their probabilities)")
+                         "CC-BY 4.0: real human judges with their probabilities) or "
+                         "two_judges (the same rooms, every online and offline judgment: "
+                         "read_corr)")
     ap.add_argument("--out", default=None, help="output directory (default: "
                     "outputs/estimates/<log name>, beside the other commands' outputs/)")
     ap.add_argument("--confidence", type=float, default=0.95, help="in (0, 1); default 0.95")
@@ -1157,7 +1160,7 @@ def main(argv=None) -> None:
                     help="simulate the fitted parameters and compare with the observed metrics")
     ap.add_argument("--n-sim", type=int, default=2_000_000,
                     help=f"instances per simulated protocol, 1 to {MAX_INSTANCES:.0e}")
-    from . import predictive
+    from . import predictive, readcorr
 
     predictive.add_arguments(ap)
     args = ap.parse_args(argv)
@@ -1194,13 +1197,18 @@ def main(argv=None) -> None:
                            f"model: antiamp model=options judge=logit options.K=...)")
         ds = estimate(df, opts)
         new = predictive.check_arguments(args, df, load_log)
-    except (LogError, OutputError, predictive.CheckError) as exc:
+        rc = readcorr.applies(df)
+    except (LogError, OutputError, predictive.CheckError, readcorr.ReadCorrError) as exc:
         print(f"antiamp-estimate: error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     except KeyboardInterrupt:
         print("\nantiamp-estimate: interrupted; nothing was written", file=sys.stderr)
         raise SystemExit(130) from None
     print(format_report(ds, args.log))
+    if rc:  # several judgments of one room: how much judges share their reading
+        r = readcorr.estimate(df, confidence=float(ds.attrs["confidence"]), seed=args.seed)
+        readcorr.store(ds, r)
+        print(readcorr.format_result(r, float(ds.attrs["confidence"])))
     try:
         _write_outputs(ds, out, args, df)
         if predictive.wanted(args):
