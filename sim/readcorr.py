@@ -33,8 +33,9 @@ stats = lazy("scipy.stats")
 #: Category cuts on the judge's probability on the right answer (0.5 counts as
 #: wrong, as a 50/50 final judgement does in the published accuracies).
 CUTS = (0.2, 0.5, 0.8, 0.95)
-#: The read_corr grid the pairwise likelihood is maximised on.
-GRID = np.round(np.arange(-0.6, 0.98 + 1e-9, 0.005), 3)
+#: The read_corr grid the pairwise likelihood is maximised on (then refined to
+#: steps of 0.002 around the best point).
+GRID = np.round(np.arange(-0.6, 0.98 + 1e-9, 0.02), 3)
 N_BOOT = 500
 
 _GL_X, _GL_W = np.polynomial.legendre.leggauss(40)
@@ -181,7 +182,11 @@ def estimate(df: pd.DataFrame, cuts=CUTS, confidence=0.95, n_boot=N_BOOT, seed=0
         w = room_w[room]
         th = _thresholds(cat, cell, n_cat, w)
         ll = _pair_loglik(th, cell, cat, ia, ib, w[ia], grid)
-        return float(grid[int(np.argmax(ll))]), ll
+        best = float(grid[int(np.argmax(ll))])
+        fine = np.round(np.arange(max(best - 0.02, grid[0]), min(best + 0.02, grid[-1])
+                                  + 1e-9, 0.002), 3)
+        llf = _pair_loglik(th, cell, cat, ia, ib, w[ia], fine)
+        return float(fine[int(np.argmax(llf))]), ll
 
     c, ll = fit(np.ones(n_rooms))
     rng = np.random.default_rng(seed)
