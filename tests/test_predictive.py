@@ -227,3 +227,32 @@ def test_cli_bad_options_exit_2_before_any_output(tmp_path, argv, msg):
     assert msg in r.stderr
     assert r.stdout == ""
     assert not (tmp_path / "o").exists()
+
+
+def test_no_false_non_convergence_warning_at_an_optimum(monkeypatch):
+    """Newton's own step test may report no convergence at the optimum: the fit then
+    judges it by the Newton decrement and says nothing; a fit stopped away from the
+    optimum still gets the warning."""
+    from statsmodels.base.model import GenericLikelihoodModel
+
+    df = validate_log(st.simulate_log(2000, seed=9, **JUDGE))
+    orig = GenericLikelihoodModel.fit
+    state = {"stop_early": False}
+
+    def fit(self, *a, **kw):
+        if state["stop_early"] and kw.get("method") == "bfgs":
+            kw["maxiter"] = 1
+        if state["stop_early"] and kw.get("method") == "newton":
+            kw["maxiter"] = 0
+        res = orig(self, *a, **kw)
+        res.mle_retvals["converged"] = False
+        return res
+
+    monkeypatch.setattr(GenericLikelihoodModel, "fit", fit)
+    f = st.fit(df)
+    assert f.converged
+    assert not any("did not report convergence" in n for n in f.notes)
+    state["stop_early"] = True
+    f = st.fit(df)
+    assert not f.converged
+    assert any("did not report convergence" in n for n in f.notes)
