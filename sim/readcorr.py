@@ -80,9 +80,14 @@ def judgments(df: pd.DataFrame) -> pd.DataFrame:
         p = np.where(df["a"] == df["omega"], df["p_y"], 1 - df["p_y"])
         p = pd.Series(np.where(df["omega"].isna(), np.nan, p), index=df.index)
         col = "p_y"
+    elif {"y", "omega"} <= set(df.columns):  # labels only: right (1) or wrong (0)
+        p = pd.Series(np.where(df["omega"].isna(), np.nan,
+                               (df["y"] == df["omega"]).astype(float)), index=df.index)
+        col = "y"
     else:
-        raise ReadCorrError("read_corr needs the judge's probability: a column 'p_correct' "
-                            "(on the right answer) or 'p_y' with 'a' and 'omega'")
+        raise ReadCorrError("read_corr needs the judge's probability or label: a column "
+                            "'p_correct' (on the right answer), 'p_y' with 'a' and 'omega', "
+                            "or 'y' with 'omega'")
     bad = p.notna() & ~p.between(0, 1)
     if bad.any():
         r = int(np.flatnonzero(bad)[0])
@@ -168,6 +173,8 @@ def estimate(df: pd.DataFrame, cuts=CUTS, confidence=0.95, n_boot=N_BOOT, seed=0
     """read_corr of a log with several judgments per room: estimate, bootstrap SE and
     percentile interval over rooms, and what it rests on."""
     j = judgments(df)
+    if not {"p_correct", "p_y"} & set(df.columns):
+        cuts = (0.5,)  # labels only: right or wrong, a tetrachoric correlation
     cat = _categories(j["p"].to_numpy(), cuts)
     n_cat = len(cuts) + 1
     cell, cells = pd.factorize(j["group"] + " / " + j["role"])

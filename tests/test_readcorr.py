@@ -76,3 +76,14 @@ def test_design_reads_read_corr_from_the_store(tmp_path):
     assert j.read_corr == pytest.approx(max(float(ds.read_corr), 0.0))
     assert j.se["read_corr"] == pytest.approx(float(ds.read_corr_se))
     assert any("estimated by the store" in n for n in notes)
+
+
+def test_labels_only_pairs_give_a_tetrachoric_read_corr():
+    """Without probabilities the right/wrong labels of two judges of one room still
+    identify read_corr (two categories)."""
+    log = rc.simulate_judgments(400, 0.5, seed=6)
+    lab = log.assign(omega=1, y=(log["p_correct"] > 0.5).astype(int)).drop(
+        columns="p_correct")
+    r = rc.estimate(lab, n_boot=60, seed=6)
+    assert r["cuts"] == [0.5]
+    assert abs(r["read_corr"] - 0.5) < 3 * r["se"], r
