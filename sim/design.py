@@ -808,9 +808,20 @@ def _structural_from_store(ds, p: float, rho: float, se_rho: float) -> tuple[Jud
     if rho in (0.0, 1.0):
         notes.append(f"rho is {rho:g} in the log (every wrong side's evidence "
                      f"{'passed' if rho else 'failed'}): a binomial SE of 0")
-    notes.append("jurors' readings: read_corr of their variance shared (--read-corr; a log "
-                 "with one judge a transcript does not identify it: juries help less as it "
-                 "grows)")
+    if "read_corr" in ds and np.isfinite(float(ds.read_corr)):
+        # estimated from several judgments of one room (antiamp.readcorr); the design's
+        # range is [0, 1): a negative estimate is read as 0
+        rc, se = float(ds.read_corr), float(ds.read_corr_se)
+        j.read_corr = float(np.clip(rc, 0.0, 0.999))
+        j.se["read_corr"] = se
+        notes.append(f"jurors' readings: read_corr {rc:.3f} (SE {se:.3f}) [{float(ds.read_corr_lo):.3f}, "
+                     f"{float(ds.read_corr_hi):.3f}] estimated by the store from "
+                     f"{int(ds.attrs.get('read_corr_pairs', 0))} pairs of judgments of one "
+                     f"room" + (" (negative: read as 0)" if rc < 0 else ""))
+    else:
+        notes.append("jurors' readings: read_corr of their variance shared (--read-corr; a "
+                     "log with one judge a transcript does not identify it: juries help less "
+                     "as it grows)")
     return j, notes
 
 

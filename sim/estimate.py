@@ -198,6 +198,9 @@ def validate_log(df: pd.DataFrame) -> pd.DataFrame:
                 raise LogError(f"column {col!r}, row {r}: value {_show(df[col][r])} is not a "
                                f"number")
             df[col] = v
+    if "v_A" in df.columns:  # no antagonist in consultancy: a blank v_A is 0, as e_A is
+        df.loc[df["protocol"] == "consult", "v_A"] = \
+            df.loc[df["protocol"] == "consult", "v_A"].fillna(0.0)
     if "p_y" in df.columns:
         v = pd.to_numeric(df["p_y"], errors="coerce")
         bad = (v.isna() & df["p_y"].notna()) | (v.notna() & ~v.between(0.0, 1.0))
@@ -1099,7 +1102,8 @@ def plot_reliability(ds: xr.Dataset, path: Path) -> list:
 
 #: Shipped logs (``--sample NAME``), in antiamp's data folder (see its README for
 #: the attribution and license of the real one).
-SAMPLES = {"simulated": "sample_log.csv", "human_judges": "michael2023_human_judges.csv"}
+SAMPLES = {"simulated": "sample_log.csv", "human_judges": "michael2023_human_judges.csv",
+           "two_judges": "michael2023_judgments.csv"}
 
 MAX_RESAMPLES = 10_000_000  # the bootstrap holds [resamples, 8] counts per statistic
 
@@ -1148,7 +1152,9 @@ def main(argv=None) -> None:
                     choices=tuple(SAMPLES),
                     help="use a shipped log instead of a file: simulated (the default: two "
                          "strata, a logit judge) or human_judges (Michael et al. 2023, "
-                         "CC-BY 4.0: real human judges with their probabilities)")
+                         "CC-BY 4.0: real human judges with their probabilities) or "
+                         "two_judges (the same rooms, every online and offline judgment: "
+                         "read_corr)")
     ap.add_argument("--out", default=None, help="output directory (default: "
                     "outputs/estimates/<log name>, beside the other commands' outputs/)")
     ap.add_argument("--confidence", type=float, default=0.95, help="in (0, 1); default 0.95")
@@ -1168,6 +1174,9 @@ def main(argv=None) -> None:
                     help="simulate the fitted parameters and compare with the observed metrics")
     ap.add_argument("--n-sim", type=int, default=2_000_000,
                     help=f"instances per simulated protocol, 1 to {MAX_INSTANCES:.0e}")
+    from . import predictive, readcorr
+
+    predictive.add_arguments(ap)
     args = ap.parse_args(argv)
     if args.sample and args.log:
         ap.error("give a log file or --sample, not both")
@@ -1201,7 +1210,9 @@ def main(argv=None) -> None:
                            f"{df.attrs['K']} answers (model=options is the multi-option "
                            f"model: antiamp model=options judge=logit options.K=...)")
         ds = estimate(df, opts)
-    except (LogError, OutputError) as exc:
+        new = predictive.check_arguments(args, df, load_log)
+        rc = readcorr.applies(df)
+    except (LogError, OutputError, predictive.CheckError, readcorr.ReadCorrError) as exc:
         print(f"antiamp-estimate: error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     except KeyboardInterrupt:
@@ -1212,10 +1223,16 @@ def main(argv=None) -> None:
 
     field = field_metrics(df, args.confidence, args.round)
     print(format_field_metrics(field, args.confidence))
+    if rc:  # several judgments of one room: how much judges share their reading
+        r = readcorr.estimate(df, confidence=float(ds.attrs["confidence"]), seed=args.seed)
+        readcorr.store(ds, r)
+        print(readcorr.format_result(r, float(ds.attrs["confidence"])))
     try:
         _write_outputs(ds, out, args, df)
         print(f"wrote {plot_field_metrics(df, field, out / 'field_metrics.png')}")
-    except LogError as exc:
+        if predictive.wanted(args):
+            predictive.run(args, df, new, float(ds.attrs["confidence"]), out)
+    except (LogError, predictive.CheckError) as exc:
         print(f"antiamp-estimate: error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     except KeyboardInterrupt:

@@ -88,6 +88,10 @@ class StructuralFit:
     grid: float = 0.0
     band: float = 0.0
     tie: dict = field(default_factory=lambda: {"consult": 0.5, "debate": 0.5})
+    #: Populations of debaters (``debaters=`` column's labels; the first is the
+    #: reference, whose persuasiveness shift is 0) and the column they came from.
+    populations: list = field(default_factory=list)
+    debaters: str | None = None
 
     def value(self, name: str, params=None) -> float:
         """A parameter on its natural scale (sigma, not log sigma); fixed ones too."""
@@ -121,12 +125,22 @@ PARAM_DOC = {
     "kappa_v": "weight of shown evidence (log-odds)",
     "d": "quality gap: right minus wrong side's mean argument (log-odds)",
     "sigma": "spread of argument quality (log-odds)",
+    "d_debate": "quality gap in debate, where it is fitted apart from consultancy's d (log-odds)",
 }
 
 
+def pop_param(label) -> str:
+    """The persuasiveness shift's parameter name for a population of debaters."""
+    return f"delta[{label}]"
+
+
 # ------------------------------------------------------------------ the likelihood
-def _design(df: pd.DataFrame):
-    """Rows with a known truth as arrays, identical rows merged (weights)."""
+def _design(df: pd.DataFrame, debaters: str | None = None, populations=None,
+            evidence: bool = False):
+    """Rows with a known truth as arrays, identical rows merged (weights); with
+    ``debaters`` a column ``pop``: the index of each row's population in
+    ``populations`` (default: the column's labels sorted); with ``evidence`` the
+    sides' evidence flags ``ep``, ``ea`` beside x."""
     d = df[df["omega"].notna()]
     if not len(d):
         raise FitError("no row has a known truth (omega): the structural fit needs it")
@@ -141,6 +155,17 @@ def _design(df: pd.DataFrame):
     p = d["p_y"].to_numpy(float) if "p_y" in d.columns else np.full(len(d), np.nan)
     cols = {"g": pd.factorize(d["judge_id"])[0], "debate": prot, "open": open_,
             "right": right, "x": x, "endorse": endorse, "p": np.nan_to_num(p, nan=-1.0)}
+    if evidence:
+        cols["ep"], cols["ea"] = ep, np.where(prot, ea, 0.0)
+    if debaters is not None:
+        lab = d[debaters].astype(str).to_numpy()
+        pops = list(populations) if populations is not None else sorted(set(lab))
+        where = {k: i for i, k in enumerate(pops)}
+        unknown = sorted(set(lab) - set(where))
+        if unknown:
+            raise FitError(f"column {debaters!r}: population(s) {', '.join(unknown)} not in "
+                           f"the fit (fitted: {', '.join(pops)})")
+        cols["pop"] = np.array([where[k] for k in lab], dtype=np.int64)
     agg = pd.DataFrame(cols).value_counts(sort=False).reset_index(name="w")
     return agg, d
 
@@ -151,11 +176,13 @@ class _Likelihood:
     def __init__(self, agg: pd.DataFrame, names: list, fixed: dict, sigma_free: bool,
                  bounds: tuple, grid: float = 0.0):
         self.names, self.fixed, self.sigma_free = names, fixed, sigma_free
+        self.populations: list = []
         self.w = agg["w"].to_numpy(float)
         self.debate = agg["debate"].to_numpy()
         self.open = agg["open"].to_numpy()
         self.sign = np.where(agg["right"].to_numpy(), 0.5, -0.5)
         self.x = agg["x"].to_numpy(float)
+        self.pop = agg["pop"].to_numpy() if "pop" in agg.columns else None
         p = agg["p"].to_numpy(float)
         has = p >= 0
         lo, hi = bounds
@@ -183,8 +210,17 @@ class _Likelihood:
         mu = np.where(self.debate, np.where(self.open, v.get("mu_debate", 0.0), 0.0),
                       v.get("mu_consult", 0.0))
         # debate: r_P - r_A has mean +-d and variance 2 sigma^2; consultancy r_P: +-d/2
-        m = mu + v.get("kappa_v", 0.0) * self.x + v["d"] * self.sign * np.where(
+        d = np.where(self.debate, v["d_debate"], v["d"]) if "d_debate" in v else v["d"]
+        m = mu + v.get("kappa_v", 0.0) * self.x + d * self.sign * np.where(
             self.debate, 2.0, 1.0)
+        if self.pop is not None and self.populations:
+            # a population's dishonest side reads delta better than the reference's:
+            # toward the protagonist when it is the wrong side, away when it is the
+            # right one (debate); a right consultant has no dishonest opponent
+            delta = np.array([v.get(pop_param(k), 0.0) for k in self.populations])[self.pop]
+            wrong = self.sign < 0
+            m = m + delta * np.where(self.debate, np.where(wrong, 1.0, -1.0),
+                                     np.where(wrong, 1.0, 0.0))
         s = sigma * np.where(self.debate, np.sqrt(2.0), 1.0)
         return m, s
 
@@ -222,9 +258,17 @@ def recording_grid(p: np.ndarray) -> float:
     return 0.0
 
 
-def fit(df: pd.DataFrame) -> StructuralFit:
+def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = False,
+        populations=None) -> StructuralFit:
     """Maximum-likelihood fit of the structural judge on a validated two-answer log
-    (after :func:`antiamp.estimate.validate_log`: roles read, final round selected)."""
+    (after :func:`antiamp.estimate.validate_log`: roles read, final round selected).
+
+    ``debaters``: a column naming each row's population of debaters; the judge's
+    parameters are shared and each population but the first (the reference) gets a
+    persuasiveness shift ``delta[<label>]`` of its dishonest side's argument
+    (log-odds; the reference's is 0, else it is d).  ``protocol_gap``: debate's
+    quality gap ``d_debate`` fitted apart from consultancy's ``d`` where the log has
+    both protocols."""
     import warnings
 
     from statsmodels.base.model import GenericLikelihoodModel
@@ -232,7 +276,11 @@ def fit(df: pd.DataFrame) -> StructuralFit:
     if df.attrs.get("K", 2) > 2:
         raise FitError(f"the structural judge is fitted on two-answer logs; the log has "
                        f"{df.attrs['K']} answers")
-    agg, d = _design(df)
+    if debaters is not None and debaters not in df.columns:
+        raise FitError(f"no column {debaters!r} naming the populations of debaters")
+    agg, d = _design(df, debaters, populations)
+    pops = (list(populations) if populations is not None else
+            sorted(set(d[debaters].astype(str)))) if debaters is not None else []
     notes: list = []
     names, fixed = [], {}
     if (~agg["debate"]).any():
@@ -252,6 +300,16 @@ def fit(df: pd.DataFrame) -> StructuralFit:
         notes.append("kappa_v not identified: the evidence regressor is constant within each "
                      "protocol (a protocol intercept), so it is absorbed in mu; not fitted")
     names.append("d")
+    if protocol_gap and agg["debate"].any() and (~agg["debate"]).any():
+        names.append("d_debate")
+        notes.append("quality gap fitted per protocol: d (consultancy), d_debate (debate)")
+    for k, lab in enumerate(pops[1:], start=1):
+        if (agg["pop"] == k).any():
+            names.append(pop_param(lab))
+    if pops:
+        notes.append(f"debaters ({debaters}): {pops[0]!r} is the reference (shift 0); "
+                     + (", ".join(pop_param(x) for x in pops[1:]) or "no other population")
+                     + " the dishonest side's persuasiveness shift of the others")
     has_p = (agg["p"] >= 0).any()
     if has_p:
         names.append("log_sigma")
@@ -276,6 +334,7 @@ def fit(df: pd.DataFrame) -> StructuralFit:
     if not has_p and agg["endorse"].nunique() < 2:
         raise FitError("the judge's label never varies: nothing to fit")
     lik = _Likelihood(agg, names, fixed, has_p, bounds, grid)
+    lik.populations = pops
 
     class _Model(GenericLikelihoodModel):
         def loglikeobs(self, params):
@@ -297,8 +356,6 @@ def fit(df: pd.DataFrame) -> StructuralFit:
             raise FitError(f"the structural fit failed: {exc}") from None
     params = np.asarray(res.params, float)
     conv = bool(res.mle_retvals.get("converged", False))
-    if not conv:
-        notes.append("the optimiser did not report convergence: read the fit with care")
     # Judge-clustered sandwich: scores summed within judges (merged rows carry their
     # weights), bread the inverse Hessian; statsmodels' numerical derivatives.
     score = mod.score_obs(params)
@@ -308,6 +365,15 @@ def fit(df: pd.DataFrame) -> StructuralFit:
     except np.linalg.LinAlgError:
         raise FitError("the information matrix is singular: the log does not identify "
                        f"{', '.join(names)}") from None
+    if not conv:
+        # Newton's step test fails at an optimum where the log-likelihood is flat in
+        # float precision: an optimum is where the Newton decrement g' H^-1 g / 2 (the
+        # log-likelihood a further step could gain) is negligible and -H is positive
+        g = score.sum(axis=0)
+        conv = bool(np.all(np.linalg.eigvalsh(-(H + H.T) / 2) > 0)
+                    and 0.5 * g @ Hi @ g < 1e-8)
+    if not conv:
+        notes.append("the optimiser did not report convergence: read the fit with care")
     gid = agg["g"].to_numpy()
     S = np.zeros((G, K))
     np.add.at(S, gid, score)
@@ -331,21 +397,22 @@ def fit(df: pd.DataFrame) -> StructuralFit:
                      f"+-{band:.4f} log-odds (recorded 0.5) labelled with the protagonist's "
                      f"answer as the log does at 0.5: " + ", ".join(said))
     return StructuralFit(names, params, cov, G - 1, N, G, has_p, float(res.llf), conv, fixed,
-                         notes, bounds, grid, band, tie)
+                         notes, bounds, grid, band, tie, pops, debaters)
 
 
 # ------------------------------------------------------------------ simulate a log
 def simulate_log(n_rows: int, *, mu_consult=0.5, mu_debate=0.0, d=2.0, sigma=1.5,
                  kappa_v=0.0, rho=1.0, p=0.5, n_judges=20, share_debate=0.5,
                  roles="assigned", bounds=(0.01, 0.99), probabilities=True,
-                 seed=0) -> pd.DataFrame:
+                 seed=0, delta=0.0) -> pd.DataFrame:
     """A log drawn from the structural judge (for tests and for checking a design).
 
     Each row: protocol, a truth and the protagonist's answer (right w.p. ``p``;
     assigned debates written with debater A as the protagonist, as a platform
     would), evidence (the right side always, the wrong side w.p. ``rho``),
     arguments, the judge's stated probability rounded to 0.01 and clipped to
-    ``bounds`` (or only the label with ``probabilities=False``)."""
+    ``bounds`` (or only the label with ``probabilities=False``); ``delta``: the
+    wrong side's argument reads that much better (a population's persuasiveness)."""
     rng = np.random.default_rng(seed)
     debate = rng.random(n_rows) < share_debate
     omega = rng.integers(0, 2, n_rows)
@@ -355,6 +422,8 @@ def simulate_log(n_rows: int, *, mu_consult=0.5, mu_debate=0.0, d=2.0, sigma=1.5
     eA = np.where(~right | (rng.random(n_rows) < rho), 1, 0)
     rP = np.where(right, d / 2, -d / 2) + sigma * rng.standard_normal(n_rows)
     rA = np.where(right, -d / 2, d / 2) + sigma * rng.standard_normal(n_rows)
+    if delta:
+        rP, rA = rP + delta * ~right, rA + delta * right
     z = np.where(debate, (mu_debate if roles == "open" else 0.0) + kappa_v * (eP - eA)
                  + rP - rA, mu_consult + kappa_v * eP + rP)
     py = special.expit(z)

@@ -35,12 +35,14 @@ SCHEMA = {
     "a": (True, "the protagonist's stance (0/1)"),
     "y": (True, "the judge's label (0/1)"),
     "e_P": (True, "protagonist showed accepted evidence (0/1)"),
-    "e_A": (False, "antagonist showed accepted evidence (0/1); required on debate rows"),
+    "e_A": (False, "antagonist showed accepted evidence (0/1); required on debate rows; "
+                   "blank on consultancy rows: 0 (no antagonist)"),
     "omega": (False, "ground truth (0/1); empty where unknown"),
     "t_P": (False, "forced-attempt verifier outcome for the protagonist (0/1)"),
     "t_A": (False, "forced-attempt verifier outcome for the antagonist (0/1)"),
     "v_P": (False, "graded evidence score of the protagonist (real)"),
-    "v_A": (False, "graded evidence score of the antagonist (real)"),
+    "v_A": (False, "graded evidence score of the antagonist (real); blank on "
+                   "consultancy rows: 0, as e_A"),
     "judge_id": (False, "judge identifier (clusters for standard errors)"),
     "stratum": (False, "task family / difficulty stratum"),
     "label_blind": (False, "1 if the judge was not told which side is the protagonist"),

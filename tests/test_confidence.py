@@ -493,3 +493,41 @@ def test_tabulated_jury_in_the_quadrature():
     for prot in cf.PROTOCOLS:
         for k in ("amp", "fwc", "acc"):
             assert abs(a[prot][k] - b[prot][k]) < 1e-9
+
+
+def test_original_bets_file_reads_under_pandas_2_and_3(tmp_path, monkeypatch):
+    """The seed's original columns with round names: read whether pandas gives the
+    names as object (pandas 2) or str (pandas 3) columns; a fourth round in a few
+    debates is refused naming the rounds, not silently dropped."""
+    import pandas as pd
+
+    from antiamp.models.confidence import core as cf
+
+    shipped = pd.read_csv(cf.default_bets_path())
+    names = {1: "opening", 2: "rebuttal", 3: "closing"}
+    orig = shipped.rename(columns={"debate": "debate_id", "condition": "experiment_type",
+                                   "round": "speech_type", "bet": "bet_amount"})
+    orig["speech_type"] = orig["speech_type"].map(names)
+    path = tmp_path / "all_bets.csv"
+    orig.to_csv(path, index=False)
+    want = cf.bets_array(cf.load_bets(str(cf.default_bets_path())), "cross_model")
+    got = cf.bets_array(cf.load_bets(str(path)), "cross_model")
+    np.testing.assert_array_equal(got, want)
+    read = pd.read_csv
+    for dtype in (object, "str"):
+        cf.load_bets.cache_clear()
+        monkeypatch.setattr(pd, "read_csv",
+                            lambda *a, _d=dtype, **k: read(*a, **k).astype({"speech_type": _d}))
+        np.testing.assert_array_equal(cf.bets_array(cf.load_bets(str(path)), "cross_model"),
+                                      want)
+    monkeypatch.setattr(pd, "read_csv", read)
+    cf.load_bets.cache_clear()
+    extra = orig[(orig["speech_type"] == "closing")].head(6).assign(speech_type="4")
+    pd.concat([orig, extra]).to_csv(tmp_path / "four.csv", index=False)
+    df = cf.load_bets(str(tmp_path / "four.csv"))
+    cond = str(extra["experiment_type"].iloc[0])
+    with pytest.raises(ConfigError, match="have round 4, the others end at round 3"):
+        cf.bets_array(df, cond)
+    orig.assign(speech_type="summary").to_csv(tmp_path / "bad.csv", index=False)
+    with pytest.raises(ConfigError, match="opening/rebuttal/closing, got \\['summary'\\]"):
+        cf.load_bets(str(tmp_path / "bad.csv"))

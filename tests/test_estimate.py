@@ -343,8 +343,10 @@ def test_each_fit_names_its_regressor_and_a_protocol_dummy_is_refused():
     a, omega = rng.integers(0, 2, n), rng.integers(0, 2, n)
     pr = 1 / (1 + np.exp(-(0.2 + 1.2 * (vP - vA))))
     y = np.where(rng.random(n) < pr, a, 1 - a)
+    # (no scores at all on the consultancy rows: a blank v_A alone is read as 0 there,
+    # as a blank e_A is, and would not disable the graded fits)
     df = pd.DataFrame({"protocol": prot, "a": a, "y": y, "omega": omega, "e_P": 1,
-                       "e_A": np.where(deb, 1.0, np.nan), "v_P": vP,
+                       "e_A": np.where(deb, 1.0, np.nan), "v_P": np.where(deb, vP, np.nan),
                        "v_A": np.where(deb, vA, np.nan), "judge_id": np.arange(n) % 20})
     est = estimate(validate_log(df), EstimateOptions(n_resamples=200))
     assert est.regressor.sel(fit="debate").item() == "v_P - v_A"

@@ -176,12 +176,25 @@ def load_bets(path: Optional[str] = None):
     if missing:
         raise ConfigError(f"confidence.data: {p.name} lacks the column(s) {', '.join(missing)} "
                           "(schema: debate, condition, side, round, bet)")
-    if df["round"].dtype == object:
-        bad = set(df["round"]) - set(_ROUND_NAMES)
-        if bad:
+    if not pd.api.types.is_numeric_dtype(df["round"]):
+        # names or numbers written as text: object under pandas 2, str under pandas 3
+        txt = df["round"].astype("string").str.strip().str.lower()
+        num = pd.to_numeric(txt, errors="coerce")
+        named = txt.map(_ROUND_NAMES)
+        r = num.where(num.notna(), named)
+        bad = r.isna()
+        if bad.any():
             raise ConfigError(f"confidence.data: round must be 1..R or opening/rebuttal/"
-                              f"closing, got {sorted(bad)[:3]}")
-        df["round"] = df["round"].map(_ROUND_NAMES)
+                              f"closing, got {sorted(set(map(str, df['round'][bad])))[:3]}")
+        df["round"] = r.astype(float)
+    r = pd.to_numeric(df["round"], errors="coerce")
+    bad = r.isna() | (r < 1) | (r != np.round(r))
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise ConfigError(f"confidence.data: round must be an integer >= 1 (or opening/"
+                          f"rebuttal/closing); row {row + 2} of {p.name} has "
+                          f"{df['round'].iloc[row]!r}")
+    df["round"] = r.astype(np.int64)
     bad_side = set(df["side"]) - set(SIDES)
     if bad_side:
         raise ConfigError(f"confidence.data: side must be proposition or opposition, got "
@@ -202,6 +215,15 @@ def bets_array(df, condition: str) -> np.ndarray:
         raise ConfigError(f"confidence.condition must be one of "
                           f"{', '.join(sorted(map(str, set(df['condition']))))}, got {condition!r}")
     R = int(g["round"].max())
+    last = g.groupby("debate")["round"].max()
+    if (last == R).sum() * 2 < len(last):
+        # a later round (a fourth after closing, say) in a minority of debates: the fit
+        # has one number of rounds per condition and would drop the others
+        raise ConfigError(f"confidence.data: condition {condition!r}: {int((last == R).sum())} "
+                          f"of {len(last)} debates have round {R}, the others end at round "
+                          f"{int(last[last < R].max())}; the model fits one number of rounds "
+                          f"per condition: drop rounds after {int(last[last < R].max())} or "
+                          f"give a log in which every debate has {R}")
     t = g.pivot_table(index="debate", columns=["side", "round"], values="bet", aggfunc="first")
     cols = [(s, r) for s in SIDES for r in range(1, R + 1)]
     t = t.reindex(columns=cols).dropna()

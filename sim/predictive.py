@@ -1,0 +1,471 @@
+"""Predictive checks of the structural judge that can fail honestly.
+
+The structural fit (:mod:`antiamp.structural`) gives, for every row with a known
+truth, the probability that the judge labels the protagonist's answer.  Here it is
+turned into a predictive distribution of what a log (or a held-out part of one)
+would count:
+
+- per group of rows (protocol x stratum, and pooled per protocol), the number of
+  wrong protagonists endorsed (Amp) and of right ones endorsed (follow-when-correct);
+- each count's predictive distribution mixes the fit's parameter uncertainty (draws
+  from its judge-clustered sampling distribution) with the binomial variation of the
+  rows themselves (per distinct row type, so the sum is exact), so an interval never
+  collapses to zero width when every row of a group agrees (9 of 9 endorsed);
+- observed proportions get Wilson intervals (statsmodels ``proportion_confint``);
+- p-values are two-sided predictive tail areas of the observed count;
+- the check says how many statistics it tests and how many parameters were fitted to
+  them; with no more statistics than parameters it says it had nothing to test.
+
+Cross-validation (:func:`cross_validate`) refits on all but one fold of judges or of
+rooms and predicts the held-out fold; calibration (:func:`calibrate`) fits the judge
+on one log and a new population of debaters on a few rooms of another, and predicts
+that log's remaining rooms, with the dishonest side's evidence rate rho drawn from
+its Jeffreys posterior on the calibration rooms.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .lazy import lazy
+
+special = lazy("scipy.special")
+stats = lazy("scipy.stats")
+
+#: Statistics a check counts: (name, the protagonist right?) -> Pr(endorse) of those rows.
+STATS = (("amp", False), ("fwc", True))
+N_DRAWS = 1000
+
+
+class CheckError(ValueError):
+    """Options or a log that a predictive check cannot use (the message says why)."""
+
+
+# ------------------------------------------------------------------ the predictive law
+def param_draws(f, n_draws: int, rng) -> np.ndarray:
+    """Draws of the fit's free parameters from N(theta-hat, V-hat) (draw 0 the estimate)."""
+    try:
+        chol = np.linalg.cholesky(f.cov + 1e-300 * np.eye(len(f.names)))
+    except np.linalg.LinAlgError:
+        w, v = np.linalg.eigh(f.cov)
+        chol = v * np.sqrt(np.clip(w, 0, None))
+    z = rng.standard_normal((n_draws, len(f.names)))
+    z[0] = 0.0
+    return f.params + z @ chol.T
+
+
+def _cells(f, df: pd.DataFrame) -> pd.DataFrame:
+    """Distinct row types (with a known truth) of a log, as the fit reads them."""
+    from . import structural as st
+
+    agg, _ = st._design(df, f.debaters, f.populations or None, evidence=True)
+    return agg
+
+
+def _lik(f, agg):
+    from . import structural as st
+
+    lik = st._Likelihood(agg, f.names, f.fixed, f.sigma_free, f.bounds, f.grid)
+    lik.populations = list(f.populations)
+    return lik
+
+
+def endorse_prob(f, agg: pd.DataFrame, draws: np.ndarray, rho=None) -> np.ndarray:
+    """Pr(the recorded label is the protagonist's answer) per draw and row type,
+    [draws, cells]: the favoured answer of z ~ N(m, s^2) with the fit's recording band
+    and tie share.  ``rho`` ([draws] or a float): the dishonest side's evidence is
+    Bernoulli(rho) instead of what the rows show (a prediction for rooms whose
+    evidence is not yet seen)."""
+    lik = _lik(f, agg)
+    debate = agg["debate"].to_numpy()
+    tie = np.where(debate, f.tie["debate"], f.tie["consult"])
+
+    def prob(x):
+        lik.x = x
+        out = np.empty((len(draws), len(agg)))
+        for i, th in enumerate(draws):
+            m, s = lik.moments(th)
+            above = special.ndtr((m - f.band) / s)
+            out[i] = above + tie * (special.ndtr((m + f.band) / s) - above)
+        return out
+
+    x = agg["x"].to_numpy(float)
+    if rho is None:
+        return prob(x)
+    # the dishonest side's evidence w ~ Bernoulli(rho), the honest side's as logged:
+    # debate x = w - e_A (protagonist wrong) or e_P - w (right); consultancy x = w
+    # (wrong consultant) or e_P (right)
+    right = agg["right"].to_numpy()
+    ep, ea = agg["ep"].to_numpy(float), agg["ea"].to_numpy(float)
+
+    def x_of(w):
+        return np.where(debate, np.where(right, ep - w, w - ea), np.where(right, ep, w))
+
+    r = np.asarray(rho, float).reshape(-1, 1)
+    return r * prob(x_of(1.0)) + (1 - r) * prob(x_of(0.0))
+
+
+def predictive_counts(f, agg: pd.DataFrame, q: np.ndarray, rng) -> np.ndarray:
+    """Predicted endorsement counts [draws] of the row types ``agg`` given their
+    probabilities ``q`` [draws, cells]: binomial per row type (exact for their sum)."""
+    n = agg["w"].to_numpy(np.int64)
+    return rng.binomial(n[None, :], np.clip(q, 0.0, 1.0)).sum(axis=1)
+
+
+def _tail_p(sim: np.ndarray, k: int) -> float:
+    """Two-sided predictive p-value of an observed count k: twice the smaller tail
+    (each tail including k), at most 1."""
+    return float(min(1.0, 2 * min(np.mean(sim <= k), np.mean(sim >= k))))
+
+
+def _wilson(k: int, n: int, confidence: float):
+    from statsmodels.stats.proportion import proportion_confint
+
+    return proportion_confint(k, n, alpha=1 - confidence, method="wilson")
+
+
+def compare(f, df: pd.DataFrame, groups: list, draws: np.ndarray, confidence: float,
+            rng, rho=None) -> pd.DataFrame:
+    """Observed against predicted per (labels, statistic) for ``groups``: a list of
+    (dict of labels, row mask).  Columns: the labels, metric, n, k, observed,
+    observed_lo/hi (Wilson), predicted (mean proportion), predicted_lo/hi (predictive
+    interval of the proportion: parameters and rows), p_value, inside."""
+    a = (1 - confidence) / 2
+    rows = []
+    for labels, mask in groups:
+        sub = df[mask.to_numpy() if hasattr(mask, "to_numpy") else mask]
+        sub = sub[sub["omega"].notna()]
+        if not len(sub):
+            continue
+        agg = _cells(f, sub)
+        r = rho(labels) if callable(rho) else rho
+        q = endorse_prob(f, agg, draws, r)
+        obs_k = agg["w"] * agg["endorse"]
+        for name, right in STATS:
+            m = (agg["right"] == right).to_numpy()
+            n = int(agg["w"][m].sum())
+            if n == 0:
+                continue
+            k = int(obs_k[m].sum())
+            sim = predictive_counts(f, agg[m], q[:, m], rng)
+            lo, hi = _wilson(k, n, confidence)
+            plo, phi = np.quantile(sim / n, [a, 1 - a])
+            p = _tail_p(sim, k)
+            rows.append({**labels, "metric": name, "n": n, "k": k, "observed": k / n,
+                         "observed_lo": lo, "observed_hi": hi,
+                         "predicted": float(np.mean(sim) / n), "predicted_lo": float(plo),
+                         "predicted_hi": float(phi), "p_value": p,
+                         "inside": bool(plo <= k / n <= phi)})
+    return pd.DataFrame(rows)
+
+
+# ------------------------------------------------------------------ in-sample check
+def stratified_check(f, df: pd.DataFrame, confidence=0.95, n_draws=N_DRAWS, seed=0):
+    """Per protocol x stratum and pooled per protocol (in sample).  Returns (table,
+    summary dict with n_stats, n_params, free, statement)."""
+    rng = np.random.default_rng(seed)
+    draws = param_draws(f, n_draws, rng)
+    strata = sorted(set(df["stratum"].astype(str))) if "stratum" in df.columns else ["all"]
+    groups = []
+    for prot in ("consult", "debate"):
+        pm = df["protocol"] == prot
+        groups.append(({"protocol": prot, "stratum": "all"}, pm))
+        if len(strata) > 1:
+            for s in strata:
+                groups.append(({"protocol": prot, "stratum": s},
+                               pm & (df["stratum"].astype(str) == s)))
+    tab = compare(f, df, groups, draws, confidence, rng)
+    tab["poor"] = tab["p_value"] < 1 - confidence
+    # free statistics: the finest groups' rates (pooled ones are their sums); the
+    # fitted parameters were chosen to reproduce them
+    finest = tab[tab["stratum"] != "all"] if len(strata) > 1 else tab
+    n_stats, n_par = len(finest), len(f.names)
+    free = n_stats - n_par
+    with_p = f.sigma_free
+    if free <= 0 and with_p:
+        statement = (f"little to test: {n_par} parameters (fitted to the stated "
+                     f"probabilities and the labels together) against {n_stats} label "
+                     f"rates; the rates test only how the probabilities and the labels "
+                     f"agree (cross-validate with --cv K)")
+    elif free <= 0:
+        statement = (f"nothing to test: {n_par} fitted parameters against {n_stats} label "
+                     f"rates; the fit reproduces what it was fitted to and these p-values "
+                     f"cannot fail (cross-validate with --cv K)")
+    elif free <= 2:
+        statement = (f"almost nothing to test: {n_stats} label rates against {n_par} fitted "
+                     f"parameters leave {free} free statistic(s) (cross-validate with --cv K)")
+    else:
+        statement = (f"{n_stats} label rates tested against {n_par} fitted parameters: "
+                     f"about {free} free statistics")
+    if with_p and free > 0:
+        statement += ("; the parameters were fitted to the stated probabilities too, so the "
+                      "rates test how probabilities and labels agree")
+    bonf = float(min(1.0, tab["p_value"].min() * len(finest))) if len(tab) else np.nan
+    return tab, {"n_stats": n_stats, "n_params": n_par, "free": free,
+                 "statement": statement, "min_p_bonferroni": bonf}
+
+
+def format_stratified(tab: pd.DataFrame, summary: dict, confidence: float) -> str:
+    lines = ["", f"predictive check per stratum (counts: the fit's parameter draws and "
+             f"binomial rows; observed {confidence:.0%} Wilson, predicted {confidence:.0%} "
+             f"predictive interval):"]
+    for _, r in tab.iterrows():
+        lines.append(f"  {r['protocol']:<8} {r['stratum']:<12} {r['metric']:<4} "
+                     f"{r['k']:>5}/{r['n']:<5} observed {r['observed']:.4f} "
+                     f"[{r['observed_lo']:.4f}, {r['observed_hi']:.4f}]  predicted "
+                     f"{r['predicted']:.4f} [{r['predicted_lo']:.4f}, {r['predicted_hi']:.4f}]"
+                     f"  p {r['p_value']:.3f}" + ("  POOR FIT" if r["poor"] else ""))
+    lines.append(f"  {summary['statement']}; smallest p x {summary['n_stats']} (Bonferroni) "
+                 f"{summary['min_p_bonferroni']:.3f}")
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------ cross-validation
+def fold_units(df: pd.DataFrame, by: str) -> pd.Series:
+    """The unit a fold holds out: a judge or a room."""
+    if by == "judge":
+        return df["judge_id"].astype(str)
+    if by == "room":
+        for col in ("room", "instance"):
+            if col in df.columns:
+                return df[col].astype(str)
+        raise CheckError("--cv-by room: the log has no 'room' (or 'instance') column; "
+                         "allowed: judge, or add a room column")
+    raise CheckError(f"--cv-by {by!r}: allowed values are judge, room")
+
+
+def cross_validate(df: pd.DataFrame, k: int, by="judge", confidence=0.95,
+                   n_draws=N_DRAWS, seed=0, fit_kw=None) -> pd.DataFrame:
+    """K-fold cross-validation by judge or room: fit on K - 1 folds, predict the
+    held-out fold's Amp and follow-when-correct per protocol.  Its own evidence is
+    used as logged (the judge is what is predicted)."""
+    from . import structural as st
+
+    units = fold_units(df, by)
+    uniq = np.array(sorted(set(units)))
+    fit_kw = dict(fit_kw or {})
+    if fit_kw.get("debaters"):  # every fold knows every population (one unseen: shift 0)
+        fit_kw["populations"] = sorted(set(df[fit_kw["debaters"]].astype(str)))
+    if not 2 <= k <= len(uniq):
+        raise CheckError(f"--cv {k}: needs 2 <= K <= the number of {by}s ({len(uniq)})")
+    rng = np.random.default_rng(seed)
+    fold_of = dict(zip(rng.permutation(uniq), np.arange(len(uniq)) % k))
+    fold = units.map(fold_of).to_numpy()
+    out = []
+    for j in range(k):
+        train, test = df[fold != j], df[fold == j]
+        train.attrs, test.attrs = dict(df.attrs), dict(df.attrs)
+        try:
+            f = st.fit(train, **fit_kw)
+        except st.FitError as exc:
+            raise CheckError(f"--cv fold {j + 1}: {exc}") from None
+        draws = param_draws(f, n_draws, rng)
+        n_out = int(pd.Series(units[fold == j]).nunique())
+        groups = [({"fold": j + 1, "protocol": prot, f"{by}s_held_out": n_out},
+                   test["protocol"] == prot) for prot in ("consult", "debate")]
+        out.append(compare(f, test, groups, draws, confidence, rng))
+    return pd.concat(out, ignore_index=True)
+
+
+def format_cv(tab: pd.DataFrame, k: int, by: str, confidence: float) -> str:
+    lines = ["", f"{k}-fold cross-validation by {by} (each fold predicted by a fit to the "
+             f"others; observed {confidence:.0%} Wilson, predicted {confidence:.0%} "
+             f"predictive interval):"]
+    for _, r in tab.iterrows():
+        lines.append(f"  fold {r['fold']} {r['protocol']:<8} {r['metric']:<4} "
+                     f"{r['k']:>4}/{r['n']:<4} observed {r['observed']:.4f} "
+                     f"[{r['observed_lo']:.4f}, {r['observed_hi']:.4f}]  predicted "
+                     f"{r['predicted']:.4f} [{r['predicted_lo']:.4f}, {r['predicted_hi']:.4f}]"
+                     f"  p {r['p_value']:.3f}" + ("" if r["inside"] else "  OUTSIDE"))
+    miss = tab[~tab["inside"]]
+    lines.append(f"  {len(tab) - len(miss)} of {len(tab)} held-out rates inside their "
+                 f"{confidence:.0%} predictive intervals"
+                 + (": outside " + ", ".join(f"fold {a} {b} {c}" for a, b, c in
+                                            zip(miss["fold"], miss["protocol"],
+                                                miss["metric"])) if len(miss) else ""))
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------ calibration
+def evidence_rate(df: pd.DataFrame, confidence=0.95) -> dict:
+    """The dishonest side's evidence rate rho: k of n wrong sides showed evidence
+    (debate: e_P of a wrong protagonist, e_A of a right one; consultancy: e_P of a
+    wrong consultant), with its Jeffreys interval."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    d = df[df["omega"].notna()]
+    right = d["a"] == d["omega"]
+    shown = pd.concat([d.loc[~right, "e_P"],
+                       d.loc[right & (d["protocol"] == "debate"), "e_A"]]).dropna()
+    n, k = len(shown), int(shown.sum())
+    lo, hi = proportion_confint(k, n, alpha=1 - confidence, method="jeffreys") if n else \
+        (np.nan, np.nan)
+    return {"k": k, "n": n, "rho": k / n if n else np.nan, "lo": lo, "hi": hi}
+
+
+CAL_POP = "calibration"
+
+
+def calibrate(fit_log: pd.DataFrame, new_log: pd.DataFrame, n_rooms: int, confidence=0.95,
+              n_draws=N_DRAWS, seed=0, protocol_gap=False, debaters=None):
+    """Judge parameters from ``fit_log`` (with its populations when it has a
+    ``debaters`` column named), a new population's persuasiveness shift from ``n_rooms``
+    rooms of ``new_log`` (fitted jointly: the judge's parameters shared), predictions
+    for ``new_log``'s other rooms per protocol.  Returns (fit, table, rho dict)."""
+    from . import structural as st
+
+    units = fold_units(new_log, "room")
+    uniq = np.array(sorted(set(units)))
+    if not 1 <= n_rooms < len(uniq):
+        raise CheckError(f"--calibrate-rooms {n_rooms}: needs 1 <= N < the new log's "
+                         f"{len(uniq)} rooms")
+    rng = np.random.default_rng(seed)
+    cal_rooms = set(rng.permutation(uniq)[:n_rooms])
+    is_cal = units.isin(cal_rooms).to_numpy()
+    cal, rest = new_log[is_cal].copy(), new_log[~is_cal].copy()
+    base = fit_log.copy()
+    base["debaters"] = base[debaters].astype(str) if debaters else "fitted log"
+    if CAL_POP in set(base["debaters"]):
+        raise CheckError(f"column 'debaters': the label {CAL_POP!r} is reserved for the "
+                         f"calibration rooms")
+    cal["debaters"] = CAL_POP
+    rest["debaters"] = CAL_POP
+    # keep the judges of the two logs apart
+    base["judge_id"] = "fit:" + base["judge_id"].astype(str)
+    cal["judge_id"] = "new:" + cal["judge_id"].astype(str)
+    rest["judge_id"] = "new:" + rest["judge_id"].astype(str)
+    cols = [c for c in base.columns if c in cal.columns]
+    joint = pd.concat([base[cols], cal[cols]], ignore_index=True)
+    joint.attrs = dict(fit_log.attrs)
+    pops = sorted(set(base["debaters"])) + [CAL_POP]
+    try:
+        f = st.fit(joint, debaters="debaters", protocol_gap=protocol_gap, populations=pops)
+    except st.FitError as exc:
+        raise CheckError(f"--calibrate: {exc}") from None
+    r = evidence_rate(cal, confidence)
+    draws = param_draws(f, n_draws, rng)
+    # the calibration rooms' rho, drawn from its Jeffreys posterior
+    rho = rng.beta(r["k"] + 0.5, r["n"] - r["k"] + 0.5, n_draws) if r["n"] else None
+    groups = [({"protocol": prot}, rest["protocol"] == prot) for prot in ("consult", "debate")]
+    tab = compare(f, rest, groups, draws, confidence, rng, rho=rho)
+    return f, tab, r
+
+
+def format_calibrate(f, tab: pd.DataFrame, r: dict, n_rooms: int, confidence: float) -> str:
+    tb = f.table(confidence)
+    lines = ["", f"calibrated prediction: the judge from the fitted log, the new debaters "
+             f"from {n_rooms} of the new log's rooms (joint fit, judge-clustered SEs):"]
+    for k, row in tb.iterrows():
+        lines.append(f"  {k:<24} {row['value']:8.4f} ({row['se']:.4f}) [{row['lo']:.4f}, "
+                     f"{row['hi']:.4f}]" + (" (fixed)" if row["se"] == 0 else ""))
+    lines.append(f"  rho (new debaters' dishonest evidence rate) {r['k']}/{r['n']} = "
+                 f"{r['rho']:.4f} [{r['lo']:.4f}, {r['hi']:.4f}] (Jeffreys)")
+    lines.append(f"  the new log's other rooms, observed against predicted:")
+    for _, x in tab.iterrows():
+        lines.append(f"  {x['protocol']:<8} {x['metric']:<4} {x['k']:>4}/{x['n']:<4} observed "
+                     f"{x['observed']:.4f} [{x['observed_lo']:.4f}, {x['observed_hi']:.4f}]  "
+                     f"predicted {x['predicted']:.4f} [{x['predicted_lo']:.4f}, "
+                     f"{x['predicted_hi']:.4f}]  p {x['p_value']:.3f}"
+                     + ("" if x["inside"] else "  OUTSIDE"))
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------ the command's options
+def add_arguments(ap) -> None:
+    """antiamp-estimate's options of this module."""
+    g = ap.add_argument_group("predictive checks (the structural judge on rows it was or "
+                              "was not fitted on)")
+    g.add_argument("--cv", type=int, default=None, metavar="K",
+                   help="K-fold cross-validation (K >= 2): each fold of judges (or rooms) "
+                        "predicted by a fit to the others")
+    g.add_argument("--cv-by", default="judge", choices=("judge", "room"),
+                   help="what a fold holds out: judge (the default) or room")
+    g.add_argument("--debaters", default=None, metavar="COLUMN",
+                   help="a column naming each row's population of debaters: a persuasiveness "
+                        "shift per population, the judge's parameters shared")
+    g.add_argument("--protocol-gap", action="store_true",
+                   help="fit debate's quality gap apart from consultancy's")
+    g.add_argument("--calibrate", default=None, metavar="LOG",
+                   help="another log (with a room column) of new debaters: calibrate them on "
+                        "--calibrate-rooms of its rooms and predict the others")
+    g.add_argument("--calibrate-rooms", type=int, default=10, metavar="N",
+                   help="rooms of the --calibrate log used to calibrate (default 10)")
+    g.add_argument("--check-draws", type=int, default=N_DRAWS, metavar="N",
+                   help=f"parameter draws of the predictive checks (default {N_DRAWS})")
+
+
+def wanted(args) -> bool:
+    return bool(args.simulate or args.cv or args.calibrate)
+
+
+def check_arguments(args, df: pd.DataFrame, load) -> pd.DataFrame | None:
+    """Refuse bad options before any output (CheckError names the option); returns the
+    --calibrate log, read by ``load``."""
+    if args.cv is not None and args.cv < 2:
+        raise CheckError(f"--cv must be an integer >= 2, got {args.cv}")
+    if args.check_draws < 2:
+        raise CheckError(f"--check-draws must be an integer >= 2, got {args.check_draws}")
+    if (args.debaters or args.protocol_gap) and not wanted(args):
+        raise CheckError("--debaters and --protocol-gap shape the structural fit: give "
+                         "--simulate, --cv or --calibrate with them")
+    if args.debaters is not None and args.debaters not in df.columns:
+        raise CheckError(f"--debaters {args.debaters}: the log has no such column (columns: "
+                         f"{', '.join(map(str, df.columns))})")
+    if args.debaters is not None and df[args.debaters].isna().any():
+        r = int(np.flatnonzero(df[args.debaters].isna())[0])
+        raise CheckError(f"column {args.debaters!r}, row {r}: value is missing (every row "
+                         f"needs its population of debaters)")
+    if args.cv is not None:
+        fold_units(df, args.cv_by)
+    if wanted(args) and df.attrs.get("K", 2) > 2:
+        raise CheckError(f"the predictive checks run the two-answer structural judge; the log "
+                         f"has {df.attrs['K']} answers")
+    if args.calibrate is None:
+        return None
+    if args.calibrate_rooms < 1:
+        raise CheckError(f"--calibrate-rooms must be >= 1, got {args.calibrate_rooms}")
+    new = load(args.calibrate)
+    if "room" not in new.columns:
+        raise CheckError(f"--calibrate {args.calibrate}: the log has no 'room' column (the "
+                         f"rooms to calibrate on and to predict)")
+    n = new["room"].nunique()
+    if not args.calibrate_rooms < n:
+        raise CheckError(f"--calibrate-rooms {args.calibrate_rooms}: the --calibrate log has "
+                         f"{n} rooms; allowed 1 to {n - 1}")
+    return new
+
+
+def _final(df: pd.DataFrame, rnd) -> pd.DataFrame:
+    from .estimate import select_round
+
+    return select_round(df, rnd) if "round" in df.columns else df
+
+
+def run(args, df: pd.DataFrame, new: pd.DataFrame | None, conf: float, out) -> None:
+    """Print and write (``out``/predictive_*.csv) what the options ask for."""
+    from pathlib import Path
+
+    from . import structural as st
+
+    out = Path(out)
+    df = _final(df, args.round)
+    kw = {"debaters": args.debaters, "protocol_gap": args.protocol_gap}
+    if args.simulate:
+        f = st.fit(df, **kw)
+        tab, summ = stratified_check(f, df, conf, args.check_draws, args.seed)
+        print(format_stratified(tab, summ, conf))
+        tab.to_csv(out / "predictive_strata.csv", index=False)
+        print(f"wrote {out / 'predictive_strata.csv'}")
+    if args.cv:
+        cv = cross_validate(df, args.cv, args.cv_by, conf, args.check_draws, args.seed, kw)
+        print(format_cv(cv, args.cv, args.cv_by, conf))
+        cv.to_csv(out / "predictive_cv.csv", index=False)
+        print(f"wrote {out / 'predictive_cv.csv'}")
+    if new is not None:
+        new = _final(new, args.round)
+        f, tab, r = calibrate(df, new, args.calibrate_rooms, conf, args.check_draws,
+                              args.seed, args.protocol_gap, args.debaters)
+        print(format_calibrate(f, tab, r, args.calibrate_rooms, conf))
+        tab.to_csv(out / "predictive_calibrated.csv", index=False)
+        print(f"wrote {out / 'predictive_calibrated.csv'}")
