@@ -73,9 +73,11 @@ def prevalidate(args: list[str], config_name: str = "config") -> None:
                 raise ConfigError(
                     f"{key}: antiamp runs one cell; grids and executors belong to "
                     f"antiamp-sweep (antiamp-sweep {a.lstrip('+~')} ...)")
+    from .registry import check_inputs
+
     cfg = compose_overrides(args, config_name)
     if cfg is not None:
-        to_model_config(cfg)  # the shared checks and the model's own
+        check_inputs(*to_model_config(cfg))  # the shared checks, the model's, its inputs
 
 
 def register_model_options() -> None:

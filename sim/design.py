@@ -52,6 +52,7 @@ import numpy as np
 
 from ._version import __version__
 from .lazy import lazy
+from .outputs_policy import OutputError
 
 pd = lazy("pandas")
 special = lazy("scipy.special")
@@ -947,7 +948,11 @@ def main(argv=None) -> None:
                     help="instances of the verifying simulation; default 1e6")
     ap.add_argument("--seed", type=int, default=0, help=">= 0")
     ap.add_argument("--out", default=None, help="output directory (default outputs/design/"
-                    "<estimates name or 'configured'>)")
+                    "<estimates name or 'configured'>): a new one, an empty one or one "
+                    "antiamp made")
+    ap.add_argument("--force", action="store_true",
+                    help="write into an existing --out directory antiamp did not make; "
+                         "still overwrites only the files antiamp wrote there")
     args = ap.parse_args(argv)
     try:
         judge, notes = _judge_from_args(args)
@@ -965,12 +970,24 @@ def main(argv=None) -> None:
         out = Path(args.out or Path("outputs") / "design" / (
             "configured" if src is None else src.parent.name if src.stem == "estimates"
             else src.stem))
-        if out.exists() and not out.is_dir():
-            raise DesignError(f"--out {out} exists and is not a directory")
-    except DesignError as exc:
+        from .output import check_replaceable
+        from .outputs_policy import check_out_dir
+
+        check_out_dir(out, OUT_FILES, force=args.force)
+        check_replaceable(out / "levers.zarr")
+    except (DesignError, OutputError) as exc:
         print(f"antiamp-design: error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
-    run(judge, lv, tg, cur, notes, args.draws, args.n_sim, args.seed, out)
+    try:
+        run(judge, lv, tg, cur, notes, args.draws, args.n_sim, args.seed, out, args.force)
+    except OutputError as exc:  # changed since the check before the computation
+        print(f"antiamp-design: error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+#: What antiamp-design writes into its --out directory.
+OUT_FILES = ("levers.zarr", "design.txt", "front.csv", "designs.csv", "recommendation.csv",
+             "design.png", "design.pdf")
 
 
 def _judge_from_args(args) -> tuple:
@@ -1028,7 +1045,7 @@ def _describe(r: dict, judge: Judge) -> str:
 
 
 def run(judge: Judge, lv: Levers, tg: Target, current, notes, n_draws, n_sim, seed,
-        out: Path) -> dict:
+        out: Path, force: bool = False) -> dict:
     import time
 
     t0 = time.perf_counter()
@@ -1039,7 +1056,10 @@ def run(judge: Judge, lv: Levers, tg: Target, current, notes, n_draws, n_sim, se
     P = _params(judge, 1, seed)
     prot, n, rule, v = current
     cur = design_row(judge, prot, n, rule, v, 0.0, P, lv, Target())
-    out.mkdir(parents=True, exist_ok=True)
+    from .outputs_policy import open_out_dir, record, write_file
+
+    open_out_dir(out, OUT_FILES, force=force)
+    record(out / "levers.zarr")
     grid, front = front_through_engine(judge, lv, out / "levers.zarr")
     shown = KIND_PARAMS[judge.kind] + ("p", "rho") + (("c_e",) if judge.c_e > 0 else ())
     sd = dict(judge.se)
@@ -1076,12 +1096,13 @@ def run(judge: Judge, lv: Levers, tg: Target, current, notes, n_draws, n_sim, se
     lines.append(show.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
     text = "\n".join(lines)
     print(text)
-    (out / "design.txt").write_text(text + "\n")
-    front.to_csv(out / "front.csv", index=False)
-    grid.to_csv(out / "designs.csv", index=False)
-    pd.DataFrame([rec, cur] + ([plug] if tg.robust > 0 else [])).assign(
+    write_file(out / "design.txt", text + "\n")
+    write_file(out / "front.csv", front.to_csv(index=False))
+    write_file(out / "designs.csv", grid.to_csv(index=False))
+    write_file(out / "recommendation.csv", pd.DataFrame(
+        [rec, cur] + ([plug] if tg.robust > 0 else [])).assign(
         role=["recommended", "current"] + (["plug-in"] if tg.robust > 0 else [])).to_csv(
-        out / "recommendation.csv", index=False)
+        index=False))
     paths = plot_front(grid, front, rec, cur, out / "design", tg)
     print(f"\nwrote {out / 'design.txt'}, recommendation.csv, front.csv, designs.csv, "
           + ("levers.zarr, " if (out / "levers.zarr").exists() else "")

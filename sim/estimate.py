@@ -1045,7 +1045,9 @@ def plot_estimates(ds: xr.Dataset, path: Path, pred: pd.DataFrame | None = None)
     fig.suptitle(f"oversight log estimates, {ds.attrs['confidence']:.0%} stratified bootstrap "
                  "intervals", fontsize=10)
     fig.tight_layout(rect=(0, 0.05 + 0.04 * (len(labels) > 3), 1, 1))
-    fig.savefig(path, dpi=120)
+    from .outputs_policy import save_figure
+
+    save_figure(fig, path, dpi=120)
     plt.close(fig)
     return path
 
@@ -1139,7 +1141,11 @@ def main(argv=None) -> None:
                          "strata, a logit judge) or human_judges (Michael et al. 2023, "
                          "CC-BY 4.0: real human judges with their probabilities)")
     ap.add_argument("--out", default=None, help="output directory (default: "
-                    "outputs/estimates/<log name>, beside the other commands' outputs/)")
+                    "outputs/estimates/<log name>, beside the other commands' outputs/): a "
+                    "new one, an empty one or one antiamp made")
+    ap.add_argument("--force", action="store_true",
+                    help="write into an existing --out directory antiamp did not make; "
+                         "still overwrites only the files antiamp wrote there")
     ap.add_argument("--confidence", type=float, default=0.95, help="in (0, 1); default 0.95")
     ap.add_argument("--n-resamples", type=int, default=2000,
                     help=f"bootstrap resamples, 1 to {MAX_RESAMPLES:,}; default 2000")
@@ -1174,8 +1180,9 @@ def main(argv=None) -> None:
         check_options(opts)
         if args.simulate and not 1 <= args.n_sim <= MAX_INSTANCES:
             raise LogError(f"--n-sim must lie in [1, {MAX_INSTANCES:.0e}], got {args.n_sim}")
-        if out.exists() and not out.is_dir():
-            raise LogError(f"--out {out} exists and is not a directory")
+        from .outputs_policy import check_out_dir
+
+        check_out_dir(out, _OUT_FILES, force=args.force)
         check_replaceable(out / "estimates.zarr")
         t0 = time.perf_counter()
         df = load_log(args.log)
@@ -1196,7 +1203,7 @@ def main(argv=None) -> None:
     print(format_report(ds, args.log))
     try:
         _write_outputs(ds, out, args, df)
-    except LogError as exc:
+    except (LogError, OutputError) as exc:
         print(f"antiamp-estimate: error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     except KeyboardInterrupt:
@@ -1306,6 +1313,11 @@ def format_check(f, pc: pd.DataFrame, conf: float) -> str:
     return "\n".join(lines)
 
 
+#: What antiamp-estimate writes into its --out directory.
+_OUT_FILES = ("estimates.zarr", "predicted_vs_observed.csv", "estimates.png", "estimates.pdf",
+              "calibration.png", "calibration.pdf")
+
+
 def _write_outputs(ds: xr.Dataset, out: Path, args, df: pd.DataFrame | None = None) -> None:
     pred = None
     if args.simulate:
@@ -1317,11 +1329,16 @@ def _write_outputs(ds: xr.Dataset, out: Path, args, df: pd.DataFrame | None = No
         print("\nthe seed-000 judges fitted by the section-6 estimators, simulated:")
         print(seed0.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
     from .output import write_zarr_atomic
+    from .outputs_policy import OutputError, open_out_dir, record, write_file
 
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        open_out_dir(out, _OUT_FILES, force=getattr(args, "force", False))
+    except OutputError as exc:  # changed since the check before the estimation
+        raise LogError(str(exc)) from None
+    record(out / "estimates.zarr")
     write_zarr_atomic(ds, out / "estimates.zarr")
     if pred is not None:
-        pred.to_csv(out / "predicted_vs_observed.csv", index=False)
+        write_file(out / "predicted_vs_observed.csv", pred.to_csv(index=False))
     plot_estimates(ds, out / "estimates.png", pred)
     if "reliability_n" in ds:
         plot_reliability(ds, out / "calibration.png")

@@ -70,6 +70,10 @@ def prevalidate(args: list[str]) -> None:
             check_store(plan, store, run_dir)
     else:
         plan, ex = model_plan(cfg)
+        from antiamp.registry import check_inputs
+
+        # what the cells' configs name (data files): before a run directory exists
+        check_inputs(plan.model, (plan.grid.cell(i) for i in range(plan.n_cells)))
         store = model_store(plan, run_dir)
         if not multirun and not rebuildable(store, plan.fingerprint()):
             store_state(plan, store, plan.spec.overwrite, run_dir)
