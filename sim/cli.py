@@ -244,11 +244,11 @@ def recorded(task):
 def _show_table(text: str, out_dir: Path) -> None:
     """Print the run's table and keep it in the run directory (``results.txt``), so
     that what the terminal showed is saved with the store."""
+    from .outputs_policy import write_file
+
     print(text)
     out_dir.mkdir(parents=True, exist_ok=True)
-    tmp = out_dir / ".results.txt.partial"
-    tmp.write_text(text + "\n")
-    os.replace(tmp, out_dir / "results.txt")
+    write_file(out_dir / "results.txt", text + "\n")  # a new temporary, renamed: no link followed
 
 
 def _run(cfg: DictConfig) -> None:
@@ -289,8 +289,15 @@ def _run_cell(cfg: DictConfig) -> None:
     if c.export.n_instances:
         from .transcripts import records, write_records
 
+        from .outputs_policy import OutputError, check_file
+
         path = Path(c.export.path)
         path = path if path.is_absolute() else out_dir / path
+        try:
+            check_file(path, option="export.path")
+        except OutputError as exc:
+            log.error("invalid configuration: %s", exc)
+            raise SystemExit(2) from None
         df = records(c, c.export.n_instances, n_judges=c.export.n_judges,
                      stratum=c.export.stratum)
         print(f"wrote {write_records(df, path)} ({len(df):,} rows)")

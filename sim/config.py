@@ -489,6 +489,13 @@ def _check_export(e) -> None:
     if not ep.is_absolute() and ".." in ep.parts:
         raise ConfigError(f"export.path must stay inside the run directory (no '..'), got "
                           f"{e.path!r}; give an absolute path to write elsewhere")
+    if e.n_instances and ep.is_absolute():  # before anything is computed or made
+        from .outputs_policy import OutputError, check_file
+
+        try:
+            check_file(ep, option="export.path")
+        except OutputError as exc:
+            raise ConfigError(str(exc)) from None
 
 
 # Order: the first bad field reported is the first in this order (as before).

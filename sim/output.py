@@ -81,6 +81,49 @@ def remove_temporaries(path: str | os.PathLike, kinds=("partial", "old")) -> Non
             remove_if_ours(stale)
 
 
+_ZARR_FILES = (".zgroup", ".zattrs", ".zmetadata", ".zarray", "zarr.json")
+
+
+def _chunk_key(name: str) -> bool:
+    import re
+
+    return re.fullmatch(r"\d+([./]\d+)*", name) is not None
+
+
+def foreign_entries(store: str | os.PathLike) -> list:
+    """Paths inside a Zarr store (format 2) that no Zarr writer of antiamp made: a
+    file or folder at its root that is no Zarr document or node, or inside an array
+    anything but its documents and chunk files (a user's notes kept in the store)."""
+    from antiamp.sweeps.metadata import OWN
+
+    store, found = Path(store), []
+    if store.is_symlink() or not store.is_dir():
+        return found
+    for e in store.iterdir():
+        if e.name in _ZARR_FILES or e.name == OWN:
+            continue
+        if e.is_dir() and not e.is_symlink() and any(
+                (e / z).is_file() for z in (".zarray", ".zgroup", "zarr.json")):
+            for f in e.iterdir():
+                if not (f.name in _ZARR_FILES or (_chunk_key(f.name) and not f.is_symlink())):
+                    found.append(f)
+            continue
+        found.append(e)
+    return found
+
+
+def carry_foreign(old: Path, new: Path) -> None:
+    """Move what :func:`foreign_entries` finds in ``old`` to the same place in ``new``
+    (the store replacing it), so that replacing a store never deletes a file antiamp
+    did not write; a name the new store uses gets ``.kept`` appended."""
+    for f in foreign_entries(old):
+        dest = new / f.relative_to(old)
+        while os.path.lexists(dest):
+            dest = dest.with_name(dest.name + ".kept")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(f, dest)
+
+
 #: Datasets up to this size are encoded in memory and written file by file (below).
 MEMORY_WRITE_BYTES = 256 << 20
 
@@ -141,6 +184,7 @@ def write_zarr_atomic(ds: xr.Dataset, path: str | os.PathLike, log=None, prepare
             prepare(tmp)
         if path.exists():
             old = path.with_name(f".{path.name}.old-{uuid.uuid4().hex[:8]}")
+            carry_foreign(path, tmp)  # what is not antiamp's stays in the store
             os.replace(path, old)
             os.replace(tmp, path)
             shutil.rmtree(old, ignore_errors=True)
@@ -149,7 +193,7 @@ def write_zarr_atomic(ds: xr.Dataset, path: str | os.PathLike, log=None, prepare
         else:
             os.replace(tmp, path)
     finally:
-        if tmp.exists():
+        if tmp.exists() and not foreign_entries(tmp):  # never with carried files in it
             shutil.rmtree(tmp, ignore_errors=True)
     remove_temporaries(path)  # what kills left beside this store in earlier writes
     return path
