@@ -113,8 +113,10 @@ def plot_store(store, variables=None, out_dir=None, formats=("png", "pdf"),
             fig = _lines(ds, da, se, th, axes[0], plt)
         else:
             fig = _heatmaps(ds, da, th, axes, plt)
+        n = ds.attrs.get("n_instances")
+        n = f"{n:,}" if isinstance(n, (int, np.integer)) else "?"  # a model grid has none
         fig.suptitle(f"{ds.attrs.get('title', '')}\n{_label(da)}; n = "
-                     f"{ds.attrs.get('n_instances', '?'):,} per cell, seed {ds.attrs.get('seed')}",
+                     f"{n} per cell, seed {ds.attrs.get('seed')}",
                      fontsize=9, y=1.04)
         rasterize_big(fig)
         for fmt in formats:
