@@ -47,6 +47,12 @@ class LogError(ValueError):
 
 
 # ------------------------------------------------------------------ reading
+#: Largest Parquet log (read whole into memory).
+MAX_PARQUET_BYTES = 1 << 30
+#: Largest round number of a log (the per-round estimates are a table by round).
+MAX_ROUND = 10_000
+
+
 def load_log(path) -> pd.DataFrame:
     """Read and validate a log (CSV or Parquet); raise LogError naming column and row."""
     path = Path(path)
@@ -59,6 +65,10 @@ def load_log(path) -> pd.DataFrame:
         raise LogError(f"{path.name}: the log must be a .csv or .parquet file")
     if path.stat().st_size == 0:
         raise LogError(f"{path.name} is empty")
+    if kind == ".parquet" and path.stat().st_size > MAX_PARQUET_BYTES:
+        raise LogError(f"{path.name} has {path.stat().st_size:,} bytes; a Parquet log is read "
+                       f"whole, at most {MAX_PARQUET_BYTES:,} bytes (a CSV log is read in "
+                       "pieces, with no such limit)")
     try:
         if kind == ".parquet":
             df = pd.read_parquet(path)
@@ -70,6 +80,8 @@ def load_log(path) -> pd.DataFrame:
             df = read_csv(path, path.name, LogError)
     except LogError:  # a field too long, named
         raise
+    except MemoryError:
+        raise LogError(f"{path.name} does not fit in this machine's memory") from None
     except UnicodeDecodeError as exc:
         raise LogError(f"{path.name} is not UTF-8 text (byte {exc.start} cannot be decoded); "
                        "save the log as UTF-8") from None
@@ -83,6 +95,10 @@ def load_log(path) -> pd.DataFrame:
         raise LogError(f"{path.name} cannot be read as {what}: "
                        f"{str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}"
                        ) from None
+    dup = df.columns[df.columns.duplicated()]
+    if len(dup):
+        raise LogError(f"{path.name}: the column {str(dup[0])!r} appears twice; each column "
+                       "may appear once")
     return validate_log(df)
 
 
@@ -243,11 +259,11 @@ def _rounds(df: pd.DataFrame) -> pd.DataFrame:
         raise LogError("column 'round' needs a column 'instance' saying which rows belong to "
                        "one oversight instance")
     r = pd.to_numeric(df["round"], errors="coerce")
-    bad = r.isna() | (r < 1) | (r != np.round(r))
+    bad = r.isna() | (r < 1) | (r > MAX_ROUND) | (r != np.round(r))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise LogError(f"column 'round', row {i}: value {_show(df['round'][i])} is not a "
-                       f"round number (an integer >= 1)")
+                       f"round number (an integer in [1, {MAX_ROUND:,}])")
     df["round"] = r.astype(np.int64)
     dup = df.duplicated(["protocol", "instance", "round"])
     if dup.any():
