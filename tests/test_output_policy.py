@@ -279,7 +279,104 @@ def _cases(grid):
     return cases
 
 
+def _log(t, edit):
+    """The shipped sample log, changed by ``edit(header, rows)``."""
+    from importlib.resources import files
+
+    lines = (files("antiamp") / "data" / "sample_log.csv").read_text().splitlines()
+    head, rows = edit(lines[0], lines[1:])
+    (t / "log.csv").write_text("\n".join([head, *rows]) + "\n")
+    return t / "log.csv"
+
+
+def _with_round(value):
+    return lambda h, rows: (h + ",round", [r + ("," + value if i == 0 else ",1")
+                                           for i, r in enumerate(rows)])
+
+
+def _estimates_copy(t, estimates, change):
+    import shutil
+
+    shutil.copytree(estimates, t / "est.zarr")
+    change(t / "est.zarr")
+    return t / "est.zarr"
+
+
+def _string_attr(store):
+    import json
+
+    a = json.loads((store / ".zattrs").read_text())
+    a["p_correct"] = "eighty percent"
+    (store / ".zattrs").write_text(json.dumps(a))
+    (store / ".zmetadata").unlink(missing_ok=True)
+
+
+def _pickle_array(store):
+    (store / "evil").mkdir()
+    (store / "evil" / ".zarray").write_text(
+        '{"zarr_format": 2, "shape": [1], "chunks": [1], "dtype": "|O", "compressor": null, '
+        '"fill_value": 0, "order": "C", "filters": [{"id": "pickle"}]}')
+
+
+def _value_cases(estimates):
+    def design(*a, named):
+        return lambda t: ("antiamp-design", [*a, "--out", t / "d", *DESIGN], named)
+
+    def estimate(edit, named):
+        return lambda t: ("antiamp-estimate", [_log(t, edit), "--out", t / "e"], named)
+
+    def redelib(field):
+        return lambda t: ("antiamp", ["model=redeliberation", "judge=logit", f"{field}=1e308",
+                                      f"hydra.run.dir={t / 'run'}"], field)
+
+    return {
+        "design-lam-inf": design("--judge", "logit", "--lam", "inf", named="--lam"),
+        "design-kappa-inf": design("--judge", "logit", "--kappa", "inf", named="--kappa"),
+        "design-seed-2**64": design("--seed", str(2 ** 64), named="--seed"),
+        "design-se-inf": design("--se-b", "inf", named="--se-b"),
+        "design-cost-call-inf": design("--cost-call", "inf", named="--cost-call"),
+        "design-cost-verification-inf": design("--cost-verification", "inf",
+                                               named="--cost-verification"),
+        "design-estimates-strings": lambda t: (
+            "antiamp-design", ["--estimates", _estimates_copy(t, estimates, _string_attr),
+                               "--out", t / "d", *DESIGN], "--estimates"),
+        "design-estimates-pickle": lambda t: (
+            "antiamp-design", ["--estimates", _estimates_copy(t, estimates, _pickle_array),
+                               "--out", t / "d", *DESIGN], "pickle"),
+        "log-duplicated-y": estimate(lambda h, rows: (h + ",y", [r + ",1" for r in rows]), "'y'"),
+        "log-duplicated-protocol": estimate(
+            lambda h, rows: (h + ",protocol", [r + ",debate" for r in rows]), "'protocol'"),
+        "log-round-1e308": estimate(_with_round("1e308"), "round number (an integer in [1,"),
+        "log-round-1e9": estimate(_with_round("1000000000"), "round number (an integer in [1,"),
+        **{f"redeliberation-{f}-1e308": redelib(f"redeliberation.{f}")
+           for f in ("margin_clear", "margin_contested", "noise_clear", "noise_contested",
+                     "bias", "bias_sd")},
+    }
+
+
+@pytest.fixture(scope="module")
+def estimates_store(tmp_path_factory):
+    d = tmp_path_factory.mktemp("est")
+    r = run_command("antiamp-estimate", ["--sample", "--out", d / "e"], d)
+    assert r.returncode == 0, r.stderr
+    return d / "e" / "estimates.zarr"
+
+
 CASE_IDS = list(_cases(None))
+VALUE_IDS = list(_value_cases(None))
+
+
+@pytest.mark.parametrize("case", VALUE_IDS)
+def test_bad_value_refused_before_anything(case, tmp_path, estimates_store):
+    t = tmp_path / "w"
+    t.mkdir()
+    prog, args, named = _value_cases(estimates_store)[case](t)
+    before = snapshot(t)
+    r = run_command(prog, args, t)
+    assert r.returncode == 2, (r.returncode, r.stdout[-2000:], r.stderr[-2000:])
+    assert "Traceback" not in r.stderr
+    assert named in r.stderr, r.stderr
+    assert snapshot(t) == before  # nothing written: no --out, no run directory
 
 
 @pytest.mark.parametrize("case", CASE_IDS)
