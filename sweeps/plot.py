@@ -306,6 +306,11 @@ def main(argv=None) -> None:
     except PlotError as exc:
         print(f"antiamp-plot: error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
+    except OSError as exc:  # the machine's failure (a full disk), not a refusal
+        from antiamp.output import describe_os_error
+
+        print(f"antiamp-plot: error: {describe_os_error(exc)}", file=sys.stderr)
+        raise SystemExit(1) from None
     for p in paths:
         print(f"wrote {p}")
 
