@@ -149,11 +149,19 @@ def temporary(path, suffix: str = ".tmp") -> Path:
     return Path(tmp)
 
 
-def _replace(path: Path, write) -> Path:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+def _replace(path: Path, write, by_name: bool = False) -> Path:
+    """``write`` a new temporary beside ``path`` (made with ``O_EXCL``: ours), then
+    rename it onto ``path``.  ``write`` is given the open binary file, or with
+    ``by_name`` the temporary's path (which ends in ``path``'s suffix)."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=f".tmp{path.suffix}",
+                               dir=path.parent)
     try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
+        if by_name:
+            os.close(fd)
+            write(tmp)
+        else:
+            with os.fdopen(fd, "wb") as f:
+                write(f)
         os.replace(tmp, path)  # replaces a name, never writes through a link
     except BaseException:
         try:
@@ -164,7 +172,8 @@ def _replace(path: Path, write) -> Path:
     return path
 
 
-def write_file(path, data, *, option: str = "output", marked: bool | None = None) -> Path:
+def write_file(path, data, *, option: str = "output", marked: bool | None = None,
+               by_name: bool = False) -> Path:
     """Write ``data`` (bytes, str, or a function given a binary file) to ``path``
     under the policy: refused if ``path`` is a link or a file antiamp did not write
     (``marked``: recorded in the directory's marker; ``marked=False``: in a directory
@@ -180,7 +189,8 @@ def write_file(path, data, *, option: str = "output", marked: bool | None = None
         refuse_link(path, option)
     if isinstance(data, str):
         data = data.encode()
-    return _replace(path, data if callable(data) else (lambda f: f.write(data)))
+    return _replace(path, data if callable(data) else (lambda f: f.write(data)),
+                    by_name and callable(data))
 
 
 def save_figure(fig, path, *, option: str = "output", marked: bool | None = None,
@@ -188,8 +198,8 @@ def save_figure(fig, path, *, option: str = "output", marked: bool | None = None
     """``fig.savefig(path, **kwargs)`` under :func:`write_file`'s policy."""
     path = Path(path)
     fmt = kwargs.pop("format", None) or path.suffix.lstrip(".") or None
-    return write_file(path, lambda f: fig.savefig(f, format=fmt, **kwargs), option=option,
-                      marked=marked)
+    return write_file(path, lambda tmp: fig.savefig(tmp, format=fmt, **kwargs), option=option,
+                      marked=marked, by_name=True)
 
 
 def removable_temporary(path) -> bool:
