@@ -763,6 +763,8 @@ def judge_from_estimates(path) -> tuple[Judge, list]:
     _refuse_pickles(path)
     try:
         return _judge_from_estimates(path)
+    except DesignError:
+        raise
     except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
         raise DesignError(f"--estimates {path}: not a store written by antiamp-estimate "
                           f"({type(exc).__name__}: {str(exc)[:200]})") from None
@@ -1012,8 +1014,8 @@ def main(argv=None) -> None:
         from .output import check_replaceable
         from .outputs_policy import check_out_dir
 
+        check_replaceable(out / "levers.zarr")  # (the more specific message first)
         check_out_dir(out, OUT_FILES, force=args.force)
-        check_replaceable(out / "levers.zarr")
     except (DesignError, OutputError) as exc:
         print(f"antiamp-design: error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None

@@ -1198,8 +1198,8 @@ def main(argv=None) -> None:
             raise LogError(f"--n-sim must lie in [1, {MAX_INSTANCES:.0e}], got {args.n_sim}")
         from .outputs_policy import check_out_dir
 
+        check_replaceable(out / "estimates.zarr")  # (the more specific message first)
         check_out_dir(out, _OUT_FILES, force=args.force)
-        check_replaceable(out / "estimates.zarr")
         t0 = time.perf_counter()
         df = load_log(args.log)
         if len(df) > 1_000_000:

@@ -204,16 +204,26 @@ def save_figure(fig, path, *, option: str = "output", marked: bool | None = None
 
 def removable_temporary(path) -> bool:
     """Whether a temporary left beside a store (``.<store>.partial-*`` and the like)
-    is provably antiamp's: a real directory (no link) that is an antiamp store or a
-    partial run holding only antiamp's files."""
+    is provably antiamp's: a real directory (no link) that is an antiamp store, a
+    partial run holding only antiamp's files, or what a killed Zarr write leaves
+    (nothing but Zarr documents and chunks, possibly half-written).  A folder with a
+    file of anyone else's in it is never one, whatever its name."""
     path = Path(path)
     if path.is_symlink() or not path.is_dir():
         return False
-    from antiamp.sweeps.blocks import _read_marker
+    from antiamp.sweeps.blocks import MARKER as PARTIAL, _read_marker
 
-    from .output import is_antiamp_store
+    from .output import foreign_entries, is_antiamp_store
 
-    return is_antiamp_store(path) or _read_marker(path) is not None
+    if is_antiamp_store(path) or _read_marker(path) is not None:
+        return True
+    try:
+        names = {e.name for e in os.scandir(path)}
+    except OSError:
+        return False
+    if names <= {PARTIAL} and not (path / PARTIAL).is_symlink():
+        return True  # a partial run killed while it was made
+    return not foreign_entries(path)
 
 
 def remove_if_ours(path) -> bool:

@@ -124,7 +124,8 @@ def _run(cfg: DictConfig) -> None:
     if _fused(plain):
         from .plot import plot_store
 
-        for p in plot_store(store, list(cfg.sweep.plot_vars) or None, out_dir=out_dir):
+        for p in plot_store(store, list(cfg.sweep.plot_vars) or None, out_dir=out_dir,
+                            run_dir=True):
             print(f"wrote {p}")
         return
     from antiamp.registry import get

@@ -52,12 +52,15 @@ class IncompleteStore(PlotError):
 
 
 def plot_store(store, variables=None, out_dir=None, formats=("png", "pdf"),
-               allow_incomplete: bool = False, force: bool = False) -> list:
+               allow_incomplete: bool = False, force: bool = False,
+               run_dir: bool = False) -> list:
     """Write one figure per variable; return the paths written.  A store whose sweep
     has not finished is refused unless ``allow_incomplete`` (its unfinished cells
     would be drawn as missing or as zero counts).  ``out_dir`` is written under the
     output policy (sim/outputs_policy.py: a new directory, an empty one or one
-    antiamp made; ``force``: any directory, overwriting only antiamp's files)."""
+    antiamp made; ``force``: any directory, overwriting only antiamp's files).
+    ``run_dir``: ``out_dir`` is the run directory of antiamp's own command (as the
+    default, beside the store: only links are refused)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -88,16 +91,18 @@ def plot_store(store, variables=None, out_dir=None, formats=("png", "pdf"),
 
     names = [f"{v}.{fmt}" for v in variables for fmt in formats]
     try:
-        if out_dir:
-            out_dir = Path(out_dir)
+        own = run_dir or not out_dir
+        out_dir = Path(out_dir) if out_dir else Path(store).parent
+        if not own:
             check_out_dir(out_dir, names, force=force)
-        else:  # beside the store, in the sweep's directory: links are never followed
-            out_dir = Path(store).parent
+        else:  # the sweep's own directory: links are never followed
             for n in names:
                 refuse_link(out_dir / n)
     except OutputError as exc:
         raise PlotError(str(exc)) from None
-    if out_dir != Path(store).parent:
+    if own:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    else:
         open_out_dir(out_dir, names, force=force)
     from antiamp.plotting import rasterize_big
 

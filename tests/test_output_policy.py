@@ -87,7 +87,7 @@ def _cases(grid):
 
     def design_foreign_zarr(t):
         _foreign_zarr(t / "d" / "levers.zarr")
-        return "antiamp-design", ["--out", t / "d", *DESIGN], "--out"
+        return "antiamp-design", ["--out", t / "d", *DESIGN], "levers.zarr"
 
     def design_marked_foreign_zarr(t):
         _marker(t / "d")
