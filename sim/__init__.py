@@ -78,6 +78,14 @@ def sweep(cfg, store=None, *, client=None, progress=None, log=print):
     store, through the executor of ``cfg['executor']`` unless ``client`` is
     given, and the opened store is returned.
     """
+    import dataclasses
+    from collections.abc import Mapping
+
+    if cfg is not None and not isinstance(cfg, Mapping) and not dataclasses.is_dataclass(cfg):
+        from .config import ConfigError
+
+        raise ConfigError(f"a config is a dict of sections, a DictConfig or a config object, "
+                          f"not {type(cfg).__name__} ({str(cfg)[:80]})")
     if store is None:
         from .sweeps.blocks import run_grid
 

@@ -73,12 +73,14 @@ def prevalidate(args: list[str], config_name: str = "config") -> None:
                 raise ConfigError(
                     f"{key}: antiamp runs one cell; grids and executors belong to "
                     f"antiamp-sweep (antiamp-sweep {a.lstrip('+~')} ...)")
+    from .registry import check_inputs
+
     cfg = compose_overrides(args, config_name)
     if cfg is not None:
         from .sweeps.budget import check_budget
 
         check_budget(cfg)
-        to_model_config(cfg)  # the shared checks and the model's own
+        check_inputs(*to_model_config(cfg))  # the shared checks, the model's, its inputs
 
 
 def register_model_options() -> None:
@@ -252,11 +254,11 @@ def recorded(task):
 def _show_table(text: str, out_dir: Path) -> None:
     """Print the run's table and keep it in the run directory (``results.txt``), so
     that what the terminal showed is saved with the store."""
+    from .outputs_policy import write_file
+
     print(text)
     out_dir.mkdir(parents=True, exist_ok=True)
-    tmp = out_dir / ".results.txt.partial"
-    tmp.write_text(text + "\n")
-    os.replace(tmp, out_dir / "results.txt")
+    write_file(out_dir / "results.txt", text + "\n")  # a new temporary, renamed: no link followed
 
 
 def _run(cfg: DictConfig) -> None:
@@ -297,8 +299,15 @@ def _run_cell(cfg: DictConfig) -> None:
     if c.export.n_instances:
         from .transcripts import records, write_records
 
+        from .outputs_policy import OutputError, check_file
+
         path = Path(c.export.path)
         path = path if path.is_absolute() else out_dir / path
+        try:
+            check_file(path, option="export.path")
+        except OutputError as exc:
+            log.error("invalid configuration: %s", exc)
+            raise SystemExit(2) from None
         df = records(c, c.export.n_instances, n_judges=c.export.n_judges,
                      stratum=c.export.stratum)
         print(f"wrote {write_records(df, path)} ({len(df):,} rows)")

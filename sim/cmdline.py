@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+from pathlib import Path
 
 from .config import ConfigError
 
@@ -124,6 +125,27 @@ def config_name(default: str) -> str:
 _DIRS = ("hydra.run.dir", "hydra.sweep.dir", "hydra.sweep.subdir")
 
 
+def refuse_links_in(key: str, directory: str) -> None:
+    """An existing run directory is written into (Hydra's ``.hydra/`` and job log,
+    the run's results): refused if it is a symbolic link or holds one there, which
+    the writes would follow into a place antiamp did not make."""
+    d = Path(directory).expanduser()
+    links = [d] if d.is_symlink() else []
+    if not links and d.is_dir():
+        try:
+            for sub in (d, d / ".hydra"):
+                if sub.is_dir() and not sub.is_symlink():
+                    links += [e for e in sub.iterdir() if e.is_symlink()]
+                elif sub.is_symlink():
+                    links.append(sub)
+        except OSError:
+            pass
+    if links:
+        raise ConfigError(f"{key}={directory}: {links[0]} is a symbolic link; antiamp writes "
+                          "its run files under their own names, never through a link. Give "
+                          f"{key} a new directory")
+
+
 def check_hydra_overrides(job: list[str]) -> None:
     """The ``hydra.*`` overrides of one job that decide where files go."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
@@ -141,6 +163,8 @@ def check_hydra_overrides(job: list[str]) -> None:
                 raise ConfigError(
                     f"{key} must name a directory, got {raw.split('=', 1)[-1]!r}: an empty "
                     "or missing one would put the outputs in the current directory")
+            if key != "hydra.sweep.subdir" and "${" not in value:
+                refuse_links_in(key, value)
         elif key == "hydra.output_subdir":
             if value is None:
                 continue

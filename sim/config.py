@@ -383,10 +383,6 @@ def check_int(name: str, v: Any, lo: int, hi: int | None = None, why: str = "") 
         raise ConfigError(f"{name} must be an integer {rng}{why}, got {v!r}")
 
 
-# The older private spellings, until the branches written against them are in.
-_number, _prob, _int_at_least = check_number, check_prob, check_int
-
-
 #: Upper bounds on sizes, checked before anything is allocated or run.
 MAX_INSTANCES = 10**14  # about a day per cell at 10^9 instances/s
 MAX_JURY = 10_001
@@ -497,6 +493,13 @@ def _check_export(e) -> None:
     if not ep.is_absolute() and ".." in ep.parts:
         raise ConfigError(f"export.path must stay inside the run directory (no '..'), got "
                           f"{e.path!r}; give an absolute path to write elsewhere")
+    if e.n_instances and ep.is_absolute():  # before anything is computed or made
+        from .outputs_policy import OutputError, check_file
+
+        try:
+            check_file(ep, option="export.path")
+        except OutputError as exc:
+            raise ConfigError(str(exc)) from None
 
 
 # Order: the first bad field reported is the first in this order (as before).

@@ -52,6 +52,8 @@ import numpy as np
 
 from ._version import __version__
 from .lazy import lazy
+from .config import ConfigError
+from .outputs_policy import OutputError
 
 pd = lazy("pandas")
 special = lazy("scipy.special")
@@ -151,21 +153,31 @@ class Target:
     robust: float = 0.0  # 0: plug-in; q in (0, 1): met with probability q
 
 
+#: Largest logit precision or salience, standard error and cost per case accepted:
+#: finite bounds far beyond any meaningful value (an infinite one breaks the
+#: computation rather than meaning something).
+MAX_SLOPE, MAX_SE, MAX_COST = 1e6, 1e6, 1e9
+
+
 def validate(judge: Judge, levers: Levers, target: Target, n_draws: int = 400) -> None:
     """Range checks before any computation (DesignError names the option)."""
     def rng(name, v, lo, hi, lo_open=False, hi_open=False):
+        try:
+            v = float(v)
+        except (TypeError, ValueError):
+            raise DesignError(f"--{name} must be a number, got {v!r}") from None
         bad = (v <= lo if lo_open else v < lo) or (v >= hi if hi_open else v > hi) \
             or not np.isfinite(v) and not (hi == np.inf and v == np.inf)
         if bad:
-            raise DesignError(f"--{name} must lie in {'(' if lo_open else '['}{lo}, {hi}"
+            raise DesignError(f"--{name} must lie in {'(' if lo_open else '['}{lo:g}, {hi:g}"
                               f"{')' if hi_open else ']'}, got {v}")
 
     if judge.kind not in KINDS:
         raise DesignError(f"--judge must be one of {', '.join(KINDS)}, got {judge.kind!r}")
     for k in ("b", "d", "p", "rho"):
         rng(k, getattr(judge, k), 0, 1)
-    rng("lam", judge.lam, 0, np.inf, lo_open=True)
-    rng("kappa", judge.kappa, 0, np.inf)
+    rng("lam", judge.lam, 0, MAX_SLOPE, lo_open=True)
+    rng("kappa", judge.kappa, 0, MAX_SLOPE)
     for k in ("mu", "mu_c", "mu_d", "kappa_v", "gap"):
         rng(k.replace("_", "-"), getattr(judge, k), -50, 50)
     rng("sigma", judge.sigma, 0, 50, lo_open=True)
@@ -180,7 +192,7 @@ def validate(judge: Judge, levers: Levers, target: Target, n_draws: int = 400) -
                           "consultant who anticipates the challenger is not solved; drop "
                           "escalate or leave --c-e at 0")
     for k, s in judge.se.items():
-        rng(f"se-{k.replace('_', '-')}", s, 0, np.inf)
+        rng(f"se-{k.replace('_', '-')}", s, 0, MAX_SE)
     if not levers.protocols or any(p not in PROTOCOLS for p in levers.protocols):
         raise DesignError(f"--protocols must be a comma-separated subset of "
                           f"{','.join(PROTOCOLS)}, got {','.join(levers.protocols)}")
@@ -193,7 +205,7 @@ def validate(judge: Judge, levers: Levers, target: Target, n_draws: int = 400) -
                           f"got {','.join(map(str, levers.jury_sizes))}")
     rng("max-verification", levers.max_verification, 0, 1, hi_open=True)
     for k in ("cost_call", "cost_judge", "cost_verification", "cost_subsidy"):
-        rng(k.replace("_", "-"), getattr(levers, k), 0, np.inf)
+        rng(k.replace("_", "-"), getattr(levers, k), 0, MAX_COST)
     rng("max-amp", target.max_amp, 0, 1)
     rng("min-acc", target.min_acc, 0, 1)
     rng("budget", target.budget, 0, np.inf, lo_open=True)
@@ -728,7 +740,37 @@ def verify(judge: Judge, rec: dict, n: int, seed: int) -> dict:
 
 
 # ------------------------------------------------------------------ from an estimate store
+def _refuse_pickles(path) -> None:
+    """DesignError for a store with an array whose codec unpickles (reading it would
+    run whatever code the file names): antiamp writes none."""
+    import json
+
+    for z in Path(path).rglob(".zarray"):
+        try:
+            meta = json.loads(z.read_bytes()[: 1 << 20])
+        except (OSError, ValueError):
+            continue
+        codecs = [meta.get("compressor") or {}] + list(meta.get("filters") or [])
+        if any(isinstance(c, dict) and "pickle" in str(c.get("id", "")).lower()
+               for c in codecs):
+            raise DesignError(f"--estimates {path}: {z.parent.name} is stored with a pickle "
+                              "codec; antiamp never reads one (its stores have none)")
+
+
 def judge_from_estimates(path) -> tuple[Judge, list]:
+    """:func:`_judge_from_estimates`, with what a store of the wrong kinds of values
+    (strings where numbers belong) raises turned into DesignError."""
+    _refuse_pickles(path)
+    try:
+        return _judge_from_estimates(path)
+    except DesignError:
+        raise
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
+        raise DesignError(f"--estimates {path}: not a store written by antiamp-estimate "
+                          f"({type(exc).__name__}: {str(exc)[:200]})") from None
+
+
+def _judge_from_estimates(path) -> tuple[Judge, list]:
     """The judge and model an ``antiamp-estimate`` store implies, with SEs.
 
     The structural judge when the store has its fit (``antiamp-estimate
@@ -956,9 +998,13 @@ def main(argv=None) -> None:
                         "consult:1:0)")
     ap.add_argument("--n-sim", type=int, default=1_000_000,
                     help="instances of the verifying simulation; default 1e6")
-    ap.add_argument("--seed", type=int, default=0, help=">= 0")
+    ap.add_argument("--seed", type=int, default=0, help="in [0, 2**32 - 1]")
     ap.add_argument("--out", default=None, help="output directory (default outputs/design/"
-                    "<estimates name or 'configured'>)")
+                    "<estimates name or 'configured'>): a new one, an empty one or one "
+                    "antiamp made")
+    ap.add_argument("--force", action="store_true",
+                    help="write into an existing --out directory antiamp did not make; "
+                         "still overwrites only the files antiamp wrote there")
     args = ap.parse_args(argv)
     try:
         judge, notes = _judge_from_args(args)
@@ -970,18 +1016,35 @@ def main(argv=None) -> None:
         cur = _current(args.current, lv)
         if not 1 <= args.n_sim <= 10 ** 9:
             raise DesignError(f"--n-sim must lie in [1, 1e9], got {args.n_sim}")
-        if args.seed < 0:
-            raise DesignError(f"--seed must be >= 0, got {args.seed}")
+        if not 0 <= args.seed <= 2 ** 32 - 1:
+            raise DesignError(f"--seed must lie in [0, 2**32 - 1], got {args.seed}")
         src = Path(args.estimates).resolve() if args.estimates else None
         out = Path(args.out or Path("outputs") / "design" / (
             "configured" if src is None else src.parent.name if src.stem == "estimates"
             else src.stem))
-        if out.exists() and not out.is_dir():
-            raise DesignError(f"--out {out} exists and is not a directory")
-    except DesignError as exc:
+        from .output import check_replaceable
+        from .outputs_policy import check_out_dir
+
+        check_replaceable(out / "levers.zarr")  # (the more specific message first)
+        check_out_dir(out, OUT_FILES, force=args.force)
+    except (DesignError, OutputError) as exc:
         print(f"antiamp-design: error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
-    run(judge, lv, tg, cur, notes, args.draws, args.n_sim, args.seed, out)
+    try:
+        run(judge, lv, tg, cur, notes, args.draws, args.n_sim, args.seed, out, args.force)
+    except (OutputError, DesignError, ConfigError) as exc:  # (a check of the engine's)
+        print(f"antiamp-design: error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    except OSError as exc:  # the machine's failure (a full disk), not a refusal
+        from .output import describe_os_error
+
+        print(f"antiamp-design: error: {describe_os_error(exc)}", file=sys.stderr)
+        raise SystemExit(1) from None
+
+
+#: What antiamp-design writes into its --out directory.
+OUT_FILES = ("levers.zarr", "design.txt", "front.csv", "designs.csv", "recommendation.csv",
+             "design.png", "design.pdf")
 
 
 def _judge_from_args(args) -> tuple:
@@ -1039,7 +1102,7 @@ def _describe(r: dict, judge: Judge) -> str:
 
 
 def run(judge: Judge, lv: Levers, tg: Target, current, notes, n_draws, n_sim, seed,
-        out: Path) -> dict:
+        out: Path, force: bool = False) -> dict:
     import time
 
     t0 = time.perf_counter()
@@ -1050,7 +1113,10 @@ def run(judge: Judge, lv: Levers, tg: Target, current, notes, n_draws, n_sim, se
     P = _params(judge, 1, seed)
     prot, n, rule, v = current
     cur = design_row(judge, prot, n, rule, v, 0.0, P, lv, Target())
-    out.mkdir(parents=True, exist_ok=True)
+    from .outputs_policy import open_out_dir, record, write_file
+
+    open_out_dir(out, OUT_FILES, force=force)
+    record(out / "levers.zarr")
     grid, front = front_through_engine(judge, lv, out / "levers.zarr")
     shown = KIND_PARAMS[judge.kind] + ("p", "rho") + (("c_e",) if judge.c_e > 0 else ())
     sd = dict(judge.se)
@@ -1087,12 +1153,13 @@ def run(judge: Judge, lv: Levers, tg: Target, current, notes, n_draws, n_sim, se
     lines.append(show.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
     text = "\n".join(lines)
     print(text)
-    (out / "design.txt").write_text(text + "\n")
-    front.to_csv(out / "front.csv", index=False)
-    grid.to_csv(out / "designs.csv", index=False)
-    pd.DataFrame([rec, cur] + ([plug] if tg.robust > 0 else [])).assign(
+    write_file(out / "design.txt", text + "\n")
+    write_file(out / "front.csv", front.to_csv(index=False))
+    write_file(out / "designs.csv", grid.to_csv(index=False))
+    write_file(out / "recommendation.csv", pd.DataFrame(
+        [rec, cur] + ([plug] if tg.robust > 0 else [])).assign(
         role=["recommended", "current"] + (["plug-in"] if tg.robust > 0 else [])).to_csv(
-        out / "recommendation.csv", index=False)
+        index=False))
     paths = plot_front(grid, front, rec, cur, out / "design", tg)
     print(f"\nwrote {out / 'design.txt'}, recommendation.csv, front.csv, designs.csv, "
           + ("levers.zarr, " if (out / "levers.zarr").exists() else "")

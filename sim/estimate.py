@@ -47,6 +47,12 @@ class LogError(ValueError):
 
 
 # ------------------------------------------------------------------ reading
+#: Largest Parquet log (read whole into memory).
+MAX_PARQUET_BYTES = 1 << 30
+#: Largest round number of a log (the per-round estimates are a table by round).
+MAX_ROUND = 10_000
+
+
 def load_log(path, mapping=None) -> pd.DataFrame:
     """Read and validate a log (CSV, Parquet, or Inspect ``.eval`` logs: a file or a
     folder of them, read by :mod:`antiamp.inspect_logs` with ``mapping``, the path of a
@@ -66,6 +72,10 @@ def load_log(path, mapping=None) -> pd.DataFrame:
         raise LogError(f"{path.name}: the log must be a .csv or .parquet file")
     if path.stat().st_size == 0:
         raise LogError(f"{path.name} is empty")
+    if kind == ".parquet" and path.stat().st_size > MAX_PARQUET_BYTES:
+        raise LogError(f"{path.name} has {path.stat().st_size:,} bytes; a Parquet log is read "
+                       f"whole, at most {MAX_PARQUET_BYTES:,} bytes (a CSV log is read in "
+                       "pieces, with no such limit)")
     try:
         if kind == ".parquet":
             df = pd.read_parquet(path)
@@ -77,6 +87,8 @@ def load_log(path, mapping=None) -> pd.DataFrame:
             df = read_csv(path, path.name, LogError)
     except LogError:  # a field too long, named
         raise
+    except MemoryError:
+        raise LogError(f"{path.name} does not fit in this machine's memory") from None
     except UnicodeDecodeError as exc:
         raise LogError(f"{path.name} is not UTF-8 text (byte {exc.start} cannot be decoded); "
                        "save the log as UTF-8") from None
@@ -90,6 +102,10 @@ def load_log(path, mapping=None) -> pd.DataFrame:
         raise LogError(f"{path.name} cannot be read as {what}: "
                        f"{str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}"
                        ) from None
+    dup = df.columns[df.columns.duplicated()]
+    if len(dup):
+        raise LogError(f"{path.name}: the column {str(dup[0])!r} appears twice; each column "
+                       "may appear once")
     return validate_log(df)
 
 
@@ -253,11 +269,11 @@ def _rounds(df: pd.DataFrame) -> pd.DataFrame:
         raise LogError("column 'round' needs a column 'instance' saying which rows belong to "
                        "one oversight instance")
     r = pd.to_numeric(df["round"], errors="coerce")
-    bad = r.isna() | (r < 1) | (r != np.round(r))
+    bad = r.isna() | (r < 1) | (r > MAX_ROUND) | (r != np.round(r))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise LogError(f"column 'round', row {i}: value {_show(df['round'][i])} is not a "
-                       f"round number (an integer >= 1)")
+                       f"round number (an integer in [1, {MAX_ROUND:,}])")
     df["round"] = r.astype(np.int64)
     dup = df.duplicated(["protocol", "instance", "round"])
     if dup.any():
@@ -1058,7 +1074,9 @@ def plot_estimates(ds: xr.Dataset, path: Path, pred: pd.DataFrame | None = None)
     fig.suptitle(f"oversight log estimates, {ds.attrs['confidence']:.0%} stratified bootstrap "
                  "intervals", fontsize=10)
     fig.tight_layout(rect=(0, 0.05 + 0.04 * (len(labels) > 3), 1, 1))
-    fig.savefig(path, dpi=120)
+    from .outputs_policy import save_figure
+
+    save_figure(fig, path, dpi=120)
     plt.close(fig)
     return path
 
@@ -1156,7 +1174,11 @@ def main(argv=None) -> None:
                          "two_judges (the same rooms, every online and offline judgment: "
                          "read_corr)")
     ap.add_argument("--out", default=None, help="output directory (default: "
-                    "outputs/estimates/<log name>, beside the other commands' outputs/)")
+                    "outputs/estimates/<log name>, beside the other commands' outputs/): a "
+                    "new one, an empty one or one antiamp made")
+    ap.add_argument("--force", action="store_true",
+                    help="write into an existing --out directory antiamp did not make; "
+                         "still overwrites only the files antiamp wrote there")
     ap.add_argument("--confidence", type=float, default=0.95, help="in (0, 1); default 0.95")
     ap.add_argument("--n-resamples", type=int, default=2000,
                     help=f"bootstrap resamples, 1 to {MAX_RESAMPLES:,}; default 2000")
@@ -1197,9 +1219,10 @@ def main(argv=None) -> None:
         check_options(opts)
         if args.simulate and not 1 <= args.n_sim <= MAX_INSTANCES:
             raise LogError(f"--n-sim must lie in [1, {MAX_INSTANCES:.0e}], got {args.n_sim}")
-        if out.exists() and not out.is_dir():
-            raise LogError(f"--out {out} exists and is not a directory")
-        check_replaceable(out / "estimates.zarr")
+        from .outputs_policy import check_out_dir
+
+        check_replaceable(out / "estimates.zarr")  # (the more specific message first)
+        check_out_dir(out, _OUT_FILES, force=args.force)
         t0 = time.perf_counter()
         df = load_log(args.log, args.mapping)
         if len(df) > 1_000_000:
@@ -1232,7 +1255,7 @@ def main(argv=None) -> None:
         print(f"wrote {plot_field_metrics(df, field, out / 'field_metrics.png')}")
         if predictive.wanted(args):
             predictive.run(args, df, new, float(ds.attrs["confidence"]), out)
-    except (LogError, predictive.CheckError) as exc:
+    except (LogError, OutputError, predictive.CheckError) as exc:
         print(f"antiamp-estimate: error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     except KeyboardInterrupt:
@@ -1342,6 +1365,11 @@ def format_check(f, pc: pd.DataFrame, conf: float) -> str:
     return "\n".join(lines)
 
 
+#: What antiamp-estimate writes into its --out directory.
+_OUT_FILES = ("estimates.zarr", "predicted_vs_observed.csv", "estimates.png", "estimates.pdf",
+              "calibration.png", "calibration.pdf")
+
+
 def _write_outputs(ds: xr.Dataset, out: Path, args, df: pd.DataFrame | None = None) -> None:
     pred = None
     if args.simulate:
@@ -1353,11 +1381,16 @@ def _write_outputs(ds: xr.Dataset, out: Path, args, df: pd.DataFrame | None = No
         print("\nthe seed-000 judges fitted by the section-6 estimators, simulated:")
         print(seed0.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
     from .output import write_zarr_atomic
+    from .outputs_policy import OutputError, open_out_dir, record, write_file
 
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        open_out_dir(out, _OUT_FILES, force=getattr(args, "force", False))
+    except OutputError as exc:  # changed since the check before the estimation
+        raise LogError(str(exc)) from None
+    record(out / "estimates.zarr")
     write_zarr_atomic(ds, out / "estimates.zarr")
     if pred is not None:
-        pred.to_csv(out / "predicted_vs_observed.csv", index=False)
+        write_file(out / "predicted_vs_observed.csv", pred.to_csv(index=False))
     plot_estimates(ds, out / "estimates.png", pred)
     if "reliability_n" in ds:
         plot_reliability(ds, out / "calibration.png")

@@ -14,8 +14,7 @@ xr = lazy("xarray")
 from .metrics import CONTRAST_METRICS, PROTOCOL_METRICS
 
 
-class OutputError(RuntimeError):
-    """An output that would replace or delete something antiamp did not write."""
+from .outputs_policy import OutputError  # noqa: F401  (the policy's, re-exported)
 
 
 def describe_os_error(exc: OSError) -> str:
@@ -53,6 +52,10 @@ def check_replaceable(path: str | os.PathLike, *, others=()) -> None:
     that is not an antiamp store, or the current directory, or a parent of it or of
     ``others`` (the run directory)."""
     path = Path(path).expanduser()
+    if path.is_symlink():
+        raise OutputError(f"{path} is a symbolic link (to {os.readlink(path)}); antiamp "
+                          "never writes a store through a link. Name the real path or "
+                          "another one")
     target = path.resolve()
     for p in (Path.cwd(), *map(Path, others)):
         p = p.resolve()
@@ -67,11 +70,58 @@ def check_replaceable(path: str | os.PathLike, *, others=()) -> None:
 
 def remove_temporaries(path: str | os.PathLike, kinds=("partial", "old")) -> None:
     """Remove ``.<name>.<kind>-*`` beside ``path``: what a kill left of earlier writes
-    of this store (our naming; callers hold the store's lock or own its directory)."""
+    of this store (callers hold the store's lock).  The name is no proof: one is
+    removed only when it is an antiamp store (its attributes or its own folder), never
+    a link or a folder of someone else's that happens to carry such a name."""
+    from .outputs_policy import remove_if_ours
+
     path = Path(path)
     for kind in kinds:
         for stale in path.parent.glob(f".{path.name}.{kind}-*"):
-            shutil.rmtree(stale, ignore_errors=True)
+            remove_if_ours(stale)
+
+
+_ZARR_FILES = (".zgroup", ".zattrs", ".zmetadata", ".zarray", "zarr.json")
+
+
+def _chunk_key(name: str) -> bool:
+    import re
+
+    return re.fullmatch(r"\d+([./]\d+)*", name) is not None
+
+
+def foreign_entries(store: str | os.PathLike) -> list:
+    """Paths inside a Zarr store (format 2) that no Zarr writer of antiamp made: a
+    file or folder at its root that is no Zarr document or node, or inside an array
+    anything but its documents and chunk files (a user's notes kept in the store)."""
+    from antiamp.sweeps.metadata import OWN
+
+    store, found = Path(store), []
+    if store.is_symlink() or not store.is_dir():
+        return found
+    for e in store.iterdir():
+        if e.name in _ZARR_FILES or e.name == OWN:
+            continue
+        if e.is_dir() and not e.is_symlink() and any(
+                (e / z).is_file() for z in (".zarray", ".zgroup", "zarr.json")):
+            for f in e.iterdir():
+                if not (f.name in _ZARR_FILES or (_chunk_key(f.name) and not f.is_symlink())):
+                    found.append(f)
+            continue
+        found.append(e)
+    return found
+
+
+def carry_foreign(old: Path, new: Path) -> None:
+    """Move what :func:`foreign_entries` finds in ``old`` to the same place in ``new``
+    (the store replacing it), so that replacing a store never deletes a file antiamp
+    did not write; a name the new store uses gets ``.kept`` appended."""
+    for f in foreign_entries(old):
+        dest = new / f.relative_to(old)
+        while os.path.lexists(dest):
+            dest = dest.with_name(dest.name + ".kept")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(f, dest)
 
 
 #: Datasets up to this size are encoded in memory and written file by file (below).
@@ -123,7 +173,9 @@ def write_zarr_atomic(ds: xr.Dataset, path: str | os.PathLike, log=None, prepare
     path = Path(path)
     check_replaceable(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.partial-{uuid.uuid4().hex[:8]}")
+    tmp = path.with_name(f".{path.name}.partial-{uuid.uuid4().hex}")
+    if os.path.lexists(tmp):  # never ours to remove below
+        raise OutputError(f"{tmp} exists; antiamp does not write over it")
     try:
         # Zarr format 2: stable string coordinates and consolidated metadata that any
         # zarr reader opens (format 3 still flags both as unstable).
@@ -132,6 +184,7 @@ def write_zarr_atomic(ds: xr.Dataset, path: str | os.PathLike, log=None, prepare
             prepare(tmp)
         if path.exists():
             old = path.with_name(f".{path.name}.old-{uuid.uuid4().hex[:8]}")
+            carry_foreign(path, tmp)  # what is not antiamp's stays in the store
             os.replace(path, old)
             os.replace(tmp, path)
             shutil.rmtree(old, ignore_errors=True)
@@ -140,7 +193,7 @@ def write_zarr_atomic(ds: xr.Dataset, path: str | os.PathLike, log=None, prepare
         else:
             os.replace(tmp, path)
     finally:
-        if tmp.exists():
+        if tmp.exists() and not foreign_entries(tmp):  # never with carried files in it
             shutil.rmtree(tmp, ignore_errors=True)
     remove_temporaries(path)  # what kills left beside this store in earlier writes
     return path
@@ -272,7 +325,9 @@ def plot_results(ds: xr.Dataset, path: str | os.PathLike) -> Path:
     ax2.axhline(0, color="grey", lw=0.5)
     fig.suptitle(_caption(ds), fontsize=9)
     fig.tight_layout()
+    from .outputs_policy import save_figure
+
     path = Path(path)
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path, dpi=120)
     plt.close(fig)
     return path

@@ -261,14 +261,17 @@ def rasterize_big(fig) -> None:
 
 
 def save(fig, path: Path) -> list:
+    """``path``.png and .pdf, under the output policy (sim/outputs_policy.py)."""
     import matplotlib.pyplot as plt
+
+    from .outputs_policy import save_figure
 
     fit_suptitle(fig)
     rasterize_big(fig)
     written = []
     for fmt in ("png", "pdf"):
         p = path.with_suffix(f".{fmt}")
-        fig.savefig(p, dpi=DPI)
+        save_figure(fig, p, dpi=DPI)
         written.append(p)
     plt.close(fig)
     return written

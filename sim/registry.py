@@ -65,6 +65,10 @@ class Model:
     validate : callable ``(cfg) -> None``, optional
         Model-specific checks after the shared ones; raise
         :class:`~antiamp.config.ConfigError` naming the field and its range.
+    check_inputs : callable ``(cfg) -> None``, optional
+        The checks that read what a config names (a data file, a table): run by
+        every command's check before anything is made (:func:`check_inputs`), so
+        that a bad input is refused before a run directory exists.
     prepare : callable ``(dict) -> dict``, optional
         Adjust the plain config before validation (e.g. strategies that the
         model solves for are not inputs).
@@ -102,6 +106,7 @@ class Model:
     sections: Mapping[str, type] = field(default_factory=dict)
     uses: tuple = BASE_SECTIONS
     validate: Optional[Callable[[Any], None]] = None
+    check_inputs: Optional[Callable[[Any], None]] = None
     prepare: Optional[Callable[[dict], dict]] = None
     kernel_fields: tuple = ()
     format_table: Optional[Callable[[Any], str]] = None
@@ -333,6 +338,15 @@ def to_model_config(cfg: Any, model: Model | None = None):
     if model.validate is not None:
         model.validate(obj)
     return model, obj
+
+
+def check_inputs(model: Model, cfgs) -> None:
+    """The model's checks of what its configs name (``model.check_inputs``), on each
+    of ``cfgs`` (one validated config or an iterable of them)."""
+    if model.check_inputs is None:
+        return
+    for c in ([cfgs] if dataclasses.is_dataclass(cfgs) else cfgs):
+        model.check_inputs(c)
 
 
 _structured_cache: dict = {}

@@ -256,14 +256,14 @@ def write_block(part: Path, blk: tuple, ds, *, fingerprint: str, model: str) -> 
         return False
     path = block_file(part, blk)
     tmp = path.with_name(f".{path.name}.tmp-{uuid.uuid4().hex[:8]}")
-    try:
-        with open(tmp, "wb") as fh:
+    with open(tmp, "xb") as fh:  # O_EXCL: a new file, never an existing one or a link
+        try:
             fh.write(raw)
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)  # ours (made above); absent once renamed
     return True
 
 

@@ -408,8 +408,9 @@ def store_state(plan: GridPlan, store: Path, overwrite: bool = False, run_dir=No
     if part.exists():
         m = _read_marker(part)
         if m is None:
-            raise EngineError(f"{part} is not an antiamp partial run; move it away or choose "
-                              "another sweep.store")
+            raise EngineError(f"{part} is not an antiamp partial run (or holds files antiamp "
+                              "did not write); antiamp never removes it. Move it away or "
+                              "choose another sweep.store")
         if m.get("fingerprint") == fp:
             return "resume"
         if not overwrite:
@@ -428,10 +429,24 @@ def _store_attrs(store: Path) -> dict:
 
 
 def _read_marker(part: Path) -> dict | None:
+    """The partial run's marker, or None where ``part`` is not provably antiamp's: a
+    link, no marker, or an entry antiamp never makes there (a file of someone
+    else's, which nothing of antiamp's may remove with the folder)."""
+    if part.is_symlink() or not part.is_dir():
+        return None
     try:
-        return json.loads((part / MARKER).read_text())
+        m = json.loads((part / MARKER).read_text())
     except Exception:
         return None
+    if not isinstance(m, dict) or "fingerprint" not in m:
+        return None
+    import re
+
+    ours = re.compile(r"\.?block-\d+-\d+\.(blk|pkl)(\.tmp-[0-9a-f]+)?$")
+    for e in os.scandir(part):
+        if e.name != MARKER and not (ours.match(e.name) and e.is_file(follow_symlinks=False)):
+            return None
+    return m
 
 
 def _make_partial(part: Path, plan: GridPlan, created: str) -> None:

@@ -73,6 +73,10 @@ def prevalidate(args: list[str]) -> None:
             check_store(plan, store, run_dir)
     else:
         plan, ex = model_plan(cfg)
+        from antiamp.registry import check_inputs
+
+        # what the cells' configs name (data files): before a run directory exists
+        check_inputs(plan.model, (plan.grid.cell(i) for i in range(plan.n_cells)))
         store = model_store(plan, run_dir)
         if not multirun and not rebuildable(store, plan.fingerprint()):
             store_state(plan, store, plan.spec.overwrite, run_dir)
@@ -123,7 +127,8 @@ def _run(cfg: DictConfig) -> None:
     if _fused(plain):
         from .plot import plot_store
 
-        for p in plot_store(store, list(cfg.sweep.plot_vars) or None, out_dir=out_dir):
+        for p in plot_store(store, list(cfg.sweep.plot_vars) or None, out_dir=out_dir,
+                            run_dir=True):
             print(f"wrote {p}")
         return
     from antiamp.registry import get

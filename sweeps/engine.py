@@ -312,7 +312,10 @@ def _create_store(plan: Plan, chunk: tuple, fp: str, store: Path, log) -> None:
     to_zarr_files(ds, tmp, compute=False, consolidated=False, encoding=enc)
     record(tmp, final=False)  # the plan's second copy (sweeps/metadata.py)
     if store.exists():
+        from antiamp.output import carry_foreign
+
         old = store.with_name(f".{store.name}.old-{uuid.uuid4().hex[:8]}")
+        carry_foreign(store, tmp)  # what is not antiamp's stays in the store
         os.replace(store, old)
         os.replace(tmp, store)
         shutil.rmtree(old)

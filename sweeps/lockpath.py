@@ -53,6 +53,11 @@ def lock_store(store: Path, error: type[Exception], what: str = "run", *,
             "Remove it (a lock file holds nothing) and rerun")
     if path.is_symlink():
         raise error(link)
+    if path.exists() and (not path.is_file() or path.stat().st_size > 0):
+        # antiamp's lock files are empty: taking the lock would truncate this one
+        raise error(f"{path} is where {store}'s lock file goes, and it is not an (empty) "
+                    "lock file antiamp made; antiamp never truncates or replaces it. Move "
+                    "it away and rerun")
     if read_only and not path.exists():
         return _NoLock()
     lock = FileLock(str(path), timeout=0)

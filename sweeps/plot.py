@@ -52,10 +52,15 @@ class IncompleteStore(PlotError):
 
 
 def plot_store(store, variables=None, out_dir=None, formats=("png", "pdf"),
-               allow_incomplete: bool = False) -> list:
+               allow_incomplete: bool = False, force: bool = False,
+               run_dir: bool = False) -> list:
     """Write one figure per variable; return the paths written.  A store whose sweep
     has not finished is refused unless ``allow_incomplete`` (its unfinished cells
-    would be drawn as missing or as zero counts)."""
+    would be drawn as missing or as zero counts).  ``out_dir`` is written under the
+    output policy (sim/outputs_policy.py: a new directory, an empty one or one
+    antiamp made; ``force``: any directory, overwriting only antiamp's files).
+    ``run_dir``: ``out_dir`` is the run directory of antiamp's own command (as the
+    default, beside the store: only links are refused)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -82,10 +87,23 @@ def plot_store(store, variables=None, out_dir=None, formats=("png", "pdf"),
         if v not in ds:
             raise PlotError(f"--vars: {store} has no variable {v!r}; it has "
                             f"{', '.join(k for k in ds.data_vars if not k.endswith(('_se', '_theory')))}")
-    out_dir = Path(out_dir) if out_dir else Path(store).parent
-    if out_dir.exists() and not out_dir.is_dir():
-        raise PlotError(f"--out: {out_dir} exists and is not a directory")
-    out_dir.mkdir(parents=True, exist_ok=True)
+    from antiamp.outputs_policy import OutputError, check_out_dir, open_out_dir, refuse_link
+
+    names = [f"{v}.{fmt}" for v in variables for fmt in formats]
+    try:
+        own = run_dir or not out_dir
+        out_dir = Path(out_dir) if out_dir else Path(store).parent
+        if not own:
+            check_out_dir(out_dir, names, force=force)
+        else:  # the sweep's own directory: links are never followed
+            for n in names:
+                refuse_link(out_dir / n)
+    except OutputError as exc:
+        raise PlotError(str(exc)) from None
+    if own:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    else:
+        open_out_dir(out_dir, names, force=force)
     from antiamp.plotting import rasterize_big
 
     written = []
@@ -100,13 +118,17 @@ def plot_store(store, variables=None, out_dir=None, formats=("png", "pdf"),
             fig = _lines(ds, da, se, th, axes[0], plt)
         else:
             fig = _heatmaps(ds, da, th, axes, plt)
+        n = ds.attrs.get("n_instances")
+        n = f"{n:,}" if isinstance(n, (int, np.integer)) else "?"  # a model grid has none
         fig.suptitle(f"{ds.attrs.get('title', '')}\n{_label(da)}; n = "
-                     f"{ds.attrs.get('n_instances', '?'):,} per cell, seed {ds.attrs.get('seed')}",
+                     f"{n} per cell, seed {ds.attrs.get('seed')}",
                      fontsize=9, y=1.04)
         rasterize_big(fig)
         for fmt in formats:
             p = out_dir / f"{v}.{fmt}"
-            fig.savefig(p, dpi=120, bbox_inches="tight")
+            from antiamp.outputs_policy import save_figure
+
+            save_figure(fig, p, option="--out", dpi=120, bbox_inches="tight")
             written.append(p)
         plt.close(fig)
     return written
@@ -274,16 +296,26 @@ def main(argv=None) -> None:
     ap.add_argument("store", help="a sweep.zarr (or merged) store")
     ap.add_argument("--vars", nargs="+", default=None,
                     help=f"variables to plot (default: {' '.join(DEFAULT_VARS)})")
-    ap.add_argument("--out", default=None, help="output directory (default: beside the store)")
+    ap.add_argument("--out", default=None, help="output directory (default: beside the "
+                    "store): a new one, an empty one or one antiamp made")
+    ap.add_argument("--force", action="store_true",
+                    help="write into an existing --out directory antiamp did not make; "
+                         "still overwrites only the files antiamp wrote there")
     ap.add_argument("--formats", nargs="+", default=["png", "pdf"])
     ap.add_argument("--allow-incomplete", action="store_true",
                     help="plot a store whose sweep has not finished")
     args = ap.parse_args(argv)
     try:
-        paths = plot_store(args.store, args.vars, args.out, args.formats, args.allow_incomplete)
+        paths = plot_store(args.store, args.vars, args.out, args.formats, args.allow_incomplete,
+                           args.force)
     except PlotError as exc:
         print(f"antiamp-plot: error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
+    except OSError as exc:  # the machine's failure (a full disk), not a refusal
+        from antiamp.output import describe_os_error
+
+        print(f"antiamp-plot: error: {describe_os_error(exc)}", file=sys.stderr)
+        raise SystemExit(1) from None
     for p in paths:
         print(f"wrote {p}")
 

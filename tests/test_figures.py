@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import typing
+from pathlib import Path
 
 import matplotlib
 
@@ -60,6 +61,16 @@ def _raw_names() -> set:
     return names
 
 
+def _final_name(fname) -> str:
+    """The name a figure ends under: antiamp saves ``path`` into a new temporary
+    ``.<name>.<random>.tmp<suffix>`` beside it and renames it (sim/outputs_policy.py)."""
+    import re
+
+    p = Path(str(fname))
+    m = re.fullmatch(r"\.(.+)\.[^.]+\.tmp(\.[^.]+)?", p.name)
+    return str(p.with_name(m.group(1)) if m else p)
+
+
 @pytest.fixture
 def saved(monkeypatch):
     """(figure, path) of every savefig while the test runs, with its axes inspected then."""
@@ -75,7 +86,7 @@ def saved(monkeypatch):
                 self.canvas.draw()
                 e, f = st.get_window_extent(), self.bbox
                 cut = bool(e.x0 < f.x0 - 1 or e.x1 > f.x1 + 1)
-            records.append((str(fname), [
+            records.append((_final_name(fname), [
                 {"xlabel": ax.get_xlabel(), "ylabel": ax.get_ylabel(),
                  "xticks": [t for t in ax.get_xticks()
                             if ax.get_xlim()[0] - 1e-9 <= t <= ax.get_xlim()[1] + 1e-9],

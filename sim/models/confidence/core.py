@@ -165,8 +165,13 @@ def load_bets(path: Optional[str] = None):
     import pandas as pd
 
     p = Path(path) if path else default_bets_path()
-    if not p.is_file():
+    if not p.exists():
         raise ConfigError(f"confidence.data: no such file {str(p)!r}")
+    if not p.is_file():  # a directory, a FIFO, a device (/dev/zero)
+        raise ConfigError(f"confidence.data: {str(p)!r} is not a regular file (a bets CSV)")
+    if p.stat().st_size > MAX_BETS_BYTES:
+        raise ConfigError(f"confidence.data: {str(p)!r} has {p.stat().st_size:,} bytes; a bets "
+                          f"CSV is read whole, at most {MAX_BETS_BYTES:,} bytes")
     try:
         df = pd.read_csv(p, comment="#")
     except Exception as exc:  # a parser error names the line
@@ -187,14 +192,14 @@ def load_bets(path: Optional[str] = None):
             raise ConfigError(f"confidence.data: round must be 1..R or opening/rebuttal/"
                               f"closing, got {sorted(set(map(str, df['round'][bad])))[:3]}")
         df["round"] = r.astype(float)
-    r = pd.to_numeric(df["round"], errors="coerce")
-    bad = r.isna() | (r < 1) | (r != np.round(r))
+    rnd = pd.to_numeric(df["round"], errors="coerce")
+    bad = rnd.isna() | (rnd < 1) | (rnd > MAX_ROUNDS) | (rnd != np.round(rnd))
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
-        raise ConfigError(f"confidence.data: round must be an integer >= 1 (or opening/"
-                          f"rebuttal/closing); row {row + 2} of {p.name} has "
-                          f"{df['round'].iloc[row]!r}")
-    df["round"] = r.astype(np.int64)
+        raise ConfigError(f"confidence.data: round must be a whole number in [1, {MAX_ROUNDS}] "
+                          f"(or opening/rebuttal/closing); row {row + 2} of {p.name} has "
+                          f"{str(df['round'].iloc[row])!r}")
+    df["round"] = rnd.astype(np.int64)
     bad_side = set(df["side"]) - set(SIDES)
     if bad_side:
         raise ConfigError(f"confidence.data: side must be proposition or opposition, got "
@@ -208,11 +213,27 @@ def load_bets(path: Optional[str] = None):
     return df
 
 
-def bets_array(df, condition: str) -> np.ndarray:
+#: Largest bets file read (whole, in memory) and most rounds of a debate (the fit's
+#: likelihood mixes over the 2^(2R) subsets of a debate's anchored reports).
+MAX_BETS_BYTES = 256 << 20
+MAX_ROUNDS = 8
+
+
+@functools.lru_cache(maxsize=32)
+def check_bets(path: Optional[str], condition: str, antagonist: Optional[str] = None) -> None:
+    """ConfigError naming the field if the bets file cannot be read or lacks the
+    conditions (the checks a run would otherwise make after its directory exists)."""
+    df = load_bets(path)
+    bets_array(df, condition)
+    if antagonist is not None:
+        bets_array(df, antagonist, "confidence.antagonist")
+
+
+def bets_array(df, condition: str, field: str = "confidence.condition") -> np.ndarray:
     """Bets of one condition as (debates, 2 sides, R rounds); incomplete debates dropped."""
     g = df[df["condition"] == condition]
     if g.empty:
-        raise ConfigError(f"confidence.condition must be one of "
+        raise ConfigError(f"{field} must be one of "
                           f"{', '.join(sorted(map(str, set(df['condition']))))}, got {condition!r}")
     R = int(g["round"].max())
     last = g.groupby("debate")["round"].max()

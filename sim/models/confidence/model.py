@@ -208,6 +208,12 @@ def validate(cfg) -> None:
     cf.validate_confidence(cfg)
 
 
+def check_inputs(cfg) -> None:
+    """The bets file and the conditions a config names (read once: cached)."""
+    cc = cfg.confidence
+    cf.check_bets(cc.data, cc.condition, cc.antagonist)
+
+
 # ------------------------------------------------------------------ table and figures
 def format_confidence(ds) -> str:
     import yaml
@@ -369,6 +375,7 @@ MODEL = Model(
     sections={"confidence": cf.ConfidenceConfig},
     uses=("model", "judge", "run", "confidence"),
     validate=validate,
+    check_inputs=check_inputs,
     kernel_fields=("model.p", "model.rho", "judge.*", "confidence.*", "run.seed",
                    "run.n_instances"),
     format_table=format_confidence, figures=plot_grid, cell_figures=plot_cell,

@@ -120,19 +120,29 @@ def params_of(cfg) -> Params:
         forced_rounds=int(rc.forced_rounds))
 
 
+#: Bound of every field in points of the verdicts' 0-100 scale (margins, spreads,
+#: sds, bias): twice the scale's width.
+MAX_POINTS = 200.0
+
+
 def validate_redeliberation(cfg) -> None:
     """Field checks, before anything is computed."""
     rc = cfg.redeliberation
     for k in ("contested", "p_true", "evidence", "hazard"):
         check_prob(f"redeliberation.{k}", getattr(rc, k))
+    # Verdicts are truth percentages: margins, spreads and sds are points of that
+    # scale, bounded by MAX_POINTS (a value of 1e308 means nothing and breaks the sums).
     for k in ("margin_clear", "margin_contested", "bias_sd", "trigger_spread"):
-        if check_number(f"redeliberation.{k}", getattr(rc, k)) < 0:
-            raise ConfigError(f"redeliberation.{k} must be >= 0, got {getattr(rc, k)!r}")
+        if not 0 <= check_number(f"redeliberation.{k}", getattr(rc, k)) <= MAX_POINTS:
+            raise ConfigError(f"redeliberation.{k} must lie in [0, {MAX_POINTS:g}] (points), "
+                              f"got {getattr(rc, k)!r}")
     for k in ("noise_clear", "noise_contested"):
-        if check_number(f"redeliberation.{k}", getattr(rc, k)) <= 0:
-            raise ConfigError(f"redeliberation.{k} must be > 0 (a run-to-run noise sd), got "
-                              f"{getattr(rc, k)!r}")
-    check_number("redeliberation.bias", rc.bias)
+        if not 0 < check_number(f"redeliberation.{k}", getattr(rc, k)) <= MAX_POINTS:
+            raise ConfigError(f"redeliberation.{k} must lie in (0, {MAX_POINTS:g}] (a run-to-run "
+                              f"noise sd, points), got {getattr(rc, k)!r}")
+    if not -MAX_POINTS <= check_number("redeliberation.bias", rc.bias) <= MAX_POINTS:
+        raise ConfigError(f"redeliberation.bias must lie in [-{MAX_POINTS:g}, {MAX_POINTS:g}] "
+                          f"(points), got {rc.bias!r}")
     if not 0 <= check_number("redeliberation.insufficient_below", rc.insufficient_below) <= 100:
         raise ConfigError(f"redeliberation.insufficient_below must lie in [0, 100], got "
                           f"{rc.insufficient_below!r}")
@@ -148,9 +158,10 @@ def validate_redeliberation(cfg) -> None:
         raise ConfigError("redeliberation.bands and redeliberation.multipliers must be lists "
                           f"(or null for the seed's), got {rc.bands!r} and {rc.multipliers!r}")
     for i, b in enumerate(bands):
-        if check_number(f"redeliberation.bands[{i}]", b) <= 0 or (i and b <= bands[i - 1]):
-            raise ConfigError(f"redeliberation.bands must be positive and increasing (spread "
-                              f"points), got {list(bands)!r}")
+        if (not 0 < check_number(f"redeliberation.bands[{i}]", b) <= MAX_POINTS
+                or (i and b <= bands[i - 1])):
+            raise ConfigError(f"redeliberation.bands must be increasing, in (0, {MAX_POINTS:g}] "
+                              f"(spread points), got {list(bands)!r}")
     if len(mults) != len(bands) + 1:
         raise ConfigError(f"redeliberation.multipliers must have one value per band, "
                           f"len(bands) + 1 = {len(bands) + 1}, got {list(mults)!r}")

@@ -1,0 +1,234 @@
+"""One output policy for every command: nothing of the user's is overwritten or deleted.
+
+- A directory given with ``--out`` is written into only if it does not exist (antiamp
+  makes it), is empty, or holds antiamp's marker file :data:`MARKER` (antiamp made
+  it).  An existing directory of someone else's is refused with the way out:
+  ``--out NEW``, or ``--force`` to write into it anyway, which still overwrites only
+  files antiamp wrote there (listed in the marker), never others.
+- A file is written only if it does not exist or the marker of its directory lists
+  it (antiamp wrote it); a symbolic link is never written through, whatever it
+  points to: the command refuses and names it.
+- A file is written into a new temporary with an unpredictable name (made with
+  ``O_CREAT | O_EXCL``, so never through a link planted in its place) and renamed
+  onto its name: a kill leaves the old file or the new one, never half of one.
+- Temporaries left by a kill are removed only when what they hold proves they are
+  antiamp's (:func:`removable_temporary`).
+
+Every check runs before any computation, so a refused request writes nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+#: The marker file of a directory antiamp made: its first line is :data:`HEADER`,
+#: then the names of the files antiamp wrote there, one a line.
+MARKER = ".antiamp-output"
+HEADER = "antiamp output directory; antiamp overwrites only the files listed below"
+
+
+class OutputError(RuntimeError):
+    """An output that would replace or delete something antiamp did not write."""
+
+
+def _link(path: Path, option: str) -> OutputError:
+    return OutputError(f"{option} {path} is a symbolic link (to {os.readlink(path)}); "
+                       "antiamp never writes through a link. Name the real path or another one")
+
+
+def refuse_link(path, option: str = "output") -> None:
+    """``OutputError`` if ``path`` is a symbolic link."""
+    path = Path(path)
+    if path.is_symlink():
+        raise _link(path, option)
+
+
+def listed(directory) -> set | None:
+    """The names antiamp wrote in ``directory`` (its marker), or None if antiamp did
+    not make it (no marker, or a marker that is a link or not antiamp's)."""
+    m = Path(directory) / MARKER
+    if m.is_symlink() or not m.is_file():
+        return None
+    try:
+        with open(m, "rb") as f:  # bounded: a marker is a few lines
+            text = f.read(1 << 20).decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    lines = text.splitlines()
+    if not lines or lines[0] != HEADER:
+        return None
+    return {x for x in lines[1:] if x}
+
+
+def owned(path) -> bool:
+    """Whether antiamp wrote ``path`` (listed in its directory's marker, not a link)."""
+    path = Path(path)
+    names = listed(path.parent)
+    return not path.is_symlink() and names is not None and path.name in names
+
+
+def check_out_dir(path, names=(), *, force: bool = False, option: str = "--out") -> Path:
+    """Refuse, before anything is computed, an output directory antiamp may not write
+    ``names`` into (see the module's rules); creates nothing."""
+    path = Path(path)
+    if path.is_symlink():
+        raise _link(path, option)
+    if path.exists() and not path.is_dir():
+        raise OutputError(f"{option} {path} exists and is not a directory; give {option} NEW "
+                          "(a directory that does not exist)")
+    if not path.exists():
+        return path
+    ours = listed(path)
+    if ours is None:
+        try:
+            entries = sorted(os.listdir(path))
+        except OSError as exc:
+            raise OutputError(f"{option} {path}: {exc.strerror}") from None
+        if entries and not force:
+            shown = ", ".join(entries[:3]) + (", ..." if len(entries) > 3 else "")
+            raise OutputError(
+                f"{option} {path} is an existing directory that antiamp did not make "
+                f"(it holds {shown}); antiamp writes only into a new directory, an empty "
+                f"one or one it made. Give {option} NEW (a path that does not exist), or "
+                "add --force to write into it anyway (--force overwrites only files "
+                "antiamp wrote there, never others)")
+        ours = set()
+    for name in names:
+        check_file(path / name, option=option, _names=ours)
+    return path
+
+
+def check_file(path, *, option: str = "output", _names=None) -> Path:
+    """Refuse a file (or store) antiamp may not write: a link, or an existing entry
+    that its directory's marker does not list."""
+    path = Path(path)
+    if path.is_symlink():
+        raise _link(path, option)
+    if path.exists():
+        names = listed(path.parent) if _names is None else _names
+        if names is None or path.name not in names:
+            raise OutputError(f"{option}: {path} exists and antiamp did not write it; "
+                              "antiamp never overwrites it. Move it away or choose "
+                              "another output path")
+    return path
+
+
+def open_out_dir(path, names=(), *, force: bool = False, option: str = "--out") -> Path:
+    """:func:`check_out_dir`, then make the directory (and its marker) if needed."""
+    path = check_out_dir(path, names, force=force, option=option)
+    path.mkdir(parents=True, exist_ok=True)
+    if listed(path) is None:
+        _write_marker(path, set())
+    return path
+
+
+def _write_marker(directory: Path, names: set) -> None:
+    text = "\n".join([HEADER, *sorted(names)]) + "\n"
+    _replace(directory / MARKER, lambda f: f.write(text.encode()))
+
+
+def record(path) -> None:
+    """Add ``path`` to its directory's marker (the proof that antiamp wrote it)."""
+    path = Path(path)
+    names = listed(path.parent)
+    if names is None:
+        names = set()
+    if path.name not in names:
+        _write_marker(path.parent, names | {path.name})
+
+
+def temporary(path, suffix: str = ".tmp") -> Path:
+    """A new empty file beside ``path`` with an unpredictable name (``O_EXCL``: never
+    an existing file or link)."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
+    os.close(fd)
+    return Path(tmp)
+
+
+def _replace(path: Path, write, by_name: bool = False) -> Path:
+    """``write`` a new temporary beside ``path`` (made with ``O_EXCL``: ours), then
+    rename it onto ``path``.  ``write`` is given the open binary file, or with
+    ``by_name`` the temporary's path (which ends in ``path``'s suffix)."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=f".tmp{path.suffix}",
+                               dir=path.parent)
+    try:
+        if by_name:
+            os.close(fd)
+            write(tmp)
+        else:
+            with os.fdopen(fd, "wb") as f:
+                write(f)
+        os.replace(tmp, path)  # replaces a name, never writes through a link
+    except BaseException:
+        try:
+            os.unlink(tmp)  # made above with O_EXCL: ours
+        except OSError:
+            pass
+        raise
+    return path
+
+
+def write_file(path, data, *, option: str = "output", marked: bool | None = None,
+               by_name: bool = False) -> Path:
+    """Write ``data`` (bytes, str, or a function given a binary file) to ``path``
+    under the policy: refused if ``path`` is a link or a file antiamp did not write
+    (``marked``: recorded in the directory's marker; ``marked=False``: in a directory
+    antiamp's run made, where only links are refused; by default, marked where the
+    directory has a marker)."""
+    path = Path(path)
+    if marked is None:
+        marked = listed(path.parent) is not None
+    if marked:
+        check_file(path, option=option)
+        record(path)  # before the rename: a kill between leaves a listed, absent name
+    else:
+        refuse_link(path, option)
+    if isinstance(data, str):
+        data = data.encode()
+    return _replace(path, data if callable(data) else (lambda f: f.write(data)),
+                    by_name and callable(data))
+
+
+def save_figure(fig, path, *, option: str = "output", marked: bool | None = None,
+                **kwargs) -> Path:
+    """``fig.savefig(path, **kwargs)`` under :func:`write_file`'s policy."""
+    path = Path(path)
+    fmt = kwargs.pop("format", None) or path.suffix.lstrip(".") or None
+    return write_file(path, lambda tmp: fig.savefig(tmp, format=fmt, **kwargs), option=option,
+                      marked=marked, by_name=True)
+
+
+def removable_temporary(path) -> bool:
+    """Whether a temporary left beside a store (``.<store>.partial-*`` and the like)
+    is provably antiamp's: a real directory (no link) that is an antiamp store, a
+    partial run holding only antiamp's files, or what a killed Zarr write leaves
+    (nothing but Zarr documents and chunks, possibly half-written).  A folder with a
+    file of anyone else's in it is never one, whatever its name."""
+    path = Path(path)
+    if path.is_symlink() or not path.is_dir():
+        return False
+    from antiamp.sweeps.blocks import MARKER as PARTIAL, _read_marker
+
+    from .output import foreign_entries, is_antiamp_store
+
+    if is_antiamp_store(path) or _read_marker(path) is not None:
+        return True
+    try:
+        names = {e.name for e in os.scandir(path)}
+    except OSError:
+        return False
+    if names <= {PARTIAL} and not (path / PARTIAL).is_symlink():
+        return True  # a partial run killed while it was made
+    return not foreign_entries(path)
+
+
+def remove_if_ours(path) -> bool:
+    """Remove a temporary that :func:`removable_temporary` proves antiamp's."""
+    if removable_temporary(path):
+        shutil.rmtree(path, ignore_errors=True)
+        return True
+    return False
