@@ -225,15 +225,14 @@ def read_rows(path, mapping: dict[str, list[str]] | None = None, error=ValueErro
     return df, origins
 
 
-def load_inspect(path, mapping=None, error=ValueError):
-    """A validated log (as :func:`antiamp.estimate.load_log` returns) of Inspect logs;
-    a schema error names the sample the row came from."""
-    from .estimate import validate_log
-
+def load_inspect(path, mapping, error, validate):
+    """A validated log (as :func:`antiamp.logs.load_log` returns) of Inspect logs,
+    checked by ``validate`` (the log schema's :func:`antiamp.logs.validate_log`); a
+    schema error names the sample the row came from."""
     mapping = mapping or CONVENTIONS
     df, origins = read_rows(path, mapping, error)
     try:
-        return validate_log(df)
+        return validate(df)
     except error as exc:
         msg = str(exc)
         c = re.search(r"\bcolumn '(\w+)'", msg)

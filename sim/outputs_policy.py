@@ -213,7 +213,6 @@ def removable_temporary(path) -> bool:
         return False
     from antiamp.sweeps.blocks import MARKER as PARTIAL, _read_marker
 
-    from .output import foreign_entries, is_antiamp_store
 
     if is_antiamp_store(path) or _read_marker(path) is not None:
         return True
@@ -232,3 +231,66 @@ def remove_if_ours(path) -> bool:
         shutil.rmtree(path, ignore_errors=True)
         return True
     return False
+
+
+# ------------------------------------------------------------------ stores
+def is_antiamp_store(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a Zarr store that antiamp wrote (its root carries
+    ``antiamp_version``, written with the store, or, where its root's metadata is
+    damaged, its own folder is marked as antiamp's: sweeps/metadata.py)."""
+    path = Path(path)
+    if not path.is_dir():
+        return False
+    try:
+        import zarr
+
+        if "antiamp_version" in zarr.open_group(str(path), mode="r").attrs:
+            return True
+    except Exception:
+        pass
+    from antiamp.sweeps.metadata import owns
+
+    return owns(path)
+
+
+_ZARR_FILES = (".zgroup", ".zattrs", ".zmetadata", ".zarray", "zarr.json")
+
+
+def _chunk_key(name: str) -> bool:
+    import re
+
+    return re.fullmatch(r"\d+([./]\d+)*", name) is not None
+
+
+def foreign_entries(store: str | os.PathLike) -> list:
+    """Paths inside a Zarr store (format 2) that no Zarr writer of antiamp made: a
+    file or folder at its root that is no Zarr document or node, or inside an array
+    anything but its documents and chunk files (a user's notes kept in the store)."""
+    from antiamp.sweeps.metadata import OWN
+
+    store, found = Path(store), []
+    if store.is_symlink() or not store.is_dir():
+        return found
+    for e in store.iterdir():
+        if e.name in _ZARR_FILES or e.name == OWN:
+            continue
+        if e.is_dir() and not e.is_symlink() and any(
+                (e / z).is_file() for z in (".zarray", ".zgroup", "zarr.json")):
+            for f in e.iterdir():
+                if not (f.name in _ZARR_FILES or (_chunk_key(f.name) and not f.is_symlink())):
+                    found.append(f)
+            continue
+        found.append(e)
+    return found
+
+
+def carry_foreign(old: Path, new: Path) -> None:
+    """Move what :func:`foreign_entries` finds in ``old`` to the same place in ``new``
+    (the store replacing it), so that replacing a store never deletes a file antiamp
+    did not write; a name the new store uses gets ``.kept`` appended."""
+    for f in foreign_entries(old):
+        dest = new / f.relative_to(old)
+        while os.path.lexists(dest):
+            dest = dest.with_name(dest.name + ".kept")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(f, dest)

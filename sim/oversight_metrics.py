@@ -133,7 +133,7 @@ def field_metrics(df: pd.DataFrame, confidence: float = 0.95, which_round="final
     """Per protocol of a validated log (pooled over strata): AUC and ASD with standard
     errors and normal intervals; columns protocol, metric, value, se, lo, hi, n_pos,
     n_neg."""
-    from .estimate import select_round
+    from .logs import select_round
 
     if "round" in df.columns:
         df = select_round(df, which_round)
@@ -186,7 +186,7 @@ def plot_field_metrics(df: pd.DataFrame, tab: pd.DataFrame, path) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from .estimate import select_round
+    from .logs import select_round
 
     if "round" in df.columns:
         df = select_round(df)

@@ -437,7 +437,7 @@ def check_arguments(args, df: pd.DataFrame, load) -> pd.DataFrame | None:
 
 
 def _final(df: pd.DataFrame, rnd) -> pd.DataFrame:
-    from .estimate import select_round
+    from .logs import select_round
 
     return select_round(df, rnd) if "round" in df.columns else df
 

@@ -1,0 +1,369 @@
+"""Reading and checking oversight logs: the schema's columns, labels, answers, rounds
+and roles, read from CSV or Parquet in bounded memory (or from Inspect eval logs),
+every problem a :class:`LogError` naming the column and the row.
+
+The first job of ``antiamp-estimate``; the estimators (:mod:`antiamp.estimate`), the
+structural fit (:mod:`antiamp.structural`), the predictive checks
+(:mod:`antiamp.predictive`) and the field's metrics (:mod:`antiamp.oversight_metrics`)
+read what it returns.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from .lazy import lazy
+
+pd = lazy("pandas")
+stats = lazy("scipy.stats")
+
+from .transcripts import SCHEMA
+
+
+BINARY = ("a", "y", "e_P", "e_A", "omega", "t_P", "t_A", "label_blind", "s")
+PROTOCOLS = ("consult", "debate")
+#: Other spellings of the protocols, mapped with a note in the report.
+PROTOCOL_ALIASES = {"consultancy": "consult", "consultant": "consult", "debates": "debate"}
+#: Answer columns that may be written as letters: A = 0, B = 1.
+ANSWERS = ("a", "y", "omega", "s")
+LETTERS = {chr(ord("a") + i): i for i in range(26)}
+#: Most answers per question (answers are 0..K-1).
+MAX_ANSWERS = 1000
+
+
+class LogError(ValueError):
+    """A malformed log: the message names the column and the row."""
+
+
+# ------------------------------------------------------------------ reading
+#: Largest Parquet log (read whole into memory).
+MAX_PARQUET_BYTES = 1 << 30
+#: Largest round number of a log (the per-round estimates are a table by round).
+MAX_ROUND = 10_000
+
+
+def load_log(path, mapping=None) -> pd.DataFrame:
+    """Read and validate a log (CSV, Parquet, or Inspect ``.eval`` logs: a file or a
+    folder of them, read by :mod:`antiamp.inspect_logs` with ``mapping``, the path of a
+    mapping file); raise LogError naming column and row."""
+    path = Path(path)
+    if not path.exists():
+        raise LogError(f"no such file: {path}")
+    if mapping is not None or path.suffix.lower() == ".eval" or (
+            path.is_dir() and any(path.rglob("*.eval"))):
+        from .inspect_logs import load_inspect, load_mapping
+
+        return load_inspect(path, mapping and load_mapping(mapping, LogError), LogError,
+                            validate_log)
+    if path.is_dir():
+        raise LogError(f"{path} is a directory; give a .csv or .parquet file")
+    kind = path.suffix.lower()
+    if kind not in (".csv", ".parquet"):
+        raise LogError(f"{path.name}: the log must be a .csv or .parquet file")
+    if path.stat().st_size == 0:
+        raise LogError(f"{path.name} is empty")
+    if kind == ".parquet" and path.stat().st_size > MAX_PARQUET_BYTES:
+        raise LogError(f"{path.name} has {path.stat().st_size:,} bytes; a Parquet log is read "
+                       f"whole, at most {MAX_PARQUET_BYTES:,} bytes (a CSV log is read in "
+                       "pieces, with no such limit)")
+    try:
+        if kind == ".parquet":
+            df = pd.read_parquet(path)
+        else:
+            # In bounded memory: fields of bounded length, rows in pieces, labels as
+            # categories (one string per distinct label, not per row).
+            from .logread import read_csv
+
+            df = read_csv(path, path.name, LogError)
+    except LogError:  # a field too long, named
+        raise
+    except MemoryError:
+        raise LogError(f"{path.name} does not fit in this machine's memory") from None
+    except UnicodeDecodeError as exc:
+        raise LogError(f"{path.name} is not UTF-8 text (byte {exc.start} cannot be decoded); "
+                       "save the log as UTF-8") from None
+    except pd.errors.EmptyDataError:
+        raise LogError(f"{path.name} has no header and no rows") from None
+    except pd.errors.ParserError as exc:
+        raise LogError(f"{path.name}: {str(exc).strip().splitlines()[-1]} (every row must "
+                       "have as many fields as the header)") from None
+    except (OSError, ValueError) as exc:  # unreadable, or not Parquet (pyarrow's errors)
+        what = "Parquet" if kind == ".parquet" else "CSV"
+        raise LogError(f"{path.name} cannot be read as {what}: "
+                       f"{str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}"
+                       ) from None
+    dup = df.columns[df.columns.duplicated()]
+    if len(dup):
+        raise LogError(f"{path.name}: the column {str(dup[0])!r} appears twice; each column "
+                       "may appear once")
+    return validate_log(df)
+
+
+def _labels(col: pd.Series, lower: bool = False) -> pd.Series:
+    """A label column as a categorical of stripped strings (missing stays missing):
+    one string per distinct label, not one per row, for logs of millions of rows."""
+    codes, uniq = pd.factorize(col)  # missing -> -1
+    names = [str(u).strip().lower() if lower else str(u).strip() for u in uniq]
+    cats = sorted(set(names))
+    where = {c: i for i, c in enumerate(cats)}
+    remap = np.array([where[n] for n in names] + [-1], dtype=np.int64)
+    return pd.Series(pd.Categorical.from_codes(remap[codes], categories=cats), index=col.index)
+
+
+def _show(v) -> str:
+    """A cell's value as the user wrote it (0.99, 'x'), never numpy's repr."""
+    return repr(v.item() if hasattr(v, "item") else v)
+
+
+def validate_log(df: pd.DataFrame) -> pd.DataFrame:
+    missing = [c for c, (req, _) in SCHEMA.items() if req and c not in df.columns]
+    if missing:
+        raise LogError(f"missing required column(s): {', '.join(missing)} "
+                       f"(required: {', '.join(c for c, (r, _) in SCHEMA.items() if r)})")
+    if len(df) == 0:
+        raise LogError("the log has no rows")
+    df = df.reset_index(drop=True)  # a new frame: the caller's is left as it was
+    notes = []
+    prot = _labels(df["protocol"], lower=True)
+    alias = {k: v for k, v in PROTOCOL_ALIASES.items() if k in set(prot.cat.categories)}
+    if alias:
+        prot = _labels(prot.astype(object).map(lambda c: alias.get(c, c)))
+        notes.append("column 'protocol': " + ", ".join(f"{k!r} read as {v!r}"
+                                                       for k, v in alias.items()))
+    for col in ANSWERS:
+        if col not in df.columns or df[col].dtype.kind in "biuf":
+            continue
+        txt = df[col].astype("string").str.strip().str.lower()
+        letter = txt.isin(list(LETTERS)).fillna(False).to_numpy(bool)
+        if letter.any():
+            bad = txt.notna().to_numpy(bool) & ~letter
+            if bad.any():
+                r = int(np.flatnonzero(bad)[0])
+                raise LogError(f"column {col!r}, row {r}: value {_show(df[col][r])} is not an "
+                               f"answer (the column's other answers are letters A, B, ...)")
+            df[col] = txt.map(LETTERS).astype(float)
+            notes.append(f"column {col!r}: answers written as letters read as 0, 1, ... "
+                         f"(A = 0, B = 1)")
+    df.attrs["notes"] = notes
+    bad = ~prot.isin(PROTOCOLS)
+    if bad.any():
+        r = int(np.flatnonzero(bad)[0])
+        raise LogError(f"column 'protocol', row {r}: unknown protocol {_show(df['protocol'][r])} "
+                       f"(allowed: {', '.join(PROTOCOLS)})")
+    df["protocol"] = prot
+    for col in BINARY:
+        if col not in df.columns:
+            continue
+        v = pd.to_numeric(df[col], errors="coerce")
+        if col in ANSWERS:
+            _check_answers(df, col, v)
+            if col != "s" and v.isna().any() and col != "omega":
+                r = int(np.flatnonzero(v.isna())[0])
+                raise LogError(f"column {col!r}, row {r}: value is missing")
+            df[col] = v
+            continue
+        nonnum = v.isna() & df[col].notna()
+        if nonnum.any():
+            r = int(np.flatnonzero(nonnum)[0])
+            raise LogError(f"column {col!r}, row {r}: value {_show(df[col][r])} is not 0 or 1")
+        bad = v.notna() & ~v.isin([0, 1])
+        if bad.any():
+            r = int(np.flatnonzero(bad)[0])
+            raise LogError(f"column {col!r}, row {r}: value {_show(df[col][r])} is not 0 or 1")
+        may_miss = col in ("t_P", "t_A", "label_blind", "e_A")
+        if not may_miss and v.isna().any():
+            r = int(np.flatnonzero(v.isna())[0])
+            raise LogError(f"column {col!r}, row {r}: value is missing")
+        df[col] = v
+    if "e_A" not in df.columns:
+        if (df["protocol"] == "debate").any():
+            r = int(np.flatnonzero(df["protocol"] == "debate")[0])
+            raise LogError(f"column 'e_A' is missing but row {r} is a debate row")
+        df["e_A"] = 0.0
+    deb_na = (df["protocol"] == "debate") & df["e_A"].isna()
+    if deb_na.any():
+        r = int(np.flatnonzero(deb_na)[0])
+        raise LogError(f"column 'e_A', row {r}: missing on a debate row")
+    df.loc[df["protocol"] == "consult", "e_A"] = df.loc[df["protocol"] == "consult", "e_A"].fillna(0)
+    if "stratum" in df.columns:
+        s = df["stratum"]
+        s = _labels(s)
+        empty = s.isna() | (s == "")
+        if empty.any():
+            r = int(np.flatnonzero(empty)[0])
+            raise LogError(f"column 'stratum', row {r}: empty stratum label")
+        df["stratum"] = s
+    else:
+        df["stratum"] = "all"
+    for col in ("v_P", "v_A"):
+        if col in df.columns:
+            v = pd.to_numeric(df[col], errors="coerce")
+            bad = v.isna() & df[col].notna()
+            if bad.any():
+                r = int(np.flatnonzero(bad)[0])
+                raise LogError(f"column {col!r}, row {r}: value {_show(df[col][r])} is not a "
+                               f"number")
+            df[col] = v
+    if "v_A" in df.columns:  # no antagonist in consultancy: a blank v_A is 0, as e_A is
+        df.loc[df["protocol"] == "consult", "v_A"] = \
+            df.loc[df["protocol"] == "consult", "v_A"].fillna(0.0)
+    if "p_y" in df.columns:
+        v = pd.to_numeric(df["p_y"], errors="coerce")
+        bad = (v.isna() & df["p_y"].notna()) | (v.notna() & ~v.between(0.0, 1.0))
+        if bad.any():
+            r = int(np.flatnonzero(bad)[0])
+            raise LogError(f"column 'p_y', row {r}: value {_show(df['p_y'][r])} is not a "
+                           f"probability in [0, 1]")
+        df["p_y"] = v
+    df = _rounds(df)
+    K = n_answers(df)
+    df.attrs["K"] = K
+    if K > 2:
+        notes.append(f"{K} answers (0 to {K - 1}): Amp = Pr(y = a | a != omega), accuracy "
+                     f"Pr(y = omega)")
+    df = _roles(df, notes)
+    if "judge_id" not in df.columns:
+        df["judge_id"] = np.arange(len(df))  # no clustering information: one per row
+    if df["omega"].notna().sum() == 0 if "omega" in df.columns else True:
+        raise LogError("column 'omega': no row has a known ground truth; Amp needs some")
+    df.attrs["notes"] = list(notes)
+    df.attrs["K"] = K
+    return df
+
+
+def _check_answers(df: pd.DataFrame, col: str, v: pd.Series) -> None:
+    """Answer columns hold answer indices 0..K-1 (two answers: 0 or 1)."""
+    bad = (v.isna() & df[col].notna()) | (v.notna() & ((v < 0) | (v != np.round(v))
+                                                        | (v >= MAX_ANSWERS)))
+    if bad.any():
+        r = int(np.flatnonzero(bad)[0])
+        hint = (" (a judge's probability for the protagonist's answer belongs in column p_y, "
+                "beside the label)" if col == "y" and 0 < v[r] < 1 else "")
+        raise LogError(f"column {col!r}, row {r}: value {_show(df[col][r])} is not an answer "
+                       f"(0, 1, ... up to {MAX_ANSWERS - 1}, or a letter){hint}")
+
+
+def n_answers(df: pd.DataFrame) -> int:
+    """K: the number of answers the log uses (at least 2)."""
+    m = max(float(df[c].max()) for c in ("a", "y", "omega") if c in df.columns
+            and df[c].notna().any())
+    return max(2, int(m) + 1)
+
+
+def _rounds(df: pd.DataFrame) -> pd.DataFrame:
+    """Check the optional ``round`` column: integers >= 1, one row per (protocol,
+    instance, round), an ``instance`` column beside it."""
+    if "round" not in df.columns:
+        return df
+    if "instance" not in df.columns:
+        raise LogError("column 'round' needs a column 'instance' saying which rows belong to "
+                       "one oversight instance")
+    r = pd.to_numeric(df["round"], errors="coerce")
+    bad = r.isna() | (r < 1) | (r > MAX_ROUND) | (r != np.round(r))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise LogError(f"column 'round', row {i}: value {_show(df['round'][i])} is not a "
+                       f"round number (an integer in [1, {MAX_ROUND:,}])")
+    df["round"] = r.astype(np.int64)
+    dup = df.duplicated(["protocol", "instance", "round"])
+    if dup.any():
+        i = int(np.flatnonzero(dup)[0])
+        raise LogError(f"column 'round', row {i}: instance {_show(df['instance'][i])} already "
+                       f"has a {df['protocol'][i]} row for round {int(df['round'][i])}")
+    return df
+
+
+def select_round(df: pd.DataFrame, which="final") -> pd.DataFrame:
+    """One row per instance: its last round (``final``) or round ``which``."""
+    if "round" not in df.columns:
+        return df
+    if which == "final":
+        last = df.groupby(["protocol", "instance"], observed=True)["round"].transform("max")
+        keep = df["round"] == last
+    else:
+        keep = df["round"] == int(which)
+        if not keep.any():
+            raise LogError(f"--round {which}: no row of the log has round {which} (rounds "
+                           f"{int(df['round'].min())} to {int(df['round'].max())})")
+    out = df[keep].reset_index(drop=True)
+    out.attrs = dict(df.attrs)
+    return out
+
+
+def amp_by_round(df: pd.DataFrame, confidence: float):
+    """Per protocol and round (all rows of that round with a known truth): Amp, its
+    Wilson interval (statsmodels) and the rows it rests on, ``(rounds, arrays)``."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    rounds = np.arange(1, int(df["round"].max()) + 1)
+    out = {k: np.full((len(PROTOCOLS), len(rounds)), np.nan)
+           for k in ("amp_round", "amp_round_lo", "amp_round_hi", "n_round")}
+    known = df["omega"].notna()
+    wrong = known & (df["a"] != df["omega"])
+    for i, prot in enumerate(PROTOCOLS):
+        for j, r in enumerate(rounds):
+            m = wrong & (df["protocol"] == prot) & (df["round"] == r)
+            n = int(m.sum())
+            out["n_round"][i, j] = n
+            if n:
+                k = int((df["y"][m] == df["a"][m]).sum())
+                out["amp_round"][i, j] = k / n
+                lo, hi = proportion_confint(k, n, alpha=1 - confidence, method="wilson")
+                out["amp_round_lo"][i, j], out["amp_round_hi"][i, j] = lo, hi
+    return rounds, out
+
+
+ROLES = ("open", "assigned")
+SWAP = (("e_P", "e_A"), ("v_P", "v_A"), ("t_P", "t_A"))
+
+
+def _roles(df: pd.DataFrame, notes: list) -> pd.DataFrame:
+    """Debates with assigned roles, written role-symmetrically.
+
+    With open roles the protagonist's answer a is its own choice and Amp = Pr(y = a |
+    a wrong) is a property of the protocol.  With assigned roles which debater a log
+    calls the protagonist is arbitrary, and Amp, b-hat and mu~ change with it.  Each
+    assigned debate with a known truth is relabelled so that the protagonist is the
+    debater assigned the wrong answer (a = 1 - omega, evidence columns and p_y
+    swapped where that changes the label): Amp is then Pr(the judge sides with the
+    wrong debater), which no labelling changes; follow-when-correct has no rows, and
+    b-hat (a lean toward a role) is not defined.  Assigned debates without a known
+    truth are left out, with a note."""
+    if "role" not in df.columns:  # every role open: nothing to read differently
+        return df
+    role = _labels(df["role"].fillna("open"), lower=True)
+    bad = ~role.isin(ROLES)
+    if bad.any():
+        r = int(np.flatnonzero(bad)[0])
+        raise LogError(f"column 'role', row {r}: value {_show(df['role'][r])} is not open or "
+                       f"assigned")
+    df["role"] = role
+    assigned = (role == "assigned") & (df["protocol"] == "debate")
+    if not assigned.any():
+        return df
+    if df.attrs.get("K", 2) > 2:
+        r = int(np.flatnonzero(assigned)[0])
+        raise LogError(f"column 'role', row {r}: assigned debate roles are read "
+                       f"role-symmetrically only with two answers (the log has "
+                       f"{df.attrs['K']}; the antagonist's answer is not in the schema)")
+    unknown = assigned & df["omega"].isna()
+    if unknown.any():
+        notes.append(f"{int(unknown.sum())} assigned-role debate row(s) without a known truth "
+                     f"left out (the role-symmetric Amp needs the truth)")
+        df = df[~unknown].reset_index(drop=True)
+        assigned = assigned[~unknown].reset_index(drop=True)
+    flip = assigned & (df["a"] == df["omega"])
+    df.loc[flip, "a"] = 1 - df.loc[flip, "a"]
+    for x, z in SWAP:
+        if x in df.columns and z in df.columns:
+            df.loc[flip, [x, z]] = df.loc[flip, [z, x]].to_numpy()
+    if "p_y" in df.columns:
+        df.loc[flip, "p_y"] = 1 - df.loc[flip, "p_y"]
+    notes.append(f"{int(assigned.sum())} debate row(s) with assigned roles: the protagonist "
+                 f"is read as the debater assigned the wrong answer, so debate Amp is "
+                 f"Pr(the judge sides with the wrong debater) whichever debater the log "
+                 f"called the protagonist; b-hat and follow-when-correct are not defined "
+                 f"for them")
+    return df
