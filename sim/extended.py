@@ -18,7 +18,16 @@ from omegaconf import DictConfig, OmegaConf
 from .config import DEFAULT_MODEL, ConfigError
 from .registry import schema, to_model_config
 
-EXTENSIONS = ("signals", "portfolio", "panel", "messages", "options")
+
+
+def extensions() -> tuple:
+    """The section-5 models: those that declare the shared ``equilibrium.*`` section
+    beside a section of their own (found in the registry, not listed)."""
+    from .registry import builtin_config, builtin_names
+
+    return tuple(n for n in builtin_names()
+                 if "equilibrium" in builtin_config(n).SECTIONS
+                 and set(builtin_config(n).SECTIONS) - {"equilibrium"})
 
 
 def __getattr__(name):  # the root schema includes third-party sections: built on demand
@@ -37,8 +46,8 @@ def _normalise(cfg: Any) -> dict:
     name = model.get("name")
     if name in (None, DEFAULT_MODEL):
         name = ext or "signals"
-    if name not in EXTENSIONS:
-        raise ConfigError(f"extension must be one of {', '.join(EXTENSIONS)}, got {name!r}")
+    if name not in extensions():
+        raise ConfigError(f"extension must be one of {', '.join(extensions())}, got {name!r}")
     cfg["model"] = {**model, "name": name}
     return cfg
 

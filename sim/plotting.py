@@ -162,11 +162,8 @@ def axis_symbol(ds, d) -> str:
 
 
 def axis_label(ds, d) -> str:
-    import yaml
-
-    cfg = yaml.safe_load(ds.attrs["config"])
-    if d == "eta" and (cfg.get("signals") or {}).get("eta_mode") == "fraction":
-        return "error correlation eta (fraction of its feasible extreme)"
+    """A dimension's axis label: its ``long_name`` (a model relabels a coordinate
+    whose meaning depends on its config before drawing)."""
     return ds[d].attrs.get("long_name", d)
 
 

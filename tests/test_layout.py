@@ -26,11 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: (file, model) -> why the file still names the model.
 KNOWN = {
     ("sim/config.py", "baseline"): "DEFAULT_MODEL: the model a config runs when it names none",
-    ("sim/extended.py", "signals"): "antiamp-ext, the older alias command of the section-5 models",
-    ("sim/extended.py", "portfolio"): "antiamp-ext, the older alias command of the section-5 models",
-    ("sim/extended.py", "panel"): "antiamp-ext, the older alias command of the section-5 models",
-    ("sim/extended.py", "messages"): "antiamp-ext, the older alias command of the section-5 models",
-    ("sim/extended.py", "options"): "antiamp-ext, the older alias command of the section-5 models",
+    ("sim/extended.py", "signals"): "antiamp-ext's default model (the older alias command)",
     ("sim/ext_cli.py", "signals"): "antiamp-ext, the older alias command of the section-5 models",
     ("sim/cli.py", "signals"): "an example in antiamp --help",
     ("sim/cli.py", "panel"): "an example in antiamp --help",
@@ -38,7 +34,6 @@ KNOWN = {
     ("sweeps/cli.py", "panel"): "an example in antiamp-sweep --help",
     ("sim/structural.py", "messages"): "the structural judge of oversight logs is the messages "
                                        "model's logit judge (estimation runs it on the engine)",
-    ("sim/plotting.py", "signals"): "the eta axis is labelled as a fraction under signals.eta_mode",
     ("sim/estimate.py", "confidence"): "not the model: the estimate store's interval level",
     ("sim/models/panel/core.py", "confidence"): "not the model: a jury rule named confidence",
     ("sim/models/compare/core.py", "colmad"): "compare composes the other models (their public "

@@ -10,6 +10,7 @@ import numpy as np
 from ...layout import add_triplets, axis_coords, cell_triplets, computed_cells, model_dataset, pm
 from ...plotting import panel_grid, save, shared_legend
 from ...registry import Model
+from .config import SECTIONS
 from . import core as cm
 
 COLOURS = {"single": "C7", "copmad": "C3", "colmad": "C0", "oracle": "C2"}
@@ -198,7 +199,7 @@ MODEL = Model(
     name="colmad",
     title="error detection by collaborative vs competitive debate (seed 001)",
     run_cells=solve_cells,
-    sections={"colmad": cm.ColmadConfig},
+    sections=SECTIONS,
     uses=("model", "judge", "run", "colmad"),
     validate=validate,
     kernel_fields=("judge.*", "colmad.*", "run.seed", "run.n_instances"),

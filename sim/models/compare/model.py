@@ -10,6 +10,7 @@ from . import core as cmp
 from ...layout import add_triplets, axis_coords, cell_triplets, computed_cells, model_dataset, pm_of
 from ...plotting import panel_grid, save
 from ...registry import Model
+from .config import SECTIONS
 
 #: protocol -> (colour, marker): one hue per seed, one marker per protocol.
 STYLE = {
@@ -217,7 +218,7 @@ MODEL = Model(
     title="every protocol on one task: consultancy, debate, juries, CopMAD, ColMAD, FOAM "
           "mediation, re-deliberation (seeds 000-003) on one Amp-vs-cost scale",
     run_cells=solve_cells,
-    sections={"compare": cmp.CompareConfig},
+    sections=SECTIONS,
     uses=("model", "judge", "protocol", "welfare", "run", "compare", "colmad", "mediation",
           "redeliberation"),
     validate=validate,

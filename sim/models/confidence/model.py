@@ -11,6 +11,7 @@ import numpy as np
 from ...lazy import lazy
 from ...plotting import panel_grid, save, shared_legend
 from ...registry import Model
+from .config import SECTIONS
 from ...layout import axis_coords
 from . import core as cf
 
@@ -372,7 +373,7 @@ MODEL = Model(
     name="confidence",
     title="stated confidence in multi-round debate (seed 004) and judges that weigh it",
     run_cells=solve_cells,
-    sections={"confidence": cf.ConfidenceConfig},
+    sections=SECTIONS,
     uses=("model", "judge", "run", "confidence"),
     validate=validate,
     check_inputs=check_inputs,

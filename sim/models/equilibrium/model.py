@@ -9,9 +9,10 @@ import numpy as np
 from ...lazy import lazy
 xr = lazy("xarray")
 
-from ...equilibrium import EquilibriumConfig, solve_cells, validate_equilibrium
+from ...equilibrium import solve_cells, validate_equilibrium
 from ...plotting import save
 from ...registry import Model, strategies_solved
+from .config import SECTIONS
 
 
 REGIMES = ["never present", "always present", "mixes (in some equilibrium)", "several pure equilibria"]
@@ -106,7 +107,7 @@ MODEL = Model(
     name="equilibrium",
     title="equilibria of the evidence-presentation game, with certificates",
     run_cells=_run_cells,
-    sections={"equilibrium": EquilibriumConfig},
+    sections=SECTIONS,
     validate=validate, prepare=strategies_solved,
     kernel_fields=("model.pi", "model.p", "model.rho", "model.stance", "model.a",
                    "run.n_instances", "run.seed"),

@@ -11,6 +11,7 @@ from ...lazy import lazy
 xr = lazy("xarray")
 
 from ...registry import Model
+from .config import SECTIONS
 from ...layout import axis_coords
 from ...plotting import fmt, judge_fields, panel_grid, save, shared_legend
 from . import core as lp
@@ -395,7 +396,7 @@ MODEL = Model(
     name="loop",
     title="closed-loop oversight: endorsed labels train the model",
     run_cells=solve_cells,
-    sections={"loop": lp.LoopConfig},
+    sections=SECTIONS,
     uses=("model", "judge", "protocol", "run"),
     validate=validate, prepare=lp.ignore_instances,
     kernel_fields=("model.p", "model.rho", "model.c_e", "model.x_P", "model.x_A",

@@ -9,6 +9,7 @@ import numpy as np
 from ...layout import add_triplets, axis_coords, cell_triplets, computed_cells, model_dataset, pm_of
 from ...plotting import panel_grid, save, shared_legend
 from ...registry import Model
+from .config import SECTIONS
 from . import core as md
 
 COLOURS = {"memo": "C0", "summary": "C3"}
@@ -161,7 +162,7 @@ MODEL = Model(
     name="mediation",
     title="provenance-backed pluralistic mediation (seed 002, FOAM)",
     run_cells=solve_cells,
-    sections={"mediation": md.MediationConfig},
+    sections=SECTIONS,
     uses=("model", "run", "mediation"),
     validate=validate,
     kernel_fields=("mediation.*", "run.seed", "run.n_instances"),

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...config import declare
+from ...sections import EquilibriumConfig
 
 
 @dataclass
@@ -45,7 +46,7 @@ class MessagesConfig:
 
 
 #: The sections this model adds to the shared schema.
-SECTIONS = {"messages": MessagesConfig}
+SECTIONS = {"messages": MessagesConfig, "equilibrium": EquilibriumConfig}
 
 #: Small example configs, ``(what, config)``: ``antiamp warm`` runs each one (compiling
 #: the kernels for the argument types real runs use), and the tests and docs use them.

@@ -11,8 +11,8 @@ from ...lazy import lazy
 xr = lazy("xarray")
 
 from ...registry import Model, require_signal_stance, strategies_solved
+from .config import SECTIONS
 from ...layout import axis_coords
-from ...equilibrium import EquilibriumConfig
 from ...plotting import both, judge_fields, line_figure, protocol_rows
 from . import core as msm
 
@@ -171,7 +171,7 @@ MODEL = Model(
     name="messages",
     title="verifiable evidence plus rhetoric (exogenous or strategic)",
     run_cells=solve_cells,
-    sections={"messages": msm.MessagesConfig, "equilibrium": EquilibriumConfig},
+    sections=SECTIONS,
     validate=validate, prepare=strategies_solved,
     kernel_fields=("model.p", "model.rho", "judge.lam", "judge.mu", "messages.*",
                    "run.n_instances", "run.seed"),

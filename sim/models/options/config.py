@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from ...config import declare
+from ...sections import EquilibriumConfig
 
 
 @dataclass
@@ -41,7 +42,7 @@ class OptionsConfig:
 
 
 #: The sections this model adds to the shared schema.
-SECTIONS = {"options": OptionsConfig}
+SECTIONS = {"options": OptionsConfig, "equilibrium": EquilibriumConfig}
 
 #: Small example configs, ``(what, config)``: ``antiamp warm`` runs each one (compiling
 #: the kernels for the argument types real runs use), and the tests and docs use them.

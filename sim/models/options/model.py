@@ -11,8 +11,8 @@ from ...lazy import lazy
 xr = lazy("xarray")
 
 from ...registry import Model, require_signal_stance, strategies_solved
+from .config import SECTIONS
 from ...layout import axis_coords
-from ...equilibrium import EquilibriumConfig
 from ...plotting import both, judge_fields, line_figure, protocol_rows
 from . import core as opm
 
@@ -127,7 +127,7 @@ MODEL = Model(
     name="options",
     title="multi-option answers: K candidates, examined or attacked",
     run_cells=solve_cells,
-    sections={"options": opm.OptionsConfig, "equilibrium": EquilibriumConfig},
+    sections=SECTIONS,
     validate=validate, prepare=strategies_solved,
     kernel_fields=("model.p", "model.rho", "judge.lam", "judge.mu", "judge.kappa", "options.*",
                    "run.n_instances", "run.seed"),

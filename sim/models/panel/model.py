@@ -11,8 +11,8 @@ xr = lazy("xarray")
 
 from ...config import ConfigError
 from ...registry import Model, strategies_solved
+from .config import SECTIONS
 from ...layout import axis_coords
-from ...equilibrium import EquilibriumConfig
 from ...plotting import both, judge_fields, line_figure, protocol_rows
 from . import core as pnm
 
@@ -133,7 +133,7 @@ MODEL = Model(
     name="panel",
     title="juries of heterogeneous, correlated judges",
     run_cells=solve_cells,
-    sections={"panel": pnm.PanelConfig, "equilibrium": EquilibriumConfig},
+    sections=SECTIONS,
     validate=validate, prepare=strategies_solved,
     kernel_fields=("model.*", "judge.*", "protocol.*", "panel.*", "run.n_instances", "run.seed"),
     format_table=format_panel, figures=plot_panel, plot_vars=("amp", "acc", "b_panel"),

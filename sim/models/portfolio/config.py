@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...config import declare
+from ...sections import EquilibriumConfig
 
 
 @dataclass
@@ -36,7 +37,7 @@ class PortfolioConfig:
 
 
 #: The sections this model adds to the shared schema.
-SECTIONS = {"portfolio": PortfolioConfig}
+SECTIONS = {"portfolio": PortfolioConfig, "equilibrium": EquilibriumConfig}
 
 #: Small example configs, ``(what, config)``: ``antiamp warm`` runs each one (compiling
 #: the kernels for the argument types real runs use), and the tests and docs use them.

@@ -11,8 +11,8 @@ xr = lazy("xarray")
 
 from ...config import ConfigError
 from ...registry import Model, require_signal_stance, strategies_solved
+from .config import SECTIONS
 from ...layout import axis_coords
-from ...equilibrium import EquilibriumConfig
 from ...plotting import both, judge_fields, line_figure, protocol_rows
 from . import core as pfm
 
@@ -156,7 +156,7 @@ MODEL = Model(
     name="portfolio",
     title="evidence portfolios: budgets of items, verification and cross-examination",
     run_cells=solve_cells,
-    sections={"portfolio": pfm.PortfolioConfig, "equilibrium": EquilibriumConfig},
+    sections=SECTIONS,
     validate=validate, prepare=strategies_solved,
     kernel_fields=("model.p", "portfolio.budget", "portfolio.q_true", "portfolio.q_fab",
                    "portfolio.mislead", "run.n_instances", "run.seed"),

@@ -10,6 +10,7 @@ from ...judge import judge_tables
 from ...layout import add_triplets, axis_coords, cell_triplets, computed_cells, model_dataset, pm_of
 from ...plotting import panel_grid, save, shared_legend
 from ...registry import Model
+from .config import SECTIONS
 from . import core as rd
 
 CLAIM_TYPES = rd.TYPES + ("all",)
@@ -244,7 +245,7 @@ MODEL = Model(
     name="redeliberation",
     title="adaptive re-deliberation of fact-check verdicts (seed 003)",
     run_cells=solve_cells,
-    sections={"redeliberation": rd.RedeliberationConfig},
+    sections=SECTIONS,
     uses=("model", "judge", "run", "redeliberation"),
     validate=validate,
     kernel_fields=("model.rho", "judge.*", "redeliberation.*", "run.seed", "run.n_instances"),

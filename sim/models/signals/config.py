@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from ...config import declare
+from ...sections import EquilibriumConfig
 
 
 @dataclass
@@ -75,7 +76,7 @@ class EffortConfig:
 
 
 #: The sections this model adds to the shared schema.
-SECTIONS = {"signals": SignalsConfig, "effort": EffortConfig}
+SECTIONS = {"signals": SignalsConfig, "effort": EffortConfig, "equilibrium": EquilibriumConfig}
 
 #: Small example configs, ``(what, config)``: ``antiamp warm`` runs each one (compiling
 #: the kernels for the argument types real runs use), and the tests and docs use them.

@@ -23,8 +23,8 @@ xr = lazy("xarray")
 
 from ...config import ConfigError
 from ...registry import Model, require_signal_stance, strategies_solved
+from .config import SECTIONS
 from ...layout import axis_coords
-from ...equilibrium import EquilibriumConfig
 from ...plotting import (axes_of, axis_label, axis_symbol, describe, fmt, integer_ticks,
                         judge_fields, panel_grid, save, shared_legend)
 from . import effort as ef
@@ -510,8 +510,20 @@ def format_table(ds: xr.Dataset) -> str:
     return "\n".join(lines)
 
 
+def _labelled(ds: xr.Dataset) -> xr.Dataset:
+    """The grid with its eta axis labelled as signals.eta_mode reads it."""
+    import yaml
+
+    mode = (yaml.safe_load(ds.attrs["config"]).get("signals") or {}).get("eta_mode")
+    if "eta" not in ds.coords or mode != "fraction":
+        return ds
+    return ds.assign_coords(eta=ds.eta.assign_attrs(
+        long_name="error correlation eta (fraction of its feasible extreme)"))
+
+
 def plot_extension(ds: xr.Dataset, path: Path) -> list:
     """Outcomes at the judge-preferred equilibrium against the sweep axes."""
+    ds = _labelled(ds)
     import matplotlib
 
     matplotlib.use("Agg")
@@ -653,8 +665,7 @@ MODEL = Model(
     name="signals",
     title="correlated signals, shared blind spots and endogenous judge attention",
     run_cells=solve_cells,
-    sections={"signals": sg.SignalsConfig, "effort": ef.EffortConfig,
-              "equilibrium": EquilibriumConfig},
+    sections=SECTIONS,
     validate=validate, prepare=strategies_solved,
     kernel_fields=("model.pi", "model.p", "model.rho", "signals.p_P", "signals.p_A",
                    "signals.eta", "signals.eta_mode", "signals.joint", "signals.phi",
