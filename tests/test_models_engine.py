@@ -17,7 +17,7 @@ from antiamp.config import ConfigError
 from antiamp.output import write_zarr_atomic
 from antiamp.sweeps.blocks import partial_dir, run_grid, run_grid_store
 from antiamp.registry import builtin_names
-from antiamp.testing import default_grids
+from antiamp.testing import default_grids, same
 from cli_runner import run_command
 
 N = 20_000
@@ -32,19 +32,10 @@ VOLATILE = ("created", "run_seconds", "solve_seconds", "fingerprint")
 
 
 def assert_same(a: xr.Dataset, b: xr.Dataset):
-    """Bit-identical values, coordinates and variable attributes (a store's per-block
-    checksums are its own bookkeeping, tested in test_integrity)."""
-    a, b = (d.drop_vars("block_digest", errors="ignore") for d in (a, b))
-    assert set(a.data_vars) == set(b.data_vars)
-    for v in a.data_vars:
-        x, y = a[v].values, b[v].values
-        assert x.shape == y.shape, v
-        if x.dtype.kind in "fc":
-            assert np.array_equal(x, y, equal_nan=True), v
-        else:
-            assert np.array_equal(x, y), v
-    for c in a.coords:
-        assert np.array_equal(a[c].values, b[c].values), c
+    """Bit-identical values and coordinates (a store's per-block checksums are its own
+    bookkeeping, tested in test_integrity): antiamp.testing.same, as check_model uses it."""
+    diffs = same(a, b)
+    assert not diffs, diffs
 
 
 def test_registry_lists_every_model():
