@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import antiamp as sim
@@ -40,11 +40,42 @@ def _cfg(rho, p, c_e, kind, b, mu, kappa, lam, n, d):
        kappa=st.floats(0.1, 4), lam=st.floats(0.2, 4), n=st.sampled_from([1, 2, 3, 5]),
        d=st.floats(0.0, 1.0))
 def test_agreement_with_gambit_on_random_games(**kw):
+    """Games where a sender's gain is within 1e-9 of c_e are left to the tie tests below:
+    antiamp takes gains within 1e-12 of c_e for indifference (``enumerate_debate``'s
+    ``tol``), while Gambit's exact arithmetic over the doubles sees a one-ulp rounding of
+    a jury's table entry (b rounded to b + 1.1e-16) as a strict preference."""
     cfg = _cfg(**kw)
+    assume(min(abs(g - kw["c_e"]) for g in _gains(cfg)) > 1e-9)
     (od, oc), (gd, gc) = ours(cfg), theirs(cfg)
     assert same_sets(od, gd, tol=1e-9), (od, gd)
     assert same_sets([(x,) for x in oc], [(x,) for x in gc], tol=1e-9), (oc, gc)
     assert same_sets([(x,) for x in oc], [(x,) for x in gc], tol=1e-9), (oc, gc)
+
+
+def _gains(cfg):
+    """The four marginal gains of presenting in the debate game and consultancy's one."""
+    base, _, _ = eqm._solve_config(cfg)
+    Jc, Jd = judge_tables(base.judge, base.protocol)
+    return [Jd[1, 0] - Jd[0, 0], Jd[1, 1] - Jd[0, 1], Jd[0, 0] - Jd[0, 1], Jd[1, 0] - Jd[1, 1],
+            Jc[1] - Jc[0]]
+
+
+def test_a_tie_that_a_jury_table_rounds_by_one_ulp():
+    """A tie-break jury of two with b = c_e: its table entries (0, 0) and (1, 1) are
+    b^2 + 2 b (1 - b) / 2 = b exactly, computed as b + 1.1e-16.  The antagonist is then
+    indifferent when P withholds, so every x_A in [0, 1] with x_P = 0 is an equilibrium
+    (found by the random-games test).  The oracle is Gambit on the game with those two
+    entries set to b exactly, the table's exact value."""
+    b = 0.5510584057781881
+    cfg = _cfg(rho=0.5, p=0.5, c_e=b, kind="tiebreak", b=b, mu=0.0, kappa=1.0, lam=1.0, n=2,
+               d=0.0)
+    base, _, _ = eqm._solve_config(cfg)
+    _, Jd = judge_tables(base.judge, base.protocol)
+    assert abs(Jd[0, 0] - b) < 1e-15 and abs(Jd[1, 1] - b) < 1e-15
+    exact = np.array([[b, Jd[0, 1]], [Jd[1, 0], b]])
+    gd = gambit_debate_equilibria(protagonist_accuracy(base), base.model.rho, b, exact)
+    od, _ = ours(cfg)
+    assert sorted(od) == [(0.0, 0.0), (0.0, 1.0)] and same_sets(od, gd, tol=1e-9), (od, gd)
 
 
 def test_agreement_with_a_jury_near_unanimity():
