@@ -25,17 +25,142 @@ PROTOCOLS = ("consult", "debate")
 #: outside its package where a built-in model is named).
 DEFAULT_MODEL = "baseline"
 
+#: Upper bounds on sizes, checked before anything is allocated or run.
+MAX_INSTANCES = 10**14  # about a day per cell at 10^9 instances/s
+MAX_JURY = 10_001
+MAX_EXPORT = 10**7  # transcript rows are held in memory before they are written
+
 
 class ConfigError(ValueError):
     """An invalid configuration value; the message names the field and the allowed range."""
 
 
-def declare(default: Any, symbol: str, meaning: str, unit: str = "1"):
+def declare(default: Any, symbol: str = "", meaning: str = "", unit: str = "1", *,
+            range: str | None = None, choices: tuple | None = None, why: str = ""):
     """A config field, declared once: its default, its symbol in the seed and its meaning
-    (with the ``#:`` comment above it, which ``--help`` shows).  Axis labels, the
-    store's ``long_name``/``symbol`` attributes and the figures read them from here
-    (:mod:`antiamp.fields`)."""
-    return field(default=default, metadata={"symbol": symbol, "meaning": meaning, "unit": unit})
+    (with the ``#:`` comment above it, which ``--help`` shows), and the values it may
+    take: ``range`` (an interval, ``"[0, 1]"``, ``"(0, inf)"``, ``"int [1, 101]"``,
+    ``"int [0, inf)"``) or ``choices`` (the allowed strings).  Axis labels, the store's
+    ``long_name``/``symbol`` attributes and the figures read the symbol and meaning
+    (:mod:`antiamp.fields`); :func:`validate` checks every declared range and choice,
+    ``--help`` prints them, and the fuzz tests draw bad values from them; ``why`` is
+    added to the error message.  A field whose default is None may also be null."""
+    meta = {"symbol": symbol, "meaning": meaning, "unit": unit}
+    if range is not None:
+        meta["range"] = range
+    if choices is not None:
+        meta["choices"] = tuple(choices)
+    if why:
+        meta["why"] = why
+    return field(default=default, metadata=meta)
+
+
+@dataclass(frozen=True)
+class Interval:
+    """The values a numeric field may take: ``[lo, hi]``, either end open or infinite,
+    integers only when ``integer``."""
+
+    lo: float
+    hi: float
+    lo_open: bool = False
+    hi_open: bool = False
+    integer: bool = False
+
+    @staticmethod
+    def parse(spec: str) -> "Interval":
+        """``"[0, 1]"``, ``"(0, inf)"``, ``"int [1, 101]"``: see :func:`declare`."""
+        return _interval(spec)
+
+    def describe(self) -> str:
+        """The range as ``--help`` and the error messages say it."""
+        lo, hi = _num_text(self.lo), _num_text(self.hi)
+        if self.integer:
+            if math.isinf(self.hi):
+                return f"an integer >= {lo}"
+            return f"an integer >= {lo} and <= {hi}"
+        if math.isinf(self.hi) and math.isinf(self.lo):
+            return "a finite number"
+        if math.isinf(self.hi):
+            return f"> {lo}" if self.lo_open else f">= {lo}"
+        if math.isinf(self.lo):
+            return f"< {hi}" if self.hi_open else f"<= {hi}"
+        return f"{'(' if self.lo_open else '['}{lo}, {hi}{')' if self.hi_open else ']'}"
+
+    def contains(self, x: float) -> bool:
+        return ((x > self.lo if self.lo_open else x >= self.lo)
+                and (x < self.hi if self.hi_open else x <= self.hi))
+
+    def check(self, name: str, v: Any, why: str = "") -> None:
+        """ConfigError naming the field ``name`` and this range unless ``v`` lies in it."""
+        what = self.describe()
+        if self.integer:
+            if isinstance(v, bool) or not isinstance(v, int) or not self.contains(v):
+                raise ConfigError(f"{name} must be {what}{why}, got {v!r}")
+            return
+        x = check_number(name, v)
+        if not self.contains(x):
+            lie = "lie in " if what[0] in "[(" else "be "
+            raise ConfigError(f"{name} must {lie}{what}{why}, got {v!r}")
+
+
+def _num_text(x: float) -> str:
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    if float(x).is_integer():
+        return f"{int(x):,}"
+    return repr(float(x))
+
+
+_INTERVALS: dict = {}
+
+
+def _interval(spec: str) -> Interval:
+    """Parsed once per spec (declarations are read on every validation)."""
+    out = _INTERVALS.get(spec)
+    if out is None:
+        import re
+
+        m = re.fullmatch(r"\s*(int\s+)?([\[(])\s*([^,\s]+)\s*,\s*([^,\s\])]+)\s*([\])])\s*",
+                         spec)
+        if m is None:
+            raise ValueError(f"not a range: {spec!r} (write e.g. '[0, 1]', '(0, inf)', "
+                             "'int [1, 101]')")
+        integer, lb, lo, hi, rb = m.groups()
+        out = Interval(float(lo), float(hi), lb == "(", rb == ")", bool(integer))
+        _INTERVALS[spec] = out
+    return out
+
+
+def describe_values(f) -> str:
+    """The values a declared field (a dataclass field) may take, or ""."""
+    meta = f.metadata
+    if "choices" in meta:
+        text = "one of " + ", ".join(str(c) for c in meta["choices"])
+    elif "range" in meta:
+        text = _interval(meta["range"]).describe()
+    else:
+        return ""
+    return text + (", or null" if f.default is None else "")
+
+
+def check_declared(section_name: str, section) -> None:
+    """Every declared range and choice of one section (ConfigError names the field)."""
+    import dataclasses
+
+    for f in dataclasses.fields(section):
+        meta = f.metadata
+        if "range" not in meta and "choices" not in meta:
+            continue
+        v = getattr(section, f.name)
+        if v is None and f.default is None:
+            continue
+        name = f"{section_name}.{f.name}"
+        if "choices" in meta:
+            if isinstance(v, bool) or v not in meta["choices"]:
+                raise ConfigError(f"{name} must be one of "
+                                  f"{', '.join(str(c) for c in meta['choices'])}, got {v!r}")
+        else:
+            _interval(meta["range"]).check(name, v, meta.get("why", ""))
 
 
 @dataclass
@@ -46,24 +171,26 @@ class ModelConfig:
     #: the seed-000 game by default, or a built-in or third-party model (``antiamp.models``).
     name: str = DEFAULT_MODEL
     #: Prior Pr(omega = 1).
-    pi: float = declare(0.5, 'π', 'prior Pr(ω = 1)')
+    pi: float = declare(0.5, 'π', 'prior Pr(ω = 1)', range='[0, 1]')
     #: Protagonist accuracy Pr(s = omega) when ``stance = signal`` (endogenous mistakes).
-    p: float = declare(0.8, 'p', 'protagonist accuracy')
+    p: float = declare(0.8, 'p', 'protagonist accuracy', range='[0, 1]')
     #: Fabrication rate: Pr(t_i = 1 | stance_i != omega).
-    rho: float = declare(0.3, 'ρ', 'fabrication rate')
+    rho: float = declare(0.3, 'ρ', 'fabrication rate', range='[0, 1]')
     #: Evidence cost c_e paid when evidence is presented.
-    c_e: float = declare(0.0, 'c_e', 'evidence cost')
+    c_e: float = declare(0.0, 'c_e', 'evidence cost', range='[0, inf)')
     #: ``signal``: a = s with Pr(s = omega) = p; ``fixed``: the stance is exogenous, a = ``a``.
-    stance: str = "signal"
+    stance: str = declare("signal", choices=STANCE_KINDS)
     #: The exogenous stance when ``stance = fixed``.
-    a: int = 1
+    a: int = declare(1, range='int [0, 1]')
     #: Pr(present | t_P = 1) in debate; null = the dominant strategy (error if none exists).
-    x_P: Optional[float] = declare(None, 'x_P', 'protagonist presentation probability (debate)')
+    x_P: Optional[float] = declare(None, 'x_P', 'protagonist presentation probability (debate)',
+                                   range='[0, 1]')
     #: Pr(present | t_A = 1) in debate; null = the dominant strategy.
-    x_A: Optional[float] = declare(None, 'x_A', 'antagonist presentation probability')
+    x_A: Optional[float] = declare(None, 'x_A', 'antagonist presentation probability',
+                                   range='[0, 1]')
     #: Pr(present | t_P = 1) in consultancy; null = the dominant strategy.
     x_P_consult: Optional[float] = declare(
-        None, 'x_P', 'protagonist presentation probability (consultancy)')
+        None, 'x_P', 'protagonist presentation probability (consultancy)', range='[0, 1]')
 
 
 @dataclass
@@ -71,20 +198,20 @@ class JudgeConfig:
     """The judge's decision rule (seed 000, section 3) and jury aggregation (section 4)."""
 
     #: ``tiebreak`` (evidence comparison, ties to the protagonist w.p. b) or ``logit``.
-    kind: str = declare("tiebreak", 'judge', 'judge rule')
+    kind: str = declare("tiebreak", 'judge', 'judge rule', choices=JUDGE_KINDS)
     #: Tie-break bias: Pr(y = a | e_P = e_A).
-    b: float = declare(0.5, 'b', 'tie-break bias')
+    b: float = declare(0.5, 'b', 'tie-break bias', range='[0, 1]')
     #: Logit rationality lambda > 0.
-    lam: float = declare(1.0, 'λ', 'logit rationality')
+    lam: float = declare(1.0, 'λ', 'logit rationality', range='(0, inf)')
     #: Logit bias mu toward the protagonist.
-    mu: float = declare(0.0, 'μ', 'logit bias toward the protagonist')
+    mu: float = declare(0.0, 'μ', 'logit bias toward the protagonist', range='(-inf, inf)')
     #: Logit evidence salience kappa >= 0.
-    kappa: float = declare(2.0, 'κ', 'evidence salience')
+    kappa: float = declare(2.0, 'κ', 'evidence salience', range='[0, inf)')
     #: Number of independent judges aggregated by majority vote.
-    jury_size: int = declare(1, 'n', 'jury size')
+    jury_size: int = declare(1, 'n', 'jury size', range=f'int [1, {MAX_JURY}]')
     #: With an even jury, probability that a tied vote (n/2 each) goes to the
     #: protagonist.  0.5 is a fair coin; 1.0 reproduces the seed's b_n sum from ceil(n/2).
-    jury_tie: float = declare(0.5, 'tie', 'tied-vote rule of even juries')
+    jury_tie: float = declare(0.5, 'tie', 'tied-vote rule of even juries', range='[0, 1]')
 
 
 @dataclass
@@ -94,7 +221,8 @@ class ProtocolConfig:
     #: Consultancy with a tie-break judge: Pr(y = a | e_P = 0).  0 is the seed's
     #: gatekeeping default ("require evidence to approve"); a positive value is the
     #: footnote-2 variant that endorses without evidence with this probability.
-    consult_default: float = declare(0.0, 'd', 'consultancy endorsement without evidence')
+    consult_default: float = declare(0.0, 'd', 'consultancy endorsement without evidence',
+                                     range='[0, 1]')
 
 
 @dataclass
@@ -102,11 +230,11 @@ class WelfareConfig:
     """Principal's objective U_D = -alpha Pr(y != omega) - beta Pr(y = a, a != omega) - C (section 3)."""
 
     #: Weight alpha of any wrong decision, Pr(y != omega).
-    alpha: float = declare(1.0, 'α', 'welfare weight on errors')
+    alpha: float = declare(1.0, 'α', 'welfare weight on errors', range='(-inf, inf)')
     #: Extra weight beta of a ratified mistake, Pr(y = a, a != omega).
-    beta: float = declare(1.0, 'β', 'welfare weight on ratified mistakes')
+    beta: float = declare(1.0, 'β', 'welfare weight on ratified mistakes', range='(-inf, inf)')
     #: Delta C = C(debate) - C(consult); consultancy's cost is the zero point.
-    delta_c: float = declare(0.0, 'ΔC', 'extra cost of debate')
+    delta_c: float = declare(0.0, 'ΔC', 'extra cost of debate', range='(-inf, inf)')
 
 
 @dataclass
@@ -114,13 +242,14 @@ class RunConfig:
     """How the Monte Carlo is run."""
 
     #: Simulated oversight instances (each under both protocols, common random numbers).
-    n_instances: int = 10_000_000
+    n_instances: int = declare(10_000_000, range=f'int [1, {MAX_INSTANCES}]',
+                               why=' (about a day per cell at 10^9 instances/s)')
     #: Seed of the counter-based generator (Philox): same seed, same bits, any thread count.
-    seed: int = 0
+    seed: int = declare(0, range='int [0, inf)')
     #: Compiled threads; 0 = all cores.
-    n_threads: int = 0
+    n_threads: int = declare(0, range='int [0, inf)')
     #: Instances per kernel call (a progress step); does not change any result.
-    chunk_size: int = 1 << 25
+    chunk_size: int = declare(1 << 25, range='int [1, inf)')
     #: Show a progress bar: true, false, or null = on a terminal or in a notebook.
     progress: Optional[bool] = None
     #: Write the figure next to the Zarr store (CLI).
@@ -132,11 +261,11 @@ class ExportConfig:
     """Per-instance transcript export (``export.*``); off unless n_instances > 0."""
 
     #: Instances to export (each gives one consultancy and one debate row); 0 = none.
-    n_instances: int = 0
+    n_instances: int = declare(0, range=f'int [0, {MAX_EXPORT}]', why=' (transcripts are held in memory)')
     #: Output file, .parquet or .csv (relative paths: in the run directory).
     path: str = "transcripts.parquet"
     #: Instances are assigned to this many judges in turn (judge_id).
-    n_judges: int = 20
+    n_judges: int = declare(20, range='int [1, inf)')
     #: Value of the stratum column.
     stratum: str = "all"
 
@@ -383,10 +512,6 @@ def check_int(name: str, v: Any, lo: int, hi: int | None = None, why: str = "") 
         raise ConfigError(f"{name} must be an integer {rng}{why}, got {v!r}")
 
 
-#: Upper bounds on sizes, checked before anything is allocated or run.
-MAX_INSTANCES = 10**14  # about a day per cell at 10^9 instances/s
-MAX_JURY = 10_001
-MAX_EXPORT = 10**7  # transcript rows are held in memory before they are written
 
 
 #: Sections already found valid (their field values): a grid's cells share most of
@@ -408,9 +533,19 @@ def _memo_key(name: str, section) -> tuple | None:
 
 
 def validate(cfg: Config) -> None:
-    """Check every field's range; raise :class:`ConfigError` naming the first bad field."""
-    for name, _ in _SECTION_CHECKS:
+    """Check every field's range; raise :class:`ConfigError` naming the first bad field:
+    the shared sections in their order, then a model's sections (their declared ranges
+    and choices; a model's ``validate`` checks what depends on several fields)."""
+    import dataclasses
+
+    first = [name for name, _ in _SECTION_CHECKS]
+    for name in first:
         validate_section(name, getattr(cfg, name))
+    for f in dataclasses.fields(cfg):
+        if f.name not in first:
+            section = getattr(cfg, f.name)
+            if dataclasses.is_dataclass(section):
+                validate_section(f.name, section)
     if cfg.judge.kind == "logit" and cfg.protocol.consult_default != 0:
         raise ConfigError(
             "protocol.consult_default applies to the tie-break judge only "
@@ -424,67 +559,28 @@ def validate_section(name: str, section) -> None:
     key = _memo_key(name, section)
     if key is not None and key in _VALID:
         return
-    _CHECKS[name](section)
+    check_declared(name, section)
+    if name in _CHECKS:
+        _CHECKS[name](section)
     if key is not None:
         if len(_VALID) >= _MAX_VALID:
             _VALID.clear()
         _VALID[key] = True
 
 
-def _check_model(m) -> None:
-    for name in ("pi", "p", "rho"):
-        check_prob(f"model.{name}", getattr(m, name))
-    if check_number("model.c_e", m.c_e) < 0:
-        raise ConfigError(f"model.c_e must be >= 0, got {m.c_e!r}")
-    if m.stance not in STANCE_KINDS:
-        raise ConfigError(f"model.stance must be one of {', '.join(STANCE_KINDS)}, got {m.stance!r}")
-    if m.a not in (0, 1) or isinstance(m.a, bool):
-        raise ConfigError(f"model.a must be 0 or 1, got {m.a!r}")
-    for name in ("x_P", "x_A", "x_P_consult"):
-        v = getattr(m, name)
-        if v is not None:
-            check_prob(f"model.{name}", v)
-
-
-def _check_judge(j) -> None:
-    if j.kind not in JUDGE_KINDS:
-        raise ConfigError(f"judge.kind must be one of {', '.join(JUDGE_KINDS)}, got {j.kind!r}")
-    check_prob("judge.b", j.b)
-    if check_number("judge.lam", j.lam) <= 0:
-        raise ConfigError(f"judge.lam must be > 0, got {j.lam!r}")
-    check_number("judge.mu", j.mu)
-    if check_number("judge.kappa", j.kappa) < 0:
-        raise ConfigError(f"judge.kappa must be >= 0, got {j.kappa!r}")
-    check_int("judge.jury_size", j.jury_size, 1, MAX_JURY)
-    check_prob("judge.jury_tie", j.jury_tie)
-
-
-def _check_protocol(p) -> None:
-    check_prob("protocol.consult_default", p.consult_default)
-
-
-def _check_welfare(w) -> None:
-    for name in ("alpha", "beta", "delta_c"):
-        check_number(f"welfare.{name}", getattr(w, name))
-
-
+# The ranges and choices of the shared sections are declared on their fields
+# (:func:`declare`, checked by :func:`check_declared`); what remains here depends on
+# this machine or on the file system.
 def _check_run(r) -> None:
-    check_int("run.n_instances", r.n_instances, 1, MAX_INSTANCES,
-                  " (about a day per cell at 10^9 instances/s)")
-    check_int("run.seed", r.seed, 0)
     if r.seed >= 1 << 64:
         raise ConfigError(f"run.seed must be < 2**64, got {r.seed!r}")
     import os
 
     check_int("run.n_threads", r.n_threads, 0, os.cpu_count() or 1,
-                  " (0 = every core; at most this machine's cores)")
-    check_int("run.chunk_size", r.chunk_size, 1)
+              " (0 = every core; at most this machine's cores)")
 
 
 def _check_export(e) -> None:
-    check_int("export.n_instances", e.n_instances, 0, MAX_EXPORT,
-                  " (transcripts are held in memory)")
-    check_int("export.n_judges", e.n_judges, 1)
     if not str(e.path).lower().endswith((".parquet", ".csv")):
         raise ConfigError(f"export.path must end in .parquet or .csv, got {e.path!r}")
     from pathlib import PurePath
@@ -503,10 +599,10 @@ def _check_export(e) -> None:
 
 
 # Order: the first bad field reported is the first in this order (as before).
-_SECTION_CHECKS = (("model", _check_model), ("judge", _check_judge),
-                   ("protocol", _check_protocol), ("welfare", _check_welfare),
+_SECTION_CHECKS = (("model", None), ("judge", None), ("protocol", None), ("welfare", None),
                    ("run", _check_run), ("export", _check_export))
-_CHECKS = dict(_SECTION_CHECKS)
+_CHECKS = {k: f for k, f in _SECTION_CHECKS if f is not None}
+
 
 
 def _yaml_plain(x):

@@ -173,6 +173,8 @@ def _fmt(v: Any) -> str:
 def render(prog: str, summary: str, usage: list, schema: type, args: list, config_name: str,
            sections: list | None = None, notes: list = ()) -> str:
     """The help text of one command."""
+    from .config import describe_values
+
     chosen, _ = _choices(args, config_name)
     values = defaults_of(schema, args, config_name)
     out = textwrap.wrap(f"{prog}: {summary}", 88) + ["", "usage:"]
@@ -205,6 +207,9 @@ def render(prog: str, summary: str, usage: list, schema: type, args: list, confi
         for f in dataclasses.fields(cls):
             head = f"    {sec}.{f.name} = {_fmt(vals.get(f.name, None))}"
             text = docs.get(f.name, "")
+            allowed = describe_values(f)
+            if allowed:
+                text = f"{text} Allowed: {allowed}.".strip()
             if not text:
                 out.append(head)
                 continue

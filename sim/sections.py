@@ -12,16 +12,19 @@ from dataclasses import dataclass
 from .config import declare
 
 
+METHODS = ("enumerate", "br", "qre", "root", "all")
+PAYOFFS = ("exact", "simulated")
+
 @dataclass
 class EquilibriumConfig:
     """How equilibria are computed (``equilibrium.*``)."""
 
     #: ``enumerate`` (exact support enumeration), ``br``, ``qre``, ``root`` (general
     #: engine) or ``all`` (enumeration plus every general method, merged).
-    method: str = "enumerate"
+    method: str = declare("enumerate", choices=METHODS)
     #: ``exact`` (closed-form payoffs) or ``simulated`` (kernel class counts, CRN).
-    payoffs: str = "exact"
+    payoffs: str = declare("exact", choices=PAYOFFS)
     #: Certificate tolerance: a reported equilibrium's deviation gain is below it.
-    tol: float = declare(1e-9, 'tol', 'certificate tolerance')
+    tol: float = declare(1e-9, 'tol', 'certificate tolerance', range='(0, 1)')
     #: Starting profiles for the general methods.
-    starts: int = 9
+    starts: int = declare(9, range='int [1, 10000]')

@@ -35,6 +35,7 @@ KNOWN = {
     ("sim/structural.py", "messages"): "the structural judge of oversight logs is the messages "
                                        "model's logit judge (estimation runs it on the engine)",
     ("sim/estimate.py", "confidence"): "not the model: the estimate store's interval level",
+    ("sim/models/panel/config.py", "confidence"): "not the model: a jury rule named confidence",
     ("sim/models/panel/core.py", "confidence"): "not the model: a jury rule named confidence",
     ("sim/models/compare/core.py", "colmad"): "compare composes the other models (their public "
                                               "functions and sections)",

@@ -292,7 +292,7 @@ def test_command_refuses_before_creating_a_directory(tmp_path):
     r = run_command("antiamp", ["model=loop", "loop.m=2", f"hydra.run.dir={tmp_path / 'run'}"],
                     tmp_path)
     assert r.returncode == 2
-    assert "loop.m must lie in [0.0, 1.0]" in r.stdout + r.stderr
+    assert "loop.m must lie in [0, 1]" in r.stdout + r.stderr
     assert not (tmp_path / "run").exists()
 
 

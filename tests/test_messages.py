@@ -184,7 +184,7 @@ def test_costly_rhetoric_is_not_used():
     ({"messages": {"r_sd": 0}}, "messages.r_sd must be > 0"),
     ({"messages": {"kappa_r": -1}}, "messages.kappa_r must be >= 0"),
     ({"model": {"c_e": 0.1}}, "set model.c_e=0"),
-    ({"messages": {"r_levels": 100, "mode": "strategic"}}, "messages.r_levels must be at most 41"),
+    ({"messages": {"r_levels": 100, "mode": "strategic"}}, "messages.r_levels must be an integer >= 1 and <= 41"),
 ])
 def test_bad_input_names_the_field(bad, match):
     cfg = {"extension": "messages", "judge": {"kind": "logit"}}

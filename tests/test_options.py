@@ -80,7 +80,7 @@ def test_examining_more_alternatives_finds_the_truth_more_often():
 
 @pytest.mark.parametrize("bad, match", [
     ({"options": {"K": 1}}, "options.K must be an integer >= 2"),
-    ({"options": {"K": 17}}, "options.K must be at most 16"),
+    ({"options": {"K": 17}}, "options.K must be an integer >= 2 and <= 16"),
     ({"options": {"K": 3, "prior": [0.5, 0.5]}}, "options.prior must have K=3 entries"),
     ({"options": {"K": 2, "prior": [0.7, 0.7]}}, "summing to 1"),
     ({"options": {"antagonist": "random"}}, "options.antagonist must be one of"),

@@ -157,7 +157,7 @@ def test_cross_examination_lowers_amplification_at_large_budgets():
 
 @pytest.mark.parametrize("bad, match", [
     ({"portfolio": {"budget": 0}}, "portfolio.budget must be an integer >= 1"),
-    ({"portfolio": {"budget": 65}}, "portfolio.budget must be at most 64"),
+    ({"portfolio": {"budget": 65}}, "portfolio.budget must be an integer >= 1 and <= 64"),
     ({"portfolio": {"q_true": 1.2}}, r"portfolio.q_true must lie in \[0, 1\]"),
     ({"portfolio": {"tau": 4, "budget": 3}}, r"portfolio.tau must lie in \[1, portfolio.budget=3\]"),
     ({"portfolio": {"rule": "probit"}}, "portfolio.rule must be one of threshold, logit"),

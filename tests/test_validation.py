@@ -14,7 +14,7 @@ BAD = [
     ({"model": {"c_e": -1}}, "model.c_e", ">= 0"),
     ({"model": {"x_P": 1.2}}, "model.x_P", "[0, 1]"),
     ({"model": {"stance": "oracle"}}, "model.stance", "signal, fixed"),
-    ({"model": {"a": 2}}, "model.a", "0 or 1"),
+    ({"model": {"a": 2}}, "model.a", "an integer >= 0 and <= 1"),
     ({"judge": {"b": 1.01}}, "judge.b", "[0, 1]"),
     ({"judge": {"lam": 0}}, "judge.lam", "> 0"),
     ({"judge": {"lam": -2}}, "judge.lam", "> 0"),

@@ -20,7 +20,7 @@ class CompareConfig:
     protocol has (rounds, rhetoric, the critique loop, the re-deliberation policy)."""
 
     #: Judges in each jury of the jury protocols (majority; judge.jury_tie on a tie).
-    jury_size: int = declare(5, 'n', 'jurors per jury')
+    jury_size: int = declare(5, 'n', 'jurors per jury', range='int [1, 1001]')
 
 
 #: The sections this model adds to the shared schema.

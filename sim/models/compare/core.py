@@ -61,7 +61,7 @@ import numpy as np
 from ..colmad import core as cm
 from ..mediation import core as md
 from ..redeliberation import core as rd
-from ...config import ConfigError, check_int, check_number
+from ...config import ConfigError, check_number
 from ...lazy import lazy
 from ..colmad.config import ColmadConfig
 from ..mediation.config import MediationConfig
@@ -123,7 +123,6 @@ def validate_compare(cfg) -> None:
         raise ConfigError(f"model=compare: judge.jury_size must be 1 (one judge per protocol); "
                           f"compare.jury_size sets the juries' size, got judge.jury_size="
                           f"{cfg.judge.jury_size!r}")
-    check_int("compare.jury_size", cfg.compare.jury_size, 1, 1001)
     m = cfg.model
     if m.stance != "signal":
         raise ConfigError("model=compare needs model.stance=signal (the model's answer is "

@@ -24,30 +24,33 @@ class ConfidenceConfig:
     #: Bets CSV (debate, condition, side, round, bet); null = the shipped published bets.
     data: Optional[str] = None
     #: Share of the outcome's variance the transcript reveals by the last round (0, 1).
-    info: float = declare(0.5, 'π_R', 'share of the outcome the transcript reveals')
+    info: float = declare(0.5, 'π_R', 'share of the outcome the transcript reveals',
+                         range='(0, 1)')
     #: Judge's weight on stated confidence: kappa_c (logit c_P - logit c_A) in the logit judge.
-    kappa_c: float = declare(0.0, 'κ_c', 'weight of stated confidence')
+    kappa_c: float = declare(0.0, 'κ_c', 'weight of stated confidence', range='(-inf, inf)')
     #: Latent correlation of a jury's judges (judge.jury_size > 1); 0 = independent judges.
-    icc: float = declare(0.0, 'icc', 'jury latent correlation')
+    icc: float = declare(0.0, 'icc', 'jury latent correlation', range='[0, 1)')
     #: Vote histogram that calibrates icc: debates by votes for one side (votes_judges + 1
     #: counts) or by dissenting judges (votes_judges // 2 + 1 counts); null = use icc.
     votes: Optional[Any] = None
     #: Judges per debate in the vote histogram.
-    votes_judges: int = 6
+    votes_judges: int = declare(6, range='int [1, 1001]')
     #: Override of the fitted mean report by round (0-100); null = fitted.
     intercepts: Optional[Any] = None
     #: Override of the fitted weight on belief w; null = fitted.
-    weight: Optional[float] = declare(None, 'w', 'weight of reports on belief')
+    weight: Optional[float] = declare(None, 'w', 'weight of reports on belief',
+                                      range='(-inf, inf)')
     #: Override of the fitted side bias beta (calibration only; oversight uses Phi^-1(p)).
-    side_bias: Optional[float] = None
+    side_bias: Optional[float] = declare(None, range='(-inf, inf)')
     #: Override of the fitted sd of the debate-level component shared by both sides.
-    shared_sd: Optional[float] = declare(None, 'σ_u', 'shared report component sd')
+    shared_sd: Optional[float] = declare(None, 'σ_u', 'shared report component sd',
+                                         range='[0, inf)')
     #: Override of the fitted sd of a side's persistent disposition.
-    side_sd: Optional[float] = declare(None, 'σ_v', 'side disposition sd')
+    side_sd: Optional[float] = declare(None, 'σ_v', 'side disposition sd', range='[0, inf)')
     #: Override of the fitted sd of per-report noise.
-    noise_sd: Optional[float] = declare(None, 'σ_ε', 'report noise sd')
+    noise_sd: Optional[float] = declare(None, 'σ_ε', 'report noise sd', range='[0, inf)')
     #: Replicated data sets of the posterior predictive check (0 = no check).
-    ppc_draws: int = 200
+    ppc_draws: int = declare(200, range='int [0, 100000]')
 
 
 #: The config group options this model chooses unless the command line chooses

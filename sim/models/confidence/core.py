@@ -56,7 +56,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from ...config import ConfigError, check_int, check_number, check_prob
+from ...config import ConfigError, check_int, check_number
 from ...lazy import lazy
 from ...rare import rare_floor
 from .config import ConfidenceConfig  # noqa: F401  (re-exported)
@@ -1267,20 +1267,6 @@ def validate_confidence(cfg) -> None:
     if cc.antagonist is not None and not isinstance(cc.antagonist, str):
         raise ConfigError(f"confidence.antagonist must be a condition name or null, got "
                           f"{cc.antagonist!r}")
-    x = check_number("confidence.info", cc.info)
-    if not 0.0 < x < 1.0:
-        raise ConfigError(f"confidence.info must lie in (0, 1), got {cc.info!r}")
-    check_number("confidence.kappa_c", cc.kappa_c)
-    check_prob("confidence.icc", cc.icc)
-    if cc.icc >= 1.0:
-        raise ConfigError(f"confidence.icc must lie in [0, 1), got {cc.icc!r}")
-    for k in ("weight", "side_bias"):
-        if getattr(cc, k) is not None:
-            check_number(f"confidence.{k}", getattr(cc, k))
-    for k in ("shared_sd", "side_sd", "noise_sd"):
-        v = getattr(cc, k)
-        if v is not None and check_number(f"confidence.{k}", v) < 0:
-            raise ConfigError(f"confidence.{k} must be >= 0, got {v!r}")
     if cc.intercepts is not None:
         if not isinstance(cc.intercepts, (list, tuple)) or not cc.intercepts:
             raise ConfigError(f"confidence.intercepts must be a list of mean reports, one per "
@@ -1288,7 +1274,6 @@ def validate_confidence(cfg) -> None:
         for i, v in enumerate(cc.intercepts):
             if not 0 <= check_number(f"confidence.intercepts[{i}]", v) <= 100:
                 raise ConfigError(f"confidence.intercepts[{i}] must lie in [0, 100], got {v!r}")
-    check_int("confidence.votes_judges", cc.votes_judges, 1, 1001)
     if cc.votes is not None:
         n = cc.votes_judges
         if not isinstance(cc.votes, (list, tuple)) or len(cc.votes) not in (n + 1, n // 2 + 1):
@@ -1303,7 +1288,6 @@ def validate_confidence(cfg) -> None:
         if cc.icc != 0.0:
             raise ConfigError("give confidence.icc or confidence.votes (which fits icc), "
                               "not both")
-    check_int("confidence.ppc_draws", cc.ppc_draws, 0, 100_000)
     if cc.data is not None and not isinstance(cc.data, str):
         raise ConfigError(f"confidence.data must be a path to a bets CSV or null, got "
                           f"{cc.data!r}")

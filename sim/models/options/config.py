@@ -13,32 +13,39 @@ from ...config import declare
 from ...sections import EquilibriumConfig
 
 
+ANTAGONISTS = ("assigned", "best_of_k", "attack")
+#: The most answers (the kernel's bound; tested equal to it).
+MAX_K = 16
+
 @dataclass
 class OptionsConfig:
     """Multi-option answers (``options.*``, with ``extension=options``)."""
 
     #: Number of answers K.
-    K: int = declare(4, 'K', 'number of answers')
+    K: int = declare(4, 'K', 'number of answers', range=f'int [2, {MAX_K}]')
     #: Prior over the true answer (K probabilities); null = uniform.
     prior: Optional[Any] = None
     #: When wrong, extra probability of picking the distractor omega + 1 (mod K).
-    distractor_weight: float = declare(0.0, 'w_d', 'extra pull of the distractor')
+    distractor_weight: float = declare(0.0, 'w_d', 'extra pull of the distractor',
+                                      range='[0, 1]')
     #: ``assigned``, ``best_of_k`` or ``attack``.
-    antagonist: str = "assigned"
+    antagonist: str = declare("assigned", choices=ANTAGONISTS)
     #: Alternatives the antagonist examines (best_of_k).
-    k_examine: int = declare(2, 'k', 'alternatives examined')
+    k_examine: int = declare(2, 'k', 'alternatives examined', range=f'int [1, {MAX_K - 1}]')
     #: Pr(a passing artifact exists for the true answer).
-    q_true: float = declare(1.0, 'q_T', 'availability for the true answer')
+    q_true: float = declare(1.0, 'q_T', 'availability for the true answer', range='[0, 1]')
     #: Pr(a passing artifact exists for the distractor); null = model.rho.
-    distractor_rho: Optional[float] = declare(None, 'ρ_d', 'availability for the distractor')
+    distractor_rho: Optional[float] = declare(None, 'ρ_d', 'availability for the distractor',
+                                             range='[0, 1]')
     #: The judge's extra bias toward the distractor.
-    distractor_bias: float = declare(0.0, 'μ_d', "judge's bias toward the distractor")
+    distractor_bias: float = declare(0.0, 'μ_d', "judge's bias toward the distractor",
+                                    range='(-inf, inf)')
     #: The judge's bias mu_j toward each answer by label (K numbers); null = none.
     option_bias: Optional[Any] = None
     #: Loss of answering the distractor (the truth costs 0, other answers 1).
-    near_miss_loss: float = declare(1.0, 'ℓ', 'loss of the distractor')
+    near_miss_loss: float = declare(1.0, 'ℓ', 'loss of the distractor', range='[0, 1]')
     #: An answer is suboptimal when its loss exceeds this.
-    loss_tol: float = 0.0
+    loss_tol: float = declare(0.0, range='[0, 1]')
 
 
 #: The sections this model adds to the shared schema.

@@ -12,31 +12,35 @@ from ...config import declare
 from ...sections import EquilibriumConfig
 
 
+RULES = ("majority", "supermajority", "unanimity", "confidence")
+METHODS = ("quadrature", "monte_carlo")
+MAX_PANELS = 1 << 20
+
 @dataclass
 class PanelConfig:
     """A panel of judges (``panel.*``, with ``extension=panel``)."""
 
     #: Number of judges.
-    size: int = declare(5, 'n', 'panel size')
+    size: int = declare(5, 'n', 'panel size', range='int [1, 501]')
     #: ``majority``, ``supermajority``, ``unanimity`` or ``confidence``.
-    rule: str = "majority"
+    rule: str = declare("majority", choices=RULES)
     #: Supermajority: fraction of the panel needed to endorse the protagonist.
-    quota: float = declare(2 / 3, 'q', 'supermajority quota')
+    quota: float = declare(2 / 3, 'q', 'supermajority quota', range='(0, 1]')
     #: Even majority panels: Pr(y = a) on a tied vote.
-    tie: float = declare(0.5, 'tie', 'tied-vote rule')
+    tie: float = declare(0.5, 'tie', 'tied-vote rule', range='[0, 1]')
     #: Unanimity: Pr(y = a) when the panel is split.
-    default: float = declare(0.0, 'd', 'split-unanimity endorsement')
+    default: float = declare(0.0, 'd', 'split-unanimity endorsement', range='[0, 1]')
     #: Latent intra-class correlation of the judges (shared blind spot), in [0, 1].
-    icc: float = declare(0.0, 'icc', "judges' latent correlation")
+    icc: float = declare(0.0, 'icc', "judges' latent correlation", range='[0, 1]')
     #: Standard deviation of the judges' own biases (probit scale).
-    bias_sd: float = declare(0.0, 'σ_β', 'spread of judge biases')
+    bias_sd: float = declare(0.0, 'σ_β', 'spread of judge biases', range='[0, inf)')
     #: How the panel's tables are computed: ``quadrature`` (exact: the biases and the
     #: judges' noises integrated out in closed form, the shared latent by adaptive
     #: quadrature) or ``monte_carlo`` (the compiled kernel over ``n_panels`` panels).
-    method: str = "quadrature"
+    method: str = declare("quadrature", choices=METHODS)
     #: Monte Carlo panels per table with ``method=monte_carlo`` (rounded up to blocks
     #: of 256); exact when icc and bias_sd are 0.
-    n_panels: int = 16384
+    n_panels: int = declare(16384, range=f'int [1, {MAX_PANELS}]')
 
 
 #: The sections this model adds to the shared schema.

@@ -12,28 +12,32 @@ from ...config import declare
 from ...sections import EquilibriumConfig
 
 
+RULES = ("threshold", "logit")
+#: The most items per sender (the kernel's bound; tested equal to it).
+MAX_BUDGET = 64
+
 @dataclass
 class PortfolioConfig:
     """Evidence portfolios (``portfolio.*``, with ``extension=portfolio``)."""
 
     #: Budget B: candidate items per sender.
-    budget: int = declare(3, 'B', 'evidence budget (items)')
+    budget: int = declare(3, 'B', 'evidence budget (items)', range=f'int [1, {MAX_BUDGET}]')
     #: Pr(an item for a true stance passes verification).
-    q_true: float = declare(0.8, 'q_T', 'pass rate of a true-side item')
+    q_true: float = declare(0.8, 'q_T', 'pass rate of a true-side item', range='[0, 1]')
     #: Pr(a fabricated item for a false stance passes verification).
-    q_fab: float = declare(0.1, 'q_F', 'pass rate of a fabricated item')
+    q_fab: float = declare(0.1, 'q_F', 'pass rate of a fabricated item', range='[0, 1]')
     #: Pr(a false side finds a misleading-but-authentic item when its fabrication fails).
-    mislead: float = declare(0.3, 'm', 'misleading-item rate')
+    mislead: float = declare(0.3, 'm', 'misleading-item rate', range='[0, 1]')
     #: Pr(the relevance check, cross-examination, catches a misleading item).
-    cross_exam: float = declare(0.0, 'x', 'cross-examination catch rate')
+    cross_exam: float = declare(0.0, 'x', 'cross-examination catch rate', range='[0, 1]')
     #: Threshold tau: e_i = 1{V_i >= tau} (rule = threshold).
-    tau: int = declare(1, 'τ', 'accepted items needed')
+    tau: int = declare(1, 'τ', 'accepted items needed', range=f'int [1, {MAX_BUDGET}]')
     #: ``threshold`` (baseline judge on e_i) or ``logit`` on kappa_v (V_P - V_A) (logit judge).
-    rule: str = "threshold"
+    rule: str = declare("threshold", choices=RULES)
     #: Salience of one accepted item (rule = logit).
-    kappa_v: float = declare(1.0, 'κ_v', 'salience of an accepted item')
+    kappa_v: float = declare(1.0, 'κ_v', 'salience of an accepted item', range='[0, inf)')
     #: Cost of submitting one item.
-    c_item: float = declare(0.0, 'c_item', 'cost of an item')
+    c_item: float = declare(0.0, 'c_item', 'cost of an item', range='[0, inf)')
 
 
 #: The sections this model adds to the shared schema.

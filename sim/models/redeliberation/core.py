@@ -52,10 +52,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...config import ConfigError, check_int, check_number, check_prob
+from ...config import ConfigError, check_number
 from ...lazy import lazy
 from ...rare import rare_floor
-from .config import RedeliberationConfig  # noqa: F401  (re-exported for the model)
+from .config import MAX_POINTS, RedeliberationConfig  # noqa: F401  (re-exported for the model)
 
 special = lazy("scipy.special")
 integrate = lazy("scipy.integrate")
@@ -120,38 +120,11 @@ def params_of(cfg) -> Params:
         forced_rounds=int(rc.forced_rounds))
 
 
-#: Bound of every field in points of the verdicts' 0-100 scale (margins, spreads,
-#: sds, bias): twice the scale's width.
-MAX_POINTS = 200.0
 
 
 def validate_redeliberation(cfg) -> None:
-    """Field checks, before anything is computed."""
+    """What the declared ranges (config.py) cannot say, before anything is computed."""
     rc = cfg.redeliberation
-    for k in ("contested", "p_true", "evidence", "hazard"):
-        check_prob(f"redeliberation.{k}", getattr(rc, k))
-    # Verdicts are truth percentages: margins, spreads and sds are points of that
-    # scale, bounded by MAX_POINTS (a value of 1e308 means nothing and breaks the sums).
-    for k in ("margin_clear", "margin_contested", "bias_sd", "trigger_spread"):
-        if not 0 <= check_number(f"redeliberation.{k}", getattr(rc, k)) <= MAX_POINTS:
-            raise ConfigError(f"redeliberation.{k} must lie in [0, {MAX_POINTS:g}] (points), "
-                              f"got {getattr(rc, k)!r}")
-    for k in ("noise_clear", "noise_contested"):
-        if not 0 < check_number(f"redeliberation.{k}", getattr(rc, k)) <= MAX_POINTS:
-            raise ConfigError(f"redeliberation.{k} must lie in (0, {MAX_POINTS:g}] (a run-to-run "
-                              f"noise sd, points), got {getattr(rc, k)!r}")
-    if not -MAX_POINTS <= check_number("redeliberation.bias", rc.bias) <= MAX_POINTS:
-        raise ConfigError(f"redeliberation.bias must lie in [-{MAX_POINTS:g}, {MAX_POINTS:g}] "
-                          f"(points), got {rc.bias!r}")
-    if not 0 <= check_number("redeliberation.insufficient_below", rc.insufficient_below) <= 100:
-        raise ConfigError(f"redeliberation.insufficient_below must lie in [0, 100], got "
-                          f"{rc.insufficient_below!r}")
-    check_int("redeliberation.runs", rc.runs, 2, 64,
-                  " (the advocate and at least one self-consistency sample)")
-    check_int("redeliberation.max_rounds", rc.max_rounds, 0, 1000)
-    check_int("redeliberation.forced_rounds", rc.forced_rounds, 0, 100)
-    check_int("redeliberation.base_calls", rc.base_calls, 0, 10_000)
-    check_int("redeliberation.round_calls", rc.round_calls, 0, 10_000)
     bands = SEED_BANDS if rc.bands is None else rc.bands
     mults = SEED_MULTIPLIERS if rc.multipliers is None else rc.multipliers
     if not isinstance(bands, (list, tuple)) or not isinstance(mults, (list, tuple)):
@@ -168,7 +141,6 @@ def validate_redeliberation(cfg) -> None:
     for i, m in enumerate(mults):
         if not 0 < check_number(f"redeliberation.multipliers[{i}]", m) <= 1:
             raise ConfigError(f"redeliberation.multipliers[{i}] must lie in (0, 1], got {m!r}")
-    check_prob("model.rho", cfg.model.rho)
 
 
 # ------------------------------------------------------------------ exact pieces
