@@ -85,12 +85,13 @@ def _roles(text: str) -> str:
 
 
 def parameter_table(section: str, cls: type) -> str:
+    from antiamp.config import describe_values
     from antiamp.fields import declared
     from antiamp.helptext import field_docs
 
     docs = field_docs(cls)
-    rows = ["| parameter | symbol | meaning | default | description |",
-            "|---|---|---|---|---|"]
+    rows = ["| parameter | symbol | meaning | default | allowed | description |",
+            "|---|---|---|---|---|---|"]
     for f in dataclasses.fields(cls):
         path = f"{section}.{f.name}"
         try:
@@ -105,7 +106,8 @@ def parameter_table(section: str, cls: type) -> str:
             default = ""
         sym = d.get("symbol") or ""
         rows.append(f"| `{path}` | {_cell(sym)} | {_cell(d.get('meaning') or '')} "
-                    f"| `{_cell(default)}` | {_cell(docs.get(f.name, ''))} |")
+                    f"| `{_cell(default)}` | {_cell(describe_values(f))} "
+                    f"| {_cell(docs.get(f.name, ''))} |")
     return "\n".join(rows)
 
 
