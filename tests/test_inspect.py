@@ -183,3 +183,74 @@ def test_a_mapping_reads_scores_and_lists_of_sources(example, tmp_path):
     got, want = load_log(d / "logs", m), load_log(d / "logs")
     for c in ("protocol", "a", "y", "omega", "e_P", "e_A", "p_y"):
         np.testing.assert_array_equal(got[c].to_numpy(), want[c].to_numpy(), err_msg=c)
+
+
+def _scores(n=300, judges=7, seed=11):
+    """Scores of simulated samples whose verdicts share a judge effect (so clustering
+    by judge matters), with the judge in each sample's metadata."""
+    from inspect_ai.scorer import SampleScore, Score
+
+    rng = np.random.default_rng(seed)
+    lean = rng.normal(0, 1.2, judges)
+    out = []
+    for i in range(n):
+        j = int(rng.integers(judges))
+        prot = ("consult", "debate")[i % 2]
+        om = int(rng.integers(2))
+        a = om if rng.random() < 0.7 else 1 - om
+        p_follow = 1 / (1 + math.exp(-(0.5 + lean[j] + (0.8 if a == om else -0.6))))
+        y = a if rng.random() < p_follow else 1 - a
+        out.append(SampleScore(score=Score(value={"a": a, "y": y, "omega": om},
+                                           metadata={"protocol": prot, "role": "open"}),
+                               sample_id=i, sample_metadata={"judge_id": f"j{j}"}))
+    return out
+
+
+def test_clustered_standard_errors_equal_inspects_own():
+    """amplification(cluster=...) and the others: the clustered standard error Inspect's
+    stderr(cluster=...) gives on the same rows (the oracle), and larger than the
+    unclustered one where judges lean."""
+    from inspect_ai.scorer import SampleScore, Score, stderr
+
+    from antiamp.inspect import per_protocol, rows
+
+    scores = _scores()
+    for which in ("amp", "fwc", "acc"):
+        ours = per_protocol(scores, which, cluster="judge_id")
+        plain = per_protocol(scores, which)
+        for prot in ("consult", "debate"):
+            subset = []
+            for s, (p, a, y, om) in zip(scores, rows(scores)):
+                if p != prot or (which == "amp" and a == om) or (which == "fwc" and a != om):
+                    continue
+                x = float(y == om) if which == "acc" else float(y == a)
+                subset.append(SampleScore(score=Score(value=x), sample_id=s.sample_id,
+                                          sample_metadata=s.sample_metadata))
+            theirs = stderr(cluster="judge_id")(subset)
+            assert ours[f"{which}_{prot}_stderr"] == pytest.approx(theirs, rel=1e-12)
+            assert ours[f"{which}_{prot}"] == plain[f"{which}_{prot}"]
+        assert ours[f"{which}_consult_stderr"] != plain[f"{which}_consult_stderr"]
+
+
+def test_clustered_asd_with_one_sample_per_cluster_is_the_unclustered_one():
+    from inspect_ai.scorer import SampleScore
+
+    from antiamp.inspect import asd_per_protocol
+
+    scores = _scores(n=120)
+    own = [SampleScore(score=s.score, sample_id=s.sample_id,
+                       sample_metadata={"judge_id": f"s{s.sample_id}"}) for s in scores]
+    plain, single = asd_per_protocol(scores), asd_per_protocol(own, cluster="judge_id")
+    by_judge = asd_per_protocol(scores, cluster="judge_id")
+    for prot in ("consult", "debate"):
+        assert single[f"asd_{prot}_stderr"] == pytest.approx(plain[f"asd_{prot}_stderr"],
+                                                             rel=1e-12)
+        assert by_judge[f"asd_{prot}"] == plain[f"asd_{prot}"]
+        assert by_judge[f"asd_{prot}_stderr"] != plain[f"asd_{prot}_stderr"]
+
+
+def test_a_missing_cluster_key_is_named():
+    from antiamp.inspect import per_protocol
+
+    with pytest.raises(ValueError, match="has no metadata 'question_id'"):
+        per_protocol(_scores(n=10), "amp", cluster="question_id")
