@@ -30,8 +30,11 @@ class ConfidenceConfig:
     kappa_c: float = declare(0.0, 'κ_c', 'weight of stated confidence', range='(-inf, inf)')
     #: Latent correlation of a jury's judges (judge.jury_size > 1); 0 = independent judges.
     icc: float = declare(0.0, 'icc', 'jury latent correlation', range='[0, 1)')
-    #: Vote histogram that calibrates icc: debates by votes for one side (votes_judges + 1
-    #: counts) or by dissenting judges (votes_judges // 2 + 1 counts); null = use icc.
+    #: Votes that calibrate icc: a histogram, debates by votes for one side (votes_judges +
+    #: 1 counts) or by dissenting judges (votes_judges // 2 + 1 counts); or per-judge votes
+    #: (a list per debate of its judges' votes, 1 proposition, 0 opposition, null none; or
+    #: a CSV path with columns debate, judge, vote), which also fit each judge's lean;
+    #: null = use icc.
     votes: Optional[Any] = None
     #: Judges per debate in the vote histogram.
     votes_judges: int = declare(6, range='int [1, 1001]')

@@ -945,6 +945,238 @@ def fit_votes(counts: Sequence[int], n: int) -> dict:
             "loglik": -float(best.fun), "n_debates": int(counts.sum())}
 
 
+# ------------------------------------------------------------------ juries: judges that lean
+#: Trapezoid nodes over the shared latent Z on [-9, 9] for the per-judge vote fit: fixed
+#: while icc moves (Gauss-Hermite loses accuracy above icc = 0.5, see latent_nodes, and
+#: nodes that moved with icc would make the likelihood jump); a step of 0.05 resolves the
+#: votes' sigmoids in Z down to a width of sqrt((1 - icc) / icc) = 0.23 (icc = 0.95).
+_LEAN_Z = np.linspace(-9.0, 9.0, 361)
+_LEAN_W = np.exp(-0.5 * _LEAN_Z ** 2) / np.exp(-0.5 * _LEAN_Z ** 2).sum()
+#: Most judges of a per-judge vote fit (one lean parameter each).
+MAX_LEAN_JUDGES = 64
+
+
+def is_judge_votes(votes) -> bool:
+    """``confidence.votes`` given as per-judge votes (a list of debates, each a list of
+    its judges' votes) rather than a histogram of counts."""
+    return isinstance(votes, (list, tuple)) and bool(votes) and all(
+        isinstance(v, (list, tuple)) for v in votes)
+
+
+def judge_votes_matrix(votes, n_judges: int) -> np.ndarray:
+    """Per-judge votes as a float array (debates, judges): 1 for the proposition, 0 for
+    the opposition, NaN where a judge did not vote.  ConfigError names what is wrong."""
+    rows = []
+    for d, row in enumerate(votes):
+        if len(row) != n_judges:
+            raise ConfigError(f"confidence.votes[{d}] has {len(row)} votes; every debate lists "
+                              f"one vote per judge (confidence.votes_judges = {n_judges}), "
+                              f"null where a judge did not vote")
+        out = []
+        for j, v in enumerate(row):
+            if v is None:
+                out.append(math.nan)
+            elif isinstance(v, str) and v.strip().lower() in SIDES:
+                out.append(1.0 if v.strip().lower() == "proposition" else 0.0)
+            elif not isinstance(v, bool) and v in (0, 1):
+                out.append(float(v))
+            else:
+                raise ConfigError(f"confidence.votes[{d}][{j}] must be 1 (proposition), 0 "
+                                  f"(opposition) or null, got {v!r}")
+        rows.append(out)
+    V = np.asarray(rows, float).reshape(len(rows), n_judges)
+    if len(V) < 10:
+        raise ConfigError(f"confidence.votes: per-judge votes of {len(V)} debates; a fit of "
+                          "each judge's lean needs at least 10")
+    per_judge = np.sum(~np.isnan(V), axis=0)
+    if (per_judge < 5).any():
+        raise ConfigError(f"confidence.votes: judge {int(np.argmin(per_judge))} voted in "
+                          f"{int(per_judge.min())} debates; each judge needs at least 5")
+    return V
+
+
+def vote_patterns(V: np.ndarray) -> tuple:
+    """The distinct rows of per-judge votes V (NaN missing) and how many debates have
+    each: the likelihood is a sum over patterns (at most 3^J, far fewer than debates)."""
+    key = np.where(np.isnan(V), 2.0, V)
+    pat, counts = np.unique(key, axis=0, return_counts=True)
+    return np.where(pat == 2.0, np.nan, pat), counts.astype(float)
+
+
+def _vote_loglik(a: np.ndarray, icc: float, V: np.ndarray, grad: bool = False,
+                 counts: np.ndarray | None = None):
+    """Log-likelihood of per-judge votes V (debates, or patterns with ``counts``;
+    judges; NaN missing) when judge j votes for the proposition iff a_j - sqrt(icc) Z -
+    sqrt(1 - icc) E_j > 0; with ``grad``, also its gradient in (a, icc)."""
+    counts = np.ones(len(V)) if counts is None else counts
+    r = math.sqrt(1.0 - icc)
+    s = (a[None, :] - math.sqrt(icc) * _LEAN_Z[:, None]) / r  # (Z, J)
+    lp, lq = special.log_ndtr(s), special.log_ndtr(-s)
+    ok = ~np.isnan(V)
+    v = np.where(ok, V, 0.0)
+    u = (ok & (v == 0)).astype(float)
+    # (debates, Z): the sum over each debate's judges of its votes' log-probabilities
+    per = v @ lp.T + u @ lq.T + np.log(_LEAN_W)[None, :]
+    top = per.max(axis=1, keepdims=True)
+    tot = np.exp(per - top).sum(axis=1, keepdims=True)
+    ll = float(counts @ (np.log(tot) + top)[:, 0])
+    if not grad:
+        return ll
+    post = np.exp(per - top) / tot * counts[:, None]  # each debate's posterior over the nodes
+    lphi = -0.5 * s * s - 0.5 * math.log(2 * math.pi)
+    mp, mq = np.exp(lphi - lp), np.exp(lphi - lq)  # Mills ratios phi/Phi(s), phi/Phi(-s)
+    # d per / d s_zj = v_dj mp_zj - u_dj mq_zj: summed against the posterior
+    g = (post.T @ v) * mp - (post.T @ u) * mq  # (Z, J)
+    d_a = g.sum(axis=0) / r
+    ds_dicc = (-_LEAN_Z[:, None] / (2 * math.sqrt(max(icc, 1e-300))) / r
+               + (a[None, :] - math.sqrt(icc) * _LEAN_Z[:, None]) / (2 * r ** 3))
+    return ll, d_a, float((g * ds_dicc).sum())
+
+
+def lean_vote_distribution(a: np.ndarray, icc: float) -> np.ndarray:
+    """Pr(k of the judges vote for the proposition), k = 0..J, for judges with latent
+    means ``a`` (each judge's lean) sharing a latent with correlation icc."""
+    s = (np.asarray(a, float)[None, :] - math.sqrt(icc) * _LEAN_Z[:, None]) / math.sqrt(
+        1.0 - icc)
+    q = special.ndtr(s)  # (Z, J)
+    dist = np.zeros((len(_LEAN_Z), q.shape[1] + 1))
+    dist[:, 0] = 1.0
+    for j in range(q.shape[1]):  # the Poisson-binomial recursion, judge by judge
+        dist[:, 1:] = dist[:, 1:] * (1 - q[:, j:j + 1]) + dist[:, :-1] * q[:, j:j + 1]
+        dist[:, 0] *= 1 - q[:, j]
+    return _LEAN_W @ dist
+
+
+def fit_judge_votes(V: np.ndarray) -> dict:
+    """Judges that lean: fit each judge's latent mean a_j = m + l_j (l summing to 0) and
+    the shared correlation icc to per-judge votes by maximum likelihood, and the same
+    model with interchangeable judges (l = 0); the likelihood-ratio test of l = 0
+    (chi-squared, J - 1 degrees of freedom) says whether the judges lean differently.
+
+    Returns ``m`` (the panel's mean lean toward the proposition, probit scale),
+    ``leans`` (each judge's l_j), ``pr_proposition`` (each judge's marginal probability
+    of voting for the proposition, Phi(a_j)), their standard errors (observed
+    information, statsmodels' numerical Hessian), ``icc``, the log-likelihoods, the LR
+    test's ``lean_p_value``, and the unfolded vote histograms (observed and fitted, over
+    the debates where every judge voted).
+    """
+    from statsmodels.tools.numdiff import approx_fprime
+
+    V = np.asarray(V, float)
+    J = V.shape[1]
+    if J > MAX_LEAN_JUDGES:
+        raise ConfigError(f"confidence.votes: {J} judges; a per-judge lean fit takes at most "
+                          f"{MAX_LEAN_JUDGES}")
+
+    def unpack(th):
+        leans = np.append(th[1:J], -np.sum(th[1:J]))
+        return th[0], leans, float(special.expit(th[J]))
+
+    P, n = vote_patterns(V)
+
+    def nll(th, grad=False):
+        m, leans, icc = unpack(th)
+        icc = min(icc, 1 - 1e-9)
+        if not grad:
+            return -_vote_loglik(m + leans, icc, P, counts=n)
+        ll, d_a, d_icc = _vote_loglik(m + leans, icc, P, grad=True, counts=n)
+        d_l = d_a[:J - 1] - d_a[J - 1]  # the last lean is minus the sum of the others
+        return -ll, -np.r_[d_a.sum(), d_l, d_icc * icc * (1 - icc)]
+
+    def nll_equal(th, grad=False):
+        icc = min(float(special.expit(th[1])), 1 - 1e-9)
+        if not grad:
+            return -_vote_loglik(np.full(J, th[0]), icc, P, counts=n)
+        ll, d_a, d_icc = _vote_loglik(np.full(J, th[0]), icc, P, grad=True, counts=n)
+        return -ll, -np.r_[d_a.sum(), d_icc * icc * (1 - icc)]
+
+    def fit(f, starts):
+        opts = {"maxiter": 2000, "ftol": 1e-14, "gtol": 1e-9}
+        return min((optimize.minimize(f, x0, args=(True,), jac=True, method="L-BFGS-B",
+                                      options=opts) for x0 in starts), key=lambda r: r.fun)
+
+    m0 = float(special.ndtri(np.clip(np.nanmean(V), 0.02, 0.98)))
+    best_eq = fit(nll_equal, [[m0, l0] for l0 in (-2.0, 0.0, 1.5)])
+    per = np.clip(np.nanmean(V, axis=0), 0.02, 0.98)
+    l0 = special.ndtri(per) - special.ndtri(per).mean()
+    best = fit(nll, [np.r_[m0, l0[:-1], best_eq.x[1]],
+                     np.r_[best_eq.x[0], np.zeros(J - 1), best_eq.x[1]]])
+    th = best.x
+    m, leans, icc = unpack(th)
+    # The observed information: central differences of the exact gradient (2 (J + 1)
+    # gradients, where differences of the likelihood itself take (J + 1)^2 evaluations).
+    H = approx_fprime(th, lambda x: nll(x, True)[1], centered=True)
+    try:
+        cov = np.linalg.inv(0.5 * (H + H.T))
+    except np.linalg.LinAlgError:
+        cov = np.full((J + 1, J + 1), np.nan)
+    # Every judge's lean (the last one is minus the sum of the others) and mean a_j:
+    # linear maps of the parameters, their covariances by the same maps.
+    L = np.zeros((J, J + 1))
+    L[:J - 1, 1:J] = np.eye(J - 1)
+    L[J - 1, 1:J] = -1.0
+    A = L.copy()
+    A[:, 0] = 1.0
+    lean_se = np.sqrt(np.clip(np.diag(L @ cov @ L.T), 0, None))
+    a = m + leans
+    a_se = np.sqrt(np.clip(np.diag(A @ cov @ A.T), 0, None))
+    ll, ll_eq = -float(best.fun), -float(best_eq.fun)
+    lr = max(2.0 * (ll - ll_eq), 0.0)
+    full = ~np.isnan(V).any(axis=1)
+    k = V[full].sum(axis=1).astype(int)
+    observed = np.bincount(k, minlength=J + 1) / max(int(full.sum()), 1)
+    se = lambda v: math.sqrt(v) if v > 0 else math.nan  # noqa: E731
+    return {
+        "m": float(m), "m_se": se(cov[0, 0]), "leans": leans, "leans_se": lean_se,
+        "pr_proposition": special.ndtr(a),
+        "pr_proposition_se": np.exp(-0.5 * a ** 2) / math.sqrt(2 * math.pi) * a_se,
+        "icc": icc, "icc_se": se(cov[J, J]) * icc * (1 - icc),
+        "loglik": ll, "loglik_equal": ll_eq, "lr": lr,
+        "lean_p_value": float(stats.chi2.sf(lr, J - 1)) if J > 1 else math.nan,
+        "m_equal": float(best_eq.x[0]), "icc_equal": float(special.expit(best_eq.x[1])),
+        "fitted": lean_vote_distribution(a, icc), "observed": observed,
+        "fitted_equal": lean_vote_distribution(np.full(J, best_eq.x[0]),
+                                               float(special.expit(best_eq.x[1]))),
+        "n_debates": int(len(V)), "n_complete": int(full.sum())}
+
+
+def votes_of(cc) -> np.ndarray | None:
+    """``confidence.votes`` as per-judge votes (debates, judges), or None when it is a
+    histogram or null.  Per-judge votes are a list of debates, each a list of its judges'
+    votes, or the path of a CSV with columns debate, judge, vote (proposition/opposition
+    or 1/0; a judge missing from a debate did not vote)."""
+    votes = cc.votes
+    if isinstance(votes, str):
+        import pandas as pd
+
+        p = Path(votes)
+        if not p.is_file():
+            raise ConfigError(f"confidence.votes: no such file {votes!r} (a CSV of per-judge "
+                              "votes: debate, judge, vote)")
+        try:
+            df = pd.read_csv(p, comment="#")
+        except Exception as exc:
+            raise ConfigError(f"confidence.votes: {p.name} is not a readable CSV ({exc})") \
+                from None
+        missing = [c for c in ("debate", "judge", "vote") if c not in df]
+        if missing:
+            raise ConfigError(f"confidence.votes: {p.name} lacks the column(s) "
+                              f"{', '.join(missing)} (schema: debate, judge, vote)")
+        judges = sorted(df["judge"].unique(), key=str)
+        if len(judges) != cc.votes_judges:
+            raise ConfigError(f"confidence.votes: {p.name} has {len(judges)} judges; "
+                              f"confidence.votes_judges is {cc.votes_judges}")
+        t = df.pivot_table(index="debate", columns="judge", values="vote", aggfunc="first")
+        t = t.reindex(columns=judges)
+        rows = [[None if pd.isna(v) else (v.strip().lower() if isinstance(v, str) else
+                                          int(v) if float(v) in (0.0, 1.0) else v)
+                 for v in row] for row in t.itertuples(index=False)]
+        return judge_votes_matrix(rows, int(cc.votes_judges))
+    if is_judge_votes(votes):
+        return judge_votes_matrix(votes, int(cc.votes_judges))
+    return None
+
+
 # ------------------------------------------------------------------ oversight (exact)
 def latent_nodes(icc: float, n_nodes: Optional[int] = None) -> tuple:
     """Nodes and weights over a jury's standard-normal shared latent.
@@ -1274,7 +1506,16 @@ def validate_confidence(cfg) -> None:
         for i, v in enumerate(cc.intercepts):
             if not 0 <= check_number(f"confidence.intercepts[{i}]", v) <= 100:
                 raise ConfigError(f"confidence.intercepts[{i}] must lie in [0, 100], got {v!r}")
-    if cc.votes is not None:
+    if cc.votes is not None and (isinstance(cc.votes, str) or is_judge_votes(cc.votes)):
+        if cc.icc != 0.0:
+            raise ConfigError("give confidence.icc or confidence.votes (which fits icc), "
+                              "not both")
+        if cc.votes_judges > MAX_LEAN_JUDGES:
+            raise ConfigError(f"confidence.votes_judges must be at most {MAX_LEAN_JUDGES} "
+                              f"with per-judge votes (one lean each), got {cc.votes_judges}")
+        if not isinstance(cc.votes, str):
+            judge_votes_matrix(cc.votes, int(cc.votes_judges))
+    elif cc.votes is not None:
         n = cc.votes_judges
         if not isinstance(cc.votes, (list, tuple)) or len(cc.votes) not in (n + 1, n // 2 + 1):
             raise ConfigError(f"confidence.votes must be a list of {n + 1} counts (debates by "

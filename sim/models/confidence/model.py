@@ -55,10 +55,15 @@ def _cell(c) -> dict:
     r["loglik"] = np.float64(fitP.loglik)
     # The jury's latent correlation: configured, or fitted to the vote histogram.
     icc, icc_se = float(cc.icc), 0.0
-    if cc.votes is not None:
+    V = cf.votes_of(cc)
+    if V is not None:  # per-judge votes: each judge's lean, and icc beside them
+        fv = cf.fit_judge_votes(V)
+        icc, icc_se = fv["icc"], fv["icc_se"]
+    elif cc.votes is not None:
         fv = cf.fit_votes(cc.votes, cc.votes_judges)
         icc, icc_se = fv["icc"], fv["icc_se"]
     r["icc"], r["icc_se"] = np.float64(icc), np.float64(icc_se)
+    r.update(_lean_values(fv if V is not None else None, int(cc.votes_judges)))
     j = c.judge
     args = dict(p=float(c.model.p), rho=float(c.model.rho), lam=float(j.lam), mu=float(j.mu),
                 kappa=float(j.kappa), kappa_c=float(cc.kappa_c), n=int(j.jury_size), icc=icc,
@@ -87,6 +92,42 @@ def _cell(c) -> dict:
     r["_R"] = R
     r["_names"] = fitP.names
     return r
+
+
+#: Per-judge vote fit (confidence.votes as each judge's votes): name -> (dims, meaning).
+LEANS = {
+    "judge_pr_proposition": (("judge",), "each judge's probability of voting for the "
+                             "proposition, fitted to per-judge votes"),
+    "judge_pr_proposition_se": (("judge",), "standard error of judge_pr_proposition"),
+    "judge_lean": (("judge",), "each judge's lean toward the proposition relative to the "
+                   "panel (probit scale; the leans sum to 0)"),
+    "judge_lean_se": (("judge",), "standard error of judge_lean"),
+    "side_lean": ((), "the panel's mean lean toward the proposition (probit scale)"),
+    "side_lean_se": ((), "standard error of side_lean"),
+    "lean_p_value": ((), "likelihood-ratio test of interchangeable judges (no judge leans "
+                     "differently), chi-squared with judges - 1 degrees of freedom"),
+    "votes_observed": (("votes_for_proposition",), "share of debates (every judge voting) "
+                       "by the number of votes for the proposition, data"),
+    "votes_fitted": (("votes_for_proposition",), "the same share, judges that lean "
+                     "(fitted)"),
+    "votes_fitted_equal": (("votes_for_proposition",), "the same share, interchangeable "
+                           "judges (fitted)"),
+}
+
+
+def _lean_values(fv, J: int) -> dict:
+    """The per-judge vote fit's values (NaN when confidence.votes is not per-judge)."""
+    nan = {(): np.float64(np.nan), ("judge",): np.full(J, np.nan),
+           ("votes_for_proposition",): np.full(J + 1, np.nan)}
+    if fv is None:
+        return {k: nan[d] for k, (d, _) in LEANS.items()}
+    return {"judge_pr_proposition": fv["pr_proposition"],
+            "judge_pr_proposition_se": fv["pr_proposition_se"],
+            "judge_lean": fv["leans"], "judge_lean_se": fv["leans_se"],
+            "side_lean": np.float64(fv["m"]), "side_lean_se": np.float64(fv["m_se"]),
+            "lean_p_value": np.float64(fv["lean_p_value"]),
+            "votes_observed": fv["observed"], "votes_fitted": fv["fitted"],
+            "votes_fitted_equal": fv["fitted_equal"]}
 
 
 def _belief_var(rep) -> float:
@@ -191,9 +232,19 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()):
                                                    "units": "1"})
         data[f"{k}_exact"] = (ax + P, st(f"{k}_exact"), {
             "long_name": f"{ln}, quadrature over the latent terms", "units": "1"})
+    Js = {len(r["judge_lean"]) for r in res}
+    if len(Js) > 1:
+        from ...config import ConfigError
+
+        raise ConfigError("every cell of a grid must have the same confidence.votes_judges")
+    J = Js.pop()
+    for k, (dd, ln) in LEANS.items():
+        data[k] = (ax + dd, st(k), {"long_name": ln, "units": "1"})
     coords = axis_coords(axes, dims, {
         "protocol": ("protocol", list(cf.PROTOCOLS)), "round": ("round", np.arange(1, R + 1)),
-        "param": ("param", list(names)), "category": ("category", list(cf.CATEGORIES))})
+        "param": ("param", list(names)), "category": ("category", list(cf.CATEGORIES)),
+        "judge": ("judge", np.arange(J)),
+        "votes_for_proposition": ("votes_for_proposition", np.arange(J + 1))})
     ds = xr.Dataset(data, coords=coords)
     ds.attrs.update({
         "title": "antiamp: stated confidence in multi-round debate",
@@ -213,6 +264,8 @@ def check_inputs(cfg) -> None:
     """The bets file and the conditions a config names (read once: cached)."""
     cc = cfg.confidence
     cf.check_bets(cc.data, cc.condition, cc.antagonist)
+    if isinstance(cc.votes, str):  # a CSV of per-judge votes: read and checked now
+        cf.votes_of(cc)
 
 
 # ------------------------------------------------------------------ table and figures
@@ -266,6 +319,16 @@ def format_confidence(ds) -> str:
         lines.append(f"jury of {j['jury_size']}, latent correlation icc = {float(ds.icc):.3f}"
                      + (f" ± {float(ds.icc_se):.3f} (fitted to confidence.votes)"
                         if cc.get("votes") else " (configured)"))
+    if np.isfinite(float(ds.side_lean)):
+        lines += ["", "judges' votes (per judge): Pr(vote for the proposition) "
+                  + ", ".join(f"{float(v):.2f} ± {float(e):.2f}" for v, e in
+                              zip(ds.judge_pr_proposition.values,
+                                  ds.judge_pr_proposition_se.values)),
+                  f"  panel lean {float(ds.side_lean):+.3f} ± {float(ds.side_lean_se):.3f} "
+                  f"(probit), icc {float(ds.icc):.3f}; interchangeable judges: LR p = "
+                  f"{float(ds.lean_p_value):.3g}",
+                  "  the oversight jury above uses icc; the judges' leans enter the vote fit "
+                  "and its histogram only"]
     return "\n".join(lines)
 
 
