@@ -318,3 +318,24 @@ def test_an_axis_over_rounds_pads_the_shorter_paths(tmp_path):
     # Each cell equals its own single run.
     one = cell(loop={"paths": 4, "batch": 50, "rounds": 2})
     assert np.array_equal(one.err_mean.values, short.isel(round=slice(0, 3)).values)
+
+
+def test_safety_against_the_audit_budget_runs_from_consultancy_to_debate(tmp_path):
+    """Escalation's safety (1 - Amp at each policy's fixed point): with no flag, audit
+    rate 0 is consultancy and audit rate 1 is debate (rho fixed, so Amp does not move
+    with the error); in between it rises with the budget, linearly in the audit rate."""
+    ds = cell(judge={"kind": "logit", "mu": 0.5, "kappa": 2.0}, loop={"paths": 0})
+    d = ds.sel(flag_rule="none")
+    s = d.pareto_safety.values
+    assert s[0] == pytest.approx(1 - float(ds.amp.sel(protocol="consult")), abs=1e-12)
+    assert s[-1] == pytest.approx(1 - float(ds.amp.sel(protocol="debate")), abs=1e-12)
+    np.testing.assert_allclose(s, s[0] + (s[-1] - s[0]) * lp.AUDIT_LEVELS, atol=1e-12)
+    assert np.all(np.diff(d.pareto_cost.values) >= -1e-12)
+    assert np.all((ds.pareto_safety.values >= 0) & (ds.pareto_safety.values <= 1))
+
+
+def test_command_draws_the_safety_curve(tmp_path):
+    r = run_command("antiamp", ["model=loop", "loop.rounds=3", "loop.paths=0",
+                                f"hydra.run.dir={tmp_path / 'run'}"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "run" / "results_safety.png").stat().st_size > 10_000

@@ -379,24 +379,28 @@ def thresholds(cfg, ov: Oversight, protocol: str) -> dict:
 
 # ----------------------------------------------------------------------------- design
 def policy_front(cfg, ov: Oversight) -> dict:
-    """Long-run error and cost (escalated share of overseen cases at the fixed point)
-    of the escalation policy at every audit rate of :data:`AUDIT_LEVELS`, per flag."""
+    """Long-run error, cost (escalated share of overseen cases at the fixed point) and
+    safety (1 - Amp: the share of the model's wrong answers that oversight does not
+    ratify, at the fixed point) of the escalation policy at every audit rate of
+    :data:`AUDIT_LEVELS`, per flag: safety against the audit budget."""
     lc = cfg.loop
     err = np.zeros((len(FLAGS), len(AUDIT_LEVELS)))
     cost = np.zeros_like(err)
+    safety = np.zeros_like(err)
     for i, fl in enumerate(FLAGS):
         for k, a in enumerate(AUDIT_LEVELS):
             o = ov.with_policy(audit=float(a), flag_c=flag_table(fl, lc.flag_band, ov.J_c))
             lr = long_run(cfg, o, "escalate")
             err[i, k] = lr["e_star"]
-            cost[i, k] = o.rates("escalate", lr["e_star"], lr["rho_star"])[2]
+            amp, _, cost[i, k] = o.rates("escalate", lr["e_star"], lr["rho_star"])
+            safety[i, k] = 1.0 - amp
     pareto = np.zeros_like(err, bool)
     pts = np.column_stack([cost.ravel(), err.ravel()])
     for n, (c, e) in enumerate(pts):
         dominated = np.any((pts[:, 0] <= c + 1e-12) & (pts[:, 1] <= e + 1e-12)
                            & ((pts[:, 0] < c - 1e-12) | (pts[:, 1] < e - 1e-12)))
         pareto.ravel()[n] = not dominated
-    return {"err": err, "cost": cost, "pareto": pareto}
+    return {"err": err, "cost": cost, "pareto": pareto, "safety": safety}
 
 
 def cheapest_policy(cfg, ov: Oversight, target: float, front: dict | None = None) -> dict:

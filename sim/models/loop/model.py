@@ -69,6 +69,7 @@ def _cell(c) -> dict:
     front = lp.policy_front(c, ov)
     r["pareto_err"], r["pareto_cost"], r["pareto_front"] = (front["err"], front["cost"],
                                                             front["pareto"])
+    r["pareto_safety"] = front["safety"]
     pol = (lp.cheapest_policy(c, ov, float(lc.target), front) if lc.target is not None
            else {"flag": "", "audit": math.nan, "cost": math.nan, "err": math.nan})
     r["policy_flag"] = np.array(pol["flag"], dtype=object)
@@ -177,6 +178,9 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
     data["pareto_cost"] = (ax + ("flag_rule", "audit_level"), st("pareto_cost"), {
         "long_name": "escalation policy's cost (share of overseen cases escalated)",
         "units": "1"})
+    data["pareto_safety"] = (ax + ("flag_rule", "audit_level"), st("pareto_safety"), {
+        "long_name": "safety of the escalation policy: share of the model's wrong answers "
+                     "not ratified (1 - Amp) at its long-run fixed point (exact)", "units": "1"})
     data["pareto_front"] = (ax + ("flag_rule", "audit_level"), st("pareto_front"), {
         "long_name": "the policy is on the Pareto front of long-run error against cost"})
     data["policy_flag"] = (ax, st("policy_flag").astype(str), {
@@ -314,6 +318,34 @@ def plot_cell(ds: xr.Dataset, path: Path) -> list:
     fig.suptitle(f"closed-loop oversight ({lc['learner']} learner): "
                  f"m = {lc['m']}, e_h = {lc['e_h']}, rate = {lc['rate']}, "
                  f"ρ_0 = {cfg['model']['rho']}, " + _judge(cfg), fontsize=9)
+    return save(fig, path) + plot_safety(ds, path.with_name(path.name + "_safety"))
+
+
+def plot_safety(ds: xr.Dataset, path: Path) -> list:
+    """Safety against the audit budget: per flag rule, the share of wrong answers that
+    escalation keeps from being ratified (1 - Amp, exact, at each policy's long-run
+    fixed point) against the share of cases escalated, the policies joined in order of
+    their audit rate; consultancy's and debate's safety at their own fixed points as
+    the two ends."""
+    import yaml
+
+    import matplotlib.pyplot as plt
+
+    cfg = yaml.safe_load(ds.attrs["config"])
+    fig, ax = plt.subplots(figsize=(5.2, 3.8))
+    markers = {"none": "o", "no_evidence": "s", "uncertain": "^"}
+    for i, f in enumerate(ds.flag_rule.values):
+        d = ds.sel(flag_rule=f)
+        ax.plot(d.pareto_cost.values, d.pareto_safety.values, "-" + markers[str(f)], ms=3.5,
+                color=f"C{i + 2}", lw=1.0, label=f"flag: {f} (audit rate 0 to 1)")
+    ax.set_xlabel("audit budget: share of overseen cases escalated", fontsize=8)
+    ax.set_ylabel("safety: wrong answers not ratified (1 − Amp)", fontsize=8)
+    ax.set_ylim(-0.02, 1.02)
+    ax.legend(fontsize=7, frameon=False, loc="lower right")
+    ax.set_title("escalation: safety against the audit budget (exact, long-run fixed point)",
+                 fontsize=9)
+    fig.suptitle(f"closed-loop oversight: ρ_0 = {cfg['model']['rho']}, "
+                 + _judge(cfg), fontsize=9)
     return save(fig, path)
 
 
