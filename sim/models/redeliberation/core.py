@@ -222,14 +222,22 @@ def _bias_nodes(par: Params, n_nodes: int | None = None):
     return np.full(1, par.bias), np.ones(1)
 
 
+def over_bias(par: Params, mean: float, sd: float, cut: float = 0.0, sign: int = 1) -> float:
+    """E[Phi((sign M - cut) / sd)] over the pool bias, M = mean + s B the runs' mean
+    distance toward the truth (sign = -1: the wrong direction), in closed form: with B
+    normal, sign M is normal with sd bias_sd and E[Phi((X - c) / sd)] =
+    Phi((E X - c) / sqrt(sd^2 + bias_sd^2)) (the upper tail directly when sign M falls
+    short of the cut, so that no digit is lost)."""
+    return float(special.ndtr((sign * mean - cut) / math.hypot(sd, par.bias_sd)))
+
+
 def first_pass_error(par: Params) -> np.ndarray:
-    """eps0 per claim type: Pr(the first pass's direction is wrong)."""
-    Bn, w = _bias_nodes(par)
+    """eps0 per claim type: Pr(the first pass's direction is wrong), in closed form."""
     out = np.zeros(2)
     for t in range(2):
         sd_bar = par.noise[t] / math.sqrt(par.runs)
         for s, ps in ((1, par.p_true), (-1, 1 - par.p_true)):
-            out[t] += ps * float(np.sum(w * special.ndtr(-(par.margin[t] + s * Bn) / sd_bar)))
+            out[t] += ps * over_bias(par, par.margin[t] + s * par.bias, sd_bar, sign=-1)
     return out
 
 
@@ -266,21 +274,28 @@ def exact(par: Params, J: np.ndarray, n_nodes: int | None = None) -> dict:
             # The upper tail directly, not 1 - a_right (which loses every digit when the
             # first pass is almost never wrong and leaves Amp = 0 / 0).
             a_wrong = special.ndtr(-m / sd_bar)
-            eps = float(np.sum(wt * a_wrong))
+            # The one-pass policies' terms are each linear in one normal probability of
+            # M: their expectations over the bias are closed forms (over_bias), so raw,
+            # fixed and rereconcile are exact; the adaptive policy below (powers of
+            # normal probabilities) is the trapezoid rule over the nodes.
+            mean = D + s * par.bias
+            e_right = over_bias(par, mean, sd_bar)
+            e_wrong = over_bias(par, mean, sd_bar, sign=-1)
+            eps = ps * e_wrong
             for r in range(par.forced_rounds + 1):
                 acc_round[t, r] += ps - eps * (1 - h) ** r
             # --- raw, fixed, rereconcile: one pass, enumerated over spread intervals
             # and evidence (the trigger depends on the challenger's evidence).
             for (lo_, hi_, bnd, trig), p in zip(ints, p_int):
                 mult = par.multipliers[bnd]
-                raw_dec = _decided(m, sd_bar, 0.0)
-                pen_dec = _decided(m, sd_bar, par.threshold / mult - 50.0)
+                raw_dec = _decided_mean(par, mean, sd_bar, 0.0)
+                pen_dec = _decided_mean(par, mean, sd_bar, par.threshold / mult - 50.0)
                 # unpenalised (a resolved re-reconciliation)
-                res_R, res_W = _decided(m, sd_bar, par.threshold - 50.0)
+                res_R, res_W = _decided_mean(par, mean, sd_bar, par.threshold - 50.0)
                 for pi, prot in enumerate(PROTOCOLS[:3]):
                     dec_R, dec_W = raw_dec if prot == "raw" else pen_dec
                     for eT, eF, pe, jR, jW in combos:
-                        c = wt * p * pe
+                        c = np.array([ps * p * pe])  # closed forms: one weight
                         tr_R = prot == "rereconcile" and trig and eF == 1
                         tr_W = prot == "rereconcile" and trig and eT == 1
                         # direction right
@@ -289,18 +304,18 @@ def exact(par: Params, J: np.ndarray, n_nodes: int | None = None) -> dict:
                         corr_R = dR * jR + hr * res_R
                         _add(out, pi, t, c, dec=dR + hr * res_R, corr=corr_R,
                              wrongd=dR * (1 - jR), follow=dR * jR + hr * res_R,
-                             hidden=(a_right - dR - hr * res_R) * jR,
-                             trig=(a_right if tr_R else 0.0), calls=a_right * (
+                             hidden=(e_right - dR - hr * res_R) * jR,
+                             trig=(e_right if tr_R else 0.0), calls=e_right * (
                                  par.base_calls + (1 if tr_R else 0)), rounds=0.0)
                         hw = h if tr_W else 0.0
                         dW = (1 - hw) * dec_W
                         _add(out, pi, t, c, dec=dW + hw * res_W,
                              corr=dW * (1 - jW) + hw * res_W, wrongd=dW * jW,
-                             ratify=dW * jW, hidden=(a_wrong - dW - hw * res_W) * (1 - jW),
-                             trig=(a_wrong if tr_W else 0.0), calls=a_wrong * (
+                             ratify=dW * jW, hidden=(e_wrong - dW - hw * res_W) * (1 - jW),
+                             trig=(e_wrong if tr_W else 0.0), calls=e_wrong * (
                                  par.base_calls + (1 if tr_W else 0)), rounds=0.0)
-                        n_right[pi, t] += float(np.sum(c * a_right))
-                        n_wrong[pi, t] += float(np.sum(c * a_wrong))
+                        n_right[pi, t] += float(c[0] * e_right)
+                        n_wrong[pi, t] += float(c[0] * e_wrong)
             # --- adaptive rounds
             pi = PROTOCOLS.index("adaptive")
             pR = special.ndtr(m / sig)
@@ -356,13 +371,12 @@ def exact(par: Params, J: np.ndarray, n_nodes: int | None = None) -> dict:
     return res
 
 
-def _decided(m, sd_bar, cut):
-    """Pr(direction right and decided), Pr(direction wrong and decided) for a decision
-    cutoff on |V - 50| (confidence 50 + |V - 50|, capped at 100)."""
+def _decided_mean(par: Params, mean: float, sd_bar: float, cut: float) -> tuple:
+    """:func:`_decided` averaged over the pool bias, in closed form (:func:`over_bias`)."""
     if cut > 50.0:
-        return np.zeros_like(m), np.zeros_like(m)
+        return 0.0, 0.0
     cut = max(cut, 0.0)
-    return special.ndtr((m - cut) / sd_bar), special.ndtr((-cut - m) / sd_bar)
+    return over_bias(par, mean, sd_bar, cut), over_bias(par, mean, sd_bar, cut, sign=-1)
 
 
 def _add(out, pi, t, c, dec, corr, wrongd, follow=0.0, ratify=0.0, hidden=0.0,

@@ -78,8 +78,9 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()):
         add_triplets(data, st, ax, dd, {k: ln},
                      units=lambda k: "points" if k == "spread_mean" else "1")
     data["quad_error"] = (ax, st("quad_error"), {
-        "long_name": "error estimate of the exact values' quadrature over the pool bias: "
-                     "largest difference from the same trapezoid rule at half the nodes",
+        "long_name": "error estimate of the adaptive policy's quadrature over the pool "
+                     "bias (the one-pass policies are closed forms): largest difference "
+                     "from the same trapezoid rule at half the nodes",
         "units": "1"})
     data["hazard_climinator"] = (ax, st("hazard_climinator"), {
         "long_name": f"hazard h at which contested claims reach Climinator's "
