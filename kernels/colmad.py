@@ -75,11 +75,10 @@ def head_class(w0, w1, t_err, t11_0, t10_0, t01_0, t11_1, t10_1, t01_1):
     thresholds of Pr(1, 1), + Pr(1, 0), + Pr(0, 1))."""
     om = np.uint64(w0) < t_err
     u = np.uint64(w1)
-    if om:
-        k = (u >= t11_1) + (u >= t10_1) + (u >= t01_1)
-    else:
-        k = (u >= t11_0) + (u >= t10_0) + (u >= t01_0)
-    # k = 0: (1, 1); 1: (1, 0); 2: (0, 1); 3: (0, 0), i.e. 2 c_1 + c_2 = 3 - k
+    a = t11_1 if om else t11_0
+    b = t10_1 if om else t10_0
+    c = t01_1 if om else t01_0
+    k = np.int64(u >= a) + np.int64(u >= b) + np.int64(u >= c)
     return 4 * np.int64(om) + 3 - np.int64(k)
 
 
@@ -180,20 +179,21 @@ def colmad_counts(n, k0, k1, t_err, pt, t_x, t_pw, t_d, R, n_chunks):
         used = np.empty(BATCH, np.int64)
         code = np.empty(BATCH, np.int64)
         cnt = np.zeros((3, N_CLASSES), np.int64)
+        hist = np.zeros((4, N_HEAD), np.int64)
         for i0 in range(lo, hi, BATCH):
             m = min(BATCH, hi - i0)
             for j in range(m):
                 ii = np.uint64(i0 + j)
                 w0, w1, _, _ = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(0), stream, k0, k1)
                 head[j] = head_class(w0, w1, t_err, t11_0, t10_0, t01_0, t11_1, t10_1, t01_1)
+            # Agreements are counted by their head class (four interleaved histograms
+            # break the store-to-load chain on one bin); disagreements listed, branch-free.
             nd = 0
             for j in range(m):
                 h = head[j]
-                if ((h >> 1) & 1) != (h & 1):
-                    pos[nd] = j
-                    nd += 1
-                else:
-                    cnt[0, h] += 1
+                hist[j & 3, h] += 1
+                pos[nd] = j
+                nd += ((h >> 1) ^ h) & 1
             for k in range(nd):
                 state[k] = 0
                 used[k] = 0
@@ -213,5 +213,9 @@ def colmad_counts(n, k0, k1, t_err, pt, t_x, t_pw, t_d, R, n_chunks):
                 cnt[0, c] += 1
                 cnt[1, c] += u
                 cnt[2, c] += u * u
+        for h in range(N_HEAD):
+            if ((h >> 1) & 1) == (h & 1):  # disagreements are in their final classes
+                for r in range(4):
+                    cnt[0, h] += hist[r, h]
         out[b] = cnt
     return out.sum(axis=0)
