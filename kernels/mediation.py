@@ -39,8 +39,8 @@ once per call, with the same float operations as the sequential inversions
 the row's count for its word's top 8 bits (:func:`invert`) and steps past the few
 thresholds left in that bucket.
 
-One kernel, two targets: the per-case steps (:func:`invert`, :func:`flaws_and_dissent`,
-:func:`citations`) are plain functions of words, scalars and read-only tables that
+One kernel, two targets: the per-case steps (:func:`invert`, :func:`residual_flaws`,
+:func:`dissent`, :func:`citations`) are plain functions of words, scalars and read-only tables that
 numba can compile as CUDA device functions too; the CPU launcher
 :func:`mediation_sums` draws a batch of cases' words first so that the generator
 vectorises.
@@ -212,9 +212,9 @@ def citation_shares(classes):
 
 
 @nb.njit(inline="always", cache=True)
-def flaws_and_dissent(W, j, iters, P, surv, s, false_dissent, G_p, S_p, G_b, S_b, t_dis,
-                      t_fa, t_erase):
-    """One case's residual flaw count, dissents raised and dissents a summary keeps."""
+def residual_flaws(W, j, iters, surv, G_p, S_p, G_b, S_b, t_fa):
+    """One case's residual flaw count: Poisson(F_0), then per iteration the binomial
+    survivors and a false alarm's new flaw (words 0 .. 2 iters of ``W[:, j]``)."""
     nf = invert(W[0, j], G_p, S_p, 0)
     pos = 1
     for _ in range(iters):
@@ -224,14 +224,14 @@ def flaws_and_dissent(W, j, iters, P, surv, s, false_dissent, G_p, S_p, G_b, S_b
             nf = binom_inv((np.float64(W[pos, j]) + 0.5) * _INV32, nf, surv)
         nf += np.uint64(W[pos + 1, j]) < t_fa
         pos += 2
-    t = t_dis[nf] if nf <= N_TAB else dissent_threshold(nf, s, false_dissent)
-    raised, kept = 0, 0
-    for _ in range(P):
-        if np.uint64(W[pos, j]) < t:
-            raised += 1
-            kept += np.uint64(W[pos + 1, j]) >= t_erase
-        pos += 2
-    return nf, raised, kept
+    return nf
+
+
+@nb.njit(inline="always", cache=True)
+def dissent(w_dissent, w_erase, t, t_erase):
+    """One perspective: (it dissents, and its dissent survives a summary), as 0 / 1."""
+    d = np.int64(np.uint64(w_dissent) < t)
+    return d, d & np.int64(np.uint64(w_erase) >= t_erase)
 
 
 @nb.njit(inline="always", cache=True)
@@ -271,6 +271,11 @@ def mediation_sums(n, k0, k1, iters, P, M, surv, s, false_dissent, G_p, S_p, G_b
         acc = np.zeros((3, n_cls), np.int64)
         ca = np.zeros(N_CIT, np.int64)
         counts = np.zeros(5, np.int64)
+        nf = np.empty(BATCH, np.int64)
+        t = np.empty(BATCH, np.uint64)
+        cls = np.empty(BATCH, np.int64)
+        C = np.empty((5, BATCH), np.int64)
+        perf = np.empty(BATCH, np.int64)
         for i0 in range(lo, hi, BATCH):
             m = min(BATCH, hi - i0)
             for c in range(n_ctr):
@@ -282,22 +287,54 @@ def mediation_sums(n, k0, k1, iters, P, M, surv, s, false_dissent, G_p, S_p, G_b
                     W[4 * c + 1, j] = np.uint32(w1)
                     W[4 * c + 2, j] = np.uint32(w2)
                     W[4 * c + 3, j] = np.uint32(w3)
+            # Inversions (mostly one table lookup each), then the branch-free steps
+            # over the batch.
             for j in range(m):
-                nf, raised, kept = flaws_and_dissent(W, j, iters, P, surv, s, false_dissent,
-                                                     G_p, S_p, G_b, S_b, t_dis, t_fa, t_erase)
-                k = ((nf >= 1) * (P + 1) + raised) * (P + 1) + kept
-                acc[0, k] += 1
-                acc[1, k] += nf
-                acc[2, k] += nf * nf
+                f = residual_flaws(W, j, iters, surv, G_p, S_p, G_b, S_b, t_fa)
+                nf[j] = f
+                t[j] = t_dis[f] if f <= N_TAB else dissent_threshold(f, s, false_dissent)
                 citations(W, j, n_words - 4, M, q, G_c, S_c, counts)
                 for a in range(5):
-                    ca[a] += counts[a]
-                    for c in range(5):
-                        ca[5 + 5 * a + c] += counts[a] * counts[c]
-                if counts[0] + counts[1] == M:
-                    ca[30] += 1
-                    for a in range(5):
-                        ca[31 + a] += counts[a]
+                    C[a, j] = counts[a]
+            for j in range(m):
+                raised, kept = 0, 0
+                pos = 1 + 2 * iters
+                for _ in range(P):
+                    d, k = dissent(W[pos, j], W[pos + 1, j], t[j], t_erase)
+                    raised += d
+                    kept += k
+                    pos += 2
+                cls[j] = ((nf[j] >= 1) * (P + 1) + raised) * (P + 1) + kept
+            for j in range(m):
+                k = cls[j]
+                f = nf[j]
+                acc[0, k] += 1
+                acc[1, k] += f
+                acc[2, k] += f * f
+            for a in range(5):
+                sa = 0
+                for j in range(m):
+                    sa += C[a, j]
+                ca[a] += sa
+                for c in range(a, 5):
+                    sac = 0
+                    for j in range(m):
+                        sac += C[a, j] * C[c, j]
+                    ca[5 + 5 * a + c] += sac
+            for j in range(m):
+                perf[j] = (C[0, j] + C[1, j]) == M
+            sp = 0
+            for j in range(m):
+                sp += perf[j]
+            ca[30] += sp
+            for a in range(5):
+                sa = 0
+                for j in range(m):
+                    sa += perf[j] * C[a, j]
+                ca[31 + a] += sa
+        for a in range(5):
+            for c in range(a):
+                ca[5 + 5 * a + c] = ca[5 + 5 * c + a]
         out[b] = acc
         cit[b] = ca
     return out.sum(axis=0), cit.sum(axis=0)
