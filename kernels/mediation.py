@@ -168,6 +168,24 @@ def invert(w, G, S, row):
     return k
 
 
+@nb.njit(inline="always", cache=True)
+def invert_batch(W, wi, G, S, row, n_rows, m, out, more):
+    """:func:`invert` of the words ``W[wi, :m]`` on the rows ``row[:m]``, one table lookup
+    and one step each, into ``out``; ``more[j]`` flags a draw that needs more steps (or a
+    row from ``n_rows`` on, which the caller draws otherwise).  Returns whether any does."""
+    any_more = False
+    for j in range(m):
+        u = np.uint64(W[wi, j])
+        r = min(row[j], n_rows - 1)
+        k = np.int64(S[r, u >> np.uint64(24)])
+        k += u >= G[r, k]
+        out[j] = k
+        fl = (u >= G[r, k]) | (row[j] >= n_rows)
+        more[j] = fl
+        any_more |= fl
+    return any_more
+
+
 def tables(flaws, surv, iters, P, s, false_dissent, erase, false_alarm, M, classes):
     """Every table the kernel reads, as a tuple (see :func:`mediation_sums`)."""
     pois = poisson_cdf(float(flaws))
@@ -276,6 +294,10 @@ def mediation_sums(n, k0, k1, iters, P, M, surv, s, false_dissent, G_p, S_p, G_b
         cls = np.empty(BATCH, np.int64)
         C = np.empty((5, BATCH), np.int64)
         perf = np.empty(BATCH, np.int64)
+        row = np.empty(BATCH, np.int64)
+        more = np.empty(BATCH, np.bool_)
+        kc = np.empty(BATCH, np.int64)
+        left = np.empty(BATCH, np.int64)
         for i0 in range(lo, hi, BATCH):
             m = min(BATCH, hi - i0)
             for c in range(n_ctr):
@@ -287,15 +309,60 @@ def mediation_sums(n, k0, k1, iters, P, M, surv, s, false_dissent, G_p, S_p, G_b
                     W[4 * c + 1, j] = np.uint32(w1)
                     W[4 * c + 2, j] = np.uint32(w2)
                     W[4 * c + 3, j] = np.uint32(w3)
-            # Inversions (mostly one table lookup each), then the branch-free steps
-            # over the batch.
+            # Each inversion over the whole batch (a table lookup and one step, which
+            # vectorise), then the rare draws that need more steps one by one.
             for j in range(m):
-                f = residual_flaws(W, j, iters, surv, G_p, S_p, G_b, S_b, t_fa)
-                nf[j] = f
-                t[j] = t_dis[f] if f <= N_TAB else dissent_threshold(f, s, false_dissent)
-                citations(W, j, n_words - 4, M, q, G_c, S_c, counts)
-                for a in range(5):
-                    C[a, j] = counts[a]
+                row[j] = 0
+            if invert_batch(W, 0, G_p, S_p, row, 1, m, nf, more):
+                for j in range(m):
+                    if more[j]:
+                        nf[j] = invert(W[0, j], G_p, S_p, 0)
+            pos = 1
+            for _ in range(iters):
+                for j in range(m):
+                    row[j] = nf[j]
+                if invert_batch(W, pos, G_b, S_b, row, N_TAB + 1, m, nf, more):
+                    for j in range(m):
+                        if more[j]:
+                            f = row[j]
+                            if f <= N_TAB:
+                                nf[j] = invert(W[pos, j], G_b, S_b, f)
+                            else:
+                                nf[j] = binom_inv((np.float64(W[pos, j]) + 0.5) * _INV32, f,
+                                                  surv)
+                for j in range(m):
+                    nf[j] += np.uint64(W[pos + 1, j]) < t_fa
+                pos += 2
+            big = False
+            for j in range(m):
+                f = nf[j]
+                t[j] = t_dis[min(f, N_TAB)]
+                big |= f > N_TAB
+            if big:
+                for j in range(m):
+                    if nf[j] > N_TAB:
+                        t[j] = dissent_threshold(nf[j], s, false_dissent)
+            pc = n_words - 4
+            if M <= M_TAB:
+                for j in range(m):
+                    left[j] = M
+                for c in range(4):
+                    for j in range(m):
+                        row[j] = c * (M + 1) + left[j]
+                    if invert_batch(W, pc + c, G_c, S_c, row, G_c.shape[0], m, kc, more):
+                        for j in range(m):
+                            if more[j]:
+                                kc[j] = invert(W[pc + c, j], G_c, S_c, row[j])
+                    for j in range(m):
+                        C[c, j] = kc[j]
+                        left[j] -= kc[j]
+                for j in range(m):
+                    C[4, j] = left[j]
+            else:
+                for j in range(m):
+                    citations(W, j, pc, M, q, G_c, S_c, counts)
+                    for a in range(5):
+                        C[a, j] = counts[a]
             for j in range(m):
                 raised, kept = 0, 0
                 pos = 1 + 2 * iters
