@@ -64,6 +64,9 @@ BATCH = 256
 N_TAB = 128
 #: Citation tables up to this many citations (more: sequential inversion).
 M_TAB = 64
+#: Inversions on a row shared by the batch with at most this many thresholds compare
+#: every word with every threshold (vectorised) rather than look each word up.
+BROADCAST = 32
 #: The citation sums: 5 class counts, their 5 x 5 products, the perfect-case
 #: indicator and its products with the 5 counts.
 N_CIT = 5 + 25 + 1 + 5
@@ -168,24 +171,6 @@ def invert(w, G, S, row):
     return k
 
 
-@nb.njit(inline="always", cache=True)
-def invert_batch(W, wi, G, S, row, n_rows, m, out, more):
-    """:func:`invert` of the words ``W[wi, :m]`` on the rows ``row[:m]``, one table lookup
-    and one step each, into ``out``; ``more[j]`` flags a draw that needs more steps (or a
-    row from ``n_rows`` on, which the caller draws otherwise).  Returns whether any does."""
-    any_more = False
-    for j in range(m):
-        u = np.uint64(W[wi, j])
-        r = min(row[j], n_rows - 1)
-        k = np.int64(S[r, u >> np.uint64(24)])
-        k += u >= G[r, k]
-        out[j] = k
-        fl = (u >= G[r, k]) | (row[j] >= n_rows)
-        more[j] = fl
-        any_more |= fl
-    return any_more
-
-
 def tables(flaws, surv, iters, P, s, false_dissent, erase, false_alarm, M, classes):
     """Every table the kernel reads, as a tuple (see :func:`mediation_sums`)."""
     pois = poisson_cdf(float(flaws))
@@ -279,6 +264,9 @@ def mediation_sums(n, k0, k1, iters, P, M, surv, s, false_dissent, G_p, S_p, G_b
     n_words = 1 + 2 * iters + 2 * P + 4
     n_ctr = (n_words + 3) // 4
     n_cls = 2 * (P + 1) * (P + 1)
+    n_pois = 0  # the initial flaws' thresholds that some word reaches
+    while G_p[0, n_pois] < _NEVER:
+        n_pois += 1
     out = np.zeros((n_chunks, 3, n_cls), np.int64)
     cit = np.zeros((n_chunks, N_CIT), np.int64)
     size = (n + n_chunks - 1) // n_chunks
@@ -294,10 +282,6 @@ def mediation_sums(n, k0, k1, iters, P, M, surv, s, false_dissent, G_p, S_p, G_b
         cls = np.empty(BATCH, np.int64)
         C = np.empty((5, BATCH), np.int64)
         perf = np.empty(BATCH, np.int64)
-        row = np.empty(BATCH, np.int64)
-        more = np.empty(BATCH, np.bool_)
-        kc = np.empty(BATCH, np.int64)
-        left = np.empty(BATCH, np.int64)
         for i0 in range(lo, hi, BATCH):
             m = min(BATCH, hi - i0)
             for c in range(n_ctr):
@@ -309,57 +293,51 @@ def mediation_sums(n, k0, k1, iters, P, M, surv, s, false_dissent, G_p, S_p, G_b
                     W[4 * c + 1, j] = np.uint32(w1)
                     W[4 * c + 2, j] = np.uint32(w2)
                     W[4 * c + 3, j] = np.uint32(w3)
-            # Each inversion over the whole batch (a table lookup and one step, which
-            # vectorise), then the rare draws that need more steps one by one.
-            for j in range(m):
-                row[j] = 0
-            if invert_batch(W, 0, G_p, S_p, row, 1, m, nf, more):
-                for j in range(m):
-                    if more[j]:
-                        nf[j] = invert(W[0, j], G_p, S_p, 0)
-            pos = 1
-            for _ in range(iters):
-                for j in range(m):
-                    row[j] = nf[j]
-                if invert_batch(W, pos, G_b, S_b, row, N_TAB + 1, m, nf, more):
-                    for j in range(m):
-                        if more[j]:
-                            f = row[j]
-                            if f <= N_TAB:
-                                nf[j] = invert(W[pos, j], G_b, S_b, f)
-                            else:
-                                nf[j] = binom_inv((np.float64(W[pos, j]) + 0.5) * _INV32, f,
-                                                  surv)
-                for j in range(m):
-                    nf[j] += np.uint64(W[pos + 1, j]) < t_fa
-                pos += 2
-            big = False
-            for j in range(m):
-                f = nf[j]
-                t[j] = t_dis[min(f, N_TAB)]
-                big |= f > N_TAB
-            if big:
-                for j in range(m):
-                    if nf[j] > N_TAB:
-                        t[j] = dissent_threshold(nf[j], s, false_dissent)
+            # An inversion whose table row is the same for every case (the initial
+            # flaws; the first citation class) counts the thresholds each word reaches,
+            # threshold by threshold over the batch (this vectorises); the others look
+            # their row up case by case (:func:`invert`).
             pc = n_words - 4
-            if M <= M_TAB:
+            if n_pois <= BROADCAST:
                 for j in range(m):
-                    left[j] = M
-                for c in range(4):
+                    nf[j] = 0
+                for k in range(n_pois):
+                    g = G_p[0, k]
                     for j in range(m):
-                        row[j] = c * (M + 1) + left[j]
-                    if invert_batch(W, pc + c, G_c, S_c, row, G_c.shape[0], m, kc, more):
-                        for j in range(m):
-                            if more[j]:
-                                kc[j] = invert(W[pc + c, j], G_c, S_c, row[j])
-                    for j in range(m):
-                        C[c, j] = kc[j]
-                        left[j] -= kc[j]
-                for j in range(m):
-                    C[4, j] = left[j]
+                        nf[j] += np.uint64(W[0, j]) >= g
             else:
                 for j in range(m):
+                    nf[j] = invert(W[0, j], G_p, S_p, 0)
+            if M <= BROADCAST:
+                for j in range(m):
+                    C[0, j] = 0
+                for k in range(M):
+                    g = G_c[M, k]
+                    for j in range(m):
+                        C[0, j] += np.uint64(W[pc, j]) >= g
+            elif M <= M_TAB:
+                for j in range(m):
+                    C[0, j] = invert(W[pc, j], G_c, S_c, M)
+            for j in range(m):
+                f = nf[j]
+                pos = 1
+                for _ in range(iters):
+                    if f <= N_TAB:
+                        f = invert(W[pos, j], G_b, S_b, f)
+                    else:
+                        f = binom_inv((np.float64(W[pos, j]) + 0.5) * _INV32, f, surv)
+                    f += np.uint64(W[pos + 1, j]) < t_fa
+                    pos += 2
+                nf[j] = f
+                t[j] = t_dis[f] if f <= N_TAB else dissent_threshold(f, s, false_dissent)
+                if M <= M_TAB:
+                    left = M - C[0, j]
+                    for c in range(1, 4):
+                        kc = invert(W[pc + c, j], G_c, S_c, c * (M + 1) + left)
+                        C[c, j] = kc
+                        left -= kc
+                    C[4, j] = left
+                else:
                     citations(W, j, pc, M, q, G_c, S_c, counts)
                     for a in range(5):
                         C[a, j] = counts[a]
