@@ -280,6 +280,8 @@ def mediation_sums(n, k0, k1, iters, P, M, surv, s, false_dissent, G_p, S_p, G_b
         nf = np.empty(BATCH, np.int64)
         t = np.empty(BATCH, np.uint64)
         cls = np.empty(BATCH, np.int64)
+        raised = np.empty(BATCH, np.int64)
+        kept = np.empty(BATCH, np.int64)
         C = np.empty((5, BATCH), np.int64)
         perf = np.empty(BATCH, np.int64)
         for i0 in range(lo, hi, BATCH):
@@ -342,14 +344,17 @@ def mediation_sums(n, k0, k1, iters, P, M, surv, s, false_dissent, G_p, S_p, G_b
                     for a in range(5):
                         C[a, j] = counts[a]
             for j in range(m):
-                raised, kept = 0, 0
-                pos = 1 + 2 * iters
-                for _ in range(P):
+                raised[j] = 0
+                kept[j] = 0
+            pos = 1 + 2 * iters
+            for _ in range(P):
+                for j in range(m):
                     d, k = dissent(W[pos, j], W[pos + 1, j], t[j], t_erase)
-                    raised += d
-                    kept += k
-                    pos += 2
-                cls[j] = ((nf[j] >= 1) * (P + 1) + raised) * (P + 1) + kept
+                    raised[j] += d
+                    kept[j] += k
+                pos += 2
+            for j in range(m):
+                cls[j] = ((nf[j] >= 1) * (P + 1) + raised[j]) * (P + 1) + kept[j]
             for j in range(m):
                 k = cls[j]
                 f = nf[j]
