@@ -165,10 +165,12 @@ def starts(G):
 def invert(w, G, S, row):
     """How many of row ``row``'s thresholds the word w reaches (an inversion's draw)."""
     u = np.uint64(w)
-    k = S[row, u >> np.uint64(24)]
-    while u >= G[row, k]:
-        k += 1
-    return k
+    r = np.uint64(row)
+    k = np.uint64(S[r, u >> np.uint64(24)])
+    g = G[r]  # unsigned indices: no negative-index wrap-around
+    while u >= g[k]:
+        k += np.uint64(1)
+    return np.int64(k)
 
 
 def tables(flaws, surv, iters, P, s, false_dissent, erase, false_alarm, M, classes):
@@ -274,7 +276,7 @@ def mediation_sums(n, k0, k1, iters, P, M, surv, s, false_dissent, G_p, S_p, G_b
         lo = b * size
         hi = min(n, lo + size)
         W = np.empty((4 * n_ctr, BATCH), np.uint32)
-        acc = np.zeros((3, n_cls), np.int64)
+        acc = np.zeros((12, n_cls), np.int64)
         ca = np.zeros(N_CIT, np.int64)
         counts = np.zeros(5, np.int64)
         nf = np.empty(BATCH, np.int64)
@@ -320,29 +322,35 @@ def mediation_sums(n, k0, k1, iters, P, M, surv, s, false_dissent, G_p, S_p, G_b
             elif M <= M_TAB:
                 for j in range(m):
                     C[0, j] = invert(W[pc, j], G_c, S_c, M)
-            for j in range(m):
+            for jj in range(m):
+                j = np.uint64(jj)  # unsigned indices: no negative-index wrap-around
                 f = nf[j]
-                pos = 1
+                pos = np.uint64(1)
                 for _ in range(iters):
                     if f <= N_TAB:
                         f = invert(W[pos, j], G_b, S_b, f)
                     else:
                         f = binom_inv((np.float64(W[pos, j]) + 0.5) * _INV32, f, surv)
-                    f += np.uint64(W[pos + 1, j]) < t_fa
-                    pos += 2
+                    f += np.uint64(W[pos + np.uint64(1), j]) < t_fa
+                    pos += np.uint64(2)
                 nf[j] = f
-                t[j] = t_dis[f] if f <= N_TAB else dissent_threshold(f, s, false_dissent)
+                t[j] = t_dis[np.uint64(f)] if f <= N_TAB else dissent_threshold(f, s,
+                                                                              false_dissent)
                 if M <= M_TAB:
-                    left = M - C[0, j]
+                    left = M - C[np.uint64(0), j]
                     for c in range(1, 4):
-                        kc = invert(W[pc + c, j], G_c, S_c, c * (M + 1) + left)
-                        C[c, j] = kc
+                        uc = np.uint64(c)
+                        if q[c] >= 1.0:  # the draw is every citation left, without a look
+                            kc = left
+                        else:
+                            kc = invert(W[np.uint64(pc) + uc, j], G_c, S_c, c * (M + 1) + left)
+                        C[uc, j] = kc
                         left -= kc
-                    C[4, j] = left
+                    C[np.uint64(4), j] = left
                 else:
-                    citations(W, j, pc, M, q, G_c, S_c, counts)
+                    citations(W, jj, pc, M, q, G_c, S_c, counts)
                     for a in range(5):
-                        C[a, j] = counts[a]
+                        C[a, jj] = counts[a]
             for j in range(m):
                 raised[j] = 0
                 kept[j] = 0
@@ -355,12 +363,13 @@ def mediation_sums(n, k0, k1, iters, P, M, surv, s, false_dissent, G_p, S_p, G_b
                 pos += 2
             for j in range(m):
                 cls[j] = ((nf[j] >= 1) * (P + 1) + raised[j]) * (P + 1) + kept[j]
-            for j in range(m):
+            for j in range(m):  # four interleaved copies break the chains on one class
                 k = cls[j]
                 f = nf[j]
-                acc[0, k] += 1
-                acc[1, k] += f
-                acc[2, k] += f * f
+                r = 3 * (j & 3)
+                acc[r, k] += 1
+                acc[r + 1, k] += f
+                acc[r + 2, k] += f * f
             for a in range(5):
                 sa = 0
                 for j in range(m):
@@ -385,6 +394,7 @@ def mediation_sums(n, k0, k1, iters, P, M, surv, s, false_dissent, G_p, S_p, G_b
         for a in range(5):
             for c in range(a):
                 ca[5 + 5 * a + c] = ca[5 + 5 * c + a]
-        out[b] = acc
+        for r in range(3):
+            out[b, r] = acc[r] + acc[3 + r] + acc[6 + r] + acc[9 + r]
         cit[b] = ca
     return out.sum(axis=0), cit.sum(axis=0)
