@@ -226,3 +226,23 @@ def test_integer_thresholds_are_the_float_tests():
         for w in (t - 2, t - 1, t, t + 1):
             if 0 <= w < 2 ** 32:
                 assert (w < t) == ((np.float64(w) + 0.5) * (1.0 / 4294967296.0) < q), (q, w)
+
+
+def test_params_derive_from_the_section():
+    """Params is the colmad section (declared once) with the detectors as pairs and the
+    judge's weights: a config's fields reach it without a second list."""
+    from dataclasses import fields
+
+    from antiamp.models.colmad.config import ColmadConfig
+
+    names = {f.name for f in fields(cm.Params)}
+    for f in fields(ColmadConfig):
+        key = {"sens_1": "sens", "sens_2": "sens", "spec_1": "spec", "spec_2": "spec"}.get(
+            f.name, f.name)
+        assert key in names, f.name
+    c = to_model_config({"model": {"name": "colmad"}, "judge": {"kind": "logit", "lam": 2.5},
+                         "colmad": {"sens_2": 0.65, "rounds": 4, "delta": 0.2}})[1]
+    par = cm.params_of(c)
+    assert par == replace(cm.Params(), sens=(0.8, 0.65), rounds=4, delta=0.2, lam=2.5,
+                          mu=float(c.judge.mu), kappa=float(c.judge.kappa))
+    assert isinstance(par.rounds, int) and isinstance(par.delta, float)

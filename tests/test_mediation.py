@@ -205,3 +205,20 @@ def test_integer_thresholds_are_the_float_tests():
             u = (np.float64(w) + 0.5) * (1.0 / 4294967296.0)
             assert (w < t) == (u < q), (q, w)
             assert (w >= g) == (u > q), (q, w)
+
+
+def test_params_derive_from_the_section():
+    """Params is the mediation section (declared once) with the source read as shares."""
+    from dataclasses import fields
+
+    from antiamp.models.mediation.config import MediationConfig
+
+    names = {f.name for f in fields(md.Params)}
+    assert {f.name for f in fields(MediationConfig)} - {"source"} <= names
+    c = to_model_config({"model": {"name": "mediation"},
+                         "mediation": {"source": "human", "iterations": 5, "erase": 0.3}})[1]
+    assert md.params_of(c) == replace(md.Params(), classes=md.SOURCES["human"], iterations=5,
+                                      erase=0.3)
+    c = to_model_config({"model": {"name": "mediation"},
+                         "mediation": {"source": "custom", "classes": [0.5, 0.1, 0.2, 0.1, 0.1]}})[1]
+    assert md.params_of(c).classes == (0.5, 0.1, 0.2, 0.1, 0.1)

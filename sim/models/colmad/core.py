@@ -35,14 +35,14 @@ its error bound reported per cell as ``quad_error``).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import field, fields, make_dataclass
 
 import numpy as np
 
 from ...config import ConfigError, check_int, check_number, check_prob
 from ...lazy import lazy
 from ...moments import estimates
-from .config import ColmadConfig  # noqa: F401  (re-exported for the model)
+from .config import ColmadConfig
 from ...games import eta_range
 
 special = lazy("scipy.special")
@@ -67,43 +67,53 @@ METRICS = {
 }
 
 
-@dataclass(frozen=True)
-class Params:
-    p_error: float = 0.4
-    sens: tuple = (0.8, 0.7)
-    spec: tuple = (0.8, 0.7)
-    eta: float = 0.0
-    eta_mode: str = "fraction"
-    rounds: int = 3
-    evidence: float = 0.8
-    fabricate: float = 0.5
-    verify: float = 0.8
-    mislead: float = 0.2
-    relevance: float = 0.0
-    hack: float = 0.8
-    r_sd: float = 1.0
-    kappa_r: float = 1.0
-    delta: float = 0.1
-    lam: float = 1.0
-    mu: float = 0.0
-    kappa: float = 2.0
+#: The two detectors' fields of the section, read as pairs (detector 1, detector 2).
+_PAIRS = {"sens": ("sens_1", "sens_2"), "spec": ("spec_1", "spec_2")}
+#: The judge's weights (the shared ``judge`` section's, with ``judge=logit``): their
+#: defaults here are the ones the model's functions assume when called directly.
+_JUDGE = {"lam": 1.0, "mu": 0.0, "kappa": 2.0}
 
-    @property
-    def pass_wrong(self) -> float:
-        """pi_W: the wrong side's quote passes verification in a round."""
-        return 1.0 - (1.0 - self.fabricate * (1.0 - self.verify)) * (
-            1.0 - self.mislead * (1.0 - self.relevance))
+
+def _pass_wrong(self) -> float:
+    """pi_W: the wrong side's quote passes verification in a round."""
+    return 1.0 - (1.0 - self.fabricate * (1.0 - self.verify)) * (
+        1.0 - self.mislead * (1.0 - self.relevance))
+
+
+def _params_fields() -> list:
+    out = []
+    for f in fields(ColmadConfig):
+        pair = next((k for k, v in _PAIRS.items() if f.name == v[0]), None)
+        if pair:
+            d = {g.name: g.default for g in fields(ColmadConfig)}
+            out.append((pair, tuple, field(default=tuple(d[n] for n in _PAIRS[pair]))))
+        elif not any(f.name in v for v in _PAIRS.values()):
+            out.append((f.name, f.type, field(default=f.default)))
+    return out + [(k, "float", field(default=v)) for k, v in _JUDGE.items()]
+
+
+#: The model's parameters as its functions read them: the ``colmad`` section's fields
+#: (derived from :class:`ColmadConfig`, so declared once), the detectors' as pairs
+#: ``sens`` and ``spec``, and the judge's ``lam``, ``mu``, ``kappa``; frozen.
+Params = make_dataclass("Params", _params_fields(), frozen=True,
+                        namespace={"pass_wrong": property(_pass_wrong),
+                                   "__doc__": "Parameters of model=colmad (see the module)."})
+Params.__module__ = __name__
+
+
+def _cast(f, v):
+    t = f.type if isinstance(f.type, str) else f.type.__name__
+    return {"float": float, "int": int, "str": str}.get(t, lambda x: x)(v)
 
 
 def params_of(cfg) -> Params:
+    """:class:`Params` of a config (its ``colmad`` and ``judge`` sections)."""
     c, j = cfg.colmad, cfg.judge
-    return Params(p_error=float(c.p_error), sens=(float(c.sens_1), float(c.sens_2)),
-                  spec=(float(c.spec_1), float(c.spec_2)), eta=float(c.eta),
-                  eta_mode=str(c.eta_mode), rounds=int(c.rounds), evidence=float(c.evidence),
-                  fabricate=float(c.fabricate), verify=float(c.verify),
-                  mislead=float(c.mislead), relevance=float(c.relevance), hack=float(c.hack),
-                  r_sd=float(c.r_sd), kappa_r=float(c.kappa_r), delta=float(c.delta),
-                  lam=float(j.lam), mu=float(j.mu), kappa=float(j.kappa))
+    kw = {f.name: _cast(f, getattr(c, f.name)) for f in fields(ColmadConfig)}
+    for k, (a, b) in _PAIRS.items():
+        kw[k] = (kw.pop(a), kw.pop(b))
+    kw.update({k: float(getattr(j, k)) for k in _JUDGE})
+    return Params(**kw)
 
 
 def pair_table(par: Params) -> np.ndarray:

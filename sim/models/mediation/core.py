@@ -29,14 +29,14 @@ the false alarms' Bernoullis (a short dynamic programme), dissents are binomial.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import field, fields, make_dataclass
 
 import numpy as np
 
 from ...config import ConfigError, check_int, check_number, check_prob
 from ...lazy import lazy
 from ...moments import estimates
-from .config import MediationConfig  # noqa: F401  (re-exported for the model)
+from .config import MediationConfig
 
 special = lazy("scipy.special")
 stats = lazy("scipy.stats")
@@ -77,35 +77,36 @@ SHARED = {
 }
 
 
-@dataclass(frozen=True)
-class Params:
-    citations: int = 8
-    classes: tuple = SOURCES["foam"]
-    relevance: float = 0.0
-    flaws: float = 2.0
-    detect: float = 0.6
-    repair: float = 0.7
-    iterations: int = 3
-    false_alarm: float = 0.05
-    perspectives: int = 3
-    dissent: float = 0.5
-    false_dissent: float = 0.05
-    erase: float = 0.8
-    escalate_at: int = 1
-    human_accuracy: float = 0.9
-    human_cost: float = 20.0
+def _params_fields() -> list:
+    out = []
+    for f in fields(MediationConfig):
+        if f.name == "source":  # the source and custom shares are read as the shares
+            out.append(("classes", tuple, field(default=SOURCES[f.default])))
+        elif f.name != "classes":
+            out.append((f.name, f.type, field(default=f.default)))
+    return out
+
+
+#: The model's parameters as its functions read them: the ``mediation`` section's
+#: fields (derived from :class:`MediationConfig`, so declared once) with the citation
+#: source read as its five class shares (``classes``); frozen.
+Params = make_dataclass("Params", _params_fields(), frozen=True,
+                        namespace={"__doc__": "Parameters of model=mediation (see the module)."})
+Params.__module__ = __name__
+
+
+def _cast(f, v):
+    t = f.type if isinstance(f.type, str) else f.type.__name__
+    return {"float": float, "int": int, "str": str}.get(t, lambda x: x)(v)
 
 
 def params_of(cfg) -> Params:
+    """:class:`Params` of a config (its ``mediation`` section)."""
     m = cfg.mediation
+    kw = {f.name: _cast(f, getattr(m, f.name)) for f in fields(MediationConfig)
+          if f.name not in ("source", "classes")}
     classes = SOURCES[m.source] if m.source in SOURCES else tuple(float(v) for v in m.classes)
-    return Params(citations=int(m.citations), classes=tuple(classes),
-                  relevance=float(m.relevance), flaws=float(m.flaws), detect=float(m.detect),
-                  repair=float(m.repair), iterations=int(m.iterations),
-                  false_alarm=float(m.false_alarm), perspectives=int(m.perspectives),
-                  dissent=float(m.dissent), false_dissent=float(m.false_dissent),
-                  erase=float(m.erase), escalate_at=int(m.escalate_at),
-                  human_accuracy=float(m.human_accuracy), human_cost=float(m.human_cost))
+    return Params(classes=tuple(classes), **kw)
 
 
 def validate_mediation(cfg) -> None:
