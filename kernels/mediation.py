@@ -166,9 +166,8 @@ def invert(w, G, S, row):
     """How many of row ``row``'s thresholds the word w reaches (an inversion's draw)."""
     u = np.uint64(w)
     r = np.uint64(row)
-    k = np.uint64(S[r, u >> np.uint64(24)])
-    g = G[r]  # unsigned indices: no negative-index wrap-around
-    while u >= g[k]:
+    k = np.uint64(S[r, u >> np.uint64(24)])  # unsigned indices: no negative-index wrap
+    while u >= G[r, k]:
         k += np.uint64(1)
     return np.int64(k)
 
