@@ -215,6 +215,8 @@ def _time(f):
 
 
 def report(res) -> list:
+    svml = ("present: the normals vectorise" if res["svml"] else
+            "absent: the floors' normals are scalar calls")
     lines = [
         "## Extension kernels beside their random-number floors",
         "",
@@ -235,7 +237,7 @@ def report(res) -> list:
                      f"{to:.3f} | {tv:.3f} |")
     lines += ["", f"Load average (1 min) {res['load'][0]:.2f} before, "
               f"{res['load_after'][0]:.2f} after, on {os.cpu_count()} cores; Intel SVML "
-              f"{'present: the normals vectorise' if res['svml'] else 'absent: the floors' normals are scalar calls'}. "
+              f"{svml}. "
               "The floors count the blocks each kernel actually draws (colmad: 1 + R Pr(disagreement), "
               "from the exact disagreement rate) and its normals. The panel's tables are "
               "exact by default (`panel.method=quadrature`, no Monte Carlo); its kernel runs "
