@@ -40,10 +40,12 @@ the row's count for its word's top 8 bits (:func:`invert`) and steps past the fe
 thresholds left in that bucket.
 
 One kernel, two targets: the per-case steps (:func:`invert`, :func:`residual_flaws`,
-:func:`dissent`, :func:`citations`) are plain functions of words, scalars and read-only tables that
-numba can compile as CUDA device functions too; the CPU launcher
-:func:`mediation_sums` draws a batch of cases' words first so that the generator
-vectorises.
+:func:`dissent`, :func:`citations`, composed by :func:`one_case`) are plain functions
+of words, scalars and read-only tables that numba can compile as CUDA device
+functions too; the CPU launcher :func:`mediation_sums` draws a batch of cases' words
+first so that the generator vectorises, and runs each step over the batch: an
+inversion on a row the whole batch shares compares every word with every threshold
+(vectorised), the others are looked up case by case.
 """
 
 from __future__ import annotations
@@ -251,6 +253,34 @@ def citations(W, j, pos, M, q, G_c, S_c, counts):
         counts[c] = kc
         left -= kc
     counts[4] = left
+
+
+@nb.njit(inline="always", cache=True)
+def one_case(i, k0, k1, iters, P, M, surv, s, false_dissent, G_p, S_p, G_b, S_b, t_dis, t_fa,
+             t_erase, q, G_c, S_c, W, counts):
+    """A case's flaw class and residual flaw count (its citation counts into ``counts``),
+    one case at a time: the steps above in order (the launchers batch them).  ``W``:
+    scratch for the case's words, [4 n_ctr, 1]."""
+    n_words = 1 + 2 * iters + 2 * P + 4
+    ii = np.uint64(i)
+    for c in range(W.shape[0] // 4):
+        w0, w1, w2, w3 = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(c), np.uint64(STREAM),
+                                       k0, k1)
+        W[4 * c, 0] = np.uint32(w0)
+        W[4 * c + 1, 0] = np.uint32(w1)
+        W[4 * c + 2, 0] = np.uint32(w2)
+        W[4 * c + 3, 0] = np.uint32(w3)
+    nf = residual_flaws(W, 0, iters, surv, G_p, S_p, G_b, S_b, t_fa)
+    t = t_dis[nf] if nf <= N_TAB else dissent_threshold(nf, s, false_dissent)
+    raised, kept = 0, 0
+    pos = 1 + 2 * iters
+    for _ in range(P):
+        d, k = dissent(W[pos, 0], W[pos + 1, 0], t, t_erase)
+        raised += d
+        kept += k
+        pos += 2
+    citations(W, 0, n_words - 4, M, q, G_c, S_c, counts)
+    return ((nf >= 1) * (P + 1) + raised) * (P + 1) + kept, nf
 
 
 @nb.njit(parallel=True, cache=True)

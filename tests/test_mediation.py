@@ -222,3 +222,43 @@ def test_params_derive_from_the_section():
     c = to_model_config({"model": {"name": "mediation"},
                          "mediation": {"source": "custom", "classes": [0.5, 0.1, 0.2, 0.1, 0.1]}})[1]
     assert md.params_of(c).classes == (0.5, 0.1, 0.2, 0.1, 0.1)
+
+
+def test_batched_kernel_is_the_per_case_steps():
+    """The launcher (words batched, shared-row inversions by comparison over the batch)
+    against the per-case composition of the scalar steps (``one_case``) that a GPU
+    launcher would call: the same sums."""
+    import numba as nb
+
+    from antiamp.kernels import mediation as km
+    from antiamp.kernels.rng import split_seed
+
+    @nb.njit
+    def by_case(n, k0, k1, iters, P, M, surv, s, fd, G_p, S_p, G_b, S_b, t_dis, t_fa, t_er, q,
+                G_c, S_c):
+        n_ctr = (1 + 2 * iters + 2 * P + 4 + 3) // 4
+        W = np.empty((4 * n_ctr, 1), np.uint32)
+        counts = np.zeros(5, np.int64)
+        out = np.zeros((3, 2 * (P + 1) ** 2), np.int64)
+        cit = np.zeros(5, np.int64)
+        for i in range(n):
+            k, nf = km.one_case(i, k0, k1, iters, P, M, surv, s, fd, G_p, S_p, G_b, S_b, t_dis,
+                                t_fa, t_er, q, G_c, S_c, W, counts)
+            out[0, k] += 1
+            out[1, k] += nf
+            out[2, k] += nf * nf
+            cit += counts
+        return out, cit
+
+    for par in (ORACLE_CASES[0], ORACLE_CASES[1], ORACLE_CASES[-1]):
+        k0, k1 = split_seed(9)
+        surv = 1.0 - par.detect * par.repair
+        tb = km.tables(par.flaws, surv, int(par.iterations), int(par.perspectives),
+                       par.dissent, par.false_dissent, par.erase, par.false_alarm,
+                       int(par.citations), par.classes)
+        ref, cit = by_case(5_000, k0, k1, int(par.iterations), int(par.perspectives),
+                           int(par.citations), surv, float(par.dissent),
+                           float(par.false_dissent), *tb[:7], tb[9], tb[7], tb[8])
+        flaw, sums = _sums(par, 5_000, 9)
+        assert np.array_equal(flaw, ref)
+        assert np.array_equal(sums[:5], cit)
