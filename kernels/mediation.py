@@ -37,7 +37,9 @@ are the ones the float tests give, bit for bit.  The cumulative sums are compute
 once per call, with the same float operations as the sequential inversions
 (:func:`poisson_cdf`, :func:`binomial_cdf`), into rows of thresholds; a draw starts at
 the row's count for its word's top 8 bits (:func:`invert`) and steps past the few
-thresholds left in that bucket.
+thresholds left in that bucket.  Written here rather than taken from a library: the
+draws must be the sequential inversions' own, bit for bit, from keyed per-case words
+inside compiled loops, which no library's samplers provide.
 
 One kernel, two targets: the per-case steps (:func:`invert`, :func:`residual_flaws`,
 :func:`dissent`, :func:`citations`, composed by :func:`one_case`) are plain functions
@@ -61,8 +63,8 @@ from .rng import philox4x32_10
 STREAM = 10
 #: Cases per vectorised batch (any value gives the same sums).
 BATCH = 256
-#: Binomial rows tabulated for flaw counts 0..N_TAB (larger counts, which need a mean
-#: flaw count far outside the model's range, invert sequentially: the same draws).
+#: Binomial rows tabulated for flaw counts 0..N_TAB (larger counts, rare even at the
+#: largest mean flaw count allowed, invert sequentially: the same draws).
 N_TAB = 128
 #: Citation tables up to this many citations (more: sequential inversion).
 M_TAB = 64
