@@ -4,10 +4,12 @@
 
 Timed in the same run, medians over repeats, at the model's defaults (3 rounds):
 
-* the kernel (``kernels/colmad.py``): four protocols per response, and the
-  per-response vector's outer product that the delta-method standard errors need;
-* its floor: a compiled loop that draws the same Philox blocks (one per response,
-  one per round of a disagreement, decided from the same uniform) and nothing else;
+* the kernel (``kernels/colmad.py``): four protocols per response, counted by
+  response class (the per-response vector and its outer product, which the
+  delta-method standard errors need, weighted in afterwards);
+* its own-style floor: a compiled loop that draws the same Philox blocks (one per
+  response, one per round of a disagreement, decided from the same uniform) one
+  response at a time and nothing else (``bench_floors.py`` adds the vectorised floor);
 * the exact enumeration of one cell (with its rhetoric quadrature).
 """
 
@@ -79,7 +81,7 @@ def report(r) -> list:
         "",
         *bench_loop.timing_table("responses", [
             ("Philox floor (the same blocks, nothing else)", r["floor_s"], n),
-            ("kernel (with the 26 x 26 moment matrix of the delta method)", r["kernel_s"], n),
+            ("kernel (class counts; the 26 x 26 moments weighted in afterwards)", r["kernel_s"], n),
             ("exact enumeration of one cell", r["exact_s"], None)]),
         "",
         f"Kernel / floor: **{r['kernel_s'] / r['floor_s']:.2f}x** the floor's time (same run, "

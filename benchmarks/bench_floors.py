@@ -1,18 +1,34 @@
-"""The extension kernels beside their random-number floors.
+"""The extension kernels beside their random-number floors, two floors each.
 
     python benchmarks/bench_floors.py [--quick] [--update BENCHMARKS.md]
 
-Each kernel's floor is a compiled loop (same threads, same instance split) that
-draws the same Philox blocks per instance (and the same Box-Muller normals where
-the kernel draws normals) and does nothing else but fold the words together so
-that they are not optimised away.  Ratio = the kernel's time / its floor's, same
-run, medians.
+Each kernel is timed in the same run, interleaved repeats and medians, beside two
+compiled loops (same threads) that draw the same Philox blocks per instance (and
+the same Box-Muller normals where the kernel draws normals) and do nothing else:
+
+* its own-style floor (the one each kernel's benchmark has reported): instance by
+  instance, scalar Philox calls folded into a float sum, which does not vectorise;
+* the vectorised floor: ``kernels.baseline.bare_philox``'s loop (a batch of
+  instances' words first, XOR-folded), the footing the baseline kernel is judged
+  on, run over the kernel's total blocks; with normals, the same batched loop with
+  a Box-Muller pair from the first two words of as many blocks as the kernel draws
+  pairs (numba's ``log``, ``cos`` and ``sin`` vectorise only with Intel SVML, so
+  the normals' part is scalar where SVML is absent: the line under the table says).
+
+Kernels, at their models' defaults unless stated, blocks (and pairs) per instance:
 
 * portfolio (B = 4): three blocks an instance (1 + 2B = 9 uniforms);
 * messages (rhetoric): one block and one Box-Muller pair an instance;
 * options (K = 4, best of 2 examined): four blocks an instance (7 + 2K words);
 * panel (9 judges, icc 0.3, bias sd 0.5, the Monte Carlo method): five blocks and
-  five Box-Muller pairs a panel (the shared latent and nine biases).
+  five Box-Muller pairs a panel (the shared latent and nine biases);
+* signals: one block an instance (the correlated-signals class counts);
+* loop: two blocks a case-round (the three protocols share them);
+* colmad: one block a response and one per round of a disagreement (1 + R Pr(dis));
+* mediation: five blocks a case (17 words at the defaults);
+* confidence: four blocks and three Box-Muller pairs an instance;
+* redeliberation: the forced-rounds path's blocks and pairs (2 claim blocks, then
+  per round the runs' normals and a hazard word).
 """
 
 from __future__ import annotations
@@ -20,6 +36,7 @@ from __future__ import annotations
 import math
 import os
 import sys
+import time
 
 import numba as nb
 import numpy as np
@@ -28,7 +45,6 @@ from antiamp.kernels import portfolios as kp
 from antiamp.kernels.rng import bernoulli_threshold, philox4x32_10, split_seed
 
 import bench_loop
-from bench_baseline import median_time as _med
 
 _INV32 = 1.0 / 4294967296.0
 
@@ -56,73 +72,179 @@ def floor(count, n_ctr, normals, k0, k1, stream, n_chunks):
     return out.sum()
 
 
-def run(quick=False):
+@nb.njit(parallel=True, cache=True)
+def vector_floor(count, pairs, k0, k1, stream, n_chunks):
+    """``count`` Philox blocks batched like ``bare_philox`` (words of a batch first),
+    the first ``pairs`` of them also turned into a Box-Muller pair, all folded into one
+    number."""
+    out = np.zeros(n_chunks)
+    size = (count + n_chunks - 1) // n_chunks
+    for b in nb.prange(n_chunks):
+        lo = b * size
+        hi = min(count, lo + size)
+        a = np.empty(256, np.uint32)
+        c = np.empty(256, np.uint32)
+        x = np.empty(256, np.uint32)
+        acc = np.uint32(0)
+        s = 0.0
+        for i0 in range(lo, hi, 256):
+            m = min(256, hi - i0)
+            for j in range(m):
+                ii = np.uint64(i0 + j)
+                w0, w1, w2, w3 = philox4x32_10(ii & np.uint64(0xFFFFFFFF), ii >> np.uint64(32),
+                                               np.uint64(0), stream, k0, k1)
+                a[j] = np.uint32(w0)
+                c[j] = np.uint32(w1)
+                x[j] = np.uint32(w0 ^ w1 ^ w2 ^ w3)
+            for j in range(m):
+                acc ^= x[j]
+            mp = min(m, max(0, pairs - i0))
+            for j in range(mp):
+                r = math.sqrt(-2.0 * math.log((np.float64(a[j]) + 0.5) * _INV32))
+                t = 2.0 * math.pi * (np.float64(c[j]) + 0.5) * _INV32
+                s += r * math.cos(t) + r * math.sin(t)
+        out[b] = s + np.float64(acc)
+    return out.sum()
+
+
+def cases(quick, k0, k1, chunks):
+    """(name, kernel(m), m, blocks per instance, pairs per instance, own floor(m))."""
+    import bench_colmad
+    import bench_confidence
+    import bench_mediation
+    import bench_redeliberation
+    from antiamp.judge import judge_tables
+    from antiamp.kernels import correlated as kcor
+    from antiamp.models.colmad import core as cm
+    from antiamp.models.confidence import core as cf
+    from antiamp.models.loop import core as lp
+    from antiamp.models.mediation import core as md
     from antiamp.models.messages import core as msm
     from antiamp.models.options import core as opm
     from antiamp.models.panel import core as pnm
+    from antiamp.models.redeliberation import core as rd
+    from antiamp.models.signals import core as sg
+    from antiamp.extended import to_ext_config
+    from antiamp.registry import to_model_config
 
-    res = {"load": os.getloadavg(), "threads": nb.get_num_threads()}
+    st = np.uint64(9)
+    n = 2_000_000 if quick else 10_000_000
+    own = lambda blocks, normals: (lambda m: floor(m, blocks, normals, k0, k1, st, chunks))
+    out = []
+    pf = (bernoulli_threshold(0.8), bernoulli_threshold(0.7), bernoulli_threshold(0.3), 4)
+    out.append(("portfolio (B = 4)",
+                lambda m: kp.portfolio_class_counts(*pf, 0, m, k0, k1, np.uint64(kp.STREAM),
+                                                    chunks), n, 3, 0, own(3, False)))
+    mc = msm.MessagesConfig(kappa_r=0.8, r_mean_false=1.0)
+    out.append(("messages (rhetoric)", lambda m: msm.exogenous_simulated(0.8, 0.3, 1.0, 0.3, mc, m, 0),
+                n, 1, 1, own(1, True)))
+    oc = opm.OptionsConfig(K=4, antagonist="best_of_k", k_examine=2)
+    out.append(("options (K = 4, best of 2)", lambda m: opm.simulate(0.7, 0.3, 1.2, 0.3, 1.5, oc, m, 0),
+                n // 4, 4, 0, own(4, False)))
+    n_pan = 20_000 if quick else 100_000
+    pc = pnm.PanelConfig(size=9, icc=0.3, bias_sd=0.5, n_panels=n_pan, method="monte_carlo")
+    out.append(("panel (9 judges), per panel, 3 table entries",
+                lambda m: pnm.panel_probability_mc([0.4, 0.6, 0.9], pc, 0), n_pan, 5, 5,
+                own(5, True)))
+    c, _ = to_ext_config({"model": {"p": 0.75, "rho": 0.35, "c_e": 0.45}, "judge": {"b": 0.7},
+                          "signals": {"p_A": 0.7, "eta": 0.4, "phi": 0.4}})
+    thr = sg.thresholds([0.5], [sg.joint_table(c.signals, 0.75)],
+                        [sg.avail_table(c.signals, 0.35)])[0]
+    out.append(("signals", lambda m: kcor.signal_class_counts_one(
+        thr, 0, m, k0, k1, np.uint64(kcor.STREAM), chunks), n, 1, 0, own(1, False)))
+    lc = to_model_config({"model": {"name": "loop", "rho": 0.4, "p": 0.75}, "judge": {"b": 0.3},
+                          "loop": {"m": 0.8, "e_h": 0.1, "rounds": 40, "batch": 1000,
+                                   "paths": 20 if quick else 100, "audit": 0.2}})[1]
+    ov = lp.oversight(lc)
+    out.append(("loop, per case-round", lambda m: lp.simulate(lc, ov),
+                lc.loop.paths * lc.loop.rounds * lc.loop.batch, 2, 0, own(2, False)))
+    par = cm.Params()
+    blocks = 1.0 + par.rounds * float(cm.exact_means(par)[cm.DIS])
+    out.append(("colmad (R = 3)", lambda m: cm.simulate(par, m, 0), n, blocks, 0,
+                lambda m: bench_colmad.philox_floor(m, k0, k1, par.p_error,
+                                                    np.ascontiguousarray(cm.pair_table(par)),
+                                                    par.rounds)))
+    mp = md.Params()
+    n_ctr = (1 + 2 * mp.iterations + 2 * mp.perspectives + 4 + 3) // 4
+    out.append(("mediation", lambda m: md.simulate(mp, m, 0), n // 2, n_ctr, 0,
+                lambda m: bench_mediation.philox_floor(m, k0, k1, n_ctr)))
+    rep = cf.fit_condition("cross_model").rep
+    out.append(("confidence", lambda m: cf.simulate_oversight(rep, rep, n_instances=m, seed=0,
+                                                               **bench_confidence.ARGS),
+                n // 4, 4, 3, lambda m: bench_confidence.philox_floor(m, k0, k1)))
+    rp = rd.Params()
+    J = judge_tables(bench_redeliberation.JUDGE)[1]
+    M = (rp.runs + 3) // 4
+    r_blocks = 2 + (rp.forced_rounds + 1) * M + rp.forced_rounds
+    r_pairs = (rp.forced_rounds + 1) * M * 2
+    out.append(("redeliberation", lambda m: rd.simulate(rp, J, m, seed=0), n // 8, r_blocks,
+                r_pairs, lambda m: bench_redeliberation.philox_floor(m, k0, k1, rp.runs,
+                                                                     rp.forced_rounds)))
+    return out
+
+
+def run(quick=False):
+    from numba.core.config import USING_SVML
+
+    res = {"load": os.getloadavg(), "threads": nb.get_num_threads(), "svml": bool(USING_SVML)}
     k0, k1 = split_seed(0)
     st = np.uint64(9)
     chunks = 4 * nb.get_num_threads()
-    n = 4_000_000 if quick else 20_000_000
     reps = 3 if quick else 5
-    pf = (bernoulli_threshold(0.8), bernoulli_threshold(0.7), bernoulli_threshold(0.3), 4)
-    mc = msm.MessagesConfig(kappa_r=0.8, r_mean_false=1.0)
-    oc = opm.OptionsConfig(K=4, antagonist="best_of_k", k_examine=2)
-    n_opt = n // 4
-    n_pan = 20_000 if quick else 100_000
-    pc = pnm.PanelConfig(size=9, icc=0.3, bias_sd=0.5, n_panels=n_pan, method="monte_carlo")
-    cases = {
-        "portfolio (B = 4)": (
-            lambda m: kp.portfolio_class_counts(*pf, 0, m, k0, k1, np.uint64(kp.STREAM), chunks),
-            n, 3, False),
-        "messages (rhetoric)": (
-            lambda m: msm.exogenous_simulated(0.8, 0.3, 1.0, 0.3, mc, m, 0), n, 1, True),
-        "options (K = 4, best of 2)": (
-            lambda m: opm.simulate(0.7, 0.3, 1.2, 0.3, 1.5, oc, m, 0), n_opt, 4, False),
-        "panel (9 judges), per panel, 3 table entries": (
-            lambda m: pnm.panel_probability_mc([0.4, 0.6, 0.9], pc, 0), n_pan, 5, True),
-    }
     res["rows"] = []
-    for name, (kernel, m, blocks, normals) in cases.items():
-        kernel(4096)  # compile
-        floor(4096, blocks, normals, k0, k1, st, chunks)
-        tk = _med(lambda: kernel(m), reps)
-        tf = _med(lambda: floor(m, blocks, normals, k0, k1, st, chunks), reps)
-        res["rows"].append((name, m, blocks, normals, tk, tf))
+    for name, kernel, m, blocks, pairs, own in cases(quick, k0, k1, chunks):
+        nbk, npr = int(round(m * blocks)), int(round(m * pairs))
+        kernel(4096)  # compile or load
+        own(4096)
+        vector_floor(4096, 4096, k0, k1, st, chunks)
+        tk, to, tv = [], [], []
+        for _ in range(reps):  # interleaved repeats
+            tk.append(_time(lambda: kernel(m)))
+            to.append(_time(lambda: own(m)))
+            tv.append(_time(lambda: vector_floor(nbk, npr, k0, k1, st, chunks)))
+        res["rows"].append((name, m, blocks, pairs, float(np.median(tk)), float(np.median(to)),
+                            float(np.median(tv))))
     res["load_after"] = os.getloadavg()
     return res
 
 
+def _time(f):
+    t = time.perf_counter()
+    f()
+    return time.perf_counter() - t
+
+
 def report(res) -> list:
+    svml = ("present: the normals vectorise" if res["svml"] else
+            "absent: the floors' normals are scalar calls")
     lines = [
         "## Extension kernels beside their random-number floors",
         "",
-        "`python benchmarks/bench_floors.py`: each kernel against a compiled loop drawing the "
-        "same Philox blocks (and Box-Muller normals) per instance and nothing else, "
-        f"{res['threads']} threads, medians of the same run.",
+        "`python benchmarks/bench_floors.py`: each kernel beside two compiled loops that "
+        "draw the same Philox blocks (and Box-Muller normals) per instance and nothing else: "
+        "its **own-style floor** (instance by instance, scalar calls folded into a float "
+        "sum, as each kernel's benchmark reports it) and the **vectorised floor** (the "
+        "baseline's `bare_philox` loop, a batch's words first, over the kernel's total "
+        f"blocks). {res['threads']} threads, medians of interleaved repeats, same run.",
         "",
-        "| kernel | kernel / floor | blocks (normals) per instance | instances | kernel (s) | "
-        "floor (s) |",
-        "|---|---:|---|---:|---:|---:|",
+        "| kernel | kernel / vectorised floor | kernel / own-style floor | blocks (pairs) per "
+        "instance | instances | kernel (s) | own-style floor (s) | vectorised floor (s) |",
+        "|---|---:|---:|---|---:|---:|---:|---:|",
     ]
-    for name, m, blocks, normals, tk, tf in res["rows"]:
-        lines.append(f"| {name} | {tk / tf:.2f}x | {blocks}{' (+ Box-Muller)' if normals else ''}"
-                     f" | {m:,} | {tk:.3f} | {tf:.3f} |")
+    for name, m, blocks, pairs, tk, to, tv in res["rows"]:
+        bp = f"{blocks:.3g}" + (f" ({pairs:g})" if pairs else "")
+        lines.append(f"| {name} | {tk / tv:.2f}x | {tk / to:.2f}x | {bp} | {m:,} | {tk:.3f} | "
+                     f"{to:.3f} | {tv:.3f} |")
     lines += ["", f"Load average (1 min) {res['load'][0]:.2f} before, "
-              f"{res['load_after'][0]:.2f} after, on {os.cpu_count()} cores. The floor counts "
-              "the blocks each kernel actually draws (and its normals): a kernel that needs "
-              "several blocks an instance is compared with that many. The panel's tables are "
+              f"{res['load_after'][0]:.2f} after, on {os.cpu_count()} cores; Intel SVML "
+              f"{svml}. "
+              "The floors count the blocks each kernel actually draws (colmad: 1 + R Pr(disagreement), "
+              "from the exact disagreement rate) and its normals. The panel's tables are "
               "exact by default (`panel.method=quadrature`, no Monte Carlo); its kernel runs "
-              "only with `method=monte_carlo`. The options kernel evaluates the K-way logit "
-              "from weights computed once per call (the unargued options', and the argued "
-              "ones' for every label, evidence, attack and distractor status: no exponential "
-              "per instance) and counts its indicator rows; what remains above its floor is the "
-              "per-instance logic (the wrong pick, the availability pattern, the antagonist's "
-              "examination, the logit's normalising sum). The portfolio, messages and options "
-              "kernels are the one-row case of their multi-cell kernels (see the next-but-one "
-              "section).", ""]
+              "only with `method=monte_carlo`. The colmad and mediation kernels count classes "
+              "and integer sums (no moment matrix per instance; the moments are weighted in "
+              "afterwards); the portfolio, messages and options kernels are the one-row case "
+              "of their multi-cell kernels.", ""]
     return lines
 
 

@@ -3,9 +3,11 @@
     python benchmarks/bench_mediation.py [--quick] [--update BENCHMARKS.md]
 
 Timed in the same run, medians over repeats, at the model's defaults: the kernel
-(``kernels/mediation.py``: both syntheses per case, and the per-case vector's outer
-product for the delta-method standard errors), its floor (a compiled loop drawing
-the same Philox words per case and nothing else), and the exact values of one cell.
+(``kernels/mediation.py``: both syntheses per case, as class counts and integer sums
+from which the per-case vector's moments for the delta-method standard errors are
+weighted in afterwards), its own-style floor (a compiled loop drawing the same Philox
+words case by case and nothing else; ``bench_floors.py`` adds the vectorised floor),
+and the exact values of one cell.
 """
 
 from __future__ import annotations
@@ -68,7 +70,7 @@ def report(r) -> list:
         "",
         *bench_loop.timing_table("cases", [
             ("Philox floor (the same words, nothing else)", r["floor_s"], n),
-            ("kernel (with the 16 x 16 moment matrix of the delta method)", r["kernel_s"], n),
+            ("kernel (class sums; the 16 x 16 moments weighted in afterwards)", r["kernel_s"], n),
             ("exact values of one cell", r["exact_s"], None)]),
         "",
         f"Kernel / floor: **{r['kernel_s'] / r['floor_s']:.2f}x** the floor's time (same run, "

@@ -12,8 +12,42 @@ STREAM), c = 0, 1, ..., read in order as uniforms:
 
 Both syntheses read the same draws (common random numbers).  The human's decision
 is not drawn (Rao-Blackwellised: right with probability h), nor the relevance check
-(its expected catch).  Per case the kernel adds a 16-vector and its outer product,
-per block of ``BLOCK`` cases, blocks added in order.
+(its expected catch).
+
+What a case adds to the metrics is fixed by a few integers, and the kernel adds
+only those (integer sums: any split into threads or blocks gives the same result):
+
+* the flaw-and-dissent part (Pr(wrong), mean residual flaws, and per synthesis the
+  final decision, escalation, erasure) by the case's *class*, (a flaw remains,
+  dissents raised, dissents a summary keeps; a memo keeps all), with per class the
+  sums of the residual flaw count and of its square (the only part linear in it);
+* the citation part (perfect validation, exact share, evidence quality, the
+  relevance check's catch) by the sums of the five class counts, of their pairwise
+  products, of the perfect-case indicator and of its products with the counts.
+
+The model weights these into the per-case vector's sums and outer-product sums
+(``class_moments``).  No metric combines a citation value with a flaw value, so
+their cross moments are not accumulated (their covariance enters no standard error).
+
+Inversion by table lookup: every uniform test ``u > c`` (``u = (w + 0.5) 2**-32``) of
+an inversion's cumulative sums is the integer test ``w >= G`` with
+``G = floor(c 2**32 - 1/2) + 1`` (:func:`above`), and ``u < q`` is ``w < T``,
+``T = ceil(q 2**32 - 1/2)`` (:func:`below`); both are exact in float64, so the draws
+are the ones the float tests give, bit for bit.  The cumulative sums are computed
+once per call, with the same float operations as the sequential inversions
+(:func:`poisson_cdf`, :func:`binomial_cdf`), into rows of thresholds; a draw starts at
+the row's count for its word's top 8 bits (:func:`invert`) and steps past the few
+thresholds left in that bucket.  Written here rather than taken from a library: the
+draws must be the sequential inversions' own, bit for bit, from keyed per-case words
+inside compiled loops, which no library's samplers provide.
+
+One kernel, two targets: the per-case steps (:func:`invert`, :func:`residual_flaws`,
+:func:`dissent`, :func:`citations`, composed by :func:`one_case`) are plain functions
+of words, scalars and read-only tables that numba can compile as CUDA device
+functions too; the CPU launcher :func:`mediation_sums` draws a batch of cases' words
+first so that the generator vectorises, and runs each step over the batch: an
+inversion on a row the whole batch shares compares every word with every threshold
+(vectorised), the others are looked up case by case.
 """
 
 from __future__ import annotations
@@ -23,31 +57,43 @@ import math
 import numba as nb
 import numpy as np
 
-from .rng import INV32 as _INV32
-from .rng import fill_words
+from .rng import HI_SHIFT as _HI, INV32 as _INV32, LO_WORD as _LO
+from .rng import philox4x32_10
 
 STREAM = 10
-BLOCK = 4096
-N_SHARED = 6
-PER = 5
-L = N_SHARED + 2 * PER
+#: Cases per vectorised batch (any value gives the same sums).
+BATCH = 256
+#: Binomial rows tabulated for flaw counts 0..N_TAB (larger counts, rare even at the
+#: largest mean flaw count allowed, invert sequentially: the same draws).
+N_TAB = 128
+#: Citation tables up to this many citations (more: sequential inversion).
+M_TAB = 64
+#: Inversions on a row shared by the batch with at most this many thresholds compare
+#: every word with every threshold (vectorised) rather than look each word up.
+BROADCAST = 32
+#: The citation sums: 5 class counts, their 5 x 5 products, the perfect-case
+#: indicator and its products with the 5 counts.
+N_CIT = 5 + 25 + 1 + 5
+_NEVER = np.uint64(1 << 32)
+
+
+@nb.njit(inline="always", cache=True)
+def below(q):
+    """T with ``w < T`` exactly when ``(w + 0.5) 2**-32 < q`` (q 2**32 - 1/2 is exact)."""
+    t = math.ceil(q * 4294967296.0 - 0.5)
+    return np.uint64(min(4294967296.0, max(0.0, t)))
+
+
+@nb.njit(inline="always", cache=True)
+def above(c):
+    """G with ``w >= G`` exactly when ``(w + 0.5) 2**-32 > c``."""
+    g = math.floor(c * 4294967296.0 - 0.5) + 1.0
+    return np.uint64(min(4294967296.0, max(0.0, g)))
 
 
 @nb.njit(cache=True)
-def _poisson_inv(u, lam):
-    k, p = 0, math.exp(-lam)
-    c = p
-    while u > c and k < 10_000:
-        k += 1
-        p *= lam / k
-        c += p
-        if p == 0.0 and c < u:  # numerically exhausted tail
-            break
-    return k
-
-
-@nb.njit(cache=True)
-def _binom_inv(u, n, q):
+def binom_inv(u, n, q):
+    """Binomial(n, q) by sequential inversion of the uniform u (the reference draw)."""
     if n == 0 or q <= 0.0:
         return 0
     if q >= 1.0:
@@ -63,73 +109,323 @@ def _binom_inv(u, n, q):
     return k
 
 
+@nb.njit(cache=True)
+def binomial_cdf(n, q, out):
+    """Into ``out[:n]``: the thresholds G of :func:`binom_inv`'s cumulative sums c_0 ..
+    c_{n-1} (the draw is the number of them that u exceeds); the rest never."""
+    out[:] = _NEVER
+    if n == 0 or q <= 0.0:
+        return
+    if q >= 1.0:
+        out[:n] = 0
+        return
+    p = (1.0 - q) ** n
+    c = p
+    r = q / (1.0 - q)
+    for k in range(n):
+        out[k] = above(c)
+        p *= r * (n - k) / (k + 1)
+        c += p
+
+
+@nb.njit(cache=True)
+def poisson_cdf(lam):
+    """The thresholds G of Poisson(lam)'s cumulative sums, as the sequential inversion
+    forms them (stopping where it stops: a probability that underflows to 0, or 10,000
+    terms), up to the first that no word exceeds."""
+    out = np.empty(10_000, np.uint64)
+    k, p = 0, math.exp(-lam)
+    c = p
+    out[0] = above(c)
+    n = 1
+    while k < 9_999 and out[n - 1] < _NEVER:  # at most 10,000 thresholds: draws <= 10,000
+        k += 1
+        p *= lam / k
+        c += p
+        if p == 0.0:
+            break
+        out[n] = above(c)
+        n += 1
+    return out[:n]
+
+
+@nb.njit(cache=True)
+def starts(G):
+    """Per row of thresholds (non-decreasing, ending in a never-threshold) and per top
+    byte t of a word: how many of the row's thresholds are at most t 2**24."""
+    rows, width = G.shape
+    S = np.zeros((rows, 256), np.int32)
+    for r in range(rows):
+        k = 0
+        for t in range(256):
+            lo = np.uint64(t) << np.uint64(24)
+            while k < width and G[r, k] <= lo:
+                k += 1
+            S[r, t] = k
+    return S
+
+
+@nb.njit(inline="always", cache=True)
+def invert(w, G, S, row):
+    """How many of row ``row``'s thresholds the word w reaches (an inversion's draw)."""
+    u = np.uint64(w)
+    r = np.uint64(row)
+    k = np.uint64(S[r, u >> np.uint64(24)])  # unsigned indices: no negative-index wrap
+    while u >= G[r, k]:
+        k += np.uint64(1)
+    return np.int64(k)
+
+
+def tables(flaws, surv, iters, P, s, false_dissent, erase, false_alarm, M, classes):
+    """Every table the kernel reads, as a tuple (see :func:`mediation_sums`)."""
+    pois = poisson_cdf(float(flaws))
+    G_p = np.full((1, len(pois) + 1), _NEVER, np.uint64)
+    G_p[0, :len(pois)] = pois
+    n_tab = N_TAB
+    G_b = np.full((n_tab + 1, n_tab + 1), _NEVER, np.uint64)
+    tmp = np.empty(n_tab + 1, np.uint64)
+    for n in range(n_tab + 1):
+        binomial_cdf(n, float(surv), tmp)
+        G_b[n] = tmp
+    t_dis = np.array([dissent_threshold(n, s, false_dissent) for n in range(n_tab + 1)],
+                     np.uint64)
+    q = citation_shares(np.asarray(classes, np.float64))
+    m_tab = min(int(M), M_TAB)
+    G_c = np.full((4 * (m_tab + 1), m_tab + 1), _NEVER, np.uint64)
+    for c in range(4):
+        for n in range(m_tab + 1):
+            binomial_cdf(n, q[c], tmp)
+            G_c[c * (m_tab + 1) + n] = tmp[:m_tab + 1]
+    return (G_p, starts(G_p), G_b, starts(G_b), t_dis, below(false_alarm), below(erase),
+            G_c, starts(G_c), q)
+
+
+@nb.njit(cache=True)
+def dissent_threshold(nf, s, false_dissent):
+    """The threshold of Pr(a perspective dissents) on nf residual flaws."""
+    p_dis = 1.0 - (1.0 - s) ** nf if nf >= 1 else false_dissent
+    return below(p_dis)
+
+
+@nb.njit(cache=True)
+def citation_shares(classes):
+    """The sequential binomials' success probabilities q_c = share_c / the shares left."""
+    q = np.zeros(4)
+    rest = 1.0
+    for c in range(4):
+        v = classes[c] / rest if rest > 0 else 0.0
+        q[c] = min(max(v, 0.0), 1.0)
+        rest -= classes[c]
+    return q
+
+
+@nb.njit(inline="always", cache=True)
+def residual_flaws(W, j, iters, surv, G_p, S_p, G_b, S_b, t_fa):
+    """One case's residual flaw count: Poisson(F_0), then per iteration the binomial
+    survivors and a false alarm's new flaw (words 0 .. 2 iters of ``W[:, j]``)."""
+    nf = invert(W[0, j], G_p, S_p, 0)
+    pos = 1
+    for _ in range(iters):
+        if nf <= N_TAB:
+            nf = invert(W[pos, j], G_b, S_b, nf)
+        else:
+            nf = binom_inv((np.float64(W[pos, j]) + 0.5) * _INV32, nf, surv)
+        nf += np.uint64(W[pos + 1, j]) < t_fa
+        pos += 2
+    return nf
+
+
+@nb.njit(inline="always", cache=True)
+def dissent(w_dissent, w_erase, t, t_erase):
+    """One perspective: (it dissents, and its dissent survives a summary), as 0 / 1."""
+    d = np.int64(np.uint64(w_dissent) < t)
+    return d, d & np.int64(np.uint64(w_erase) >= t_erase)
+
+
+@nb.njit(inline="always", cache=True)
+def citations(W, j, pos, M, q, G_c, S_c, counts):
+    """Into ``counts``: one case's split of its M citations over the five classes."""
+    left = M
+    m1 = min(M, M_TAB) + 1
+    for c in range(4):
+        if M <= M_TAB:
+            kc = invert(W[pos + c, j], G_c, S_c, c * m1 + left)
+        else:
+            kc = binom_inv((np.float64(W[pos + c, j]) + 0.5) * _INV32, left, q[c])
+        counts[c] = kc
+        left -= kc
+    counts[4] = left
+
+
+@nb.njit(inline="always", cache=True)
+def one_case(i, k0, k1, iters, P, M, surv, s, false_dissent, G_p, S_p, G_b, S_b, t_dis, t_fa,
+             t_erase, q, G_c, S_c, W, counts):
+    """A case's flaw class and residual flaw count (its citation counts into ``counts``),
+    one case at a time: the steps above in order (the launchers batch them).  ``W``:
+    scratch for the case's words, [4 n_ctr, 1]."""
+    n_words = 1 + 2 * iters + 2 * P + 4
+    ii = np.uint64(i)
+    for c in range(W.shape[0] // 4):
+        w0, w1, w2, w3 = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(c), np.uint64(STREAM),
+                                       k0, k1)
+        W[4 * c, 0] = np.uint32(w0)
+        W[4 * c + 1, 0] = np.uint32(w1)
+        W[4 * c + 2, 0] = np.uint32(w2)
+        W[4 * c + 3, 0] = np.uint32(w3)
+    nf = residual_flaws(W, 0, iters, surv, G_p, S_p, G_b, S_b, t_fa)
+    t = t_dis[nf] if nf <= N_TAB else dissent_threshold(nf, s, false_dissent)
+    raised, kept = 0, 0
+    pos = 1 + 2 * iters
+    for _ in range(P):
+        d, k = dissent(W[pos, 0], W[pos + 1, 0], t, t_erase)
+        raised += d
+        kept += k
+        pos += 2
+    citations(W, 0, n_words - 4, M, q, G_c, S_c, counts)
+    return ((nf >= 1) * (P + 1) + raised) * (P + 1) + kept, nf
+
+
 @nb.njit(parallel=True, cache=True)
-def mediation_kernel(n, k0, k1, flaws, surv, iters, false_alarm, P, s, false_dissent, erase,
-                     T, h, M, classes, weights, relevance):
-    n_blocks = (n + BLOCK - 1) // BLOCK
-    s1 = np.zeros((n_blocks, L))
-    s2 = np.zeros((n_blocks, L, L))
+def mediation_sums(n, k0, k1, iters, P, M, surv, s, false_dissent, G_p, S_p, G_b, S_b, t_dis,
+                   t_fa, t_erase, q, G_c, S_c, n_chunks):
+    """The sums over cases 0 .. n - 1 (module docstring): per flaw class
+    ``(wrong (P + 1) + raised) (P + 1) + kept``, the number of cases and the sums of the
+    residual flaw count and of its square (int64[3, 2 (P + 1)**2]); and the citation
+    sums (int64[N_CIT]).  The tables come from :func:`tables`; ``n_chunks`` splits the
+    work and does not change the result."""
     stream = np.uint64(STREAM)
     n_words = 1 + 2 * iters + 2 * P + 4
     n_ctr = (n_words + 3) // 4
-    for b in nb.prange(n_blocks):
-        words = np.empty(4 * n_ctr, np.uint32)
-        y = np.zeros(L)
-        for i in range(b * BLOCK, min((b + 1) * BLOCK, n)):
-            fill_words(words, i, n_ctr, stream, k0, k1)
-            pos = 0
-            nf = _poisson_inv((np.float64(words[pos]) + 0.5) * _INV32, flaws)
-            pos += 1
-            for j in range(iters):
-                nf = _binom_inv((np.float64(words[pos]) + 0.5) * _INV32, nf, surv)
-                if (np.float64(words[pos + 1]) + 0.5) * _INV32 < false_alarm:
-                    nf += 1
+    n_cls = 2 * (P + 1) * (P + 1)
+    n_pois = 0  # the initial flaws' thresholds that some word reaches
+    while G_p[0, n_pois] < _NEVER:
+        n_pois += 1
+    out = np.zeros((n_chunks, 3, n_cls), np.int64)
+    cit = np.zeros((n_chunks, N_CIT), np.int64)
+    size = (n + n_chunks - 1) // n_chunks
+    for b in nb.prange(n_chunks):
+        lo = b * size
+        hi = min(n, lo + size)
+        W = np.empty((4 * n_ctr, BATCH), np.uint32)
+        acc = np.zeros((12, n_cls), np.int64)
+        ca = np.zeros(N_CIT, np.int64)
+        counts = np.zeros(5, np.int64)
+        nf = np.empty(BATCH, np.int64)
+        t = np.empty(BATCH, np.uint64)
+        cls = np.empty(BATCH, np.int64)
+        raised = np.empty(BATCH, np.int64)
+        kept = np.empty(BATCH, np.int64)
+        C = np.empty((5, BATCH), np.int64)
+        perf = np.empty(BATCH, np.int64)
+        for i0 in range(lo, hi, BATCH):
+            m = min(BATCH, hi - i0)
+            for c in range(n_ctr):
+                for j in range(m):
+                    ii = np.uint64(i0 + j)
+                    w0, w1, w2, w3 = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(c), stream,
+                                                   k0, k1)
+                    W[4 * c, j] = np.uint32(w0)
+                    W[4 * c + 1, j] = np.uint32(w1)
+                    W[4 * c + 2, j] = np.uint32(w2)
+                    W[4 * c + 3, j] = np.uint32(w3)
+            # An inversion whose table row is the same for every case (the initial
+            # flaws; the first citation class) counts the thresholds each word reaches,
+            # threshold by threshold over the batch (this vectorises); the others look
+            # their row up case by case (:func:`invert`).
+            pc = n_words - 4
+            if n_pois <= BROADCAST:
+                for j in range(m):
+                    nf[j] = 0
+                for k in range(n_pois):
+                    g = G_p[0, k]
+                    for j in range(m):
+                        nf[j] += np.uint64(W[0, j]) >= g
+            else:
+                for j in range(m):
+                    nf[j] = invert(W[0, j], G_p, S_p, 0)
+            if M <= BROADCAST:
+                for j in range(m):
+                    C[0, j] = 0
+                for k in range(M):
+                    g = G_c[M, k]
+                    for j in range(m):
+                        C[0, j] += np.uint64(W[pc, j]) >= g
+            elif M <= M_TAB:
+                for j in range(m):
+                    C[0, j] = invert(W[pc, j], G_c, S_c, M)
+            for jj in range(m):
+                j = np.uint64(jj)  # unsigned indices: no negative-index wrap-around
+                f = nf[j]
+                pos = np.uint64(1)
+                for _ in range(iters):
+                    if f <= N_TAB:
+                        f = invert(W[pos, j], G_b, S_b, f)
+                    else:
+                        f = binom_inv((np.float64(W[pos, j]) + 0.5) * _INV32, f, surv)
+                    f += np.uint64(W[pos + np.uint64(1), j]) < t_fa
+                    pos += np.uint64(2)
+                nf[j] = f
+                t[j] = t_dis[np.uint64(f)] if f <= N_TAB else dissent_threshold(f, s,
+                                                                              false_dissent)
+                if M <= M_TAB:
+                    left = M - C[np.uint64(0), j]
+                    for c in range(1, 4):
+                        uc = np.uint64(c)
+                        if q[c] >= 1.0:  # the draw is every citation left, without a look
+                            kc = left
+                        else:
+                            kc = invert(W[np.uint64(pc) + uc, j], G_c, S_c, c * (M + 1) + left)
+                        C[uc, j] = kc
+                        left -= kc
+                    C[np.uint64(4), j] = left
+                else:
+                    citations(W, jj, pc, M, q, G_c, S_c, counts)
+                    for a in range(5):
+                        C[a, jj] = counts[a]
+            for j in range(m):
+                raised[j] = 0
+                kept[j] = 0
+            pos = 1 + 2 * iters
+            for _ in range(P):
+                for j in range(m):
+                    d, k = dissent(W[pos, j], W[pos + 1, j], t[j], t_erase)
+                    raised[j] += d
+                    kept[j] += k
                 pos += 2
-            wrong = nf >= 1
-            p_dis = 1.0 - (1.0 - s) ** nf if wrong else false_dissent
-            raised, kept_memo, kept_sum = 0, 0, 0
-            for p in range(P):
-                if (np.float64(words[pos]) + 0.5) * _INV32 < p_dis:
-                    raised += 1
-                    kept_memo += 1
-                    if (np.float64(words[pos + 1]) + 0.5) * _INV32 >= erase:
-                        kept_sum += 1
-                pos += 2
-            # citations: sequential binomial split of M over the classes
-            left, rest = M, 1.0
-            counts = np.zeros(5)
-            for c in range(4):
-                q = classes[c] / rest if rest > 0 else 0.0
-                kc = _binom_inv((np.float64(words[pos + c]) + 0.5) * _INV32, left,
-                                min(max(q, 0.0), 1.0))
-                counts[c] = kc
-                left -= kc
-                rest -= classes[c]
-            counts[4] = left
-            n_exact = counts[0] + counts[1]
-            eq = 0.0
-            for c in range(5):
-                eq += counts[c] * weights[c]
-            y[0] = 1.0 if wrong else 0.0
-            y[1] = nf
-            y[2] = 1.0 if n_exact == M else 0.0
-            y[3] = n_exact / M
-            y[4] = 100.0 * eq / M
-            y[5] = counts[1] * relevance / M
-            for pr in range(2):
-                kept = kept_memo if pr == 0 else kept_sum
-                esc = kept >= T
-                base = N_SHARED + PER * pr
-                y[base] = h if esc else (0.0 if wrong else 1.0)
-                y[base + 1] = 1.0 if esc else 0.0
-                y[base + 2] = 1.0 if (esc and wrong) else 0.0
-                y[base + 3] = 1.0 if (wrong and raised > 0 and kept == 0) else 0.0
-                y[base + 4] = 1.0 if (wrong and raised > 0) else 0.0
-            for a in range(L):
-                s1[b, a] += y[a]
-                for c in range(a, L):
-                    s2[b, a, c] += y[a] * y[c]
-        for a in range(L):
+            for j in range(m):
+                cls[j] = ((nf[j] >= 1) * (P + 1) + raised[j]) * (P + 1) + kept[j]
+            for j in range(m):  # four interleaved copies break the chains on one class
+                k = cls[j]
+                f = nf[j]
+                r = 3 * (j & 3)
+                acc[r, k] += 1
+                acc[r + 1, k] += f
+                acc[r + 2, k] += f * f
+            for a in range(5):
+                sa = 0
+                for j in range(m):
+                    sa += C[a, j]
+                ca[a] += sa
+                for c in range(a, 5):
+                    sac = 0
+                    for j in range(m):
+                        sac += C[a, j] * C[c, j]
+                    ca[5 + 5 * a + c] += sac
+            for j in range(m):
+                perf[j] = (C[0, j] + C[1, j]) == M
+            sp = 0
+            for j in range(m):
+                sp += perf[j]
+            ca[30] += sp
+            for a in range(5):
+                sa = 0
+                for j in range(m):
+                    sa += perf[j] * C[a, j]
+                ca[31 + a] += sa
+        for a in range(5):
             for c in range(a):
-                s2[b, a, c] = s2[b, c, a]
-    return s1, s2
+                ca[5 + 5 * a + c] = ca[5 + 5 * c + a]
+        for r in range(3):
+            out[b, r] = acc[r] + acc[3 + r] + acc[6 + r] + acc[9 + r]
+        cit[b] = ca
+    return out.sum(axis=0), cit.sum(axis=0)

@@ -141,3 +141,108 @@ def test_bad_input_names_the_field(over, field):
         cfg[k] = {**cfg.get(k, {}), **v}
     with pytest.raises(ConfigError, match=field):
         to_model_config(cfg)
+
+
+# ---------------------------------------------------------------- the class-count kernel
+ORACLE_CASES = CASES + [
+    cm.Params(evidence=1.0, delta=1.0, p_error=1.0),
+    cm.Params(p_error=0.0, evidence=0.0, rounds=7, delta=0.5),
+    cm.Params(eta=1.0, rounds=2, fabricate=1.0, verify=0.0, mislead=1.0),
+]
+
+
+def _class_sums(par, n, seed, n_chunks=8):
+    from antiamp.kernels.colmad import colmad_counts
+    from antiamp.kernels.rng import split_seed
+
+    k0, k1 = split_seed(seed)
+    return colmad_counts(n, k0, k1, *cm.kernel_args(par), int(par.rounds), n_chunks)
+
+
+@pytest.mark.parametrize("par", ORACLE_CASES)
+def test_class_counts_match_the_moment_matrix_kernel(par):
+    """The kernel's class counts, weighted afterwards, against the first kernel (the
+    vector and its outer product per response, summed in order; tests/moment_kernels.py):
+    the same draws and classes, so equal to rounding (only the addition order differs),
+    every integer-valued sum exactly."""
+    from antiamp.kernels.rng import split_seed
+    from moment_kernels import colmad_kernel
+
+    n = 60_001
+    k0, k1 = split_seed(11)
+    o1, o2 = colmad_kernel(n, k0, k1, par.p_error, np.ascontiguousarray(cm.pair_table(par)),
+                           cm.judge_right(par), np.array([cm.tie_right(par, 0),
+                                                          cm.tie_right(par, 1)]),
+                           par.evidence, par.pass_wrong, int(par.rounds), par.delta)
+    s1, s2 = cm.class_moments(par, _class_sums(par, n, 11))
+    o1, o2 = o1.sum(axis=0), o2.sum(axis=0)
+    np.testing.assert_allclose(s1[0], o1, rtol=1e-12, atol=1e-9)
+    np.testing.assert_allclose(s2[0], o2, rtol=1e-12, atol=1e-9)
+    whole = o1 == np.round(o1)
+    assert np.array_equal(s1[0][whole], o1[whole])
+    assert _class_sums(par, n, 11)[0].sum() == n
+
+
+def test_class_counts_do_not_depend_on_the_split():
+    par = CASES[1]
+    ref = _class_sums(par, 10_007, 3, 1)
+    for chunks in (2, 3, 16):
+        assert np.array_equal(_class_sums(par, 10_007, 3, chunks), ref)
+
+
+def test_batched_kernel_is_the_per_response_steps():
+    """The launcher (words batched, the rounds by table lookup) against the per-response
+    composition of the scalar steps (``one_response``) that a GPU launcher would call."""
+    import numba as nb
+
+    from antiamp.kernels import colmad as kc
+    from antiamp.kernels.rng import split_seed
+
+    @nb.njit
+    def by_response(n, k0, k1, t_err, pt, t_x, t_pw, t_d, R):
+        out = np.zeros((3, kc.N_CLASSES), np.int64)
+        for i in range(n):
+            c, u = kc.one_response(i, k0, k1, np.uint64(kc.STREAM), t_err, pt, t_x, t_pw, t_d, R)
+            out[0, c] += 1
+            out[1, c] += u
+            out[2, c] += u * u
+        return out
+
+    for par in (CASES[0], CASES[1], ORACLE_CASES[-2]):
+        k0, k1 = split_seed(5)
+        ref = by_response(20_000, k0, k1, *cm.kernel_args(par), int(par.rounds))
+        assert np.array_equal(_class_sums(par, 20_000, 5), ref)
+
+
+def test_integer_thresholds_are_the_float_tests():
+    """w < threshold(q) exactly when (w + 0.5) 2**-32 < q, at the words either side."""
+    from antiamp.kernels.colmad import threshold
+
+    rng = np.random.default_rng(0)
+    qs = list(rng.random(2000)) + [0.0, 1.0, 0.5, 2.0 ** -33, 2.0 ** -32, 1 - 2.0 ** -33,
+                                   np.nextafter(1.0, 0.0), 0.1, 0.3, 0.7]
+    for q in qs:
+        t = threshold(q)
+        for w in (t - 2, t - 1, t, t + 1):
+            if 0 <= w < 2 ** 32:
+                assert (w < t) == ((np.float64(w) + 0.5) * (1.0 / 4294967296.0) < q), (q, w)
+
+
+def test_params_derive_from_the_section():
+    """Params is the colmad section (declared once) with the detectors as pairs and the
+    judge's weights: a config's fields reach it without a second list."""
+    from dataclasses import fields
+
+    from antiamp.models.colmad.config import ColmadConfig
+
+    names = {f.name for f in fields(cm.Params)}
+    for f in fields(ColmadConfig):
+        key = {"sens_1": "sens", "sens_2": "sens", "spec_1": "spec", "spec_2": "spec"}.get(
+            f.name, f.name)
+        assert key in names, f.name
+    c = to_model_config({"model": {"name": "colmad"}, "judge": {"kind": "logit", "lam": 2.5},
+                         "colmad": {"sens_2": 0.65, "rounds": 4, "delta": 0.2}})[1]
+    par = cm.params_of(c)
+    assert par == replace(cm.Params(), sens=(0.8, 0.65), rounds=4, delta=0.2, lam=2.5,
+                          mu=float(c.judge.mu), kappa=float(c.judge.kappa))
+    assert isinstance(par.rounds, int) and isinstance(par.delta, float)

@@ -126,3 +126,139 @@ def test_model_runs_and_reports():
 def test_bad_input_names_the_field(over, field):
     with pytest.raises(ConfigError, match=field):
         to_model_config({"model": {"name": "mediation"}, "mediation": over})
+
+
+# ---------------------------------------------------------------- the class-sum kernel
+ORACLE_CASES = CASES + [
+    md.Params(classes=md.SOURCES["zeroshot"], flaws=45.0, detect=0.1, repair=0.1,
+              iterations=4),  # flaw counts beyond the binomial tables
+    md.Params(citations=100, flaws=0.0, false_alarm=1.0, iterations=2),  # beyond M_TAB
+    md.Params(citations=40, detect=1.0, repair=1.0, erase=1.0, perspectives=6,
+              escalate_at=3),  # a shared-row inversion looked up (M > BROADCAST)
+]
+
+
+def _sums(par, n, seed, n_chunks=8):
+    from antiamp.kernels import mediation as km
+    from antiamp.kernels.rng import split_seed
+
+    k0, k1 = split_seed(seed)
+    surv = 1.0 - par.detect * par.repair
+    tb = km.tables(par.flaws, surv, int(par.iterations), int(par.perspectives), par.dissent,
+                   par.false_dissent, par.erase, par.false_alarm, int(par.citations),
+                   par.classes)
+    G_p, S_p, G_b, S_b, t_dis, t_fa, t_erase, G_c, S_c, q = tb
+    return km.mediation_sums(n, k0, k1, int(par.iterations), int(par.perspectives),
+                             int(par.citations), surv, float(par.dissent),
+                             float(par.false_dissent), G_p, S_p, G_b, S_b, t_dis, t_fa,
+                             t_erase, q, G_c, S_c, n_chunks)
+
+
+@pytest.mark.parametrize("par", ORACLE_CASES)
+def test_class_sums_match_the_moment_matrix_kernel(par):
+    """The kernel's integer sums, weighted afterwards, against the first kernel (the
+    vector and its outer product per case, summed in order; tests/moment_kernels.py):
+    the same draws (table inversions equal to the sequential ones), so equal to
+    rounding; the citation-flaw cross moments, which no metric reads, are not kept."""
+    from antiamp.kernels.rng import split_seed
+    from moment_kernels import mediation_kernel
+
+    n = 40_001
+    k0, k1 = split_seed(13)
+    surv = 1.0 - par.detect * par.repair
+    o1, o2 = mediation_kernel(n, k0, k1, par.flaws, surv, int(par.iterations),
+                              par.false_alarm, int(par.perspectives), par.dissent,
+                              par.false_dissent, par.erase, int(par.escalate_at),
+                              par.human_accuracy, int(par.citations),
+                              np.asarray(par.classes, float), np.asarray(md.EQ_WEIGHTS),
+                              par.relevance)
+    o1, o2 = o1.sum(axis=0), o2.sum(axis=0)
+    flaw, cit = _sums(par, n, 13)
+    s1, s2 = md.class_moments(par, flaw, cit, float(n))
+    np.testing.assert_allclose(s1[0], o1, rtol=1e-12, atol=1e-9)
+    for part in (md.FLAW_PART, md.CITATION_PART):
+        ix = np.ix_(part, part)
+        np.testing.assert_allclose(s2[0][ix], o2[ix], rtol=1e-12, atol=1e-9)
+    whole = o1 == np.round(o1)
+    assert np.array_equal(s1[0][whole], o1[whole])
+
+
+def test_class_sums_do_not_depend_on_the_split():
+    par = CASES[1]
+    ref = _sums(par, 10_007, 3, 1)
+    for chunks in (2, 3, 16):
+        got = _sums(par, 10_007, 3, chunks)
+        assert np.array_equal(got[0], ref[0]) and np.array_equal(got[1], ref[1])
+
+
+def test_integer_thresholds_are_the_float_tests():
+    """w < below(q) exactly when u < q, and w >= above(c) exactly when u > c, for
+    u = (w + 0.5) 2**-32, at the words either side of each threshold."""
+    from antiamp.kernels.mediation import above, below
+
+    rng = np.random.default_rng(1)
+    qs = list(rng.random(2000)) + [0.0, 1.0, 0.5, 2.0 ** -33, 2.0 ** -32, 1 - 2.0 ** -33,
+                                   np.nextafter(1.0, 0.0), 1.0 + 1e-15, 0.1, 0.3]
+    for q in qs:
+        t, g = int(below(q)), int(above(q))
+        for w in range(max(0, min(t, g) - 2), min(2 ** 32, max(t, g) + 2)):
+            u = (np.float64(w) + 0.5) * (1.0 / 4294967296.0)
+            assert (w < t) == (u < q), (q, w)
+            assert (w >= g) == (u > q), (q, w)
+
+
+def test_params_derive_from_the_section():
+    """Params is the mediation section (declared once) with the source read as shares."""
+    from dataclasses import fields
+
+    from antiamp.models.mediation.config import MediationConfig
+
+    names = {f.name for f in fields(md.Params)}
+    assert {f.name for f in fields(MediationConfig)} - {"source"} <= names
+    c = to_model_config({"model": {"name": "mediation"},
+                         "mediation": {"source": "human", "iterations": 5, "erase": 0.3}})[1]
+    assert md.params_of(c) == replace(md.Params(), classes=md.SOURCES["human"], iterations=5,
+                                      erase=0.3)
+    c = to_model_config({"model": {"name": "mediation"},
+                         "mediation": {"source": "custom", "classes": [0.5, 0.1, 0.2, 0.1, 0.1]}})[1]
+    assert md.params_of(c).classes == (0.5, 0.1, 0.2, 0.1, 0.1)
+
+
+def test_batched_kernel_is_the_per_case_steps():
+    """The launcher (words batched, shared-row inversions by comparison over the batch)
+    against the per-case composition of the scalar steps (``one_case``) that a GPU
+    launcher would call: the same sums."""
+    import numba as nb
+
+    from antiamp.kernels import mediation as km
+    from antiamp.kernels.rng import split_seed
+
+    @nb.njit
+    def by_case(n, k0, k1, iters, P, M, surv, s, fd, G_p, S_p, G_b, S_b, t_dis, t_fa, t_er, q,
+                G_c, S_c):
+        n_ctr = (1 + 2 * iters + 2 * P + 4 + 3) // 4
+        W = np.empty((4 * n_ctr, 1), np.uint32)
+        counts = np.zeros(5, np.int64)
+        out = np.zeros((3, 2 * (P + 1) ** 2), np.int64)
+        cit = np.zeros(5, np.int64)
+        for i in range(n):
+            k, nf = km.one_case(i, k0, k1, iters, P, M, surv, s, fd, G_p, S_p, G_b, S_b, t_dis,
+                                t_fa, t_er, q, G_c, S_c, W, counts)
+            out[0, k] += 1
+            out[1, k] += nf
+            out[2, k] += nf * nf
+            cit += counts
+        return out, cit
+
+    for par in (ORACLE_CASES[0], ORACLE_CASES[1], ORACLE_CASES[-1]):
+        k0, k1 = split_seed(9)
+        surv = 1.0 - par.detect * par.repair
+        tb = km.tables(par.flaws, surv, int(par.iterations), int(par.perspectives),
+                       par.dissent, par.false_dissent, par.erase, par.false_alarm,
+                       int(par.citations), par.classes)
+        ref, cit = by_case(5_000, k0, k1, int(par.iterations), int(par.perspectives),
+                           int(par.citations), surv, float(par.dissent),
+                           float(par.false_dissent), *tb[:7], tb[9], tb[7], tb[8])
+        flaw, sums = _sums(par, 5_000, 9)
+        assert np.array_equal(flaw, ref)
+        assert np.array_equal(sums[:5], cit)

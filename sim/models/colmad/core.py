@@ -35,14 +35,14 @@ its error bound reported per cell as ``quad_error``).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import field, fields, make_dataclass
 
 import numpy as np
 
 from ...config import ConfigError, check_int, check_number, check_prob
 from ...lazy import lazy
 from ...moments import estimates
-from .config import ColmadConfig  # noqa: F401  (re-exported for the model)
+from .config import ColmadConfig
 from ...games import eta_range
 
 special = lazy("scipy.special")
@@ -67,43 +67,53 @@ METRICS = {
 }
 
 
-@dataclass(frozen=True)
-class Params:
-    p_error: float = 0.4
-    sens: tuple = (0.8, 0.7)
-    spec: tuple = (0.8, 0.7)
-    eta: float = 0.0
-    eta_mode: str = "fraction"
-    rounds: int = 3
-    evidence: float = 0.8
-    fabricate: float = 0.5
-    verify: float = 0.8
-    mislead: float = 0.2
-    relevance: float = 0.0
-    hack: float = 0.8
-    r_sd: float = 1.0
-    kappa_r: float = 1.0
-    delta: float = 0.1
-    lam: float = 1.0
-    mu: float = 0.0
-    kappa: float = 2.0
+#: The two detectors' fields of the section, read as pairs (detector 1, detector 2).
+_PAIRS = {"sens": ("sens_1", "sens_2"), "spec": ("spec_1", "spec_2")}
+#: The judge's weights (the shared ``judge`` section's, with ``judge=logit``): their
+#: defaults here are the ones the model's functions assume when called directly.
+_JUDGE = {"lam": 1.0, "mu": 0.0, "kappa": 2.0}
 
-    @property
-    def pass_wrong(self) -> float:
-        """pi_W: the wrong side's quote passes verification in a round."""
-        return 1.0 - (1.0 - self.fabricate * (1.0 - self.verify)) * (
-            1.0 - self.mislead * (1.0 - self.relevance))
+
+def _pass_wrong(self) -> float:
+    """pi_W: the wrong side's quote passes verification in a round."""
+    return 1.0 - (1.0 - self.fabricate * (1.0 - self.verify)) * (
+        1.0 - self.mislead * (1.0 - self.relevance))
+
+
+def _params_fields() -> list:
+    out = []
+    for f in fields(ColmadConfig):
+        pair = next((k for k, v in _PAIRS.items() if f.name == v[0]), None)
+        if pair:
+            d = {g.name: g.default for g in fields(ColmadConfig)}
+            out.append((pair, tuple, field(default=tuple(d[n] for n in _PAIRS[pair]))))
+        elif not any(f.name in v for v in _PAIRS.values()):
+            out.append((f.name, f.type, field(default=f.default)))
+    return out + [(k, "float", field(default=v)) for k, v in _JUDGE.items()]
+
+
+#: The model's parameters as its functions read them: the ``colmad`` section's fields
+#: (derived from :class:`ColmadConfig`, so declared once), the detectors' as pairs
+#: ``sens`` and ``spec``, and the judge's ``lam``, ``mu``, ``kappa``; frozen.
+Params = make_dataclass("Params", _params_fields(), frozen=True,
+                        namespace={"pass_wrong": property(_pass_wrong),
+                                   "__doc__": "Parameters of model=colmad (see the module)."})
+Params.__module__ = __name__
+
+
+def _cast(f, v):
+    t = f.type if isinstance(f.type, str) else f.type.__name__
+    return {"float": float, "int": int, "str": str}.get(t, lambda x: x)(v)
 
 
 def params_of(cfg) -> Params:
+    """:class:`Params` of a config (its ``colmad`` and ``judge`` sections)."""
     c, j = cfg.colmad, cfg.judge
-    return Params(p_error=float(c.p_error), sens=(float(c.sens_1), float(c.sens_2)),
-                  spec=(float(c.spec_1), float(c.spec_2)), eta=float(c.eta),
-                  eta_mode=str(c.eta_mode), rounds=int(c.rounds), evidence=float(c.evidence),
-                  fabricate=float(c.fabricate), verify=float(c.verify),
-                  mislead=float(c.mislead), relevance=float(c.relevance), hack=float(c.hack),
-                  r_sd=float(c.r_sd), kappa_r=float(c.kappa_r), delta=float(c.delta),
-                  lam=float(j.lam), mu=float(j.mu), kappa=float(j.kappa))
+    kw = {f.name: _cast(f, getattr(c, f.name)) for f in fields(ColmadConfig)}
+    for k, (a, b) in _PAIRS.items():
+        kw[k] = (kw.pop(a), kw.pop(b))
+    kw.update({k: float(getattr(j, k)) for k in _JUDGE})
+    return Params(**kw)
 
 
 def pair_table(par: Params) -> np.ndarray:
@@ -322,20 +332,90 @@ def metric_values(m: np.ndarray) -> dict:
     return out
 
 
+def class_vectors(par: Params) -> tuple[np.ndarray, np.ndarray]:
+    """The per-response vector of every kernel class (``kernels.colmad``'s layout) as
+    ``A + used * b``: ``A`` [classes, L], ``b`` [L] (ColMAD's calls, 2 per round used)."""
+    from ...kernels.colmad import N_CLASSES, N_HEAD, RIGHT, TIE, WRONG
+
+    T = judge_right(par)
+    tie = (tie_right(par, 0), tie_right(par, 1))
+    R = int(par.rounds)
+    A = np.zeros((N_CLASSES, L))
+    b = np.zeros(L)
+    b[2 * PER + 3] = 2.0
+    for k in range(N_CLASSES):
+        if k < N_HEAD:
+            om, c1, c2 = k >> 2, (k >> 1) & 1, k & 1
+            if c1 != c2:
+                continue
+            right = (float(c1),) * 3 + (float(c1 | c2),)
+            calls = (1.0, 2.0, 2.0, 2.0)
+        else:
+            h, state = divmod(k - N_HEAD, 16)
+            om, c1 = h >> 1, h & 1
+            c2 = 1 - c1
+            eR, eW, out = state & 1, (state >> 1) & 1, state >> 2
+            if out not in (RIGHT, WRONG, TIE):
+                continue
+            col = 1.0 if out == RIGHT else 0.0 if out == WRONG else tie[om]
+            right = (float(c1), T[om, eR, eW], col, 1.0)
+            # ColMAD: 2 detectors, 2 per round used (in b), 1 judge if it decided.
+            calls = (1.0, 2.0 + 2.0 * R + 1.0, 2.0 + (1.0 if out == TIE else 0.0), 2.0)
+        dis = c1 != c2
+        y = A[k]
+        for p in range(len(PROTOCOLS)):
+            rr = right[p]
+            y[p * PER:(p + 1) * PER] = (om * rr, (1 - om) * (1.0 - rr), om * (1.0 - rr),
+                                        calls[p], (1.0 - rr) if dis else 0.0)
+            y[FIRST + p] = (1.0 - c1) * (1.0 - rr)
+        y[DIS] = 1.0 if dis else 0.0
+        y[L - 1] = 1.0 - c1
+    return A, b
+
+
+def class_moments(par: Params, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The sums of the per-response vector and of its outer product, (1, L) and
+    (1, L, L), from the kernel's per-class counts and sums of rounds used (and squares)."""
+    A, b = class_vectors(par)
+    n, u, u2 = (np.asarray(c, np.float64) for c in counts)
+    s1 = A.T @ n + b * u.sum()
+    au = A.T @ u
+    s2 = (A.T * n) @ A + np.outer(au, b) + np.outer(b, au) + np.outer(b, b) * u2.sum()
+    return s1[None], s2[None]
+
+
+def kernel_args(par: Params) -> tuple:
+    """The kernel's thresholds: p_error's; per omega the cumulative correctness-pair
+    table's (uint64[2, 3]); x's, pi_W's and delta's."""
+    from ...kernels.colmad import threshold
+
+    pair = pair_table(par)
+    pt = np.zeros((2, 3), np.uint64)
+    for om in (0, 1):
+        # the same float sums as the cumulative table the per-response test reads
+        t11 = pair[om, 1, 1]
+        t10 = t11 + pair[om, 1, 0]
+        t01 = t10 + pair[om, 0, 1]
+        pt[om] = [threshold(t11), threshold(t10), threshold(t01)]
+    return (np.uint64(threshold(par.p_error)), pt, np.uint64(threshold(par.evidence)),
+            np.uint64(threshold(par.pass_wrong)), np.uint64(threshold(par.delta)))
+
+
 def simulate(par: Params, n_instances: int, seed: int, n_threads: int = 0,
              values=None) -> dict:
     """Metrics by the compiled kernel: ``{metric: (values, se)}`` of
     :func:`metric_values` (or of ``values``, e.g. :func:`first_values`)."""
-    from ...kernels.colmad import colmad_kernel
+    import numba as nb
+
+    from ...kernels.colmad import colmad_counts
     from ...kernels.rng import split_seed
     from ...runner import kernel_threads
 
     k0, k1 = split_seed(seed)
     with kernel_threads(n_threads):
-        s1, s2 = colmad_kernel(int(n_instances), k0, k1, par.p_error,
-                               np.ascontiguousarray(pair_table(par)), judge_right(par),
-                               np.array([tie_right(par, 0), tie_right(par, 1)]), par.evidence,
-                               par.pass_wrong, int(par.rounds), par.delta)
+        counts = colmad_counts(int(n_instances), k0, k1, *kernel_args(par), int(par.rounds),
+                               4 * nb.get_num_threads())
+    s1, s2 = class_moments(par, counts)
     return estimates(values or metric_values, s1, s2, float(n_instances))
 
 

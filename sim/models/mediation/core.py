@@ -29,14 +29,14 @@ the false alarms' Bernoullis (a short dynamic programme), dissents are binomial.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import field, fields, make_dataclass
 
 import numpy as np
 
 from ...config import ConfigError, check_int, check_number, check_prob
 from ...lazy import lazy
 from ...moments import estimates
-from .config import MediationConfig  # noqa: F401  (re-exported for the model)
+from .config import MediationConfig
 
 special = lazy("scipy.special")
 stats = lazy("scipy.stats")
@@ -77,35 +77,36 @@ SHARED = {
 }
 
 
-@dataclass(frozen=True)
-class Params:
-    citations: int = 8
-    classes: tuple = SOURCES["foam"]
-    relevance: float = 0.0
-    flaws: float = 2.0
-    detect: float = 0.6
-    repair: float = 0.7
-    iterations: int = 3
-    false_alarm: float = 0.05
-    perspectives: int = 3
-    dissent: float = 0.5
-    false_dissent: float = 0.05
-    erase: float = 0.8
-    escalate_at: int = 1
-    human_accuracy: float = 0.9
-    human_cost: float = 20.0
+def _params_fields() -> list:
+    out = []
+    for f in fields(MediationConfig):
+        if f.name == "source":  # the source and custom shares are read as the shares
+            out.append(("classes", tuple, field(default=SOURCES[f.default])))
+        elif f.name != "classes":
+            out.append((f.name, f.type, field(default=f.default)))
+    return out
+
+
+#: The model's parameters as its functions read them: the ``mediation`` section's
+#: fields (derived from :class:`MediationConfig`, so declared once) with the citation
+#: source read as its five class shares (``classes``); frozen.
+Params = make_dataclass("Params", _params_fields(), frozen=True,
+                        namespace={"__doc__": "Parameters of model=mediation (see the module)."})
+Params.__module__ = __name__
+
+
+def _cast(f, v):
+    t = f.type if isinstance(f.type, str) else f.type.__name__
+    return {"float": float, "int": int, "str": str}.get(t, lambda x: x)(v)
 
 
 def params_of(cfg) -> Params:
+    """:class:`Params` of a config (its ``mediation`` section)."""
     m = cfg.mediation
+    kw = {f.name: _cast(f, getattr(m, f.name)) for f in fields(MediationConfig)
+          if f.name not in ("source", "classes")}
     classes = SOURCES[m.source] if m.source in SOURCES else tuple(float(v) for v in m.classes)
-    return Params(citations=int(m.citations), classes=tuple(classes),
-                  relevance=float(m.relevance), flaws=float(m.flaws), detect=float(m.detect),
-                  repair=float(m.repair), iterations=int(m.iterations),
-                  false_alarm=float(m.false_alarm), perspectives=int(m.perspectives),
-                  dissent=float(m.dissent), false_dissent=float(m.false_dissent),
-                  erase=float(m.erase), escalate_at=int(m.escalate_at),
-                  human_accuracy=float(m.human_accuracy), human_cost=float(m.human_cost))
+    return Params(classes=tuple(classes), **kw)
 
 
 def validate_mediation(cfg) -> None:
@@ -227,19 +228,23 @@ def exact(par: Params) -> dict:
 
 def simulate(par: Params, n_instances: int, seed: int, n_threads: int = 0) -> dict:
     """Metrics by the compiled kernel: ``{name: (value, se)}``."""
-    from ...kernels.mediation import mediation_kernel
+    import numba as nb
+
+    from ...kernels import mediation as km
     from ...kernels.rng import split_seed
     from ...runner import kernel_threads
 
     k0, k1 = split_seed(seed)
     surv = 1.0 - par.detect * par.repair
+    G_p, S_p, G_b, S_b, t_dis, t_fa, t_erase, G_c, S_c, q = km.tables(
+        par.flaws, surv, int(par.iterations), int(par.perspectives), par.dissent,
+        par.false_dissent, par.erase, par.false_alarm, int(par.citations), par.classes)
     with kernel_threads(n_threads):
-        s1, s2 = mediation_kernel(int(n_instances), k0, k1, par.flaws, surv, int(par.iterations),
-                                  par.false_alarm, int(par.perspectives), par.dissent,
-                                  par.false_dissent, par.erase, int(par.escalate_at),
-                                  par.human_accuracy, int(par.citations),
-                                  np.asarray(par.classes, float), np.asarray(EQ_WEIGHTS),
-                                  par.relevance)
+        flaw, cit = km.mediation_sums(
+            int(n_instances), k0, k1, int(par.iterations), int(par.perspectives),
+            int(par.citations), surv, float(par.dissent), float(par.false_dissent), G_p, S_p,
+            G_b, S_b, t_dis, t_fa, t_erase, q, G_c, S_c, 4 * nb.get_num_threads())
+    s1, s2 = class_moments(par, flaw, cit, float(n_instances))
     return estimates(lambda m: _values(m, par), s1, s2, float(n_instances))
 
 
@@ -248,6 +253,60 @@ def simulate(par: Params, n_instances: int, seed: int, n_threads: int = 0) -> di
 #: raised-and-wrong.
 N_SHARED = 6
 PER = 5
+L = N_SHARED + PER * len(PROTOCOLS)
+#: The flaw part's entries of the vector (the rest, 2..5, are the citation part's).
+FLAW_PART = [0, 1] + list(range(N_SHARED, L))
+CITATION_PART = [2, 3, 4, 5]
+
+
+def class_moments(par: Params, flaw: np.ndarray, cit: np.ndarray, n: float) -> tuple:
+    """The sums of the per-case vector and of its outer product, (1, L) and (1, L, L),
+    from the kernel's integer sums (``kernels.mediation``): the flaw classes' vectors
+    weighted by their counts (linear in the residual flaw count, whose sums come with
+    them), the citation part from the sums of the class counts and their products.
+    The cross sums of the two parts are not accumulated (no metric combines them):
+    they are set to the product of the parts' sums / n, a zero covariance."""
+    P, T, h = int(par.perspectives), int(par.escalate_at), par.human_accuracy
+    n_cls = 2 * (P + 1) ** 2
+    A = np.zeros((n_cls, L))
+    b = np.zeros(L)
+    b[1] = 1.0  # the residual flaw count
+    for k in range(n_cls):
+        rest, kept_sum = divmod(k, P + 1)
+        wrong, raised = divmod(rest, P + 1)
+        y = A[k]
+        y[0] = float(wrong)
+        for pr, kept in enumerate((raised, kept_sum)):  # a memo keeps every dissent
+            esc = kept >= T
+            base = N_SHARED + PER * pr
+            y[base] = h if esc else (0.0 if wrong else 1.0)
+            y[base + 1] = float(esc)
+            y[base + 2] = float(esc and wrong)
+            y[base + 3] = float(wrong and raised > 0 and kept == 0)
+            y[base + 4] = float(wrong and raised > 0)
+    cnt, u, u2 = (np.asarray(v, np.float64) for v in flaw)
+    s1 = A.T @ cnt + b * u.sum()
+    au = A.T @ u
+    s2 = (A.T * cnt) @ A + np.outer(au, b) + np.outer(b, au) + np.outer(b, b) * u2.sum()
+    # Citation part: y = (perfect, G counts) with G's rows the exact share, the
+    # evidence-quality score and the relevance check's catch, per citation.
+    M = float(par.citations)
+    sc = np.asarray(cit[:5], np.float64)
+    scc = np.asarray(cit[5:30], np.float64).reshape(5, 5)
+    sp, spc = float(cit[30]), np.asarray(cit[31:36], np.float64)
+    G = np.array([[1.0, 1.0, 0.0, 0.0, 0.0], 100.0 * np.asarray(EQ_WEIGHTS),
+                  [0.0, par.relevance, 0.0, 0.0, 0.0]]) / M
+    c1 = np.concatenate([[sp], G @ sc])
+    c2 = np.zeros((4, 4))
+    c2[0, 0] = sp
+    c2[0, 1:] = c2[1:, 0] = G @ spc
+    c2[1:, 1:] = G @ scc @ G.T
+    ci, fi = np.array(CITATION_PART), np.array(FLAW_PART)
+    s1[ci] = c1
+    s2[np.ix_(ci, ci)] = c2
+    s2[np.ix_(ci, fi)] = np.outer(c1, s1[fi]) / n
+    s2[np.ix_(fi, ci)] = np.outer(s1[fi], c1) / n
+    return s1[None], s2[None]
 
 
 def _values(m, par: Params) -> dict:
