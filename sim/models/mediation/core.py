@@ -33,7 +33,7 @@ from dataclasses import field, fields, make_dataclass
 
 import numpy as np
 
-from ...config import ConfigError, check_int, check_number, check_prob
+from ...config import ConfigError, check_prob
 from ...lazy import lazy
 from ...moments import estimates
 from .config import MediationConfig
@@ -111,21 +111,10 @@ def params_of(cfg) -> Params:
 
 def validate_mediation(cfg) -> None:
     m = cfg.mediation
-    check_int("mediation.citations", m.citations, 1, 10_000)
-    check_int("mediation.iterations", m.iterations, 0, 1000)
-    check_int("mediation.perspectives", m.perspectives, 1, 64)
-    check_int("mediation.escalate_at", m.escalate_at, 1, 64)
+    # Ranges: declared in config.py; what depends on several fields or the data here.
     if m.escalate_at > m.perspectives:
         raise ConfigError(f"mediation.escalate_at must be at most mediation.perspectives "
                           f"({m.perspectives}), got {m.escalate_at}")
-    for k in ("relevance", "detect", "repair", "false_alarm", "dissent", "false_dissent",
-              "erase", "human_accuracy"):
-        check_prob(f"mediation.{k}", getattr(m, k))
-    if not 0 <= check_number("mediation.flaws", m.flaws) <= 50:
-        raise ConfigError(f"mediation.flaws must lie in [0, 50] (mean flaws per case), got "
-                          f"{m.flaws!r}")
-    if check_number("mediation.human_cost", m.human_cost) < 0:
-        raise ConfigError(f"mediation.human_cost must be >= 0, got {m.human_cost!r}")
     if m.source not in tuple(SOURCES) + ("custom",):
         raise ConfigError(f"mediation.source must be one of {', '.join(SOURCES)}, custom; got "
                           f"{m.source!r}")
