@@ -819,6 +819,71 @@ def _judge_from_estimates(path) -> tuple[Judge, list]:
     return Judge("tiebreak", b=b, d=d, p=p, rho=rho, se={"b": se_b, "rho": se_rho}), notes
 
 
+#: The goodness-of-fit check of a judge read from a store: a rate misses when the log
+#: tells it apart from the judge's (family-wise level FIT_ALPHA) by more than
+#: FIT_TOLERANCE.  (A large log tells apart differences no design turns on: the shipped
+#: two-stratum sample's one-rho judge is 0.03 off its debate follow-when-correct at
+#: p < 0.001; that is printed, not refused.)
+FIT_ALPHA = 0.05
+FIT_TOLERANCE = 0.05
+
+
+def fit_check(judge: Judge, path) -> tuple[list, list]:
+    """Does the judge read from an estimates store reproduce its log?  Per protocol,
+    the log's counts of wrong protagonists endorsed (Amp) and right ones endorsed
+    (follow-when-correct) against the judge's closed form (the design's current
+    protocol: no verification, one judge), each an exact binomial test (scipy),
+    Bonferroni over the tests.  Returns (lines comparing the log and the judge, with
+    accuracy at the log's own share of right protagonists; the misses)."""
+    from scipy.stats import binomtest
+
+    ds = xr.open_zarr(path, chunks=None).load()
+    a = ds.sel(stratum="all")
+    if "n_wrong" not in ds:
+        return (["fit check: not run (a store written before antiamp-estimate recorded "
+                 "n_wrong and n_right; estimate the log again)"], [])
+    P = _params(judge, 1, 0)
+    tests = []
+    for prot in ("consult", "debate"):
+        n_w, n_r = (int(a[k].sel(protocol=prot)) if np.isfinite(float(a[k].sel(protocol=prot)))
+                    else 0 for k in ("n_wrong", "n_right"))
+        if n_w + n_r == 0:
+            continue
+        amp_m = float(outcomes(prot, 1, 0.0, P, "majority", 0.0)[0][0])
+        fwc_m = float(outcomes(prot, 1, 0.0, {**P, "p": np.ones_like(P["p"])}, "majority",
+                               0.0)[1][0])
+        amp_o, fwc_o = float(a.amp.sel(protocol=prot)), float(a.fwc.sel(protocol=prot))
+        acc_o = float(a.acc.sel(protocol=prot))
+        acc_m = (n_r * fwc_m + n_w * (1 - amp_m)) / (n_r + n_w)
+        rows = []
+        for name, n, obs, model in (("Amp", n_w, amp_o, amp_m),
+                                    ("follow-when-correct", n_r, fwc_o, fwc_m)):
+            if n == 0 or not np.isfinite(obs):
+                continue
+            k = int(round(obs * n))
+            pv = float(binomtest(k, n, min(max(model, 0.0), 1.0)).pvalue)
+            rows.append((prot, name, k, n, obs, model, pv))
+        tests += rows
+        tests.append((prot, "accuracy", None, n_r + n_w, acc_o, acc_m, None))
+    m = sum(t[6] is not None for t in tests)
+    lines = [f"fit check (the judge's closed form against the log it was fitted to; exact "
+             f"binomial tests, Bonferroni over {m}; a miss: p < {FIT_ALPHA:g} and off by more "
+             f"than {FIT_TOLERANCE:g}):"]
+    misses = []
+    for prot, name, k, n, obs, model, pv in tests:
+        clear = pv is not None and pv * m < FIT_ALPHA
+        miss = clear and abs(model - obs) > FIT_TOLERANCE
+        frac = f" ({k}/{n})" if k is not None else f" ({n} rows, at the log's share right)"
+        lines.append(f"  {prot:<8} {name:<19} log {obs:.3f}{frac}, judge {model:.3f}, off by "
+                     f"{model - obs:+.3f}" + (f", p {pv:.2g}" if pv is not None else "")
+                     + ("  MISSES" if miss else f"  (clear, but within {FIT_TOLERANCE:g})"
+                        if clear else ""))
+        if miss:
+            misses.append(f"{prot} {name}: log {obs:.3f} ({k}/{n}), judge {model:.3f}, p "
+                          f"{pv:.2g}")
+    return lines, misses
+
+
 #: The structural fit's parameter names and the design judge's.
 _STRUCT = {"mu_consult": "mu_c", "mu_debate": "mu_d", "kappa_v": "kappa_v", "d": "gap",
            "sigma": "sigma"}
@@ -1005,6 +1070,10 @@ def main(argv=None) -> None:
     ap.add_argument("--force", action="store_true",
                     help="write into an existing --out directory antiamp did not make; "
                          "still overwrites only the files antiamp wrote there")
+    ap.add_argument("--accept-misfit", action="store_true",
+                    help="with --estimates: design even when the judge read from the store "
+                         "does not reproduce its log (goodness-of-fit check; the misses are "
+                         "printed with the design)")
     args = ap.parse_args(argv)
     try:
         judge, notes = _judge_from_args(args)
@@ -1053,6 +1122,22 @@ def _judge_from_args(args) -> tuple:
         if not Path(args.estimates).is_dir():
             raise DesignError(f"--estimates {args.estimates}: no such store")
         judge, notes = judge_from_estimates(args.estimates)
+        lines, misses = fit_check(judge, args.estimates)
+        if misses and not getattr(args, "accept_misfit", False):
+            raise DesignError(
+                f"--estimates {args.estimates}: the {judge.kind} judge read from the store does "
+                f"not reproduce its log (" + "; ".join(misses) + "), so a design from it "
+                "would rest on a judge the log contradicts. "
+                + ("The store's logistic fit was not identified, so this is the tie-break "
+                   "judge of debate's b-hat. " if judge.kind == "tiebreak" else "")
+                + "Fit a judge that reads the log (antiamp-estimate --simulate), give the "
+                "judge yourself (--judge ...), or design from this one anyway with "
+                "--accept-misfit (the misses are then printed with the design)")
+        if misses:
+            lines.insert(0, f"WARNING: the judge does not reproduce the log it was fitted to "
+                            f"({len(misses)} miss{'es' if len(misses) > 1 else ''}; "
+                            "--accept-misfit)")
+        notes = notes + lines
         for k in keys:  # a value given on the command line overrides the store's
             if getattr(args, k) is not None:
                 setattr(judge, k, getattr(args, k))

@@ -117,7 +117,46 @@ def _show(v) -> str:
     return repr(v.item() if hasattr(v, "item") else v)
 
 
+#: Columns other modules read beside the schema's (several judgments of one room).
+OTHER_COLUMNS = ("room", "judge_role")
+#: What is lost when a known column is missing, for the "did you mean" message.
+_MISSING_MEANS = {
+    "judge_id": "the standard errors would not be clustered by judge (every row its own "
+                "cluster)",
+    "stratum": "every row would be one stratum",
+    "omega": "no row would have a known truth",
+    "role": "every debate would be read as having open roles",
+}
+
+
+def check_column_names(columns) -> None:
+    """LogError for a column the schema does not know that looks like one it does and
+    the log lacks (``judge`` or ``judgeid`` for ``judge_id``): read as it is it would be
+    ignored silently.  difflib's ratio, as argparse's and Hydra's suggestions use."""
+    import difflib
+
+    known = list(SCHEMA) + list(OTHER_COLUMNS)
+    present = {str(c) for c in columns}
+    absent = [k for k in known if k not in present]
+    lower = {k.lower(): k for k in absent}
+    for col in map(str, columns):
+        if col in known:
+            continue
+        c = col.strip().lower()
+        # close (judgeid, judge_ID), or a part of the name (judge): not merely alike
+        # (mode and role are 0.75 alike, and a log may well have a mode column)
+        near = [k for k in difflib.get_close_matches(c, list(lower), n=3, cutoff=0.75)
+                if difflib.SequenceMatcher(None, c, k).ratio() >= 0.85
+                or c.replace("_", "") in k.replace("_", "")][:1]
+        if near:
+            k = lower[near[0]]
+            raise LogError(f"column {col!r} is not in the log schema: did you mean {k!r}? "
+                           f"Rename it; left as it is it would be ignored, and "
+                           f"{_MISSING_MEANS.get(k, f'{k} would not be read')}")
+
+
 def validate_log(df: pd.DataFrame) -> pd.DataFrame:
+    check_column_names(df.columns)
     missing = [c for c, (req, _) in SCHEMA.items() if req and c not in df.columns]
     if missing:
         raise LogError(f"missing required column(s): {', '.join(missing)} "

@@ -333,6 +333,15 @@ def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = Fals
                      "sigma fixed at 1 (a probit); label predictions do not depend on it")
     if not has_p and agg["endorse"].nunique() < 2:
         raise FitError("the judge's label never varies: nothing to fit")
+    if not has_p and "kappa_v" in names:
+        from .logfit import separation
+
+        c = agg[~agg["debate"].to_numpy(bool)]
+        sep = separation(c["x"].to_numpy(float), c["endorse"].to_numpy(float)) if len(c) else ""
+        if sep and sep != "the label never varies":
+            notes.append(f"separation in consultancy ({sep}, with x the evidence "
+                         "regressor): from labels alone mu_consult and kappa_v may have no "
+                         "finite maximum-likelihood estimate (huge values and SEs below)")
     lik = _Likelihood(agg, names, fixed, has_p, bounds, grid)
     lik.populations = pops
 

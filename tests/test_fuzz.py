@@ -11,6 +11,7 @@ are printed at the end (``pytest -s``).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 from collections import Counter
@@ -339,7 +340,8 @@ def test_fuzz_file_commands(data, tmp_path, outputs):
     for f in data.draw(st.lists(st.sampled_from(flags), max_size=3)):
         argv += f
     before = (_digest(foreign), _digest(store))
-    code, out, err = _argv_tool(main, argv)
+    with contextlib.chdir(tmp_path):  # a default output directory lands here, not in the checkout
+        code, out, err = _argv_tool(main, argv)
     assert "Traceback" not in err, (argv, err)
     assert code in (0, 1, 2), (argv, code, err)
     if code == 2:

@@ -1,0 +1,355 @@
+"""Statistics of one group of log rows (one protocol and stratum): row codes and the
+stratified bootstrap over their counts, the mislabel-corrected Amp, graded evidence,
+the judge's probabilities and their reliability table.
+
+Every statistic of the bootstrap reads only how many rows fall in each of 16 codes,
+so a resample is a multinomial draw of code counts (the same distribution as
+resampling rows, which scipy.stats.bootstrap does) and memory stays bounded whatever
+the log's size.  Read by :mod:`antiamp.estimators`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .lazy import lazy
+
+pd = lazy("pandas")
+stats = lazy("scipy.stats")
+
+
+def _codes(d: pd.DataFrame) -> np.ndarray:
+    """Row code 8 right + 4 known + 2 wrong + endorse, for the bootstrap statistics
+    (right: y = omega, which with K > 2 answers is not implied by y != a)."""
+    known = d["omega"].notna().to_numpy()
+    om = d["omega"].fillna(-1).to_numpy()
+    a, y = d["a"].to_numpy(), d["y"].to_numpy()
+    wrong = known & (a != om)
+    return (8 * (known & (y == om)) + 4 * known + 2 * wrong + (y == a)).astype(float)
+
+
+# Every statistic of the bootstrap reads only how many rows fall in each of the
+# 16 codes, so a resample of n rows with replacement is a multinomial draw of the
+# code counts (the same distribution as resampling rows, which scipy.stats.bootstrap
+# does): memory and time per resample are O(16), not O(n), whatever the log's size.
+N_CODES = 16
+
+
+def code_counts(codes: np.ndarray) -> np.ndarray:
+    """How many rows of each code 0..15."""
+    return np.bincount(np.asarray(codes, np.int64), minlength=N_CODES)
+
+
+_ORDER = np.lexsort((np.arange(N_CODES) // 8, np.arange(N_CODES) % 8))
+
+
+def _fold(c):
+    """Counts of the 8 codes known/wrong/endorse, summed over y = omega."""
+    c = np.asarray(c)
+    return c[..., :8] + c[..., 8:]
+
+
+def _amp(c):
+    f = _fold(c)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return f[..., 7] / (f[..., 6] + f[..., 7])
+
+
+def _fwc(c):
+    f = _fold(c)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return f[..., 5] / (f[..., 4] + f[..., 5])
+
+
+def _acc(c):
+    c = np.asarray(c)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return c[..., 12:].sum(axis=-1) / (c[..., 4:8].sum(axis=-1) + c[..., 12:].sum(axis=-1))
+
+
+def corrected_amp_counts(c: np.ndarray, eps: float):
+    """Amp after undoing a symmetric mislabel rate ``eps`` of the recorded ground truth.
+
+    With q = Pr(a != omega), A = Amp and F = follow-when-correct, the recorded
+    truth gives Pr(a != w~) = (1 - eps) q + eps (1 - q), Pr(y = a, a != w~) =
+    (1 - eps) q A + eps (1 - q) F and Pr(y = a, a = w~) = (1 - eps)(1 - q) F + eps q A;
+    solved for A.  ``c``: code counts [..., 16] (two answers).
+    """
+    c = _fold(np.asarray(c, float))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        k = c[..., 4:].sum(axis=-1)
+        qt = (c[..., 6] + c[..., 7]) / k
+        jw = c[..., 7] / k
+        jr = c[..., 5] / k
+        q = (qt - eps) / (1 - 2 * eps)
+        # [(1-eps) q, eps (1-q); eps q, (1-eps)(1-q)] [A, F] = [jw, jr]
+        det = (1 - eps) ** 2 * q * (1 - q) - eps ** 2 * q * (1 - q)
+        A = (jw * (1 - eps) * (1 - q) - eps * (1 - q) * jr) / det
+    return np.clip(A, 0.0, 1.0)
+
+
+def corrected_amp(codes: np.ndarray, eps: float):
+    """:func:`corrected_amp_counts` of a sample of row codes."""
+    return corrected_amp_counts(code_counts(codes), eps)
+
+
+def _resampled(counts: list, n_resamples: int, rng) -> np.ndarray:
+    """Code counts of ``n_resamples`` stratified bootstrap resamples [B, 8]: each
+    stratum's rows resampled with replacement within the stratum."""
+    out = np.zeros((n_resamples, N_CODES), np.int64)
+    # Categories in the order of the 8 codes that ignore y = omega: with two answers the
+    # y = omega bit is fixed by the others, so the nonzero categories come in the same
+    # order as in an 8-code table and a seed gives the same resamples as it always has.
+    for c in counts:
+        n = int(c.sum())
+        out[:, _ORDER] += rng.multinomial(n, c[_ORDER] / n, size=n_resamples)
+    return out
+
+
+@dataclass
+class Interval:
+    """A point estimate, its interval, and how the interval was had: ``undefined`` is
+    the share of bootstrap resamples in which the statistic was not defined (no row of
+    the event it conditions on); ``method`` ``bootstrap``, ``wilson`` (every row agreed,
+    or too few rows to resample) or ``""`` (no interval: ``why`` says why)."""
+
+    point: float
+    lo: float
+    hi: float
+    undefined: float = 0.0
+    method: str = "bootstrap"
+    why: str = ""
+
+    def __iter__(self):  # point, lo, hi, as the three-tuple it was
+        return iter((self.point, self.lo, self.hi))
+
+
+# Numerator and denominator code counts of the rates (:data:`RATIOS`): with them
+# a rate whose rows all agree (0 of n, n of n) gets a Wilson interval.
+def _amp_nd(c):
+    f = _fold(c)
+    return f[..., 7], f[..., 6] + f[..., 7]
+
+
+def _fwc_nd(c):
+    f = _fold(c)
+    return f[..., 5], f[..., 4] + f[..., 5]
+
+
+def _acc_nd(c):
+    c = np.asarray(c)
+    return c[..., 12:].sum(axis=-1), c[..., 4:8].sum(axis=-1) + c[..., 12:].sum(axis=-1)
+
+
+RATIOS = {"amp": _amp_nd, "fwc": _fwc_nd, "acc": _acc_nd}
+#: What a rate's denominator counts (a rate with none is not defined).
+EVENTS = {"amp": "row with a wrong protagonist", "fwc": "row with a right protagonist",
+          "acc": "row with a known truth"}
+
+
+def wilson(k: float, n: float, confidence: float) -> tuple[float, float]:
+    """Wilson score interval of k successes in n (statsmodels)."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    lo, hi = proportion_confint(k, n, alpha=1 - confidence, method="wilson")
+    return float(lo), float(hi)
+
+
+def bootstrap(samples, stat, confidence, n_resamples, rng, ratio=None,
+              event: str = "") -> Interval:
+    """Point estimate and stratified percentile interval of ``stat`` (a statistic of
+    code counts) over ``samples`` (one array of row codes per stratum).
+
+    A resample in which the statistic is not defined (no row of the ``event`` it
+    conditions on, which a small log draws now and then) is left out: the interval
+    is the percentile interval of the resamples that have the event, and
+    ``undefined`` says what share did not.  With ``ratio`` (numerator and denominator
+    counts of a rate), a rate whose rows all agree (0 of n or n of n: every resample
+    agrees too, an interval of no width) or a log too small to resample gets the
+    Wilson interval of its counts instead."""
+    counts = [code_counts(s) for s in samples if len(s)]
+    total = sum(int(c.sum()) for c in counts)
+    if not counts or total < 2:
+        iv = Interval(np.nan, np.nan, np.nan, method="", why="fewer than two rows")
+    else:
+        point = float(stat(np.sum(counts, axis=0)))
+        if any(c.sum() < 2 for c in counts):  # a stratum of one row cannot be resampled
+            counts = [np.sum(counts, axis=0)]
+        # (drawn whatever the counts: a seed gives the same resamples to every statistic
+        # of the log as it always has)
+        dist = stat(_resampled(counts, n_resamples, rng))
+        lo, hi = _percentile_interval(dist, confidence)
+        bad = float(np.mean(~np.isfinite(dist)))
+        why = (f"no {event or 'row the statistic needs'} in {bad:.1%} of resamples; the "
+               "interval is over the others" if bad > 0 and np.isfinite(lo) else
+               "not defined in any resample" if bad > 0 else "")
+        iv = Interval(point, lo, hi, undefined=bad, why=why)
+    if ratio is not None and counts:
+        k, n = (float(v) for v in ratio(np.sum(counts, axis=0)))
+        if n == 0:
+            return Interval(np.nan, np.nan, np.nan, method="", why=f"no {event}")
+        if total < 2 or k in (0.0, n):
+            lo, hi = wilson(k, n, confidence)
+            why = ("too few rows to resample: Wilson interval" if total < 2 else
+                   f"every row agrees ({int(k)} of {int(n)}), so every resample does: "
+                   "Wilson interval")
+            return Interval(k / n, lo, hi, method="wilson", why=why)
+    return iv
+
+
+def _boot(samples, stat, confidence, n_resamples, rng):
+    """(point, lo, hi) of :func:`bootstrap`."""
+    return tuple(bootstrap(samples, stat, confidence, n_resamples, rng))
+
+
+def _percentile_interval(dist: np.ndarray, confidence: float) -> tuple[float, float]:
+    """The percentile interval of a bootstrap distribution, over the resamples in which
+    the statistic is defined (NaN if it is in none)."""
+    dist = np.asarray(dist, float)
+    dist = dist[np.isfinite(dist)]
+    if dist.size == 0:
+        return np.nan, np.nan
+    alpha = (1 - confidence) / 2
+    lo, hi = np.quantile(dist, [alpha, 1 - alpha])
+    return float(lo), float(hi)
+
+
+#: Graded evidence without a threshold: the wrong sides' mean score over the right
+#: sides' (with binary scores and right sides that always show evidence, rho_eq).
+GRADED = {
+    "v_wrong": "mean graded evidence of the sides arguing a wrong answer",
+    "v_right": "mean graded evidence of the sides arguing the right answer",
+    "rho_graded": "graded fabrication rate: wrong sides' mean evidence / right sides'",
+}
+
+
+def graded_rho(d: pd.DataFrame, prot: str, confidence: float) -> dict:
+    """Graded evidence per side without a threshold: the wrong sides' mean score
+    v_wrong, the right sides' v_right, and their ratio rho_graded, which with 0/1
+    scores and right sides that always show evidence is rho_eq itself.  Sides: the
+    protagonist, and in two-answer debates the antagonist (wrong when the protagonist
+    is right).  Interval: exp(log ratio +- z se), the delta-method variance of the log
+    ratio of totals with judge-clustered influence sums (G/(G-1) factor); it stays
+    O(rows) in memory, unlike a row bootstrap."""
+    known = d["omega"].notna().to_numpy()
+    right = (d["a"] == d["omega"]).to_numpy() & known
+    wrong = known & ~right
+    vP = d["v_P"].to_numpy(float)
+    okP = np.isfinite(vP)
+    s_w = np.where(wrong & okP, vP, 0.0)
+    n_w = (wrong & okP).astype(float)
+    s_r = np.where(right & okP, vP, 0.0)
+    n_r = (right & okP).astype(float)
+    if prot == "debate" and "v_A" in d.columns and d.attrs.get("K", 2) == 2:
+        vA = d["v_A"].to_numpy(float)
+        okA = np.isfinite(vA)
+        s_w += np.where(right & okA, vA, 0.0)  # P right: A argues the wrong answer
+        n_w += (right & okA)
+        s_r += np.where(wrong & okA, vA, 0.0)
+        n_r += (wrong & okA)
+    Sw, Nw, Sr, Nr = s_w.sum(), n_w.sum(), s_r.sum(), n_r.sum()
+    out = {k: np.nan for k in (*GRADED, "rho_graded_lo", "rho_graded_hi")}
+    if Nw > 0:
+        out["v_wrong"] = Sw / Nw
+    if Nr > 0:
+        out["v_right"] = Sr / Nr
+    if not (Nw > 0 and Nr > 0 and Sr > 0):
+        return out
+    R = (Sw / Nw) / (Sr / Nr)
+    out["rho_graded"] = R
+    if Sw <= 0:
+        return out
+    u = s_w / Sw - n_w / Nw - s_r / Sr + n_r / Nr  # influence on log R
+    g = (pd.factorize(d["judge_id"])[0] if "judge_id" in d.columns
+         else np.arange(len(d)))
+    U = np.bincount(g, weights=u)
+    G = len(U)
+    if G < 2:
+        return out
+    se = float(np.sqrt((U ** 2).sum() * G / (G - 1)))
+    zq = stats.norm.ppf(0.5 + confidence / 2)
+    out["rho_graded_lo"], out["rho_graded_hi"] = R * np.exp(-zq * se), R * np.exp(zq * se)
+    return out
+
+
+def _rate(num_mask, den_mask):
+    den = int(den_mask.sum())
+    return float((num_mask & den_mask).sum() / den) if den else np.nan
+
+
+#: Metrics of the judge's stated probability p_y for the protagonist's answer.
+PROB_METRICS = {
+    "amp_prob": "Amp from probabilities: mean p_y when a is wrong",
+    "fwc_prob": "follow-when-correct from probabilities: mean p_y when a is right",
+    "brier": "Brier score of p_y against a = omega",
+    "log_loss": "log loss of the probability on the truth (p_y clipped to [1e-6, 1 - 1e-6])",
+    "tie_prob": "share of exact 0.5 judgements",
+}
+N_BINS = 10
+
+
+def _stratified_mean(groups: list, confidence: float):
+    """Mean over the pooled rows of the strata and its t interval with the stratified
+    variance sum_s (n_s / N)^2 s_s^2 / n_s (strata sizes fixed, as in the bootstrap).
+
+    A mean of bounded per-row values needs no resampling: the t interval is the
+    standard one, and memory stays O(rows) for any log size."""
+    groups = [np.asarray(g, float) for g in groups if len(g)]
+    N = sum(len(g) for g in groups)
+    if N == 0:
+        return np.nan, np.nan, np.nan
+    m = sum(float(g.sum()) for g in groups) / N
+    if N - len(groups) < 1 or any(len(g) < 2 for g in groups):
+        return m, np.nan, np.nan
+    se = math.sqrt(sum((len(g) / N) ** 2 * g.var(ddof=1) / len(g) for g in groups))
+    t = float(stats.t.ppf(0.5 + confidence / 2, N - len(groups)))
+    return m, m - t * se, m + t * se
+
+
+def probability_metrics(ds_: pd.DataFrame, confidence: float) -> dict:
+    """:data:`PROB_METRICS` of one protocol and stratum (rows with p_y and a known
+    truth), each ``(value, lo, hi)``."""
+    d = ds_[ds_["p_y"].notna() & ds_["omega"].notna()]
+    groups = [g for _, g in d.groupby("stratum", observed=True)]
+    right = [(g["a"] == g["omega"]).to_numpy(float) for g in groups]
+    p = [g["p_y"].to_numpy(float) for g in groups]
+    out = {}
+    out["amp_prob"] = _stratified_mean([pp[rr == 0] for pp, rr in zip(p, right)], confidence)
+    out["fwc_prob"] = _stratified_mean([pp[rr == 1] for pp, rr in zip(p, right)], confidence)
+    out["brier"] = _stratified_mean([(pp - rr) ** 2 for pp, rr in zip(p, right)], confidence)
+    q = [np.clip(np.where(rr == 1, pp, 1 - pp), 1e-6, 1 - 1e-6) for pp, rr in zip(p, right)]
+    out["log_loss"] = _stratified_mean([-np.log(qq) for qq in q], confidence)
+    out["tie_prob"] = _stratified_mean([(pp == 0.5).astype(float) for pp in p], confidence)
+    return out
+
+
+def reliability(d: pd.DataFrame):
+    """Per bin of p_y (N_BINS equal bins on [0, 1]): rows, mean p_y, share with a right
+    protagonist.
+
+    A debate with assigned roles has the wrong debater as its protagonist by
+    construction (the log is read role-symmetrically), so its p_y says nothing of
+    calibration against "the protagonist is right" (always no).  It is read from both
+    sides instead: the judge's probability for the right debater, 1 - p_y, with the
+    outcome right, and p_y for the wrong one, with the outcome wrong (mirror bins, so a
+    debate counts at most once in a bin, except at exactly 0.5)."""
+    d = d[d["p_y"].notna() & d["omega"].notna()]
+    p = d["p_y"].to_numpy(float)
+    right = (d["a"] == d["omega"]).to_numpy(float)
+    if "role" in d.columns:
+        both = ((d["role"] == "assigned") & (d["protocol"] == "debate")).to_numpy(bool)
+        if both.any():
+            p = np.concatenate([p, 1 - p[both]])
+            right = np.concatenate([right, 1 - right[both]])
+    # (rounded first: 1 - 0.8 is 0.19999999999999996, and a stated 0.2 belongs in the
+    # bin from 0.2 whichever side it was read from)
+    b = np.minimum(np.floor(np.round(p * N_BINS, 9)).astype(int), N_BINS - 1)
+    n = np.bincount(b, minlength=N_BINS).astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mp = np.bincount(b, weights=p, minlength=N_BINS) / n
+        fr = np.bincount(b, weights=right, minlength=N_BINS) / n
+    return n, mp, fr
+
