@@ -261,13 +261,39 @@ def _show_table(text: str, out_dir: Path) -> None:
     write_file(out_dir / "results.txt", text + "\n")  # a new temporary, renamed: no link followed
 
 
+def interrupted(message: str):
+    """Ctrl-C: ``message`` on stderr, one line, and exit status 130.
+
+    Zarr reads and writes through an event loop in a thread of its own; the
+    interrupted main thread leaves its tasks pending, and at exit asyncio logs each
+    of them with a traceback ("Task was destroyed but it is pending!", "cannot
+    schedule new futures after interpreter shutdown", and, once zarr closes its loop
+    at exit, "Exception ignored in: <coroutine ...>: Event loop is closed": thousands
+    of lines during a store's verification).  They say nothing about the run (a store
+    is renamed into place only once complete; a sweep's finished blocks are already
+    on disk), so for the rest of the process asyncio's logger is silenced and
+    unraisable exceptions, warnings ("coroutine ... was never awaited") and the
+    exceptions of other threads go unprinted."""
+    import threading
+    import warnings
+
+    warnings.simplefilter("ignore")
+
+    logging.getLogger("asyncio").disabled = True
+    sys.unraisablehook = lambda unraisable: None
+    threading.excepthook = lambda args: None
+    print(message, file=sys.stderr)
+    with contextlib.suppress(Exception):
+        sys.stderr.flush()
+    raise SystemExit(130)
+
+
 def _run(cfg: DictConfig) -> None:
     try:
         _run_cell(cfg)
     except KeyboardInterrupt:
-        print("\nantiamp: interrupted; a store is written only once complete, so nothing "
-              "partial was left", file=sys.stderr)
-        raise SystemExit(130) from None
+        interrupted("\nantiamp: interrupted; a store is written only once complete, so "
+                    "nothing partial was left")
 
 
 def _run_cell(cfg: DictConfig) -> None:
@@ -415,10 +441,12 @@ def guarded_main(prog: str, check, hydra_main, errors: tuple = (), help_text=Non
             print(f"{prog}: error: {exc}", file=sys.stderr)
             raise SystemExit(2) from None
         raise SystemExit(0)
-    if setup is not None:
-        setup()
     try:
+        if setup is not None:
+            setup()
         _checked_main(prog, check, hydra_main, errors)
+    except KeyboardInterrupt:  # while checking (nothing written yet) or after the job's own
+        interrupted(f"\n{prog}: interrupted")
     except OSError as exc:
         # Hydra reports a job's exception itself, as a traceback; with
         # HYDRA_FULL_ERROR it re-raises it, so that a failed write (a full disk, a

@@ -244,9 +244,10 @@ def main(argv=None) -> None:
                   file=sys.stderr)
             raise SystemExit(1) from None
         except KeyboardInterrupt:
-            print("\nantiamp-check: interrupted; a repair in progress resumes when rerun",
-                  file=sys.stderr)
-            raise SystemExit(130) from None
+            from antiamp.cli import interrupted
+
+            interrupted("\nantiamp-check: interrupted; a repair in progress resumes when "
+                        "rerun")
         if not bad:
             print(f"{s}: sound, {n} blocks verified")
             _print_provenance(s)
