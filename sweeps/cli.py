@@ -165,7 +165,7 @@ def help_text(args: list) -> str:
 
 def main() -> None:
     guarded_main("antiamp-sweep", prevalidate, _hydra_main, (SweepError, EngineError, OutputError),
-                 help_text=help_text, setup=setup)
+                 help_text=help_text, setup=setup, config_name="sweep_config")
 
 
 if __name__ == "__main__":

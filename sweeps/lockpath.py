@@ -148,7 +148,7 @@ def lock_store(store: Path, error: type[Exception], what: str = "run", *,
                 raise error(link) from None
             raise
         if _names_locked_file(lock, path):
-            return StoreLock(lock, path, store, created)
+            return lock if read_only else StoreLock(lock, path, store, created)
         lock.release()
         if read_only and not path.exists():
             return _NoLock()
