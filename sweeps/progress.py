@@ -8,30 +8,10 @@ running.  ``progress=True`` forces the bar, ``progress=False`` silences both.
 
 from __future__ import annotations
 
-import sys
 import time
 
 #: Seconds between two progress lines of a sweep whose output is not a terminal.
 LOG_EVERY_SECONDS = 30.0
-
-
-def tqdm_class():
-    """tqdm's notebook bar in a Jupyter kernel that has ipywidgets, its text bar
-    everywhere else.  ``tqdm.auto`` imported in a kernel without ipywidgets warns
-    (TqdmWarning: IProgress not found) and falls back to the text bar: that fallback,
-    taken here without importing ``tqdm.auto``, says nothing."""
-    from antiamp.runner import interactive
-
-    if "IPython" in sys.modules and interactive() and not sys.stderr.isatty():
-        import importlib.util
-
-        if importlib.util.find_spec("ipywidgets") is not None:
-            from tqdm.auto import tqdm
-
-            return tqdm
-    from tqdm import tqdm
-
-    return tqdm
 
 
 def _duration(seconds: float) -> str:
@@ -51,7 +31,7 @@ class Progress:
 
     def __init__(self, blocks: int, cells: int, desc: str, progress: bool | None = None,
                  log=print):
-        from antiamp.runner import interactive
+        from antiamp.runner import interactive, tqdm_class
 
         self.blocks, self.cells, self.desc, self.log = blocks, cells, desc, log
         show = interactive() if progress is None else bool(progress)
