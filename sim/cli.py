@@ -22,6 +22,7 @@ from hydra.errors import HydraException
 from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
+from .cmdline import interrupted  # Ctrl-C: one line, exit 130
 from .config import ConfigError
 from .registry import schema
 
@@ -260,33 +261,6 @@ def _show_table(text: str, out_dir: Path) -> None:
     print(text)
     out_dir.mkdir(parents=True, exist_ok=True)
     write_file(out_dir / "results.txt", text + "\n")  # a new temporary, renamed: no link followed
-
-
-def interrupted(message: str):
-    """Ctrl-C: ``message`` on stderr, one line, and exit status 130.
-
-    Zarr reads and writes through an event loop in a thread of its own; the
-    interrupted main thread leaves its tasks pending, and at exit asyncio logs each
-    of them with a traceback ("Task was destroyed but it is pending!", "cannot
-    schedule new futures after interpreter shutdown", and, once zarr closes its loop
-    at exit, "Exception ignored in: <coroutine ...>: Event loop is closed": thousands
-    of lines during a store's verification).  They say nothing about the run (a store
-    is renamed into place only once complete; a sweep's finished blocks are already
-    on disk), so for the rest of the process asyncio's logger is silenced and
-    unraisable exceptions, warnings ("coroutine ... was never awaited") and the
-    exceptions of other threads go unprinted."""
-    import threading
-    import warnings
-
-    warnings.simplefilter("ignore")
-
-    logging.getLogger("asyncio").disabled = True
-    sys.unraisablehook = lambda unraisable: None
-    threading.excepthook = lambda args: None
-    print(message, file=sys.stderr)
-    with contextlib.suppress(Exception):
-        sys.stderr.flush()
-    raise SystemExit(130)
 
 
 def _run(cfg: DictConfig) -> None:

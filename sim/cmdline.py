@@ -16,8 +16,11 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
+import logging
 import os
 import re
+import sys
 from pathlib import Path
 
 from .config import ConfigError
@@ -294,3 +297,45 @@ def flag_hint(args: list, prog: str) -> str | None:
                 f"--options; try {prog} {example} ({prog} --help lists every field)")
     return None
 
+
+
+# ------------------------------------------------------------------ Ctrl-C
+def interrupted(message: str):
+    """Ctrl-C: ``message`` on stderr, one line, and exit status 130.
+
+    Zarr reads and writes through an event loop in a thread of its own; the
+    interrupted main thread leaves its tasks pending, and at exit asyncio logs each
+    of them with a traceback ("Task was destroyed but it is pending!", "cannot
+    schedule new futures after interpreter shutdown", and, once zarr closes its loop
+    at exit, "Exception ignored in: <coroutine ...>: Event loop is closed": thousands
+    of lines during a store's verification).  They say nothing about the run (a store
+    is renamed into place only once complete; a sweep's finished blocks are already
+    on disk), so for the rest of the process asyncio's logger is silenced and
+    unraisable exceptions, warnings ("coroutine ... was never awaited") and the
+    exceptions of other threads go unprinted."""
+    import threading
+    import warnings
+
+    warnings.simplefilter("ignore")
+
+    logging.getLogger("asyncio").disabled = True
+    sys.unraisablehook = lambda unraisable: None
+    threading.excepthook = lambda args: None
+    print(message, file=sys.stderr)
+    with contextlib.suppress(Exception):
+        sys.stderr.flush()
+    raise SystemExit(130)
+
+
+def interruptible(prog: str, saved: str = "nothing partial was left (every file and store "
+                                          "is written beside its target and renamed)"):
+    """Decorate a command's ``main``: Ctrl-C anywhere in it is one line and exit 130."""
+    def wrap(main):
+        @functools.wraps(main)
+        def run(*args, **kwargs):
+            try:
+                return main(*args, **kwargs)
+            except KeyboardInterrupt:
+                interrupted(f"\n{prog}: interrupted; {saved}")
+        return run
+    return wrap

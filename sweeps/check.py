@@ -175,7 +175,7 @@ def _check_baseline(store: Path, attrs: dict, repair: bool, log) -> bool:
             return CheckResult(len(list(blocks(plan.shape, chunk))), meta, meta)
     finally:
         lock.release()
-    if report.todo and not repair and (report.damaged or meta):
+    if report.todo and not repair:
         log(f"{store}: {len(report.todo)} of {report.n_blocks} blocks not finished; rerun "
             "the sweep's command (or antiamp-check --repair) to finish them")
     return CheckResult(report.n_blocks, meta + len(report.todo) + len(report.damaged), meta,
@@ -277,8 +277,8 @@ def main(argv=None) -> None:
             print(f"{s}: {' and '.join(done)}; sound now")
             _print_provenance(s)
         elif bad == getattr(result, "unfinished", 0):  # no damage: a run cut off
-            print(f"{s}: interrupted: {bad} of {n} blocks not finished, no damage found; "
-                  f"rerun the sweep's command (or antiamp-check --repair {s}) to finish it")
+            print(f"{s}: interrupted, no damage found; rerun the sweep's command (or "
+                  f"antiamp-check --repair {s}) to finish it")
             status = max(status, 1)
         else:
             print(f"{s}: DAMAGED; antiamp-check --repair {s} "

@@ -121,7 +121,8 @@ def test_an_interrupted_store_is_called_interrupted_not_damaged(tmp_path):
     g.attrs["complete"] = 0
     r = run_command("antiamp-check", [store], tmp_path)
     assert r.returncode == 1, r.stdout + r.stderr
-    assert "interrupted: 2 of 4 blocks not finished" in r.stdout, r.stdout
+    assert "2 of 4 blocks not finished" in r.stdout, r.stdout
+    assert "interrupted, no damage found" in r.stdout, r.stdout
     assert "DAMAGED" not in r.stdout
     # real damage beside the unfinished blocks is still called damage
     counts = g["class_counts"][:]
