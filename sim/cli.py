@@ -442,7 +442,6 @@ def _checked_main(prog: str, check, hydra_main, errors: tuple,
     global CHECKING_MULTIRUN
     from . import cmdline
 
-    job = sys.argv[1:]
     try:
         cmd = cmdline.parse(sys.argv[1:])
         if cmd is None:  # Hydra refuses the flags: say which override was meant
