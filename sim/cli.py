@@ -22,6 +22,7 @@ from hydra.errors import HydraException
 from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
+from .cmdline import interrupted  # Ctrl-C: one line, exit 130
 from .config import ConfigError
 from .registry import schema
 
@@ -52,6 +53,7 @@ def compose_overrides(args: list[str], config_name: str, extra=(), hydra_cfg: bo
     if overrides is None:
         return None
     # The search path and config name of the command line's flags (--config-name...).
+    cmdline.CONFIG_NAME = cmdline.config_name(config_name)  # for "did you mean"
     with cmdline.initialized(CONFIG_MODULE):
         cfg = compose(config_name=cmdline.config_name(config_name),
                       overrides=overrides + list(extra), return_hydra_config=hydra_cfg)
@@ -177,7 +179,7 @@ def describe_error(exc: BaseException) -> str:
         msg = str(exc).strip()
         if msg and msg not in parts and "$VALUE" not in msg:
             parts.append(msg)
-        exc = exc.__cause__ or exc.__context__
+        exc = exc.__cause__ or (None if exc.__suppress_context__ else exc.__context__)
     return "\n  caused by: ".join(parts)
 
 
@@ -265,9 +267,8 @@ def _run(cfg: DictConfig) -> None:
     try:
         _run_cell(cfg)
     except KeyboardInterrupt:
-        print("\nantiamp: interrupted; a store is written only once complete, so nothing "
-              "partial was left", file=sys.stderr)
-        raise SystemExit(130) from None
+        interrupted("\nantiamp: interrupted; a store is written only once complete, so "
+                    "nothing partial was left")
 
 
 def _run_cell(cfg: DictConfig) -> None:
@@ -394,7 +395,7 @@ def check_flag_overrides(args: list[str]) -> None:
 
 
 def guarded_main(prog: str, check, hydra_main, errors: tuple = (), help_text=None,
-                 setup=None) -> None:
+                 setup=None, config_name: str = "config") -> None:
     """Validate the command line with ``check`` (no file touched), then run Hydra.
 
     Bad input exits with status 2 and a message, before Hydra creates its run
@@ -415,10 +416,12 @@ def guarded_main(prog: str, check, hydra_main, errors: tuple = (), help_text=Non
             print(f"{prog}: error: {exc}", file=sys.stderr)
             raise SystemExit(2) from None
         raise SystemExit(0)
-    if setup is not None:
-        setup()
     try:
-        _checked_main(prog, check, hydra_main, errors)
+        if setup is not None:
+            setup()
+        _checked_main(prog, check, hydra_main, errors, config_name)
+    except KeyboardInterrupt:  # while checking (nothing written yet) or after the job's own
+        interrupted(f"\n{prog}: interrupted")
     except OSError as exc:
         # Hydra reports a job's exception itself, as a traceback; with
         # HYDRA_FULL_ERROR it re-raises it, so that a failed write (a full disk, a
@@ -434,12 +437,18 @@ def guarded_main(prog: str, check, hydra_main, errors: tuple = (), help_text=Non
         raise SystemExit(1) from None
 
 
-def _checked_main(prog: str, check, hydra_main, errors: tuple) -> None:
+def _checked_main(prog: str, check, hydra_main, errors: tuple,
+                  config_name: str = "config") -> None:
     global CHECKING_MULTIRUN
     from . import cmdline
 
     try:
         cmd = cmdline.parse(sys.argv[1:])
+        if cmd is None:  # Hydra refuses the flags: say which override was meant
+            cmdline.CONFIG_NAME = config_name
+            hint = cmdline.flag_hint(sys.argv[1:], prog)
+            if hint is not None:
+                raise ConfigError(hint)
         cmdline.CURRENT, cmdline.TASK = cmd, getattr(hydra_main, "__wrapped__", None)
         jobs = expand_jobs(sys.argv[1:])
         CHECKING_MULTIRUN = cmd is not None and cmd.multirun
@@ -448,6 +457,12 @@ def _checked_main(prog: str, check, hydra_main, errors: tuple) -> None:
                 cmdline.check_hydra_overrides(job)
                 check_flag_overrides(job)
                 check(job)
+            except (HydraException, OmegaConfBaseException) as exc:
+                hint = cmdline.explain(exc, job)
+                if hint is None:
+                    raise
+                raise ConfigError(f"job {' '.join(job)}: {hint}" if len(jobs) > 1
+                                  else hint) from None
             except (ConfigError, *errors) as exc:
                 if len(jobs) > 1:
                     raise type(exc)(f"job {' '.join(job)}: {exc}") from None
@@ -456,7 +471,7 @@ def _checked_main(prog: str, check, hydra_main, errors: tuple) -> None:
         print(f"{prog}: error: {describe_error(exc)}", file=sys.stderr)
         raise SystemExit(2) from None
     finally:
-        cmdline.CURRENT = cmdline.TASK = None
+        cmdline.CURRENT = cmdline.TASK = cmdline.CONFIG_NAME = None
     os.environ.setdefault("HYDRA_FULL_ERROR", "1")  # see guarded_main
     with _mode_known(sys.argv[1:]):
         hydra_main()
@@ -515,7 +530,8 @@ def main() -> None:
         from .warm import main as warm_main
 
         return warm_main(sys.argv[2:])
-    guarded_main("antiamp", prevalidate, _hydra_main, help_text=help_text, setup=setup)
+    guarded_main("antiamp", prevalidate, _hydra_main, help_text=help_text, setup=setup,
+                 config_name="config")
 
 
 if __name__ == "__main__":

@@ -16,7 +16,11 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
+import logging
 import os
+import re
+import sys
 from pathlib import Path
 
 from .config import ConfigError
@@ -176,3 +180,162 @@ def check_hydra_overrides(job: list[str]) -> None:
         elif key == "hydra.job.chdir":
             if not isinstance(value, bool):
                 raise ConfigError(f"hydra.job.chdir must be true or false, got {value!r}")
+
+
+# ------------------------------------------------------------------ did you mean
+#: The config being composed when a composition fails (set by the command's
+#: composition), so that a misspelt field is matched against that config's fields.
+CONFIG_NAME: str | None = None
+
+
+def _close(word: str, choices, n: int = 3) -> list:
+    """The choices that look like ``word`` (difflib's ratio, as argparse's own
+    suggestions in Python 3.12+; case and ``-``/``_`` ignored)."""
+    import difflib
+
+    norm = {str(c).lower().replace("-", "_"): c for c in choices}
+    got = difflib.get_close_matches(word.lower().replace("-", "_"), list(norm), n=n,
+                                    cutoff=0.6)
+    return [norm[g] for g in got]
+
+
+def _fields(config_name: str, groups: list) -> list:
+    """Every field path (``model.rho``) and section of the config composed with the
+    command line's group choices; empty if that composition fails too."""
+    from hydra import compose
+    from omegaconf import OmegaConf
+
+    try:
+        with initialized("antiamp.conf"):
+            cfg = compose(config_name=config_name, overrides=groups)
+        plain = OmegaConf.to_container(cfg, resolve=False)
+    except Exception:  # noqa: BLE001 - no suggestion rather than a second error
+        return []
+    out = []
+
+    def walk(d, prefix):
+        for k, v in d.items():
+            out.append(prefix + str(k))
+            if isinstance(v, dict) and not str(k) == "axes":
+                walk(v, f"{prefix}{k}.")
+
+    walk(plain, "")
+    return out
+
+
+def explain(exc: BaseException, job: list) -> str | None:
+    """A plain message for a composition error of a misspelt field or an unknown
+    group option, with the closest names (None: the error's own message stands).
+
+    Hydra's own says ``To append to your config use +model.roh=0.4`` (which would
+    then fail validation) for a misspelt field, and lists the config search path
+    for an unknown option."""
+    text = str(exc)
+    cause = exc.__cause__ or exc.__context__
+    text_all = text + "\n" + (str(cause) if cause is not None else "")
+    m = re.search(r"Could not find '([^'/]+)/([^']+)'", text_all)
+    if m:
+        group, option = m.groups()
+        opts = re.search(r"Available options in '[^']+':\n((?:\t.*\n?)*)", text_all)
+        options = opts.group(1).split() if opts else []
+        near = _close(option, options)
+        what = {"model": "model", "sweep": "named sweep"}.get(group, f"{group} option")
+        return (f"{group}={option}: no such {what}"
+                + (f"; did you mean {group}={near[0]}?" if near else "")
+                + (f" (choices: {', '.join(options)})" if options else ""))
+    m = re.search(r"Could not override '([^']+)'", text_all)
+    if m is None:
+        m = re.search(r"Key '([^']+)' is not in struct", text_all)
+    if m is None:
+        return None
+    key = m.group(1)
+    groups = [a for a in job if "=" in a and "." not in a.split("=", 1)[0]
+              and not a.startswith(("-", "+", "~")) and a.split("=", 1)[0] != key]
+    fields = _fields(CONFIG_NAME or "config", groups) if CONFIG_NAME else []
+    if not fields:
+        return None
+    section = key.rsplit(".", 1)[0] if "." in key else ""
+    same = [f for f in fields if "." in f and f.rsplit(".", 1)[0] == section]
+    if section in fields:  # a known section: its fields, by their own names
+        near = [f"{section}.{n}" for n in
+                _close(key.rsplit(".", 1)[-1], [f.rsplit(".", 1)[-1] for f in same])]
+    else:  # a misspelt section (or top-level name): paths of the same depth
+        near = _close(key, [f for f in fields if f.count(".") == key.count(".")])
+    value = next((a.split("=", 1)[1] for a in job if a.split("=", 1)[0].lstrip("+~") == key
+                  and "=" in a), None)
+    if near:
+        hint = f"did you mean {near[0]}" + (f"={value}" if value is not None else "") + "?"
+    elif section in fields:
+        hint = f"{section} has {', '.join(f.rsplit('.', 1)[-1] for f in same)}"
+    else:
+        hint = "the sections are " + ", ".join(f for f in fields if "." not in f)
+    return f"{key}: no such field; {hint} (--help lists every field)"
+
+
+def flag_hint(args: list, prog: str) -> str | None:
+    """A message for ``--option value`` arguments, which these commands do not take
+    (Hydra's parser refuses them with its usage): the override they may mean."""
+    from hydra._internal.utils import get_args_parser
+
+    known = set(get_args_parser()._option_string_actions)  # noqa: SLF001 - Hydra's flags
+    for i, a in enumerate(args):
+        if not a.startswith("-") or a.split("=", 1)[0] in known or a in ("-", "--"):
+            continue
+        if re.match(r"^-\d", a):
+            continue
+        name = a.lstrip("-").split("=", 1)[0].replace("-", "_")
+        value = a.split("=", 1)[1] if "=" in a else (
+            args[i + 1] if i + 1 < len(args) and not args[i + 1].startswith("-")
+            and "=" not in args[i + 1] else "VALUE")
+        fields = _fields(CONFIG_NAME or "config", []) if CONFIG_NAME else []
+        exact = [f for f in fields if f.rsplit(".", 1)[-1] == name]
+        near = exact or _close(name, [f.rsplit(".", 1)[-1] for f in fields if "." in f])
+        if near and not exact:
+            near = [f for f in fields if "." in f and f.rsplit(".", 1)[-1] == near[0]]
+        example = f"{near[0]}={value}" if near else "section.field=value"
+        return (f"{a}: {prog} takes its settings as section.field=value overrides, not "
+                f"--options; try {prog} {example} ({prog} --help lists every field)")
+    return None
+
+
+
+# ------------------------------------------------------------------ Ctrl-C
+def interrupted(message: str):
+    """Ctrl-C: ``message`` on stderr, one line, and exit status 130.
+
+    Zarr reads and writes through an event loop in a thread of its own; the
+    interrupted main thread leaves its tasks pending, and at exit asyncio logs each
+    of them with a traceback ("Task was destroyed but it is pending!", "cannot
+    schedule new futures after interpreter shutdown", and, once zarr closes its loop
+    at exit, "Exception ignored in: <coroutine ...>: Event loop is closed": thousands
+    of lines during a store's verification).  They say nothing about the run (a store
+    is renamed into place only once complete; a sweep's finished blocks are already
+    on disk), so for the rest of the process asyncio's logger is silenced and
+    unraisable exceptions, warnings ("coroutine ... was never awaited") and the
+    exceptions of other threads go unprinted."""
+    import threading
+    import warnings
+
+    warnings.simplefilter("ignore")
+
+    logging.getLogger("asyncio").disabled = True
+    sys.unraisablehook = lambda unraisable: None
+    threading.excepthook = lambda args: None
+    print(message, file=sys.stderr)
+    with contextlib.suppress(Exception):
+        sys.stderr.flush()
+    raise SystemExit(130)
+
+
+def interruptible(prog: str, saved: str = "nothing partial was left (every file and store "
+                                          "is written beside its target and renamed)"):
+    """Decorate a command's ``main``: Ctrl-C anywhere in it is one line and exit 130."""
+    def wrap(main):
+        @functools.wraps(main)
+        def run(*args, **kwargs):
+            try:
+                return main(*args, **kwargs)
+            except KeyboardInterrupt:
+                interrupted(f"\n{prog}: interrupted; {saved}")
+        return run
+    return wrap

@@ -51,6 +51,7 @@ from pathlib import Path
 import numpy as np
 
 from ._version import __version__
+from .cmdline import interruptible
 from .lazy import lazy
 from .config import ConfigError
 from .outputs_policy import OutputError
@@ -989,6 +990,7 @@ def _list(kind):
     return parse
 
 
+@interruptible("antiamp-design")
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(
         prog="antiamp-design", description="The cheapest oversight protocol (protocol, jury "

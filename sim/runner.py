@@ -17,7 +17,6 @@ import numpy as np
 
 kb = lazy("antiamp.kernels.baseline")
 _rng = lazy("antiamp.kernels.rng")
-_tqdm = lazy("tqdm.auto")
 
 from .config import ConfigError
 
@@ -38,6 +37,24 @@ def interactive() -> bool:
     except Exception:  # noqa: BLE001 - any failure means: not a notebook
         return False
     return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
+
+
+def tqdm_class():
+    """tqdm's notebook bar in a Jupyter kernel that has ipywidgets, its text bar
+    everywhere else.  ``tqdm.auto`` imported in a kernel without ipywidgets warns
+    (TqdmWarning: IProgress not found) in every first cell and falls back to the
+    text bar: that fallback, taken here without importing ``tqdm.auto``, says
+    nothing."""
+    if "IPython" in sys.modules and not sys.stderr.isatty() and interactive():
+        import importlib.util
+
+        if importlib.util.find_spec("ipywidgets") is not None:
+            from tqdm.auto import tqdm
+
+            return tqdm
+    from tqdm import tqdm
+
+    return tqdm
 
 
 def interrupted(exc: BaseException) -> bool:
@@ -125,7 +142,7 @@ def run_baseline_counts(
     k0, k1 = _rng.split_seed(seed)
     total = np.zeros(kb.N_CLASSES, np.int64)
     disable = (not interactive()) if progress is None else (not progress)
-    with numba_threads(n_threads) as nt, _tqdm.tqdm(
+    with numba_threads(n_threads) as nt, tqdm_class()(
         total=n, unit="inst", unit_scale=True, desc=desc, disable=disable, leave=False
     ) as bar:
         n_blocks = 4 * nt

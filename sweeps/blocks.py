@@ -321,13 +321,10 @@ def with_sensitivity(plan: GridPlan, ds: xr.Dataset) -> xr.Dataset:
 
 def _compute(plan: GridPlan, todo: list, args: tuple, client, progress, done) -> dict:
     """Run blocks ``todo``; ``done(block, ds)`` as each finishes; returns {block: ds}."""
-    from tqdm.auto import tqdm
+    from .progress import Progress
 
-    from antiamp.runner import interactive
-
-    disable = (not interactive()) if progress is None else (not progress)
-    bar = tqdm(total=sum(b - a for a, b in todo), unit="cell", desc=plan.model.name,
-               disable=disable)
+    # a bar on a terminal, a line every so often in a log
+    bar = Progress(len(todo), sum(b - a for a, b in todo), plan.model.name, progress)
     out = {}
     try:
         if client is None:
@@ -543,6 +540,7 @@ def run_grid_store(cfg: Any, store: str | Path, *, client=None, executor=None,
         if state == "complete":
             if part.exists() and _read_marker(part) is not None:
                 shutil.rmtree(part)  # a kill after the store was finished
+            log(f"verifying the {len(plan.blocks()):,} blocks of {store}...")
             report = verify_grid_store(plan, store, repair=True, client=client,
                                        executor=executor, progress=progress, log=log)
             if report.ok:
@@ -559,6 +557,8 @@ def run_grid_store(cfg: Any, store: str | Path, *, client=None, executor=None,
         else:
             created = _read_marker(part).get("created", created)
         blocks = plan.blocks()
+        if state == "resume":  # every block file is read and checksummed
+            log(f"reading the finished blocks in {part}...")
         have = _read_blocks(part, plan, log)
         todo = [b for b in blocks if b not in have]
         if state == "resume":

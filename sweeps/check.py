@@ -20,6 +20,9 @@ consolidated metadata.  ``--repair`` rebuilds the damaged documents from it
 (keeping a copy of each file it replaces in ``.antiamp/replaced-<time>/``) before
 the blocks are verified, so that a deleted array is recomputed.
 
+A store whose run was interrupted (blocks never finished, nothing damaged) is
+called "interrupted", not damaged: rerunning the sweep finishes it.
+
 Exit status: 0 every store sound (or repaired), 1 damage or unfinished blocks
 found and not repaired, or a store whose plan is lost (nothing sound to rebuild
 its metadata from: left as it is), 2 a path that is not a checkable antiamp grid
@@ -42,13 +45,19 @@ class CheckError(RuntimeError):
     """A path that cannot be checked (not a store, not a grid, another version)."""
 
 
+class Unfinished(CheckError):
+    """A grid whose run was interrupted before its store was written."""
+
+
 class CheckResult(tuple):
     """(blocks, blocks damaged or unfinished + metadata documents damaged), with
     ``metadata``: how many of those are metadata documents."""
 
-    def __new__(cls, n_blocks: int, bad: int, metadata: int = 0):
+    def __new__(cls, n_blocks: int, bad: int, metadata: int = 0, unfinished: int = 0):
         self = super().__new__(cls, (n_blocks, bad))
         self.metadata = metadata
+        #: of ``bad``, the blocks never finished (a run interrupted, not damage)
+        self.unfinished = unfinished
         return self
 
 
@@ -70,6 +79,10 @@ def check_store(store: str | Path, *, repair: bool = False, log=print) -> tuple[
     from .metadata import PlanLost, inspect, plan_lost
 
     store = Path(store)
+    part = store.with_name(store.name + ".partial")
+    if not store.exists() and part.is_dir() and not part.is_symlink():
+        raise Unfinished(f"{store}: interrupted: the run has not finished; its finished "
+                         f"blocks are in {part}: rerun the sweep's command to finish it")
     if not store.is_dir():
         raise CheckError(f"{store} does not exist or is not a directory")
     # The metadata first (sweeps/metadata.py): the layout and plan from their
@@ -165,7 +178,8 @@ def _check_baseline(store: Path, attrs: dict, repair: bool, log) -> bool:
     if report.todo and not repair:
         log(f"{store}: {len(report.todo)} of {report.n_blocks} blocks not finished; rerun "
             "the sweep's command (or antiamp-check --repair) to finish them")
-    return CheckResult(report.n_blocks, meta + len(report.todo) + len(report.damaged), meta)
+    return CheckResult(report.n_blocks, meta + len(report.todo) + len(report.damaged), meta,
+                       len(report.todo))
 
 
 def _check_grid(store: Path, attrs: dict, repair: bool, log) -> bool:
@@ -228,6 +242,10 @@ def main(argv=None) -> None:
             print(f"antiamp-check: error: {exc}", file=sys.stderr)
             status = max(status, 1)
             continue
+        except Unfinished as exc:
+            print(exc)
+            status = max(status, 1)
+            continue
         except CheckError as exc:
             print(f"antiamp-check: error: {exc}", file=sys.stderr)
             status = 2
@@ -244,9 +262,10 @@ def main(argv=None) -> None:
                   file=sys.stderr)
             raise SystemExit(1) from None
         except KeyboardInterrupt:
-            print("\nantiamp-check: interrupted; a repair in progress resumes when rerun",
-                  file=sys.stderr)
-            raise SystemExit(130) from None
+            from antiamp.cli import interrupted
+
+            interrupted("\nantiamp-check: interrupted; a repair in progress resumes when "
+                        "rerun")
         if not bad:
             print(f"{s}: sound, {n} blocks verified")
             _print_provenance(s)
@@ -257,6 +276,10 @@ def main(argv=None) -> None:
                 done.append(f"repaired {bad - meta} of {n} blocks")
             print(f"{s}: {' and '.join(done)}; sound now")
             _print_provenance(s)
+        elif bad == getattr(result, "unfinished", 0):  # no damage: a run cut off
+            print(f"{s}: interrupted, no damage found; rerun the sweep's command (or "
+                  f"antiamp-check --repair {s}) to finish it")
+            status = max(status, 1)
         else:
             print(f"{s}: DAMAGED; antiamp-check --repair {s} "
                   + ("rebuilds the damaged metadata and " if getattr(result, "metadata", 0)

@@ -105,10 +105,9 @@ def _run(cfg: DictConfig) -> None:
         print(f"antiamp-sweep: error: {exc}", file=sys.stderr)
         raise SystemExit(1) from None
     except KeyboardInterrupt:
-        print(f"\nantiamp-sweep: interrupted; the finished blocks are saved ({store}"
-              f"{'' if _fused(plain) else '.partial'}); rerun the same command to "
-              "resume", file=sys.stderr)
-        raise SystemExit(130) from None
+        antiamp_cli.interrupted(
+            f"\nantiamp-sweep: interrupted; the finished blocks are saved ({store}"
+            f"{'' if _fused(plain) else '.partial'}); rerun the same command to resume")
     except OSError as exc:  # disk full, permissions: the finished blocks stay resumable
         print(f"antiamp-sweep: error: {describe_os_error(exc)}; {store} is marked incomplete "
               "and keeps its finished blocks: rerun the same command to resume once the "
@@ -166,7 +165,7 @@ def help_text(args: list) -> str:
 
 def main() -> None:
     guarded_main("antiamp-sweep", prevalidate, _hydra_main, (SweepError, EngineError, OutputError),
-                 help_text=help_text, setup=setup)
+                 help_text=help_text, setup=setup, config_name="sweep_config")
 
 
 if __name__ == "__main__":

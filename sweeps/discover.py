@@ -37,6 +37,7 @@ pd = lazy("pandas")
 xr = lazy("xarray")
 
 from antiamp._version import __version__
+from antiamp.cmdline import interruptible
 
 SKIP_DIMS = ("transcript_class",)
 
@@ -231,6 +232,7 @@ def discover(store, where: str, threshold: float = 0.8, n_boxes: int = 1,
     return find_boxes(inputs, holds, threshold, n_boxes), inputs, holds, paths
 
 
+@interruptible("antiamp-discover")
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(prog="antiamp-discover", description=__doc__.splitlines()[0])
     ap.add_argument("--version", action="version", version=f"%(prog)s (antiamp {__version__})")

@@ -373,6 +373,9 @@ def run_sweep(cfg, out_dir=None, *, client=None, progress=None, log=print,
             _create_store(plan, chunk, fp, store, log)
             log(f"sweep '{plan.cfg.sweep.name}': {plan.n_cells:,} cells x {n:,} instances "
                 f"-> {store}")
+        else:  # reading every finished block takes a while on a large store
+            log(f"verifying the finished blocks of {store} "
+                f"({len(list(blocks(plan.shape, chunk))):,} blocks in all)...")
         report = verify_store(plan, store, chunk, repair=True, client=client,
                               progress=progress, log=log,
                               resuming=state == "resume")
@@ -694,29 +697,25 @@ def _run_model_grid(cfg, out_dir, *, client=None, progress=None, log=print,
 
 
 def _execute(plan: Plan, todo: list, group, client, progress) -> None:
-    from tqdm.auto import tqdm
-
     from .executors import dask_client, threads_per_task
+    from .progress import Progress
 
     if not todo:
         return
     ex = plan.cfg.executor
     n, seed, crn = plan.base.run.n_instances, plan.base.run.seed, plan.cfg.sweep.crn
     nt = threads_per_task(ex, plan.base.run.n_threads)
-    from antiamp.runner import interactive
-
-    disable = (not interactive()) if progress is None else (not progress)
     total = sum(int(np.prod([s.stop - s.start for s in r])) for r in todo)
-    bar = tqdm(total=total, unit="cell", desc="sweep", disable=disable)
+    # a bar on a terminal, a line every so often in a log
+    bar = Progress(len(todo), total, "sweep", progress)
     t0 = time.perf_counter()
 
     arrays: dict = {}
 
     def finished(r, cells, counts):
         write_block(plan, group, r, cells, counts, arrays)
-        bar.update(len(cells))
-        rate = bar.n * n / max(time.perf_counter() - t0, 1e-9)
-        bar.set_postfix_str(f"{rate / 1e6:,.0f} M instances/s", refresh=False)
+        rate = (bar.n_cells + len(cells)) * n / max(time.perf_counter() - t0, 1e-9)
+        bar.update(len(cells), f"{rate / 1e6:,.0f} M instances/s")
 
     def submit_all(cl):
         from distributed import as_completed

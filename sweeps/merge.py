@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 from antiamp._version import __version__
+from antiamp.cmdline import interruptible
 from antiamp.lazy import lazy
 xr = lazy("xarray")
 import yaml
@@ -95,6 +96,7 @@ def merge_stores(paths, out) -> xr.Dataset:
     return merged
 
 
+@interruptible("antiamp-merge")
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(prog="antiamp-merge", description=__doc__.splitlines()[0])
     ap.add_argument("--version", action="version", version=f"%(prog)s (antiamp {__version__})")

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 from antiamp._version import __version__
+from antiamp.cmdline import interruptible
 from antiamp.lazy import lazy
 xr = lazy("xarray")
 
@@ -290,6 +291,7 @@ def _fmt(v):
     return str(v)
 
 
+@interruptible("antiamp-plot")
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(prog="antiamp-plot", description="Figures of a sweep store.")
     ap.add_argument("--version", action="version", version=f"%(prog)s (antiamp {__version__})")

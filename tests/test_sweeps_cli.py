@@ -37,7 +37,7 @@ def test_adhoc_sweep_from_the_command_line(tmp_path):
                               "sweep.axes.judge.b=[0.2,0.5,0.9]", "run.n_instances=200000"],
             tmp_path)
     assert r.returncode == 0, r.stderr
-    out = tmp_path / "outputs" / "sweeps" / "adhoc"
+    out = tmp_path / "outputs" / "sweeps" / "adhoc-baseline"
     ds = xr.open_zarr(out / "sweep.zarr")
     assert dict(ds.sizes) == {"rho": 3, "b": 3, "protocol": 2, "transcript_class": 32}
     for f in ("amp.png", "amp.pdf", "amp_gap.png", "welfare_diff.pdf"):
@@ -58,7 +58,7 @@ def test_adhoc_sweep_from_the_command_line(tmp_path):
     (["sweep.axes.model.rhoo=[0.1]"], "unknown field"),
     (["sweep.axes.model.rho=[]"], "is empty"),
     (["sweep.axes.model.rho=[0.5,2]"], "model.rho must lie in [0, 1]"),
-    (["sweep=nonesuch"], "sweep/nonesuch"),
+    (["sweep=nonesuch"], "sweep=nonesuch: no such named sweep"),
     ([], "sweep.axes is empty"),
 ])
 def test_bad_sweeps_exit_2_and_write_nothing(tmp_path, args, msg):
@@ -72,7 +72,7 @@ def test_different_sweep_into_existing_store_is_refused_untouched(tmp_path):
     ok = run("antiamp-sweep", ["sweep.axes.model.rho=[0.1,0.4]", "run.n_instances=10000",
                                "sweep.plot=false"], tmp_path)
     assert ok.returncode == 0, ok.stderr
-    store = tmp_path / "outputs" / "sweeps" / "adhoc" / "sweep.zarr"
+    store = tmp_path / "outputs" / "sweeps" / "adhoc-baseline" / "sweep.zarr"
     before = xr.open_zarr(store).load()
     bad = run("antiamp-sweep", ["sweep.axes.model.rho=[0.2]", "run.n_instances=10000"],
               tmp_path)

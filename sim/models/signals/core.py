@@ -173,7 +173,9 @@ def thresholds(pi, joint, avail) -> np.ndarray:
 def class_counts(pi, joint, avail, n: int, seed: int, n_threads: int = 0,
                  progress: bool | None = False, chunk_size: int = 1 << 24) -> np.ndarray:
     """Simulated class counts ``int64[C, 32]`` of C cells on common random numbers."""
-    from tqdm.auto import tqdm
+    from antiamp.runner import tqdm_class
+
+    tqdm = tqdm_class()
 
     from antiamp.kernels import correlated as kc
     from antiamp.kernels.rng import split_seed

@@ -111,7 +111,9 @@ def _fixed_attention_equilibria(cells, W, eqc, report):
 
 
 def _effort_equilibria(cells, W, eqc, report, progress):
-    from tqdm.auto import tqdm
+    from antiamp.runner import tqdm_class
+
+    tqdm = tqdm_class()
 
     cms = [ef.CellModel(W[i], c.judge, c.protocol, c.effort, c.model.c_e, ())
            for i, c in enumerate(cells)]

@@ -1,0 +1,271 @@
+"""What a user sees while a command runs or refuses: Ctrl-C, progress in a log,
+unfinished stores, lock files, misspelt names and options, ad hoc sweep directories."""
+
+from __future__ import annotations
+
+import os
+import re
+import select
+import signal
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import pytest
+import zarr
+
+from cli_runner import run_command
+
+SWEEP = ["sweep.axes.model.rho={linspace:[0,1,20]}", "sweep.axes.judge.b={linspace:[0,1,20]}",
+         "sweep.cells_per_block=1", "run.n_instances=1000", "sweep.plot=false"]
+
+
+def _script(prog: str) -> str:
+    import shutil
+
+    path = shutil.which(prog) or str(Path(sys.executable).with_name(prog))
+    assert os.path.exists(path), prog
+    return path
+
+
+def _in_a_terminal(argv: list, cwd: Path, interrupt_after: str, timeout: float = 600):
+    """Run ``argv`` in a pseudo-terminal; once ``interrupt_after`` has been printed,
+    type Ctrl-C (the terminal sends SIGINT to the foreground process).  Returns
+    (exit status, everything printed)."""
+    import pty
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: a terminal's default SIGINT, the command
+        try:
+            os.chdir(cwd)
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            os.execv(argv[0], argv)
+        finally:
+            os._exit(127)
+    out, sent, t0 = b"", False, time.monotonic()
+    while True:
+        if time.monotonic() - t0 > timeout:
+            os.kill(pid, signal.SIGKILL)
+            break
+        if not sent and interrupt_after.encode() in out:
+            time.sleep(0.5)  # well inside the verification
+            os.write(fd, b"\x03")
+            sent = True
+        r, _, _ = select.select([fd], [], [], 0.1)
+        if r:
+            try:
+                data = os.read(fd, 65536)
+            except OSError:  # the child closed the terminal
+                break
+            if not data:
+                break
+            out += data
+    _, status = os.waitpid(pid, 0)
+    os.close(fd)
+    assert sent, out.decode(errors="replace")[-3000:]
+    return os.waitstatus_to_exitcode(status), out.decode(errors="replace")
+
+
+def test_ctrl_c_during_a_resumed_stores_verification_prints_one_line(tmp_path):
+    """A resumed store is verified block by block (zarr reads through its own event
+    loop thread); Ctrl-C there gives the one-line message and exit 130, none of the
+    asyncio and zarr tracebacks an interrupted read leaves at exit."""
+    r = run_command("antiamp-sweep", SWEEP + ["sweep.name=big"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    store = tmp_path / "outputs" / "sweeps" / "big" / "sweep.zarr"
+    zarr.open_group(str(store), mode="r+").attrs["complete"] = 0  # a run cut off at the end
+    code, text = _in_a_terminal([_script("antiamp-sweep"), *SWEEP, "sweep.name=big"], tmp_path,
+                                interrupt_after="verifying the finished blocks")
+    assert code == 130, text[-3000:]
+    lines = [x for x in text.splitlines() if x.strip() and x.strip() != "^C"]
+    after = lines[[i for i, x in enumerate(lines) if "verifying" in x][0] + 1:]
+    assert len(after) == 1 and "interrupted" in after[0], text[-3000:]
+    for noise in ("Traceback", "Task was destroyed", "Exception ignored", "RuntimeError",
+                  "never awaited"):
+        assert noise not in text, text[-3000:]
+
+
+def test_a_redirected_sweep_logs_its_progress(tmp_path, monkeypatch):
+    """Without a terminal there is no bar: a line every LOG_EVERY_SECONDS says how far
+    the sweep is, and it reaches the job's log."""
+    from antiamp.sweeps import progress
+
+    monkeypatch.setattr(progress, "LOG_EVERY_SECONDS", 0.0)
+    r = run_command("antiamp-sweep", SWEEP[:1] + ["sweep.cells_per_block=1",
+                                                  "run.n_instances=1000", "sweep.plot=false"],
+                    tmp_path)
+    assert r.returncode == 0, r.stderr
+    log = (tmp_path / "outputs" / "sweeps" / "adhoc-baseline" / "antiamp-sweep.log").read_text()
+    lines = [x for x in log.splitlines() if "blocks done" in x]
+    assert len(lines) >= 5, log
+    m = re.search(r"sweep: (\d+) of 20 blocks done \((\d+) of 20 cells, \d+%\) in .*, "
+                  r"[\d.]+ blocks/s, about .* left", lines[0])
+    assert m and m.group(1) == m.group(2), lines[0]
+    assert "all 20 blocks done" in log
+    # a run shorter than the interval logs no progress line
+    monkeypatch.setattr(progress, "LOG_EVERY_SECONDS", 3600.0)
+    r = run_command("antiamp-sweep", SWEEP[:1] + ["run.n_instances=1000", "sweep.plot=false",
+                                                  "sweep.name=quiet"], tmp_path)
+    assert r.returncode == 0 and "blocks done" not in r.stdout, r.stdout
+
+
+def test_an_interrupted_store_is_called_interrupted_not_damaged(tmp_path):
+    r = run_command("antiamp-sweep", SWEEP[:1] + ["sweep.cells_per_block=5",
+                                                  "run.n_instances=1000", "sweep.plot=false"],
+                    tmp_path)
+    assert r.returncode == 0, r.stderr
+    store = tmp_path / "outputs" / "sweeps" / "adhoc-baseline" / "sweep.zarr"
+    g = zarr.open_group(str(store), mode="r+")
+    g["cell_done"][10:] = False  # the run stopped after two of its four blocks
+    g.attrs["complete"] = 0
+    r = run_command("antiamp-check", [store], tmp_path)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "2 of 4 blocks not finished" in r.stdout, r.stdout
+    assert "interrupted, no damage found" in r.stdout, r.stdout
+    assert "DAMAGED" not in r.stdout
+    # real damage beside the unfinished blocks is still called damage
+    counts = g["class_counts"][:]
+    counts.flat[0] += 1
+    g["class_counts"][:] = counts
+    r = run_command("antiamp-check", [store], tmp_path)
+    assert r.returncode == 1 and "DAMAGED" in r.stdout, r.stdout
+    # a model grid cut off before its store was written
+    part = tmp_path / "grid.zarr.partial"
+    part.mkdir()
+    r = run_command("antiamp-check", [tmp_path / "grid.zarr"], tmp_path)
+    assert r.returncode == 1 and "interrupted" in r.stdout, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("model_args", [[], ["model=signals", "sweep.axes.signals.eta=[0,0.3]"]])
+def test_no_lock_file_is_left_beside_a_finished_store(tmp_path, model_args):
+    args = (model_args or ["sweep.axes.model.rho=[0.1,0.4]"]) + ["run.n_instances=1000",
+                                                                 "sweep.plot=false"]
+    r = run_command("antiamp-sweep", args, tmp_path)
+    assert r.returncode == 0, r.stderr
+    d = next((tmp_path / "outputs" / "sweeps").iterdir())
+    assert sorted(p.name for p in d.iterdir()) == [".hydra", "antiamp-sweep.log", "sweep.zarr"]
+    # a lock file left by an earlier run (empty, beside antiamp's store) goes too
+    (d / "sweep.zarr.lock").touch()
+    r = run_command("antiamp-sweep", args, tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert not (d / "sweep.zarr.lock").exists()
+
+
+def test_a_lock_file_antiamp_did_not_make_stays(tmp_path):
+    """An empty file at the lock's path beside a directory that is not antiamp's
+    store: not provably antiamp's, so it is left."""
+    from antiamp.sweeps.lockpath import lock_store
+
+    store = tmp_path / "mine.zarr"
+    store.mkdir()
+    (tmp_path / "mine.zarr.lock").touch()
+    lock_store(store, RuntimeError).release()
+    assert (tmp_path / "mine.zarr.lock").exists()
+    fresh = tmp_path / "new.zarr"
+    lock_store(fresh, RuntimeError).release()  # made by this lock: removed with it
+    assert not (tmp_path / "new.zarr.lock").exists()
+
+
+def test_a_lock_only_removes_the_file_it_holds(tmp_path):
+    """Release removes the lock file only while the path still names the file this
+    lock holds: a lock whose file was removed (by the run before it) is known as
+    such, and a file put in its place since is left."""
+    from filelock import FileLock
+
+    from antiamp.sweeps import lockpath
+
+    path = tmp_path / "s.zarr.lock"
+    stale = FileLock(str(path), timeout=0)
+    stale.acquire()
+    try:
+        path.unlink()  # the previous holder removed the file this one had opened
+        assert not lockpath._names_locked_file(stale, path)
+        lockpath.lock_store(tmp_path / "s.zarr", RuntimeError).release()  # not blocked
+    finally:
+        stale.release()
+    held = lockpath.lock_store(tmp_path / "t.zarr", RuntimeError)
+    other = tmp_path / "t.zarr.lock"
+    other.unlink()
+    other.touch()  # another run's lock file, made after this one's was removed
+    held.release()
+    assert other.exists()
+
+
+# ----------------------------------------------------------------------------- typos
+@pytest.mark.parametrize("prog,args,want", [
+    ("antiamp", ["model.roh=0.4"], "model.roh: no such field; did you mean model.rho=0.4?"),
+    ("antiamp", ["run.n_instance=5"], "did you mean run.n_instances=5?"),
+    ("antiamp", ["modle.rho=0.3"], "did you mean model.rho=0.3?"),
+    ("antiamp", ["model=panel", "panel.sise=3"], "did you mean panel.size=3?"),
+    ("antiamp", ["model.zzzz=1"], "model.zzzz: no such field; model has name, pi, p, rho"),
+    ("antiamp", ["model=panle"], "model=panle: no such model; did you mean model=panel?"),
+    ("antiamp", ["judge=logti"], "judge=logti: no such judge option; did you mean judge=logit?"),
+    ("antiamp-sweep", ["model=sginals"], "did you mean model=signals?"),
+    ("antiamp-sweep", ["sweep=amp_gapp"], "did you mean sweep=amp_gap?"),
+    ("antiamp", ["--n-instances", "1000"], "try antiamp run.n_instances=1000"),
+    ("antiamp", ["--seed=3"], "try antiamp run.seed=3"),
+    ("antiamp-sweep", ["--n-instances", "1000"], "try antiamp-sweep run.n_instances=1000"),
+])
+def test_misspelt_names_and_options_get_the_closest_name(tmp_path, prog, args, want):
+    r = run_command(prog, args, tmp_path)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert want in r.stderr, r.stderr
+    for noise in ("To append to your config", "Config search path", "Lexer", "usage:",
+                  "Traceback", "caused by"):
+        assert noise not in r.stderr, r.stderr
+    assert not (tmp_path / "outputs").exists()
+    assert len(r.stderr.strip().splitlines()) <= 2, r.stderr
+
+
+def test_misspelt_field_in_a_multirun_job_names_the_job(tmp_path):
+    r = run_command("antiamp", ["-m", "model.roh=0.1,0.3"], tmp_path)
+    assert r.returncode == 2
+    assert "job model.roh=0.1: model.roh: no such field; did you mean model.rho=0.1?" \
+        in r.stderr, r.stderr
+
+
+# ----------------------------------------------------------------------------- ad hoc sweeps
+def test_ad_hoc_sweeps_of_two_models_get_their_own_directories(tmp_path):
+    """Following the README in order: an ad hoc baseline sweep, then another model's
+    (the plugin example's): both run, each into its own directory."""
+    a = run_command("antiamp-sweep", ["sweep.axes.model.rho=[0.1,0.4]", "run.n_instances=1000",
+                                      "sweep.plot=false"], tmp_path)
+    b = run_command("antiamp-sweep", ["model=signals", "sweep.axes.signals.eta=[0,0.3]",
+                                      "run.n_instances=1000", "sweep.plot=false"], tmp_path)
+    assert a.returncode == 0 and b.returncode == 0, a.stderr + b.stderr
+    sweeps = tmp_path / "outputs" / "sweeps"
+    assert sorted(p.name for p in sweeps.iterdir()) == ["adhoc-baseline", "adhoc-signals"]
+    assert zarr.open_group(str(sweeps / "adhoc-signals" / "sweep.zarr"),
+                           mode="r").attrs["model"] == "signals"
+
+
+# ----------------------------------------------------------------------------- notebooks
+def test_no_tqdm_warning_in_a_notebook_without_ipywidgets(monkeypatch):
+    """In a Jupyter kernel without ipywidgets the progress bar is tqdm's text bar,
+    chosen without tqdm.auto's TqdmWarning."""
+    import importlib.util
+    import types
+
+    from antiamp import runner
+
+    class ZMQInteractiveShell:
+        config = {"IPKernelApp": {}}
+
+    fake = types.ModuleType("IPython")
+    fake.get_ipython = lambda: ZMQInteractiveShell()
+    monkeypatch.setitem(sys.modules, "IPython", fake)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False, raising=False)
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "ipywidgets" else real(name, *a))
+    assert runner.interactive()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cls = runner.tqdm_class()
+        bar = cls(total=3, disable=True)
+        bar.update(3)
+        bar.close()
+    from tqdm import tqdm as text_bar
+
+    assert cls is text_bar

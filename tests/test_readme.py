@@ -1,0 +1,212 @@
+"""Every command the README shows runs as printed (at a small size), so that the README
+cannot drift from what the commands do.
+
+The shell blocks of README.md are read in order and each command is run in one
+temporary directory (a later command may read what an earlier one wrote, as a reader
+following the README would), with its instance counts made small
+(``run.n_instances``, ``sweep.n_points``, ``--n-resamples``); a command the README
+shows failing (``# antiamp-sweep: error: ...`` under it) must fail with that message
+and exit status 2.  The Python blocks run as printed, each in a fresh interpreter.  A command that cannot run here is
+listed in SKIP with the reason (and where it is tested instead); a new command in the
+README that fits no rule fails :func:`test_every_readme_command_is_classified`.
+The long ones (named sweeps, the estimators on the shipped logs) run with ``-m slow``.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cli_runner import run_command
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+
+#: Commands the test does not run: (pattern, reason).
+SKIP = [
+    (r"^python3 -m venv ", "installs the package: the test suite runs from an installation"),
+    (r"^pip install ", "installs extras; the benchmarks and the docs build are run on their own "
+                       "(benchmarks/run_all.py, tests/test_docs.py)"),
+    (r"^ANTIAMP_UNBOUNDED=1 ", "a day-long single cell, on purpose"),
+    (r"executor=slurm|submitit_slurm", "needs a SLURM cluster (tests/test_slurm.py)"),
+    (r"model=toy", "needs the toy plugin installed with pip (tests/test_plugin.py runs it)"),
+    (r"^python docs/make_figures\.py", "redraws the documentation's figures (minutes)"),
+    (r"our_keys\.yaml", "the reader's own Inspect logs and key mapping"),
+]
+
+#: Commands run only with ``-m slow`` (seconds to minutes each on two cores).
+SLOW = [r"\bsweep=\w", r"^antiamp-estimate\b", r"^antiamp-design\b", r"inspect_example",
+        r"sweep\.design=(saltelli|morris)", r"^antiamp model=(confidence|loop|mediation|compare"
+        r"|redeliberation|colmad)\b"]
+
+SMALL_N = 2000
+PROGS = ("antiamp", "antiamp-sweep", "antiamp-solve", "antiamp-ext", "antiamp-plot",
+         "antiamp-estimate", "antiamp-design", "antiamp-check", "antiamp-merge")
+
+
+def _blocks(lang: str) -> list:
+    """(line number, text) of each fenced block in ``lang``."""
+    text = README.read_text()
+    return [(text[:m.start()].count("\n") + 2, m.group(1))
+            for m in re.finditer(rf"^```{lang}\n(.*?)^```", text, re.S | re.M)]
+
+
+def commands() -> list:
+    """(line, command, expected error or None) of every shell command, in order."""
+    out = []
+    for line0, body in _blocks("bash"):
+        lines = body.splitlines()
+        i = 0
+        while i < len(lines):
+            start, cmd = line0 + i, lines[i]
+            while cmd.rstrip().endswith("\\") and i + 1 < len(lines):
+                i += 1
+                cmd = cmd.rstrip()[:-1] + " " + lines[i].strip()
+            i += 1
+            cmd = cmd.strip()
+            if not cmd or cmd.startswith("#"):
+                continue
+            expect = None
+            if i < len(lines) and re.match(r"^# [\w-]+: error: ", lines[i].strip()):
+                expect = lines[i].strip()[2:].split(" (")[0].rstrip(". ")
+            # a trailing comment (``# a named sweep``) is not part of the command
+            words = shlex.split(cmd, comments=True)
+            out.append((start, words, expect))
+    # A command shown twice runs where it is shown last: ``antiamp-estimate logs/``
+    # first stands for the reader's own logs, then follows the example that writes them.
+    last = {tuple(w): k for k, (_, w, _) in enumerate(out)}
+    return [c for k, c in enumerate(out) if last[tuple(c[1])] == k]
+
+
+def _match(patterns, text: str) -> bool:
+    return any(re.search(p, text) for p in patterns)
+
+
+def skipped(words: list) -> str | None:
+    text = " ".join(words)
+    for pat, why in SKIP:
+        if re.search(pat, text):
+            return why
+    return None
+
+
+def small(words: list, expect) -> list:
+    """The command at a small size (a command shown failing runs as printed)."""
+    if expect is not None:
+        return list(words)
+    prog, args = words[0], list(words[1:])
+    if prog in ("antiamp", "antiamp-sweep", "antiamp-solve", "antiamp-ext"):
+        args = [a for a in args if not a.startswith("run.n_instances=")]
+        args.append(f"run.n_instances={SMALL_N}")
+        args = [re.sub(r"^sweep\.n_points=\d+$", "sweep.n_points=8", a) for a in args]
+        if prog == "antiamp-sweep" and not any(a.startswith("sweep.plot") for a in args):
+            args.append("sweep.plot=true")
+    if prog == "antiamp-estimate" and "--n-resamples" not in args:
+        args += ["--n-resamples", "50"]
+    return [prog, *args]
+
+
+def _cases(slow: bool):
+    return [pytest.param(line, words, expect, id=f"line{line}")
+            for line, words, expect in commands()
+            if skipped(words) is None and _match(SLOW, " ".join(words)) == slow]
+
+
+def test_every_readme_command_is_classified():
+    """Each command is one of antiamp's, a ``python`` one, or skipped for a reason."""
+    seen = commands()
+    assert len(seen) > 40, "the README's shell blocks were not found"
+    for line, words, expect in seen:
+        if skipped(words) is not None:
+            continue
+        assert words[0] in PROGS or words[:2] == ["python", "-c"], (
+            f"README line {line}: {' '.join(words)}: not a command this test runs; "
+            "add a rule to SKIP (with the reason) or teach the test to run it")
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    """One directory for the README's commands, run in order (later ones read the
+    outputs of earlier ones)."""
+    return tmp_path_factory.mktemp("readme")
+
+
+def _run(words: list, cwd: Path) -> subprocess.CompletedProcess:
+    if words[0] == "python":
+        return subprocess.run([sys.executable, *words[1:]], cwd=cwd, capture_output=True,
+                              text=True, timeout=900)
+    return run_command(words[0], words[1:], cwd)
+
+
+def _check(line: int, words: list, expect, cwd: Path) -> None:
+    r = _run(small(words, expect), cwd)
+    shown = f"README line {line}: {' '.join(words)}\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
+    if expect is not None:
+        assert r.returncode == 2, shown
+        assert expect in r.stderr, shown
+        return
+    assert r.returncode == 0, shown
+    assert "Traceback" not in r.stderr, shown
+
+
+@pytest.mark.xdist_group("readme")  # one worker, in the README's order
+@pytest.mark.parametrize("line,words,expect", _cases(slow=False))
+def test_readme_command(line, words, expect, workdir):
+    _check(line, words, expect, workdir)
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("readme")
+@pytest.mark.parametrize("line,words,expect", _cases(slow=True))
+def test_readme_command_slow(line, words, expect, workdir):
+    _check(line, words, expect, workdir)
+
+
+# ----------------------------------------------------------------------------- Python
+#: Python blocks not run: (text in the block, reason).
+PY_SKIP = [("Task(dataset=...", "a fragment of an Inspect task (tests/test_inspect.py)"),
+           ('check_model("toy"', "needs the toy plugin installed (tests/test_plugin.py)")]
+
+
+def python_blocks() -> list:
+    return [(line, body) for line, body in _blocks("python")
+            if not any(key in body for key, _ in PY_SKIP)]
+
+
+def _as_printed(body: str) -> str:
+    # a block after the first reads ``antiamp`` as the first imported it
+    return "import antiamp\n" + body
+
+
+@pytest.mark.parametrize("line,body", [pytest.param(*b, id=f"line{b[0]}")
+                                       for b in python_blocks()])
+def test_readme_python_block(line, body, tmp_path):
+    r = subprocess.run([sys.executable, "-c", _as_printed(body)], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, f"README line {line}:\n{body}\n{r.stdout[-2000:]}{r.stderr[-3000:]}"
+
+
+# ----------------------------------------------------------------------------- numbers
+@pytest.mark.slow
+def test_the_human_log_numbers_in_the_readme_are_what_prints(tmp_path):
+    """The intervals and p-value the README quotes for the shipped human-judge log are
+    the pooled lines (``stratum all:``) of ``antiamp-estimate --sample human_judges``."""
+    text = " ".join(README.read_text().split())
+    m = re.search(r"Amp (0\.\d+) \[(0\.\d+), (0\.\d+)\] in consultancy against "
+                  r"(0\.\d+) \[(0\.\d+), (0\.\d+)\] in debate \(role-symmetric; one-sided "
+                  r"p = (0\.\d+)", text)
+    assert m, "the README's human-log sentence was not found"
+    r = run_command("antiamp-estimate", ["--sample", "human_judges"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    pooled = r.stdout.split("stratum all:")[1].split("\n\n")[0]
+    rows = {p: re.search(rf"{p}\s+n=.*?Amp (\S+) \[(\S+), (\S+)\]", pooled).groups()
+            for p in ("consult", "debate")}
+    p = float(re.search(r"one-sided p = (\S+)", pooled).group(1))
+    shown = [round(float(v), 3) for v in rows["consult"] + rows["debate"]]
+    assert shown == [float(v) for v in m.groups()[:6]], (shown, m.groups())
+    assert round(p, 3) == float(m.group(7)), (p, m.group(7))
