@@ -20,6 +20,8 @@ from omegaconf.errors import OmegaConfBaseException
 
 JUDGE_KINDS = ("tiebreak", "logit")
 STANCE_KINDS = ("signal", "fixed")
+#: Where the Monte Carlo kernels run (``run.device``).
+DEVICES = ("cpu", "cuda", "auto")
 PROTOCOLS = ("consult", "debate")
 #: The model a config runs when it names none: the command's default (the one place
 #: outside its package where a built-in model is named).
@@ -125,6 +127,9 @@ class RunConfig:
     progress: Optional[bool] = None
     #: Write the figure next to the Zarr store (CLI).
     figure: bool = True
+    #: Where the kernels run: cpu, cuda (an NVIDIA GPU through numba.cuda; the same
+    #: class counts, bit for bit) or auto (the GPU when numba sees one, else the CPU).
+    device: str = "cpu"
 
 
 @dataclass
@@ -479,6 +484,15 @@ def _check_run(r) -> None:
     check_int("run.n_threads", r.n_threads, 0, os.cpu_count() or 1,
                   " (0 = every core; at most this machine's cores)")
     check_int("run.chunk_size", r.chunk_size, 1)
+    if r.device not in DEVICES:
+        raise ConfigError(f"run.device must be one of {', '.join(DEVICES)}, got {r.device!r}")
+    if r.device == "cuda":
+        from antiamp.kernels.gpu import status
+
+        ok, why = status()
+        if not ok:
+            raise ConfigError(f"run.device=cuda needs a CUDA GPU: {why}; "
+                              "use run.device=cpu or run.device=auto")
 
 
 def _check_export(e) -> None:

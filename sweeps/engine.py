@@ -52,8 +52,16 @@ class SweepError(RuntimeError):
 
 
 # ----------------------------------------------------------------------------- tasks
-def compute_block(thr, fixed, a_fixed, n, seed, streams, crn, n_threads):
-    """Class counts ``[cells, 32]`` of one block; the function dask workers run.
+def _gpu_baseline():
+    from antiamp.kernels.gpu import baseline
+
+    return baseline
+
+
+def compute_block(thr, fixed, a_fixed, n, seed, streams, crn, n_threads, device="cpu"):
+    """Class counts ``[cells, 32]`` of one block; the function dask workers run
+    (``device``: ``run.device``, resolved where the block runs, so that ``auto``
+    picks a worker's GPU; ``cuda``: the GPU kernels, the same counts).
 
     Cells whose kernel inputs are identical (an axis over the judge, the welfare
     weights or c_e moves no threshold) share one kernel pass: with common random
@@ -66,13 +74,19 @@ def compute_block(thr, fixed, a_fixed, n, seed, streams, crn, n_threads):
     uniq, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
     if len(uniq) < len(key):
         sub = _compute_unique(thr[first], fixed[first], a_fixed[first], n, seed,
-                              streams[first], crn, n_threads)
+                              streams[first], crn, n_threads, device)
         return sub[inverse.ravel()]
-    return _compute_unique(thr, fixed, a_fixed, n, seed, streams, crn, n_threads)
+    return _compute_unique(thr, fixed, a_fixed, n, seed, streams, crn, n_threads, device)
 
 
-def _compute_unique(thr, fixed, a_fixed, n, seed, streams, crn, n_threads):
+def _compute_unique(thr, fixed, a_fixed, n, seed, streams, crn, n_threads, device="cpu"):
     k0, k1 = _rng.split_seed(seed)
+    if _runner.device_of(device) == "cuda":
+        gb = _gpu_baseline()
+        if crn:
+            return gb.class_counts_cells(thr, fixed, a_fixed, 0, n, k0, k1, np.uint64(kb.STREAM))
+        return np.stack([gb.class_counts(thr[c], fixed[c], a_fixed[c], 0, n, k0, k1,
+                                         np.uint64(streams[c])) for c in range(thr.shape[0])])
     with _runner.numba_threads(n_threads) as nt:
         n_blocks = 4 * nt
         if crn:
@@ -703,6 +717,7 @@ def _execute(plan: Plan, todo: list, group, client, progress) -> None:
     ex = plan.cfg.executor
     n, seed, crn = plan.base.run.n_instances, plan.base.run.seed, plan.cfg.sweep.crn
     nt = threads_per_task(ex, plan.base.run.n_threads)
+    device = plan.base.run.device
     from antiamp.runner import interactive
 
     disable = (not interactive()) if progress is None else (not progress)
@@ -725,7 +740,7 @@ def _execute(plan: Plan, todo: list, group, client, progress) -> None:
         for r in todo:
             cells = _cells_of(r, plan.shape)
             f = cl.submit(compute_block, plan.thr[cells], plan.fixed[cells],
-                          plan.a_fixed[cells], n, seed, plan.streams[cells], crn, nt,
+                          plan.a_fixed[cells], n, seed, plan.streams[cells], crn, nt, device,
                           pure=False, retries=3)
             futs[f] = (r, cells)
         for f in as_completed(list(futs)):
@@ -737,14 +752,16 @@ def _execute(plan: Plan, todo: list, group, client, progress) -> None:
     try:
         if client is not None:
             submit_all(client)
-        elif ex.kind == "local" and not ex.processes and ex.n_workers == 1:
-            # One in-process worker: the blocks run here, without a dask client,
-            # scheduler or dashboard to start.
+        elif ex.kind == "local" and ((not ex.processes and ex.n_workers == 1)
+                                     or _runner.device_of(device) == "cuda"):
+            # One in-process worker (on a GPU: this process owns the device and
+            # runs every block on it; the thresholds go in, the counts come out):
+            # the blocks run here, without a dask client, scheduler or dashboard.
             for r in todo:
                 cells = _cells_of(r, plan.shape)
                 finished(r, cells, compute_block(plan.thr[cells], plan.fixed[cells],
                                                  plan.a_fixed[cells], n, seed,
-                                                 plan.streams[cells], crn, nt))
+                                                 plan.streams[cells], crn, nt, device))
         else:
             with dask_client(ex) as cl:
                 submit_all(cl)
