@@ -16,6 +16,7 @@ numba = lazy("numba")
 import numpy as np
 
 kb = lazy("antiamp.kernels.baseline")
+_kb_gpu = lazy("antiamp.kernels.gpu.baseline")  # imports numba.cuda: only when asked for
 _rng = lazy("antiamp.kernels.rng")
 _tqdm = lazy("tqdm.auto")
 
@@ -143,11 +144,9 @@ def run_baseline_counts(
     if device_of(device) == "cuda":
         with _tqdm.tqdm(total=n, unit="inst", unit_scale=True, desc=desc, disable=disable,
                         leave=False) as bar:
-            from antiamp.kernels.gpu import baseline as gpu_baseline
-
-            return gpu_baseline.class_counts(thr, int(fixed), int(a_fixed), start, n, k0, k1,
-                                          np.uint64(kb.STREAM),
-                                          on_step=None if disable else bar.update)
+            return _kb_gpu.class_counts(thr, int(fixed), int(a_fixed), start, n, k0, k1,
+                                        np.uint64(kb.STREAM),
+                                        on_step=None if disable else bar.update)
     with numba_threads(n_threads) as nt, _tqdm.tqdm(
         total=n, unit="inst", unit_scale=True, desc=desc, disable=disable, leave=False
     ) as bar:

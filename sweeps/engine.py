@@ -29,6 +29,7 @@ from antiamp.lazy import lazy
 xr = lazy("xarray")
 
 kb = lazy("antiamp.kernels.baseline")
+_kb_gpu = lazy("antiamp.kernels.gpu.baseline")  # imports numba.cuda: only when asked for
 _rng = lazy("antiamp.kernels.rng")
 from antiamp._version import __version__
 from antiamp.config import ConfigError, as_yaml, check_flags
@@ -52,12 +53,6 @@ class SweepError(RuntimeError):
 
 
 # ----------------------------------------------------------------------------- tasks
-def _gpu_baseline():
-    from antiamp.kernels.gpu import baseline
-
-    return baseline
-
-
 def compute_block(thr, fixed, a_fixed, n, seed, streams, crn, n_threads, device="cpu"):
     """Class counts ``[cells, 32]`` of one block; the function dask workers run
     (``device``: ``run.device``, resolved where the block runs, so that ``auto``
@@ -82,11 +77,11 @@ def compute_block(thr, fixed, a_fixed, n, seed, streams, crn, n_threads, device=
 def _compute_unique(thr, fixed, a_fixed, n, seed, streams, crn, n_threads, device="cpu"):
     k0, k1 = _rng.split_seed(seed)
     if _runner.device_of(device) == "cuda":
-        gb = _gpu_baseline()
         if crn:
-            return gb.class_counts_cells(thr, fixed, a_fixed, 0, n, k0, k1, np.uint64(kb.STREAM))
-        return np.stack([gb.class_counts(thr[c], fixed[c], a_fixed[c], 0, n, k0, k1,
-                                         np.uint64(streams[c])) for c in range(thr.shape[0])])
+            return _kb_gpu.class_counts_cells(thr, fixed, a_fixed, 0, n, k0, k1, np.uint64(kb.STREAM))
+        return np.stack([_kb_gpu.class_counts(thr[c], fixed[c], a_fixed[c], 0, n, k0, k1,
+                                              np.uint64(streams[c]))
+                         for c in range(thr.shape[0])])
     with _runner.numba_threads(n_threads) as nt:
         n_blocks = 4 * nt
         if crn:

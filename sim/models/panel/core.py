@@ -326,7 +326,8 @@ def solve_cells(cells, payoffs: str, run, calls: list) -> dict:
             calls.append(1)
             thr = baseline_thresholds(m.pi, m.p, m.rho, xpc, xp, xa)
             w = run_baseline_counts(thr, m.stance == "fixed", m.a, run.n_instances, run.seed,
-                                    n_threads=run.n_threads, progress=False)
+                                    n_threads=run.n_threads, progress=False,
+                                    device=run.device)
             vals = evaluate(w, J_c, J_d, *wel)
         else:
             w = class_probabilities(m.pi, m.p, m.rho, xpc, xp, xa, m.stance == "fixed", m.a)

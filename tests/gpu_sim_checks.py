@@ -1,0 +1,110 @@
+"""The GPU launchers against the CPU kernels, run by ``tests/test_gpu_sim.py`` in a
+process of its own with ``NUMBA_ENABLE_CUDASIM=1`` (numba's CUDA simulator runs the
+kernels as plain Python on the CPU), so that the simulator never reaches the numba
+state of the other tests.
+
+Each check raises AssertionError on a mismatch; ``python gpu_sim_checks.py NAME``
+runs one, and prints ``ok NAME`` when it passes.
+"""
+
+import os
+import sys
+
+import numpy as np
+
+assert os.environ.get("NUMBA_ENABLE_CUDASIM") == "1", "run under NUMBA_ENABLE_CUDASIM=1"
+
+from antiamp.kernels import baseline as kb  # noqa: E402
+from antiamp.kernels.gpu import baseline as gb  # noqa: E402
+from antiamp.kernels.rng import bernoulli_thresholds, split_seed  # noqa: E402
+
+K0, K1 = split_seed(0x1234_5678_9ABC)
+RNG = np.random.default_rng(42)
+
+
+def _thr(x_inside: bool):
+    q = RNG.uniform(0.05, 0.95, 6)
+    if not x_inside:  # presentation probabilities at 0 or 1: the kernels skip slots 4-5
+        q[3:] = RNG.integers(0, 2, 3)
+    return bernoulli_thresholds(q)
+
+
+def check_one_cell():
+    # Odd counts, offsets past 2**32 (the counter's high word), several launches and
+    # grid sizes, fixed and signal stances, presentation probabilities inside and at
+    # the ends.
+    cases = [(0, 1, 0, True, 1, 0), (17, 1001, 3, True, 333, 1), (2**32 - 300, 777, 0, False, 0, 0),
+             (5, 999, 2, True, 0, 7)]
+    for start, count, blocks, x_inside, step, stream in cases:
+        for fixed, af in ((0, 0), (1, 1), (1, 0)):
+            thr = _thr(x_inside)
+            g = gb.class_counts(thr, fixed, af, start, count, K0, K1, stream, blocks=blocks,
+                                step=step)
+            c = kb.class_counts(thr, fixed, af, start, count, K0, K1, np.uint64(stream), 3)
+            assert g.dtype == np.int64 and g.sum() == count
+            assert np.array_equal(g, c), (start, count, blocks, fixed, af, g, c)
+
+
+def check_cells():
+    # More cells than one pass of the GPU kernel holds (CELL_TILE), mixed stances.
+    n_cells = gb.CELL_TILE + 3
+    thr = np.stack([_thr(i % 3 == 0) for i in range(n_cells)])
+    fixed = (np.arange(n_cells) % 4 == 1).astype(np.int64)
+    af = (np.arange(n_cells) % 2).astype(np.int64)
+    for start, count, blocks, step in ((11, 301, 2, 150), (2**32 - 50, 123, 0, 0)):
+        g = gb.class_counts_cells(thr, fixed, af, start, count, K0, K1, 0, blocks=blocks,
+                                  step=step)
+        c = kb.class_counts_cells(thr, fixed, af, start, count, K0, K1, np.uint64(0), 3)
+        assert np.array_equal(g, c), (start, count)
+        assert (g.sum(axis=1) == count).all()
+
+
+def check_floor():
+    for start, count in ((0, 1000), (2**32 - 7, 333)):
+        g = gb.bare_philox(start, count, K0, K1, 0, blocks=2)
+        c = np.bitwise_xor.reduce(kb.bare_philox(start, count, K0, K1, np.uint64(0), 3))
+        assert int(g) == int(c), (start, count, g, c)
+
+
+def check_engine():
+    """``run.device=cuda`` through the one-cell runner and a sweep (CRN and independent
+    streams): the same counts as ``run.device=cpu``."""
+    import tempfile
+
+    import antiamp
+    from antiamp.sweeps.engine import run_sweep
+
+    calls = []
+    for name in ("class_counts", "class_counts_cells"):  # the GPU path must be the one taken
+        def spy(*a, _f=getattr(gb, name), _n=name, **k):
+            calls.append(_n)
+            return _f(*a, **k)
+        setattr(gb, name, spy)
+    cfg = {"model": {"rho": 0.3, "x_P": 0.6, "x_A": 0.5},
+           "run": {"n_instances": 901, "seed": 7, "progress": False}}
+    out = {}
+    for dev in ("cuda", "cpu"):
+        out[dev] = antiamp.simulate({**cfg, "run": {**cfg["run"], "device": dev}})
+    assert np.array_equal(out["cuda"].class_counts.values, out["cpu"].class_counts.values)
+    assert calls == ["class_counts"], calls
+    for crn in (True, False):
+        sweeps = {}
+        for dev in ("cuda", "cpu"):
+            c = {"sweep": {"axes": {"model": {"rho": [0.1, 0.7]}, "judge": {"b": [0.2, 0.9]}},
+                           "plot": False, "crn": crn},
+                 "run": {"n_instances": 333, "seed": 3, "device": dev}}
+            with tempfile.TemporaryDirectory() as d:
+                sweeps[dev] = run_sweep(c, d, progress=False).load()
+        assert sweeps["cuda"].class_counts.sum() == 4 * 333
+        assert calls[-1] == ("class_counts_cells" if crn else "class_counts"), calls
+        for name in ("class_counts", "amp", "amp_se"):
+            assert np.array_equal(sweeps["cuda"][name].values, sweeps["cpu"][name].values), name
+
+
+CHECKS = {name[len("check_"):]: f for name, f in dict(globals()).items()
+          if name.startswith("check_")}
+
+if __name__ == "__main__":
+    for name in sys.argv[1:] or list(CHECKS):
+        CHECKS[name]()
+        print("ok", name, flush=True)
