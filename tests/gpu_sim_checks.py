@@ -66,6 +66,72 @@ def check_floor():
         assert int(g) == int(c), (start, count, g, c)
 
 
+def check_signals():
+    from antiamp.kernels import correlated as kc
+    from antiamp.kernels.gpu import correlated as gc
+
+    n_cells = gc.CELL_TILE + 2
+    thr = np.empty((n_cells, 11), np.uint64)
+    for c in range(n_cells):
+        joint = RNG.dirichlet(np.ones(4), 2)  # Pr(s_P, s_A | omega) for omega = 0, 1
+        cum = np.minimum(np.cumsum(joint, axis=1)[:, :3], 1.0).ravel()
+        thr[c] = bernoulli_thresholds([RNG.uniform(0.1, 0.9), *cum, *RNG.uniform(0, 1, 4)])
+    for start, count, blocks, step, cells in ((3, 401, 2, 200, slice(None)),
+                                              (2**32 - 9, 251, 0, 0, slice(0, 1))):
+        g = gc.signal_class_counts(thr[cells], start, count, K0, K1, kc.STREAM, blocks=blocks,
+                                   step=step)
+        c = kc.signal_class_counts(thr[cells], start, count, K0, K1, np.uint64(kc.STREAM), 3)
+        assert np.array_equal(g, c), (start, count)
+        assert (g.sum(axis=1) == count).all()
+    one = kc.signal_class_counts_one(thr[0], 3, 401, K0, K1, np.uint64(kc.STREAM), 3)
+    assert np.array_equal(gc.signal_class_counts(thr[0], 3, 401, K0, K1, kc.STREAM)[0], one)
+
+
+def check_portfolio():
+    from antiamp.kernels import portfolios as kp
+    from antiamp.kernels.gpu import portfolios as gp
+
+    # Budget 4: several cells a pass, a histogram copy per warp; budget 30: one copy
+    # per block; budget 0: no items.
+    for budget, n_cells, start, count, blocks in ((4, 7, 5, 333, 2), (30, 2, 2**32 - 3, 97, 0),
+                                                  (0, 3, 0, 55, 1)):
+        t = [bernoulli_thresholds(RNG.uniform(0, 1, n_cells)) for _ in range(3)]
+        g = gp.portfolio_class_counts_cells(*t, budget, start, count, K0, K1, kp.STREAM,
+                                            blocks=blocks, step=count // 2 + 1)
+        c = kp.portfolio_class_counts_cells(*t, budget, start, count, K0, K1,
+                                            np.uint64(kp.STREAM), 3)
+        assert np.array_equal(g, c), (budget, start, count)
+        assert (g.sum(axis=1) == count).all()
+
+
+def check_models():
+    """``run.device=cuda`` through the extension models with simulated payoffs: the
+    same Datasets as ``run.device=cpu``."""
+    import antiamp
+    from antiamp.kernels.gpu import correlated as gc
+    from antiamp.kernels.gpu import portfolios as gp
+
+    calls = []
+    for mod, name in ((gc, "signal_class_counts"), (gp, "portfolio_class_counts_cells")):
+        def spy(*a, _f=getattr(mod, name), _n=name, **k):  # the GPU path must be taken
+            calls.append(_n)
+            return _f(*a, **k)
+        setattr(mod, name, spy)
+    for model, extra in (("signals", {"equilibrium": {"payoffs": "simulated"}}),
+                         ("portfolio", {"equilibrium": {"payoffs": "simulated"},
+                                        "portfolio": {"budget": 3}})):
+        ds = {}
+        for dev in ("cuda", "cpu"):
+            cfg = {"model": {"name": model}, **extra,
+                   "run": {"n_instances": 700, "seed": 5, "device": dev, "progress": False}}
+            ds[dev] = antiamp.simulate(cfg)
+        for name, v in ds["cpu"].data_vars.items():
+            if np.issubdtype(v.dtype, np.number):
+                assert np.array_equal(ds["cuda"][name].values, v.values, equal_nan=True), \
+                    (model, name)
+    assert set(calls) == {"signal_class_counts", "portfolio_class_counts_cells"}, calls
+
+
 def check_engine():
     """``run.device=cuda`` through the one-cell runner and a sweep (CRN and independent
     streams): the same counts as ``run.device=cpu``."""
