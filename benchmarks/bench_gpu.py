@@ -277,6 +277,31 @@ def sweeps(args) -> None:
               f"CPU/GPU {times['cpu'] / times['cuda']:.3g}")
 
 
+def report() -> list:
+    """The GPU section of BENCHMARKS.md (``benchmarks/run_all.py`` runs on the CPU)."""
+    return [
+        "## GPU: run.device=cuda beside the GPU's Philox floor, the CPU and JAX",
+        "",
+        "No GPU figures yet: they are pending a run on a machine with an NVIDIA GPU. There, "
+        "one command prints, for the baseline (one cell and the multi-cell CRN kernel), "
+        "signals and portfolio: GPU instances/s, the ratio to the bare Philox4x32-10 floor "
+        "on the same GPU, the CPU kernel on all cores, JAX on the same GPU (baseline, "
+        "signals, portfolio; skipped when JAX is absent), and the end-to-end time of a "
+        "10^4-cell sweep (baseline and signals, 10^7 instances a cell) on the GPU and on "
+        "the CPU, all in the same run:",
+        "",
+        "```bash",
+        "pip install '.[gpu]' && python benchmarks/bench_gpu.py",
+        "```",
+        "",
+        "Without a GPU it says why and exits; `NUMBA_ENABLE_CUDASIM=1 python "
+        "benchmarks/bench_gpu.py --smoke` runs it on numba's CUDA simulator at a tiny size "
+        "(which checks that it runs; the simulator's figures are not GPU timings). Before "
+        "timing, each GPU kernel's counts are checked equal to the CPU kernel's and JAX's "
+        "class frequencies against the kernel's.",
+    ]
+
+
 if __name__ == "__main__":
     sys.path.insert(0, os.path.dirname(__file__))
     sys.exit(main())
