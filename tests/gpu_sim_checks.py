@@ -104,6 +104,33 @@ def check_portfolio():
         assert (g.sum(axis=1) == count).all()
 
 
+def check_messages():
+    """Counts equal; float sums within 1e-12 relative of the CPU's (the GPU adds a
+    canonical block's terms in another order, and its exp/log/cos/sin are CUDA's);
+    the GPU's own sums the same bits whatever its grid."""
+    from antiamp.kernels import messages as km
+    from antiamp.kernels.gpu import messages as gm
+
+    C = gm.TILE + 1  # two passes of cells
+    cols = [bernoulli_thresholds(RNG.uniform(0, 1, C)), bernoulli_thresholds(RNG.uniform(0, 1, C)),
+            RNG.uniform(0.5, 2, C), RNG.uniform(-1, 1, C), RNG.uniform(0, 2, C),
+            RNG.uniform(0, 1, C), RNG.uniform(0, 1, C), RNG.uniform(-1, 0, C),
+            RNG.uniform(0.5, 1.5, C), np.arange(C) % 2 == 1, RNG.uniform(0, 0.2, C),
+            RNG.uniform(0, 1, C)]
+    first, n_blocks = (1 << 20) - 1, 2  # two canonical blocks across 2**32 instances
+    cc, sc = np.zeros((C, 8), np.int64), np.zeros((C, 4, 8))
+    km.message_sums_cells(*cols, first, n_blocks, K0, K1, np.uint64(km.STREAM), cc, sc)
+    runs = []
+    for blocks in (1, 2):
+        cg, sg = np.zeros((C, 8), np.int64), np.zeros((C, 4, 8))
+        gm.message_sums_cells(*cols, first, n_blocks, K0, K1, km.STREAM, cg, sg, blocks=blocks)
+        assert np.array_equal(cg, cc)
+        assert cg.sum() == C * n_blocks * km.BLOCK
+        np.testing.assert_allclose(sg, sc, rtol=1e-12, atol=0)
+        runs.append(sg)
+    assert np.array_equal(runs[0], runs[1])
+
+
 def check_models():
     """``run.device=cuda`` through the extension models with simulated payoffs: the
     same Datasets as ``run.device=cpu``."""
@@ -111,8 +138,11 @@ def check_models():
     from antiamp.kernels.gpu import correlated as gc
     from antiamp.kernels.gpu import portfolios as gp
 
+    from antiamp.kernels.gpu import messages as gm
+
     calls = []
-    for mod, name in ((gc, "signal_class_counts"), (gp, "portfolio_class_counts_cells")):
+    for mod, name in ((gc, "signal_class_counts"), (gp, "portfolio_class_counts_cells"),
+                      (gm, "message_sums_cells")):
         def spy(*a, _f=getattr(mod, name), _n=name, **k):  # the GPU path must be taken
             calls.append(_n)
             return _f(*a, **k)
@@ -129,7 +159,20 @@ def check_models():
             if np.issubdtype(v.dtype, np.number):
                 assert np.array_equal(ds["cuda"][name].values, v.values, equal_nan=True), \
                     (model, name)
-    assert set(calls) == {"signal_class_counts", "portfolio_class_counts_cells"}, calls
+    # Float sums: the metrics within 1e-12 of the CPU's (values of order 1).
+    ds = {}
+    for dev in ("cuda", "cpu"):
+        cfg = {"model": {"name": "messages"}, "judge": {"kind": "logit"},
+               "equilibrium": {"payoffs": "simulated"},
+               "messages": {"kappa_r": 0.8, "r_mean_false": 1.0},
+               "run": {"n_instances": 4096, "seed": 5, "device": dev, "progress": False}}
+        ds[dev] = antiamp.simulate(cfg)
+    for name, v in ds["cpu"].data_vars.items():
+        if np.issubdtype(v.dtype, np.floating):
+            np.testing.assert_allclose(ds["cuda"][name].values, v.values, rtol=1e-12,
+                                       atol=1e-12, equal_nan=True, err_msg=name)
+    assert set(calls) == {"signal_class_counts", "portfolio_class_counts_cells",
+                          "message_sums_cells"}, calls
 
 
 def check_engine():
