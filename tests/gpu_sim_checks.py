@@ -131,6 +131,50 @@ def check_messages():
     assert np.array_equal(runs[0], runs[1])
 
 
+def check_options():
+    """Count rows equal, other sums within 1e-12 relative of the CPU's; the GPU's own
+    sums the same bits whatever its grid."""
+    from antiamp.kernels.gpu import options as go
+    from antiamp.models.options.config import OptionsConfig
+    from antiamp.models.options.core import simulate_cells
+
+    rows = [(0.7, 0.3, 1.5, 0.2, 2.0, OptionsConfig(K=4, antagonist="assigned")),
+            (0.6, 0.5, 1.0, 0.0, 1.0, OptionsConfig(K=4, antagonist="best_of_k", k_examine=2,
+                                                     distractor_weight=0.3,
+                                                     distractor_bias=0.4)),
+            (0.8, 0.2, 2.0, -0.3, 3.0, OptionsConfig(K=3, antagonist="attack")),
+            (0.55, 0.4, 700.0, 0.1, 2.0, OptionsConfig(K=4, antagonist="best_of_k",
+                                                        k_examine=3, near_miss_loss=0.5)),
+            (0.9, 0.1, 0.5, 0.0, 1.0, OptionsConfig(K=4, antagonist="assigned")),
+            (0.65, 0.35, 1.2, 0.5, 1.5, OptionsConfig(K=4, antagonist="attack"))]
+    seen = []
+    real = go.option_sums_cells
+
+    def spy(*a, **k):
+        seen.append(a)
+        return real(*a, **k)
+
+    go.option_sums_cells = spy
+    try:
+        gpu = simulate_cells(rows, 2 * 4096, 11, device="cuda")
+    finally:
+        go.option_sums_cells = real
+    cpu = simulate_cells(rows, 2 * 4096, 11, device="cpu")
+    counted = np.zeros((2, 12), bool)
+    counted[:, [1, 3, 7, 11]] = True
+    counted[1, [8, 9]] = True
+    for (g, ng), (c, nc) in zip(gpu, cpu):
+        assert ng == nc == 2 * 4096
+        assert np.array_equal(g[counted], c[counted])
+        np.testing.assert_allclose(g, c, rtol=1e-12, atol=0)
+    assert len(seen) == 2  # one pass per number of options K
+    a = seen[0]
+    acc = [np.zeros_like(np.asarray(a[-1])) for _ in range(2)]
+    for blocks, out in zip((1, 2), acc):
+        real(*a[:-1], out, blocks=blocks)
+    assert np.array_equal(acc[0], acc[1])
+
+
 def check_models():
     """``run.device=cuda`` through the extension models with simulated payoffs: the
     same Datasets as ``run.device=cpu``."""

@@ -19,7 +19,8 @@ from antiamp.config import ConfigError
 from antiamp.kernels.gpu import status
 
 HERE = Path(__file__).resolve().parent
-CHECKS = ("one_cell", "cells", "floor", "engine", "signals", "portfolio", "messages", "models")
+CHECKS = ("one_cell", "cells", "floor", "engine", "signals", "portfolio", "messages", "options",
+          "models")
 
 
 @pytest.fixture(scope="module")
