@@ -10,7 +10,8 @@ For every model with GPU kernels, in one run on one machine:
   CPU: checked before timing);
 * the GPU floor measured in the same run: one Philox4x32-10 block per instance,
   XOR-folded (:func:`kernels.gpu.baseline.bare_philox`), and the ratio to it (the
-  portfolio draws 1 + 2B uniforms, ceil((1 + 2B) / 4) blocks an instance);
+  portfolio draws 1 + 2B uniforms, ceil((1 + 2B) / 4) blocks an instance; options
+  4 blocks; messages one block and a Box-Muller pair);
 * the CPU kernel on all cores (same run) and the ratio GPU / CPU (the multi-cell
   case counts cell-instances: instances x cells);
 * JAX on the same GPU (its own generator, ``bincount``; the same class-count
@@ -210,6 +211,19 @@ def run_cases(args) -> dict:
     B, q_pf = 4, [0.8, 0.7, 0.3]
     t_pf = [bernoulli_thresholds([q]) for q in q_pf]
     sb, ss, sp = np.uint64(kb.STREAM), np.uint64(kc.STREAM), np.uint64(kp.STREAM)
+    from antiamp.models.messages import core as msm
+    from antiamp.models.options import core as opm
+
+    mc = msm.MessagesConfig(kappa_r=0.8, r_mean_false=1.0)
+    oc = opm.OptionsConfig(K=4, antagonist="best_of_k", k_examine=2)
+    counted = np.zeros((2, 12), bool)
+    counted[:, [1, 3, 7, 11]] = True
+
+    def messages(n, dev):  # the counts (the sums agree within 1e-12 relative)
+        return msm.exogenous_simulated_cells([(0.8, 0.3, 1.0, 0.3, mc)], n, 0, 0, dev)[0][0]
+
+    def options(n, dev):  # the count rows
+        return opm.simulate_cells([(0.7, 0.3, 1.2, 0.3, 1.5, oc)], n, 0, 0, dev)[0][0][counted]
 
     def jx(name, *extra):
         def f(models, n):
@@ -234,6 +248,10 @@ def run_cases(args) -> dict:
             lambda n: gp.portfolio_class_counts_cells(*t_pf, B, 0, n, k0, k1, sp),
             lambda n: kp.portfolio_class_counts_cells(*t_pf, B, 0, n, k0, k1, sp, nt),
             jx("portfolio", np.float32(q_pf), B), 1),
+        "messages (rhetoric)": (lambda n: messages(n, "cuda"), lambda n: messages(n, "cpu"),
+                                None, 1),
+        "options (K = 4, best of 2)": (lambda n: options(n, "cuda"), lambda n: options(n, "cpu"),
+                                       None, 1),
     }
     # Same counts first (at a size the CPU does quickly), then the timings.
     n_check = min(args.n_cpu, 1 << 22)

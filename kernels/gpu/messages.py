@@ -7,7 +7,7 @@ canonical blocks of :data:`kernels.messages.BLOCK` instances: one thread block
 sums one canonical block, thread t taking instances t, t + THREADS, ... in order,
 and the threads' partial sums are added in thread order (through shared memory),
 so a block's sums do not depend on the grid and a rerun gives the same bits; the
-host adds the blocks in block order, as the CPU does.  The counts are integers
+host adds the blocks in block order.  The counts are integers
 and equal the CPU's; the sums differ from the CPU's in the last bits, from the
 order of the additions inside a block and from ``exp``, ``log``, ``cos`` and
 ``sin`` (CUDA's libdevice against the CPU's libm; ``sqrt`` is correctly rounded
@@ -108,6 +108,7 @@ def message_sums_cells(t_p, t_rho, lam, mu, kappa_v, kappa_r, m_true, m_false, s
             *d, np.int64(c0), np.int64(min(TILE, n_cells - c0)), np.int64(first_block),
             np.int64(n_blocks), np.uint64(k0), np.uint64(k1), np.uint64(stream), d_out)
     out = d_out.copy_to_host()
-    for b in range(n_blocks):  # fixed order, as the CPU adds its blocks
-        cnt_acc += out[b, :, :N_CLASSES].astype(np.int64)
-        sums_acc += out[b, :, N_CLASSES:].reshape(n_cells, 4, N_CLASSES)
+    # The blocks in a fixed order (NumPy adds the rows of an axis-0 sum one by one).
+    tot = out.sum(axis=0)
+    cnt_acc += tot[:, :N_CLASSES].astype(np.int64)  # integers below 2**53: exact
+    sums_acc += tot[:, N_CLASSES:].reshape(n_cells, 4, N_CLASSES)

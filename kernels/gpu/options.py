@@ -119,15 +119,15 @@ def option_sums_cells(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagon
             np.int64(K), *args, np.int64(c0), np.int64(min(TILE, n_cells - c0)),
             np.int64(first_block), np.int64(n_blocks), np.uint64(k0), np.uint64(k1),
             np.uint64(stream), d_out)
-    out = d_out.copy_to_host()
-    for b in range(n_blocks):  # each block's rows as the CPU kernel fills them, in order
-        acc = out[b, :, :NS].reshape(n_cells, 2, N_ACC, 2).copy()
-        cnt = out[b, :, NS:].astype(np.int64)
-        for p in range(2):
-            for r, k in ((1, cnt[:, 0]), (3, cnt[:, 1]), (7, cnt[:, 2]),
-                         (11, cnt[:, 0] + cnt[:, 1])):
-                acc[:, p, r, 0] = k
-                acc[:, p, r, 1] = k
-        acc[:, 1, 8, 0] = acc[:, 1, 8, 1] = cnt[:, 3]
-        acc[:, 1, 9, 0] = acc[:, 1, 9, 1] = cnt[:, 4]
-        acc_out += acc
+    # The blocks in a fixed order (NumPy adds the rows of an axis-0 sum one by one); the
+    # count rows filled as the CPU kernel fills them (integers below 2**53: exact).
+    tot = d_out.copy_to_host().sum(axis=0)
+    acc = tot[:, :NS].reshape(n_cells, 2, N_ACC, 2).copy()
+    cnt = tot[:, NS:]
+    for p in range(2):
+        for r, k in ((1, cnt[:, 0]), (3, cnt[:, 1]), (7, cnt[:, 2]), (11, cnt[:, 0] + cnt[:, 1])):
+            acc[:, p, r, 0] = k
+            acc[:, p, r, 1] = k
+    acc[:, 1, 8, 0] = acc[:, 1, 8, 1] = cnt[:, 3]
+    acc[:, 1, 9, 0] = acc[:, 1, 9, 1] = cnt[:, 4]
+    acc_out += acc
