@@ -218,4 +218,3 @@ def bare_philox(start, count, k0, k1, stream, n_blocks):
                 acc ^= buf[j]
         out[b] = acc
     return out
-

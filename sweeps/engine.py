@@ -78,7 +78,8 @@ def _compute_unique(thr, fixed, a_fixed, n, seed, streams, crn, n_threads, devic
     k0, k1 = _rng.split_seed(seed)
     if _runner.device_of(device) == "cuda":
         if crn:
-            return _kb_gpu.class_counts_cells(thr, fixed, a_fixed, 0, n, k0, k1, np.uint64(kb.STREAM))
+            return _kb_gpu.class_counts_cells(thr, fixed, a_fixed, 0, n, k0, k1,
+                                              np.uint64(kb.STREAM))
         return np.stack([_kb_gpu.class_counts(thr[c], fixed[c], a_fixed[c], 0, n, k0, k1,
                                               np.uint64(streams[c]))
                          for c in range(thr.shape[0])])
@@ -694,8 +695,10 @@ def _run_model_grid(cfg, out_dir, *, client=None, progress=None, log=print,
     from .blocks import run_grid_store
 
     plan, ex = model_plan(cfg)
-    # One in-process worker: run the blocks here, without a dask client.
-    inproc = ex.kind == "local" and not ex.processes and ex.n_workers == 1
+    # One in-process worker: run the blocks here, without a dask client (on a GPU
+    # this process owns the device and runs every block on it).
+    inproc = ex.kind == "local" and ((not ex.processes and ex.n_workers == 1)
+                                     or _runner.device_of(plan.base.run.device) == "cuda")
     return run_grid_store(cfg, model_store(plan, out_dir), client=client,
                           executor=None if inproc else ex, progress=progress,
                           overwrite=plan.spec.overwrite, log=log, plan=plan, run_dir=out_dir,

@@ -175,6 +175,33 @@ def check_options():
     assert np.array_equal(acc[0], acc[1])
 
 
+def check_panel():
+    """The panel's Monte Carlo sums within 1e-12 relative of the CPU's (the same
+    additions in the same order; only log/cos/sin/erfc and fused multiply-adds may
+    differ), the same bits whatever the GPU's grid; every aggregation rule."""
+    from antiamp.kernels import panel as kp
+    from antiamp.kernels.gpu import panel as gpn
+
+    q = np.array([0.0, 0.3, 0.5, 0.7, 0.95, 1.0])
+    with np.errstate(divide="ignore"):
+        from scipy import special
+
+        zq = special.ndtri(q)
+    for n, rule, need, icc, bias_sd in ((5, kp.RULE_MAJORITY, 3, 0.3, 0.5),
+                                        (4, kp.RULE_MAJORITY, 3, 0.2, 0.0),
+                                        (3, kp.RULE_UNANIMITY, 3, 1.0, 0.4),
+                                        (6, kp.RULE_CONFIDENCE, 0, 0.5, 0.3)):
+        args = (zq, n, rule, need, 0.5, 0.25, icc, bias_sd, 2 * kp.PANEL_BLOCK, K0, K1,
+                np.uint64(kp.STREAM))
+        c1, c2, cm = kp.panel_endorsement(*args)
+        runs = [gpn.panel_endorsement(*args, blocks=b) for b in (1, 2)]
+        for g1, g2, gm in runs:
+            assert gm == cm
+            np.testing.assert_allclose(g1, c1, rtol=1e-12, atol=0)
+            np.testing.assert_allclose(g2, c2, rtol=1e-12, atol=0)
+        assert np.array_equal(runs[0][0], runs[1][0]) and np.array_equal(runs[0][1], runs[1][1])
+
+
 def check_models():
     """``run.device=cuda`` through the extension models with simulated payoffs: the
     same Datasets as ``run.device=cpu``."""
@@ -204,19 +231,26 @@ def check_models():
                 assert np.array_equal(ds["cuda"][name].values, v.values, equal_nan=True), \
                     (model, name)
     # Float sums: the metrics within 1e-12 of the CPU's (values of order 1).
-    ds = {}
-    for dev in ("cuda", "cpu"):
-        cfg = {"model": {"name": "messages"}, "judge": {"kind": "logit"},
-               "equilibrium": {"payoffs": "simulated"},
-               "messages": {"kappa_r": 0.8, "r_mean_false": 1.0},
-               "run": {"n_instances": 4096, "seed": 5, "device": dev, "progress": False}}
-        ds[dev] = antiamp.simulate(cfg)
-    for name, v in ds["cpu"].data_vars.items():
-        if np.issubdtype(v.dtype, np.floating):
-            np.testing.assert_allclose(ds["cuda"][name].values, v.values, rtol=1e-12,
-                                       atol=1e-12, equal_nan=True, err_msg=name)
+    from antiamp.kernels.gpu import panel as gpn
+
+    real_panel = gpn.panel_endorsement
+    gpn.panel_endorsement = lambda *a, **k: calls.append("panel_endorsement") or real_panel(
+        *a, **k)
+    for extra in ({"model": {"name": "messages"}, "judge": {"kind": "logit"},
+                   "messages": {"kappa_r": 0.8, "r_mean_false": 1.0}},
+                  {"model": {"name": "panel"},
+                   "panel": {"icc": 0.2, "n_panels": 256, "method": "monte_carlo"}}):
+        ds = {}
+        for dev in ("cuda", "cpu"):
+            cfg = {**extra, "equilibrium": {"payoffs": "simulated"},
+                   "run": {"n_instances": 4096, "seed": 5, "device": dev, "progress": False}}
+            ds[dev] = antiamp.simulate(cfg)
+        for name, v in ds["cpu"].data_vars.items():
+            if np.issubdtype(v.dtype, np.floating):
+                np.testing.assert_allclose(ds["cuda"][name].values, v.values, rtol=1e-12,
+                                           atol=1e-12, equal_nan=True, err_msg=name)
     assert set(calls) == {"signal_class_counts", "portfolio_class_counts_cells",
-                          "message_sums_cells"}, calls
+                          "message_sums_cells", "panel_endorsement"}, calls
 
 
 def check_engine():
@@ -252,6 +286,25 @@ def check_engine():
         assert calls[-1] == ("class_counts_cells" if crn else "class_counts"), calls
         for name in ("class_counts", "amp", "amp_se"):
             assert np.array_equal(sweeps["cuda"][name].values, sweeps["cpu"][name].values), name
+    # A model's grid on the block engine (simulated payoffs): the same store values.
+    from antiamp.kernels.gpu import correlated as gc
+
+    real, used = gc.signal_class_counts, []
+    gc.signal_class_counts = lambda *a, **k: used.append(1) or real(*a, **k)
+    try:
+        grids = {}
+        for dev in ("cuda", "cpu"):
+            c = {"model": {"name": "signals"}, "equilibrium": {"payoffs": "simulated"},
+                 "sweep": {"axes": {"model": {"rho": [0.2, 0.6]}}, "plot": False},
+                 "run": {"n_instances": 500, "seed": 2, "device": dev}}
+            with tempfile.TemporaryDirectory() as d:
+                grids[dev] = run_sweep(c, d, progress=False).load()
+    finally:
+        gc.signal_class_counts = real
+    assert used
+    for name, v in grids["cpu"].data_vars.items():
+        if np.issubdtype(v.dtype, np.number):
+            assert np.array_equal(grids["cuda"][name].values, v.values, equal_nan=True), name
 
 
 CHECKS = {name[len("check_"):]: f for name, f in dict(globals()).items()
