@@ -225,12 +225,19 @@ def run_cases(args) -> dict:
     def options(n, dev):  # the count rows
         return opm.simulate_cells([(0.7, 0.3, 1.2, 0.3, 1.5, oc)], n, 0, 0, dev)[0][0][counted]
 
+    from antiamp.models.panel import core as pnm
+
+    def panel(n, dev):  # n panels of 9 judges, three table entries: the means
+        pc = pnm.PanelConfig(size=9, icc=0.3, bias_sd=0.5, n_panels=n, method="monte_carlo")
+        return pnm.panel_probability_mc([0.4, 0.6, 0.9], pc, 0, dev)[0]
+
     def jx(name, *extra):
         def f(models, n):
             return models["run"](models[name], n, min(n, 1 << 24), *extra)
         return f
 
-    # name: (gpu(n), cpu(n), JAX or None); a grid case counts instances x cells.
+    # name: (gpu(n), cpu(n), JAX or None, d): timed at n / d instances (the panel's
+    # panels cost a few hundred instances each); a grid case counts instances x cells.
     spec = {
         "baseline (one cell)": (
             lambda n: gb.class_counts(thr, 0, 0, 0, n, k0, k1, sb),
@@ -252,20 +259,26 @@ def run_cases(args) -> dict:
                                 None, 1),
         "options (K = 4, best of 2)": (lambda n: options(n, "cuda"), lambda n: options(n, "cpu"),
                                        None, 1),
+        "panel (9 judges), per panel": (lambda n: panel(n, "cuda"), lambda n: panel(n, "cpu"),
+                                        None, 256),
     }
-    # Same counts first (at a size the CPU does quickly), then the timings.
-    n_check = min(args.n_cpu, 1 << 22)
-    for name, (g, c, _, _) in spec.items():
+    # Same counts (float means: within 1e-12 relative) first, at a size the CPU does
+    # quickly, then the timings.
+    for name, (g, c, _, d) in spec.items():
+        n_check = max(1, min(args.n_cpu, 1 << 22) // d)
         a, b = np.asarray(g(n_check)), np.asarray(c(n_check))
-        if not np.array_equal(a, b):
-            raise SystemExit(f"bench_gpu: {name}: the GPU's counts differ from the CPU's")
+        same = (np.allclose(a, b, rtol=1e-12, atol=0) if a.dtype.kind == "f"
+                else np.array_equal(a, b))
+        if not same:
+            raise SystemExit(f"bench_gpu: {name}: the GPU's results differ from the CPU's")
     floor = rate(args.n_gpu, median_time(lambda: gb.bare_philox(0, args.n_gpu, k0, k1, sb),
                                          args.repeats))
     out = {}
-    for name, (g, c, j, _) in spec.items():
+    for name, (g, c, j, d) in spec.items():
+        ng, nc = max(1, args.n_gpu // d), max(1, args.n_cpu // d)
         out[name] = {
-            "gpu": median_time(lambda: g(args.n_gpu), args.repeats),
-            "cpu": median_time(lambda: c(args.n_cpu), args.repeats),
+            "gpu": median_time(lambda: g(ng), args.repeats) * d,  # time per n instances
+            "cpu": median_time(lambda: c(nc), args.repeats) * d,
             "floor": floor, "jax": j, "cpu_counts": c,
         }
     return out
