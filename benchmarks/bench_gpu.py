@@ -225,7 +225,18 @@ def run_cases(args) -> dict:
     def options(n, dev):  # the count rows
         return opm.simulate_cells([(0.7, 0.3, 1.2, 0.3, 1.5, oc)], n, 0, 0, dev)[0][0][counted]
 
+    from antiamp.kernels import confidence as kf
+    from antiamp.kernels.gpu import confidence as gf
     from antiamp.models.panel import core as pnm
+
+    rep_p = np.array([0.3, 5.0, 0.6, 4.0, 6.0, 0.2, 0.3])
+    rep_a = np.array([-0.2, 3.0, 0.5, 4.0, 7.0, 0.1, 0.4])
+    conf_args = (0.4, 0.6, 0.3, rep_p, rep_a, 1.2, 0.1, 2.0, 0.05, 1, 0.0, 0.5,
+                 np.ones(1), np.ones(1), np.empty(0))
+
+    def confidence(n, kernel):  # a single judge; the sums over the blocks
+        acc, gap = kernel(n, k0, k1, *conf_args)
+        return np.concatenate([acc.sum(axis=0).ravel(), gap.sum(axis=0)])
 
     def panel(n, dev):  # n panels of 9 judges, three table entries: the means
         pc = pnm.PanelConfig(size=9, icc=0.3, bias_sd=0.5, n_panels=n, method="monte_carlo")
@@ -261,6 +272,8 @@ def run_cases(args) -> dict:
                                        None, 1),
         "panel (9 judges), per panel": (lambda n: panel(n, "cuda"), lambda n: panel(n, "cpu"),
                                         None, 256),
+        "confidence (one judge)": (lambda n: confidence(n, gf.confidence_kernel),
+                                   lambda n: confidence(n, kf.confidence_kernel), None, 1),
     }
     # Same counts (float means: within 1e-12 relative) first, at a size the CPU does
     # quickly, then the timings.

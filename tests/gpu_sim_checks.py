@@ -202,6 +202,32 @@ def check_panel():
         assert np.array_equal(runs[0][0], runs[1][0]) and np.array_equal(runs[0][1], runs[1][1])
 
 
+def check_confidence():
+    """Sums within 1e-12 relative of the CPU's, a partial last block, a jury with a
+    shared latent (quadrature and table), the same bits whatever the GPU's grid."""
+    from antiamp.kernels import confidence as kf
+    from antiamp.kernels.gpu import confidence as gf
+    from antiamp.models.confidence.core import latent_nodes
+
+    rep_p = np.array([0.3, 5.0, 0.6, 4.0, 6.0, 0.2, 0.3])
+    rep_a = np.array([-0.2, 3.0, 0.5, 4.0, 7.0, 0.1, 0.4])
+    # (The quadrature runs per instance: a few hundred instances on the simulator.)
+    for jury_n, icc, tabled, n in ((1, 0.0, False, kf.BLOCK + 1001), (4, 0.3, False, 301),
+                                   (5, 0.3, True, 777)):
+        gx, gw = latent_nodes(icc)
+        table = kf.jury_table(jury_n, icc, 0.5, gx, gw) if tabled else np.empty(0)
+        args = (n, K0, K1, 0.4, 0.6, 0.3, rep_p, rep_a, 1.2, 0.1, 2.0, 0.05, jury_n, icc, 0.5,
+                gx, gw, table)
+        ca, cg = kf.confidence_kernel(*args)
+        runs = [gf.confidence_kernel(*args, blocks=b) for b in ((1, 2) if jury_n == 1 else (0,))]
+        for ga, gg in runs:
+            np.testing.assert_allclose(ga.sum(axis=0), ca.sum(axis=0), rtol=1e-12, atol=0)
+            np.testing.assert_allclose(gg.sum(axis=0), cg.sum(axis=0), rtol=1e-12, atol=0)
+            assert np.array_equal(ga[..., [0, 3]], ca[..., [0, 3]])  # the counts
+        assert all(np.array_equal(r[0], runs[0][0]) and np.array_equal(r[1], runs[0][1])
+                   for r in runs)
+
+
 def check_models():
     """``run.device=cuda`` through the extension models with simulated payoffs: the
     same Datasets as ``run.device=cpu``."""
@@ -233,24 +259,32 @@ def check_models():
     # Float sums: the metrics within 1e-12 of the CPU's (values of order 1).
     from antiamp.kernels.gpu import panel as gpn
 
-    real_panel = gpn.panel_endorsement
+    from antiamp.kernels.gpu import confidence as gf
+
+    real_panel, real_conf = gpn.panel_endorsement, gf.confidence_kernel
     gpn.panel_endorsement = lambda *a, **k: calls.append("panel_endorsement") or real_panel(
         *a, **k)
-    for extra in ({"model": {"name": "messages"}, "judge": {"kind": "logit"},
+    gf.confidence_kernel = lambda *a, **k: calls.append("confidence_kernel") or real_conf(
+        *a, **k)
+    for extra in ({"model": {"name": "confidence"}, "judge": {"kind": "logit"},
+                   "confidence": {"ppc_draws": 0}},
+                  {"model": {"name": "messages"}, "judge": {"kind": "logit"},
                    "messages": {"kappa_r": 0.8, "r_mean_false": 1.0}},
                   {"model": {"name": "panel"},
                    "panel": {"icc": 0.2, "n_panels": 256, "method": "monte_carlo"}}):
         ds = {}
         for dev in ("cuda", "cpu"):
-            cfg = {**extra, "equilibrium": {"payoffs": "simulated"},
+            cfg = {"equilibrium": {"payoffs": "simulated"}, **extra,
                    "run": {"n_instances": 4096, "seed": 5, "device": dev, "progress": False}}
+            if extra["model"]["name"] == "confidence":  # reads no equilibrium section
+                cfg.pop("equilibrium")
             ds[dev] = antiamp.simulate(cfg)
         for name, v in ds["cpu"].data_vars.items():
             if np.issubdtype(v.dtype, np.floating):
                 np.testing.assert_allclose(ds["cuda"][name].values, v.values, rtol=1e-12,
                                            atol=1e-12, equal_nan=True, err_msg=name)
     assert set(calls) == {"signal_class_counts", "portfolio_class_counts_cells",
-                          "message_sums_cells", "panel_endorsement"}, calls
+                          "message_sums_cells", "panel_endorsement", "confidence_kernel"}, calls
 
 
 def check_engine():
