@@ -234,6 +234,16 @@ def run_cases(args) -> dict:
     conf_args = (0.4, 0.6, 0.3, rep_p, rep_a, 1.2, 0.1, 2.0, 0.05, 1, 0.0, 0.5,
                  np.ones(1), np.ones(1), np.empty(0))
 
+    from antiamp.kernels import redeliberation as kr
+    from antiamp.kernels.gpu import redeliberation as gr
+
+    red_args = (0.4, 0.7, np.array([8.0, 2.0]), np.array([5.0, 9.0]), 0.5, 1.5, 5, 0.6, 0.3,
+                0.2, 18, np.array([3.0, 8.0, 15.0]), np.array([1.0, 0.9, 0.7, 0.4]), 60.0,
+                10.0, 3.0, 2.0, 5, np.array([[0.5, 0.2], [0.8, 0.5]]))
+
+    def redeliberation(n, kernel):  # the per-block sums added over the blocks
+        return np.concatenate([a.sum(axis=0).ravel() for a in kernel(n, k0, k1, *red_args)])
+
     def confidence(n, kernel):  # a single judge; the sums over the blocks
         acc, gap = kernel(n, k0, k1, *conf_args)
         return np.concatenate([acc.sum(axis=0).ravel(), gap.sum(axis=0)])
@@ -274,6 +284,9 @@ def run_cases(args) -> dict:
                                         None, 256),
         "confidence (one judge)": (lambda n: confidence(n, gf.confidence_kernel),
                                    lambda n: confidence(n, kf.confidence_kernel), None, 1),
+        "redeliberation, per claim": (lambda n: redeliberation(n, gr.redeliberation_kernel),
+                                      lambda n: redeliberation(n, kr.redeliberation_kernel),
+                                      None, 16),
     }
     # Same counts (float means: within 1e-12 relative) first, at a size the CPU does
     # quickly, then the timings.

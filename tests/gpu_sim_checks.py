@@ -228,6 +228,28 @@ def check_confidence():
                    for r in runs)
 
 
+def check_redeliberation():
+    """Per-block sums within 1e-12 relative of the CPU's (counts exact), a partial
+    last block, the same bits whatever the GPU's grid."""
+    from antiamp.kernels import redeliberation as kr
+    from antiamp.kernels.gpu import redeliberation as gr
+
+    J = np.array([[0.5, 0.2], [0.8, 0.5]])
+    args = (kr.BLOCK + 333, K0, K1, 0.4, 0.7, np.array([8.0, 2.0]), np.array([5.0, 9.0]), 0.5,
+            1.5, 5, 0.6, 0.3, 0.2, 6, np.array([3.0, 8.0, 15.0]),
+            np.array([1.0, 0.9, 0.7, 0.5]), 60.0, 10.0, 3.0, 2.0, 4, J)
+    cpu = kr.redeliberation_kernel(*args)
+    runs = [gr.redeliberation_kernel(*args, blocks=b) for b in (1, 2)]
+    for gpu in runs:
+        for g, c in zip(gpu, cpu):
+            assert g.shape == c.shape
+            np.testing.assert_allclose(g.sum(axis=0), c.sum(axis=0), rtol=1e-12, atol=0)
+        assert np.array_equal(gpu[0][..., 0], cpu[0][..., 0])  # claims per policy and type
+        assert np.array_equal(gpu[1], cpu[1])  # the spread bands' counts
+    for g1, g2 in zip(*runs):
+        assert np.array_equal(g1, g2)
+
+
 def check_models():
     """``run.device=cuda`` through the extension models with simulated payoffs: the
     same Datasets as ``run.device=cpu``."""
@@ -260,13 +282,18 @@ def check_models():
     from antiamp.kernels.gpu import panel as gpn
 
     from antiamp.kernels.gpu import confidence as gf
+    from antiamp.kernels.gpu import redeliberation as gr
 
+    real_red = gr.redeliberation_kernel
+    gr.redeliberation_kernel = lambda *a, **k: calls.append("redeliberation_kernel") or real_red(
+        *a, **k)
     real_panel, real_conf = gpn.panel_endorsement, gf.confidence_kernel
     gpn.panel_endorsement = lambda *a, **k: calls.append("panel_endorsement") or real_panel(
         *a, **k)
     gf.confidence_kernel = lambda *a, **k: calls.append("confidence_kernel") or real_conf(
         *a, **k)
-    for extra in ({"model": {"name": "confidence"}, "judge": {"kind": "logit"},
+    for extra in ({"model": {"name": "redeliberation"}},
+                  {"model": {"name": "confidence"}, "judge": {"kind": "logit"},
                    "confidence": {"ppc_draws": 0}},
                   {"model": {"name": "messages"}, "judge": {"kind": "logit"},
                    "messages": {"kappa_r": 0.8, "r_mean_false": 1.0}},
@@ -276,7 +303,7 @@ def check_models():
         for dev in ("cuda", "cpu"):
             cfg = {"equilibrium": {"payoffs": "simulated"}, **extra,
                    "run": {"n_instances": 4096, "seed": 5, "device": dev, "progress": False}}
-            if extra["model"]["name"] == "confidence":  # reads no equilibrium section
+            if extra["model"]["name"] in ("confidence", "redeliberation"):  # no such section
                 cfg.pop("equilibrium")
             ds[dev] = antiamp.simulate(cfg)
         for name, v in ds["cpu"].data_vars.items():
@@ -284,7 +311,8 @@ def check_models():
                 np.testing.assert_allclose(ds["cuda"][name].values, v.values, rtol=1e-12,
                                            atol=1e-12, equal_nan=True, err_msg=name)
     assert set(calls) == {"signal_class_counts", "portfolio_class_counts_cells",
-                          "message_sums_cells", "panel_endorsement", "confidence_kernel"}, calls
+                          "message_sums_cells", "panel_endorsement", "confidence_kernel",
+                          "redeliberation_kernel"}, calls
 
 
 def check_engine():

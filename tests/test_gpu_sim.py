@@ -20,7 +20,7 @@ from antiamp.kernels.gpu import status
 
 HERE = Path(__file__).resolve().parent
 CHECKS = ("one_cell", "cells", "floor", "engine", "signals", "portfolio", "messages", "options",
-          "panel", "confidence", "models")
+          "panel", "confidence", "redeliberation", "models")
 
 
 @pytest.fixture(scope="module")

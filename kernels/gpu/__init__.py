@@ -12,14 +12,14 @@ one reduction per thread block (an integer atomic add per class into the
 output), so integer class counts are the same bits whatever the grid.
 
 Integer class counts (baseline, correlated signals, portfolios) are the CPU's bits.
-Float sums (messages, options, the panel's tables, confidence) keep the CPU's
-canonical instance blocks: one thread block sums one canonical block, its threads'
-partial sums added in thread order, the blocks in block order, so a GPU result is
-the same bits run to run and within 1e-12 relative of the CPU's (the order inside
-a block may differ, and CUDA's libdevice ``exp``, ``log``, ``log1p``, ``cos``,
-``sin`` and ``erfc`` differ from the CPU's libm in the last bits; ``sqrt`` is
-correctly rounded on both).  The other kernel families (the loop's paths,
-redeliberation, colmad, mediation) have no GPU launchers yet: their models keep
+Float sums (messages, options, the panel's tables, confidence, redeliberation) keep
+the CPU's canonical instance blocks: one thread block sums one canonical block, its
+threads' partial sums added in thread order, the blocks in block order, so a GPU
+result is the same bits run to run and within 1e-12 relative of the CPU's (the
+order inside a block may differ, and CUDA's libdevice ``exp``, ``log``, ``log1p``,
+``cos``, ``sin`` and ``erfc`` differ from the CPU's libm in the last bits;
+``sqrt`` is correctly rounded on both).  The other kernel families (the loop's
+paths, colmad, mediation) have no GPU launchers yet: their models keep
 ``Model.gpu`` false, so ``run.device=cuda`` is refused for them and ``auto`` runs
 them on the CPU.
 
