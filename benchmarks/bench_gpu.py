@@ -4,7 +4,8 @@
                                    [--sweep-cells 10000] [--sweep-n 10000000]
     NUMBA_ENABLE_CUDASIM=1 python benchmarks/bench_gpu.py --smoke   # runs, times nothing real
 
-For every model with GPU kernels, in one run on one machine:
+For every kernel with a GPU launcher (baseline, signals, portfolio, messages, options,
+the panel's Monte Carlo tables, confidence, redeliberation), in one run on one machine:
 
 * GPU instances/s (numba.cuda, the project's Philox counters, the same counts as the
   CPU: checked before timing);
@@ -340,8 +341,10 @@ def report() -> list:
         "## GPU: run.device=cuda beside the GPU's Philox floor, the CPU and JAX",
         "",
         "No GPU figures yet: they are pending a run on a machine with an NVIDIA GPU. There, "
-        "one command prints, for the baseline (one cell and the multi-cell CRN kernel), "
-        "signals and portfolio: GPU instances/s, the ratio to the bare Philox4x32-10 floor "
+        "one command prints, for every kernel with a GPU launcher (the baseline, one cell "
+        "and the multi-cell CRN kernel; signals; portfolio; messages; options; the panel's "
+        "Monte Carlo tables; confidence; redeliberation): GPU instances/s, the ratio to the "
+        "bare Philox4x32-10 floor "
         "on the same GPU, the CPU kernel on all cores, JAX on the same GPU (baseline, "
         "signals, portfolio; skipped when JAX is absent), and the end-to-end time of a "
         "10^4-cell sweep (baseline and signals, 10^7 instances a cell) on the GPU and on "
@@ -354,8 +357,8 @@ def report() -> list:
         "Without a GPU it says why and exits; `NUMBA_ENABLE_CUDASIM=1 python "
         "benchmarks/bench_gpu.py --smoke` runs it on numba's CUDA simulator at a tiny size "
         "(which checks that it runs; the simulator's figures are not GPU timings). Before "
-        "timing, each GPU kernel's counts are checked equal to the CPU kernel's and JAX's "
-        "class frequencies against the kernel's.",
+        "timing, each GPU kernel's counts are checked equal to the CPU kernel's (float sums "
+        "within 1e-12 relative) and JAX's class frequencies against the kernel's.",
     ]
 
 
