@@ -72,3 +72,69 @@ def test_signals_and_portfolio(key):
                                               64)
         gpu = gp.portfolio_class_counts_cells(*t, budget, 0, N // 16, *key, kp.STREAM)
         assert np.array_equal(gpu, cpu), budget
+
+
+def test_float_kernels_within_1e12(key):
+    """messages, options, the panel's tables, confidence, redeliberation: counts equal,
+    sums within 1e-12 relative of the CPU's, the same bits on a second run."""
+    from antiamp.kernels import confidence as kf
+    from antiamp.kernels import messages as km
+    from antiamp.kernels import panel as kpn
+    from antiamp.kernels import redeliberation as kr
+    from antiamp.kernels.gpu import confidence as gf
+    from antiamp.kernels.gpu import messages as gm
+    from antiamp.kernels.gpu import panel as gpn
+    from antiamp.kernels.gpu import redeliberation as gr
+    from antiamp.kernels.rng import bernoulli_thresholds
+    from antiamp.models.options.config import OptionsConfig
+    from antiamp.models.options.core import simulate_cells
+
+    rng = np.random.default_rng(3)
+    C = 6
+    cols = [bernoulli_thresholds(rng.uniform(0, 1, C)), bernoulli_thresholds(rng.uniform(0, 1, C)),
+            rng.uniform(0.5, 2, C), rng.uniform(-1, 1, C), rng.uniform(0, 2, C),
+            rng.uniform(0, 1, C), rng.uniform(0, 1, C), rng.uniform(-1, 0, C),
+            rng.uniform(0.5, 1.5, C), np.arange(C) % 2 == 1, rng.uniform(0, 0.2, C),
+            rng.uniform(0, 1, C)]
+    n_blocks = max(1, N // 16 // km.BLOCK)
+    cc, sc = np.zeros((C, 8), np.int64), np.zeros((C, 4, 8))
+    km.message_sums_cells(*cols, 3, n_blocks, *key, np.uint64(km.STREAM), cc, sc)
+    runs = []
+    for _ in range(2):
+        cg, sg = np.zeros((C, 8), np.int64), np.zeros((C, 4, 8))
+        gm.message_sums_cells(*cols, 3, n_blocks, *key, km.STREAM, cg, sg)
+        assert np.array_equal(cg, cc)
+        np.testing.assert_allclose(sg, sc, rtol=1e-12, atol=0)
+        runs.append(sg)
+    assert np.array_equal(runs[0], runs[1])
+
+    rows = [(0.7, 0.3, 1.5, 0.2, 2.0, OptionsConfig(K=4, antagonist="best_of_k", k_examine=2)),
+            (0.8, 0.2, 2.0, -0.3, 3.0, OptionsConfig(K=3, antagonist="attack"))]
+    gpu = simulate_cells(rows, N // 64, 11, device="cuda")
+    cpu = simulate_cells(rows, N // 64, 11, device="cpu")
+    for (g, _), (c, _) in zip(gpu, cpu):
+        np.testing.assert_allclose(g, c, rtol=1e-12, atol=0)
+
+    from scipy import special
+
+    with np.errstate(divide="ignore"):
+        zq = special.ndtri(np.array([0.0, 0.3, 0.7, 1.0]))
+    args = (zq, 9, kpn.RULE_MAJORITY, 5, 0.5, 0.25, 0.3, 0.5, N // 256, *key,
+            np.uint64(kpn.STREAM))
+    c1, c2, _ = kpn.panel_endorsement(*args)
+    g1, g2, _ = gpn.panel_endorsement(*args)
+    np.testing.assert_allclose(g1, c1, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(g2, c2, rtol=1e-12, atol=0)
+
+    rep_p = np.array([0.3, 5.0, 0.6, 4.0, 6.0, 0.2, 0.3])
+    rep_a = np.array([-0.2, 3.0, 0.5, 4.0, 7.0, 0.1, 0.4])
+    args = (N // 16 + 5, *key, 0.4, 0.6, 0.3, rep_p, rep_a, 1.2, 0.1, 2.0, 0.05, 1, 0.0, 0.5,
+            np.ones(1), np.ones(1), np.empty(0))
+    for g, c in zip(gf.confidence_kernel(*args), kf.confidence_kernel(*args)):
+        np.testing.assert_allclose(g.sum(axis=0), c.sum(axis=0), rtol=1e-12, atol=0)
+
+    args = (N // 64 + 7, *key, 0.4, 0.7, np.array([8.0, 2.0]), np.array([5.0, 9.0]), 0.5, 1.5,
+            5, 0.6, 0.3, 0.2, 18, np.array([3.0, 8.0, 15.0]), np.array([1.0, 0.9, 0.7, 0.4]),
+            60.0, 10.0, 3.0, 2.0, 5, np.array([[0.5, 0.2], [0.8, 0.5]]))
+    for g, c in zip(gr.redeliberation_kernel(*args), kr.redeliberation_kernel(*args)):
+        np.testing.assert_allclose(g.sum(axis=0), c.sum(axis=0), rtol=1e-12, atol=0)
