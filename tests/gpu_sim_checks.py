@@ -144,9 +144,7 @@ def check_options():
                                                      distractor_bias=0.4)),
             (0.8, 0.2, 2.0, -0.3, 3.0, OptionsConfig(K=3, antagonist="attack")),
             (0.55, 0.4, 700.0, 0.1, 2.0, OptionsConfig(K=4, antagonist="best_of_k",
-                                                        k_examine=3, near_miss_loss=0.5)),
-            (0.9, 0.1, 0.5, 0.0, 1.0, OptionsConfig(K=4, antagonist="assigned")),
-            (0.65, 0.35, 1.2, 0.5, 1.5, OptionsConfig(K=4, antagonist="attack"))]
+                                                        k_examine=3, near_miss_loss=0.5))]
     seen = []
     real = go.option_sums_cells
 
