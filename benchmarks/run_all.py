@@ -43,6 +43,7 @@ import bench_redeliberation  # noqa: E402
 import bench_colmad  # noqa: E402
 import bench_mediation  # noqa: E402
 import bench_panel  # noqa: E402
+import bench_gpu  # noqa: E402
 import bench_floors  # noqa: E402
 import bench_threads  # noqa: E402
 import bench_rounds  # noqa: E402
@@ -598,6 +599,7 @@ def write_md(res, path: Path):
             L += [""] + bench.report(res[key])
             if key in ("redeliberation", "colmad", "mediation"):  # no load line of their own
                 L += [_load(res, key), ""]
+    L += [""] + bench_gpu.report()
     L += ["",
           "![scaling](docs/figures/bench_scaling.png)", "",
           "![precision](docs/figures/bench_precision.png)", ""]

@@ -171,6 +171,64 @@ def _logit_report(c):
     return math.log(c) - math.log1p(-c)
 
 
+@nb.njit(inline="always", cache=True)
+def _instance(i, k0, k1, stream, words, nrm, beta, s_info, s_rest, rep_p, rep_a, t_rho, t_zp,
+              t_za, t_ap, t_aa, lam, mu, kappa, kappa_c, jury_n, icc, tie, gx, gw, lbin, table,
+              acc, gap, b):
+    """Instance ``i``: adds its terms to ``acc[b]`` [2, N_ACC] and ``gap[b]`` [2]
+    (compiled for the CPU here and for the GPU by :mod:`kernels.gpu.confidence`)."""
+    ii = np.uint64(i)
+    for c in range(4):
+        w0, w1, w2, w3 = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(c), stream, k0, k1)
+        words[4 * c] = np.float64(w0)
+        words[4 * c + 1] = np.float64(w1)
+        words[4 * c + 2] = np.float64(w2)
+        words[4 * c + 3] = np.float64(w3)
+    for j in range(3):  # normals from word pairs (0, 1), (4, 5), (8, 9)
+        u1 = (words[4 * j] + 0.5) * _INV32
+        u2 = (words[4 * j + 1] + 0.5) * _INV32
+        r = math.sqrt(-2.0 * math.log(u1))
+        nrm[2 * j] = r * math.cos(2.0 * math.pi * u2)
+        nrm[2 * j + 1] = r * math.sin(2.0 * math.pi * u2)
+    y = beta + s_info * nrm[0]
+    right = y + s_rest * nrm[1] > 0.0
+    B = _phi(y / s_rest)
+    cp = (rep_p[0] + rep_p[1] + rep_p[2] * (100.0 * B - 50.0) + rep_p[3] * nrm[2]
+          + rep_p[4] * nrm[3])
+    ca = (rep_a[0] - rep_a[1] + rep_a[2] * (50.0 - 100.0 * B) + rep_a[3] * nrm[2]
+          + rep_a[4] * nrm[4])
+    # One uniform decides whether the debate is an anchoring one for each side.
+    lp = 0.0 if (words[13] < t_ap and words[14] < t_zp) else _logit_report(cp)
+    la = 0.0 if (words[13] < t_aa and words[15] < t_za) else _logit_report(ca)
+    fab = words[12] < t_rho
+    if right:
+        ep, ea = 1.0, 1.0 if fab else 0.0
+    else:
+        ep, ea = 1.0 if fab else 0.0, 1.0
+    qc = jury_at(lam * (mu + kappa * ep + kappa_c * lp), jury_n, icc, tie, gx, gw,
+                 lbin, table)
+    qd = jury_at(lam * (mu + kappa * (ep - ea) + kappa_c * (lp - la)), jury_n, icc, tie,
+                 gx, gw, lbin, table)
+    for p in range(2):
+        q = qc if p == 0 else qd
+        if right:
+            acc[b, p, 3] += 1.0
+            acc[b, p, 4] += q
+            acc[b, p, 5] += q * q
+            acc[b, p, 6] += q
+            acc[b, p, 7] += q * q
+        else:
+            acc[b, p, 0] += 1.0
+            acc[b, p, 1] += q
+            acc[b, p, 2] += q * q
+            acc[b, p, 6] += 1.0 - q
+            acc[b, p, 7] += (1.0 - q) * (1.0 - q)
+    if not right:
+        d = qc - qd
+        gap[b, 0] += d
+        gap[b, 1] += d * d
+
+
 @nb.njit(parallel=True, cache=True)
 def confidence_kernel(n, k0, k1, beta, info, rho, rep_p, rep_a, lam, mu, kappa, kappa_c,
                       jury_n, icc, tie, gx, gw, table):
@@ -195,55 +253,7 @@ def confidence_kernel(n, k0, k1, beta, info, rho, rep_p, rep_a, lam, mu, kappa, 
         words = np.empty(16, np.float64)
         nrm = np.empty(6)
         for i in range(b * BLOCK, min((b + 1) * BLOCK, n)):
-            ii = np.uint64(i)
-            for c in range(4):
-                w0, w1, w2, w3 = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(c),
-                                               stream, k0, k1)
-                words[4 * c] = np.float64(w0)
-                words[4 * c + 1] = np.float64(w1)
-                words[4 * c + 2] = np.float64(w2)
-                words[4 * c + 3] = np.float64(w3)
-            for j in range(3):  # normals from word pairs (0, 1), (4, 5), (8, 9)
-                u1 = (words[4 * j] + 0.5) * _INV32
-                u2 = (words[4 * j + 1] + 0.5) * _INV32
-                r = math.sqrt(-2.0 * math.log(u1))
-                nrm[2 * j] = r * math.cos(2.0 * math.pi * u2)
-                nrm[2 * j + 1] = r * math.sin(2.0 * math.pi * u2)
-            y = beta + s_info * nrm[0]
-            right = y + s_rest * nrm[1] > 0.0
-            B = _phi(y / s_rest)
-            cp = (rep_p[0] + rep_p[1] + rep_p[2] * (100.0 * B - 50.0) + rep_p[3] * nrm[2]
-                  + rep_p[4] * nrm[3])
-            ca = (rep_a[0] - rep_a[1] + rep_a[2] * (50.0 - 100.0 * B) + rep_a[3] * nrm[2]
-                  + rep_a[4] * nrm[4])
-            # One uniform decides whether the debate is an anchoring one for each side.
-            lp = 0.0 if (words[13] < t_ap and words[14] < t_zp) else _logit_report(cp)
-            la = 0.0 if (words[13] < t_aa and words[15] < t_za) else _logit_report(ca)
-            fab = words[12] < t_rho
-            if right:
-                ep, ea = 1.0, 1.0 if fab else 0.0
-            else:
-                ep, ea = 1.0 if fab else 0.0, 1.0
-            qc = jury_at(lam * (mu + kappa * ep + kappa_c * lp), jury_n, icc, tie, gx, gw,
-                         lbin, table)
-            qd = jury_at(lam * (mu + kappa * (ep - ea) + kappa_c * (lp - la)), jury_n, icc, tie,
-                         gx, gw, lbin, table)
-            for p in range(2):
-                q = qc if p == 0 else qd
-                if right:
-                    acc[b, p, 3] += 1.0
-                    acc[b, p, 4] += q
-                    acc[b, p, 5] += q * q
-                    acc[b, p, 6] += q
-                    acc[b, p, 7] += q * q
-                else:
-                    acc[b, p, 0] += 1.0
-                    acc[b, p, 1] += q
-                    acc[b, p, 2] += q * q
-                    acc[b, p, 6] += 1.0 - q
-                    acc[b, p, 7] += (1.0 - q) * (1.0 - q)
-            if not right:
-                d = qc - qd
-                gap[b, 0] += d
-                gap[b, 1] += d * d
+            _instance(i, k0, k1, stream, words, nrm, beta, s_info, s_rest, rep_p, rep_a, t_rho,
+                      t_zp, t_za, t_ap, t_aa, lam, mu, kappa, kappa_c, jury_n, icc, tie, gx, gw,
+                      lbin, table, acc, gap, b)
     return acc, gap

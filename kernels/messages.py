@@ -50,6 +50,32 @@ def _judge(x, favoured, band, tie):
     return _sigmoid(x)
 
 
+@nb.njit(inline="always", cache=True)
+def _normals(w2, w3):
+    """The instance's two rhetoric normals (Box-Muller on words 2 and 3)."""
+    u1 = (np.float64(w2) + 0.5) * _INV32
+    u2 = (np.float64(w3) + 0.5) * _INV32
+    r = math.sqrt(-2.0 * math.log(u1))
+    return r * math.cos(2.0 * math.pi * u2), r * math.sin(2.0 * math.pi * u2)
+
+
+@nb.njit(inline="always", cache=True)
+def _instance(w0, w1, zP, zA, t_p, t_rho, lam, mu, kappa_v, kappa_r, m_true, m_false, sd,
+              favoured, band, tie):
+    """One instance of one cell: its class and the debate and consultancy endorsement
+    probabilities (compiled for the CPU here and for the GPU by
+    :mod:`kernels.gpu.messages`)."""
+    corr = np.uint64(w0) < t_p
+    feas = np.uint64(w1) < t_rho
+    ep = 1 if (corr or feas) else 0
+    ea = 1 if ((not corr) or feas) else 0
+    rP = (m_true if corr else m_false) + sd * zP
+    rA = (m_false if corr else m_true) + sd * zA
+    gd = _judge(lam * (mu + kappa_v * (ep - ea) + kappa_r * (rP - rA)), favoured, band, tie)
+    gc = _judge(lam * (mu + kappa_v * ep + kappa_r * rP), favoured, band, tie)
+    return (4 if corr else 0) + 2 * ep + ea, gd, gc
+
+
 @nb.njit(parallel=True, cache=True)
 def message_sums_cells(t_p, t_rho, lam, mu, kappa_v, kappa_r, m_true, m_false, sd, favoured,
                        band, tie, first_block, n_blocks, k0, k1, stream, cnt_acc, sums_acc):
@@ -70,23 +96,11 @@ def message_sums_cells(t_p, t_rho, lam, mu, kappa_v, kappa_r, m_true, m_false, s
         for i in range(start, start + BLOCK):
             ii = np.uint64(i)
             w0, w1, w2, w3 = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(0), stream, k0, k1)
-            u1 = (np.float64(w2) + 0.5) * _INV32
-            u2 = (np.float64(w3) + 0.5) * _INV32
-            r = math.sqrt(-2.0 * math.log(u1))
-            zP = r * math.cos(2.0 * math.pi * u2)
-            zA = r * math.sin(2.0 * math.pi * u2)
+            zP, zA = _normals(w2, w3)
             for c in range(n_cells):
-                corr = np.uint64(w0) < t_p[c]
-                feas = np.uint64(w1) < t_rho[c]
-                ep = 1 if (corr or feas) else 0
-                ea = 1 if ((not corr) or feas) else 0
-                rP = (m_true[c] if corr else m_false[c]) + sd[c] * zP
-                rA = (m_false[c] if corr else m_true[c]) + sd[c] * zA
-                gd = _judge(lam[c] * (mu[c] + kappa_v[c] * (ep - ea) + kappa_r[c] * (rP - rA)),
-                            favoured[c], band[c], tie[c])
-                gc = _judge(lam[c] * (mu[c] + kappa_v[c] * ep + kappa_r[c] * rP), favoured[c],
-                            band[c], tie[c])
-                k = (4 if corr else 0) + 2 * ep + ea
+                k, gd, gc = _instance(w0, w1, zP, zA, t_p[c], t_rho[c], lam[c], mu[c],
+                                      kappa_v[c], kappa_r[c], m_true[c], m_false[c], sd[c],
+                                      favoured[c], band[c], tie[c])
                 cnt[b, c, k] += 1
                 sums[b, c, 0, k] += gd
                 sums[b, c, 1, k] += gd * gd

@@ -60,25 +60,11 @@ def _judge(K, a, d, scores_v, attack, lam, mu, bias_d, bias_j, kappa, probs):
         probs[j] /= tot
 
 
-@nb.njit(parallel=True, cache=True)
-def option_sums_cells(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagonist,
-                      k_examine, lam, mu, bias_d, bias_j, kappa, near_loss, loss_tol,
-                      first_block, n_blocks, k0, k1, stream, acc_out):
-    """Sums over instance blocks [first_block, first_block + n_blocks) of C cells with K
-    options on common random numbers: each instance's words are drawn once and played
-    out for every cell.  Adds them, block by block in order, onto ``acc_out``
-    float64[C, 2, N_ACC, 2] (protocol, row, [sum, sum sq]): a caller that passes
-    successive block ranges gets each cell's sums to the last bit whatever cells share
-    its pass.
-
-    Per cell (row c): ``cum_prior`` [C, K] cumulative thresholds of omega; ``wrong_cum``
-    [C, K - 1] cumulative thresholds of the wrong pick over offsets 1..K-1 from omega
-    (offset 1 is the distractor); ``avail_thr`` [C, 3] thresholds for (truth,
-    distractor, other wrong); ``bias_j`` [C, K] the judge's bias toward each answer by
-    label; the rest length-C arrays.
-    """
-    n_cells = t_p.shape[0]
-    acc = np.zeros((n_blocks, n_cells, 2, N_ACC, 2))
+@nb.njit(cache=True)
+def judge_tables(K, lam, mu, bias_d, bias_j, kappa):
+    """Per cell: the judge's exponents and weights (E0, E1, XA, EA, XP, EP) that
+    :func:`_instance` reads, computed once per cell (on the host for the GPU)."""
+    n_cells = lam.shape[0]
     # The judge's weight of an option that no sender argues depends only on whether it
     # is the distractor: exp(lam (bias_j + [j = d] bias_d) - G), computed once per cell
     # (G, the largest such exponent, keeps them <= 1); the same multinomial logit as
@@ -114,6 +100,29 @@ def option_sums_cells(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagon
                     XP[c, j, av, isd] = x
                     if x < 700.0:
                         EP[c, j, av, isd] = math.exp(x)
+    return E0, E1, XA, EA, XP, EP
+
+
+@nb.njit(parallel=True, cache=True)
+def option_sums_cells(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagonist,
+                      k_examine, lam, mu, bias_d, bias_j, kappa, near_loss, loss_tol,
+                      first_block, n_blocks, k0, k1, stream, acc_out):
+    """Sums over instance blocks [first_block, first_block + n_blocks) of C cells with K
+    options on common random numbers: each instance's words are drawn once and played
+    out for every cell.  Adds them, block by block in order, onto ``acc_out``
+    float64[C, 2, N_ACC, 2] (protocol, row, [sum, sum sq]): a caller that passes
+    successive block ranges gets each cell's sums to the last bit whatever cells share
+    its pass.
+
+    Per cell (row c): ``cum_prior`` [C, K] cumulative thresholds of omega; ``wrong_cum``
+    [C, K - 1] cumulative thresholds of the wrong pick over offsets 1..K-1 from omega
+    (offset 1 is the distractor); ``avail_thr`` [C, 3] thresholds for (truth,
+    distractor, other wrong); ``bias_j`` [C, K] the judge's bias toward each answer by
+    label; the rest length-C arrays.
+    """
+    n_cells = t_p.shape[0]
+    acc = np.zeros((n_blocks, n_cells, 2, N_ACC, 2))
+    E0, E1, XA, EA, XP, EP = judge_tables(K, lam, mu, bias_d, bias_j, kappa)
     n_words = 7 + K + K
     n_ctr = (n_words + 3) // 4
     for b in nb.prange(n_blocks):

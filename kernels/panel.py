@@ -52,6 +52,49 @@ def _aggregate(pi, n, rule, need, tie, default, dp):
     return out
 
 
+@nb.njit(inline="always", cache=True)
+def _panel(i, zq, n, n_ctr, rule, need, tie, default, a, e, bias_sd, k0, k1, stream, norms, pi,
+           beta, dp, vals):
+    """Panel ``i``: the endorsement probability of each entry of ``zq`` into ``vals``
+    (compiled for the CPU here and for the GPU by :mod:`kernels.gpu.panel`)."""
+    ii = np.uint64(i)
+    for c in range(n_ctr):
+        w0, w1, w2, w3 = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(c), stream, k0, k1)
+        u1 = (np.float64(w0) + 0.5) * _INV32
+        u2 = (np.float64(w1) + 0.5) * _INV32
+        r = math.sqrt(-2.0 * math.log(u1))
+        norms[2 * c] = r * math.cos(2.0 * math.pi * u2)
+        norms[2 * c + 1] = r * math.sin(2.0 * math.pi * u2)
+    z = norms[0]
+    for j in range(n):
+        beta[j] = bias_sd * norms[1 + j]
+    for m in range(zq.shape[0]):
+        t = zq[m]
+        if rule == RULE_CONFIDENCE:
+            if math.isinf(t):
+                val = 1.0 if t > 0 else 0.0
+            elif e == 0.0:
+                tot = n * (t - a * z)
+                for j in range(n):
+                    tot += beta[j]
+                val = 1.0 if tot > 0 else 0.0
+            else:
+                tot = n * (t - a * z)
+                for j in range(n):
+                    tot += beta[j]
+                val = _phi(tot / (e * math.sqrt(n)))
+        else:
+            for j in range(n):
+                if math.isinf(t):
+                    pi[j] = 1.0 if t > 0 else 0.0
+                elif e == 0.0:
+                    pi[j] = 1.0 if t + beta[j] - a * z > 0 else 0.0
+                else:
+                    pi[j] = _phi((t + beta[j] - a * z) / e)
+            val = _aggregate(pi, n, rule, need, tie, default, dp)
+        vals[m] = val
+
+
 @nb.njit(parallel=True, cache=True)
 def panel_endorsement(zq, n, rule, need, tie, default, icc, bias_sd, n_panels, k0, k1, stream):
     """Sums and sums of products, over panels, of the entries' endorsement probabilities.
@@ -91,42 +134,8 @@ def panel_endorsement(zq, n, rule, need, tie, default, icc, bias_sd, n_panels, k
         dp = np.empty(n + 1)
         vals = np.empty(M)
         for i in range(b * PANEL_BLOCK, (b + 1) * PANEL_BLOCK):
-            ii = np.uint64(i)
-            for c in range(n_ctr):
-                w0, w1, w2, w3 = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(c), stream, k0, k1)
-                u1 = (np.float64(w0) + 0.5) * _INV32
-                u2 = (np.float64(w1) + 0.5) * _INV32
-                r = math.sqrt(-2.0 * math.log(u1))
-                norms[2 * c] = r * math.cos(2.0 * math.pi * u2)
-                norms[2 * c + 1] = r * math.sin(2.0 * math.pi * u2)
-            z = norms[0]
-            for j in range(n):
-                beta[j] = bias_sd * norms[1 + j]
-            for m in range(M):
-                t = zq[m]
-                if rule == RULE_CONFIDENCE:
-                    if math.isinf(t):
-                        val = 1.0 if t > 0 else 0.0
-                    elif e == 0.0:
-                        tot = n * (t - a * z)
-                        for j in range(n):
-                            tot += beta[j]
-                        val = 1.0 if tot > 0 else 0.0
-                    else:
-                        tot = n * (t - a * z)
-                        for j in range(n):
-                            tot += beta[j]
-                        val = _phi(tot / (e * math.sqrt(n)))
-                else:
-                    for j in range(n):
-                        if math.isinf(t):
-                            pi[j] = 1.0 if t > 0 else 0.0
-                        elif e == 0.0:
-                            pi[j] = 1.0 if t + beta[j] - a * z > 0 else 0.0
-                        else:
-                            pi[j] = _phi((t + beta[j] - a * z) / e)
-                    val = _aggregate(pi, n, rule, need, tie, default, dp)
-                vals[m] = val
+            _panel(i, zq, n, n_ctr, rule, need, tie, default, a, e, bias_sd, k0, k1, stream,
+                   norms, pi, beta, dp, vals)
             for m in range(M):
                 s1[b, m] += vals[m]
                 for m2 in range(M):

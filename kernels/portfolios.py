@@ -27,6 +27,20 @@ STREAM = 2
 MAX_BUDGET = 64
 
 
+@nb.njit(inline="always", cache=True)
+def _class_index(words, t_p, t_true, t_false, budget):
+    """Class of one instance from its words: ``correct * (B + 1)^2 + k_P * (B + 1) + k_A``
+    (compiled for the CPU here and for the GPU by :mod:`kernels.gpu.portfolios`)."""
+    nb1 = budget + 1
+    corr = np.uint64(words[0]) < t_p
+    tP = t_true if corr else t_false
+    tA = t_false if corr else t_true
+    kp = 0
+    ka = 0
+    for j in range(budget):
+        kp += np.uint64(words[1 + j]) < tP
+        ka += np.uint64(words[1 + budget + j]) < tA
+    return (nb1 * nb1 if corr else 0) + kp * nb1 + ka
 
 @nb.njit(parallel=True, cache=True)
 def portfolio_class_counts_cells(t_p, t_true, t_false, budget, start, count, k0, k1, stream,
@@ -53,17 +67,9 @@ def portfolio_class_counts_cells(t_p, t_true, t_false, budget, start, count, k0,
         words = np.empty(4 * n_ctr, np.uint32)
         for i in range(lo, hi):
             fill_words(words, i, n_ctr, stream, k0, k1)
-            u0 = np.uint64(words[0])
             for c in range(n_cells):
-                corr = u0 < t_p[c]
-                tP = t_true[c] if corr else t_false[c]
-                tA = t_false[c] if corr else t_true[c]
-                kp = 0
-                ka = 0
-                for j in range(budget):
-                    kp += np.uint64(words[1 + j]) < tP
-                    ka += np.uint64(words[1 + budget + j]) < tA
-                local[c * n_classes + (nb1 * nb1 if corr else 0) + kp * nb1 + ka] += 1
+                local[c * n_classes + _class_index(words, t_p[c], t_true[c], t_false[c],
+                                                   budget)] += 1
         for c in range(n_cells):
             for k in range(n_classes):
                 out[b, c, k] = local[c * n_classes + k]

@@ -108,6 +108,82 @@ def _put(acc, b, p, t, right, dec, corr, wrongd, hidden, calls, trig, rounds):
     a[20] += rounds * rounds
 
 
+@nb.njit(cache=True)  # not inline="always": numba 0.68 fails to inline it (UnsupportedError)
+def _claim(i, k0, k1, stream, contested, p_true, margin, noise, bias, bias_sd, k, M, last, x,
+           rho, h, max_rounds, bands, mults, thr, trig_spread, base_calls, round_calls, forced,
+           J, y, acc, band, spread, fser, b):
+    """Claim ``i``: adds its terms to ``acc[b]``, ``band[b]``, ``spread[b]``, ``fser[b]``
+    (compiled for the CPU here and for the GPU by :mod:`kernels.gpu.redeliberation`)."""
+    ii = np.uint64(i)
+    w0, w1, w2, w3 = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(0), stream, k0, k1)
+    t = 1 if (np.float64(w0) + 0.5) * _INV32 < contested else 0
+    s = 1.0 if (np.float64(w1) + 0.5) * _INV32 < p_true else -1.0
+    eT = 1 if (np.float64(w2) + 0.5) * _INV32 < x else 0
+    eF = 1 if (np.float64(w3) + 0.5) * _INV32 < rho else 0
+    v0, v1, _, _ = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(1), stream, k0, k1)
+    u1 = (np.float64(v0) + 0.5) * _INV32
+    u2 = (np.float64(v1) + 0.5) * _INV32
+    nB = math.sqrt(-2.0 * math.log(u1)) * math.cos(2.0 * math.pi * u2)
+    m = margin[t] + s * (bias + bias_sd * nB)
+    sig = noise[t]
+    _runs(y, 0, i, k, M, stream, k0, k1, m, sig)
+    ybar, S, agree = _summary(y, k)
+    right = ybar > 0.0
+    jR, jW = J[eT, eF], J[eF, eT]
+    raw = jR if right else 1.0 - jW  # the one-pass verdict is correct
+    C = min(50.0 + abs(ybar), 100.0)
+    bi = 0
+    while bi < bands.shape[0] and S > bands[bi]:
+        bi += 1
+    band[b, t, bi] += 1.0
+    spread[b, t, 0] += S
+    spread[b, t, 1] += S * S
+    fser[b, t, 0] += 1.0 if right else 0.0
+    # raw
+    _put(acc, b, 0, t, right, 1.0, raw, 1.0 - raw, 0.0, base_calls, 0.0, 0.0)
+    # fixed: the band multiplier and the INSUFFICIENT threshold
+    dec = 1.0 if mults[bi] * C >= thr else 0.0
+    _put(acc, b, 1, t, right, dec, dec * raw, dec * (1.0 - raw), (1.0 - dec) * raw,
+         base_calls, 0.0, 0.0)
+    # rereconcile: once, when the spread is high and contrarian evidence shows
+    eA = eF if right else eT
+    if S > trig_spread and eA == 1:
+        d1 = 1.0 if C >= thr else 0.0  # resolved: unpenalised and correct
+        dd = h * d1 + (1.0 - h) * dec
+        _put(acc, b, 2, t, right, dd, h * d1 + (1.0 - h) * dec * raw,
+             (1.0 - h) * dec * (1.0 - raw), (1.0 - dd) * raw, base_calls + 1.0, 1.0,
+             0.0)
+    else:
+        _put(acc, b, 2, t, right, dec, dec * raw, dec * (1.0 - raw),
+             (1.0 - dec) * raw, base_calls, 0.0, 0.0)
+    # adaptive rounds (and the forced-rounds series on the same draws)
+    going = agree == 0
+    revealed = False
+    a_dec, a_corr, rounds = 0.0, 0.0, 0
+    if not going:
+        a_dec, a_corr = 1.0, raw
+    for r in range(1, last + 1):
+        need_forced = r <= forced
+        if not going and not need_forced:
+            break
+        u = _runs(y, r, i, k, M, stream, k0, k1, m, sig)
+        if u < h:
+            revealed = True
+        yb, _, ag = _summary(y, k)
+        if need_forced:
+            fser[b, t, r] += 1.0 if (revealed or yb > 0.0) else 0.0
+        if going and r <= max_rounds:
+            rounds += 1
+            if u < h:
+                a_dec, a_corr, going = 1.0, 1.0, False
+            elif ag != 0:
+                a_dec, a_corr, going = 1.0, (jR if ag > 0 else 1.0 - jW), False
+        elif going:
+            going = False  # max_rounds reached without agreement: INSUFFICIENT
+    _put(acc, b, 3, t, right, a_dec, a_corr, a_dec - a_corr, (1.0 - a_dec) * raw,
+         base_calls + round_calls * rounds, 1.0 if rounds > 0 else 0.0, float(rounds))
+
+
 @nb.njit(parallel=True, cache=True)
 def redeliberation_kernel(n, k0, k1, contested, p_true, margin, noise, bias, bias_sd, k,
                           x, rho, h, max_rounds, bands, mults, thr, trig_spread, base_calls,
@@ -128,72 +204,7 @@ def redeliberation_kernel(n, k0, k1, contested, p_true, margin, noise, bias, bia
     for b in nb.prange(n_blocks):
         y = np.empty(4 * M)
         for i in range(b * BLOCK, min((b + 1) * BLOCK, n)):
-            ii = np.uint64(i)
-            w0, w1, w2, w3 = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(0), stream, k0, k1)
-            t = 1 if (np.float64(w0) + 0.5) * _INV32 < contested else 0
-            s = 1.0 if (np.float64(w1) + 0.5) * _INV32 < p_true else -1.0
-            eT = 1 if (np.float64(w2) + 0.5) * _INV32 < x else 0
-            eF = 1 if (np.float64(w3) + 0.5) * _INV32 < rho else 0
-            v0, v1, _, _ = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(1), stream, k0, k1)
-            u1 = (np.float64(v0) + 0.5) * _INV32
-            u2 = (np.float64(v1) + 0.5) * _INV32
-            nB = math.sqrt(-2.0 * math.log(u1)) * math.cos(2.0 * math.pi * u2)
-            m = margin[t] + s * (bias + bias_sd * nB)
-            sig = noise[t]
-            _runs(y, 0, i, k, M, stream, k0, k1, m, sig)
-            ybar, S, agree = _summary(y, k)
-            right = ybar > 0.0
-            jR, jW = J[eT, eF], J[eF, eT]
-            raw = jR if right else 1.0 - jW  # the one-pass verdict is correct
-            C = min(50.0 + abs(ybar), 100.0)
-            bi = 0
-            while bi < bands.shape[0] and S > bands[bi]:
-                bi += 1
-            band[b, t, bi] += 1.0
-            spread[b, t, 0] += S
-            spread[b, t, 1] += S * S
-            fser[b, t, 0] += 1.0 if right else 0.0
-            # raw
-            _put(acc, b, 0, t, right, 1.0, raw, 1.0 - raw, 0.0, base_calls, 0.0, 0.0)
-            # fixed: the band multiplier and the INSUFFICIENT threshold
-            dec = 1.0 if mults[bi] * C >= thr else 0.0
-            _put(acc, b, 1, t, right, dec, dec * raw, dec * (1.0 - raw), (1.0 - dec) * raw,
-                 base_calls, 0.0, 0.0)
-            # rereconcile: once, when the spread is high and contrarian evidence shows
-            eA = eF if right else eT
-            if S > trig_spread and eA == 1:
-                d1 = 1.0 if C >= thr else 0.0  # resolved: unpenalised and correct
-                dd = h * d1 + (1.0 - h) * dec
-                _put(acc, b, 2, t, right, dd, h * d1 + (1.0 - h) * dec * raw,
-                     (1.0 - h) * dec * (1.0 - raw), (1.0 - dd) * raw, base_calls + 1.0, 1.0,
-                     0.0)
-            else:
-                _put(acc, b, 2, t, right, dec, dec * raw, dec * (1.0 - raw),
-                     (1.0 - dec) * raw, base_calls, 0.0, 0.0)
-            # adaptive rounds (and the forced-rounds series on the same draws)
-            going = agree == 0
-            revealed = False
-            a_dec, a_corr, rounds = 0.0, 0.0, 0
-            if not going:
-                a_dec, a_corr = 1.0, raw
-            for r in range(1, last + 1):
-                need_forced = r <= forced
-                if not going and not need_forced:
-                    break
-                u = _runs(y, r, i, k, M, stream, k0, k1, m, sig)
-                if u < h:
-                    revealed = True
-                yb, _, ag = _summary(y, k)
-                if need_forced:
-                    fser[b, t, r] += 1.0 if (revealed or yb > 0.0) else 0.0
-                if going and r <= max_rounds:
-                    rounds += 1
-                    if u < h:
-                        a_dec, a_corr, going = 1.0, 1.0, False
-                    elif ag != 0:
-                        a_dec, a_corr, going = 1.0, (jR if ag > 0 else 1.0 - jW), False
-                elif going:
-                    going = False  # max_rounds reached without agreement: INSUFFICIENT
-            _put(acc, b, 3, t, right, a_dec, a_corr, a_dec - a_corr, (1.0 - a_dec) * raw,
-                 base_calls + round_calls * rounds, 1.0 if rounds > 0 else 0.0, float(rounds))
+            _claim(i, k0, k1, stream, contested, p_true, margin, noise, bias, bias_sd, k, M,
+                   last, x, rho, h, max_rounds, bands, mults, thr, trig_spread, base_calls,
+                   round_calls, forced, J, y, acc, band, spread, fser, b)
     return acc, band, spread, fser

@@ -20,6 +20,8 @@ from omegaconf.errors import OmegaConfBaseException
 
 JUDGE_KINDS = ("tiebreak", "logit")
 STANCE_KINDS = ("signal", "fixed")
+#: Where the Monte Carlo kernels run (``run.device``).
+DEVICES = ("cpu", "cuda", "auto")
 PROTOCOLS = ("consult", "debate")
 #: The model a config runs when it names none: the command's default (the one place
 #: outside its package where a built-in model is named).
@@ -254,6 +256,9 @@ class RunConfig:
     progress: Optional[bool] = None
     #: Write the figure next to the Zarr store (CLI).
     figure: bool = True
+    #: Where the kernels run: cpu, cuda (an NVIDIA GPU through numba.cuda; the same
+    #: class counts, bit for bit) or auto (the GPU when numba sees one, else the CPU).
+    device: str = declare("cpu", choices=DEVICES)
 
 
 @dataclass
@@ -578,6 +583,13 @@ def _check_run(r) -> None:
 
     check_int("run.n_threads", r.n_threads, 0, os.cpu_count() or 1,
               " (0 = every core; at most this machine's cores)")
+    if r.device == "cuda":
+        from antiamp.kernels.gpu import status
+
+        ok, why = status()
+        if not ok:
+            raise ConfigError(f"run.device=cuda needs a CUDA GPU: {why}; "
+                              "use run.device=cpu or run.device=auto")
 
 
 def _check_export(e) -> None:

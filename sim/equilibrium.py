@@ -172,7 +172,8 @@ def game_from_arrays(p_c, rho, c_e, J_c, J_d) -> Game:
     return g
 
 
-def simulated_game(cells: list, n: int, seed: int, n_threads: int = 0) -> Game:
+def simulated_game(cells: list, n: int, seed: int, n_threads: int = 0,
+                   device: str = "cpu") -> Game:
     """Gain coefficients estimated by the baseline kernel (one run per cell).
 
     With every presentation probability at 1 the kernel's evidence indicators are
@@ -195,7 +196,8 @@ def simulated_game(cells: list, n: int, seed: int, n_threads: int = 0) -> Game:
         if key not in shared:
             thr = baseline_thresholds(key[0], key[1], key[2], 1.0, 1.0, 1.0)
             shared[key] = run_baseline_counts(thr, key[3], key[4], n, seed,
-                                              n_threads=n_threads, progress=False).astype(float)
+                                              n_threads=n_threads, progress=False,
+                                              device=device).astype(float)
         cnt = shared[key]
         # With x = 1 the debate evidence indicators are t_P and t_A.
         nP = cnt[EP_DEBATE == 1].sum()
@@ -457,7 +459,8 @@ def solve_cells(base, eqc: EquilibriumConfig, cells: list, shape=None, dims=("ce
     cells = _arrays(cells)
     shape = (len(cells),) if shape is None else shape
     if eqc.payoffs == "simulated":
-        game = simulated_game(cells, base.run.n_instances, base.run.seed, base.run.n_threads)
+        game = simulated_game(cells, base.run.n_instances, base.run.seed, base.run.n_threads,
+                              base.run.device)
     else:
         game = exact_game(cells)
     consult, debate, report = _solve_game(game, eqc, len(cells))

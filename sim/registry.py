@@ -94,6 +94,9 @@ class Model:
         Config group options the model chooses unless the command line chooses
         another (``{"judge": "logit"}``); a built-in model declares them as
         ``GROUPS`` in its ``config.py``.
+    gpu : bool
+        Its kernels run on a GPU with ``run.device=cuda`` (``auto`` runs the
+        others on the CPU; ``cuda`` is refused for them).
     fused_grid : bool
         Grids run on the fused multi-cell class-count engine
         (:mod:`antiamp.sweeps.engine`: one kernel pass per block on common random
@@ -117,6 +120,7 @@ class Model:
     run_cell: Optional[Callable[..., Any]] = None
     theory: Optional[Callable[[Any], Any]] = None
     fused_grid: bool = False
+    gpu: bool = False
     groups: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -335,9 +339,25 @@ def to_model_config(cfg: Any, model: Model | None = None):
         msg = str(exc).splitlines()[0]
         raise ConfigError(f"{key}: {msg}" if key else msg) from None
     validate(obj)
+    if obj.run.device == "cuda" and not model.gpu:
+        raise ConfigError(f"run.device=cuda: model {model.name}'s kernels run on the CPU only "
+                          f"(models with GPU kernels: {', '.join(gpu_models())}); use "
+                          "run.device=cpu or run.device=auto")
     if model.validate is not None:
         model.validate(obj)
     return model, obj
+
+
+def gpu_models() -> list:
+    """The registered models whose kernels run on a GPU (``run.device=cuda``)."""
+    out = []
+    for n in names():
+        try:
+            if get(n).gpu:
+                out.append(n)
+        except Exception:  # noqa: BLE001 - a model that does not load runs nowhere
+            continue
+    return out
 
 
 def check_inputs(model: Model, cfgs) -> None:

@@ -16,6 +16,7 @@ numba = lazy("numba")
 import numpy as np
 
 kb = lazy("antiamp.kernels.baseline")
+_kb_gpu = lazy("antiamp.kernels.gpu.baseline")  # imports numba.cuda: only when asked for
 _rng = lazy("antiamp.kernels.rng")
 
 from .config import ConfigError
@@ -119,6 +120,16 @@ def block_ranges(n_blocks: int, bytes_per_block: int, budget: int):
         yield first, min(step, n_blocks - first)
 
 
+def device_of(device: str) -> str:
+    """``cpu`` or ``cuda``: where ``run.device`` runs the kernels (``auto``: the GPU when
+    numba.cuda sees one, else the CPU; ``cuda`` was checked by the config's validation)."""
+    if device == "auto":
+        from antiamp.kernels.gpu import status
+
+        return "cuda" if status()[0] else "cpu"
+    return device
+
+
 def baseline_thresholds(pi, p, rho, x_pc, x_pd, x_a) -> np.ndarray:
     return np.array(
         [_rng.bernoulli_threshold(q) for q in (pi, p, rho, x_pc, x_pd, x_a)], dtype=np.uint64
@@ -137,11 +148,22 @@ def run_baseline_counts(
     n_threads: int = 0,
     progress: bool | None = None,
     desc: str = "simulating",
+    device: str = "cpu",
 ) -> np.ndarray:
-    """Class counts of the baseline kernel over instances [start, start + n)."""
+    """Class counts of the baseline kernel over instances [start, start + n).
+
+    ``device="cuda"`` (or ``"auto"`` with a GPU) runs the GPU kernel: the same
+    counts, in launches of up to 2**31 instances (``chunk_size`` is the CPU's step).
+    """
     k0, k1 = _rng.split_seed(seed)
     total = np.zeros(kb.N_CLASSES, np.int64)
     disable = (not interactive()) if progress is None else (not progress)
+    if device_of(device) == "cuda":
+        with tqdm_class()(total=n, unit="inst", unit_scale=True, desc=desc, disable=disable,
+                          leave=False) as bar:
+            return _kb_gpu.class_counts(thr, int(fixed), int(a_fixed), start, n, k0, k1,
+                                        np.uint64(kb.STREAM),
+                                        on_step=None if disable else bar.update)
     with numba_threads(n_threads) as nt, tqdm_class()(
         total=n, unit="inst", unit_scale=True, desc=desc, disable=disable, leave=False
     ) as bar:

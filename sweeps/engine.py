@@ -29,6 +29,7 @@ from antiamp.lazy import lazy
 xr = lazy("xarray")
 
 kb = lazy("antiamp.kernels.baseline")
+_kb_gpu = lazy("antiamp.kernels.gpu.baseline")  # imports numba.cuda: only when asked for
 _rng = lazy("antiamp.kernels.rng")
 from antiamp._version import __version__
 from antiamp.config import ConfigError, as_yaml, check_flags
@@ -52,8 +53,10 @@ class SweepError(RuntimeError):
 
 
 # ----------------------------------------------------------------------------- tasks
-def compute_block(thr, fixed, a_fixed, n, seed, streams, crn, n_threads):
-    """Class counts ``[cells, 32]`` of one block; the function dask workers run.
+def compute_block(thr, fixed, a_fixed, n, seed, streams, crn, n_threads, device="cpu"):
+    """Class counts ``[cells, 32]`` of one block; the function dask workers run
+    (``device``: ``run.device``, resolved where the block runs, so that ``auto``
+    picks a worker's GPU; ``cuda``: the GPU kernels, the same counts).
 
     Cells whose kernel inputs are identical (an axis over the judge, the welfare
     weights or c_e moves no threshold) share one kernel pass: with common random
@@ -66,13 +69,20 @@ def compute_block(thr, fixed, a_fixed, n, seed, streams, crn, n_threads):
     uniq, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
     if len(uniq) < len(key):
         sub = _compute_unique(thr[first], fixed[first], a_fixed[first], n, seed,
-                              streams[first], crn, n_threads)
+                              streams[first], crn, n_threads, device)
         return sub[inverse.ravel()]
-    return _compute_unique(thr, fixed, a_fixed, n, seed, streams, crn, n_threads)
+    return _compute_unique(thr, fixed, a_fixed, n, seed, streams, crn, n_threads, device)
 
 
-def _compute_unique(thr, fixed, a_fixed, n, seed, streams, crn, n_threads):
+def _compute_unique(thr, fixed, a_fixed, n, seed, streams, crn, n_threads, device="cpu"):
     k0, k1 = _rng.split_seed(seed)
+    if _runner.device_of(device) == "cuda":
+        if crn:
+            return _kb_gpu.class_counts_cells(thr, fixed, a_fixed, 0, n, k0, k1,
+                                              np.uint64(kb.STREAM))
+        return np.stack([_kb_gpu.class_counts(thr[c], fixed[c], a_fixed[c], 0, n, k0, k1,
+                                              np.uint64(streams[c]))
+                         for c in range(thr.shape[0])])
     with _runner.numba_threads(n_threads) as nt:
         n_blocks = 4 * nt
         if crn:
@@ -688,8 +698,10 @@ def _run_model_grid(cfg, out_dir, *, client=None, progress=None, log=print,
     from .blocks import run_grid_store
 
     plan, ex = model_plan(cfg)
-    # One in-process worker: run the blocks here, without a dask client.
-    inproc = ex.kind == "local" and not ex.processes and ex.n_workers == 1
+    # One in-process worker: run the blocks here, without a dask client (on a GPU
+    # this process owns the device and runs every block on it).
+    inproc = ex.kind == "local" and ((not ex.processes and ex.n_workers == 1)
+                                     or _runner.device_of(plan.base.run.device) == "cuda")
     return run_grid_store(cfg, model_store(plan, out_dir), client=client,
                           executor=None if inproc else ex, progress=progress,
                           overwrite=plan.spec.overwrite, log=log, plan=plan, run_dir=out_dir,
@@ -705,6 +717,7 @@ def _execute(plan: Plan, todo: list, group, client, progress) -> None:
     ex = plan.cfg.executor
     n, seed, crn = plan.base.run.n_instances, plan.base.run.seed, plan.cfg.sweep.crn
     nt = threads_per_task(ex, plan.base.run.n_threads)
+    device = plan.base.run.device
     total = sum(int(np.prod([s.stop - s.start for s in r])) for r in todo)
     # a bar on a terminal, a line every so often in a log
     bar = Progress(len(todo), total, "sweep", progress)
@@ -724,7 +737,7 @@ def _execute(plan: Plan, todo: list, group, client, progress) -> None:
         for r in todo:
             cells = _cells_of(r, plan.shape)
             f = cl.submit(compute_block, plan.thr[cells], plan.fixed[cells],
-                          plan.a_fixed[cells], n, seed, plan.streams[cells], crn, nt,
+                          plan.a_fixed[cells], n, seed, plan.streams[cells], crn, nt, device,
                           pure=False, retries=3)
             futs[f] = (r, cells)
         for f in as_completed(list(futs)):
@@ -736,14 +749,16 @@ def _execute(plan: Plan, todo: list, group, client, progress) -> None:
     try:
         if client is not None:
             submit_all(client)
-        elif ex.kind == "local" and not ex.processes and ex.n_workers == 1:
-            # One in-process worker: the blocks run here, without a dask client,
-            # scheduler or dashboard to start.
+        elif ex.kind == "local" and ((not ex.processes and ex.n_workers == 1)
+                                     or _runner.device_of(device) == "cuda"):
+            # One in-process worker (on a GPU: this process owns the device and
+            # runs every block on it; the thresholds go in, the counts come out):
+            # the blocks run here, without a dask client, scheduler or dashboard.
             for r in todo:
                 cells = _cells_of(r, plan.shape)
                 finished(r, cells, compute_block(plan.thr[cells], plan.fixed[cells],
                                                  plan.a_fixed[cells], n, seed,
-                                                 plan.streams[cells], crn, nt))
+                                                 plan.streams[cells], crn, nt, device))
         else:
             with dask_client(ex) as cl:
                 submit_all(cl)

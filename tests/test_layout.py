@@ -1,7 +1,7 @@
 """The house's layout: a model is one package, and nothing outside it names it.
 
 A built-in model lives in ``sim/models/<name>/`` (its settings, numerics, table and
-figures) with its kernel in ``kernels/``; the registry finds it by a scan, so no
+figures) with its kernel in ``kernels/`` (GPU launchers in ``kernels/gpu/``); the registry finds it by a scan, so no
 other module may name it: not by importing its package, not by choosing it
 (``model=<name>``, ``"name": "<name>"``, ``name == "<name>"``), not by reading a
 config section it owns (``cfg["signals"]``, ``"signals.eta"``, ``cfg.signals.``).
@@ -103,7 +103,9 @@ def mentions() -> dict:
     for rel in sources():
         text = (ROOT / rel).read_text()
         for name in builtin_names():
-            if rel.startswith(f"sim/models/{name}/") or rel == f"kernels/{name}.py":
+            # A model's kernel module, and its GPU launchers beside the GPU helpers.
+            if rel.startswith(f"sim/models/{name}/") or rel in (f"kernels/{name}.py",
+                                                               f"kernels/gpu/{name}.py"):
                 continue
             pats = patterns(name, own[name])
             lines = [ln.strip() for ln in text.splitlines() if any(p.search(ln) for p in pats)]

@@ -120,6 +120,7 @@ def simulate(cfg: Any = None, *, counts_out: dict | None = None) -> xr.Dataset:
     counts = run_baseline_counts(
         thr, m.stance == "fixed", m.a, c.run.n_instances, c.run.seed,
         chunk_size=c.run.chunk_size, n_threads=c.run.n_threads, progress=c.run.progress,
+        device=c.run.device,
     )
     if counts_out is not None:
         counts_out["counts"] = counts
@@ -148,6 +149,7 @@ def cell_arrays(c: Config) -> dict:
     counts = run_baseline_counts(
         thr, m.stance == "fixed", m.a, c.run.n_instances, c.run.seed,
         chunk_size=c.run.chunk_size, n_threads=c.run.n_threads, progress=c.run.progress,
+        device=c.run.device,
     )
     values = evaluate(counts, J_c, J_d, *_welfare_args(c))
     th = _theory_values(c, strat, J_c, J_d)

@@ -87,4 +87,5 @@ MODEL = Model(
     theory=_theory,
     validate=_validate,
     fused_grid=True,
+    gpu=True,
 )

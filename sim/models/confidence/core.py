@@ -1544,13 +1544,16 @@ def _rep_vector(rep: Reports) -> np.ndarray:
 def simulate_oversight(rep_P: Reports, rep_A: Reports, p: float, rho: float, lam: float,
                        mu: float, kappa: float, kappa_c: float, n_instances: int, seed: int,
                        n: int = 1, icc: float = 0.0, tie: float = 0.5,
-                       n_threads: int = 0) -> dict:
+                       n_threads: int = 0, device: str = "cpu") -> dict:
     """Amp, fwc, accuracy (each with its standard error) of consultancy and debate,
     and the paired Amp contrast, by the compiled kernel (common random numbers)."""
     from ...kernels.confidence import TABLE_SIZE, confidence_kernel
     from ...kernels.rng import split_seed
-    from ...runner import kernel_threads
+    from ...runner import device_of, kernel_threads
 
+    kernel = confidence_kernel
+    if device_of(device) == "cuda":  # the same sums within 1e-12 (kernels.gpu.confidence)
+        from ...kernels.gpu.confidence import confidence_kernel as kernel
     beta = float(special.ndtri(p)) if 0 < p < 1 else math.copysign(40.0, p - 0.5)
     # A shared-latent jury in a call big enough to pay for the table (TABLE_SIZE
     # quadratures) reads its endorsement from the table (within 1e-9 of the quadrature).
@@ -1560,10 +1563,10 @@ def simulate_oversight(rep_P: Reports, rep_A: Reports, p: float, rho: float, lam
         (gx, gw), table = latent_nodes(icc), np.empty(0)
     k0, k1 = split_seed(seed)
     with kernel_threads(n_threads):
-        acc, gap = confidence_kernel(int(n_instances), k0, k1, beta, float(rep_P.info), float(rho),
-                                     _rep_vector(rep_P), _rep_vector(rep_A), float(lam), float(mu),
-                                     float(kappa), float(kappa_c), int(n), float(icc), float(tie),
-                                     gx, gw, table)
+        acc, gap = kernel(int(n_instances), k0, k1, beta, float(rep_P.info), float(rho),
+                          _rep_vector(rep_P), _rep_vector(rep_A), float(lam), float(mu),
+                          float(kappa), float(kappa_c), int(n), float(icc), float(tie),
+                          gx, gw, table)
     s = acc.sum(axis=0)  # blocks added in order
     g = gap.sum(axis=0)
     N = float(n_instances)

@@ -77,7 +77,8 @@ def _cell(c) -> dict:
     ex, r["quad_error"] = cf.oversight_exact_bounded(rep_P, rep_A, **args, jury=jury)
     r["quad_error"] = np.float64(r["quad_error"])
     sim = (cf.simulate_oversight(rep_P, rep_A, **args, n_instances=int(c.run.n_instances),
-                                 seed=int(c.run.seed), n_threads=int(c.run.n_threads))
+                                 seed=int(c.run.seed), n_threads=int(c.run.n_threads),
+                                 device=c.run.device)
            if c.run.n_instances > 1 else None)
     for k in OVERSIGHT:
         r[f"{k}_exact"] = np.array([ex[p][k] for p in cf.PROTOCOLS])
@@ -444,4 +445,5 @@ MODEL = Model(
                    "run.n_instances"),
     format_table=format_confidence, figures=plot_grid, cell_figures=plot_cell,
     plot_vars=("amp_exact",), cells_per_block=4,
+    gpu=True,  # the oversight Monte Carlo (kernels.gpu.confidence)
 )

@@ -113,4 +113,5 @@ MODEL = Model(
                    "run.n_instances", "run.seed"),
     format_table=format_equilibria, figures=plot_regimes, plot_vars=("x_P", "x_A", "amp"),
     cells_per_block=1024,
+    gpu=True,  # simulated payoffs run the baseline's kernel
 )

@@ -151,16 +151,18 @@ def exogenous_simulated(p, rho, lam, mu, mc: MessagesConfig, n, seed, n_threads=
 _CELL_BLOCK_BYTES = 64 << 20
 
 
-def exogenous_simulated_cells(rows: list, n, seed, n_threads=0) -> list:
+def exogenous_simulated_cells(rows: list, n, seed, n_threads=0, device="cpu") -> list:
     """:func:`exogenous_simulated` of many cells, ``rows`` of (p, rho, lam, mu,
     MessagesConfig), in one pass of the random numbers
     (:func:`kernels.messages.message_sums_cells`): each cell's counts and sums are those
     of a pass of its own to the last bit (the same words, the same terms added in the
-    same order), whatever cells share the call."""
+    same order), whatever cells share the call.  ``device``: ``run.device``; on the GPU
+    the counts are the same and the sums agree to about 1e-15 relative
+    (:mod:`kernels.gpu.messages`), the same bits run to run."""
     from antiamp.kernels import messages as km
     from antiamp.kernels.rng import bernoulli_threshold, split_seed
 
-    from ...runner import block_ranges, numba_threads
+    from ...runner import block_ranges, device_of, numba_threads
 
     if not rows:
         return []
@@ -175,6 +177,14 @@ def exogenous_simulated_cells(rows: list, n, seed, n_threads=0) -> list:
     col[0], col[1] = col[0].astype(np.uint64), col[1].astype(np.uint64)
     cnt = np.zeros((C, km.N_CLASSES), np.int64)
     sums = np.zeros((C, 4, km.N_CLASSES))
+    if device_of(device) == "cuda":
+        from antiamp.kernels.gpu import messages as km_gpu
+
+        for first, count in block_ranges(n_blocks, C * 5 * km.N_CLASSES * 8,
+                                         _CELL_BLOCK_BYTES):
+            km_gpu.message_sums_cells(*col, first, count, k0, k1, np.uint64(km.STREAM), cnt,
+                                      sums)
+        return [(cnt[c], sums[c], n_blocks * km.BLOCK) for c in range(C)]
     with numba_threads(n_threads):
         for first, count in block_ranges(n_blocks, C * 5 * km.N_CLASSES * 8,
                                          _CELL_BLOCK_BYTES):

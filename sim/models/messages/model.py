@@ -48,7 +48,8 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
         for k, c in zip(keys, cells):
             shared.setdefault(k, (c.model.p, c.model.rho, c.judge.lam, c.judge.mu, c.messages))
         shared = dict(zip(shared, msm.exogenous_simulated_cells(
-            list(shared.values()), base.run.n_instances, base.run.seed, base.run.n_threads)))
+            list(shared.values()), base.run.n_instances, base.run.seed, base.run.n_threads,
+            base.run.device)))
         calls.append(1)
     for i, c in enumerate(cells):
         mc, m, j = c.messages, c.model, c.judge
@@ -176,4 +177,5 @@ MODEL = Model(
     kernel_fields=("model.p", "model.rho", "judge.lam", "judge.mu", "messages.*",
                    "run.n_instances", "run.seed"),
     format_table=format_messages, figures=plot_messages, plot_vars=("amp", "acc", "amp_gap"),
+    gpu=True,  # the exogenous simulated path (kernels.gpu.messages)
 )

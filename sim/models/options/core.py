@@ -190,17 +190,24 @@ def simulate(p, rho, lam, mu, kappa, oc: OptionsConfig, n, seed, n_threads=0):
 _CELL_BLOCK_BYTES = 64 << 20
 
 
-def simulate_cells(rows: list, n, seed, n_threads=0) -> list:
+def simulate_cells(rows: list, n, seed, n_threads=0, device="cpu") -> list:
     """:func:`simulate` of many cells, ``rows`` of (p, rho, lam, mu, kappa,
     OptionsConfig), in one pass of the random numbers per number of options K
     (:func:`kernels.options.option_sums_cells`): each cell's sums are those of a pass of
     its own to the last bit (the same words, the same terms added in the same order),
-    whatever cells share the call."""
+    whatever cells share the call.  ``device``: ``run.device``; on the GPU the counts
+    are the same and the sums agree to about 1e-15 relative
+    (:mod:`kernels.gpu.options`), the same bits run to run."""
     from antiamp.kernels import options as ko
     from antiamp.kernels.rng import bernoulli_threshold, split_seed
 
-    from ...runner import block_ranges, numba_threads
+    from ...runner import block_ranges, device_of, numba_threads
 
+    kernel = ko.option_sums_cells
+    if device_of(device) == "cuda":
+        from antiamp.kernels.gpu import options as ko_gpu
+
+        kernel = ko_gpu.option_sums_cells
     ant = {"assigned": ko.ANT_ASSIGNED, "best_of_k": ko.ANT_BEST, "attack": ko.ANT_ATTACK}
     k0, k1 = split_seed(seed)
     n_blocks = max(1, -(-n // ko.BLOCK))
@@ -232,7 +239,7 @@ def simulate_cells(rows: list, n, seed, n_threads=0) -> list:
         with numba_threads(n_threads):
             for first, count in block_ranges(n_blocks, len(idx) * 2 * ko.N_ACC * 2 * 8,
                                              _CELL_BLOCK_BYTES):
-                ko.option_sums_cells(
+                kernel(
                     K, u64["prior"], np.array(cols["t_p"], np.uint64), u64["wrong"],
                     u64["avail"], np.array(cols["t_att"], np.uint64),
                     np.array(cols["ant"], np.int64), np.array(cols["k_ex"], np.int64),

@@ -41,7 +41,7 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
                                   c.judge.kappa, c.options))
         shared = dict(zip(shared, opm.simulate_cells(list(shared.values()),
                                                      base.run.n_instances, base.run.seed,
-                                                     base.run.n_threads)))
+                                                     base.run.n_threads, base.run.device)))
         calls.extend([1] * len({c.options.K for c in cells}))
     for i, c in enumerate(cells):
         m, j, oc = c.model, c.judge, c.options
@@ -132,4 +132,5 @@ MODEL = Model(
     kernel_fields=("model.p", "model.rho", "judge.lam", "judge.mu", "judge.kappa", "options.*",
                    "run.n_instances", "run.seed"),
     format_table=format_options, figures=plot_options, plot_vars=("amp", "acc", "amp_loss"),
+    gpu=True,
 )

@@ -136,5 +136,6 @@ MODEL = Model(
     sections=SECTIONS,
     validate=validate, prepare=strategies_solved,
     kernel_fields=("model.*", "judge.*", "protocol.*", "panel.*", "run.n_instances", "run.seed"),
+    gpu=True,  # the simulated-payoff path runs the baseline's kernel
     format_table=format_panel, figures=plot_panel, plot_vars=("amp", "acc", "b_panel"),
 )

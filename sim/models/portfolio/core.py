@@ -99,22 +99,24 @@ def class_probabilities(p: float, pf: PortfolioConfig) -> np.ndarray:
 
 
 def class_counts(p: float, pf: PortfolioConfig, n: int, seed: int, n_threads: int = 0,
-                 chunk_size: int = 1 << 24) -> np.ndarray:
+                 chunk_size: int = 1 << 24, device: str = "cpu") -> np.ndarray:
     """Simulated counts [2, B + 1, B + 1] from :mod:`kernels.portfolios` (one cell)."""
-    return class_counts_cells([p], [pf], n, seed, n_threads, chunk_size)[0]
+    return class_counts_cells([p], [pf], n, seed, n_threads, chunk_size, device)[0]
 
 
 def class_counts_cells(ps, pfs: list, n: int, seed: int, n_threads: int = 0,
-                       chunk_size: int = 1 << 24) -> list:
+                       chunk_size: int = 1 << 24, device: str = "cpu") -> list:
     """:func:`class_counts` of many cells (model.p, portfolio section) in one pass of
     the random numbers per budget (:func:`kernels.portfolios.portfolio_class_counts_cells`):
-    each cell's counts are those of a pass of its own, the Philox words drawn once."""
+    each cell's counts are those of a pass of its own, the Philox words drawn once
+    (``device``: ``run.device``; the GPU gives the same counts)."""
     from antiamp.kernels import portfolios as kp
     from antiamp.kernels.rng import bernoulli_threshold, split_seed
 
-    from ...runner import numba_threads
+    from ...runner import device_of, numba_threads
 
     k0, k1 = split_seed(seed)
+    gpu = device_of(device) == "cuda"
     out: list = [None] * len(pfs)
     by_budget: dict = {}
     for i, pf in enumerate(pfs):
@@ -126,6 +128,12 @@ def class_counts_cells(ps, pfs: list, n: int, seed: int, n_threads: int = 0,
             t_false = np.array([bernoulli_threshold(q_false(pfs[i])) for i in idx], np.uint64)
             tot = np.zeros((len(idx), 2 * (B + 1) ** 2), np.int64)
             done = 0
+            if gpu:
+                from antiamp.kernels.gpu import portfolios as kp_gpu
+
+                tot = kp_gpu.portfolio_class_counts_cells(t_p, t_true, t_false, B, 0, n, k0, k1,
+                                                          np.uint64(kp.STREAM))
+                done = n
             while done < n:
                 m = min(chunk_size, n - done)
                 tot += kp.portfolio_class_counts_cells(t_p, t_true, t_false, B, done, m, k0, k1,
@@ -325,7 +333,8 @@ def solve_cells(cells, payoffs: str, run, calls: list) -> dict:
             shared.setdefault(k, (c.model.p, c.portfolio))
         rows = list(shared.values())
         counts = class_counts_cells([p for p, _ in rows], [pf for _, pf in rows],
-                                    run.n_instances, run.seed, run.n_threads)
+                                    run.n_instances, run.seed, run.n_threads,
+                                    device=run.device)
         calls.extend([1] * len({pf.budget for _, pf in rows}))
         shared = dict(zip(shared, counts))
     for i, c in enumerate(cells):

@@ -161,4 +161,5 @@ MODEL = Model(
     kernel_fields=("model.p", "portfolio.budget", "portfolio.q_true", "portfolio.q_fab",
                    "portfolio.mislead", "run.n_instances", "run.seed"),
     format_table=format_portfolio, figures=plot_portfolio, plot_vars=("amp", "acc", "rho_B"),
+    gpu=True,
 )

@@ -420,17 +420,20 @@ def _mean_se(cnt, s1, s2):
 
 
 def simulate(par: Params, J: np.ndarray, n_instances: int, seed: int,
-             n_threads: int = 0) -> dict:
+             n_threads: int = 0, device: str = "cpu") -> dict:
     """Every metric by the compiled kernel: ``{metric: (mean, se)}`` with arrays over
     (protocol, type) where type is clear, contested, all; ``band_share``, ``spread_mean``
     and ``acc_round`` over (type, ...)."""
     from ...kernels.redeliberation import redeliberation_kernel
     from ...kernels.rng import split_seed
-    from ...runner import kernel_threads
+    from ...runner import device_of, kernel_threads
 
+    kernel = redeliberation_kernel
+    if device_of(device) == "cuda":  # the same sums within 1e-12 (kernels.gpu.redeliberation)
+        from ...kernels.gpu.redeliberation import redeliberation_kernel as kernel
     k0, k1 = split_seed(seed)
     with kernel_threads(n_threads):
-        acc, band, spread, fser = redeliberation_kernel(
+        acc, band, spread, fser = kernel(
             int(n_instances), k0, k1, par.contested, par.p_true, np.asarray(par.margin, float),
             np.asarray(par.noise, float), par.bias, par.bias_sd, int(par.runs), par.evidence,
             par.rho, par.hazard, int(par.max_rounds), np.asarray(par.bands, float),

@@ -30,7 +30,8 @@ def _cell(c) -> dict:
     with np.errstate(invalid="ignore"):
         diffs = [np.abs(ex[k] - half[k]) for k in rd.METRICS]
     r_err = max((float(np.nanmax(d)) for d in diffs if np.isfinite(d).any()), default=0.0)
-    sim = (rd.simulate(par, J, int(c.run.n_instances), int(c.run.seed), int(c.run.n_threads))
+    sim = (rd.simulate(par, J, int(c.run.n_instances), int(c.run.seed), int(c.run.n_threads),
+                       c.run.device)
            if c.run.n_instances > 1 else None)
     r = cell_triplets(ex, sim)
     q = par.contested
@@ -99,6 +100,19 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()):
 
 def validate(cfg) -> None:
     rd.validate_redeliberation(cfg)
+    rc = cfg.redeliberation
+    mults = rd.SEED_MULTIPLIERS if rc.multipliers is None else rc.multipliers
+    if cfg.run.device == "cuda" and len(mults) > GPU_MAX_MULTIPLIERS:
+        from ...config import ConfigError
+
+        raise ConfigError(f"redeliberation.multipliers: the GPU kernel (run.device=cuda) takes "
+                          f"at most {GPU_MAX_MULTIPLIERS}, got {len(mults)}; use "
+                          "run.device=cpu")
+
+
+#: Spread bands' multipliers the GPU kernel holds per thread
+#: (:data:`kernels.gpu.redeliberation.MAX_MULTS`, which imports numba.cuda).
+GPU_MAX_MULTIPLIERS = 32
 
 
 # ------------------------------------------------------------------ table and figures
@@ -252,4 +266,5 @@ MODEL = Model(
     kernel_fields=("model.rho", "judge.*", "redeliberation.*", "run.seed", "run.n_instances"),
     format_table=format_redeliberation, figures=plot_grid, cell_figures=plot_cell,
     plot_vars=("acc_exact", "amp_exact"), cells_per_block=8,
+    gpu=True,  # the Monte Carlo (kernels.gpu.redeliberation)
 )

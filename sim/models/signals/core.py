@@ -171,8 +171,10 @@ def thresholds(pi, joint, avail) -> np.ndarray:
 
 
 def class_counts(pi, joint, avail, n: int, seed: int, n_threads: int = 0,
-                 progress: bool | None = False, chunk_size: int = 1 << 24) -> np.ndarray:
-    """Simulated class counts ``int64[C, 32]`` of C cells on common random numbers."""
+                 progress: bool | None = False, chunk_size: int = 1 << 24,
+                 device: str = "cpu") -> np.ndarray:
+    """Simulated class counts ``int64[C, 32]`` of C cells on common random numbers
+    (``device``: ``run.device``; the GPU gives the same counts)."""
     from antiamp.runner import tqdm_class
 
     tqdm = tqdm_class()
@@ -180,7 +182,7 @@ def class_counts(pi, joint, avail, n: int, seed: int, n_threads: int = 0,
     from antiamp.kernels import correlated as kc
     from antiamp.kernels.rng import split_seed
 
-    from ...runner import numba_threads
+    from ...runner import device_of, numba_threads
 
     thr = thresholds(pi, joint, avail)
     # Cells with the same kernel inputs share one pass (common random numbers: the
@@ -192,6 +194,14 @@ def class_counts(pi, joint, avail, n: int, seed: int, n_threads: int = 0,
     from antiamp.runner import interactive
 
     disable = (not interactive()) if progress is None else (not progress)
+    if device_of(device) == "cuda":
+        from antiamp.kernels.gpu import correlated as kc_gpu
+
+        with tqdm(total=n, unit="inst", unit_scale=True, desc="simulating signals",
+                  disable=disable, leave=False) as bar:
+            total = kc_gpu.signal_class_counts(thr, 0, n, k0, k1, np.uint64(kc.STREAM),
+                                               on_step=None if disable else bar.update)
+        return total[inverse]
     with numba_threads(n_threads) as nt, tqdm(total=n, unit="inst", unit_scale=True,
                                               desc="simulating signals", disable=disable,
                                               leave=False) as bar:

@@ -46,7 +46,7 @@ def _weights(cells, payoffs: str, run, calls: list):
         return sg.class_probabilities(pi, joint, avail)
     calls.append(len(cells))
     return sg.class_counts(pi, joint, avail, run.n_instances, run.seed, run.n_threads,
-                           progress=run.progress)
+                           progress=run.progress, device=run.device)
 
 
 @dataclass
@@ -674,4 +674,5 @@ MODEL = Model(
                    "signals.rho_unbelieved", "signals.avail", "run.n_instances", "run.seed"),
     format_table=format_table, figures=plot_extension,
     plot_vars=("amp", "acc", "amp_gap", "diversity_value"),
+    gpu=True,
 )

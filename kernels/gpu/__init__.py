@@ -1,0 +1,158 @@
+"""What the GPU launchers share: numba.cuda on demand, one source for two targets.
+
+A model's per-instance logic (Philox words in, a class index or a few sums out) is
+a plain Python function decorated with ``nb.njit(inline="always")`` in its kernel
+module; :func:`device` compiles the *same* Python source with
+``cuda.jit(device=True)``.  The functions it calls that are themselves CPU
+dispatchers (the Philox rounds, say) are swapped for their device versions in a
+copy of the function's globals, so one source serves both targets and nothing is
+written twice.  Only the launchers differ: ``prange`` with private histograms on
+the CPU; on the GPU a grid-stride loop, per-warp histograms in shared memory and
+one reduction per thread block (an integer atomic add per class into the
+output), so integer class counts are the same bits whatever the grid.
+
+Integer class counts (baseline, correlated signals, portfolios) are the CPU's bits.
+Float sums (messages, options, the panel's tables, confidence, redeliberation) keep
+the CPU's canonical instance blocks: one thread block sums one canonical block, its
+threads' partial sums added in thread order, the blocks in block order, so a GPU
+result is the same bits run to run and within 1e-12 relative of the CPU's (the
+order inside a block may differ, and CUDA's libdevice ``exp``, ``log``, ``log1p``,
+``cos``, ``sin`` and ``erfc`` differ from the CPU's libm in the last bits;
+``sqrt`` is correctly rounded on both).  The other kernel families (the loop's
+paths, colmad, mediation) have no GPU launchers yet: their models keep
+``Model.gpu`` false, so ``run.device=cuda`` is refused for them and ``auto`` runs
+them on the CPU.
+
+numba.cuda is imported only when a GPU path is asked for: importing it costs
+time, and a machine without the CUDA driver still runs everything on the CPU.
+``NUMBA_ENABLE_CUDASIM=1`` runs the same launchers on numba's CUDA simulator
+(plain Python, for the tests).
+"""
+
+from __future__ import annotations
+
+import os
+import types
+
+#: Threads per block of every launcher, and the warps they make: each warp keeps
+#: its own shared-memory histogram, so an atomic add contends within a warp only.
+THREADS = 256
+WARP = 32
+WARPS = THREADS // WARP
+#: Blocks per multiprocessor of a default grid (enough resident warps to hide the
+#: latency of the multiplies; any grid gives the same counts).
+BLOCKS_PER_SM = 32
+#: Instances per launch: every per-warp counter is a uint32 in shared memory and a
+#: warp sees at most this many instances of a launch, so none can overflow.
+MAX_LAUNCH = 1 << 31
+
+_CUDA = None
+_STATUS = None
+
+
+def cuda():
+    """The ``numba.cuda`` module, imported on first use.
+
+    numba-cuda's driver module imports ``numpy.row_stack``, which NumPy 2.4
+    removed; the alias below restores it (``vstack`` is what it was) so that the
+    import works with a current NumPy.
+    """
+    global _CUDA
+    if _CUDA is None:
+        import numpy as np
+
+        if not hasattr(np, "row_stack"):
+            np.row_stack = np.vstack
+        from numba import cuda as _cuda
+
+        _CUDA = _cuda
+    return _CUDA
+
+
+def simulator() -> bool:
+    """Whether numba's CUDA simulator stands in for a GPU (``NUMBA_ENABLE_CUDASIM=1``)."""
+    return os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
+
+
+def status() -> tuple[bool, str]:
+    """``(usable, why)``: whether a CUDA GPU (or the simulator) can run the kernels,
+    and if not, why not (no numba.cuda, no driver, no device)."""
+    global _STATUS
+    if _STATUS is None:
+        _STATUS = _probe()
+    return _STATUS
+
+
+def _probe() -> tuple[bool, str]:
+    try:
+        c = cuda()
+    except Exception as exc:  # noqa: BLE001 - any import failure means: no GPU path
+        return False, (f"numba.cuda cannot be imported ({type(exc).__name__}: {exc}); "
+                       "install the GPU extra: pip install 'antiamp[gpu]'")
+    if simulator():
+        return True, "numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1)"
+    try:
+        ok = bool(c.is_available())
+    except Exception as exc:  # noqa: BLE001 - a broken driver is no GPU
+        return False, f"the CUDA driver failed ({type(exc).__name__}: {exc})"
+    if not ok:
+        return False, ("numba finds no CUDA GPU on this machine (no NVIDIA driver or no "
+                       "device; the GPU extra is pip install 'antiamp[gpu]')")
+    try:
+        name = c.get_current_device().name
+        name = name.decode() if isinstance(name, bytes) else str(name)
+    except Exception as exc:  # noqa: BLE001
+        return False, f"the CUDA device cannot be opened ({type(exc).__name__}: {exc})"
+    return True, name
+
+
+_DEVICE: dict = {}
+
+
+def device(fn):
+    """The ``cuda.jit(device=True)`` compilation of ``fn``'s Python source.
+
+    ``fn`` is a numba CPU dispatcher (its ``py_func`` is the source) or a plain
+    function.  Every global it names that is a CPU dispatcher is replaced, in a
+    copy of its globals, by that dispatcher's device function (recursively), so
+    the device code calls device code only.
+    """
+    from numba.core.registry import CPUDispatcher
+
+    py = getattr(fn, "py_func", fn)
+    if py in _DEVICE:
+        return _DEVICE[py]
+    glb = dict(py.__globals__)
+    for name in py.__code__.co_names:
+        v = glb.get(name)
+        if isinstance(v, CPUDispatcher):
+            glb[name] = device(v)
+    clone = types.FunctionType(py.__code__, glb, py.__name__, py.__defaults__, py.__closure__)
+    clone.__qualname__ = py.__qualname__
+    clone.__module__ = py.__module__
+    dev = cuda().jit(device=True)(clone)
+    _DEVICE[py] = dev
+    return dev
+
+
+def grid_blocks(count: int, blocks: int = 0) -> int:
+    """Thread blocks of a launch over ``count`` instances: ``blocks`` if given, else
+    BLOCKS_PER_SM per multiprocessor, never more than the instances need."""
+    need = max(1, -(-int(count) // THREADS))
+    if blocks:
+        return max(1, min(int(blocks), need))
+    try:
+        sms = int(cuda().get_current_device().MULTIPROCESSOR_COUNT)
+    except Exception:  # noqa: BLE001 - the simulator has no such attribute
+        sms = 1
+    return max(1, min(sms * BLOCKS_PER_SM, need))
+
+
+def launches(count: int, step: int = MAX_LAUNCH):
+    """``(offset, size)`` pieces of at most ``step`` instances covering ``count``."""
+    step = max(1, min(int(step), MAX_LAUNCH))
+    done = 0
+    while done < count:
+        m = min(step, count - done)
+        yield done, m
+        done += m
