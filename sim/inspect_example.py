@@ -29,7 +29,7 @@ from __future__ import annotations
 import csv
 import re
 import zlib
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from importlib.resources import files
 
 import numpy as np
@@ -89,9 +89,9 @@ class ScriptedPlayers(ModelAPI):
     """Scripted consultant, debaters and judge (see the module's docstring); the rules
     travel in the system prompt so that a log records them."""
 
-    def __init__(self, model_name, base_url=None, api_key=None, config=GenerateConfig(),
-                 **model_args):
-        super().__init__(model_name, base_url, api_key, [], config)
+    def __init__(self, model_name, base_url=None, api_key=None, config=None, **model_args):
+        super().__init__(model_name, base_url, api_key, [],
+                         GenerateConfig() if config is None else config)
 
     async def count_text_tokens(self, text: str) -> int:
         return max(1, len(text) // 4)  # a rough count: no tokenizer to download

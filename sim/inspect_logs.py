@@ -26,7 +26,6 @@ import json
 import re
 from pathlib import Path
 
-import numpy as np
 
 from .lazy import lazy
 

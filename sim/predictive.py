@@ -361,7 +361,7 @@ def format_calibrate(f, tab: pd.DataFrame, r: dict, n_rooms: int, confidence: fl
                      f"{row['hi']:.4f}]" + (" (fixed)" if row["se"] == 0 else ""))
     lines.append(f"  rho (new debaters' dishonest evidence rate) {r['k']}/{r['n']} = "
                  f"{r['rho']:.4f} [{r['lo']:.4f}, {r['hi']:.4f}] (Jeffreys)")
-    lines.append(f"  the new log's other rooms, observed against predicted:")
+    lines.append("  the new log's other rooms, observed against predicted:")
     for _, x in tab.iterrows():
         lines.append(f"  {x['protocol']:<8} {x['metric']:<4} {x['k']:>4}/{x['n']:<4} observed "
                      f"{x['observed']:.4f} [{x['observed_lo']:.4f}, {x['observed_hi']:.4f}]  "

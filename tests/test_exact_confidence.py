@@ -14,7 +14,6 @@ import math
 from dataclasses import replace
 
 import numpy as np
-import pytest
 from scipy import special
 
 from antiamp.models.confidence import core as cf

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from antiamp.estimate import EstimateOptions, estimate, load_log, validate_log
+from antiamp.estimate import EstimateOptions, estimate, validate_log
 from antiamp.oversight_metrics import asd, field_metrics, roc_auc, roc_curve
 from cli_runner import run_command
 

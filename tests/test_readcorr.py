@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from importlib.resources import files
 
-import numpy as np
 import pandas as pd
 import pytest
 from scipy.stats import multivariate_normal

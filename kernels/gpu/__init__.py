@@ -62,7 +62,7 @@ def cuda():
         import numpy as np
 
         if not hasattr(np, "row_stack"):
-            np.row_stack = np.vstack
+            np.vstack = np.vstack
         from numba import cuda as _cuda
 
         _CUDA = _cuda
