@@ -56,6 +56,14 @@ class SolveConfig(Config):
     equilibrium: EquilibriumConfig = field(default_factory=EquilibriumConfig)
 
 
+def _nan_to_zero(x) -> np.ndarray:
+    """``np.nan_to_num(x)`` (a float copy, NaN as 0), in one pass when ``x`` holds no
+    infinity (probabilities never do; then nan_to_num itself)."""
+    x = np.asarray(x, dtype=float)
+    out = np.where(np.isnan(x), 0.0, x)
+    return out if np.isfinite(out).all() else np.nan_to_num(x)
+
+
 # ------------------------------------------------------------------ the game
 @dataclass
 class Game:
@@ -327,7 +335,7 @@ def certificates(game: Game, x_P, x_A, protocol: str):
 
         return debate_certificates(game.p_c, game.rho, game.c_e, game.J_d,
                                    np.ascontiguousarray(x_P, dtype=float),
-                                   np.ascontiguousarray(np.nan_to_num(x_A), dtype=float))
+                                   _nan_to_zero(x_A))
     if protocol == "consult":  # one sender, no chance move that matters to its choice
         x_P = np.asarray(x_P, dtype=float)
         lead = (slice(None),) + (None,) * (x_P.ndim - 1)
@@ -352,8 +360,8 @@ def stability(game: Game, x_P, x_A, kind, protocol: str, tol: float):
     code = _kind_codes(kind) if kind.dtype.kind in "US" else kind
     if protocol == "consult":
         return (code == 0) & (np.abs(gc) > tol)
-    strictP = np.abs(g0P + g1P * np.nan_to_num(x_A)) > tol
-    strictA = np.abs(g0A + g1A * np.nan_to_num(x_P)) > tol
+    strictP = np.abs(g0P + g1P * _nan_to_zero(x_A)) > tol
+    strictA = np.abs(g0A + g1A * _nan_to_zero(x_P)) > tol
     pure = (code == 0) & strictP & strictA
     mixed = (code == 1) & (g1P * g1A < 0)
     return pure | mixed
@@ -547,8 +555,8 @@ def _outcomes(game, cells, cP, dP, dA):
         s = slice(lo, min(lo + OUTCOME_BLOCK, C))
         vals, bad = equilibrium_outcomes(
             c.pi[s].astype(float), c.p[s].astype(float), game.rho[s].astype(float),
-            c.fixed[s].astype(bool), c.a[s].astype(np.int64), np.nan_to_num(cP[s]),
-            np.nan_to_num(dP[s]), np.nan_to_num(dA[s]), game.J_c[s], game.J_d[s],
+            c.fixed[s].astype(bool), c.a[s].astype(np.int64), _nan_to_zero(cP[s]),
+            _nan_to_zero(dP[s]), _nan_to_zero(dA[s]), game.J_c[s], game.J_d[s],
             c.alpha[s].astype(float), c.beta[s].astype(float), c.delta_c[s].astype(float),
             ~(np.isnan(cP[s]) & np.isnan(dP[s])))  # rows without equilibria: NaN either way
         if fused and not bad.any():  # else the NumPy path, which handles what it flags
