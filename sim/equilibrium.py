@@ -544,25 +544,27 @@ OUTCOME_BLOCK = 65536
 
 def _outcomes(game, cells, cP, dP, dA):
     """Outcomes at each equilibrium (exact, from the closed forms): {name: (values
-    [C, E, protocol], ...)}."""
+    [C, E, protocol], ...)}.  One compiled pass over every cell; a block of cells
+    holding a row the pass flags is computed again by the NumPy path (in blocks of
+    ``OUTCOME_BLOCK`` cells, its memory bound)."""
     from antiamp.kernels.outcomes import METRICS, equilibrium_outcomes
 
     c = _arrays(cells)
     C = len(c)
-    out = {}
-    fused = set(METRICS) == set(OUTCOMES)
-    for lo in range(0, C, OUTCOME_BLOCK):
-        s = slice(lo, min(lo + OUTCOME_BLOCK, C))
+    if set(METRICS) == set(OUTCOMES):
         vals, bad = equilibrium_outcomes(
-            c.pi[s].astype(float), c.p[s].astype(float), game.rho[s].astype(float),
-            c.fixed[s].astype(bool), c.a[s].astype(np.int64), _nan_to_zero(cP[s]),
-            _nan_to_zero(dP[s]), _nan_to_zero(dA[s]), game.J_c[s], game.J_d[s],
-            c.alpha[s].astype(float), c.beta[s].astype(float), c.delta_c[s].astype(float),
-            ~(np.isnan(cP[s]) & np.isnan(dP[s])))  # rows without equilibria: NaN either way
-        if fused and not bad.any():  # else the NumPy path, which handles what it flags
-            for k, v in zip(METRICS, vals):
-                out.setdefault(k, []).append(v)
-            continue
+            c.pi.astype(float), c.p.astype(float), game.rho.astype(float),
+            c.fixed.astype(bool), c.a.astype(np.int64), _nan_to_zero(cP), _nan_to_zero(dP),
+            _nan_to_zero(dA), game.J_c, game.J_d, c.alpha.astype(float), c.beta.astype(float),
+            c.delta_c.astype(float),
+            ~(np.isnan(cP) & np.isnan(dP)))  # rows without equilibria: NaN either way
+        out = dict(zip(METRICS, vals))
+        redo = [lo for lo in range(0, C, OUTCOME_BLOCK) if bad[lo:lo + OUTCOME_BLOCK].any()]
+    else:  # pragma: no cover - the kernel computes every outcome reported
+        out = {k: np.empty((C,) + cP.shape[1:] + (2,)) for k in OUTCOMES}
+        redo = range(0, C, OUTCOME_BLOCK)
+    for lo in redo:  # the NumPy path, which handles what the kernel flags
+        s = slice(lo, min(lo + OUTCOME_BLOCK, C))
         wel = [c.alpha[s, None], c.beta[s, None], c.delta_c[s, None]]
         prob = class_probabilities(c.pi[s, None], c.p[s, None], game.rho[s, None],
                                    np.nan_to_num(cP[s]), np.nan_to_num(dP[s]),
@@ -570,8 +572,8 @@ def _outcomes(game, cells, cP, dP, dA):
         part = evaluate(prob, game.J_c[s, None, :], game.J_d[s, None, :, :], *wel,
                         game.c_e[s, None], names=tuple(OUTCOMES), se=False)
         for k, (v, _) in part.items():
-            out.setdefault(k, []).append(v)
-    return {k: (np.concatenate(v, axis=0), None) for k, v in out.items()}
+            out[k][s] = v
+    return {k: (out[k], None) for k in OUTCOMES}
 
 
 def _simulated_se(game, eqc, cells, cP, dP, dA, vals, report, h=1e-6, match=1e-3):

@@ -263,6 +263,24 @@ def test_outcomes_in_blocks_have_the_bits_of_one_pass(monkeypatch):
     blocks = eqm.solve(cfg)
     for v in ("amp", "acc", "fwc", "welfare"):
         assert np.array_equal(whole[v].values, blocks[v].values, equal_nan=True), v
+    # Blocks holding a row the compiled pass flags go to the NumPy path: the same bits.
+    from antiamp.kernels import outcomes
+
+    compiled = outcomes.equilibrium_outcomes
+    redone = []
+
+    def flag_some(*args):
+        vals, bad = compiled(*args)
+        bad = bad.copy()
+        bad[::97, 0] = True
+        redone.append(int(bad.sum()))
+        return vals, bad
+
+    monkeypatch.setattr(outcomes, "equilibrium_outcomes", flag_some)
+    flagged = eqm.solve(cfg)
+    assert redone and redone[0] > 1
+    for v in ("amp", "acc", "fwc", "welfare"):
+        assert np.array_equal(whole[v].values, flagged[v].values, equal_nan=True), v
 
 
 def test_fused_outcome_kernel_has_the_numpy_paths_bits():
