@@ -238,12 +238,13 @@ def enumerate_debate(game: Game, tol: float = 1e-12):
     return xp, xa, _KIND_NAMES[kind], count
 
 
-def _debate_codes(game: Game, tol: float = 1e-12):
+def _debate_codes(game: Game, tol: float = 1e-12, coefs=None):
     """:func:`enumerate_debate` with the kinds as codes (0 pure, 1 mixed, 2 segment end,
-    -1 none; ``_KIND_NAMES[code]`` names them)."""
+    -1 none; ``_KIND_NAMES[code]`` names them); ``coefs``: the game's
+    :meth:`Game.coefficients` if already computed."""
     from antiamp.kernels.evidence_game import enumerate_debate_cells
 
-    g0P, g1P, g0A, g1A, _ = game.coefficients()
+    g0P, g1P, g0A, g1A, _ = game.coefficients() if coefs is None else coefs
     xp, xa, kind, count = enumerate_debate_cells(g0P, g1P, g0A, g1A, tol)
     E = max(1, int(count.max()) if len(count) else 1)
     return xp[:, :E], xa[:, :E], kind[:, :E], count
@@ -262,10 +263,10 @@ def enumerate_consult(game: Game, tol: float = 1e-12):
     return xp, np.full_like(xp, np.nan), np.where(kind == 0, KIND_PURE, ""), count
 
 
-def _consult_codes(game: Game, tol: float = 1e-12):
+def _consult_codes(game: Game, tol: float = 1e-12, coefs=None):
     """:func:`enumerate_consult` as (x_P, kind codes, count): present (1) first, then
     withhold (0), each where it is a best response."""
-    gc = game.coefficients()[4]
+    gc = (game.coefficients() if coefs is None else coefs)[4]
     one, zero = gc >= -tol, gc <= tol  # presenting / withholding is a best response
     count = one.astype(np.int64) + zero
     E = max(1, int(count.max()) if len(count) else 1)
@@ -347,15 +348,17 @@ def certificates(game: Game, x_P, x_A, protocol: str):
     return np.fmax(np.nan_to_num(epsP, nan=0.0), np.nan_to_num(epsA, nan=0.0))
 
 
-def stability(game: Game, x_P, x_A, kind, protocol: str, tol: float):
+def stability(game: Game, x_P, x_A, kind, protocol: str, tol: float, coefs=None):
     """Asymptotic stability under smoothed best-response dynamics in the sharp limit.
 
     A pure profile is stable when strict (every type strictly prefers its action);
     an interior profile is stable when the two senders' incentives move in
     opposite directions (g1_P g1_A < 0: the linearisation spirals in); segment
-    end points of degenerate games are not.
+    end points of degenerate games are not.  ``coefs``: the game's
+    :meth:`Game.coefficients` if already computed.
     """
-    g0P, g1P, g0A, g1A, gc = (c[:, None] for c in game.coefficients())
+    g0P, g1P, g0A, g1A, gc = (c[:, None] for c in (game.coefficients() if coefs is None
+                                                    else coefs))
     kind = np.asarray(kind)
     code = _kind_codes(kind) if kind.dtype.kind in "US" else kind
     if protocol == "consult":
@@ -494,8 +497,9 @@ def _solve_game(game: Game, eqc: EquilibriumConfig, n_cells: int):
     tol = eqc.tol
     report = []
     if eqc.method == "enumerate":
-        dP, dA, dK, dN = _debate_codes(game)
-        cP, cK, cN = _consult_codes(game)
+        coefs = game.coefficients()
+        dP, dA, dK, dN = _debate_codes(game, coefs=coefs)
+        cP, cK, cN = _consult_codes(game, coefs=coefs)
     else:
         methods = ("br", "qre", "root") if eqc.method == "all" else (eqc.method,)
         gp, ga, gcp, reports = general_equilibria(game, methods, eqc.starts, tol)
@@ -657,8 +661,9 @@ def _assemble(base, eqc, game, cells, shape, dims, axes, consult, debate, report
     eps[:, 1] = certificates(game, dP, dA, "debate")
     eps[missing] = np.nan
     stab = np.empty((C, 2, E), bool)
-    stab[:, 0] = stability(game, cP, None, code[:, 0], "consult", eqc.tol)
-    stab[:, 1] = stability(game, dP, dA, code[:, 1], "debate", eqc.tol)
+    coefs = game.coefficients()
+    stab[:, 0] = stability(game, cP, None, code[:, 0], "consult", eqc.tol, coefs)
+    stab[:, 1] = stability(game, dP, dA, code[:, 1], "debate", eqc.tol, coefs)
     stab &= ~missing
     belief_P = np.empty((C, 2, E))
     belief_P[:, 0] = 0.0
