@@ -56,6 +56,14 @@ class SolveConfig(Config):
     equilibrium: EquilibriumConfig = field(default_factory=EquilibriumConfig)
 
 
+def _nan_to_zero(x) -> np.ndarray:
+    """``np.nan_to_num(x)`` (a float copy, NaN as 0), in one pass when ``x`` holds no
+    infinity (probabilities never do; then nan_to_num itself)."""
+    x = np.asarray(x, dtype=float)
+    out = np.where(np.isnan(x), 0.0, x)
+    return out if np.isfinite(out).all() else np.nan_to_num(x)
+
+
 # ------------------------------------------------------------------ the game
 @dataclass
 class Game:
@@ -228,34 +236,47 @@ def enumerate_debate(game: Game, tol: float = 1e-12):
     of the other sender's mixtures that keep that action a best response.  The
     loop is compiled (kernels.evidence_game).
     """
+    xp, xa, kind, count = _debate_codes(game, tol)
+    return xp, xa, _KIND_NAMES[kind], count
+
+
+def _debate_codes(game: Game, tol: float = 1e-12, coefs=None):
+    """:func:`enumerate_debate` with the kinds as codes (0 pure, 1 mixed, 2 segment end,
+    -1 none; ``_KIND_NAMES[code]`` names them); ``coefs``: the game's
+    :meth:`Game.coefficients` if already computed."""
     from antiamp.kernels.evidence_game import enumerate_debate_cells
 
-    g0P, g1P, g0A, g1A, _ = game.coefficients()
+    g0P, g1P, g0A, g1A, _ = game.coefficients() if coefs is None else coefs
     xp, xa, kind, count = enumerate_debate_cells(g0P, g1P, g0A, g1A, tol)
     E = max(1, int(count.max()) if len(count) else 1)
-    return xp[:, :E], xa[:, :E], _KIND_NAMES[kind[:, :E]], count
+    return xp[:, :E], xa[:, :E], kind[:, :E], count
 
 
-def _pack(xs, ya, valid, kinds):
-    count = valid.sum(axis=1)
-    E = max(1, int(count.max()) if len(count) else 1)
-    order = np.argsort(~valid, axis=1, kind="stable")
-    C = xs.shape[0]
-    rows = np.arange(C)[:, None]
-    sel = order[:, :E]
-    keep = valid[rows, sel]
-    out_p = np.where(keep, xs[rows, sel], np.nan)
-    out_a = np.where(keep, ya[rows, sel], np.nan)
-    out_k = np.where(keep, kinds[sel], "")
-    return out_p, out_a, out_k, count
+def _kind_codes(kind) -> np.ndarray:
+    """Kind names as the codes of :func:`_debate_codes`."""
+    kind = np.asarray(kind)
+    return np.select([kind == KIND_PURE, kind == KIND_MIXED, kind == KIND_SEGMENT],
+                     [0, 1, 2], -1).astype(np.int8)
 
 
 def enumerate_consult(game: Game, tol: float = 1e-12):
     """Consultancy: one sender, present iff its gain is positive; both pure actions if zero."""
-    gc = game.coefficients()[4]
-    xs = np.stack([np.ones_like(gc), np.zeros_like(gc)], axis=1)
-    valid = np.stack([gc >= -tol, gc <= tol], axis=1)
-    return _pack(xs, np.full_like(xs, np.nan), valid, np.array([KIND_PURE, KIND_PURE]))
+    xp, kind, count = _consult_codes(game, tol)
+    return xp, np.full_like(xp, np.nan), np.where(kind == 0, KIND_PURE, ""), count
+
+
+def _consult_codes(game: Game, tol: float = 1e-12, coefs=None):
+    """:func:`enumerate_consult` as (x_P, kind codes, count): present (1) first, then
+    withhold (0), each where it is a best response."""
+    gc = (game.coefficients() if coefs is None else coefs)[4]
+    one, zero = gc >= -tol, gc <= tol  # presenting / withholding is a best response
+    count = one.astype(np.int64) + zero
+    E = max(1, int(count.max()) if len(count) else 1)
+    xp = np.full((len(gc), E), np.nan)
+    xp[:, 0] = np.where(one, 1.0, np.where(zero, 0.0, np.nan))
+    if E > 1:
+        xp[:, 1] = np.where(one & zero, 0.0, np.nan)
+    return xp, np.where(np.isnan(xp), -1, 0).astype(np.int8), count
 
 
 # ------------------------------------------------------------------ certificates
@@ -317,7 +338,7 @@ def certificates(game: Game, x_P, x_A, protocol: str):
 
         return debate_certificates(game.p_c, game.rho, game.c_e, game.J_d,
                                    np.ascontiguousarray(x_P, dtype=float),
-                                   np.ascontiguousarray(np.nan_to_num(x_A), dtype=float))
+                                   _nan_to_zero(x_A))
     if protocol == "consult":  # one sender, no chance move that matters to its choice
         x_P = np.asarray(x_P, dtype=float)
         lead = (slice(None),) + (None,) * (x_P.ndim - 1)
@@ -329,21 +350,25 @@ def certificates(game: Game, x_P, x_A, protocol: str):
     return np.fmax(np.nan_to_num(epsP, nan=0.0), np.nan_to_num(epsA, nan=0.0))
 
 
-def stability(game: Game, x_P, x_A, kind, protocol: str, tol: float):
+def stability(game: Game, x_P, x_A, kind, protocol: str, tol: float, coefs=None):
     """Asymptotic stability under smoothed best-response dynamics in the sharp limit.
 
     A pure profile is stable when strict (every type strictly prefers its action);
     an interior profile is stable when the two senders' incentives move in
     opposite directions (g1_P g1_A < 0: the linearisation spirals in); segment
-    end points of degenerate games are not.
+    end points of degenerate games are not.  ``coefs``: the game's
+    :meth:`Game.coefficients` if already computed.
     """
-    g0P, g1P, g0A, g1A, gc = (c[:, None] for c in game.coefficients())
+    g0P, g1P, g0A, g1A, gc = (c[:, None] for c in (game.coefficients() if coefs is None
+                                                    else coefs))
+    kind = np.asarray(kind)
+    code = _kind_codes(kind) if kind.dtype.kind in "US" else kind
     if protocol == "consult":
-        return (kind == KIND_PURE) & (np.abs(gc) > tol)
-    strictP = np.abs(g0P + g1P * np.nan_to_num(x_A)) > tol
-    strictA = np.abs(g0A + g1A * np.nan_to_num(x_P)) > tol
-    pure = (kind == KIND_PURE) & strictP & strictA
-    mixed = (kind == KIND_MIXED) & (g1P * g1A < 0)
+        return (code == 0) & (np.abs(gc) > tol)
+    strictP = np.abs(g0P + g1P * _nan_to_zero(x_A)) > tol
+    strictA = np.abs(g0A + g1A * _nan_to_zero(x_P)) > tol
+    pure = (code == 0) & strictP & strictA
+    mixed = (code == 1) & (g1P * g1A < 0)
     return pure | mixed
 
 
@@ -469,12 +494,15 @@ def solve_cells(base, eqc: EquilibriumConfig, cells: list, shape=None, dims=("ce
 
 def _solve_game(game: Game, eqc: EquilibriumConfig, n_cells: int):
     """Every equilibrium of C cells' games: (consult, debate, report) with consult =
-    (x_P, kind, count) and debate = (x_P, x_A, kind, count), padded arrays [C, E]."""
+    (x_P, kind, count) and debate = (x_P, x_A, kind, count), padded arrays [C, E]; the
+    kinds as codes (:func:`_debate_codes`) from the enumeration, as names from the
+    general engine."""
     tol = eqc.tol
     report = []
     if eqc.method == "enumerate":
-        dP, dA, dK, dN = enumerate_debate(game)
-        cP, _, cK, cN = enumerate_consult(game)
+        coefs = game.coefficients()
+        dP, dA, dK, dN = _debate_codes(game, coefs=coefs)
+        cP, cK, cN = _consult_codes(game, coefs=coefs)
     else:
         methods = ("br", "qre", "root") if eqc.method == "all" else (eqc.method,)
         gp, ga, gcp, reports = general_equilibria(game, methods, eqc.starts, tol)
@@ -523,24 +551,27 @@ OUTCOME_BLOCK = 65536
 
 def _outcomes(game, cells, cP, dP, dA):
     """Outcomes at each equilibrium (exact, from the closed forms): {name: (values
-    [C, E, protocol], ...)}."""
+    [C, E, protocol], ...)}.  One compiled pass over every cell; a block of cells
+    holding a row the pass flags is computed again by the NumPy path (in blocks of
+    ``OUTCOME_BLOCK`` cells, its memory bound)."""
     from antiamp.kernels.outcomes import METRICS, equilibrium_outcomes
 
     c = _arrays(cells)
     C = len(c)
-    out = {}
-    fused = set(METRICS) == set(OUTCOMES)
-    for lo in range(0, C, OUTCOME_BLOCK):
-        s = slice(lo, min(lo + OUTCOME_BLOCK, C))
+    if set(METRICS) == set(OUTCOMES):
         vals, bad = equilibrium_outcomes(
-            c.pi[s].astype(float), c.p[s].astype(float), game.rho[s].astype(float),
-            c.fixed[s].astype(bool), c.a[s].astype(np.int64), np.nan_to_num(cP[s]),
-            np.nan_to_num(dP[s]), np.nan_to_num(dA[s]), game.J_c[s], game.J_d[s],
-            c.alpha[s].astype(float), c.beta[s].astype(float), c.delta_c[s].astype(float))
-        if fused and not bad.any():  # else the NumPy path, which handles what it flags
-            for k, v in zip(METRICS, vals):
-                out.setdefault(k, []).append(v)
-            continue
+            c.pi.astype(float), c.p.astype(float), game.rho.astype(float),
+            c.fixed.astype(bool), c.a.astype(np.int64), _nan_to_zero(cP), _nan_to_zero(dP),
+            _nan_to_zero(dA), game.J_c, game.J_d, c.alpha.astype(float), c.beta.astype(float),
+            c.delta_c.astype(float),
+            ~(np.isnan(cP) & np.isnan(dP)))  # rows without equilibria: NaN either way
+        out = dict(zip(METRICS, vals))
+        redo = [lo for lo in range(0, C, OUTCOME_BLOCK) if bad[lo:lo + OUTCOME_BLOCK].any()]
+    else:  # pragma: no cover - the kernel computes every outcome reported
+        out = {k: np.empty((C,) + cP.shape[1:] + (2,)) for k in OUTCOMES}
+        redo = range(0, C, OUTCOME_BLOCK)
+    for lo in redo:  # the NumPy path, which handles what the kernel flags
+        s = slice(lo, min(lo + OUTCOME_BLOCK, C))
         wel = [c.alpha[s, None], c.beta[s, None], c.delta_c[s, None]]
         prob = class_probabilities(c.pi[s, None], c.p[s, None], game.rho[s, None],
                                    np.nan_to_num(cP[s]), np.nan_to_num(dP[s]),
@@ -548,8 +579,8 @@ def _outcomes(game, cells, cP, dP, dA):
         part = evaluate(prob, game.J_c[s, None, :], game.J_d[s, None, :, :], *wel,
                         game.c_e[s, None], names=tuple(OUTCOMES), se=False)
         for k, (v, _) in part.items():
-            out.setdefault(k, []).append(v)
-    return {k: (np.concatenate(v, axis=0), None) for k, v in out.items()}
+            out[k][s] = v
+    return {k: (out[k], None) for k in OUTCOMES}
 
 
 def _simulated_se(game, eqc, cells, cP, dP, dA, vals, report, h=1e-6, match=1e-3):
@@ -613,25 +644,37 @@ def _assemble(base, eqc, game, cells, shape, dims, axes, consult, debate, report
     dP, dA, dK, dN = debate
     C = len(cells)
     E = max(cP.shape[1], dP.shape[1])
-
-    def pad(a, fill):
-        out = np.full((C, E), fill, dtype=a.dtype)
-        out[:, :a.shape[1]] = a
-        return out
-
-    cP, cK, dP, dA, dK = pad(cP, np.nan), pad(cK, ""), pad(dP, np.nan), pad(dA, np.nan), pad(dK, "")
-    xP = np.stack([cP, dP], axis=1)  # [C, protocol, E]
-    xA = np.stack([np.full_like(cP, np.nan), dA], axis=1)
-    kind = np.stack([cK, dK], axis=1)
+    # Kind names (the general engine's) as codes, kept in their string width.
+    names = np.result_type(cK, dK) if cK.dtype.kind == "U" else None
+    if names is not None:
+        cK, dK = _kind_codes(cK), _kind_codes(dK)
+    # Every variable [C, protocol, E] filled in place (consultancy, then debate),
+    # padded with NaN / kind code -1 (named "").
+    xP = np.full((C, 2, E), np.nan)
+    xA = np.full((C, 2, E), np.nan)
+    code = np.full((C, 2, E), -1, np.int8)
+    xP[:, 0, :cP.shape[1]], xP[:, 1, :dP.shape[1]], xA[:, 1, :dA.shape[1]] = cP, dP, dA
+    code[:, 0, :cK.shape[1]], code[:, 1, :dK.shape[1]] = cK, dK
+    cP, dP, dA = xP[:, 0], xP[:, 1], xA[:, 1]
+    missing = np.isnan(xP)
+    kind = _KIND_NAMES[code] if names is None else _KIND_NAMES[code].astype(names)
     n_eq = np.stack([cN, dN], axis=1)
-    eps = np.stack([certificates(game, cP, np.zeros_like(cP), "consult"),
-                    certificates(game, dP, dA, "debate")], axis=1)
-    eps = np.where(np.isnan(xP), np.nan, eps)
-    stab = np.stack([stability(game, cP, None, cK, "consult", eqc.tol),
-                     stability(game, dP, dA, dK, "debate", eqc.tol)], axis=1)
-    belief_P = np.stack([np.zeros_like(cP), game.tau_P[:, None] * dA], axis=1)
-    belief_A = np.stack([np.full_like(cP, np.nan), game.tau_A[:, None] * dP], axis=1)
-    belief_P = np.where(np.isnan(xP), np.nan, belief_P)
+    eps = np.empty((C, 2, E))
+    eps[:, 0] = certificates(game, cP, np.zeros_like(cP), "consult")
+    eps[:, 1] = certificates(game, dP, dA, "debate")
+    eps[missing] = np.nan
+    stab = np.empty((C, 2, E), bool)
+    coefs = game.coefficients()
+    stab[:, 0] = stability(game, cP, None, code[:, 0], "consult", eqc.tol, coefs)
+    stab[:, 1] = stability(game, dP, dA, code[:, 1], "debate", eqc.tol, coefs)
+    stab &= ~missing
+    belief_P = np.empty((C, 2, E))
+    belief_P[:, 0] = 0.0
+    belief_P[:, 1] = game.tau_P[:, None] * dA
+    belief_P[missing] = np.nan
+    belief_A = np.empty((C, 2, E))
+    belief_A[:, 0] = np.nan
+    belief_A[:, 1] = game.tau_A[:, None] * dP
     vals = _outcomes(game, cells, cP, dP, dA)
     ses = _simulated_se(game, eqc, cells, cP, dP, dA, vals, report) \
         if game.t_freq is not None else None
@@ -652,7 +695,7 @@ def _assemble(base, eqc, game, cells, shape, dims, axes, consult, debate, report
                                        "units": "1"}),
         "epsilon": (dd, r(eps), {"long_name": "certificate: largest interim gain from a "
                                  "unilateral deviation", "units": "utility"}),
-        "stable": (dd, r(stab & ~np.isnan(xP)), {"long_name": "asymptotically stable "
+        "stable": (dd, r(stab), {"long_name": "asymptotically stable "
                                                  "(sharp smoothed best-response dynamics)"}),
         "kind": (dd, r(kind), {"long_name": "pure, mixed, or end point of an equilibrium segment"}),
         "n_equilibria": (tuple(dims) + ("protocol",), n_eq.reshape(tuple(shape) + (2,)),
@@ -665,11 +708,11 @@ def _assemble(base, eqc, game, cells, shape, dims, axes, consult, debate, report
     for name, ln in OUTCOMES.items():
         v = vals[name][0]  # [C, E, protocol]
         v = np.moveaxis(v, -1, 1)  # [C, E, protocol] -> [C, protocol, E]
-        data[name] = (dd, r(np.where(np.isnan(xP), np.nan, v)),
+        data[name] = (dd, r(np.where(missing, np.nan, v)),
                       {"long_name": f"{ln} at the equilibrium",
                        "units": "utility" if name == "welfare" else "1"})
         if ses is not None:
-            data[f"{name}_se"] = (dd, r(np.where(np.isnan(xP), np.nan, ses[name])), {
+            data[f"{name}_se"] = (dd, r(np.where(missing, np.nan, ses[name])), {
                 "long_name": f"standard error of {ln} (through the simulated equilibrium)",
                 "units": "utility" if name == "welfare" else "1"})
     from antiamp.sweeps.spec import axis_coords

@@ -263,6 +263,24 @@ def test_outcomes_in_blocks_have_the_bits_of_one_pass(monkeypatch):
     blocks = eqm.solve(cfg)
     for v in ("amp", "acc", "fwc", "welfare"):
         assert np.array_equal(whole[v].values, blocks[v].values, equal_nan=True), v
+    # Blocks holding a row the compiled pass flags go to the NumPy path: the same bits.
+    from antiamp.kernels import outcomes
+
+    compiled = outcomes.equilibrium_outcomes
+    redone = []
+
+    def flag_some(*args):
+        vals, bad = compiled(*args)
+        bad = bad.copy()
+        bad[::97, 0] = True
+        redone.append(int(bad.sum()))
+        return vals, bad
+
+    monkeypatch.setattr(outcomes, "equilibrium_outcomes", flag_some)
+    flagged = eqm.solve(cfg)
+    assert redone and redone[0] > 1
+    for v in ("amp", "acc", "fwc", "welfare"):
+        assert np.array_equal(whole[v].values, flagged[v].values, equal_nan=True), v
 
 
 def test_fused_outcome_kernel_has_the_numpy_paths_bits():
@@ -292,8 +310,33 @@ def test_fused_outcome_kernel_has_the_numpy_paths_bits():
     assert not bad.any()
     for k, name in enumerate(METRICS):
         assert np.array_equal(vals[k], ref[name][0], equal_nan=True), name
+    # Rows asked for are the same bits; the others are NaN and never flagged.
+    rows = rng.random((C, E)) < 0.6
+    part, bad = equilibrium_outcomes(pi, p, rho, fixed, a.astype(np.int64), *x, J_c, J_d,
+                                     alpha, beta, dc, rows)
+    assert not bad.any() and np.isnan(part[:, ~rows]).all()
+    assert np.array_equal(part[:, rows], vals[:, rows], equal_nan=True)
     # A negative weight (here a presentation probability above 1) is left to NumPy.
     x[0][0, 0], x[1][0, 0] = 1.5, 0.2
     _, bad = equilibrium_outcomes(pi, p, rho, fixed, a.astype(np.int64), *x, J_c, J_d,
                                   alpha, beta, dc)
     assert bad[0, 0] and bad.sum() == 1
+
+
+def test_consultancy_best_responses_at_the_tolerance_edges():
+    """Consultancy's sender presents (x = 1) where its gain is >= -tol and withholds
+    (x = 0) where it is <= tol: both within tol of zero, listed present first; no
+    equilibrium for a gain that is not a number."""
+    tol = 1e-12
+    gains = np.array([-1.0, -2 * tol, -tol, 0.0, tol, 2 * tol, 1.0, np.nan])
+    C = len(gains)
+    J_c = np.stack([np.zeros(C), gains], axis=1)  # gain = J_c[1] - J_c[0] - c_e, c_e = 0
+    g = eqm.game_from_arrays(np.full(C, 0.6), np.full(C, 0.5), np.zeros(C), J_c,
+                             np.full((C, 2, 2), 0.5))
+    xp, xa, kind, n = eqm.enumerate_consult(g, tol)
+    want = [[0.0], [0.0], [1.0, 0.0], [1.0, 0.0], [1.0, 0.0], [1.0], [1.0], []]
+    for i, w in enumerate(want):
+        assert n[i] == len(w) and list(xp[i, :n[i]]) == w, i
+        assert np.isnan(xp[i, n[i]:]).all() and (kind[i, :n[i]] == "pure").all()
+        assert (kind[i, n[i]:] == "").all()
+    assert xp.shape == (C, 2) and np.isnan(xa).all() and n.dtype == np.int64

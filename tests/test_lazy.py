@@ -123,8 +123,9 @@ def test_kernel_threads_wait_passively_unless_the_user_chose(tmp_path):
 
 def test_cached_kernels_load_without_numbas_lowering_registries(tmp_path):
     """A kernel read from numba's cache needs its runtime, not the modules of lowering
-    implementations that numba's loader imports first (antiamp.kernels); the results
-    are those of numba's own loader."""
+    implementations that numba's loader imports first, nor those its environments
+    name (numba.np.arraymath, which imports scipy.linalg to look for BLAS;
+    antiamp.kernels); the results are those of numba's own loader."""
     code = """
         import hashlib, sys
         if sys.argv[1] == "numba's loader":  # antiamp's replacement left out
@@ -137,7 +138,8 @@ def test_cached_kernels_load_without_numbas_lowering_registries(tmp_path):
         print(hashlib.sha256(b"".join(d[v].values.tobytes() for d in (ds, loop)
                                       for v in sorted(d.data_vars))).hexdigest())
         print(sorted(m for m in ("numba.np.polynomial", "numba.typed.typeddict",
-                                 "numba.experimental.function_type") if m in sys.modules))
+                                 "numba.experimental.function_type", "numba.np.arraymath")
+                      if m in sys.modules))
     """
 
     def run(mode):
@@ -150,3 +152,28 @@ def test_cached_kernels_load_without_numbas_lowering_registries(tmp_path):
     light = run("light")
     assert light[1] == "[]" and numba_own[1] != "[]"
     assert light[0] == numba_own[0]
+
+
+def test_a_kernel_compiled_after_light_loading_runs_as_before(tmp_path):
+    """A run of the default model imports neither numba.np.arraymath nor
+    scipy.linalg; after kernels were read from the cache with their numba
+    environments rebuilt lightly, numba still compiles and runs new code that uses the same
+    implementations (np.sum, np.empty), and the module a light environment named is
+    imported when that code needs it."""
+    code = """
+        import sys
+        import numba, numpy as np
+        import antiamp
+        antiamp.simulate({"run": {"n_instances": 1000}})
+        light = not {"numba.np.arraymath", "scipy.linalg"} & set(sys.modules)
+
+        @numba.njit
+        def f(n):
+            a = np.empty(n)
+            for i in range(n):
+                a[i] = i
+            return a.sum()
+
+        print(light, f(10), "numba.np.arraymath" in sys.modules)
+    """
+    assert _python(code, tmp_path).split() == ["True", "45.0", "True"]
