@@ -40,8 +40,7 @@ from .config import Config, ConfigError, as_yaml, to_config, to_dataclass
 from .judge import judge_tables
 from .metrics import class_probabilities, evaluate
 
-METHODS = ("enumerate", "br", "qre", "root", "all")
-PAYOFFS = ("exact", "simulated")
+from .sections import METHODS, PAYOFFS  # noqa: E402,F401  (declared with the section; re-exported)
 KIND_PURE, KIND_MIXED, KIND_SEGMENT = "pure", "mixed", "segment end"
 #: The outcomes reported at each equilibrium, with their long names.
 OUTCOMES = {"amp": "mistake amplification", "acc": "accuracy", "fwc": "follow-when-correct",
@@ -399,18 +398,11 @@ def general_equilibria(game: Game, methods, n_starts: int, tol: float):
 
 # ------------------------------------------------------------------ API
 def validate_equilibrium(eqc: EquilibriumConfig) -> None:
-    """Range checks of ``equilibrium.*``; ConfigError names the field."""
-    if eqc.method not in METHODS:
-        raise ConfigError(f"equilibrium.method must be one of {', '.join(METHODS)}, "
-                          f"got {eqc.method!r}")
-    if eqc.payoffs not in PAYOFFS:
-        raise ConfigError(f"equilibrium.payoffs must be one of {', '.join(PAYOFFS)}, "
-                          f"got {eqc.payoffs!r}")
-    if not (0 < eqc.tol < 1):
-        raise ConfigError(f"equilibrium.tol must lie in (0, 1), got {eqc.tol!r}")
-    if not 1 <= eqc.starts <= 10_000:
-        raise ConfigError(f"equilibrium.starts must be an integer in [1, 10,000], "
-                          f"got {eqc.starts!r}")
+    """Range checks of ``equilibrium.*`` (declared on its fields); ConfigError names the
+    field.  Called also where a section was built without the config's validation."""
+    from .config import check_declared
+
+    check_declared("equilibrium", eqc)
 
 
 def _solve_config(cfg: Any) -> tuple:
