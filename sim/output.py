@@ -193,12 +193,12 @@ def format_table(ds: xr.Dataset) -> str:
         for i in range(2):
             v = float(ds[name].values[i])
             cells.append(_fmt(v, float(ds[f"{name}_se"].values[i])))
-            cells.append(_fmt(float(ds[f"{name}_theory"].values[i])))
+            cells.append(_fmt(float(ds[f"{name}_exact"].values[i])))
         lines.append("  ".join(c.ljust(x) for c, x in zip(cells, w)) + "  " + spec.definition)
     lines += ["", "paired contrasts on the same instances:"]
     seed_forms = _seed_forms_apply(ds)
     for name, spec in CONTRAST_METRICS.items():
-        v, se, th = (float(ds[k].values) for k in (name, f"{name}_se", f"{name}_theory"))
+        v, se, th = (float(ds[k].values) for k in (name, f"{name}_se", f"{name}_exact"))
         definition = spec.definition
         if not seed_forms:  # the seed's expression is the tie-break judge's
             definition = definition.split("; seed:")[0]
@@ -237,7 +237,7 @@ def plot_results(ds: xr.Dataset, path: str | os.PathLike) -> Path:
     for i, prot in enumerate(ds.protocol.values):
         vals = np.array([float(ds[n].values[i]) for n in names])
         ses = np.array([float(ds[f"{n}_se"].values[i]) for n in names])
-        th = np.array([float(ds[f"{n}_theory"].values[i]) for n in names])
+        th = np.array([float(ds[f"{n}_exact"].values[i]) for n in names])
         xs = x + (i - 0.5) * width
         ax.bar(xs, vals, width, yerr=1.96 * np.nan_to_num(ses), color=colors[str(prot)],
                label=f"{prot} (simulated, 95% interval)", capsize=3,
@@ -257,7 +257,7 @@ def plot_results(ds: xr.Dataset, path: str | os.PathLike) -> Path:
     wv = ds["welfare"].values
     ax2.bar([0, 1], wv, yerr=1.96 * ds["welfare_se"].values,
             color=[colors["consult"], colors["debate"]], capsize=3)
-    ax2.scatter([0, 1], ds["welfare_theory"].values, marker="D", s=28, facecolors="white",
+    ax2.scatter([0, 1], ds["welfare_exact"].values, marker="D", s=28, facecolors="white",
                 edgecolors="black", linewidths=1.0, zorder=4)
     ax2.set_xticks([0, 1], list(ds.protocol.values))
     ax2.set_ylabel("principal welfare $U_D$")

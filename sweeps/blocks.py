@@ -275,11 +275,12 @@ def _now() -> str:
 
 
 def label_metrics(ds: xr.Dataset) -> xr.Dataset:
-    """Link every metric to its standard error (CF ``ancillary_variables``)."""
-    for name in list(ds.data_vars):
-        if f"{name}_se" in ds.data_vars:
-            ds[name].attrs["ancillary_variables"] = f"{name}_se"
-    return ds
+    """Link every metric to its standard error (CF ``ancillary_variables``) and give
+    its standard error and exact value the result schema's attributes
+    (:mod:`antiamp.schema`)."""
+    from antiamp.schema import label
+
+    return label(ds)
 
 
 # ----------------------------------------------------------------------------- runs
@@ -509,12 +510,14 @@ def open_store(store, dask: bool | None = None) -> xr.Dataset:
     A store of a few thousand cells loads two to three times faster without dask
     (one read of each array instead of a task per chunk); dask is for stores that
     should be read, reduced or written out in pieces."""
+    from antiamp.schema import upgrade  # a store of the former names reads as a new one
+
     if dask:
-        return xr.open_zarr(store)
+        return upgrade(xr.open_zarr(store))
     ds = xr.open_zarr(store, chunks=None)
     if dask is None and ds.nbytes > DASK_ABOVE_BYTES:
-        return xr.open_zarr(store)
-    return ds
+        return upgrade(xr.open_zarr(store))
+    return upgrade(ds)
 
 
 def run_grid_store(cfg: Any, store: str | Path, *, client=None, executor=None,

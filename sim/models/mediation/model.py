@@ -21,7 +21,7 @@ def _cell(c) -> dict:
     sim = (md.simulate(par, int(c.run.n_instances), int(c.run.seed), int(c.run.n_threads))
            if c.run.n_instances > 1 else None)
     r = cell_triplets(ex, sim)
-    r["mean_residual_exact"] = np.float64(md.mean_residual(par))
+    r["mean_residual"] = np.float64(md.mean_residual(par))
     return r
 
 
@@ -32,7 +32,7 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()):
     for group, d in ((md.METRICS, ("protocol",)), (md.SHARED, ())):
         add_triplets(data, st, ax, d, group, se_how=" (delta method)", units=lambda k: (
             "points" if k == "eq_score" else ("calls" if k == "cost" else "1")))
-    data["mean_residual_exact"] = (ax, st("mean_residual_exact"), {
+    data["mean_residual"] = (ax, st("mean_residual"), {
         "long_name": "mean residual flaws in closed form: F_0 (1 - d r)^k + false alarms' "
                      "survivors", "units": "1"})
     coords = axis_coords(axes, dims, {"protocol": ("protocol", list(md.PROTOCOLS))})
@@ -62,7 +62,7 @@ def format_mediation(ds) -> str:
         f"{m['human_accuracy']} costing {m['human_cost']} calls", "",
         "simulated ± SE [exact]:",
         f"  recommendation wrong {pm_of(ds, 'wrong')}; residual flaws {pm_of(ds, 'residual')} "
-        f"(closed form {float(ds.mean_residual_exact):.4f})",
+        f"(closed form {float(ds.mean_residual):.4f})",
         f"  perfect validation: case {pm_of(ds, 'perfect_case')}, citations exact "
         f"{pm_of(ds, 'exact_share')}; evidence quality {pm_of(ds, 'eq_score', 2)}", ""]
     cols = ("amp", "fwc", "acc", "escalated", "err_unescalated", "erased", "cost")

@@ -40,7 +40,7 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
             "long_name": f"standard error of {spec.long_name}" + (
                 "" if eqc.payoffs == "simulated" else " expected at run.n_instances"),
             "units": spec.units})
-    data["amp_panel_mc_se"] = (ax + ("protocol",), rs(r["amp_mc"]), {
+    data["amp_panel_mc_error"] = (ax + ("protocol",), rs(r["amp_mc"]), {
         "long_name": "bound on the error of Amp from the panel Monte Carlo", "units": "1"})
     data["panel_table"] = (ax + ("e_P", "e_A"), rs(r["J_d"]), {
         "long_name": "panel's debate endorsement probability Pr(y = a | e_P, e_A)", "units": "1"})
