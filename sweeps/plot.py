@@ -3,9 +3,10 @@
 The closed form is overlaid wherever the store has ``<name>_exact`` (a store of
 the former names, ``<name>_theory``, is read under the current ones): dashed
 curves on line plots; on heatmaps labelled contour lines where both axes are
-numeric with at least ``MIN_CONTOUR_POINTS`` values (for ``welfare_diff`` its zero
-contour is the seed's threshold beta = alpha (2p - 1) / (1 - p)), else the value
-printed in each cell.
+numeric with at least ``MIN_CONTOUR_POINTS`` values on a map of more than
+``MAX_ANNOTATED_CELLS`` cells (for ``welfare_diff`` its zero contour is the seed's
+threshold beta = alpha (2p - 1) / (1 - p)); on a smaller map the value printed in
+each cell.
 
 The rules the figures keep (each checked in tests/test_figures.py): each grid
 point is one cell of one colour (nothing interpolated, so a coarse grid looks
@@ -189,12 +190,11 @@ def _lines(ds, da, se, th, x, plt):
     return fig
 
 
-#: Fewer grid points than this on either axis of a heatmap: the closed form is printed
-#: in each cell instead of drawn as contours (contours through so few points are
-#: polylines that only look like level sets).
-MIN_CONTOUR_POINTS = 5
-#: Most cells of a heatmap panel that get the closed form printed in them.
+#: Most cells of a heatmap panel that get the closed form printed in them (contours
+#: through so few points would be polylines that only look like level sets).
 MAX_ANNOTATED_CELLS = 64
+#: Fewest grid points on each axis of a larger map for the closed form's contours.
+MIN_CONTOUR_POINTS = 5
 #: Most facet panels of one figure; further facet dimensions are shown at their first value.
 MAX_PANELS = 16
 
@@ -229,7 +229,7 @@ def _panels(ds, da, th, facet_dims):
     panels = [dict(zip(dims, vals)) for vals in itertools.product(*(da[d].values for d in dims))]
 
     def arrays(sel):
-        sel = {k: v for k, v in sel.items() if v is not None}
+        sel = {k: (da[k].values[0] if v is None else v) for k, v in sel.items()}
         out = [da.sel(sel).values]
         if th is not None:
             out.append(th.sel(sel).values)
@@ -250,9 +250,11 @@ def _panels(ds, da, th, facet_dims):
                                    for p in ps[1:]):
                 merged.append({**ps[0], d: None})
                 where = ", ".join(f"{_sym(ds, k)} = {_fmt(v)}" for k, v in ps[0].items()
-                                  if k != d and v is not None)
-                notes.append(f"{_sym(ds, d)} does not change the values"
-                             + (f" at {where}" if where else "") + ": one panel for all its values")
+                                  if k not in (d, "protocol") and v is not None)
+                note = (f"{_sym(ds, d)} does not change the values"
+                        + (f" at {where}" if where else "") + ": one panel for all its values")
+                if note not in notes:
+                    notes.append(note)
             else:
                 merged.extend(ps)
         panels = merged
@@ -260,7 +262,11 @@ def _panels(ds, da, th, facet_dims):
 
 
 def _panel_title(ds, sel) -> str:
-    return ", ".join(f"{_sym(ds, d)} = {'any' if v is None else _fmt(v)}" for d, v in sel.items())
+    import textwrap
+
+    parts = [f"{_sym(ds, d)} = {'any' if v is None else _fmt(v)}".replace(" ", "\x01")
+             for d, v in sel.items()]
+    return "\n".join(w.replace("\x01", " ") for w in textwrap.wrap(", ".join(parts), 34))
 
 
 def _keep_labels_inside(fig, labelled) -> None:
@@ -290,8 +296,8 @@ def _heatmaps(ds, da, th, axes, plt):
     da = da.sel(fixed) if fixed else da
     th = th.sel(fixed) if (th is not None and fixed) else th
 
-    def sel_of(p):
-        return {k: v for k, v in p.items() if v is not None}
+    def sel_of(p):  # "any" value: the first (the panels along it are the same)
+        return {k: (da[k].values[0] if v is None else v) for k, v in p.items()}
 
     # A facet constant over the whole grid says nothing a panel of one colour would
     # (consultancy's Amp over jury size and b, say): named in the note instead,
@@ -323,10 +329,11 @@ def _heatmaps(ds, da, th, axes, plt):
     xs, xlab = _positions(ds, x)
     ys, ylab = _positions(ds, y)
     # Each grid point is one cell of one colour (nothing interpolated between points,
-    # so the grid's coarseness shows). The closed form: contours where both axes are
-    # numeric and fine enough, else its value printed in each cell of a small grid.
-    contours = xlab is None and ylab is None and min(len(xs), len(ys)) >= MIN_CONTOUR_POINTS
-    printed = not contours and len(xs) * len(ys) <= MAX_ANNOTATED_CELLS
+    # so the grid's coarseness shows). The closed form: its value printed in each cell
+    # of a small grid, else contours where both axes are numeric and fine enough.
+    printed = len(xs) * len(ys) <= MAX_ANNOTATED_CELLS
+    contours = (not printed and xlab is None and ylab is None
+                and min(len(xs), len(ys)) >= MIN_CONTOUR_POINTS)
     mesh, labelled, zero_line = None, [], False
     for k, ax in enumerate(axs.flat):
         if k >= len(panels):
@@ -362,10 +369,11 @@ def _heatmaps(ds, da, th, axes, plt):
                                     bbox={"boxstyle": "round,pad=0.15", "fc": "white",
                                           "ec": "none", "alpha": 0.7})
         ax.set_title(title, fontsize=8)
-        if xlab is not None:
-            ax.set_xticks(xs, xlab)
-        if ylab is not None:
-            ax.set_yticks(ys, ylab)
+        # ticks at the grid's values where there are few (a cell is centred on its value)
+        if xlab is not None or len(xs) <= 8:
+            ax.set_xticks(xs, xlab or [_fmt(v) for v in ds[x].values])
+        if ylab is not None or len(ys) <= 8:
+            ax.set_yticks(ys, ylab or [_fmt(v) for v in ds[y].values])
         if k // ncol == nrow - 1 or k + ncol >= len(panels):
             ax.set_xlabel(_coord_label(ds, x), fontsize=8)
         if k % ncol == 0:
@@ -375,7 +383,7 @@ def _heatmaps(ds, da, th, axes, plt):
     note = "colour: simulated, one cell per grid point"
     if th is not None:
         note += ("; dashed contours: closed form" if contours else
-                 "; numbers: closed form in each cell (too few grid points for contours)"
+                 "; numbers: closed form in each cell"
                  if printed else "; closed form not drawn (too many cells to label, too "
                  "few points or a categorical axis for contours)")
     if zero_line:
