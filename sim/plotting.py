@@ -93,6 +93,9 @@ def line_figure(ds: xr.Dataset, path: Path, panels: list, title: str, fields=(),
     dims = axes_of(ds)
     if not dims:
         return []
+    if dims == ["point"]:  # a design: its points have no order to draw lines along
+        return design_figure(ds, path, [v for _, series in panels for v, _, _ in series],
+                             title, fields)
     x = dims[0]
     sub = ds.isel({d: 0 for d in dims[2:]}) if len(dims) > 2 else ds
     hue = dims[1] if len(dims) > 1 else None
@@ -129,6 +132,58 @@ def line_figure(ds: xr.Dataset, path: Path, panels: list, title: str, fields=(),
     note = ("; shown at " + ", ".join(f"{d} = {fmt(ds[d].values[0])}" for d in dims[2:])
             if len(dims) > 2 else "")
     fig.suptitle(f"{title}: {describe(ds, fields)}{note}", fontsize=9)
+    return save(fig, path)
+
+
+def design_figure(ds: xr.Dataset, path: Path, variables, title: str = "", fields=()) -> list:
+    """A design's cells (``sweep.design`` = lhs, sobol, saltelli or morris: one
+    dimension ``point``) against each swept field: one row of panels per variable,
+    one column per field, each cell a point (a design's points have no order, so
+    none are joined), one colour per protocol.  Variables with dimensions other than
+    ``point`` and ``protocol`` are left out."""
+    fields_swept = [c for c in ds.coords if ds[c].dims == ("point",) and c != "point"]
+    seen, names = set(), []
+    for v in variables:
+        if v in ds.data_vars and v not in seen and "point" in ds[v].dims \
+                and set(ds[v].dims) <= {"point", "protocol"} \
+                and np.isfinite(np.asarray(ds[v].values, float)).any():
+            seen.add(v)
+            names.append(v)
+    names = names[:3]
+    if not names or not fields_swept:
+        return []
+    import matplotlib.pyplot as plt
+
+    ncol = min(len(fields_swept), 4)
+    fields_swept = fields_swept[:ncol]
+    fig, axs = plt.subplots(len(names), ncol, figsize=(FIGURE_PX / DPI, 2.6 * len(names) + 1.2),
+                            squeeze=False, layout="constrained")
+    prots = [str(p) for p in ds.protocol.values] if "protocol" in ds.coords else []
+    colours = {p: f"C{k}" for k, p in enumerate(prots)}
+    for r, v in enumerate(names):
+        da = ds[v]
+        for c, f in enumerate(fields_swept):
+            ax = axs[r][c]
+            ax.tick_params(labelsize=8)
+            for p in (prots if "protocol" in da.dims else [None]):
+                y = da.sel(protocol=p).values if p is not None else da.values
+                ax.plot(ds[f].values, y, "o", ls="none", ms=3, alpha=0.8,
+                        color=colours.get(p, "0.3"))
+            if r == len(names) - 1:
+                ax.set_xlabel(axis_label(ds, f), fontsize=8)
+            if c == 0:
+                ax.set_ylabel(da.attrs.get("long_name", v), fontsize=8)
+    if "protocol" in ds.coords and any("protocol" in ds[v].dims for v in names):
+        from matplotlib.lines import Line2D
+
+        fig.legend(handles=[Line2D([], [], color=colours[p], marker="o", ls="none", ms=4,
+                                   label=p) for p in prots],
+                   loc="outside lower center", ncols=min(len(prots), 6), fontsize=8,
+                   frameon=False)
+    fixed = describe(ds, fields)
+    fig.suptitle(f"{title}: {ds.sizes['point']} design points, each drawn against each "
+                 f"swept field (the others vary too)" + (f"; {fixed}" if fixed else ""),
+                 fontsize=9)
     return save(fig, path)
 
 
@@ -172,7 +227,8 @@ def describe(ds, fields) -> str:
     import yaml
 
     cfg = yaml.safe_load(ds.attrs["config"])
-    swept = {ds[d].attrs.get("config_path") for d in axes_of(ds)}
+    # a design's fields are coordinates along its points, not dimensions
+    swept = {ds[d].attrs.get("config_path") for d in list(axes_of(ds)) + list(ds.coords)}
     from .fields import symbol
 
     parts = [f"{symbol(f'{s}.{k}')} = {fmt(cfg[s][k])}" for s, k in fields
