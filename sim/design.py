@@ -895,9 +895,9 @@ def plot_front(grid, front, rec: dict, current: dict | None, path: Path, tg: Tar
             ax.scatter([current["cost"]], [current[y]], marker="X", s=120, color="#ff7f0e",
                        zorder=5, edgecolor="black", label="current")
         if y == "amp":
-            ax.axhline(tg.max_amp, color="#d62728", lw=0.8, ls="--", label="target Amp")
+            ax.axhline(tg.max_amp, color="#d62728", lw=0.8, ls="--", label="target")
         elif tg.min_acc > 0:
-            ax.axhline(tg.min_acc, color="#d62728", lw=0.8, ls="--", label="target accuracy")
+            ax.axhline(tg.min_acc, color="#d62728", lw=0.8, ls="--", label="target")
         ax.set_xlabel("cost per case")
         ax.set_ylabel(lab)
     cb = fig.colorbar(sc, ax=axs[-1], label="jury size n")

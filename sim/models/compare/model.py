@@ -109,7 +109,7 @@ def _legend(fig, names):
     from matplotlib.lines import Line2D
 
     handles = [Line2D([], [], color=STYLE[p][0], marker=STYLE[p][1], ls="none", ms=6,
-                      label=f"{cmp.PROTOCOLS[p][0]} ({cmp.PROTOCOLS[p][1]})") for p in names]
+                      label=cmp.PROTOCOLS[p][0]) for p in names]
     fig.legend(handles=handles, loc="outside lower center", ncols=3, fontsize=7.5,
                frameon=False)
 

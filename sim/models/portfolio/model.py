@@ -137,7 +137,8 @@ def plot_portfolio(ds: xr.Dataset, path: Path) -> list:
         ("accuracy (dashed: consultancy)", both("acc")),
         ("rho(B): Pr(V >= tau | false stance)", [("rho_B", None, "-o")]),
         ("accepted items, debate (solid: true side, dotted: false)",
-         [("items_true", "debate", "-o"), ("items_false", "debate", ":")]),
+         [("items_true", "debate", "-o"),
+          ("items_false", "debate", ":", "false side (debate)")]),
     ], "evidence portfolios at the equilibrium", _fields(ds))
 
 
