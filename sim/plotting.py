@@ -247,6 +247,71 @@ def design_figure(ds: xr.Dataset, path: Path, variables, title: str = "", fields
     return save(fig, path)
 
 
+#: Widest line of a printed table: a terminal's 100 columns.
+TABLE_WIDTH = 100
+
+
+def wrap_columns(rows: list, width: int = TABLE_WIDTH, keep: int = 1) -> list:
+    """Aligned table ``rows`` (a header and its rows) at most ``width`` wide: columns
+    that do not fit go into further blocks below, each block repeating the first
+    ``keep`` columns (the row names).  A column boundary is a run of at least two
+    spaces at the same place in every row; a table within ``width`` comes back as it
+    is.  (Hand-written: tabulate and textwrap wrap cells or lines, not column sets.)"""
+    if not rows or max(len(r) for r in rows) <= width:
+        return list(rows)
+    n = max(len(r) for r in rows)
+    pad = [r.ljust(n) for r in rows]
+    blank = [all(r[i] == " " for r in pad) for i in range(n)]
+    # fields: spans between gutters of >= 2 blank columns (a gutter joins the field after it)
+    cuts, i = [0], 0
+    while i < n:
+        if blank[i]:
+            j = i
+            while j < n and blank[j]:
+                j += 1
+            if j - i >= 2 and i > 0 and j < n:
+                cuts.append(i)
+            i = j
+        else:
+            i += 1
+    cuts.append(n)
+    fields = list(zip(cuts[:-1], cuts[1:]))
+    if len(fields) <= keep:
+        return list(rows)
+    key = (fields[0][0], fields[keep - 1][1])
+    blocks, cur, used = [], [], key[1] - key[0]
+    for a, b in fields[keep:]:
+        if cur and used + (b - a) > width:
+            blocks.append(cur)
+            cur, used = [], key[1] - key[0]
+        cur.append((a, b))
+        used += b - a
+    blocks.append(cur)
+    out = []
+    for k, blk in enumerate(blocks):
+        if k:
+            out.append("")
+        for r in pad:
+            out.append((r[key[0]:key[1]] + "".join(r[a:b] for a, b in blk)).rstrip())
+    return out
+
+
+def wrap_prose(lines, width: int = TABLE_WIDTH, indent: str = "  ") -> list:
+    """Lines of prose at most ``width`` wide, broken between words; a continued line
+    is indented by ``indent`` (and keeps the line's own leading spaces)."""
+    import textwrap
+
+    out = []
+    for ln in lines:
+        if len(ln) <= width:
+            out.append(ln)
+            continue
+        lead = ln[:len(ln) - len(ln.lstrip())]
+        out += textwrap.wrap(ln, width, initial_indent="", subsequent_indent=lead + indent,
+                             break_long_words=False, break_on_hyphens=False) or [ln]
+    return out
+
+
 def protocol_rows(ds: xr.Dataset, columns, epsilon: bool = False, se: bool = False) -> list:
     """A table with one row per protocol: ``columns`` are (header, variable) pairs;
     ``epsilon`` appends the certificate, ``se`` a row of standard errors where the

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from ...layout import add_triplets, axis_coords, cell_triplets, computed_cells, model_dataset, pm
-from ...plotting import panel_grid, save, shared_legend
+from ...plotting import panel_grid, save, shared_legend, wrap_columns, wrap_prose
 from ...registry import Model
 from .config import SECTIONS
 from . import core as cm

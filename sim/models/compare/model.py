@@ -8,7 +8,7 @@ import numpy as np
 
 from . import core as cmp
 from ...layout import add_triplets, axis_coords, cell_triplets, computed_cells, model_dataset, pm_of
-from ...plotting import panel_grid, save
+from ...plotting import panel_grid, save, wrap_columns, wrap_prose
 from ...registry import Model
 from .config import SECTIONS
 
@@ -93,16 +93,17 @@ def format_compare(ds) -> str:
              f"delta {cfg['colmad']['delta']}, eta {cfg['colmad']['eta']}", "",
              "simulated ± SE [exact]; * = on the Amp-vs-cost front", ""]
     cols = ("amp", "acc", "fwc", "undecided", "cost")
-    lines.append(f"{'protocol':<38}{'seed':>5}" + "".join(f"{k:>28}" for k in cols))
+    rows = [f"{'protocol':<38}{'seed':>5}" + "".join(f"{k:>28}" for k in cols)]
     for p in ds.protocol.values:
         d = ds.sel(protocol=p)
         mark = "*" if bool(d.on_front) else " "
-        lines.append(f"{mark}{str(d.protocol_label.values):<37}{str(d.seed_model.values):>5}"
-                     + "".join(f"{pm_of(d, k):>28}" for k in cols))
+        rows.append(f"{mark}{str(d.protocol_label.values):<37}{str(d.seed_model.values):>5}"
+                    + "".join(f"{pm_of(d, k):>28}" for k in cols))
+    lines += wrap_columns(rows, keep=2)  # within a terminal's 100 columns
     lines += ["", "Amp: Pr(final answer wrong | the model's answer wrong); fwc: Pr(final right "
               "| the model right); undecided: INSUFFICIENT; cost: model calls per case "
               "(a judge or juror is one call; a human review counts mediation.human_cost)."]
-    return "\n".join(lines)
+    return "\n".join(wrap_prose(lines))
 
 
 def _legend(fig, names):

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from ...lazy import lazy
-from ...plotting import panel_grid, save, shared_legend
+from ...plotting import panel_grid, save, shared_legend, wrap_columns, wrap_prose
 from ...registry import Model
 from .config import SECTIONS
 from ...layout import axis_coords

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from ...layout import add_triplets, axis_coords, cell_triplets, computed_cells, model_dataset, pm_of
-from ...plotting import panel_grid, save, shared_legend
+from ...plotting import panel_grid, save, shared_legend, wrap_columns, wrap_prose
 from ...registry import Model
 from .config import SECTIONS
 from . import core as md
@@ -66,13 +66,14 @@ def format_mediation(ds) -> str:
         f"  perfect validation: case {pm_of(ds, 'perfect_case')}, citations exact "
         f"{pm_of(ds, 'exact_share')}; evidence quality {pm_of(ds, 'eq_score', 2)}", ""]
     cols = ("amp", "fwc", "acc", "escalated", "err_unescalated", "erased", "cost")
-    lines.append(f"{'synthesis':<10}" + "".join(f"{k:>27}" for k in cols))
+    rows = [f"{'synthesis':<10}" + "".join(f"{k:>28}" for k in cols)]
     for p in ds.protocol.values:
         d = ds.sel(protocol=p)
-        lines.append(f"{p:<10}" + "".join(f"{pm_of(d, k):>27}" for k in cols))
+        rows.append(f"{p:<10}" + "".join(f"{pm_of(d, k):>28}" for k in cols))
+    lines += wrap_columns(rows)  # within a terminal's 100 columns
     lines += ["", "Amp: Pr(final = a | a wrong); err_unescalated: Pr(a wrong | not escalated); "
               "erased: a wrong recommendation whose every dissent the synthesis dropped."]
-    return "\n".join(lines)
+    return "\n".join(wrap_prose(lines))
 
 
 def plot_cell(ds, path: Path) -> list:
