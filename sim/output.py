@@ -186,26 +186,31 @@ def format_table(ds: xr.Dataset) -> str:
         f" (jury of {ds.attrs['jury_size']}), n={ds.attrs['n_instances']:,}, seed={ds.attrs['seed']}",
         "presentation given evidence: " + _strategies_line(ds.attrs["strategies"]),
         "",
-        "  ".join(h.ljust(x) for h, x in zip(head, w)) + "  definition",
     ]
+    from .plotting import wrap_columns, wrap_prose
+
+    rows = ["  ".join(h.ljust(x) for h, x in zip(head, w)) + "  definition"]
     for name, spec in PROTOCOL_METRICS.items():
         cells = [name]
         for i in range(2):
             v = float(ds[name].values[i])
             cells.append(_fmt(v, float(ds[f"{name}_se"].values[i])))
             cells.append(_fmt(float(ds[f"{name}_exact"].values[i])))
-        lines.append("  ".join(c.ljust(x) for c, x in zip(cells, w)) + "  " + spec.definition)
+        rows.append("  ".join(c.ljust(x) for c, x in zip(cells, w)) + "  " + spec.definition)
+    # within a terminal's 100 columns: the definitions that do not fit in a block below
+    lines = wrap_prose(lines) + wrap_columns(rows)
     lines += ["", "paired contrasts on the same instances:"]
+    rows = []
     seed_forms = _seed_forms_apply(ds)
     for name, spec in CONTRAST_METRICS.items():
         v, se, th = (float(ds[k].values) for k in (name, f"{name}_se", f"{name}_exact"))
         definition = spec.definition
         if not seed_forms:  # the seed's expression is the tie-break judge's
             definition = definition.split("; seed:")[0]
-        lines.append(
+        rows.append(
             f"  {name.ljust(13)} {_fmt(v, se).ljust(21)} exact {_fmt(th).ljust(9)}  {definition}"
         )
-    return "\n".join(lines)
+    return "\n".join(lines + wrap_prose(wrap_columns(rows), indent="    "))
 
 
 def _caption(ds: xr.Dataset) -> str:

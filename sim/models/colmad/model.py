@@ -78,8 +78,8 @@ def format_colmad(ds) -> str:
         f"judge: logit λ = {j['lam']}, μ = {j['mu']} (toward 'error'), κ = {j['kappa']}", "",
         "simulated ± SE [exact]:"]
     cols = ("acc", "precision", "recall", "f1", "amp", "hacking")
-    lines.append(f"{'protocol':<9}" + "".join(f"{k:>26}" for k in cols) + f"{'calls':>8}"
-                 + f"{'err. red.':>10}")
+    rows = [f"{'protocol':<9}" + "".join(f"{k:>26}" for k in cols) + f"{'calls':>8}"
+            + f"{'err. red.':>10}"]
     for p in ds.protocol.values:
         d = ds.sel(protocol=p)
         row = f"{p:<9}"
@@ -87,7 +87,8 @@ def format_colmad(ds) -> str:
             cell = pm(float(d[k]), float(d[f"{k}_se"]), float(d[f"{k}_exact"]))
             row += f"{cell:>26}"
         row += f"{float(d.calls_exact):>8.3f}{float(d.error_reduction_exact):>10.3f}"
-        lines.append(row)
+        rows.append(row)
+    lines += wrap_columns(rows)  # within a terminal's 100 columns
     g, gs, ge = float(ds.f1_gain), float(ds.f1_gain_se), float(ds.f1_gain_exact)
     lines += ["", f"F1(ColMAD) / F1(CopMAD) - 1 = {pm(g, gs, ge)}; the detectors disagree "
               f"on {float(ds.disagree_exact):.3f} of responses"]
@@ -98,7 +99,7 @@ def format_colmad(ds) -> str:
     lines += ["", "Amp: Pr(the error is ratified | error present) = 1 - recall; hacking: "
               "Pr(wrong final | the detectors disagree); err. red.: errors removed relative "
               "to detector 1 alone; calls: 2 detectors, 2 per round, 1 per judge call."]
-    return "\n".join(lines)
+    return "\n".join(wrap_prose(lines))
 
 
 def plot_cell(ds, path: Path) -> list:

@@ -266,7 +266,7 @@ def format_confidence(ds) -> str:
         lines.append(f"jury of {j['jury_size']}, latent correlation icc = {float(ds.icc):.3f}"
                      + (f" ± {float(ds.icc_se):.3f} (fitted to confidence.votes)"
                         if cc.get("votes") else " (configured)"))
-    return "\n".join(lines)
+    return "\n".join(wrap_prose(lines))
 
 
 COLOURS = {"consult": "C1", "debate": "C0"}

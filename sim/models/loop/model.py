@@ -13,7 +13,7 @@ xr = lazy("xarray")
 from ...registry import Model
 from .config import SECTIONS
 from ...layout import axis_coords
-from ...plotting import fmt, judge_fields, panel_grid, save, shared_legend
+from ...plotting import fmt, judge_fields, panel_grid, save, shared_legend, wrap_prose
 from . import core as lp
 
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
@@ -257,7 +257,7 @@ def format_loop(ds: xr.Dataset) -> str:
         else:
             lines.append(f"no escalation policy reaches long-run error {lc['target']} "
                          "(not even debate on every case)")
-    return "\n".join(lines)
+    return "\n".join(wrap_prose(lines))  # its table is within 100 columns
 
 
 COLOURS = {"consult": "C1", "debate": "C0", "escalate": "C2"}

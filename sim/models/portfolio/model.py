@@ -13,7 +13,7 @@ from ...config import ConfigError
 from ...registry import Model, require_signal_stance, strategies_solved
 from .config import SECTIONS
 from ...layout import axis_coords
-from ...plotting import both, judge_fields, line_figure, protocol_rows
+from ...plotting import both, judge_fields, line_figure, protocol_rows, wrap_prose
 from . import core as pfm
 
 
@@ -128,7 +128,7 @@ def format_portfolio(ds: xr.Dataset) -> str:
         for k in range(K):
             row = sig.values[k, :k + 1]
             lines.append(f"  k={k}: " + " ".join(f"{x:.4f}" for x in row))
-    return "\n".join(lines)
+    return "\n".join(wrap_prose(lines))
 
 
 def plot_portfolio(ds: xr.Dataset, path: Path) -> list:
