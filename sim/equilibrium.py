@@ -671,7 +671,8 @@ def _assemble(base, eqc, game, cells, shape, dims, axes, consult, debate, report
                 "units": "utility" if name == "welfare" else "1"})
     from antiamp.sweeps.spec import axis_coords
 
-    coords = axis_coords(axes, dims, {"protocol": ("protocol", ["consult", "debate"]),
+    coords = axis_coords(axes, dims, {"protocol": ("protocol", ["consult", "debate"],
+                                                   {"long_name": "oversight protocol", "description": "consult: open consultancy; debate: open debate"}),
                                       "equilibrium": ("equilibrium", np.arange(E))})
     if game.tau_P_se is not None:
         data["tau_P"] = (tuple(dims), game.tau_P.reshape(shape),

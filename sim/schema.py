@@ -102,6 +102,8 @@ def label(ds):
 def problems(ds, what: str = "") -> list:
     """Where ``ds`` departs from the schema, as messages ([] when it follows it)."""
     out = []
+    if "protocol" in ds.coords and not ds["protocol"].attrs.get("long_name"):
+        out.append(f"{what}protocol: the coordinate has no 'long_name' (what its values are)")
     for v in ds.data_vars:
         for old, new in LEGACY.items():
             if v.endswith(old):

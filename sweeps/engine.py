@@ -181,16 +181,18 @@ def _template(plan: Plan, chunk: tuple, fp: str, created: str) -> tuple[xr.Datas
         for a in plan.axes:
             coords[a.dim] = (("point",), a.values, {"long_name": a.long_name, "units": a.units,
                                                     "config_path": a.path})
+    from antiamp.schema import exact_long_name, se_long_name
+
     data_vars, numpy_vars = {}, {}
     for name, spec in PROTOCOL_METRICS.items():
         data_vars[name] = (cdims + ("protocol",), full(shape + (2,), np.nan),
                            _metric_attrs(spec))
         data_vars[f"{name}_se"] = (cdims + ("protocol",), full(shape + (2,), np.nan),
-                                   {"long_name": f"standard error of {spec.long_name}", "units": spec.units})
+                                   {"long_name": se_long_name(spec.long_name), "units": spec.units})
     for name, spec in CONTRAST_METRICS.items():
         data_vars[name] = (cdims, full(shape, np.nan), _metric_attrs(spec))
         data_vars[f"{name}_se"] = (cdims, full(shape, np.nan),
-                                   {"long_name": f"standard error of {spec.long_name}", "units": spec.units})
+                                   {"long_name": se_long_name(spec.long_name), "units": spec.units})
     data_vars["class_counts"] = (cdims + ("transcript_class",),
                                  zeros(shape + (kb.N_CLASSES,), dtype=np.int64),
                                  {"long_name": "instances per transcript class", "units": "1"})
@@ -204,11 +206,11 @@ def _template(plan: Plan, chunk: tuple, fp: str, created: str) -> tuple[xr.Datas
     for name, spec in PROTOCOL_METRICS.items():
         data_vars[f"{name}_exact"] = (cdims + ("protocol",),
                                        full(shape + (2,), np.nan),
-                                       {"long_name": f"closed form of {spec.long_name}",
+                                       {"long_name": exact_long_name(spec.long_name),
                                         "units": spec.units})
     for name, spec in CONTRAST_METRICS.items():
         data_vars[f"{name}_exact"] = (cdims, full(shape, np.nan),
-                                       {"long_name": f"closed form of {spec.long_name}",
+                                       {"long_name": exact_long_name(spec.long_name),
                                         "units": spec.units})
     for k, nm in enumerate(("x_P_consult", "x_P", "x_A")):
         numpy_vars[f"strategy_{nm}"] = (cdims, plan.strategies[:, k].reshape(shape), {

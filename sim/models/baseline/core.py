@@ -14,6 +14,7 @@ from ...config import PROTOCOLS, Config, as_yaml, to_config
 from ...judge import judge_tables, protagonist_accuracy, resolve_strategies
 from ...metrics import CONTRAST_METRICS, PROTOCOL_METRICS, class_probabilities, evaluate
 from ...runner import baseline_thresholds, run_baseline_counts
+from ...schema import exact_long_name, se_long_name
 
 
 def _setup(cfg: Any):
@@ -25,7 +26,7 @@ def _setup(cfg: Any):
 
 def _se_attrs(spec, kind: str) -> dict:
     if kind == "simulation":
-        return {"long_name": f"standard error of {spec.long_name}", "units": spec.units}
+        return {"long_name": se_long_name(spec.long_name), "units": spec.units}
     return {
         "long_name": f"expected standard error of {spec.long_name} at run.n_instances",
         "units": spec.units,
@@ -129,7 +130,7 @@ def simulate(cfg: Any = None, *, counts_out: dict | None = None) -> xr.Dataset:
     for metrics, dims in ((PROTOCOL_METRICS, ("protocol",)), (CONTRAST_METRICS, ())):
         for name, spec in metrics.items():
             extra[f"{name}_exact"] = (dims, th[name][0], {
-                "long_name": f"closed form of {spec.long_name}", "units": spec.units})
+                "long_name": exact_long_name(spec.long_name), "units": spec.units})
     extra["class_counts"] = (("transcript_class",), counts, {
         "long_name": "instances per transcript class",
         "description": "index = 16 omega + 8 [a = omega] + 4 e_P(consult) + 2 e_P(debate) + e_A",

@@ -50,7 +50,11 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()):
     data["hack_seed_gain"] = (ax, st("hack_seed_gain"), {
         "long_name": f"rhetoric gap (colmad.hack) at which ColMAD's F1 is {SEED_GAIN:.0%} "
                      "above CopMAD's, the seed's headline (exact)", "units": "1"})
-    coords = axis_coords(axes, dims, {"protocol": ("protocol", list(cm.PROTOCOLS))})
+    coords = axis_coords(axes, dims, {"protocol": ("protocol", list(cm.PROTOCOLS), {
+        "long_name": "error-detection protocol",
+        "description": "single: detector 1 alone; copmad: competitive debate of the two "
+                       "detectors; colmad: collaborative debate; oracle: the better detector "
+                       "known"})})
     return model_dataset(
         data, coords, "antiamp: error detection by collaborative and competitive debate (seed 001)",
         "Monte Carlo (common random numbers across protocols, the judge "

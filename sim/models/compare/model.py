@@ -53,7 +53,9 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()):
     data["flaws_initial"] = (ax, st("flaws_initial"), {
         "long_name": "mediation's mean initial flaws F_0 = -ln p", "units": "1"})
     coords = axis_coords(axes, dims, {
-        "protocol": ("protocol", list(cmp.NAMES)),
+        "protocol": ("protocol", list(cmp.NAMES), {
+            "long_name": "oversight protocol of any seed",
+            "description": "; ".join(f"{k}: {v[0]}" for k, v in cmp.PROTOCOLS.items())}),
         "protocol_label": ("protocol", [v[0] for v in cmp.PROTOCOLS.values()],
                            {"long_name": "protocol"}),
         "seed_model": ("protocol", [v[1] for v in cmp.PROTOCOLS.values()],

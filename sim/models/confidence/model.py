@@ -192,7 +192,9 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()):
         data[f"{k}_exact"] = (ax + P, st(f"{k}_exact"), {
             "long_name": f"{ln}, quadrature over the latent terms", "units": "1"})
     coords = axis_coords(axes, dims, {
-        "protocol": ("protocol", list(cf.PROTOCOLS)), "round": ("round", np.arange(1, R + 1)),
+        "protocol": ("protocol", list(cf.PROTOCOLS), {
+            "long_name": "oversight protocol",
+            "description": "consult: open consultancy; debate: open debate"}), "round": ("round", np.arange(1, R + 1)),
         "param": ("param", list(names)), "category": ("category", list(cf.CATEGORIES))})
     ds = xr.Dataset(data, coords=coords)
     ds.attrs.update({

@@ -189,7 +189,10 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
         data[f"policy_{k}"] = (ax, st(f"policy_{k}"), {
             "long_name": f"cheapest policy meeting loop.target: its {ln}", "units": "1"})
     coords = axis_coords(axes, dims, {
-        "protocol": ("protocol", list(lp.PROTOCOLS)),
+        "protocol": ("protocol", list(lp.PROTOCOLS), {
+            "long_name": "oversight protocol of the training loop",
+            "description": "consult: consultancy on every case; debate: debate on every case; "
+                           "escalate: consultancy, flagged and audited cases escalated"}),
         "round": ("round", np.arange(T + 1)),
         "quantile": ("quantile", list(QUANTILES)),
         "flag_rule": ("flag_rule", list(lp.FLAGS)),

@@ -35,7 +35,9 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()):
     data["mean_residual"] = (ax, st("mean_residual"), {
         "long_name": "mean residual flaws in closed form: F_0 (1 - d r)^k + false alarms' "
                      "survivors", "units": "1"})
-    coords = axis_coords(axes, dims, {"protocol": ("protocol", list(md.PROTOCOLS))})
+    coords = axis_coords(axes, dims, {"protocol": ("protocol", list(md.PROTOCOLS), {
+        "long_name": "mediation synthesis",
+        "description": "memo: dissent memo (every dissent kept); summary: monolithic summary"})})
     return model_dataset(
         data, coords, "antiamp: provenance-backed pluralistic mediation (seed 002)",
         "Monte Carlo (common random numbers across syntheses, the human's "

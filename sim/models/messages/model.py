@@ -100,7 +100,8 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
         data["quad_error"] = (ax, rs(qerr), {
             "long_name": "largest error bound of the cell's quadratures (QUADPACK)",
             "units": "1"})
-    coords = {"protocol": ("protocol", ["consult", "debate"])}
+    coords = {"protocol": ("protocol", ["consult", "debate"],
+                           {"long_name": "oversight protocol", "description": "consult: open consultancy; debate: open debate"})}
     if strategic:
         data["rhetoric_P"] = (ax + ("protocol",), rs(rhet), {
             "long_name": "protagonist's mean rhetoric at the equilibrium", "units": "1"})

@@ -61,7 +61,8 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
     data["b_independent"] = (ax, rs(r["b_independent"]), {
         "long_name": "b_n: the same rule by majority of independent identical judges",
         "units": "1"})
-    coords = axis_coords(axes, dims, {"protocol": ("protocol", ["consult", "debate"]),
+    coords = axis_coords(axes, dims, {"protocol": ("protocol", ["consult", "debate"],
+                                               {"long_name": "oversight protocol", "description": "consult: open consultancy; debate: open debate"}),
                                   "e_P": ("e_P", [0, 1]), "e_A": ("e_A", [0, 1])})
     ds = xr.Dataset(data, coords=coords)
     ds.attrs.update({

@@ -75,7 +75,9 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
         "units": "1"})
     data["amp_gap"] = (ax, rs(r["amp"][:, 0] - r["amp"][:, 1]), {
         "long_name": "amplification gap Amp(consult) - Amp(debate)", "units": "1"})
-    coords = {"protocol": ("protocol", ["consult", "debate"]), "k": ("k", np.arange(K)),
+    coords = {"protocol": ("protocol", ["consult", "debate"],
+                           {"long_name": "oversight protocol", "description": "consult: open consultancy; debate: open debate"}),
+              "k": ("k", np.arange(K)),
               "s": ("s", np.arange(K)), "v": ("v", np.arange(K)),
               "stance": ("stance", ["false", "true"])}
     ds = xr.Dataset(data, coords=axis_coords(axes, dims, coords))

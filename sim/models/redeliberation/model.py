@@ -86,7 +86,11 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()):
                      f"{CLIMINATOR[0]:.1%} after {CLIMINATOR[1]} forced rounds", "units": "1"})
     nb = res[0]["_bands"]
     coords = axis_coords(axes, dims, {
-        "protocol": ("protocol", list(rd.PROTOCOLS)),
+        "protocol": ("protocol", list(rd.PROTOCOLS), {
+            "long_name": "re-deliberation policy",
+            "description": "raw: one pass; fixed: fixed spread multiplier (FactHarbor); "
+                           "rereconcile: a second reconciliation above the spread trigger; "
+                           "adaptive: adaptive rounds (Climinator)"}),
         "claim_type": ("claim_type", list(CLAIM_TYPES)),
         "band": ("band", np.arange(nb)),
         "round": ("round", np.arange(res[0]["_forced"] + 1))})
