@@ -282,6 +282,19 @@ def _keep_labels_inside(fig, labelled) -> None:
                 cs.labelTexts.remove(t)
 
 
+def _lines_of(parts, width: int) -> str:
+    """``parts`` joined by "; " into lines of at most ``width`` characters, never
+    breaking a part (a part longer than a line gets a line of its own)."""
+    lines = [""]
+    for p in parts:
+        if lines[-1] and len(lines[-1]) + 2 + len(p) > width:
+            lines[-1] += ";"
+            lines.append(p)
+        else:
+            lines[-1] = f"{lines[-1]}; {p}" if lines[-1] else p
+    return "\n".join(lines)
+
+
 def _heatmaps(ds, da, th, axes, plt):
     from antiamp.plotting import cell_map
 
@@ -395,9 +408,7 @@ def _heatmaps(ds, da, th, axes, plt):
     for p in constant:
         note += "; not shown: " + _panel_title(ds, p) \
             + f" (constant {_fmt(float(np.nanmax(da.sel(sel_of(p)).values)))} over the grid)"
-    import textwrap
-
-    fig.text(0.5, -0.02 if nrow == 1 else 0.0, "\n".join(textwrap.wrap(note, 40 * ncol + 60)),
+    fig.text(0.5, -0.02 if nrow == 1 else 0.0, _lines_of(note.split("; "), 40 * ncol + 60),
              fontsize=7, ha="center", va="top")
     _keep_labels_inside(fig, labelled)
     return fig

@@ -4,12 +4,23 @@ axes objects at the moment of saving, each figure
 * is at most about 1,200 pixels wide (README and page width),
 * labels no axis with a raw config name (``rho``, ``size``, ``r_mean_false``...),
 * puts whole-number ticks on an axis swept over an integer field (K, jury size, B),
-* keeps its title within its edges.
+* keeps its title within its edges,
+* names no seed by its number in a legend ("(000)"), and gives no two legend entries
+  one style.
+
+and the rules a figure keeps so as not to mislead (tests below): heatmaps drawn as
+cells, never interpolated, with no closed-form contours across a categorical axis or
+through a grid too coarse for them; no facet per value of a field that changes
+nothing; a design's points never joined by lines; contour labels within their
+panels; an incomplete store says so in its title; legends and titles define their
+symbols; curves drawn exactly over others are named.  And every printed table fits
+a terminal's 100 columns.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 import typing
 from pathlib import Path
 
@@ -20,6 +31,8 @@ import matplotlib.figure  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import xarray as xr  # noqa: E402
+from matplotlib.collections import QuadMesh  # noqa: E402
+from matplotlib.contour import ContourSet  # noqa: E402
 from matplotlib.image import imread  # noqa: E402
 
 import antiamp  # noqa: E402
@@ -71,6 +84,25 @@ def _final_name(fname) -> str:
     return str(p.with_name(m.group(1)) if m else p)
 
 
+def _style(h) -> tuple:
+    """What tells a legend entry's line or marker apart: colour, line style, marker."""
+    from matplotlib.colors import to_hex
+
+    try:
+        return (to_hex(h.get_color()), str(h.get_linestyle()), str(h.get_marker()))
+    except Exception:  # patches, collections: their face colour
+        try:
+            fc = h.get_facecolor()
+            return (to_hex(fc[0] if np.ndim(fc) > 1 else fc), type(h).__name__, "")
+        except Exception:
+            return (repr(h), "", "")
+
+
+def _inside(e, box, tol=1.0) -> bool:
+    return (e.x0 >= box.x0 - tol and e.x1 <= box.x1 + tol and e.y0 >= box.y0 - tol
+            and e.y1 <= box.y1 + tol)
+
+
 @pytest.fixture
 def saved(monkeypatch):
     """(figure, path) of every savefig while the test runs, with its axes inspected then."""
@@ -86,6 +118,9 @@ def saved(monkeypatch):
                 self.canvas.draw()
                 e, f = st.get_window_extent(), self.bbox
                 cut = bool(e.x0 < f.x0 - 1 or e.x1 > f.x1 + 1)
+            self.canvas.draw()
+            renderer = self.canvas.get_renderer()
+            legends = [lg for lg in [*self.legends, *(a.get_legend() for a in self.axes)] if lg]
             records.append((_final_name(fname), [
                 {"xlabel": ax.get_xlabel(), "ylabel": ax.get_ylabel(),
                  "xticks": [t for t in ax.get_xticks()
@@ -95,6 +130,21 @@ def saved(monkeypatch):
                  "title": ax.get_title(),
                  "figtext": " ".join(t.get_text() for t in self.texts),
                  "title_cut": cut,
+                 "suptitle": st.get_text() if st is not None else "",
+                 "legend": [(t.get_text(), _style(h)) for lg in legends
+                            for t, h in zip(lg.get_texts(), lg.legend_handles)],
+                 "legend_titles": " ".join(lg.get_title().get_text() for lg in legends),
+                 "shading": [getattr(c, "_shading", None) for c in ax.collections
+                             if isinstance(c, QuadMesh)],
+                 "interpolation": [im.get_interpolation() for im in ax.images],
+                 "contours": sum(isinstance(c, ContourSet) for c in ax.collections),
+                 "texts": [t.get_text() for t in ax.texts],
+                 "texts_cut": [t.get_text() for t in ax.texts if t.get_visible()
+                               and not _inside(t.get_window_extent(renderer),
+                                               ax.get_window_extent(renderer))],
+                 "joined": [len(ln.get_xdata()) for ln in ax.lines
+                            if ln.get_linestyle() not in ("None", "none", "", " ")
+                            and len(ln.get_xdata()) > 2],
                  } for ax in self.axes if ax.get_visible()]))
         return out
 
@@ -112,6 +162,16 @@ def _check(records, integer_label=None):
             bad.append(f"{path}: {width} px wide")
         if any(ax["title_cut"] for ax in axes):
             bad.append(f"{path}: the figure's title runs past its edges")
+        legend = dict.fromkeys(e for ax in axes for e in ax["legend"])
+        for lab, _ in legend:
+            if re.search(r"\(\d{3}\)", lab):
+                bad.append(f"{path}: legend entry {lab!r} names a seed by its number")
+        styles = {}
+        for lab, st in legend:
+            styles.setdefault(st, set()).add(lab)
+        for st, labs in styles.items():
+            if len(labs) > 1:
+                bad.append(f"{path}: legend entries {sorted(labs)} have one style {st}")
         for ax in axes:
             for which in ("xlabel", "ylabel"):
                 lab = ax[which].strip()
