@@ -138,6 +138,7 @@ def saved(monkeypatch):
                              if isinstance(c, QuadMesh)],
                  "interpolation": [im.get_interpolation() for im in ax.images],
                  "contours": sum(isinstance(c, ContourSet) for c in ax.collections),
+                 "colorbar": hasattr(ax, "_colorbar"),
                  "texts": [t.get_text() for t in ax.texts],
                  "texts_cut": [t.get_text() for t in ax.texts if t.get_visible()
                                and not _inside(t.get_window_extent(renderer),
@@ -300,3 +301,168 @@ def test_cell_maps_look_like_the_nearest_mesh(even):
     assert isinstance(art, AxesImage if even else QuadMesh)
     differ = np.abs(ours - mesh).max(axis=-1) > 40
     assert differ.mean() < 0.01, differ.mean()
+
+
+# ----------------------------------------------------------------- the figure rules
+def _store(tmp_path, name, axes, **sections):
+    store = tmp_path / f"{name}.zarr"
+    antiamp.sweep({"run": {"n_instances": N}, **sections,
+                   "sweep": {"axes": axes, "plot": False}}, store, progress=False,
+                  log=lambda *a: None)
+    return store
+
+
+def _panels(saved):
+    return [ax for _, axes in saved for ax in axes
+            if (ax["shading"] or ax["interpolation"]) and not ax["colorbar"]]
+
+
+def test_a_coarse_heatmap_is_cells_with_the_closed_form_in_them(tmp_path, saved):
+    """A 3 x 3 grid: each point one cell of one colour (no Gouraud shading, no image
+    interpolation); the closed form printed in each cell, no contours through nine
+    points."""
+    from antiamp.sweeps.plot import plot_store
+
+    store = _store(tmp_path, "g3", {"model": {"rho": [0.1, 0.4, 0.8]},
+                                    "judge": {"b": [0.2, 0.5, 0.9]}})
+    plot_store(store, ["amp", "welfare_diff"], out_dir=tmp_path / "f", formats=("png",))
+    panels = _panels(saved)
+    assert len(panels) == 3  # amp: consult and debate; welfare_diff: one
+    for ax in panels:
+        assert "gouraud" not in ax["shading"], ax["shading"]
+        assert set(ax["interpolation"]) <= {"nearest", "none"}, ax["interpolation"]
+        assert ax["contours"] == 0
+        assert len(ax["texts"]) == 9 and not ax["texts_cut"]
+    ds = xr.open_zarr(store)
+    debate = [ax for ax in panels if ax["title"] == "protocol = debate"][0]
+    want = {f"{v:.3g}" for v in ds.amp_exact.sel(protocol="debate").values.ravel()}
+    assert set(debate["texts"]) == want
+    assert "numbers: closed form" in debate["figtext"]
+    _check(saved)
+
+
+def test_contour_labels_stay_within_their_panels(tmp_path, saved):
+    """A grid fine enough for contours: drawn, and no label cut at a panel's edge."""
+    from antiamp.sweeps.plot import plot_store
+
+    v = np.linspace(0.05, 0.95, 10).round(3).tolist()
+    store = _store(tmp_path, "g10", {"model": {"rho": v}, "judge": {"b": v}})
+    plot_store(store, ["amp", "welfare_diff"], out_dir=tmp_path / "f", formats=("png",))
+    panels = _panels(saved)
+    assert panels and all(ax["contours"] for ax in panels if "consult" not in ax["title"])
+    assert all(ax["texts"] for ax in panels if ax["contours"])  # the labels drawn
+    cut = [(ax["title"], ax["texts_cut"]) for ax in panels if ax["texts_cut"]]
+    assert not cut, cut
+
+
+def test_a_merged_store_keeps_categories_apart_and_drops_ignored_fields(tmp_path, saved):
+    """judge.kind (tiebreak, logit) merged into one store: never an axis colours or
+    contours run across, a facet; mu, which the tie-break judge ignores, gets one
+    "any" panel there, not one per value."""
+    from antiamp.sweeps.merge import merge_stores
+    from antiamp.sweeps.plot import plot_store
+
+    axes = {"model": {"rho": [0.1, 0.5, 0.9]}, "judge": {"b": [0.2, 0.8], "mu": [-0.5, 0.5]}}
+    parts = [_store(tmp_path, k, axes, judge={"kind": k}) for k in ("tiebreak", "logit")]
+    merge_stores(parts, tmp_path / "merged.zarr")
+    assert "kind" in xr.open_zarr(tmp_path / "merged.zarr").amp.dims
+    plot_store(tmp_path / "merged.zarr", ["amp"], out_dir=tmp_path / "f", formats=("png",))
+    panels = _panels(saved)
+    titles = [ax["title"].replace("\n", " ") for ax in panels]
+    for ax in panels:
+        assert "kind" not in ax["xlabel"] + ax["ylabel"]
+        assert ax["contours"] == 0 and "gouraud" not in ax["shading"]
+    tie = [t for t in titles if "kind = tiebreak" in t]
+    assert len(tie) == 2 and all("mu = any" in t for t in tie), titles
+    assert len([t for t in titles if "kind = logit" in t]) == 4, titles
+    assert "mu does not change the values at kind = tiebreak" in panels[0]["figtext"]
+
+
+def test_an_incomplete_store_says_so_in_its_title(tmp_path, saved):
+    from antiamp.sweeps.engine import set_attr
+    from antiamp.sweeps.plot import plot_store
+
+    store = _store(tmp_path, "part", {"model": {"rho": [0.1, 0.5]}})
+    plot_store(store, ["amp"], out_dir=tmp_path / "f", formats=("png",))
+    assert not saved[-1][1][0]["suptitle"].startswith("INCOMPLETE")
+    set_attr(store, "complete", 0)
+    saved.clear()
+    plot_store(store, ["amp"], out_dir=tmp_path / "g", formats=("png",), allow_incomplete=True)
+    assert saved[-1][1][0]["suptitle"].startswith("INCOMPLETE (2 of 2 cells done")
+
+
+@pytest.mark.parametrize("model", ["baseline", "messages"])
+def test_a_designs_points_are_never_joined(model, tmp_path, saved):
+    """A Morris design: each metric against each swept field as points (a design's
+    cells have no order), and the title lists no swept field among the fixed ones."""
+    from antiamp.sweeps.plot import plot_store
+
+    axes = {"judge": {"mu": {"uniform": [-1, 1]}}, "model": {"rho": {"uniform": [0.1, 0.9]}}}
+    cfg = {"model": {"name": model}, "judge": {"kind": "logit"}, "run": {"n_instances": N},
+           "sweep": {"design": "morris", "n_points": 4, "axes": axes, "plot": False}}
+    if model == "baseline":
+        store = tmp_path / "d.zarr"
+        antiamp.sweep(cfg, store, progress=False, log=lambda *a: None)
+        plot_store(store, ["amp"], out_dir=tmp_path / "f", formats=("png",))
+    else:
+        get(model).figures(run_grid(cfg), tmp_path / "sweep")
+    axes_drawn = [ax for _, a in saved for ax in a]
+    assert axes_drawn and not [ax["joined"] for ax in axes_drawn if ax["joined"]]
+    xlabels = " ".join(ax["xlabel"] for ax in axes_drawn)
+    assert "μ" in xlabels and "ρ" in xlabels  # drawn against each swept field
+    title = axes_drawn[0]["suptitle"]
+    assert "μ = " not in title and "ρ = " not in title, title
+    _check(saved)
+
+
+def _small(name: str, cut: int = 4) -> dict:
+    """A named sweep of conf/sweep at small n, each axis cut to its first values."""
+    import yaml
+    from importlib.resources import files
+
+    cfg = yaml.safe_load(files("antiamp.conf").joinpath("sweep", f"{name}.yaml").read_text())
+    cfg["run"] = {"n_instances": N}
+    for fields in cfg["sweep"]["axes"].values():
+        for k, v in fields.items():
+            if isinstance(v, dict) and "range" in v:
+                fields[k] = list(range(*v["range"]))[:cut]
+            elif isinstance(v, list):
+                fields[k] = v[:cut]
+    return cfg
+
+
+def test_legends_and_titles_define_their_symbols(tmp_path, saved):
+    """portfolio_budget: the hue legend says what x is, the dotted line means one thing
+    (the false side), not debate too; options: k, w_d, mu_d, l defined in the title."""
+    get("portfolio").figures(run_grid(_small("portfolio_budget")), tmp_path / "p")
+    (_, axes), = saved
+    legend = dict(axes[0]["legend"])
+    assert "x = 0.5" in legend and "cross-examination" in axes[0]["legend_titles"]
+    dotted = [lab for lab, st in legend.items() if st[1] == ":"]
+    solid = [lab for lab, st in legend.items() if st[1] == "-" and st[0] == "#595959"]
+    assert dotted == ["false side (debate)"] and solid == ["debate"], legend
+    saved.clear()
+    get("options").figures(run_grid(_small("options_antagonist")), tmp_path / "o")
+    (_, axes), = saved
+    title = axes[0]["suptitle"]
+    for sym in ("k", "w_d", "μ_d", "ℓ"):
+        assert f" {sym} = " in title and f"{sym}: " in title, (sym, title)
+
+
+@pytest.mark.parametrize("name,hidden", [
+    ("options_antagonist", "one curve for every antagonist (all the same): amp (consult)"),
+    ("panel_hurts", "one curve for every rule (all the same): amp (consult)")])
+def test_curves_hidden_under_identical_ones_are_named(name, hidden, tmp_path, saved):
+    cfg = _small(name)
+    get(cfg["model"]["name"]).figures(run_grid(cfg), tmp_path / "f")
+    title = saved[0][1][0]["suptitle"].replace("\n", " ")
+    assert hidden in title, title
+
+
+@pytest.mark.parametrize("name", sorted(_cell_examples()))
+def test_tables_fit_a_terminal(name):
+    """Each model's printed table of its example cell within 100 columns."""
+    model = get(name)
+    text = model.format_table(antiamp.simulate(_cell_examples()[name]))
+    wide = [ln for ln in text.splitlines() if len(ln) > 100]
+    assert not wide, "\n".join(wide)
