@@ -44,7 +44,7 @@ def config(**over):
 
 
 def within_5se(ds, var="err"):
-    mean, se, ex = (ds[f"{var}_{k}"].values for k in ("mean", "se", "exact"))
+    mean, se, ex = (ds[f"{var}_{k}"].values for k in ("mean", "mean_se", "mean_exact"))
     ok = np.isfinite(ex)
     diff = np.abs(mean - ex)[ok]
     return np.all(diff <= 5 * se[ok] + 1e-12), float(np.max(diff / np.maximum(se[ok], 1e-300)))
