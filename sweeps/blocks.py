@@ -656,12 +656,34 @@ class GridReport:
         return not self.damaged
 
 
+def _dimension_arrays(store: Path) -> list:
+    """The arrays of a (Zarr format 2) store that are its dimensions' coordinates."""
+    import json
+
+    dims, names = set(), set()
+    for p in Path(store).glob("*/.zattrs"):
+        try:
+            dims.update(json.loads(p.read_text()).get("_ARRAY_DIMENSIONS", []))
+        except (OSError, ValueError):
+            continue
+        names.add(p.parent.name)
+    return sorted(dims & names)
+
+
 def _load(store: Path):
     """The store in memory; (None, reason) when it cannot be read at all."""
     try:
         ds = open_store(store, dask=False)  # every variable is read whole below
     except Exception as exc:
-        return None, f"cannot be opened ({type(exc).__name__}: {str(exc)[:80]})"
+        # xarray reads the dimension coordinates whole on opening: a damaged chunk of
+        # one fails the opening. The store without them (named damaged: the grid is
+        # then recomputed whole), else nothing.
+        dims = _dimension_arrays(store)
+        try:
+            ds = xr.open_zarr(store, chunks=None, drop_variables=dims)
+        except Exception:
+            return None, f"cannot be opened ({type(exc).__name__}: {str(exc)[:80]})"
+        return ds, dims
     bad = []
     for name in list(ds.variables):
         try:
