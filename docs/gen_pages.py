@@ -263,11 +263,14 @@ Every model returns an `xarray.Dataset` (`antiamp.simulate` for one cell,
 `antiamp.sweep` for a grid, the same in a store) whose variables follow one schema,
 so that analysis code written for one model runs on every other:
 
-| variable | what it is | attributes |
-|---|---|---|
-| `<metric>` | the simulated estimate (or the value the model computes) | `long_name`, `units`, `ancillary_variables = "<metric>_se"` |
-| `<metric>_se` | its Monte Carlo standard error, same dimensions (0 where the value is exact) | `long_name = "standard error of <long_name>"`, the metric's `units` |
-| `<metric>_exact` | its exact value (closed form, enumeration or quadrature), where the model has an exact path | `long_name = "exact value of <long_name>"`, the metric's `units` |
+- `<metric>`: the simulated estimate (or the value the model computes), with
+  `long_name`, `units` and `ancillary_variables = "<metric>_se"`;
+- `<metric>_se`: its Monte Carlo standard error, same dimensions (0 where the value
+  is exact), with `long_name = "standard error of <long_name>"` and the metric's
+  `units`;
+- `<metric>_exact`: its exact value (closed form, enumeration or quadrature), where
+  the model has an exact path, with `long_name = "exact value of <long_name>"` and
+  the metric's `units`.
 
 A grid adds its axes as the leading dimensions (a design: one dimension `point`, the
 swept fields as coordinates along it); the model's own dimensions follow

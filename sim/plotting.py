@@ -188,7 +188,8 @@ def _hidden_curves(ds, hue, panels, drawn) -> str:
                 pairs.setdefault((h, h0), []).append(lab)
     parts = []
     if every:
-        parts.append(f"one curve for every {sym} (all the same): " + ", ".join(dict.fromkeys(every)))
+        parts.append(f"one curve for every {sym} (all the same): "
+                     + ", ".join(dict.fromkeys(every)))
     for (h, h0), labs in pairs.items():
         parts.append(f"{sym} = {fmt(vals[h])} hidden under {fmt(vals[h0])}: "
                      + ", ".join(dict.fromkeys(labs)))

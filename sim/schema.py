@@ -28,6 +28,10 @@ SE = "_se"
 EXACT = "_exact"
 #: Former names of the companions: old suffix -> current suffix.
 LEGACY = {"_theory": EXACT}
+#: Attributes of the ``protocol`` coordinate of the models with open consultancy and
+#: open debate as their protocols.
+CONSULT_DEBATE = {"long_name": "oversight protocol",
+                  "description": "consult: open consultancy; debate: open debate"}
 
 
 def se_long_name(long_name: str) -> str:

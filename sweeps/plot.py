@@ -98,8 +98,8 @@ def plot_store(store, variables=None, out_dir=None, formats=("png", "pdf"),
     variables = list(variables or [v for v in DEFAULT_VARS if v in ds])
     for v in variables:
         if v not in ds:
-            raise PlotError(f"--vars: {store} has no variable {v!r}; it has "
-                            f"{', '.join(k for k in ds.data_vars if not k.endswith(('_se', '_exact')))}")
+            have = [k for k in ds.data_vars if not k.endswith(("_se", "_exact"))]
+            raise PlotError(f"--vars: {store} has no variable {v!r}; it has {', '.join(have)}")
     from antiamp.outputs_policy import OutputError, check_out_dir, open_out_dir, refuse_link
 
     names = [f"{v}.{fmt}" for v in variables for fmt in formats]

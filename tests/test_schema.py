@@ -5,7 +5,6 @@ Python API."""
 
 from __future__ import annotations
 
-import json
 import shutil
 
 import numpy as np

@@ -194,7 +194,8 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()):
     coords = axis_coords(axes, dims, {
         "protocol": ("protocol", list(cf.PROTOCOLS), {
             "long_name": "oversight protocol",
-            "description": "consult: open consultancy; debate: open debate"}), "round": ("round", np.arange(1, R + 1)),
+            "description": "consult: open consultancy; debate: open debate"}),
+        "round": ("round", np.arange(1, R + 1)),
         "param": ("param", list(names)), "category": ("category", list(cf.CATEGORIES))})
     ds = xr.Dataset(data, coords=coords)
     ds.attrs.update({

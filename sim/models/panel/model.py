@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from ...schema import CONSULT_DEBATE
 from ...lazy import lazy
 xr = lazy("xarray")
 
@@ -62,7 +63,7 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
         "long_name": "b_n: the same rule by majority of independent identical judges",
         "units": "1"})
     coords = axis_coords(axes, dims, {"protocol": ("protocol", ["consult", "debate"],
-                                               {"long_name": "oversight protocol", "description": "consult: open consultancy; debate: open debate"}),
+                                               dict(CONSULT_DEBATE)),
                                   "e_P": ("e_P", [0, 1]), "e_A": ("e_A", [0, 1])})
     ds = xr.Dataset(data, coords=coords)
     ds.attrs.update({

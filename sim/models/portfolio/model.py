@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from ...schema import CONSULT_DEBATE
 from ...lazy import lazy
 xr = lazy("xarray")
 
@@ -76,7 +77,7 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
     data["amp_gap"] = (ax, rs(r["amp"][:, 0] - r["amp"][:, 1]), {
         "long_name": "amplification gap Amp(consult) - Amp(debate)", "units": "1"})
     coords = {"protocol": ("protocol", ["consult", "debate"],
-                           {"long_name": "oversight protocol", "description": "consult: open consultancy; debate: open debate"}),
+                           dict(CONSULT_DEBATE)),
               "k": ("k", np.arange(K)),
               "s": ("s", np.arange(K)), "v": ("v", np.arange(K)),
               "stance": ("stance", ["false", "true"])}
