@@ -342,11 +342,14 @@ def test_a_coarse_heatmap_is_cells_with_the_closed_form_in_them(tmp_path, saved)
 
 
 def test_contour_labels_stay_within_their_panels(tmp_path, saved):
-    """A grid fine enough for contours: drawn, and no label cut at a panel's edge."""
+    """A grid fine enough for contours: drawn, and no label cut at a panel's edge (on
+    this grid, drawn as they were placed, a label of welfare_diff's contours ran past
+    its panel's edge)."""
     from antiamp.sweeps.plot import plot_store
 
-    v = np.linspace(0.05, 0.95, 10).round(3).tolist()
-    store = _store(tmp_path, "g10", {"model": {"rho": v}, "judge": {"b": v}})
+    v = np.linspace(0.0, 1.0, 11).round(3).tolist()
+    store = _store(tmp_path, "g11", {"model": {"rho": v},
+                                     "judge": {"b": v, "jury_size": [1, 3, 5]}})
     plot_store(store, ["amp", "welfare_diff"], out_dir=tmp_path / "f", formats=("png",))
     panels = _panels(saved)
     assert panels and all(ax["contours"] for ax in panels if "consult" not in ax["title"])
