@@ -90,10 +90,13 @@ def _style(h) -> tuple:
 
     try:
         return (to_hex(h.get_color()), str(h.get_linestyle()), str(h.get_marker()))
-    except Exception:  # patches, collections: their face colour
+    except Exception:  # patches, collections: their face colour and marker shape
         try:
             fc = h.get_facecolor()
-            return (to_hex(fc[0] if np.ndim(fc) > 1 else fc), type(h).__name__, "")
+            paths = h.get_paths() if hasattr(h, "get_paths") else []
+            shape = (np.round(paths[0].vertices, 3).tobytes().hex()[:64] if len(paths)
+                     else type(h).__name__)
+            return (to_hex(fc[0] if np.ndim(fc) > 1 else fc), type(h).__name__, shape)
         except Exception:
             return (repr(h), "", "")
 
@@ -469,3 +472,17 @@ def test_tables_fit_a_terminal(name):
     text = model.format_table(antiamp.simulate(_cell_examples()[name]))
     wide = [ln for ln in text.splitlines() if len(ln) > 100]
     assert not wide, "\n".join(wide)
+
+
+def test_the_design_fronts_legend_gives_each_entry_its_own_style(tmp_path, saved):
+    """antiamp-design's figure with an Amp and an accuracy target: one legend entry for
+    the targets' one line style (two entries of one style were indistinguishable)."""
+    from cli_runner import run_command
+
+    r = run_command("antiamp-design", ["--judge", "logit", "--lam", "1.5", "--mu", "0.5",
+                                       "--min-acc", "0.6", "--jury-sizes", "1,3",
+                                       "--n-sim", "20000", "--draws", "50"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    (path, axes), = [(p, a) for p, a in saved if p.endswith("design.png")]
+    assert [lab for lab, _ in dict.fromkeys(axes[0]["legend"]) if "target" in lab] == ["target"]
+    _check(saved)
