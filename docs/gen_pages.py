@@ -162,7 +162,7 @@ def _output(model, cfg: dict) -> list:
     for v in names:
         a = ds[v].attrs
         se = (" (± `_se`)" if f"{v}_se" in ds.data_vars else "") + (
-            " (`_exact`)" if f"{v}_exact" in ds.data_vars else "")
+            f" (exact: `{v}_exact`)" if f"{v}_exact" in ds.data_vars else "")
         lines.append(f"| `{v}`{se} | {_cell(a.get('long_name', ''))} | {_cell(a.get('units', ''))} "
                      f"| {_cell(', '.join(map(str, ds[v].dims)))} |")
     return lines + [""]
