@@ -11,7 +11,8 @@ computes) comes with
 
 ``<metric>`` carries ``long_name`` and ``units``, and ``ancillary_variables =
 "<metric>_se"`` when it has one; its companions carry the same ``units`` and the
-``long_name`` "standard error of <long name>" or "exact value of <long name>".
+``long_name`` "standard error of <long name>" or "exact value of <long name>" (a
+model's own wording of it kept as their ``comment``).
 :func:`label` gives a Dataset those attributes; :func:`problems` lists where one
 departs from the schema (``antiamp.testing.check_model`` runs it on every model).
 
@@ -95,7 +96,12 @@ def label(ds):
         ln = attrs.get("long_name", name)
         for suf in sufs:
             c = ds[name + suf].attrs
-            c["long_name"] = se_long_name(ln) if suf == SE else exact_long_name(ln)
+            want = se_long_name(ln) if suf == SE else exact_long_name(ln)
+            # a model's own wording ("expected at run.n_instances", "NaN: at a bound
+            # of the fit") is kept as the CF comment
+            if c.get("long_name") not in (None, want) and "comment" not in c:
+                c["comment"] = c["long_name"]
+            c["long_name"] = want
             if "units" in attrs:
                 c["units"] = attrs["units"]
         if SE in sufs:

@@ -205,13 +205,13 @@ def _template(plan: Plan, chunk: tuple, fp: str, created: str) -> tuple[xr.Datas
     # memory stays bounded by a block whatever the number of cells.
     for name, spec in PROTOCOL_METRICS.items():
         data_vars[f"{name}_exact"] = (cdims + ("protocol",),
-                                       full(shape + (2,), np.nan),
-                                       {"long_name": exact_long_name(spec.long_name),
-                                        "units": spec.units})
+                                      full(shape + (2,), np.nan),
+                                      {"long_name": exact_long_name(spec.long_name),
+                                       "units": spec.units})
     for name, spec in CONTRAST_METRICS.items():
         data_vars[f"{name}_exact"] = (cdims, full(shape, np.nan),
-                                       {"long_name": exact_long_name(spec.long_name),
-                                        "units": spec.units})
+                                      {"long_name": exact_long_name(spec.long_name),
+                                       "units": spec.units})
     for k, nm in enumerate(("x_P_consult", "x_P", "x_A")):
         numpy_vars[f"strategy_{nm}"] = (cdims, plan.strategies[:, k].reshape(shape), {
             "long_name": f"presentation probability {nm} given evidence", "units": "1"})
