@@ -5,6 +5,9 @@
   as a table from the field declarations (``antiamp.config.declare`` and the ``#:``
   comments), its example cells, its grids, its named sweeps with their figures;
 * ``models/index.md``, the table of models;
+* ``models/results.md``, the result schema every model's Dataset follows, with each
+  model's protocols and which metrics carry a standard error and an exact value (from
+  its example cell, run once for its page);
 * ``guides/*.md``, the README's sections, each a page (headings one level up,
   links to figures and BENCHMARKS.md rewritten for the site).
 
@@ -134,6 +137,10 @@ def _figure(stem: str) -> str | None:
     return None
 
 
+#: Each model's example cell, as run for its page (the results page reads them).
+CELLS: dict = {}
+
+
 def _output(model, cfg: dict) -> list:
     """The first example cell, run (a few thousand instances): what the command prints
     and the metrics of its Dataset.  A model whose example stops working fails the
@@ -142,18 +149,22 @@ def _output(model, cfg: dict) -> list:
 
     run = {**cfg.get("run", {}), "progress": False}
     ds = antiamp.simulate({**cfg, "run": run})
+    CELLS[model.name] = ds
     lines = ["Its output (the first example above; a small run, so wide intervals):", ""]
     if model.format_table is not None:
         lines += ["```text", model.format_table(ds).rstrip(), "```", ""]
-    names = [v for v in ds.data_vars if not str(v).endswith("_se")]
+    names = [v for v in ds.data_vars if not str(v).endswith(("_se", "_exact"))
+             or str(v).rsplit("_", 1)[0] not in ds.data_vars]
     lines += ["### Metrics", "",
               "The variables of a cell's Dataset (`antiamp.simulate`; a grid's adds the "
               "grid's axes as dimensions); a `_se` variable beside a metric is its "
-              "standard error.", "",
+              "standard error, an `_exact` one its exact value (see "
+              "[the result schema](results.md)).", "",
               "| variable | meaning | units | dimensions |", "|---|---|---|---|"]
     for v in names:
         a = ds[v].attrs
-        se = " (± `_se`)" if f"{v}_se" in ds.data_vars else ""
+        se = (" (± `_se`)" if f"{v}_se" in ds.data_vars else "") + (
+            f" (exact: `{v}_exact`)" if f"{v}_exact" in ds.data_vars else "")
         lines.append(f"| `{v}`{se} | {_cell(a.get('long_name', ''))} | {_cell(a.get('units', ''))} "
                      f"| {_cell(', '.join(map(str, ds[v].dims)))} |")
     return lines + [""]
@@ -248,6 +259,101 @@ def gallery(sweeps: dict) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+RESULTS_INTRO = """# The result schema
+
+Every model returns an `xarray.Dataset` (`antiamp.simulate` for one cell,
+`antiamp.sweep` for a grid, the same in a store) whose variables follow one schema,
+so that analysis code written for one model runs on every other:
+
+- `<metric>`: the simulated estimate (or the value the model computes), with
+  `long_name`, `units` and `ancillary_variables = "<metric>_se"`;
+- `<metric>_se`: its Monte Carlo standard error, same dimensions (0 where the value
+  is exact), with `long_name = "standard error of <long_name>"` and the metric's
+  `units`;
+- `<metric>_exact`: its exact value (closed form, enumeration or quadrature), where
+  the model has an exact path, with `long_name = "exact value of <long_name>"` and
+  the metric's `units`.
+
+A grid adds its axes as the leading dimensions (a design: one dimension `point`, the
+swept fields as coordinates along it); the model's own dimensions follow
+(`protocol`, `equilibrium`, `round`...).  The `protocol` coordinate carries a
+`long_name` and a `description` of its values, which differ between models (below).
+
+```python
+import antiamp
+
+ds = antiamp.simulate({"model": {"name": "colmad"}, "judge": {"kind": "logit"}})
+for m in ds.data_vars:
+    if f"{m}_se" in ds and f"{m}_exact" in ds:      # the same loop for every model
+        z = (ds[m] - ds[f"{m}_exact"]) / ds[f"{m}_se"]
+```
+
+`antiamp.testing.check_model` holds every model to the schema (its `schema`
+check, on the model's grids and on one cell), a third-party model included:
+`antiamp.schema.problems(ds)` lists where a Dataset departs from it, and
+`antiamp.schema.label(ds)` gives a model's companions their attributes (the engines
+apply it to every model's output).
+
+**Stores of the former names.** Before this schema the baseline's exact values were
+called `<metric>_theory`.  A store written then is read under the current names:
+`antiamp-plot`, `antiamp-check` (which verifies it as it is, and repairs it under its
+own names), `antiamp-merge` (whose merged store has the current names), a sweep
+resumed into it and `antiamp.sweeps.blocks.open_store` (which `antiamp.sweep(cfg,
+store=...)` returns) rename them on opening (`antiamp.schema.upgrade`); a plain
+`xarray.open_zarr` shows the names as stored.
+
+**Metrics without an exact value.** A metric with no `_exact` has no exact path in
+its model: a fitted parameter or a statistic of the shipped data, a simulated
+path's endpoint, a quantity of a simulated equilibrium.  The models with
+`equilibrium.payoffs` (the equilibrium models of section 5) solve their equilibrium
+on exact payoffs by default: their metrics are then themselves the exact values at
+that equilibrium and `<metric>_se` is the standard error a simulation of
+`run.n_instances` instances would have; with `equilibrium.payoffs=simulated` the
+equilibrium is solved on simulated payoffs and the metrics are simulated (an exact
+value beside them would be that of another equilibrium).  Their contrast `amp_gap`
+carries no standard error yet.
+
+## Each model
+"""
+
+
+def results_page(names: list) -> str:
+    """The result schema, and each model's protocols and metrics (from its example
+    cell, as run for its own page)."""
+    from antiamp.registry import get
+    from antiamp.schema import companions
+
+    lines = [RESULTS_INTRO]
+    for n in names:
+        ds = CELLS.get(n)
+        lines += [f"### [`{n}`]({n}.md)", ""]
+        if ds is None:
+            lines += ["(no example cell)", ""]
+            continue
+        if "protocol" in ds.coords:
+            p = ds["protocol"]
+            lines += [f"`protocol` ({_cell(p.attrs.get('long_name', ''))}): "
+                      + ", ".join(f"`{v}`" for v in p.values)
+                      + (f"; {_cell(p.attrs['description'])}" if p.attrs.get("description")
+                         else "") + ".", ""]
+        comp = companions(ds.data_vars)
+        both = [m for m, s in comp.items() if len(s) == 2]
+        se_only = [m for m, s in comp.items() if s == ["_se"]]
+        ex_only = [m for m, s in comp.items() if s == ["_exact"]]
+        for what, ms in (("with `_se` and `_exact`", both), ("with `_se` only", se_only),
+                         ("with `_exact` only", ex_only)):
+            if ms:
+                lines += [f"- {what}: " + ", ".join(f"`{m}`" for m in ms)]
+        if not comp:
+            lines += ["- no metric of this cell carries `_se` or `_exact` (exact payoffs: "
+                      "every value is exact)" if ds.attrs.get("payoffs") == "exact" else
+                      "- no metric of this cell carries `_se` or `_exact`"]
+        if "equilibrium" in get(n).uses and "payoffs" in ds.attrs:
+            lines += [f"- the cell's payoffs: {ds.attrs['payoffs']} (`equilibrium.payoffs`)"]
+        lines += [""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
 def models_index(names: list) -> str:
     from antiamp.registry import summary
 
@@ -257,9 +363,11 @@ def models_index(names: list) -> str:
              "`antiamp.models.<name>`; `antiamp model=<name>` runs one cell of it.", "",
              "| model | what it is |", "|---|---|"]
     lines += [f"| [`{n}`]({n}.md) | {_cell(summary(n))} |" for n in names]
-    lines += ["", "Also: the [shared settings](shared.md) every model may read, and the "
+    lines += ["", "Also: the [shared settings](shared.md) every model may read, "
+              "[the result schema](results.md) every model's Dataset follows, and the "
               "[gallery of named sweeps](gallery.md).", "",
-              "```{toctree}", ":hidden:", "", "shared", "gallery", *names, "```", ""]
+              "```{toctree}", ":hidden:", "", "shared", "results", "gallery", *names, "```",
+              ""]
     return "\n".join(lines)
 
 
@@ -358,6 +466,7 @@ def generate() -> list:
                "models/gallery.md": gallery(sweeps)}
     for n in names:
         written[f"models/{n}.md"] = model_page(n, sweeps)
+    written["models/results.md"] = results_page(names)  # after the pages: their cells
     for page, text in guide_pages().items():
         written[f"guides/{page}.md"] = text
     for rel, text in written.items():

@@ -43,7 +43,8 @@ def simulate(cfg=None, **kwargs):
 
     Every model returns its own Dataset for the cell (see ``antiamp.models``); the
     default model's has dimension ``protocol`` and every metric with ``_se`` and
-    ``_theory``.  A model with a one-cell path of its own (``Model.run_cell``) runs
+    ``_exact`` (the result schema, :mod:`antiamp.schema`).  A model with a one-cell
+    path of its own (``Model.run_cell``) runs
     through it (``kwargs`` go to it); the others run one cell through the engine.
     """
     from .registry import get, model_of

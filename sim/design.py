@@ -595,7 +595,7 @@ def front_through_engine(judge: Judge, lv: Levers, store, n_v: int = 19, executo
 
     Designs the baseline engine runs (:func:`in_engine`) come from one baseline sweep
     over jury size and the verified pass rate rho (1 - v) into ``store`` (closed forms
-    ``amp_theory``, ``acc_theory``; ``executor`` as in ``antiamp-sweep``, so a large
+    ``amp_exact``, ``acc_exact``; ``executor`` as in ``antiamp-sweep``, so a large
     lever grid can run on a cluster); escalation, other jury rules, the structural
     judge and costly evidence (the subsidy on ``n_s`` levels), from :func:`outcomes`
     (column ``source``).
@@ -629,8 +629,8 @@ def front_through_engine(judge: Judge, lv: Levers, store, n_v: int = 19, executo
                 if ds is not None and in_engine(judge, prot, rule):
                     cell = ds.sel(jury_size=n, protocol=prot).sel(
                         rho=judge.rho * (1 - v_grid), method="nearest")
-                    r["amp"] = cell.amp_theory.to_numpy().astype(float)
-                    r["acc"] = cell.acc_theory.to_numpy().astype(float)
+                    r["amp"] = cell.amp_exact.to_numpy().astype(float)
+                    r["acc"] = cell.acc_exact.to_numpy().astype(float)
                     r["source"] = "engine"
                 parts.append(r)
     grid = pd.concat(parts, ignore_index=True).drop(columns=["p_meet", "rho_verified"])
@@ -961,9 +961,9 @@ def plot_front(grid, front, rec: dict, current: dict | None, path: Path, tg: Tar
             ax.scatter([current["cost"]], [current[y]], marker="X", s=120, color="#ff7f0e",
                        zorder=5, edgecolor="black", label="current")
         if y == "amp":
-            ax.axhline(tg.max_amp, color="#d62728", lw=0.8, ls="--", label="target Amp")
+            ax.axhline(tg.max_amp, color="#d62728", lw=0.8, ls="--", label="target")
         elif tg.min_acc > 0:
-            ax.axhline(tg.min_acc, color="#d62728", lw=0.8, ls="--", label="target accuracy")
+            ax.axhline(tg.min_acc, color="#d62728", lw=0.8, ls="--", label="target")
         ax.set_xlabel("cost per case")
         ax.set_ylabel(lab)
     cb = fig.colorbar(sc, ax=axs[-1], label="jury size n")

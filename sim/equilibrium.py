@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from .schema import CONSULT_DEBATE
 from .lazy import lazy
 xr = lazy("xarray")
 from omegaconf import DictConfig, OmegaConf
@@ -709,7 +710,8 @@ def _assemble(base, eqc, game, cells, shape, dims, axes, consult, debate, report
                 "units": "utility" if name == "welfare" else "1"})
     from antiamp.sweeps.spec import axis_coords
 
-    coords = axis_coords(axes, dims, {"protocol": ("protocol", ["consult", "debate"]),
+    coords = axis_coords(axes, dims, {"protocol": ("protocol", ["consult", "debate"],
+                                                   dict(CONSULT_DEBATE)),
                                       "equilibrium": ("equilibrium", np.arange(E))})
     if game.tau_P_se is not None:
         data["tau_P"] = (tuple(dims), game.tau_P.reshape(shape),

@@ -186,26 +186,31 @@ def format_table(ds: xr.Dataset) -> str:
         f" (jury of {ds.attrs['jury_size']}), n={ds.attrs['n_instances']:,}, seed={ds.attrs['seed']}",
         "presentation given evidence: " + _strategies_line(ds.attrs["strategies"]),
         "",
-        "  ".join(h.ljust(x) for h, x in zip(head, w)) + "  definition",
     ]
+    from .plotting import wrap_columns, wrap_prose
+
+    rows = ["  ".join(h.ljust(x) for h, x in zip(head, w)) + "  definition"]
     for name, spec in PROTOCOL_METRICS.items():
         cells = [name]
         for i in range(2):
             v = float(ds[name].values[i])
             cells.append(_fmt(v, float(ds[f"{name}_se"].values[i])))
-            cells.append(_fmt(float(ds[f"{name}_theory"].values[i])))
-        lines.append("  ".join(c.ljust(x) for c, x in zip(cells, w)) + "  " + spec.definition)
+            cells.append(_fmt(float(ds[f"{name}_exact"].values[i])))
+        rows.append("  ".join(c.ljust(x) for c, x in zip(cells, w)) + "  " + spec.definition)
+    # within a terminal's 100 columns: the definitions that do not fit in a block below
+    lines = wrap_prose(lines) + wrap_columns(rows)
     lines += ["", "paired contrasts on the same instances:"]
+    rows = []
     seed_forms = _seed_forms_apply(ds)
     for name, spec in CONTRAST_METRICS.items():
-        v, se, th = (float(ds[k].values) for k in (name, f"{name}_se", f"{name}_theory"))
+        v, se, th = (float(ds[k].values) for k in (name, f"{name}_se", f"{name}_exact"))
         definition = spec.definition
         if not seed_forms:  # the seed's expression is the tie-break judge's
             definition = definition.split("; seed:")[0]
-        lines.append(
+        rows.append(
             f"  {name.ljust(13)} {_fmt(v, se).ljust(21)} exact {_fmt(th).ljust(9)}  {definition}"
         )
-    return "\n".join(lines)
+    return "\n".join(lines + wrap_prose(wrap_columns(rows), indent="    "))
 
 
 def _caption(ds: xr.Dataset) -> str:
@@ -237,7 +242,7 @@ def plot_results(ds: xr.Dataset, path: str | os.PathLike) -> Path:
     for i, prot in enumerate(ds.protocol.values):
         vals = np.array([float(ds[n].values[i]) for n in names])
         ses = np.array([float(ds[f"{n}_se"].values[i]) for n in names])
-        th = np.array([float(ds[f"{n}_theory"].values[i]) for n in names])
+        th = np.array([float(ds[f"{n}_exact"].values[i]) for n in names])
         xs = x + (i - 0.5) * width
         ax.bar(xs, vals, width, yerr=1.96 * np.nan_to_num(ses), color=colors[str(prot)],
                label=f"{prot} (simulated, 95% interval)", capsize=3,
@@ -257,7 +262,7 @@ def plot_results(ds: xr.Dataset, path: str | os.PathLike) -> Path:
     wv = ds["welfare"].values
     ax2.bar([0, 1], wv, yerr=1.96 * ds["welfare_se"].values,
             color=[colors["consult"], colors["debate"]], capsize=3)
-    ax2.scatter([0, 1], ds["welfare_theory"].values, marker="D", s=28, facecolors="white",
+    ax2.scatter([0, 1], ds["welfare_exact"].values, marker="D", s=28, facecolors="white",
                 edgecolors="black", linewidths=1.0, zorder=4)
     ax2.set_xticks([0, 1], list(ds.protocol.values))
     ax2.set_ylabel("principal welfare $U_D$")

@@ -65,10 +65,11 @@ def integer_ticks(ax, values, axis: str = "x") -> None:
         getattr(ax, f"{axis}axis").set_major_locator(MaxNLocator(integer=True))
 
 
-def shared_legend(fig, colours: list, styles: list) -> None:
+def shared_legend(fig, colours: list, styles: list, title: str | None = None) -> None:
     """One legend for the whole figure, below the panels: ``colours`` are (label,
     colour) of the hues, ``styles`` (label, line style) of the protocols, drawn in
-    grey so that no colour is tied to a protocol."""
+    grey so that no colour is tied to a protocol.  ``title`` defines the symbol the
+    hue labels use ("cross-examination strength x")."""
     from matplotlib.lines import Line2D
 
     handles = [Line2D([], [], color=c, marker="o", ms=4, lw=1.5, label=lab)
@@ -77,22 +78,49 @@ def shared_legend(fig, colours: list, styles: list) -> None:
                 for lab, ls, mk in styles]
     if handles:
         fig.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), 6),
-                   fontsize=8, frameon=False)
+                   fontsize=8, frameon=False, title=title, title_fontsize=8)
+
+
+def glossary(ds, fields) -> str:
+    """"symbol: meaning" of the (section, key) ``fields`` a figure's title names with
+    their symbols (``describe``), so that the figure defines every symbol it uses."""
+    import yaml
+
+    from .fields import declared, symbol
+
+    cfg = yaml.safe_load(ds.attrs["config"])
+    swept = {ds[d].attrs.get("config_path") for d in list(axes_of(ds)) + list(ds.coords)}
+    out = []
+    for s, k in fields:
+        path = f"{s}.{k}"
+        if path in swept or s not in cfg or cfg[s].get(k) is None:
+            continue
+        meaning = declared(path).get("meaning")
+        sym = symbol(path)
+        if meaning and sym != meaning:
+            out.append(f"{sym}: {meaning}")
+    return "; ".join(dict.fromkeys(out))
 
 
 def line_figure(ds: xr.Dataset, path: Path, panels: list, title: str, fields=(), extra=None) -> list:
     """Lines against the first sweep axis, one colour per value of the second (up to 6).
 
-    ``fields``: (section, key) pairs of fixed parameters named in the title.
-    ``panels``: (title, series) with series (variable, protocol or None, line style);
-    the first series of a colour carries its legend label.  ``extra(axes, x)`` may add
-    reference lines.  Further axes are shown at their first value.
+    ``fields``: (section, key) pairs of fixed parameters named in the title (their
+    symbols are defined below the legend).  ``panels``: (title, series) with series
+    (variable, protocol or None, line style[, legend label]); a line style means one
+    thing in the whole figure: the protocol, or the series' own label where given
+    (the first use of a style names it).  ``extra(axes, x)`` may add reference
+    lines.  Further axes are shown at their first value.  A curve drawn exactly under
+    another of the same panel (two hues with the same values) is named in a note.
     """
     import matplotlib.pyplot as plt
 
     dims = axes_of(ds)
     if not dims:
         return []
+    if dims == ["point"]:  # a design: its points have no order to draw lines along
+        return design_figure(ds, path, [s[0] for _, series in panels for s in series],
+                             title, fields)
     x = dims[0]
     sub = ds.isel({d: 0 for d in dims[2:]}) if len(dims) > 2 else ds
     hue = dims[1] if len(dims) > 1 else None
@@ -101,19 +129,21 @@ def line_figure(ds: xr.Dataset, path: Path, panels: list, title: str, fields=(),
     cmap = plt.get_cmap("viridis")
     xv = ds[x].values
     xpos = np.arange(len(xv)) if xv.dtype.kind in "US" else xv
-    colours, styles = [], {}
+    colours, styles, drawn = [], {}, {}
     for kk, h in enumerate(hues):
         d = sub if h is None else sub.isel({hue: h})
         col = "C0" if h is None else cmap(kk / max(1, len(hues) - 1))
         colours.append(("" if h is None else f"{axis_symbol(ds, hue)} = {fmt(ds[hue].values[h])}",
                         col))
-        for ax, (_, series) in zip(axs, panels):
-            for var, prot, style in series:
+        for k, (ax, (_, series)) in enumerate(zip(axs, panels)):
+            for var, prot, style, *lab in series:
                 da = d[var] if prot is None else d[var].sel(protocol=prot)
                 ax.plot(xpos, da.values, style, ms=3, color=col)
-                if prot:
+                drawn.setdefault((k, var, prot), []).append((h, np.asarray(da.values, float)))
+                name = lab[0] if lab else prot
+                if name:
                     ls = "--" if "--" in style else ":" if ":" in style else "-"
-                    styles[prot] = (prot, ls, "o" if "o" in style else None)
+                    styles.setdefault(ls, (name, ls, "o" if "o" in style else None))
     for ax, (t, series) in zip(axs, panels):
         ax.set_title(t, fontsize=9)
         ax.set_xlabel(axis_label(ds, x), fontsize=8)
@@ -121,15 +151,166 @@ def line_figure(ds: xr.Dataset, path: Path, panels: list, title: str, fields=(),
             ax.set_xticks(xpos, xv)
         else:
             integer_ticks(ax, xv)
-        if any(v in ("amp_gap", "t_gap", "diversity_value") for v, _, _ in series):
+        if any(s[0] in ("amp_gap", "t_gap", "diversity_value") for s in series):
             ax.axhline(0, color="0.6", lw=0.8)
     if extra is not None:
         extra(axs, x)
-    shared_legend(fig, colours if hue is not None else [], list(styles.values()))
+    shared_legend(fig, colours if hue is not None else [], list(styles.values()),
+                  axis_label(ds, hue) if hue is not None else None)
     note = ("; shown at " + ", ".join(f"{d} = {fmt(ds[d].values[0])}" for d in dims[2:])
             if len(dims) > 2 else "")
-    fig.suptitle(f"{title}: {describe(ds, fields)}{note}", fontsize=9)
+    hidden = _hidden_curves(ds, hue, panels, drawn)
+    foot = "; ".join(x for x in (glossary(ds, fields), hidden) if x)
+    fig.suptitle(f"{title}: {describe(ds, fields)}{note}" + (f"\n({foot})" if foot else ""),
+                 fontsize=9)
     return save(fig, path)
+
+
+def _hidden_curves(ds, hue, panels, drawn) -> str:
+    """A note naming the curves drawn exactly over others of the same panel (only the
+    last drawn shows)."""
+    if hue is None:
+        return ""
+
+    def equal(y, y0):  # to drawing precision (sums in another order differ in the last bits)
+        return np.isfinite(y).any() and np.allclose(y, y0, rtol=1e-9, atol=1e-12, equal_nan=True)
+
+    sym, vals = axis_symbol(ds, hue), ds[hue].values
+    every, pairs = [], {}
+    for (_, var, prot), curves in drawn.items():
+        lab = f"{var} ({prot})" if prot else var
+        if len(curves) > 1 and all(equal(y, curves[0][1]) for _, y in curves[1:]):
+            every.append(lab)
+            continue
+        for i, (h, y) in enumerate(curves):
+            h0 = next((h0 for h0, y0 in curves[:i] if equal(y, y0)), None)
+            if h0 is not None:
+                pairs.setdefault((h, h0), []).append(lab)
+    parts = []
+    if every:
+        parts.append(f"one curve for every {sym} (all the same): "
+                     + ", ".join(dict.fromkeys(every)))
+    for (h, h0), labs in pairs.items():
+        parts.append(f"{sym} = {fmt(vals[h])} hidden under {fmt(vals[h0])}: "
+                     + ", ".join(dict.fromkeys(labs)))
+    return "; ".join(parts)
+
+
+def design_figure(ds: xr.Dataset, path: Path, variables, title: str = "", fields=()) -> list:
+    """A design's cells (``sweep.design`` = lhs, sobol, saltelli or morris: one
+    dimension ``point``) against each swept field: one row of panels per variable,
+    one column per field, each cell a point (a design's points have no order, so
+    none are joined), one colour per protocol.  Variables with dimensions other than
+    ``point`` and ``protocol`` are left out."""
+    fields_swept = [c for c in ds.coords if ds[c].dims == ("point",) and c != "point"]
+    seen, names = set(), []
+    for v in variables:
+        if v in ds.data_vars and v not in seen and "point" in ds[v].dims \
+                and set(ds[v].dims) <= {"point", "protocol"} \
+                and np.isfinite(np.asarray(ds[v].values, float)).any():
+            seen.add(v)
+            names.append(v)
+    names = names[:3]
+    if not names or not fields_swept:
+        return []
+    import matplotlib.pyplot as plt
+
+    ncol = min(len(fields_swept), 4)
+    fields_swept = fields_swept[:ncol]
+    fig, axs = plt.subplots(len(names), ncol, figsize=(FIGURE_PX / DPI, 2.6 * len(names) + 1.2),
+                            squeeze=False, layout="constrained")
+    prots = [str(p) for p in ds.protocol.values] if "protocol" in ds.coords else []
+    colours = {p: f"C{k}" for k, p in enumerate(prots)}
+    for r, v in enumerate(names):
+        da = ds[v]
+        for c, f in enumerate(fields_swept):
+            ax = axs[r][c]
+            ax.tick_params(labelsize=8)
+            for p in (prots if "protocol" in da.dims else [None]):
+                y = da.sel(protocol=p).values if p is not None else da.values
+                ax.plot(ds[f].values, y, "o", ls="none", ms=3, alpha=0.8,
+                        color=colours.get(p, "0.3"))
+            if r == len(names) - 1:
+                ax.set_xlabel(axis_label(ds, f), fontsize=8)
+            if c == 0:
+                ax.set_ylabel(da.attrs.get("long_name", v), fontsize=8)
+    if "protocol" in ds.coords and any("protocol" in ds[v].dims for v in names):
+        from matplotlib.lines import Line2D
+
+        fig.legend(handles=[Line2D([], [], color=colours[p], marker="o", ls="none", ms=4,
+                                   label=p) for p in prots],
+                   loc="outside lower center", ncols=min(len(prots), 6), fontsize=8,
+                   frameon=False)
+    fixed = describe(ds, fields)
+    fig.suptitle(f"{title}: {ds.sizes['point']} design points, each drawn against each "
+                 f"swept field (the others vary too)" + (f"; {fixed}" if fixed else ""),
+                 fontsize=9)
+    return save(fig, path)
+
+
+#: Widest line of a printed table: a terminal's 100 columns.
+TABLE_WIDTH = 100
+
+
+def wrap_columns(rows: list, width: int = TABLE_WIDTH, keep: int = 1) -> list:
+    """Aligned table ``rows`` (a header and its rows) at most ``width`` wide: columns
+    that do not fit go into further blocks below, each block repeating the first
+    ``keep`` columns (the row names).  A column boundary is a run of at least two
+    spaces at the same place in every row; a table within ``width`` comes back as it
+    is.  (Hand-written: tabulate and textwrap wrap cells or lines, not column sets.)"""
+    if not rows or max(len(r) for r in rows) <= width:
+        return list(rows)
+    n = max(len(r) for r in rows)
+    pad = [r.ljust(n) for r in rows]
+    blank = [all(r[i] == " " for r in pad) for i in range(n)]
+    # fields: spans between gutters of >= 2 blank columns (a gutter joins the field after it)
+    cuts, i = [0], 0
+    while i < n:
+        if blank[i]:
+            j = i
+            while j < n and blank[j]:
+                j += 1
+            if j - i >= 2 and i > 0 and j < n:
+                cuts.append(i)
+            i = j
+        else:
+            i += 1
+    cuts.append(n)
+    fields = list(zip(cuts[:-1], cuts[1:]))
+    if len(fields) <= keep:
+        return list(rows)
+    key = (fields[0][0], fields[keep - 1][1])
+    blocks, cur, used = [], [], key[1] - key[0]
+    for a, b in fields[keep:]:
+        if cur and used + (b - a) > width:
+            blocks.append(cur)
+            cur, used = [], key[1] - key[0]
+        cur.append((a, b))
+        used += b - a
+    blocks.append(cur)
+    out = []
+    for k, blk in enumerate(blocks):
+        if k:
+            out.append("")
+        for r in pad:
+            out.append((r[key[0]:key[1]] + "".join(r[a:b] for a, b in blk)).rstrip())
+    return out
+
+
+def wrap_prose(lines, width: int = TABLE_WIDTH, indent: str = "  ") -> list:
+    """Lines of prose at most ``width`` wide, broken between words; a continued line
+    is indented by ``indent`` (and keeps the line's own leading spaces)."""
+    import textwrap
+
+    out = []
+    for ln in lines:
+        if len(ln) <= width:
+            out.append(ln)
+            continue
+        lead = ln[:len(ln) - len(ln.lstrip())]
+        out += textwrap.wrap(ln, width, initial_indent="", subsequent_indent=lead + indent,
+                             break_long_words=False, break_on_hyphens=False) or [ln]
+    return out
 
 
 def protocol_rows(ds: xr.Dataset, columns, epsilon: bool = False, se: bool = False) -> list:
@@ -172,7 +353,8 @@ def describe(ds, fields) -> str:
     import yaml
 
     cfg = yaml.safe_load(ds.attrs["config"])
-    swept = {ds[d].attrs.get("config_path") for d in axes_of(ds)}
+    # a design's fields are coordinates along its points, not dimensions
+    swept = {ds[d].attrs.get("config_path") for d in list(axes_of(ds)) + list(ds.coords)}
     from .fields import symbol
 
     parts = [f"{symbol(f'{s}.{k}')} = {fmt(cfg[s][k])}" for s, k in fields

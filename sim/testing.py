@@ -22,6 +22,13 @@ The checks:
     every numeric or boolean field of its own sections refuses a value of the wrong
     type, a non-finite value (floats) and an absurd size (integers) with a
     :class:`~antiamp.config.ConfigError` that names the field.
+``schema``
+    the grid's Dataset and one cell's follow the result schema (:mod:`antiamp.schema`):
+    every metric's standard error is ``<metric>_se`` and its exact value
+    ``<metric>_exact`` (never ``_theory``), beside the metric, with its dimensions
+    and units; ``long_name`` and ``units`` on the metric, the companions' long names
+    derived from it, ``ancillary_variables`` linking the metric to its standard
+    error; a ``protocol`` coordinate with a ``long_name``.
 ``cell_in_grid``
     one cell run on its own equals the same cell inside a grid, bit for bit.
 ``blocks``
@@ -29,7 +36,7 @@ The checks:
     depend only on its own config).
 ``exact``
     where the model reports a value beside its exact value and standard error
-    (``x``, ``x_se``, ``x_exact`` or ``x_theory``), they agree within 5 SE.
+    (``x``, ``x_se``, ``x_exact``), they agree within 5 SE.
 ``distributed`` (with ``client``)
     a grid run resumably on the dask ``client`` is bit-identical to the local run.
 ``resume`` (with ``kill=True``)
@@ -179,11 +186,18 @@ def _one_cell(grid: dict) -> tuple[dict, dict]:
     return cell, sel
 
 
+def _check_schema(ds, problems, tag: str = ""):
+    from .schema import problems as departures
+
+    problems += [f"schema{tag}: {p}" for p in departures(ds)]
+
+
 def _check_cell_in_grid(grid_ds, grid: dict, problems, tag: str = ""):
     import antiamp
 
     cell, sel = _one_cell(grid)
     one = antiamp.simulate(cell)
+    _check_schema(one, problems, f"{tag} (one cell)")
     g = grid_ds.sel(sel)
     for d, n in one.sizes.items():  # a grid pads e.g. equilibria to its largest cell
         if d in g.sizes and g.sizes[d] != n:
@@ -196,7 +210,7 @@ def _check_exact(ds, problems, tag: str = ""):
 
     for v in ds.data_vars:
         se = f"{v}_se"
-        ref = next((f"{v}_{s}" for s in ("exact", "theory") if f"{v}_{s}" in ds), None)
+        ref = f"{v}_exact" if f"{v}_exact" in ds else None
         if se not in ds or ref is None:
             continue
         x, s, e = (np.asarray(ds[k].values, float) for k in (v, se, ref))
@@ -327,7 +341,8 @@ def check_model(model: Any, *, grids: Optional[Iterable[dict]] = None, client=No
         tmp = Path(tmp_path) if tmp_path is not None else Path(scratch)
         for k, grid in enumerate(grids):
             ds = run_grid(grid, progress=False)
-            ran += [f"cell_in_grid[{k}]", f"blocks[{k}]", f"exact[{k}]"]
+            ran += [f"schema[{k}]", f"cell_in_grid[{k}]", f"blocks[{k}]", f"exact[{k}]"]
+            _check_schema(ds, problems, f"[{k}]")
             _check_cell_in_grid(ds, grid, problems, f"[{k}]")
             problems += same(ds, run_grid(grid, cells_per_block=1, progress=False),
                              f"blocks[{k}]: ")

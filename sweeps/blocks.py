@@ -275,11 +275,12 @@ def _now() -> str:
 
 
 def label_metrics(ds: xr.Dataset) -> xr.Dataset:
-    """Link every metric to its standard error (CF ``ancillary_variables``)."""
-    for name in list(ds.data_vars):
-        if f"{name}_se" in ds.data_vars:
-            ds[name].attrs["ancillary_variables"] = f"{name}_se"
-    return ds
+    """Link every metric to its standard error (CF ``ancillary_variables``) and give
+    its standard error and exact value the result schema's attributes
+    (:mod:`antiamp.schema`)."""
+    from antiamp.schema import label
+
+    return label(ds)
 
 
 # ----------------------------------------------------------------------------- runs
@@ -506,12 +507,14 @@ def open_store(store, dask: bool | None = None) -> xr.Dataset:
     A store of a few thousand cells loads two to three times faster without dask
     (one read of each array instead of a task per chunk); dask is for stores that
     should be read, reduced or written out in pieces."""
+    from antiamp.schema import upgrade  # a store of the former names reads as a new one
+
     if dask:
-        return xr.open_zarr(store)
+        return upgrade(xr.open_zarr(store))
     ds = xr.open_zarr(store, chunks=None)
     if dask is None and ds.nbytes > DASK_ABOVE_BYTES:
-        return xr.open_zarr(store)
-    return ds
+        return upgrade(xr.open_zarr(store))
+    return upgrade(ds)
 
 
 def run_grid_store(cfg: Any, store: str | Path, *, client=None, executor=None,
@@ -653,12 +656,34 @@ class GridReport:
         return not self.damaged
 
 
+def _dimension_arrays(store: Path) -> list:
+    """The arrays of a (Zarr format 2) store that are its dimensions' coordinates."""
+    import json
+
+    dims, names = set(), set()
+    for p in Path(store).glob("*/.zattrs"):
+        try:
+            dims.update(json.loads(p.read_text()).get("_ARRAY_DIMENSIONS", []))
+        except (OSError, ValueError):
+            continue
+        names.add(p.parent.name)
+    return sorted(dims & names)
+
+
 def _load(store: Path):
     """The store in memory; (None, reason) when it cannot be read at all."""
     try:
         ds = open_store(store, dask=False)  # every variable is read whole below
     except Exception as exc:
-        return None, f"cannot be opened ({type(exc).__name__}: {str(exc)[:80]})"
+        # xarray reads the dimension coordinates whole on opening: a damaged chunk of
+        # one fails the opening. The store without them (named damaged: the grid is
+        # then recomputed whole), else nothing.
+        dims = _dimension_arrays(store)
+        try:
+            ds = xr.open_zarr(store, chunks=None, drop_variables=dims)
+        except Exception:
+            return None, f"cannot be opened ({type(exc).__name__}: {str(exc)[:80]})"
+        return ds, dims
     bad = []
     for name in list(ds.variables):
         try:

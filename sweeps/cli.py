@@ -134,7 +134,16 @@ def _run(cfg: DictConfig) -> None:
 
     model = get(plain["model"]["name"])
     if model.figures is not None:
-        for p in model.figures(ds.load(), out_dir / Path(store).stem):
+        ds = ds.load()
+        if "point" in ds.dims:  # a design: its points against each field, never joined
+            from antiamp.plotting import design_figure
+
+            paths = design_figure(ds, out_dir / Path(store).stem,
+                                  list(cfg.sweep.plot_vars) or list(model.plot_vars),
+                                  f"antiamp-sweep model={model.name}")
+        else:
+            paths = model.figures(ds, out_dir / Path(store).stem)
+        for p in paths:
             print(f"wrote {p}")
 
 

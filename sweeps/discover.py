@@ -93,10 +93,10 @@ def condition(variables, where: str) -> np.ndarray:
     try:
         res = variables.eval(where, engine="python")
     except pd.errors.UndefinedVariableError as exc:
-        names = [c for c in variables.columns if not ("_se" in c or "_theory" in c
+        names = [c for c in variables.columns if not ("_se" in c or "_exact" in c
                                                       or c.startswith("cell_"))]
         raise DiscoverError(f"--where {where!r}: {exc}; the store's variables are "
-                            f"{', '.join(names)} (and their _se and _theory where "
+                            f"{', '.join(names)} (and their _se and _exact where "
                             f"recorded)") from None
     except Exception as exc:  # a syntax or type error of the expression
         raise DiscoverError(f"--where {where!r} cannot be evaluated: "
@@ -223,7 +223,9 @@ def discover(store, where: str, threshold: float = 0.8, n_boxes: int = 1,
         raise DiscoverError(f"no store at {store}")
     if not is_antiamp_store(store):
         raise DiscoverError(f"{store} is not an antiamp store (a sweep.zarr or a merged store)")
-    ds = xr.open_zarr(store, chunks=None)
+    from antiamp.schema import upgrade
+
+    ds = upgrade(xr.open_zarr(store, chunks=None))
     if not allow_incomplete and not ds.attrs.get("complete"):
         raise DiscoverError(f"{store} is not complete (its sweep was interrupted); rerun the "
                             f"sweep to finish it, or pass --allow-incomplete")

@@ -191,16 +191,18 @@ def _template(plan: Plan, chunk: tuple, fp: str, created: str) -> tuple[xr.Datas
         for a in plan.axes:
             coords[a.dim] = (("point",), a.values, {"long_name": a.long_name, "units": a.units,
                                                     "config_path": a.path})
+    from antiamp.schema import exact_long_name, se_long_name
+
     data_vars, numpy_vars = {}, {}
     for name, spec in PROTOCOL_METRICS.items():
         data_vars[name] = (cdims + ("protocol",), full(shape + (2,), np.nan),
                            _metric_attrs(spec))
         data_vars[f"{name}_se"] = (cdims + ("protocol",), full(shape + (2,), np.nan),
-                                   {"long_name": f"standard error of {spec.long_name}", "units": spec.units})
+                                   {"long_name": se_long_name(spec.long_name), "units": spec.units})
     for name, spec in CONTRAST_METRICS.items():
         data_vars[name] = (cdims, full(shape, np.nan), _metric_attrs(spec))
         data_vars[f"{name}_se"] = (cdims, full(shape, np.nan),
-                                   {"long_name": f"standard error of {spec.long_name}", "units": spec.units})
+                                   {"long_name": se_long_name(spec.long_name), "units": spec.units})
     data_vars["class_counts"] = (cdims + ("transcript_class",),
                                  zeros(shape + (kb.N_CLASSES,), dtype=np.int64),
                                  {"long_name": "instances per transcript class", "units": "1"})
@@ -212,14 +214,14 @@ def _template(plan: Plan, chunk: tuple, fp: str, created: str) -> tuple[xr.Datas
     # Closed forms are written block by block with the simulated values, so that
     # memory stays bounded by a block whatever the number of cells.
     for name, spec in PROTOCOL_METRICS.items():
-        data_vars[f"{name}_theory"] = (cdims + ("protocol",),
-                                       full(shape + (2,), np.nan),
-                                       {"long_name": f"closed form of {spec.long_name}",
-                                        "units": spec.units})
+        data_vars[f"{name}_exact"] = (cdims + ("protocol",),
+                                      full(shape + (2,), np.nan),
+                                      {"long_name": exact_long_name(spec.long_name),
+                                       "units": spec.units})
     for name, spec in CONTRAST_METRICS.items():
-        data_vars[f"{name}_theory"] = (cdims, full(shape, np.nan),
-                                       {"long_name": f"closed form of {spec.long_name}",
-                                        "units": spec.units})
+        data_vars[f"{name}_exact"] = (cdims, full(shape, np.nan),
+                                      {"long_name": exact_long_name(spec.long_name),
+                                       "units": spec.units})
     for k, nm in enumerate(("x_P_consult", "x_P", "x_A")):
         numpy_vars[f"strategy_{nm}"] = (cdims, plan.strategies[:, k].reshape(shape), {
             "long_name": f"presentation probability {nm} given evidence", "units": "1"})
@@ -462,6 +464,21 @@ def _slabs(shape: tuple, chunk: tuple):
     return list(blocks(shape, sub))
 
 
+def _stored(group, name: str):
+    """``group[name]``, or the array of its former name in a store written before the
+    result schema's names (antiamp.schema.LEGACY: ``<metric>_theory``), so that such a
+    store is verified, repaired and resumed as it is."""
+    try:
+        return group[name]
+    except KeyError:
+        from antiamp.schema import legacy_name
+
+        old = legacy_name(name, group.array_keys())
+        if old == name:
+            raise
+        return group[old]
+
+
 class _SlabReader:
     """Reads each variable of one slab in a single call (zarr fetches its chunks
     together), then serves the blocks inside it from memory; a variable that
@@ -477,7 +494,7 @@ class _SlabReader:
 
     def _array(self, name):
         if name not in self.arrays:
-            self.arrays[name] = self.group[name]
+            self.arrays[name] = _stored(self.group, name)
         return self.arrays[name]
 
     def __call__(self, name: str, region: tuple):
@@ -776,11 +793,11 @@ def block_values(plan: Plan, region: tuple, cells: np.ndarray, counts: np.ndarra
     for name in PROTOCOL_METRICS:
         out[name] = vals[name][0].reshape(shape + (2,))
         out[f"{name}_se"] = vals[name][1].reshape(shape + (2,))
-        out[f"{name}_theory"] = th[name][0].reshape(shape + (2,))
+        out[f"{name}_exact"] = th[name][0].reshape(shape + (2,))
     for name in CONTRAST_METRICS:
         out[name] = np.asarray(vals[name][0]).reshape(shape)
         out[f"{name}_se"] = np.asarray(vals[name][1]).reshape(shape)
-        out[f"{name}_theory"] = np.asarray(th[name][0]).reshape(shape)
+        out[f"{name}_exact"] = np.asarray(th[name][0]).reshape(shape)
     return out
 
 
@@ -813,7 +830,7 @@ def write_block(plan: Plan, group, region: tuple, cells: np.ndarray, counts: np.
 
     def arr(name):
         if name not in arrays:
-            a = group[name]
+            a = _stored(group, name)
             arrays[name] = (a, ChunkFile.of(a))
         return arrays[name]
 

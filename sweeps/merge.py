@@ -58,7 +58,10 @@ def merge_stores(paths, out) -> xr.Dataset:
     stores = find_stores(paths)
     if not stores:
         raise MergeError(f"no sweep stores under {', '.join(map(str, paths))}")
-    dss = [xr.open_zarr(s) for s in stores]
+    from antiamp.schema import upgrade
+
+    # a store of the former names (<metric>_theory) merges under the current ones
+    dss = [upgrade(xr.open_zarr(s)) for s in stores]
     for s, ds in zip(stores, dss):
         if not ds.attrs.get("complete"):
             raise MergeError(f"{s} is not complete; rerun its sweep to finish it first")

@@ -1,18 +1,27 @@
 """Figures of a sweep store: lines for one axis, heatmaps for two, facets beyond.
 
-The closed form is overlaid wherever the store has ``<name>_theory``: dashed
-curves on line plots, labelled contour lines on heatmaps (for ``welfare_diff``
-its zero contour is the seed's threshold beta = alpha (2p - 1) / (1 - p)).
+The closed form is overlaid wherever the store has ``<name>_exact`` (a store of
+the former names, ``<name>_theory``, is read under the current ones): dashed
+curves on line plots; on heatmaps labelled contour lines where both axes are
+numeric with at least ``MIN_CONTOUR_POINTS`` values on a map of more than
+``MAX_ANNOTATED_CELLS`` cells (for ``welfare_diff`` its zero contour is the seed's
+threshold beta = alpha (2p - 1) / (1 - p)); on a smaller map the value printed in
+each cell.
+
+The rules the figures keep (each checked in tests/test_figures.py): each grid
+point is one cell of one colour (nothing interpolated, so a coarse grid looks
+coarse); a categorical axis (``judge.kind`` in a merged store) is a facet or a row
+of cells, never interpolated across; a field that does not change a panel (``mu``
+for a tie-break judge) gets one panel, "any", not a facet per value; a design's
+points are drawn against each swept field, unjoined; contour labels that would be
+cut at a panel's edge are left out; a store plotted with ``--allow-incomplete`` says
+"INCOMPLETE" in its title.
 
 Why these heatmaps are drawn with matplotlib directly rather than xarray's
 ``DataArray.plot(col=...)`` facet grids (used where they serve, as in the colmad
-region figure): xarray's pcolormesh infers cell edges around the grid points, so
-on a coarse grid the colours fill cells stretched to the axis limits while the
-closed-form contours, drawn through the points, end at the outermost points: the
-two disagree (issue seen on a 3 x 3 sweep).  Gouraud shading through the points,
-one colour scale shared across facets with a diverging map only where the closed
-form changes sign, the closed form's contours and zero line on every facet, and
-facets left out when constant need per-axes control that the facet grid's
+region figure): one colour scale shared across facets with a diverging map only
+where the closed form changes sign, the closed form on every facet, and facets
+merged or left out when constant need per-axes control that the facet grid's
 ``map_dataarray`` does not give in one call.
 """
 
@@ -79,15 +88,19 @@ def plot_store(store, variables=None, out_dir=None, formats=("png", "pdf"),
         if f not in supported:
             raise PlotError(f"--formats: {f!r} is not a figure format; choose from "
                             f"{', '.join(sorted(supported))}")
-    ds = xr.open_zarr(store, chunks=None)  # a figure reads each variable it draws whole
+    from antiamp.schema import upgrade
+
+    # a figure reads each variable it draws whole; a store of the former names
+    # (<name>_theory) reads under the current ones
+    ds = upgrade(xr.open_zarr(store, chunks=None))
     if not allow_incomplete and not ds.attrs.get("complete"):
         raise IncompleteStore(f"{store} is not complete (its sweep was interrupted); rerun the "
                               "sweep to finish it, or pass --allow-incomplete")
     variables = list(variables or [v for v in DEFAULT_VARS if v in ds])
     for v in variables:
         if v not in ds:
-            raise PlotError(f"--vars: {store} has no variable {v!r}; it has "
-                            f"{', '.join(k for k in ds.data_vars if not k.endswith(('_se', '_theory')))}")
+            have = [k for k in ds.data_vars if not k.endswith(("_se", "_exact"))]
+            raise PlotError(f"--vars: {store} has no variable {v!r}; it has {', '.join(have)}")
     from antiamp.outputs_policy import OutputError, check_out_dir, open_out_dir, refuse_link
 
     names = [f"{v}.{fmt}" for v in variables for fmt in formats]
@@ -111,7 +124,7 @@ def plot_store(store, variables=None, out_dir=None, formats=("png", "pdf"),
     for v in variables:
         da = ds[v].load()
         se = ds[f"{v}_se"].load() if f"{v}_se" in ds else None
-        th = ds[f"{v}_theory"].load() if f"{v}_theory" in ds else None
+        th = ds[f"{v}_exact"].load() if f"{v}_exact" in ds else None
         axes = [d for d in da.dims if d != "protocol"]
         if "point" in da.dims:
             fig = _design(ds, da, th, plt)
@@ -121,7 +134,7 @@ def plot_store(store, variables=None, out_dir=None, formats=("png", "pdf"),
             fig = _heatmaps(ds, da, th, axes, plt)
         n = ds.attrs.get("n_instances")
         n = f"{n:,}" if isinstance(n, (int, np.integer)) else "?"  # a model grid has none
-        fig.suptitle(f"{ds.attrs.get('title', '')}\n{_label(da)}; n = "
+        fig.suptitle(f"{_incomplete(ds)}{ds.attrs.get('title', '')}\n{_label(da)}; n = "
                      f"{n} per cell, seed {ds.attrs.get('seed')}",
                      fontsize=9, y=1.04)
         rasterize_big(fig)
@@ -135,65 +148,185 @@ def plot_store(store, variables=None, out_dir=None, formats=("png", "pdf"),
     return written
 
 
+def _incomplete(ds) -> str:
+    """The title's first words for a store whose sweep has not finished."""
+    if ds.attrs.get("complete"):
+        return ""
+    if "cell_done" in ds:
+        done = np.asarray(ds["cell_done"].values)
+        return f"INCOMPLETE ({int(done.sum()):,} of {done.size:,} cells done; the rest blank): "
+    return "INCOMPLETE (its sweep has not finished; unfinished cells blank): "
+
+
 def _lines(ds, da, se, th, x, plt):
     fig, ax = plt.subplots(figsize=(6, 4))
-    xs = ds[x].values
+    xs, ticks = _positions(ds, x)
+    # points of a categorical axis are not joined: nothing lies between them
+    style = "o-" if ticks is None else "o"
     prots = list(da.protocol.values) if "protocol" in da.dims else [None]
     for prot in prots:
         sel = (lambda a: a.sel(protocol=prot)) if prot is not None else (lambda a: a)
         y = sel(da).values
         color = COLORS.get(str(prot), "#1f78b4")
-        ax.plot(xs, y, "o-", ms=3, color=color, label=f"{prot or da.name} (simulated)")
+        ax.plot(xs, y, style, ms=3, color=color, label=f"{prot or da.name} (simulated)")
         if se is not None:
             s = np.nan_to_num(sel(se).values)
-            ax.fill_between(xs, y - 1.96 * s, y + 1.96 * s, color=color, alpha=0.25, lw=0)
+            if ticks is None:
+                ax.fill_between(xs, y - 1.96 * s, y + 1.96 * s, color=color, alpha=0.25, lw=0)
+            else:
+                ax.errorbar(xs, y, yerr=1.96 * s, fmt="none", color=color, capsize=2)
         if th is not None:
-            ax.plot(xs, sel(th).values, "--", color="black", lw=1,
-                    label="closed form" if prot == prots[0] else None)
+            ax.plot(xs, sel(th).values, "--" if ticks is None else "D", color="black", lw=1,
+                    mfc="none", ms=5, label="closed form" if prot == prots[0] else None)
     ax.set_xlabel(_coord_label(ds, x))
     from antiamp.plotting import integer_ticks
 
-    integer_ticks(ax, xs)
+    if ticks is not None:
+        ax.set_xticks(xs, ticks)
+    else:
+        integer_ticks(ax, xs)
     ax.set_ylabel(_label(da))
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
     return fig
 
 
+#: Most cells of a heatmap panel that get the closed form printed in them (contours
+#: through so few points would be polylines that only look like level sets).
+MAX_ANNOTATED_CELLS = 64
+#: Fewest grid points on each axis of a larger map for the closed form's contours.
+MIN_CONTOUR_POINTS = 5
+#: Most facet panels of one figure; further facet dimensions are shown at their first value.
+MAX_PANELS = 16
+
+
+def _numeric(ds, d) -> bool:
+    return ds[d].dtype.kind in "iuf"
+
+
+def _positions(ds, d):
+    """(positions, tick labels or None) of a heatmap axis: a categorical axis sits at
+    0, 1, ... with its values as tick labels."""
+    v = ds[d].values
+    if _numeric(ds, d):
+        return v.astype(float), None
+    return np.arange(len(v), dtype=float), [str(x) for x in v]
+
+
+def _same(a, b) -> bool:
+    return a.shape == b.shape and np.array_equal(a, b, equal_nan=True)
+
+
+def _panels(ds, da, th, facet_dims):
+    """The facet panels (dicts of facet coordinates; a coordinate of None: any value,
+    the panels along it being the same), and notes on what was merged or fixed."""
+    import itertools
+
+    notes, fixed = [], {}
+    dims = list(facet_dims)
+    while dims and math.prod(da.sizes[d] for d in dims) > MAX_PANELS:
+        d = dims.pop()
+        fixed[d] = da[d].values[0]
+    panels = [dict(zip(dims, vals)) for vals in itertools.product(*(da[d].values for d in dims))]
+
+    def arrays(sel):
+        sel = {k: (da[k].values[0] if v is None else v) for k, v in sel.items()}
+        out = [da.sel(sel).values]
+        if th is not None:
+            out.append(th.sel(sel).values)
+        return out
+
+    # A field the rest of a panel's coordinates make irrelevant (mu for a tie-break
+    # judge, b for a logit one) repeats the same panel along it: one panel, "any".
+    for d in dims:
+        if d == "protocol":
+            continue
+        groups: dict = {}
+        for p in panels:
+            groups.setdefault(tuple((k, repr(v)) for k, v in p.items() if k != d), []).append(p)
+        merged = []
+        for key, ps in groups.items():
+            ref = arrays(ps[0])
+            if len(ps) > 1 and all(all(_same(a, b) for a, b in zip(ref, arrays(p)))
+                                   for p in ps[1:]):
+                merged.append({**ps[0], d: None})
+                where = ", ".join(f"{_sym(ds, k)} = {_fmt(v)}" for k, v in ps[0].items()
+                                  if k not in (d, "protocol") and v is not None)
+                note = (f"{_sym(ds, d)} does not change the values"
+                        + (f" at {where}" if where else "") + ": one panel for all its values")
+                if note not in notes:
+                    notes.append(note)
+            else:
+                merged.extend(ps)
+        panels = merged
+    return panels, fixed, notes
+
+
+def _panel_title(ds, sel) -> str:
+    import textwrap
+
+    parts = [f"{_sym(ds, d)} = {'any' if v is None else _fmt(v)}".replace(" ", "\x01")
+             for d, v in sel.items()]
+    return "\n".join(w.replace("\x01", " ") for w in textwrap.wrap(", ".join(parts), 34))
+
+
+def _keep_labels_inside(fig, labelled) -> None:
+    """Remove contour labels that would be cut at an edge of their panel (the
+    labels of the other contours stay)."""
+    renderer = fig.canvas.get_renderer()
+    for ax, cs in labelled:
+        box = ax.get_window_extent(renderer)
+        for t in list(cs.labelTexts):
+            e = t.get_window_extent(renderer)
+            if e.x0 < box.x0 or e.x1 > box.x1 or e.y0 < box.y0 or e.y1 > box.y1:
+                t.remove()
+                cs.labelTexts.remove(t)
+
+
+def _lines_of(parts, width: int) -> str:
+    """``parts`` joined by "; " into lines of at most ``width`` characters, never
+    breaking a part (a part longer than a line gets a line of its own)."""
+    lines = [""]
+    for p in parts:
+        if lines[-1] and len(lines[-1]) + 2 + len(p) > width:
+            lines[-1] += ";"
+            lines.append(p)
+        else:
+            lines[-1] = f"{lines[-1]}; {p}" if lines[-1] else p
+    return "\n".join(lines)
+
+
 def _heatmaps(ds, da, th, axes, plt):
-    x, y = axes[1], axes[0]
-    facet_dims = (["protocol"] if "protocol" in da.dims else []) + axes[2:]
-    fixed = {}
-    if len(facet_dims) > 2:
-        for d in facet_dims[2:]:
-            fixed[d] = da[d].values[0]
-        facet_dims = facet_dims[:2]
+    from antiamp.plotting import cell_map
+
+    # The map's axes are numeric fields where there are two (a categorical one, such as
+    # judge.kind in a merged store, becomes a facet: nothing is interpolated across it).
+    num = [d for d in axes if _numeric(ds, d) and ds.sizes[d] > 1]
+    order = num + [d for d in axes if d not in num]
+    y, x = order[0], order[1]
+    facet_dims = (["protocol"] if "protocol" in da.dims else []) + [d for d in axes
+                                                                   if d not in (x, y)]
+    panels, fixed, notes = _panels(ds, da, th, facet_dims)
     da = da.sel(fixed) if fixed else da
     th = th.sel(fixed) if (th is not None and fixed) else th
-    # Facets: every combination of the facet dimensions, wrapped four to a row.
-    if len(facet_dims) == 2:
-        cols, rows = list(da[facet_dims[0]].values), list(da[facet_dims[1]].values)
-        panels = [{facet_dims[0]: c, facet_dims[1]: r} for r in rows for c in cols]
-        ncol = len(cols)
-    elif facet_dims:
-        panels = [{facet_dims[0]: c} for c in da[facet_dims[0]].values]
-        ncol = min(4, len(panels))
-    else:
-        panels, ncol = [{}], 1
+
+    def sel_of(p):  # "any" value: the first (the panels along it are the same)
+        return {k: (da[k].values[0] if v is None else v) for k, v in p.items()}
+
     # A facet constant over the whole grid says nothing a panel of one colour would
     # (consultancy's Amp over jury size and b, say): named in the note instead,
     # where some other facet varies.
     constant = []
-    if len(facet_dims) == 1 and len(panels) > 1:
-        def flat(sel):
-            v = da.sel(sel).values
+    if len(panels) > 1:
+        def flat(p):
+            v = da.sel(sel_of(p)).values
             return not np.isnan(v).all() and np.nanmax(v) == np.nanmin(v)
 
         is_flat = [flat(p) for p in panels]
         if not all(is_flat):
             constant = [p for p, f in zip(panels, is_flat) if f]
             panels = [p for p, f in zip(panels, is_flat) if not f]
-            ncol = min(4, len(panels))
+    ncol = min(4, len(panels))
     nrow = math.ceil(len(panels) / ncol)
     fig, axs = plt.subplots(nrow, ncol, figsize=(3.4 * ncol + 1.2, 2.9 * nrow + 0.8),
                             squeeze=False, sharex=True, sharey=True)
@@ -207,20 +340,22 @@ def _heatmaps(ds, da, th, axes, plt):
         vmin, vmax, cmap = -m, m, "RdBu_r"
     else:
         cmap = "viridis"
-    xs, ys = ds[x].values, ds[y].values
-    # Colours interpolated between the cell centres (Gouraud), as the closed-form
-    # contours are: both then cover the same square and agree where they meet;
-    # discrete cells ("nearest") where a value is missing or an axis is not numeric.
-    smooth = (xs.dtype.kind in "iuf" and ys.dtype.kind in "iuf" and len(xs) > 1 and len(ys) > 1
-              and not np.isnan(da.values).any())
-    mesh = None
+    xs, xlab = _positions(ds, x)
+    ys, ylab = _positions(ds, y)
+    # Each grid point is one cell of one colour (nothing interpolated between points,
+    # so the grid's coarseness shows). The closed form: its value printed in each cell
+    # of a small grid, else contours where both axes are numeric and fine enough.
+    printed = len(xs) * len(ys) <= MAX_ANNOTATED_CELLS
+    contours = (not printed and xlab is None and ylab is None
+                and min(len(xs), len(ys)) >= MIN_CONTOUR_POINTS)
+    mesh, labelled, zero_line = None, [], False
     for k, ax in enumerate(axs.flat):
         if k >= len(panels):
             ax.set_visible(False)
             continue
-        sel = panels[k]
+        sel = sel_of(panels[k])
         a = da.sel(sel).transpose(y, x)
-        title = ", ".join(f"{_sym(ds, d)} = {_fmt(v)}" for d, v in sel.items())
+        title = _panel_title(ds, panels[k])
         if np.isnan(a.values).all():
             ax.text(0.5, 0.5, "undefined here\n(no instance in the\nconditioning event)",
                     ha="center", va="center", fontsize=8, transform=ax.transAxes, color="0.4")
@@ -228,34 +363,55 @@ def _heatmaps(ds, da, th, axes, plt):
             continue
         if np.nanmax(a.values) == np.nanmin(a.values):
             title += f" (constant {_fmt(float(np.nanmax(a.values)))})"
-        mesh = ax.pcolormesh(xs, ys, a.values, shading="gouraud" if smooth else "nearest",
-                             vmin=vmin, vmax=vmax, cmap=cmap)
+        mesh = cell_map(ax, xs, ys, a.values, vmin=vmin, vmax=vmax, cmap=cmap)
         if th is not None:
             t = th.sel(sel).transpose(y, x).values
-            if np.nanmax(t) > np.nanmin(t) and min(t.shape) > 1:
-                cs = ax.contour(ds[x].values, ds[y].values, t, levels=7, colors="black",
-                                linewidths=0.7, linestyles="--")
+            if contours and np.nanmax(t) > np.nanmin(t):
+                cs = ax.contour(xs, ys, t, levels=7, colors="black", linewidths=0.7,
+                                linestyles="--")
                 ax.clabel(cs, fontsize=6)
+                labelled.append((ax, cs))
                 if np.nanmin(t) < 0 < np.nanmax(t):  # the sign change: where debate wins
-                    ax.contour(ds[x].values, ds[y].values, t, levels=[0.0], colors="black",
-                               linewidths=2.0)
+                    ax.contour(xs, ys, t, levels=[0.0], colors="black", linewidths=2.0)
+                    zero_line = True
+            elif printed:
+                for i, yy in enumerate(ys):
+                    for j, xx in enumerate(xs):
+                        if np.isfinite(t[i, j]):
+                            ax.text(xx, yy, f"{t[i, j]:.3g}", ha="center", va="center",
+                                    fontsize=6, color="black",
+                                    bbox={"boxstyle": "round,pad=0.15", "fc": "white",
+                                          "ec": "none", "alpha": 0.7})
         ax.set_title(title, fontsize=8)
+        # ticks at the grid's values where there are few (a cell is centred on its value)
+        if xlab is not None or len(xs) <= 8:
+            ax.set_xticks(xs, xlab or [_fmt(v) for v in ds[x].values])
+        if ylab is not None or len(ys) <= 8:
+            ax.set_yticks(ys, ylab or [_fmt(v) for v in ds[y].values])
         if k // ncol == nrow - 1 or k + ncol >= len(panels):
             ax.set_xlabel(_coord_label(ds, x), fontsize=8)
         if k % ncol == 0:
             ax.set_ylabel(_coord_label(ds, y), fontsize=8)
     if mesh is not None:
         fig.colorbar(mesh, ax=axs, label=_label(da), shrink=0.9)
-    note = ("colour: simulated" + (" (interpolated between grid points)" if smooth else "")
-            + "; dashed contours: closed form")
-    if th is not None and np.nanmin(th.values) < 0 < np.nanmax(th.values):
+    note = "colour: simulated, one cell per grid point"
+    if th is not None:
+        note += ("; dashed contours: closed form" if contours else
+                 "; numbers: closed form in each cell"
+                 if printed else "; closed form not drawn (too many cells to label, too "
+                 "few points or a categorical axis for contours)")
+    if zero_line:
         note += "; thick line: closed form = 0"
     if fixed:
-        note += "; shown at " + ", ".join(f"{d}={_fmt(v)}" for d, v in fixed.items())
-    for sel in constant:
-        note += "; not shown: " + ", ".join(f"{_sym(ds, d)} = {_fmt(v)}" for d, v in sel.items()) \
-            + f" (constant {_fmt(float(np.nanmax(da.sel(sel).values)))} over the grid)"
-    fig.text(0.5, -0.02 if nrow == 1 else 0.0, note, fontsize=7, ha="center", va="top")
+        note += "; shown at " + ", ".join(f"{_sym(ds, d)} = {_fmt(v)}" for d, v in fixed.items())
+    for n in notes:
+        note += "; " + n
+    for p in constant:
+        note += "; not shown: " + _panel_title(ds, p) \
+            + f" (constant {_fmt(float(np.nanmax(da.sel(sel_of(p)).values)))} over the grid)"
+    fig.text(0.5, -0.02 if nrow == 1 else 0.0, _lines_of(note.split("; "), 40 * ncol + 60),
+             fontsize=7, ha="center", va="top")
+    _keep_labels_inside(fig, labelled)
     return fig
 
 

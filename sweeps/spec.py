@@ -678,11 +678,11 @@ def _make_plan(cfg: Any, *, columnar: bool = True) -> Plan:
     from antiamp.metrics import CONTRAST_METRICS, PROTOCOL_METRICS
 
     names = list(PROTOCOL_METRICS) + list(CONTRAST_METRICS)
-    plottable = set(names) | {f"{n}_{s}" for n in names for s in ("se", "theory")}
+    plottable = set(names) | {f"{n}_{s}" for n in names for s in ("se", "exact")}
     for v in spec.plot_vars or []:  # before the sweep, not after it
         if v not in plottable:
             raise ConfigError(f"sweep.plot_vars: {v!r} is not a variable of the store; choose "
-                              f"from {', '.join(names)} (or their _se, _theory)")
+                              f"from {', '.join(names)} (or their _se, _exact)")
     grid = CellGrid(base, spec)
     if columnar:
         thr, fixed, a_fixed, Jc, Jd, wel, targs, strat = _columns_of(grid)

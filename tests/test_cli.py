@@ -37,7 +37,7 @@ def test_cli_defaults_and_overrides(tmp_path):
     ds = xr.open_zarr(run_dir / "results.zarr")
     assert list(ds.protocol.values) == ["consult", "debate"]
     for name in ("amp", "acc", "fwc", "tie_rate", "welfare"):
-        assert f"{name}_se" in ds and f"{name}_theory" in ds
+        assert f"{name}_se" in ds and f"{name}_exact" in ds
         assert ds[name].attrs["long_name"] and "units" in ds[name].attrs
     assert ds.attrs["seed"] == 7 and ds.attrs["antiamp_version"] == sim.__version__
     cfg = yaml.safe_load(ds.attrs["config"])
@@ -56,7 +56,7 @@ def test_cli_default_run_from_any_directory(tmp_path):
     ds = xr.open_zarr(stores[0])
     assert ds.attrs["judge"] == "tiebreak"
     th = sim.theory()
-    assert float(ds.amp_theory.values[0]) == pytest.approx(float(th.amp.values[0]))
+    assert float(ds.amp_exact.values[0]) == pytest.approx(float(th.amp.values[0]))
 
 
 @pytest.mark.parametrize("arg", ["sweep=amp_gap", "+sweep=amp_gap", "sweep.axes.model.rho=[0.1]",

@@ -35,7 +35,7 @@ def test_records_reproduce_the_accumulators_exactly():
     est = estimate(validate_log(df), EstimateOptions(n_resamples=500))
     for i, prot in enumerate(("consult", "debate")):
         r = est.sel(protocol=prot, stratum="all")
-        assert float(r.amp_lo) <= float(ds.amp_theory.values[i]) <= float(r.amp_hi)
+        assert float(r.amp_lo) <= float(ds.amp_exact.values[i]) <= float(r.amp_hi)
 
 
 def _coverage(reps, n, n_resamples):

@@ -4,12 +4,23 @@ axes objects at the moment of saving, each figure
 * is at most about 1,200 pixels wide (README and page width),
 * labels no axis with a raw config name (``rho``, ``size``, ``r_mean_false``...),
 * puts whole-number ticks on an axis swept over an integer field (K, jury size, B),
-* keeps its title within its edges.
+* keeps its title within its edges,
+* names no seed by its number in a legend ("(000)"), and gives no two legend entries
+  one style.
+
+and the rules a figure keeps so as not to mislead (tests below): heatmaps drawn as
+cells, never interpolated, with no closed-form contours across a categorical axis or
+through a grid too coarse for them; no facet per value of a field that changes
+nothing; a design's points never joined by lines; contour labels within their
+panels; an incomplete store says so in its title; legends and titles define their
+symbols; curves drawn exactly over others are named.  And every printed table fits
+a terminal's 100 columns.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 import typing
 from pathlib import Path
 
@@ -20,6 +31,8 @@ import matplotlib.figure  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import xarray as xr  # noqa: E402
+from matplotlib.collections import QuadMesh  # noqa: E402
+from matplotlib.contour import ContourSet  # noqa: E402
 from matplotlib.image import imread  # noqa: E402
 
 import antiamp  # noqa: E402
@@ -71,6 +84,28 @@ def _final_name(fname) -> str:
     return str(p.with_name(m.group(1)) if m else p)
 
 
+def _style(h) -> tuple:
+    """What tells a legend entry's line or marker apart: colour, line style, marker."""
+    from matplotlib.colors import to_hex
+
+    try:
+        return (to_hex(h.get_color()), str(h.get_linestyle()), str(h.get_marker()))
+    except Exception:  # patches, collections: their face colour and marker shape
+        try:
+            fc = h.get_facecolor()
+            paths = h.get_paths() if hasattr(h, "get_paths") else []
+            shape = (np.round(paths[0].vertices, 3).tobytes().hex()[:64] if len(paths)
+                     else type(h).__name__)
+            return (to_hex(fc[0] if np.ndim(fc) > 1 else fc), type(h).__name__, shape)
+        except Exception:
+            return (repr(h), "", "")
+
+
+def _inside(e, box, tol=1.0) -> bool:
+    return (e.x0 >= box.x0 - tol and e.x1 <= box.x1 + tol and e.y0 >= box.y0 - tol
+            and e.y1 <= box.y1 + tol)
+
+
 @pytest.fixture
 def saved(monkeypatch):
     """(figure, path) of every savefig while the test runs, with its axes inspected then."""
@@ -86,6 +121,9 @@ def saved(monkeypatch):
                 self.canvas.draw()
                 e, f = st.get_window_extent(), self.bbox
                 cut = bool(e.x0 < f.x0 - 1 or e.x1 > f.x1 + 1)
+            self.canvas.draw()
+            renderer = self.canvas.get_renderer()
+            legends = [lg for lg in [*self.legends, *(a.get_legend() for a in self.axes)] if lg]
             records.append((_final_name(fname), [
                 {"xlabel": ax.get_xlabel(), "ylabel": ax.get_ylabel(),
                  "xticks": [t for t in ax.get_xticks()
@@ -95,6 +133,22 @@ def saved(monkeypatch):
                  "title": ax.get_title(),
                  "figtext": " ".join(t.get_text() for t in self.texts),
                  "title_cut": cut,
+                 "suptitle": st.get_text() if st is not None else "",
+                 "legend": [(t.get_text(), _style(h)) for lg in legends
+                            for t, h in zip(lg.get_texts(), lg.legend_handles)],
+                 "legend_titles": " ".join(lg.get_title().get_text() for lg in legends),
+                 "shading": [getattr(c, "_shading", None) for c in ax.collections
+                             if isinstance(c, QuadMesh)],
+                 "interpolation": [im.get_interpolation() for im in ax.images],
+                 "contours": sum(isinstance(c, ContourSet) for c in ax.collections),
+                 "colorbar": hasattr(ax, "_colorbar"),
+                 "texts": [t.get_text() for t in ax.texts],
+                 "texts_cut": [t.get_text() for t in ax.texts if t.get_visible()
+                               and not _inside(t.get_window_extent(renderer),
+                                               ax.get_window_extent(renderer))],
+                 "joined": [len(ln.get_xdata()) for ln in ax.lines
+                            if ln.get_linestyle() not in ("None", "none", "", " ")
+                            and len(ln.get_xdata()) > 2],
                  } for ax in self.axes if ax.get_visible()]))
         return out
 
@@ -112,6 +166,16 @@ def _check(records, integer_label=None):
             bad.append(f"{path}: {width} px wide")
         if any(ax["title_cut"] for ax in axes):
             bad.append(f"{path}: the figure's title runs past its edges")
+        legend = dict.fromkeys(e for ax in axes for e in ax["legend"])
+        for lab, _ in legend:
+            if re.search(r"\(\d{3}\)", lab):
+                bad.append(f"{path}: legend entry {lab!r} names a seed by its number")
+        styles = {}
+        for lab, st in legend:
+            styles.setdefault(st, set()).add(lab)
+        for st, labs in styles.items():
+            if len(labs) > 1:
+                bad.append(f"{path}: legend entries {sorted(labs)} have one style {st}")
         for ax in axes:
             for which in ("xlabel", "ylabel"):
                 lab = ax[which].strip()
@@ -240,3 +304,185 @@ def test_cell_maps_look_like_the_nearest_mesh(even):
     assert isinstance(art, AxesImage if even else QuadMesh)
     differ = np.abs(ours - mesh).max(axis=-1) > 40
     assert differ.mean() < 0.01, differ.mean()
+
+
+# ----------------------------------------------------------------- the figure rules
+def _store(tmp_path, name, axes, **sections):
+    store = tmp_path / f"{name}.zarr"
+    antiamp.sweep({"run": {"n_instances": N}, **sections,
+                   "sweep": {"axes": axes, "plot": False}}, store, progress=False,
+                  log=lambda *a: None)
+    return store
+
+
+def _panels(saved):
+    return [ax for _, axes in saved for ax in axes
+            if (ax["shading"] or ax["interpolation"]) and not ax["colorbar"]]
+
+
+def test_a_coarse_heatmap_is_cells_with_the_closed_form_in_them(tmp_path, saved):
+    """A 3 x 3 grid: each point one cell of one colour (no Gouraud shading, no image
+    interpolation); the closed form printed in each cell, no contours through nine
+    points."""
+    from antiamp.sweeps.plot import plot_store
+
+    store = _store(tmp_path, "g3", {"model": {"rho": [0.1, 0.4, 0.8]},
+                                    "judge": {"b": [0.2, 0.5, 0.9]}})
+    plot_store(store, ["amp", "welfare_diff"], out_dir=tmp_path / "f", formats=("png",))
+    panels = _panels(saved)
+    assert len(panels) == 3  # amp: consult and debate; welfare_diff: one
+    for ax in panels:
+        assert "gouraud" not in ax["shading"], ax["shading"]
+        assert set(ax["interpolation"]) <= {"nearest", "none"}, ax["interpolation"]
+        assert ax["contours"] == 0
+        assert len(ax["texts"]) == 9 and not ax["texts_cut"]
+    ds = xr.open_zarr(store)
+    debate = [ax for ax in panels if ax["title"] == "protocol = debate"][0]
+    want = {f"{v:.3g}" for v in ds.amp_exact.sel(protocol="debate").values.ravel()}
+    assert set(debate["texts"]) == want
+    assert "numbers: closed form" in debate["figtext"]
+    _check(saved)
+
+
+def test_contour_labels_stay_within_their_panels(tmp_path, saved):
+    """A grid fine enough for contours: drawn, and no label cut at a panel's edge (on
+    this grid, drawn as they were placed, a label of welfare_diff's contours ran past
+    its panel's edge)."""
+    from antiamp.sweeps.plot import plot_store
+
+    v = np.linspace(0.0, 1.0, 11).round(3).tolist()
+    store = _store(tmp_path, "g11", {"model": {"rho": v},
+                                     "judge": {"b": v, "jury_size": [1, 3, 5]}})
+    plot_store(store, ["amp", "welfare_diff"], out_dir=tmp_path / "f", formats=("png",))
+    panels = _panels(saved)
+    assert panels and all(ax["contours"] for ax in panels if "consult" not in ax["title"])
+    assert all(ax["texts"] for ax in panels if ax["contours"])  # the labels drawn
+    cut = [(ax["title"], ax["texts_cut"]) for ax in panels if ax["texts_cut"]]
+    assert not cut, cut
+
+
+def test_a_merged_store_keeps_categories_apart_and_drops_ignored_fields(tmp_path, saved):
+    """judge.kind (tiebreak, logit) merged into one store: never an axis colours or
+    contours run across, a facet; mu, which the tie-break judge ignores, gets one
+    "any" panel there, not one per value."""
+    from antiamp.sweeps.merge import merge_stores
+    from antiamp.sweeps.plot import plot_store
+
+    axes = {"model": {"rho": [0.1, 0.5, 0.9]}, "judge": {"b": [0.2, 0.8], "mu": [-0.5, 0.5]}}
+    parts = [_store(tmp_path, k, axes, judge={"kind": k}) for k in ("tiebreak", "logit")]
+    merge_stores(parts, tmp_path / "merged.zarr")
+    assert "kind" in xr.open_zarr(tmp_path / "merged.zarr").amp.dims
+    plot_store(tmp_path / "merged.zarr", ["amp"], out_dir=tmp_path / "f", formats=("png",))
+    panels = _panels(saved)
+    titles = [ax["title"].replace("\n", " ") for ax in panels]
+    for ax in panels:
+        assert "kind" not in ax["xlabel"] + ax["ylabel"]
+        assert ax["contours"] == 0 and "gouraud" not in ax["shading"]
+    tie = [t for t in titles if "kind = tiebreak" in t]
+    assert len(tie) == 2 and all("mu = any" in t for t in tie), titles
+    assert len([t for t in titles if "kind = logit" in t]) == 4, titles
+    assert "mu does not change the values at kind = tiebreak" in panels[0]["figtext"]
+
+
+def test_an_incomplete_store_says_so_in_its_title(tmp_path, saved):
+    from antiamp.sweeps.engine import set_attr
+    from antiamp.sweeps.plot import plot_store
+
+    store = _store(tmp_path, "part", {"model": {"rho": [0.1, 0.5]}})
+    plot_store(store, ["amp"], out_dir=tmp_path / "f", formats=("png",))
+    assert not saved[-1][1][0]["suptitle"].startswith("INCOMPLETE")
+    set_attr(store, "complete", 0)
+    saved.clear()
+    plot_store(store, ["amp"], out_dir=tmp_path / "g", formats=("png",), allow_incomplete=True)
+    assert saved[-1][1][0]["suptitle"].startswith("INCOMPLETE (2 of 2 cells done")
+
+
+@pytest.mark.parametrize("model", ["baseline", "messages"])
+def test_a_designs_points_are_never_joined(model, tmp_path, saved):
+    """A Morris design: each metric against each swept field as points (a design's
+    cells have no order), and the title lists no swept field among the fixed ones."""
+    from antiamp.sweeps.plot import plot_store
+
+    axes = {"judge": {"mu": {"uniform": [-1, 1]}}, "model": {"rho": {"uniform": [0.1, 0.9]}}}
+    cfg = {"model": {"name": model}, "judge": {"kind": "logit"}, "run": {"n_instances": N},
+           "sweep": {"design": "morris", "n_points": 4, "axes": axes, "plot": False}}
+    if model == "baseline":
+        store = tmp_path / "d.zarr"
+        antiamp.sweep(cfg, store, progress=False, log=lambda *a: None)
+        plot_store(store, ["amp"], out_dir=tmp_path / "f", formats=("png",))
+    else:
+        get(model).figures(run_grid(cfg), tmp_path / "sweep")
+    axes_drawn = [ax for _, a in saved for ax in a]
+    assert axes_drawn and not [ax["joined"] for ax in axes_drawn if ax["joined"]]
+    xlabels = " ".join(ax["xlabel"] for ax in axes_drawn)
+    assert "μ" in xlabels and "ρ" in xlabels  # drawn against each swept field
+    title = axes_drawn[0]["suptitle"]
+    assert "μ = " not in title and "ρ = " not in title, title
+    _check(saved)
+
+
+def _small(name: str, cut: int = 4) -> dict:
+    """A named sweep of conf/sweep at small n, each axis cut to its first values."""
+    import yaml
+    from importlib.resources import files
+
+    cfg = yaml.safe_load(files("antiamp.conf").joinpath("sweep", f"{name}.yaml").read_text())
+    cfg["run"] = {"n_instances": N}
+    for fields in cfg["sweep"]["axes"].values():
+        for k, v in fields.items():
+            if isinstance(v, dict) and "range" in v:
+                fields[k] = list(range(*v["range"]))[:cut]
+            elif isinstance(v, list):
+                fields[k] = v[:cut]
+    return cfg
+
+
+def test_legends_and_titles_define_their_symbols(tmp_path, saved):
+    """portfolio_budget: the hue legend says what x is, the dotted line means one thing
+    (the false side), not debate too; options: k, w_d, mu_d, l defined in the title."""
+    get("portfolio").figures(run_grid(_small("portfolio_budget")), tmp_path / "p")
+    (_, axes), = saved
+    legend = dict(axes[0]["legend"])
+    assert "x = 0.5" in legend and "cross-examination" in axes[0]["legend_titles"]
+    dotted = [lab for lab, st in legend.items() if st[1] == ":"]
+    solid = [lab for lab, st in legend.items() if st[1] == "-" and st[0] == "#595959"]
+    assert dotted == ["false side (debate)"] and solid == ["debate"], legend
+    saved.clear()
+    get("options").figures(run_grid(_small("options_antagonist")), tmp_path / "o")
+    (_, axes), = saved
+    title = axes[0]["suptitle"]
+    for sym in ("k", "w_d", "μ_d", "ℓ"):
+        assert f" {sym} = " in title and f"{sym}: " in title, (sym, title)
+
+
+@pytest.mark.parametrize("name,hidden", [
+    ("options_antagonist", "one curve for every antagonist (all the same): amp (consult)"),
+    ("panel_hurts", "one curve for every rule (all the same): amp (consult)")])
+def test_curves_hidden_under_identical_ones_are_named(name, hidden, tmp_path, saved):
+    cfg = _small(name)
+    get(cfg["model"]["name"]).figures(run_grid(cfg), tmp_path / "f")
+    title = saved[0][1][0]["suptitle"].replace("\n", " ")
+    assert hidden in title, title
+
+
+@pytest.mark.parametrize("name", sorted(_cell_examples()))
+def test_tables_fit_a_terminal(name):
+    """Each model's printed table of its example cell within 100 columns."""
+    model = get(name)
+    text = model.format_table(antiamp.simulate(_cell_examples()[name]))
+    wide = [ln for ln in text.splitlines() if len(ln) > 100]
+    assert not wide, "\n".join(wide)
+
+
+def test_the_design_fronts_legend_gives_each_entry_its_own_style(tmp_path, saved):
+    """antiamp-design's figure with an Amp and an accuracy target: one legend entry for
+    the targets' one line style (two entries of one style were indistinguishable)."""
+    from cli_runner import run_command
+
+    r = run_command("antiamp-design", ["--judge", "logit", "--lam", "1.5", "--mu", "0.5",
+                                       "--min-acc", "0.6", "--jury-sizes", "1,3",
+                                       "--n-sim", "20000", "--draws", "50"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    (path, axes), = [(p, a) for p, a in saved if p.endswith("design.png")]
+    assert [lab for lab, _ in dict.fromkeys(axes[0]["legend"]) if "target" in lab] == ["target"]
+    _check(saved)

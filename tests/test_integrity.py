@@ -80,7 +80,7 @@ BASELINE_DAMAGE = {
     "bytes flipped in a metric chunk": lambda s: _flip(s, "welfare_se", 0),
     "a count altered": lambda s: _set(s, "class_counts", (2, 1, 7), 3),
     "a metric altered": lambda s: _set(s, "acc_gap", (0, 1), 0.123),
-    "a closed form altered": lambda s: _set(s, "amp_theory", (1, 0, 1), 0.5),
+    "a closed form altered": lambda s: _set(s, "amp_exact", (1, 0, 1), 0.5),
     "a coordinate altered": lambda s: _set(s, "rho", 1, 0.45),
     "a strategy altered": lambda s: _set(s, "strategy_x_A", (0, 0), 0.3),
     "complete flag reset": lambda s: zarr.open_group(str(s), mode="r+").attrs.update(complete=0),

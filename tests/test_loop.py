@@ -44,7 +44,7 @@ def config(**over):
 
 
 def within_5se(ds, var="err"):
-    mean, se, ex = (ds[f"{var}_{k}"].values for k in ("mean", "se", "exact"))
+    mean, se, ex = (ds[f"{var}_{k}"].values for k in ("mean", "mean_se", "mean_exact"))
     ok = np.isfinite(ex)
     diff = np.abs(mean - ex)[ok]
     return np.all(diff <= 5 * se[ok] + 1e-12), float(np.max(diff / np.maximum(se[ok], 1e-300)))
@@ -89,12 +89,12 @@ def test_no_endorsed_targets_leave_the_error_at_e_h():
     ds = cell(model={"rho": 0.8, "p": 0.6}, loop={"m": 0.0, "e_h": 0.12, "rate": 0.5,
                                                   "rounds": 60, "paths": 100})
     assert np.allclose(ds.e_star.values, 0.12, atol=1e-15)
-    assert np.allclose(ds.err_exact.values[:, -1], 0.12, atol=1e-12)
+    assert np.allclose(ds.err_mean_exact.values[:, -1], 0.12, atol=1e-12)
     assert np.all(np.abs(ds.final_err.values - 0.12) <= 5 * ds.final_err_se.values)
     # Starting at e_h, the error stays there in expectation at every round.
     ds = cell(model={"rho": 0.8}, loop={"m": 0.0, "e_h": 0.2, "e_0": 0.2, "rounds": 10,
                                         "paths": 100})
-    assert np.allclose(ds.err_exact.values, 0.2, atol=1e-15)
+    assert np.allclose(ds.err_mean_exact.values, 0.2, atol=1e-15)
     assert within_5se(ds.sel(protocol="debate"))[0]
 
 
@@ -148,7 +148,7 @@ def test_iterated_learning_map_amplifies_sampling_converges(e_h):
     d = maj.sel(protocol="consult")
     w = float(d.e_star)
     assert (w < e_h - 0.2) if e_h < 0.5 else (w > e_h + 0.2)
-    assert abs(float(d.final_err) - float(d.err_exact[-1])) <= 5 * float(d.final_err_se)
+    assert abs(float(d.final_err) - float(d.err_mean_exact[-1])) <= 5 * float(d.final_err_se)
 
 
 def test_thresholds_equal_the_linear_formula():

@@ -83,7 +83,7 @@ def test_both_methods_give_the_same_model_within_the_monte_carlo_error():
     assert np.all(np.abs(ex.panel_table - mc.panel_table) < 5 * mc.panel_table_se + 1e-12)
     amp = ex.amp.sel(protocol="debate")
     assert abs(float(amp - mc.amp.sel(protocol="debate"))) < 5 * float(
-        mc.amp_panel_mc_se.sel(protocol="debate")) + 1e-12
+        mc.amp_panel_mc_error.sel(protocol="debate")) + 1e-12
 
 
 @pytest.mark.parametrize("rule", ["majority", "unanimity", "confidence"])

@@ -63,7 +63,7 @@ def run_cells(base, cells):
     return xr.Dataset(
         {"amp": (("cell", "protocol"), amp, {"long_name": "mistake amplification", "units": "1"}),
          "amp_se": (("cell", "protocol"), se, {"long_name": "standard error of amp", "units": "1"})},
-        coords={"protocol": ["consult", "debate"]})
+        coords={"protocol": ("protocol", ["consult", "debate"], {"long_name": "oversight protocol"})})
 
 
 def format_table(ds):

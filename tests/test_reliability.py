@@ -164,7 +164,7 @@ def test_numpy_values_are_welcome_in_the_api():
 
     ds = antiamp.simulate({"model": {"rho": np.float64(0.3)}, "judge": {"b": np.float32(0.5)},
                            "run": {"n_instances": np.int64(1000)}})
-    assert float(ds.amp_theory.sel(protocol="consult")) == pytest.approx(0.3)
+    assert float(ds.amp_exact.sel(protocol="consult")) == pytest.approx(0.3)
 
 
 @pytest.mark.parametrize("model", ["baseline", "panel"])

@@ -29,7 +29,7 @@ def _cfg(design, n, **axes):
 
 
 def test_sobol_indices_of_debate_amp_match_the_closed_form(tmp_path):
-    """Tie-break judge: Amp(debate) = rho b exactly (the store's amp_theory), so on
+    """Tie-break judge: Amp(debate) = rho b exactly (the store's amp_exact), so on
     independent uniform rho and b its Sobol' indices are those of a product; SALib's
     estimates from a Saltelli design cover them within their intervals, and the
     simulated Amp's indices agree with them too."""
@@ -38,9 +38,9 @@ def test_sobol_indices_of_debate_amp_match_the_closed_form(tmp_path):
     ds = sim.sweep(_cfg("saltelli", 512, **axes), store=tmp_path / "s.zarr", log=lambda *a: None)
     assert ds.sizes["point"] == 512 * 6 and list(ds.factor.values) == ["model.rho", "judge.b"]
     deb = ds.sel(protocol="debate")
-    np.testing.assert_allclose(deb.amp_theory.values, (ds.rho * ds.b).values, atol=1e-12)
+    np.testing.assert_allclose(deb.amp_exact.values, (ds.rho * ds.b).values, atol=1e-12)
     s1, st, s2 = _sobol_product(r_rho, r_b)
-    for var in ("amp_theory", "amp"):
+    for var in ("amp_exact", "amp"):
         for k, want in (("S1", s1), ("ST", st)):
             got, conf = deb[f"{k}_{var}"].values, deb[f"{k}_{var}_conf"].values
             assert np.all(np.abs(got - want) <= conf + (0.02 if var == "amp" else 0)), (
@@ -48,7 +48,7 @@ def test_sobol_indices_of_debate_amp_match_the_closed_form(tmp_path):
         got = float(deb[f"S2_{var}"].values[0, 1])
         assert abs(got - s2) <= float(deb[f"S2_{var}_conf"].values[0, 1]), (var, got, s2)
     # the check has power: the two factors' indices (0.89 and 0.09) are told apart
-    c = deb.S1_amp_theory_conf.values
+    c = deb.S1_amp_exact_conf.values
     assert abs(s1[0] - s1[1]) > 2 * (c[0] + c[1])
     assert ds.attrs["sensitivity_design"] == "saltelli"
     assert "SALib" in ds.attrs["sensitivity_method"]

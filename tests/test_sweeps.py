@@ -43,13 +43,13 @@ def test_whole_grid_agrees_with_closed_forms(tmp_path):
     ds = run_sweep(c, tmp_path, progress=False).load()
     th = sim.theory  # noqa: F841 (the store's _theory comes from the same closed forms)
     for name in ("amp", "acc", "fwc", "amp_gap", "acc_gap", "welfare_diff"):
-        diff = np.abs(ds[name] - ds[f"{name}_theory"]).values
+        diff = np.abs(ds[name] - ds[f"{name}_exact"]).values
         se = ds[f"{name}_se"].values
         ok = (diff <= Z * se + 1e-12) | np.isnan(diff)
         assert ok.all(), (name, np.argwhere(~ok))
     # and the theory columns are the seed's: Amp gap = rho (1 - b)
     rho, b = xr.broadcast(ds.rho, ds.b)
-    assert np.allclose(ds.amp_gap_theory.isel(p=0).values, (rho * (1 - b)).values)
+    assert np.allclose(ds.amp_gap_exact.isel(p=0).values, (rho * (1 - b)).values)
 
 
 def test_crn_makes_amp_monotone_in_rho_path_by_path(tmp_path):
@@ -62,7 +62,7 @@ def test_crn_makes_amp_monotone_in_rho_path_by_path(tmp_path):
     c2["sweep"]["crn"] = False
     ind = run_sweep(c2, tmp_path / "ind", progress=False)
     assert not np.array_equal(ind.class_counts.values, ds.class_counts.values)
-    diff = np.abs(ind.amp - ind.amp_theory).values
+    diff = np.abs(ind.amp - ind.amp_exact).values
     assert (diff <= Z * ind.amp_se.values + 1e-12).all()
 
 
@@ -71,7 +71,7 @@ def test_categorical_and_integer_axes(tmp_path):
     ds = run_sweep(c, tmp_path, progress=False)
     assert list(ds.kind.values) == ["tiebreak", "logit"]
     assert list(ds.jury_size.values) == [1, 2, 3]
-    d = np.abs(ds.amp - ds.amp_theory).values
+    d = np.abs(ds.amp - ds.amp_exact).values
     assert (d <= Z * ds.amp_se.values + 1e-12).all()
 
 
@@ -85,7 +85,7 @@ def test_space_filling_designs(tmp_path, design):
     assert dict(ds.sizes)["point"] == 16
     assert ds.rho.dims == ("point",) and float(ds.rho.min()) >= 0.1 and float(ds.rho.max()) <= 0.9
     assert float(ds.lam.min()) >= 0.5 and float(ds.lam.max()) <= 8
-    d = np.abs(ds.amp - ds.amp_theory).values
+    d = np.abs(ds.amp - ds.amp_exact).values
     assert (d <= Z * ds.amp_se.values + 1e-12).all()
 
 

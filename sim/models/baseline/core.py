@@ -14,6 +14,7 @@ from ...config import PROTOCOLS, Config, as_yaml, to_config
 from ...judge import judge_tables, protagonist_accuracy, resolve_strategies
 from ...metrics import CONTRAST_METRICS, PROTOCOL_METRICS, class_probabilities, evaluate
 from ...runner import baseline_thresholds, run_baseline_counts
+from ...schema import exact_long_name, se_long_name
 
 
 def _setup(cfg: Any):
@@ -25,7 +26,7 @@ def _setup(cfg: Any):
 
 def _se_attrs(spec, kind: str) -> dict:
     if kind == "simulation":
-        return {"long_name": f"standard error of {spec.long_name}", "units": spec.units}
+        return {"long_name": se_long_name(spec.long_name), "units": spec.units}
     return {
         "long_name": f"expected standard error of {spec.long_name} at run.n_instances",
         "units": spec.units,
@@ -112,7 +113,7 @@ def simulate(cfg: Any = None, *, counts_out: dict | None = None) -> xr.Dataset:
         Dimension ``protocol`` (``consult``, ``debate``); every metric of
         :data:`sim.metrics.PROTOCOL_METRICS` with ``<name>_se``; the paired
         contrasts ``amp_gap``, ``acc_gap``, ``welfare_diff``; the closed forms as
-        ``<name>_theory``; the resolved config, version and seed in ``attrs``.
+        ``<name>_exact``; the resolved config, version and seed in ``attrs``.
     """
     c, strat, J_c, J_d = _setup(cfg)
     m = c.model
@@ -129,8 +130,8 @@ def simulate(cfg: Any = None, *, counts_out: dict | None = None) -> xr.Dataset:
     extra = {}
     for metrics, dims in ((PROTOCOL_METRICS, ("protocol",)), (CONTRAST_METRICS, ())):
         for name, spec in metrics.items():
-            extra[f"{name}_theory"] = (dims, th[name][0], {
-                "long_name": f"closed form of {spec.long_name}", "units": spec.units})
+            extra[f"{name}_exact"] = (dims, th[name][0], {
+                "long_name": exact_long_name(spec.long_name), "units": spec.units})
     extra["class_counts"] = (("transcript_class",), counts, {
         "long_name": "instances per transcript class",
         "description": "index = 16 omega + 8 [a = omega] + 4 e_P(consult) + 2 e_P(debate) + e_A",
@@ -156,7 +157,7 @@ def cell_arrays(c: Config) -> dict:
     out = {}
     for name in list(PROTOCOL_METRICS) + list(CONTRAST_METRICS):
         out[name], out[f"{name}_se"] = (np.asarray(v) for v in values[name])
-        out[f"{name}_theory"] = np.asarray(th[name][0])
+        out[f"{name}_exact"] = np.asarray(th[name][0])
     out["judge_table"], out["judge_table_consult"] = np.asarray(J_d), np.asarray(J_c)
     out["class_counts"] = np.asarray(counts)
     return out

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from ...layout import add_triplets, axis_coords, cell_triplets, computed_cells, model_dataset, pm
-from ...plotting import panel_grid, save, shared_legend
+from ...plotting import panel_grid, save, shared_legend, wrap_columns, wrap_prose
 from ...registry import Model
 from .config import SECTIONS
 from . import core as cm
@@ -50,7 +50,11 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()):
     data["hack_seed_gain"] = (ax, st("hack_seed_gain"), {
         "long_name": f"rhetoric gap (colmad.hack) at which ColMAD's F1 is {SEED_GAIN:.0%} "
                      "above CopMAD's, the seed's headline (exact)", "units": "1"})
-    coords = axis_coords(axes, dims, {"protocol": ("protocol", list(cm.PROTOCOLS))})
+    coords = axis_coords(axes, dims, {"protocol": ("protocol", list(cm.PROTOCOLS), {
+        "long_name": "error-detection protocol",
+        "description": "single: detector 1 alone; copmad: competitive debate of the two "
+                       "detectors; colmad: collaborative debate; oracle: the better detector "
+                       "known"})})
     return model_dataset(
         data, coords, "antiamp: error detection by collaborative and competitive debate (seed 001)",
         "Monte Carlo (common random numbers across protocols, the judge "
@@ -78,8 +82,8 @@ def format_colmad(ds) -> str:
         f"judge: logit λ = {j['lam']}, μ = {j['mu']} (toward 'error'), κ = {j['kappa']}", "",
         "simulated ± SE [exact]:"]
     cols = ("acc", "precision", "recall", "f1", "amp", "hacking")
-    lines.append(f"{'protocol':<9}" + "".join(f"{k:>26}" for k in cols) + f"{'calls':>8}"
-                 + f"{'err. red.':>10}")
+    rows = [f"{'protocol':<9}" + "".join(f"{k:>26}" for k in cols) + f"{'calls':>8}"
+            + f"{'err. red.':>10}"]
     for p in ds.protocol.values:
         d = ds.sel(protocol=p)
         row = f"{p:<9}"
@@ -87,7 +91,8 @@ def format_colmad(ds) -> str:
             cell = pm(float(d[k]), float(d[f"{k}_se"]), float(d[f"{k}_exact"]))
             row += f"{cell:>26}"
         row += f"{float(d.calls_exact):>8.3f}{float(d.error_reduction_exact):>10.3f}"
-        lines.append(row)
+        rows.append(row)
+    lines += wrap_columns(rows)  # within a terminal's 100 columns
     g, gs, ge = float(ds.f1_gain), float(ds.f1_gain_se), float(ds.f1_gain_exact)
     lines += ["", f"F1(ColMAD) / F1(CopMAD) - 1 = {pm(g, gs, ge)}; the detectors disagree "
               f"on {float(ds.disagree_exact):.3f} of responses"]
@@ -98,7 +103,7 @@ def format_colmad(ds) -> str:
     lines += ["", "Amp: Pr(the error is ratified | error present) = 1 - recall; hacking: "
               "Pr(wrong final | the detectors disagree); err. red.: errors removed relative "
               "to detector 1 alone; calls: 2 detectors, 2 per round, 1 per judge call."]
-    return "\n".join(lines)
+    return "\n".join(wrap_prose(lines))
 
 
 def plot_cell(ds, path: Path) -> list:

@@ -8,7 +8,7 @@ import numpy as np
 
 from . import core as cmp
 from ...layout import add_triplets, axis_coords, cell_triplets, computed_cells, model_dataset, pm_of
-from ...plotting import panel_grid, save
+from ...plotting import panel_grid, save, wrap_columns, wrap_prose
 from ...registry import Model
 from .config import SECTIONS
 
@@ -53,7 +53,9 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()):
     data["flaws_initial"] = (ax, st("flaws_initial"), {
         "long_name": "mediation's mean initial flaws F_0 = -ln p", "units": "1"})
     coords = axis_coords(axes, dims, {
-        "protocol": ("protocol", list(cmp.NAMES)),
+        "protocol": ("protocol", list(cmp.NAMES), {
+            "long_name": "oversight protocol of any seed",
+            "description": "; ".join(f"{k}: {v[0]}" for k, v in cmp.PROTOCOLS.items())}),
         "protocol_label": ("protocol", [v[0] for v in cmp.PROTOCOLS.values()],
                            {"long_name": "protocol"}),
         "seed_model": ("protocol", [v[1] for v in cmp.PROTOCOLS.values()],
@@ -93,23 +95,24 @@ def format_compare(ds) -> str:
              f"delta {cfg['colmad']['delta']}, eta {cfg['colmad']['eta']}", "",
              "simulated ± SE [exact]; * = on the Amp-vs-cost front", ""]
     cols = ("amp", "acc", "fwc", "undecided", "cost")
-    lines.append(f"{'protocol':<38}{'seed':>5}" + "".join(f"{k:>28}" for k in cols))
+    rows = [f"{'protocol':<38}{'seed':>5}" + "".join(f"{k:>28}" for k in cols)]
     for p in ds.protocol.values:
         d = ds.sel(protocol=p)
         mark = "*" if bool(d.on_front) else " "
-        lines.append(f"{mark}{str(d.protocol_label.values):<37}{str(d.seed_model.values):>5}"
-                     + "".join(f"{pm_of(d, k):>28}" for k in cols))
+        rows.append(f"{mark}{str(d.protocol_label.values):<37}{str(d.seed_model.values):>5}"
+                    + "".join(f"{pm_of(d, k):>28}" for k in cols))
+    lines += wrap_columns(rows, keep=2)  # within a terminal's 100 columns
     lines += ["", "Amp: Pr(final answer wrong | the model's answer wrong); fwc: Pr(final right "
               "| the model right); undecided: INSUFFICIENT; cost: model calls per case "
               "(a judge or juror is one call; a human review counts mediation.human_cost)."]
-    return "\n".join(lines)
+    return "\n".join(wrap_prose(lines))
 
 
 def _legend(fig, names):
     from matplotlib.lines import Line2D
 
     handles = [Line2D([], [], color=STYLE[p][0], marker=STYLE[p][1], ls="none", ms=6,
-                      label=f"{cmp.PROTOCOLS[p][0]} ({cmp.PROTOCOLS[p][1]})") for p in names]
+                      label=cmp.PROTOCOLS[p][0]) for p in names]
     fig.legend(handles=handles, loc="outside lower center", ncols=3, fontsize=7.5,
                frameon=False)
 

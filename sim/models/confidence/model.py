@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from ...lazy import lazy
-from ...plotting import panel_grid, save, shared_legend
+from ...plotting import panel_grid, save, shared_legend, wrap_prose
 from ...registry import Model
 from .config import SECTIONS
 from ...layout import axis_coords
@@ -242,7 +242,10 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()):
     for k, (dd, ln) in LEANS.items():
         data[k] = (ax + dd, st(k), {"long_name": ln, "units": "1"})
     coords = axis_coords(axes, dims, {
-        "protocol": ("protocol", list(cf.PROTOCOLS)), "round": ("round", np.arange(1, R + 1)),
+        "protocol": ("protocol", list(cf.PROTOCOLS), {
+            "long_name": "oversight protocol",
+            "description": "consult: open consultancy; debate: open debate"}),
+        "round": ("round", np.arange(1, R + 1)),
         "param": ("param", list(names)), "category": ("category", list(cf.CATEGORIES)),
         "judge": ("judge", np.arange(J)),
         "votes_for_proposition": ("votes_for_proposition", np.arange(J + 1))})
@@ -330,7 +333,7 @@ def format_confidence(ds) -> str:
                   f"{float(ds.lean_p_value):.3g}",
                   "  the oversight jury above uses icc; the judges' leans enter the vote fit "
                   "and its histogram only"]
-    return "\n".join(lines)
+    return "\n".join(wrap_prose(lines))
 
 
 COLOURS = {"consult": "C1", "debate": "C0"}

@@ -10,7 +10,7 @@ from ...lazy import lazy
 xr = lazy("xarray")
 
 from ...equilibrium import solve_cells, validate_equilibrium
-from ...plotting import save
+from ...plotting import save, wrap_columns, wrap_prose
 from ...registry import Model, strategies_solved
 from .config import SECTIONS
 
@@ -91,7 +91,7 @@ def format_equilibria(ds: xr.Dataset) -> str:
             cells = [("-" if np.isnan(v) else f"{v:.5f}").ljust(9) for v in f[:6]]
             lines.append(f"{prot:<9} {e}  {str(r.kind.values):<12} " + " ".join(cells)
                          + f" {f[6]:.2e}   {bool(r.stable)}")
-    return "\n".join(lines)
+    return "\n".join(wrap_prose(lines[:3]) + wrap_columns(lines[3:], keep=3))
 
 
 def validate(cfg) -> None:

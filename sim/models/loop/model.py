@@ -13,7 +13,7 @@ xr = lazy("xarray")
 from ...registry import Model
 from .config import SECTIONS
 from ...layout import axis_coords
-from ...plotting import fmt, judge_fields, panel_grid, save, shared_legend
+from ...plotting import fmt, judge_fields, panel_grid, save, shared_legend, wrap_prose
 from . import core as lp
 
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
@@ -138,9 +138,11 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
     for k, (ln, units) in SERIES.items():
         data[f"{k}_mean"] = (ax + R, st(f"{k}_mean"), {
             "long_name": f"{ln}, mean over simulated paths", "units": units})
-        data[f"{k}_se"] = (ax + R, st(f"{k}_se"), {
+        # the schema's names (antiamp.schema): the metric <k>_mean, its standard error
+        # <k>_mean_se and the exact (mean-field) path <k>_mean_exact
+        data[f"{k}_mean_se"] = (ax + R, st(f"{k}_se"), {
             "long_name": f"standard error of {k}_mean", "units": units})
-        data[f"{k}_exact"] = (ax + R, st(f"{k}_exact"), {
+        data[f"{k}_mean_exact"] = (ax + R, st(f"{k}_exact"), {
             "long_name": f"{ln}, exact (mean-field) recursion", "units": units})
     data["err_quantile"] = (ax + R + ("quantile",), st("err_quantile"), {
         "long_name": "quantiles of the error e_t over simulated paths", "units": "1"})
@@ -191,7 +193,10 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
         data[f"policy_{k}"] = (ax, st(f"policy_{k}"), {
             "long_name": f"cheapest policy meeting loop.target: its {ln}", "units": "1"})
     coords = axis_coords(axes, dims, {
-        "protocol": ("protocol", list(lp.PROTOCOLS)),
+        "protocol": ("protocol", list(lp.PROTOCOLS), {
+            "long_name": "oversight protocol of the training loop",
+            "description": "consult: consultancy on every case; debate: debate on every case; "
+                           "escalate: consultancy, flagged and audited cases escalated"}),
         "round": ("round", np.arange(T + 1)),
         "quantile": ("quantile", list(QUANTILES)),
         "flag_rule": ("flag_rule", list(lp.FLAGS)),
@@ -259,7 +264,7 @@ def format_loop(ds: xr.Dataset) -> str:
         else:
             lines.append(f"no escalation policy reaches long-run error {lc['target']} "
                          "(not even debate on every case)")
-    return "\n".join(lines)
+    return "\n".join(wrap_prose(lines))  # its table is within 100 columns
 
 
 COLOURS = {"consult": "C1", "debate": "C0", "escalate": "C2"}
@@ -283,12 +288,12 @@ def plot_cell(ds: xr.Dataset, path: Path) -> list:
             ax.fill_between(t, q[:, 0], q[:, 4], color=col, alpha=0.12, lw=0)
             ax.fill_between(t, q[:, 1], q[:, 3], color=col, alpha=0.25, lw=0)
             ax.plot(t, d.err_mean.values, "-", color=col, lw=1.4)
-        ax.plot(t, d.err_exact.values, "--", color=col, lw=0.9)
+        ax.plot(t, d.err_mean_exact.values, "--", color=col, lw=0.9)
         for ax, v in ((axs[1], "label_err"), (axs[2], third)):
             if np.isfinite(d[f"{v}_mean"].values).any():
                 ax.plot(t, d[f"{v}_mean"].values, "-", color=col, lw=1.4)
-            ax.plot(t, d[f"{v}_exact"].values, "--", color=col, lw=0.9)
-    axs[0].axhline(float(ds.err_exact.values[0, 0]), color="0.6", lw=0.6, ls=":")
+            ax.plot(t, d[f"{v}_mean_exact"].values, "--", color=col, lw=0.9)
+    axs[0].axhline(float(ds.err_mean_exact.values[0, 0]), color="0.6", lw=0.6, ls=":")
     axs[0].set_title("the model's error e_t: mean, 25-75% and 5-95% of paths", fontsize=9)
     axs[1].set_title("error rate of the training targets", fontsize=9)
     axs[2].set_title("fabrication rate ρ_t" if third == "rho" else

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from ...layout import add_triplets, axis_coords, cell_triplets, computed_cells, model_dataset, pm_of
-from ...plotting import panel_grid, save, shared_legend
+from ...plotting import panel_grid, save, shared_legend, wrap_columns, wrap_prose
 from ...registry import Model
 from .config import SECTIONS
 from . import core as md
@@ -21,7 +21,7 @@ def _cell(c) -> dict:
     sim = (md.simulate(par, int(c.run.n_instances), int(c.run.seed), int(c.run.n_threads))
            if c.run.n_instances > 1 else None)
     r = cell_triplets(ex, sim)
-    r["mean_residual_exact"] = np.float64(md.mean_residual(par))
+    r["mean_residual"] = np.float64(md.mean_residual(par))
     return r
 
 
@@ -32,10 +32,12 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()):
     for group, d in ((md.METRICS, ("protocol",)), (md.SHARED, ())):
         add_triplets(data, st, ax, d, group, se_how=" (delta method)", units=lambda k: (
             "points" if k == "eq_score" else ("calls" if k == "cost" else "1")))
-    data["mean_residual_exact"] = (ax, st("mean_residual_exact"), {
+    data["mean_residual"] = (ax, st("mean_residual"), {
         "long_name": "mean residual flaws in closed form: F_0 (1 - d r)^k + false alarms' "
                      "survivors", "units": "1"})
-    coords = axis_coords(axes, dims, {"protocol": ("protocol", list(md.PROTOCOLS))})
+    coords = axis_coords(axes, dims, {"protocol": ("protocol", list(md.PROTOCOLS), {
+        "long_name": "mediation synthesis",
+        "description": "memo: dissent memo (every dissent kept); summary: monolithic summary"})})
     return model_dataset(
         data, coords, "antiamp: provenance-backed pluralistic mediation (seed 002)",
         "Monte Carlo (common random numbers across syntheses, the human's "
@@ -62,17 +64,18 @@ def format_mediation(ds) -> str:
         f"{m['human_accuracy']} costing {m['human_cost']} calls", "",
         "simulated ± SE [exact]:",
         f"  recommendation wrong {pm_of(ds, 'wrong')}; residual flaws {pm_of(ds, 'residual')} "
-        f"(closed form {float(ds.mean_residual_exact):.4f})",
+        f"(closed form {float(ds.mean_residual):.4f})",
         f"  perfect validation: case {pm_of(ds, 'perfect_case')}, citations exact "
         f"{pm_of(ds, 'exact_share')}; evidence quality {pm_of(ds, 'eq_score', 2)}", ""]
     cols = ("amp", "fwc", "acc", "escalated", "err_unescalated", "erased", "cost")
-    lines.append(f"{'synthesis':<10}" + "".join(f"{k:>27}" for k in cols))
+    rows = [f"{'synthesis':<10}" + "".join(f"{k:>28}" for k in cols)]
     for p in ds.protocol.values:
         d = ds.sel(protocol=p)
-        lines.append(f"{p:<10}" + "".join(f"{pm_of(d, k):>27}" for k in cols))
+        rows.append(f"{p:<10}" + "".join(f"{pm_of(d, k):>28}" for k in cols))
+    lines += wrap_columns(rows)  # within a terminal's 100 columns
     lines += ["", "Amp: Pr(final = a | a wrong); err_unescalated: Pr(a wrong | not escalated); "
               "erased: a wrong recommendation whose every dissent the synthesis dropped."]
-    return "\n".join(lines)
+    return "\n".join(wrap_prose(lines))
 
 
 def plot_cell(ds, path: Path) -> list:

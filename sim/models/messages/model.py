@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from ...schema import CONSULT_DEBATE
 from ...lazy import lazy
 xr = lazy("xarray")
 
@@ -101,7 +102,8 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
         data["quad_error"] = (ax, rs(qerr), {
             "long_name": "largest error bound of the cell's quadratures (QUADPACK)",
             "units": "1"})
-    coords = {"protocol": ("protocol", ["consult", "debate"])}
+    coords = {"protocol": ("protocol", ["consult", "debate"],
+                           dict(CONSULT_DEBATE))}
     if strategic:
         data["rhetoric_P"] = (ax + ("protocol",), rs(rhet), {
             "long_name": "protagonist's mean rhetoric at the equilibrium", "units": "1"})

@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from ...schema import CONSULT_DEBATE
 from ...lazy import lazy
 xr = lazy("xarray")
 
@@ -71,7 +72,7 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
     data["amp_gap"] = (ax, rs(val["amp"][:, 0] - val["amp"][:, 1]), {
         "long_name": "amplification gap Amp(consult) - Amp(debate)", "units": "1"})
     ds = xr.Dataset(data, coords=axis_coords(axes, dims, {"protocol": ("protocol",
-                                                                   ["consult", "debate"])}))
+        ["consult", "debate"], dict(CONSULT_DEBATE))}))
     ds.attrs.update({
         "title": "antiamp: multi-option answers", "payoffs": eqc.payoffs,
         "method": "exact enumeration" if eqc.payoffs == "exact" else "Monte Carlo kernel",

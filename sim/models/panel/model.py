@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from ...schema import CONSULT_DEBATE
 from ...lazy import lazy
 xr = lazy("xarray")
 
@@ -40,7 +41,7 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
             "long_name": f"standard error of {spec.long_name}" + (
                 "" if eqc.payoffs == "simulated" else " expected at run.n_instances"),
             "units": spec.units})
-    data["amp_panel_mc_se"] = (ax + ("protocol",), rs(r["amp_mc"]), {
+    data["amp_panel_mc_error"] = (ax + ("protocol",), rs(r["amp_mc"]), {
         "long_name": "bound on the error of Amp from the panel Monte Carlo", "units": "1"})
     data["panel_table"] = (ax + ("e_P", "e_A"), rs(r["J_d"]), {
         "long_name": "panel's debate endorsement probability Pr(y = a | e_P, e_A)", "units": "1"})
@@ -61,7 +62,8 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
     data["b_independent"] = (ax, rs(r["b_independent"]), {
         "long_name": "b_n: the same rule by majority of independent identical judges",
         "units": "1"})
-    coords = axis_coords(axes, dims, {"protocol": ("protocol", ["consult", "debate"]),
+    coords = axis_coords(axes, dims, {"protocol": ("protocol", ["consult", "debate"],
+                                               dict(CONSULT_DEBATE)),
                                   "e_P": ("e_P", [0, 1]), "e_A": ("e_A", [0, 1])})
     ds = xr.Dataset(data, coords=coords)
     ds.attrs.update({

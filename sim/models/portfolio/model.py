@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from ...schema import CONSULT_DEBATE
 from ...lazy import lazy
 xr = lazy("xarray")
 
@@ -13,7 +14,7 @@ from ...config import ConfigError
 from ...registry import Model, require_signal_stance, strategies_solved
 from .config import SECTIONS
 from ...layout import axis_coords
-from ...plotting import both, judge_fields, line_figure, protocol_rows
+from ...plotting import both, judge_fields, line_figure, protocol_rows, wrap_prose
 from . import core as pfm
 
 
@@ -75,7 +76,9 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
         "units": "1"})
     data["amp_gap"] = (ax, rs(r["amp"][:, 0] - r["amp"][:, 1]), {
         "long_name": "amplification gap Amp(consult) - Amp(debate)", "units": "1"})
-    coords = {"protocol": ("protocol", ["consult", "debate"]), "k": ("k", np.arange(K)),
+    coords = {"protocol": ("protocol", ["consult", "debate"],
+                           dict(CONSULT_DEBATE)),
+              "k": ("k", np.arange(K)),
               "s": ("s", np.arange(K)), "v": ("v", np.arange(K)),
               "stance": ("stance", ["false", "true"])}
     ds = xr.Dataset(data, coords=axis_coords(axes, dims, coords))
@@ -128,7 +131,7 @@ def format_portfolio(ds: xr.Dataset) -> str:
         for k in range(K):
             row = sig.values[k, :k + 1]
             lines.append(f"  k={k}: " + " ".join(f"{x:.4f}" for x in row))
-    return "\n".join(lines)
+    return "\n".join(wrap_prose(lines))
 
 
 def plot_portfolio(ds: xr.Dataset, path: Path) -> list:
@@ -137,7 +140,8 @@ def plot_portfolio(ds: xr.Dataset, path: Path) -> list:
         ("accuracy (dashed: consultancy)", both("acc")),
         ("rho(B): Pr(V >= tau | false stance)", [("rho_B", None, "-o")]),
         ("accepted items, debate (solid: true side, dotted: false)",
-         [("items_true", "debate", "-o"), ("items_false", "debate", ":")]),
+         [("items_true", "debate", "-o"),
+          ("items_false", "debate", ":", "false side (debate)")]),
     ], "evidence portfolios at the equilibrium", _fields(ds))
 
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from ...judge import judge_tables
 from ...layout import add_triplets, axis_coords, cell_triplets, computed_cells, model_dataset, pm_of
-from ...plotting import panel_grid, save, shared_legend
+from ...plotting import panel_grid, save, shared_legend, wrap_columns, wrap_prose
 from ...registry import Model
 from .config import SECTIONS
 from . import core as rd
@@ -88,7 +88,11 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()):
                      f"{CLIMINATOR[0]:.1%} after {CLIMINATOR[1]} forced rounds", "units": "1"})
     nb = res[0]["_bands"]
     coords = axis_coords(axes, dims, {
-        "protocol": ("protocol", list(rd.PROTOCOLS)),
+        "protocol": ("protocol", list(rd.PROTOCOLS), {
+            "long_name": "re-deliberation policy",
+            "description": "raw: one pass; fixed: fixed spread multiplier (FactHarbor); "
+                           "rereconcile: a second reconciliation above the spread trigger; "
+                           "adaptive: adaptive rounds (Climinator)"}),
         "claim_type": ("claim_type", list(CLAIM_TYPES)),
         "band": ("band", np.arange(nb)),
         "round": ("round", np.arange(res[0]["_forced"] + 1))})
@@ -141,15 +145,16 @@ def format_redeliberation(ds) -> str:
         "simulated ± SE [exact], all claims:"]
     head = (f"{'policy':<12}{'accuracy':>28}{'contested acc':>28}{'INSUFFICIENT':>28}"
             f"{'Amp':>28}{'calls/claim':>14}{'trigger':>9}")
-    lines.append(head)
+    rows = [head]
     for p in ds.protocol.values:
         d = ds.sel(protocol=p)
         calls = float(d.calls.sel(claim_type="all"))
         calls = calls if np.isfinite(calls) else float(d.calls_exact.sel(claim_type="all"))
         trig = float(d.trigger_exact.sel(claim_type="all"))
-        lines.append(f"{p:<12}{_pm(d, 'acc'):>28}{_pm(d, 'acc', 'contested'):>28}"
-                     f"{_pm(d, 'insufficient'):>28}{_pm(d, 'amp'):>28}{calls:>14.3f}"
-                     f"{trig:>9.3f}")
+        rows.append(f"{p:<12}{_pm(d, 'acc'):>28}{_pm(d, 'acc', 'contested'):>28}"
+                    f"{_pm(d, 'insufficient'):>28}{_pm(d, 'amp'):>28}{calls:>14.3f}"
+                    f"{trig:>9.3f}")
+    lines += wrap_columns(rows)  # within a terminal's 100 columns
     lines.append("")
     for p in ("fixed", "rereconcile", "adaptive"):
         d = ds.sel(protocol=p)
@@ -169,7 +174,7 @@ def format_redeliberation(ds) -> str:
                  "Climinator's 95.3% is out of reach at these margins")
     lines += ["", "accuracy: decided and correct; Amp: Pr(decided and y = a | a wrong), a the "
               "first pass's direction; trigger: share given extra deliberation."]
-    return "\n".join(lines)
+    return "\n".join(wrap_prose(lines))
 
 
 def _bars(ax, ds, var, types, title):

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from ...schema import CONSULT_DEBATE
 from ...lazy import lazy
 xr = lazy("xarray")
 
@@ -422,7 +423,8 @@ def _assemble(base, cells, shape, dims, axes, rows, vals, found, commits, W, amp
                                           "units": "1"})
         data["t_gap"] = (tuple(dims), r(t_star[:, 1, 0] - t_star[:, 0, 0]), {
             "long_name": "attention in debate minus consultancy at equilibrium 0", "units": "1"})
-    coords = {"protocol": ("protocol", ["consult", "debate"]),
+    coords = {"protocol": ("protocol", ["consult", "debate"],
+                           dict(CONSULT_DEBATE)),
               "equilibrium": ("equilibrium", np.arange(E)),
               "s_P": ("s_P", [0, 1]), "s_A": ("s_A", [0, 1])}
     ds = xr.Dataset(data, coords=axis_coords(axes, dims, coords))
