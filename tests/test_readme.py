@@ -37,6 +37,8 @@ SKIP = [
     (r"model=toy", "needs the toy plugin installed with pip (tests/test_plugin.py runs it)"),
     (r"^python docs/make_figures\.py", "redraws the documentation's figures (minutes)"),
     (r"our_keys\.yaml", "the reader's own Inspect logs and key mapping"),
+    (r"run\.device=cuda", "needs an NVIDIA GPU (tests/test_gpu.py on one; tests/test_gpu_sim.py "
+                          "runs the same kernels on numba's CUDA simulator)"),
 ]
 
 #: Commands run only with ``-m slow`` (seconds to minutes each on two cores).
