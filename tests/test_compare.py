@@ -171,6 +171,15 @@ def test_front():
     assert cmp.front(amp, cost).tolist() == [True, True, False, True, False, False]
 
 
+def test_front_ties_values_equal_up_to_rounding():
+    """Two protocols at cost 7 (one summed as 7.000000000000002): the one with the lower
+    Amp dominates; a genuine difference of 1e-6 still counts."""
+    amp = np.array([0.16, 0.08, 0.3])
+    assert cmp.front(amp, np.array([7.0, 7.000000000000002, 1.0])).tolist() == \
+        [False, True, True]
+    assert cmp.front(amp, np.array([7.0, 7.000001, 1.0])).tolist() == [True, True, True]
+
+
 def test_model_runs_and_reports():
     from antiamp.models.compare.model import format_compare
     from antiamp.sweeps.blocks import run_cell

@@ -307,15 +307,28 @@ def simulate(cfg, n_instances: int, seed: int, n_threads: int = 0,
     return {k: (val[k], se[k]) for k in METRICS}
 
 
-def front(amp, cost) -> np.ndarray:
+#: Relative difference below which two exact costs or Amps count as equal in
+#: :func:`front`: values equal in exact arithmetic (a re-deliberation's 7 calls summed
+#: over its evidence cases is 7.000000000000002) must tie, not split the front.
+FRONT_RTOL = 1e-9
+
+
+def front(amp, cost, rtol: float = FRONT_RTOL) -> np.ndarray:
     """Protocols on the Amp-vs-cost Pareto front: no other protocol has lower or equal
-    Amp and cost with one of them strictly lower."""
+    Amp and cost with one of them strictly lower (values within ``rtol`` of each other,
+    relative, are equal)."""
     amp, cost = np.asarray(amp, float), np.asarray(cost, float)
     ok = np.isfinite(amp) & np.isfinite(cost)
     out = np.zeros(len(amp), bool)
+
+    def tol(v, i):
+        return rtol * np.maximum(np.abs(v), abs(v[i]))
+
     for a in np.flatnonzero(ok):
-        dom = ok & (amp <= amp[a]) & (cost <= cost[a]) & ((amp < amp[a]) | (cost < cost[a]))
-        out[a] = not dom.any()
+        ta, tc = tol(amp, a), tol(cost, a)
+        le = (amp <= amp[a] + ta) & (cost <= cost[a] + tc)
+        lt = (amp < amp[a] - ta) | (cost < cost[a] - tc)
+        out[a] = not (ok & le & lt).any()
     return out
 
 
