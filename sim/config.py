@@ -31,6 +31,10 @@ DEFAULT_MODEL = "baseline"
 MAX_INSTANCES = 10**14  # about a day per cell at 10^9 instances/s
 MAX_JURY = 10_001
 MAX_EXPORT = 10**7  # transcript rows are held in memory before they are written
+#: The largest magnitude of a weight, cost, gain, bias or scale a field may take: far
+#: beyond where a logistic or normal term saturates to the last bit, and a finite bound
+#: (a value of 1e308 means nothing and breaks sums).
+BIG = 1e6
 
 
 class ConfigError(ValueError):
@@ -128,7 +132,11 @@ def _interval(spec: str) -> Interval:
             raise ValueError(f"not a range: {spec!r} (write e.g. '[0, 1]', '(0, inf)', "
                              "'int [1, 101]')")
         integer, lb, lo, hi, rb = m.groups()
-        out = Interval(float(lo), float(hi), lb == "(", rb == ")", bool(integer))
+
+        def num(t):  # integers exactly (2**64 - 1 is not a float)
+            return int(t) if integer and t.lstrip("-").isdigit() else float(t)
+
+        out = Interval(num(lo), num(hi), lb == "(", rb == ")", bool(integer))
         _INTERVALS[spec] = out
     return out
 
@@ -179,7 +187,7 @@ class ModelConfig:
     #: Fabrication rate: Pr(t_i = 1 | stance_i != omega).
     rho: float = declare(0.3, 'ρ', 'fabrication rate', range='[0, 1]')
     #: Evidence cost c_e paid when evidence is presented.
-    c_e: float = declare(0.0, 'c_e', 'evidence cost', range='[0, inf)')
+    c_e: float = declare(0.0, 'c_e', 'evidence cost', range=f'[0, {BIG:g}]')
     #: ``signal``: a = s with Pr(s = omega) = p; ``fixed``: the stance is exogenous, a = ``a``.
     stance: str = declare("signal", choices=STANCE_KINDS)
     #: The exogenous stance when ``stance = fixed``.
@@ -204,11 +212,11 @@ class JudgeConfig:
     #: Tie-break bias: Pr(y = a | e_P = e_A).
     b: float = declare(0.5, 'b', 'tie-break bias', range='[0, 1]')
     #: Logit rationality lambda > 0.
-    lam: float = declare(1.0, 'λ', 'logit rationality', range='(0, inf)')
+    lam: float = declare(1.0, 'λ', 'logit rationality', range=f'(0, {BIG:g}]')
     #: Logit bias mu toward the protagonist.
-    mu: float = declare(0.0, 'μ', 'logit bias toward the protagonist', range='(-inf, inf)')
+    mu: float = declare(0.0, 'μ', 'logit bias toward the protagonist', range=f'[-{BIG:g}, {BIG:g}]')
     #: Logit evidence salience kappa >= 0.
-    kappa: float = declare(2.0, 'κ', 'evidence salience', range='[0, inf)')
+    kappa: float = declare(2.0, 'κ', 'evidence salience', range=f'[0, {BIG:g}]')
     #: Number of independent judges aggregated by majority vote.
     jury_size: int = declare(1, 'n', 'jury size', range=f'int [1, {MAX_JURY}]')
     #: With an even jury, probability that a tied vote (n/2 each) goes to the
@@ -232,11 +240,11 @@ class WelfareConfig:
     """Principal's objective U_D = -alpha Pr(y != omega) - beta Pr(y = a, a != omega) - C (section 3)."""
 
     #: Weight alpha of any wrong decision, Pr(y != omega).
-    alpha: float = declare(1.0, 'α', 'welfare weight on errors', range='(-inf, inf)')
+    alpha: float = declare(1.0, 'α', 'welfare weight on errors', range=f'[-{BIG:g}, {BIG:g}]')
     #: Extra weight beta of a ratified mistake, Pr(y = a, a != omega).
-    beta: float = declare(1.0, 'β', 'welfare weight on ratified mistakes', range='(-inf, inf)')
+    beta: float = declare(1.0, 'β', 'welfare weight on ratified mistakes', range=f'[-{BIG:g}, {BIG:g}]')
     #: Delta C = C(debate) - C(consult); consultancy's cost is the zero point.
-    delta_c: float = declare(0.0, 'ΔC', 'extra cost of debate', range='(-inf, inf)')
+    delta_c: float = declare(0.0, 'ΔC', 'extra cost of debate', range=f'[-{BIG:g}, {BIG:g}]')
 
 
 @dataclass
@@ -247,11 +255,11 @@ class RunConfig:
     n_instances: int = declare(10_000_000, range=f'int [1, {MAX_INSTANCES}]',
                                why=' (about a day per cell at 10^9 instances/s)')
     #: Seed of the counter-based generator (Philox): same seed, same bits, any thread count.
-    seed: int = declare(0, range='int [0, inf)')
+    seed: int = declare(0, range=f'int [0, {2**64 - 1}]')
     #: Compiled threads; 0 = all cores.
-    n_threads: int = declare(0, range='int [0, inf)')
+    n_threads: int = declare(0, range='int [0, 4096]')
     #: Instances per kernel call (a progress step); does not change any result.
-    chunk_size: int = declare(1 << 25, range='int [1, inf)')
+    chunk_size: int = declare(1 << 25, range=f'int [1, {1 << 40}]')
     #: Show a progress bar: true, false, or null = on a terminal or in a notebook.
     progress: Optional[bool] = None
     #: Write the figure next to the Zarr store (CLI).
@@ -270,7 +278,7 @@ class ExportConfig:
     #: Output file, .parquet or .csv (relative paths: in the run directory).
     path: str = "transcripts.parquet"
     #: Instances are assigned to this many judges in turn (judge_id).
-    n_judges: int = declare(20, range='int [1, inf)')
+    n_judges: int = declare(20, range='int [1, 1000000]')
     #: Value of the stratum column.
     stratum: str = "all"
 
@@ -577,8 +585,6 @@ def validate_section(name: str, section) -> None:
 # (:func:`declare`, checked by :func:`check_declared`); what remains here depends on
 # this machine or on the file system.
 def _check_run(r) -> None:
-    if r.seed >= 1 << 64:
-        raise ConfigError(f"run.seed must be < 2**64, got {r.seed!r}")
     import os
 
     check_int("run.n_threads", r.n_threads, 0, os.cpu_count() or 1,

@@ -60,6 +60,22 @@ def test_every_field_declares_its_values_or_says_why_not():
     assert not stale, f"FREE lists fields that are gone or declared: {stale}"
 
 
+def test_every_declared_range_is_finite():
+    """No field accepts 1e308 or an infinite cost: every range has finite ends."""
+    infinite = [f"{s}.{f.name}" for s, f, _ in _fields() if "range" in f.metadata
+                and not all(map(math.isfinite, (Interval.parse(f.metadata["range"]).lo,
+                                                Interval.parse(f.metadata["range"]).hi)))]
+    assert not infinite, infinite
+
+
+def test_integer_bounds_are_exact():
+    """2**64 - 1 is not a float: integer ranges compare as integers."""
+    r = Interval.parse(f"int [0, {2**64 - 1}]")
+    r.check("run.seed", 2**64 - 1)
+    with pytest.raises(ConfigError, match="run.seed must be an integer"):
+        r.check("run.seed", 2**64)
+
+
 def test_every_default_lies_in_its_declared_range():
     for sec, f, _ in _fields():
         if "range" in f.metadata and f.default is not None:
@@ -110,7 +126,8 @@ def test_messages_name_the_range():
     with pytest.raises(ConfigError, match=r"messages\.mode must be one of exogenous, strategic"):
         registry.to_model_config({"model": {"name": "messages"}, "judge": {"kind": "logit"},
                                   "messages": {"mode": "both"}})
-    with pytest.raises(ConfigError, match=r"effort\.gamma must be >= 1 \(a convex cost\)"):
+    with pytest.raises(ConfigError,
+                       match=r"effort\.gamma must lie in \[1, 1,000,000\] \(a convex cost\)"):
         registry.to_model_config({"model": {"name": "signals"}, "effort": {"gamma": 0.5}})
 
 

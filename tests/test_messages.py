@@ -181,8 +181,8 @@ def test_costly_rhetoric_is_not_used():
 @pytest.mark.parametrize("bad, match", [
     ({"judge": {"kind": "tiebreak"}}, "set judge=logit"),
     ({"messages": {"mode": "chatty"}}, "messages.mode must be one of"),
-    ({"messages": {"r_sd": 0}}, "messages.r_sd must be > 0"),
-    ({"messages": {"kappa_r": -1}}, "messages.kappa_r must be >= 0"),
+    ({"messages": {"r_sd": 0}}, r"messages.r_sd must lie in \(0, 1,000,000\]"),
+    ({"messages": {"kappa_r": -1}}, r"messages.kappa_r must lie in \[0, 1,000,000\]"),
     ({"model": {"c_e": 0.1}}, "set model.c_e=0"),
     ({"messages": {"r_levels": 100, "mode": "strategic"}}, "messages.r_levels must be an integer >= 1 and <= 41"),
 ])

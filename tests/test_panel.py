@@ -174,7 +174,7 @@ def test_shared_blind_spots_cap_what_a_jury_buys():
     ({"panel": {"rule": "plurality"}}, "panel.rule must be one of"),
     ({"panel": {"icc": 1.5}}, r"panel.icc must lie in \[0, 1\]"),
     ({"panel": {"quota": 0}}, r"panel.quota must lie in \(0, 1\]"),
-    ({"panel": {"bias_sd": -1}}, "panel.bias_sd must be >= 0"),
+    ({"panel": {"bias_sd": -1}}, r"panel.bias_sd must lie in \[0, 1,000,000\]"),
     ({"panel": {"method": "exact"}}, "panel.method must be one of quadrature, monte_carlo"),
     ({"judge": {"jury_size": 3}}, "leave judge.jury_size at 1"),
 ])

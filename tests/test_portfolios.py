@@ -162,7 +162,7 @@ def test_cross_examination_lowers_amplification_at_large_budgets():
     ({"portfolio": {"tau": 4, "budget": 3}}, r"portfolio.tau must lie in \[1, portfolio.budget=3\]"),
     ({"portfolio": {"rule": "probit"}}, "portfolio.rule must be one of threshold, logit"),
     ({"portfolio": {"rule": "logit"}}, "set judge=logit"),
-    ({"portfolio": {"c_item": -0.1}}, "portfolio.c_item must be >= 0"),
+    ({"portfolio": {"c_item": -0.1}}, r"portfolio.c_item must lie in \[0, 1,000,000\]"),
 ])
 def test_bad_input_names_the_field(bad, match):
     with pytest.raises(ConfigError, match=match):

@@ -59,7 +59,7 @@ def test_infeasible_eta_is_refused_with_the_feasible_range():
     ({"model": {"stance": "fixed"}}, "needs model.stance=signal"),
     ({"signals": {"eta": 2.0, "eta_mode": "fraction"}}, r"signals.eta must lie in \[-1, 1\]"),
     ({"signals": {"p_A": -0.1}}, r"signals.p_A must lie in \[0, 1\]"),
-    ({"effort": {"gamma": 0.5}}, "effort.gamma must be >= 1"),
+    ({"effort": {"gamma": 0.5}}, r"effort.gamma must lie in \[1, 1,000,000\]"),
     ({"effort": {"lam_gain": 1.0}}, "logit judge only"),
     ({"effort": {"n_grid": 2}}, "effort.n_grid must be an integer >= 3"),
     ({"signals": {"nope": 1}}, "nope"),
@@ -359,5 +359,5 @@ def test_rhetoric_equilibria_match_gambit(seed):
 def test_rhetoric_needs_a_logit_judge():
     with pytest.raises(ConfigError, match="signals.kappa_r .* needs one logit judge"):
         to_ext_config({"signals": {"kappa_r": 0.5}})
-    with pytest.raises(ConfigError, match="signals.r_sd must be > 0"):
+    with pytest.raises(ConfigError, match=r"signals.r_sd must lie in \(0, 1,000,000\]"):
         to_ext_config({"judge": {"kind": "logit"}, "signals": {"kappa_r": 0.5, "r_sd": 0}})

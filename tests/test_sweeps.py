@@ -94,7 +94,7 @@ BAD_SPECS = [
     ({"modle": {"rho": [0.1]}}, "unknown section"),
     ({"model": {"rho": []}}, "is empty"),
     ({"model": {"rho": [0.1, 1.5]}}, "model.rho must lie in [0, 1]"),
-    ({"judge": {"lam": [1, -1]}}, "judge.lam must be > 0"),
+    ({"judge": {"lam": [1, -1]}}, "judge.lam must lie in (0, 1,000,000]"),
     ({"judge": {"jury_size": [1, 2.5]}}, "not a valid int"),
     ({"judge": {"kind": ["tiebreak", "oracle"]}}, "judge.kind must be one of"),
     ({"model": {"rho": {"linspace": [0, 1]}}}, "three numbers"),

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...config import declare
+from ...config import BIG, declare
 
 
 ETA_MODES = ("absolute", "fraction")
@@ -48,11 +48,11 @@ class ColmadConfig:
     #: Probability that a relevance check catches a misinterpreted quote (0: none).
     relevance: float = declare(0.0, 'v_r', 'relevance check', range='[0, 1]')
     #: CopMAD debate hacking: the wrong side's rhetoric mean above the right side's.
-    hack: float = declare(0.8, 'h_r', 'debate-hacking rhetoric gap', range='(-inf, inf)')
+    hack: float = declare(0.8, 'h_r', 'debate-hacking rhetoric gap', range=f'[-{BIG:g}, {BIG:g}]')
     #: Sd of each side's rhetoric.
-    r_sd: float = declare(1.0, range='[0, inf)')
+    r_sd: float = declare(1.0, range=f'[0, {BIG:g}]')
     #: Judge's weight on rhetoric (kappa_r) in CopMAD; ColMAD debaters use none.
-    kappa_r: float = declare(1.0, 'κ_r', "judge's weight on rhetoric", range='(-inf, inf)')
+    kappa_r: float = declare(1.0, 'κ_r', "judge's weight on rhetoric", range=f'[-{BIG:g}, {BIG:g}]')
     #: ColMAD: per round without verified evidence, a debater concedes to the other's
     #: unverified assertion with probability delta (degenerated collaboration).
     delta: float = declare(0.1, 'δ', 'concession to bare assertions', range='[0, 1]')

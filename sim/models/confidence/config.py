@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from ...config import declare
+from ...config import BIG, declare
 
 
 @dataclass
@@ -27,7 +27,7 @@ class ConfidenceConfig:
     info: float = declare(0.5, 'π_R', 'share of the outcome the transcript reveals',
                          range='(0, 1)')
     #: Judge's weight on stated confidence: kappa_c (logit c_P - logit c_A) in the logit judge.
-    kappa_c: float = declare(0.0, 'κ_c', 'weight of stated confidence', range='(-inf, inf)')
+    kappa_c: float = declare(0.0, 'κ_c', 'weight of stated confidence', range=f'[-{BIG:g}, {BIG:g}]')
     #: Latent correlation of a jury's judges (judge.jury_size > 1); 0 = independent judges.
     icc: float = declare(0.0, 'icc', 'jury latent correlation', range='[0, 1)')
     #: Votes that calibrate icc: a histogram, debates by votes for one side (votes_judges +
@@ -42,16 +42,16 @@ class ConfidenceConfig:
     intercepts: Optional[Any] = None
     #: Override of the fitted weight on belief w; null = fitted.
     weight: Optional[float] = declare(None, 'w', 'weight of reports on belief',
-                                      range='(-inf, inf)')
+                                      range=f'[-{BIG:g}, {BIG:g}]')
     #: Override of the fitted side bias beta (calibration only; oversight uses Phi^-1(p)).
-    side_bias: Optional[float] = declare(None, range='(-inf, inf)')
+    side_bias: Optional[float] = declare(None, range=f'[-{BIG:g}, {BIG:g}]')
     #: Override of the fitted sd of the debate-level component shared by both sides.
     shared_sd: Optional[float] = declare(None, 'σ_u', 'shared report component sd',
-                                         range='[0, inf)')
+                                         range=f'[0, {BIG:g}]')
     #: Override of the fitted sd of a side's persistent disposition.
-    side_sd: Optional[float] = declare(None, 'σ_v', 'side disposition sd', range='[0, inf)')
+    side_sd: Optional[float] = declare(None, 'σ_v', 'side disposition sd', range=f'[0, {BIG:g}]')
     #: Override of the fitted sd of per-report noise.
-    noise_sd: Optional[float] = declare(None, 'σ_ε', 'report noise sd', range='[0, inf)')
+    noise_sd: Optional[float] = declare(None, 'σ_ε', 'report noise sd', range=f'[0, {BIG:g}]')
     #: Replicated data sets of the posterior predictive check (0 = no check).
     ppc_draws: int = declare(200, range='int [0, 100000]')
 

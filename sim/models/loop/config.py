@@ -25,7 +25,7 @@ class LoopConfig:
     #: Instances per round and path (per instance type for the majority learner).
     batch: int = declare(1000, 'N', 'cases per round', range='int [1, 100000000]')
     #: Independent simulated paths (0: the exact recursion only).
-    paths: int = declare(200, range='int [0, inf)')
+    paths: int = declare(200, range='int [0, 1000000]')
     #: Share m of each round's training targets that are the labels oversight endorsed.
     m: float = declare(0.5, 'm', 'share of endorsed training targets', range='[0, 1]')
     #: Error e_h of the other targets (ground truth or fresh data).

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from ...config import declare
+from ...config import BIG, declare
 
 
 @dataclass
@@ -53,7 +53,7 @@ class MediationConfig:
     #: The human's probability of deciding an escalated case correctly.
     human_accuracy: float = declare(0.9, 'h', 'human accuracy', range='[0, 1]')
     #: Cost of one human review, in model calls.
-    human_cost: float = declare(20.0, 'c_h', 'human review cost', range='[0, inf)')
+    human_cost: float = declare(20.0, 'c_h', 'human review cost', range=f'[0, {BIG:g}]')
 
 
 #: The sections this model adds to the shared schema.

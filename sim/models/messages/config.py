@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...config import declare
+from ...config import BIG, declare
 from ...sections import EquilibriumConfig
 
 
@@ -22,23 +22,23 @@ class MessagesConfig:
     #: ``exogenous`` (rhetoric drawn by stance truth) or ``strategic`` (chosen at a cost).
     mode: str = declare("exogenous", choices=MODES)
     #: Weight of verifiable evidence.
-    kappa_v: float = declare(2.0, 'κ_v', 'weight of evidence', range='[0, inf)')
+    kappa_v: float = declare(2.0, 'κ_v', 'weight of evidence', range=f'[0, {BIG:g}]')
     #: Weight of rhetoric.
-    kappa_r: float = declare(0.5, 'κ_r', 'weight of rhetoric', range='[0, inf)')
+    kappa_r: float = declare(0.5, 'κ_r', 'weight of rhetoric', range=f'[0, {BIG:g}]')
     #: Exogenous: mean rhetoric of a true stance.
     r_mean_true: float = declare(0.0, 'r_T', 'mean rhetoric of a true stance',
-                                range='(-inf, inf)')
+                                range=f'[-{BIG:g}, {BIG:g}]')
     #: Exogenous: mean rhetoric of a false stance.
     r_mean_false: float = declare(0.0, 'r_F', 'mean rhetoric of a false stance',
-                                 range='(-inf, inf)')
+                                 range=f'[-{BIG:g}, {BIG:g}]')
     #: Exogenous: standard deviation of rhetoric.
-    r_sd: float = declare(1.0, 'σ_r', 'rhetoric standard deviation', range='(0, inf)')
+    r_sd: float = declare(1.0, 'σ_r', 'rhetoric standard deviation', range=f'(0, {BIG:g}]')
     #: Strategic: number of rhetoric levels in [0, r_max].
     r_levels: int = declare(5, range='int [1, 41]')
     #: Strategic: largest rhetoric level.
-    r_max: float = declare(2.0, 'r_max', 'largest rhetoric level', range='[0, inf)')
+    r_max: float = declare(2.0, 'r_max', 'largest rhetoric level', range=f'[0, {BIG:g}]')
     #: Strategic: cost per unit of rhetoric.
-    c_r: float = declare(0.05, 'c_r', 'cost of rhetoric', range='[0, inf)')
+    c_r: float = declare(0.05, 'c_r', 'cost of rhetoric', range=f'[0, {BIG:g}]')
     #: Exogenous: the judge's label, ``sample`` (drawn with its probability, the seed's
     #: judge) or ``favoured`` (the answer its probability favours, as a judge who states
     #: a probability and answers with the likelier side).
@@ -46,7 +46,7 @@ class MessagesConfig:
     #: Favoured decision: half-width (log-odds) of the band around even odds where the
     #: judge's recorded probability rounds to 1/2 (0: none).
     decision_band: float = declare(0.0, 'δ', 'recording band around even odds',
-                                  range='[0, inf)')
+                                  range=f'[0, {BIG:g}]')
     #: Favoured decision: Pr(label = the protagonist's answer) inside that band.
     decision_tie: float = declare(0.5, 't', 'endorsement inside the band', range='[0, 1]')
 

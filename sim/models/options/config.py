@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from ...config import declare
+from ...config import BIG, declare
 from ...sections import EquilibriumConfig
 
 
@@ -39,7 +39,7 @@ class OptionsConfig:
                                              range='[0, 1]')
     #: The judge's extra bias toward the distractor.
     distractor_bias: float = declare(0.0, 'μ_d', "judge's bias toward the distractor",
-                                    range='(-inf, inf)')
+                                    range=f'[-{BIG:g}, {BIG:g}]')
     #: The judge's bias mu_j toward each answer by label (K numbers); null = none.
     option_bias: Optional[Any] = None
     #: Loss of answering the distractor (the truth costs 0, other answers 1).

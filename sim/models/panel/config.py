@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...config import declare
+from ...config import BIG, declare
 from ...sections import EquilibriumConfig
 
 
@@ -33,7 +33,7 @@ class PanelConfig:
     #: Latent intra-class correlation of the judges (shared blind spot), in [0, 1].
     icc: float = declare(0.0, 'icc', "judges' latent correlation", range='[0, 1]')
     #: Standard deviation of the judges' own biases (probit scale).
-    bias_sd: float = declare(0.0, 'σ_β', 'spread of judge biases', range='[0, inf)')
+    bias_sd: float = declare(0.0, 'σ_β', 'spread of judge biases', range=f'[0, {BIG:g}]')
     #: How the panel's tables are computed: ``quadrature`` (exact: the biases and the
     #: judges' noises integrated out in closed form, the shared latent by adaptive
     #: quadrature) or ``monte_carlo`` (the compiled kernel over ``n_panels`` panels).

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...config import declare
+from ...config import BIG, declare
 from ...sections import EquilibriumConfig
 
 
@@ -35,9 +35,9 @@ class PortfolioConfig:
     #: ``threshold`` (baseline judge on e_i) or ``logit`` on kappa_v (V_P - V_A) (logit judge).
     rule: str = declare("threshold", choices=RULES)
     #: Salience of one accepted item (rule = logit).
-    kappa_v: float = declare(1.0, 'κ_v', 'salience of an accepted item', range='[0, inf)')
+    kappa_v: float = declare(1.0, 'κ_v', 'salience of an accepted item', range=f'[0, {BIG:g}]')
     #: Cost of submitting one item.
-    c_item: float = declare(0.0, 'c_item', 'cost of an item', range='[0, inf)')
+    c_item: float = declare(0.0, 'c_item', 'cost of an item', range=f'[0, {BIG:g}]')
 
 
 #: The sections this model adds to the shared schema.

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from ...config import declare
+from ...config import BIG, declare
 from ...sections import EquilibriumConfig
 
 
@@ -41,12 +41,12 @@ class SignalsConfig:
     avail: Optional[Any] = None
     #: Weight of rhetoric in a logit judge (0 = no rhetoric): sigma(lam (mu + kappa
     #: (e_P - e_A) + kappa_r (r_P - r_A))).
-    kappa_r: float = declare(0.0, 'κ_r', 'weight of rhetoric', range='[0, inf)')
+    kappa_r: float = declare(0.0, 'κ_r', 'weight of rhetoric', range=f'[0, {BIG:g}]')
     #: How much weaker a sender's rhetoric is when it does not believe its stance.
     r_gap: float = declare(0.0, 'Δr', 'rhetoric gap of an unbelieved stance',
-                          range='(-inf, inf)')
+                          range=f'[-{BIG:g}, {BIG:g}]')
     #: Standard deviation of rhetoric.
-    r_sd: float = declare(1.0, 'σ_r', 'rhetoric standard deviation', range='(0, inf)')
+    r_sd: float = declare(1.0, 'σ_r', 'rhetoric standard deviation', range=f'(0, {BIG:g}]')
 
 
 @dataclass
@@ -55,28 +55,28 @@ class EffortConfig:
 
     enabled: bool = False
     #: Largest attention level.
-    t_max: float = declare(1.0, 't_max', 'largest attention', range='(0, inf)')
+    t_max: float = declare(1.0, 't_max', 'largest attention', range=f'(0, {BIG:g}]')
     #: Grid points on [0, t_max] used to bracket equilibria.
     n_grid: int = declare(41, range='int [3, 10001]')
     #: Continuous attention with grid bracketing (true) or attention restricted to the grid.
     refine: bool = True
     #: Exogenous attention: null = the judge chooses; a value fixes t.
-    t_fixed: Optional[float] = declare(None, 't', 'fixed attention', range='[0, inf)')
+    t_fixed: Optional[float] = declare(None, 't', 'fixed attention', range=f'[0, {BIG:g}]')
     #: Attention cost scale c_J in c_J load t^gamma.
-    c_J: float = declare(0.1, 'c_J', 'judge attention cost', range='[0, inf)')
+    c_J: float = declare(0.1, 'c_J', 'judge attention cost', range=f'[0, {BIG:g}]')
     #: Attention cost exponent gamma >= 1.
-    gamma: float = declare(2.0, 'γ', 'attention cost exponent', range='[1, inf)',
+    gamma: float = declare(2.0, 'γ', 'attention cost exponent', range=f'[1, {BIG:g}]',
                          why=' (a convex cost)')
     #: Debate's attention-cost multiplier (consultancy's is 1).
-    load: float = declare(1.0, 'L', 'debate attention load', range='(0, inf)')
+    load: float = declare(1.0, 'L', 'debate attention load', range=f'(0, {BIG:g}]')
     #: lam(t) = judge.lam (1 + lam_gain t) (logit judge).
-    lam_gain: float = declare(0.0, 'g_λ', 'attention gain of λ', range='[0, inf)')
+    lam_gain: float = declare(0.0, 'g_λ', 'attention gain of λ', range=f'[0, {BIG:g}]')
     #: kappa(t) = judge.kappa (1 + kappa_gain t) (logit judge).
-    kappa_gain: float = declare(0.0, 'g_κ', 'attention gain of κ', range='[0, inf)')
+    kappa_gain: float = declare(0.0, 'g_κ', 'attention gain of κ', range=f'[0, {BIG:g}]')
     #: Largest probability of checking and rejecting a false-side artifact.
     v_max: float = declare(0.0, 'v_max', 'largest check probability', range='[0, 1]')
     #: Rate of v(t) = v_max (1 - exp(-v_rate t)).
-    v_rate: float = declare(3.0, 'v_rate', 'check-probability rate', range='[0, inf)')
+    v_rate: float = declare(3.0, 'v_rate', 'check-probability rate', range=f'[0, {BIG:g}]')
 
 
 #: The sections this model adds to the shared schema.
