@@ -107,6 +107,9 @@ def test_guides_api_benchmarks_and_executed_notebook(site):
     assert "antiamp benchmarks" in _text(site / "benchmarks.html")
     nb = _text(site / "notebooks" / "getting_started.html")
     assert "CF-1.10" in nb  # the output of the last cell: the notebook ran
+    # the other notebooks ran to their last cells too
+    assert "redelib_adaptive" in _text(site / "notebooks" / "equilibria_and_extensions.html")
+    assert "closed form" in _text(site / "notebooks" / "estimating_from_a_log.html")
     assert "stores.html" in (site / "guides.html").read_text()
 
 
