@@ -189,14 +189,9 @@ CONFIG_NAME: str | None = None
 
 
 def _close(word: str, choices, n: int = 3) -> list:
-    """The choices that look like ``word`` (difflib's ratio, as argparse's own
-    suggestions in Python 3.12+; case and ``-``/``_`` ignored)."""
-    import difflib
+    from .config import close_matches
 
-    norm = {str(c).lower().replace("-", "_"): c for c in choices}
-    got = difflib.get_close_matches(word.lower().replace("-", "_"), list(norm), n=n,
-                                    cutoff=0.6)
-    return [norm[g] for g in got]
+    return close_matches(word, choices, n)
 
 
 def _fields(config_name: str, groups: list) -> list:

@@ -499,6 +499,17 @@ def check_sections(cfg: dict) -> None:
                               f"got {v!r}")
 
 
+def close_matches(word: str, choices, n: int = 3) -> list:
+    """The choices that look like ``word`` (difflib's ratio, as argparse's own
+    suggestions in Python 3.12+; case and ``-``/``_`` ignored): for "did you mean"."""
+    import difflib
+
+    norm = {str(c).lower().replace("-", "_"): c for c in choices}
+    got = difflib.get_close_matches(str(word).lower().replace("-", "_"), list(norm), n=n,
+                                    cutoff=0.6)
+    return [norm[g] for g in got]
+
+
 def check_number(name: str, v: Any) -> float:
     """``v`` as a finite float; ConfigError naming the field ``name`` otherwise."""
     if isinstance(v, bool) or not isinstance(v, (int, float)):

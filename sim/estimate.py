@@ -26,6 +26,7 @@ import sys
 import time
 from pathlib import Path
 
+from .cmdline import interruptible
 from .lazy import lazy
 
 pd = lazy("pandas")
@@ -69,6 +70,7 @@ def _round_arg(v: str):
     return r
 
 
+@interruptible("antiamp-estimate")
 def main(argv=None) -> None:
     from .config import MAX_INSTANCES
 
@@ -150,8 +152,9 @@ def main(argv=None) -> None:
         print(f"antiamp-estimate: error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     except KeyboardInterrupt:
-        print("\nantiamp-estimate: interrupted; nothing was written", file=sys.stderr)
-        raise SystemExit(130) from None
+        from .cmdline import interrupted
+
+        interrupted("\nantiamp-estimate: interrupted; nothing was written")
     print(format_report(ds, args.log))
     from .oversight_metrics import field_metrics, format_field_metrics, plot_field_metrics
 
@@ -170,9 +173,10 @@ def main(argv=None) -> None:
         print(f"antiamp-estimate: error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     except KeyboardInterrupt:
-        print("\nantiamp-estimate: interrupted; the estimates store is written beside and "
-              "renamed, so no partial store is left", file=sys.stderr)
-        raise SystemExit(130) from None
+        from .cmdline import interrupted
+
+        interrupted("\nantiamp-estimate: interrupted; the estimates store is written beside "
+                    "and renamed, so no partial store is left")
     except OSError as exc:
         from .output import describe_os_error
 

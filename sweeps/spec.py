@@ -281,8 +281,12 @@ def parse_axes(spec: SweepSpec, schema=Config) -> list:
     axes = []
     for section, fields in axes_cfg.items():
         if section not in sections_of(schema):
+            from antiamp.config import close_matches
+
+            near = close_matches(section, sections_of(schema), 1)
+            hint = f"did you mean sweep.axes.{near[0]}? " if near else ""
             raise ConfigError(
-                f"sweep.axes.{section}: unknown section; axes live under "
+                f"sweep.axes.{section}: unknown section; {hint}axes live under "
                 f"{', '.join(sections_of(schema))}"
             )
         if not isinstance(fields, dict) or not fields:
@@ -294,8 +298,12 @@ def parse_axes(spec: SweepSpec, schema=Config) -> list:
                 raise ConfigError("sweep.axes.model.name: the model is not an axis; run one "
                                   "sweep per model (model=<name>)")
             if name not in types:
+                from antiamp.config import close_matches
+
+                near = close_matches(name, types, 1)
+                hint = f"did you mean sweep.axes.{section}.{near[0]}? " if near else ""
                 raise ConfigError(
-                    f"sweep.axes.{path}: unknown field; {section} has "
+                    f"sweep.axes.{path}: unknown field; {hint}{section} has "
                     f"{', '.join(types)}"
                 )
             vals = _expand(path, values, spec.design)

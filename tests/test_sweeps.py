@@ -91,7 +91,8 @@ def test_space_filling_designs(tmp_path, design):
 
 BAD_SPECS = [
     ({"model": {"rhoo": [0.1]}}, "model.rhoo: unknown field"),
-    ({"modle": {"rho": [0.1]}}, "unknown section"),
+    ({"modle": {"rho": [0.1]}}, "unknown section; did you mean sweep.axes.model?"),
+    ({"model": {"roh": [0.1]}}, "unknown field; did you mean sweep.axes.model.rho?"),
     ({"model": {"rho": []}}, "is empty"),
     ({"model": {"rho": [0.1, 1.5]}}, "model.rho must lie in [0, 1]"),
     ({"judge": {"lam": [1, -1]}}, "judge.lam must lie in (0, 1,000,000]"),
