@@ -125,6 +125,10 @@ def _wilson(k: int, n: int, confidence: float):
     return proportion_confint(k, n, alpha=1 - confidence, method="wilson")
 
 
+#: Probabilities held at once by a predictive check ([draws, row types], 8 bytes each).
+CHUNK_VALUES = 1 << 22
+
+
 def compare(f, df: pd.DataFrame, groups: list, draws: np.ndarray, confidence: float,
             rng, rho=None) -> pd.DataFrame:
     """Observed against predicted per (labels, statistic) for ``groups``: a list of
@@ -140,15 +144,27 @@ def compare(f, df: pd.DataFrame, groups: list, draws: np.ndarray, confidence: fl
             continue
         agg = _cells(f, sub)
         r = rho(labels) if callable(rho) else rho
-        q = endorse_prob(f, agg, draws, r)
         obs_k = agg["w"] * agg["endorse"]
+        # The predicted counts, summed over chunks of row types: a log with stated
+        # probabilities has nearly as many row types as rows, and [draws, row types]
+        # at once held gigabytes (a 5-million-row log).  One chunk (the usual case)
+        # draws in the same order as before.
+        step = max(1, CHUNK_VALUES // max(len(draws), 1))
+        sims = {name: np.zeros(len(draws), np.int64) for name, _ in STATS}
+        for c0 in range(0, len(agg), step):
+            part = agg.iloc[c0:c0 + step]
+            q = endorse_prob(f, part, draws, r)
+            for name, right in STATS:
+                m = (part["right"] == right).to_numpy()
+                if part["w"][m].sum() > 0:
+                    sims[name] += predictive_counts(f, part[m], q[:, m], rng)
         for name, right in STATS:
             m = (agg["right"] == right).to_numpy()
             n = int(agg["w"][m].sum())
             if n == 0:
                 continue
             k = int(obs_k[m].sum())
-            sim = predictive_counts(f, agg[m], q[:, m], rng)
+            sim = sims[name]
             lo, hi = _wilson(k, n, confidence)
             plo, phi = np.quantile(sim / n, [a, 1 - a])
             p = _tail_p(sim, k)
