@@ -20,6 +20,7 @@ from .. import gpu as _gpu
 from ..baseline import (N_CLASSES, T_P, T_PI, T_RHO, T_XA, T_XPC, T_XPD, _class_index,
                         _needs_x)
 from ..rng import philox4x32_10
+from ..rng import HI_SHIFT as _HI, LO_WORD as _LO  # an instance's counter words
 
 # The module global that numba's CUDA simulator swaps for its own (it looks for
 # the numba.cuda module among a kernel's globals).
@@ -32,8 +33,6 @@ THREADS, WARPS = _gpu.THREADS, _gpu.WARPS
 #: Cells per pass of the multi-cell kernel (its per-warp histograms of a pass fill
 #: 32 KiB of shared memory); a block of more cells takes several passes.
 CELL_TILE = 32
-_LO = np.uint64(0xFFFFFFFF)
-_HI = np.uint64(32)
 
 
 @cuda.jit

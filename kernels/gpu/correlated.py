@@ -18,6 +18,7 @@ from numba import uint32
 from .. import gpu as _gpu
 from ..correlated import N_CLASSES, _class_index
 from ..rng import philox4x32_10
+from ..rng import HI_SHIFT as _HI, LO_WORD as _LO  # an instance's counter words
 
 # The module global that numba's CUDA simulator swaps for its own.
 cuda = _gpu.cuda()
@@ -28,8 +29,6 @@ classify = _gpu.device(_class_index)
 THREADS, WARPS = _gpu.THREADS, _gpu.WARPS
 #: Cells per pass (32 KiB of per-warp histograms in shared memory).
 CELL_TILE = 32
-_LO = np.uint64(0xFFFFFFFF)
-_HI = np.uint64(32)
 
 
 @cuda.jit

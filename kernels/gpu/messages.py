@@ -24,6 +24,7 @@ from numba import float64
 from .. import gpu as _gpu
 from ..messages import BLOCK, N_CLASSES, _instance, _normals
 from ..rng import philox4x32_10
+from ..rng import HI_SHIFT as _HI, LO_WORD as _LO  # an instance's counter words
 
 # The module global that numba's CUDA simulator swaps for its own.
 cuda = _gpu.cuda()
@@ -40,8 +41,6 @@ NV = 5 * N_CLASSES
 TILE = 4
 #: Partial sums moved through shared memory at a time (THREADS x CHUNK doubles).
 CHUNK = 16
-_LO = np.uint64(0xFFFFFFFF)
-_HI = np.uint64(32)
 
 
 @cuda.jit

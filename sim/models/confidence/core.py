@@ -1140,6 +1140,33 @@ def fit_judge_votes(V: np.ndarray) -> dict:
         "n_debates": int(len(V)), "n_complete": int(full.sum())}
 
 
+@functools.lru_cache(maxsize=8)
+def _votes_csv(path: str, mtime_ns: int, n_judges: int) -> np.ndarray:
+    """Per-judge votes read from a CSV (debate, judge, vote), as :func:`votes_of` gives them."""
+    import pandas as pd
+
+    p = Path(path)
+    try:
+        df = pd.read_csv(p, comment="#")
+    except Exception as exc:
+        raise ConfigError(f"confidence.votes: {p.name} is not a readable CSV ({exc})") \
+            from None
+    missing = [c for c in ("debate", "judge", "vote") if c not in df]
+    if missing:
+        raise ConfigError(f"confidence.votes: {p.name} lacks the column(s) "
+                          f"{', '.join(missing)} (schema: debate, judge, vote)")
+    judges = sorted(df["judge"].unique(), key=str)
+    if len(judges) != n_judges:
+        raise ConfigError(f"confidence.votes: {p.name} has {len(judges)} judges; "
+                          f"confidence.votes_judges is {n_judges}")
+    t = df.pivot_table(index="debate", columns="judge", values="vote", aggfunc="first")
+    t = t.reindex(columns=judges)
+    rows = [[None if pd.isna(v) else (v.strip().lower() if isinstance(v, str) else
+                                      int(v) if float(v) in (0.0, 1.0) else v)
+             for v in row] for row in t.itertuples(index=False)]
+    return judge_votes_matrix(rows, int(n_judges))
+
+
 def votes_of(cc) -> np.ndarray | None:
     """``confidence.votes`` as per-judge votes (debates, judges), or None when it is a
     histogram or null.  Per-judge votes are a list of debates, each a list of its judges'
@@ -1147,31 +1174,12 @@ def votes_of(cc) -> np.ndarray | None:
     or 1/0; a judge missing from a debate did not vote)."""
     votes = cc.votes
     if isinstance(votes, str):
-        import pandas as pd
-
         p = Path(votes)
         if not p.is_file():
             raise ConfigError(f"confidence.votes: no such file {votes!r} (a CSV of per-judge "
                               "votes: debate, judge, vote)")
-        try:
-            df = pd.read_csv(p, comment="#")
-        except Exception as exc:
-            raise ConfigError(f"confidence.votes: {p.name} is not a readable CSV ({exc})") \
-                from None
-        missing = [c for c in ("debate", "judge", "vote") if c not in df]
-        if missing:
-            raise ConfigError(f"confidence.votes: {p.name} lacks the column(s) "
-                              f"{', '.join(missing)} (schema: debate, judge, vote)")
-        judges = sorted(df["judge"].unique(), key=str)
-        if len(judges) != cc.votes_judges:
-            raise ConfigError(f"confidence.votes: {p.name} has {len(judges)} judges; "
-                              f"confidence.votes_judges is {cc.votes_judges}")
-        t = df.pivot_table(index="debate", columns="judge", values="vote", aggfunc="first")
-        t = t.reindex(columns=judges)
-        rows = [[None if pd.isna(v) else (v.strip().lower() if isinstance(v, str) else
-                                          int(v) if float(v) in (0.0, 1.0) else v)
-                 for v in row] for row in t.itertuples(index=False)]
-        return judge_votes_matrix(rows, int(cc.votes_judges))
+        # read once per file version (a grid's cells and the input check share it)
+        return _votes_csv(str(p), p.stat().st_mtime_ns, int(cc.votes_judges)).copy()
     if is_judge_votes(votes):
         return judge_votes_matrix(votes, int(cc.votes_judges))
     return None
