@@ -484,6 +484,11 @@ def design_row(judge: Judge, prot, n, rule, v, sub, P, lv: Levers, tg: Target) -
             "p_meet": float(np.mean(_meets(amp, acc, tg))) if tg.robust > 0 else np.nan}
 
 
+#: scipy's differential evolution in :func:`optimise`: generations and population
+#: size (per dimension).
+DE_MAXITER, DE_POPSIZE = 300, 30
+
+
 def optimise(judge: Judge, lv: Levers, tg: Target, n_draws: int = 400, seed: int = 0) -> dict:
     """The cheapest design that meets the target (scipy's differential evolution over
     protocol, jury size, jury rule, verification and, when evidence costs the sides
@@ -524,14 +529,16 @@ def optimise(judge: Judge, lv: Levers, tg: Target, n_draws: int = 400, seed: int
     # vectorized: scipy hands over the whole population each generation (deferred
     # updating), so that one generation is a few array calls
     res = differential_evolution(population, bounds, args=(False,), integrality=integ,
-                                 seed=seed, tol=1e-10, atol=1e-12, maxiter=300, popsize=30,
+                                 seed=seed, tol=1e-10, atol=1e-12, maxiter=DE_MAXITER,
+                                 popsize=DE_POPSIZE,
                                  polish=False, vectorized=True, updating="deferred")
     d = decode(res.x)
     viol = _violation(*d, P, lv, tg)
     feasible = viol <= 1e-9
     if not feasible:  # the closest design: least violation, then least cost
         res = differential_evolution(population, bounds, args=(True,), integrality=integ,
-                                     seed=seed, tol=1e-10, maxiter=300, popsize=30,
+                                     seed=seed, tol=1e-10, maxiter=DE_MAXITER,
+                                     popsize=DE_POPSIZE,
                                      polish=False, vectorized=True, updating="deferred")
         d = decode(res.x)
         viol = _violation(*d, P, lv, tg)
@@ -720,6 +727,44 @@ def simulate_design(judge: Judge, rec: dict, n: int, seed: int, chunk: int = 250
     return {"amp_sim": amp, "amp_sim_se": float(np.sqrt(amp * (1 - amp) / max(n_w, 1))),
             "acc_sim": acc, "acc_sim_se": float(np.sqrt(acc * (1 - acc) / n)),
             "verified_by": "instance simulation of the design"}
+
+
+def work_parts(lv: Levers, tg: Target, n_draws: int, n_sim: int, c_e: float = 0.0) -> list:
+    """Estimated seconds of a design request, by part (``(what, seconds)``, upper
+    bounds at the nominal rates of :mod:`antiamp.sweeps.budget`): the optimiser
+    (differential evolution: at most ``maxiter + 1`` generations of ``popsize x
+    dimensions`` designs, each over the parameter draws, run at most twice), the lever
+    grid (every protocol x jury size x distinct rule on 19 x 11 levels, and the
+    engine's sweep over jury size and rho at 1,000 instances a cell) and the verifying
+    simulation (``n_sim`` instances of up to the largest jury, juror by juror)."""
+    from .sweeps import budget
+
+    sizes = sorted(lv.jury_sizes)
+    dims = 5 if c_e > 0 else 4
+    draws = n_draws if tg.robust > 0 else 1
+    rows_opt = 2 * (DE_MAXITER + 1) * DE_POPSIZE * dims * draws
+    families = sum(len(distinct_rules(lv.rules, n)) for _ in lv.protocols for n in sizes)
+    rows_grid = families * 19 * (11 if c_e > 0 else 1)
+    sweep = len(sizes) * 19 * 1000 * max(sizes)
+    return [(f"the optimiser (at most {rows_opt:,} design x draw evaluations)",
+             rows_opt / budget.DESIGN_ROW_RATE),
+            (f"the lever grid ({families:,} protocol x jury x rule families; the engine's "
+             f"{len(sizes) * 19:,} cells)",
+             rows_grid / budget.DESIGN_ROW_RATE + sweep / budget.NOMINAL_RATE),
+            (f"the verifying simulation ({n_sim:,} instances of up to {max(sizes):,} jurors)",
+             n_sim * max(sizes) / budget.NOMINAL_RATE)]
+
+
+def check_work(lv: Levers, tg: Target, n_draws: int, n_sim: int, c_e: float = 0.0,
+               env=None) -> None:
+    """Refuse, before any work, a request over the bound on total work (a
+    :class:`DesignError` naming each part's estimate; ANTIAMP_UNBOUNDED=1 lifts it)."""
+    from .sweeps import budget
+
+    try:
+        budget.check_request(work_parts(lv, tg, n_draws, n_sim, c_e), env)
+    except budget.BudgetError as exc:
+        raise DesignError(str(exc)) from None
 
 
 def verify(judge: Judge, rec: dict, n: int, seed: int) -> dict:
@@ -1089,6 +1134,7 @@ def main(argv=None) -> None:
             raise DesignError(f"--n-sim must lie in [1, 1e9], got {args.n_sim}")
         if not 0 <= args.seed <= 2 ** 32 - 1:
             raise DesignError(f"--seed must lie in [0, 2**32 - 1], got {args.seed}")
+        check_work(lv, tg, args.draws, args.n_sim, judge.c_e)
         src = Path(args.estimates).resolve() if args.estimates else None
         out = Path(args.out or Path("outputs") / "design" / (
             "configured" if src is None else src.parent.name if src.stem == "estimates"

@@ -141,6 +141,7 @@ def main(argv=None) -> None:
         if len(df) > 1_000_000:
             print(f"read {len(df):,} rows in {time.perf_counter() - t0:.1f} s; estimating "
                   f"(about {len(df) / 2e6:.0f}-{len(df) / 5e5:.0f} s more)", file=sys.stderr)
+        check_work(args, len(df))
         if args.simulate and df.attrs.get("K", 2) > 2:
             raise LogError(f"--simulate runs the two-answer models; the log has "
                            f"{df.attrs['K']} answers (model=options is the multi-option "
@@ -183,6 +184,38 @@ def main(argv=None) -> None:
         print(f"antiamp-estimate: error: {describe_os_error(exc)}; the estimates store is "
               "written beside and renamed, so no partial store is left", file=sys.stderr)
         raise SystemExit(1) from None
+
+
+def work_parts(args, n_rows: int) -> list:
+    """Estimated seconds of the simulations and predictive checks asked for, by part
+    (``(what, seconds)`` at the nominal rates of :mod:`antiamp.sweeps.budget`): the
+    structural and section-6 judges' runs at ``--n-sim``, and the predictive checks'
+    parameter draws over the log's rows, once per fit (the full log, each
+    cross-validation fold, the calibration)."""
+    from . import predictive
+    from .sweeps import budget
+
+    parts = []
+    if args.simulate:
+        parts.append((f"the simulations at --n-sim {args.n_sim:,}",
+                      args.n_sim / budget.ESTIMATE_SIM_RATE))
+    if predictive.wanted(args):
+        fits = 1 + (args.cv or 0) + (1 if args.calibrate else 0)
+        evals = args.check_draws * n_rows * fits
+        parts.append((f"the predictive checks ({args.check_draws:,} draws x {n_rows:,} rows "
+                      f"x {fits} fit{'s' if fits > 1 else ''})",
+                      evals / budget.CHECK_DRAW_RATE))
+    return parts
+
+
+def check_work(args, n_rows: int, env=None) -> None:
+    """Refuse (LogError) a request over the bound on total work, before any output."""
+    from .sweeps import budget
+
+    try:
+        budget.check_request(work_parts(args, n_rows), env)
+    except budget.BudgetError as exc:
+        raise LogError(str(exc)) from None
 
 
 #: What antiamp-estimate writes into its --out directory.

@@ -36,6 +36,9 @@ stats = lazy("scipy.stats")
 #: Statistics a check counts: (name, the protagonist right?) -> Pr(endorse) of those rows.
 STATS = (("amp", False), ("fwc", True))
 N_DRAWS = 1000
+#: Most parameter draws of a predictive check (the draws are held at once, with the
+#: predicted rates of every row type in chunks).
+MAX_CHECK_DRAWS = 1_000_000
 
 
 class CheckError(ValueError):
@@ -408,7 +411,8 @@ def add_arguments(ap) -> None:
     g.add_argument("--calibrate-rooms", type=int, default=10, metavar="N",
                    help="rooms of the --calibrate log used to calibrate (default 10)")
     g.add_argument("--check-draws", type=int, default=N_DRAWS, metavar="N",
-                   help=f"parameter draws of the predictive checks (default {N_DRAWS})")
+                   help=f"parameter draws of the predictive checks, 2 to {MAX_CHECK_DRAWS:,} "
+                        f"(default {N_DRAWS})")
 
 
 def wanted(args) -> bool:
@@ -420,8 +424,9 @@ def check_arguments(args, df: pd.DataFrame, load) -> pd.DataFrame | None:
     --calibrate log, read by ``load``."""
     if args.cv is not None and args.cv < 2:
         raise CheckError(f"--cv must be an integer >= 2, got {args.cv}")
-    if args.check_draws < 2:
-        raise CheckError(f"--check-draws must be an integer >= 2, got {args.check_draws}")
+    if not 2 <= args.check_draws <= MAX_CHECK_DRAWS:
+        raise CheckError(f"--check-draws must be an integer in [2, {MAX_CHECK_DRAWS:,}], "
+                         f"got {args.check_draws}")
     if (args.debaters or args.protocol_gap) and not wanted(args):
         raise CheckError("--debaters and --protocol-gap shape the structural fit: give "
                          "--simulate, --cv or --calibrate with them")

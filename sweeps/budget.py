@@ -7,6 +7,11 @@ grid is built, no directory created), a request whose simulated instances (cells
 ``run.n_instances``) exceed :data:`MAX_WORK` or whose store would exceed
 :data:`MAX_STORE_BYTES`, naming the estimated time and size.  ``ANTIAMP_UNBOUNDED=1``
 in the environment lifts the bound for those who mean it.
+
+The commands that are not grids bound their work the same way, in estimated seconds
+at nominal rates (:func:`check_request`): ``antiamp-design`` (its parameter draws
+over every protocol, jury size and rule, and the verifying simulation) and
+``antiamp-estimate`` (the structural judge's simulations and predictive draws).
 """
 
 from __future__ import annotations
@@ -26,6 +31,18 @@ NOMINAL_RATE = 1e8
 #: Estimated store bytes per cell (every metric with its SE and exact value, per
 #: protocol, in float64, before compression).
 BYTES_PER_CELL = 2048
+#: Most estimated seconds of one request of a command that is not a grid: the time
+#: :data:`MAX_WORK` takes at :data:`NOMINAL_RATE` (about 28 hours).
+MAX_SECONDS = MAX_WORK / NOMINAL_RATE
+#: antiamp-design: (design x parameter draw) evaluations of the closed forms a second
+#: (measured 5e5 to 1.6e7/s over protocols and judges on a 2-core machine).
+DESIGN_ROW_RATE = 1e6
+#: antiamp-estimate --simulate: units of --n-sim a second over the structural judge's
+#: and the section-6 judges' simulations together (measured about 2.3e6/s loaded).
+ESTIMATE_SIM_RATE = 5e6
+#: antiamp-estimate's predictive checks: (parameter draw x row) evaluations a second
+#: (measured about 2.6e6/s loaded).
+CHECK_DRAW_RATE = 5e6
 #: The environment variable that lifts the bound.
 OVERRIDE = "ANTIAMP_UNBOUNDED"
 
@@ -114,3 +131,20 @@ def check_budget(cfg: dict, env=None) -> None:
         f"{MAX_WORK:.0e} instances (about {_duration(MAX_WORK / NOMINAL_RATE)}) and "
         f"{_size(MAX_STORE_BYTES)}: shrink the grid or run.n_instances, or set "
         f"{OVERRIDE}=1 in the environment to run it anyway")
+
+
+def check_request(parts: list, env=None) -> None:
+    """Refuse (BudgetError) a request whose estimated time, the sum over ``parts``
+    (``(what, seconds)`` pairs), exceeds :data:`MAX_SECONDS`, naming each part's
+    estimate; unless the environment sets ANTIAMP_UNBOUNDED=1."""
+    env = os.environ if env is None else env
+    if env.get(OVERRIDE, "") not in ("", "0"):
+        return
+    total = sum(sec for _, sec in parts)
+    if total <= MAX_SECONDS:
+        return
+    detail = "; ".join(f"{what}: about {_duration(sec)}" for what, sec in parts if sec > 0)
+    raise BudgetError(
+        f"the request would take about {_duration(total)} ({detail}); the bound "
+        f"is about {_duration(MAX_SECONDS)}: ask for less, or set {OVERRIDE}=1 in the "
+        f"environment to run it anyway")

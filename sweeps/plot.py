@@ -101,22 +101,27 @@ def plot_store(store, variables=None, out_dir=None, formats=("png", "pdf"),
         if v not in ds:
             have = [k for k in ds.data_vars if not k.endswith(("_se", "_exact"))]
             raise PlotError(f"--vars: {store} has no variable {v!r}; it has {', '.join(have)}")
-    from antiamp.outputs_policy import OutputError, check_out_dir, open_out_dir, refuse_link
+    from antiamp.outputs_policy import (OutputError, check_file, check_out_dir, open_out_dir,
+                                        record, refuse_link)
 
     names = [f"{v}.{fmt}" for v in variables for fmt in formats]
+    beside = not run_dir and not out_dir  # the default: the store's own folder
     try:
-        own = run_dir or not out_dir
         out_dir = Path(out_dir) if out_dir else Path(store).parent
-        if not own:
-            check_out_dir(out_dir, names, force=force)
-        else:  # the sweep's own directory: links are never followed
+        if run_dir:  # the sweep's own run directory: links are never followed
             for n in names:
                 refuse_link(out_dir / n)
+        elif beside:  # someone's folder, perhaps: only files antiamp wrote are replaced
+            for n in names:
+                check_file(out_dir / n, option="antiamp-plot (without --out, beside the "
+                           "store; give --out NEW to write elsewhere)")
+        else:
+            check_out_dir(out_dir, names, force=force)
     except OutputError as exc:
         raise PlotError(str(exc)) from None
-    if own:
+    if run_dir:
         out_dir.mkdir(parents=True, exist_ok=True)
-    else:
+    elif not beside:
         open_out_dir(out_dir, names, force=force)
     from antiamp.plotting import rasterize_big
 
@@ -142,7 +147,10 @@ def plot_store(store, variables=None, out_dir=None, formats=("png", "pdf"),
             p = out_dir / f"{v}.{fmt}"
             from antiamp.outputs_policy import save_figure
 
-            save_figure(fig, p, option="--out", dpi=120, bbox_inches="tight")
+            if run_dir:  # recorded, so that antiamp-plot may redraw it later
+                record(p)
+            save_figure(fig, p, option="--out", marked=not run_dir, dpi=120,
+                        bbox_inches="tight")
             written.append(p)
         plt.close(fig)
     return written

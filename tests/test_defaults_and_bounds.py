@@ -62,3 +62,55 @@ def test_cell_count_and_override():
     assert budget.cell_count(sob) == 1024
     assert budget.cell_count({"run": {"n_instances": 5}}) == 1
     assert os.environ.get(budget.OVERRIDE) in (None, "", "0")
+
+
+@pytest.mark.parametrize("command, args, words", [
+    ("antiamp-design", ["--n-sim", "1000000000", "--jury-sizes", "1,3,10001"],
+     ["the verifying simulation", "10,001 jurors", "days"]),
+    ("antiamp-design", ["--draws", "100000", "--n-sim", "1000000000",
+                        "--jury-sizes", ",".join(str(n) for n in range(1, 10000, 2))],
+     ["the optimiser", "the lever grid", "5,000"]),
+    ("antiamp-estimate", ["--sample", "human_judges", "--simulate",
+                          "--n-sim", "100000000000000"], ["--n-sim 100,000,000,000,000"]),
+    ("antiamp-estimate", ["--sample", "human_judges", "--cv", "5",
+                          "--check-draws", "1000000"], ["the predictive checks", "6 fits"]),
+])
+def test_commands_refuse_work_over_the_bound(command, args, words, tmp_path, monkeypatch):
+    """antiamp-design and antiamp-estimate estimate their work before any (issue:
+    "design at the largest draws", "--n-sim 1e14" ran without bound): refused, exit 2,
+    each part's estimate named, nothing written."""
+    monkeypatch.delenv(budget.OVERRIDE, raising=False)
+    r = run_command(command, args + ["--out", str(tmp_path / "out")], tmp_path)
+    assert r.returncode == 2, r.stderr
+    for word in words + ["the bound is", budget.OVERRIDE]:
+        assert word in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+    assert not (tmp_path / "out").exists()
+    assert not (tmp_path / "outputs").exists()
+
+
+def test_design_work_estimate_is_an_upper_bound_of_its_parts():
+    """The estimate grows with each lever that adds work, and the override lifts it."""
+    from antiamp.design import DesignError, Levers, Target, check_work, work_parts
+
+    lv, tg = Levers(jury_sizes=(1, 3, 5)), Target(robust=0.9)
+    base = dict((w.split(" (")[0], s) for w, s in work_parts(lv, tg, 400, 10**6))
+    more = dict((w.split(" (")[0], s) for w, s in work_parts(lv, tg, 4000, 10**8))
+    assert more["the optimiser"] == pytest.approx(10 * base["the optimiser"])
+    assert more["the verifying simulation"] == pytest.approx(100 * base["the verifying simulation"])
+    plug = dict((w.split(" (")[0], s) for w, s in work_parts(lv, Target(robust=0), 4000, 10**6))
+    assert plug["the optimiser"] < base["the optimiser"]  # no draws without a robust target
+    big = Levers(jury_sizes=(1, 10001))
+    with pytest.raises(DesignError, match="1,000,000,000 instances"):
+        check_work(big, tg, 400, 10**9, env={})
+    check_work(big, tg, 400, 10**9, env={budget.OVERRIDE: "1"})
+    check_work(lv, tg, 400, 10**6, env={})  # the defaults pass
+
+
+def test_check_draws_have_a_finite_range(tmp_path):
+    r = run_command("antiamp-estimate", ["--sample", "human_judges", "--simulate",
+                                         "--n-sim", "1000", "--check-draws", "1000001",
+                                         "--out", str(tmp_path / "out")], tmp_path)
+    assert r.returncode == 2 and "--check-draws must be an integer in [2, 1,000,000]" \
+        in r.stderr, r.stderr
+    assert not (tmp_path / "out").exists()

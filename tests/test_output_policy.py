@@ -133,6 +133,13 @@ def _cases(grid):
         (t / "p" / "amp.png").write_bytes(b"my figure")
         return "antiamp-plot", [grid, "--out", t / "p", "--force"], "amp.png"
 
+    def plot_beside_user_file(t):  # no --out: beside the store, in a folder of the user's
+        import shutil
+
+        shutil.copytree(grid, t / "mine" / "s.zarr")
+        (t / "mine" / "amp.png").write_bytes(b"my figure")
+        return "antiamp-plot", [t / "mine" / "s.zarr"], "amp.png"
+
     def plot_link(t):
         (t / "real").mkdir()
         (t / "p").symlink_to(t / "real")
@@ -244,6 +251,7 @@ def _cases(grid):
         "plot-foreign-dir": plot_foreign,
         "plot-force-user-file": plot_force,
         "plot-out-link": plot_link,
+        "plot-beside-store-user-file": plot_beside_user_file,
         "estimate-out-link": estimate_link,
         "estimate-foreign-dir": estimate_foreign,
         "estimate-force-foreign-zarr": estimate_foreign_zarr,
@@ -449,6 +457,13 @@ def test_valid_outputs_run_and_rerun_into_their_own_directory(tmp_path, grid_sto
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "mine" / "notes.txt").read_text() == "keep"
     assert (tmp_path / "mine" / "amp.png").is_file()
+    import shutil
+
+    shutil.copytree(grid_store, tmp_path / "beside" / "s.zarr")
+    for _ in range(2):  # no --out: beside the store, and again over its own figures
+        r = run_command("antiamp-plot", [tmp_path / "beside" / "s.zarr"], tmp_path)
+        assert r.returncode == 0, r.stderr
+    assert (tmp_path / "beside" / "amp.png").is_file()
     (tmp_path / "empty").mkdir()
     r = run_command("antiamp-design", ["--out", tmp_path / "empty", *DESIGN], tmp_path)
     assert r.returncode == 0, r.stderr
