@@ -38,8 +38,9 @@ Policies (the ``protocol`` dimension):
 Amp = Pr(a decided final verdict endorses a | a wrong), with a the first pass's
 direction: the rate at which the pipeline ratifies the advocate's mistakes.
 
-Exact values integrate the bias B by quadrature (a dense trapezoid rule whose nodes follow
-the integrands' narrowest step, :func:`bias_node_count`): for normal runs the
+Exact values average over the pool bias B: the one-pass policies in closed form, the
+adaptive policy by adaptive Gauss-Kronrod quadrature with its error estimate
+(:mod:`antiamp.quadrature`, reported as ``quad_error``): for normal runs the
 mean V is independent of the range S (so the spread bands enter through the exact
 distribution of the range of k normals), agreement is Phi(m / sigma)^k, and the
 adaptive rounds are a geometric series.
@@ -52,6 +53,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ... import quadrature
 from ...config import ConfigError, check_number
 from ...lazy import lazy
 from ...rare import rare_floor
@@ -196,32 +198,6 @@ def _judge_uphold(J: np.ndarray, par: Params):
     return combos
 
 
-def bias_node_count(par: Params) -> int:
-    """Trapezoid nodes over the bias on [-12, 12] sd: 4001, or more when the integrands'
-    steps are narrow against bias_sd (a step of a quarter of the narrowest step's
-    width, sigma / sqrt(k) of the runs' mean, in bias sd units; at most 400,001): with
-    bias_sd = 60 and noise 0.5, 4001 nodes stepped over them (errors of 2e-4)."""
-    if par.bias_sd <= 0:
-        return 1
-    width = min(par.noise) / math.sqrt(par.runs) / par.bias_sd
-    n = int(math.ceil(24.0 / (width / 4.0))) + 1
-    return int(min(max(n, 4001), 400_001)) | 1  # odd: every other node is the half rule
-
-
-def _bias_nodes(par: Params, n_nodes: int | None = None):
-    """Nodes and weights of the bias B ~ N(bias, bias_sd^2)."""
-    n_nodes = bias_node_count(par) if n_nodes is None else n_nodes
-    if par.bias_sd > 0:
-        # A dense trapezoid rule, not Gauss-Hermite: the integrands step from 0 to 1
-        # over a few points of bias (sd / sqrt(k) of the runs' mean), far narrower
-        # than bias_sd, and the trapezoid rule converges geometrically for smooth,
-        # fast-decaying integrands (80 Gauss-Hermite nodes leave errors of 1e-7).
-        z = np.linspace(-12.0, 12.0, n_nodes)
-        w = np.exp(-0.5 * z * z)
-        return par.bias + par.bias_sd * z, w / w.sum()
-    return np.full(1, par.bias), np.ones(1)
-
-
 def over_bias(par: Params, mean: float, sd: float, cut: float = 0.0, sign: int = 1) -> float:
     """E[Phi((sign M - cut) / sd)] over the pool bias, M = mean + s B the runs' mean
     distance toward the truth (sign = -1: the wrong direction), in closed form: with B
@@ -241,14 +217,75 @@ def first_pass_error(par: Params) -> np.ndarray:
     return out
 
 
-def exact(par: Params, J: np.ndarray, n_nodes: int | None = None) -> dict:
-    """Every metric of every policy and claim type by quadrature over the bias B.
+#: The bias is integrated over [-Z_MAX, Z_MAX] standard deviations (the normal mass
+#: outside, 2 Phi(-12) = 3.6e-33, is below any double's resolution of these sums).
+Z_MAX = 12.0
+_PHI_NORM = 1.0 / math.sqrt(2.0 * math.pi)
+#: The adaptive policy's integrands, in the order :func:`_adaptive_rows` returns them.
+_ROWS = ("acc", "err", "hidden", "amp", "fwc", "calls", "trigger", "rounds", "n_right",
+         "n_wrong")
+
+
+def _adaptive_rows(par: Params, combos, D: float, sig: float, s: int):
+    """The adaptive policy's terms at the runs' mean distance m toward the truth (an
+    array of nodes) of one claim type and side of the truth: a function m ->
+    [len(_ROWS), len(m)], summed over the evidence combinations (their weights
+    included; the side's probability and the bias density are the caller's)."""
+    k, h, R = par.runs, par.hazard, par.max_rounds
+    sd_bar = sig / math.sqrt(k)
+
+    def rows(m):
+        a_right = special.ndtr(m / sd_bar)
+        # The upper tail directly, not 1 - a_right (which loses every digit when the
+        # first pass is almost never wrong and leaves Amp = 0 / 0).
+        a_wrong = special.ndtr(-m / sd_bar)
+        agR, agW = special.ndtr(m / sig) ** k, special.ndtr(-m / sig) ** k
+        disR, disW = a_right - agR, a_wrong - agW
+        g = (1 - h) * (1 - agR - agW)
+        Sg = np.where(np.abs(1 - g) > 1e-15, (1 - g ** R) / np.where(
+            np.abs(1 - g) > 1e-15, 1 - g, 1.0), float(R))
+        end_res, end_R, end_W = h * Sg, (1 - h) * agR * Sg, (1 - h) * agW * Sg
+        unconv = g ** R
+        out = np.zeros((len(_ROWS), np.size(m)))
+        for eT, eF, pe, jR, jW in combos:
+            raw_R, raw_W = jR, 1 - jW  # the one-pass verdict correct, by direction
+            # a right
+            corr_R = agR * jR + disR * (end_res + end_R * jR + end_W * (1 - jW))
+            dec_R = agR + disR * (1 - unconv)
+            # a wrong: ratified when the final verdict is the wrong answer
+            corr_W = agW * (1 - jW) + disW * (end_res + end_R * jR + end_W * (1 - jW))
+            dec_W = agW + disW * (1 - unconv)
+            wrong_W = dec_W - corr_W
+            out += pe * np.stack([
+                corr_R + corr_W,                                    # acc
+                (dec_R - corr_R) + wrong_W,                         # err
+                disR * unconv * raw_R + disW * unconv * raw_W,      # hidden
+                wrong_W,                                            # amp (ratified)
+                corr_R,                                             # fwc (followed)
+                (a_right + a_wrong) * par.base_calls + (disR + disW) * par.round_calls * Sg,
+                disR + disW,                                        # trigger
+                (disR + disW) * Sg,                                 # rounds
+                a_right, a_wrong])                                  # n_right, n_wrong
+        return out
+
+    return rows
+
+
+def exact(par: Params, J: np.ndarray) -> dict:
+    """Every metric of every policy and claim type, averaged over the bias B
+    (:func:`exact_with_error` without the quadrature's error estimate)."""
+    return exact_with_error(par, J)[0]
+
+
+def exact_with_error(par: Params, J: np.ndarray) -> tuple:
+    """(every metric of every policy and claim type, averaged over the bias B; the
+    error estimate of the adaptive policy's quadrature).
 
     Returns ``{metric: array (protocol, type)}`` plus ``band_share`` (type, bands),
     ``spread_mean`` (type) and ``acc_round`` (type, forced_rounds + 1).
     """
-    k, h, R = par.runs, par.hazard, par.max_rounds
-    Bn, w = _bias_nodes(par, n_nodes)
+    k, h = par.runs, par.hazard
+    quad_error = 0.0
     P = len(PROTOCOLS)
     out = {m: np.zeros((P, 2)) for m in METRICS}
     n_wrong, n_right = np.zeros((P, 2)), np.zeros((P, 2))
@@ -268,16 +305,10 @@ def exact(par: Params, J: np.ndarray, n_nodes: int | None = None) -> dict:
         for s, ps in ((1, par.p_true), (-1, 1 - par.p_true)):
             if ps == 0:
                 continue
-            m = D + s * Bn  # the runs' mean distance toward the truth, per node
-            wt = ps * w
-            a_right = special.ndtr(m / sd_bar)
-            # The upper tail directly, not 1 - a_right (which loses every digit when the
-            # first pass is almost never wrong and leaves Amp = 0 / 0).
-            a_wrong = special.ndtr(-m / sd_bar)
             # The one-pass policies' terms are each linear in one normal probability of
             # M: their expectations over the bias are closed forms (over_bias), so raw,
             # fixed and rereconcile are exact; the adaptive policy below (powers of
-            # normal probabilities) is the trapezoid rule over the nodes.
+            # normal probabilities) is integrated by adaptive quadrature.
             mean = D + s * par.bias
             e_right = over_bias(par, mean, sd_bar)
             e_wrong = over_bias(par, mean, sd_bar, sign=-1)
@@ -316,38 +347,24 @@ def exact(par: Params, J: np.ndarray, n_nodes: int | None = None) -> dict:
                                  par.base_calls + (1 if tr_W else 0)), rounds=0.0)
                         n_right[pi, t] += float(c[0] * e_right)
                         n_wrong[pi, t] += float(c[0] * e_wrong)
-            # --- adaptive rounds
+            # --- adaptive rounds: powers of normal probabilities of M, integrated over
+            # the bias by adaptive Gauss-Kronrod quadrature (antiamp.quadrature), split
+            # where M = 0 (the integrands step there, over sd / sqrt(k) of M)
             pi = PROTOCOLS.index("adaptive")
-            pR = special.ndtr(m / sig)
-            agR, agW = pR ** k, special.ndtr(-m / sig) ** k
-            disR, disW = a_right - agR, a_wrong - agW
-            g = (1 - h) * (1 - agR - agW)
-            Sg = np.where(np.abs(1 - g) > 1e-15, (1 - g ** R) / np.where(
-                np.abs(1 - g) > 1e-15, 1 - g, 1.0), float(R))
-            end_res, end_R, end_W = h * Sg, (1 - h) * agR * Sg, (1 - h) * agW * Sg
-            unconv = g ** R
-            for eT, eF, pe, jR, jW in combos:
-                c = wt * pe
-                raw_R, raw_W = jR, 1 - jW  # the one-pass verdict correct, by direction
-                # a right
-                follow_R = agR * jR + disR * (end_res + end_R * jR + end_W * (1 - jW))
-                corr_R = agR * jR + disR * (end_res + end_R * jR + end_W * (1 - jW))
-                dec_R = agR + disR * (1 - unconv)
-                wrong_R = dec_R - corr_R
-                _add(out, pi, t, c, dec=dec_R, corr=corr_R, wrongd=wrong_R,
-                     follow=follow_R, hidden=disR * unconv * raw_R, trig=disR,
-                     calls=a_right * par.base_calls + disR * par.round_calls * Sg,
-                     rounds=disR * Sg)
-                # a wrong: ratified when the final verdict is the wrong answer
-                corr_W = agW * (1 - jW) + disW * (end_res + end_R * jR + end_W * (1 - jW))
-                dec_W = agW + disW * (1 - unconv)
-                wrong_W = dec_W - corr_W
-                _add(out, pi, t, c, dec=dec_W, corr=corr_W, wrongd=wrong_W,
-                     ratify=wrong_W, hidden=disW * unconv * raw_W, trig=disW,
-                     calls=a_wrong * par.base_calls + disW * par.round_calls * Sg,
-                     rounds=disW * Sg)
-                n_right[pi, t] += float(np.sum(c * a_right))
-                n_wrong[pi, t] += float(np.sum(c * a_wrong))
+            rows = _adaptive_rows(par, combos, D, sig, s)
+            if par.bias_sd > 0:
+                def f(z, rows=rows, s=s, ps=ps):
+                    return (ps * _PHI_NORM) * np.exp(-0.5 * z * z) * rows(
+                        D + s * (par.bias + par.bias_sd * z))
+                z0 = -(D / s + par.bias) / par.bias_sd
+                val, e = quadrature.integrate(f, -Z_MAX, Z_MAX, points=(z0,))
+                quad_error += e
+            else:
+                val = ps * rows(np.array([D + s * par.bias]))[:, 0]
+            for j, mname in enumerate(_ROWS[:-2]):
+                out[mname][pi, t] += val[j]
+            n_right[pi, t] += val[-2]
+            n_wrong[pi, t] += val[-1]
     typ = np.array([1 - par.contested, par.contested])
     res = {}
     out["insufficient"] = np.maximum((n_right + n_wrong) - out["acc"] - out["err"], 0.0)
@@ -368,7 +385,7 @@ def exact(par: Params, J: np.ndarray, n_nodes: int | None = None) -> dict:
     res["band_share"] = np.vstack([band, (band * typ[:, None]).sum(axis=0)])
     res["spread_mean"] = np.append(spread_mean, (spread_mean * typ).sum())
     res["acc_round"] = np.vstack([acc_round, (acc_round * typ[:, None]).sum(axis=0)])
-    return res
+    return res, quad_error
 
 
 def _decided_mean(par: Params, mean: float, sd_bar: float, cut: float) -> tuple:
