@@ -253,8 +253,8 @@ def evaluate(weights, J_consult, J_debate, alpha, beta, delta_c, c_e, n=None, na
         if names is not None and name not in names:
             continue
         if name in RANKING:
-            parts = [judge_auc(weights, J, n=n, se=se) for J in
-                     judge_scores(J_consult, J_debate)]
+            parts = [judge_auc(weights, J, n=n, se=se, groups=g) for J, g in
+                     zip(judge_scores(J_consult, J_debate), READING_GROUPS)]
             out[name] = (np.stack([parts[0][0], parts[1][0]], axis=-1),
                          np.stack([parts[0][1], parts[1][1]], axis=-1) if se else None)
         elif name in DERIVED:
@@ -291,7 +291,12 @@ def judge_scores(J_consult, J_debate):
     return J_consult[..., EP_CONSULT], J_debate[..., EP_DEBATE, EA_DEBATE]
 
 
-def judge_auc(weights, score, right=None, n=None, se: bool = True):
+#: Classes the judge reads alike (it reads the evidence shown only): e_P in
+#: consultancy, (e_P, e_A) in debate.
+READING_GROUPS = (EP_CONSULT, 2 * EP_DEBATE + EA_DEBATE)
+
+
+def judge_auc(weights, score, right=None, n=None, se: bool = True, groups=None):
     """The judge's ROC AUC against ground truth from class weights: the probability
     that a right argument (a = omega) gets a higher ``score`` than a wrong one, ties
     counting one half (the Mann-Whitney statistic over the instances the weights
@@ -305,11 +310,19 @@ def judge_auc(weights, score, right=None, n=None, se: bool = True):
     (sum f g^2 - (sum f g)^2) / n, g the gradient of AUC in f; asymptotically DeLong's
     variance): written here because it runs on class counts over a grid's cells at
     once, which scikit-learn's and scipy's per-sample functions do not.  NaN where no
-    right or no wrong argument carries weight.
+    right or no wrong argument carries weight.  ``groups`` ``[C]`` (optional): classes of
+    one group have one score (:data:`READING_GROUPS`), so the pairs are counted over
+    (group, truth) cells instead of classes: the same value and standard error (the
+    gradient is constant on a cell), a fraction of the work.
     """
     w = np.asarray(weights, dtype=float)
     right = (CORRECT == 1) if right is None else np.asarray(right, dtype=bool)
     s = np.broadcast_to(np.asarray(score, dtype=float), w.shape)
+    if groups is not None:
+        cell = np.asarray(groups) * 2 + right  # (group, truth)
+        keys, rep = np.unique(cell, return_index=True)
+        M = (cell[:, None] == keys[None, :]).astype(float)  # [C, cells] one-hot
+        w, s, right = w @ M, s[..., rep], right[rep]
     tot = w.sum(axis=-1, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
         f = w / tot

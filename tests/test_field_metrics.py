@@ -184,6 +184,19 @@ def test_auc_se_matches_its_spread_over_seeds():
         assert float(th.auc.values[k]) == pytest.approx(float(judge_auc(prob, J, n=5000)[0]))
 
 
+def test_auc_over_reading_groups_is_the_auc_over_classes():
+    """Counting pairs over (group, truth) cells gives the per-class value and error."""
+    from antiamp.metrics import READING_GROUPS
+
+    rng = np.random.default_rng(2)
+    w = rng.integers(0, 50, (40, 32)).astype(float)
+    J = judge_scores(rng.random((40, 2)), rng.random((40, 2, 2)))
+    for s, g in zip(J, READING_GROUPS):
+        a, b = judge_auc(w, s), judge_auc(w, s, groups=g)
+        np.testing.assert_allclose(b[0], a[0], atol=1e-14)
+        np.testing.assert_allclose(b[1], a[1], atol=1e-14)
+
+
 def test_auc_is_nan_without_right_or_wrong_arguments():
     w = np.zeros(32)
     w[CORRECT == 1] = 3.0
