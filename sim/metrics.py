@@ -40,7 +40,7 @@ PROTOCOL_METRICS: dict[str, MetricSpec] = {
     ),
     "auc": MetricSpec(
         "judge AUC against ground truth", "1",
-        "Pr(J of a right argument > J of a wrong one) + Pr(tie) / 2; J = Pr(y = a | evidence)",
+        "Pr(J of a right argument > J of a wrong one) + ties / 2; J = Pr(y = a | evidence)",
     ),
     "endorse": MetricSpec("endorsement rate", "1", "Pr(y = a)"),
     "wrong_follow": MetricSpec("ratified mistakes", "1", "Pr(y = a, a != omega)"),
