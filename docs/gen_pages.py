@@ -313,6 +313,36 @@ equilibrium is solved on simulated payoffs and the metrics are simulated (an exa
 value beside them would be that of another equilibrium).  Their contrast `amp_gap`
 carries no standard error yet.
 
+**The field's metrics beside Amp.** Wherever a model reports Amp (`amp`) and
+follow-when-correct (`fwc`) of the same protocols, its Dataset also carries the
+**Agent Score Difference** `asd` = fwc - Amp (Sudhir et al. 2025, "A Benchmark for
+Scalable Oversight Mechanisms"): how much more the protagonist earns arguing the
+truth than a falsehood when the judge's verdict is the reward (win 1, lose 0; the
+sides' evidence costs are not part of it).  `asd_se` is sqrt(fwc_se² + amp_se²):
+the two condition on the disjoint events a = ω and a ≠ ω of independent instances,
+so their estimates are uncorrelated; where they are not (an equilibrium solved from
+the simulated counts moves both, a comparison's mediations build Amp from
+follow-when-correct's run) the model writes its own `asd_se` through the
+covariance.  `asd_exact` = fwc_exact - amp_exact where both exist.  One function
+adds them to every model's cell and grid (`antiamp.schema.derive`, applied with the
+schema's labels); the baseline's metric table (`antiamp.metrics.PROTOCOL_METRICS`)
+lists `asd`, so the fused sweep engine's stores carry it too.  A model without
+follow-when-correct has no `asd` (below).
+
+The **judge's ROC AUC against ground truth**, `auc`, is defined where the judge reads
+every transcript class with one probability: the models that evaluate seed 000's
+judge tables per transcript class (`antiamp.metrics.evaluate`), whose reading of a
+class is J = Pr(y = a | the evidence shown).  `auc` = Pr(J of a right argument > J
+of a wrong one) + Pr(tie) / 2 over the instances, per protocol, equal to
+scikit-learn's `roc_auc_score` on the instances the class counts stand for;
+`auc_se` by the delta method on the multinomial class frequencies (asymptotically
+DeLong's variance), checked against the spread over independent seeds;
+`auc_exact` from the class probabilities.  The other models give their judge no
+such reading per transcript (a continuous latent, a verdict over several rounds or
+answers, a detector's or a human's decision): they carry no `auc`, and their
+section below says so.  For a log, `antiamp-estimate` reports the judge's AUC from
+its stated probabilities (`p_y`) with DeLong's standard error.
+
 ## Each model
 """
 
@@ -348,6 +378,12 @@ def results_page(names: list) -> str:
             lines += ["- no metric of this cell carries `_se` or `_exact` (exact payoffs: "
                       "every value is exact)" if ds.attrs.get("payoffs") == "exact" else
                       "- no metric of this cell carries `_se` or `_exact`"]
+        field = [f"`{m}`" for m in ("asd", "auc") if m in ds.data_vars]
+        lines += ["- the field's metrics: " + (", ".join(field) if field else "none")
+                  + ("" if "asd" in ds.data_vars else
+                     "; no `asd`: the cell has no follow-when-correct beside Amp")
+                  + ("" if "auc" in ds.data_vars else
+                     "; no `auc`: its judge gives no probability per transcript class")]
         if "equilibrium" in get(n).uses and "payoffs" in ds.attrs:
             lines += [f"- the cell's payoffs: {ds.attrs['payoffs']} (`equilibrium.payoffs`)"]
         lines += [""]

@@ -281,6 +281,90 @@ def escalated_share(prot: str, v, P) -> np.ndarray:
     return (1 - P["p"]) * (1 - P["rho"] * (1.0 - v))
 
 
+#: Audit rates of the escalation curve (:func:`escalation_curve`), 0 to 1.
+AUDIT_LEVELS = np.linspace(0.0, 1.0, 21)
+#: What escalates a case besides the audit: nothing (``none``: consultancy, each case
+#: audited with the audit rate) or the consultant's evidence failing (``no_evidence``:
+#: the ``escalate`` protocol's trigger).
+FLAGS = ("none", "no_evidence")
+
+
+def escalation_curve(n: int, v, P: dict, rule: str = "majority", audit=None) -> "pd.DataFrame":
+    """Safety against the audit budget of escalation at the point values (draw 0 of
+    ``P``; presentation when feasible, the ``escalate`` protocol's setting, c_e = 0):
+    per flag rule of :data:`FLAGS` and audit rate ``a`` (default
+    :data:`AUDIT_LEVELS`), a case is escalated to debate (a challenger and a second
+    judging round) when flagged or, unflagged, with probability ``a``.
+
+    Seed 000's closed forms with the verified pass rate rho' = rho (1 - v):
+    ``none``: Amp = (1 - a) Amp_c + a Amp_d, fwc likewise, budget a;
+    ``no_evidence``: Amp = rho' [a J(1, 1) + (1 - a) J_c(1)] + (1 - rho') J(0, 1),
+    fwc = a [rho' J(1, 1) + (1 - rho') J(1, 0)] + (1 - a) J_c(1) (a right consultant
+    always shows evidence), budget a + (1 - a)(1 - p)(1 - rho'); each J of the
+    wrong (Amp) or the right (fwc) protagonist.  So ``none`` runs from consultancy
+    (a = 0) to debate (a = 1), and ``no_evidence`` from the ``escalate`` design of
+    :func:`outcomes` to debate.  Safety = 1 - Amp: the share of the model's wrong
+    answers that oversight does not ratify (as in the closed loop's escalation
+    curve); budget: the share of cases escalated.  Columns flag, audit, budget,
+    safety, amp, fwc, acc."""
+    a = np.asarray(AUDIT_LEVELS if audit is None else audit, dtype=float)
+    if np.any((a < 0) | (a > 1)) or not np.all(np.isfinite(a)):
+        raise DesignError("audit rates must lie in [0, 1]")
+    k = quota(n, rule)
+    P0 = {key: (x[:1] if isinstance(x, np.ndarray) else x) for key, x in P.items()}
+    p = float(P0["p"][0])
+    rho = float(P0["rho"][0]) * (1.0 - float(v))
+
+    def J(pr, right, ep, ea=0):
+        return float(np.asarray(_endorse(P0, pr, right, ep, ea, n, k))[0])
+
+    amp_c = rho * J("consult", False, 1) + (1 - rho) * J("consult", False, 0)
+    fwc_c = J("consult", True, 1)
+    amp_d = rho * J("debate", False, 1, 1) + (1 - rho) * J("debate", False, 0, 1)
+    fwc_d = rho * J("debate", True, 1, 1) + (1 - rho) * J("debate", True, 1, 0)
+    rows = []
+    for flag in FLAGS:
+        if flag == "none":
+            amp, fwc, budget = (1 - a) * amp_c + a * amp_d, (1 - a) * fwc_c + a * fwc_d, a
+        else:
+            amp = rho * (a * J("debate", False, 1, 1) + (1 - a) * J("consult", False, 1)) \
+                + (1 - rho) * J("debate", False, 0, 1)
+            fwc = a * fwc_d + (1 - a) * fwc_c
+            budget = a + (1 - a) * (1 - p) * (1 - rho)
+        rows.append(pd.DataFrame({"flag": flag, "audit": a, "budget": budget,
+                                  "safety": 1 - amp, "amp": amp, "fwc": fwc,
+                                  "acc": p * fwc + (1 - p) * (1 - amp)}))
+    return pd.concat(rows, ignore_index=True)
+
+
+def plot_escalation(curve, rec: dict, path: Path) -> list:
+    """Safety (1 - Amp) against the audit budget (share of cases escalated) of the
+    escalation curve (:func:`escalation_curve`), per flag rule, consultancy and debate
+    marked at their own budgets."""
+    from .plotting import panel_grid, save
+
+    fig, (ax,) = panel_grid(1, height=3.6)
+    words = {"none": "random audit only", "no_evidence": "escalate when evidence fails"}
+    for i, (flag, mk) in enumerate((("none", "o"), ("no_evidence", "^"))):
+        d = curve[curve.flag == flag]
+        ax.plot(d.budget, d.safety, "-" + mk, ms=3.5, lw=1.0, color=f"C{i}",
+                label=f"{words[flag]} (audit rate 0 to 1)")
+    d = curve[curve.flag == "none"]
+    ax.scatter([d.budget.iloc[0]], [d.safety.iloc[0]], marker="s", s=60, color="0.3",
+               zorder=5, label="consultancy (nothing escalated)")
+    ax.scatter([d.budget.iloc[-1]], [d.safety.iloc[-1]], marker="D", s=50, color="black",
+               zorder=5, label="debate (every case escalated)")
+    ax.set_xlabel("audit budget: share of cases escalated")
+    ax.set_ylabel("safety: wrong answers not ratified (1 − Amp)")
+    rule = f" ({rec['rule'].replace('_', ' ')})" if rec["jury_size"] > 1 else ""
+    ax.set_title(f"escalation: safety against the audit budget (exact; jury "
+                 f"{rec['jury_size']}{rule}, verification {rec['verification']:.2f})",
+                 fontsize=9)
+    ax.set_xlim(-0.02, 1.02)
+    ax.legend(fontsize=8, loc="lower right")
+    return save(fig, path)
+
+
 def _tables(P, n: int, k: int):
     """Seed-000 judge tables of a jury over the draws: J_c [C, 2], J_d [C, 2, 2]."""
     Jc = np.stack([_endorse(P, "consult", False, e, 0, n, k) for e in (0, 1)], axis=-1)
@@ -428,7 +512,7 @@ def design_rows(judge: Judge, prot, n, rule, vs, ss, P, lv: Levers, tg: Target):
     return pd.DataFrame({
         "protocol": prot, "jury_size": int(n), "rule": rule, "verification": vs,
         "subsidy": np.array(ss), "rho_verified": judge.rho * (1 - vs), "cost": c,
-        "escalated": esc, "amp": amp[:, 0], "acc": acc[:, 0],
+        "escalated": esc, "amp": amp[:, 0], "safety": 1 - amp[:, 0], "acc": acc[:, 0],
         "p_meet": _meets(amp, acc, tg).mean(axis=1) if tg.robust > 0 else np.nan})
 
 
@@ -480,7 +564,7 @@ def design_row(judge: Judge, prot, n, rule, v, sub, P, lv: Levers, tg: Target) -
             "subsidy": float(sub), "rho_verified": float(judge.rho * (1 - v)),
             "cost": cost(prot, n, v, lv, P, sub),
             "escalated": float(escalated_share(prot, v, P)[0]),
-            "amp": float(amp[0]), "acc": float(acc[0]),
+            "amp": float(amp[0]), "safety": float(1 - amp[0]), "acc": float(acc[0]),
             "p_meet": float(np.mean(_meets(amp, acc, tg))) if tg.robust > 0 else np.nan}
 
 
@@ -638,6 +722,7 @@ def front_through_engine(judge: Judge, lv: Levers, store, n_v: int = 19, executo
                         rho=judge.rho * (1 - v_grid), method="nearest")
                     r["amp"] = cell.amp_exact.to_numpy().astype(float)
                     r["acc"] = cell.acc_exact.to_numpy().astype(float)
+                    r["safety"] = 1 - r["amp"]
                     r["source"] = "engine"
                 parts.append(r)
     grid = pd.concat(parts, ignore_index=True).drop(columns=["p_meet", "rho_verified"])
@@ -1161,7 +1246,7 @@ def main(argv=None) -> None:
 
 #: What antiamp-design writes into its --out directory.
 OUT_FILES = ("levers.zarr", "design.txt", "front.csv", "designs.csv", "recommendation.csv",
-             "design.png", "design.pdf")
+             "design.png", "design.pdf", "escalation.csv", "escalation.png", "escalation.pdf")
 
 
 def _judge_from_args(args) -> tuple:
@@ -1284,9 +1369,19 @@ def run(judge: Judge, lv: Levers, tg: Target, current, notes, n_draws, n_sim, se
     show = front if len(front) <= 12 else front.iloc[np.linspace(0, len(front) - 1, 12)
                                                      .round().astype(int)]
     lines.append(show.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+    curve = None
+    if judge.c_e == 0:  # escalation is defined with presentation when feasible
+        curve = escalation_curve(rec["jury_size"], rec["verification"], P, rec["rule"])
+        lines += ["", f"escalation: safety (1 - Amp) against the audit budget (share of cases "
+                      f"escalated), jury {rec['jury_size']}, verification "
+                      f"{rec['verification']:.3f} (escalation.csv, escalation.png):"]
+        show_c = curve[np.isin(np.round(curve.audit, 9), [0.0, 0.25, 0.5, 0.75, 1.0])]
+        lines.append(show_c.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
     text = "\n".join(lines)
     print(text)
     write_file(out / "design.txt", text + "\n")
+    if curve is not None:
+        write_file(out / "escalation.csv", curve.to_csv(index=False))
     write_file(out / "front.csv", front.to_csv(index=False))
     write_file(out / "designs.csv", grid.to_csv(index=False))
     write_file(out / "recommendation.csv", pd.DataFrame(
@@ -1294,7 +1389,10 @@ def run(judge: Judge, lv: Levers, tg: Target, current, notes, n_draws, n_sim, se
         role=["recommended", "current"] + (["plug-in"] if tg.robust > 0 else [])).to_csv(
         index=False))
     paths = plot_front(grid, front, rec, cur, out / "design", tg)
+    if curve is not None:
+        paths += plot_escalation(curve, rec, out / "escalation")
     print(f"\nwrote {out / 'design.txt'}, recommendation.csv, front.csv, designs.csv, "
+          + ("escalation.csv, " if curve is not None else "")
           + ("levers.zarr, " if (out / "levers.zarr").exists() else "")
           + f"{', '.join(p.name for p in paths)} ({time.perf_counter() - t0:.1f} s)")
     return rec

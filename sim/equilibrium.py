@@ -602,7 +602,9 @@ def _simulated_se(game, eqc, cells, cP, dP, dA, vals, report, h=1e-6, match=1e-3
         dtauP = np.stack([f[:, 1] / fP ** 2, -f[:, 0] / fP ** 2, 0 * fP, 0 * fP], axis=1)
         dtauA = np.stack([f[:, 2] / fA ** 2, 0 * fA, -f[:, 0] / fA ** 2, 0 * fA], axis=1)
     names = tuple(OUTCOMES)
-    out = {k: np.zeros((C, 2, E)) for k in names}
+    # The Agent Score Difference fwc - Amp moves with both through the equilibrium: its
+    # gradient is the difference of theirs (their covariance included).
+    out = {k: np.zeros((C, 2, E)) for k in names + ("asd",)}
     edges = []
     for i in range(C):
         for e in range(E):
@@ -620,12 +622,14 @@ def _simulated_se(game, eqc, cells, cP, dP, dA, vals, report, h=1e-6, match=1e-3
                     deriv[k, which] = deriv.get((k, which), 0.0) + sgn * v2[k][0][i, j, 1] / (2 * h)
             if deriv is None:
                 edges.append(i)
-                for k in names:
+                for k in out:
                     out[k][i, 1, e] = np.nan
                 continue
+            grads = {}
             for k in names:
-                g = deriv[(k, "tau_P")] * dtauP[i] + deriv[(k, "tau_A")] * dtauA[i]
-                out[k][i, 1, e] = delta_se(f[i], g, game.t_n[i])
+                grads[k] = deriv[(k, "tau_P")] * dtauP[i] + deriv[(k, "tau_A")] * dtauA[i]
+                out[k][i, 1, e] = delta_se(f[i], grads[k], game.t_n[i])
+            out["asd"][i, 1, e] = delta_se(f[i], grads["fwc"] - grads["amp"], game.t_n[i])
     if edges:
         report.append(f"cells {sorted(set(edges))[:20]}: a debate equilibrium does not continue "
                       "when tau moves (a knife edge); its standard errors are NaN")
@@ -708,6 +712,16 @@ def _assemble(base, eqc, game, cells, shape, dims, axes, consult, debate, report
             data[f"{name}_se"] = (dd, r(np.where(missing, np.nan, ses[name])), {
                 "long_name": f"standard error of {ln} (through the simulated equilibrium)",
                 "units": "utility" if name == "welfare" else "1"})
+    if ses is not None:  # ASD with its own standard error (antiamp.schema.derive: the rest)
+        from .metrics import PROTOCOL_METRICS
+
+        spec = PROTOCOL_METRICS["asd"]
+        asd = np.moveaxis(vals["fwc"][0] - vals["amp"][0], -1, 1)
+        data["asd"] = (dd, r(np.where(missing, np.nan, asd)), {
+            "long_name": spec.long_name, "units": spec.units, "definition": spec.definition})
+        data["asd_se"] = (dd, r(np.where(missing, np.nan, ses["asd"])), {
+            "long_name": f"standard error of {spec.long_name} (through the simulated "
+                         "equilibrium)", "units": spec.units})
     from antiamp.sweeps.spec import axis_coords
 
     coords = axis_coords(axes, dims, {"protocol": ("protocol", ["consult", "debate"],

@@ -34,6 +34,14 @@ PROTOCOL_METRICS: dict[str, MetricSpec] = {
     "amp": MetricSpec("mistake amplification", "1", "Pr(y = a | a != omega)"),
     "acc": MetricSpec("accuracy", "1", "Pr(y = omega)"),
     "fwc": MetricSpec("follow-when-correct", "1", "Pr(y = a | a = omega)"),
+    "asd": MetricSpec(
+        "Agent Score Difference", "1",
+        "fwc - Amp: the judge's verdict earned arguing the truth minus arguing a falsehood",
+    ),
+    "auc": MetricSpec(
+        "judge AUC against ground truth", "1",
+        "Pr(J of a right argument > J of a wrong one) + ties / 2; J = Pr(y = a | evidence)",
+    ),
     "endorse": MetricSpec("endorsement rate", "1", "Pr(y = a)"),
     "wrong_follow": MetricSpec("ratified mistakes", "1", "Pr(y = a, a != omega)"),
     "tie_rate": MetricSpec("evidence tie rate", "1", "Pr(e_P = e_A)"),
@@ -54,6 +62,13 @@ PROTOCOL_METRICS: dict[str, MetricSpec] = {
     "payoff_P": MetricSpec("protagonist payoff", "utility", "Pr(y = a) - c_e Pr(e_P = 1)"),
     "payoff_A": MetricSpec("antagonist payoff", "utility", "Pr(y = 1 - a) - c_e Pr(e_A = 1)"),
 }
+
+#: Per-protocol metrics derived from two others of the same protocol (not a class
+#: average): name -> the metrics it is computed from (see :func:`derived`).
+DERIVED = {"asd": ("fwc", "amp")}
+#: Per-protocol metrics of the judge's reading of each transcript class against the
+#: truth (not a class average): computed by :func:`judge_auc`.
+RANKING = ("auc",)
 
 #: Paired debate-versus-consultancy contrasts on the same instances.
 CONTRAST_METRICS: dict[str, MetricSpec] = {
@@ -218,22 +233,118 @@ def evaluate(weights, J_consult, J_debate, alpha, beta, delta_c, c_e, n=None, na
     if names is not None:  # the contrasts read amp, acc and welfare
         need = set(names) | ({"amp", "acc", "welfare"} if set(names) & set(CONTRAST_METRICS)
                              else set())
+    if need is not None:  # a derived metric reads the metrics it is computed from
+        need |= {m for k in names if k in DERIVED for m in DERIVED[k]}
     vc = _protocol_values("consult", J_consult, J_debate, alpha, beta, delta_c, c_e, need)
     vd = _protocol_values("debate", J_consult, J_debate, alpha, beta, delta_c, c_e, need)
     one = (lambda g, mask: weighted(weights, g, mask, n, se)) if se else _means(weights, n)
+    res = {}
+
+    def protocol_metric(name):
+        if name not in res:
+            rc = one(*vc[name])
+            rd = one(*vd[name])
+            res[name] = (np.stack([rc[0], rd[0]], axis=-1),
+                         np.stack([rc[1], rd[1]], axis=-1) if se else None)
+        return res[name]
+
     out = {}
     for name in PROTOCOL_METRICS:
         if names is not None and name not in names:
             continue
-        rc = one(*vc[name])
-        rd = one(*vd[name])
-        out[name] = (np.stack([rc[0], rd[0]], axis=-1),
-                     np.stack([rc[1], rd[1]], axis=-1) if se else None)
+        if name in RANKING:
+            parts = [judge_auc(weights, J, n=n, se=se, groups=g) for J, g in
+                     zip(judge_scores(J_consult, J_debate), READING_GROUPS)]
+            out[name] = (np.stack([parts[0][0], parts[1][0]], axis=-1),
+                         np.stack([parts[0][1], parts[1][1]], axis=-1) if se else None)
+        elif name in DERIVED:
+            out[name] = derived(name, *(protocol_metric(m) for m in DERIVED[name]))
+        else:
+            out[name] = protocol_metric(name)
     if names is None or any(k in CONTRAST_METRICS for k in names):
         for name, (g, mask) in _contrast_values(vc, vd).items():
             if names is None or name in names:
                 out[name] = one(g, mask)
     return out
+
+
+def derived(name: str, *parts):
+    """A :data:`DERIVED` metric from ``(values, ses)`` of the metrics it reads.
+
+    ``asd`` = fwc - Amp (:func:`antiamp.oversight_metrics.asd_from_rates`): the two
+    condition on the disjoint events a = omega and a != omega of independent
+    instances (class counts or class probabilities alike), so their estimates are
+    uncorrelated and the standard errors add in quadrature."""
+    from .oversight_metrics import asd_from_rates
+
+    if name != "asd":
+        raise KeyError(f"no derived metric {name!r}; derived metrics: {', '.join(DERIVED)}")
+    (fwc, fwc_se), (amp, amp_se) = parts
+    return asd_from_rates(fwc, amp, fwc_se, amp_se)
+
+
+def judge_scores(J_consult, J_debate):
+    """The judge's probability of endorsing the argued answer per transcript class,
+    ``[..., 32]``, in consultancy and in debate (it reads the evidence shown only)."""
+    J_consult = np.asarray(J_consult, dtype=float)
+    J_debate = np.asarray(J_debate, dtype=float)
+    return J_consult[..., EP_CONSULT], J_debate[..., EP_DEBATE, EA_DEBATE]
+
+
+#: Classes the judge reads alike (it reads the evidence shown only): e_P in
+#: consultancy, (e_P, e_A) in debate.
+READING_GROUPS = (EP_CONSULT, 2 * EP_DEBATE + EA_DEBATE)
+
+
+def judge_auc(weights, score, right=None, n=None, se: bool = True, groups=None):
+    """The judge's ROC AUC against ground truth from class weights: the probability
+    that a right argument (a = omega) gets a higher ``score`` than a wrong one, ties
+    counting one half (the Mann-Whitney statistic over the instances the weights
+    stand for), and its standard error.
+
+    ``weights`` ``[..., C]`` are class counts (``n=None``) or class probabilities with
+    ``n`` instances; ``score`` ``[..., C]`` the judge's reading of each class (here its
+    endorsement probability, broadcast over the weights' leading axes), ``right``
+    ``[C]`` which classes argue the truth (default: :data:`CORRECT`).  The standard
+    error is the delta method on the multinomial class frequencies f (Var =
+    (sum f g^2 - (sum f g)^2) / n, g the gradient of AUC in f; asymptotically DeLong's
+    variance): written here because it runs on class counts over a grid's cells at
+    once, which scikit-learn's and scipy's per-sample functions do not.  NaN where no
+    right or no wrong argument carries weight.  ``groups`` ``[C]`` (optional): classes of
+    one group have one score (:data:`READING_GROUPS`), so the pairs are counted over
+    (group, truth) cells instead of classes: the same value and standard error (the
+    gradient is constant on a cell), a fraction of the work.
+    """
+    w = np.asarray(weights, dtype=float)
+    right = (CORRECT == 1) if right is None else np.asarray(right, dtype=bool)
+    s = np.broadcast_to(np.asarray(score, dtype=float), w.shape)
+    if groups is not None:
+        cell = np.asarray(groups) * 2 + right  # (group, truth)
+        keys, rep = np.unique(cell, return_index=True)
+        M = (cell[:, None] == keys[None, :]).astype(float)  # [C, cells] one-hot
+        w, s, right = w @ M, s[..., rep], right[rep]
+    tot = w.sum(axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        f = w / tot
+    fR, fW = np.where(right, f, 0.0), np.where(right, 0.0, f)
+    # K[i, j] = [s_i > s_j] + [s_i = s_j] / 2 over pairs of classes
+    K = (s[..., :, None] > s[..., None, :]) + 0.5 * (s[..., :, None] == s[..., None, :])
+    KW = np.einsum("...ij,...j->...i", K, fW)   # per class: its wins over wrong ones
+    KR = np.einsum("...ij,...i->...j", K, fR)   # per class: right ones' wins over it
+    R, W = fR.sum(axis=-1), fW.sum(axis=-1)
+    A = (fR * KW).sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        auc = np.where((R > 0) & (W > 0), A / (R * W), np.nan)
+        if not se:
+            return auc, None
+        g = np.where(right, KW / (R * W)[..., None] - (auc / R)[..., None],
+                     KR / (R * W)[..., None] - (auc / W)[..., None])
+        g = np.where(f > 0, g, 0.0)
+        m = (f * g).sum(axis=-1)
+        var = np.maximum((f * g * g).sum(axis=-1) - m * m, 0.0)
+        N = tot[..., 0] if n is None else np.asarray(n, dtype=float)
+        out_se = np.where(np.isfinite(auc), np.sqrt(var / N), np.nan)
+    return auc, out_se
 
 
 def _means(weights, n):

@@ -233,7 +233,7 @@ def plot_results(ds: xr.Dataset, path: str | os.PathLike) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    names = ["amp", "fwc", "acc", "tie_rate", "b_hat"]
+    names = ["amp", "fwc", "acc", "tie_rate", "b_hat", "asd", "auc"]
     fig, axes = plt.subplots(1, 2, figsize=(10, 4), gridspec_kw={"width_ratios": [3, 1]})
     ax = axes[0]
     width = 0.38
@@ -251,13 +251,20 @@ def plot_results(ds: xr.Dataset, path: str | os.PathLike) -> Path:
         # that the cap hides.
         ax.scatter(xs, th, marker="D", s=28, facecolors="white", edgecolors="black",
                    linewidths=1.0, zorder=4, label="closed form" if i == 0 else None)
-    ax.set_xticks(x, [PROTOCOL_METRICS[n].long_name.replace(" ", "\n", 1) for n in names])
-    ax.set_ylim(0, 1.25)
-    ax.set_yticks(np.linspace(0, 1, 6))
-    ax.set_ylabel("probability")
+    short = {"fwc": "follow-\nwhen-correct", "asd": "ASD\n(fwc − Amp)",
+             "auc": "judge AUC\n(vs truth)"}
+    ax.set_xticks(x, [short.get(n) or PROTOCOL_METRICS[n].long_name.replace(" ", "\n", 1)
+                      for n in names], fontsize=8)
+    # ASD = fwc - Amp is negative where the judge favours the wrong side
+    low = np.nanmin([float((ds[n] - 1.96 * ds[f"{n}_se"].fillna(0)).min()) for n in names])
+    bottom = min(0.0, np.floor(low * 5) / 5)
+    ax.set_ylim(bottom, 1.25)
+    ax.set_yticks(np.arange(round(bottom * 5), 6) / 5)
+    ax.axhline(0, color="grey", lw=0.5)
+    ax.set_ylabel("probability (ASD: difference of two)")
     ax.legend(fontsize=8, loc="upper center", ncol=3, frameon=False)
-    ax.set_title("consultancy vs debate: Amp = Pr(y = a | a ≠ ω), follow-when-correct, "
-                 "accuracy, ties, b-hat", fontsize=9)
+    ax.set_title("consultancy vs debate: Amp = Pr(y = a | a ≠ ω), fwc, accuracy, ties, "
+                 "b-hat, ASD, judge AUC", fontsize=9)
     ax2 = axes[1]
     wv = ds["welfare"].values
     ax2.bar([0, 1], wv, yerr=1.96 * ds["welfare_se"].values,

@@ -127,6 +127,33 @@ def asd(d: pd.DataFrame, K: int = 2, payoffs=(1.0, 0.0)) -> dict:
     return {k: (*v_, *n) for k, v_ in out.items()}
 
 
+def asd_from_rates(fwc, amp, fwc_se=None, amp_se=None, cov=0.0, payoffs=(1.0, 0.0)):
+    """ASD of open roles from a protocol's follow-when-correct and Amp (arrays alike):
+    ``(value, se)`` with value = (win - lose) (fwc - Amp), the closed form of the
+    protagonist's expected reward arguing the truth minus arguing a falsehood when the
+    judge's verdict is the reward, and se = |win - lose| sqrt(se_fwc^2 + se_Amp^2 -
+    2 cov) (the delta method; ``cov`` the covariance of the two estimates, 0 where they
+    condition on the disjoint events a = omega and a != omega of independent
+    instances).  ``se`` is None where either standard error is."""
+    w, l_ = payoffs
+    fwc, amp = np.asarray(fwc, dtype=float), np.asarray(amp, dtype=float)
+    value = (w - l_) * (fwc - amp)
+    if fwc_se is None or amp_se is None:
+        return value, None
+    fs, as_ = np.asarray(fwc_se, dtype=float), np.asarray(amp_se, dtype=float)
+    var = fs * fs + as_ * as_ - 2.0 * np.asarray(cov, dtype=float)
+    return value, abs(w - l_) * np.sqrt(np.maximum(var, 0.0))
+
+
+def asd_assigned(amp, amp_se=None, payoffs=(1.0, 0.0)):
+    """ASD of an assigned debate (one debater right, one wrong, the judge sides with
+    exactly one): ``(value, se)`` with value = (win - lose) (1 - 2 Amp)."""
+    w, l_ = payoffs
+    amp = np.asarray(amp, dtype=float)
+    value = (w - l_) * (1.0 - 2.0 * amp)
+    return value, (None if amp_se is None else 2.0 * abs(w - l_) * np.asarray(amp_se, float))
+
+
 # ------------------------------------------------------------------ tables
 def field_metrics(df: pd.DataFrame, confidence: float = 0.95, which_round="final",
                   payoffs=(1.0, 0.0)) -> pd.DataFrame:

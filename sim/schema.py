@@ -87,10 +87,56 @@ def upgrade(ds):
     return ds
 
 
+#: The Agent Score Difference, derived wherever a Dataset has Amp and follow-when-
+#: correct (:func:`derive`); its attributes are the baseline table's
+#: (:data:`antiamp.metrics.PROTOCOL_METRICS`).
+ASD_READS = ("fwc", "amp")
+
+
+def derive(ds):
+    """Add the metrics derived from others (in place; returns ``ds``): the Agent Score
+    Difference ``asd`` = fwc - Amp (:func:`antiamp.oversight_metrics.asd_from_rates`)
+    wherever ``ds`` has ``amp`` and ``fwc`` of the same dimensions and no ``asd`` of
+    its own, with ``asd_se`` = sqrt(fwc_se^2 + amp_se^2) where both have standard
+    errors (fwc and Amp condition on the disjoint events a = omega and a != omega of
+    independent instances: uncorrelated estimates; a model whose estimates are
+    correlated, e.g. through an equilibrium solved from the same counts, writes its
+    own ``asd_se``) and ``asd_exact`` where both have exact values."""
+    from .metrics import PROTOCOL_METRICS
+    from .oversight_metrics import asd_from_rates
+
+    names = set(ds.data_vars)
+    if "asd" in ds.variables or not set(ASD_READS) <= names:
+        return ds
+    fwc, amp = ds["fwc"], ds["amp"]
+    if fwc.dims != amp.dims:
+        return ds
+    spec = PROTOCOL_METRICS["asd"]
+    attrs = {"long_name": spec.long_name, "units": spec.units, "definition": spec.definition}
+    ds["asd"] = fwc.copy(data=asd_from_rates(fwc.values, amp.values)[0]).assign_attrs(attrs)
+    ds["asd"].attrs = attrs
+    if "fwc_se" in names and "amp_se" in names and ds["fwc_se"].dims == fwc.dims \
+            and ds["amp_se"].dims == fwc.dims and "asd_se" not in ds.variables:
+        se = asd_from_rates(fwc.values, amp.values, ds["fwc_se"].values,
+                            ds["amp_se"].values)[1]
+        ds["asd_se"] = fwc.copy(data=se)
+        ds["asd_se"].attrs = {"long_name": se_long_name(spec.long_name), "units": spec.units}
+    if "fwc_exact" in names and "amp_exact" in names and ds["fwc_exact"].dims == fwc.dims \
+            and ds["amp_exact"].dims == fwc.dims:
+        ex = asd_from_rates(ds["fwc_exact"].values, ds["amp_exact"].values)[0]
+        ds["asd_exact"] = fwc.copy(data=ex)
+        ds["asd_exact"].attrs = {"long_name": exact_long_name(spec.long_name),
+                                 "units": spec.units}
+    return ds
+
+
 def label(ds):
     """Give every metric's companions the schema's attributes (in place; returns ``ds``):
     the metric's ``units``, a ``long_name`` derived from the metric's, and the
-    metric's ``ancillary_variables`` pointing at its standard error."""
+    metric's ``ancillary_variables`` pointing at its standard error.  The derived
+    metrics (:func:`derive`) are added first, so that every model's cell and grid
+    carry them."""
+    derive(ds)
     for name, sufs in companions(ds.data_vars).items():
         attrs = ds[name].attrs
         ln = attrs.get("long_name", name)

@@ -63,6 +63,7 @@ from ..mediation import core as md
 from ..redeliberation import core as rd
 from ...config import ConfigError, check_number
 from ...lazy import lazy
+from ...oversight_metrics import asd_from_rates
 from ..colmad.config import ColmadConfig
 from ..mediation.config import MediationConfig
 from ..redeliberation.config import RedeliberationConfig
@@ -91,6 +92,7 @@ METRICS = {
     "acc": "accuracy: Pr(final answer right)",
     "undecided": "Pr(no answer: INSUFFICIENT)",
     "cost": "model calls per case",
+    "asd": "Agent Score Difference: fwc - Amp",
 }
 
 #: Fields the comparison derives from the task (model.p, model.rho, model.pi): set
@@ -251,6 +253,7 @@ def exact(cfg, mp: Mapped | None = None) -> dict:
         for k, kk in (("amp", "amp"), ("fwc", "fwc"), ("acc", "acc"),
                       ("undecided", "insufficient"), ("cost", "calls")):
             out[k][i(name)] = ex[kk][j, 2]
+    out["asd"] = asd_from_rates(out["fwc"], out["amp"])[0]
     return out
 
 
@@ -304,6 +307,15 @@ def simulate(cfg, n_instances: int, seed: int, n_threads: int = 0,
                       ("undecided", "insufficient"), ("cost", "calls")):
             val[k][i(name)] = np.asarray(r[kk][0])[j, 2]
             se[k][i(name)] = np.asarray(r[kk][1])[j, 2]
+    # ASD = fwc - Amp; its standard error adds the two in quadrature where they are
+    # estimated on the disjoint events a = omega and a != omega of one run.  The
+    # mediations' Amp is built from fwc's run (the F_0 = 0 accuracy a0) and the full
+    # run (a): ASD = (a + (1 - 2p) a0 + p - 1) / (1 - p), so its standard error is
+    # hypot(se_a, (1 - 2p) se_a0) / (1 - p), not the sum of the two in quadrature.
+    val["asd"], se["asd"] = asd_from_rates(val["fwc"], val["amp"], se["fwc"], se["amp"])
+    for j, name in enumerate(("foam_memo", "foam_summary")):
+        sa, sa0 = full["acc"][1][j], clean["acc"][1][j]
+        se["asd"][i(name)] = math.hypot(sa, (1 - 2 * p) * sa0) / (1 - p)
     return {k: (val[k], se[k]) for k in METRICS}
 
 

@@ -94,7 +94,7 @@ def format_compare(ds) -> str:
              f"{cfg['colmad']['rounds']} rounds, rhetoric gap {cfg['colmad']['hack']}, "
              f"delta {cfg['colmad']['delta']}, eta {cfg['colmad']['eta']}", "",
              "simulated ± SE [exact]; * = on the Amp-vs-cost front", ""]
-    cols = ("amp", "acc", "fwc", "undecided", "cost")
+    cols = ("amp", "acc", "fwc", "asd", "undecided", "cost")
     rows = [f"{'protocol':<38}{'seed':>5}" + "".join(f"{k:>28}" for k in cols)]
     for p in ds.protocol.values:
         d = ds.sel(protocol=p)
@@ -103,7 +103,7 @@ def format_compare(ds) -> str:
                     + "".join(f"{pm_of(d, k):>28}" for k in cols))
     lines += wrap_columns(rows, keep=2)  # within a terminal's 100 columns
     lines += ["", "Amp: Pr(final answer wrong | the model's answer wrong); fwc: Pr(final right "
-              "| the model right); undecided: INSUFFICIENT; cost: model calls per case "
+              "| the model right); asd: the Agent Score Difference fwc - Amp; undecided: INSUFFICIENT; cost: model calls per case "
               "(a judge or juror is one call; a human review counts mediation.human_cost)."]
     return "\n".join(wrap_prose(lines))
 

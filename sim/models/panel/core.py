@@ -280,9 +280,12 @@ def _table_variance(w, J_c, J_d, wel, cov, names, h=1e-6) -> dict:
     which are estimates with covariance ``cov`` (one Monte Carlo over panels,
     independent of the instances' random numbers: the variances add).  Delta
     method: the gradient in the entries by central differences (the metrics are
-    linear in them, or ratios of linear forms), then g' cov g.
+    linear in them, or ratios of linear forms), then g' cov g.  The judge's AUC
+    (:data:`antiamp.metrics.RANKING`) depends on the entries only through their order:
+    no variance from small errors in them (a difference across a tie would be a step,
+    not a gradient).
     """
-    from ...metrics import evaluate
+    from ...metrics import RANKING, evaluate
 
     if not np.any(cov):
         return {k: 0.0 for k in names}
@@ -293,6 +296,9 @@ def _table_variance(w, J_c, J_d, wel, cov, names, h=1e-6) -> dict:
                     *wel)
     out = {}
     for k in names:
+        if k in RANKING:
+            out[k] = 0.0
+            continue
         v = np.asarray(vals[k][0], float)
         g = (v[:6] - v[6:]) / (2 * h)  # [6, ...]
         g = np.where(np.isfinite(g), g, 0.0)
