@@ -226,8 +226,8 @@ def test_readme_python_block(line, body, tmp_path):
 @pytest.mark.slow
 def test_the_human_log_numbers_in_the_readme_are_what_prints(tmp_path):
     """The intervals and p-value the estimation guide quotes for the shipped human-judge
-    log are the pooled lines (``stratum all:``) of ``antiamp-estimate --sample
-    human_judges``."""
+    log are the pooled lines of ``antiamp-estimate --sample human_judges`` (``stratum
+    all:``, or the log's only stratum)."""
     text = " ".join((ROOT / "docs" / "guides" / "estimation.md").read_text().split())
     m = re.search(r"Amp (0\.\d+) \[(0\.\d+), (0\.\d+)\] in consultancy against "
                   r"(0\.\d+) \[(0\.\d+), (0\.\d+)\] in debate \(role-symmetric; one-sided "
@@ -235,7 +235,11 @@ def test_the_human_log_numbers_in_the_readme_are_what_prints(tmp_path):
     assert m, "the estimation guide's human-log sentence was not found"
     r = run_command("antiamp-estimate", ["--sample", "human_judges"], tmp_path)
     assert r.returncode == 0, r.stderr
-    pooled = r.stdout.split("stratum all:")[1].split("\n\n")[0]
+    # the pooled lines: ``stratum all:``, or a log's only stratum (printed alone)
+    m_all = re.search(r"^stratum (all|\S+ \(the only one: every row\)):\n(.*?)\n\n", r.stdout,
+                      re.S | re.M)
+    assert m_all, r.stdout
+    pooled = m_all.group(2)
     rows = {p: re.search(rf"{p}\s+n=.*?Amp (\S+) \[(\S+), (\S+)\]", pooled).groups()
             for p in ("consult", "debate")}
     p = float(re.search(r"one-sided p = (\S+)", pooled).group(1))
