@@ -246,3 +246,33 @@ def test_the_human_log_numbers_in_the_readme_are_what_prints(tmp_path):
     shown = [round(float(v), 3) for v in rows["consult"] + rows["debate"]]
     assert shown == [float(v) for v in m.groups()[:6]], (shown, m.groups())
     assert round(p, 3) == float(m.group(7)), (p, m.group(7))
+
+
+# ----------------------------------------------------------------------------- the table
+VALIDATE = """
+import shlex, sys
+from antiamp.cli import prevalidate as cell, setup as cell_setup
+from antiamp.sweeps.cli import prevalidate as grid, setup as grid_setup
+cell_setup(); grid_setup()
+for line in sys.argv[1:]:
+    argv = shlex.split(line)
+    try:
+        (cell if argv[0] == "antiamp" else grid)(argv[1:])
+    except Exception as exc:
+        sys.exit(f"{line}: {type(exc).__name__}: {exc}")
+print(len(sys.argv) - 1)
+"""
+
+
+def test_the_commands_of_the_readme_table_validate(tmp_path):
+    """The one-cell and grid commands of the README's table of models compose and
+    validate as printed (the commands' own checks before a run; the guides and the
+    model pages run them)."""
+    rows = [ln for ln in README.read_text().splitlines() if ln.startswith("| [`")]
+    assert len(rows) >= 10, rows
+    table = [c for ln in rows for c in re.findall(r"`(antiamp(?:-sweep)? [^`]+)`", ln)]
+    assert len(table) == 2 * len(rows), table  # a cell and a grid for every model
+    r = subprocess.run([sys.executable, "-c", VALIDATE, *table], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-4000:]
+    assert int(r.stdout.split()[-1]) == len(table)
