@@ -105,6 +105,8 @@ def test_model_pages_link_their_tutorial(site):
     """A guide that links to a model's page is linked back from it."""
     for guide in sorted((ROOT / "docs" / "guides").glob("*.md")):
         for name in re.findall(r"\]\(\.\./models/(\w+)\.md\)", guide.read_text()):
+            if name not in builtin_names():  # the result schema, the gallery
+                continue
             page = (site / "models" / f"{name}.html").read_text()
             assert f'href="../guides/{guide.stem}.html' in page, (name, guide.name)
 
