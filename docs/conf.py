@@ -9,7 +9,7 @@ sys.path.insert(0, str(DOCS))
 import antiamp  # noqa: E402
 from gen_pages import generate  # noqa: E402
 
-generate()  # the pages of every model and the guides, from the code and the README
+generate()  # the pages of every model, from the code
 
 project = "antiamp"
 author = "The antiamp authors"

@@ -8,11 +8,11 @@
 * ``models/results.md``, the result schema every model's Dataset follows, with each
   model's protocols and which metrics carry a standard error and an exact value (from
   its example cell, run once for its page);
-* ``guides/*.md``, the README's sections, each a page (headings one level up,
-  links to figures and BENCHMARKS.md rewritten for the site).
+and each model page links the guides (``docs/guides/*.md``, written by hand) that
+link to it: its tutorial.
 
-Written into ``docs/models/`` and ``docs/guides/_readme/`` (ignored by git); a file
-is rewritten only when its text changes, so that Sphinx rebuilds only what changed.
+Written into ``docs/models/`` (ignored by git); a file is rewritten only when its
+text changes, so that Sphinx rebuilds only what changed.
 """
 
 from __future__ import annotations
@@ -199,6 +199,11 @@ def model_page(name: str, sweeps: dict) -> str:
     fig = _figure(f"{name}_cell")
     if fig:
         lines += [f"![A cell of model={name}](../figures/{fig})", ""]
+    guides = tutorials(name)
+    if guides:
+        lines += ["## Tutorial", "", "Worked through, with the commands and what they print: "
+                  + ", ".join(f"[{title}](../guides/{file})" for title, file in guides) + ".",
+                  ""]
     lines += ["## Parameters", ""]
     sections = dict(getattr(cfgmod, "SECTIONS", None) or model.sections or {})
     if sections:
@@ -407,76 +412,15 @@ def models_index(names: list) -> str:
     return "\n".join(lines)
 
 
-#: The guides: page -> (title, README sections in order).  A README section that is
-#: renamed or removed fails the build here (named, not silently dropped).
-GUIDES = {
-    "quickstart": ("Getting started", ["Two commands on a fresh machine", "Models and the two commands",
-                                       "Overriding parameters", "Python API"]),
-    "model": ("The model and its metrics", ["The model", "What the table means"]),
-    "sweeps": ("Sweeps: a laptop, a dask cluster, SLURM", ["Sweeps"]),
-    "estimation": ("Estimating from your own logs", ["Estimating the model from oversight logs"]),
-    "design": ("Protocol design", ["Protocol design: the cheapest protocol that meets an Amp target"]),
-    "own_model": ("Writing your own model", ["Write your own model"]),
-    "reproducibility": ("Reproducibility and stores", ["Reproducibility"]),
-    "layout": ("The layout of the code", ["Layout"]),
-}
-
-
-def readme_sections() -> dict:
-    """The README's level-2 sections (heading -> text, without the heading), fenced
-    code skipped when looking for headings."""
-    out, current, buf, fence = {}, None, [], None
-    for line in (ROOT / "README.md").read_text().splitlines():
-        m = re.match(r"^(`{3,}|~{3,})", line)
-        if m:
-            fence = None if fence and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) \
-                else (fence or m.group(1))
-        if fence is None and line.startswith("## "):
-            if current is not None:
-                out[current] = buf
-            current, buf = line[3:].strip(), []
-        elif current is not None:
-            buf.append(line)
-    if current is not None:
-        out[current] = buf
+def tutorials(name: str) -> list:
+    """The guides (``docs/guides/*.md``, written by hand) that link to the model's page,
+    as (title, file name): a guide says which models it is about, no list here."""
+    out = []
+    for p in sorted((DOCS / "guides").glob("*.md")):
+        text = p.read_text()
+        if f"](../models/{name}.md)" in text:
+            out.append((text.splitlines()[0].lstrip("# ").strip(), p.name))
     return out
-
-
-def _adapt(lines: list, level_up: int) -> str:
-    """Headings ``level_up`` levels up (outside code), links made relative to the site."""
-    out, fence = [], None
-    for line in lines:
-        m = re.match(r"^(`{3,}|~{3,})", line)
-        if m:
-            fence = None if fence and m.group(1)[0] == fence[0] else (fence or m.group(1))
-        if fence is None:
-            h = re.match(r"^(#{3,6}) ", line)
-            if h:
-                line = line[level_up:]
-            line = line.replace("](docs/figures/", "](../figures/")
-            line = line.replace("](BENCHMARKS.md)", "](../benchmarks.md)")
-        out.append(line)
-    return "\n".join(out)
-
-
-def guide_pages() -> dict:
-    sections = readme_sections()
-    pages = {}
-    for page, (title, heads) in GUIDES.items():
-        missing = [h for h in heads if h not in sections]
-        if missing:
-            raise RuntimeError(f"docs/gen_pages.py: README.md has no section {missing!r} "
-                               f"(guide {page}); update GUIDES")
-        parts = [f"# {title}", "",
-                 "```{note}\nThis page is the README's section"
-                 f"{'s' if len(heads) > 1 else ''} {', '.join(repr(h) for h in heads)}.\n```", ""]
-        for h in heads:
-            if len(heads) > 1:
-                parts += [f"## {h}", "", _adapt(sections[h], 0), ""]
-            else:
-                parts += [_adapt(sections[h], 1), ""]
-        pages[page] = "\n".join(parts).rstrip() + "\n"
-    return pages
 
 
 def commands() -> list:
@@ -503,8 +447,6 @@ def generate() -> list:
     for n in names:
         written[f"models/{n}.md"] = model_page(n, sweeps)
     written["models/results.md"] = results_page(names)  # after the pages: their cells
-    for page, text in guide_pages().items():
-        written[f"guides/{page}.md"] = text
     for rel, text in written.items():
         _write(DOCS / rel, text)
     # Pages of models no longer registered are removed (the folder is generated).

@@ -911,7 +911,9 @@ def _judge_from_estimates(path) -> tuple[Judge, list]:
     (consultancy; binomial SE).  Raises DesignError with the reason when the store
     identifies none of them."""
     try:
-        ds = xr.open_zarr(path, chunks=None).load()
+        # the arrays' own metadata (consolidated=False): a store without consolidated
+        # metadata is read, or refused below, without xarray's fallback warning
+        ds = xr.open_zarr(path, chunks=None, consolidated=False).load()
         ds.sel(stratum="all").rho_eq_P, ds.attrs["p_correct"], ds.mu_tilde  # noqa: B018
     except Exception:  # noqa: BLE001  (not a store, or not one antiamp-estimate wrote)
         raise DesignError(f"--estimates {path}: not a store written by antiamp-estimate") \
@@ -968,7 +970,7 @@ def fit_check(judge: Judge, path) -> tuple[list, list]:
     accuracy at the log's own share of right protagonists; the misses)."""
     from scipy.stats import binomtest
 
-    ds = xr.open_zarr(path, chunks=None).load()
+    ds = xr.open_zarr(path, chunks=None, consolidated=False).load()
     a = ds.sel(stratum="all")
     if "n_wrong" not in ds:
         return (["fit check: not run (a store written before antiamp-estimate recorded "

@@ -61,7 +61,7 @@ def dask_client(ex: ExecutorConfig):
         where = {"host": "127.0.0.1"} if ex.processes else {}
         cluster = LocalCluster(
             n_workers=ex.n_workers, threads_per_worker=1, processes=ex.processes,
-            dashboard_address=None, **where,
+            dashboard_address=None, scheduler_kwargs=dict(SCHEDULER_QUIET), **where,
         )
     client = Client(cluster)
     try:
@@ -100,11 +100,17 @@ def check_reachable(ex: ExecutorConfig, timeout: float = 3.0) -> None:
                               "the address") from None
 
 
+#: The scheduler's options: no dashboard, and its HTTP server (health checks, which
+#: a scheduler always starts) on a free port of loopback.  Without an address it
+#: takes port 8787 and, where another dask scheduler holds it (a shared login node,
+#: a second sweep), warns "Port 8787 is already in use" and moves anyway.
+SCHEDULER_QUIET = {"dashboard": False, "dashboard_address": "127.0.0.1:0"}
+
+
 def _slurm_kwargs(ex: ExecutorConfig) -> dict:
-    # No dashboard unless asked (executor.slurm.scheduler_options): a login node is
-    # shared, and port 8787 is often taken.
+    # No dashboard unless asked (executor.slurm.scheduler_options).
     kwargs = {"cores": 1, "memory": "4GB", "processes": 1,
-              "scheduler_options": {"dashboard_address": None}}
+              "scheduler_options": dict(SCHEDULER_QUIET)}
     kwargs.update(dict(ex.slurm))
     return kwargs
 

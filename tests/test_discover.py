@@ -8,8 +8,6 @@ import pytest
 import xarray as xr
 
 pytest.importorskip("ema_workbench")
-# zarr warns of its own format's unsettled parts when a test writes a store
-pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
 from antiamp._version import __version__
 from antiamp.sweeps.discover import DiscoverError, discover
@@ -33,7 +31,7 @@ def _store(path, region=lambda rho, b, p: (rho > 0.625) & (b < 0.275)):
                 "protocol": ["consult", "debate"]},
         attrs={"antiamp_version": __version__, "complete": 1,
                "axes": json.dumps(["model.rho", "judge.b", "model.p"])})
-    ds.to_zarr(path)
+    ds.to_zarr(path, zarr_format=2)  # the format sweeps write
     return path
 
 

@@ -53,7 +53,7 @@ def test_front_page_has_commands_figure_formula_and_navigation(site):
     assert (site / "_static" / "mathjax" / "tex-chtml.js").is_file()
     assert not re.search(r'<(script|link)[^>]+(src|href)="(https?:)?//', page)
     for target in ("models/index.html", "api.html", "guides.html", "benchmarks.html",
-                   "notebooks/getting_started.html"):
+                   "notebooks/getting_started.html", "notebooks/designing_a_protocol.html"):
         assert f'href="{target}' in page, target
 
 
@@ -79,6 +79,36 @@ def test_a_page_per_model_with_its_parameters(site):
         if f.name in BASE_SECTIONS:
             for g in dataclasses.fields(f.default_factory):
                 assert f"{f.name}.{g.name}" in shared, (f.name, g.name)
+
+
+def test_every_link_of_the_readme_resolves(site):
+    """The README's links: a file of the repository exists; a page of the built site
+    (``docs/_build/html/...``, the models' pages) is one this build wrote; and every
+    model has its row linking to its page."""
+    text = (ROOT / "README.md").read_text()
+    links = re.findall(r"\]\(([^)#\s]+)\)", text)
+    assert links
+    built = "docs/_build/html/"
+    for link in links:
+        if link.startswith(("http://", "https://")):
+            continue
+        if link.startswith(built):
+            assert (site / link[len(built):]).is_file(), link
+        else:
+            assert (ROOT / link).exists(), link
+    for name in builtin_names():
+        assert f"]({built}models/{name}.html)" in text, name
+    assert len(text.splitlines()) < 200  # a front page; the rest is in the guides
+
+
+def test_model_pages_link_their_tutorial(site):
+    """A guide that links to a model's page is linked back from it."""
+    for guide in sorted((ROOT / "docs" / "guides").glob("*.md")):
+        for name in re.findall(r"\]\(\.\./models/(\w+)\.md\)", guide.read_text()):
+            if name not in builtin_names():  # the result schema, the gallery
+                continue
+            page = (site / "models" / f"{name}.html").read_text()
+            assert f'href="../guides/{guide.stem}.html' in page, (name, guide.name)
 
 
 def test_gallery_has_every_named_sweep(site):
@@ -110,6 +140,7 @@ def test_guides_api_benchmarks_and_executed_notebook(site):
     # the other notebooks ran to their last cells too
     assert "redelib_adaptive" in _text(site / "notebooks" / "equilibria_and_extensions.html")
     assert "closed form" in _text(site / "notebooks" / "estimating_from_a_log.html")
+    assert "verified by" in _text(site / "notebooks" / "designing_a_protocol.html")
     assert "stores.html" in (site / "guides.html").read_text()
 
 
@@ -119,7 +150,7 @@ def _copy_docs(dest: Path, *skip: str) -> None:
         shutil.copy(ROOT / name, dest / name)
     shutil.copytree(ROOT / "conf", dest / "conf")
     shutil.copytree(ROOT / "docs", dest / "docs", ignore=shutil.ignore_patterns(
-        "_build", "models", "guides", "jupyter_execute", *skip))
+        "_build", "models", "jupyter_execute", *skip))
 
 
 def test_a_notebook_that_stops_working_fails_the_build(tmp_path):

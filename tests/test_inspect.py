@@ -9,8 +9,7 @@ import pandas as pd
 import pytest
 
 pytest.importorskip("inspect_ai")
-# Inspect's own retry set-up warns of a deprecated tenacity argument on every call.
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+# (Inspect's own warnings are filtered in pyproject.toml, by message.)
 
 from inspect_ai import Task
 from inspect_ai import eval as inspect_eval

@@ -103,17 +103,19 @@ def _start(store, tmp_path):
 
 
 def _kill_when(p, ready, timeout=300.0) -> bool:
-    """SIGKILL ``p`` as soon as ``ready()``; False if it finished first."""
-    t0 = time.monotonic()
-    while p.poll() is None and time.monotonic() - t0 < timeout:
-        if ready():
-            os.kill(p.pid, signal.SIGKILL)
-            p.wait()
-            return True
-        time.sleep(0.005)
-    p.wait()
-    assert p.returncode == 0, p.stderr.read().decode()
-    return False
+    """SIGKILL ``p`` as soon as ``ready()``; False if it finished first.  Its pipes
+    are closed on return (``with p``)."""
+    with p:
+        t0 = time.monotonic()
+        while p.poll() is None and time.monotonic() - t0 < timeout:
+            if ready():
+                os.kill(p.pid, signal.SIGKILL)
+                p.wait()
+                return True
+            time.sleep(0.005)
+        p.wait()
+        assert p.returncode == 0, p.stderr.read().decode()
+        return False
 
 
 def test_kill_9_at_random_moments_then_rerun_is_bit_identical(tmp_path):

@@ -17,8 +17,6 @@ import pytest
 
 from cli_runner import run_command
 
-pytestmark = pytest.mark.filterwarnings("ignore")
-
 
 def snapshot(root: Path) -> dict:
     """Every entry under ``root`` (links not followed): its kind and bytes or target."""

@@ -1,14 +1,17 @@
-"""Every command the README shows runs as printed (at a small size), so that the README
-cannot drift from what the commands do.
+"""Every command the README and the guides show runs as printed (at a small size), so
+that the documentation cannot drift from what the commands do.
 
-The shell blocks of README.md are read in order and each command is run in one
+The pages are README.md and the guides (``docs/guides/*.md``, in the order of
+:data:`GUIDES`: a reader's order, since a later page may read what an earlier one
+wrote).  Their shell blocks are read in order and each command is run in one
 temporary directory (a later command may read what an earlier one wrote, as a reader
 following the README would), with its instance counts made small
 (``run.n_instances``, ``sweep.n_points``, ``--n-resamples``); a command the README
 shows failing (``# antiamp-sweep: error: ...`` under it) must fail with that message
 and exit status 2.  The Python blocks run as printed, each in a fresh interpreter.  A command that cannot run here is
-listed in SKIP with the reason (and where it is tested instead); a new command in the
-README that fits no rule fails :func:`test_every_readme_command_is_classified`.
+listed in SKIP with the reason (and where it is tested instead); a new command in a
+page that fits no rule fails :func:`test_every_readme_command_is_classified`, and a
+guide missing from :data:`GUIDES` fails :func:`test_every_guide_is_run`.
 The long ones (named sweeps, the estimators on the shipped logs) run with ``-m slow``.
 """
 
@@ -26,6 +29,12 @@ from cli_runner import run_command
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+#: The guides whose commands and Python blocks run here, in the order they are run
+#: (after the README's): each page's commands may read what the pages before wrote.
+GUIDES = ["quickstart", "model", "sweeps", "equilibria", "signals", "extensions", "loop",
+          "confidence", "redeliberation", "colmad", "mediation", "compare", "estimation",
+          "design", "reproducibility", "layout", "own_model", "performance"]
+PAGES = [README] + [ROOT / "docs" / "guides" / f"{g}.md" for g in GUIDES]
 
 #: Commands the test does not run: (pattern, reason).
 SKIP = [
@@ -51,21 +60,41 @@ PROGS = ("antiamp", "antiamp-sweep", "antiamp-solve", "antiamp-ext", "antiamp-pl
          "antiamp-estimate", "antiamp-design", "antiamp-check", "antiamp-merge")
 
 
+def _where(page: Path, line: int) -> str:
+    """``README.md:12``, ``guides/sweeps.md:40``: a command's page and line."""
+    rel = page.relative_to(ROOT).as_posix()
+    return f"{rel.removeprefix('docs/')}:{line}"
+
+
 def _blocks(lang: str) -> list:
-    """(line number, text) of each fenced block in ``lang``."""
-    text = README.read_text()
-    return [(text[:m.start()].count("\n") + 2, m.group(1))
-            for m in re.finditer(rf"^```{lang}\n(.*?)^```", text, re.S | re.M)]
+    """(where, text) of each fenced block in ``lang`` of every page, in order."""
+    out = []
+    for page in PAGES:
+        text = page.read_text()
+        out += [(_where(page, text[:m.start()].count("\n") + 2), m.group(1))
+                for m in re.finditer(rf"^```{lang}\n(.*?)^```", text, re.S | re.M)]
+    return out
+
+
+def _line(where: str, offset: int) -> str:
+    page, line = where.rsplit(":", 1)
+    return f"{page}:{int(line) + offset}"
+
+
+def test_every_guide_is_run():
+    """Every page of docs/guides/ is one whose commands this test runs."""
+    on_disk = sorted(p.stem for p in (ROOT / "docs" / "guides").glob("*.md"))
+    assert on_disk == sorted(GUIDES), set(on_disk) ^ set(GUIDES)
 
 
 def commands() -> list:
-    """(line, command, expected error or None) of every shell command, in order."""
+    """(where, command, expected error or None) of every shell command, in order."""
     out = []
     for line0, body in _blocks("bash"):
         lines = body.splitlines()
         i = 0
         while i < len(lines):
-            start, cmd = line0 + i, lines[i]
+            start, cmd = _line(line0, i), lines[i]
             while cmd.rstrip().endswith("\\") and i + 1 < len(lines):
                 i += 1
                 cmd = cmd.rstrip()[:-1] + " " + lines[i].strip()
@@ -114,7 +143,7 @@ def small(words: list, expect) -> list:
 
 
 def _cases(slow: bool):
-    return [pytest.param(line, words, expect, id=f"line{line}")
+    return [pytest.param(line, words, expect, id=line)
             for line, words, expect in commands()
             if skipped(words) is None and _match(SLOW, " ".join(words)) == slow]
 
@@ -127,7 +156,7 @@ def test_every_readme_command_is_classified():
         if skipped(words) is not None:
             continue
         assert words[0] in PROGS or words[:2] == ["python", "-c"], (
-            f"README line {line}: {' '.join(words)}: not a command this test runs; "
+            f"{line}: {' '.join(words)}: not a command this test runs; "
             "add a rule to SKIP (with the reason) or teach the test to run it")
 
 
@@ -147,7 +176,7 @@ def _run(words: list, cwd: Path) -> subprocess.CompletedProcess:
 
 def _check(line: int, words: list, expect, cwd: Path) -> None:
     r = _run(small(words, expect), cwd)
-    shown = f"README line {line}: {' '.join(words)}\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
+    shown = f"{line}: {' '.join(words)}\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
     if expect is not None:
         assert r.returncode == 2, shown
         assert expect in r.stderr, shown
@@ -185,30 +214,65 @@ def _as_printed(body: str) -> str:
     return "import antiamp\n" + body
 
 
-@pytest.mark.parametrize("line,body", [pytest.param(*b, id=f"line{b[0]}")
+@pytest.mark.parametrize("line,body", [pytest.param(*b, id=b[0])
                                        for b in python_blocks()])
 def test_readme_python_block(line, body, tmp_path):
     r = subprocess.run([sys.executable, "-c", _as_printed(body)], cwd=tmp_path,
                        capture_output=True, text=True, timeout=900)
-    assert r.returncode == 0, f"README line {line}:\n{body}\n{r.stdout[-2000:]}{r.stderr[-3000:]}"
+    assert r.returncode == 0, f"{line}:\n{body}\n{r.stdout[-2000:]}{r.stderr[-3000:]}"
 
 
 # ----------------------------------------------------------------------------- numbers
 @pytest.mark.slow
 def test_the_human_log_numbers_in_the_readme_are_what_prints(tmp_path):
-    """The intervals and p-value the README quotes for the shipped human-judge log are
-    the pooled lines (``stratum all:``) of ``antiamp-estimate --sample human_judges``."""
-    text = " ".join(README.read_text().split())
+    """The intervals and p-value the estimation guide quotes for the shipped human-judge
+    log are the pooled lines of ``antiamp-estimate --sample human_judges`` (``stratum
+    all:``, or the log's only stratum)."""
+    text = " ".join((ROOT / "docs" / "guides" / "estimation.md").read_text().split())
     m = re.search(r"Amp (0\.\d+) \[(0\.\d+), (0\.\d+)\] in consultancy against "
                   r"(0\.\d+) \[(0\.\d+), (0\.\d+)\] in debate \(role-symmetric; one-sided "
                   r"p = (0\.\d+)", text)
-    assert m, "the README's human-log sentence was not found"
+    assert m, "the estimation guide's human-log sentence was not found"
     r = run_command("antiamp-estimate", ["--sample", "human_judges"], tmp_path)
     assert r.returncode == 0, r.stderr
-    pooled = r.stdout.split("stratum all:")[1].split("\n\n")[0]
+    # the pooled lines: ``stratum all:``, or a log's only stratum (printed alone)
+    m_all = re.search(r"^stratum (all|\S+ \(the only one: every row\)):\n(.*?)\n\n", r.stdout,
+                      re.S | re.M)
+    assert m_all, r.stdout
+    pooled = m_all.group(2)
     rows = {p: re.search(rf"{p}\s+n=.*?Amp (\S+) \[(\S+), (\S+)\]", pooled).groups()
             for p in ("consult", "debate")}
     p = float(re.search(r"one-sided p = (\S+)", pooled).group(1))
     shown = [round(float(v), 3) for v in rows["consult"] + rows["debate"]]
     assert shown == [float(v) for v in m.groups()[:6]], (shown, m.groups())
     assert round(p, 3) == float(m.group(7)), (p, m.group(7))
+
+
+# ----------------------------------------------------------------------------- the table
+VALIDATE = """
+import shlex, sys
+from antiamp.cli import prevalidate as cell, setup as cell_setup
+from antiamp.sweeps.cli import prevalidate as grid, setup as grid_setup
+cell_setup(); grid_setup()
+for line in sys.argv[1:]:
+    argv = shlex.split(line)
+    try:
+        (cell if argv[0] == "antiamp" else grid)(argv[1:])
+    except Exception as exc:
+        sys.exit(f"{line}: {type(exc).__name__}: {exc}")
+print(len(sys.argv) - 1)
+"""
+
+
+def test_the_commands_of_the_readme_table_validate(tmp_path):
+    """The one-cell and grid commands of the README's table of models compose and
+    validate as printed (the commands' own checks before a run; the guides and the
+    model pages run them)."""
+    rows = [ln for ln in README.read_text().splitlines() if ln.startswith("| [`")]
+    assert len(rows) >= 10, rows
+    table = [c for ln in rows for c in re.findall(r"`(antiamp(?:-sweep)? [^`]+)`", ln)]
+    assert len(table) == 2 * len(rows), table  # a cell and a grid for every model
+    r = subprocess.run([sys.executable, "-c", VALIDATE, *table], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-4000:]
+    assert int(r.stdout.split()[-1]) == len(table)

@@ -11,7 +11,7 @@ import zarr
 from distributed import Client, LocalCluster
 
 from antiamp.sweeps.engine import run_sweep
-from antiamp.sweeps.executors import make_slurm_cluster
+from antiamp.sweeps.executors import SCHEDULER_QUIET, make_slurm_cluster
 from antiamp.sweeps.spec import ExecutorConfig
 
 
@@ -33,7 +33,8 @@ def same(a, b):
 @pytest.fixture(scope="module")
 def cluster():
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                      dashboard_address=None) as cl, Client(cl) as client:
+                      dashboard_address=None, scheduler_kwargs=SCHEDULER_QUIET) as cl, \
+            Client(cl) as client:
         yield cl, client
 
 
