@@ -209,3 +209,17 @@ def test_instances_beyond_the_table_with_strong_leans_are_refused():
     with pytest.raises(ConfigError, match="below the jury table"):
         cf.lean_table(1, 0.0, 0.5, [8.0, -8.0], s_min=-60.0)
     cf.lean_table(1, 0.0, 0.5, [0.5, -0.5], s_min=-60.0)  # negligible there: accepted
+
+
+def test_cell_figure_shows_the_vote_histograms(tmp_path):
+    from antiamp.models.confidence.model import plot_cell
+
+    ds = antiamp.simulate({**CFG, "run": {"n_instances": 2000, "progress": False},
+                           "confidence": {"votes": _votes(), "ppc_draws": 0}})
+    files = plot_cell(ds, tmp_path / "cell.png")
+    assert files and all(p.exists() and p.stat().st_size > 0 for p in files)
+    import matplotlib.image
+
+    # four panels: the figure is two panels high (three panels fit in one row)
+    h, w = matplotlib.image.imread(tmp_path / "cell.png").shape[:2]
+    assert h > 0.8 * w

@@ -375,7 +375,8 @@ def plot_cell(ds, path: Path) -> list:
 
     cfg = yaml.safe_load(ds.attrs["config"])
     cc = cfg["confidence"]
-    fig, axs = panel_grid(3, height=3.2)
+    leaning = bool(np.isfinite(ds.votes_fitted.values).all())
+    fig, axs = panel_grid(4 if leaning else 3, height=3.2)
     _rounds_panel(axs[0], ds, f"confidence by round: "
                   f"{cf.CONDITION_LABELS.get(cc['condition'], cc['condition'])}")
     ax = axs[1]
@@ -403,11 +404,28 @@ def plot_cell(ds, path: Path) -> list:
     ax.set_xticks(x, ["Amp", "fwc", "accuracy"])
     ax.set_ylim(0, 1)
     ax.set_title(f"judge weighing confidence: κ_c = {cc['kappa_c']}", fontsize=9)
+    if leaning:
+        _votes_panel(axs[3], ds)
     shared_legend(fig, [(str(p), COLOURS[str(p)]) for p in ds.protocol.values],
                   [("quadrature", "none", "D")])
     fig.suptitle("stated confidence in debate (seed 004): data, fitted model, oversight",
                  fontsize=9)
     return save(fig, path)
+
+
+def _votes_panel(ax, ds) -> None:
+    """Debates by votes for the proposition (every judge voting): observed, fitted with
+    each judge's lean, and fitted with interchangeable judges."""
+    k = ds.votes_for_proposition.values
+    ax.bar(k - 0.27, ds.votes_observed.values, 0.27, color="0.4", label="observed")
+    ax.bar(k, ds.votes_fitted.values, 0.27, color="C2", label="judges that lean")
+    ax.bar(k + 0.27, ds.votes_fitted_equal.values, 0.27, color="C7",
+           label="interchangeable judges")
+    ax.set_xticks(k)
+    ax.set_xlabel("votes for the proposition", fontsize=8)
+    ax.set_ylabel("share of debates", fontsize=8)
+    ax.set_title(f"judges' votes (lean LR p = {float(ds.lean_p_value):.2g})", fontsize=9)
+    ax.legend(fontsize=7, frameon=False)
 
 
 def plot_grid(ds, path: Path) -> list:
