@@ -6,7 +6,9 @@ What is asserted is what is true of any honest run: the command runs, reports it
 intervals and the held-out rooms' observed rates, and those rates are the counts of
 the held-out rows of the log (computed here from the file).  Coverage is not asserted:
 how often these intervals cover real held-out rooms is measured, not assumed
-(``docs/guides/calibrate_real_rooms.py``; docs/guides/calibration.md).
+(``python tests/calibrate_real_rooms.py``: on these logs, with 10 or 30 calibration
+rooms, 56 to 58 of 60 held-out rates inside their 95% intervals, the intervals wide and
+debate's Amp predicted above what was observed in most replicates).
 """
 
 from importlib.resources import files
