@@ -68,3 +68,19 @@ def test_calibrate_on_real_rooms_reports_the_held_out_rooms(tmp_path):
         lost += N - int(x["n"])
     assert lost == ROOMS
     assert np.isfinite(tab[["predicted", "p_value"]].to_numpy()).all()
+
+
+def test_protocol_gap_prints_the_fit_its_check_runs(tmp_path):
+    """``--simulate --protocol-gap`` on the shipped log prints the fit with debate's own
+    quality gap (before, only the fit without it was printed)."""
+    r = run_command("antiamp-estimate", ["--sample", "human_judges", "--simulate",
+                                         "--protocol-gap", "--check-draws", "200",
+                                         "--n-resamples", "200", "--n-sim", "20000",
+                                         "--out", tmp_path / "o"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    block = r.stdout.split("debate's own quality gap", 1)[1]
+    lines = {ln.split()[0]: ln for ln in block.splitlines()[1:7] if ln.strip()}
+    assert "d_debate" in lines and "d" in lines
+    # debate's gap and consultancy's are both fitted (a standard error each)
+    for k in ("d", "d_debate"):
+        assert "(fixed)" not in lines[k] and float(lines[k].split()[2].strip("()")) > 0
