@@ -223,3 +223,22 @@ def test_cell_figure_shows_the_vote_histograms(tmp_path):
     # four panels: the figure is two panels high (three panels fit in one row)
     h, w = matplotlib.image.imread(tmp_path / "cell.png").shape[:2]
     assert h > 0.8 * w
+
+
+@pytest.mark.parametrize("icc", [0.0, 0.4])
+def test_one_judge_of_the_panel_in_closed_form(icc):
+    """A jury of one is one of the J judges at random, on a random side: its
+    endorsement is the mean over judges and sides of Phi(Phi^-1(q) +- l_j), whatever
+    icc (a single judge's latent is standard normal)."""
+    leans = np.array([1.1, -0.3, 0.4, -1.2])
+    q = np.array([0.02, 0.3, 0.5, 0.8, 0.99])
+    zq = special.ndtri(q)[:, None]
+    closed = 0.5 * (special.ndtr(zq + leans) + special.ndtr(zq - leans)).mean(axis=1)
+    np.testing.assert_allclose(lean_quadrature(q, 1, icc, 0.5, leans), closed, atol=1e-12)
+
+
+def test_absolute_leans_add_the_panel_mean():
+    fv = {"m": -0.4, "leans": np.array([0.3, -0.1, -0.2])}
+    np.testing.assert_allclose(cf.jury_leans_of(fv, "relative"), fv["leans"])
+    np.testing.assert_allclose(cf.jury_leans_of(fv, "absolute"), fv["leans"] - 0.4)
+    assert cf.jury_leans_of(fv, "none") is None
