@@ -1283,10 +1283,11 @@ def lean_table(n: int, icc: float, tie: float, leans, s_min: float = -math.inf) 
     (:func:`kernels.confidence.jury_leans`).  The Monte Carlo kernel reads it as it
     reads a shared-latent jury's table; below the table (logit argument s < -S_MAX) the
     kernel's quadrature knows no leans, so where instances can reach there (``s_min``,
-    the smallest logit argument an instance can have) the jury's endorsement at the
-    table's edge must be below LEAN_TAIL_TOL (both are increasing in s and at least 0,
-    so they then differ by less than that): otherwise ConfigError."""
-    from ...kernels.confidence import S_MAX, S_STEP
+    the smallest logit argument an instance can have) the endorsement at the table's
+    edge, with the leans and without, must be below LEAN_TAIL_TOL (both are increasing
+    in s and at least 0, so below the edge they differ by less than that): otherwise
+    ConfigError."""
+    from ...kernels.confidence import S_MAX, S_STEP, _jury, _lbin
 
     leans = tuple(float(v) for v in np.asarray(leans, float).ravel())
     if not 1 <= n <= len(leans):
@@ -1295,7 +1296,10 @@ def lean_table(n: int, icc: float, tie: float, leans, s_min: float = -math.inf) 
                           "confidence.jury_leans=none")
     out = _lean_table(int(n), float(icc), float(tie), leans)
     if s_min < -S_MAX + 2 * S_STEP:
-        edge = float(out[2][1])
+        # the table's first point read by interpolation; below it the kernel's quadrature
+        q = 1.0 / (1.0 + math.exp(S_MAX - S_STEP))
+        edge = max(float(out[2][1]), float(_jury(q, int(n), float(icc), float(tie), out[0],
+                                                 out[1], _lbin(int(n)))))
         if edge > LEAN_TAIL_TOL:
             raise ConfigError(
                 f"a jury of judges that lean: instances reach the judge's logit argument "
