@@ -83,6 +83,10 @@ def numpy_reference(rep, n, seed=0, p=0.7, rho=0.3, lam=1.5, mu=0.2, kappa=2.0, 
             "se": max(qc[w].std(), qd[w].std()) / math.sqrt(w.sum())}
 
 
+#: Leans of a jury of six (probit, toward the proposition; summing to 0) for the timing.
+LEANS = (-0.8, 0.5, 0.2, 0.9, -0.4, -0.4)
+
+
 def _jury_by_quadrature(rep, n):
     """The kernel on the jury of six without its table (the quadrature per instance)."""
     from antiamp.kernels.confidence import confidence_kernel
@@ -123,11 +127,29 @@ def run(quick=False):
                                                 icc=0.6, **ARGS), repeats)
     jury_quad = _jury_by_quadrature(rep, n_j)
     t_jury_quad = _med(jury_quad, 1 if quick else 2)
+    # a jury of 6 of the same judges that lean (sides and seats at random): its table
+    # built once per process (timed apart), then read by the same kernel
+    leans = LEANS
+    cf.simulate_oversight(rep, rep, n_instances=1000, seed=0, n=6, icc=0.6, leans=leans,
+                          **ARGS)
+    t_lean = _med(lambda: cf.simulate_oversight(rep, rep, n_instances=n_j, seed=0, n=6,
+                                                icc=0.6, leans=leans, **ARGS), repeats)
+
+    def lean_table():
+        cf._lean_table.cache_clear()
+        cf.lean_table(6, 0.6, 0.5, leans)
+
+    def plain_table():
+        cf._jury_table.cache_clear()
+        cf._jury_table(6, 0.6, 0.5)
+    t_lean_table = _med(lean_table, repeats)
+    t_plain_table = _med(plain_table, repeats)
     t_numpy = _med(lambda: numpy_reference(rep, n, **ARGS), repeats)
     X = cf.bets_array(cf.load_bets(), "cross_model")
     t_fit = _med(lambda: cf.fit(X, "cross_model"), 1 if quick else 2)
     return {"n": n, "n_jury": n_j, "floor_s": t_floor, "kernel_s": t_kernel,
             "jury_s": t_jury, "jury_quad_s": t_jury_quad, "numpy_s": t_numpy, "fit_s": t_fit,
+            "lean_s": t_lean, "lean_table_s": t_lean_table, "plain_table_s": t_plain_table,
             "z_kernel": z_kernel, "z_numpy": z_numpy,
             "load": os.getloadavg()[0], "cores": os.cpu_count()}
 
@@ -153,12 +175,19 @@ def report(r) -> list:
         row("kernel, single judge", r["kernel_s"], n),
         row(f"kernel, jury of 6 with icc 0.6, tabulated ({nj:,} instances)", r["jury_s"], nj),
         row("kernel, the same jury by quadrature at every instance", r["jury_quad_s"], nj),
+        row(f"kernel, jury of 6 of 6 judges that lean, icc 0.6, tabulated ({nj:,} "
+            "instances)", r["lean_s"], nj),
         row("NumPy reference, single judge", r["numpy_s"], n),
         f"| maximum-likelihood fit of one condition (60 debates) | | {r['fit_s']:.2f} | |",
         "",
         f"Kernel / floor: **{r['kernel_s'] / fl:.2f}x** the floor's time; NumPy / "
         f"kernel: **{r['numpy_s'] / r['kernel_s']:.1f}x**; the jury's table / its quadrature: "
-        f"**{r['jury_quad_s'] / r['jury_s']:.0f}x** faster (same run, medians).",
+        f"**{r['jury_quad_s'] / r['jury_s']:.0f}x** faster (same run, medians). The jury "
+        f"that leans, its table built, costs **{r['lean_s'] / nj / (r['kernel_s'] / n):.2f}x**"
+        f" the single judge's time per instance; building its table (once per process: "
+        f"both sides, every seating) takes "
+        f"{r['lean_table_s']:.2f} s, **{r['lean_table_s'] / r['plain_table_s']:.1f}x** the "
+        "shared-latent table's.",
         "",
     ]
 

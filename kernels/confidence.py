@@ -257,3 +257,92 @@ def confidence_kernel(n, k0, k1, beta, info, rho, rep_p, rep_a, lam, mu, kappa, 
                       t_zp, t_za, t_ap, t_aa, lam, mu, kappa, kappa_c, jury_n, icc, tie, gx, gw,
                       lbin, table, acc, gap, b)
     return acc, gap
+
+
+# ------------------------------------------------------------------ juries of judges that lean
+@nb.njit(cache=True)
+def n_choose(J, n):
+    """C(J, n) as a float (an exact integer below 2^53 for J <= 64, n <= J)."""
+    out = 1.0
+    for k in range(n):
+        out = out * (J - k) / (k + 1)
+    return out
+
+
+@nb.njit(cache=True)
+def jury_leans(q, n, icc, tie, gx, gw, leans, work):
+    """Pr(the majority of a jury of n judges endorses the protagonist) when the jury is
+    n of the J judges whose leans are ``leans`` (probit scale, toward the proposition),
+    seated at random (all J when n == J), and the protagonist holds the proposition or
+    the opposition with probability 1/2 each: judge j votes for the protagonist iff
+    Phi^-1(q) + sigma l_j - sqrt(icc) Z - sqrt(1 - icc) E_j > 0, sigma = +1 (the
+    protagonist holds the proposition) or -1, Z shared (nodes ``gx``, weights ``gw``),
+    E_j each judge's own.  The side, the latent and the seats are integrated exactly:
+    given them the votes are independent, and a dynamic programme over the judges
+    (``work``: at least (n + 1)^2 floats) sums the vote counts of every n-subset, each
+    subset weighted 1 / C(J, n)."""
+    if q <= 0.0:
+        return 0.0
+    if q >= 1.0:
+        return 1.0
+    J = leans.shape[0]
+    zq = ndtri(q)
+    a, e = math.sqrt(icc), math.sqrt(1.0 - icc)
+    m = n + 1
+    out = 0.0
+    for side in range(2):
+        sg = 1.0 if side == 0 else -1.0
+        for k in range(gx.shape[0]):
+            for c in range(m * m):
+                work[c] = 0.0
+            work[0] = 1.0  # work[c m + v]: c judges seated so far, v of them voting yes
+            for j in range(J):
+                pj = _phi((zq + sg * leans[j] - a * gx[k]) / e)
+                for c in range(min(j + 1, n), 0, -1):
+                    for v in range(c, -1, -1):
+                        t = work[c * m + v]
+                        if v >= 1:
+                            t += work[(c - 1) * m + v - 1] * pj
+                        if v <= c - 1:
+                            t += work[(c - 1) * m + v] * (1.0 - pj)
+                        work[c * m + v] = t
+            maj = 0.0
+            for v in range(n // 2 + 1, n + 1):
+                maj += work[n * m + v]
+            if n % 2 == 0:
+                maj += tie * work[n * m + n // 2]
+            out += 0.5 * gw[k] * maj
+    return out / n_choose(J, n)
+
+
+@nb.njit(parallel=True, cache=True)
+def jury_table_leans(n, icc, tie, gx, gw, leans):
+    """:func:`jury_leans` at s = -S_MAX + i S_STEP, i < TABLE_SIZE (q = sigma(s)): the
+    table :func:`jury_at` reads, so the Monte Carlo kernel runs a jury of judges that
+    lean unchanged (the kernel's own quadrature, outside the table, is the jury without
+    leans: the caller checks that no instance reaches it, see
+    ``antiamp.models.confidence.core.lean_table``)."""
+    out = np.empty(TABLE_SIZE)
+    for i in nb.prange(TABLE_SIZE):
+        work = np.empty((n + 1) * (n + 1))
+        s = -S_MAX + i * S_STEP
+        out[i] = jury_leans(1.0 / (1.0 + math.exp(-s)), n, icc, tie, gx, gw, leans, work)
+    return out
+
+
+@nb.njit(cache=True)
+def jury_leans_many(s, n, icc, tie, gx, gw, leans, table):
+    """The jury of judges that lean at every logit argument of the 1-d array ``s``: from
+    ``table`` (:func:`jury_table_leans`) where it covers s, else by :func:`jury_leans`."""
+    out = np.empty(s.shape[0])
+    work = np.empty((n + 1) * (n + 1))
+    lbin = np.empty(0)
+    m = table.shape[0]
+    for i in range(s.shape[0]):
+        t = (s[i] + S_MAX) / S_STEP
+        if m > 0 and t >= 1.0 and t < m - 3.0:
+            out[i] = jury_at(s[i], n, icc, tie, gx, gw, lbin, table)
+        else:
+            out[i] = jury_leans(1.0 / (1.0 + math.exp(-s[i])), n, icc, tie, gx, gw, leans,
+                                work)
+    return out

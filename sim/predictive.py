@@ -371,13 +371,17 @@ def calibrate(fit_log: pd.DataFrame, new_log: pd.DataFrame, n_rooms: int, confid
     return f, tab, r
 
 
+def format_params(f, confidence: float) -> list:
+    """The fit's parameters, one line each: value (SE) [interval], (fixed) where fixed."""
+    return [f"  {k:<24} {row['value']:8.4f} ({row['se']:.4f}) [{row['lo']:.4f}, "
+            f"{row['hi']:.4f}]" + (" (fixed)" if row["se"] == 0 else "")
+            for k, row in f.table(confidence).iterrows()]
+
+
 def format_calibrate(f, tab: pd.DataFrame, r: dict, n_rooms: int, confidence: float) -> str:
-    tb = f.table(confidence)
     lines = ["", f"calibrated prediction: the judge from the fitted log, the new debaters "
              f"from {n_rooms} of the new log's rooms (joint fit, judge-clustered SEs):"]
-    for k, row in tb.iterrows():
-        lines.append(f"  {k:<24} {row['value']:8.4f} ({row['se']:.4f}) [{row['lo']:.4f}, "
-                     f"{row['hi']:.4f}]" + (" (fixed)" if row["se"] == 0 else ""))
+    lines += format_params(f, confidence)
     lines.append(f"  rho (new debaters' dishonest evidence rate) {r['k']}/{r['n']} = "
                  f"{r['rho']:.4f} [{r['lo']:.4f}, {r['hi']:.4f}] (Jeffreys)")
     lines.append("  the new log's other rooms, observed against predicted:")
@@ -474,6 +478,13 @@ def run(args, df: pd.DataFrame, new: pd.DataFrame | None, conf: float, out) -> N
     kw = {"debaters": args.debaters, "protocol_gap": args.protocol_gap}
     if args.simulate:
         f = st.fit(df, **kw)
+        if args.debaters or args.protocol_gap:  # a fit other than the one printed above
+            what = ", ".join(x for x in (args.debaters and f"populations of {args.debaters!r}",
+                                         args.protocol_gap and "debate's own quality gap")
+                             if x)
+            print("\n".join(["", f"structural judge with {what} (the fit the predictive "
+                                  f"check below runs; judge-clustered SEs):"]
+                             + format_params(f, conf)))
         tab, summ = stratified_check(f, df, conf, args.check_draws, args.seed)
         print(format_stratified(tab, summ, conf))
         tab.to_csv(out / "predictive_strata.csv", index=False)

@@ -202,7 +202,8 @@ def check_panel():
 
 def check_confidence():
     """Sums within 1e-12 relative of the CPU's, a partial last block, a jury with a
-    shared latent (quadrature and table), the same bits whatever the GPU's grid."""
+    shared latent (quadrature and table) and one of judges that lean (its table), the
+    same bits whatever the GPU's grid."""
     from antiamp.kernels import confidence as kf
     from antiamp.kernels.gpu import confidence as gf
     from antiamp.models.confidence.core import latent_nodes
@@ -210,10 +211,14 @@ def check_confidence():
     rep_p = np.array([0.3, 5.0, 0.6, 4.0, 6.0, 0.2, 0.3])
     rep_a = np.array([-0.2, 3.0, 0.5, 4.0, 7.0, 0.1, 0.4])
     # (The quadrature runs per instance: a few hundred instances on the simulator.)
+    from antiamp.models.confidence.core import lean_table
+
     for jury_n, icc, tabled, n in ((1, 0.0, False, kf.BLOCK + 1001), (4, 0.3, False, 301),
-                                   (5, 0.3, True, 777)):
+                                   (5, 0.3, True, 777), (3, 0.3, "lean", 555)):
         gx, gw = latent_nodes(icc)
         table = kf.jury_table(jury_n, icc, 0.5, gx, gw) if tabled else np.empty(0)
+        if tabled == "lean":
+            gx, gw, table = lean_table(jury_n, icc, 0.5, [0.6, -0.2, 0.3, -0.7])
         args = (n, K0, K1, 0.4, 0.6, 0.3, rep_p, rep_a, 1.2, 0.1, 2.0, 0.05, jury_n, icc, 0.5,
                 gx, gw, table)
         ca, cg = kf.confidence_kernel(*args)

@@ -36,6 +36,12 @@ class ConfidenceConfig:
     #: a CSV path with columns debate, judge, vote), which also fit each judge's lean;
     #: null = use icc.
     votes: Optional[Any] = None
+    #: Whose leans the oversight jury has when confidence.votes gives per-judge votes:
+    #: relative (each judge's fitted lean around the panel), absolute (plus the panel's
+    #: mean lean toward the proposition), none (interchangeable judges: icc only).  The
+    #: jury seats judge.jury_size of those judges at random (all when it equals
+    #: votes_judges), and the protagonist holds either side with probability 1/2.
+    jury_leans: str = declare("relative", choices=("relative", "absolute", "none"))
     #: Judges per debate in the vote histogram.
     votes_judges: int = declare(6, range='int [1, 1001]')
     #: Override of the fitted mean report by round (0-100); null = fitted.

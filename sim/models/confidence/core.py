@@ -1248,6 +1248,93 @@ def tabulated_jury(n: int, icc: float, tie: float = 0.5):
     return at
 
 
+# ------------------------------------------------------------------ juries of judges that lean
+#: The jury's judges and their leans (``confidence.jury_leans``): "relative", each
+#: judge's fitted lean around the panel (they sum to 0); "absolute", the panel's mean
+#: lean added to each (a_j = m + l_j); "none", interchangeable judges (icc only).
+JURY_LEANS = ("relative", "absolute", "none")
+#: Largest error allowed where a Monte Carlo instance falls outside the lean jury's
+#: table (s < -S_MAX): the kernel's quadrature there is the jury without leans.
+LEAN_TAIL_TOL = 1e-12
+
+
+def jury_leans_of(fv: dict, how: str) -> Optional[np.ndarray]:
+    """The leans the oversight jury uses, from a per-judge vote fit
+    (:func:`fit_judge_votes`): None for ``how`` = "none"."""
+    if how == "none":
+        return None
+    leans = np.asarray(fv["leans"], float)
+    return leans + fv["m"] if how == "absolute" else leans
+
+
+@functools.lru_cache(maxsize=16)
+def _lean_table(n: int, icc: float, tie: float, leans: tuple) -> tuple:
+    """(nodes, weights, table) of a jury of judges that lean, built once per process."""
+    from ...kernels.confidence import jury_table_leans
+
+    x, w = (np.zeros(1), np.ones(1)) if icc == 0.0 else latent_nodes(icc)
+    return x, w, jury_table_leans(int(n), float(icc), float(tie), x, w,
+                                  np.asarray(leans, float))
+
+
+def lean_table(n: int, icc: float, tie: float, leans, s_min: float = -math.inf) -> tuple:
+    """(nodes, weights, table) of a jury of n of the judges with ``leans`` (probit
+    scale, toward the proposition), seated at random, sides at random
+    (:func:`kernels.confidence.jury_leans`).  The Monte Carlo kernel reads it as it
+    reads a shared-latent jury's table; below the table (logit argument s < -S_MAX) the
+    kernel's quadrature knows no leans, so where instances can reach there (``s_min``,
+    the smallest logit argument an instance can have) the endorsement at the table's
+    edge, with the leans and without, must be below LEAN_TAIL_TOL (both are increasing
+    in s and at least 0, so below the edge they differ by less than that): otherwise
+    ConfigError."""
+    from ...kernels.confidence import S_MAX, S_STEP, _jury, _lbin
+
+    leans = tuple(float(v) for v in np.asarray(leans, float).ravel())
+    if not 1 <= n <= len(leans):
+        raise ConfigError(f"judge.jury_size must lie in [1, {len(leans)}] (the judges of "
+                          f"confidence.votes, whose leans the jury uses), got {n}; or set "
+                          "confidence.jury_leans=none")
+    out = _lean_table(int(n), float(icc), float(tie), leans)
+    if s_min < -S_MAX + 2 * S_STEP:
+        # the table's first point read by interpolation; below it the kernel's quadrature
+        q = 1.0 / (1.0 + math.exp(S_MAX - S_STEP))
+        edge = max(float(out[2][1]), float(_jury(q, int(n), float(icc), float(tie), out[0],
+                                                 out[1], _lbin(int(n)))))
+        if edge > LEAN_TAIL_TOL:
+            raise ConfigError(
+                f"a jury of judges that lean: instances reach the judge's logit argument "
+                f"{s_min:.1f}, below the jury table's {-S_MAX:g}, where the jury still "
+                f"endorses with probability {edge:.2g}; lower judge.lam, judge.kappa or "
+                "confidence.kappa_c, or set confidence.jury_leans=none")
+    return out
+
+
+def logit_range(lam: float, mu: float, kappa: float, kappa_c: float) -> tuple:
+    """The smallest and largest logit argument lam (mu + kappa (e_P - e_A) + kappa_c
+    (L_P - L_A)) of any instance (evidence differences -1..1, logit reports within the
+    clipping: |L_P - L_A| <= 2 logit(REPORT_HI / 100))."""
+    L = 2 * math.log(REPORT_HI / (100 - REPORT_HI))
+    vals = [lam * (mu + kappa * d + kappa_c * x) for d in (-1, 0, 1) for x in (-L, L)]
+    return min(vals), max(vals)
+
+
+def lean_jury(n: int, icc: float, tie: float, leans):
+    """A jury of judges that lean as a function of the single judge's logit argument s:
+    the table (:func:`lean_table`, four-point Lagrange) where it covers s, else the
+    quadrature itself (:func:`kernels.confidence.jury_leans`)."""
+    from ...kernels.confidence import jury_leans_many
+
+    x, w, table = lean_table(n, icc, tie, leans)
+    la = np.asarray(leans, float)
+
+    def at(s):
+        s = np.ascontiguousarray(s, dtype=float)
+        return jury_leans_many(s.reshape(-1), int(n), float(icc), float(tie), x, w, la,
+                               table).reshape(s.shape)
+
+    return at
+
+
 def oversight_exact(rep_P: Reports, rep_A: Reports, p: float, rho: float, lam: float,
                     mu: float, kappa: float, kappa_c: float, n: int = 1, icc: float = 0.0,
                     tie: float = 0.5, n_nodes: int = 24, jury=None) -> dict:
@@ -1421,12 +1508,16 @@ def _oversight_kinks(rep_P: Reports, rep_A: Reports, p: float, rho: float, lam: 
 
 def oversight_exact_bounded(rep_P: Reports, rep_A: Reports, p: float, rho: float,
                             lam: float, mu: float, kappa: float, kappa_c: float, n: int = 1,
-                            icc: float = 0.0, tie: float = 0.5, jury=None) -> tuple:
+                            icc: float = 0.0, tie: float = 0.5, jury=None,
+                            leans=None) -> tuple:
     """Amp, fwc and accuracy of consultancy and debate (as :func:`oversight_exact`) with
     the clipping kinks integrated exactly, and an estimate of the error: the largest
     difference from the same integration at about two thirds of the nodes (Gauss-Hermite
     48 against 32 over the belief and the shared component, Gauss-Legendre 96 against 64
-    over each side's own term).  Returns (values, error)."""
+    over each side's own term).  ``leans``: the jury's judges lean (:func:`lean_jury`).
+    Returns (values, error)."""
+    if jury is None and leans is not None:
+        jury = lean_jury(n, icc, tie, leans)
     if jury is None:
         def jury(s):
             return jury_endorse(special.expit(s), n, icc, tie)
@@ -1439,7 +1530,7 @@ def oversight_exact_bounded(rep_P: Reports, rep_A: Reports, p: float, rho: float
 
 def kappa_c_thresholds(rep_P: Reports, rep_A: Reports, p: float, rho: float, lam: float,
                        mu: float, kappa: float, n: int = 1, icc: float = 0.0,
-                       tie: float = 0.5, kappa_max: float = 50.0, **_) -> dict:
+                       tie: float = 0.5, kappa_max: float = 50.0, leans=None, **_) -> dict:
     """Where weighing stated confidence turns debate's anti-amplification off.
 
     ``off``: the smallest kappa_c at which debate's Amp reaches consultancy's Amp
@@ -1448,10 +1539,13 @@ def kappa_c_thresholds(rep_P: Reports, rep_A: Reports, p: float, rho: float, lam
     not).  By quadrature (12 nodes per latent), a scan of kappa_c on [0, kappa_max]
     and Brent's method on the first crossing; NaN where it is never reached.  A
     shared-latent jury is read from its table (:func:`tabulated_jury`: dozens of
-    quadratures over the same jury).
+    quadratures over the same jury), and so is a jury of judges that lean
+    (``leans``: :func:`lean_jury`).
     """
+    jury = (lean_jury(n, icc, tie, leans) if leans is not None else
+            tabulated_jury(n, icc, tie) if n > 1 and icc > 0 else None)
     kw = dict(p=p, rho=rho, lam=lam, mu=mu, kappa=kappa, n=n, icc=icc, tie=tie, n_nodes=12,
-              jury=tabulated_jury(n, icc, tie) if n > 1 and icc > 0 else None)
+              jury=jury)
 
     def amp(kc, prot="debate"):
         return oversight_exact(rep_P, rep_A, kappa_c=kc, **kw)[prot]["amp"]
@@ -1521,6 +1615,11 @@ def validate_confidence(cfg) -> None:
         if cc.votes_judges > MAX_LEAN_JUDGES:
             raise ConfigError(f"confidence.votes_judges must be at most {MAX_LEAN_JUDGES} "
                               f"with per-judge votes (one lean each), got {cc.votes_judges}")
+        if cc.jury_leans != "none" and cfg.judge.jury_size > cc.votes_judges:
+            raise ConfigError(f"judge.jury_size must lie in [1, {cc.votes_judges}] "
+                              f"(confidence.votes_judges: the judges whose leans the jury "
+                              f"uses) with per-judge confidence.votes, got "
+                              f"{cfg.judge.jury_size}; or set confidence.jury_leans=none")
         if not isinstance(cc.votes, str):
             judge_votes_matrix(cc.votes, int(cc.votes_judges))
     elif cc.votes is not None:
@@ -1552,9 +1651,11 @@ def _rep_vector(rep: Reports) -> np.ndarray:
 def simulate_oversight(rep_P: Reports, rep_A: Reports, p: float, rho: float, lam: float,
                        mu: float, kappa: float, kappa_c: float, n_instances: int, seed: int,
                        n: int = 1, icc: float = 0.0, tie: float = 0.5,
-                       n_threads: int = 0, device: str = "cpu") -> dict:
+                       n_threads: int = 0, device: str = "cpu", leans=None) -> dict:
     """Amp, fwc, accuracy (each with its standard error) of consultancy and debate,
-    and the paired Amp contrast, by the compiled kernel (common random numbers)."""
+    and the paired Amp contrast, by the compiled kernel (common random numbers).
+    ``leans``: the jury's judges lean (:func:`lean_table`: the kernel reads the jury's
+    endorsement from its table, whatever the number of instances)."""
     from ...kernels.confidence import TABLE_SIZE, confidence_kernel
     from ...kernels.rng import split_seed
     from ...runner import device_of, kernel_threads
@@ -1565,7 +1666,10 @@ def simulate_oversight(rep_P: Reports, rep_A: Reports, p: float, rho: float, lam
     beta = float(special.ndtri(p)) if 0 < p < 1 else math.copysign(40.0, p - 0.5)
     # A shared-latent jury in a call big enough to pay for the table (TABLE_SIZE
     # quadratures) reads its endorsement from the table (within 1e-9 of the quadrature).
-    if n > 1 and icc > 0 and n_instances >= 4 * TABLE_SIZE:
+    if leans is not None:
+        gx, gw, table = lean_table(int(n), float(icc), float(tie), leans,
+                                   s_min=logit_range(lam, mu, kappa, kappa_c)[0])
+    elif n > 1 and icc > 0 and n_instances >= 4 * TABLE_SIZE:
         gx, gw, table = _jury_table(int(n), float(icc), float(tie))
     else:
         (gx, gw), table = latent_nodes(icc), np.empty(0)

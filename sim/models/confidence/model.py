@@ -68,17 +68,24 @@ def _cell(c) -> dict:
     args = dict(p=float(c.model.p), rho=float(c.model.rho), lam=float(j.lam), mu=float(j.mu),
                 kappa=float(j.kappa), kappa_c=float(cc.kappa_c), n=int(j.jury_size), icc=icc,
                 tie=float(j.jury_tie))
-    # A shared-latent jury read from its table (within 1e-9 of its quadrature, as the
-    # kernel reads it): a tenth of the time of a quadrature at every grid point.
-    jury = (cf.tabulated_jury(int(j.jury_size), icc, float(j.jury_tie))
-            if j.jury_size > 1 and icc > 0 else None)
+    # Judges that lean (per-judge votes): the jury seats jury_size of them, sides at
+    # random; its endorsement is read from its table in the kernel and the quadrature.
+    leans = cf.jury_leans_of(fv, cc.jury_leans) if V is not None else None
+    r["jury_leans_used"] = np.float64(leans is not None)
+    if leans is not None:
+        jury = cf.lean_jury(int(j.jury_size), icc, float(j.jury_tie), leans)
+    else:
+        # A shared-latent jury read from its table (within 1e-9 of its quadrature, as the
+        # kernel reads it): a tenth of the time of a quadrature at every grid point.
+        jury = (cf.tabulated_jury(int(j.jury_size), icc, float(j.jury_tie))
+                if j.jury_size > 1 and icc > 0 else None)
     # The clipping kinks integrated exactly, with an error estimate (a 24-node
     # Gauss-Hermite grid over them was off by up to 0.017 at wide spreads).
     ex, r["quad_error"] = cf.oversight_exact_bounded(rep_P, rep_A, **args, jury=jury)
     r["quad_error"] = np.float64(r["quad_error"])
     sim = (cf.simulate_oversight(rep_P, rep_A, **args, n_instances=int(c.run.n_instances),
                                  seed=int(c.run.seed), n_threads=int(c.run.n_threads),
-                                 device=c.run.device)
+                                 device=c.run.device, leans=leans)
            if c.run.n_instances > 1 else None)
     for k in OVERSIGHT:
         r[f"{k}_exact"] = np.array([ex[p][k] for p in cf.PROTOCOLS])
@@ -88,7 +95,7 @@ def _cell(c) -> dict:
     r["amp_gap"] = np.float64(sim["amp_gap"] if sim else np.nan)
     r["amp_gap_se"] = np.float64(sim["amp_gap_se"] if sim else np.nan)
     r["amp_gap_exact"] = np.float64(ex["consult"]["amp"] - ex["debate"]["amp"])
-    th = cf.kappa_c_thresholds(rep_P, rep_A, **args)
+    th = cf.kappa_c_thresholds(rep_P, rep_A, **args, leans=leans)
     r["kappa_c_off"], r["kappa_c_half"] = np.float64(th["off"]), np.float64(th["half"])
     r["_R"] = R
     r["_names"] = fitP.names
@@ -224,6 +231,10 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()):
                          "(> 0: debate anti-amplifies)", "units": "1"}),
         "amp_gap_se": (ax, st("amp_gap_se"), {"long_name": "standard error of amp_gap",
                                               "units": "1"}),
+        "jury_leans_used": (ax, st("jury_leans_used"), {
+            "long_name": "1 where the oversight jury's judges lean (fitted to per-judge "
+                         "votes, confidence.jury_leans), 0 where they are interchangeable",
+            "units": "1"}),
         "amp_gap_exact": (ax, st("amp_gap_exact"), {
             "long_name": "Amp(consult) - Amp(debate) by quadrature", "units": "1"}),
     }
@@ -331,8 +342,13 @@ def format_confidence(ds) -> str:
                   f"  panel lean {float(ds.side_lean):+.3f} ± {float(ds.side_lean_se):.3f} "
                   f"(probit), icc {float(ds.icc):.3f}; interchangeable judges: LR p = "
                   f"{float(ds.lean_p_value):.3g}",
-                  "  the oversight jury above uses icc; the judges' leans enter the vote fit "
-                  "and its histogram only"]
+                  ("  the oversight jury above seats "
+                   f"{j['jury_size']} of these judges at random, each with its "
+                   f"{cc.get('jury_leans', 'relative')} lean, the protagonist on either "
+                   "side with probability 1/2"
+                   if float(ds.jury_leans_used) else
+                   "  the oversight jury above uses icc; the judges' leans enter the vote "
+                   "fit and its histogram only (confidence.jury_leans=none)")]
     return "\n".join(wrap_prose(lines))
 
 
@@ -359,7 +375,8 @@ def plot_cell(ds, path: Path) -> list:
 
     cfg = yaml.safe_load(ds.attrs["config"])
     cc = cfg["confidence"]
-    fig, axs = panel_grid(3, height=3.2)
+    leaning = bool(np.isfinite(ds.votes_fitted.values).all())
+    fig, axs = panel_grid(4 if leaning else 3, height=3.2)
     _rounds_panel(axs[0], ds, f"confidence by round: "
                   f"{cf.CONDITION_LABELS.get(cc['condition'], cc['condition'])}")
     ax = axs[1]
@@ -387,11 +404,28 @@ def plot_cell(ds, path: Path) -> list:
     ax.set_xticks(x, ["Amp", "fwc", "accuracy"])
     ax.set_ylim(0, 1)
     ax.set_title(f"judge weighing confidence: κ_c = {cc['kappa_c']}", fontsize=9)
+    if leaning:
+        _votes_panel(axs[3], ds)
     shared_legend(fig, [(str(p), COLOURS[str(p)]) for p in ds.protocol.values],
                   [("quadrature", "none", "D")])
     fig.suptitle("stated confidence in debate (seed 004): data, fitted model, oversight",
                  fontsize=9)
     return save(fig, path)
+
+
+def _votes_panel(ax, ds) -> None:
+    """Debates by votes for the proposition (every judge voting): observed, fitted with
+    each judge's lean, and fitted with interchangeable judges."""
+    k = ds.votes_for_proposition.values
+    ax.bar(k - 0.27, ds.votes_observed.values, 0.27, color="0.4", label="observed")
+    ax.bar(k, ds.votes_fitted.values, 0.27, color="C2", label="judges that lean")
+    ax.bar(k + 0.27, ds.votes_fitted_equal.values, 0.27, color="C7",
+           label="interchangeable judges")
+    ax.set_xticks(k)
+    ax.set_xlabel("votes for the proposition", fontsize=8)
+    ax.set_ylabel("share of debates", fontsize=8)
+    ax.set_title(f"judges' votes (lean LR p = {float(ds.lean_p_value):.2g})", fontsize=9)
+    ax.legend(fontsize=7, frameon=False)
 
 
 def plot_grid(ds, path: Path) -> list:
