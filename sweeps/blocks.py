@@ -210,13 +210,17 @@ def fused_block(fused, base, grid: CellGrid, cells: list, start: int) -> xr.Data
     """A block of a model with fused grids: one kernel pass over its cells on common
     random numbers (a call shared by the cells whose kernel inputs are equal), then
     the model's Dataset from the counts (``FusedGrid.dataset``)."""
-    from .engine import compute_block
+    from .engine import MAX_CELLS_PER_BLOCK, compute_block
 
     cols = fused.columns(_Cells(grid, cells, start), None)
-    inputs = fused.kernel_inputs(cols, np.arange(len(cells)), None)
-    counts = compute_block(fused.count, inputs, int(base.run.n_instances), int(base.run.seed),
-                           base.run.n_threads, base.run.device, fused.n_counts)
-    return fused.dataset(cells, cols, counts)
+    # At most the store's largest block a kernel call (its memory grows with the cells).
+    parts = []
+    for a in range(0, len(cells), MAX_CELLS_PER_BLOCK):
+        idx = np.arange(a, min(a + MAX_CELLS_PER_BLOCK, len(cells)))
+        parts.append(compute_block(fused.count, fused.kernel_inputs(cols, idx, None),
+                                   int(base.run.n_instances), int(base.run.seed),
+                                   base.run.n_threads, base.run.device, fused.n_counts))
+    return fused.dataset(cells, cols, np.concatenate(parts))
 
 
 def _task_args(plan: GridPlan) -> tuple:
