@@ -74,7 +74,7 @@ def overhead(quick: bool) -> list:
 
             def engine():
                 for blk in blocks:
-                    _write_block(part, blk, run_block(*args, *blk))
+                    _write_block(part, blk, run_block(*args, *blk), plan)
 
             t_direct, t_engine = _med(direct, reps), _med(engine, reps)
             parts = [run_block(*args, *b) for b in blocks]
@@ -105,19 +105,20 @@ def sharing(quick: bool) -> list:
         cfg["run"]["n_instances"] = 200_000 if quick else 1_000_000
         plan = make_plan(cfg)
         n, seed = plan.base.run.n_instances, plan.base.run.seed
-        args = (plan.thr, plan.fixed, plan.a_fixed, n, seed, plan.streams, True, 0)
-        eng.compute_block(plan.thr[:1], plan.fixed[:1], plan.a_fixed[:1], 1000, seed,
-                          plan.streams[:1], True, 0)  # compile
+        fused, cols = plan.fused, plan.columns
+        inputs = fused.kernel_inputs(cols, np.arange(plan.n_cells), None)
+        eng.compute_block(fused.count, fused.kernel_inputs(cols, np.arange(1), None), 1000,
+                          seed, 0)  # compile
         t0 = time.perf_counter()
-        all_cells = eng._compute_unique(*args)
+        all_cells = fused.count(inputs, n, seed, 0)
         t_all = time.perf_counter() - t0
         t0 = time.perf_counter()
-        shared = eng.compute_block(*args)
+        shared = eng.compute_block(fused.count, inputs, n, seed, 0)
         t_shared = time.perf_counter() - t0
         assert np.array_equal(all_cells, shared)
         distinct = len(np.unique(np.concatenate(
-            [plan.thr, plan.fixed[:, None].astype(np.uint64),
-             plan.a_fixed[:, None].astype(np.uint64)], axis=1), axis=0))
+            [cols.thr, cols.fixed[:, None].astype(np.uint64),
+             cols.a_fixed[:, None].astype(np.uint64)], axis=1), axis=0))
         rows.append((name, plan.n_cells, distinct, t_all, t_shared))
     return rows
 

@@ -43,7 +43,7 @@ def plan(quick: bool) -> list:
         t = time.perf_counter()
         col = spec._make_plan(cfg, columnar=True)
         t_cols = time.perf_counter() - t
-        same = all(np.array_equal(getattr(ref, f), getattr(col, f))
+        same = all(np.array_equal(getattr(ref.columns, f), getattr(col.columns, f))
                    for f in ("thr", "J_consult", "J_debate", "strategies"))
         rows.append((side * side, t_cells, t_cols, same))
     big = []

@@ -41,6 +41,64 @@ ENTRY_POINT_GROUP = "antiamp.models"
 
 
 @dataclass(frozen=True)
+class FusedGrid:
+    """What the sweep engine needs to run a model's grids fused: each cell's result
+    is a row of integer counts (how many instances fell in each class) drawn by one
+    kernel, and every other per-cell variable is a function of the counts.
+
+    The engine owns the rest (blocks as dask tasks, sharing one kernel call between
+    cells whose kernel inputs are equal, the store, its checksums, resume, lock,
+    verification and repair); every callable is a module-level function, so that a
+    block's task pickles by reference.
+
+    Attributes
+    ----------
+    n_counts : int
+        Counts per cell (the classes of an instance).
+    counts_name, counts_dim, counts_attrs
+        The counts' variable in the store, its trailing dimension and attributes.
+    columns : callable ``(grid, table_columns) -> object``
+        Every cell's inputs, validated: ``grid`` is the sweep's
+        :class:`~antiamp.sweeps.spec.CellGrid`, ``table_columns`` the result of
+        :func:`~antiamp.sweeps.spec.grid_columns` (each field validated once per
+        distinct value), or None to build the inputs one cell at a time.
+    kernel_inputs : callable ``(columns, cells, streams) -> dict``
+        The kernel's inputs of the given cells, each an array with a row per cell
+        (``streams``: each cell's stream word, or None on common random numbers).
+        Cells whose rows are equal in every input share one kernel call.
+    count : callable ``(inputs, n, seed, n_threads, device) -> int64 [cells, n_counts]``
+        The kernel: counts of ``n`` instances per cell (``device``: ``run.device``).
+    values : callable ``(columns, cells, counts, n) -> dict``
+        Every derived variable of the given cells, ``name -> [cells, ...]`` (the
+        counts alone decide them: a store is verified by recomputing them).
+    layout : callable ``(plan) -> (coords, variables, static)``
+        The store's layout: extra ``coords`` (``name -> (dims, values, attrs)``),
+        the derived ``variables`` (``name -> (trailing dims, trailing shape,
+        attrs)``, float, NaN until written) in the order ``values`` gives them, and
+        ``static`` per-cell variables known from the plan (``name -> (array over
+        the cells, attrs)``), written when the store is created.
+    counts_total : bool
+        Every cell's counts sum to its instances (checked when a store is verified).
+    dataset : callable ``(cells, columns, counts) -> xarray.Dataset``, optional
+        A block's Dataset as ``run_cells`` returns it (``cells``: the validated
+        cell configs), from its counts: with it, in-memory grids and the cells of
+        any block run the fused kernel pass too.
+    """
+
+    n_counts: int
+    columns: Callable[[Any, Any], Any]
+    kernel_inputs: Callable[[Any, Any, Any], dict]
+    count: Callable[..., Any]
+    values: Callable[..., dict]
+    layout: Callable[[Any], tuple]
+    counts_name: str = "class_counts"
+    counts_dim: str = "class"
+    counts_attrs: Mapping[str, Any] = field(default_factory=dict)
+    counts_total: bool = True
+    dataset: Optional[Callable[..., Any]] = None
+
+
+@dataclass(frozen=True)
 class Model:
     """What a model declares; the engines need nothing else.
 
@@ -97,10 +155,12 @@ class Model:
     gpu : bool
         Its kernels run on a GPU with ``run.device=cuda`` (``auto`` runs the
         others on the CPU; ``cuda`` is refused for them).
-    fused_grid : bool
-        Grids run on the fused multi-cell class-count engine
-        (:mod:`antiamp.sweeps.engine`: one kernel pass per block on common random
-        numbers, a store written chunk by chunk) rather than the block engine.
+    fused_grid : FusedGrid, optional
+        The model's cells reduce to integer counts from one kernel: its grids run
+        fused (:mod:`antiamp.sweeps.engine`: one kernel pass per block on common
+        random numbers, kernel calls shared between cells with identical inputs,
+        a store written chunk by chunk with a checksum per cell) rather than a
+        ``run_cells`` call per block.
     """
 
     name: str
@@ -119,7 +179,7 @@ class Model:
     cells_per_block: int = 64
     run_cell: Optional[Callable[..., Any]] = None
     theory: Optional[Callable[[Any], Any]] = None
-    fused_grid: bool = False
+    fused_grid: Optional[FusedGrid] = None
     gpu: bool = False
     groups: Mapping[str, str] = field(default_factory=dict)
 

@@ -52,7 +52,8 @@ SUMMED_ATTRS = ("kernel_calls", "kernel_cells", "solve_seconds")
 
 
 class EngineError(RuntimeError):
-    """A grid that cannot run as asked (store in use, store of another run...)."""
+    """A grid that cannot run as asked (store in use, store of another run...); one
+    class for every model (``antiamp.sweeps.engine.SweepError`` is the same)."""
 
 
 # ----------------------------------------------------------------------------- plan
@@ -181,11 +182,45 @@ def run_block(model_name: str, base: Any, spec: Any, start: int, stop: int) -> x
     from antiamp.runner import kernel_interrupts
 
     with kernel_interrupts():  # Ctrl-C in any model's kernel: a KeyboardInterrupt
-        ds = model.run_cells(base, cells)
+        fused = model.fused_grid
+        if fused is not None and fused.dataset is not None:
+            ds = fused_block(fused, base, grid, cells, start)
+        else:
+            ds = model.run_cells(base, cells)
     if "cell" not in ds.dims or ds.sizes["cell"] != len(cells):
         raise RuntimeError(f"model {model_name!r}: run_cells returned no 'cell' dimension of "
                            f"length {len(cells)}")
     return ds
+
+
+class _Cells:
+    """Cells ``start..`` of a grid as the grid the model's FusedGrid.columns reads."""
+
+    def __init__(self, grid: CellGrid, cells: list, start: int):
+        self.grid, self.cells, self.start, self.n_cells = grid, cells, start, len(cells)
+
+    def cell(self, i: int):
+        return self.cells[i]
+
+    def where(self, i: int) -> str:
+        return self.grid.where(self.start + i)
+
+
+def fused_block(fused, base, grid: CellGrid, cells: list, start: int) -> xr.Dataset:
+    """A block of a model with fused grids: one kernel pass over its cells on common
+    random numbers (a call shared by the cells whose kernel inputs are equal), then
+    the model's Dataset from the counts (``FusedGrid.dataset``)."""
+    from .engine import MAX_CELLS_PER_BLOCK, compute_block
+
+    cols = fused.columns(_Cells(grid, cells, start), None)
+    # At most the store's largest block a kernel call (its memory grows with the cells).
+    parts = []
+    for a in range(0, len(cells), MAX_CELLS_PER_BLOCK):
+        idx = np.arange(a, min(a + MAX_CELLS_PER_BLOCK, len(cells)))
+        parts.append(compute_block(fused.count, fused.kernel_inputs(cols, idx, None),
+                                   int(base.run.n_instances), int(base.run.seed),
+                                   base.run.n_threads, base.run.device, fused.n_counts))
+    return fused.dataset(cells, cols, np.concatenate(parts))
 
 
 def _task_args(plan: GridPlan) -> tuple:
@@ -489,9 +524,10 @@ def _read_blocks(part: Path, plan: GridPlan, log) -> dict:
 
 
 def _lock(store: Path, read_only: bool = False):
+    """The store's lock, the same for every model's store and every command."""
     from .lockpath import lock_store
 
-    return lock_store(store, EngineError, "run", read_only=read_only)
+    return lock_store(store, EngineError, "sweep", read_only=read_only)
 
 
 #: A finished store larger than this (its variables in memory) opens with dask by default.

@@ -3,10 +3,9 @@
     antiamp-check outputs/sweeps/amp_gap/sweep.zarr
     antiamp-check --repair outputs/sweeps/amp_gap/sweep.zarr
 
-Every block of a grid store carries a checksum written with it: the class counts
-of each cell of a baseline sweep (whose metrics, standard errors and closed forms
-must then equal what the counts give), the values of each block of any other
-model.  The check rebuilds the sweep's plan from the configuration the store
+Every block of a grid store carries a checksum written with it: the counts of
+each cell of a model with fused grids (whose other variables must then equal what
+the counts give), the values of each block of any other model.  The check rebuilds the sweep's plan from the configuration the store
 carries, verifies every block, and names the damaged ones; ``--repair``
 recomputes just those (with the same seeds, so a repaired store is the store an
 undamaged run wrote, bit for bit).  Rerunning the sweep's own command does the
@@ -105,10 +104,8 @@ def check_store(store: str | Path, *, repair: bool = False, log=print) -> tuple[
         raise CheckError(f"{store} is a merged store; check the stores it was merged from "
                          "(its merged_from attribute lists them)")
     try:
-        if insp.kind == "fused":
-            return _check_baseline(store, attrs, repair, log)
-        if insp.kind == "grid":
-            return _check_grid(store, attrs, repair, log)
+        if insp.kind in ("fused", "grid"):
+            return _check(store, attrs, repair, log, _Fused if insp.kind == "fused" else _Blocks)
     except ConfigError as exc:
         raise CheckError(f"{store}: its recorded configuration no longer validates ({exc})"
                          ) from None
@@ -148,64 +145,82 @@ def _unverified(store: Path, exc: Exception, log) -> None:
         f"({type(exc).__name__}); antiamp-check --repair rebuilds it")
 
 
-def _check_baseline(store: Path, attrs: dict, repair: bool, log) -> bool:
-    from .engine import _lock, chunk_shape, fingerprint, verify_store
-    from .spec import make_plan
+class _Fused:
+    """A store laid out by the fused engine (sweeps/engine.py): each cell's counts
+    with their checksum, every other variable recomputed from them."""
 
-    cfg = json.loads(attrs["config_json"])
-    cfg["executor"] = {"kind": "local"}  # repairs run here, whatever ran the sweep
-    plan = make_plan(cfg)
-    chunk = chunk_shape(plan.shape, plan.base.run.n_instances, plan.cfg.sweep.cells_per_block)
-    if fingerprint(plan, chunk) != attrs.get("fingerprint"):
+    def __init__(self, attrs: dict):
+        from .engine import chunk_shape, fingerprint
+        from .spec import make_plan
+
+        cfg = json.loads(attrs["config_json"])
+        cfg["executor"] = {"kind": "local"}  # repairs run here, whatever ran the sweep
+        self.plan = make_plan(cfg)
+        self.chunk = chunk_shape(self.plan.shape, self.plan.base.run.n_instances,
+                                 self.plan.cfg.sweep.cells_per_block)
+        self.fingerprint = fingerprint(self.plan, self.chunk)
+
+    def n_blocks(self) -> int:
+        from .engine import blocks
+
+        return len(list(blocks(self.plan.shape, self.chunk)))
+
+    def verify(self, store: Path, repair: bool, log):
+        """(blocks, damaged, unfinished)."""
+        from .engine import verify_store
+
+        r = verify_store(self.plan, store, self.chunk, repair=repair, log=log, progress=False)
+        return r.n_blocks, r.damaged, r.todo
+
+
+class _Blocks:
+    """A store written whole by the block engine (sweeps/blocks.py): a checksum of
+    each block's values."""
+
+    def __init__(self, attrs: dict):
+        from .blocks import plan_grid
+
+        cfg = json.loads(attrs["config_json"])
+        cfg.setdefault("model", {})["name"] = attrs["model"]
+        cfg["sweep"] = json.loads(attrs["sweep_json"])
+        self.plan = plan_grid(cfg)
+        self.fingerprint = self.plan.fingerprint()
+
+    def n_blocks(self) -> int:
+        return len(self.plan.blocks())
+
+    def verify(self, store: Path, repair: bool, log):
+        from .blocks import verify_grid_store
+
+        r = verify_grid_store(self.plan, store, repair=repair, log=log)
+        return r.n_blocks, r.damaged, []
+
+
+def _check(store: Path, attrs: dict, repair: bool, log, layout) -> CheckResult:
+    """Verify (and with ``repair`` fix) a grid store of either layout, under its lock."""
+    from .blocks import _lock
+
+    found = layout(attrs)
+    if found.fingerprint != attrs.get("fingerprint"):
         raise CheckError(f"{store} was written by another antiamp version (or its config "
                          "attribute is damaged); it cannot be verified by this one")
-    from .engine import blocks
-
     lock = _lock(store, read_only=not repair)  # read-only: no lock file left
     try:
         meta = _metadata(store, repair, log)
         try:
             with _quietly(meta, repair):
-                report = verify_store(plan, store, chunk, repair=repair, log=log,
-                                      progress=False)
+                n_blocks, damaged, todo = found.verify(store, repair, log)
         except Exception as exc:
             if repair or not meta:
                 raise
             _unverified(store, exc, log)
-            return CheckResult(len(list(blocks(plan.shape, chunk))), meta, meta)
+            return CheckResult(found.n_blocks(), meta, meta)
     finally:
         lock.release()
-    if report.todo and not repair:
-        log(f"{store}: {len(report.todo)} of {report.n_blocks} blocks not finished; rerun "
+    if todo and not repair:
+        log(f"{store}: {len(todo)} of {n_blocks} blocks not finished; rerun "
             "the sweep's command (or antiamp-check --repair) to finish them")
-    return CheckResult(report.n_blocks, meta + len(report.todo) + len(report.damaged), meta,
-                       len(report.todo))
-
-
-def _check_grid(store: Path, attrs: dict, repair: bool, log) -> bool:
-    from .blocks import _lock, plan_grid, verify_grid_store
-
-    cfg = json.loads(attrs["config_json"])
-    cfg.setdefault("model", {})["name"] = attrs["model"]
-    cfg["sweep"] = json.loads(attrs["sweep_json"])
-    plan = plan_grid(cfg)
-    if plan.fingerprint() != attrs.get("fingerprint"):
-        raise CheckError(f"{store} was written by another antiamp version (or its config "
-                         "attribute is damaged); it cannot be verified by this one")
-    lock = _lock(store, read_only=not repair)  # read-only: no lock file left
-    try:
-        meta = _metadata(store, repair, log)
-        try:
-            with _quietly(meta, repair):
-                report = verify_grid_store(plan, store, repair=repair, log=log)
-        except Exception as exc:
-            if repair or not meta:
-                raise
-            _unverified(store, exc, log)
-            return CheckResult(len(plan.blocks()), meta, meta)
-    finally:
-        lock.release()
-    return CheckResult(report.n_blocks, meta + len(report.damaged), meta)
+    return CheckResult(n_blocks, meta + len(todo) + len(damaged), meta, len(todo))
 
 
 def _print_provenance(store: str) -> None:

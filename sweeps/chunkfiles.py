@@ -1,6 +1,6 @@
 """Whole-chunk writes of a sweep block, straight to the chunk files.
 
-A block of a baseline sweep is exactly one chunk of each of its ~60 arrays.  Zarr 3
+A block of a fused sweep is exactly one chunk of each of its ~60 arrays.  Zarr 3
 writes a chunk through its event loop in a few dozen scheduled steps (a selection,
 a codec pipeline, a thread for the compressor, another for the file): about 1.2 ms
 a chunk of a few bytes, 70-85 ms a block, which in a grid of small or one-cell

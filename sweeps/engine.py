@@ -1,10 +1,13 @@
 """Running a sweep: blocks of cells on dask, one Zarr store, resume, a lock.
 
-The store is laid out as the final Dataset from the start (dimensions named after
-the axes, then ``protocol`` or ``transcript_class``); each block of cells is one
-Zarr chunk of every per-cell variable.  Blocks run as dask tasks that return the
-kernel's class counts; the driver turns counts into metrics and writes the
-block's chunks, marking ``cell_done`` last.  A rerun of the same sweep skips the
+For a model whose cells reduce to integer counts from one kernel (its
+:class:`antiamp.registry.FusedGrid`).  The store is laid out as the final Dataset
+from the start (dimensions named after the axes, then the model's own, such as
+``protocol`` or ``transcript_class``); each block of cells is one Zarr chunk of
+every per-cell variable.  Blocks run as dask tasks that return the kernel's
+counts, one kernel call shared by the cells whose kernel inputs are equal; the
+driver turns counts into the model's variables and writes the block's chunks,
+with a checksum of each cell's counts, marking ``cell_done`` last.  A rerun of the same sweep skips the
 blocks already done; since counts are integers keyed only by (seed, cell
 parameters, instance), the finished store does not depend on interruptions,
 block order, workers or threads.
@@ -28,16 +31,13 @@ import numpy as np
 from antiamp.lazy import lazy
 xr = lazy("xarray")
 
-kb = lazy("antiamp.kernels.baseline")
-_kb_gpu = lazy("antiamp.kernels.gpu.baseline")  # imports numba.cuda: only when asked for
-_rng = lazy("antiamp.kernels.rng")
 from antiamp._version import __version__
 from antiamp.config import ConfigError, as_yaml, check_flags
 from antiamp.output import remove_temporaries
 from antiamp.provenance import global_attrs
-from antiamp.metrics import CONTRAST_METRICS, PROTOCOL_METRICS, class_probabilities, evaluate
 _runner = lazy("antiamp.runner")
 
+from .blocks import EngineError, _lock
 from .metadata import write_json, consolidate, record, repair_before_resume
 from .spec import SENSITIVITY, Plan, make_plan
 
@@ -48,51 +48,38 @@ MAX_CELLS_PER_BLOCK = 4096
 STORE_LAYOUT = 2
 
 
-class SweepError(RuntimeError):
-    """A sweep that cannot run as asked (store in use, store of another sweep...)."""
+#: A sweep that cannot run as asked (store in use, store of another sweep...): the
+#: engine's one error class, whatever the model.
+SweepError = EngineError
 
 
 # ----------------------------------------------------------------------------- tasks
-def compute_block(thr, fixed, a_fixed, n, seed, streams, crn, n_threads, device="cpu"):
-    """Class counts ``[cells, 32]`` of one block; the function dask workers run
-    (``device``: ``run.device``, resolved where the block runs, so that ``auto``
-    picks a worker's GPU; ``cuda``: the GPU kernels, the same counts).
+def compute_block(count, inputs: dict, n, seed, n_threads, device="cpu", n_counts=None):
+    """Counts ``[cells, n_counts]`` of one block; the function dask workers run.
 
-    Cells whose kernel inputs are identical (an axis over the judge, the welfare
-    weights or c_e moves no threshold) share one kernel pass: with common random
-    numbers their counts are identical anyway, so the result is the same bits.
+    ``count`` is the model's kernel (:attr:`antiamp.registry.FusedGrid.count`),
+    ``inputs`` its kernel inputs, a row per cell.  Cells whose rows are equal in
+    every input (an axis over the judge, the welfare weights or c_e moves no
+    kernel input) share one kernel call: with common random numbers their counts
+    are identical anyway, so the result is the same bits.
     """
-    key = np.concatenate([thr, fixed[:, None].astype(np.uint64),
-                          a_fixed[:, None].astype(np.uint64),
-                          (np.zeros_like(streams) if crn else streams)[:, None].astype(np.uint64)],
-                         axis=1)
-    uniq, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    # Each cell's inputs as one opaque byte string: equal bytes, equal inputs (NumPy
+    # sorts such strings with memcmp, several times faster than rows of columns).
+    rows = [np.ascontiguousarray(v).reshape(len(v), -1) for v in inputs.values()]
+    key = np.ascontiguousarray(np.concatenate([r.view(np.uint8).reshape(len(r), -1)
+                                               for r in rows], axis=1))
+    key = key.view(np.dtype((np.void, key.shape[1]))).ravel()
+    uniq, first, inverse = np.unique(key, return_index=True, return_inverse=True)
     if len(uniq) < len(key):
-        sub = _compute_unique(thr[first], fixed[first], a_fixed[first], n, seed,
-                              streams[first], crn, n_threads, device)
-        return sub[inverse.ravel()]
-    return _compute_unique(thr, fixed, a_fixed, n, seed, streams, crn, n_threads, device)
-
-
-def _compute_unique(thr, fixed, a_fixed, n, seed, streams, crn, n_threads, device="cpu"):
-    k0, k1 = _rng.split_seed(seed)
-    if _runner.device_of(device) == "cuda":
-        if crn:
-            return _kb_gpu.class_counts_cells(thr, fixed, a_fixed, 0, n, k0, k1,
-                                              np.uint64(kb.STREAM))
-        return np.stack([_kb_gpu.class_counts(thr[c], fixed[c], a_fixed[c], 0, n, k0, k1,
-                                              np.uint64(streams[c]))
-                         for c in range(thr.shape[0])])
-    with _runner.numba_threads(n_threads) as nt:
-        n_blocks = 4 * nt
-        if crn:
-            return kb.class_counts_cells(thr, fixed, a_fixed, 0, n, k0, k1,
-                                         np.uint64(kb.STREAM), n_blocks)
-        out = np.empty((thr.shape[0], kb.N_CLASSES), np.int64)
-        for c in range(thr.shape[0]):
-            out[c] = kb.class_counts(thr[c], fixed[c], a_fixed[c], 0, n, k0, k1,
-                                     np.uint64(streams[c]), n_blocks)
-        return out
+        sub = count({k: v[first] for k, v in inputs.items()}, n, seed, n_threads, device)
+        out = sub[inverse.ravel()]
+    else:
+        out = count(inputs, n, seed, n_threads, device)
+    out = np.asarray(out)
+    if out.shape != (len(key), n_counts or out.shape[1]):
+        raise RuntimeError(f"the model's kernel returned counts of shape {out.shape}, not "
+                           f"({len(key)}, {n_counts})")
+    return out
 
 
 # ----------------------------------------------------------------------------- layout
@@ -133,10 +120,6 @@ def fingerprint(plan: Plan, chunk: tuple) -> str:
     return hashlib.sha256(json.dumps(blob, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def _metric_attrs(spec) -> dict:
-    return {"long_name": spec.long_name, "units": spec.units, "definition": spec.definition}
-
-
 #: Templates of at most this many blocks (chunks an array) and bytes of placeholders
 #: are laid out from NumPy arrays of the fill values (zarr writes no chunk that is
 #: all fill, but looks at each: about 0.2 ms a chunk), the others from dask
@@ -149,9 +132,12 @@ NUMPY_TEMPLATE_BYTES = 64 << 20
 def _template(plan: Plan, chunk: tuple, fp: str, created: str) -> tuple[xr.Dataset, dict]:
     shape, dims = plan.shape, plan.dims
     cdims = dims
-    # Bytes of the placeholders: per cell 2 x 3 metrics a protocol and 3 a contrast
-    # (value, se, closed form), the class counts, cell_done and the digest.
-    per_cell = 8 * (6 * len(PROTOCOL_METRICS) + 3 * len(CONTRAST_METRICS) + kb.N_CLASSES + 1) + 1
+    fused = plan.fused
+    model_coords, variables, static = fused.layout(plan)
+    # Bytes of the placeholders: per cell the model's variables, the counts,
+    # cell_done and the digest.
+    per_cell = 8 * (sum(math.prod(v[1]) for v in variables.values())
+                    + fused.n_counts + 1) + 1
     n_blocks = int(np.prod([-(-s // c) for s, c in zip(shape, chunk)]))
     in_numpy = (n_blocks <= NUMPY_TEMPLATE_BLOCKS
                 and per_cell * int(np.prod(shape)) <= NUMPY_TEMPLATE_BYTES)
@@ -176,12 +162,7 @@ def _template(plan: Plan, chunk: tuple, fp: str, created: str) -> tuple[xr.Datas
         def zeros(shape, dtype):
             return da.zeros(shape, dtype=dtype, chunks=shape,
                             name=f"antiamp-template-{next(names)}")
-    coords = {
-        "protocol": (("protocol",), ["consult", "debate"], {"long_name": "oversight protocol"}),
-        "transcript_class": (("transcript_class",), np.arange(kb.N_CLASSES), {
-            "long_name": "transcript class",
-            "description": "16 omega + 8 [a = omega] + 4 e_P(consult) + 2 e_P(debate) + e_A"}),
-    }
+    coords = dict(model_coords)
     if plan.design == "grid":
         for a in plan.axes:
             coords[a.dim] = ((a.dim,), a.values, {"long_name": a.long_name, "units": a.units,
@@ -191,40 +172,19 @@ def _template(plan: Plan, chunk: tuple, fp: str, created: str) -> tuple[xr.Datas
         for a in plan.axes:
             coords[a.dim] = (("point",), a.values, {"long_name": a.long_name, "units": a.units,
                                                     "config_path": a.path})
-    from antiamp.schema import exact_long_name, se_long_name
-
     data_vars, numpy_vars = {}, {}
-    for name, spec in PROTOCOL_METRICS.items():
-        data_vars[name] = (cdims + ("protocol",), full(shape + (2,), np.nan),
-                           _metric_attrs(spec))
-        data_vars[f"{name}_se"] = (cdims + ("protocol",), full(shape + (2,), np.nan),
-                                   {"long_name": se_long_name(spec.long_name), "units": spec.units})
-    for name, spec in CONTRAST_METRICS.items():
-        data_vars[name] = (cdims, full(shape, np.nan), _metric_attrs(spec))
-        data_vars[f"{name}_se"] = (cdims, full(shape, np.nan),
-                                   {"long_name": se_long_name(spec.long_name), "units": spec.units})
-    data_vars["class_counts"] = (cdims + ("transcript_class",),
-                                 zeros(shape + (kb.N_CLASSES,), dtype=np.int64),
-                                 {"long_name": "instances per transcript class", "units": "1"})
+    for name, (tdims, tshape, attrs) in variables.items():
+        data_vars[name] = (cdims + tuple(tdims), full(shape + tuple(tshape), np.nan), dict(attrs))
+    data_vars[fused.counts_name] = (cdims + (fused.counts_dim,),
+                                    zeros(shape + (fused.n_counts,), dtype=np.int64),
+                                    dict(fused.counts_attrs))
     data_vars["cell_done"] = (cdims, zeros(shape, dtype=bool),
                               {"long_name": "cell simulated", "units": "1"})
     data_vars["cell_digest"] = (cdims, zeros(shape, dtype=np.uint64), {
-        "long_name": "checksum of the cell's class counts",
+        "long_name": f"checksum of the cell's {fused.counts_name.replace('_', ' ')}",
         "description": "verified by every rerun and by antiamp-check"})
-    # Closed forms are written block by block with the simulated values, so that
-    # memory stays bounded by a block whatever the number of cells.
-    for name, spec in PROTOCOL_METRICS.items():
-        data_vars[f"{name}_exact"] = (cdims + ("protocol",),
-                                      full(shape + (2,), np.nan),
-                                      {"long_name": exact_long_name(spec.long_name),
-                                       "units": spec.units})
-    for name, spec in CONTRAST_METRICS.items():
-        data_vars[f"{name}_exact"] = (cdims, full(shape, np.nan),
-                                      {"long_name": exact_long_name(spec.long_name),
-                                       "units": spec.units})
-    for k, nm in enumerate(("x_P_consult", "x_P", "x_A")):
-        numpy_vars[f"strategy_{nm}"] = (cdims, plan.strategies[:, k].reshape(shape), {
-            "long_name": f"presentation probability {nm} given evidence", "units": "1"})
+    for name, (value, attrs) in static.items():
+        numpy_vars[name] = (cdims, np.asarray(value).reshape(shape), dict(attrs))
     for name in list(data_vars):
         if f"{name}_se" in data_vars:
             data_vars[name][2]["ancillary_variables"] = f"{name}_se"
@@ -249,13 +209,6 @@ def _template(plan: Plan, chunk: tuple, fp: str, created: str) -> tuple[xr.Datas
     encoding = {name: {"chunks": chunk + ds[name].shape[len(cdims):]}
                 for name in list(data_vars) + list(numpy_vars)}
     return ds, encoding
-
-
-def theory_values(plan: Plan, cells: np.ndarray) -> dict:
-    """Closed forms (and expected standard errors) of the given cells."""
-    prob = class_probabilities(*(np.asarray(a)[cells] for a in plan.theory_args))
-    return evaluate(prob, plan.J_consult[cells], plan.J_debate[cells],
-                    *(w[cells] for w in plan.welfare), n=plan.base.run.n_instances)
 
 
 # ----------------------------------------------------------------------------- store
@@ -334,12 +287,6 @@ def _create_store(plan: Plan, chunk: tuple, fp: str, store: Path, log) -> None:
         log(f"replaced {store}, which held a different sweep (sweep.overwrite=true)")
     else:
         os.replace(tmp, store)
-
-
-def _lock(store: Path, read_only: bool = False):
-    from .lockpath import lock_store
-
-    return lock_store(store, SweepError, "sweep", read_only=read_only)
 
 
 def run_sweep(cfg, out_dir=None, *, client=None, progress=None, log=print,
@@ -427,16 +374,18 @@ def verify_block(plan: Plan, read, region: tuple, want=None) -> tuple[bool, str]
     with them; every other variable must equal what the counts give (metrics,
     standard errors and closed forms are recomputed and compared, NaN = NaN).
     """
+    fused = plan.fused
+    what = fused.counts_name.replace("_", " ")
     cells = _cells_of(region, plan.shape)
     try:
-        counts = np.asarray(read("class_counts", region)).reshape(-1, kb.N_CLASSES)
+        counts = np.asarray(read(fused.counts_name, region)).reshape(-1, fused.n_counts)
         digest = np.asarray(read("cell_digest", region)).ravel()
     except Exception as exc:
-        return False, f"class counts unreadable ({type(exc).__name__})"
-    if not (counts.sum(axis=1) == plan.base.run.n_instances).all():
-        return False, "class counts do not sum to the instances"
+        return False, f"{what} unreadable ({type(exc).__name__})"
+    if fused.counts_total and not (counts.sum(axis=1) == plan.base.run.n_instances).all():
+        return False, f"{what} do not sum to the instances"
     if not np.array_equal(cell_digests(counts, cells), digest):
-        return False, "class counts do not match their checksum"
+        return False, f"{what} do not match their checksum"
     expected = want() if want is not None else block_values(plan, region, cells, counts)
     for name, value in expected.items():
         try:
@@ -444,7 +393,7 @@ def verify_block(plan: Plan, read, region: tuple, want=None) -> tuple[bool, str]
         except Exception as exc:
             return True, f"{name} unreadable ({type(exc).__name__})"
         if not np.array_equal(have, value, equal_nan=True):
-            return True, f"{name} differs from what the class counts give"
+            return True, f"{name} differs from what the {what} give"
     return None
 
 
@@ -517,10 +466,10 @@ def _blocks_in(slab: tuple, chunk: tuple):
 
 
 def _verify_static(plan: Plan, group, fix: bool) -> list:
-    """Coordinates and strategy arrays (written at creation) against the plan;
-    names the damaged ones (and with ``fix`` rewrites them)."""
-    want = {f"strategy_{nm}": plan.strategies[:, k].reshape(plan.shape)
-            for k, nm in enumerate(("x_P_consult", "x_P", "x_A"))}
+    """Coordinates and the model's static arrays (written at creation) against the
+    plan; names the damaged ones (and with ``fix`` rewrites them)."""
+    want = {name: np.asarray(value).reshape(plan.shape)
+            for name, (value, _) in plan.fused.layout(plan)[2].items()}
     for a in plan.axes:
         want[a.dim] = np.asarray(a.values)
     if plan.design != "grid":
@@ -552,6 +501,7 @@ def verify_store(plan: Plan, store: Path, chunk: tuple, *, repair: bool, client=
 
     group = zarr.open_group(str(store), mode="r+" if repair else "r")
     all_blocks = list(blocks(plan.shape, chunk))
+    cname, nc = plan.fused.counts_name, plan.fused.n_counts
     unfinished, todo, damaged, from_counts = [], [], [], []
     for slab in _slabs(plan.shape, chunk):
         read = _SlabReader(group, slab)
@@ -562,9 +512,9 @@ def verify_store(plan: Plan, store: Path, chunk: tuple, *, repair: bool, client=
             per slab (a block with damaged counts never gets here)."""
             if not slab_values:
                 try:
-                    counts = np.asarray(read("class_counts", slab)).reshape(-1, kb.N_CLASSES)
+                    counts = np.asarray(read(cname, slab)).reshape(-1, nc)
                 except Exception:  # a damaged chunk elsewhere in the slab: this block alone
-                    counts = np.asarray(read("class_counts", r)).reshape(-1, kb.N_CLASSES)
+                    counts = np.asarray(read(cname, r)).reshape(-1, nc)
                     return block_values(plan, r, _cells_of(r, plan.shape), counts)
                 with np.errstate(all="ignore"):
                     slab_values.update(block_values(plan, slab, _cells_of(slab, plan.shape),
@@ -612,7 +562,7 @@ def verify_store(plan: Plan, store: Path, chunk: tuple, *, repair: bool, client=
         set_attr(store, "complete", 0)
         for r in from_counts:
             cells = _cells_of(r, plan.shape)
-            counts = np.asarray(group["class_counts"][r]).reshape(-1, kb.N_CLASSES)
+            counts = np.asarray(_stored(group, cname)[r]).reshape(-1, nc)
             write_block(plan, group, r, cells, counts)
         for r in todo:
             group["cell_done"][r] = False
@@ -687,7 +637,7 @@ def _as_dict(cfg):
 
 
 def model_plan(cfg):
-    """(GridPlan, ExecutorConfig, sweep spec) of a non-baseline model's grid, validated."""
+    """(GridPlan, ExecutorConfig) of the grid of a model without fused grids, validated."""
     from omegaconf import OmegaConf
 
     from .blocks import plan_grid
@@ -735,6 +685,10 @@ def _execute(plan: Plan, todo: list, group, client, progress) -> None:
     n, seed, crn = plan.base.run.n_instances, plan.base.run.seed, plan.cfg.sweep.crn
     nt = threads_per_task(ex, plan.base.run.n_threads)
     device = plan.base.run.device
+    fused = plan.fused
+
+    def inputs(cells):
+        return fused.kernel_inputs(plan.columns, cells, None if crn else plan.streams[cells])
     total = sum(int(np.prod([s.stop - s.start for s in r])) for r in todo)
     # a bar on a terminal, a line every so often in a log
     bar = Progress(len(todo), total, "sweep", progress)
@@ -753,9 +707,8 @@ def _execute(plan: Plan, todo: list, group, client, progress) -> None:
         futs = {}
         for r in todo:
             cells = _cells_of(r, plan.shape)
-            f = cl.submit(compute_block, plan.thr[cells], plan.fixed[cells],
-                          plan.a_fixed[cells], n, seed, plan.streams[cells], crn, nt, device,
-                          pure=False, retries=3)
+            f = cl.submit(compute_block, fused.count, inputs(cells), n, seed, nt, device,
+                          fused.n_counts, pure=False, retries=3)
             futs[f] = (r, cells)
         for f in as_completed(list(futs)):
             r, cells = futs.pop(f)
@@ -769,13 +722,12 @@ def _execute(plan: Plan, todo: list, group, client, progress) -> None:
         elif ex.kind == "local" and ((not ex.processes and ex.n_workers == 1)
                                      or _runner.device_of(device) == "cuda"):
             # One in-process worker (on a GPU: this process owns the device and
-            # runs every block on it; the thresholds go in, the counts come out):
+            # runs every block on it; the kernel inputs go in, the counts come out):
             # the blocks run here, without a dask client, scheduler or dashboard.
             for r in todo:
                 cells = _cells_of(r, plan.shape)
-                finished(r, cells, compute_block(plan.thr[cells], plan.fixed[cells],
-                                                 plan.a_fixed[cells], n, seed,
-                                                 plan.streams[cells], crn, nt, device))
+                finished(r, cells, compute_block(fused.count, inputs(cells), n, seed, nt,
+                                                 device, fused.n_counts))
         else:
             with dask_client(ex) as cl:
                 submit_all(cl)
@@ -784,21 +736,23 @@ def _execute(plan: Plan, todo: list, group, client, progress) -> None:
 
 
 def block_values(plan: Plan, region: tuple, cells: np.ndarray, counts: np.ndarray) -> dict:
-    """Every per-cell variable of one block, computed from its class counts."""
+    """Every derived per-cell variable of one block, computed from its counts."""
     shape = tuple(s.stop - s.start for s in region)
-    vals = evaluate(counts, plan.J_consult[cells], plan.J_debate[cells],
-                    *(w[cells] for w in plan.welfare))
-    th = theory_values(plan, cells)
-    out = {}
-    for name in PROTOCOL_METRICS:
-        out[name] = vals[name][0].reshape(shape + (2,))
-        out[f"{name}_se"] = vals[name][1].reshape(shape + (2,))
-        out[f"{name}_exact"] = th[name][0].reshape(shape + (2,))
-    for name in CONTRAST_METRICS:
-        out[name] = np.asarray(vals[name][0]).reshape(shape)
-        out[f"{name}_se"] = np.asarray(vals[name][1]).reshape(shape)
-        out[f"{name}_exact"] = np.asarray(th[name][0]).reshape(shape)
-    return out
+    vals = plan.fused.values(plan.columns, cells, counts, plan.n_instances)
+    variables = _variables(plan.fused)
+    return {name: np.asarray(v).reshape(shape + tuple(variables[name][1]))
+            for name, v in vals.items()}
+
+
+def _variables(fused) -> dict:
+    """The model's derived variables (its layout without a plan), kept per model."""
+    key = id(fused)
+    if key not in _VARIABLES or _VARIABLES[key][0] is not fused:
+        _VARIABLES[key] = (fused, fused.layout(None)[1])
+    return _VARIABLES[key][1]
+
+
+_VARIABLES: dict = {}
 
 
 def cell_digests(counts: np.ndarray, cells: np.ndarray) -> np.ndarray:
@@ -836,7 +790,7 @@ def write_block(plan: Plan, group, region: tuple, cells: np.ndarray, counts: np.
 
     shape = tuple(s.stop - s.start for s in region)
     values = block_values(plan, region, cells, counts)
-    values["class_counts"] = counts.reshape(shape + (kb.N_CLASSES,))
+    values[plan.fused.counts_name] = counts.reshape(shape + (plan.fused.n_counts,))
     values["cell_digest"] = cell_digests(counts, cells).reshape(shape)
     values["cell_done"] = np.ones(shape, bool)  # last (dicts keep their order)
     # A block is one chunk of every array: written straight to the chunk files (about

@@ -11,7 +11,7 @@ So every grid store keeps a record of its metadata in its own folder,
 ``<store>/.antiamp/``: a Zarr group (so that Zarr and xarray pass it by) whose
 attributes mark it as antiamp's and hold the record, every document the model's
 layout declares (zlib-compressed JSON, a few kB) with its checksum.  It is written
-with the store (a baseline sweep's at creation, then again when the sweep
+with the store (a fused sweep's at creation, then again when the sweep
 finishes; any other model's with the store, which is written whole).
 :func:`inspect` finds the soundest source of the layout (the record; else the
 consolidated metadata; else the documents themselves) and every document that is
@@ -21,7 +21,7 @@ source, first keeping a copy of each file it replaces in
 its attributes).  It never deletes anything.  A store whose plan has no sound
 source is refused as it is.
 
-A baseline store's ``complete`` marker is the blocks' to set (it is 1 only once
+A fused sweep's store's ``complete`` marker is the blocks' to set (it is 1 only once
 every block is written and verified): here it is only required to agree between
 ``.zattrs`` and ``.zmetadata``, and a rebuilt ``.zattrs`` starts incomplete.
 """
@@ -173,7 +173,7 @@ def _write_record(own: Path, docs: dict, final: bool) -> None:
 def record(store: str | os.PathLike, *, final: bool = True, carry=None) -> None:
     """Record the store's metadata in its own folder (see the module's docstring).
 
-    ``final``: the store's layout is whole (a finished store); a baseline store's
+    ``final``: the store's layout is whole (a finished store); a fused sweep's store's
     record at creation is not (a sensitivity design adds arrays and attributes at
     the end).  ``carry``: an earlier store that this one replaces, whose copies of
     replaced files are kept."""
@@ -227,15 +227,16 @@ def _read_consolidated(store: Path):
     return {k: v for k, v in meta.items() if not k.split("/")[0].startswith(OWN)}
 
 
-def _fused(name) -> bool:
-    """Whether the model ``name`` writes its grids with the fused engine's layout."""
+def _fused(name):
+    """The model ``name``'s FusedGrid if it writes its grids with the fused engine's
+    layout, else None."""
     from antiamp.config import ConfigError
     from antiamp.registry import get
 
     try:
-        return bool(name) and get(str(name)).fused_grid
+        return get(str(name)).fused_grid if name else None
     except ConfigError:
-        return False
+        return None
 
 
 def _kind(meta: dict) -> str | None:
@@ -247,7 +248,8 @@ def _kind(meta: dict) -> str | None:
     try:
         if not isinstance(json.loads(attrs["config_json"]), dict):
             return None
-        if "class_counts/.zarray" in meta and _fused(attrs.get("model")):
+        fused = _fused(attrs.get("model"))
+        if fused is not None and f"{fused.counts_name}/.zarray" in meta:
             return "fused"
         if isinstance(json.loads(attrs["sweep_json"]), dict):
             return "grid"
@@ -272,7 +274,7 @@ class Inspection:
 
     @property
     def attrs(self) -> dict:
-        """The store's root attributes (baseline: with the ``complete`` marker found)."""
+        """The store's root attributes (fused: with the ``complete`` marker found)."""
         attrs = dict(self.layout[".zattrs"])
         if self.kind == "fused":
             found = self.files.get(".zattrs")

@@ -29,11 +29,10 @@ from antiamp.config import (Config, ConfigError, check_flags, plain_values, to_c
                             to_dataclass, validate, validate_section)
 from antiamp.fields import label as field_label
 from antiamp.layout import axis_coords  # noqa: F401  (re-exported)
+from antiamp.layout import combos
 from antiamp.lazy import lazy
 
 _judge = lazy("antiamp.judge")
-_rng = lazy("antiamp.kernels.rng")  # numba: loaded when a plan needs thresholds
-_runner = lazy("antiamp.runner")
 
 SWEEPABLE = ("model", "judge", "protocol", "welfare")
 #: Most cells in one sweep (and values on one axis).
@@ -139,7 +138,8 @@ class Axis:
 
 @dataclass
 class Plan:
-    """A validated sweep: axes, cells and everything the kernels and estimators need."""
+    """A validated sweep of a model with fused grids (:class:`antiamp.registry.FusedGrid`):
+    axes, cells and every cell's inputs."""
 
     cfg: SweepConfig
     base: Config
@@ -147,19 +147,17 @@ class Plan:
     design: str
     shape: tuple  # grid shape, or (n_points,)
     dims: tuple  # dimension names of the cell array
-    thr: np.ndarray  # [C, 6] uint64
-    fixed: np.ndarray  # [C]
-    a_fixed: np.ndarray  # [C]
-    J_consult: np.ndarray  # [C, 2]
-    J_debate: np.ndarray  # [C, 2, 2]
-    welfare: tuple  # alpha, beta, delta_c, c_e: each [C]
-    theory_args: tuple  # for sim.metrics.class_probabilities, each [C]
-    strategies: np.ndarray  # [C, 3]
+    columns: Any  # every cell's inputs (the model's FusedGrid.columns)
     streams: np.ndarray  # [C] uint64 Philox stream words
+    fused: Any = None  # the model's antiamp.registry.FusedGrid
 
     @property
     def n_cells(self) -> int:
         return int(np.prod(self.shape))
+
+    @property
+    def n_instances(self) -> int:
+        return int(self.base.run.n_instances)
 
 
 _UNITS = {"c_J": "utility", "c_e": "utility", "alpha": "utility", "beta": "utility", "delta_c": "utility",
@@ -435,63 +433,9 @@ class CellGrid:
         return cell
 
 
-def _cells_one_by_one(grid: CellGrid) -> tuple:
-    """Kernel inputs of every cell, built and validated one cell at a time."""
-    n_cells = grid.n_cells
-    thr = np.empty((n_cells, 6), np.uint64)
-    fixed = np.empty(n_cells, np.int64)
-    a_fixed = np.empty(n_cells, np.int64)
-    Jc = np.empty((n_cells, 2))
-    Jd = np.empty((n_cells, 2, 2))
-    wel = np.empty((4, n_cells))
-    targs = np.empty((6, n_cells))
-    strat = np.empty((n_cells, 3))
-    for i in range(n_cells):
-        cell = grid.cell(i)
-        try:
-            st = _judge.resolve_strategies(cell)
-        except ConfigError as exc:
-            raise ConfigError(f"sweep cell ({grid.where(i)}): {exc}") from None
-        m = cell.model
-        thr[i] = _runner.baseline_thresholds(m.pi, m.p, m.rho, st.x_P_consult, st.x_P, st.x_A)
-        fixed[i] = m.stance == "fixed"
-        a_fixed[i] = m.a
-        Jc[i], Jd[i] = _judge.judge_tables(cell.judge, cell.protocol)
-        wel[:, i] = (cell.welfare.alpha, cell.welfare.beta, cell.welfare.delta_c, m.c_e)
-        targs[:, i] = (m.pi, m.p, m.rho, st.x_P_consult, st.x_P, st.x_A)
-        strat[i] = (st.x_P_consult, st.x_P, st.x_A)
-    return thr, fixed, a_fixed, Jc, Jd, wel, targs, strat
-
-
 #: Fields that the judge's tables read (validated together: judge.kind and
 #: protocol.consult_default constrain each other).
 _TABLE_SECTIONS = ("judge", "protocol")
-#: Model fields that, with the tables, decide the presentation strategies.
-_STRATEGY_FIELDS = ("model.c_e", "model.x_P_consult", "model.x_P", "model.x_A")
-
-
-def _codes(col) -> tuple[np.ndarray, int]:
-    """Integer codes of a column's values and how many distinct values it has
-    (numpy for numbers and strings: a validation error then answers without
-    importing pandas, a quarter of a second; pandas for anything else)."""
-    arr = np.asarray(col)
-    if arr.dtype.kind in "biufUS":
-        uniq, codes = np.unique(arr, return_inverse=True)
-        return codes.ravel().astype(np.int64), len(uniq)
-    import pandas as pd
-
-    codes, uniq = pd.factorize(col)
-    return codes.astype(np.int64), len(uniq)
-
-
-def _combos(columns: list, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """(key of each cell's combination of ``columns``, first cell of each key)."""
-    key = np.zeros(n, np.int64)
-    for col in columns:
-        codes, k = _codes(col)
-        key, _ = _codes(key * k + codes)  # stays < n: no overflow
-    _, first = np.unique(key, return_index=True)
-    return key, first
 
 
 def grid_columns(grid: CellGrid) -> tuple:
@@ -541,10 +485,10 @@ def grid_columns(grid: CellGrid) -> tuple:
     table_paths = [p for p in col if p.split(".")[0] in _TABLE_SECTIONS]
     for path in col:  # every other field's values, each once
         if path not in table_paths:
-            _, first = _combos([col[path]], n)
+            _, first = combos([col[path]], n)
             for i in first:
                 section_checked(int(i), path)
-    tkey, tfirst = _combos([col[p] for p in table_paths], n)
+    tkey, tfirst = combos([col[p] for p in table_paths], n)
     Jc_u = np.empty((len(tfirst), 2))
     Jd_u = np.empty((len(tfirst), 2, 2))
     for k, i in enumerate(tfirst):
@@ -562,35 +506,6 @@ def grid_columns(grid: CellGrid) -> tuple:
     field.axes = col  # the swept paths
     field.table_paths = table_paths
     return field, tkey, Jc_u[tkey], Jd_u[tkey], checked
-
-
-def _columns_of(grid: CellGrid) -> tuple:
-    """Kernel inputs of every cell, column by column (:func:`grid_columns`).
-
-    The strategies are resolved per combination of the judge and protocol axes
-    with c_e and the given x's, the Bernoulli thresholds and the rest as whole
-    columns.  The result is the cell-by-cell plan's, bit for bit (tests check).
-    """
-    n = grid.n_cells
-    field, tkey, Jc, Jd, checked = grid_columns(grid)
-    col, table_paths = field.axes, field.table_paths
-    strat_paths = table_paths + [p for p in _STRATEGY_FIELDS if p in col]
-    skey, sfirst = _combos([tkey] + [col[p] for p in _STRATEGY_FIELDS if p in col], n)
-    strat_u = np.empty((len(sfirst), 3))
-    for k, i in enumerate(sfirst):
-        st = checked(int(i), strat_paths, _judge.resolve_strategies)
-        strat_u[k] = (st.x_P_consult, st.x_P, st.x_A)
-
-    strat = strat_u[skey]
-    pi, p, rho = (field(f"model.{f}").astype(float) for f in ("pi", "p", "rho"))
-    probs = np.stack([pi, p, rho, strat[:, 0], strat[:, 1], strat[:, 2]], axis=1)
-    thr = _rng.bernoulli_thresholds(probs)
-    fixed = (field("model.stance") == "fixed").astype(np.int64)
-    a_fixed = field("model.a").astype(np.int64)
-    wel = np.stack([field(f"welfare.{f}").astype(float) for f in ("alpha", "beta", "delta_c")]
-                   + [field("model.c_e").astype(float)])
-    targs = probs.T.copy()
-    return thr, fixed, a_fixed, Jc, Jd, wel, targs, strat
 
 
 def validate_executor(ex: ExecutorConfig) -> None:
@@ -651,10 +566,10 @@ def make_plan(cfg: Any, *, columnar: bool = True) -> Plan:
 def _make_plan(cfg: Any, *, columnar: bool = True) -> Plan:
     """Validate a sweep config and every one of its cells, before any computation.
 
-    The cells are validated and turned into kernel inputs column by column
-    (:func:`_columns_of`: each distinct value or combination once, whatever the
-    number of cells); ``columnar=False`` does it cell by cell, the reference the
-    tests hold the columnar plan to.
+    The cells are validated and turned into the model's inputs column by column
+    (:func:`grid_columns`: each distinct value or combination once, whatever the
+    number of cells, then the model's ``FusedGrid.columns``); ``columnar=False``
+    does it cell by cell, the reference the tests hold the columnar plan to.
     """
     if isinstance(cfg, SweepConfig):
         scfg = cfg
@@ -683,23 +598,18 @@ def _make_plan(cfg: Any, *, columnar: bool = True) -> Plan:
     validate_executor(ex)
     if spec.cells_per_block < 0:
         raise ConfigError("sweep.cells_per_block must be an integer >= 0")
-    from antiamp.metrics import CONTRAST_METRICS, PROTOCOL_METRICS
-
-    names = list(PROTOCOL_METRICS) + list(CONTRAST_METRICS)
-    plottable = set(names) | {f"{n}_{s}" for n in names for s in ("se", "exact")}
+    fused = model.fused_grid
+    plottable = list(fused.layout(None)[1])
+    names = [v for v in plottable if not v.endswith(("_se", "_exact"))]
     for v in spec.plot_vars or []:  # before the sweep, not after it
         if v not in plottable:
             raise ConfigError(f"sweep.plot_vars: {v!r} is not a variable of the store; choose "
                               f"from {', '.join(names)} (or their _se, _exact)")
     grid = CellGrid(base, spec)
-    if columnar:
-        thr, fixed, a_fixed, Jc, Jd, wel, targs, strat = _columns_of(grid)
-    else:
-        thr, fixed, a_fixed, Jc, Jd, wel, targs, strat = _cells_one_by_one(grid)
+    columns = fused.columns(grid, grid_columns(grid) if columnar else None)
     streams = np.zeros(grid.n_cells, np.uint64)
     if not spec.crn:  # a stream word per cell, hashed from its whole config
         for i in range(grid.n_cells):
             streams[i] = _stream_of(grid.cell(i))
-    return Plan(scfg, base, grid.axes, spec.design, grid.shape, grid.dims, thr, fixed, a_fixed,
-                Jc, Jd,
-                tuple(wel), (*targs, fixed.astype(bool), a_fixed), strat, streams)
+    return Plan(scfg, base, grid.axes, spec.design, grid.shape, grid.dims, columns, streams,
+                fused)

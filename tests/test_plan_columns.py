@@ -51,6 +51,11 @@ def sweeps(draw):
 FIELDS = ("thr", "fixed", "a_fixed", "J_consult", "J_debate", "strategies", "streams", "shape")
 
 
+def _field(plan, f):
+    """A cell input (the model's columns) or a plan's own field."""
+    return getattr(plan.columns, f) if hasattr(plan.columns, f) else getattr(plan, f)
+
+
 @settings(max_examples=80, deadline=None)
 @given(sweeps())
 def test_columnar_plan_is_the_cell_by_cell_plan(cfg):
@@ -66,8 +71,9 @@ def test_columnar_plan_is_the_cell_by_cell_plan(cfg):
         return
     plan = make_plan(cfg)
     for f in FIELDS:
-        assert np.array_equal(np.asarray(getattr(plan, f)), np.asarray(getattr(ref, f))), f
-    for a, b in zip(plan.welfare + plan.theory_args, ref.welfare + ref.theory_args):
+        assert np.array_equal(np.asarray(_field(plan, f)), np.asarray(_field(ref, f))), f
+    for a, b in zip(plan.columns.welfare + plan.columns.theory_args,
+                    ref.columns.welfare + ref.columns.theory_args):
         assert np.array_equal(np.asarray(a), np.asarray(b))
 
 
@@ -82,8 +88,8 @@ def test_a_million_cell_grid_is_validated_column_by_column():
                                           "judge": {"b": [float(plan.axes[1].values[k]) for k in (0, 777)]}}}},
                       columnar=False)
     idx = np.ravel_multi_index(np.meshgrid([3, 500, 999], [0, 777], indexing="ij"), (1000, 1000)).ravel()
-    assert np.array_equal(plan.thr[idx], small.thr)
-    assert np.array_equal(plan.J_debate[idx], small.J_debate)
+    assert np.array_equal(plan.columns.thr[idx], small.columns.thr)
+    assert np.array_equal(plan.columns.J_debate[idx], small.columns.J_debate)
     bad = {"model": {"rho": {"linspace": [0, 1, 1000]}},
            "judge": {"b": [*np.linspace(0.01, 0.99, 999).tolist(), 1.2]}}
     with pytest.raises(ConfigError, match=r"b=1\.2\): judge.b"):

@@ -127,10 +127,24 @@ def simulate(cfg: Any = None, *, counts_out: dict | None = None) -> xr.Dataset:
         counts_out["counts"] = counts
     values = evaluate(counts, J_c, J_d, *_welfare_args(c))
     th = _theory_values(c, strat, J_c, J_d)
+    return _simulation_dataset(c, strat, J_c, J_d, values,
+                               {f"{k}_exact": v[0] for k, v in th.items()}, counts)
+
+
+def simulation_dataset(c: Config, values: dict, exact: dict, counts) -> xr.Dataset:
+    """:func:`simulate`'s Dataset of a validated config from its class counts, metrics
+    ``values`` (``name -> (value, se)``) and closed forms ``exact`` (``<name>_exact``)."""
+    strat = resolve_strategies(c)
+    J_c, J_d = judge_tables(c.judge, c.protocol)
+    return _simulation_dataset(c, strat, J_c, J_d, values, exact, counts)
+
+
+def _simulation_dataset(c: Config, strat, J_c, J_d, values: dict, exact: dict,
+                        counts) -> xr.Dataset:
     extra = {}
     for metrics, dims in ((PROTOCOL_METRICS, ("protocol",)), (CONTRAST_METRICS, ())):
         for name, spec in metrics.items():
-            extra[f"{name}_exact"] = (dims, th[name][0], {
+            extra[f"{name}_exact"] = (dims, exact[f"{name}_exact"], {
                 "long_name": exact_long_name(spec.long_name), "units": spec.units})
     extra["class_counts"] = (("transcript_class",), counts, {
         "long_name": "instances per transcript class",

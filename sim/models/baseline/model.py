@@ -1,9 +1,10 @@
 """The baseline persuasion game of seed 000 (sections 3-4) as a model.
 
 Both protocols on the same instances, each metric with its standard error and its
-closed form.  Grids of this model run on the streaming sweep engine
-(:mod:`antiamp.sweeps.engine`), which fuses every cell of a block into one
-kernel pass on common random numbers and writes the store chunk by chunk.
+closed form.  A cell's result is its transcript-class counts, so its grids run
+fused (:mod:`.grid`, the model's :class:`~antiamp.registry.FusedGrid`): the
+sweep engine passes every cell of a block through one kernel call on common
+random numbers and writes the store chunk by chunk.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from ...lazy import lazy
 xr = lazy("xarray")
 
 from ...config import Config
-from ...registry import BASE_SECTIONS, Model
+from ...registry import BASE_SECTIONS, FusedGrid, Model
+from . import grid as _grid
 
 
 def plain(cfg) -> Config:
@@ -86,6 +88,11 @@ MODEL = Model(
     run_cell=_run_cell,
     theory=_theory,
     validate=_validate,
-    fused_grid=True,
+    fused_grid=FusedGrid(
+        n_counts=_grid.N_CLASSES, columns=_grid.columns, kernel_inputs=_grid.kernel_inputs,
+        count=_grid.count, values=_grid.values, layout=_grid.layout,
+        counts_name="class_counts", counts_dim="transcript_class",
+        counts_attrs={"long_name": "instances per transcript class", "units": "1"},
+        dataset=_grid.dataset),
     gpu=True,
 )
