@@ -45,7 +45,7 @@ from .spec import SENSITIVITY, Plan, make_plan
 TARGET_BLOCK_INSTANCES = 1 << 27
 MAX_CELLS_PER_BLOCK = 4096
 #: Version of the store's layout (variables, checksums); part of the fingerprint.
-STORE_LAYOUT = 2
+STORE_LAYOUT = 3
 
 
 #: A sweep that cannot run as asked (store in use, store of another sweep...): the
