@@ -283,6 +283,7 @@ def _check_resume(grid: dict, ref, tmp: Path, problems, kills: int = 3):
         if p.poll() is None:
             os.kill(p.pid, signal.SIGKILL)
         p.wait()
+        p.stderr.close()  # the killed run's pipe (else left to the garbage collector)
     p = start()
     _, err = p.communicate(timeout=900)
     if p.returncode != 0:

@@ -476,9 +476,11 @@ def _read_marker(part: Path) -> dict | None:
     import re
 
     ours = re.compile(r"\.?block-\d+-\d+\.(blk|pkl)(\.tmp-[0-9a-f]+)?$")
-    for e in os.scandir(part):
-        if e.name != MARKER and not (ours.match(e.name) and e.is_file(follow_symlinks=False)):
-            return None
+    with os.scandir(part) as entries:
+        for e in entries:
+            if e.name != MARKER and not (ours.match(e.name)
+                                         and e.is_file(follow_symlinks=False)):
+                return None
     return m
 
 

@@ -72,8 +72,6 @@ def test_cell_count_and_override():
      ["the optimiser", "the lever grid", "5,000"]),
     ("antiamp-estimate", ["--sample", "human_judges", "--simulate",
                           "--n-sim", "100000000000000"], ["--n-sim 100,000,000,000,000"]),
-    ("antiamp-estimate", ["--sample", "human_judges", "--cv", "5",
-                          "--check-draws", "1000000"], ["the predictive checks", "6 fits"]),
 ])
 def test_commands_refuse_work_over_the_bound(command, args, words, tmp_path, monkeypatch):
     """antiamp-design and antiamp-estimate estimate their work before any (issue:
@@ -114,3 +112,26 @@ def test_check_draws_have_a_finite_range(tmp_path):
     assert r.returncode == 2 and "--check-draws must be an integer in [2, 1,000,000]" \
         in r.stderr, r.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_estimate_work_grows_with_draws_rows_and_fits():
+    """The predictive checks' estimate: draws x rows x fits (the full log, each fold,
+    the calibration); a 5-million-row log at the most draws with 5 folds is refused."""
+    import argparse
+
+    from antiamp.estimate import check_work, work_parts
+    from antiamp.logs import LogError
+
+    def args(**kw):
+        base = dict(simulate=False, n_sim=1, cv=None, calibrate=None, check_draws=1000)
+        return argparse.Namespace(**{**base, **kw})
+
+    (one,) = work_parts(args(cv=2), 1000)
+    (more,) = work_parts(args(cv=5, check_draws=4000, calibrate="x.csv"), 1000)
+    assert "3 fits" in one[0] and "7 fits" in more[0]
+    assert more[1] == pytest.approx(one[1] * 4 * 7 / 3)
+    assert work_parts(args(), 10**6) == []  # no simulation, no check: nothing to bound
+    with pytest.raises(LogError, match="the predictive checks .* 6 fits"):
+        check_work(args(cv=5, check_draws=10**6, simulate=True), 5 * 10**6, env={})
+    check_work(args(cv=5, check_draws=10**6, simulate=True), 5 * 10**6,
+               env={budget.OVERRIDE: "1"})
