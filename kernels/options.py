@@ -384,6 +384,11 @@ def option_sums_cells(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagon
         # where flat stores with computed offsets did not.
         Wf = W.reshape(4 * n_ctr * BATCH)
         cand = np.zeros(K, np.int64)
+        OM = np.empty(BATCH, np.int64)
+        OFF = np.empty(BATCH, np.int64)
+        A = np.empty(BATCH, np.int64)
+        CO = np.empty(BATCH, np.int64)
+        MK = np.empty(BATCH, np.int64)
         # Per cell the running sums, per protocol: Pr(y = a) on a wrong and on a right
         # answer, Pr(y = omega), the loss, Pr(y = a) on a lossy answer and on all, each
         # with its square.
@@ -412,10 +417,40 @@ def option_sums_cells(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagon
                 a10, a11, a12, a13 = run[c, 1, 0], run[c, 1, 1], run[c, 1, 2], run[c, 1, 3]
                 a14, a15, a16, a17 = run[c, 1, 4], run[c, 1, 5], run[c, 1, 6], run[c, 1, 7]
                 a18, a19, a110, a111 = run[c, 1, 8], run[c, 1, 9], run[c, 1, 10], run[c, 1, 11]
+                # The steps of _play and _avail_mask, stage by stage over the batch so
+                # that each loop vectorises (the same comparisons, so the same classes;
+                # pinned to _instance, the GPU's per-instance step, by
+                # tests/test_options.py).
+                for j in range(BATCH):
+                    OM[j] = 0
+                    OFF[j] = 0
+                    MK[j] = 0
+                for k in range(K - 1):
+                    t = cum_prior[c, k]
+                    for j in range(BATCH):
+                        OM[j] += np.uint64(W[0, j]) >= t
+                for k in range(K - 2):
+                    t = wrong_cum[c, k]
+                    for j in range(BATCH):
+                        OFF[j] += np.uint64(W[2, j]) >= t
+                tp = t_p[c]
+                for j in range(BATCH):
+                    w = OM[j] + 1 + OFF[j]  # below 2 K
+                    w = w - K if w >= K else w
+                    corr = np.uint64(W[1, j]) < tp
+                    CO[j] = corr
+                    A[j] = OM[j] if corr else w
+                t0, t1, t2 = avail_thr[c, 0], avail_thr[c, 1], avail_thr[c, 2]
+                for q in range(K):
+                    for j in range(BATCH):
+                        om = OM[j]
+                        d = om + 1
+                        d = d - K if d >= K else d
+                        t = t0 if q == om else (t1 if q == d else t2)
+                        MK[j] |= np.int64(np.uint64(W[3 + q, j]) < t) << q
                 n_right = n_lossy = n_alt = n_alt_wrong = 0
                 for j in range(BATCH):
-                    om, corr, a = _play(Wf, j, BATCH, K, c, cum_prior, t_p[c], wrong_cum)
-                    mask = _avail_mask(Wf, j, BATCH, K, c, om, avail_thr)
+                    om, corr, a, mask = OM[j], CO[j] == 1, A[j], MK[j]
                     av_a = (mask >> a) & 1
                     if ant == ANT_ATTACK:
                         ap = -1
