@@ -18,6 +18,14 @@ fixed block of ``BLOCK`` instances, blocks added in order.
 Uniforms of instance i come from Philox counters (i, c, 0, stream) in this order:
 omega, correct, wrong pick, availability of options 0..K-1, attack availability,
 assigned competitor, tie-break, then one per examined alternative.
+
+One kernel, two targets: an instance's terms are a function of its discrete play
+(omega, a, the antagonist's alternative, their evidence, the attack), which the
+per-instance steps (:func:`_classify` and its parts, :func:`_values`) compute from
+its words; the GPU runs them instance by instance (:func:`_instance`), while the CPU
+launcher draws a batch's words first, classifies the batch stage by stage and looks
+each instance's terms up in per-cell tables of :func:`_values`, adding them in
+instance order: the same terms in the same order, so the same sums to the bit.
 """
 
 from __future__ import annotations
@@ -104,6 +112,29 @@ def judge_tables(K, lam, mu, bias_d, bias_j, kappa):
 
 
 @nb.njit(inline="always", cache=True)
+def _wrap(x, K):
+    """x mod K for 0 <= x < 2 K (no division)."""
+    return x - K if x >= K else x
+
+
+@nb.njit(inline="always", cache=True)
+def _answer(om, off, corr, K):
+    """The protagonist's answer: omega when right, else the wrong pick at offset
+    1 + ``off`` from omega (offset 1 is the distractor)."""
+    return om if corr else _wrap(om + 1 + off, K)
+
+
+@nb.njit(inline="always", cache=True)
+def _avail_bit(w, j, om, K, t0, t1, t2):
+    """Bit j of the availability mask: option j's word ``w`` against its role's
+    threshold (``t0`` the truth, ``t1`` the distractor omega + 1, ``t2`` another wrong
+    answer)."""
+    d = _wrap(om + 1, K)
+    t = t0 if j == om else (t1 if j == d else t2)
+    return np.int64(np.uint64(w) < t) << j
+
+
+@nb.njit(inline="always", cache=True)
 def _play(words, at, step, K, c, cum_prior, t_p, wrong_cum):
     """The truth omega, whether the protagonist is right and its answer a, from words
     ``at``, ``at + step``, ``at + 2 step`` of ``words`` (a batch's words slot by slot
@@ -119,23 +150,17 @@ def _play(words, at, step, K, c, cum_prior, t_p, wrong_cum):
     off = 0
     for k in range(K - 2):
         off += u >= wrong_cum[c, k]
-    w = om + 1 + off  # below 2 K
-    w = w - K if w >= K else w
-    a = om if corr else w
-    return om, corr, a
+    return om, corr, _answer(om, off, corr, K)
 
 
 @nb.njit(inline="always", cache=True)
 def _avail_mask(words, at, step, K, c, om, avail_thr):
     """Bit j: option j has a passing artifact (word 3 + j against its role's threshold:
     the truth, the distractor omega + 1, another wrong answer)."""
-    d = om + 1
-    d = d - K if d >= K else d
     t0, t1, t2 = avail_thr[c, 0], avail_thr[c, 1], avail_thr[c, 2]
     mask = 0
     for j in range(K):
-        t = t0 if j == om else (t1 if j == d else t2)
-        mask |= np.int64(np.uint64(words[at + (3 + j) * step]) < t) << j
+        mask |= _avail_bit(words[at + (3 + j) * step], j, om, K, t0, t1, t2)
     return mask
 
 
@@ -155,11 +180,9 @@ def _alternative(words, at, step, K, c, om, a, mask, antagonist, k_examine, bias
     ap = -1
     if antagonist == ANT_ASSIGNED:
         r = int((np.float64(words[at + (4 + K) * step]) * _INV32) * (K - 1))
-        ap = a + 1 + r
-        ap = ap - K if ap >= K else ap
+        ap = _wrap(a + 1 + r, K)
     elif antagonist == ANT_BEST:
-        d = om + 1
-        d = d - K if d >= K else d
+        d = _wrap(om + 1, K)
         m = K - 1
         for e in range(m):  # the options other than a, in order
             cand[e] = e + (e >= a)
@@ -417,10 +440,10 @@ def option_sums_cells(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagon
                 a10, a11, a12, a13 = run[c, 1, 0], run[c, 1, 1], run[c, 1, 2], run[c, 1, 3]
                 a14, a15, a16, a17 = run[c, 1, 4], run[c, 1, 5], run[c, 1, 6], run[c, 1, 7]
                 a18, a19, a110, a111 = run[c, 1, 8], run[c, 1, 9], run[c, 1, 10], run[c, 1, 11]
-                # The steps of _play and _avail_mask, stage by stage over the batch so
-                # that each loop vectorises (the same comparisons, so the same classes;
-                # pinned to _instance, the GPU's per-instance step, by
-                # tests/test_options.py).
+                # The steps of _play and _avail_mask (their comparisons, _answer and
+                # _avail_bit), stage by stage over the batch so that each loop
+                # vectorises: the same classes, pinned to _instance, the GPU's
+                # per-instance step, by tests/test_options.py.
                 for j in range(BATCH):
                     OM[j] = 0
                     OFF[j] = 0
@@ -435,19 +458,13 @@ def option_sums_cells(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagon
                         OFF[j] += np.uint64(W[2, j]) >= t
                 tp = t_p[c]
                 for j in range(BATCH):
-                    w = OM[j] + 1 + OFF[j]  # below 2 K
-                    w = w - K if w >= K else w
                     corr = np.uint64(W[1, j]) < tp
                     CO[j] = corr
-                    A[j] = OM[j] if corr else w
+                    A[j] = _answer(OM[j], OFF[j], corr, K)
                 t0, t1, t2 = avail_thr[c, 0], avail_thr[c, 1], avail_thr[c, 2]
                 for q in range(K):
                     for j in range(BATCH):
-                        om = OM[j]
-                        d = om + 1
-                        d = d - K if d >= K else d
-                        t = t0 if q == om else (t1 if q == d else t2)
-                        MK[j] |= np.int64(np.uint64(W[3 + q, j]) < t) << q
+                        MK[j] |= _avail_bit(W[3 + q, j], q, OM[j], K, t0, t1, t2)
                 n_right = n_lossy = n_alt = n_alt_wrong = 0
                 for j in range(BATCH):
                     om, corr, a, mask = OM[j], CO[j] == 1, A[j], MK[j]
