@@ -4,14 +4,15 @@ with the kernel module's own per-instance function (the one the GPU launchers ca
 
 The batched launchers draw a batch's words first and look the per-instance terms up in
 tables of the same expressions, so their results are these to the last bit
-(``tests/test_options.py``); the loop's counts are the same integers
-(``tests/test_loop.py``).
+(``tests/test_options.py``); the loop's and the portfolio's counts are the same
+integers (``tests/test_loop.py``, ``tests/test_portfolios.py``).
 """
 
 import numba as nb
 import numpy as np
 
 from antiamp.kernels import options as ko
+from antiamp.kernels import portfolios as kp
 from antiamp.kernels.loop import (MAJORITY, N_PROTOCOLS, STREAM as LOOP_STREAM,
                                   _flag_probability, _u)
 from antiamp.kernels.rng import fill_words, philox4x32_10
@@ -207,3 +208,17 @@ def loop_paths(learner, rounds, batch, types, paths, e0, e_h, m, rate, bias, rho
                     c += always[p, k]
                 locked[p, j] = c
     return err, label_err, ratified, rho_out, escalated, locked, start_wrong
+
+
+@nb.njit(cache=True)
+def portfolio_class_counts(t_p, t_true, t_false, budget, start, count, k0, k1, stream):
+    """:func:`antiamp.kernels.portfolios.portfolio_class_counts`, one instance at a time
+    with its per-instance class function."""
+    nb1 = budget + 1
+    n_ctr = (1 + 2 * budget + 3) // 4
+    out = np.zeros(2 * nb1 * nb1, np.int64)
+    words = np.empty(4 * n_ctr, np.uint32)
+    for i in range(start, start + count):
+        fill_words(words, i, n_ctr, stream, k0, k1)
+        out[kp._class_index(words, 0, 1, t_p, t_true, t_false, budget)] += 1
+    return out
