@@ -311,6 +311,13 @@ def _instance(words, K, c, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antag
         if not corr:
             cnt[c, 3] += 1
 
+
+def table_bytes(K: int) -> int:
+    """Bytes of one cell's tables in :func:`value_tables` (what a pass of many cells
+    holds beside its sums)."""
+    return 8 * 6 * K * K * 2 * (1 + 2 * (K + 1)) + K * K
+
+
 @nb.njit(parallel=True, cache=True)
 def value_tables(K, antagonist, lam, mu, bias_d, bias_j, kappa, near_loss, loss_tol, E0, E1,
                  XA, EA, XP, EP):

@@ -161,3 +161,31 @@ def test_batched_kernel_is_the_instance_by_instance_one_to_the_bit(monkeypatch, 
     for (a, ua), (b, ub) in zip(new, old):
         assert ua == ub
         np.testing.assert_array_equal(a, b)
+
+
+def test_cells_split_into_groups_by_their_tables_keep_their_sums(monkeypatch):
+    """Cells of one K share a pass in groups whose judge tables fit the budget; a cell's
+    sums must not depend on the grouping (groups of 2 and 3 of 5 cells against one
+    pass), and the kernel must be called once per group."""
+    from antiamp.kernels import options as ko
+    from antiamp.models.options.config import OptionsConfig
+
+    rows = [(0.5 + 0.1 * k, 0.2 + 0.15 * k, 1.0 + 0.3 * k, 0.1 * k, 1.5,
+             OptionsConfig(K=4, antagonist=("assigned", "best_of_k", "attack")[k % 3]))
+            for k in range(5)]
+    whole = opm.simulate_cells(rows, 2 * ko.BLOCK, 8)
+    calls = []
+    real = ko.option_sums_cells
+
+    def spy(*a):
+        calls.append(a[1].shape[0])
+        return real(*a)
+
+    monkeypatch.setattr(ko, "option_sums_cells", spy)
+    for size in (2, 3):
+        calls.clear()
+        monkeypatch.setattr(opm, "_CELL_BLOCK_BYTES", size * ko.table_bytes(4) + 7)
+        for (a, ua), (b, ub) in zip(whole, opm.simulate_cells(rows, 2 * ko.BLOCK, 8)):
+            assert ua == ub
+            np.testing.assert_array_equal(a, b)
+        assert max(calls) == size and sum(calls) == 5
