@@ -241,9 +241,14 @@ def report(res) -> list:
               "The floors count the blocks each kernel actually draws (colmad: 1 + R Pr(disagreement), "
               "from the exact disagreement rate) and its normals. The panel's tables are "
               "exact by default (`panel.method=quadrature`, no Monte Carlo); its kernel runs "
-              "only with `method=monte_carlo`. The colmad and mediation kernels count classes "
+              "only with `method=monte_carlo`; beyond its floor's draws it evaluates a normal "
+              "CDF (`erfc`) per judge and table entry (27 a panel here) and a Poisson-binomial "
+              "recursion per entry. The colmad and mediation kernels count classes "
               "and integer sums (no moment matrix per instance; the moments are weighted in "
-              "afterwards); the portfolio, messages and options kernels are the one-row case "
+              "afterwards); the loop classifies a batch of cases from integer thresholds and "
+              "counts them; the options kernel looks each instance's terms up in per-cell "
+              "tables and adds them in instance order (the same sums to the bit); the "
+              "portfolio, messages and options kernels are the one-row case "
               "of their multi-cell kernels.", ""]
     return lines
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from .rng import HI_SHIFT as _HI, LO_WORD as _LO
 from .rng import philox4x32_10
 
 N_CLASSES = 32
@@ -37,8 +38,6 @@ STREAM = 0
 T_PI, T_P, T_RHO, T_XPC, T_XPD, T_XA = range(6)
 
 _BATCH = 256  # instances per vectorised batch; any value gives the same counts
-_LO = np.uint64(0xFFFFFFFF)
-_HI = np.uint64(32)
 
 
 @nb.njit(inline="always", cache=True)

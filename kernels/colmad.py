@@ -38,14 +38,11 @@ and replaces the round logic by a lookup in the transition table.
 
 from __future__ import annotations
 
-from fractions import Fraction
-import math
-
 import numba as nb
 import numpy as np
 
-from .rng import HI_SHIFT as _HI, LO_WORD as _LO, TWO32
-from .rng import philox4x32_10
+from .rng import HI_SHIFT as _HI, LO_WORD as _LO
+from .rng import philox4x32_10, word_below
 
 STREAM = 9
 #: Responses per vectorised batch (any value gives the same counts).
@@ -63,9 +60,8 @@ OPEN, RIGHT, WRONG, TIE = 0, 1, 2, 3
 
 def threshold(q: float) -> int:
     """The integer T with ``w < T`` exactly when ``(w + 0.5) 2**-32 < q`` for every 32-bit
-    word w (both sides exact: w + 0.5 and the scaling by 2**-32 are exact in float64)."""
-    t = math.ceil(Fraction(float(q)) * TWO32 - Fraction(1, 2))
-    return min(TWO32, max(0, t))
+    word w (:func:`kernels.rng.word_below`, the test every kernel shares)."""
+    return int(word_below(float(q), 0.5))
 
 
 @nb.njit(inline="always", cache=True)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from .rng import HI_SHIFT as _HI, LO_WORD as _LO
 from .rng import philox4x32_10
 
 N_CLASSES = 32
@@ -37,8 +38,6 @@ T_JOINT = 1  # 3 cumulative thresholds of (s_P, s_A) = 00, 01, 10 given omega = 
 T_AVAIL = 7  # avail[true, believed], [true, not], [false, believed], [false, not]
 
 _BATCH = 256
-_LO = np.uint64(0xFFFFFFFF)
-_HI = np.uint64(32)
 
 
 @nb.njit(inline="always", cache=True)

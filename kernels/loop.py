@@ -39,13 +39,16 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from .rng import philox4x32_10
+from .rng import INV32 as _INV32, philox4x32_10, word_below
 
 STREAM = 6
 N_PROTOCOLS = 3  # consult, debate, escalate
 CALIBRATED, MAJORITY = 0, 1
 
-_INV32 = 1.0 / 4294967296.0
+#: Cases whose words are drawn together (any value gives the same counts).
+BATCH = 256
+#: Thresholds of a protocol's round (:func:`round_thresholds`), by position.
+N_THR = 18
 
 
 @nb.njit(inline="always", cache=True)
@@ -63,6 +66,62 @@ def _flag_probability(e, rho, x_pc, audit, flag_c):
     return audit + (1 - audit) * f
 
 
+@nb.njit(inline="always", cache=True)
+def round_thresholds(T, m, e_h, rho, x_pc, x_pd, x_a, audit, s, J_c, J_d, J_jury, flag_c):
+    """A protocol's round as integer thresholds into ``T`` (uint64[N_THR]): each float
+    test ``w 2**-32 < x`` of the kernel's words is ``w < T`` (:func:`word_below`), so
+    the cases' classes are the float tests', bit for bit.  Layout: m, e_h, rho, x_pc,
+    x_pd, x_a, audit, s; J_c[0..1]; J_d[0..1, 0..1]; J_jury[0..1]; and whether a
+    consultancy transcript with e_pc = 0, 1 is flagged (flag_c > 1/2)."""
+    T[0] = word_below(m, 0.0)
+    T[1] = word_below(e_h, 0.0)
+    T[2] = word_below(rho, 0.0)
+    T[3] = word_below(x_pc, 0.0)
+    T[4] = word_below(x_pd, 0.0)
+    T[5] = word_below(x_a, 0.0)
+    T[6] = word_below(audit, 0.0)
+    T[7] = word_below(s, 0.0)
+    for e in range(2):
+        T[8 + e] = word_below(J_c[e], 0.0)
+        T[10 + 2 * e] = word_below(J_d[e, 0], 0.0)
+        T[11 + 2 * e] = word_below(J_d[e, 1], 0.0)
+        T[14 + e] = word_below(J_jury[e], 0.0)
+        T[16 + e] = 1 if flag_c[e] > 0.5 else 0
+
+
+@nb.njit(inline="always", cache=True)
+def case_code(p, wrong, a1, a2, a3, b0, b1, b2, b3, T, esc_debate):
+    """One case of protocol ``p`` (0 consult, 1 debate, 2 escalate) with the model's
+    answer ``wrong`` (0, 1), from its words a1..a3, b0..b3 (slots 1..7) and the
+    round's thresholds ``T``: ``endorsed + 2 label_wrong + 4 ratified + 8 escalated``
+    (endorsed: the target is oversight's verdict; otherwise a fresh label).  Branch-free.
+
+    Evidence availability: the true side always has it; the false side passes a check
+    with probability rho (seed 000, section 3).  Only the false side's availability is
+    random: one word serves the protagonist's (a wrong) and the antagonist's (a right)."""
+    endorsed = np.int64(np.uint64(a1) < T[0])
+    fresh_wrong = np.int64(np.uint64(b1) < T[1])
+    fab = np.int64(np.uint64(a2) < T[2])
+    t_p = (1 - wrong) | fab
+    t_a = wrong | fab
+    e_pc = t_p & np.int64(np.uint64(a3) < T[3])
+    e_pd = t_p & np.int64(np.uint64(a3) < T[4])
+    e_a = t_a & np.int64(np.uint64(b0) < T[5])
+    flagged = np.int64(np.uint64(b2) < T[6]) | np.int64(T[16 + e_pc])
+    esc = np.int64(p == 2) & flagged & np.int64(np.uint64(b3) < T[7])
+    t_d = T[10 + 2 * e_pd + e_a]
+    t_c = T[8 + e_pc]
+    if p == 1:
+        tj = t_d
+    elif esc == 1:
+        tj = t_d if esc_debate else T[14 + e_pc]
+    else:
+        tj = t_c
+    follows = np.int64(np.uint64(b1) < tj)
+    lab = (1 - (follows ^ wrong)) if endorsed else fresh_wrong
+    return endorsed | (lab << 1) | ((endorsed & wrong & follows) << 2) | ((endorsed & esc) << 3)
+
+
 @nb.njit(parallel=True, cache=True)
 def loop_paths(learner, rounds, batch, types, paths, e0, e_h, m, rate, bias, rho0, gain,
                x_pc, x_pd, x_a, J_c, J_d, audit, flag_c, budget, J_jury, esc_debate, k0, k1):
@@ -71,7 +130,12 @@ def loop_paths(learner, rounds, batch, types, paths, e0, e_h, m, rate, bias, rho
     ``[3, paths, rounds]`` and int64 ``locked[3, paths]``, ``start_wrong[3, paths]``
     (majority learner: types wrong at every round from 0 to ``rounds``, and at 0).
     Escalated cases go to debate (``esc_debate``) or to a jury's consultancy table
-    ``J_jury``."""
+    ``J_jury``.
+
+    A round's cases are counted by class, a batch of cases' words first (the generator
+    vectorises), then per protocol each case's class (:func:`case_code`) from integer
+    thresholds: every output is a function of integer counts, so the same numbers as
+    playing the cases one by one."""
     P = N_PROTOCOLS
     err = np.zeros((P, paths, rounds + 1))
     label_err = np.zeros((P, paths, rounds))
@@ -82,6 +146,8 @@ def loop_paths(learner, rounds, batch, types, paths, e0, e_h, m, rate, bias, rho
     start_wrong = np.zeros((P, paths), np.int64)
     stream = np.uint64(STREAM)
     n_round = batch * types if learner == MAJORITY else batch
+    # Calibrated learner: one run of cases a round; majority: one per type.
+    n_runs = types if learner == MAJORITY else 1
     base_t = 3 * rounds
     for j in nb.prange(paths):
         jj = np.uint64(j)
@@ -95,6 +161,9 @@ def loop_paths(learner, rounds, batch, types, paths, e0, e_h, m, rate, bias, rho
         state = np.zeros((P, types), np.uint8)  # majority learner: 1 = wrong answer
         always = np.zeros((P, types), np.uint8)
         type_wrong = np.zeros((P, types), np.int64)
+        W = np.empty((8, BATCH), np.uint32)
+        T = np.empty((P, N_THR), np.uint64)
+        t_err = np.empty(P, np.uint64)
         for p in range(P):
             rho[p] = rho0
         if learner == MAJORITY:
@@ -128,51 +197,48 @@ def loop_paths(learner, rounds, batch, types, paths, e0, e_h, m, rate, bias, rho
                 if learner == MAJORITY:
                     for k in range(types):
                         type_wrong[p, k] = 0
-            for i in range(n_round):
-                ii = np.uint64(i)
-                a0, a1, a2, a3 = philox4x32_10(ii, jj, tt, stream, k0, k1)
-                b0, b1, b2, b3 = philox4x32_10(ii, jj, tt + np.uint64(1), stream, k0, k1)
-                endorsed_src = _u(a1) < m
-                fresh_wrong = _u(b1) < e_h  # the verdict's word: a fresh target has none
-                k = i // batch
-                for p in range(P):
-                    if learner == MAJORITY:
-                        wrong = state[p, k] == 1
-                    else:
-                        wrong = _u(a0) < e[p]
-                    if not endorsed_src:
-                        lab_wrong = fresh_wrong
-                    else:
-                        seen[p] += 1
-                        # Evidence availability: the true side always has it; the false
-                        # side passes a check with probability rho (seed 000, section 3).
-                        # Only the false side's availability is random: one word serves
-                        # the protagonist's (a wrong) and the antagonist's (a right).
-                        fab = _u(a2) < rho[p]
-                        t_p = (not wrong) or fab
-                        t_a = wrong or fab
-                        e_pc = 1 if (t_p and _u(a3) < x_pc) else 0
-                        e_pd = 1 if (t_p and _u(a3) < x_pd) else 0
-                        e_a = 1 if (t_a and _u(b0) < x_a) else 0
-                        if p == 0:
-                            J = J_c[e_pc]
-                        elif p == 1:
-                            J = J_d[e_pd, e_a]
-                        else:
-                            flagged = _u(b2) < audit or flag_c[e_pc] > 0.5
-                            if flagged and _u(b3) < s[p]:
-                                esc[p] += 1
-                                J = J_d[e_pd, e_a] if esc_debate else J_jury[e_pc]
+                round_thresholds(T[p], m, e_h, rho[p], x_pc, x_pd, x_a, audit, s[p], J_c, J_d,
+                                 J_jury, flag_c)
+                t_err[p] = word_below(e[p], 0.0)
+            for k in range(n_runs):
+                for i0 in range(k * batch, k * batch + (batch if learner == MAJORITY else
+                                                        n_round), BATCH):
+                    n_b = min(BATCH, (k + 1) * batch - i0 if learner == MAJORITY
+                              else n_round - i0)
+                    for q in range(n_b):
+                        ii = np.uint64(i0 + q)
+                        a0, a1, a2, a3 = philox4x32_10(ii, jj, tt, stream, k0, k1)
+                        b0, b1, b2, b3 = philox4x32_10(ii, jj, tt + np.uint64(1), stream, k0, k1)
+                        W[0, q] = np.uint32(a0)
+                        W[1, q] = np.uint32(a1)
+                        W[2, q] = np.uint32(a2)
+                        W[3, q] = np.uint32(a3)
+                        W[4, q] = np.uint32(b0)
+                        W[5, q] = np.uint32(b1)
+                        W[6, q] = np.uint32(b2)
+                        W[7, q] = np.uint32(b3)
+                    for p in range(P):
+                        Tp = T[p]
+                        te = t_err[p]
+                        st = np.int64(state[p, k])
+                        n_end = n_lab = n_rat = n_esc = 0
+                        for q in range(n_b):
+                            if learner == MAJORITY:
+                                wrong = st
                             else:
-                                J = J_c[e_pc]
-                        follows = _u(b1) < J
-                        lab_wrong = follows == wrong
-                        if wrong and follows:
-                            ratif[p] += 1
-                    if lab_wrong:
-                        wrong_lab[p] += 1
+                                wrong = np.int64(np.uint64(W[0, q]) < te)
+                            code = case_code(p, wrong, W[1, q], W[2, q], W[3, q], W[4, q],
+                                             W[5, q], W[6, q], W[7, q], Tp, esc_debate)
+                            n_end += code & 1
+                            n_lab += (code >> 1) & 1
+                            n_rat += (code >> 2) & 1
+                            n_esc += code >> 3
+                        seen[p] += n_end
+                        wrong_lab[p] += n_lab
+                        ratif[p] += n_rat
+                        esc[p] += n_esc
                         if learner == MAJORITY:
-                            type_wrong[p, k] += 1
+                            type_wrong[p, k] += n_lab
             for p in range(P):
                 label_err[p, j, t] = wrong_lab[p] / n_round
                 r = ratif[p] / seen[p] if seen[p] > 0 else 0.0

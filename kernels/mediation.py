@@ -59,6 +59,7 @@ import numpy as np
 
 from .rng import HI_SHIFT as _HI, INV32 as _INV32, LO_WORD as _LO
 from .rng import philox4x32_10
+from .rng import word_above as above, word_below as below
 
 STREAM = 10
 #: Cases per vectorised batch (any value gives the same sums).
@@ -75,20 +76,6 @@ BROADCAST = 32
 #: indicator and its products with the 5 counts.
 N_CIT = 5 + 25 + 1 + 5
 _NEVER = np.uint64(1 << 32)
-
-
-@nb.njit(inline="always", cache=True)
-def below(q):
-    """T with ``w < T`` exactly when ``(w + 0.5) 2**-32 < q`` (q 2**32 - 1/2 is exact)."""
-    t = math.ceil(q * 4294967296.0 - 0.5)
-    return np.uint64(min(4294967296.0, max(0.0, t)))
-
-
-@nb.njit(inline="always", cache=True)
-def above(c):
-    """G with ``w >= G`` exactly when ``(w + 0.5) 2**-32 > c``."""
-    g = math.floor(c * 4294967296.0 - 0.5) + 1.0
-    return np.uint64(min(4294967296.0, max(0.0, g)))
 
 
 @nb.njit(cache=True)

@@ -24,15 +24,13 @@ import math
 import numba as nb
 import numpy as np
 
+from .rng import HI_SHIFT as _HI, INV32 as _INV32, LO_WORD as _LO
 from .rng import philox4x32_10
 
 STREAM = 4
 BLOCK = 4096
 N_CLASSES = 8  # 4 correct + 2 e_P + e_A
 
-_LO = np.uint64(0xFFFFFFFF)
-_HI = np.uint64(32)
-_INV32 = 1.0 / 4294967296.0
 
 
 @nb.njit(inline="always", cache=True)

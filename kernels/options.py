@@ -18,6 +18,14 @@ fixed block of ``BLOCK`` instances, blocks added in order.
 Uniforms of instance i come from Philox counters (i, c, 0, stream) in this order:
 omega, correct, wrong pick, availability of options 0..K-1, attack availability,
 assigned competitor, tie-break, then one per examined alternative.
+
+One kernel, two targets: an instance's terms are a function of its discrete play
+(omega, a, the antagonist's alternative, their evidence, the attack), which the
+per-instance steps (:func:`_classify` and its parts, :func:`_values`) compute from
+its words; the GPU runs them instance by instance (:func:`_instance`), while the CPU
+launcher draws a batch's words first, classifies the batch stage by stage and looks
+each instance's terms up in per-cell tables of :func:`_values`, adding them in
+instance order: the same terms in the same order, so the same sums to the bit.
 """
 
 from __future__ import annotations
@@ -27,7 +35,8 @@ import math
 import numba as nb
 import numpy as np
 
-from .rng import fill_words
+from .rng import HI_SHIFT as _HI, INV32 as _INV32, LO_WORD as _LO
+from .rng import philox4x32_10
 
 STREAM = 5
 BLOCK = 4096
@@ -36,7 +45,6 @@ ANT_ASSIGNED, ANT_BEST, ANT_ATTACK = 0, 1, 2
 # Accumulator rows (per protocol p: base 0 consult, 12 debate; see sim.options).
 N_ACC = 12
 
-_INV32 = 1.0 / 4294967296.0
 
 
 @nb.njit(cache=True)
@@ -103,106 +111,84 @@ def judge_tables(K, lam, mu, bias_d, bias_j, kappa):
     return E0, E1, XA, EA, XP, EP
 
 
-@nb.njit(parallel=True, cache=True)
-def option_sums_cells(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagonist,
-                      k_examine, lam, mu, bias_d, bias_j, kappa, near_loss, loss_tol,
-                      first_block, n_blocks, k0, k1, stream, acc_out):
-    """Sums over instance blocks [first_block, first_block + n_blocks) of C cells with K
-    options on common random numbers: each instance's words are drawn once and played
-    out for every cell.  Adds them, block by block in order, onto ``acc_out``
-    float64[C, 2, N_ACC, 2] (protocol, row, [sum, sum sq]): a caller that passes
-    successive block ranges gets each cell's sums to the last bit whatever cells share
-    its pass.
-
-    Per cell (row c): ``cum_prior`` [C, K] cumulative thresholds of omega; ``wrong_cum``
-    [C, K - 1] cumulative thresholds of the wrong pick over offsets 1..K-1 from omega
-    (offset 1 is the distractor); ``avail_thr`` [C, 3] thresholds for (truth,
-    distractor, other wrong); ``bias_j`` [C, K] the judge's bias toward each answer by
-    label; the rest length-C arrays.
-    """
-    n_cells = t_p.shape[0]
-    acc = np.zeros((n_blocks, n_cells, 2, N_ACC, 2))
-    E0, E1, XA, EA, XP, EP = judge_tables(K, lam, mu, bias_d, bias_j, kappa)
-    n_words = 7 + K + K
-    n_ctr = (n_words + 3) // 4
-    for b in nb.prange(n_blocks):
-        words = np.empty(4 * n_ctr, np.uint32)
-        avail = np.zeros(K, np.int64)
-        scores = np.zeros(K)
-        probs = np.zeros(K)
-        cand = np.zeros(K, np.int64)
-        loc = np.zeros((n_cells, 2, N_ACC, 2))
-        # wrong, correct, lossy a, 8 and 9 of the debate rows
-        cnt = np.zeros((n_cells, 5), np.int64)
-        start = (first_block + b) * BLOCK
-        for i in range(start, start + BLOCK):
-            fill_words(words, i, n_ctr, stream, k0, k1)
-            for c in range(n_cells):
-                _instance(words, K, c, cum_prior, t_p[c], wrong_cum, avail_thr, t_attack[c],
-                          antagonist[c], k_examine[c], lam[c], mu[c], bias_d[c], bias_j,
-                          kappa[c], near_loss[c], loss_tol[c], E0, E1, XA, EA, XP, EP, avail,
-                          scores, probs, cand, loc, cnt)
-        for c in range(n_cells):
-            for p in range(2):
-                for r in range(N_ACC):
-                    acc[b, c, p, r, 0] = loc[c, p, r, 0]
-                    acc[b, c, p, r, 1] = loc[c, p, r, 1]
-                for r, k in ((1, cnt[c, 0]), (3, cnt[c, 1]), (7, cnt[c, 2]),
-                             (11, cnt[c, 0] + cnt[c, 1])):
-                    acc[b, c, p, r, 0] = k
-                    acc[b, c, p, r, 1] = k
-            acc[b, c, 1, 8, 0] = cnt[c, 3]
-            acc[b, c, 1, 8, 1] = cnt[c, 3]
-            acc[b, c, 1, 9, 0] = cnt[c, 4]
-            acc[b, c, 1, 9, 1] = cnt[c, 4]
-    for b in range(n_blocks):  # fixed order
-        for c in range(n_cells):
-            for p in range(2):
-                for r in range(N_ACC):
-                    acc_out[c, p, r, 0] += acc[b, c, p, r, 0]
-                    acc_out[c, p, r, 1] += acc[b, c, p, r, 1]
+@nb.njit(inline="always", cache=True)
+def _wrap(x, K):
+    """x mod K for 0 <= x < 2 K (no division)."""
+    return x - K if x >= K else x
 
 
 @nb.njit(inline="always", cache=True)
-def _instance(words, K, c, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagonist,
-              k_examine, lam, mu, bias_d, bias_j, kappa, near_loss, loss_tol, E0, E1, XA, EA,
-              XP, EP, avail, scores, probs, cand, loc, cnt):
-    """One instance of cell ``c`` (its row of the per-cell arrays), from its words: adds
-    its terms to ``loc[c]`` [2, N_ACC, 2] and its counts to ``cnt[c]`` [5].  Rows are
-    indexed in place rather than sliced: a view per cell and instance cost 8%."""
-    u = np.uint64(words[0])
+def _answer(om, off, corr, K):
+    """The protagonist's answer: omega when right, else the wrong pick at offset
+    1 + ``off`` from omega (offset 1 is the distractor)."""
+    return om if corr else _wrap(om + 1 + off, K)
+
+
+@nb.njit(inline="always", cache=True)
+def _avail_bit(w, j, om, K, t0, t1, t2):
+    """Bit j of the availability mask: option j's word ``w`` against its role's
+    threshold (``t0`` the truth, ``t1`` the distractor omega + 1, ``t2`` another wrong
+    answer)."""
+    d = _wrap(om + 1, K)
+    t = t0 if j == om else (t1 if j == d else t2)
+    return np.int64(np.uint64(w) < t) << j
+
+
+@nb.njit(inline="always", cache=True)
+def _play(words, at, step, K, c, cum_prior, t_p, wrong_cum):
+    """The truth omega, whether the protagonist is right and its answer a, from words
+    ``at``, ``at + step``, ``at + 2 step`` of ``words`` (a batch's words slot by slot
+    on the CPU, one instance's on the GPU).  The thresholds are cumulative
+    (nondecreasing), so the first threshold above u is found by counting those at or
+    below it: no data-dependent branch."""
+    u = np.uint64(words[at])
     om = 0
-    while om < K - 1 and u >= cum_prior[c, om]:
-        om += 1
-    d = (om + 1) % K
-    corr = np.uint64(words[1]) < t_p
-    if corr:
-        a = om
-    else:
-        u = np.uint64(words[2])
-        off = 0
-        while off < K - 2 and u >= wrong_cum[c, off]:
-            off += 1
-        a = (om + 1 + off) % K
+    for k in range(K - 1):
+        om += u >= cum_prior[c, k]
+    corr = np.uint64(words[at + step]) < t_p
+    u = np.uint64(words[at + 2 * step])
+    off = 0
+    for k in range(K - 2):
+        off += u >= wrong_cum[c, k]
+    return om, corr, _answer(om, off, corr, K)
+
+
+@nb.njit(inline="always", cache=True)
+def _avail_mask(words, at, step, K, c, om, avail_thr):
+    """Bit j: option j has a passing artifact (word 3 + j against its role's threshold:
+    the truth, the distractor omega + 1, another wrong answer)."""
+    t0, t1, t2 = avail_thr[c, 0], avail_thr[c, 1], avail_thr[c, 2]
+    mask = 0
     for j in range(K):
-        role = 0 if j == om else (1 if j == d else 2)
-        avail[j] = 1 if np.uint64(words[3 + j]) < avail_thr[c, role] else 0
-    # Attack evidence: the case against a holds when a is wrong.
-    x_att = 1 if (a != om or np.uint64(words[3 + K]) < t_attack) else 0
-    # The antagonist's alternative.
+        mask |= _avail_bit(words[at + (3 + j) * step], j, om, K, t0, t1, t2)
+    return mask
+
+
+@nb.njit(inline="always", cache=True)
+def _score(kappa, av, isd, bias_d, bias_jj):
+    """The antagonist's score of an alternative: its evidence, the judge's pull toward
+    the distractor and toward its label."""
+    return kappa * av + (bias_d if isd else 0.0) + bias_jj
+
+
+@nb.njit(inline="always", cache=True)
+def _alternative(words, at, step, K, c, om, a, mask, antagonist, k_examine, bias_d, bias_j,
+                 kappa, cand):
+    """The antagonist's alternative to a (-1: none, it attacks a): an assigned
+    competitor (word 4 + K), or the best-scoring of ``k_examine`` alternatives in a
+    random order (words 6 + K + e, partial Fisher-Yates), ties broken by word 5 + K."""
     ap = -1
     if antagonist == ANT_ASSIGNED:
-        r = int((np.float64(words[4 + K]) * _INV32) * (K - 1))
-        ap = (a + 1 + r) % K
+        r = int((np.float64(words[at + (4 + K) * step]) * _INV32) * (K - 1))
+        ap = _wrap(a + 1 + r, K)
     elif antagonist == ANT_BEST:
-        m = 0
-        for j in range(K):
-            if j != a:
-                cand[m] = j
-                m += 1
+        d = _wrap(om + 1, K)
+        m = K - 1
+        for e in range(m):  # the options other than a, in order
+            cand[e] = e + (e >= a)
         # Partial Fisher-Yates: the first k_examine of a random order.
         for e in range(k_examine):
-            r = e + int((np.float64(words[6 + K + e]) * _INV32) * (m - e))
+            r = e + int((np.float64(words[at + (6 + K + e) * step]) * _INV32) * (m - e))
             tmp = cand[e]
             cand[e] = cand[r]
             cand[r] = tmp
@@ -210,54 +196,98 @@ def _instance(words, K, c, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antag
         n_best = 0
         for e in range(k_examine):
             j = cand[e]
-            s = kappa * avail[j] + (bias_d if j == d else 0.0) + bias_j[c, j]
-            if s > best + 1e-12:
-                best = s
-                n_best = 1
-            elif abs(s - best) <= 1e-12:
-                n_best += 1
-        pick = int((np.float64(words[5 + K]) * _INV32) * n_best)
+            s = _score(kappa, (mask >> j) & 1, j == d, bias_d, bias_j[c, j])
+            new = s > best + 1e-12
+            tie = abs(s - best) <= 1e-12
+            n_best = 1 if new else n_best + tie
+            best = s if new else best
+        pick = int((np.float64(words[at + (5 + K) * step]) * _INV32) * n_best)
         seen = 0
         for e in range(k_examine):
             j = cand[e]
-            s = kappa * avail[j] + (bias_d if j == d else 0.0) + bias_j[c, j]
-            if abs(s - best) <= 1e-12:
-                if seen == pick:
-                    ap = j
-                seen += 1
+            s = _score(kappa, (mask >> j) & 1, j == d, bias_d, bias_j[c, j])
+            hit = abs(s - best) <= 1e-12
+            ap = j if hit and seen == pick else ap
+            seen += hit
+    return ap
+
+
+@nb.njit(inline="always", cache=True)
+def _classify(words, K, c, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagonist,
+              k_examine, bias_d, bias_j, kappa, cand):
+    """The discrete part of one instance of cell ``c`` from its words: the truth omega,
+    whether the protagonist is right, its answer a, the attack evidence (the case
+    against a holds when a is wrong, else word 3 + K), the antagonist's alternative
+    (-1: none) and the availability bits.  Returns (om, corr, a, x_att, ap, mask)."""
+    om, corr, a = _play(words, 0, 1, K, c, cum_prior, t_p, wrong_cum)
+    mask = _avail_mask(words, 0, 1, K, c, om, avail_thr)
+    x_att = np.int64(a != om or np.uint64(words[3 + K]) < t_attack)
+    ap = _alternative(words, 0, 1, K, c, om, a, mask, antagonist, k_examine, bias_d, bias_j,
+                      kappa, cand)
+    return om, corr, a, x_att, ap, mask
+
+
+@nb.njit(inline="always", cache=True)
+def _values(K, c, om, a, ap, av_a, av_ap, att, argued, lam, mu, bias_d, bias_j, kappa,
+            near_loss, E0, E1, XA, EA, XP, EP, scores, probs):
+    """The judge's probabilities of one protocol's play: (Pr(y = a), Pr(y = omega), the
+    expected loss), a function of the truth, the two argued options, their
+    availabilities and the attack only (the unargued options' weights do not depend on
+    their evidence): the CPU launcher tabulates it per cell over these, the GPU calls it
+    per instance; the same expressions either way, so the same bits."""
+    d = (om + 1) % K
+    attack = np.float64(att)
+    isd_a = 1 if a == d else 0
+    x_a = XA[c, a, av_a, att, isd_a]
+    x_p = XP[c, ap, av_ap, 1 if ap == d else 0] if argued else -1e300
+    tot = e_a = e_p = 0.0
+    if x_a < 700.0 and x_p < 700.0:
+        e_a = EA[c, a, av_a, att, isd_a]
+        e_p = EP[c, ap, av_ap, 1 if ap == d else 0] if argued else 0.0
+        tot = e_a + e_p
+        for j in range(K):
+            if j != a and not (argued and j == ap):
+                tot += E1[c, j] if j == d else E0[c, j]
+    if tot > 1e-280:
+        w_om = e_a if om == a else (e_p if argued and om == ap else
+                                    (E1[c, om] if om == d else E0[c, om]))
+        w_d = e_a if d == a else (e_p if argued and d == ap else E1[c, d])
+        pa = e_a / tot
+        p_om = w_om / tot
+        p_d = w_d / tot
+    else:  # exponents out of range: the stable logit
+        for j in range(K):
+            scores[j] = 0.0
+        scores[a] = av_a
+        if argued:
+            scores[ap] = av_ap
+        _judge(K, a, d, scores, attack, lam, mu, bias_d, bias_j[c], kappa, probs)
+        pa, p_om, p_d = probs[a], probs[om], probs[d]
+    # Expected loss: 1 for every wrong option, near_loss for the distractor.
+    exp_loss = (1.0 - p_om) - p_d * (1.0 - near_loss)
+    return pa, p_om, exp_loss
+
+
+@nb.njit(inline="always", cache=True)
+def _instance(words, K, c, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagonist,
+              k_examine, lam, mu, bias_d, bias_j, kappa, near_loss, loss_tol, E0, E1, XA, EA,
+              XP, EP, scores, probs, cand, loc, cnt):
+    """One instance of cell ``c`` (its row of the per-cell arrays), from its words: adds
+    its terms to ``loc[c]`` [2, N_ACC, 2] and its counts to ``cnt[c]`` [5] (the GPU's
+    per-instance step; the CPU launcher batches the same steps).  Rows are indexed in
+    place rather than sliced: a view per cell and instance cost 8%."""
+    om, corr, a, x_att, ap, mask = _classify(words, K, c, cum_prior, t_p, wrong_cum,
+                                             avail_thr, t_attack, antagonist, k_examine,
+                                             bias_d, bias_j, kappa, cand)
+    d = (om + 1) % K
     loss_a = 0.0 if a == om else (near_loss if a == d else 1.0)
     for p in range(2):
         att = x_att if (p == 1 and antagonist == ANT_ATTACK) else 0
-        attack = np.float64(att)
         argued = p == 1 and antagonist != ANT_ATTACK and ap >= 0
-        isd_a = 1 if a == d else 0
-        x_a = XA[c, a, avail[a], att, isd_a]
-        x_p = XP[c, ap, avail[ap], 1 if ap == d else 0] if argued else -1e300
-        tot = e_a = e_p = 0.0
-        if x_a < 700.0 and x_p < 700.0:
-            e_a = EA[c, a, avail[a], att, isd_a]
-            e_p = EP[c, ap, avail[ap], 1 if ap == d else 0] if argued else 0.0
-            tot = e_a + e_p
-            for j in range(K):
-                if j != a and not (argued and j == ap):
-                    tot += E1[c, j] if j == d else E0[c, j]
-        if tot > 1e-280:
-            w_om = e_a if om == a else (e_p if argued and om == ap else
-                                        (E1[c, om] if om == d else E0[c, om]))
-            w_d = e_a if d == a else (e_p if argued and d == ap else E1[c, d])
-            pa = e_a / tot
-            p_om = w_om / tot
-            p_d = w_d / tot
-        else:  # exponents out of range: the stable logit
-            for j in range(K):
-                scores[j] = 0.0
-            scores[a] = avail[a]
-            if argued:
-                scores[ap] = avail[ap]
-            _judge(K, a, d, scores, attack, lam, mu, bias_d, bias_j[c], kappa, probs)
-            pa, p_om, p_d = probs[a], probs[om], probs[d]
-        # Expected loss: 1 for every wrong option, near_loss for the distractor.
-        exp_loss = (1.0 - p_om) - p_d * (1.0 - near_loss)
+        pa, p_om, exp_loss = _values(K, c, om, a, ap, (mask >> a) & 1,
+                                     (mask >> ap) & 1 if argued else 0,
+                                     att, argued, lam, mu, bias_d, bias_j, kappa, near_loss,
+                                     E0, E1, XA, EA, XP, EP, scores, probs)
         # The twelve rows' sums and sums of squares (see sim.options): the indicator
         # rows are counted (their squares are themselves), the rest added only where
         # they are not zero (the same sums as adding every term).
@@ -280,3 +310,245 @@ def _instance(words, K, c, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antag
         cnt[c, 4] += 1
         if not corr:
             cnt[c, 3] += 1
+
+
+def table_bytes(K: int) -> int:
+    """Bytes of one cell's tables in :func:`value_tables` (what a pass of many cells
+    holds beside its sums)."""
+    return 8 * 6 * K * K * 2 * (1 + 2 * (K + 1)) + K * K
+
+
+@nb.njit(parallel=True, cache=True)
+def value_tables(K, antagonist, lam, mu, bias_d, bias_j, kappa, near_loss, loss_tol, E0, E1,
+                 XA, EA, XP, EP):
+    """Per cell, :func:`_values` of every play the kernel can meet, with the squares:
+    ``V0[C, K, K, 2, 6]`` for consultancy over (omega, a, its evidence), ``V1[C, K, K,
+    2, Q, 6]`` for debate over (omega, a, its evidence, Q = 2 x (K + 1) codes of the
+    antagonist's play: ``2 (ap + 1) + its evidence``, or ``x_att`` with the attack);
+    the six numbers are Pr(y = a), its square, Pr(y = omega), its square, the expected
+    loss and its square.  ``lossy[C, K, K]``: whether a's loss exceeds the tolerance."""
+    n_cells = lam.shape[0]
+    Q = 2 * (K + 1)
+    V0 = np.zeros((n_cells, K, K, 2, 6))
+    V1 = np.zeros((n_cells, K, K, 2, Q, 6))
+    lossy = np.zeros((n_cells, K, K), np.bool_)
+    for c in nb.prange(n_cells):
+        scores = np.zeros(K)
+        probs = np.zeros(K)
+        for om in range(K):
+            d = (om + 1) % K
+            for a in range(K):
+                loss_a = 0.0 if a == om else (near_loss[c] if a == d else 1.0)
+                lossy[c, om, a] = loss_a > loss_tol[c]
+                for av_a in range(2):
+                    for q in range(Q):
+                        if q == 0:  # consultancy
+                            ap, av_ap, att, argued = -1, 0, 0, False
+                        elif antagonist[c] == ANT_ATTACK:
+                            if q > 1:
+                                break
+                            ap, av_ap, att, argued = -1, 0, 1, False
+                        else:
+                            ap, av_ap, att = q // 2 - 1, q % 2, 0
+                            if ap < 0 or ap == a:
+                                continue
+                            argued = True
+                        pa, p_om, el = _values(K, c, om, a, ap, av_a, av_ap, att, argued,
+                                               lam[c], mu[c], bias_d[c], bias_j, kappa[c],
+                                               near_loss[c], E0, E1, XA, EA, XP, EP, scores,
+                                               probs)
+                        for v, x in ((0, pa), (2, p_om), (4, el)):
+                            if q == 0:
+                                V0[c, om, a, av_a, v] = x
+                                V0[c, om, a, av_a, v + 1] = x * x
+                            V1[c, om, a, av_a, q, v] = x
+                            V1[c, om, a, av_a, q, v + 1] = x * x
+    return V0, V1, lossy
+
+
+#: Instances whose words are drawn together (any value gives the same sums).
+BATCH = 256
+
+
+@nb.njit(parallel=True, cache=True)
+def option_sums_cells(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagonist,
+                      k_examine, lam, mu, bias_d, bias_j, kappa, near_loss, loss_tol,
+                      first_block, n_blocks, k0, k1, stream, acc_out):
+    """Sums over instance blocks [first_block, first_block + n_blocks) of C cells with K
+    options on common random numbers: each instance's words are drawn once and played
+    out for every cell.  Adds them, block by block in order, onto ``acc_out``
+    float64[C, 2, N_ACC, 2] (protocol, row, [sum, sum sq]): a caller that passes
+    successive block ranges gets each cell's sums to the last bit whatever cells share
+    its pass.
+
+    Per cell (row c): ``cum_prior`` [C, K] cumulative thresholds of omega; ``wrong_cum``
+    [C, K - 1] cumulative thresholds of the wrong pick over offsets 1..K-1 from omega
+    (offset 1 is the distractor); ``avail_thr`` [C, 3] thresholds for (truth,
+    distractor, other wrong); ``bias_j`` [C, K] the judge's bias toward each answer by
+    label; the rest length-C arrays.
+
+    The launcher batches what :func:`_instance` does one instance at a time: a batch's
+    words first (the generator vectorises), then per cell each instance's discrete play
+    (:func:`_classify`) and a lookup of its terms in the cell's tables of
+    :func:`_values` (:func:`value_tables`), added in instance order: the same terms in
+    the same order as :func:`_instance`, so the same sums to the last bit.
+    """
+    n_cells = t_p.shape[0]
+    acc = np.zeros((n_blocks, n_cells, 2, N_ACC, 2))
+    E0, E1, XA, EA, XP, EP = judge_tables(K, lam, mu, bias_d, bias_j, kappa)
+    V0, V1, lossy = value_tables(K, antagonist, lam, mu, bias_d, bias_j, kappa, near_loss,
+                                 loss_tol, E0, E1, XA, EA, XP, EP)
+    n_words = 7 + K + K
+    n_ctr = (n_words + 3) // 4
+    Q = 2 * (K + 1)
+    # Flat rows per cell: key (om, a, its evidence) then, for debate, the antagonist's
+    # code; six numbers a key.
+    T0 = V0.reshape(n_cells, K * K * 2 * 6)
+    T1 = V1.reshape(n_cells, K * K * 2 * Q * 6)
+    L = lossy.reshape(n_cells, K * K)
+    for b in nb.prange(n_blocks):
+        # A batch's words slot by slot: word k of instance j at k * BATCH + j.
+        W = np.empty((4 * n_ctr, BATCH), np.uint32)
+        # The same words flat for the per-instance steps (word k of instance j at
+        # k * BATCH + j); the generator's loop writes the 2-D array, which vectorises
+        # where flat stores with computed offsets did not.
+        Wf = W.reshape(4 * n_ctr * BATCH)
+        cand = np.zeros(K, np.int64)
+        OM = np.empty(BATCH, np.int64)
+        OFF = np.empty(BATCH, np.int64)
+        A = np.empty(BATCH, np.int64)
+        CO = np.empty(BATCH, np.int64)
+        MK = np.empty(BATCH, np.int64)
+        # Per cell the running sums, per protocol: Pr(y = a) on a wrong and on a right
+        # answer, Pr(y = omega), the loss, Pr(y = a) on a lossy answer and on all, each
+        # with its square.
+        run = np.zeros((n_cells, 2, 12))
+        # wrong, correct, lossy a, 8 and 9 of the debate rows
+        cnt = np.zeros((n_cells, 5), np.int64)
+        start = (first_block + b) * BLOCK
+        for i0 in range(start, start + BLOCK, BATCH):
+            for q in range(n_ctr):
+                for j in range(BATCH):
+                    ii = np.uint64(i0 + j)
+                    w0, w1, w2, w3 = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(q), stream,
+                                                   k0, k1)
+                    W[4 * q, j] = np.uint32(w0)
+                    W[4 * q + 1, j] = np.uint32(w1)
+                    W[4 * q + 2, j] = np.uint32(w2)
+                    W[4 * q + 3, j] = np.uint32(w3)
+            for c in range(n_cells):
+                ant = antagonist[c]
+                t_att = t_attack[c]
+                # The sums in registers over the batch (loaded and stored back: the same
+                # additions in the same order).
+                a00, a01, a02, a03 = run[c, 0, 0], run[c, 0, 1], run[c, 0, 2], run[c, 0, 3]
+                a04, a05, a06, a07 = run[c, 0, 4], run[c, 0, 5], run[c, 0, 6], run[c, 0, 7]
+                a08, a09, a010, a011 = run[c, 0, 8], run[c, 0, 9], run[c, 0, 10], run[c, 0, 11]
+                a10, a11, a12, a13 = run[c, 1, 0], run[c, 1, 1], run[c, 1, 2], run[c, 1, 3]
+                a14, a15, a16, a17 = run[c, 1, 4], run[c, 1, 5], run[c, 1, 6], run[c, 1, 7]
+                a18, a19, a110, a111 = run[c, 1, 8], run[c, 1, 9], run[c, 1, 10], run[c, 1, 11]
+                # The steps of _play and _avail_mask (their comparisons, _answer and
+                # _avail_bit), stage by stage over the batch so that each loop
+                # vectorises: the same classes, pinned to _instance, the GPU's
+                # per-instance step, by tests/test_options.py.
+                for j in range(BATCH):
+                    OM[j] = 0
+                    OFF[j] = 0
+                    MK[j] = 0
+                for k in range(K - 1):
+                    t = cum_prior[c, k]
+                    for j in range(BATCH):
+                        OM[j] += np.uint64(W[0, j]) >= t
+                for k in range(K - 2):
+                    t = wrong_cum[c, k]
+                    for j in range(BATCH):
+                        OFF[j] += np.uint64(W[2, j]) >= t
+                tp = t_p[c]
+                for j in range(BATCH):
+                    corr = np.uint64(W[1, j]) < tp
+                    CO[j] = corr
+                    A[j] = _answer(OM[j], OFF[j], corr, K)
+                t0, t1, t2 = avail_thr[c, 0], avail_thr[c, 1], avail_thr[c, 2]
+                for q in range(K):
+                    for j in range(BATCH):
+                        MK[j] |= _avail_bit(W[3 + q, j], q, OM[j], K, t0, t1, t2)
+                n_right = n_lossy = n_alt = n_alt_wrong = 0
+                for j in range(BATCH):
+                    om, corr, a, mask = OM[j], CO[j] == 1, A[j], MK[j]
+                    av_a = (mask >> a) & 1
+                    if ant == ANT_ATTACK:
+                        ap = -1
+                        q1 = np.int64(a != om or np.uint64(W[3 + K, j]) < t_att)
+                    else:
+                        ap = _alternative(Wf, j, BATCH, K, c, om, a, mask, ant, k_examine[c],
+                                          bias_d[c], bias_j, kappa[c], cand)
+                        q1 = 2 * (ap + 1) + ((mask >> ap) & 1) if ap >= 0 else 0
+                    key = (om * K + a) * 2 + av_a
+                    lo_ = L[c, om * K + a]
+                    k6 = 6 * key
+                    v0, v1, v2 = T0[c, k6], T0[c, k6 + 1], T0[c, k6 + 2]
+                    v3, v4, v5 = T0[c, k6 + 3], T0[c, k6 + 4], T0[c, k6 + 5]
+                    # Adding 0.0 leaves a sum's bits as they are (no sum is -0.0): the
+                    # same sums as adding only where a row applies.
+                    a00 += 0.0 if corr else v0
+                    a01 += 0.0 if corr else v1
+                    a02 += v0 if corr else 0.0
+                    a03 += v1 if corr else 0.0
+                    a04 += v2
+                    a05 += v3
+                    a06 += v4
+                    a07 += v5
+                    a08 += v0 if lo_ else 0.0
+                    a09 += v1 if lo_ else 0.0
+                    a010 += v0
+                    a011 += v1
+                    k6 = 6 * (key * Q + q1)
+                    v0, v1, v2 = T1[c, k6], T1[c, k6 + 1], T1[c, k6 + 2]
+                    v3, v4, v5 = T1[c, k6 + 3], T1[c, k6 + 4], T1[c, k6 + 5]
+                    a10 += 0.0 if corr else v0
+                    a11 += 0.0 if corr else v1
+                    a12 += v0 if corr else 0.0
+                    a13 += v1 if corr else 0.0
+                    a14 += v2
+                    a15 += v3
+                    a16 += v4
+                    a17 += v5
+                    a18 += v0 if lo_ else 0.0
+                    a19 += v1 if lo_ else 0.0
+                    a110 += v0
+                    a111 += v1
+                    n_right += corr
+                    n_lossy += lo_
+                    alt = ap >= 0 and ap != om
+                    n_alt += alt
+                    n_alt_wrong += alt and not corr
+                run[c, 0, 0], run[c, 0, 1], run[c, 0, 2], run[c, 0, 3] = a00, a01, a02, a03
+                run[c, 0, 4], run[c, 0, 5], run[c, 0, 6], run[c, 0, 7] = a04, a05, a06, a07
+                run[c, 0, 8], run[c, 0, 9], run[c, 0, 10], run[c, 0, 11] = a08, a09, a010, a011
+                run[c, 1, 0], run[c, 1, 1], run[c, 1, 2], run[c, 1, 3] = a10, a11, a12, a13
+                run[c, 1, 4], run[c, 1, 5], run[c, 1, 6], run[c, 1, 7] = a14, a15, a16, a17
+                run[c, 1, 8], run[c, 1, 9], run[c, 1, 10], run[c, 1, 11] = a18, a19, a110, a111
+                cnt[c, 0] += BATCH - n_right
+                cnt[c, 1] += n_right
+                cnt[c, 2] += n_lossy
+                cnt[c, 3] += n_alt_wrong
+                cnt[c, 4] += n_alt
+        for c in range(n_cells):
+            for p in range(2):
+                for r, k in ((0, 0), (2, 2), (4, 4), (5, 6), (6, 8), (10, 10)):
+                    acc[b, c, p, r, 0] = run[c, p, k]
+                    acc[b, c, p, r, 1] = run[c, p, k + 1]
+                for r, k in ((1, cnt[c, 0]), (3, cnt[c, 1]), (7, cnt[c, 2]),
+                             (11, cnt[c, 0] + cnt[c, 1])):
+                    acc[b, c, p, r, 0] = k
+                    acc[b, c, p, r, 1] = k
+            acc[b, c, 1, 8, 0] = cnt[c, 3]
+            acc[b, c, 1, 8, 1] = cnt[c, 3]
+            acc[b, c, 1, 9, 0] = cnt[c, 4]
+            acc[b, c, 1, 9, 1] = cnt[c, 4]
+    for b in range(n_blocks):  # fixed order
+        for c in range(n_cells):
+            for p in range(2):
+                for r in range(N_ACC):
+                    acc_out[c, p, r, 0] += acc[b, c, p, r, 0]
+                    acc_out[c, p, r, 1] += acc[b, c, p, r, 1]

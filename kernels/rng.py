@@ -79,6 +79,26 @@ def philox_block(ctr, key):
     return out
 
 
+@nb.njit(inline="always", cache=True)
+def word_below(q, half=0.5):
+    """The integer T with ``w < T`` exactly when ``(w + half) 2**-32 < q``, for every
+    32-bit word w: the float test of a uniform as an integer comparison.  ``half`` is
+    0.5 (the uniform (w + 1/2) 2**-32, never 0 or 1) or 0.0 (w 2**-32).  Exact: q 2**32
+    is exact, and so is q 2**32 - 1/2 wherever it decides the ceiling (at or above
+    1/2 it is a difference of multiples of q 2**32's spacing, at most 1/2 there)."""
+    # Clamped before the ceiling (the bounds are integers: the same T), so that no
+    # float out of the integers' range is converted.
+    return np.uint64(math.ceil(min(4294967296.0, max(0.0, q * 4294967296.0 - half))))
+
+
+@nb.njit(inline="always", cache=True)
+def word_above(c, half=0.5):
+    """The integer G with ``w >= G`` exactly when ``(w + half) 2**-32 > c``, for every
+    32-bit word w (as :func:`word_below`)."""
+    g = math.floor(min(4294967296.0, max(-1.0, c * 4294967296.0 - half))) + 1.0
+    return np.uint64(min(4294967296.0, g))
+
+
 def bernoulli_threshold(q: float) -> np.uint64:
     """Integer threshold T with P(u < T) = T / 2**32 closest to q, for u uniform on 32 bits.
 

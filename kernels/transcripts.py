@@ -13,10 +13,9 @@ import numba as nb
 import numpy as np
 
 from .baseline import T_P, T_PI, T_RHO, T_XA, T_XPC, T_XPD
+from .rng import HI_SHIFT as _HI, LO_WORD as _LO
 from .rng import philox4x32_10
 
-_LO = np.uint64(0xFFFFFFFF)
-_HI = np.uint64(32)
 
 
 @nb.njit(cache=True)

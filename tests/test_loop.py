@@ -339,3 +339,32 @@ def test_command_draws_the_safety_curve(tmp_path):
                                 f"hydra.run.dir={tmp_path / 'run'}"], tmp_path)
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "run" / "results_safety.png").stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("over", [
+    {"model": {"rho": 0.5}, "judge": {"kind": "logit", "mu": 0.3, "kappa": 1.2},
+     "loop": {"m": 0.8, "e_h": 0.2, "rounds": 8, "paths": 6, "batch": 700, "bias": 0.02,
+              "audit": 0.3, "flag": "uncertain", "flag_band": 0.3, "budget": 0.2,
+              "rho_gain": 0.5}},
+    {"model": {"rho": 0.4, "p": 0.7}, "judge": {"b": 0.3},
+     "loop": {"m": 0.9, "e_h": 0.3, "rounds": 6, "paths": 5, "batch": 37, "types": 9,
+              "learner": "majority", "audit": 0.5, "rate": 0.7}},
+    {"model": {"rho": 0.5}, "judge": {"kind": "logit", "mu": 0.3},
+     "loop": {"audit": 0.6, "escalate_to": "jury", "escalate_jury": 5, "rounds": 5,
+              "paths": 4, "batch": 300, "m": 0.8, "e_h": 0.2, "budget": 0.5}},
+])
+def test_batched_kernel_counts_what_the_case_by_case_one_counts(monkeypatch, over):
+    """The kernel classifies a batch of cases from integer thresholds; every output must
+    be that of playing the cases one by one with the float tests (the kernel as first
+    written, tests/reference_kernels.py), to the bit: calibrated and majority learners,
+    a challenger budget, flags, a jury and a growing rho."""
+    import reference_kernels
+    from antiamp.kernels import loop as kl
+
+    cfg = config(**over)
+    ov = lp.oversight(cfg)
+    new = lp.simulate(cfg, ov)
+    monkeypatch.setattr(kl, "loop_paths", reference_kernels.loop_paths)
+    old = lp.simulate(cfg, ov)
+    for k in new:
+        np.testing.assert_array_equal(new[k], old[k], err_msg=k)

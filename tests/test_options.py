@@ -129,3 +129,63 @@ def test_multi_cell_kernel_gives_every_cell_its_own_sums(monkeypatch):
         for (a, ua), (b, ub) in zip(own, many):
             assert ua == ub
             np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("K", [2, 4, 7, 16])
+def test_batched_kernel_is_the_instance_by_instance_one_to_the_bit(monkeypatch, K):
+    """The CPU launcher batches the words and looks each instance's terms up in per-cell
+    tables; the sums must be those of playing every instance out in turn with the
+    per-instance function the GPU runs (tests/reference_kernels.py), to the last bit,
+    for every antagonist, the stable-logit fallback (lam 900) and ties among the
+    examined alternatives (no option bias)."""
+    import reference_kernels
+    from antiamp.kernels import options as ko
+    from antiamp.models.options.config import OptionsConfig
+
+    rng = np.random.default_rng(K)
+    rows = []
+    for k, ant in enumerate(["assigned", "best_of_k", "attack", "best_of_k", "assigned"]):
+        oc = OptionsConfig(K=K, antagonist=ant, k_examine=int(rng.integers(1, K)),
+                           distractor_weight=float(rng.uniform(0, 1)),
+                           distractor_bias=float(rng.uniform(-1, 1)) if k != 3 else 0.0,
+                           near_miss_loss=float(rng.uniform(0, 1)),
+                           loss_tol=float(rng.uniform(0, 1)),
+                           q_true=float(rng.uniform(0.5, 1)),
+                           option_bias=None if k == 3 else rng.uniform(-1, 1, K).tolist())
+        lam = 900.0 if k == 4 else float(rng.uniform(0.2, 3))
+        rows.append((float(rng.uniform(0.3, 1)), float(rng.uniform(0, 1)), lam,
+                     float(rng.uniform(-1, 1)), float(rng.uniform(0, 3)), oc))
+    new = opm.simulate_cells(rows, 3 * ko.BLOCK, 4)
+    monkeypatch.setattr(ko, "option_sums_cells", reference_kernels.option_sums_cells)
+    old = opm.simulate_cells(rows, 3 * ko.BLOCK, 4)
+    for (a, ua), (b, ub) in zip(new, old):
+        assert ua == ub
+        np.testing.assert_array_equal(a, b)
+
+
+def test_cells_split_into_groups_by_their_tables_keep_their_sums(monkeypatch):
+    """Cells of one K share a pass in groups whose judge tables fit the budget; a cell's
+    sums must not depend on the grouping (groups of 2 and 3 of 5 cells against one
+    pass), and the kernel must be called once per group."""
+    from antiamp.kernels import options as ko
+    from antiamp.models.options.config import OptionsConfig
+
+    rows = [(0.5 + 0.1 * k, 0.2 + 0.15 * k, 1.0 + 0.3 * k, 0.1 * k, 1.5,
+             OptionsConfig(K=4, antagonist=("assigned", "best_of_k", "attack")[k % 3]))
+            for k in range(5)]
+    whole = opm.simulate_cells(rows, 2 * ko.BLOCK, 8)
+    calls = []
+    real = ko.option_sums_cells
+
+    def spy(*a):
+        calls.append(a[1].shape[0])
+        return real(*a)
+
+    monkeypatch.setattr(ko, "option_sums_cells", spy)
+    for size in (2, 3):
+        calls.clear()
+        monkeypatch.setattr(opm, "_CELL_BLOCK_BYTES", size * ko.table_bytes(4) + 7)
+        for (a, ua), (b, ub) in zip(whole, opm.simulate_cells(rows, 2 * ko.BLOCK, 8)):
+            assert ua == ub
+            np.testing.assert_array_equal(a, b)
+        assert max(calls) == size and sum(calls) == 5

@@ -172,3 +172,23 @@ def test_bad_input_names_the_field(bad, match):
 def test_unknown_extension_is_refused():
     with pytest.raises(ConfigError, match="extension must be one of"):
         to_ext_config({"extension": "telepathy"})
+
+
+@pytest.mark.parametrize("budget", [0, 1, 4, 7, 64])
+def test_batched_kernel_counts_what_the_instance_by_instance_one_counts(budget):
+    """The kernel draws a batch's words first and classifies them into interleaved
+    histograms; its counts must be those of classifying the instances one by one
+    (tests/reference_kernels.py), for any start, count and split into blocks."""
+    import reference_kernels
+    from antiamp.kernels import portfolios as kpf
+    from antiamp.kernels.rng import bernoulli_threshold, split_seed
+
+    k0, k1 = split_seed(11)
+    t = [bernoulli_threshold(x) for x in (0.65, 0.8, 0.35)]
+    start, count = 1000, 3 * kpf.BATCH + 37
+    ref = reference_kernels.portfolio_class_counts(*t, budget, start, count, k0, k1,
+                                                   np.uint64(kpf.STREAM))
+    for n_blocks in (1, 3, 8):
+        got = kpf.portfolio_class_counts(*t, budget, start, count, k0, k1,
+                                         np.uint64(kpf.STREAM), n_blocks)
+        np.testing.assert_array_equal(got, ref)

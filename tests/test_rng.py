@@ -43,3 +43,30 @@ def test_thresholds_are_exact_at_the_ends():
 def test_seed_split():
     assert split_seed(0) == (0, 0)
     assert split_seed((5 << 32) | 9) == (9, 5)
+
+
+@pytest.mark.parametrize("half", [0.0, 0.5])
+def test_word_thresholds_are_the_float_tests(half):
+    """word_below / word_above against exact rational arithmetic (the smallest word
+    whose uniform reaches q; the smallest whose uniform exceeds c), and the float tests
+    at the words either side."""
+    import math
+    from fractions import Fraction
+
+    from antiamp.kernels.rng import word_above, word_below
+
+    rng = np.random.default_rng(1)
+    qs = list(rng.random(1000)) + [0.0, 1.0, 0.5, 2.0 ** -33, 2.0 ** -32, 3 * 2.0 ** -33,
+                                   1 - 2.0 ** -33, np.nextafter(1.0, 0.0), 1e-300, -0.25,
+                                   1.5, 0.1, 0.3, 0.7]
+    for q in qs:
+        exact = min(2 ** 32, max(0, math.ceil(Fraction(q) * 2 ** 32 - Fraction(half))))
+        t = int(word_below(q, half))
+        assert t == exact, (q, half)
+        g = int(word_above(q, half))
+        assert g == min(2 ** 32, max(0, math.floor(Fraction(q) * 2 ** 32 - Fraction(half)) + 1))
+        for w in (t - 2, t - 1, t, t + 1, g - 1, g):
+            if 0 <= w < 2 ** 32:
+                u = (np.float64(w) + half) * (1.0 / 4294967296.0)
+                assert (w < t) == (u < q), (q, w)
+                assert (w >= g) == (u > q), (q, w)

@@ -44,7 +44,6 @@ def _blocks(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagonist, k_exa
             bias_d, bias_j, kappa, near_loss, loss_tol, E0, E1, XA, EA, XP, EP, c0, nc,
             first_block, n_blocks, k0, k1, stream, out):
     words = cuda.local.array(MAX_WORDS, uint32)
-    avail = cuda.local.array(MAX_K, int64)
     scores = cuda.local.array(MAX_K, float64)
     probs = cuda.local.array(MAX_K, float64)
     cand = cuda.local.array(MAX_K, int64)
@@ -73,7 +72,7 @@ def _blocks(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagonist, k_exa
                 c = c0 + j
                 instance(words, K, j, cp, t_p[c], wc, at, t_attack[c], antagonist[c],
                          k_examine[c], lam[c], mu[c], bias_d[c], bj, kappa[c], near_loss[c],
-                         loss_tol[c], e0, e1, xa, ea, xp, ep, avail, scores, probs, cand, loc,
+                         loss_tol[c], e0, e1, xa, ea, xp, ep, scores, probs, cand, loc,
                          cnt)
         # One reduction per block, in thread order: CHUNK numbers at a time.
         for v0 in range(0, nvals, CHUNK):

@@ -51,7 +51,7 @@ def _cells(t_p, t_true, t_false, budget, n_classes, copies, c0, nc, start, count
         words_of(words, start + i, n_ctr, stream, k0, k1)
         for j in range(nc):  # common random numbers: one draw, every cell of the pass
             c = c0 + j
-            cl = classify(words, t_p[c], t_true[c], t_false[c], budget)
+            cl = classify(words, 0, 1, t_p[c], t_true[c], t_false[c], budget)
             cuda.atomic.add(hist, base + j * n_classes + cl, np.uint32(1))
         i += stride
     cuda.syncthreads()

@@ -192,8 +192,9 @@ _CELL_BLOCK_BYTES = 64 << 20
 
 def simulate_cells(rows: list, n, seed, n_threads=0, device="cpu") -> list:
     """:func:`simulate` of many cells, ``rows`` of (p, rho, lam, mu, kappa,
-    OptionsConfig), in one pass of the random numbers per number of options K
-    (:func:`kernels.options.option_sums_cells`): each cell's sums are those of a pass of
+    OptionsConfig), in one pass of the random numbers per number of options K (per
+    group of cells whose tables of the judge's terms fit in 64 MB;
+    :func:`kernels.options.option_sums_cells`): each cell's sums are those of a pass of
     its own to the last bit (the same words, the same terms added in the same order),
     whatever cells share the call.  ``device``: ``run.device``; on the GPU the counts
     are the same and the sums agree to about 1e-15 relative
@@ -215,7 +216,13 @@ def simulate_cells(rows: list, n, seed, n_threads=0, device="cpu") -> list:
     for i, row in enumerate(rows):
         by_k.setdefault(row[-1].K, []).append(i)
     out: list = [None] * len(rows)
+    # Cells of one K share a pass, in groups whose judge tables stay within the budget
+    # (each cell's sums are its own pass's whatever its group).
+    groups = []
     for K, idx in by_k.items():
+        size = max(1, _CELL_BLOCK_BYTES // ko.table_bytes(K))
+        groups += [(K, idx[g:g + size]) for g in range(0, len(idx), size)]
+    for K, idx in groups:
         cols = {k: [] for k in ("prior", "t_p", "wrong", "avail", "t_att", "ant", "k_ex", "lam",
                                 "mu", "b_d", "b_j", "kappa", "near", "tol")}
         for i in idx:
