@@ -210,7 +210,7 @@ def fused_block(fused, base, grid: CellGrid, cells: list, start: int) -> xr.Data
     """A block of a model with fused grids: one kernel pass over its cells on common
     random numbers (a call shared by the cells whose kernel inputs are equal), then
     the model's Dataset from the counts (``FusedGrid.dataset``)."""
-    from .engine import MAX_CELLS_PER_BLOCK, compute_block
+    from .fused import MAX_CELLS_PER_BLOCK, compute_block
 
     cols = fused.columns(_Cells(grid, cells, start), None)
     # At most the store's largest block a kernel call (its memory grows with the cells).

@@ -38,12 +38,10 @@ from antiamp.provenance import global_attrs
 _runner = lazy("antiamp.runner")
 
 from .blocks import EngineError, _lock
+from .fused import MAX_CELLS_PER_BLOCK, TARGET_BLOCK_INSTANCES, compute_block  # noqa: F401
 from .metadata import write_json, consolidate, record, repair_before_resume
 from .spec import SENSITIVITY, Plan, make_plan
 
-#: Instances per block at which automatic blocking aims (about 0.1-0.3 s of work).
-TARGET_BLOCK_INSTANCES = 1 << 27
-MAX_CELLS_PER_BLOCK = 4096
 #: Version of the store's layout (variables, checksums); part of the fingerprint.
 STORE_LAYOUT = 3
 
@@ -51,35 +49,6 @@ STORE_LAYOUT = 3
 #: A sweep that cannot run as asked (store in use, store of another sweep...): the
 #: engine's one error class, whatever the model.
 SweepError = EngineError
-
-
-# ----------------------------------------------------------------------------- tasks
-def compute_block(count, inputs: dict, n, seed, n_threads, device="cpu", n_counts=None):
-    """Counts ``[cells, n_counts]`` of one block; the function dask workers run.
-
-    ``count`` is the model's kernel (:attr:`antiamp.registry.FusedGrid.count`),
-    ``inputs`` its kernel inputs, a row per cell.  Cells whose rows are equal in
-    every input (an axis over the judge, the welfare weights or c_e moves no
-    kernel input) share one kernel call: with common random numbers their counts
-    are identical anyway, so the result is the same bits.
-    """
-    # Each cell's inputs as one opaque byte string: equal bytes, equal inputs (NumPy
-    # sorts such strings with memcmp, several times faster than rows of columns).
-    rows = [np.ascontiguousarray(v).reshape(len(v), -1) for v in inputs.values()]
-    key = np.ascontiguousarray(np.concatenate([r.view(np.uint8).reshape(len(r), -1)
-                                               for r in rows], axis=1))
-    key = key.view(np.dtype((np.void, key.shape[1]))).ravel()
-    uniq, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-    if len(uniq) < len(key):
-        sub = count({k: v[first] for k, v in inputs.items()}, n, seed, n_threads, device)
-        out = sub[inverse.ravel()]
-    else:
-        out = count(inputs, n, seed, n_threads, device)
-    out = np.asarray(out)
-    if out.shape != (len(key), n_counts or out.shape[1]):
-        raise RuntimeError(f"the model's kernel returned counts of shape {out.shape}, not "
-                           f"({len(key)}, {n_counts})")
-    return out
 
 
 # ----------------------------------------------------------------------------- layout
