@@ -193,3 +193,12 @@ def test_model_runs_and_reports():
 def test_bad_input_names_the_field(over, field):
     with pytest.raises(ConfigError, match=field):
         to_model_config({"model": {"name": "redeliberation"}, "redeliberation": over})
+
+
+def test_params_defaults_are_the_sections_declarations():
+    """Params() (the functions' default) is the resolved default config: its defaults
+    come from the section's declarations, so the two cannot drift apart."""
+    from antiamp.registry import to_model_config
+
+    _, cfg = to_model_config({"model": {"name": "redeliberation"}})
+    assert rd.params_of(cfg) == rd.Params()

@@ -54,7 +54,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ... import quadrature
-from ...config import ConfigError, check_number
+from ...config import ConfigError, ModelConfig, check_number
 from ...lazy import lazy
 from ...rare import rare_floor
 from .config import MAX_POINTS, RedeliberationConfig  # noqa: F401  (re-exported for the model)
@@ -81,28 +81,35 @@ METRICS = {
 }
 
 
+#: The section's declared defaults (config.py): the one place they are written.
+_D = RedeliberationConfig()
+
+
 @dataclass(frozen=True)
 class Params:
-    """Resolved parameters of one cell."""
+    """Resolved parameters of one cell: the ``redeliberation`` section's fields (their
+    defaults its declarations, config.py), per claim type as (clear, contested) pairs,
+    the seed's bands and multipliers where the section says null, and ``model.rho``
+    (the false side's evidence passing)."""
 
-    contested: float = 0.5
-    p_true: float = 0.5
-    margin: tuple = (25.0, 6.0)  # clear, contested
-    noise: tuple = (3.0, 14.0)
-    bias: float = 0.0
-    bias_sd: float = 8.0
-    runs: int = 3
-    evidence: float = 0.8
-    rho: float = 0.3
-    hazard: float = 0.5
-    max_rounds: int = 18
+    contested: float = _D.contested
+    p_true: float = _D.p_true
+    margin: tuple = (_D.margin_clear, _D.margin_contested)
+    noise: tuple = (_D.noise_clear, _D.noise_contested)
+    bias: float = _D.bias
+    bias_sd: float = _D.bias_sd
+    runs: int = _D.runs
+    evidence: float = _D.evidence
+    rho: float = ModelConfig().rho
+    hazard: float = _D.hazard
+    max_rounds: int = _D.max_rounds
     bands: tuple = SEED_BANDS
     multipliers: tuple = SEED_MULTIPLIERS
-    threshold: float = 40.0
-    trigger_spread: float = 20.0
-    base_calls: int = 7
-    round_calls: int = 4
-    forced_rounds: int = 5
+    threshold: float = _D.insufficient_below
+    trigger_spread: float = _D.trigger_spread
+    base_calls: int = _D.base_calls
+    round_calls: int = _D.round_calls
+    forced_rounds: int = _D.forced_rounds
 
 
 def params_of(cfg) -> Params:
