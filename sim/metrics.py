@@ -333,7 +333,9 @@ def judge_auc(weights, score, right=None, n=None, se: bool = True, groups=None):
     KR = np.einsum("...ij,...i->...j", K, fR)   # per class: right ones' wins over it
     R, W = fR.sum(axis=-1), fW.sum(axis=-1)
     A = (fR * KW).sum(axis=-1)
-    with np.errstate(invalid="ignore", divide="ignore"):
+    # (over: where R W is subnormal, at a prior such as pi = 2e-309, the gradient
+    # overflows and the standard error is inf or NaN: no information, said so)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         auc = np.where((R > 0) & (W > 0), A / (R * W), np.nan)
         if not se:
             return auc, None

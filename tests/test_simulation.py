@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import seed_formulas as sf
@@ -69,6 +69,11 @@ def test_jury_simulation_matches_seed(rho, b, n):
        b=st.floats(0, 1), mu=st.floats(-2, 2), kappa=st.floats(0, 4), n=st.integers(1, 4),
        jury_tie=st.floats(0, 1), d=st.floats(0, 1), fixed=st.booleans(),
        a_fixed=st.integers(0, 1), beta=st.floats(0, 5), dc=st.floats(-1, 1))
+# A subnormal prior (found by this test): the judge's AUC rests on R W = 1e-309 of
+# mass, its gradient overflowed and warned; the run must stay quiet and agree.
+@example(pi=2.225073858507203e-309, p=0.5, rho=0.0, x_pc=0.0, x_pd=0.0, x_a=0.0,
+         kind="tiebreak", b=0.0, mu=0.0, kappa=0.0, n=1, jury_tie=0.0, d=0.0, fixed=True,
+         a_fixed=0, beta=0.0, dc=0.0)
 def test_general_simulation_matches_enumeration(pi, p, rho, x_pc, x_pd, x_a, kind, b, mu,
                                                 kappa, n, jury_tie, d, fixed, a_fixed, beta,
                                                 dc):
