@@ -680,8 +680,13 @@ def in_engine(judge: Judge, prot: str, rule: str = "majority") -> bool:
         and rule == "majority" and judge.c_e == 0
 
 
-def front_through_engine(judge: Judge, lv: Levers, store, n_v: int = 19, executor=None,
-                         n_s: int = 11):
+#: The lever grid of :func:`front_through_engine`: verification and subsidy levels,
+#: and the instances of each cell of its engine sweep (whose closed forms it reads).
+FRONT_V_LEVELS, FRONT_S_LEVELS, FRONT_N_INSTANCES = 19, 11, 1000
+
+
+def front_through_engine(judge: Judge, lv: Levers, store, n_v: int = FRONT_V_LEVELS,
+                         executor=None, n_s: int = FRONT_S_LEVELS):
     """The lever grid's outcomes and its Pareto front.
 
     Designs the baseline engine runs (:func:`in_engine`) come from one baseline sweep
@@ -704,7 +709,7 @@ def front_through_engine(judge: Judge, lv: Levers, store, n_v: int = 19, executo
         rhos = sorted(set(float(judge.rho * (1 - v)) for v in vs))
         cfg = {"model": {"name": DEFAULT_MODEL, "p": judge.p, "rho": judge.rho},
                "judge": _judge_config(judge), "protocol": {"consult_default": judge.d},
-               "run": {"n_instances": 1000, "progress": False},
+               "run": {"n_instances": FRONT_N_INSTANCES, "progress": False},
                "sweep": {"name": "design_levers", "overwrite": True, "plot": False,
                          "axes": {"judge": {"jury_size": sizes}, "model": {"rho": rhos}}}}
         if executor:
@@ -819,8 +824,8 @@ def work_parts(lv: Levers, tg: Target, n_draws: int, n_sim: int, c_e: float = 0.
     bounds at the nominal rates of :mod:`antiamp.sweeps.budget`): the optimiser
     (differential evolution: at most ``maxiter + 1`` generations of ``popsize x
     dimensions`` designs, each over the parameter draws, run at most twice), the lever
-    grid (every protocol x jury size x distinct rule on 19 x 11 levels, and the
-    engine's sweep over jury size and rho at 1,000 instances a cell) and the verifying
+    grid (every protocol x jury size x distinct rule on the levels of
+    :func:`front_through_engine`, and its engine sweep over jury size and rho) and the verifying
     simulation (``n_sim`` instances of up to the largest jury, juror by juror)."""
     from .sweeps import budget
 
@@ -829,12 +834,13 @@ def work_parts(lv: Levers, tg: Target, n_draws: int, n_sim: int, c_e: float = 0.
     draws = n_draws if tg.robust > 0 else 1
     rows_opt = 2 * (DE_MAXITER + 1) * DE_POPSIZE * dims * draws
     families = sum(len(distinct_rules(lv.rules, n)) for _ in lv.protocols for n in sizes)
-    rows_grid = families * 19 * (11 if c_e > 0 else 1)
-    sweep = len(sizes) * 19 * 1000 * max(sizes)
+    rows_grid = families * FRONT_V_LEVELS * (FRONT_S_LEVELS if c_e > 0 else 1)
+    cells = len(sizes) * FRONT_V_LEVELS
+    sweep = cells * FRONT_N_INSTANCES * max(sizes)
     return [(f"the optimiser (at most {rows_opt:,} design x draw evaluations)",
              rows_opt / budget.DESIGN_ROW_RATE),
             (f"the lever grid ({families:,} protocol x jury x rule families; the engine's "
-             f"{len(sizes) * 19:,} cells)",
+             f"{cells:,} cells)",
              rows_grid / budget.DESIGN_ROW_RATE + sweep / budget.NOMINAL_RATE),
             (f"the verifying simulation ({n_sim:,} instances of up to {max(sizes):,} jurors)",
              n_sim * max(sizes) / budget.NOMINAL_RATE)]

@@ -41,12 +41,14 @@ INITIAL = 16
 
 
 def _rules(f, lo: np.ndarray, hi: np.ndarray) -> tuple:
-    """(Kronrod, Gauss) estimates [components, intervals] of every interval at once."""
+    """(Kronrod, Gauss) estimates [components, intervals] of every interval at once,
+    and whether ``f`` returns one component (a 1-D array)."""
     mid, half = 0.5 * (lo + hi), 0.5 * (hi - lo)
     x = mid[:, None] + half[:, None] * NODES[None, :]
     v = np.asarray(f(x.ravel()), dtype=float)
+    scalar = v.ndim == 1
     v = v.reshape(-1, lo.size, NODES.size)
-    return (v @ W_KRONROD) * half, (v @ W_GAUSS) * half
+    return (v @ W_KRONROD) * half, (v @ W_GAUSS) * half, scalar
 
 
 def integrate(f, a: float, b: float, *, points=(), atol: float = 1e-14, rtol: float = 1e-12,
@@ -80,9 +82,9 @@ def integrate(f, a: float, b: float, *, points=(), atol: float = 1e-14, rtol: fl
     total, err, scalar, tol = None, 0.0, False, None
     n_intervals = lo.size
     while lo.size:
-        k, g = _rules(f, lo, hi)
+        k, g, one = _rules(f, lo, hi)
         if total is None:
-            scalar = np.ndim(f(np.array([0.5 * (a + b)]))) == 1
+            scalar = one
             total = np.zeros(k.shape[0])
             tol = max(atol, rtol * float(np.max(np.abs(k.sum(axis=1)), initial=0.0)))
         diff = np.max(np.abs(k - g), axis=0)
