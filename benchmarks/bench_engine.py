@@ -39,9 +39,10 @@ MODELS = {
                 "run": {"n_instances": 1_000_000},
                 "sweep": {"axes": {"signals": {"eta": [round(0.05 * k, 3) for k in range(8)]},
                                    "model": {"p": [0.6, 0.7, 0.8, 0.9]}}}},
+    # one block of the model's default size (4,096 cells)
     "equilibrium": {"model": {"name": "equilibrium", "p": 0.6},
-                    "sweep": {"axes": {"model": {"c_e": list(np.linspace(0, 1, 32).round(4))},
-                                       "judge": {"b": list(np.linspace(0, 1, 32).round(4))}}}},
+                    "sweep": {"axes": {"model": {"c_e": list(np.linspace(0, 1, 64).round(4))},
+                                       "judge": {"b": list(np.linspace(0, 1, 64).round(4))}}}},
     "portfolio": {"model": {"name": "portfolio"}, "portfolio": {"c_item": 0.02, "tau": 2},
                   "sweep": {"axes": {"portfolio": {"budget": list(range(2, 10))},
                                      "model": {"p": [0.6, 0.7, 0.8, 0.9]}}}},

@@ -106,8 +106,8 @@ class Game:
 @dataclass
 class CellArrays:
     """What the evidence game reads of C validated cells, as columns [C]: from
-    config objects (:meth:`of_cells`) or straight from a grid's columns
-    (:meth:`of_grid`, validating each distinct value once)."""
+    config objects (:meth:`of_cells`) or straight from a block of a grid's columns
+    (:meth:`of_block`, the engine's)."""
 
     pi: np.ndarray
     p: np.ndarray
@@ -144,22 +144,30 @@ class CellArrays:
                    np.array([t[0] for t in tabs], float), np.array([t[1] for t in tabs], float))
 
     @classmethod
-    def of_grid(cls, grid) -> "CellArrays":
-        from antiamp.sweeps.spec import grid_columns
-
-        field, _, J_c, J_d, _ = grid_columns(grid)
-        f = {k: field(k) for k in ("model.pi", "model.p", "model.rho", "model.c_e", "model.a",
-                                   "welfare.alpha", "welfare.beta", "welfare.delta_c")}
-        return cls(*(f[k].astype(float) for k in ("model.pi", "model.p", "model.rho",
+    def of_block(cls, block) -> "CellArrays":
+        """A block of a grid's cells read column by column (``field``/``distinct`` of
+        :class:`antiamp.sweeps.spec.CellBlock`): no config built per cell, the judge's
+        tables once for each distinct judge and protocol; the same arrays as
+        :meth:`of_cells`."""
+        f = block.field
+        reps, inv = block.distinct(("judge", "protocol"))
+        tabs = [judge_tables(c.judge, c.protocol) for c in reps]
+        J_c = np.array([t[0] for t in tabs], float).reshape(-1, 2)[inv]
+        J_d = np.array([t[1] for t in tabs], float).reshape(-1, 2, 2)[inv]
+        return cls(*(f(k).astype(float) for k in ("model.pi", "model.p", "model.rho",
                                                   "model.c_e")),
-                   field("model.stance") == "fixed", f["model.a"].astype(int),
-                   *(f[k].astype(float) for k in ("welfare.alpha", "welfare.beta",
+                   f("model.stance") == "fixed", f("model.a").astype(int),
+                   *(f(k).astype(float) for k in ("welfare.alpha", "welfare.beta",
                                                   "welfare.delta_c")),
-                   np.asarray(J_c, float), np.asarray(J_d, float))
+                   J_c, J_d)
 
 
 def _arrays(cells) -> CellArrays:
-    return cells if isinstance(cells, CellArrays) else CellArrays.of_cells(list(cells))
+    if isinstance(cells, CellArrays):
+        return cells
+    if hasattr(cells, "distinct") and hasattr(cells, "field"):  # a block of a grid
+        return CellArrays.of_block(cells)
+    return CellArrays.of_cells(list(cells))
 
 
 def exact_game(cells) -> Game:
@@ -454,17 +462,16 @@ def solve(cfg: Any = None) -> xr.Dataset:
         is true given t = 1; ``amp``, ``acc``, ``fwc``, ``welfare``;
         ``epsilon`` (certificate), ``stable``, ``kind``; ``n_equilibria``.
     """
-    from antiamp.sweeps.spec import CellGrid
-
     base, eqc, spec = _solve_config(cfg)
-    if spec is not None:
-        grid = CellGrid(base, spec)
-        # Validated and read column by column: each distinct value of an axis once.
-        cells = CellArrays.of_grid(grid)
-        shape, dims, axes = grid.shape, grid.dims, grid.axes
-    else:
-        cells, shape, dims, axes = [base], (), (), []
-    return solve_cells(base, eqc, cells, shape, dims, axes)
+    if spec is not None:  # a grid: the engine's, as every model's (one block, in memory)
+        from antiamp.sweeps.blocks import run_grid
+
+        if isinstance(cfg, DictConfig):
+            cfg = OmegaConf.to_container(cfg, resolve=True)
+        cfg = dict(cfg)
+        cfg["model"] = {**(cfg.get("model") or {}), "name": "equilibrium"}
+        return run_grid(cfg)
+    return solve_cells(base, eqc, [base], (), (), [])
 
 
 def solve_cells(base, eqc: EquilibriumConfig, cells: list, shape=None, dims=("cell",),

@@ -256,11 +256,14 @@ def write_block(part: Path, blk: tuple, ds, *, fingerprint: str, model: str) -> 
         return False
     path = block_file(part, blk)
     tmp = path.with_name(f".{path.name}.tmp-{uuid.uuid4().hex[:8]}")
+    # Not synced to disk before the rename: the file carries its own checksum, so one
+    # that an operating-system crash left empty or torn is recomputed on resume like
+    # any damaged block, and a kill of this process loses nothing already written
+    # (a sync costs more than a fast model's whole block).
     with open(tmp, "xb") as fh:  # O_EXCL: a new file, never an existing one or a link
         try:
             fh.write(raw)
-            fh.flush()
-            os.fsync(fh.fileno())
+            fh.close()
             os.replace(tmp, path)
         finally:
             tmp.unlink(missing_ok=True)  # ours (made above); absent once renamed

@@ -44,7 +44,7 @@ from antiamp._version import __version__
 from antiamp.config import DEFAULT_MODEL, ConfigError, plain_values
 from antiamp.registry import Model, get, to_model_config
 
-from .spec import SENSITIVITY, CellGrid, SweepSpec, axis_coords
+from .spec import SENSITIVITY, CellBlock, CellGrid, SweepSpec, axis_coords
 
 MARKER = "antiamp-partial.json"
 STORE_MARKER = "antiamp_store"
@@ -178,13 +178,13 @@ def run_block(model_name: str, base: Any, spec: Any, start: int, stop: int) -> x
     if isinstance(base, dict):
         model, base = to_model_config(base, model)
     grid = CellGrid(base, _spec(spec), validator=lambda c: None)
-    cells = [grid.cell(i) for i in range(start, stop)]
+    cells = CellBlock(grid, start, stop)
     from antiamp.runner import kernel_interrupts
 
     with kernel_interrupts():  # Ctrl-C in any model's kernel: a KeyboardInterrupt
         fused = model.fused_grid
         if fused is not None and fused.dataset is not None:
-            ds = fused_block(fused, base, grid, cells, start)
+            ds = fused_block(fused, base, cells)
         else:
             ds = model.run_cells(base, cells)
     if "cell" not in ds.dims or ds.sizes["cell"] != len(cells):
@@ -193,26 +193,13 @@ def run_block(model_name: str, base: Any, spec: Any, start: int, stop: int) -> x
     return ds
 
 
-class _Cells:
-    """Cells ``start..`` of a grid as the grid the model's FusedGrid.columns reads."""
-
-    def __init__(self, grid: CellGrid, cells: list, start: int):
-        self.grid, self.cells, self.start, self.n_cells = grid, cells, start, len(cells)
-
-    def cell(self, i: int):
-        return self.cells[i]
-
-    def where(self, i: int) -> str:
-        return self.grid.where(self.start + i)
-
-
-def fused_block(fused, base, grid: CellGrid, cells: list, start: int) -> xr.Dataset:
+def fused_block(fused, base, cells: CellBlock) -> xr.Dataset:
     """A block of a model with fused grids: one kernel pass over its cells on common
     random numbers (a call shared by the cells whose kernel inputs are equal), then
     the model's Dataset from the counts (``FusedGrid.dataset``)."""
     from .fused import MAX_CELLS_PER_BLOCK, compute_block
 
-    cols = fused.columns(_Cells(grid, cells, start), None)
+    cols = fused.columns(cells, None)
     # At most the store's largest block a kernel call (its memory grows with the cells).
     parts = []
     for a in range(0, len(cells), MAX_CELLS_PER_BLOCK):

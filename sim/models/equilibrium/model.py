@@ -112,6 +112,6 @@ MODEL = Model(
     kernel_fields=("model.pi", "model.p", "model.rho", "model.stance", "model.a",
                    "run.n_instances", "run.seed"),
     format_table=format_equilibria, figures=plot_regimes, plot_vars=("x_P", "x_A", "amp"),
-    cells_per_block=1024,
+    cells_per_block=4096,
     gpu=True,  # simulated payoffs run the baseline's kernel
 )
