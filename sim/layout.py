@@ -21,6 +21,42 @@ def computed_cells(cell, cells: list, shape=None):
     return res, stacker(res, shape), time.perf_counter() - t0
 
 
+def _covers(field: str, path: str) -> bool:
+    """Whether the kernel field ``field`` ("section", "section.*" or "section.name")
+    covers the config path ``path``."""
+    section = field[:-2] if field.endswith(".*") else field
+    return path == section or path.split(".")[0] == section
+
+
+def kernel_groups(cells, fields) -> tuple[list, np.ndarray]:
+    """Cells that agree on ``fields`` (a model's ``kernel_fields``: "section.name",
+    "section.*" or "section") share one kernel pass: ``(one config for each group,
+    in order of first appearance; each cell's group)``.
+
+    A block of a grid (:class:`antiamp.sweeps.spec.CellBlock`) answers from its axes'
+    columns (only axes vary within it); a list of configs is keyed field by field."""
+    fields = tuple(fields)
+    if hasattr(cells, "distinct"):
+        return cells.distinct(fields)
+    import dataclasses
+
+    def value(c, f):
+        section, _, name = f.partition(".")
+        sec = getattr(c, section)
+        return repr(dataclasses.astuple(sec)) if name in ("", "*") else getattr(sec, name)
+
+    groups: dict = {}
+    inverse = np.empty(len(cells), np.intp)
+    reps = []
+    for i, c in enumerate(cells):
+        k = tuple(value(c, f) for f in fields)
+        if k not in groups:
+            groups[k] = len(reps)
+            reps.append(c)
+        inverse[i] = groups[k]
+    return reps, inverse
+
+
 def model_dataset(data: dict, coords: dict, title: str, method: str, seconds: float,
                   report: str = "no issues"):
     """A model's Dataset of one block of cells, with the attributes the engines read."""

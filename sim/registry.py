@@ -131,8 +131,10 @@ class Model:
         Adjust the plain config before validation (e.g. strategies that the
         model solves for are not inputs).
     kernel_fields : tuple
-        Config paths the compiled kernel reads; cells that agree on them share
-        one kernel call (documentation and the engine's deduplication key).
+        Config paths the compiled kernel reads ("section.name" or "section.*");
+        cells that agree on them share one kernel call:
+        :func:`antiamp.layout.kernel_groups` groups a block's cells by them (from
+        the block's axes when the engine hands the block).
     format_table, figures : callable, optional
         ``format_table(ds) -> str`` for one cell; ``figures(ds, path) -> [paths]``
         for a grid.

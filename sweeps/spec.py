@@ -506,16 +506,23 @@ class CellBlock(Sequence):
         section, name = path.split(".")
         return np.array([getattr(getattr(self.grid.base, section), name)] * self.n_cells)
 
-    def distinct(self, sections) -> tuple[list, np.ndarray]:
-        """(one config for each distinct combination of the axes in ``sections``, each
-        cell's combination): what depends only on those sections is computed once a
-        combination."""
-        ks = [k for k, a in enumerate(self.grid.axes) if a.path.split(".")[0] in sections]
-        if not ks:
+    def distinct(self, fields) -> tuple[list, np.ndarray]:
+        """(one config for each distinct combination of the axes that ``fields`` cover
+        ("section", "section.*" or "section.name"), in order of first appearance;
+        each cell's combination): what depends only on those fields is computed once
+        a combination."""
+        from antiamp.layout import _covers
+
+        ks = [k for k, a in enumerate(self.grid.axes) if any(_covers(f, a.path)
+                                                             for f in fields)]
+        if not ks or not self.n_cells:
             return [self[0]] if self.n_cells else [], np.zeros(self.n_cells, np.intp)
         _, first, inverse = np.unique(self._axis_index()[:, ks], axis=0, return_index=True,
                                       return_inverse=True)
-        return [self[int(i)] for i in first], inverse.ravel()
+        order = np.argsort(first, kind="stable")  # groups in order of first appearance
+        rank = np.empty_like(order)
+        rank[order] = np.arange(len(order))
+        return [self[int(i)] for i in first[order]], rank[inverse.ravel()]
 
 
 def _replace(obj, changes: dict):

@@ -89,3 +89,33 @@ def test_equilibrium_reads_a_block_as_its_configs(start, stop):
     for f in dataclasses.fields(CellArrays):
         x, y = getattr(a, f.name), getattr(b, f.name)
         assert x.dtype == y.dtype and np.array_equal(x, y), f.name
+
+
+@pytest.mark.parametrize("fields", [("model.c_e",), ("judge.*",), ("judge", "welfare.alpha"),
+                                    ("model.p",), ("model.stance", "judge.b")])
+@pytest.mark.parametrize("start, stop", [(0, 48), (5, 29)])
+def test_kernel_groups_of_a_block_and_of_configs_agree(fields, start, stop):
+    """The engine's block answers from its axes; a list of configs is keyed field by
+    field: the same groups, in the same order, each group's cells agreeing on the
+    fields and two groups never agreeing."""
+    from antiamp.layout import kernel_groups
+
+    plan = plan_grid(GRIDS["grid"])
+    blk = CellBlock(plan.grid, start, stop)
+    configs = [plan.grid.cell(i) for i in range(start, stop)]
+    reps_b, inv_b = kernel_groups(blk, fields)
+    reps_l, inv_l = kernel_groups(configs, fields)
+    assert inv_b.tolist() == inv_l.tolist() and reps_b == reps_l
+
+    def key(c):
+        out = []
+        for f in fields:
+            s, _, name = f.partition(".")
+            sec = getattr(c, s)
+            out.append(repr(sec) if name in ("", "*") else getattr(sec, name))
+        return tuple(out)
+
+    for i, c in enumerate(configs):
+        assert key(c) == key(reps_l[inv_l[i]])
+    assert len({key(r) for r in reps_l}) == len(reps_l)
+    assert inv_l[0] == 0 and all(inv_l[:i].max() + 1 >= inv_l[i] for i in range(1, len(inv_l)))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from pathlib import Path
 
@@ -13,10 +12,14 @@ xr = lazy("xarray")
 
 from ...registry import Model, require_signal_stance, strategies_solved
 from .config import SECTIONS
-from ...layout import axis_coords
+from ...layout import axis_coords, kernel_groups
 from ...plotting import both, judge_fields, line_figure, protocol_rows
 from . import core as msm
 
+
+#: What the messages kernel reads of a cell (with the run's instances and seed): cells
+#: that agree on these share one kernel pass.
+KERNEL_FIELDS = ("model.p", "model.rho", "judge.lam", "judge.mu", "messages.*")
 
 def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
     shape = (len(cells),) if shape is None else shape
@@ -35,29 +38,21 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
     sigP = np.full((C, 2, 2, 2 * L), np.nan) if strategic else None
     sigA = np.full((C, 2, 2 * L), np.nan) if strategic else None
     used = 0
-    shared: dict = {}
-
-    def key(c):
-        m, j = c.model, c.judge
-        return (m.p, m.rho, j.lam, j.mu, repr(dataclasses.astuple(c.messages)))
-
     simulated = not strategic and eqc.payoffs == "simulated"
-    keys = [key(c) for c in cells] if simulated else []
     if simulated:
         # Cells that differ only in c_e or welfare share their sums, and every distinct
         # kernel input is judged in one pass of the random numbers.
-        for k, c in zip(keys, cells):
-            shared.setdefault(k, (c.model.p, c.model.rho, c.judge.lam, c.judge.mu, c.messages))
-        shared = dict(zip(shared, msm.exogenous_simulated_cells(
-            list(shared.values()), base.run.n_instances, base.run.seed, base.run.n_threads,
-            base.run.device)))
+        reps, group = kernel_groups(cells, KERNEL_FIELDS)
+        shared = msm.exogenous_simulated_cells(
+            [(c.model.p, c.model.rho, c.judge.lam, c.judge.mu, c.messages) for c in reps],
+            base.run.n_instances, base.run.seed, base.run.n_threads, base.run.device)
         calls.append(1)
     for i, c in enumerate(cells):
         mc, m, j = c.messages, c.model, c.judge
         wel = (c.welfare.alpha, c.welfare.beta, c.welfare.delta_c)
         if not strategic:
             if eqc.payoffs == "simulated":
-                cnt, sums, used = shared[keys[i]]
+                cnt, sums, used = shared[group[i]]
                 out = msm.exogenous_outcomes(cnt.astype(float), sums[0], sums[1], sums[2],
                                              sums[3], wel)
             else:
@@ -176,8 +171,7 @@ MODEL = Model(
     run_cells=solve_cells,
     sections=SECTIONS,
     validate=validate, prepare=strategies_solved,
-    kernel_fields=("model.p", "model.rho", "judge.lam", "judge.mu", "messages.*",
-                   "run.n_instances", "run.seed"),
+    kernel_fields=KERNEL_FIELDS + ("run.n_instances", "run.seed"),
     format_table=format_messages, figures=plot_messages, plot_vars=("amp", "acc", "amp_gap"),
     gpu=True,  # the exogenous simulated path (kernels.gpu.messages)
 )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from pathlib import Path
 
@@ -13,9 +12,14 @@ xr = lazy("xarray")
 
 from ...registry import Model, require_signal_stance, strategies_solved
 from .config import SECTIONS
-from ...layout import axis_coords
+from ...layout import axis_coords, kernel_groups
 from ...plotting import both, judge_fields, line_figure, protocol_rows
 from . import core as opm
+
+
+#: What the options kernel reads of a cell (with the run's instances and seed): cells
+#: that agree on these share one kernel pass.
+KERNEL_FIELDS = ("model.p", "model.rho", "judge.lam", "judge.mu", "judge.kappa", "options.*")
 
 
 def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
@@ -27,27 +31,19 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
     val = {k: np.full((C, 2), np.nan) for k in opm.METRICS}
     se = {k: np.full((C, 2), np.nan) for k in opm.METRICS}
     used = 0
-    shared: dict = {}
-
-    def key(c):
-        m, j = c.model, c.judge
-        return (m.p, m.rho, j.lam, j.mu, j.kappa, repr(dataclasses.astuple(c.options)))
-
-    keys = [key(c) for c in cells] if eqc.payoffs == "simulated" else []
     if eqc.payoffs == "simulated":
         # Cells with the same kernel inputs share their sums, and every distinct input is
         # played out in one pass of the random numbers per number of options.
-        for k, c in zip(keys, cells):
-            shared.setdefault(k, (c.model.p, c.model.rho, c.judge.lam, c.judge.mu,
-                                  c.judge.kappa, c.options))
-        shared = dict(zip(shared, opm.simulate_cells(list(shared.values()),
-                                                     base.run.n_instances, base.run.seed,
-                                                     base.run.n_threads, base.run.device)))
-        calls.extend([1] * len({c.options.K for c in cells}))
+        reps, group = kernel_groups(cells, KERNEL_FIELDS)
+        shared = opm.simulate_cells([(c.model.p, c.model.rho, c.judge.lam, c.judge.mu,
+                                      c.judge.kappa, c.options) for c in reps],
+                                    base.run.n_instances, base.run.seed,
+                                    base.run.n_threads, base.run.device)
+        calls.extend([1] * len({c.options.K for c in reps}))
     for i, c in enumerate(cells):
         m, j, oc = c.model, c.judge, c.options
         if eqc.payoffs == "simulated":
-            out, used = shared[keys[i]]
+            out, used = shared[group[i]]
             res = opm.metrics_from_rows(out[..., 0], out[..., 1])
         else:
             res = opm.metrics_from_rows(opm.exact(m.p, m.rho, j.lam, j.mu, j.kappa, oc)["rows"])
@@ -130,8 +126,7 @@ MODEL = Model(
     run_cells=solve_cells,
     sections=SECTIONS,
     validate=validate, prepare=strategies_solved,
-    kernel_fields=("model.p", "model.rho", "judge.lam", "judge.mu", "judge.kappa", "options.*",
-                   "run.n_instances", "run.seed"),
+    kernel_fields=KERNEL_FIELDS + ("run.n_instances", "run.seed"),
     format_table=format_options, figures=plot_options, plot_vars=("amp", "acc", "amp_loss"),
     gpu=True,
 )

@@ -35,7 +35,6 @@ q_true = 1, q_fab = rho, tau = 1 the model is the baseline.
 
 from __future__ import annotations
 
-import dataclasses
 
 
 import numpy as np
@@ -46,6 +45,7 @@ stats = lazy("scipy.stats")
 
 from ...config import ConfigError, JudgeConfig, ProtocolConfig
 from ...judge import judge_tables, jury_majority
+from ...layout import kernel_groups
 
 
 
@@ -306,6 +306,12 @@ def _equilibrium_se(W3, sig_c, sig_P, sig_A, Jc, Jd, c, wel, out, step=1e-5,
     return True
 
 
+#: What the class-count kernel reads of a cell (with the run's instances and seed):
+#: cells that agree on these share one kernel pass.
+KERNEL_FIELDS = ("model.p", "portfolio.budget", "portfolio.q_true", "portfolio.q_fab",
+                 "portfolio.mislead")
+
+
 def solve_cells(cells, payoffs: str, run, calls: list) -> dict:
     """Equilibria and outcomes of every cell; arrays padded to the largest budget."""
     C = len(cells)
@@ -323,25 +329,20 @@ def solve_cells(cells, payoffs: str, run, calls: list) -> dict:
     res["q_false"] = np.full(C, np.nan)
     res["misleading_share"] = np.full(C, np.nan)
     res["knife_edge"] = np.zeros(C, bool)
-    shared: dict = {}
-    keys = ([(c.model.p, repr(dataclasses.astuple(c.portfolio))) for c in cells]
-            if payoffs == "simulated" else [])
     if payoffs == "simulated":
-        # Cells that differ only in the judge or welfare share their counts, and every
-        # distinct (p, portfolio) is counted in one pass of the random numbers per budget.
-        for k, c in zip(keys, cells):
-            shared.setdefault(k, (c.model.p, c.portfolio))
-        rows = list(shared.values())
-        counts = class_counts_cells([p for p, _ in rows], [pf for _, pf in rows],
+        # Cells that differ only in what the kernel does not read (the judge, welfare,
+        # costs) share their counts, and every distinct kernel input is counted in one
+        # pass of the random numbers per budget.
+        reps, group = kernel_groups(cells, KERNEL_FIELDS)
+        shared = class_counts_cells([c.model.p for c in reps], [c.portfolio for c in reps],
                                     run.n_instances, run.seed, run.n_threads,
                                     device=run.device)
-        calls.extend([1] * len({pf.budget for _, pf in rows}))
-        shared = dict(zip(shared, counts))
+        calls.extend([1] * len({c.portfolio.budget for c in reps}))
     for i, c in enumerate(cells):
         pf = c.portfolio
         K = pf.budget + 1
         if payoffs == "simulated":
-            W3 = shared[keys[i]]
+            W3 = shared[group[i]]
         else:
             W3 = class_probabilities(c.model.p, pf)
         Jc, Jd = judge_tables_counts(pf, c.judge, c.protocol)

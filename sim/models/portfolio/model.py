@@ -162,8 +162,7 @@ MODEL = Model(
     run_cells=solve_cells,
     sections=SECTIONS,
     validate=validate, prepare=strategies_solved,
-    kernel_fields=("model.p", "portfolio.budget", "portfolio.q_true", "portfolio.q_fab",
-                   "portfolio.mislead", "run.n_instances", "run.seed"),
+    kernel_fields=pfm.KERNEL_FIELDS + ("run.n_instances", "run.seed"),
     format_table=format_portfolio, figures=plot_portfolio, plot_vars=("amp", "acc", "rho_B"),
     gpu=True,
 )
