@@ -280,16 +280,24 @@ def standard_attrs(model: Model, cfg, created: str | None = None,
     # The sections this model reads (the root schema carries every model's).
     keep = set(model.uses) | set(model.sections)
     plain = {k: v for k, v in _plain(cfg).items() if k in keep}
+    key = json.dumps(plain)  # in its order: the YAML keeps it
+    if key not in _YAML:  # a grid's config is dumped once, not once a call
+        if len(_YAML) > 64:
+            _YAML.clear()
+        _YAML[key] = yaml.safe_dump(plain, sort_keys=False)
     return {
         **model_attrs(model, title),
         "model": model.name,
         "model_title": model.title,
         "antiamp_version": __version__,
-        "config": yaml.safe_dump(plain, sort_keys=False),
+        "config": _YAML[key],
         "config_json": json.dumps(plain, sort_keys=True),
         "seed": int(cfg.run.seed),
         "created": created or _now(),
     }
+
+
+_YAML: dict = {}
 
 
 def _now() -> str:

@@ -504,7 +504,8 @@ class CellBlock(Sequence):
                           else np.asarray(self.grid._values[k]))
                 return np.asarray(values)[self._axis_index()[:, k]]
         section, name = path.split(".")
-        return np.array([getattr(getattr(self.grid.base, section), name)] * self.n_cells)
+        v = getattr(getattr(self.grid.base, section), name)
+        return np.full(self.n_cells, v, dtype=np.asarray(v).dtype)
 
     def distinct(self, fields) -> tuple[list, np.ndarray]:
         """(one config for each distinct combination of the axes that ``fields`` cover
@@ -517,8 +518,12 @@ class CellBlock(Sequence):
                                                              for f in fields)]
         if not ks or not self.n_cells:
             return [self[0]] if self.n_cells else [], np.zeros(self.n_cells, np.intp)
-        _, first, inverse = np.unique(self._axis_index()[:, ks], axis=0, return_index=True,
-                                      return_inverse=True)
+        idx = self._axis_index()[:, ks]
+        if self.grid._values is not None:  # a grid: the combination as one integer
+            idx = np.ravel_multi_index(tuple(idx.T), tuple(self.grid.shape[k] for k in ks))
+        else:
+            idx = idx[:, 0]  # a design: every point its own combination
+        _, first, inverse = np.unique(idx, return_index=True, return_inverse=True)
         order = np.argsort(first, kind="stable")  # groups in order of first appearance
         rank = np.empty_like(order)
         rank[order] = np.arange(len(order))
