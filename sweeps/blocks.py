@@ -49,6 +49,8 @@ from .spec import SENSITIVITY, CellBlock, CellGrid, SweepSpec, axis_coords
 MARKER = "antiamp-partial.json"
 STORE_MARKER = "antiamp_store"
 SUMMED_ATTRS = ("kernel_calls", "kernel_cells", "solve_seconds")
+#: The run settings a grid's numbers depend on (its fingerprint's part of ``run``).
+RESULT_RUN_FIELDS = ("n_instances", "seed", "device")
 
 
 class EngineError(RuntimeError):
@@ -78,8 +80,13 @@ class GridPlan:
 
     def fingerprint(self) -> str:
         """What the grid's numbers depend on: resume only into a run with the same one."""
+        config = _plain(self.base)
+        # Of the run's settings only those a result depends on: the threads, the
+        # instances a kernel call, the progress bar and the figure change nothing, so
+        # a run resumes whatever they are.
+        config["run"] = {k: config["run"][k] for k in RESULT_RUN_FIELDS if k in config["run"]}
         blob = {
-            "model": self.model.name, "config": _plain(self.base),
+            "model": self.model.name, "config": config,
             "axes": [(a.path, np.asarray(a.values).tolist()) for a in self.grid.axes],
             "design": self.spec.design, "n_points": self.spec.n_points,
             **({"morris_levels": self.spec.morris_levels} if self.spec.design == "morris"

@@ -119,3 +119,25 @@ def test_kernel_groups_of_a_block_and_of_configs_agree(fields, start, stop):
         assert key(c) == key(reps_l[inv_l[i]])
     assert len({key(r) for r in reps_l}) == len(reps_l)
     assert inv_l[0] == 0 and all(inv_l[:i].max() + 1 >= inv_l[i] for i in range(1, len(inv_l)))
+
+
+def test_a_grid_store_resumes_whatever_the_threads(tmp_path):
+    """Threads, the instances a kernel call and the progress bar change no number:
+    a store written with one setting is the same run for another (a different seed
+    is not)."""
+    from antiamp.sweeps.blocks import EngineError, run_grid_store
+
+    cfg = {"model": {"name": "colmad"}, "judge": {"kind": "logit"},
+           "run": {"n_instances": 2000, "n_threads": 1},
+           "sweep": {"axes": {"colmad": {"rounds": [1, 2]}}}}
+    store = tmp_path / "g.zarr"
+    a = run_grid_store(cfg, store, progress=False, log=lambda *x: None).load()
+    msgs: list = []
+    other = {**cfg, "run": {"n_instances": 2000, "n_threads": 2, "chunk_size": 999,
+                            "progress": False}}
+    b = run_grid_store(other, store, progress=False, log=msgs.append).load()
+    assert any("is complete" in m for m in msgs), msgs
+    assert a.identical(b)
+    with pytest.raises(EngineError, match="different run"):
+        run_grid_store({**cfg, "run": {"n_instances": 2000, "seed": 7}}, store,
+                       progress=False, log=lambda *x: None)
