@@ -7,7 +7,7 @@ judge's endorsement table per cell) and must return the same equilibrium sets
 (to 1e-9) on every cell; the ratio of their times is reported.  pygambit builds
 each cell's extensive-form game and runs enummixed (debate) and enumpure
 (consultancy); antiamp enumerates supports vectorised over cells and computes
-every certificate.  The end-to-end ``antiamp.equilibrium.solve`` on the same grid
+every certificate.  The end-to-end ``antiamp.solve`` on the same grid
 (the grid's columns validated, every equilibrium, certificate and outcome, the
 Dataset) is timed too: the API's ratio to pygambit (target >= 500x).  With
 ``--cli-side N`` the command line on an N x N grid (start-up, store and regime map
@@ -90,11 +90,11 @@ def main(argv=None):
     grid_cfg = {"model": {"p": 0.6, "rho": 0.5},
                 "sweep": {"axes": {"model": {"c_e": {"linspace": [0, 1, n1]}},
                                    "judge": {"b": {"linspace": [0, 1, n2]}}}}}
-    sim.equilibrium.solve(grid_cfg)  # libraries loaded (start-up is bench_startup's)
+    sim.solve(grid_cfg)  # libraries loaded (start-up is bench_startup's)
     e2e, e2c = [], []
     for _ in range(args.repeats):
         t, c = time.perf_counter(), time.process_time()
-        ds = sim.equilibrium.solve(grid_cfg)
+        ds = sim.solve(grid_cfg)
         e2e.append(time.perf_counter() - t)
         e2c.append(time.process_time() - c)
     t_e2e, c_e2e = float(np.median(e2e)), float(np.median(e2c))
@@ -107,16 +107,16 @@ def main(argv=None):
     print("|---|---:|---:|---:|")
     print(f"| antiamp, vectorised enumeration + certificates | {t_ours:.4f} | "
           f"{t_ours / C * 1e6:.2f} us | 1 |")
-    print(f"| antiamp, sim.equilibrium.solve end to end (configs, outcomes, Dataset) | "
+    print(f"| antiamp, antiamp.solve end to end (configs, outcomes, Dataset) | "
           f"{t_e2e:.2f} | {t_e2e / C * 1e6:.0f} us | {t_e2e / t_ours:.0f} |")
     print(f"| pygambit {gbt_version}, cell by cell (build + enummixed / enumpure) | {t_gambit:.2f} | "
           f"{t_gambit / C * 1e6:.0f} us | {t_gambit / t_ours:.0f} |")
     print(f"\npygambit / antiamp solver: {t_gambit / t_ours:,.0f}x (target >= 1,000x); "
-          f"pygambit / antiamp.equilibrium.solve end to end: {t_gambit / t_e2e:.0f}x "
+          f"pygambit / antiamp.solve end to end: {t_gambit / t_e2e:.0f}x "
           f"(target >= 500x); medians of {args.repeats} calls, load average (1 min) "
           f"{os.getloadavg()[0]:.2f}")
     print(f"in CPU time (this process, all threads): pygambit {c_gambit:.2f} s, solver "
-          f"{c_ours * 1e3:.2f} ms ({c_gambit / c_ours:,.0f}x), antiamp.equilibrium.solve "
+          f"{c_ours * 1e3:.2f} ms ({c_gambit / c_ours:,.0f}x), antiamp.solve "
           f"{c_e2e * 1e3:.2f} ms ({c_gambit / c_e2e:,.0f}x)")
     if args.cli_side:
         n = args.cli_side

@@ -102,10 +102,23 @@ def sweep(cfg, store=None, *, client=None, progress=None, log=print):
 
 def solve(cfg=None):
     """Every equilibrium of the evidence game with certificates, for one cell or a
-    grid (:func:`antiamp.equilibrium.solve`)."""
-    from .equilibrium import solve as _solve
+    grid (``sweep.axes``): the equilibrium model's run, as :func:`simulate` and
+    :func:`sweep` run any model."""
+    import dataclasses
+    from collections.abc import Mapping
 
-    return _solve(cfg)
+    if dataclasses.is_dataclass(cfg):
+        from .sweeps.engine import _as_dict
+
+        cfg = _as_dict(cfg)
+    elif cfg is not None and not isinstance(cfg, Mapping):
+        return simulate(cfg)  # the same refusal as any model's
+    from omegaconf import DictConfig, OmegaConf
+
+    d = dict(OmegaConf.to_container(cfg, resolve=True) if isinstance(cfg, DictConfig)
+             else cfg or {})
+    d["model"] = {**(d.get("model") or {}), "name": "equilibrium"}
+    return sweep(d) if (d.get("sweep") or {}).get("axes") else simulate(d)
 
 
 def __getattr__(name):  # solvers, models and extensions on first use (PEP 562)

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 import seed_formulas as sf
 import antiamp as sim
 from antiamp import equilibrium as eqm
+from antiamp.models.equilibrium import core as eqcore
 from antiamp.fixedpoint import deviation_gain, solve_general
 
 
@@ -18,7 +19,7 @@ def solve(**kw):
         sec, name = k.split("__")
         cfg[sec][name] = v
     cfg["equilibrium"] = eq
-    return sim.equilibrium.solve(cfg)
+    return sim.solve(cfg)
 
 
 def debate_profiles(ds):
@@ -91,7 +92,7 @@ def test_certificates_small_for_equilibria_and_large_for_perturbations(**kw):
     ds = solve(**_cfg(**kw))
     eps = ds.epsilon.values
     assert np.nanmax(eps) < 1e-9
-    base, _, _ = eqm._solve_config({"model": {"rho": kw["rho"], "p": kw["p"], "c_e": kw["c_e"]},
+    base, _, _ = eqcore.solve_config({"model": {"rho": kw["rho"], "p": kw["p"], "c_e": kw["c_e"]},
                                     "judge": {"kind": kw["kind"], "b": kw["b"], "mu": kw["mu"],
                                               "kappa": kw["kappa"], "lam": kw["lam"],
                                               "jury_size": kw["n"]},
@@ -219,9 +220,9 @@ def test_damped_best_response_from_all_starts_at_once_is_each_starts_own():
 def test_simulated_payoffs_agree_with_exact_within_standard_errors():
     cfg = {"model": {"rho": 0.5, "p": 0.6, "c_e": 0.45}, "judge": {"b": 0.8},
            "run": {"n_instances": 2_000_000, "seed": 5}}
-    ex = sim.equilibrium.solve(cfg)
-    si = sim.equilibrium.solve({**cfg, "equilibrium": {"payoffs": "simulated"}})
-    base, _, _ = eqm._solve_config(cfg)
+    ex = sim.solve(cfg)
+    si = sim.solve({**cfg, "equilibrium": {"payoffs": "simulated"}})
+    base, _, _ = eqcore.solve_config(cfg)
     g = eqm.exact_game([base])
     gs = eqm.simulated_game([base], 2_000_000, 5)
     assert abs(gs.tau_P[0] - g.tau_P[0]) < 5 * gs.tau_P_se[0]
@@ -233,34 +234,32 @@ def test_simulated_payoffs_agree_with_exact_within_standard_errors():
     assert abs(sp - xp) < 5 * xp / g.tau_A[0] * gs.tau_A_se[0]
     assert float(si.epsilon.max()) < 1e-9
     # Deterministic map: the same seed gives the same equilibrium.
-    again = sim.equilibrium.solve({**cfg, "equilibrium": {"payoffs": "simulated"}})
+    again = sim.solve({**cfg, "equilibrium": {"payoffs": "simulated"}})
     assert debate_profiles(again) == debate_profiles(si)
 
 
 def test_grid_solve_and_bad_input():
-    ds = sim.equilibrium.solve({"sweep": {"axes": {"model": {"c_e": {"linspace": [0, 1, 11]}},
+    ds = sim.solve({"sweep": {"axes": {"model": {"c_e": {"linspace": [0, 1, 11]}},
                                                    "judge": {"b": [0.2, 0.5, 0.8]}}}})
     assert ds.x_P.dims == ("c_e", "b", "protocol", "equilibrium")
     assert float(ds.epsilon.max()) < 1e-9
     with pytest.raises(sim.ConfigError, match="equilibrium.method"):
-        sim.equilibrium.solve({"equilibrium": {"method": "newton"}})
+        sim.solve({"equilibrium": {"method": "newton"}})
     with pytest.raises(sim.ConfigError, match="equilibrium.payoffs"):
-        sim.equilibrium.solve({"equilibrium": {"payoffs": "guess"}})
+        sim.solve({"equilibrium": {"payoffs": "guess"}})
     with pytest.raises(sim.ConfigError, match="model.rho"):
-        sim.equilibrium.solve({"model": {"rho": 3}})
+        sim.solve({"model": {"rho": 3}})
 
 
 def test_outcomes_in_blocks_have_the_bits_of_one_pass(monkeypatch):
     """A grid bigger than a block of outcomes gives every cell the bits it has when all
     cells are computed at once."""
-    from antiamp import equilibrium as eqm
-
     cfg = {"model": {"p": 0.6, "rho": 0.5},
            "sweep": {"axes": {"model": {"c_e": {"linspace": [0, 1, 23]}},
                               "judge": {"b": {"linspace": [0, 1, 19]}}}}}
-    whole = eqm.solve(cfg)
-    monkeypatch.setattr(eqm, "OUTCOME_BLOCK", 50)
-    blocks = eqm.solve(cfg)
+    whole = eqcore.solve(cfg)
+    monkeypatch.setattr(eqcore, "OUTCOME_BLOCK", 50)
+    blocks = eqcore.solve(cfg)
     for v in ("amp", "acc", "fwc", "welfare"):
         assert np.array_equal(whole[v].values, blocks[v].values, equal_nan=True), v
     # Blocks holding a row the compiled pass flags go to the NumPy path: the same bits.
@@ -277,7 +276,7 @@ def test_outcomes_in_blocks_have_the_bits_of_one_pass(monkeypatch):
         return vals, bad
 
     monkeypatch.setattr(outcomes, "equilibrium_outcomes", flag_some)
-    flagged = eqm.solve(cfg)
+    flagged = eqcore.solve(cfg)
     assert redone and redone[0] > 1
     for v in ("amp", "acc", "fwc", "welfare"):
         assert np.array_equal(whole[v].values, flagged[v].values, equal_nan=True), v

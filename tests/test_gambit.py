@@ -7,12 +7,12 @@ from hypothesis import strategies as st
 
 import antiamp as sim
 from gambit_games import gambit_consult_equilibria, gambit_debate_equilibria, same_sets
-from antiamp import equilibrium as eqm
+from antiamp.models.equilibrium import core as eqcore
 from antiamp.judge import judge_tables, protagonist_accuracy
 
 
 def ours(cfg):
-    ds = sim.equilibrium.solve(cfg)
+    ds = sim.solve(cfg)
     d, c = ds.sel(protocol="debate"), ds.sel(protocol="consult")
     deb = [(float(d.x_P[e]), float(d.x_A[e])) for e in range(int(d.n_equilibria))]
     con = sorted(float(c.x_P[e]) for e in range(int(c.n_equilibria)))
@@ -20,7 +20,7 @@ def ours(cfg):
 
 
 def theirs(cfg):
-    base, _, _ = eqm._solve_config(cfg)
+    base, _, _ = eqcore.solve_config(cfg)
     Jc, Jd = judge_tables(base.judge, base.protocol)
     p_c = protagonist_accuracy(base)
     deb = gambit_debate_equilibria(p_c, base.model.rho, base.model.c_e, Jd)
@@ -54,7 +54,7 @@ def test_agreement_with_gambit_on_random_games(**kw):
 
 def _gains(cfg):
     """The four marginal gains of presenting in the debate game and consultancy's one."""
-    base, _, _ = eqm._solve_config(cfg)
+    base, _, _ = eqcore.solve_config(cfg)
     Jc, Jd = judge_tables(base.judge, base.protocol)
     return [Jd[1, 0] - Jd[0, 0], Jd[1, 1] - Jd[0, 1], Jd[0, 0] - Jd[0, 1], Jd[1, 0] - Jd[1, 1],
             Jc[1] - Jc[0]]
@@ -69,7 +69,7 @@ def test_a_tie_that_a_jury_table_rounds_by_one_ulp():
     b = 0.5510584057781881
     cfg = _cfg(rho=0.5, p=0.5, c_e=b, kind="tiebreak", b=b, mu=0.0, kappa=1.0, lam=1.0, n=2,
                d=0.0)
-    base, _, _ = eqm._solve_config(cfg)
+    base, _, _ = eqcore.solve_config(cfg)
     _, Jd = judge_tables(base.judge, base.protocol)
     assert abs(Jd[0, 0] - b) < 1e-15 and abs(Jd[1, 1] - b) < 1e-15
     exact = np.array([[b, Jd[0, 1]], [Jd[1, 0], b]])
@@ -100,7 +100,7 @@ def test_agreement_covers_pure_and_mixed_equilibria():
         cfg = _cfg(rho=rng.uniform(0.05, 0.95), p=rng.uniform(0.5, 0.95), c_e=0.0, kind=kind,
                    b=rng.uniform(0, 1), mu=rng.uniform(-1.5, 1.5), kappa=rng.uniform(0.3, 3),
                    lam=rng.uniform(0.3, 3), n=n, d=0.0)
-        base, _, _ = eqm._solve_config(cfg)
+        base, _, _ = eqcore.solve_config(cfg)
         _, Jd = judge_tables(base.judge, base.protocol)
         gains = [Jd[1, 0] - Jd[0, 0], Jd[1, 1] - Jd[0, 1], Jd[0, 0] - Jd[0, 1], Jd[1, 0] - Jd[1, 1]]
         cfg["model"]["c_e"] = float(rng.uniform(min(gains), max(gains)))

@@ -57,9 +57,8 @@ KNOWN = {
     ("kernels/transcripts.py", "baseline"): "the transcript export is the seed-000 game's "
                                             "(its kernel's slot constants)",
     ("sim/estimate.py", "options"): "a log with more than two answers is pointed to model=options",
-    ("sim/equilibrium.py", "equilibrium"): "antiamp.equilibrium.solve, the equilibrium model's "
-                                           "public API, runs a grid through the engine as "
-                                           "that model",
+    ("sim/__init__.py", "equilibrium"): "antiamp.solve, the top-level API of the equilibrium "
+                                        "model",
     ("sim/models/portfolio/model.py", "signals"): "not the model: the dataset attribute "
                                                   "effort=off (no judge attention here)",
 }

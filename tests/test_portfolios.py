@@ -10,7 +10,7 @@ from gambit_games import gambit_portfolio_equilibrium
 from antiamp import ConfigError
 from antiamp.models.portfolio import core as pfm
 from antiamp.config import JudgeConfig, ProtocolConfig
-from antiamp.equilibrium import solve as solve_baseline
+from antiamp import solve as solve_baseline
 from antiamp.extended import solve_extended, to_ext_config
 
 

@@ -12,7 +12,7 @@ import seed_formulas as sf
 from gambit_games import gambit_signals_equilibria
 from antiamp import ConfigError
 from antiamp.models.signals import core as sg
-from antiamp.equilibrium import solve as solve_baseline
+from antiamp import solve as solve_baseline
 from antiamp.extended import solve_extended, to_ext_config
 from antiamp.judge import judge_tables
 

@@ -17,7 +17,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from ...cli import compose_overrides, guarded_main, recorded
 from ...config import ConfigError
-from ...equilibrium import SolveConfig
+from .core import SolveConfig
 from .model import REGIMES, format_equilibria, plot_regimes, regimes  # noqa: F401
 from antiamp.sweeps.spec import SweepSpec
 
@@ -46,12 +46,12 @@ def setup() -> None:
 
 
 def prevalidate(args: list[str]) -> None:
-    from ...equilibrium import _solve_config
+    from .core import solve_config
 
     cfg = compose_overrides(args, "solve_config")
     if cfg is None:
         return
-    base, eqc, spec = _solve_config(cfg)
+    base, eqc, spec = solve_config(cfg)
     if spec is not None:
         from antiamp.sweeps.spec import CellGrid, grid_columns
 
@@ -61,7 +61,7 @@ def prevalidate(args: list[str]) -> None:
 def _run(cfg: DictConfig) -> None:
     from antiamp.output import write_zarr_atomic
 
-    from ...equilibrium import solve
+    from .core import solve
 
     logging.getLogger("matplotlib").setLevel(logging.WARNING)
     try:

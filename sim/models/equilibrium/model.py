@@ -9,10 +9,11 @@ import numpy as np
 from ...lazy import lazy
 xr = lazy("xarray")
 
-from ...equilibrium import solve_cells, validate_equilibrium
+from ...equilibrium import validate_equilibrium
 from ...plotting import save, wrap_columns, wrap_prose
 from ...registry import Model, strategies_solved
 from .config import SECTIONS
+from .core import solve_cells
 
 
 REGIMES = ["never present", "always present", "mixes (in some equilibrium)", "several pure equilibria"]
