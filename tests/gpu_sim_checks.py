@@ -253,6 +253,24 @@ def check_redeliberation():
         assert np.array_equal(g1, g2)
 
 
+def check_row_stack():
+    """numba-cuda's modules import ``numpy.row_stack``, which newer NumPy lacks: importing
+    numba.cuda through the package restores it as ``vstack``."""
+    from antiamp.kernels import gpu
+
+    saved = getattr(np, "row_stack", None)
+    if saved is not None:
+        del np.row_stack
+    cached, gpu._CUDA = gpu._CUDA, None
+    try:
+        gpu.cuda()
+        assert np.row_stack is np.vstack
+    finally:
+        gpu._CUDA = cached or gpu._CUDA
+        if saved is not None:
+            np.row_stack = saved
+
+
 def check_colmad():
     """ColMAD's counts and rounds-used sums: the CPU kernel's from 0 (several launches
     and grids, one round and several); past 2**32 (the counter's high word), the
