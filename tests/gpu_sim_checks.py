@@ -260,15 +260,15 @@ def check_row_stack():
 
     saved = getattr(np, "row_stack", None)
     if saved is not None:
-        del np.row_stack
+        del np.row_stack  # noqa: NPY201
     cached, gpu._CUDA = gpu._CUDA, None
     try:
         gpu.cuda()
-        assert np.row_stack is np.vstack
+        assert np.row_stack is np.vstack  # noqa: NPY201
     finally:
         gpu._CUDA = cached or gpu._CUDA
         if saved is not None:
-            np.row_stack = saved
+            np.row_stack = saved  # noqa: NPY201
 
 
 def check_colmad():

@@ -66,7 +66,7 @@ def cuda():
         import numpy as np
 
         if not hasattr(np, "row_stack"):
-            np.row_stack = np.vstack
+            np.row_stack = np.vstack  # noqa: NPY201 - restored for numba-cuda
         from numba import cuda as _cuda
 
         _CUDA = _cuda

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import numba as nb
 import numpy as np
-from numba import int64, uint32, uint64
+from numba import int64, uint64
 
 from .. import gpu as _gpu
 from ..loop import (MAJORITY, N_PROTOCOLS, N_THR, STREAM, budget_share, case_code,
