@@ -32,6 +32,11 @@ so they are not Rao-Blackwellised) and returns per path and round the learner's
 error, the training targets' error rate, the ratified-mistake rate, rho and the
 share of overseen cases escalated; paths run in parallel and each writes only its
 own rows, so results do not depend on the thread count.
+
+One kernel, two targets: a case's class (:func:`case_code`), a type's draws and
+update (:func:`type_draw`, :func:`majority_step`) and the float steps between
+rounds (:func:`budget_share`, :func:`round_end`) are the functions the GPU launcher
+(:mod:`kernels.gpu.loop`) compiles or calls too, so both give the same paths.
 """
 
 from __future__ import annotations
