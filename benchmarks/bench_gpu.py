@@ -5,14 +5,17 @@
     NUMBA_ENABLE_CUDASIM=1 python benchmarks/bench_gpu.py --smoke   # runs, times nothing real
 
 For every kernel with a GPU launcher (baseline, signals, portfolio, messages, options,
-the panel's Monte Carlo tables, confidence, redeliberation), in one run on one machine:
+the panel's Monte Carlo tables, confidence, redeliberation, colmad, the loop's paths),
+in one run on one machine:
 
 * GPU instances/s (numba.cuda, the project's Philox counters, the same counts as the
   CPU: checked before timing);
 * the GPU floor measured in the same run: one Philox4x32-10 block per instance,
   XOR-folded (:func:`kernels.gpu.baseline.bare_philox`), and the ratio to it (the
   portfolio draws 1 + 2B uniforms, ceil((1 + 2B) / 4) blocks an instance; options
-  4 blocks; messages one block and a Box-Muller pair);
+  4 blocks; messages one block and a Box-Muller pair; colmad one block, and one a
+  round on a disagreement; the loop two blocks a case, its instances the cases of
+  every path and round, and its time includes the host's float steps between rounds);
 * the CPU kernel on all cores (same run) and the ratio GPU / CPU (the multi-cell
   case counts cell-instances: instances x cells);
 * JAX on the same GPU (its own generator, ``bincount``; the same class-count
@@ -21,7 +24,8 @@ the panel's Monte Carlo tables, confidence, redeliberation), in one run on one m
   is not installed;
 * the end-to-end time of a ``--sweep-cells`` grid at ``--sweep-n`` instances a cell
   (the baseline on the fused sweep engine, and the signals model's simulated
-  payoffs on the block engine), ``run.device=cuda`` against ``run.device=cpu``.
+  payoffs and colmad on the block engine), ``run.device=cuda`` against
+  ``run.device=cpu``.
 
 Without a GPU (and without the simulator) it prints why and exits 0.  Medians over
 ``--repeats``; every GPU figure is timed after a synchronize.
@@ -242,6 +246,25 @@ def run_cases(args) -> dict:
                 0.2, 18, np.array([3.0, 8.0, 15.0]), np.array([1.0, 0.9, 0.7, 0.4]), 60.0,
                 10.0, 3.0, 2.0, 5, np.array([[0.5, 0.2], [0.8, 0.5]]))
 
+    from antiamp.kernels import colmad as kcm
+    from antiamp.kernels import loop as kl
+    from antiamp.kernels.gpu import colmad as gcm
+    from antiamp.kernels.gpu import loop as gl
+
+    cm_pt = np.array([[kcm.threshold(q) for q in row] for row in ((0.56, 0.6, 0.64),
+                                                                  (0.36, 0.5, 0.64))], np.uint64)
+    cm_args = (np.uint64(kcm.threshold(0.4)), cm_pt,
+               *(np.uint64(kcm.threshold(q)) for q in (0.8, 0.4, 0.1)), 3)
+    J_c, J_d = np.array([0.3, 0.8]), np.array([[0.5, 0.2], [0.9, 0.6]])
+    loop_paths, loop_rounds = 256, 10
+
+    def loop(n, kernel):  # calibrated learner, a budget, rho's feedback: every output
+        batch = max(1, n // (loop_paths * loop_rounds))
+        out = kernel(kl.CALIBRATED, loop_rounds, batch, 1, loop_paths, 0.3, 0.05, 0.6, 0.5,
+                     0.0, 0.2, 0.3, 0.9, 0.8, 0.7, J_c, J_d, 0.1, np.array([0.7, 0.2]), 0.4,
+                     J_c, True, k0, k1)
+        return np.concatenate([a.ravel().astype(np.float64) for a in out])
+
     def redeliberation(n, kernel):  # the per-block sums added over the blocks
         return np.concatenate([a.sum(axis=0).ravel() for a in kernel(n, k0, k1, *red_args)])
 
@@ -288,6 +311,10 @@ def run_cases(args) -> dict:
         "redeliberation, per claim": (lambda n: redeliberation(n, gr.redeliberation_kernel),
                                       lambda n: redeliberation(n, kr.redeliberation_kernel),
                                       None, 16),
+        "colmad (R = 3)": (lambda n: gcm.colmad_counts(n, k0, k1, *cm_args),
+                           lambda n: kcm.colmad_counts(n, k0, k1, *cm_args, nt), None, 1),
+        f"loop ({loop_paths} paths), per case": (lambda n: loop(n, gl.loop_paths),
+                                                lambda n: loop(n, kl.loop_paths), None, 1),
     }
     # Same counts (float means: within 1e-12 relative) first, at a size the CPU does
     # quickly, then the timings.
@@ -318,13 +345,17 @@ def sweeps(args) -> None:
     side = max(1, int(round(args.sweep_cells ** 0.5)))
     axes = {"model": {"rho": {"linspace": [0.05, 0.95, side]},
                       "p": {"linspace": [0.55, 0.95, side]}}}
-    grids = {"baseline": {}, "signals": {"equilibrium": {"payoffs": "simulated"}}}
+    grids = {"baseline": {}, "signals": {"equilibrium": {"payoffs": "simulated"}},
+             "colmad": {"judge": {"kind": "logit"}}}
+    # colmad reads its own section: the same grid over its error share and evidence.
+    own = {"colmad": {"colmad": {"p_error": axes["model"]["rho"],
+                                 "evidence": axes["model"]["p"]}}}
     print(f"sweeps: {side * side} cells x {args.sweep_n:.3g} instances a cell")
     for model, extra in grids.items():
         times = {}
         for dev in ("cuda", "cpu"):
             cfg = {"model": {"name": model}, **extra,
-                   "sweep": {"axes": axes, "plot": False},
+                   "sweep": {"axes": own.get(model, axes), "plot": False},
                    "run": {"n_instances": args.sweep_n, "seed": 1, "device": dev,
                            "progress": False}}
             with tempfile.TemporaryDirectory() as d:
@@ -343,11 +374,13 @@ def report() -> list:
         "No GPU figures yet: they are pending a run on a machine with an NVIDIA GPU. There, "
         "one command prints, for every kernel with a GPU launcher (the baseline, one cell "
         "and the multi-cell CRN kernel; signals; portfolio; messages; options; the panel's "
-        "Monte Carlo tables; confidence; redeliberation): GPU instances/s, the ratio to the "
+        "Monte Carlo tables; confidence; redeliberation; colmad; the loop's paths): GPU "
+        "instances/s, the ratio to the "
         "bare Philox4x32-10 floor "
         "on the same GPU, the CPU kernel on all cores, JAX on the same GPU (baseline, "
         "signals, portfolio; skipped when JAX is absent), and the end-to-end time of a "
-        "10^4-cell sweep (baseline and signals, 10^7 instances a cell) on the GPU and on "
+        "10^4-cell sweep (baseline, signals and colmad, 10^7 instances a cell) on the GPU "
+        "and on "
         "the CPU, all in the same run:",
         "",
         "```bash",

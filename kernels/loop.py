@@ -32,6 +32,11 @@ so they are not Rao-Blackwellised) and returns per path and round the learner's
 error, the training targets' error rate, the ratified-mistake rate, rho and the
 share of overseen cases escalated; paths run in parallel and each writes only its
 own rows, so results do not depend on the thread count.
+
+One kernel, two targets: a case's class (:func:`case_code`), a type's draws and
+update (:func:`type_draw`, :func:`majority_step`) and the float steps between
+rounds (:func:`budget_share`, :func:`round_end`) are the functions the GPU launcher
+(:mod:`kernels.gpu.loop`) compiles or calls too, so both give the same paths.
 """
 
 from __future__ import annotations
@@ -64,6 +69,54 @@ def _flag_probability(e, rho, x_pc, audit, flag_c):
     f = e * ((1 - pe1_w) * flag_c[0] + pe1_w * flag_c[1]) + (1 - e) * (
         (1 - pe1_r) * flag_c[0] + pe1_r * flag_c[1])
     return audit + (1 - audit) * f
+
+
+@nb.njit(inline="always", cache=True)
+def budget_share(e, rho, x_pc, audit, flag_c, budget):
+    """The share s of flagged cases the escalation policy escalates under the budget."""
+    s = 1.0
+    if budget < 1.0:
+        f = _flag_probability(e, rho, x_pc, audit, flag_c)
+        if f > budget:
+            s = budget / f
+    return s
+
+
+@nb.njit(inline="always", cache=True)
+def type_draw(k, j, c, stream, k0, k1, q):
+    """1 when instance type k of path j's uniform at counter block c is below q, else 0:
+    the majority learner's starting answer (q = e_0) and its update draws (q = rate)."""
+    w0, _, _, _ = philox4x32_10(np.uint64(k), np.uint64(j), np.uint64(c), stream, k0, k1)
+    return 1 if _u(w0) < q else 0
+
+
+@nb.njit(inline="always", cache=True)
+def majority_step(state, update, type_wrong, batch):
+    """A type's answer (1 = wrong) after a round: with an update it takes the majority
+    of its ``batch`` targets, ``type_wrong`` of them wrong (a tie keeps it)."""
+    if update:
+        if 2 * type_wrong > batch:
+            return 1
+        if 2 * type_wrong < batch:
+            return 0
+    return state
+
+
+@nb.njit(inline="always", cache=True)
+def round_end(learner, e, rho, n_round, types, rate, bias, gain, n_end, n_lab, n_rat, n_esc,
+              n_wrong):
+    """A protocol's round from its integer counts (endorsed, wrong labels, ratified,
+    escalated cases; the majority learner's wrong types): ``(label error, ratified
+    rate, escalated share, next error, next rho)``."""
+    label = n_lab / n_round
+    r = n_rat / n_end if n_end > 0 else 0.0
+    esc = n_esc / n_end if n_end > 0 else 0.0
+    if learner == MAJORITY:
+        e_next = n_wrong / types
+    else:
+        v = (1 - rate) * e + rate * (label + bias)
+        e_next = min(1.0, max(0.0, v))
+    return label, r, esc, e_next, rho + gain * r * (1 - rho)
 
 
 @nb.njit(inline="always", cache=True)
@@ -168,8 +221,7 @@ def loop_paths(learner, rounds, batch, types, paths, e0, e_h, m, rate, bias, rho
             rho[p] = rho0
         if learner == MAJORITY:
             for k in range(types):
-                w0, _, _, _ = philox4x32_10(np.uint64(k), jj, np.uint64(base_t), stream, k0, k1)
-                wr = 1 if _u(w0) < e0 else 0
+                wr = type_draw(k, j, base_t, stream, k0, k1, e0)
                 for p in range(P):
                     state[p, k] = wr
                     always[p, k] = wr
@@ -189,11 +241,7 @@ def loop_paths(learner, rounds, batch, types, paths, e0, e_h, m, rate, bias, rho
                 ratif[p] = 0
                 esc[p] = 0
                 rho_out[p, j, t] = rho[p]
-                s[p] = 1.0
-                if p == 2 and budget < 1.0:
-                    f = _flag_probability(e[p], rho[p], x_pc, audit, flag_c)
-                    if f > budget:
-                        s[p] = budget / f
+                s[p] = budget_share(e[p], rho[p], x_pc, audit, flag_c, budget) if p == 2 else 1.0
                 if learner == MAJORITY:
                     for k in range(types):
                         type_wrong[p, k] = 0
@@ -240,28 +288,20 @@ def loop_paths(learner, rounds, batch, types, paths, e0, e_h, m, rate, bias, rho
                         if learner == MAJORITY:
                             type_wrong[p, k] += n_lab
             for p in range(P):
-                label_err[p, j, t] = wrong_lab[p] / n_round
-                r = ratif[p] / seen[p] if seen[p] > 0 else 0.0
-                ratified[p, j, t] = r
-                escalated[p, j, t] = esc[p] / seen[p] if seen[p] > 0 else 0.0
+                n_wrong = 0
                 if learner == MAJORITY:
-                    n_wrong = 0
                     for k in range(types):
-                        w0, _, _, _ = philox4x32_10(np.uint64(k), jj,
-                                                    np.uint64(base_t + 1 + t), stream, k0, k1)
-                        if _u(w0) < rate:
-                            if 2 * type_wrong[p, k] > batch:
-                                state[p, k] = 1
-                            elif 2 * type_wrong[p, k] < batch:
-                                state[p, k] = 0
+                        up = type_draw(k, j, base_t + 1 + t, stream, k0, k1, rate)
+                        state[p, k] = majority_step(state[p, k], up, type_wrong[p, k], batch)
                         if state[p, k] == 0:
                             always[p, k] = 0
                         n_wrong += state[p, k]
-                    e[p] = n_wrong / types
-                else:
-                    v = (1 - rate) * e[p] + rate * (label_err[p, j, t] + bias)
-                    e[p] = min(1.0, max(0.0, v))
-                rho[p] = rho[p] + gain * r * (1 - rho[p])
+                lab, r, es, e[p], rho[p] = round_end(learner, e[p], rho[p], n_round, types, rate,
+                                                     bias, gain, seen[p], wrong_lab[p], ratif[p],
+                                                     esc[p], n_wrong)
+                label_err[p, j, t] = lab
+                ratified[p, j, t] = r
+                escalated[p, j, t] = es
                 err[p, j, t + 1] = e[p]
         if learner == MAJORITY:
             for p in range(P):

@@ -374,8 +374,11 @@ def _compute(plan: GridPlan, todo: list, args: tuple, client, progress, done) ->
         else:
             from distributed import as_completed
 
-            futs = {client.submit(run_block, *args, *blk, pure=False, retries=3): blk
-                    for blk in todo}
+            from .executors import task_resources
+
+            res = task_resources(client, plan.base.run.device)
+            futs = {client.submit(run_block, *args, *blk, pure=False, retries=3,
+                                  resources=res): blk for blk in todo}
             for f in as_completed(list(futs)):
                 blk = futs.pop(f)
                 ds = f.result()

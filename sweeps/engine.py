@@ -673,11 +673,13 @@ def _execute(plan: Plan, todo: list, group, client, progress) -> None:
     def submit_all(cl):
         from distributed import as_completed
 
-        futs = {}
+        from .executors import task_resources
+
+        futs, res = {}, task_resources(cl, device)
         for r in todo:
             cells = _cells_of(r, plan.shape)
             f = cl.submit(compute_block, fused.count, inputs(cells), n, seed, nt, device,
-                          fused.n_counts, pure=False, retries=3)
+                          fused.n_counts, pure=False, retries=3, resources=res)
             futs[f] = (r, cells)
         for f in as_completed(list(futs)):
             r, cells = futs.pop(f)

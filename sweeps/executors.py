@@ -59,6 +59,8 @@ def dask_client(ex: ExecutorConfig):
 
         # In-process workers talk over inproc://; worker processes over loopback TCP.
         where = {"host": "127.0.0.1"} if ex.processes else {}
+        if ex.gpus:
+            where["resources"] = {"GPU": ex.gpus}
         cluster = LocalCluster(
             n_workers=ex.n_workers, threads_per_worker=1, processes=ex.processes,
             dashboard_address=None, scheduler_kwargs=dict(SCHEDULER_QUIET), **where,
@@ -112,7 +114,34 @@ def _slurm_kwargs(ex: ExecutorConfig) -> dict:
     kwargs = {"cores": 1, "memory": "4GB", "processes": 1,
               "scheduler_options": dict(SCHEDULER_QUIET)}
     kwargs.update(dict(ex.slurm))
+    if ex.gpus:  # ask SLURM for the GPUs, and declare them to dask on the worker
+        kwargs["job_extra_directives"] = [*(kwargs.get("job_extra_directives") or []),
+                                          f"--gres=gpu:{ex.gpus}"]
+        kwargs["worker_extra_args"] = [*(kwargs.get("worker_extra_args") or []),
+                                       "--resources", f"GPU={ex.gpus}"]
     return kwargs
+
+
+def task_resources(client, device: str):
+    """The dask resources a block's task holds: one GPU (``{"GPU": 1}``) where its
+    kernels run on a GPU, so that a worker runs one block per GPU at a time; else None.
+
+    ``run.device=cuda`` needs a worker that declares a GPU (``executor.gpus``, or
+    ``dask worker --resources GPU=1``): without one no block could start, so it
+    stops here.  ``run.device=auto`` holds a GPU where the workers declare any (the
+    submitting machine, a login node say, may have none) and runs anywhere otherwise.
+    """
+    if device == "cpu":
+        return None
+    workers = client.scheduler_info(n_workers=-1).get("workers", {}).values()
+    if any((w.get("resources") or {}).get("GPU", 0) >= 1 for w in workers):
+        return {"GPU": 1}
+    if device == "cuda":
+        raise ExecutorError("run.device=cuda: no dask worker declares a GPU (the dask "
+                            "resource GPU), so no block could start; set executor.gpus=1 "
+                            "(executor=slurm asks SLURM for it with --gres=gpu:1) or start "
+                            "the workers with `dask worker ADDRESS --resources GPU=1`")
+    return None
 
 
 def make_slurm_cluster(ex: ExecutorConfig):

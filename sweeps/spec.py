@@ -98,6 +98,10 @@ class ExecutorConfig:
     #: ``slurm``: seconds to wait for the first worker job to start (queued jobs)
     #: before stopping with the jobs' states; the finished blocks are kept.
     start_timeout: float = 600.0
+    #: GPUs of each worker this command starts, declared as the dask resource ``GPU``
+    #: (``local``: each worker; ``slurm``: each job, asked of SLURM with
+    #: ``--gres=gpu:N``).  A block's task holds one GPU when its kernels run on one.
+    gpus: int = 0
 
 
 @dataclass
@@ -648,6 +652,8 @@ def validate_executor(ex: ExecutorConfig) -> None:
                           "executor.processes=true (compiled kernels each use all cores)")
     if ex.threads_per_task < 0:
         raise ConfigError("executor.threads_per_task must be an integer >= 0")
+    if ex.gpus < 0:
+        raise ConfigError(f"executor.gpus must be an integer >= 0, got {ex.gpus}")
     if not ex.start_timeout > 0:  # NaN too
         raise ConfigError(f"executor.start_timeout must be a number of seconds > 0, got "
                           f"{ex.start_timeout!r}")

@@ -253,6 +253,100 @@ def check_redeliberation():
         assert np.array_equal(g1, g2)
 
 
+def check_row_stack():
+    """numba-cuda's modules import ``numpy.row_stack``, which newer NumPy lacks: importing
+    numba.cuda through the package restores it as ``vstack``."""
+    from antiamp.kernels import gpu
+
+    saved = getattr(np, "row_stack", None)
+    if saved is not None:
+        del np.row_stack  # noqa: NPY201
+    cached, gpu._CUDA = gpu._CUDA, None
+    try:
+        gpu.cuda()
+        assert np.row_stack is np.vstack  # noqa: NPY201
+    finally:
+        gpu._CUDA = cached or gpu._CUDA
+        if saved is not None:
+            np.row_stack = saved  # noqa: NPY201
+
+
+def check_colmad():
+    """ColMAD's counts and rounds-used sums: the CPU kernel's from 0 (several launches
+    and grids, one round and several); past 2**32 (the counter's high word), the
+    scalar per-response function's, response by response; and through the model."""
+    from antiamp.kernels import colmad as kc
+    from antiamp.kernels.gpu import colmad as gcm
+
+    for R, n, blocks, step in ((3, 901, 2, 300), (1, 257, 0, 0), (6, 333, 1, 100)):
+        q = np.sort(RNG.uniform(0, 1, (2, 3)), axis=1)
+        pt = np.array([[kc.threshold(v) for v in row] for row in q], np.uint64)
+        t = [np.uint64(kc.threshold(v)) for v in RNG.uniform(0.05, 0.95, 4)]
+        args = (t[0], pt, t[1], t[2], t[3], R)
+        c = kc.colmad_counts(n, K0, K1, *args, 3)
+        g = gcm.colmad_counts(n, K0, K1, *args, blocks=blocks, step=step)
+        assert g.dtype == np.int64 and g[0].sum() == n and g[1].sum() > 0
+        assert np.array_equal(g, c), (R, n, g, c)
+    start, n = 2**32 - 100, 250
+    one = np.zeros_like(c)
+    for i in range(start, start + n):
+        cl, u = kc.one_response(i, K0, K1, np.uint64(kc.STREAM), *args)
+        one[:, cl] += (1, u, u * u)
+    g = gcm.colmad_counts(n, K0, K1, *args, start=start, blocks=1, step=97)
+    assert np.array_equal(g, one)
+    _same_datasets({"model": {"name": "colmad"}, "judge": {"kind": "logit"},
+                    "run": {"n_instances": 600, "seed": 4}},
+                   gcm, "colmad_counts")
+
+
+def check_loop():
+    """The closed loop's paths, bit for bit: both learners, a budget, a jury, rho's
+    feedback, several tiles a path (a type's cases across tiles), several path chunks
+    and grids; and through the model."""
+    from antiamp.kernels import loop as kl
+    from antiamp.kernels.gpu import loop as gl
+
+    J_c, J_jury = np.array([0.3, 0.8]), np.array([0.25, 0.85])
+    J_d, flag_c = np.array([[0.5, 0.2], [0.9, 0.6]]), np.array([0.7, 0.2])
+    for learner, batch, types, budget, jury, gain, blocks, chunk, cases in (
+            (kl.CALIBRATED, 700, 1, 0.3, False, 0.4, 2, 2, 1),
+            (kl.MAJORITY, 37, 13, 1.0, True, 0.0, 0, 0, 16),
+            (kl.MAJORITY, 300, 3, 0.5, False, 0.3, 1, 3, 1)):
+        args = (learner, 4, batch, types, 5, 0.3, 0.05, 0.6, 0.7 if learner else 0.5, 0.02,
+                0.2, gain, 0.9, 0.8, 0.7, J_c, J_d, 0.1, flag_c, budget,
+                J_jury if jury else J_c, not jury, K0, K1)
+        cpu = kl.loop_paths(*args)
+        gpu = gl.loop_paths(*args, blocks=blocks, chunk=chunk, cases=cases)
+        for a, b in zip(gpu, cpu):
+            assert a.dtype == b.dtype and np.array_equal(a, b), (learner, a, b)
+        assert np.ptp(cpu[0], axis=1).max() > 0  # the paths differ: the check can fail
+    for extra in ({"loop": {"rounds": 3, "paths": 3, "batch": 300, "rho_gain": 0.5,
+                            "budget": 0.4}},
+                  {"loop": {"rounds": 3, "paths": 2, "batch": 20, "types": 9,
+                            "learner": "majority", "target": 0.2}}):
+        _same_datasets({"model": {"name": "loop"}, **extra, "run": {"seed": 6}}, gl,
+                       "loop_paths")
+
+
+def _same_datasets(cfg, mod, name):
+    """``run.device=cuda`` and ``cpu`` give the same Dataset (every number), and the
+    GPU's ``mod.name`` is the one that ran."""
+    import antiamp
+
+    real, used = getattr(mod, name), []
+    setattr(mod, name, lambda *a, **k: used.append(1) or real(*a, **k))
+    try:
+        ds = {dev: antiamp.simulate({**cfg, "run": {**cfg["run"], "device": dev,
+                                                    "progress": False}})
+              for dev in ("cuda", "cpu")}
+    finally:
+        setattr(mod, name, real)
+    assert used, name
+    for k, v in ds["cpu"].data_vars.items():
+        if np.issubdtype(v.dtype, np.number):
+            assert np.array_equal(ds["cuda"][k].values, v.values, equal_nan=True), k
+
+
 def check_models():
     """``run.device=cuda`` through the extension models with simulated payoffs: the
     same Datasets as ``run.device=cpu``."""

@@ -138,3 +138,38 @@ def test_float_kernels_within_1e12(key):
             60.0, 10.0, 3.0, 2.0, 5, np.array([[0.5, 0.2], [0.8, 0.5]]))
     for g, c in zip(gr.redeliberation_kernel(*args), kr.redeliberation_kernel(*args)):
         np.testing.assert_allclose(g.sum(axis=0), c.sum(axis=0), rtol=1e-12, atol=0)
+
+
+def test_colmad_counts(key):
+    """ColMAD's class counts and rounds-used sums, every launch split and grid."""
+    from antiamp.kernels import colmad as kc
+    from antiamp.kernels.gpu import colmad as gcm
+
+    pt = np.array([[kc.threshold(q) for q in row] for row in ((0.4, 0.5, 0.9), (0.1, 0.3, 0.6))],
+                  np.uint64)
+    args = tuple(np.uint64(kc.threshold(q)) for q in (0.3, 0.6, 0.4))
+    for R in (1, 5):
+        a = (np.uint64(kc.threshold(0.2)), pt, *args, R)
+        cpu = kc.colmad_counts(N + 3, *key, *a, 64)
+        for blocks, step in ((0, 0), (97, N // 3)):
+            assert np.array_equal(gcm.colmad_counts(N + 3, *key, *a, blocks=blocks, step=step),
+                                  cpu), (R, blocks)
+
+
+def test_loop_paths(key):
+    """The closed loop's paths, bit for bit: both learners, with a budget and rho's
+    feedback, several tiles a path and path chunks."""
+    from antiamp.kernels import loop as kl
+    from antiamp.kernels.gpu import loop as gl
+
+    J_c, J_d = np.array([0.3, 0.8]), np.array([[0.5, 0.2], [0.9, 0.6]])
+    flag_c = np.array([0.7, 0.2])
+    paths = max(2, N >> 15)
+    for learner, batch, types, chunk in ((kl.CALIBRATED, N >> 7, 1, 0),
+                                         (kl.MAJORITY, N >> 15, 300, paths // 7)):
+        args = (learner, 20, batch, types, paths, 0.3, 0.05, 0.6, 0.7, 0.02, 0.2, 0.3, 0.9, 0.8,
+                0.7, J_c, J_d, 0.1, flag_c, 0.4, J_c, True, *key)
+        cpu = kl.loop_paths(*args)
+        for gpu in (gl.loop_paths(*args), gl.loop_paths(*args, blocks=7, chunk=chunk, cases=3)):
+            for g, c in zip(gpu, cpu):
+                assert np.array_equal(g, c), learner

@@ -20,7 +20,7 @@ from antiamp.kernels.gpu import status
 
 HERE = Path(__file__).resolve().parent
 CHECKS = ("one_cell", "cells", "floor", "engine", "signals", "portfolio", "messages", "options",
-          "panel", "confidence", "redeliberation", "models")
+          "panel", "confidence", "redeliberation", "colmad", "loop", "row_stack", "models")
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +85,9 @@ def test_cuda_is_refused_for_a_model_without_gpu_kernels(monkeypatch):
 
     monkeypatch.setattr(gpu, "_STATUS", (True, "a GPU"))  # as if one were present
     monkeypatch.setattr(cfgmod, "_VALID", {})
-    with pytest.raises(ConfigError, match=r"run\.device=cuda: model loop's kernels run on the "
-                                          r"CPU only \(models with GPU kernels: .*baseline"):
-        to_model_config({"model": {"name": "loop"}, "run": {"device": "cuda"}})
-    to_model_config({"model": {"name": "loop"}, "run": {"device": "auto"}})
+    with pytest.raises(ConfigError, match=r"run\.device=cuda: model compare's kernels run on "
+                                          r"the CPU only \(models with GPU kernels: .*baseline"):
+        to_model_config({"model": {"name": "compare"}, "judge": {"kind": "logit"},
+                         "run": {"device": "cuda"}})
+    to_model_config({"model": {"name": "compare"}, "judge": {"kind": "logit"},
+                     "run": {"device": "auto"}})

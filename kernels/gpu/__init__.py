@@ -11,17 +11,21 @@ the CPU; on the GPU a grid-stride loop, per-warp histograms in shared memory and
 one reduction per thread block (an integer atomic add per class into the
 output), so integer class counts are the same bits whatever the grid.
 
-Integer class counts (baseline, correlated signals, portfolios) are the CPU's bits.
+Integer class counts (baseline, correlated signals, portfolios, colmad) are the CPU's
+bits, and so are the closed loop's paths: each round's cases are counted on the
+device and the float steps between rounds run on the host with the CPU's compiled
+functions, since NVVM contracts a multiply and an add into a fused multiply-add
+that rounds differently and the next round's thresholds depend on those floats
+(:mod:`kernels.gpu.loop`).
 Float sums (messages, options, the panel's tables, confidence, redeliberation) keep
 the CPU's canonical instance blocks: one thread block sums one canonical block, its
 threads' partial sums added in thread order, the blocks in block order, so a GPU
 result is the same bits run to run and within 1e-12 relative of the CPU's (the
 order inside a block may differ, and CUDA's libdevice ``exp``, ``log``, ``log1p``,
 ``cos``, ``sin`` and ``erfc`` differ from the CPU's libm in the last bits;
-``sqrt`` is correctly rounded on both).  The other kernel families (the loop's
-paths, colmad, mediation) have no GPU launchers yet: their models keep
-``Model.gpu`` false, so ``run.device=cuda`` is refused for them and ``auto`` runs
-them on the CPU.
+``sqrt`` is correctly rounded on both).  The mediation kernels have no GPU
+launchers yet: the model keeps ``Model.gpu`` false, so ``run.device=cuda`` is
+refused for it and ``auto`` runs it on the CPU.
 
 numba.cuda is imported only when a GPU path is asked for: importing it costs
 time, and a machine without the CUDA driver still runs everything on the CPU.
@@ -62,7 +66,7 @@ def cuda():
         import numpy as np
 
         if not hasattr(np, "row_stack"):
-            np.vstack = np.vstack
+            np.row_stack = np.vstack  # noqa: NPY201 - restored for numba-cuda
         from numba import cuda as _cuda
 
         _CUDA = _cuda

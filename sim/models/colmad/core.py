@@ -390,19 +390,25 @@ def kernel_args(par: Params) -> tuple:
 
 
 def simulate(par: Params, n_instances: int, seed: int, n_threads: int = 0,
-             values=None) -> dict:
+             values=None, device: str = "cpu") -> dict:
     """Metrics by the compiled kernel: ``{metric: (values, se)}`` of
-    :func:`metric_values` (or of ``values``, e.g. :func:`first_values`)."""
+    :func:`metric_values` (or of ``values``, e.g. :func:`first_values`).  ``device``:
+    ``run.device``; the GPU gives the same counts (:mod:`kernels.gpu.colmad`)."""
     import numba as nb
 
     from ...kernels.colmad import colmad_counts
     from ...kernels.rng import split_seed
-    from ...runner import kernel_threads
+    from ...runner import device_of, kernel_threads
 
     k0, k1 = split_seed(seed)
-    with kernel_threads(n_threads):
-        counts = colmad_counts(int(n_instances), k0, k1, *kernel_args(par), int(par.rounds),
-                               4 * nb.get_num_threads())
+    if device_of(device) == "cuda":
+        from ...kernels.gpu.colmad import colmad_counts as gpu_counts
+
+        counts = gpu_counts(int(n_instances), k0, k1, *kernel_args(par), int(par.rounds))
+    else:
+        with kernel_threads(n_threads):
+            counts = colmad_counts(int(n_instances), k0, k1, *kernel_args(par),
+                                   int(par.rounds), 4 * nb.get_num_threads())
     s1, s2 = class_moments(par, counts)
     return estimates(values or metric_values, s1, s2, float(n_instances))
 

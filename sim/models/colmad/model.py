@@ -21,7 +21,8 @@ SEED_GAIN = 0.19
 def _cell(c) -> dict:
     par = cm.params_of(c)
     ex = cm.metric_values(cm.exact_means(par))
-    sim = (cm.simulate(par, int(c.run.n_instances), int(c.run.seed), int(c.run.n_threads))
+    sim = (cm.simulate(par, int(c.run.n_instances), int(c.run.seed), int(c.run.n_threads),
+                       device=c.run.device)
            if c.run.n_instances > 1 else None)
     r = cell_triplets(ex, sim)
     r["pass_wrong"] = np.float64(par.pass_wrong)
@@ -210,4 +211,5 @@ MODEL = Model(
     kernel_fields=("judge.*", "colmad.*", "run.seed", "run.n_instances"),
     format_table=format_colmad, figures=plot_grid, cell_figures=plot_cell,
     plot_vars=("f1_exact",), cells_per_block=16,
+    gpu=True,  # the Monte Carlo's class counts (kernels.gpu.colmad)
 )

@@ -441,14 +441,17 @@ def cheapest_policy(cfg, ov: Oversight, target: float, front: dict | None = None
 
 # ----------------------------------------------------------------------------- simulation
 def simulate(cfg, ov: Oversight, n_threads: int = 0) -> dict:
-    """The kernel's paths for the three protocols (common random numbers)."""
+    """The kernel's paths for the three protocols (common random numbers), on
+    ``cfg.run.device``: the GPU gives the same paths, bit for bit (:mod:`kernels.gpu.loop`)."""
     from antiamp.kernels.loop import CALIBRATED, MAJORITY, loop_paths
     from antiamp.kernels.rng import split_seed
-    from antiamp.runner import kernel_threads
+    from antiamp.runner import device_of, kernel_threads
 
     lc = cfg.loop
     k0, k1 = split_seed(cfg.run.seed)
     types = lc.types if lc.learner == "majority" else 1
+    if device_of(cfg.run.device) == "cuda":
+        from antiamp.kernels.gpu.loop import loop_paths
     with kernel_threads(n_threads):
         out = loop_paths(MAJORITY if lc.learner == "majority" else CALIBRATED, lc.rounds, lc.batch,
                          types, lc.paths, start_error(cfg), lc.e_h, lc.m, lc.rate, lc.bias,

@@ -440,4 +440,5 @@ MODEL = Model(
                    "model.x_P_consult", "judge.*", "protocol.*", "loop.*", "run.seed"),
     format_table=format_loop, figures=plot_grid, cell_figures=plot_cell,
     plot_vars=("e_star", "final_err"), cells_per_block=8,
+    gpu=True,  # the simulated paths (kernels.gpu.loop)
 )
