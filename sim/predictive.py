@@ -181,8 +181,9 @@ def compare(f, df: pd.DataFrame, groups: list, draws: np.ndarray, confidence: fl
 
 # ------------------------------------------------------------------ which fit predicts
 #: Readings of a log the structural fit can take: (use the stated probabilities p_y,
-#: debate's own quality gap, debate's own spread).  Listed simplest first: of readings
-#: whose held-out scores tie, the selection keeps the first.  "labels" reads only the
+#: debate's own quality gap, debate's own spread).  The selection keeps the one with
+#: the fewest free parameters (the first listed of a tie) whose held-out score is within
+#: one judge-clustered standard error of the best.  "labels" reads only the
 #: labels (the sign of z): a judge whose stated
 #: probabilities are not the logistic of a normal reading (the shipped human judges
 #: pile their debate probabilities at the interface's bounds) moves a fit to the
@@ -233,8 +234,12 @@ def select_fit(df: pd.DataFrame, names=None, folds=SELECT_FOLDS, seed=0, **kw):
     of judges and scored by the log-likelihood of the held-out judges' labels (the
     endorsements Amp and follow-when-correct count; the rows' predicted rates depend
     only on their protocol, side and evidence, so this is the binomial log-likelihood of
-    the held-out judges' label counts).  The best candidate (the simplest of a tie) is
-    the fit on the whole log.  Held-out judges, not an in-sample likelihood ratio: the
+    the held-out judges' label counts).  Kept is the candidate with the fewest free
+    parameters whose score is within one standard error of the best (the SE of the
+    score difference over judges: judge-clustered), fitted on the whole log; a
+    reading that predicts held-out labels clearly better is taken over a simpler one,
+    a difference the held-out judges cannot tell apart is not.  Held-out judges, not an
+    in-sample likelihood ratio: the
     readings differ in what they are fitted to (stated probabilities or labels), so
     their in-sample likelihoods are not comparable, and a judge's rows are not
     independent.
@@ -277,7 +282,7 @@ def select_fit(df: pd.DataFrame, names=None, folds=SELECT_FOLDS, seed=0, **kw):
     if not rows:
         raise CheckError("the structural fit failed for every reading of the log")
     if k < 2:  # one judge: nothing to hold out; the first reading that fits
-        chosen = rows[0]["fit"]
+        chosen = min(rows, key=lambda r: r["n_params"])["fit"]
         tab = pd.DataFrame([{"fit": r["fit"], "n_params": r["n_params"],
                              "score": np.nan, "diff": np.nan, "diff_se": np.nan}
                             for r in rows])
@@ -292,9 +297,11 @@ def select_fit(df: pd.DataFrame, names=None, folds=SELECT_FOLDS, seed=0, **kw):
                             "score": [float(S[r["fit"]].sum()) for r in rows],
                             "diff": [float(diff[r["fit"]].sum()) for r in rows],
                             "diff_se": [float(se[r["fit"]]) for r in rows]})
-        chosen = tab.loc[tab["diff"] >= -1e-9, "fit"].iloc[0]
+        ok = tab["diff"] >= -tab["diff_se"] - 1e-9
+        chosen = tab[ok].sort_values("n_params", kind="stable")["fit"].iloc[0]
     f = next(r["fitted"] for r in rows if r["fit"] == chosen)
-    f.notes.append(f"reading chosen by {k}-fold leave-judges-out label log-likelihood: "
+    f.notes.append(f"reading chosen by {k}-fold leave-judges-out label log-likelihood "
+                   f"(the fewest parameters within one judge-clustered SE of the best): "
                    f"{chosen}")
     tab["chosen"] = tab["fit"] == chosen
     return f, tab
@@ -317,9 +324,9 @@ def fit_for(df: pd.DataFrame, choice: str = "auto", seed=0, **kw):
 def format_selection(tab) -> str:
     if tab is None:
         return ""
-    lines = ["", "which reading of the log predicts held-out judges' labels best "
-             "(leave-judges-out log-likelihood of the labels; SE of the difference over "
-             "judges):"]
+    lines = ["", "which reading of the log predicts held-out judges' labels (leave-judges-"
+             "out log-likelihood of the labels; used: the fewest parameters within one "
+             "SE of the best, the SE of the difference over judges):"]
     for _, r in tab.iterrows():
         lines.append(f"  {r['fit']:<26} {r['n_params']} parameters  score {r['score']:9.2f}  "
                      f"vs best {r['diff']:+8.2f} (SE {r['diff_se']:.2f})"
@@ -520,6 +527,7 @@ def calibrate(fit_log: pd.DataFrame, new_log: pd.DataFrame, n_rooms: int, confid
     rho = rng.beta(r["k"] + 0.5, r["n"] - r["k"] + 0.5, n_draws) if r["n"] else None
     groups = [({"protocol": prot}, rest["protocol"] == prot) for prot in ("consult", "debate")]
     tab = compare(f, rest, groups, draws, confidence, rng, rho=rho)
+    tab["fit"] = f.reading
     return f, tab, r
 
 

@@ -256,3 +256,79 @@ def test_no_false_non_convergence_warning_at_an_optimum(monkeypatch):
     f = st.fit(df)
     assert not f.converged
     assert any("did not report convergence" in n for n in f.notes)
+
+
+# ------------------------------------------------------------------ which reading predicts
+def _distorted(n, seed, power=3.0, **kw):
+    """A log whose judges state a monotone, sign-keeping distortion of their log-odds
+    (z -> sign(z) |z|^power, then rounded and clipped as an interface records it): the
+    labels are the structural judge's, the stated probabilities are not its logistic."""
+    from scipy import special
+
+    log = st.simulate_log(n, seed=seed, bounds=None, n_judges=30, **kw)
+    z = special.logit(log["p_y"].to_numpy())
+    py = np.clip(np.round(special.expit(np.sign(z) * np.abs(z) ** power), 2), 0.01, 0.99)
+    log["p_y"] = py
+    log["y"] = np.where(py > 0.5, log["a"], 1 - log["a"])
+    return log
+
+
+def test_protocol_spread_is_fitted_apart_and_not_from_labels_alone():
+    """Debate's spread differs from consultancy's: sigma and sigma_debate recovered
+    within 3 SE (with the gap too); from labels alone it is not fitted (said)."""
+    c = st.simulate_log(3000, share_debate=0.0, seed=63, **JUDGE)
+    d = st.simulate_log(3000, share_debate=1.0, seed=64, **{**JUDGE, "sigma": 0.7, "d": 1.5})
+    df = validate_log(pd.concat([c, d], ignore_index=True))
+    f = st.fit(df, protocol_gap=True, protocol_spread=True)
+    tab = f.table(0.95)
+    for k, v in (("d", 2.0), ("d_debate", 1.5), ("sigma", 1.5), ("sigma_debate", 0.7)):
+        assert abs(tab.loc[k, "value"] - v) < 3 * tab.loc[k, "se"], tab
+    assert f.quality("debate") == (f.value("d_debate"), f.value("sigma_debate"))
+    assert f.quality("consult") == (f.value("d"), f.value("sigma"))
+    # the label rates it predicts are the normal cdfs of each protocol's own quality
+    from scipy.stats import norm
+
+    m = st.draw_metrics(f, "debate", 0.5, 1.0, f.params[None, :], "favoured")
+    dd, sd = f.quality("debate")
+    assert m["amp"][0] == pytest.approx(norm.cdf(-dd / (np.sqrt(2) * sd)), abs=2e-3)
+    g = st.fit(df.drop(columns="p_y"), protocol_spread=True)
+    assert "log_sigma_debate" not in g.names
+    assert any("sigma_debate not fitted" in n for n in g.notes)
+
+
+def test_selection_reads_the_labels_where_the_probabilities_mislead():
+    """Stated probabilities that are not the logistic of a normal reading: the fit to
+    them mispredicts the label rates in sample (the check catches it), the selection
+    prefers the labels by more than two judge-clustered SEs of held-out score, and the
+    chosen fit's predictions cover every observed rate."""
+    df = validate_log(_distorted(4000, 1, mu_consult=0.5, d=2.0, sigma=1.5))
+    rng = np.random.default_rng(0)
+    groups = [({"protocol": p}, df["protocol"] == p) for p in ("consult", "debate")]
+    fp = pr.fit_named(df, "probabilities")
+    bad = pr.compare(fp, df, groups, pr.param_draws(fp, 400, rng), 0.95, rng)
+    assert not bad["inside"].all(), bad
+    f, sel = pr.select_fit(df)
+    assert f.reading == "labels" and not f.sigma_free
+    row = sel.set_index("fit").loc["probabilities"]
+    assert row["diff"] < -2 * row["diff_se"], sel
+    good = pr.compare(f, df, groups, pr.param_draws(f, 400, rng), 0.95, rng)
+    assert good["inside"].all(), good
+
+
+def test_selection_on_a_model_consistent_log_covers_held_out_judges():
+    """On logs drawn from the structural judge either reading is consistent: whichever
+    the selection takes (inside each training fold), held-out judges' rates are inside
+    their 95% intervals in >= 80% of folds over replicates; a reading forced by name
+    is the one used."""
+    hits = total = 0
+    for rep in range(4):
+        df = validate_log(_pop(2000, "A", 300 + rep, rho=0.5, delta=0.0))
+        cv = pr.cross_validate(df, 4, n_draws=300, seed=rep)
+        assert set(cv["fit"]) <= set(pr.FITS)
+        hits += int(cv["inside"].sum())
+        total += len(cv)
+    assert hits / total >= 0.8, (hits, total)
+    cv = pr.cross_validate(df, 3, n_draws=100, choice="labels+gap")
+    assert set(cv["fit"]) == {"labels+gap"}
+    with pytest.raises(pr.CheckError, match="allowed values are auto"):
+        pr.fit_for(df, "nope")
