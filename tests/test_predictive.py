@@ -189,6 +189,11 @@ def test_cli_cv_and_per_stratum_check_on_the_real_sample(tmp_path):
     assert sorted(cv["fold"].unique()) == [1, 2, 3, 4, 5]
     assert cv["n"].sum() == 48 + 48 + 154  # every row with a known truth, once
     assert (tmp_path / "o" / "predictive_strata.csv").exists()
+    # the reading the checks use is chosen, printed and written, and each fold says its own
+    assert "which reading of the log predicts held-out judges' labels" in r.stdout
+    sel = pd.read_csv(tmp_path / "o" / "structural_selection.csv")
+    assert set(sel["fit"]) <= set(pr.FITS) and sel["chosen"].sum() == 1
+    assert set(cv["fit"]) <= set(pr.FITS)
 
 
 def test_cli_calibrate(tmp_path):
@@ -214,6 +219,10 @@ def test_cli_calibrate(tmp_path):
     (["--debaters", "stratum"], "give --simulate, --cv or --calibrate"),
     (["--calibrate", "LOG_NOROOM"], "--calibrate"),
     (["--calibrate", "LOG", "--calibrate-rooms", "100000"], "allowed 1 to"),
+    (["--structural-fit", "labels"], "give --simulate, --cv or --calibrate"),
+    (["--simulate", "--protocol-gap", "--structural-fit", "labels"],
+     "--protocol-gap is --structural-fit probabilities+gap"),
+    (["--simulate", "--structural-fit", "nope"], "--structural-fit: invalid choice"),
 ])
 def test_cli_bad_options_exit_2_before_any_output(tmp_path, argv, msg):
     log = _pop(300, "A", 81, rho=0.5, delta=0.0)
