@@ -196,6 +196,8 @@ FITS = {
     "labels+gap": (False, True, False),
     "probabilities+gap+spread": (True, True, True),
 }
+#: Largest |parameter| a fit to labels alone (probit scale) is taken to have bounded.
+LABELS_BOUND = 8.0
 #: Folds of judges the selection holds out in turn (fewer where the log has fewer judges).
 SELECT_FOLDS = 5
 #: Rows a second of one structural fit, for the work estimate (a log of distinct stated
@@ -229,6 +231,16 @@ def fit_named(df: pd.DataFrame, name: str, **kw):
         df.attrs = attrs
     f = st.fit(df, protocol_gap=gap, protocol_spread=spread, **kw)
     f.reading = name
+    if not f.sigma_free:
+        # Labels alone: a group whose labels all agree (a few calibration rooms in which
+        # no dishonest side won, say) has no finite maximum-likelihood shift; the
+        # optimiser stops far out, where the sandwich is near 0 and would give an
+        # interval of no width.  On the probit scale of this fit |value| > LABELS_BOUND
+        # is a probability within 1e-15 of 0 or 1: refused, so another reading is used.
+        far = [n for n, v in zip(f.names, f.params) if abs(v) > LABELS_BOUND]
+        if far:
+            raise st.FitError(f"labels alone do not bound {', '.join(far)} (every label of "
+                              f"a group agrees: separation)")
     return f
 
 

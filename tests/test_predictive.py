@@ -341,3 +341,44 @@ def test_selection_on_a_model_consistent_log_covers_held_out_judges():
     assert set(cv["fit"]) == {"labels+gap"}
     with pytest.raises(pr.CheckError, match="allowed values are auto"):
         pr.fit_for(df, "nope")
+
+
+def test_labels_that_all_agree_leave_the_labels_reading_out():
+    """A population whose dishonest sides never win (a few calibration rooms, say): from
+    its labels alone its shift has no finite estimate, and the fit said so instead of
+    giving an interval of no width at a far-out value; the selection then reads the
+    stated probabilities, whose shift is finite."""
+    A = _pop(1500, "A", 91, rho=0.5, delta=0.0)
+    B = _pop(40, "B", 92, rho=0.5, delta=0.0)
+    right = B["a"] == B["omega"]
+    B["y"] = B["omega"]
+    B["p_y"] = np.where(right, np.maximum(B["p_y"], 0.6), np.minimum(B["p_y"], 0.4))
+    df = validate_log(pd.concat([A, B], ignore_index=True))
+    with pytest.raises(st.FitError):
+        pr.fit_named(df, "labels", debaters="debaters")
+    f, sel = pr.select_fit(df, debaters="debaters")
+    assert f.sigma_free and "labels" not in set(sel["fit"])
+    v, se = f.value("delta[B]"), np.sqrt(f.cov[f.names.index("delta[B]")]
+                                         [f.names.index("delta[B]")])
+    assert np.isfinite(v) and v < 0 and 0 < se < 5
+
+
+def test_calibration_rooms_whose_labels_all_agree_on_real_rooms():
+    """The shipped logs: the offline judges' log calibrated on 10 rooms (seed 17) in
+    which no wrong consultant was endorsed.  From labels alone the new population's
+    shift ran off to a far-out value with a near-0 sandwich, and the prediction was
+    0 with an interval [0, 0]; the fit now refuses that reading (separation) and the
+    calibrated intervals have width."""
+    from importlib.resources import files
+
+    from antiamp.logs import load_log
+
+    data = files("antiamp") / "data"
+    online = load_log(str(data / "michael2023_human_judges.csv"))
+    both = load_log(str(data / "michael2023_judgments.csv"))
+    offline = validate_log(both[both["judge_role"].astype(str) == "offline"]
+                           .reset_index(drop=True).copy())
+    f, tab, _ = pr.calibrate(online, offline, 10, n_draws=300, seed=17)
+    assert (tab["predicted_hi"] - tab["predicted_lo"] > 0.05).all(), tab
+    with pytest.raises(pr.CheckError, match="separation"):
+        pr.calibrate(online, offline, 10, n_draws=300, seed=17, choice="labels")
