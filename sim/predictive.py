@@ -16,6 +16,10 @@ would count:
 - the check says how many statistics it tests and how many parameters were fitted to
   them; with no more statistics than parameters it says it had nothing to test.
 
+The fit these checks use reads the log in the way that predicts held-out judges'
+labels (:func:`select_fit`): from the stated probabilities or from the labels alone,
+with one quality gap and spread for both protocols or debate's own.
+
 Cross-validation (:func:`cross_validate`) refits on all but one fold of judges or of
 rooms and predicts the held-out fold; calibration (:func:`calibrate`) fits the judge
 on one log and a new population of debaters on a few rooms of another, and predicts

@@ -289,7 +289,7 @@ def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = Fals
     both protocols; ``protocol_spread``: debate's spread ``sigma_debate`` apart from
     consultancy's ``sigma`` (where the log has both protocols and stated
     probabilities; from labels alone the spread of debate is not identified apart
-    from its gap).  :func:`fit_selected` lets the log choose between them."""
+    from its gap).  :func:`antiamp.predictive.select_fit` lets the log choose."""
     import warnings
 
     from statsmodels.base.model import GenericLikelihoodModel
