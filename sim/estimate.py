@@ -191,7 +191,8 @@ def work_parts(args, n_rows: int) -> list:
     (``(what, seconds)`` at the nominal rates of :mod:`antiamp.sweeps.budget`): the
     structural and section-6 judges' runs at ``--n-sim``, and the predictive checks'
     parameter draws over the log's rows, once per fit (the full log, each
-    cross-validation fold, the calibration)."""
+    cross-validation fold, the calibration), and the structural fits themselves
+    (:func:`antiamp.predictive.n_fits`)."""
     from . import predictive
     from .sweeps import budget
 
@@ -205,6 +206,9 @@ def work_parts(args, n_rows: int) -> list:
         parts.append((f"the predictive checks ({args.check_draws:,} draws x {n_rows:,} rows "
                       f"x {fits} fit{'s' if fits > 1 else ''})",
                       evals / budget.CHECK_DRAW_RATE))
+        n = predictive.n_fits(args)
+        parts.append((f"the structural fits ({n:,} fits x {n_rows:,} rows, the reading's "
+                      f"selection included)", n * n_rows / predictive.FIT_ROW_RATE))
     return parts
 
 

@@ -91,7 +91,8 @@ def structural_check(df: pd.DataFrame, ds: xr.Dataset, n: int, seed: int):
                                    {"long_name": ln, "units": "log-odds"})
     # joint sampling covariance on the natural scale (sigma by the delta method; fixed
     # parameters 0): what antiamp-design draws the robust designs from
-    jac = np.array([f.value("sigma") if n == "log_sigma" else 1.0 for n in f.names])
+    jac = np.array([np.exp(f.params[i]) if n.startswith("log_") else 1.0
+                    for i, n in enumerate(f.names)])
     cov = np.zeros((len(tab), len(tab)))
     k = len(f.names)
     cov[:k, :k] = f.cov * np.outer(jac, jac)

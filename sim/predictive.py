@@ -16,6 +16,10 @@ would count:
 - the check says how many statistics it tests and how many parameters were fitted to
   them; with no more statistics than parameters it says it had nothing to test.
 
+The fit these checks use reads the log in the way that predicts held-out judges'
+labels (:func:`select_fit`): from the stated probabilities or from the labels alone,
+with one quality gap and spread for both protocols or debate's own.
+
 Cross-validation (:func:`cross_validate`) refits on all but one fold of judges or of
 rooms and predicts the held-out fold; calibration (:func:`calibrate`) fits the judge
 on one log and a new population of debaters on a few rooms of another, and predicts
@@ -179,6 +183,187 @@ def compare(f, df: pd.DataFrame, groups: list, draws: np.ndarray, confidence: fl
     return pd.DataFrame(rows)
 
 
+# ------------------------------------------------------------------ which fit predicts
+#: Readings of a log the structural fit can take: (use the stated probabilities p_y,
+#: debate's own quality gap, debate's own spread).  The selection keeps the one with
+#: the fewest free parameters (the first listed of a tie) whose held-out score is within
+#: one judge-clustered standard error of the best.  "labels" reads only the
+#: labels (the sign of z): a judge whose stated
+#: probabilities are not the logistic of a normal reading (the shipped human judges
+#: pile their debate probabilities at the interface's bounds) moves a fit to the
+#: probabilities away from the rates of its labels, which are what Amp counts.
+FITS = {
+    "probabilities": (True, False, False),
+    "labels": (False, False, False),
+    "probabilities+gap": (True, True, False),
+    "probabilities+spread": (True, False, True),
+    "labels+gap": (False, True, False),
+    "probabilities+gap+spread": (True, True, True),
+}
+#: Largest |parameter| a fit to labels alone (probit scale) is taken to have bounded.
+LABELS_BOUND = 8.0
+#: Folds of judges the selection holds out in turn (fewer where the log has fewer judges).
+SELECT_FOLDS = 5
+#: Rows a second of one structural fit, for the work estimate (a log of distinct stated
+#: probabilities: about 2e4 rows/s measured on 2 loaded cores; a log on a 0.01 grid
+#: merges its rows and fits faster).
+FIT_ROW_RATE = 2e4
+
+
+def n_fits(args) -> int:
+    """Structural fits the options ask for: one per fit the checks use (the log, each
+    --cv fold, the calibration), times the selection's candidates x (folds + 1) where
+    the reading is chosen (``auto``)."""
+    uses = (1 if args.simulate else 0) + (args.cv or 0) + (1 if args.calibrate else 0)
+    auto = getattr(args, "structural_fit", "auto") == "auto" and not getattr(
+        args, "protocol_gap", False)
+    return uses * (len(FITS) * (SELECT_FOLDS + 1) if auto else 1)
+
+
+def fit_named(df: pd.DataFrame, name: str, **kw):
+    """The structural fit of one reading of :data:`FITS` (``kw``: debaters,
+    populations)."""
+    from . import structural as st
+
+    if name not in FITS:
+        raise CheckError(f"--structural-fit {name!r}: allowed values are auto, "
+                         + ", ".join(FITS))
+    probs, gap, spread = FITS[name]
+    if not probs and "p_y" in df.columns:
+        attrs = dict(df.attrs)
+        df = df.drop(columns="p_y")
+        df.attrs = attrs
+    f = st.fit(df, protocol_gap=gap, protocol_spread=spread, **kw)
+    f.reading = name
+    if not f.sigma_free:
+        # Labels alone: a group whose labels all agree (a few calibration rooms in which
+        # no dishonest side won, say) has no finite maximum-likelihood shift; the
+        # optimiser stops far out, where the sandwich is near 0 and would give an
+        # interval of no width.  On the probit scale of this fit |value| > LABELS_BOUND
+        # is a probability within 1e-15 of 0 or 1: refused, so another reading is used.
+        far = [n for n, v in zip(f.names, f.params) if abs(v) > LABELS_BOUND]
+        if far:
+            raise st.FitError(f"labels alone do not bound {', '.join(far)} (every label of "
+                              f"a group agrees: separation)")
+    return f
+
+
+def label_score(f, df: pd.DataFrame) -> pd.Series:
+    """Log-likelihood of the rows' labels (endorsed or not) under the fit's estimate,
+    summed per judge: the held-out score of the selection."""
+    agg = _cells(f, df)
+    q = np.clip(endorse_prob(f, agg, f.params[None, :])[0], 1e-12, 1 - 1e-12)
+    e = agg["endorse"].to_numpy(bool)
+    ll = agg["w"].to_numpy(float) * np.where(e, np.log(q), np.log1p(-q))
+    return pd.Series(ll).groupby(agg["g"].to_numpy()).sum()
+
+
+def select_fit(df: pd.DataFrame, names=None, folds=SELECT_FOLDS, seed=0, **kw):
+    """Let the log choose the reading of the structural fit that predicts held-out
+    judges' labels best: each candidate of :data:`FITS` is fitted on all but one fold
+    of judges and scored by the log-likelihood of the held-out judges' labels (the
+    endorsements Amp and follow-when-correct count; the rows' predicted rates depend
+    only on their protocol, side and evidence, so this is the binomial log-likelihood of
+    the held-out judges' label counts).  Kept is the candidate with the fewest free
+    parameters whose score is within one standard error of the best (the SE of the
+    score difference over judges: judge-clustered), fitted on the whole log; a
+    reading that predicts held-out labels clearly better is taken over a simpler one,
+    a difference the held-out judges cannot tell apart is not.  Held-out judges, not an
+    in-sample likelihood ratio: the
+    readings differ in what they are fitted to (stated probabilities or labels), so
+    their in-sample likelihoods are not comparable, and a judge's rows are not
+    independent.
+
+    Returns (fit, table): the table has, per candidate, its number of parameters, the
+    held-out score, its difference from the best and that difference's standard error
+    over judges (how clear the choice is)."""
+    from . import structural as st
+
+    names = list(names or FITS)
+    judges = df["judge_id"].astype(str)
+    known = df["omega"].notna().to_numpy()
+    uniq = np.array(sorted(set(judges[known])))
+    k = min(folds, len(uniq))
+    rng = np.random.default_rng(seed)
+    fold_of = dict(zip(rng.permutation(uniq), np.arange(len(uniq)) % max(k, 1)))
+    fold = judges.map(fold_of).to_numpy()
+    rows, scores, seen = [], {}, {}
+    for name in names:
+        try:
+            whole = fit_named(df, name, **kw)
+        except st.FitError:
+            continue
+        key = (tuple(whole.names), whole.sigma_free)
+        if key in seen:  # the log does not identify this reading's extra parameter
+            continue
+        seen[key] = name
+        per_judge = []
+        try:
+            for j in range(k):
+                train, test = df[fold != j], df[(fold == j) & known]
+                train.attrs, test.attrs = dict(df.attrs), dict(df.attrs)
+                f = fit_named(train, name, **kw)
+                per_judge.append(label_score(f, test))
+        except (st.FitError, CheckError):
+            continue
+        # one entry per held-out judge, in the same order for every candidate
+        scores[name] = pd.concat(per_judge, ignore_index=True)
+        rows.append({"fit": name, "n_params": len(whole.names), "fitted": whole})
+    if not rows:
+        raise CheckError("the structural fit failed for every reading of the log")
+    if k < 2:  # one judge: nothing to hold out; the first reading that fits
+        chosen = min(rows, key=lambda r: r["n_params"])["fit"]
+        tab = pd.DataFrame([{"fit": r["fit"], "n_params": r["n_params"],
+                             "score": np.nan, "diff": np.nan, "diff_se": np.nan}
+                            for r in rows])
+    else:
+        S = pd.DataFrame(scores)
+        best = S.sum().idxmax()
+        diff = S.sub(S[best], axis=0)  # per judge, candidate minus best
+        G = len(S)
+        se = diff.std(ddof=1) * np.sqrt(G)
+        tab = pd.DataFrame({"fit": [r["fit"] for r in rows],
+                            "n_params": [r["n_params"] for r in rows],
+                            "score": [float(S[r["fit"]].sum()) for r in rows],
+                            "diff": [float(diff[r["fit"]].sum()) for r in rows],
+                            "diff_se": [float(se[r["fit"]]) for r in rows]})
+        ok = tab["diff"] >= -tab["diff_se"] - 1e-9
+        chosen = tab[ok].sort_values("n_params", kind="stable")["fit"].iloc[0]
+    f = next(r["fitted"] for r in rows if r["fit"] == chosen)
+    f.notes.append(f"reading chosen by {k}-fold leave-judges-out label log-likelihood "
+                   f"(the fewest parameters within one judge-clustered SE of the best): "
+                   f"{chosen}")
+    tab["chosen"] = tab["fit"] == chosen
+    return f, tab
+
+
+def fit_for(df: pd.DataFrame, choice: str = "auto", seed=0, **kw):
+    """The structural fit the predictive checks use: ``choice`` a reading of
+    :data:`FITS`, or ``auto`` (:func:`select_fit`).  Returns (fit, selection table or
+    None)."""
+    from . import structural as st
+
+    if choice == "auto":
+        return select_fit(df, seed=seed, **kw)
+    try:
+        return fit_named(df, choice, **kw), None
+    except st.FitError as exc:
+        raise CheckError(f"the structural fit ({choice}): {exc}") from None
+
+
+def format_selection(tab) -> str:
+    if tab is None:
+        return ""
+    lines = ["", "which reading of the log predicts held-out judges' labels (leave-judges-"
+             "out log-likelihood of the labels; used: the fewest parameters within one "
+             "SE of the best, the SE of the difference over judges):"]
+    for _, r in tab.iterrows():
+        lines.append(f"  {r['fit']:<26} {r['n_params']} parameters  score {r['score']:9.2f}  "
+                     f"vs best {r['diff']:+8.2f} (SE {r['diff_se']:.2f})"
+                     + ("  <- used" if r["chosen"] else ""))
+    return "\n".join(lines)
+
+
 # ------------------------------------------------------------------ in-sample check
 def stratified_check(f, df: pd.DataFrame, confidence=0.95, n_draws=N_DRAWS, seed=0):
     """Per protocol x stratum and pooled per protocol (in sample).  Returns (table,
@@ -255,12 +440,12 @@ def fold_units(df: pd.DataFrame, by: str) -> pd.Series:
 
 
 def cross_validate(df: pd.DataFrame, k: int, by="judge", confidence=0.95,
-                   n_draws=N_DRAWS, seed=0, fit_kw=None) -> pd.DataFrame:
+                   n_draws=N_DRAWS, seed=0, fit_kw=None, choice="auto") -> pd.DataFrame:
     """K-fold cross-validation by judge or room: fit on K - 1 folds, predict the
     held-out fold's Amp and follow-when-correct per protocol.  Its own evidence is
-    used as logged (the judge is what is predicted)."""
-    from . import structural as st
-
+    used as logged (the judge is what is predicted).  ``choice``: the reading of
+    :data:`FITS`, or ``auto``: chosen by :func:`select_fit` within each fold's training
+    rows (the held-out fold plays no part in it); column ``fit`` says which."""
     units = fold_units(df, by)
     uniq = np.array(sorted(set(units)))
     fit_kw = dict(fit_kw or {})
@@ -276,13 +461,14 @@ def cross_validate(df: pd.DataFrame, k: int, by="judge", confidence=0.95,
         train, test = df[fold != j], df[fold == j]
         train.attrs, test.attrs = dict(df.attrs), dict(df.attrs)
         try:
-            f = st.fit(train, **fit_kw)
-        except st.FitError as exc:
+            f, _ = fit_for(train, choice, seed, **fit_kw)
+        except CheckError as exc:
             raise CheckError(f"--cv fold {j + 1}: {exc}") from None
         draws = param_draws(f, n_draws, rng)
         n_out = int(pd.Series(units[fold == j]).nunique())
-        groups = [({"fold": j + 1, "protocol": prot, f"{by}s_held_out": n_out},
-                   test["protocol"] == prot) for prot in ("consult", "debate")]
+        groups = [({"fold": j + 1, "protocol": prot, f"{by}s_held_out": n_out,
+                    "fit": f.reading}, test["protocol"] == prot)
+                  for prot in ("consult", "debate")]
         out.append(compare(f, test, groups, draws, confidence, rng))
     return pd.concat(out, ignore_index=True)
 
@@ -296,7 +482,8 @@ def format_cv(tab: pd.DataFrame, k: int, by: str, confidence: float) -> str:
                      f"{r['k']:>4}/{r['n']:<4} observed {r['observed']:.4f} "
                      f"[{r['observed_lo']:.4f}, {r['observed_hi']:.4f}]  predicted "
                      f"{r['predicted']:.4f} [{r['predicted_lo']:.4f}, {r['predicted_hi']:.4f}]"
-                     f"  p {r['p_value']:.3f}" + ("" if r["inside"] else "  OUTSIDE"))
+                     f"  p {r['p_value']:.3f}  ({r['fit']})"
+                     + ("" if r["inside"] else "  OUTSIDE"))
     miss = tab[~tab["inside"]]
     lines.append(f"  {len(tab) - len(miss)} of {len(tab)} held-out rates inside their "
                  f"{confidence:.0%} predictive intervals"
@@ -327,13 +514,15 @@ CAL_POP = "calibration"
 
 
 def calibrate(fit_log: pd.DataFrame, new_log: pd.DataFrame, n_rooms: int, confidence=0.95,
-              n_draws=N_DRAWS, seed=0, protocol_gap=False, debaters=None):
+              n_draws=N_DRAWS, seed=0, protocol_gap=False, debaters=None, choice="auto"):
     """Judge parameters from ``fit_log`` (with its populations when it has a
     ``debaters`` column named), a new population's persuasiveness shift from ``n_rooms``
     rooms of ``new_log`` (fitted jointly: the judge's parameters shared), predictions
-    for ``new_log``'s other rooms per protocol.  Returns (fit, table, rho dict)."""
-    from . import structural as st
-
+    for ``new_log``'s other rooms per protocol.  ``choice``: the reading of
+    :data:`FITS` (``protocol_gap``: probabilities+gap), or ``auto``: chosen by
+    :func:`select_fit` on the joint rows.  Returns (fit, table, rho dict)."""
+    if protocol_gap:
+        choice = "probabilities+gap"
     units = fold_units(new_log, "room")
     uniq = np.array(sorted(set(units)))
     if not 1 <= n_rooms < len(uniq):
@@ -359,8 +548,8 @@ def calibrate(fit_log: pd.DataFrame, new_log: pd.DataFrame, n_rooms: int, confid
     joint.attrs = dict(fit_log.attrs)
     pops = sorted(set(base["debaters"])) + [CAL_POP]
     try:
-        f = st.fit(joint, debaters="debaters", protocol_gap=protocol_gap, populations=pops)
-    except st.FitError as exc:
+        f, _ = fit_for(joint, choice, seed, debaters="debaters", populations=pops)
+    except CheckError as exc:
         raise CheckError(f"--calibrate: {exc}") from None
     r = evidence_rate(cal, confidence)
     draws = param_draws(f, n_draws, rng)
@@ -368,6 +557,7 @@ def calibrate(fit_log: pd.DataFrame, new_log: pd.DataFrame, n_rooms: int, confid
     rho = rng.beta(r["k"] + 0.5, r["n"] - r["k"] + 0.5, n_draws) if r["n"] else None
     groups = [({"protocol": prot}, rest["protocol"] == prot) for prot in ("consult", "debate")]
     tab = compare(f, rest, groups, draws, confidence, rng, rho=rho)
+    tab["fit"] = f.reading
     return f, tab, r
 
 
@@ -380,7 +570,8 @@ def format_params(f, confidence: float) -> list:
 
 def format_calibrate(f, tab: pd.DataFrame, r: dict, n_rooms: int, confidence: float) -> str:
     lines = ["", f"calibrated prediction: the judge from the fitted log, the new debaters "
-             f"from {n_rooms} of the new log's rooms (joint fit, judge-clustered SEs):"]
+             f"from {n_rooms} of the new log's rooms (joint fit, judge-clustered SEs; "
+             f"reading {f.reading}):"]
     lines += format_params(f, confidence)
     lines.append(f"  rho (new debaters' dishonest evidence rate) {r['k']}/{r['n']} = "
                  f"{r['rho']:.4f} [{r['lo']:.4f}, {r['hi']:.4f}] (Jeffreys)")
@@ -408,7 +599,13 @@ def add_arguments(ap) -> None:
                    help="a column naming each row's population of debaters: a persuasiveness "
                         "shift per population, the judge's parameters shared")
     g.add_argument("--protocol-gap", action="store_true",
-                   help="fit debate's quality gap apart from consultancy's")
+                   help="fit debate's quality gap apart from consultancy's (the same as "
+                        "--structural-fit probabilities+gap)")
+    g.add_argument("--structural-fit", default="auto", choices=("auto", *FITS),
+                   metavar="READING",
+                   help="how the predictive checks read the log: auto (the default: the "
+                        "reading that predicts held-out judges' labels best), or one of "
+                        + ", ".join(FITS))
     g.add_argument("--calibrate", default=None, metavar="LOG",
                    help="another log (with a room column) of new debaters: calibrate them on "
                         "--calibrate-rooms of its rooms and predict the others")
@@ -431,9 +628,13 @@ def check_arguments(args, df: pd.DataFrame, load) -> pd.DataFrame | None:
     if not 2 <= args.check_draws <= MAX_CHECK_DRAWS:
         raise CheckError(f"--check-draws must be an integer in [2, {MAX_CHECK_DRAWS:,}], "
                          f"got {args.check_draws}")
-    if (args.debaters or args.protocol_gap) and not wanted(args):
-        raise CheckError("--debaters and --protocol-gap shape the structural fit: give "
-                         "--simulate, --cv or --calibrate with them")
+    if (args.debaters or args.protocol_gap or args.structural_fit != "auto") \
+            and not wanted(args):
+        raise CheckError("--debaters, --protocol-gap and --structural-fit shape the "
+                         "structural fit: give --simulate, --cv or --calibrate with them")
+    if args.protocol_gap and args.structural_fit not in ("auto", "probabilities+gap"):
+        raise CheckError(f"--protocol-gap is --structural-fit probabilities+gap; it cannot "
+                         f"be given with --structural-fit {args.structural_fit}")
     if args.debaters is not None and args.debaters not in df.columns:
         raise CheckError(f"--debaters {args.debaters}: the log has no such column (columns: "
                          f"{', '.join(map(str, df.columns))})")
@@ -471,33 +672,44 @@ def run(args, df: pd.DataFrame, new: pd.DataFrame | None, conf: float, out) -> N
     """Print and write (``out``/predictive_*.csv) what the options ask for."""
     from pathlib import Path
 
-    from . import structural as st
 
     out = Path(out)
     df = _final(df, args.round)
-    kw = {"debaters": args.debaters, "protocol_gap": args.protocol_gap}
+    kw = {"debaters": args.debaters}
+    choice = "probabilities+gap" if args.protocol_gap else args.structural_fit
     if args.simulate:
-        f = st.fit(df, **kw)
-        if args.debaters or args.protocol_gap:  # a fit other than the one printed above
+        f, sel = fit_for(df, choice, args.seed, **kw)
+        if sel is not None:
+            print(format_selection(sel))
+            sel.to_csv(out / "structural_selection.csv", index=False)
+        if args.debaters or f.reading != "probabilities":  # not the fit printed above
             what = ", ".join(x for x in (args.debaters and f"populations of {args.debaters!r}",
-                                         args.protocol_gap and "debate's own quality gap")
+                                         "gap" in f.reading and "debate's own quality gap",
+                                         "spread" in f.reading and "debate's own spread",
+                                         "labels" in f.reading and "the labels only")
                              if x)
             print("\n".join(["", f"structural judge with {what} (the fit the predictive "
-                                  f"check below runs; judge-clustered SEs):"]
+                                  f"checks below run; judge-clustered SEs):"]
                              + format_params(f, conf)))
+        if args.debaters:  # each population's dishonest evidence rate beside its shift
+            for lab in f.populations:
+                r = evidence_rate(df[df[args.debaters].astype(str) == lab], conf)
+                print(f"  rho[{lab}] (dishonest side's evidence rate) {r['k']}/{r['n']} = "
+                      f"{r['rho']:.4f} [{r['lo']:.4f}, {r['hi']:.4f}] (Jeffreys)")
         tab, summ = stratified_check(f, df, conf, args.check_draws, args.seed)
         print(format_stratified(tab, summ, conf))
         tab.to_csv(out / "predictive_strata.csv", index=False)
         print(f"wrote {out / 'predictive_strata.csv'}")
     if args.cv:
-        cv = cross_validate(df, args.cv, args.cv_by, conf, args.check_draws, args.seed, kw)
+        cv = cross_validate(df, args.cv, args.cv_by, conf, args.check_draws, args.seed, kw,
+                            choice)
         print(format_cv(cv, args.cv, args.cv_by, conf))
         cv.to_csv(out / "predictive_cv.csv", index=False)
         print(f"wrote {out / 'predictive_cv.csv'}")
     if new is not None:
         new = _final(new, args.round)
         f, tab, r = calibrate(df, new, args.calibrate_rooms, conf, args.check_draws,
-                              args.seed, args.protocol_gap, args.debaters)
+                              args.seed, False, args.debaters, choice)
         print(format_calibrate(f, tab, r, args.calibrate_rooms, conf))
         tab.to_csv(out / "predictive_calibrated.csv", index=False)
         print(f"wrote {out / 'predictive_calibrated.csv'}")

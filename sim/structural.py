@@ -92,6 +92,8 @@ class StructuralFit:
     #: reference, whose persuasiveness shift is 0) and the column they came from.
     populations: list = field(default_factory=list)
     debaters: str | None = None
+    #: Which reading of the log the fit took (:data:`antiamp.predictive.FITS`).
+    reading: str = "probabilities"
 
     def value(self, name: str, params=None) -> float:
         """A parameter on its natural scale (sigma, not log sigma); fixed ones too."""
@@ -100,7 +102,18 @@ class StructuralFit:
             return float(p[self.names.index(name)])
         if name == "sigma":
             return float(np.exp(p[self.names.index("log_sigma")])) if self.sigma_free else 1.0
+        if name == "sigma_debate" and "log_sigma_debate" in self.names:
+            return float(np.exp(p[self.names.index("log_sigma_debate")]))
         return float(self.fixed[name])
+
+    def quality(self, prot: str, params=None) -> tuple[float, float]:
+        """(quality gap, spread) of one protocol: debate's own ``d_debate`` and
+        ``sigma_debate`` where they are fitted apart, else the shared d and sigma."""
+        debate = prot == "debate"
+        d = self.value("d_debate" if debate and "d_debate" in self.names else "d", params)
+        s = self.value("sigma_debate" if debate and "log_sigma_debate" in self.names
+                       else "sigma", params)
+        return d, s
 
     def table(self, confidence: float) -> pd.DataFrame:
         """Estimates, judge-clustered SEs and t intervals on the natural scale."""
@@ -109,8 +122,8 @@ class StructuralFit:
         se = np.sqrt(np.diag(self.cov))
         for i, n in enumerate(self.names):
             v, s = float(self.params[i]), float(se[i])
-            if n == "log_sigma":  # delta method for the SE, the interval transformed
-                rows.append(("sigma", np.exp(v), np.exp(v) * s, np.exp(v - crit * s),
+            if n.startswith("log_"):  # delta method for the SE, the interval transformed
+                rows.append((n[4:], np.exp(v), np.exp(v) * s, np.exp(v - crit * s),
                              np.exp(v + crit * s)))
             else:
                 rows.append((n, v, s, v - crit * s, v + crit * s))
@@ -126,6 +139,8 @@ PARAM_DOC = {
     "d": "quality gap: right minus wrong side's mean argument (log-odds)",
     "sigma": "spread of argument quality (log-odds)",
     "d_debate": "quality gap in debate, where it is fitted apart from consultancy's d (log-odds)",
+    "sigma_debate": "spread of argument quality in debate, where it is fitted apart from "
+                    "consultancy's sigma (log-odds)",
 }
 
 
@@ -210,7 +225,10 @@ class _Likelihood:
         mu = np.where(self.debate, np.where(self.open, v.get("mu_debate", 0.0), 0.0),
                       v.get("mu_consult", 0.0))
         # debate: r_P - r_A has mean +-d and variance 2 sigma^2; consultancy r_P: +-d/2
+        # (debate's own d_debate and sigma_debate where they are fitted apart)
         d = np.where(self.debate, v["d_debate"], v["d"]) if "d_debate" in v else v["d"]
+        sigma = np.where(self.debate, np.exp(v["log_sigma_debate"]), sigma) \
+            if "log_sigma_debate" in v else sigma
         m = mu + v.get("kappa_v", 0.0) * self.x + d * self.sign * np.where(
             self.debate, 2.0, 1.0)
         if self.pop is not None and self.populations:
@@ -259,7 +277,7 @@ def recording_grid(p: np.ndarray) -> float:
 
 
 def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = False,
-        populations=None) -> StructuralFit:
+        populations=None, protocol_spread: bool = False) -> StructuralFit:
     """Maximum-likelihood fit of the structural judge on a validated two-answer log
     (after :func:`antiamp.estimate.validate_log`: roles read, final round selected).
 
@@ -268,7 +286,10 @@ def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = Fals
     persuasiveness shift ``delta[<label>]`` of its dishonest side's argument
     (log-odds; the reference's is 0, else it is d).  ``protocol_gap``: debate's
     quality gap ``d_debate`` fitted apart from consultancy's ``d`` where the log has
-    both protocols."""
+    both protocols; ``protocol_spread``: debate's spread ``sigma_debate`` apart from
+    consultancy's ``sigma`` (where the log has both protocols and stated
+    probabilities; from labels alone the spread of debate is not identified apart
+    from its gap).  :func:`antiamp.predictive.select_fit` lets the log choose."""
     import warnings
 
     from statsmodels.base.model import GenericLikelihoodModel
@@ -300,7 +321,8 @@ def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = Fals
         notes.append("kappa_v not identified: the evidence regressor is constant within each "
                      "protocol (a protocol intercept), so it is absorbed in mu; not fitted")
     names.append("d")
-    if protocol_gap and agg["debate"].any() and (~agg["debate"]).any():
+    both = bool(agg["debate"].any() and (~agg["debate"]).any())
+    if protocol_gap and both:
         names.append("d_debate")
         notes.append("quality gap fitted per protocol: d (consultancy), d_debate (debate)")
     for k, lab in enumerate(pops[1:], start=1):
@@ -313,6 +335,10 @@ def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = Fals
     has_p = (agg["p"] >= 0).any()
     if has_p:
         names.append("log_sigma")
+        if protocol_spread and both:
+            names.append("log_sigma_debate")
+            notes.append("spread fitted per protocol: sigma (consultancy), sigma_debate "
+                         "(debate)")
         pv = agg.loc[agg["p"] >= 0, "p"].to_numpy()
         pos, below = pv[pv > 1e-9], pv[pv < 1 - 1e-9]
         if len(np.unique(pv)) < 3:
@@ -329,6 +355,9 @@ def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = Fals
     else:
         bounds, grid = (np.nan, np.nan), 0.0
         fixed["sigma"] = 1.0
+        if protocol_spread and both:
+            notes.append("labels only: debate's spread is not identified apart from its "
+                         "quality gap; sigma_debate not fitted")
         notes.append("labels only: the scale of the judge's log-odds is not identified, "
                      "sigma fixed at 1 (a probit); label predictions do not depend on it")
     if not has_p and agg["endorse"].nunique() < 2:
@@ -467,13 +496,13 @@ def engine_config(f: StructuralFit, prot: str, p: float, rho: float, params=None
     """The fitted judge as a ``model=messages`` configuration for one protocol."""
     name = "mu_consult" if prot == "consult" else "mu_debate"
     mu = f.value(name, params) if name in f.names or name in f.fixed else 0.0
-    d = f.value("d", params)
+    d, sigma = f.quality(prot, params)
     return {
         "model": {"name": "messages", "p": p, "rho": rho, "c_e": 0.0},
         "judge": {"kind": "logit", "lam": 1.0, "mu": mu},
         "messages": {"mode": "exogenous", "kappa_v": f.value("kappa_v", params),
                      "kappa_r": 1.0, "r_mean_true": d / 2, "r_mean_false": -d / 2,
-                     "r_sd": f.value("sigma", params), "decision": decision,
+                     "r_sd": sigma, "decision": decision,
                      **({"decision_band": f.band, "decision_tie": f.tie[prot]}
                         if decision == "favoured" else {})},
         "equilibrium": {"payoffs": "simulated"},
@@ -505,8 +534,8 @@ def draw_metrics(f: StructuralFit, prot: str, p: float, rho: float, draws: np.nd
     mu = np.array([f.value(name, th) if name in f.names or name in f.fixed else 0.0
                    for th in draws])
     kv = np.array([f.value("kappa_v", th) for th in draws])
-    d = np.array([f.value("d", th) for th in draws])
-    s = np.array([f.value("sigma", th) for th in draws]) * (np.sqrt(2.0) if debate else 1.0)
+    d, s = np.array([f.quality(prot, th) for th in draws]).reshape(-1, 2).T
+    s = s * (np.sqrt(2.0) if debate else 1.0)
     num = {0: 0.0, 1: 0.0}
     den = {0: 0.0, 1: 0.0}
     for corr in (0, 1):

@@ -17,7 +17,11 @@ held-out rate (consultancy and debate, Amp and follow-when-correct) inside or ou
 its 95% interval.  The replicates share rows, so the coverage is a description of
 these logs, not an independent-trial estimate.
 
-    python tests/calibrate_real_rooms.py [--reps 20] [--rooms 10]
+    python tests/calibrate_real_rooms.py [--reps 20] [--rooms 10] [--structural-fit auto]
+
+``--structural-fit`` names the reading of the structural fit (``auto``, the default:
+the one that predicts held-out judges' labels; ``probabilities``: the fit to the
+stated probabilities alone).
 """
 
 from __future__ import annotations
@@ -52,7 +56,8 @@ def judge_split(online: pd.DataFrame, seed: int) -> tuple:
             validate_log(online[~mask].reset_index(drop=True).copy()))
 
 
-def study(kind: str, reps: int, rooms: int, draws: int = 400) -> pd.DataFrame:
+def study(kind: str, reps: int, rooms: int, draws: int = 400,
+          choice: str = "auto") -> pd.DataFrame:
     from antiamp import predictive as pr
 
     online, offline = logs()
@@ -63,7 +68,8 @@ def study(kind: str, reps: int, rooms: int, draws: int = 400) -> pd.DataFrame:
         else:
             fit_log, new_log = online, offline
         try:
-            _, tab, r = pr.calibrate(fit_log, new_log, rooms, n_draws=draws, seed=rep)
+            _, tab, r = pr.calibrate(fit_log, new_log, rooms, n_draws=draws, seed=rep,
+                                     choice=choice)
         except pr.CheckError as exc:  # a split the fit cannot use: said, not hidden
             print(f"{kind} replicate {rep}: {exc}")
             continue
@@ -73,9 +79,11 @@ def study(kind: str, reps: int, rooms: int, draws: int = 400) -> pd.DataFrame:
 
 
 def summary(tab: pd.DataFrame) -> pd.DataFrame:
+    tab = tab.assign(above=tab["predicted"] > tab["observed"])
     return (tab.groupby(["split", "protocol", "metric"])
             .agg(reps=("inside", "size"), inside=("inside", "mean"),
                  observed=("observed", "mean"), predicted=("predicted", "mean"),
+                 above=("above", "sum"),
                  width=("predicted_hi", "mean"))
             .assign(width=lambda d: d["width"] - tab.groupby(
                 ["split", "protocol", "metric"])["predicted_lo"].mean().to_numpy()))
@@ -85,10 +93,12 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--rooms", type=int, default=10)
+    ap.add_argument("--structural-fit", default="auto",
+                    help="the structural fit's reading (auto, probabilities, labels, ...)")
     ap.add_argument("--out", default=None, help="write every replicate's rows to this CSV")
     a = ap.parse_args(argv)
-    tab = pd.concat([study("judges", a.reps, a.rooms), study("offline", a.reps, a.rooms)],
-                    ignore_index=True)
+    tab = pd.concat([study(k, a.reps, a.rooms, choice=a.structural_fit)
+                     for k in ("judges", "offline")], ignore_index=True)
     with pd.option_context("display.width", 120, "display.precision", 3):
         print(summary(tab))
         print(tab.groupby("split")["inside"].agg(["mean", "size"]))

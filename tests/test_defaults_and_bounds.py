@@ -126,10 +126,16 @@ def test_estimate_work_grows_with_draws_rows_and_fits():
         base = dict(simulate=False, n_sim=1, cv=None, calibrate=None, check_draws=1000)
         return argparse.Namespace(**{**base, **kw})
 
-    (one,) = work_parts(args(cv=2), 1000)
-    (more,) = work_parts(args(cv=5, check_draws=4000, calibrate="x.csv"), 1000)
+    one, fits_one = work_parts(args(cv=2), 1000)
+    more, fits_more = work_parts(args(cv=5, check_draws=4000, calibrate="x.csv"), 1000)
     assert "3 fits" in one[0] and "7 fits" in more[0]
     assert more[1] == pytest.approx(one[1] * 4 * 7 / 3)
+    # the structural fits: the reading chosen among 6 candidates, each fitted on the log
+    # and on 5 folds of judges, for every fit the checks use; 1 each for a named reading
+    assert "36 fits" not in fits_one[0] and "72 fits" in fits_one[0]
+    assert fits_more[1] == pytest.approx(fits_one[1] * 6 / 2)
+    (_, named) = work_parts(args(cv=2, structural_fit="labels"), 1000)
+    assert "2 fits" in named[0]
     assert work_parts(args(), 10**6) == []  # no simulation, no check: nothing to bound
     with pytest.raises(LogError, match="the predictive checks .* 6 fits"):
         check_work(args(cv=5, check_draws=10**6, simulate=True), 5 * 10**6, env={})
