@@ -107,16 +107,11 @@ def solve(cfg=None):
     import dataclasses
     from collections.abc import Mapping
 
-    if dataclasses.is_dataclass(cfg):
-        from .sweeps.engine import _as_dict
-
-        cfg = _as_dict(cfg)
-    elif cfg is not None and not isinstance(cfg, Mapping):
+    if cfg is not None and not isinstance(cfg, Mapping) and not dataclasses.is_dataclass(cfg):
         return simulate(cfg)  # the same refusal as any model's
-    from omegaconf import DictConfig, OmegaConf
+    from .sweeps.engine import _as_dict
 
-    d = dict(OmegaConf.to_container(cfg, resolve=True) if isinstance(cfg, DictConfig)
-             else cfg or {})
+    d = _as_dict(cfg)  # a dict, a DictConfig or a config object, as a plain dict
     d["model"] = {**(d.get("model") or {}), "name": "equilibrium"}
     return sweep(d) if (d.get("sweep") or {}).get("axes") else simulate(d)
 
