@@ -102,6 +102,8 @@ def derive(ds):
     independent instances: uncorrelated estimates; a model whose estimates are
     correlated, e.g. through an equilibrium solved from the same counts, writes its
     own ``asd_se``) and ``asd_exact`` where both have exact values."""
+    import xarray as xr
+
     from .metrics import PROTOCOL_METRICS
     from .oversight_metrics import asd_from_rates
 
@@ -113,20 +115,20 @@ def derive(ds):
         return ds
     spec = PROTOCOL_METRICS["asd"]
     attrs = {"long_name": spec.long_name, "units": spec.units, "definition": spec.definition}
-    ds["asd"] = fwc.copy(data=asd_from_rates(fwc.values, amp.values)[0]).assign_attrs(attrs)
-    ds["asd"].attrs = attrs
+    # Variables, not DataArrays: the same dimensions as fwc, nothing to align (a
+    # DataArray's coordinates would be aligned again at each assignment)
+    ds["asd"] = xr.Variable(fwc.dims, asd_from_rates(fwc.values, amp.values)[0], attrs)
     if "fwc_se" in names and "amp_se" in names and ds["fwc_se"].dims == fwc.dims \
             and ds["amp_se"].dims == fwc.dims and "asd_se" not in ds.variables:
         se = asd_from_rates(fwc.values, amp.values, ds["fwc_se"].values,
                             ds["amp_se"].values)[1]
-        ds["asd_se"] = fwc.copy(data=se)
-        ds["asd_se"].attrs = {"long_name": se_long_name(spec.long_name), "units": spec.units}
+        ds["asd_se"] = xr.Variable(fwc.dims, se, {"long_name": se_long_name(spec.long_name),
+                                                  "units": spec.units})
     if "fwc_exact" in names and "amp_exact" in names and ds["fwc_exact"].dims == fwc.dims \
             and ds["amp_exact"].dims == fwc.dims:
         ex = asd_from_rates(ds["fwc_exact"].values, ds["amp_exact"].values)[0]
-        ds["asd_exact"] = fwc.copy(data=ex)
-        ds["asd_exact"].attrs = {"long_name": exact_long_name(spec.long_name),
-                                 "units": spec.units}
+        ds["asd_exact"] = xr.Variable(fwc.dims, ex, {"long_name": exact_long_name(spec.long_name),
+                                                     "units": spec.units})
     return ds
 
 
