@@ -619,8 +619,8 @@ def model_plan(cfg):
                                                  d.get("executor") or {}))
     except Exception as exc:
         raise ConfigError(f"executor: {str(exc).splitlines()[0]}") from None
-    validate_executor(ex)
     plan = plan_grid(d)
+    validate_executor(ex, plan.base.run.device)
     return plan, ex
 
 

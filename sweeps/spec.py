@@ -630,8 +630,9 @@ def grid_columns(grid: CellGrid) -> tuple:
     return field, tkey, Jc_u[tkey], Jd_u[tkey], checked
 
 
-def validate_executor(ex: ExecutorConfig) -> None:
-    """Range checks of ``executor.*`` (ConfigError names the field)."""
+def validate_executor(ex: ExecutorConfig, device: str | None = None) -> None:
+    """Range checks of ``executor.*`` (ConfigError names the field); with the run's
+    ``device``, whether the executor can give its blocks a GPU."""
     if ex.kind not in EXECUTORS:
         raise ConfigError(f"executor.kind must be one of {', '.join(EXECUTORS)}, got {ex.kind!r}")
     if ex.kind == "distributed" and not ex.address:
@@ -657,6 +658,11 @@ def validate_executor(ex: ExecutorConfig) -> None:
     if not ex.start_timeout > 0:  # NaN too
         raise ConfigError(f"executor.start_timeout must be a number of seconds > 0, got "
                           f"{ex.start_timeout!r}")
+    if device == "cuda" and ex.kind == "slurm" and ex.gpus < 1:
+        # Refused here, before any store: SLURM's workers would declare no GPU and no
+        # block could start (a local executor runs a GPU's blocks in this process).
+        raise ConfigError("executor.gpus must be >= 1 with run.device=cuda on executor=slurm "
+                          "(it asks SLURM for the GPUs with --gres=gpu:N), got 0")
 
 
 _LAST_PLAN: dict = {}
@@ -719,7 +725,7 @@ def _make_plan(cfg: Any, *, columnar: bool = True) -> Plan:
     base = to_config({s: dataclasses.asdict(getattr(scfg, s))
                       for s in ("model", "judge", "protocol", "welfare", "run")})
     spec, ex = scfg.sweep, scfg.executor
-    validate_executor(ex)
+    validate_executor(ex, base.run.device)
     if spec.cells_per_block < 0:
         raise ConfigError("sweep.cells_per_block must be an integer >= 0")
     fused = model.fused_grid

@@ -133,3 +133,13 @@ def test_slurm_job_asks_for_the_gpus():
 def test_negative_gpus_names_the_field():
     with pytest.raises(ConfigError, match=r"executor\.gpus must be an integer >= 0, got -1"):
         validate_executor(ExecutorConfig(gpus=-1))
+
+
+def test_slurm_without_gpus_is_refused_for_a_gpu_run_before_any_work():
+    """run.device=cuda on executor=slurm with executor.gpus=0: no worker would hold a
+    GPU, so no block could start; refused while validating, naming the field."""
+    with pytest.raises(ConfigError, match=r"executor\.gpus must be >= 1 with run\.device=cuda"):
+        validate_executor(ExecutorConfig(kind="slurm", gpus=0), "cuda")
+    validate_executor(ExecutorConfig(kind="slurm", gpus=1), "cuda")
+    validate_executor(ExecutorConfig(kind="slurm", gpus=0), "cpu")
+    validate_executor(ExecutorConfig(kind="local", gpus=0), "cuda")  # blocks run here
