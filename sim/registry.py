@@ -123,6 +123,12 @@ class Model:
     validate : callable ``(cfg) -> None``, optional
         Model-specific checks after the shared ones; raise
         :class:`~antiamp.config.ConfigError` naming the field and its range.
+    validate_reads : tuple, optional
+        The config paths ("section.name", "section.*" or "section") that
+        ``validate`` reads.  Declared, a grid is validated column by column (each
+        field's values once, as the fused grids are) and ``validate`` once for each
+        distinct combination of the axes it reads; not declared, every cell is
+        validated whole.
     check_inputs : callable ``(cfg) -> None``, optional
         The checks that read what a config names (a data file, a table): run by
         every command's check before anything is made (:func:`check_inputs`), so
@@ -171,6 +177,7 @@ class Model:
     sections: Mapping[str, type] = field(default_factory=dict)
     uses: tuple = BASE_SECTIONS
     validate: Optional[Callable[[Any], None]] = None
+    validate_reads: Optional[tuple] = None
     check_inputs: Optional[Callable[[Any], None]] = None
     prepare: Optional[Callable[[dict], dict]] = None
     kernel_fields: tuple = ()

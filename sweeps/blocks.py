@@ -165,7 +165,15 @@ def _plan_grid(cfg: Any, *, cells_per_block: int | None = None, validate_all: bo
             model.validate(cell)
 
     grid = CellGrid(base, spec, validator=check)
-    if validate_all:  # every cell, before any work (ConfigError names the cell)
+    if validate_all and model.validate_reads is not None:
+        # Every field's values column by column (the fused grids' check), then the
+        # model's own check on one cell of each distinct combination of the axes
+        # it reads (each built through ``check``: ConfigError names the cell).
+        from .spec import grid_columns
+
+        grid_columns(grid)
+        CellBlock(grid, 0, grid.n_cells).distinct(model.validate_reads)
+    elif validate_all:  # every cell, before any work (ConfigError names the cell)
         for i in range(grid.n_cells):
             grid.cell(i)
     k = cells_per_block or spec.cells_per_block or model.cells_per_block or 64
