@@ -454,6 +454,12 @@ def solve(cfg: Any = None) -> xr.Dataset:
         is true given t = 1; ``amp``, ``acc``, ``fwc``, ``welfare``;
         ``epsilon`` (certificate), ``stable``, ``kind``; ``n_equilibria``.
     """
+    return solve_cells(*solve_inputs(cfg))
+
+
+def solve_inputs(cfg: Any = None) -> tuple:
+    """:func:`solve`'s validated inputs, ``(base, eqc, cells, shape, dims, axes)``:
+    what :func:`solve_cells` takes (a command validates them once, before its run)."""
     from antiamp.sweeps.spec import CellGrid
 
     base, eqc, spec = _solve_config(cfg)
@@ -464,7 +470,7 @@ def solve(cfg: Any = None) -> xr.Dataset:
         shape, dims, axes = grid.shape, grid.dims, grid.axes
     else:
         cells, shape, dims, axes = [base], (), (), []
-    return solve_cells(base, eqc, cells, shape, dims, axes)
+    return base, eqc, cells, shape, dims, axes
 
 
 def solve_cells(base, eqc: EquilibriumConfig, cells: list, shape=None, dims=("cell",),

@@ -35,6 +35,7 @@ def counted(monkeypatch):
 
     # Imported first, so that none binds a wrapper of this test at its import.
     for name in ("antiamp.cli", "antiamp.sweeps.cli", "antiamp.sweeps.spec",
+                 "antiamp.models.equilibrium.cli", "antiamp.equilibrium",
                  "antiamp.sweeps.blocks", "antiamp.sweeps.engine", "antiamp.extended",
                  "antiamp.models", "antiamp.testing"):
         importlib.import_module(name)
@@ -68,9 +69,9 @@ def counted(monkeypatch):
     return calls
 
 
-def _assert_once(calls, cells: int = 0):
+def _assert_once(calls, cells: int = 0, converts: int = 1):
     assert calls["compose"] == 1, f"composed {calls['compose']} times"
-    assert calls["convert"] == 1, f"converted {calls['convert']} times"
+    assert calls["convert"] == converts, f"converted {calls['convert']} times"
     seen = calls["validate"]
     twice = {v for v in seen if seen.count(v) > 1}
     assert not twice, f"a config validated {max(seen.count(v) for v in twice)} times"
@@ -99,6 +100,16 @@ def test_a_sweep_composes_converts_and_validates_once(axes, cells, counted, tmp_
                                       f"hydra.run.dir={tmp_path / 'r'}"], tmp_path)
     assert r.returncode == 0, r.stderr
     _assert_once(counted, cells)
+
+
+@pytest.mark.parametrize("axes, cells", [
+    ([], 0), (["sweep.axes.model.c_e=[0,0.2]", "sweep.axes.judge.b=[0.2,0.8]"], 2)])
+def test_a_solve_composes_and_validates_once(axes, cells, counted, tmp_path):
+    """antiamp-solve reads the shared sections itself (no model conversion)."""
+    r = run_command("antiamp-solve", [*axes, f"hydra.run.dir={tmp_path / 'r'}"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "r" / "equilibria.zarr").is_dir()
+    _assert_once(counted, cells, converts=0)
 
 
 def test_the_run_directory_is_the_one_the_check_composed(counted, tmp_path, monkeypatch):

@@ -46,26 +46,30 @@ def setup() -> None:
 
 
 def prevalidate(args: list[str]) -> None:
-    from ...equilibrium import _solve_config
+    from ...equilibrium import solve_inputs
 
     cfg = compose_overrides(args, "solve_config")
     if cfg is None:
         return
-    base, eqc, spec = _solve_config(cfg)
-    if spec is not None:
-        from antiamp.sweeps.spec import CellGrid, grid_columns
+    # every cell, column by column; the run takes them (validated once)
+    _CHECKED[:] = [cfg, solve_inputs(cfg)]
 
-        grid_columns(CellGrid(base, spec))  # every cell, column by column
+
+#: The config the check of a single run composed (plain) and its validated inputs.
+_CHECKED: list = []
 
 
 def _run(cfg: DictConfig) -> None:
     from antiamp.output import write_zarr_atomic
 
-    from ...equilibrium import solve
+    from ...equilibrium import solve_cells, solve_inputs
 
     logging.getLogger("matplotlib").setLevel(logging.WARNING)
-    try:
-        ds = solve(cfg)
+    plain = OmegaConf.to_container(cfg, resolve=True)
+    checked, _CHECKED[:] = list(_CHECKED), []
+    try:  # the check's inputs when they are this run's (a single run), else validated here
+        ds = solve_cells(*(checked[1] if checked and checked[0] == plain
+                           else solve_inputs(plain)))
     except ConfigError as exc:
         log.error("invalid configuration: %s", exc)
         raise SystemExit(2) from None
