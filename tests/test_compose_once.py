@@ -76,7 +76,7 @@ def _assert_once(calls, cells: int = 0, converts: int = 1):
     twice = {v for v in seen if seen.count(v) > 1}
     assert not twice, f"a config validated {max(seen.count(v) for v in twice)} times"
     # the command's config, then each distinct judge/protocol combination of a grid
-    assert len(seen) == 1 + cells, seen
+    assert len(seen) == 1 + cells, f"{len(seen)} validations, {1 + cells} expected: {seen}"
 
 
 @pytest.mark.parametrize("model", [[], ["model=colmad"]])
