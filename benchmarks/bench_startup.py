@@ -1,6 +1,7 @@
 """Start-up: what a user waits for before and around the kernels.
 
     python benchmarks/bench_startup.py [--quick] [--update BENCHMARKS.md]
+    python benchmarks/bench_startup.py --paired 16
 
 Every figure is the median wall time of fresh processes (the commands as a user
 types them).  References in the same run: the interpreter alone, and importing
@@ -33,6 +34,9 @@ CASES = [
     ("python -c pass", [sys.executable, "-c", "pass"], "ref"),
     ("import numpy, numba, xarray, scipy.stats",
      [sys.executable, "-c", "import numpy, numba, xarray, scipy.stats"], "ref"),
+    # ... and what a cell run adds to them: Hydra (its config) and zarr (its store)
+    ("import numpy, numba, xarray, scipy.stats, hydra, zarr",
+     [sys.executable, "-c", "import numpy, numba, xarray, scipy.stats, hydra, zarr"], "ref"),
     ("antiamp --help", ["antiamp", "--help"], "fast"),
     ("antiamp-sweep --help", ["antiamp-sweep", "--help"], "fast"),
     ("antiamp-solve --help", ["antiamp-solve", "--help"], "fast"),
@@ -108,9 +112,65 @@ def report(res: dict) -> list:
     for r in res["rows"]:
         cold = f"{r['cold']:.2f}" if r["cold"] is not None else ""
         L.append(f"| {r['label']} | {r['warm'] / libs:.2f} | {r['warm']:.2f} | {cold} |")
+    full = rows["import numpy, numba, xarray, scipy.stats, hydra, zarr"]["warm"]
     L += ["", f"References: the interpreter starts in {floor:.3f} s; importing the libraries "
-          f"a simulating run needs takes {libs:.2f} s. `--help` and refused input load none of "
-          "them (they answer from the config classes and Hydra's composition)."]
+          f"a simulating run needs takes {libs:.2f} s ({full:.2f} s, {full / libs:.2f}x, with "
+          "Hydra and zarr, which a command adds to compose its config and write its store). "
+          "`--help` and refused input load none of them (they answer from the config "
+          "classes and Hydra's composition)."]
+    return L
+
+
+#: ``--paired``: a cell run beside the references, run by run in turn.
+PAIRED = [
+    ("import numpy, numba, xarray, scipy.stats",
+     [sys.executable, "-c", "import numpy, numba, xarray, scipy.stats"]),
+    ("import numpy, numba, xarray, scipy.stats, hydra, zarr",
+     [sys.executable, "-c", "import numpy, numba, xarray, scipy.stats, hydra, zarr"]),
+    ("antiamp run.n_instances=1000 run.figure=false",
+     ["antiamp", "run.n_instances=1000", "run.figure=false"]),
+]
+
+
+def _rusage_run(argv: list, env: dict, cwd: Path) -> tuple:
+    """(wall s, CPU s of the child) of one fresh process; its run directory is made and
+    removed outside the timing."""
+    run_dir = cwd / f"r{time.monotonic_ns()}"
+    extra = [f"hydra.run.dir={run_dir}"] if argv[0].startswith("antiamp") else []
+    t = time.perf_counter()
+    p = subprocess.Popen(_cmd(argv) + extra, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    _, status, ru = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t
+    shutil.rmtree(run_dir, ignore_errors=True)
+    if status != 0:
+        raise RuntimeError(f"{' '.join(argv)} failed (status {status})")
+    return wall, ru.ru_utime + ru.ru_stime
+
+
+def paired(n: int) -> list:
+    """Each command of :data:`PAIRED` in turn, ``n`` rounds (after one untimed round):
+    medians of the per-round ratios of the cell run to each reference, wall and CPU
+    (pairing keeps a ratio meaningful while a shared machine's speed drifts)."""
+    work = Path(tempfile.mkdtemp(prefix="antiamp-startup-"))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run([str(BIN / "antiamp"), "warm"], env=env, check=True,
+                   stdout=subprocess.DEVNULL)
+    for _, argv in PAIRED:
+        _rusage_run(argv, env, work)
+    times: dict = {label: [] for label, _ in PAIRED}
+    for _ in range(n):
+        for label, argv in PAIRED:
+            times[label].append(_rusage_run(argv, env, work))
+    shutil.rmtree(work, ignore_errors=True)
+    run = times[PAIRED[-1][0]]
+    L = [f"{PAIRED[-1][0]}, {n} rounds in turn with the references (load average "
+         f"{os.getloadavg()[0]:.2f} at the end); medians of the per-round ratios:", "",
+         "| reference | CPU | wall |", "|---|---:|---:|"]
+    for label, _ in PAIRED[:-1]:
+        ref = times[label]
+        L.append(f"| {label} | {statistics.median(a[1] / b[1] for a, b in zip(run, ref)):.2f} "
+                 f"| {statistics.median(a[0] / b[0] for a, b in zip(run, ref)):.2f} |")
     return L
 
 
@@ -123,7 +183,13 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--update", help="a BENCHMARKS.md whose start-up section to rewrite")
+    ap.add_argument("--paired", type=int, metavar="N", default=0,
+                    help="only a 1,000-instance cell run beside the references, N rounds "
+                         "in turn (medians of the per-round ratios)")
     args = ap.parse_args(argv)
+    if args.paired:
+        print("\n".join(paired(args.paired)))
+        return
     res = run(args.quick)
     print(json.dumps(res, indent=2))
     lines = report(res)

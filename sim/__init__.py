@@ -47,26 +47,27 @@ def simulate(cfg=None, **kwargs):
     path of its own (``Model.run_cell``) runs
     through it (``kwargs`` go to it); the others run one cell through the engine.
     """
-    from .registry import get, model_of
+    from .registry import to_model_config
 
-    if get(model_of(cfg)).run_cell is not None:
-        from .registry import to_model_config
-
-        return simulate_validated(*to_model_config(cfg), **kwargs)
-    if kwargs:
-        raise TypeError(f"simulate() got keyword arguments {sorted(kwargs)} that model "
-                        f"{model_of(cfg)} does not take")
-    from .sweeps.blocks import run_cell
-
-    return run_cell(cfg)
+    return simulate_validated(*to_model_config(cfg), **kwargs)
 
 
 def simulate_validated(model, c, **kwargs):
     """One cell of ``model`` whose config ``c`` is already validated (by
-    :func:`antiamp.registry.to_model_config`), through its one-cell path."""
+    :func:`antiamp.registry.to_model_config`): through the model's one-cell path, or
+    one cell of ``run_cells`` for a model without one."""
     from .sweeps.blocks import label_metrics, standard_attrs
 
-    ds = model.run_cell(c, **kwargs)
+    if model.run_cell is not None:
+        ds = model.run_cell(c, **kwargs)
+    else:
+        if kwargs:
+            raise TypeError(f"simulate() got keyword arguments {sorted(kwargs)} that model "
+                            f"{model.name} does not take")
+        from .runner import kernel_interrupts
+
+        with kernel_interrupts():  # Ctrl-C in any model's kernel: a KeyboardInterrupt
+            ds = model.run_cells(c, [c]).isel(cell=0, drop=True)
     ds.attrs.update(standard_attrs(model, c, title=ds.attrs.get("title")))
     return label_metrics(ds)
 

@@ -53,10 +53,13 @@ def compose_overrides(args: list[str], config_name: str, extra=(), hydra_cfg: bo
     if overrides is None:
         return None
     # The search path and config name of the command line's flags (--config-name...).
-    cmdline.CONFIG_NAME = cmdline.config_name(config_name)  # for "did you mean"
-    with cmdline.initialized(CONFIG_MODULE):
-        cfg = compose(config_name=cmdline.config_name(config_name),
-                      overrides=overrides + list(extra), return_hydra_config=hydra_cfg)
+    name = cmdline.CONFIG_NAME = cmdline.config_name(config_name)  # for "did you mean"
+    if cmdline.SINGLE_RUN:  # composed once, as Hydra's run will, which then takes it
+        cfg = cmdline.compose_run(CONFIG_MODULE, name, list(args))
+    else:
+        with cmdline.initialized(CONFIG_MODULE):
+            cfg = compose(config_name=name, overrides=overrides + list(extra),
+                          return_hydra_config=hydra_cfg)
     out = {k: OmegaConf.to_container(cfg[k], resolve=True) if OmegaConf.is_config(cfg[k])
            else cfg[k] for k in cfg if k != "hydra"}
     if hydra_cfg:  # the run directory only (the rest needs a running job to resolve)
@@ -82,7 +85,26 @@ def prevalidate(args: list[str], config_name: str = "config") -> None:
         from .sweeps.budget import check_budget
 
         check_budget(cfg)
-        check_inputs(*to_model_config(cfg))  # the shared checks, the model's, its inputs
+        model, c = to_model_config(cfg)  # the shared checks and the model's
+        check_inputs(model, c)  # what the config names (a data file)
+        _CHECKED[:] = [cfg, model, c]  # the run takes them (validated once)
+
+
+#: The config the check of a single run composed (plain), its model and its validated
+#: config: :func:`_validated` hands them to the run instead of converting it again.
+_CHECKED: list = []
+
+
+def _validated(cfg: dict):
+    """``(model, validated config)`` of the run's config: the check's, when the run's
+    config is the one it checked (a single run), else converted and validated here (a
+    job of a multirun)."""
+    from .registry import to_model_config
+
+    checked, _CHECKED[:] = list(_CHECKED), []
+    if checked and checked[0] == cfg:
+        return checked[1], checked[2]
+    return to_model_config(cfg)
 
 
 def register_model_options() -> None:
@@ -183,27 +205,22 @@ def describe_error(exc: BaseException) -> str:
     return "\n  caused by: ".join(parts)
 
 
-def _run_model(cfg: DictConfig) -> None:
-    """One cell of a model through the engine: its table and store."""
-    from omegaconf import OmegaConf
-
+def _run_model(model, c, out_dir: Path) -> None:
+    """One cell of a model through the engine's one-cell path: its table and store."""
     from .output import write_zarr_atomic
-    from .registry import get
-    from antiamp.sweeps.blocks import run_cell
 
-    plain = OmegaConf.to_container(cfg, resolve=True)
+    from . import simulate_validated
+
     try:
-        ds = run_cell(plain)
+        ds = simulate_validated(model, c)
     except ConfigError as exc:
         log.error("invalid configuration: %s", exc)
         raise SystemExit(2) from None
-    model = get(ds.attrs["model"])
-    out_dir = Path(HydraConfig.get().runtime.output_dir)
     if model.format_table is not None:
         _show_table(model.format_table(ds), out_dir)
     store = write_zarr_atomic(ds, out_dir / "results.zarr")
     print(f"\nwrote {store}")
-    if model.cell_figures is not None and plain.get("run", {}).get("figure", True):
+    if model.cell_figures is not None and c.run.figure:
         for p in model.cell_figures(ds, out_dir / "results"):
             print(f"wrote {p}")
 
@@ -272,25 +289,26 @@ def _run(cfg: DictConfig) -> None:
 
 
 def _run_cell(cfg: DictConfig) -> None:
+    from omegaconf import OmegaConf
+
     from . import output
 
     logging.getLogger("matplotlib").setLevel(logging.WARNING)
-    from .registry import get
-
-    model = get(cfg.model.name)
-    if model.run_cell is None:
-        return _run_model(cfg)
-    try:  # a model with a one-cell path of its own (antiamp.simulate), and exports
-        from .registry import to_model_config
-
-        from . import simulate_validated
-
-        c = to_model_config(cfg)[1]  # converted and validated once
-        ds = simulate_validated(model, c)
+    try:
+        model, c = _validated(OmegaConf.to_container(cfg, resolve=True))
     except ConfigError as exc:
         log.error("invalid configuration: %s", exc)
         raise SystemExit(2) from None
     out_dir = Path(HydraConfig.get().runtime.output_dir)
+    if model.run_cell is None:
+        return _run_model(model, c, out_dir)
+    try:  # a model with a one-cell path of its own (antiamp.simulate), and exports
+        from . import simulate_validated
+
+        ds = simulate_validated(model, c)
+    except ConfigError as exc:
+        log.error("invalid configuration: %s", exc)
+        raise SystemExit(2) from None
     _show_table(model.format_table(ds), out_dir)
     store = output.write_zarr_atomic(ds, out_dir / "results.zarr")
     print(f"\nwrote {store}")
@@ -452,6 +470,9 @@ def _checked_main(prog: str, check, hydra_main, errors: tuple,
         cmdline.CURRENT, cmdline.TASK = cmd, getattr(hydra_main, "__wrapped__", None)
         jobs = expand_jobs(sys.argv[1:])
         CHECKING_MULTIRUN = cmd is not None and cmd.multirun
+        cmdline.COMPOSED, _CHECKED[:] = None, []
+        cmdline.SINGLE_RUN = (cmd is not None and cmd.runs and not cmd.multirun
+                              and _mode_free(sys.argv[1:]))
         for job in jobs:
             try:
                 cmdline.check_hydra_overrides(job)
@@ -472,13 +493,64 @@ def _checked_main(prog: str, check, hydra_main, errors: tuple,
         raise SystemExit(2) from None
     finally:
         cmdline.CURRENT = cmdline.TASK = cmdline.CONFIG_NAME = None
+        cmdline.SINGLE_RUN = False
     os.environ.setdefault("HYDRA_FULL_ERROR", "1")  # see guarded_main
-    with _mode_known(sys.argv[1:]):
-        hydra_main()
+    try:
+        with _mode_known(sys.argv[1:]), _composed_once():
+            hydra_main()
+    finally:
+        _CHECKED[:] = []
 
 
 #: Hydra fields a command line may set without putting the run mode in question.
 _MODE_FREE = ("hydra.run.", "hydra.output_subdir", "hydra.job.", "hydra.verbose")
+
+
+def _mode_free(args: list[str]) -> bool:
+    """The command line has no flag and sets no Hydra field beyond the run directory,
+    the job and verbosity: a single run, whatever the config files say."""
+    return all(not a.startswith("-") and (not a.lstrip("+~").startswith("hydra")
+                                          or a.lstrip("+~").startswith(_MODE_FREE))
+               for a in args)
+
+
+@contextlib.contextmanager
+def _composed_once():
+    """Hand Hydra's run the config that the check composed (:func:`cmdline.compose_run`)
+    rather than let it compose the same config again.
+
+    Hydra's ``run`` composes the config of the command line it parsed, plus
+    ``hydra.mode=RUN``; the check of a single run composed exactly that (the same
+    task name, search path, overrides and mode) and validated it.  Its config loader
+    is answered with that config once, for the same name, overrides and mode; any
+    other composition (a multirun's jobs, another command line) is Hydra's own.  The
+    run directory Hydra then makes is the one the check saw (``${now:...}`` is
+    resolved once, in that config)."""
+    from hydra._internal.config_loader_impl import ConfigLoaderImpl
+    from hydra.types import RunMode
+
+    from . import cmdline
+
+    kept, cmdline.COMPOSED = cmdline.COMPOSED, None
+    orig = ConfigLoaderImpl.__dict__.get("load_configuration")
+    if kept is None or orig is None:
+        yield
+        return
+    name, checked, composed = kept
+
+    def load_configuration(self, config_name, overrides, run_mode, *args, **kwargs):
+        nonlocal composed
+        if (composed is not None and run_mode == RunMode.RUN and config_name == name
+                and list(overrides) == checked):
+            cfg, composed = composed, None
+            return cfg
+        return orig(self, config_name, overrides, run_mode, *args, **kwargs)
+
+    ConfigLoaderImpl.load_configuration = load_configuration
+    try:
+        yield
+    finally:
+        ConfigLoaderImpl.load_configuration = orig
 
 
 @contextlib.contextmanager
@@ -494,11 +566,8 @@ def _mode_known(args: list[str]):
     ``hydra.mode=...``, a search path) is left to Hydra's own query."""
     from hydra._internal.hydra import Hydra
 
-    plain = all(not a.startswith("-") and (not a.lstrip("+~").startswith("hydra")
-                                           or a.lstrip("+~").startswith(_MODE_FREE))
-                for a in args)
     orig = Hydra.__dict__.get("get_mode")
-    if not plain or orig is None:
+    if not _mode_free(args) or orig is None:
         yield
         return
     Hydra.get_mode = lambda self, config_name, overrides: None

@@ -126,6 +126,48 @@ def config_name(default: str) -> str:
     return CURRENT.config_name if CURRENT is not None and CURRENT.config_name else default
 
 
+#: True while the command line being checked is one plain run (set by the command's
+#: guard): its check composes the config as Hydra's run will (:func:`compose_run`).
+SINGLE_RUN = False
+#: The config :func:`compose_run` composed, kept for Hydra's run of the same command
+#: line: ``(config name, overrides, DictConfig)``, or None.
+COMPOSED: tuple | None = None
+#: The override Hydra adds to a single run's command line before composing it
+#: (``hydra._internal.utils._run_app`` when the mode query answers None).
+RUN_MODE_OVERRIDE = "hydra.mode=RUN"
+
+
+def compose_run(default_module: str, name: str, overrides: list):
+    """The config of a single run, composed the way Hydra's ``run`` composes it (the
+    same task name, search path, overrides and mode), and kept in :data:`COMPOSED` so
+    that the run takes it rather than composing it a second time (the command's
+    guard hands it over).  The whole config, ``hydra`` node included."""
+    global COMPOSED
+    from hydra import version
+    from hydra._internal.hydra import Hydra
+    from hydra._internal.utils import (detect_calling_file_or_module_from_task_function,
+                                       detect_task_name)
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.types import RunMode
+
+    calling_file, calling_module = (None, default_module + ".app")
+    if TASK is not None:
+        calling_file, calling_module = detect_calling_file_or_module_from_task_function(TASK)
+    cmd = CURRENT if CURRENT is not None else CommandLine([])
+    overrides = [*overrides, RUN_MODE_OVERRIDE]
+    version.setbase("1.3")
+    GlobalHydra.instance().clear()
+    hydra = Hydra.create_main_hydra2(task_name=detect_task_name(calling_file, calling_module),
+                                     config_search_path=search_path(cmd, default_module))
+    try:
+        cfg = hydra.compose_config(config_name=name, overrides=overrides,
+                                   run_mode=RunMode.RUN, from_shell=True)
+    finally:
+        GlobalHydra.instance().clear()
+    COMPOSED = (name, overrides, cfg)
+    return cfg
+
+
 _DIRS = ("hydra.run.dir", "hydra.sweep.dir", "hydra.sweep.subdir")
 
 

@@ -571,6 +571,10 @@ def grid_columns(grid: CellGrid) -> tuple:
     column of any config field (an axis, or the base value repeated), ``tkey`` the
     cell's judge/protocol combination, ``checked(i, paths, fn)`` runs ``fn`` on
     cell i's config restricted to ``paths`` (errors name the cell).
+
+    The grid's base config is validated already (every caller builds it with
+    :func:`~antiamp.config.to_config` or :func:`~antiamp.registry.to_model_config`);
+    only what the axes change is checked here.
     """
     n = grid.n_cells
     base = grid.base
@@ -603,7 +607,6 @@ def grid_columns(grid: CellGrid) -> tuple:
         except ConfigError as exc:
             raise ConfigError(f"sweep cell ({grid.where(i)}): {exc}") from None
 
-    validate(base)
     table_paths = [p for p in col if p.split(".")[0] in _TABLE_SECTIONS]
     for path in col:  # every other field's values, each once
         if path not in table_paths:
@@ -615,7 +618,8 @@ def grid_columns(grid: CellGrid) -> tuple:
     Jd_u = np.empty((len(tfirst), 2, 2))
     for k, i in enumerate(tfirst):
         def tables(cell):
-            validate(cell)
+            if table_paths:  # the swept judge and protocol values (the base is valid)
+                validate(cell)
             return _judge.judge_tables(cell.judge, cell.protocol)
         Jc_u[k], Jd_u[k] = checked(int(i), table_paths, tables)
 
@@ -718,12 +722,15 @@ def _make_plan(cfg: Any, *, columnar: bool = True) -> Plan:
             raise ConfigError(f"{key}: {msg}" if key else msg) from None
     from antiamp.registry import to_model_config
 
-    model, _ = to_model_config(scfg)  # refuses sections the model does not read
+    model, checked = to_model_config(scfg)  # refuses sections the model does not read
     if not model.fused_grid:
         raise ConfigError(f"the streaming sweep plan is for models with fused grids; model "
                           f"{scfg.model.name!r} runs on antiamp.sweeps.blocks")
-    base = to_config({s: dataclasses.asdict(getattr(scfg, s))
-                      for s in ("model", "judge", "protocol", "welfare", "run")})
+    shared = ("model", "judge", "protocol", "welfare", "run")
+    if model.prepare is None:  # its shared sections are the sweep's own, validated once
+        base = Config(**{s: getattr(checked, s) for s in shared})
+    else:  # a model's hook changed what it validated: the sweep's own, validated here
+        base = to_config({s: dataclasses.asdict(getattr(scfg, s)) for s in shared})
     spec, ex = scfg.sweep, scfg.executor
     validate_executor(ex, base.run.device)
     if spec.cells_per_block < 0:

@@ -17,8 +17,8 @@ from ...runner import baseline_thresholds, run_baseline_counts
 from ...schema import exact_long_name, se_long_name
 
 
-def _setup(cfg: Any):
-    c = to_config(cfg)
+def _setup(cfg: Any, validated: bool = False):
+    c = cfg if validated else to_config(cfg)
     strat = resolve_strategies(c)
     J_c, J_d = judge_tables(c.judge, c.protocol)
     return c, strat, J_c, J_d
@@ -115,7 +115,14 @@ def simulate(cfg: Any = None, *, counts_out: dict | None = None) -> xr.Dataset:
         contrasts ``amp_gap``, ``acc_gap``, ``welfare_diff``; the closed forms as
         ``<name>_exact``; the resolved config, version and seed in ``attrs``.
     """
-    c, strat, J_c, J_d = _setup(cfg)
+    return simulate_config(to_config(cfg), counts_out=counts_out)
+
+
+def simulate_config(c: Config, *, counts_out: dict | None = None) -> xr.Dataset:
+    """:func:`simulate` of a config already validated (the model's one-cell path: its
+    config comes from :func:`antiamp.registry.to_model_config`), without validating
+    it again."""
+    c, strat, J_c, J_d = _setup(c, validated=True)
     m = c.model
     thr = baseline_thresholds(m.pi, m.p, m.rho, strat.x_P_consult, strat.x_P, strat.x_A)
     counts = run_baseline_counts(

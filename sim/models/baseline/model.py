@@ -44,9 +44,9 @@ def _run_cells(base, cells) -> xr.Dataset:
 
 
 def _run_cell(cfg, **kwargs) -> xr.Dataset:
-    from .core import simulate
+    from .core import simulate_config
 
-    return simulate(plain(cfg), **kwargs)
+    return simulate_config(plain(cfg), **kwargs)
 
 
 def _theory(cfg) -> xr.Dataset:

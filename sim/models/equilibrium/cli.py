@@ -38,6 +38,17 @@ def _schema():
 
 
 
+#: A grid is one block (the model's numerics are vectorised over its cells).
+GRID_BLOCK = 10**9
+
+
+def grid_config(cfg) -> dict:
+    """The command's config as the engine's grid of this model."""
+    from .core import grid_config as of
+
+    return of(cfg)
+
+
 def setup() -> None:
     """Register the command's schema with Hydra (on first need)."""
     from ...cli import register_schema
@@ -51,21 +62,40 @@ def prevalidate(args: list[str]) -> None:
     cfg = compose_overrides(args, "solve_config")
     if cfg is None:
         return
-    base, eqc, spec = solve_config(cfg)
-    if spec is not None:
-        from antiamp.sweeps.spec import CellGrid, grid_columns
+    if _is_grid(cfg):  # every cell, column by column, into the engine's plan (which
+        from antiamp.sweeps.blocks import plan_grid  # the run reuses: validated once)
 
-        grid_columns(CellGrid(base, spec))  # every cell, column by column
+        plan_grid(grid_config(cfg), cells_per_block=GRID_BLOCK)
+        _CHECKED[:] = [cfg, None]
+    else:
+        _CHECKED[:] = [cfg, solve_config(cfg)]  # the run takes them (validated once)
+
+
+def _is_grid(cfg: dict) -> bool:
+    return bool((cfg.get("sweep") or {}).get("axes"))
+
+
+#: The config the check of a single run composed (plain) and its validated inputs.
+_CHECKED: list = []
 
 
 def _run(cfg: DictConfig) -> None:
     from antiamp.output import write_zarr_atomic
 
-    from .core import solve
+    from .core import solve_cells, solve_config
 
     logging.getLogger("matplotlib").setLevel(logging.WARNING)
-    try:
-        ds = solve(cfg)
+    plain = OmegaConf.to_container(cfg, resolve=True)
+    checked, _CHECKED[:] = list(_CHECKED), []
+    try:  # the check's inputs when they are this run's (a single run), else validated here
+        if _is_grid(plain):  # the engine's, in memory (the check's plan)
+            from antiamp.sweeps.blocks import run_grid
+
+            ds = run_grid(grid_config(plain), cells_per_block=GRID_BLOCK)
+        else:
+            base, eqc, _ = (checked[1] if checked and checked[0] == plain
+                            else solve_config(plain))
+            ds = solve_cells(base, eqc, [base], (), (), [])
     except ConfigError as exc:
         log.error("invalid configuration: %s", exc)
         raise SystemExit(2) from None

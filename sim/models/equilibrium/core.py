@@ -64,6 +64,15 @@ def solve_config(cfg: Any) -> tuple:
     return base, eqc, spec
 
 
+def grid_config(cfg: Any) -> dict:
+    """``cfg`` (a dict or DictConfig) as a plain dict of a grid of this model."""
+    if isinstance(cfg, DictConfig):
+        cfg = OmegaConf.to_container(cfg, resolve=True)
+    cfg = dict(cfg)
+    cfg["model"] = {**(cfg.get("model") or {}), "name": "equilibrium"}
+    return cfg
+
+
 def solve(cfg: Any = None) -> xr.Dataset:
     """Every equilibrium of the evidence-presentation game, with certificates.
 
@@ -89,11 +98,7 @@ def solve(cfg: Any = None) -> xr.Dataset:
     if spec is not None:  # a grid: the engine's, as every model's (one block, in memory)
         from antiamp.sweeps.blocks import run_grid
 
-        if isinstance(cfg, DictConfig):
-            cfg = OmegaConf.to_container(cfg, resolve=True)
-        cfg = dict(cfg)
-        cfg["model"] = {**(cfg.get("model") or {}), "name": "equilibrium"}
-        return run_grid(cfg)
+        return run_grid(grid_config(cfg))
     return solve_cells(base, eqc, [base], (), (), [])
 
 
