@@ -2,10 +2,13 @@
 launchers: instance by instance, each instance's words drawn and played out in turn
 with the kernel module's own per-instance function (the one the GPU launchers call).
 
-The batched launchers draw a batch's words first and look the per-instance terms up in
-tables of the same expressions, so their results are these to the last bit
-(``tests/test_options.py``, ``tests/test_panel.py``); the loop's and the portfolio's counts are the same
-integers (``tests/test_loop.py``, ``tests/test_portfolios.py``).
+The batched launchers draw a batch's words first.  The panel's plays a block's panels
+side by side with the same expressions, so its sums are these to the last bit
+(``tests/test_panel.py``); the options launcher counts each block's plays and weights
+tables of the same terms by the counts, so its counted rows are these integers and its
+sums these up to the rounding of another order of addition (``tests/test_options.py``);
+the loop's and the portfolio's counts are the same integers (``tests/test_loop.py``,
+``tests/test_portfolios.py``).
 """
 
 import math
