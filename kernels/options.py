@@ -464,6 +464,9 @@ def _alternatives(W, K, c, OM, A, MK, antagonist, k_examine, SC, AP, PERM, BEST,
 
 #: Instances whose words are drawn together (any value gives the same sums).
 BATCH = 256
+#: Chunks of successive blocks the CPU launcher shares among its threads (any value
+#: gives the same sums).
+CHUNKS = 64
 
 
 @nb.njit(parallel=True, cache=True)
@@ -506,7 +509,11 @@ def option_sums_cells(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagon
     L = lossy.reshape(n_cells, K * K)
     NB = K * K * 2 * Q
     SC = score_table(K, bias_d, bias_j, kappa)
-    for b in nb.prange(n_blocks):
+    # Chunks of successive blocks (the scratch arrays, the counts' among them, made once
+    # a chunk); every block's sums are its own, added in block order.
+    n_par = max(1, min(n_blocks, CHUNKS))
+    per = (n_blocks + n_par - 1) // n_par
+    for ch in nb.prange(n_par):
         # A batch's words slot by slot: word k of instance j at k * BATCH + j.
         W = np.empty((4 * n_ctr, BATCH), np.uint32)
         OM = np.empty(BATCH, np.int64)
@@ -522,115 +529,119 @@ def option_sums_cells(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagon
         # Per cell the block's instances counted by their play's key (omega, a, its
         # evidence) and the antagonist's code q1: every term of an instance is a
         # function of these (the tables of _values), so the block's sums are the
-        # tables weighted by the counts (see the end of the block).
-        H = np.zeros((n_cells, NB), np.int64)
-        start = (first_block + b) * BLOCK
-        for i0 in range(start, start + BLOCK, BATCH):
-            for q in range(n_ctr):
-                for j in range(BATCH):
-                    ii = np.uint64(i0 + j)
-                    w0, w1, w2, w3 = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(q), stream,
-                                                   k0, k1)
-                    W[4 * q, j] = np.uint32(w0)
-                    W[4 * q + 1, j] = np.uint32(w1)
-                    W[4 * q + 2, j] = np.uint32(w2)
-                    W[4 * q + 3, j] = np.uint32(w3)
+        # tables weighted by the counts (see the end of the block), which zeroes
+        # them again for the next block.
+        H = np.zeros((n_cells, NB), np.int32)
+        for b in range(ch * per, min(n_blocks, (ch + 1) * per)):
+            start = (first_block + b) * BLOCK
+            for i0 in range(start, start + BLOCK, BATCH):
+                for q in range(n_ctr):
+                    for j in range(BATCH):
+                        ii = np.uint64(i0 + j)
+                        w0, w1, w2, w3 = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(q), stream,
+                                                       k0, k1)
+                        W[4 * q, j] = np.uint32(w0)
+                        W[4 * q + 1, j] = np.uint32(w1)
+                        W[4 * q + 2, j] = np.uint32(w2)
+                        W[4 * q + 3, j] = np.uint32(w3)
+                for c in range(n_cells):
+                    ant = antagonist[c]
+                    t_att = t_attack[c]
+                    # The steps of _play and _avail_mask (their comparisons, _answer and
+                    # _avail_bit), stage by stage over the batch so that each loop
+                    # vectorises: the same classes, pinned to _instance, the GPU's
+                    # per-instance step, by tests/test_options.py.
+                    for j in range(BATCH):
+                        OM[j] = 0
+                        OFF[j] = 0
+                        MK[j] = 0
+                    for k in range(K - 1):
+                        t = cum_prior[c, k]
+                        for j in range(BATCH):
+                            OM[j] += np.uint64(W[0, j]) >= t
+                    for k in range(K - 2):
+                        t = wrong_cum[c, k]
+                        for j in range(BATCH):
+                            OFF[j] += np.uint64(W[2, j]) >= t
+                    tp = t_p[c]
+                    for j in range(BATCH):
+                        A[j] = _answer(OM[j], OFF[j], np.uint64(W[1, j]) < tp, K)
+                    t0, t1, t2 = avail_thr[c, 0], avail_thr[c, 1], avail_thr[c, 2]
+                    for q in range(K):
+                        for j in range(BATCH):
+                            MK[j] |= _avail_bit(W[3 + q, j], q, OM[j], K, t0, t1, t2)
+                    if ant == ANT_ATTACK:
+                        for j in range(BATCH):
+                            om, a, mask = OM[j], A[j], MK[j]
+                            q1 = np.int64(a != om or np.uint64(W[3 + K, j]) < t_att)
+                            H[c, ((om * K + a) * 2 + ((mask >> a) & 1)) * Q + q1] += 1
+                    else:
+                        _alternatives(W, K, c, OM, A, MK, ant, k_examine[c], SC, AP, PERM, BEST,
+                                      NBEST, LAB, SCO)
+                        for j in range(BATCH):
+                            om, a, mask, ap = OM[j], A[j], MK[j], AP[j]
+                            q1 = 2 * (ap + 1) + ((mask >> ap) & 1) if ap >= 0 else 0
+                            H[c, ((om * K + a) * 2 + ((mask >> a) & 1)) * Q + q1] += 1
+            # The block's sums: each key's count times its terms (a count times a value,
+            # added key by key in a fixed order), instead of the terms added instance by
+            # instance: the same sums up to rounding (the order of the additions differs,
+            # so not to the last bit), and the counted rows exact.
             for c in range(n_cells):
-                ant = antagonist[c]
-                t_att = t_attack[c]
-                # The steps of _play and _avail_mask (their comparisons, _answer and
-                # _avail_bit), stage by stage over the batch so that each loop
-                # vectorises: the same classes, pinned to _instance, the GPU's
-                # per-instance step, by tests/test_options.py.
-                for j in range(BATCH):
-                    OM[j] = 0
-                    OFF[j] = 0
-                    MK[j] = 0
-                for k in range(K - 1):
-                    t = cum_prior[c, k]
-                    for j in range(BATCH):
-                        OM[j] += np.uint64(W[0, j]) >= t
-                for k in range(K - 2):
-                    t = wrong_cum[c, k]
-                    for j in range(BATCH):
-                        OFF[j] += np.uint64(W[2, j]) >= t
-                tp = t_p[c]
-                for j in range(BATCH):
-                    A[j] = _answer(OM[j], OFF[j], np.uint64(W[1, j]) < tp, K)
-                t0, t1, t2 = avail_thr[c, 0], avail_thr[c, 1], avail_thr[c, 2]
-                for q in range(K):
-                    for j in range(BATCH):
-                        MK[j] |= _avail_bit(W[3 + q, j], q, OM[j], K, t0, t1, t2)
-                if ant == ANT_ATTACK:
-                    for j in range(BATCH):
-                        om, a, mask = OM[j], A[j], MK[j]
-                        q1 = np.int64(a != om or np.uint64(W[3 + K, j]) < t_att)
-                        H[c, ((om * K + a) * 2 + ((mask >> a) & 1)) * Q + q1] += 1
-                else:
-                    _alternatives(W, K, c, OM, A, MK, ant, k_examine[c], SC, AP, PERM, BEST,
-                                  NBEST, LAB, SCO)
-                    for j in range(BATCH):
-                        om, a, mask, ap = OM[j], A[j], MK[j], AP[j]
-                        q1 = 2 * (ap + 1) + ((mask >> ap) & 1) if ap >= 0 else 0
-                        H[c, ((om * K + a) * 2 + ((mask >> a) & 1)) * Q + q1] += 1
-        # The block's sums: each key's count times its terms (a count times a value,
-        # added key by key in a fixed order), instead of the terms added instance by
-        # instance: the same sums up to rounding (the order of the additions differs,
-        # so not to the last bit), and the counted rows exact.
-        for c in range(n_cells):
-            run = np.zeros((2, 12))
-            n_right = n_lossy = n_alt = n_alt_wrong = 0
-            for key in range(K * K * 2):
-                om = key // (2 * K)
-                a = (key // 2) % K
-                corr = om == a
-                lo_ = L[c, om * K + a]
-                n0 = 0
-                for q1 in range(Q):
-                    n0 += H[c, key * Q + q1]
-                if n0 == 0:
-                    continue
-                n_right += n0 if corr else 0
-                n_lossy += n0 if lo_ else 0
+                run = np.zeros((2, 12))
+                n_right = n_lossy = n_alt = n_alt_wrong = 0
+                for key in range(K * K * 2):
+                    om = key // (2 * K)
+                    a = (key // 2) % K
+                    corr = om == a
+                    lo_ = L[c, om * K + a]
+                    n0 = 0
+                    for q1 in range(Q):
+                        n0 += H[c, key * Q + q1]
+                    if n0 == 0:
+                        continue
+                    n_right += n0 if corr else 0
+                    n_lossy += n0 if lo_ else 0
+                    for p in range(2):
+                        for q1 in range(Q if p == 1 else 1):
+                            nq = n0 if p == 0 else H[c, key * Q + q1]
+                            if nq == 0:
+                                continue
+                            x = np.float64(nq)
+                            k6 = 6 * key if p == 0 else 6 * (key * Q + q1)
+                            T = T0 if p == 0 else T1
+                            v0, v1, v2 = x * T[c, k6], x * T[c, k6 + 1], x * T[c, k6 + 2]
+                            v3, v4, v5 = x * T[c, k6 + 3], x * T[c, k6 + 4], x * T[c, k6 + 5]
+                            r0 = 2 if corr else 0
+                            run[p, r0] += v0
+                            run[p, r0 + 1] += v1
+                            run[p, 4] += v2
+                            run[p, 5] += v3
+                            run[p, 6] += v4
+                            run[p, 7] += v5
+                            if lo_:
+                                run[p, 8] += v0
+                                run[p, 9] += v1
+                            run[p, 10] += v0
+                            run[p, 11] += v1
+                            if p == 1 and antagonist[c] != ANT_ATTACK:
+                                ap = q1 // 2 - 1
+                                if ap >= 0 and ap != om:
+                                    n_alt += nq
+                                    n_alt_wrong += 0 if corr else nq
+                    for q1 in range(Q):
+                        H[c, key * Q + q1] = 0
+                n_wrong = BLOCK - n_right
                 for p in range(2):
-                    for q1 in range(Q if p == 1 else 1):
-                        nq = n0 if p == 0 else H[c, key * Q + q1]
-                        if nq == 0:
-                            continue
-                        x = np.float64(nq)
-                        k6 = 6 * key if p == 0 else 6 * (key * Q + q1)
-                        T = T0 if p == 0 else T1
-                        v0, v1, v2 = x * T[c, k6], x * T[c, k6 + 1], x * T[c, k6 + 2]
-                        v3, v4, v5 = x * T[c, k6 + 3], x * T[c, k6 + 4], x * T[c, k6 + 5]
-                        r0 = 2 if corr else 0
-                        run[p, r0] += v0
-                        run[p, r0 + 1] += v1
-                        run[p, 4] += v2
-                        run[p, 5] += v3
-                        run[p, 6] += v4
-                        run[p, 7] += v5
-                        if lo_:
-                            run[p, 8] += v0
-                            run[p, 9] += v1
-                        run[p, 10] += v0
-                        run[p, 11] += v1
-                        if p == 1 and antagonist[c] != ANT_ATTACK:
-                            ap = q1 // 2 - 1
-                            if ap >= 0 and ap != om:
-                                n_alt += nq
-                                n_alt_wrong += 0 if corr else nq
-            n_wrong = BLOCK - n_right
-            for p in range(2):
-                for r, k in ((0, 0), (2, 2), (4, 4), (5, 6), (6, 8), (10, 10)):
-                    acc[b, c, p, r, 0] = run[p, k]
-                    acc[b, c, p, r, 1] = run[p, k + 1]
-                for r, k in ((1, n_wrong), (3, n_right), (7, n_lossy), (11, BLOCK)):
-                    acc[b, c, p, r, 0] = k
-                    acc[b, c, p, r, 1] = k
-            acc[b, c, 1, 8, 0] = n_alt_wrong
-            acc[b, c, 1, 8, 1] = n_alt_wrong
-            acc[b, c, 1, 9, 0] = n_alt
-            acc[b, c, 1, 9, 1] = n_alt
+                    for r, k in ((0, 0), (2, 2), (4, 4), (5, 6), (6, 8), (10, 10)):
+                        acc[b, c, p, r, 0] = run[p, k]
+                        acc[b, c, p, r, 1] = run[p, k + 1]
+                    for r, k in ((1, n_wrong), (3, n_right), (7, n_lossy), (11, BLOCK)):
+                        acc[b, c, p, r, 0] = k
+                        acc[b, c, p, r, 1] = k
+                acc[b, c, 1, 8, 0] = n_alt_wrong
+                acc[b, c, 1, 8, 1] = n_alt_wrong
+                acc[b, c, 1, 9, 0] = n_alt
+                acc[b, c, 1, 9, 1] = n_alt
     for b in range(n_blocks):  # fixed order
         for c in range(n_cells):
             for p in range(2):
