@@ -193,20 +193,24 @@ def panel_endorsement(zq, n, rule, need, tie, default, icc, bias_sd, n_panels, k
                     for j in range(P):
                         pi[k, j] = 1.0 if t + beta[k, j] - az[j] > 0 else 0.0
             else:
+                # normal_cdf's argument over the block (it vectorises), then its erfc
+                # (a library call each): the same operations as normal_cdf.
                 for k in range(n):
                     for j in range(P):
-                        pi[k, j] = (t + beta[k, j] - az[j]) / e
+                        pi[k, j] = -((t + beta[k, j] - az[j]) / e) / math.sqrt(2.0)
                 for k in range(n):
                     for j in range(P):
-                        pi[k, j] = _phi(pi[k, j])
+                        pi[k, j] = 0.5 * math.erfc(pi[k, j])
             # _aggregate's Poisson-binomial recursion, the block's panels side by side.
-            for k in range(n + 1):
-                for j in range(P):
-                    dp[k, j] = 0.0
+            # Its step k = jj + 1 reads dp[jj + 1] = 0 there: 0 (1 - p) + dp[jj] p is
+            # dp[jj] p exactly (every term is >= 0), so that row is written once,
+            # without zeroing the rows first.
             for j in range(P):
                 dp[0, j] = 1.0
             for jj in range(n):
-                for k in range(jj + 1, 0, -1):
+                for j in range(P):
+                    dp[jj + 1, j] = dp[jj, j] * pi[jj, j]
+                for k in range(jj, 0, -1):
                     for j in range(P):
                         p = pi[jj, j]
                         dp[k, j] = dp[k, j] * (1.0 - p) + dp[k - 1, j] * p
