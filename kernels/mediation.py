@@ -76,6 +76,8 @@ BROADCAST = 32
 #: indicator and its products with the 5 counts.
 N_CIT = 5 + 25 + 1 + 5
 _NEVER = np.uint64(1 << 32)
+#: Residual flaw counts up to this are counted per class (larger ones, rare, added).
+F_CAP = 15
 
 
 @nb.njit(cache=True)
@@ -294,7 +296,11 @@ def mediation_sums(n, k0, k1, iters, P, M, surv, s, false_dissent, G_p, S_p, G_b
         lo = b * size
         hi = min(n, lo + size)
         W = np.empty((4 * n_ctr, BATCH), np.uint32)
-        acc = np.zeros((12, n_cls), np.int64)
+        acc = np.zeros((3, n_cls), np.int64)
+        # Cases counted by (class, residual flaw count up to F_CAP), four interleaved
+        # copies (they break the chains of increments on one class); the sums of the
+        # count and its square are these counts weighted at the end (exact integers).
+        hist = np.zeros((4, n_cls * (F_CAP + 1)), np.int64)
         ca = np.zeros(N_CIT, np.int64)
         counts = np.zeros(5, np.int64)
         nf = np.empty(BATCH, np.int64)
@@ -340,32 +346,43 @@ def mediation_sums(n, k0, k1, iters, P, M, surv, s, false_dissent, G_p, S_p, G_b
             elif M <= M_TAB:
                 for j in range(m):
                     C[0, j] = invert(W[pc, j], G_c, S_c, M)
-            for jj in range(m):
-                j = np.uint64(jj)  # unsigned indices: no negative-index wrap-around
-                f = nf[j]
-                pos = np.uint64(1)
-                for _ in range(iters):
+            # The per-case inversions stage by stage over the batch (an iteration's, then
+            # a citation class's, for every case) rather than case by case: each
+            # case's chain of table lookups (a draw's row is the previous draw) is
+            # independent of the others', so a stage's cases overlap in the processor.
+            pos = np.uint64(1)
+            for _ in range(iters):
+                for jj in range(m):
+                    j = np.uint64(jj)  # unsigned indices: no negative-index wrap-around
+                    f = nf[j]
                     if f <= N_TAB:
                         f = invert(W[pos, j], G_b, S_b, f)
                     else:
                         f = binom_inv((np.float64(W[pos, j]) + 0.5) * _INV32, f, surv)
-                    f += np.uint64(W[pos + np.uint64(1), j]) < t_fa
-                    pos += np.uint64(2)
-                nf[j] = f
+                    nf[j] = f + (np.uint64(W[pos + np.uint64(1), j]) < t_fa)
+                pos += np.uint64(2)
+            for jj in range(m):
+                j = np.uint64(jj)
+                f = nf[j]
                 t[j] = t_dis[np.uint64(f)] if f <= N_TAB else dissent_threshold(f, s,
                                                                               false_dissent)
-                if M <= M_TAB:
-                    left = M - C[np.uint64(0), j]
-                    for c in range(1, 4):
-                        uc = np.uint64(c)
+            if M <= M_TAB:
+                for jj in range(m):
+                    C[4, jj] = M - C[0, jj]  # the citations left
+                for c in range(1, 4):
+                    uc = np.uint64(c)
+                    row = c * (M + 1)
+                    for jj in range(m):
+                        j = np.uint64(jj)
+                        left = C[np.uint64(4), j]
                         if q[c] >= 1.0:  # the draw is every citation left, without a look
                             kc = left
                         else:
-                            kc = invert(W[np.uint64(pc) + uc, j], G_c, S_c, c * (M + 1) + left)
+                            kc = invert(W[np.uint64(pc) + uc, j], G_c, S_c, row + left)
                         C[uc, j] = kc
-                        left -= kc
-                    C[np.uint64(4), j] = left
-                else:
+                        C[np.uint64(4), j] = left - kc
+            else:
+                for jj in range(m):
                     citations(W, jj, pc, M, q, G_c, S_c, counts)
                     for a in range(5):
                         C[a, jj] = counts[a]
@@ -381,13 +398,15 @@ def mediation_sums(n, k0, k1, iters, P, M, surv, s, false_dissent, G_p, S_p, G_b
                 pos += 2
             for j in range(m):
                 cls[j] = ((nf[j] >= 1) * (P + 1) + raised[j]) * (P + 1) + kept[j]
-            for j in range(m):  # four interleaved copies break the chains on one class
+            for j in range(m):
                 k = cls[j]
                 f = nf[j]
-                r = 3 * (j & 3)
-                acc[r, k] += 1
-                acc[r + 1, k] += f
-                acc[r + 2, k] += f * f
+                if f <= F_CAP:
+                    hist[j & 3, k * (F_CAP + 1) + f] += 1
+                else:  # rare
+                    acc[0, k] += 1
+                    acc[1, k] += f
+                    acc[2, k] += f * f
             for a in range(5):
                 sa = 0
                 for j in range(m):
@@ -412,7 +431,13 @@ def mediation_sums(n, k0, k1, iters, P, M, surv, s, false_dissent, G_p, S_p, G_b
         for a in range(5):
             for c in range(a):
                 ca[5 + 5 * a + c] = ca[5 + 5 * c + a]
-        for r in range(3):
-            out[b, r] = acc[r] + acc[3 + r] + acc[6 + r] + acc[9 + r]
+        for k in range(n_cls):
+            for f in range(F_CAP + 1):
+                h = hist[0, k * (F_CAP + 1) + f] + hist[1, k * (F_CAP + 1) + f] \
+                    + hist[2, k * (F_CAP + 1) + f] + hist[3, k * (F_CAP + 1) + f]
+                acc[0, k] += h
+                acc[1, k] += h * f
+                acc[2, k] += h * f * f
+        out[b] = acc
         cit[b] = ca
     return out.sum(axis=0), cit.sum(axis=0)

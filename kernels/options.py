@@ -23,9 +23,13 @@ One kernel, two targets: an instance's terms are a function of its discrete play
 (omega, a, the antagonist's alternative, their evidence, the attack), which the
 per-instance steps (:func:`_classify` and its parts, :func:`_values`) compute from
 its words; the GPU runs them instance by instance (:func:`_instance`), while the CPU
-launcher draws a batch's words first, classifies the batch stage by stage and looks
-each instance's terms up in per-cell tables of :func:`_values`, adding them in
-instance order: the same terms in the same order, so the same sums to the bit.
+launcher draws a batch's words first, classifies the batch stage by stage (the
+antagonist's choice too, :func:`_alternatives`), counts each block's instances by
+their play and weights per-cell tables of :func:`_values` by the counts: the same
+plays and the same terms, added in another order (a count times a term, play by
+play, rather than instance by instance), so the counted rows are the same integers
+and the sums the same up to their rounding (within 1e-12 relative,
+``tests/test_options.py``).
 """
 
 from __future__ import annotations
@@ -366,8 +370,103 @@ def value_tables(K, antagonist, lam, mu, bias_d, bias_j, kappa, near_loss, loss_
     return V0, V1, lossy
 
 
+@nb.njit(cache=True)
+def score_table(K, bias_d, bias_j, kappa):
+    """Per cell, :func:`_score` of every option j by its evidence and whether it is
+    the distractor: ``SC[C, K, 2, 2]`` (the same expression, so the same floats)."""
+    n_cells = kappa.shape[0]
+    SC = np.empty((n_cells, K, 2, 2))
+    for c in range(n_cells):
+        for j in range(K):
+            for av in range(2):
+                for isd in range(2):
+                    SC[c, j, av, isd] = _score(kappa[c], av, isd == 1, bias_d[c], bias_j[c, j])
+    return SC
+
+
+#: The options' labels packed four bits each (option e in bits 4e..4e+3): the
+#: batched antagonist keeps each instance's candidate order in one integer.
+_NIBBLE_IDENT = np.uint64(sum(e << (4 * e) for e in range(16)) & (2 ** 64 - 1))
+_NIBBLE_ONES = np.uint64(sum(1 << (4 * e) for e in range(16)))
+_NIB = np.uint64(15)
+
+
+@nb.njit(inline="always", cache=True)
+def _alternatives(W, K, c, OM, A, MK, antagonist, k_examine, SC, AP, PERM, BEST, NBEST, LAB,
+                  SCO):
+    """:func:`_alternative` for a batch (words ``W[slot, instance]``) into ``AP``, stage
+    by stage so that each loop runs over the batch's instances without branches: the
+    same alternatives, to the instance (``tests/test_options.py``).  A uniform times a
+    small integer n, ``int((w 2**-32) n)``, is ``(w n) >> 32`` exactly (the product
+    has at most 36 significant bits); the candidate order of the partial
+    Fisher-Yates shuffle is kept as 4-bit labels packed in one integer per instance
+    (a swap is shifts and XORs); the scores are looked up in :func:`score_table`
+    (flat, unsigned indices) and kept with the labels for the tie-break's pass."""
+    n = W.shape[1]
+    if antagonist == ANT_ASSIGNED:
+        km1 = np.uint64(K - 1)
+        for j in range(n):
+            r = np.int64((np.uint64(W[4 + K, j]) * km1) >> _HI)
+            AP[j] = _wrap(A[j] + 1 + r, K)
+        return
+    m = K - 1
+    one = np.uint64(1)
+    two = np.uint64(2)
+    four = np.uint64(4)
+    uk = np.uint64(K)
+    ident = _NIBBLE_IDENT & ((one << np.uint64(4 * m)) - one)
+    ones = _NIBBLE_ONES & ((one << np.uint64(4 * m)) - one)
+    SCc = SC[c].ravel()  # option j, its evidence, distractor at 4 j + 2 av + isd
+    for j in range(n):
+        # cand[e] = e + (e >= a): the labels 0..m-1, plus one from position a on.
+        sh = np.uint64(4 * A[j])
+        PERM[j] = ident + ((ones >> sh) << sh)
+        BEST[j] = -1e300
+        NBEST[j] = 0
+        AP[j] = -1
+    for e in range(k_examine):
+        se = np.uint64(4 * e)
+        me = np.uint64(m - e)
+        for j in range(n):
+            r = np.uint64(e) + ((np.uint64(W[6 + K + e, j]) * me) >> _HI)
+            sr = r * four
+            x = ((PERM[j] >> se) ^ (PERM[j] >> sr)) & _NIB
+            PERM[j] ^= (x << se) | (x << sr)
+    for e in range(k_examine):
+        se = np.uint64(4 * e)
+        for j in range(n):
+            jj = (PERM[j] >> se) & _NIB
+            d = np.uint64(OM[j]) + one
+            d = d - uk if d >= uk else d
+            av = (np.uint64(MK[j]) >> jj) & one
+            s = SCc[(jj << two) | (av << one) | np.uint64(jj == d)]
+            LAB[e, j] = np.int64(jj)
+            SCO[e, j] = s
+            # Every operand loaded before the selects: a load inside one arm of a
+            # conditional expression stays a branch (unpredictable here), not a select.
+            best = BEST[j]
+            nbest = NBEST[j]
+            new = s > best + 1e-12
+            tie = np.int64(abs(s - best) <= 1e-12)
+            NBEST[j] = 1 if new else nbest + tie
+            BEST[j] = s if new else best
+    for j in range(n):  # the pick among the ties, then counted down to it
+        NBEST[j] = np.int64((np.uint64(W[5 + K, j]) * np.uint64(NBEST[j])) >> _HI)
+    for e in range(k_examine):
+        for j in range(n):
+            lab = LAB[e, j]
+            ap = AP[j]
+            left = NBEST[j]
+            hit = np.int64(abs(SCO[e, j] - BEST[j]) <= 1e-12)
+            AP[j] = lab if (hit & np.int64(left == 0)) == 1 else ap
+            NBEST[j] = left - hit
+
+
 #: Instances whose words are drawn together (any value gives the same sums).
 BATCH = 256
+#: Chunks of successive blocks the CPU launcher shares among its threads (any value
+#: gives the same sums).
+CHUNKS = 64
 
 
 @nb.njit(parallel=True, cache=True)
@@ -379,7 +478,7 @@ def option_sums_cells(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagon
     out for every cell.  Adds them, block by block in order, onto ``acc_out``
     float64[C, 2, N_ACC, 2] (protocol, row, [sum, sum sq]): a caller that passes
     successive block ranges gets each cell's sums to the last bit whatever cells share
-    its pass.
+    its pass (each block's sums are its own counts weighted in a fixed order).
 
     Per cell (row c): ``cum_prior`` [C, K] cumulative thresholds of omega; ``wrong_cum``
     [C, K - 1] cumulative thresholds of the wrong pick over offsets 1..K-1 from omega
@@ -389,9 +488,11 @@ def option_sums_cells(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagon
 
     The launcher batches what :func:`_instance` does one instance at a time: a batch's
     words first (the generator vectorises), then per cell each instance's discrete play
-    (:func:`_classify`) and a lookup of its terms in the cell's tables of
-    :func:`_values` (:func:`value_tables`), added in instance order: the same terms in
-    the same order as :func:`_instance`, so the same sums to the last bit.
+    (:func:`_classify`'s steps over the batch, :func:`_alternatives`), counted by its
+    key in the cell's tables of :func:`_values` (:func:`value_tables`); each block's
+    sums are the tables weighted by its counts, key by key: the same terms as
+    :func:`_instance` added in another order, so the same sums up to rounding (the
+    counted rows exactly).
     """
     n_cells = t_p.shape[0]
     acc = np.zeros((n_blocks, n_cells, 2, N_ACC, 2))
@@ -406,146 +507,141 @@ def option_sums_cells(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagon
     T0 = V0.reshape(n_cells, K * K * 2 * 6)
     T1 = V1.reshape(n_cells, K * K * 2 * Q * 6)
     L = lossy.reshape(n_cells, K * K)
-    for b in nb.prange(n_blocks):
+    NB = K * K * 2 * Q
+    SC = score_table(K, bias_d, bias_j, kappa)
+    # Chunks of successive blocks (the scratch arrays, the counts' among them, made once
+    # a chunk); every block's sums are its own, added in block order.
+    n_par = max(1, min(n_blocks, CHUNKS))
+    per = (n_blocks + n_par - 1) // n_par
+    for ch in nb.prange(n_par):
         # A batch's words slot by slot: word k of instance j at k * BATCH + j.
         W = np.empty((4 * n_ctr, BATCH), np.uint32)
-        # The same words flat for the per-instance steps (word k of instance j at
-        # k * BATCH + j); the generator's loop writes the 2-D array, which vectorises
-        # where flat stores with computed offsets did not.
-        Wf = W.reshape(4 * n_ctr * BATCH)
-        cand = np.zeros(K, np.int64)
         OM = np.empty(BATCH, np.int64)
+        AP = np.empty(BATCH, np.int64)
+        PERM = np.empty(BATCH, np.uint64)
+        BEST = np.empty(BATCH)
+        NBEST = np.empty(BATCH, np.int64)
+        LAB = np.empty((K, BATCH), np.int64)
+        SCO = np.empty((K, BATCH))
         OFF = np.empty(BATCH, np.int64)
         A = np.empty(BATCH, np.int64)
-        CO = np.empty(BATCH, np.int64)
         MK = np.empty(BATCH, np.int64)
-        # Per cell the running sums, per protocol: Pr(y = a) on a wrong and on a right
-        # answer, Pr(y = omega), the loss, Pr(y = a) on a lossy answer and on all, each
-        # with its square.
-        run = np.zeros((n_cells, 2, 12))
-        # wrong, correct, lossy a, 8 and 9 of the debate rows
-        cnt = np.zeros((n_cells, 5), np.int64)
-        start = (first_block + b) * BLOCK
-        for i0 in range(start, start + BLOCK, BATCH):
-            for q in range(n_ctr):
-                for j in range(BATCH):
-                    ii = np.uint64(i0 + j)
-                    w0, w1, w2, w3 = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(q), stream,
-                                                   k0, k1)
-                    W[4 * q, j] = np.uint32(w0)
-                    W[4 * q + 1, j] = np.uint32(w1)
-                    W[4 * q + 2, j] = np.uint32(w2)
-                    W[4 * q + 3, j] = np.uint32(w3)
-            for c in range(n_cells):
-                ant = antagonist[c]
-                t_att = t_attack[c]
-                # The sums in registers over the batch (loaded and stored back: the same
-                # additions in the same order).
-                a00, a01, a02, a03 = run[c, 0, 0], run[c, 0, 1], run[c, 0, 2], run[c, 0, 3]
-                a04, a05, a06, a07 = run[c, 0, 4], run[c, 0, 5], run[c, 0, 6], run[c, 0, 7]
-                a08, a09, a010, a011 = run[c, 0, 8], run[c, 0, 9], run[c, 0, 10], run[c, 0, 11]
-                a10, a11, a12, a13 = run[c, 1, 0], run[c, 1, 1], run[c, 1, 2], run[c, 1, 3]
-                a14, a15, a16, a17 = run[c, 1, 4], run[c, 1, 5], run[c, 1, 6], run[c, 1, 7]
-                a18, a19, a110, a111 = run[c, 1, 8], run[c, 1, 9], run[c, 1, 10], run[c, 1, 11]
-                # The steps of _play and _avail_mask (their comparisons, _answer and
-                # _avail_bit), stage by stage over the batch so that each loop
-                # vectorises: the same classes, pinned to _instance, the GPU's
-                # per-instance step, by tests/test_options.py.
-                for j in range(BATCH):
-                    OM[j] = 0
-                    OFF[j] = 0
-                    MK[j] = 0
-                for k in range(K - 1):
-                    t = cum_prior[c, k]
+        # Per cell the block's instances counted by their play's key (omega, a, its
+        # evidence) and the antagonist's code q1: every term of an instance is a
+        # function of these (the tables of _values), so the block's sums are the
+        # tables weighted by the counts (see the end of the block), which zeroes
+        # them again for the next block.
+        H = np.zeros((n_cells, NB), np.int32)
+        for b in range(ch * per, min(n_blocks, (ch + 1) * per)):
+            start = (first_block + b) * BLOCK
+            for i0 in range(start, start + BLOCK, BATCH):
+                for q in range(n_ctr):
                     for j in range(BATCH):
-                        OM[j] += np.uint64(W[0, j]) >= t
-                for k in range(K - 2):
-                    t = wrong_cum[c, k]
+                        ii = np.uint64(i0 + j)
+                        w0, w1, w2, w3 = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(q), stream,
+                                                       k0, k1)
+                        W[4 * q, j] = np.uint32(w0)
+                        W[4 * q + 1, j] = np.uint32(w1)
+                        W[4 * q + 2, j] = np.uint32(w2)
+                        W[4 * q + 3, j] = np.uint32(w3)
+                for c in range(n_cells):
+                    ant = antagonist[c]
+                    t_att = t_attack[c]
+                    # The steps of _play and _avail_mask (their comparisons, _answer and
+                    # _avail_bit), stage by stage over the batch so that each loop
+                    # vectorises: the same classes, pinned to _instance, the GPU's
+                    # per-instance step, by tests/test_options.py.
                     for j in range(BATCH):
-                        OFF[j] += np.uint64(W[2, j]) >= t
-                tp = t_p[c]
-                for j in range(BATCH):
-                    corr = np.uint64(W[1, j]) < tp
-                    CO[j] = corr
-                    A[j] = _answer(OM[j], OFF[j], corr, K)
-                t0, t1, t2 = avail_thr[c, 0], avail_thr[c, 1], avail_thr[c, 2]
-                for q in range(K):
+                        OM[j] = 0
+                        OFF[j] = 0
+                        MK[j] = 0
+                    for k in range(K - 1):
+                        t = cum_prior[c, k]
+                        for j in range(BATCH):
+                            OM[j] += np.uint64(W[0, j]) >= t
+                    for k in range(K - 2):
+                        t = wrong_cum[c, k]
+                        for j in range(BATCH):
+                            OFF[j] += np.uint64(W[2, j]) >= t
+                    tp = t_p[c]
                     for j in range(BATCH):
-                        MK[j] |= _avail_bit(W[3 + q, j], q, OM[j], K, t0, t1, t2)
-                n_right = n_lossy = n_alt = n_alt_wrong = 0
-                for j in range(BATCH):
-                    om, corr, a, mask = OM[j], CO[j] == 1, A[j], MK[j]
-                    av_a = (mask >> a) & 1
+                        A[j] = _answer(OM[j], OFF[j], np.uint64(W[1, j]) < tp, K)
+                    t0, t1, t2 = avail_thr[c, 0], avail_thr[c, 1], avail_thr[c, 2]
+                    for q in range(K):
+                        for j in range(BATCH):
+                            MK[j] |= _avail_bit(W[3 + q, j], q, OM[j], K, t0, t1, t2)
                     if ant == ANT_ATTACK:
-                        ap = -1
-                        q1 = np.int64(a != om or np.uint64(W[3 + K, j]) < t_att)
+                        for j in range(BATCH):
+                            om, a, mask = OM[j], A[j], MK[j]
+                            q1 = np.int64(a != om or np.uint64(W[3 + K, j]) < t_att)
+                            H[c, ((om * K + a) * 2 + ((mask >> a) & 1)) * Q + q1] += 1
                     else:
-                        ap = _alternative(Wf, j, BATCH, K, c, om, a, mask, ant, k_examine[c],
-                                          bias_d[c], bias_j, kappa[c], cand)
-                        q1 = 2 * (ap + 1) + ((mask >> ap) & 1) if ap >= 0 else 0
-                    key = (om * K + a) * 2 + av_a
+                        _alternatives(W, K, c, OM, A, MK, ant, k_examine[c], SC, AP, PERM, BEST,
+                                      NBEST, LAB, SCO)
+                        for j in range(BATCH):
+                            om, a, mask, ap = OM[j], A[j], MK[j], AP[j]
+                            q1 = 2 * (ap + 1) + ((mask >> ap) & 1) if ap >= 0 else 0
+                            H[c, ((om * K + a) * 2 + ((mask >> a) & 1)) * Q + q1] += 1
+            # The block's sums: each key's count times its terms (a count times a value,
+            # added key by key in a fixed order), instead of the terms added instance by
+            # instance: the same sums up to rounding (the order of the additions differs,
+            # so not to the last bit), and the counted rows exact.
+            for c in range(n_cells):
+                run = np.zeros((2, 12))
+                n_right = n_lossy = n_alt = n_alt_wrong = 0
+                for key in range(K * K * 2):
+                    om = key // (2 * K)
+                    a = (key // 2) % K
+                    corr = om == a
                     lo_ = L[c, om * K + a]
-                    k6 = 6 * key
-                    v0, v1, v2 = T0[c, k6], T0[c, k6 + 1], T0[c, k6 + 2]
-                    v3, v4, v5 = T0[c, k6 + 3], T0[c, k6 + 4], T0[c, k6 + 5]
-                    # Adding 0.0 leaves a sum's bits as they are (no sum is -0.0): the
-                    # same sums as adding only where a row applies.
-                    a00 += 0.0 if corr else v0
-                    a01 += 0.0 if corr else v1
-                    a02 += v0 if corr else 0.0
-                    a03 += v1 if corr else 0.0
-                    a04 += v2
-                    a05 += v3
-                    a06 += v4
-                    a07 += v5
-                    a08 += v0 if lo_ else 0.0
-                    a09 += v1 if lo_ else 0.0
-                    a010 += v0
-                    a011 += v1
-                    k6 = 6 * (key * Q + q1)
-                    v0, v1, v2 = T1[c, k6], T1[c, k6 + 1], T1[c, k6 + 2]
-                    v3, v4, v5 = T1[c, k6 + 3], T1[c, k6 + 4], T1[c, k6 + 5]
-                    a10 += 0.0 if corr else v0
-                    a11 += 0.0 if corr else v1
-                    a12 += v0 if corr else 0.0
-                    a13 += v1 if corr else 0.0
-                    a14 += v2
-                    a15 += v3
-                    a16 += v4
-                    a17 += v5
-                    a18 += v0 if lo_ else 0.0
-                    a19 += v1 if lo_ else 0.0
-                    a110 += v0
-                    a111 += v1
-                    n_right += corr
-                    n_lossy += lo_
-                    alt = ap >= 0 and ap != om
-                    n_alt += alt
-                    n_alt_wrong += alt and not corr
-                run[c, 0, 0], run[c, 0, 1], run[c, 0, 2], run[c, 0, 3] = a00, a01, a02, a03
-                run[c, 0, 4], run[c, 0, 5], run[c, 0, 6], run[c, 0, 7] = a04, a05, a06, a07
-                run[c, 0, 8], run[c, 0, 9], run[c, 0, 10], run[c, 0, 11] = a08, a09, a010, a011
-                run[c, 1, 0], run[c, 1, 1], run[c, 1, 2], run[c, 1, 3] = a10, a11, a12, a13
-                run[c, 1, 4], run[c, 1, 5], run[c, 1, 6], run[c, 1, 7] = a14, a15, a16, a17
-                run[c, 1, 8], run[c, 1, 9], run[c, 1, 10], run[c, 1, 11] = a18, a19, a110, a111
-                cnt[c, 0] += BATCH - n_right
-                cnt[c, 1] += n_right
-                cnt[c, 2] += n_lossy
-                cnt[c, 3] += n_alt_wrong
-                cnt[c, 4] += n_alt
-        for c in range(n_cells):
-            for p in range(2):
-                for r, k in ((0, 0), (2, 2), (4, 4), (5, 6), (6, 8), (10, 10)):
-                    acc[b, c, p, r, 0] = run[c, p, k]
-                    acc[b, c, p, r, 1] = run[c, p, k + 1]
-                for r, k in ((1, cnt[c, 0]), (3, cnt[c, 1]), (7, cnt[c, 2]),
-                             (11, cnt[c, 0] + cnt[c, 1])):
-                    acc[b, c, p, r, 0] = k
-                    acc[b, c, p, r, 1] = k
-            acc[b, c, 1, 8, 0] = cnt[c, 3]
-            acc[b, c, 1, 8, 1] = cnt[c, 3]
-            acc[b, c, 1, 9, 0] = cnt[c, 4]
-            acc[b, c, 1, 9, 1] = cnt[c, 4]
+                    n0 = 0
+                    for q1 in range(Q):
+                        n0 += H[c, key * Q + q1]
+                    if n0 == 0:
+                        continue
+                    n_right += n0 if corr else 0
+                    n_lossy += n0 if lo_ else 0
+                    for p in range(2):
+                        for q1 in range(Q if p == 1 else 1):
+                            nq = n0 if p == 0 else H[c, key * Q + q1]
+                            if nq == 0:
+                                continue
+                            x = np.float64(nq)
+                            k6 = 6 * key if p == 0 else 6 * (key * Q + q1)
+                            T = T0 if p == 0 else T1
+                            v0, v1, v2 = x * T[c, k6], x * T[c, k6 + 1], x * T[c, k6 + 2]
+                            v3, v4, v5 = x * T[c, k6 + 3], x * T[c, k6 + 4], x * T[c, k6 + 5]
+                            r0 = 2 if corr else 0
+                            run[p, r0] += v0
+                            run[p, r0 + 1] += v1
+                            run[p, 4] += v2
+                            run[p, 5] += v3
+                            run[p, 6] += v4
+                            run[p, 7] += v5
+                            if lo_:
+                                run[p, 8] += v0
+                                run[p, 9] += v1
+                            run[p, 10] += v0
+                            run[p, 11] += v1
+                            if p == 1 and antagonist[c] != ANT_ATTACK:
+                                ap = q1 // 2 - 1
+                                if ap >= 0 and ap != om:
+                                    n_alt += nq
+                                    n_alt_wrong += 0 if corr else nq
+                    for q1 in range(Q):
+                        H[c, key * Q + q1] = 0
+                n_wrong = BLOCK - n_right
+                for p in range(2):
+                    for r, k in ((0, 0), (2, 2), (4, 4), (5, 6), (6, 8), (10, 10)):
+                        acc[b, c, p, r, 0] = run[p, k]
+                        acc[b, c, p, r, 1] = run[p, k + 1]
+                    for r, k in ((1, n_wrong), (3, n_right), (7, n_lossy), (11, BLOCK)):
+                        acc[b, c, p, r, 0] = k
+                        acc[b, c, p, r, 1] = k
+                acc[b, c, 1, 8, 0] = n_alt_wrong
+                acc[b, c, 1, 8, 1] = n_alt_wrong
+                acc[b, c, 1, 9, 0] = n_alt
+                acc[b, c, 1, 9, 1] = n_alt
     for b in range(n_blocks):  # fixed order
         for c in range(n_cells):
             for p in range(2):

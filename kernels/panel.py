@@ -118,28 +118,121 @@ def panel_endorsement(zq, n, rule, need, tie, default, icc, bias_sd, n_panels, k
     -------
     (float64[M], float64[M, M], int) sums, sums of products (the entries share their
     panels, so their estimates are correlated), panels used.
+
+    The launcher batches what :func:`_panel` (the GPU's per-panel step) does one panel
+    at a time: a block's Philox words first (the generator vectorises), then its
+    normals, then per entry every judge's vote probability and the rule's recursion
+    with the block's panels side by side (the same operations per panel, so the loops
+    over panels vectorise), and the block's sums in panel order: the same expressions
+    in the same order, so the same sums to the last bit
+    (``tests/test_panel.py`` pins them to :func:`_panel` panel by panel).
     """
     M = zq.shape[0]
-    n_blocks = (n_panels + PANEL_BLOCK - 1) // PANEL_BLOCK
+    P = PANEL_BLOCK
+    n_blocks = (n_panels + P - 1) // P
     s1 = np.zeros((n_blocks, M))
     s2 = np.zeros((n_blocks, M, M))
     a = math.sqrt(icc)
     e = math.sqrt(max(1.0 - icc, 0.0))
     n_norm = 1 + n
     n_ctr = (n_norm + 1) // 2
+    sn = e * math.sqrt(n)
     for b in nb.prange(n_blocks):
-        norms = np.empty(2 * n_ctr)
-        pi = np.empty(n)
-        beta = np.empty(n)
-        dp = np.empty(n + 1)
-        vals = np.empty(M)
-        for i in range(b * PANEL_BLOCK, (b + 1) * PANEL_BLOCK):
-            _panel(i, zq, n, n_ctr, rule, need, tie, default, a, e, bias_sd, k0, k1, stream,
-                   norms, pi, beta, dp, vals)
+        W0 = np.empty((n_ctr, P), np.uint32)
+        W1 = np.empty((n_ctr, P), np.uint32)
+        norms = np.empty((2 * n_ctr, P))
+        beta = np.empty((n, P))
+        az = np.empty(P)
+        pi = np.empty((n, P))
+        dp = np.empty((n + 1, P))
+        vals = np.empty((M, P))
+        i0 = b * P
+        for c in range(n_ctr):
+            for j in range(P):
+                ii = np.uint64(i0 + j)
+                w0, w1, _, _ = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(c), stream, k0, k1)
+                W0[c, j] = np.uint32(w0)
+                W1[c, j] = np.uint32(w1)
+        for c in range(n_ctr):  # Box-Muller, as _panel
+            for j in range(P):
+                u1 = (np.float64(W0[c, j]) + 0.5) * _INV32
+                u2 = (np.float64(W1[c, j]) + 0.5) * _INV32
+                r = math.sqrt(-2.0 * math.log(u1))
+                norms[2 * c, j] = r * math.cos(2.0 * math.pi * u2)
+                norms[2 * c + 1, j] = r * math.sin(2.0 * math.pi * u2)
+        for j in range(P):
+            az[j] = a * norms[0, j]
+        for k in range(n):
+            for j in range(P):
+                beta[k, j] = bias_sd * norms[1 + k, j]
+        for m in range(M):
+            t = zq[m]
+            if rule == RULE_CONFIDENCE:
+                if math.isinf(t):
+                    for j in range(P):
+                        vals[m, j] = 1.0 if t > 0 else 0.0
+                    continue
+                for j in range(P):
+                    dp[0, j] = n * (t - az[j])  # the running total
+                for k in range(n):
+                    for j in range(P):
+                        dp[0, j] += beta[k, j]
+                if e == 0.0:
+                    for j in range(P):
+                        vals[m, j] = 1.0 if dp[0, j] > 0 else 0.0
+                else:
+                    for j in range(P):
+                        vals[m, j] = _phi(dp[0, j] / sn)
+                continue
+            if math.isinf(t):
+                for k in range(n):
+                    for j in range(P):
+                        pi[k, j] = 1.0 if t > 0 else 0.0
+            elif e == 0.0:
+                for k in range(n):
+                    for j in range(P):
+                        pi[k, j] = 1.0 if t + beta[k, j] - az[j] > 0 else 0.0
+            else:
+                # normal_cdf's argument over the block (it vectorises), then its erfc
+                # (a library call each): the same operations as normal_cdf.
+                for k in range(n):
+                    for j in range(P):
+                        pi[k, j] = -((t + beta[k, j] - az[j]) / e) / math.sqrt(2.0)
+                for k in range(n):
+                    for j in range(P):
+                        pi[k, j] = 0.5 * math.erfc(pi[k, j])
+            # _aggregate's Poisson-binomial recursion, the block's panels side by side.
+            # Its step k = jj + 1 reads dp[jj + 1] = 0 there: 0 (1 - p) + dp[jj] p is
+            # dp[jj] p exactly (every term is >= 0), so that row is written once,
+            # without zeroing the rows first.
+            for j in range(P):
+                dp[0, j] = 1.0
+            for jj in range(n):
+                for j in range(P):
+                    dp[jj + 1, j] = dp[jj, j] * pi[jj, j]
+                for k in range(jj, 0, -1):
+                    for j in range(P):
+                        p = pi[jj, j]
+                        dp[k, j] = dp[k, j] * (1.0 - p) + dp[k - 1, j] * p
+                for j in range(P):
+                    dp[0, j] *= 1.0 - pi[jj, j]
+            if rule == RULE_UNANIMITY:
+                for j in range(P):
+                    vals[m, j] = dp[n, j] + default * (1.0 - dp[n, j] - dp[0, j])
+            else:
+                for j in range(P):
+                    vals[m, j] = 0.0
+                for k in range(need, n + 1):
+                    for j in range(P):
+                        vals[m, j] += dp[k, j]
+                if rule == RULE_MAJORITY and n % 2 == 0:
+                    for j in range(P):
+                        vals[m, j] += tie * dp[n // 2, j]
+        for j in range(P):  # the block's sums in panel order
             for m in range(M):
-                s1[b, m] += vals[m]
+                s1[b, m] += vals[m, j]
                 for m2 in range(M):
-                    s2[b, m, m2] += vals[m] * vals[m2]
+                    s2[b, m, m2] += vals[m, j] * vals[m2, j]
     out1 = np.zeros(M)
     out2 = np.zeros((M, M))
     for b in range(n_blocks):  # fixed order: bit-identical for any thread count

@@ -2,16 +2,22 @@
 launchers: instance by instance, each instance's words drawn and played out in turn
 with the kernel module's own per-instance function (the one the GPU launchers call).
 
-The batched launchers draw a batch's words first and look the per-instance terms up in
-tables of the same expressions, so their results are these to the last bit
-(``tests/test_options.py``); the loop's and the portfolio's counts are the same
-integers (``tests/test_loop.py``, ``tests/test_portfolios.py``).
+The batched launchers draw a batch's words first.  The panel's plays a block's panels
+side by side with the same expressions, so its sums are these to the last bit
+(``tests/test_panel.py``); the options launcher counts each block's plays and weights
+tables of the same terms by the counts, so its counted rows are these integers and its
+sums these up to the rounding of another order of addition (``tests/test_options.py``);
+the loop's and the portfolio's counts are the same integers (``tests/test_loop.py``,
+``tests/test_portfolios.py``).
 """
+
+import math
 
 import numba as nb
 import numpy as np
 
 from antiamp.kernels import options as ko
+from antiamp.kernels import panel as kpn
 from antiamp.kernels import portfolios as kp
 from antiamp.kernels.loop import (MAJORITY, N_PROTOCOLS, STREAM as LOOP_STREAM,
                                   _flag_probability, _u)
@@ -222,3 +228,38 @@ def portfolio_class_counts(t_p, t_true, t_false, budget, start, count, k0, k1, s
         fill_words(words, i, n_ctr, stream, k0, k1)
         out[kp._class_index(words, 0, 1, t_p, t_true, t_false, budget)] += 1
     return out
+
+
+@nb.njit(parallel=True, cache=True)
+def panel_endorsement(zq, n, rule, need, tie, default, icc, bias_sd, n_panels, k0, k1, stream):
+    """:func:`antiamp.kernels.panel.panel_endorsement`, one panel at a time with its
+    per-panel function."""
+    M = zq.shape[0]
+    P = kpn.PANEL_BLOCK
+    n_blocks = (n_panels + P - 1) // P
+    s1 = np.zeros((n_blocks, M))
+    s2 = np.zeros((n_blocks, M, M))
+    a = math.sqrt(icc)
+    e = math.sqrt(max(1.0 - icc, 0.0))
+    n_ctr = (1 + n + 1) // 2
+    for b in nb.prange(n_blocks):
+        norms = np.empty(2 * n_ctr)
+        pi = np.empty(n)
+        beta = np.empty(n)
+        dp = np.empty(n + 1)
+        vals = np.empty(M)
+        for i in range(b * P, (b + 1) * P):
+            kpn._panel(i, zq, n, n_ctr, rule, need, tie, default, a, e, bias_sd, k0, k1,
+                       stream, norms, pi, beta, dp, vals)
+            for m in range(M):
+                s1[b, m] += vals[m]
+                for m2 in range(M):
+                    s2[b, m, m2] += vals[m] * vals[m2]
+    out1 = np.zeros(M)
+    out2 = np.zeros((M, M))
+    for b in range(n_blocks):
+        for m in range(M):
+            out1[m] += s1[b, m]
+            for m2 in range(M):
+                out2[m, m2] += s2[b, m, m2]
+    return out1, out2, n_blocks * P

@@ -132,10 +132,13 @@ def test_multi_cell_kernel_gives_every_cell_its_own_sums(monkeypatch):
 
 
 @pytest.mark.parametrize("K", [2, 4, 7, 16])
-def test_batched_kernel_is_the_instance_by_instance_one_to_the_bit(monkeypatch, K):
-    """The CPU launcher batches the words and looks each instance's terms up in per-cell
-    tables; the sums must be those of playing every instance out in turn with the
-    per-instance function the GPU runs (tests/reference_kernels.py), to the last bit,
+def test_batched_kernel_counts_the_instance_by_instance_plays(monkeypatch, K):
+    """The CPU launcher batches the words, counts each block's instances by their play
+    and weights the per-cell tables of their terms by the counts; the sums must be
+    those of playing every instance out in turn with the per-instance function the GPU
+    runs and adding its terms in instance order (tests/reference_kernels.py): the
+    counted rows to the integer, the others up to the rounding of the two orders of
+    addition (a wrong play of one instance in 12,288 would move a sum by about 1e-4),
     for every antagonist, the stable-logit fallback (lam 900) and ties among the
     examined alternatives (no option bias)."""
     import reference_kernels
@@ -158,9 +161,50 @@ def test_batched_kernel_is_the_instance_by_instance_one_to_the_bit(monkeypatch, 
     new = opm.simulate_cells(rows, 3 * ko.BLOCK, 4)
     monkeypatch.setattr(ko, "option_sums_cells", reference_kernels.option_sums_cells)
     old = opm.simulate_cells(rows, 3 * ko.BLOCK, 4)
+    counted = np.zeros((2, ko.N_ACC), bool)
+    counted[:, [1, 3, 7, 11]] = True
+    counted[1, [8, 9]] = True
     for (a, ua), (b, ub) in zip(new, old):
         assert ua == ub
-        np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(a[counted], b[counted])
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("K", [2, 3, 4, 9, 16])
+def test_batched_antagonist_picks_the_per_instance_alternative(K):
+    """The batched antagonist (integer products for the uniforms, the shuffle packed in
+    one integer, scores from a table) against :func:`kernels.options._alternative`
+    instance by instance on random words: the same alternative for every instance,
+    every number of examined alternatives, with ties (equal scores) and without."""
+    from antiamp.kernels import options as ko
+
+    rng = np.random.default_rng(K)
+    n = 4096
+    n_words = 4 * ((7 + 2 * K + 3) // 4)
+    W = rng.integers(0, 2 ** 32, (n_words, n), dtype=np.uint64).astype(np.uint32)
+    # words at the extremes of the integer products' ranges
+    W[:, :8] = np.uint32(2 ** 32 - 1)
+    W[:, 8:16] = 0
+    OM = rng.integers(0, K, n)
+    A = rng.integers(0, K, n)
+    MK = rng.integers(0, 2 ** K, n)
+    Wf = np.ascontiguousarray(W).reshape(-1)
+    for tied in (False, True):
+        bias_j = np.zeros((1, K)) if tied else rng.uniform(-1, 1, (1, K))
+        bias_d = np.array([0.0 if tied else 0.4])
+        kappa = np.array([1.0 if tied else 1.3])
+        SC = ko.score_table(K, bias_d, bias_j, kappa)
+        for ant in (ko.ANT_ASSIGNED, ko.ANT_BEST):
+            for k in sorted({1, max(1, (K - 1) // 2), K - 1}):
+                AP = np.empty(n, np.int64)
+                ko._alternatives(W, K, 0, OM, A, MK, ant, k, SC, AP, np.empty(n, np.uint64),
+                                 np.empty(n), np.empty(n, np.int64),
+                                 np.empty((K, n), np.int64), np.empty((K, n)))
+                cand = np.zeros(K, np.int64)
+                want = [ko._alternative(Wf, j, n, K, 0, OM[j], A[j], MK[j], ant, k, bias_d[0],
+                                        bias_j, kappa[0], cand) for j in range(n)]
+                np.testing.assert_array_equal(AP, want, err_msg=f"ant {ant}, k {k}, {tied}")
+                assert np.all(AP != A) and np.all((AP >= 0) & (AP < K))
 
 
 def test_cells_split_into_groups_by_their_tables_keep_their_sums(monkeypatch):

@@ -181,3 +181,28 @@ def test_shared_blind_spots_cap_what_a_jury_buys():
 def test_bad_input_names_the_field(bad, match):
     with pytest.raises(ConfigError, match=match):
         to_ext_config({"extension": "panel", **bad})
+
+
+@pytest.mark.parametrize("rule", ["majority", "supermajority", "unanimity", "confidence"])
+@pytest.mark.parametrize("n, icc, bias_sd", [(9, 0.3, 0.5), (4, 0.0, 0.8), (6, 1.0, 0.4),
+                                             (1, 0.6, 0.0), (12, 0.95, 1.5)])
+def test_batched_kernel_is_the_panel_by_panel_one_to_the_bit(rule, n, icc, bias_sd):
+    """The CPU launcher draws a block's words first and plays its panels side by side;
+    its sums must be those of :func:`kernels.panel._panel` (the GPU's per-panel step)
+    run panel by panel (tests/reference_kernels.py), to the last bit: every rule, odd
+    and even panels (the majority's tie), icc 0 and 1 (no judge noise), q of 0 and 1
+    (infinite thresholds) and a panel count that is not a whole number of blocks."""
+    import reference_kernels
+    from antiamp.kernels import panel as kp
+
+    pc = pnm.PanelConfig(size=n, rule=rule, icc=icc, bias_sd=bias_sd, default=0.3, tie=0.4)
+    need = pnm._rule_args(pc)[1]
+    zq = special.ndtri(np.array([0.0, 0.2, 0.5, 0.77, 1.0]))
+    args = (zq, n, pnm._rule_args(pc)[0], need, pc.tie, pc.default, icc, bias_sd,
+            3 * kp.PANEL_BLOCK + 17, np.uint64(5), np.uint64(7), np.uint64(kp.STREAM))
+    new = kp.panel_endorsement(*args)
+    old = reference_kernels.panel_endorsement(*args)
+    assert new[2] == old[2] == 4 * kp.PANEL_BLOCK
+    np.testing.assert_array_equal(new[0], old[0])
+    np.testing.assert_array_equal(new[1], old[1])
+    assert np.all(np.isfinite(new[0])) and new[0].min() >= 0 and new[0].max() <= new[2]

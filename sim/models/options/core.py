@@ -195,8 +195,8 @@ def simulate_cells(rows: list, n, seed, n_threads=0, device="cpu") -> list:
     OptionsConfig), in one pass of the random numbers per number of options K (per
     group of cells whose tables of the judge's terms fit in 64 MB;
     :func:`kernels.options.option_sums_cells`): each cell's sums are those of a pass of
-    its own to the last bit (the same words, the same terms added in the same order),
-    whatever cells share the call.  ``device``: ``run.device``; on the GPU the counts
+    its own to the last bit (the same words, each block's plays counted and weighted
+    in the same order), whatever cells share the call.  ``device``: ``run.device``; on the GPU the counts
     are the same and the sums agree to about 1e-15 relative
     (:mod:`kernels.gpu.options`), the same bits run to run."""
     from antiamp.kernels import options as ko
