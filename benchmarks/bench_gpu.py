@@ -327,9 +327,8 @@ def run_cases(args) -> dict:
                                       None, 16),
         "colmad (R = 3)": (lambda n: gcm.colmad_counts(n, k0, k1, *cm_args),
                            lambda n: kcm.colmad_counts(n, k0, k1, *cm_args, nt), None, 1),
-        "mediation (k = 3, P = 3, M = 8)": (lambda n: mediation(n, gmd.mediation_sums),
-                                            lambda n: mediation(n, kmd.mediation_sums, nt),
-                                            None, 1),
+        "mediation (P = 3, M = 8)": (lambda n: mediation(n, gmd.mediation_sums),
+                                     lambda n: mediation(n, kmd.mediation_sums, nt), None, 1),
         f"loop ({loop_paths} paths), per case": (lambda n: loop(n, gl.loop_paths),
                                                 lambda n: loop(n, kl.loop_paths), None, 1),
     }
