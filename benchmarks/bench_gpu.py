@@ -5,8 +5,8 @@
     NUMBA_ENABLE_CUDASIM=1 python benchmarks/bench_gpu.py --smoke   # runs, times nothing real
 
 For every kernel with a GPU launcher (baseline, signals, portfolio, messages, options,
-the panel's Monte Carlo tables, confidence, redeliberation, colmad, the loop's paths),
-in one run on one machine:
+the panel's Monte Carlo tables, confidence, redeliberation, colmad, mediation, the loop's
+paths), in one run on one machine:
 
 * GPU instances/s (numba.cuda, the project's Philox counters, the same counts as the
   CPU: checked before timing);
@@ -14,7 +14,8 @@ in one run on one machine:
   XOR-folded (:func:`kernels.gpu.baseline.bare_philox`), and the ratio to it (the
   portfolio draws 1 + 2B uniforms, ceil((1 + 2B) / 4) blocks an instance; options
   4 blocks; messages one block and a Box-Muller pair; colmad one block, and one a
-  round on a disagreement; the loop two blocks a case, its instances the cases of
+  round on a disagreement; mediation 1 + 2k + 2P + 4 words, 5 blocks at its defaults;
+  the loop two blocks a case, its instances the cases of
   every path and round, and its time includes the host's float steps between rounds);
 * the CPU kernel on all cores (same run) and the ratio GPU / CPU (the multi-cell
   case counts cell-instances: instances x cells);
@@ -258,6 +259,19 @@ def run_cases(args) -> dict:
     J_c, J_d = np.array([0.3, 0.8]), np.array([[0.5, 0.2], [0.9, 0.6]])
     loop_paths, loop_rounds = 256, 10
 
+    from antiamp.kernels import mediation as kmd
+    from antiamp.kernels.gpu import mediation as gmd
+
+    # The model's defaults: F_0 2, d r 0.42, k 3, P 3, 8 citations from source foam.
+    G_p, S_p, G_b, S_b, t_dis, t_fa, t_erase, G_c, S_c, q_md = kmd.tables(
+        2.0, 0.58, 3, 3, 0.5, 0.05, 0.8, 0.05, 8, (0.7239, 0.0381, 0.1628, 0.0752, 0.0))
+    md_args = (3, 3, 8, 0.58, 0.5, 0.05, G_p, S_p, G_b, S_b, t_dis, t_fa, t_erase, q_md, G_c,
+               S_c)
+
+    def mediation(n, kernel, *extra):  # the flaw classes' sums, then the citation sums
+        flaw, cit = kernel(n, k0, k1, *md_args, *extra)
+        return np.concatenate([flaw.ravel(), cit])
+
     def loop(n, kernel):  # calibrated learner, a budget, rho's feedback: every output
         batch = max(1, n // (loop_paths * loop_rounds))
         out = kernel(kl.CALIBRATED, loop_rounds, batch, 1, loop_paths, 0.3, 0.05, 0.6, 0.5,
@@ -313,6 +327,8 @@ def run_cases(args) -> dict:
                                       None, 16),
         "colmad (R = 3)": (lambda n: gcm.colmad_counts(n, k0, k1, *cm_args),
                            lambda n: kcm.colmad_counts(n, k0, k1, *cm_args, nt), None, 1),
+        "mediation (P = 3, M = 8)": (lambda n: mediation(n, gmd.mediation_sums),
+                                     lambda n: mediation(n, kmd.mediation_sums, nt), None, 1),
         f"loop ({loop_paths} paths), per case": (lambda n: loop(n, gl.loop_paths),
                                                 lambda n: loop(n, kl.loop_paths), None, 1),
     }
@@ -374,7 +390,8 @@ def report() -> list:
         "No GPU figures yet: they are pending a run on a machine with an NVIDIA GPU. There, "
         "one command prints, for every kernel with a GPU launcher (the baseline, one cell "
         "and the multi-cell CRN kernel; signals; portfolio; messages; options; the panel's "
-        "Monte Carlo tables; confidence; redeliberation; colmad; the loop's paths): GPU "
+        "Monte Carlo tables; confidence; redeliberation; colmad; mediation; the loop's paths): "
+        "GPU "
         "instances/s, the ratio to the "
         "bare Philox4x32-10 floor "
         "on the same GPU, the CPU kernel on all cores, JAX on the same GPU (baseline, "

@@ -299,6 +299,58 @@ def check_colmad():
                    gcm, "colmad_counts")
 
 
+def check_mediation():
+    """Mediation's integer sums: the CPU kernel's from 0 (several launches and grids,
+    odd counts; the shared histograms per warp and per block, and the global adds of
+    P > 21; the sequential inversions past the tables: more than M_TAB citations, a
+    residual count above N_TAB); past 2**32 (the counter's high word), the scalar
+    per-case function's, case by case; and through the model."""
+    from antiamp.kernels import mediation as km
+    from antiamp.kernels.gpu import mediation as gmd
+
+    def args(flaws=2.0, surv=0.58, iters=3, P=3, s=0.5, fd=0.05, erase=0.8, fa=0.05, M=8,
+             classes=(0.7239, 0.0381, 0.1628, 0.0752, 0.0)):
+        t = km.tables(flaws, surv, iters, P, s, fd, erase, fa, M, classes)
+        G_p, S_p, G_b, S_b, t_dis, t_fa, t_erase, G_c, S_c, q = t
+        return (iters, P, M, surv, s, fd, G_p, S_p, G_b, S_b, t_dis, t_fa, t_erase, q, G_c,
+                S_c)
+
+    cases = ((args(), 901, 2, 300), (args(iters=0, P=1, M=1), 257, 0, 0),
+             (args(P=5, M=40, classes=(0.3, 0.1, 0.2, 0.2, 0.2)), 333, 1, 100),
+             (args(P=22, erase=0.3), 301, 0, 150),  # 1058 classes: global adds
+             (args(M=70, classes=(0.5, 0.1, 0.2, 0.1, 0.1)), 129, 0, 0),  # past M_TAB
+             (args(flaws=50.0, surv=1.0, iters=90, fa=1.0), 77, 0, 40))  # nf past N_TAB
+    for a, n, blocks, step in cases:
+        c = km.mediation_sums(n, K0, K1, *a, 3)
+        g = gmd.mediation_sums(n, K0, K1, *a, blocks=blocks, step=step)
+        assert g[0].dtype == np.int64 and g[1].dtype == np.int64
+        assert g[0][0].sum() == n and g[1][:5].sum() == n * a[2]
+        assert np.array_equal(g[0], c[0]) and np.array_equal(g[1], c[1]), (a[:3], n, g, c)
+    big = args(flaws=50.0, surv=1.0, iters=90, fa=1.0)
+    assert km.mediation_sums(77, K0, K1, *big, 3)[0][1].sum() > 77 * km.N_TAB
+    a = args(P=4, M=12, classes=(0.4, 0.1, 0.2, 0.2, 0.1))
+    iters, P, M = a[:3]
+    start, n = 2**32 - 100, 250
+    flaw = np.zeros((3, 2 * (P + 1) ** 2), np.int64)
+    cit = np.zeros(km.N_CIT, np.int64)
+    W = np.empty((4 * ((1 + 2 * iters + 2 * P + 4 + 3) // 4), 1), np.uint32)
+    cnt = np.zeros(5, np.int64)
+    for i in range(start, start + n):
+        cl, nf = km.one_case(i, K0, K1, *a, W, cnt)
+        flaw[:, cl] += (1, nf, nf * nf)
+        perf = int(cnt[0] + cnt[1] == M)
+        cit[:5] += cnt
+        cit[5:30] += np.outer(cnt, cnt).ravel()
+        cit[30] += perf
+        cit[31:36] += perf * cnt
+    g = gmd.mediation_sums(n, K0, K1, *a, start=start, blocks=1, step=97)
+    assert np.array_equal(g[0], flaw) and np.array_equal(g[1], cit)
+    _same_datasets({"model": {"name": "mediation"},
+                    "mediation": {"perspectives": 4, "citations": 9, "source": "human"},
+                    "run": {"n_instances": 601, "seed": 4}},
+                   gmd, "mediation_sums")
+
+
 def check_loop():
     """The closed loop's paths, bit for bit: both learners, a budget, a jury, rho's
     feedback, several tiles a path (a type's cases across tiles), several path chunks

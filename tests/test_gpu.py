@@ -156,6 +156,30 @@ def test_colmad_counts(key):
                                   cpu), (R, blocks)
 
 
+def test_mediation_sums(key):
+    """Mediation's integer sums, every launch split and grid: the shared histograms
+    (per warp, per block) and the global adds of P > 21 classes, and the sequential
+    inversions past the tables (many citations; residual counts past N_TAB)."""
+    from antiamp.kernels import mediation as km
+    from antiamp.kernels.gpu import mediation as gmd
+
+    for flaws, surv, iters, P, fa, M, classes, n in (
+            (2.0, 0.58, 3, 3, 0.05, 8, (0.7239, 0.0381, 0.1628, 0.0752, 0.0), N + 3),
+            (4.0, 0.7, 5, 12, 0.1, 40, (0.3, 0.1, 0.2, 0.2, 0.2), N // 4 + 5),
+            (3.0, 0.6, 2, 30, 0.05, 5, (0.5, 0.1, 0.2, 0.1, 0.1), N // 16 + 1),
+            (2.0, 0.58, 3, 3, 0.05, 200, (0.5, 0.1, 0.2, 0.1, 0.1), N // 16 + 9),
+            (50.0, 1.0, 90, 3, 1.0, 8, (0.5, 0.1, 0.2, 0.1, 0.1), N // 64 + 7)):
+        t = km.tables(flaws, surv, iters, P, 0.5, 0.05, 0.8, fa, M, classes)
+        G_p, S_p, G_b, S_b, t_dis, t_fa, t_erase, G_c, S_c, q = t
+        a = (iters, P, M, surv, 0.5, 0.05, G_p, S_p, G_b, S_b, t_dis, t_fa, t_erase, q, G_c,
+             S_c)
+        cpu = km.mediation_sums(n, *key, *a, 64)
+        for blocks, step in ((0, 0), (97, n // 3)):
+            gpu = gmd.mediation_sums(n, *key, *a, blocks=blocks, step=step)
+            assert np.array_equal(gpu[0], cpu[0]) and np.array_equal(gpu[1], cpu[1]), \
+                (P, M, blocks)
+
+
 def test_loop_paths(key):
     """The closed loop's paths, bit for bit: both learners, with a budget and rho's
     feedback, several tiles a path and path chunks."""

@@ -20,7 +20,8 @@ from antiamp.kernels.gpu import status
 
 HERE = Path(__file__).resolve().parent
 CHECKS = ("one_cell", "cells", "floor", "engine", "signals", "portfolio", "messages", "options",
-          "panel", "confidence", "redeliberation", "colmad", "loop", "row_stack", "models")
+          "panel", "confidence", "redeliberation", "colmad", "mediation",
+          "loop", "row_stack", "models")
 
 
 @pytest.fixture(scope="module")

@@ -11,9 +11,10 @@ the CPU; on the GPU a grid-stride loop, per-warp histograms in shared memory and
 one reduction per thread block (an integer atomic add per class into the
 output), so integer class counts are the same bits whatever the grid.
 
-Integer class counts (baseline, correlated signals, portfolios, colmad) are the CPU's
-bits, and so are the closed loop's paths: each round's cases are counted on the
-device and the float steps between rounds run on the host with the CPU's compiled
+Integer class counts (baseline, correlated signals, portfolios, colmad) and sums
+(mediation's flaw classes and citation counts; its draws past the tables aside, see
+:mod:`kernels.gpu.mediation`) are the CPU's bits, and so are the closed loop's
+paths: each round's cases are counted on the device and the float steps between rounds run on the host with the CPU's compiled
 functions, since NVVM contracts a multiply and an add into a fused multiply-add
 that rounds differently and the next round's thresholds depend on those floats
 (:mod:`kernels.gpu.loop`).
@@ -23,9 +24,10 @@ threads' partial sums added in thread order, the blocks in block order, so a GPU
 result is the same bits run to run and within 1e-12 relative of the CPU's (the
 order inside a block may differ, and CUDA's libdevice ``exp``, ``log``, ``log1p``,
 ``cos``, ``sin`` and ``erfc`` differ from the CPU's libm in the last bits;
-``sqrt`` is correctly rounded on both).  The mediation kernels have no GPU
-launchers yet: the model keeps ``Model.gpu`` false, so ``run.device=cuda`` is
-refused for it and ``auto`` runs it on the CPU.
+``sqrt`` is correctly rounded on both).  Every model whose kernel draws random
+numbers has a launcher here; the one model without a kernel of its own, compare
+(it calls the other models' kernels), keeps ``Model.gpu`` false, so
+``run.device=cuda`` is refused for it and ``auto`` runs it on the CPU.
 
 numba.cuda is imported only when a GPU path is asked for: importing it costs
 time, and a machine without the CUDA driver still runs everything on the CPU.

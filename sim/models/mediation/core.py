@@ -215,24 +215,31 @@ def exact(par: Params) -> dict:
     return {**out, **shared}
 
 
-def simulate(par: Params, n_instances: int, seed: int, n_threads: int = 0) -> dict:
-    """Metrics by the compiled kernel: ``{name: (value, se)}``."""
+def simulate(par: Params, n_instances: int, seed: int, n_threads: int = 0,
+             device: str = "cpu") -> dict:
+    """Metrics by the compiled kernel: ``{name: (value, se)}``.  ``device``:
+    ``run.device``; the GPU gives the same integer sums (:mod:`kernels.gpu.mediation`)."""
     import numba as nb
 
     from ...kernels import mediation as km
     from ...kernels.rng import split_seed
-    from ...runner import kernel_threads
+    from ...runner import device_of, kernel_threads
 
     k0, k1 = split_seed(seed)
     surv = 1.0 - par.detect * par.repair
     G_p, S_p, G_b, S_b, t_dis, t_fa, t_erase, G_c, S_c, q = km.tables(
         par.flaws, surv, int(par.iterations), int(par.perspectives), par.dissent,
         par.false_dissent, par.erase, par.false_alarm, int(par.citations), par.classes)
-    with kernel_threads(n_threads):
-        flaw, cit = km.mediation_sums(
-            int(n_instances), k0, k1, int(par.iterations), int(par.perspectives),
+    args = (int(n_instances), k0, k1, int(par.iterations), int(par.perspectives),
             int(par.citations), surv, float(par.dissent), float(par.false_dissent), G_p, S_p,
-            G_b, S_b, t_dis, t_fa, t_erase, q, G_c, S_c, 4 * nb.get_num_threads())
+            G_b, S_b, t_dis, t_fa, t_erase, q, G_c, S_c)
+    if device_of(device) == "cuda":
+        from ...kernels.gpu.mediation import mediation_sums as gpu_sums
+
+        flaw, cit = gpu_sums(*args)
+    else:
+        with kernel_threads(n_threads):
+            flaw, cit = km.mediation_sums(*args, 4 * nb.get_num_threads())
     s1, s2 = class_moments(par, flaw, cit, float(n_instances))
     return estimates(lambda m: _values(m, par), s1, s2, float(n_instances))
 

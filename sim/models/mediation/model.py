@@ -18,7 +18,8 @@ COLOURS = {"memo": "C0", "summary": "C3"}
 def _cell(c) -> dict:
     par = md.params_of(c)
     ex = md.exact(par)
-    sim = (md.simulate(par, int(c.run.n_instances), int(c.run.seed), int(c.run.n_threads))
+    sim = (md.simulate(par, int(c.run.n_instances), int(c.run.seed), int(c.run.n_threads),
+                       device=c.run.device)
            if c.run.n_instances > 1 else None)
     r = cell_triplets(ex, sim)
     r["mean_residual"] = np.float64(md.mean_residual(par))
@@ -171,4 +172,5 @@ MODEL = Model(
     kernel_fields=("mediation.*", "run.seed", "run.n_instances"),
     format_table=format_mediation, figures=plot_grid, cell_figures=plot_cell,
     plot_vars=("amp_exact",), cells_per_block=16,
+    gpu=True,  # the Monte Carlo's integer sums (kernels.gpu.mediation)
 )
