@@ -21,7 +21,7 @@ def computed_cells(cell, cells: list, shape=None):
     return res, stacker(res, shape), time.perf_counter() - t0
 
 
-def _covers(field: str, path: str) -> bool:
+def covers(field: str, path: str) -> bool:
     """Whether the kernel field ``field`` ("section", "section.*" or "section.name")
     covers the config path ``path``."""
     section = field[:-2] if field.endswith(".*") else field

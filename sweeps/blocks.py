@@ -169,12 +169,12 @@ def _plan_grid(cfg: Any, *, cells_per_block: int | None = None, validate_all: bo
         # Every field's values column by column (the fused grids' check), then the
         # model's own check on one cell of each distinct combination of the axes
         # it reads (each built through ``check``: ConfigError names the cell).
-        from antiamp.layout import _covers
+        from antiamp.layout import covers
 
         from .spec import grid_columns
 
         grid_columns(grid)
-        if any(_covers(f, a.path) for f in model.validate_reads for a in grid.axes):
+        if any(covers(f, a.path) for f in model.validate_reads for a in grid.axes):
             CellBlock(grid, 0, grid.n_cells).distinct(model.validate_reads)
         # else the base config's own check (to_model_config) covered every cell
     elif validate_all:  # every cell, before any work (ConfigError names the cell)

@@ -516,9 +516,9 @@ class CellBlock(Sequence):
         ("section", "section.*" or "section.name"), in order of first appearance;
         each cell's combination): what depends only on those fields is computed once
         a combination."""
-        from antiamp.layout import _covers
+        from antiamp.layout import covers
 
-        ks = [k for k, a in enumerate(self.grid.axes) if any(_covers(f, a.path)
+        ks = [k for k, a in enumerate(self.grid.axes) if any(covers(f, a.path)
                                                              for f in fields)]
         if not ks or not self.n_cells:
             return [self[0]] if self.n_cells else [], np.zeros(self.n_cells, np.intp)
