@@ -35,6 +35,7 @@ Kernels, at their models' defaults unless stated, blocks (and pairs) per instanc
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import sys
@@ -163,7 +164,9 @@ def cases(quick, k0, k1, chunks):
     n_pan = 20_000 if quick else 100_000
     pc = pnm.PanelConfig(size=9, icc=0.3, bias_sd=0.5, n_panels=n_pan, method="monte_carlo")
     out.append(("panel (9 judges), per panel, 3 table entries",
-                lambda m: pnm.panel_probability_mc([0.4, 0.6, 0.9], pc, 0), n_pan, 5, 5,
+                lambda m: pnm.panel_probability_mc([0.4, 0.6, 0.9],
+                                                   dataclasses.replace(pc, n_panels=m), 0),
+                n_pan, 5, 5,
                 own(5, True)))
     c, _ = to_ext_config({"model": {"p": 0.75, "rho": 0.35, "c_e": 0.45}, "judge": {"b": 0.7},
                           "signals": {"p_A": 0.7, "eta": 0.4, "phi": 0.4}})
@@ -175,7 +178,13 @@ def cases(quick, k0, k1, chunks):
                           "loop": {"m": 0.8, "e_h": 0.1, "rounds": 40, "batch": 1000,
                                    "paths": 20 if quick else 100, "audit": 0.2}})[1]
     ov = lp.oversight(lc)
-    out.append(("loop, per case-round", lambda m: lp.simulate(lc, ov),
+    per_batch = lc.loop.paths * lc.loop.rounds  # m case-rounds: m / per_batch a batch
+
+    def loop_run(m):
+        loop = dataclasses.replace(lc.loop, batch=max(1, m // per_batch))
+        return lp.simulate(dataclasses.replace(lc, loop=loop), ov)
+
+    out.append(("loop, per case-round", loop_run,
                 lc.loop.paths * lc.loop.rounds * lc.loop.batch, 2, 0, own(2, False)))
     par = cm.Params()
     blocks = 1.0 + par.rounds * float(cm.exact_means(par)[cm.DIS])
@@ -202,6 +211,12 @@ def cases(quick, k0, k1, chunks):
     return out
 
 
+#: Each timing's vectorised floor is made to last at least this long (the instance
+#: counts grow by a whole factor): on a fast, quiet machine the default counts take a
+#: few milliseconds, where the ratios are noise.
+MIN_FLOOR_SECONDS = 0.15
+
+
 def run(quick=False):
     from numba.core.config import USING_SVML
 
@@ -216,6 +231,12 @@ def run(quick=False):
         kernel(4096)  # compile or load
         own(4096)
         vector_floor(4096, 4096, k0, k1, st, chunks)
+        if not quick:  # at least MIN_FLOOR_SECONDS of floor a timing: a few ms is noise
+            grow = math.ceil(MIN_FLOOR_SECONDS / max(
+                _time(lambda: vector_floor(nbk, npr, k0, k1, st, chunks)), 1e-6))
+            if grow > 1:
+                m *= grow
+                nbk, npr = int(round(m * blocks)), int(round(m * pairs))
         tk, to, tv = [], [], []
         for _ in range(reps):  # interleaved repeats
             tk.append(_time(lambda: kernel(m)))
