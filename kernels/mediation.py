@@ -58,7 +58,7 @@ import numba as nb
 import numpy as np
 
 from .rng import HI_SHIFT as _HI, INV32 as _INV32, LO_WORD as _LO
-from .rng import philox4x32_10
+from .rng import fill_batch, philox4x32_10
 from .rng import word_above as above, word_below as below
 
 STREAM = 10
@@ -312,15 +312,7 @@ def mediation_sums(n, k0, k1, iters, P, M, surv, s, false_dissent, G_p, S_p, G_b
         perf = np.empty(BATCH, np.int64)
         for i0 in range(lo, hi, BATCH):
             m = min(BATCH, hi - i0)
-            for c in range(n_ctr):
-                for j in range(m):
-                    ii = np.uint64(i0 + j)
-                    w0, w1, w2, w3 = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(c), stream,
-                                                   k0, k1)
-                    W[4 * c, j] = np.uint32(w0)
-                    W[4 * c + 1, j] = np.uint32(w1)
-                    W[4 * c + 2, j] = np.uint32(w2)
-                    W[4 * c + 3, j] = np.uint32(w3)
+            fill_batch(W, i0, m, n_ctr, stream, k0, k1)
             # An inversion whose table row is the same for every case (the initial
             # flaws; the first citation class) counts the thresholds each word reaches,
             # threshold by threshold over the batch (this vectorises); the others look

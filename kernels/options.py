@@ -39,8 +39,8 @@ import math
 import numba as nb
 import numpy as np
 
-from .rng import HI_SHIFT as _HI, INV32 as _INV32, LO_WORD as _LO
-from .rng import philox4x32_10
+from .rng import HI_SHIFT as _HI, INV32 as _INV32
+from .rng import fill_batch
 
 STREAM = 5
 BLOCK = 4096
@@ -535,15 +535,7 @@ def option_sums_cells(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagon
         for b in range(ch * per, min(n_blocks, (ch + 1) * per)):
             start = (first_block + b) * BLOCK
             for i0 in range(start, start + BLOCK, BATCH):
-                for q in range(n_ctr):
-                    for j in range(BATCH):
-                        ii = np.uint64(i0 + j)
-                        w0, w1, w2, w3 = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(q), stream,
-                                                       k0, k1)
-                        W[4 * q, j] = np.uint32(w0)
-                        W[4 * q + 1, j] = np.uint32(w1)
-                        W[4 * q + 2, j] = np.uint32(w2)
-                        W[4 * q + 3, j] = np.uint32(w3)
+                fill_batch(W, i0, BATCH, n_ctr, stream, k0, k1)
                 for c in range(n_cells):
                     ant = antagonist[c]
                     t_att = t_attack[c]

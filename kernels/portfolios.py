@@ -20,8 +20,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from .rng import HI_SHIFT as _HI, LO_WORD as _LO
-from .rng import philox4x32_10
+from .rng import fill_batch
 
 #: Stream word of this model (baseline 0, correlated signals 1).
 STREAM = 2
@@ -77,15 +76,7 @@ def portfolio_class_counts_cells(t_p, t_true, t_false, budget, start, count, k0,
         Wf = W.reshape(4 * n_ctr * BATCH)  # word k of instance j at k * BATCH + j
         for i0 in range(lo, hi, BATCH):
             m = min(BATCH, hi - i0)
-            for q in range(n_ctr):
-                for j in range(m):
-                    ii = np.uint64(i0 + j)
-                    w0, w1, w2, w3 = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(q), stream,
-                                                   k0, k1)
-                    W[4 * q, j] = np.uint32(w0)
-                    W[4 * q + 1, j] = np.uint32(w1)
-                    W[4 * q + 2, j] = np.uint32(w2)
-                    W[4 * q + 3, j] = np.uint32(w3)
+            fill_batch(W, i0, m, n_ctr, stream, k0, k1)
             for c in range(n_cells):
                 tp, tt, tf = t_p[c], t_true[c], t_false[c]
                 for j in range(m):

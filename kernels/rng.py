@@ -134,6 +134,23 @@ def fill_words(words, i, n_ctr, stream, k0, k1):
 
 
 @nb.njit(inline="always", cache=True)
+def fill_batch(W, i0, m, n_ctr, stream, k0, k1):
+    """The words of instances ``i0 .. i0 + m - 1`` into ``W[4 * n_ctr, >= m]``: word k of
+    instance i0 + j at ``W[k, j]`` (counters (i, 0..n_ctr - 1, stream)).  Counter by
+    counter over the batch, so the generator vectorises; the batched kernels draw this
+    way and then classify the batch (:func:`fill_words` is one instance's)."""
+    for q in range(n_ctr):
+        for j in range(m):
+            ii = np.uint64(i0 + j)
+            w0, w1, w2, w3 = philox4x32_10(ii & np.uint64(0xFFFFFFFF), ii >> np.uint64(32),
+                                           np.uint64(q), stream, k0, k1)
+            W[4 * q, j] = np.uint32(w0)
+            W[4 * q + 1, j] = np.uint32(w1)
+            W[4 * q + 2, j] = np.uint32(w2)
+            W[4 * q + 3, j] = np.uint32(w3)
+
+
+@nb.njit(inline="always", cache=True)
 def normal_cdf(x):
     """The standard normal CDF Phi(x) inside compiled kernels."""
     return 0.5 * math.erfc(-x / math.sqrt(2.0))
