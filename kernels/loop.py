@@ -175,6 +175,17 @@ def case_code(p, wrong, a1, a2, a3, b0, b1, b2, b3, T, esc_debate):
     return endorsed | (lab << 1) | ((endorsed & wrong & follows) << 2) | ((endorsed & esc) << 3)
 
 
+@nb.njit(cache=True)
+def path_outputs(paths, rounds):
+    """The paths' outputs, zeroed (what :func:`loop_paths` returns, in its order; the
+    GPU launcher fills the same)."""
+    P = N_PROTOCOLS
+    return (np.zeros((P, paths, rounds + 1)), np.zeros((P, paths, rounds)),
+            np.zeros((P, paths, rounds)), np.zeros((P, paths, rounds)),
+            np.zeros((P, paths, rounds)), np.zeros((P, paths), np.int64),
+            np.zeros((P, paths), np.int64))
+
+
 @nb.njit(parallel=True, cache=True)
 def loop_paths(learner, rounds, batch, types, paths, e0, e_h, m, rate, bias, rho0, gain,
                x_pc, x_pd, x_a, J_c, J_d, audit, flag_c, budget, J_jury, esc_debate, k0, k1):
@@ -190,13 +201,8 @@ def loop_paths(learner, rounds, batch, types, paths, e0, e_h, m, rate, bias, rho
     thresholds: every output is a function of integer counts, so the same numbers as
     playing the cases one by one."""
     P = N_PROTOCOLS
-    err = np.zeros((P, paths, rounds + 1))
-    label_err = np.zeros((P, paths, rounds))
-    ratified = np.zeros((P, paths, rounds))
-    rho_out = np.zeros((P, paths, rounds))
-    escalated = np.zeros((P, paths, rounds))
-    locked = np.zeros((P, paths), np.int64)
-    start_wrong = np.zeros((P, paths), np.int64)
+    err, label_err, ratified, rho_out, escalated, locked, start_wrong = path_outputs(
+        paths, rounds)
     stream = np.uint64(STREAM)
     n_round = batch * types if learner == MAJORITY else batch
     # Calibrated learner: one run of cases a round; majority: one per type.

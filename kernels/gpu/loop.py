@@ -39,6 +39,7 @@ from numba import int64, uint64
 
 from .. import gpu as _gpu
 from ..loop import (MAJORITY, N_PROTOCOLS, N_THR, STREAM, budget_share, case_code,
+                    path_outputs,
                     majority_step, round_end, round_thresholds, type_draw)
 from ..rng import philox4x32_10, word_below
 
@@ -234,13 +235,8 @@ def loop_paths(learner, rounds, batch, types, paths, e0, e_h, m, rate, bias, rho
     n_round = batch * types if majority else batch
     J_c, J_d, J_jury, flag_c = (np.ascontiguousarray(a, np.float64)
                                 for a in (J_c, J_d, J_jury, flag_c))
-    err = np.zeros((P, paths, rounds + 1))
-    label_err = np.zeros((P, paths, rounds))
-    ratified = np.zeros((P, paths, rounds))
-    rho_out = np.zeros((P, paths, rounds))
-    escalated = np.zeros((P, paths, rounds))
-    locked = np.zeros((P, paths), np.int64)
-    start_wrong = np.zeros((P, paths), np.int64)
+    err, label_err, ratified, rho_out, escalated, locked, start_wrong = path_outputs(
+        paths, rounds)
     base_T = np.empty(N_THR, np.uint64)  # the round's constants (slots 2 and 7 per path)
     round_thresholds(base_T, m, e_h, 0.0, x_pc, x_pd, x_a, audit, 1.0, J_c, J_d, J_jury, flag_c)
     d_base = cuda.to_device(base_T)
