@@ -1,8 +1,14 @@
 """The GPU kernels (run.device=cuda) beside the GPU's Philox floor, the CPU and JAX.
 
     python benchmarks/bench_gpu.py [--n-gpu 4294967296] [--n-cpu 268435456]
-                                   [--sweep-cells 10000] [--sweep-n 10000000]
+                                   [--min-time 0.25] [--sweep-cells 10000]
+                                   [--sweep-n 10000000] [--sweep-n-cpu 1000000]
+                                   [--only kernels|sweeps] [--json results.jsonl]
+    python benchmarks/bench_gpu.py --report-from results.jsonl   # BENCHMARKS.md's tables
     NUMBA_ENABLE_CUDASIM=1 python benchmarks/bench_gpu.py --smoke   # runs, times nothing real
+
+``benchmarks/gpu_check.sh`` runs it (after ``tests/test_gpu.py``) within a time limit on
+a machine with a GPU and no network.
 
 For every kernel with a GPU launcher (baseline, signals, portfolio, messages, options,
 the panel's Monte Carlo tables, confidence, redeliberation, colmad, mediation, the loop's
@@ -29,12 +35,18 @@ paths), in one run on one machine:
   ``run.device=cpu``.
 
 Without a GPU (and without the simulator) it prints why and exits 0.  Medians over
-``--repeats``; every GPU figure is timed after a synchronize.
+``--repeats``; every GPU figure is timed after a synchronize.  With ``--min-time`` the
+instance counts adapt to each device's speed (a timing's instances grow until a call
+lasts that long; ``--n-*`` cap them), so the whole run's length is known in advance
+whatever the kernels' rates.  A kernel or sweep that fails (a compile error, results
+that differ from the CPU's) is reported in its row and the others still run (exit
+status 1).  ``--json`` appends every result as a JSON line as soon as it is known.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import statistics
@@ -124,22 +136,96 @@ def jax_models():
             "device": str(jax.devices()[0])}
 
 
+def timed(fn, m0, cap, min_time, repeats):
+    """``(m, seconds)``: the median time of ``fn(m)`` over ``repeats`` calls, ``m``
+    grown from ``m0`` (by the measured rate, 2x to 8x a step) until one call lasts
+    ``min_time`` or ``m`` reaches ``cap``; the call that reached it is the first repeat.
+    A rate is then ``m / seconds`` whatever the device's speed, and the time spent
+    stays near ``repeats x min_time`` (with ``min_time`` 0, ``m = min(m0, cap)``)."""
+    m = max(1, min(int(m0), int(cap)))
+    while True:
+        t = time.perf_counter()
+        fn(m)
+        t = time.perf_counter() - t
+        if t >= min_time or m >= cap:
+            break
+        grow = min(8.0, max(2.0, 1.5 * min_time / max(t, 1e-6)))
+        m = int(min(cap, m * grow))
+    ts = [t]
+    for _ in range(repeats - 1):
+        t = time.perf_counter()
+        fn(m)
+        ts.append(time.perf_counter() - t)
+    return m, statistics.median(ts)
+
+
+class Log:
+    """The results as JSON lines, each written and flushed when it is known (a run cut
+    short by a time limit keeps what finished); ``None``: nothing written."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __call__(self, **rec):
+        if self.path:
+            with open(self.path, "a") as f:
+                f.write(json.dumps(rec, default=str) + "\n")
+
+
+def machine(why) -> dict:
+    import numba as nb
+
+    out = {"gpu": why, "cpu": platform.processor() or platform.machine(),
+           "threads": nb.get_num_threads(), "python": platform.python_version(),
+           "numba": nb.__version__, "numpy": np.__version__,
+           "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    for pkg in ("numba-cuda", "jax"):
+        try:
+            from importlib.metadata import version
+
+            out[pkg] = version(pkg)
+        except Exception:  # noqa: BLE001 - not installed
+            out[pkg] = None
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n-gpu", type=int, default=1 << 32, help="instances a GPU timing")
-    ap.add_argument("--n-cpu", type=int, default=1 << 28, help="instances a CPU timing")
-    ap.add_argument("--n-jax", type=int, default=1 << 28, help="instances a JAX timing")
+    ap.add_argument("--n-gpu", type=int, default=1 << 32,
+                    help="instances a GPU timing (with --min-time: at most)")
+    ap.add_argument("--n-cpu", type=int, default=1 << 28,
+                    help="instances a CPU timing (with --min-time: at most)")
+    ap.add_argument("--n-jax", type=int, default=1 << 28,
+                    help="instances a JAX timing (with --min-time: at most)")
+    ap.add_argument("--min-time", type=float, default=0.0,
+                    help="grow each timing's instances until a call lasts this many seconds "
+                         "(the --n-* options are then caps); 0: the --n-* sizes as given")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--grid-cells", type=int, default=32,
                     help="cells of the baseline's multi-cell (CRN) kernel case")
     ap.add_argument("--sweep-cells", type=int, default=10_000)
-    ap.add_argument("--sweep-n", type=int, default=10_000_000)
+    ap.add_argument("--sweep-n", type=int, default=10_000_000,
+                    help="instances a cell of the GPU's sweeps")
+    ap.add_argument("--sweep-n-cpu", type=int, default=0,
+                    help="instances a cell of the CPU's sweeps (0: --sweep-n); when smaller, "
+                         "the GPU runs that size too, for a like-for-like ratio")
+    ap.add_argument("--sweep-models", default="baseline,signals,colmad",
+                    help="comma-separated: baseline, signals (simulated payoffs), colmad")
+    ap.add_argument("--only", choices=("kernels", "sweeps"),
+                    help="the kernels' table or the sweeps only (default: both)")
+    ap.add_argument("--json", help="append each result to this file as a JSON line")
+    ap.add_argument("--report-from", metavar="JSONL",
+                    help="print the Markdown tables of a --json file (no GPU needed) and exit")
     ap.add_argument("--smoke", action="store_true",
                     help="tiny sizes, one repeat: check that it runs (e.g. on the simulator)")
     args = ap.parse_args(argv)
+    if args.report_from:
+        print("\n".join(render(load_records(args.report_from))))
+        return 0
     if args.smoke:
         args.n_gpu = args.n_cpu = args.n_jax = 4096
         args.repeats, args.grid_cells, args.sweep_cells, args.sweep_n = 1, 3, 4, 1024
+        args.min_time, args.sweep_n_cpu = 0.0, 512
 
     from antiamp.kernels.gpu import simulator, status
 
@@ -152,46 +238,85 @@ def main(argv=None) -> int:
     if simulator() and not args.smoke:
         print("bench_gpu: numba's CUDA simulator times nothing real; use --smoke with it")
         return 0
-    import numba as nb
-
-    print(f"GPU: {why}; CPU: {platform.processor() or platform.machine()}, "
-          f"{nb.get_num_threads()} threads; numba {nb.__version__}")
+    log = Log(args.json)
+    info = machine(why)
+    log(kind="machine", simulator=simulator(), args=vars(args), **info)
+    print(f"GPU: {why}; CPU: {info['cpu']}, {info['threads']} threads; numba {info['numba']}, "
+          f"numba-cuda {info['numba-cuda']}, JAX {info['jax']}", flush=True)
     if simulator():
         print("(numba's CUDA simulator: the figures below are not GPU timings)")
-    table = run_cases(args)
+    failed = 0
+    if args.only in (None, "kernels"):
+        failed += run_kernels(args, log)
+    if args.only in (None, "sweeps"):
+        failed += sweeps(args, log)
+    return 1 if failed else 0
+
+
+def run_kernels(args, log) -> int:
+    """Each kernel: the GPU's results against the CPU's, then GPU, CPU and JAX timings;
+    a row printed and logged as each finishes.  The number of kernels that failed."""
+    spec, bare = build_spec(args)
     models = jax_models()
     if models is None:
         print("JAX: not installed (pip install 'jax[cuda12]'); JAX columns skipped")
     else:
         print(f"JAX: {models['device']}")
+    m, t = timed(bare, 1 << 20, args.n_gpu, args.min_time, args.repeats)
+    floor = rate(m, t)
+    log(kind="floor", n=m, seconds=t, rate=floor)
+    print(f"GPU floor (bare Philox4x32-10, one block an instance): {fmt(floor)} inst/s\n")
+    print(f"{'kernel':<28}{'GPU inst/s':>12}{'/floor':>8}{'CPU inst/s':>12}{'GPU/CPU':>9}"
+          f"{'JAX inst/s':>12}{'GPU/JAX':>9}", flush=True)
+    failed = 0
+    for name, (g, c, j, d) in spec.items():
+        rec = {"kind": "kernel", "name": name, "floor_rate": floor}
+        try:
+            # The same counts (float means: within 1e-12 relative) first, at a size the
+            # CPU does quickly (this compiles both), then the timings.
+            n_check = max(1, min(args.n_cpu, 1 << 22) // d)
+            a, b = np.asarray(g(n_check)), np.asarray(c(n_check))
+            rec["same"] = bool(np.allclose(a, b, rtol=1e-12, atol=0) if a.dtype.kind == "f"
+                               else np.array_equal(a, b))
+            if not rec["same"]:
+                raise AssertionError("the GPU's results differ from the CPU's")
+            gn, gt = timed(g, n_check, max(1, args.n_gpu // d), args.min_time, args.repeats)
+            rec.update(gpu_n=gn, gpu_s=gt, gpu_rate=rate(gn, gt))
+            cn, ct = timed(c, n_check, max(1, args.n_cpu // d), args.min_time, args.repeats)
+            rec.update(cpu_n=cn, cpu_s=ct, cpu_rate=rate(cn, ct))
+            if models is not None and j is not None:
+                # The same estimator: JAX's class frequencies agree with the kernel's
+                # within sampling error (6 standard errors a class) before it is timed.
+                mj = 1 << 20
+                fj = j(models, mj).ravel() / mj
+                fc = np.asarray(c(mj)).ravel() / mj
+                se = np.sqrt(np.maximum(fc * (1 - fc), 1.0 / mj) * 2 / mj)
+                if np.any(np.abs(fj - fc) > 6 * se):
+                    raise AssertionError("JAX's class frequencies disagree with the kernel's")
+                j(models, min(1 << 24, args.n_jax))  # compiled before it is timed
+                jn, jt = timed(lambda n: j(models, n), 1 << 24, args.n_jax, args.min_time,
+                               args.repeats)
+                rec.update(jax_n=jn, jax_s=jt, jax_rate=rate(jn, jt))
+        except Exception as exc:  # noqa: BLE001 - one kernel's failure does not stop the rest
+            rec["error"] = f"{type(exc).__name__}: {exc}"
+            failed += 1
+        log(**rec)
+        print(row(rec), flush=True)
     print()
-    print(f"{'kernel':<28}{'GPU inst/s':>12}{'floor inst/s':>14}{'/floor':>8}"
-          f"{'CPU inst/s':>12}{'GPU/CPU':>9}{'JAX inst/s':>12}{'GPU/JAX':>9}")
-    for name, c in table.items():
-        g = rate(args.n_gpu, c["gpu"])
-        fl = c["floor"]
-        cp = rate(args.n_cpu, c["cpu"])
-        jr = None
-        if models is not None and c["jax"] is not None:
-            # The same estimator: JAX's class frequencies agree with the kernel's
-            # within sampling error (6 standard errors a class) before it is timed.
-            m = 1 << 20
-            fj = c["jax"](models, m).ravel() / m
-            fc = np.asarray(c["cpu_counts"](m)).ravel() / m
-            se = np.sqrt(np.maximum(fc * (1 - fc), 1.0 / m) * 2 / m)
-            if np.any(np.abs(fj - fc) > 6 * se):
-                raise SystemExit(f"bench_gpu: {name}: JAX's class frequencies disagree")
-            c["jax"](models, args.n_jax)  # compiled before it is timed
-            jr = rate(args.n_jax, median_time(lambda: c["jax"](models, args.n_jax),
-                                              args.repeats))
-        print(f"{name:<28}{fmt(g):>12}{fmt(fl):>14}{fmt(g / fl):>8}{fmt(cp):>12}"
-              f"{fmt(g / cp):>9}{fmt(jr):>12}{fmt(None if jr is None else g / jr):>9}")
-    print()
-    sweeps(args)
-    return 0
+    return failed
 
 
-def run_cases(args) -> dict:
+def row(rec) -> str:
+    g, cp, jr = rec.get("gpu_rate"), rec.get("cpu_rate"), rec.get("jax_rate")
+    ratio = (lambda x, y: None if x is None or y is None else x / y)
+    line = (f"{rec['name']:<28}{fmt(g):>12}{fmt(ratio(g, rec.get('floor_rate'))):>8}"
+            f"{fmt(cp):>12}{fmt(ratio(g, cp)):>9}{fmt(jr):>12}{fmt(ratio(g, jr)):>9}")
+    return line + (f"   FAILED: {rec['error']}" if "error" in rec else "")
+
+
+def build_spec(args):
+    """``(spec, floor)``: name -> (gpu(n), cpu(n), JAX or None, d) of every kernel with a
+    GPU launcher, and the GPU floor ``floor(n)``."""
     import numba as nb
 
     from antiamp.kernels import baseline as kb
@@ -332,30 +457,13 @@ def run_cases(args) -> dict:
         f"loop ({loop_paths} paths), per case": (lambda n: loop(n, gl.loop_paths),
                                                 lambda n: loop(n, kl.loop_paths), None, 1),
     }
-    # Same counts (float means: within 1e-12 relative) first, at a size the CPU does
-    # quickly, then the timings.
-    for name, (g, c, _, d) in spec.items():
-        n_check = max(1, min(args.n_cpu, 1 << 22) // d)
-        a, b = np.asarray(g(n_check)), np.asarray(c(n_check))
-        same = (np.allclose(a, b, rtol=1e-12, atol=0) if a.dtype.kind == "f"
-                else np.array_equal(a, b))
-        if not same:
-            raise SystemExit(f"bench_gpu: {name}: the GPU's results differ from the CPU's")
-    floor = rate(args.n_gpu, median_time(lambda: gb.bare_philox(0, args.n_gpu, k0, k1, sb),
-                                         args.repeats))
-    out = {}
-    for name, (g, c, j, d) in spec.items():
-        ng, nc = max(1, args.n_gpu // d), max(1, args.n_cpu // d)
-        out[name] = {
-            "gpu": median_time(lambda: g(ng), args.repeats) * d,  # time per n instances
-            "cpu": median_time(lambda: c(nc), args.repeats) * d,
-            "floor": floor, "jax": j, "cpu_counts": c,
-        }
-    return out
+    return spec, lambda n: gb.bare_philox(0, n, k0, k1, sb)
 
 
-def sweeps(args) -> None:
-    """End-to-end ``--sweep-cells`` grids, run.device=cuda against run.device=cpu."""
+def sweeps(args, log) -> int:
+    """End-to-end grids of ``--sweep-cells`` cells, run.device=cuda against
+    run.device=cpu; each model compiled first on a tiny grid (not timed).  The number
+    of sweeps that failed."""
     from antiamp.sweeps.engine import run_sweep
 
     side = max(1, int(round(args.sweep_cells ** 0.5)))
@@ -364,26 +472,117 @@ def sweeps(args) -> None:
     grids = {"baseline": {}, "signals": {"equilibrium": {"payoffs": "simulated"}},
              "colmad": {"judge": {"kind": "logit"}}}
     # colmad reads its own section: the same grid over its error share and evidence.
-    own = {"colmad": {"colmad": {"p_error": axes["model"]["rho"],
-                                 "evidence": axes["model"]["p"]}}}
-    print(f"sweeps: {side * side} cells x {args.sweep_n:.3g} instances a cell")
-    for model, extra in grids.items():
+    own = {"colmad": lambda ax: {"colmad": {"p_error": ax["model"]["rho"],
+                                            "evidence": ax["model"]["p"]}}}
+    n_cpu = args.sweep_n_cpu or args.sweep_n
+    runs = [("cuda", args.sweep_n)] + ([("cuda", n_cpu)] if n_cpu != args.sweep_n else []) \
+        + [("cpu", n_cpu)]
+    print(f"sweeps: {side * side} cells; GPU at {args.sweep_n:.3g} instances a cell, CPU at "
+          f"{n_cpu:.3g}", flush=True)
+    failed = 0
+    for model in [m.strip() for m in args.sweep_models.split(",") if m.strip()]:
         times = {}
-        for dev in ("cuda", "cpu"):
-            cfg = {"model": {"name": model}, **extra,
-                   "sweep": {"axes": own.get(model, axes), "plot": False},
-                   "run": {"n_instances": args.sweep_n, "seed": 1, "device": dev,
-                           "progress": False}}
-            with tempfile.TemporaryDirectory() as d:
-                t = time.perf_counter()
-                run_sweep(cfg, d, progress=False, log=lambda *a, **k: None)
-                times[dev] = time.perf_counter() - t
-        print(f"  {model:<10} GPU {times['cuda']:8.2f} s   CPU {times['cpu']:8.2f} s   "
-              f"CPU/GPU {times['cpu'] / times['cuda']:.3g}")
+        for dev, n in runs:
+            rec = {"kind": "sweep", "model": model, "device": dev, "cells": side * side, "n": n}
+            try:
+                if model not in grids:
+                    raise ValueError(f"no sweep case for model {model!r} "
+                                     f"(one of {', '.join(grids)})")
+
+                def cfg(ax, n_inst):
+                    return {"model": {"name": model}, **grids[model],
+                            "sweep": {"axes": own[model](ax) if model in own else ax,
+                                      "plot": False},
+                            "run": {"n_instances": n_inst, "seed": 1, "device": dev,
+                                    "progress": False}}
+
+                tiny = {"model": {k: {"linspace": [0.2, 0.8, 2]} for k in ("rho", "p")}}
+                with tempfile.TemporaryDirectory() as d:  # compiles, not timed
+                    run_sweep(cfg(tiny, 1000), d, progress=False, log=lambda *a, **k: None)
+                with tempfile.TemporaryDirectory() as d:
+                    t = time.perf_counter()
+                    run_sweep(cfg(axes, n), d, progress=False, log=lambda *a, **k: None)
+                    rec["seconds"] = times[dev, n] = time.perf_counter() - t
+            except Exception as exc:  # noqa: BLE001 - one sweep's failure does not stop the rest
+                rec["error"] = f"{type(exc).__name__}: {exc}"
+                failed += 1
+            log(**rec)
+            print(f"  {model:<10} {'GPU' if dev == 'cuda' else 'CPU'} at {n:.3g} a cell: "
+                  + (f"{rec['seconds']:8.2f} s" if "seconds" in rec else
+                     f"FAILED: {rec['error']}"), flush=True)
+        if ("cuda", n_cpu) in times and ("cpu", n_cpu) in times:
+            print(f"  {model:<10} CPU / GPU at {n_cpu:.3g} a cell: "
+                  f"{times['cpu', n_cpu] / times['cuda', n_cpu]:.3g}", flush=True)
+    return failed
 
 
-def report() -> list:
-    """The GPU section of BENCHMARKS.md (``benchmarks/run_all.py`` runs on the CPU)."""
+def load_records(path) -> list:
+    """The records of a ``--json`` file (a line cut short by a time limit is skipped)."""
+    out = []
+    with open(path) as f:
+        for line in f:
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError:
+                pass
+    return out
+
+
+def render(records) -> list:
+    """Markdown (BENCHMARKS.md's GPU section) of a run's records; a failed or
+    unfinished case says so."""
+    mach = next((r for r in records if r.get("kind") == "machine"), {})
+    L = ["## GPU: run.device=cuda beside the GPU's Philox floor, the CPU and JAX", ""]
+    if mach:
+        L += [f"{mach.get('gpu')} ({mach.get('date')}): CPU {mach.get('cpu')}, "
+              f"{mach.get('threads')} threads; Python {mach.get('python')}, numba "
+              f"{mach.get('numba')}, numba-cuda {mach.get('numba-cuda')}, NumPy "
+              f"{mach.get('numpy')}, JAX {mach.get('jax')}"
+              + (" (numba's CUDA simulator: not GPU timings)" if mach.get("simulator") else "")
+              + ". One run, medians of "
+              f"{(mach.get('args') or {}).get('repeats')} calls, each timing grown until a "
+              f"call lasts {(mach.get('args') or {}).get('min_time')} s; every kernel's "
+              "results checked equal to the CPU kernel's first (float sums within 1e-12 "
+              "relative).", ""]
+    floor = next((r for r in records if r.get("kind") == "floor"), None)
+    kernels = [r for r in records if r.get("kind") == "kernel"]
+    if floor or kernels:
+        L += [f"GPU floor (one Philox4x32-10 block an instance, XOR-folded): "
+              f"{fmt(floor['rate']) if floor else '-'} instances/s.", "",
+              "| kernel | GPU inst/s | / floor | CPU inst/s (all cores) | GPU / CPU | "
+              "JAX inst/s | GPU / JAX |", "|---|---:|---:|---:|---:|---:|---:|"]
+        for r in kernels:
+            g, c, j, f = (r.get(k) for k in ("gpu_rate", "cpu_rate", "jax_rate", "floor_rate"))
+            q = (lambda x, y: "-" if x is None or y is None else f"{x / y:.3g}")
+            L.append(f"| {r['name']} | {fmt(g)} | {q(g, f)} | {fmt(c)} | {q(g, c)} | "
+                     f"{fmt(j)} | {q(g, j)} |" + (f" failed: {r['error']}" if "error" in r
+                                                  else ""))
+        L.append("")
+    sw = [r for r in records if r.get("kind") == "sweep"]
+    if sw:
+        L += ["End to end (`antiamp.sweeps.engine.run_sweep`, the local executor, the store "
+              "written):", "", "| model | cells | instances a cell | device | seconds | "
+              "cell-instances/s |", "|---|---:|---:|---|---:|---:|"]
+        for r in sw:
+            s = r.get("seconds")
+            L.append(f"| {r['model']} | {r['cells']} | {r['n']:.3g} | "
+                     f"{'GPU' if r['device'] == 'cuda' else 'CPU'} | "
+                     + (f"{s:.2f} | {fmt(r['cells'] * r['n'] / s)} |" if s else
+                        f"failed: {r.get('error')} | - |"))
+        L.append("")
+    return L
+
+
+#: Where a GPU run's records are kept for BENCHMARKS.md (``benchmarks/gpu_check.sh``
+#: writes them into its output folder as ``bench.jsonl``; copy that file here).
+RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gpu_results.jsonl")
+
+
+def report(path=RESULTS) -> list:
+    """The GPU section of BENCHMARKS.md (``benchmarks/run_all.py`` runs on the CPU):
+    the tables of a GPU run's records where ``path`` exists, else how to make them."""
+    if path and os.path.exists(path):
+        return render(load_records(path))
     return [
         "## GPU: run.device=cuda beside the GPU's Philox floor, the CPU and JAX",
         "",
@@ -391,14 +590,10 @@ def report() -> list:
         "one command prints, for every kernel with a GPU launcher (the baseline, one cell "
         "and the multi-cell CRN kernel; signals; portfolio; messages; options; the panel's "
         "Monte Carlo tables; confidence; redeliberation; colmad; mediation; the loop's paths): "
-        "GPU "
-        "instances/s, the ratio to the "
-        "bare Philox4x32-10 floor "
-        "on the same GPU, the CPU kernel on all cores, JAX on the same GPU (baseline, "
-        "signals, portfolio; skipped when JAX is absent), and the end-to-end time of a "
-        "10^4-cell sweep (baseline, signals and colmad, 10^7 instances a cell) on the GPU "
-        "and on "
-        "the CPU, all in the same run:",
+        "GPU instances/s, the ratio to the bare Philox4x32-10 floor on the same GPU, the CPU "
+        "kernel on all cores, JAX on the same GPU (baseline, signals, portfolio; skipped when "
+        "JAX is absent), and the end-to-end time of a 10^4-cell sweep (baseline, signals and "
+        "colmad, 10^7 instances a cell) on the GPU and on the CPU, all in the same run:",
         "",
         "```bash",
         "pip install '.[gpu]' && python benchmarks/bench_gpu.py",
@@ -408,7 +603,12 @@ def report() -> list:
         "benchmarks/bench_gpu.py --smoke` runs it on numba's CUDA simulator at a tiny size "
         "(which checks that it runs; the simulator's figures are not GPU timings). Before "
         "timing, each GPU kernel's counts are checked equal to the CPU kernel's (float sums "
-        "within 1e-12 relative) and JAX's class frequencies against the kernel's.",
+        "within 1e-12 relative) and JAX's class frequencies against the kernel's. On a "
+        "machine without a network, `bash benchmarks/gpu_check.sh` installs what is missing "
+        "from a wheelhouse (`benchmarks/gpu_offline.py`), runs `tests/test_gpu.py` and this "
+        "benchmark within 8 minutes, and writes the records (`bench.jsonl`: copy it to "
+        "`benchmarks/gpu_results.jsonl` and these tables are made from it) and this "
+        "section's Markdown into its output folder.",
     ]
 
 
