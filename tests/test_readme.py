@@ -48,6 +48,10 @@ SKIP = [
     (r"our_keys\.yaml", "the reader's own Inspect logs and key mapping"),
     (r"run\.device=cuda", "needs an NVIDIA GPU (tests/test_gpu.py on one; tests/test_gpu_sim.py "
                           "runs the same kernels on numba's CUDA simulator)"),
+    (r"^python benchmarks/gpu_offline\.py download", "downloads wheels (the network; "
+                                                      "tests/test_gpu_check.py tests the rest)"),
+    (r"^bash benchmarks/gpu_check\.sh", "needs a GPU machine (its --smoke runs on the simulator; "
+                                        "tests/test_gpu_check.py tests its parts)"),
 ]
 
 #: Commands run only with ``-m slow`` (seconds to minutes each on two cores).

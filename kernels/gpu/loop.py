@@ -61,15 +61,20 @@ TYPE_BYTES = 1 << 30
 #: Slots of a round's per-path thresholds: rho's and the escalation share's (slots 2
 #: and 7 of :func:`kernels.loop.round_thresholds`), and the error's.
 T_RHO, T_S, T_ERR = 0, 1, 2
+#: Counters of a round (four a protocol) and of a type update (two a protocol).  The
+#: CUDA compiler takes a local or shared array's shape only as an integer literal (a
+#: module constant), not as an expression such as ``4 * P``; the simulator takes both.
+P4 = 4 * P
+P2 = 2 * P
 
 
 @cuda.jit
 def _cases(majority, batch, n_round, per_thread, tiles, j0, n_paths, tt, k0, k1, base_T, thr,
            esc_debate, state, type_wrong, cnt):
-    tot = cuda.shared.array(4 * P, int64)
+    tot = cuda.shared.array(P4, int64)
     T = cuda.local.array((P, N_THR), uint64)
     te = cuda.local.array(P, uint64)
-    c = cuda.local.array(4 * P, int64)
+    c = cuda.local.array(P4, int64)
     lab = cuda.local.array(P, int64)
     t = cuda.threadIdx.x
     stream = np.uint64(STREAM)
@@ -159,8 +164,8 @@ def _start(types, j0, n_paths, c, k0, k1, e0, state, always, start_wrong):
 @cuda.jit
 def _types(types, batch, j0, n_paths, c, k0, k1, rate, last, state, always, type_wrong,
            n_wrong, locked):
-    acc = cuda.shared.array(2 * P, int64)
-    nw = cuda.local.array(2 * P, int64)
+    acc = cuda.shared.array(P2, int64)
+    nw = cuda.local.array(P2, int64)
     t = cuda.threadIdx.x
     stream = np.uint64(STREAM)
     b = np.int64(cuda.blockIdx.x)

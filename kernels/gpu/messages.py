@@ -41,12 +41,15 @@ NV = 5 * N_CLASSES
 TILE = 4
 #: Partial sums moved through shared memory at a time (THREADS x CHUNK doubles).
 CHUNK = 16
+#: A thread's partial sums: the CUDA compiler takes a local array's shape only as an
+#: integer literal (a module constant), not as an expression.
+LOC = TILE * NV
 
 
 @cuda.jit
 def _blocks(t_p, t_rho, lam, mu, kappa_v, kappa_r, m_true, m_false, sd, favoured, band, tie,
             c0, nc, first_block, n_blocks, k0, k1, stream, out):
-    loc = cuda.local.array(TILE * NV, float64)
+    loc = cuda.local.array(LOC, float64)
     stage = cuda.shared.array((THREADS, CHUNK), float64)
     t = cuda.threadIdx.x
     nvals = nc * NV

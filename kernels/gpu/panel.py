@@ -30,6 +30,9 @@ panel = _gpu.device(_panel)
 MAX_SIZE = 501
 MAX_ENTRIES = 16
 _MAX_NORMS = 2 * ((1 + MAX_SIZE + 1) // 2)
+#: The jury's vote-count distribution (0 .. MAX_SIZE votes): a module constant, since
+#: the CUDA compiler takes a local array's shape only as an integer literal.
+_DP = MAX_SIZE + 1
 
 
 @cuda.jit
@@ -37,7 +40,7 @@ def _blocks(zq, n, rule, need, tie, default, a, e, bias_sd, n_blocks, k0, k1, st
     norms = cuda.local.array(_MAX_NORMS, float64)
     pi = cuda.local.array(MAX_SIZE, float64)
     beta = cuda.local.array(MAX_SIZE, float64)
-    dp = cuda.local.array(MAX_SIZE + 1, float64)
+    dp = cuda.local.array(_DP, float64)
     vals = cuda.local.array(MAX_ENTRIES, float64)
     stage = cuda.shared.array((PANEL_BLOCK, MAX_ENTRIES), float64)
     t = cuda.threadIdx.x

@@ -33,6 +33,9 @@ MAX_RUNS = 64
 MAX_MULTS = 32
 MAX_FORCED = 100
 CHUNK = 16
+#: The forced-rounds series' length: a module constant, since the CUDA compiler takes
+#: a local array's shape only as integer literals.
+F1 = MAX_FORCED + 1
 NA = N_POL * 2 * N_ACC
 
 
@@ -44,7 +47,7 @@ def _blocks(n, k0, k1, contested, p_true, margin, noise, bias, bias_sd, k, M, la
     acc = cuda.local.array((1, N_POL, 2, N_ACC), float64)
     band = cuda.local.array((1, 2, MAX_MULTS), float64)
     spread = cuda.local.array((1, 2, 2), float64)
-    fser = cuda.local.array((1, 2, MAX_FORCED + 1), float64)
+    fser = cuda.local.array((1, 2, F1), float64)
     stage = cuda.shared.array((THREADS, CHUNK), float64)
     t = cuda.threadIdx.x
     stream = np.uint64(STREAM)
