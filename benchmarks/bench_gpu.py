@@ -382,7 +382,8 @@ def build_spec(args):
     cm_args = (np.uint64(kcm.threshold(0.4)), cm_pt,
                *(np.uint64(kcm.threshold(q)) for q in (0.8, 0.4, 0.1)), 3)
     J_c, J_d = np.array([0.3, 0.8]), np.array([[0.5, 0.2], [0.9, 0.6]])
-    loop_paths, loop_rounds = 256, 10
+    # (the simulator runs a GPU thread as a Python thread: a few paths for --smoke)
+    loop_paths, loop_rounds = (4, 3) if getattr(args, "smoke", False) else (256, 10)
 
     from antiamp.kernels import mediation as kmd
     from antiamp.kernels.gpu import mediation as gmd
