@@ -40,7 +40,8 @@
 #             10^4-cell grid would spend three times over).  What time is left.
 #   report    $OUT/BENCHMARKS-gpu.md: BENCHMARKS.md's GPU section from bench.jsonl.
 #
-# Environment: OUT, PYTHON (default: python3, else python), GPU_CHECK_SECONDS,
+# Environment: OUT, PYTHON (default: the first of python3, python, python3.1x that
+# imports numba), GPU_CHECK_SECONDS,
 # WHEELHOUSE (default wheelhouse/), GPU_CHECK_SITE (default .gpu-site/).  --no-install
 # uses the environment as it is.  Exit status 0 when every step passed.
 set -u
@@ -52,7 +53,7 @@ for arg in "$@"; do
     case "$arg" in
         --smoke) SMOKE=1 ;;
         --no-install) INSTALL=0 ;;
-        -h|--help) sed -n '2,47p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,46p' "$0"; exit 0 ;;
         *) echo "gpu_check: unknown argument $arg (--smoke, --no-install)" >&2; exit 2 ;;
     esac
 done
@@ -64,8 +65,14 @@ mkdir -p "$OUT" || exit 2
 OUT=$(cd "$OUT" && pwd)
 WHEELHOUSE=${WHEELHOUSE:-wheelhouse}
 SITE=${GPU_CHECK_SITE:-$PWD/.gpu-site}
-if [ -z "${PYTHON:-}" ]; then
-    PYTHON=$(command -v python3 || command -v python)
+if [ -z "${PYTHON:-}" ]; then  # the first Python that has numba (the machine's), else python3
+    for c in python3 python python3.12 python3.13 python3.11; do
+        if command -v "$c" >/dev/null && "$c" -c "import numba" 2>/dev/null; then
+            PYTHON=$(command -v "$c")
+            break
+        fi
+    done
+    PYTHON=${PYTHON:-$(command -v python3 || command -v python)}
 fi
 export PYTHONUNBUFFERED=1
 # JAX takes 75% of the GPU's memory on first use unless told otherwise; numba needs some.

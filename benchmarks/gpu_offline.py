@@ -246,7 +246,7 @@ def load_manifest(dest: Path) -> dict:
     if not path.is_file():
         raise SystemExit(f"gpu_offline: {path} not found: run `python benchmarks/gpu_offline.py "
                          "download` on a machine with a network first")
-    return json.loads(path.read_text())
+    return {**json.loads(path.read_text()), "_dir": str(Path(dest).resolve())}
 
 
 def installed_versions(extra_paths=()) -> dict:
@@ -332,23 +332,44 @@ def install(args) -> int:
     return verify(manifest, target, before)
 
 
+def _requirement_class(manifest: dict, target):
+    """packaging's ``Requirement``: installed, just installed into ``target``, pip's
+    vendored copy, or the wheelhouse's pip wheel's; None if none is there."""
+    if target:
+        sys.path.insert(0, str(target))
+    for mod in ("packaging.requirements", "pip._vendor.packaging.requirements"):
+        try:
+            return __import__(mod, fromlist=["Requirement"]).Requirement
+        except ImportError:
+            pass
+    wheels = sorted(Path(manifest.get("_dir", ".")).glob("pip-*.whl"))
+    if wheels:
+        sys.path.append(str(wheels[-1]))  # a wheel is a zip: importable as it is
+        try:
+            from pip._vendor.packaging.requirements import Requirement
+            return Requirement
+        except ImportError:
+            pass
+    return None
+
+
 def verify(manifest: dict, target, before: dict) -> int:
     """Each requirement's version against its range; the KEEP packages untouched;
     antiamp importable.  0 when antiamp imports and nothing was replaced."""
-    try:
-        from packaging.requirements import Requirement
-    except ImportError:  # pip vendors it
-        from pip._vendor.packaging.requirements import Requirement
+    Requirement = _requirement_class(manifest, target)
     have = installed_versions([target] if target else [])
     print("requirement                      found       ok")
     for req in manifest["requirements"]:
-        r = Requirement(req)
-        ver = have.get(norm(r.name))
+        name = _req_name(req)
+        ver = have.get(name)
         if ver is None:
-            why = OPTIONAL.get(norm(r.name))
+            why = OPTIONAL.get(name)
             ok = f"- (only {why} needs it)" if why else "NO (missing)"
+        elif Requirement is None:
+            ok = "? (no packaging library to compare versions)"
         else:
-            ok = "yes" if r.specifier.contains(ver, prereleases=True) else "NO (outside the range)"
+            ok = ("yes" if Requirement(req).specifier.contains(ver, prereleases=True)
+                  else "NO (outside the range)")
         print(f"  {req:<30} {ver or 'missing':<11} {ok}")
     print(f"  (to build antiamp, from the wheelhouse in pip's isolated build environment: "
           f"{', '.join(manifest.get('build', []))})")

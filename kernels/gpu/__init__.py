@@ -29,6 +29,13 @@ numbers has a launcher here; the one model without a kernel of its own, compare
 (it calls the other models' kernels), keeps ``Model.gpu`` false, so
 ``run.device=cuda`` is refused for it and ``auto`` runs it on the CPU.
 
+What the simulator does not check: the CUDA compiler takes a local or shared array's
+shape only as integer literals (a module constant such as ``THREADS``, or a tuple of
+them), not as an expression (``4 * P``), which the simulator runs without complaint;
+so each launcher names its shapes as module constants.  ``tests/test_gpu_ptx.py``
+compiles every launcher's kernel for compute capability 9.0 with numba-cuda (no GPU
+needed), and ``tests/test_gpu.py`` runs them on a GPU.
+
 numba.cuda is imported only when a GPU path is asked for: importing it costs
 time, and a machine without the CUDA driver still runs everything on the CPU.
 ``NUMBA_ENABLE_CUDASIM=1`` runs the same launchers on numba's CUDA simulator
