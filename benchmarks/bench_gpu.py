@@ -275,14 +275,23 @@ def run_kernels(args, log) -> int:
             # The same counts (float means: within 1e-12 relative) first, at a size the
             # CPU does quickly (this compiles both), then the timings.
             n_check = max(1, min(args.n_cpu, 1 << 22) // d)
-            a, b = np.asarray(g(n_check)), np.asarray(c(n_check))
+            t0 = time.perf_counter()
+            a = np.asarray(g(n_check))
+            t1 = time.perf_counter()
+            b = np.asarray(c(n_check))
+            t2 = time.perf_counter()
             rec["same"] = bool(np.allclose(a, b, rtol=1e-12, atol=0) if a.dtype.kind == "f"
                                else np.array_equal(a, b))
             if not rec["same"]:
                 raise AssertionError("the GPU's results differ from the CPU's")
-            gn, gt = timed(g, n_check, max(1, args.n_gpu // d), args.min_time, args.repeats)
+            if args.smoke:  # the check's calls are the timings (compilation included)
+                (gn, gt), (cn, ct) = (n_check, t1 - t0), (n_check, t2 - t1)
+            else:
+                gn, gt = timed(g, n_check, max(1, args.n_gpu // d), args.min_time,
+                               args.repeats)
+                cn, ct = timed(c, n_check, max(1, args.n_cpu // d), args.min_time,
+                               args.repeats)
             rec.update(gpu_n=gn, gpu_s=gt, gpu_rate=rate(gn, gt))
-            cn, ct = timed(c, n_check, max(1, args.n_cpu // d), args.min_time, args.repeats)
             rec.update(cpu_n=cn, cpu_s=ct, cpu_rate=rate(cn, ct))
             if models is not None and j is not None:
                 # The same estimator: JAX's class frequencies agree with the kernel's
