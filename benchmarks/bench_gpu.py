@@ -211,6 +211,8 @@ def main(argv=None) -> int:
                          "the GPU runs that size too, for a like-for-like ratio")
     ap.add_argument("--sweep-models", default="baseline,signals,colmad",
                     help="comma-separated: baseline, signals (simulated payoffs), colmad")
+    ap.add_argument("--kernels", default="",
+                    help="comma-separated parts of kernel names to run (default: every kernel)")
     ap.add_argument("--only", choices=("kernels", "sweeps"),
                     help="the kernels' table or the sweeps only (default: both)")
     ap.add_argument("--json", help="append each result to this file as a JSON line")
@@ -257,6 +259,9 @@ def run_kernels(args, log) -> int:
     """Each kernel: the GPU's results against the CPU's, then GPU, CPU and JAX timings;
     a row printed and logged as each finishes.  The number of kernels that failed."""
     spec, bare = build_spec(args)
+    pick = [p.strip() for p in args.kernels.split(",") if p.strip()]
+    if pick:
+        spec = {k: v for k, v in spec.items() if any(p in k for p in pick)}
     models = jax_models()
     if models is None:
         print("JAX: not installed (pip install 'jax[cuda12]'); JAX columns skipped")
@@ -538,6 +543,14 @@ def load_records(path) -> list:
     return out
 
 
+def timing(args) -> str:
+    """How a run's timings were taken, from its arguments."""
+    if args.get("min_time"):
+        return (f"medians of {args.get('repeats')} calls, each call's instances grown until "
+                f"it lasts {args.get('min_time')} s")
+    return f"medians of {args.get('repeats')} calls at fixed sizes"
+
+
 def render(records) -> list:
     """Markdown (BENCHMARKS.md's GPU section) of a run's records; a failed or
     unfinished case says so."""
@@ -549,9 +562,7 @@ def render(records) -> list:
               f"{mach.get('numba')}, numba-cuda {mach.get('numba-cuda')}, NumPy "
               f"{mach.get('numpy')}, JAX {mach.get('jax')}"
               + (" (numba's CUDA simulator: not GPU timings)" if mach.get("simulator") else "")
-              + ". One run, medians of "
-              f"{(mach.get('args') or {}).get('repeats')} calls, each timing grown until a "
-              f"call lasts {(mach.get('args') or {}).get('min_time')} s; every kernel's "
+              + ". One run, " + timing(mach.get("args") or {}) + "; every kernel's "
               "results checked equal to the CPU kernel's first (float sums within 1e-12 "
               "relative).", ""]
     floor = next((r for r in records if r.get("kind") == "floor"), None)
@@ -579,6 +590,12 @@ def render(records) -> list:
                      f"{'GPU' if r['device'] == 'cuda' else 'CPU'} | "
                      + (f"{s:.2f} | {fmt(r['cells'] * r['n'] / s)} |" if s else
                         f"failed: {r.get('error')} | - |"))
+        L.append("")
+        secs = {(r["model"], r["device"], r["n"]): r["seconds"] for r in sw if r.get("seconds")}
+        for (model, dev, n), s in secs.items():
+            if dev == "cpu" and (model, "cuda", n) in secs:
+                L.append(f"{model}: the CPU's time / the GPU's at {n:.3g} instances a cell "
+                         f"(same grid): {s / secs[model, 'cuda', n]:.3g}.")
         L.append("")
     return L
 
