@@ -668,21 +668,29 @@ def _final(df: pd.DataFrame, rnd) -> pd.DataFrame:
     return select_round(df, rnd) if "round" in df.columns else df
 
 
-def run(args, df: pd.DataFrame, new: pd.DataFrame | None, conf: float, out) -> None:
-    """Print and write (``out``/predictive_*.csv) what the options ask for."""
+def run(args, df: pd.DataFrame, new: pd.DataFrame | None, conf: float, out,
+        fitted=None) -> None:
+    """Print and write (``out``/predictive_*.csv) what the options ask for.
+    ``fitted``: (fit, selection table or None) of ``--simulate``'s structural check,
+    already printed (the same reading; refitted here only with populations of
+    debaters)."""
     from pathlib import Path
-
 
     out = Path(out)
     df = _final(df, args.round)
     kw = {"debaters": args.debaters}
     choice = "probabilities+gap" if args.protocol_gap else args.structural_fit
     if args.simulate:
-        f, sel = fit_for(df, choice, args.seed, **kw)
-        if sel is not None:
-            print(format_selection(sel))
-            sel.to_csv(out / "structural_selection.csv", index=False)
-        if args.debaters or f.reading != "probabilities":  # not the fit printed above
+        if fitted is not None and fitted[1] is not None:
+            fitted[1].to_csv(out / "structural_selection.csv", index=False)
+        if fitted is not None and not args.debaters:
+            f = fitted[0]
+        else:
+            f, sel = fit_for(df, choice, args.seed, **kw)
+            if sel is not None and fitted is None:
+                print(format_selection(sel))
+                sel.to_csv(out / "structural_selection.csv", index=False)
+        if args.debaters:  # not the fit printed above
             what = ", ".join(x for x in (args.debaters and f"populations of {args.debaters!r}",
                                          "gap" in f.reading and "debate's own quality gap",
                                          "spread" in f.reading and "debate's own spread",
