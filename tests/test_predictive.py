@@ -219,6 +219,8 @@ def test_cli_calibrate(tmp_path):
     (["--debaters", "stratum"], "give --simulate, --cv or --calibrate"),
     (["--calibrate", "LOG_NOROOM"], "--calibrate"),
     (["--calibrate", "LOG", "--calibrate-rooms", "100000"], "allowed 1 to"),
+    (["--calibrate", "LOG", "--calibrate-prior", "0"], "--calibrate-prior must be > 0"),
+    (["--calibrate", "LOG", "--calibrate-prior", "nan"], "--calibrate-prior must be > 0"),
     (["--structural-fit", "labels"], "give --simulate, --cv or --calibrate"),
     (["--simulate", "--protocol-gap", "--structural-fit", "labels"],
      "--protocol-gap is --structural-fit probabilities+gap"),
