@@ -369,8 +369,9 @@ def test_calibration_rooms_whose_labels_all_agree_on_real_rooms():
     """The shipped logs: the offline judges' log calibrated on 10 rooms (seed 17) in
     which no wrong consultant was endorsed.  From labels alone the new population's
     shift ran off to a far-out value with a near-0 sandwich, and the prediction was
-    0 with an interval [0, 0]; the fit now refuses that reading (separation) and the
-    calibrated intervals have width."""
+    0 with an interval [0, 0]; without a prior on the shift the fit refuses that
+    reading (separation); with the prior (the default) the labels bound it: a finite
+    shift, and calibrated intervals with width in either reading."""
     from importlib.resources import files
 
     from antiamp.logs import load_log
@@ -383,7 +384,11 @@ def test_calibration_rooms_whose_labels_all_agree_on_real_rooms():
     f, tab, _ = pr.calibrate(online, offline, 10, n_draws=300, seed=17)
     assert (tab["predicted_hi"] - tab["predicted_lo"] > 0.05).all(), tab
     with pytest.raises(pr.CheckError, match="separation"):
-        pr.calibrate(online, offline, 10, n_draws=300, seed=17, choice="labels")
+        pr.calibrate(online, offline, 10, n_draws=300, seed=17, choice="labels",
+                     shift_prior=np.inf)
+    f, tab, _ = pr.calibrate(online, offline, 10, n_draws=300, seed=17, choice="labels")
+    assert abs(f.value("delta[calibration]")) < pr.LABELS_BOUND
+    assert (tab["predicted_hi"] - tab["predicted_lo"] > 0.05).all(), tab
 
 
 def test_shift_prior_limits_are_the_unshrunk_and_the_pooled_fits():
