@@ -287,11 +287,12 @@ def select_fit(df: pd.DataFrame, names=None, folds=SELECT_FOLDS, seed=0, **kw):
     rng = np.random.default_rng(seed)
     fold_of = dict(zip(rng.permutation(uniq), np.arange(len(uniq)) % max(k, 1)))
     fold = judges.map(fold_of).to_numpy()
-    rows, scores, seen = [], {}, {}
+    rows, scores, seen, why = [], {}, {}, []
     for name in names:
         try:
             whole = fit_named(df, name, **kw)
-        except st.FitError:
+        except st.FitError as exc:
+            why.append(f"{name}: {exc}")
             continue
         key = (tuple(whole.names), whole.sigma_free)
         if key in seen:  # the log does not identify this reading's extra parameter
@@ -310,7 +311,8 @@ def select_fit(df: pd.DataFrame, names=None, folds=SELECT_FOLDS, seed=0, **kw):
         scores[name] = pd.concat(per_judge, ignore_index=True)
         rows.append({"fit": name, "n_params": len(whole.names), "fitted": whole})
     if not rows:
-        raise CheckError("the structural fit failed for every reading of the log")
+        raise CheckError("the structural fit failed for every reading of the log"
+                         + (f" ({why[0]})" if why else ""))
     if k < 2:  # one judge: nothing to hold out; the first reading that fits
         chosen = min(rows, key=lambda r: r["n_params"])["fit"]
         tab = pd.DataFrame([{"fit": r["fit"], "n_params": r["n_params"],
