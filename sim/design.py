@@ -68,7 +68,7 @@ KINDS = ("tiebreak", "logit", "structural")
 KIND_PARAMS = {"tiebreak": ("b", "d"), "logit": ("lam", "mu", "kappa"),
                "structural": ("mu_c", "mu_d", "kappa_v", "gap", "sigma", "read_corr")}
 PARAMS = ("b", "d", "lam", "mu", "kappa", "mu_c", "mu_d", "kappa_v", "gap", "sigma",
-          "read_corr", "p", "rho", "c_e")
+          "read_corr", "p", "rho", "c_e", "gap_d", "sigma_d")
 
 
 class DesignError(ValueError):
@@ -84,7 +84,9 @@ class Judge:
     consultancy), argument readings r ~ N(+-gap/2, sigma^2), the favoured answer
     decided.  Jurors read the same arguments: ``read_corr`` is the share of the
     readings' variance they share (0: independent readings; a log with one judge a
-    transcript does not identify it).  ``cov`` = (names, matrix): a joint covariance
+    transcript does not identify it).  ``gap_d``, ``sigma_d``: debate's own quality
+    gap and spread where the fit read from a store has them (NaN: consultancy's gap
+    and sigma serve both protocols).  ``cov`` = (names, matrix): a joint covariance
     of those parameters for the robust draws, instead of independent SEs."""
 
     kind: str = "tiebreak"
@@ -102,6 +104,9 @@ class Judge:
     p: float = 0.8
     rho: float = 0.3
     c_e: float = 0.0  # the sides' cost of presenting evidence (0: presented when held)
+    gap_d: float = np.nan  # debate's own gap (NaN: gap), from a store's fit
+    sigma_d: float = np.nan  # debate's own spread (NaN: sigma), from a store's fit
+    reading: str = ""  # the reading of the log of a store's structural fit
     se: dict = field(default_factory=dict)
     cov: tuple | None = None
 
@@ -131,7 +136,7 @@ _RANGE = {"b": (0, 1), "d": (0, 1), "p": (0, 1), "rho": (0, 1), "lam": (0, np.in
           "mu": (-np.inf, np.inf), "kappa": (0, np.inf), "mu_c": (-np.inf, np.inf),
           "mu_d": (-np.inf, np.inf), "kappa_v": (-np.inf, np.inf),
           "gap": (-np.inf, np.inf), "sigma": (1e-6, np.inf), "read_corr": (0, 0.999),
-          "c_e": (0, 1)}
+          "c_e": (0, 1), "gap_d": (-np.inf, np.inf), "sigma_d": (1e-6, np.inf)}
 
 
 @dataclass
@@ -182,6 +187,10 @@ def validate(judge: Judge, levers: Levers, target: Target, n_draws: int = 400) -
     for k in ("mu", "mu_c", "mu_d", "kappa_v", "gap"):
         rng(k.replace("_", "-"), getattr(judge, k), -50, 50)
     rng("sigma", judge.sigma, 0, 50, lo_open=True)
+    if not np.isnan(judge.gap_d):  # (from a store only)
+        rng("gap-d", judge.gap_d, -50, 50)
+    if not np.isnan(judge.sigma_d):
+        rng("sigma-d", judge.sigma_d, 0, 50, lo_open=True)
     rng("read-corr", judge.read_corr, 0, 1, hi_open=True)
     rng("c-e", judge.c_e, 0, 1)
     if judge.c_e > 0 and judge.kind == "structural":
@@ -238,15 +247,25 @@ def _gauss_hermite(n: int = 80) -> tuple:
     return t, w / w.sum()
 
 
+def quality(P, prot: str):
+    """(gap, sigma) of the structural judge in one protocol: debate's own ``gap_d``,
+    ``sigma_d`` where given (not NaN), else the shared ``gap``, ``sigma``."""
+    if prot != "debate":
+        return P["gap"], P["sigma"]
+    return (np.where(np.isnan(P["gap_d"]), P["gap"], P["gap_d"]),
+            np.where(np.isnan(P["sigma_d"]), P["sigma"], P["sigma_d"]))
+
+
 def _structural_endorse(P, prot: str, right: bool, x, n: int, k: int):
     """Pr(a jury of the structural judge endorses the protagonist): the log-odds of
     one juror is N(m, S^2) with m = mu + kappa_v x + gap s, S = sigma (consultancy)
     or sigma sqrt(2) (debate); jurors share read_corr of the variance (integrated by
     Gauss-Hermite) and decide independently given it."""
     debate = prot == "debate"
+    gap, sigma = quality(P, prot)
     m = (P["mu_d"] if debate else P["mu_c"]) + P["kappa_v"] * x \
-        + P["gap"] * (1.0 if debate else 0.5) * (1 if right else -1)
-    S = P["sigma"] * (np.sqrt(2.0) if debate else 1.0)
+        + gap * (1.0 if debate else 0.5) * (1 if right else -1)
+    S = sigma * (np.sqrt(2.0) if debate else 1.0)
     c = P["read_corr"]
     if n == 1 or not np.any(c > 0):
         return jury_endorses(special.ndtr(m / S), n, k)
@@ -760,13 +779,14 @@ def simulate_design(judge: Judge, rec: dict, n: int, seed: int, chunk: int = 250
     xs = strategies(prot, size, v, _params(judge, 1, 0), rule, sub)
     x_own, x_chal = (float(xs[0][0]), 1.0) if prot != "debate" else \
         (float(xs[1][0]), float(xs[2][0]))
-    sig, c = P["sigma"], P["read_corr"]
+    c = P["read_corr"]
 
     def vote_share(stage, right, ep, ea, m):
         """Votes for the protagonist of ``size`` jurors on m cases."""
         votes = np.zeros(m, np.int64)
         if judge.kind == "structural":
-            sgn = np.where(right, 0.5, -0.5) * P["gap"]
+            gap, sig = (float(v) for v in quality(P, stage))
+            sgn = np.where(right, 0.5, -0.5) * gap
             # each side's reading: shared by the jurors (variance c sigma^2) + own
             shP = sig * np.sqrt(c) * rng.standard_normal(m)
             shA = sig * np.sqrt(c) * rng.standard_normal(m)
@@ -1025,7 +1045,7 @@ def fit_check(judge: Judge, path) -> tuple[list, list]:
 
 #: The structural fit's parameter names and the design judge's.
 _STRUCT = {"mu_consult": "mu_c", "mu_debate": "mu_d", "kappa_v": "kappa_v", "d": "gap",
-           "sigma": "sigma"}
+           "sigma": "sigma", "d_debate": "gap_d", "sigma_debate": "sigma_d"}
 
 
 def _structural_from_store(ds, p: float, rho: float, se_rho: float) -> tuple[Judge, list]:
@@ -1044,9 +1064,18 @@ def _structural_from_store(ds, p: float, rho: float, se_rho: float) -> tuple[Jud
     else:
         j.se.update({_STRUCT[n]: se[n] for n in names if n in _STRUCT and se.get(n, 0) > 0})
     fixed = [n for n in names if n in _STRUCT and not se.get(n, 0) > 0]
-    notes = ["judge: structural, from the store's fit ("
-             + ", ".join(f"{n} {val[n]:.3f}" for n in names if n in _STRUCT) + ")"
+    reading = str(ds.attrs.get("structural_reading", "probabilities"))
+    by = ds.attrs.get("structural_reading_by")
+    j.reading = reading
+    notes = [f"judge: structural, from the store's fit in the reading {reading}, "
+             + (f"{by}" if by else "the stated probabilities (a store written before "
+                "antiamp-estimate recorded its reading)")
+             + ": " + ", ".join(f"{n} {val[n]:.3f}" for n in names if n in _STRUCT)
              + (f"; fixed, not identified by the log: {', '.join(fixed)}" if fixed else "")]
+    if reading.startswith("labels"):
+        notes.append("reading labels: the judge's log-odds are on a probit scale (sigma "
+                     "fixed at 1, not identified from labels); every rate the design "
+                     "computes depends only on the ratios to sigma, which the labels identify")
     if "kappa_v" in fixed:
         notes.append("kappa_v was not identified (shown evidence did not vary within a "
                      "protocol): verification changes this judge's outcomes only through "
@@ -1280,7 +1309,7 @@ def _judge_from_args(args) -> tuple:
                             "--accept-misfit)")
         notes = notes + lines
         for k in keys:  # a value given on the command line overrides the store's
-            if getattr(args, k) is not None:
+            if getattr(args, k, None) is not None:
                 setattr(judge, k, getattr(args, k))
                 judge.se.pop(k, None)
                 if judge.cov is not None and k in judge.cov[0]:
@@ -1290,7 +1319,7 @@ def _judge_from_args(args) -> tuple:
         return judge, notes
     j = Judge(args.judge)
     for k in keys:
-        if getattr(args, k) is not None:
+        if getattr(args, k, None) is not None:
             setattr(j, k, getattr(args, k))
         s = getattr(args, f"se_{k}", 0.0)
         if s:
@@ -1344,11 +1373,14 @@ def run(judge: Judge, lv: Levers, tg: Target, current, notes, n_draws, n_sim, se
     open_out_dir(out, OUT_FILES, force=force)
     record(out / "levers.zarr")
     grid, front = front_through_engine(judge, lv, out / "levers.zarr")
-    shown = KIND_PARAMS[judge.kind] + ("p", "rho") + (("c_e",) if judge.c_e > 0 else ())
+    shown = KIND_PARAMS[judge.kind] + tuple(k for k in ("gap_d", "sigma_d") if
+                                            not np.isnan(getattr(judge, k))) \
+        + ("p", "rho") + (("c_e",) if judge.c_e > 0 else ())
     sd = dict(judge.se)
     if judge.cov is not None:
         sd.update({k: float(np.sqrt(judge.cov[1][i, i])) for i, k in enumerate(judge.cov[0])})
-    lines = [f"antiamp-design {__version__}: judge {judge.kind} ("
+    lines = [f"antiamp-design {__version__}: judge {judge.kind}"
+             + (f", reading {judge.reading}" if judge.reading else "") + " ("
              + ", ".join(f"{k} {getattr(judge, k):.4g}" + (f" ± {sd[k]:.3g}" if sd.get(k)
                                                            else "") for k in shown) + ")"]
     lines += notes

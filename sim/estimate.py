@@ -166,10 +166,10 @@ def main(argv=None) -> None:
         readcorr.store(ds, r)
         print(readcorr.format_result(r, float(ds.attrs["confidence"])))
     try:
-        _write_outputs(ds, out, args, df)
+        fitted = _write_outputs(ds, out, args, df)
         print(f"wrote {plot_field_metrics(df, field, out / 'field_metrics.png')}")
         if predictive.wanted(args):
-            predictive.run(args, df, new, float(ds.attrs["confidence"]), out)
+            predictive.run(args, df, new, float(ds.attrs["confidence"]), out, fitted)
     except (LogError, OutputError, predictive.CheckError) as exc:
         print(f"antiamp-estimate: error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
@@ -227,10 +227,21 @@ _OUT_FILES = ("estimates.zarr", "predicted_vs_observed.csv", "estimates.png", "e
               "calibration.png", "calibration.pdf")
 
 
-def _write_outputs(ds: xr.Dataset, out: Path, args, df: pd.DataFrame | None = None) -> None:
-    pred = None
+def _write_outputs(ds: xr.Dataset, out: Path, args, df: pd.DataFrame | None = None):
+    """Write the store and figures (with --simulate: the structural check first);
+    returns (structural fit, selection table) with --simulate, else None."""
+    pred = fitted = None
     if args.simulate:
-        f, pc = structural_check(df, ds, args.n_sim, args.seed)
+        from .predictive import format_selection
+
+        # the reading the predictive checks use (auto: the one that predicts held-out
+        # judges' labels), so that the store antiamp-design reads is that fit too
+        choice = ("probabilities+gap" if getattr(args, "protocol_gap", False)
+                  else getattr(args, "structural_fit", "auto"))
+        f, pc, sel = structural_check(df, ds, args.n_sim, args.seed, choice)
+        fitted = (f, sel)
+        if sel is not None:
+            print(format_selection(sel))
         print(format_check(f, pc, float(ds.attrs["confidence"])))
         seed0 = simulate_fitted(ds, args.n_sim, args.seed)
         pred = pc.merge(seed0.drop(columns=["observed", "lo", "hi"]), how="outer",
@@ -254,6 +265,7 @@ def _write_outputs(ds: xr.Dataset, out: Path, args, df: pd.DataFrame | None = No
         print(f"wrote {out / 'calibration.png'} (and .pdf)")
     print(f"\nwrote {out / 'estimates.zarr'}, {out / 'estimates.png'}"
           + (f", {out / 'predicted_vs_observed.csv'}" if pred is not None else ""))
+    return fitted
 
 
 if __name__ == "__main__":

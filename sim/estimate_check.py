@@ -60,11 +60,17 @@ def simulate_fitted(ds: xr.Dataset, n: int = 2_000_000, seed: int = 0) -> pd.Dat
     return pd.DataFrame(rows)
 
 
-def structural_check(df: pd.DataFrame, ds: xr.Dataset, n: int, seed: int):
-    """The structural judge (:mod:`antiamp.structural`) fitted to the log and run on
-    the engine: adds its parameters and the predicted metrics (``predicted_<metric>``
-    with ``_lo``, ``_hi``, ``_se`` and ``ppc_p_<metric>``, over ``protocol``) to
-    ``ds``; returns the predicted-against-observed table."""
+def structural_check(df: pd.DataFrame, ds: xr.Dataset, n: int, seed: int,
+                     choice: str = "auto"):
+    """The structural judge (:mod:`antiamp.structural`) fitted to the log in the
+    reading ``choice`` (:data:`antiamp.predictive.FITS`, or ``auto``: the reading that
+    predicts held-out judges' labels, :func:`antiamp.predictive.select_fit`, as the
+    predictive checks use) and run on the engine: adds its parameters, the reading
+    (attribute ``structural_reading``) and the predicted metrics
+    (``predicted_<metric>`` with ``_lo``, ``_hi``, ``_se`` and ``ppc_p_<metric>``, over
+    ``protocol``) to ``ds``; returns (fit, the predicted-against-observed table, the
+    selection's table or None)."""
+    from . import predictive
     from . import structural as st
 
     conf = float(ds.attrs["confidence"])
@@ -77,8 +83,8 @@ def structural_check(df: pd.DataFrame, ds: xr.Dataset, n: int, seed: int):
                        "structural judge's lean is read differently in each (estimate them "
                        "as two logs)")
     try:
-        f = st.fit(df)
-    except st.FitError as exc:
+        f, sel = predictive.fit_for(df, choice, seed)
+    except (st.FitError, predictive.CheckError) as exc:
         raise LogError(f"--simulate: {exc}") from None
     pc = st.predictive_check(f, df, ds, conf, n=n, seed=seed)
     tab = f.table(conf)
@@ -122,5 +128,16 @@ def structural_check(df: pd.DataFrame, ds: xr.Dataset, n: int, seed: int):
     ds.attrs.update({"structural_notes": "; ".join(f.notes),
                      "structural_loglike": f.loglike, "structural_converged": int(f.converged),
                      "structural_judges": f.n_judges, "structural_rows": f.n_rows,
-                     "structural_n_sim": int(n)})
-    return f, pc
+                     "structural_n_sim": int(n), "structural_reading": f.reading,
+                     "structural_reading_by": reading_by(choice, sel)})
+    return f, pc, sel
+
+
+def reading_by(choice: str, sel) -> str:
+    """How the structural fit's reading was chosen, in words (stored and printed)."""
+    if choice != "auto":
+        return "named (--structural-fit)"
+    if sel is None or not np.isfinite(sel["score"]).any():
+        return "the only reading the log could fit (no judges to hold out)"
+    return ("chosen by leave-judges-out label log-likelihood (the fewest parameters within "
+            "one judge-clustered SE of the best)")

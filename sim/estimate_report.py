@@ -215,7 +215,8 @@ def format_check(f, pc: pd.DataFrame, conf: float) -> str:
     tab = f.table(conf)
     lines = ["", "structural judge (reads the argument: z = logit p_y = mu + kappa_v x + "
              "quality gap; messages model, decision=favoured), maximum likelihood, "
-             f"judge-clustered SEs, {f.n_rows:,} rows, {f.n_judges} judges:"]
+             f"judge-clustered SEs, {f.n_rows:,} rows, {f.n_judges} judges; reading "
+             f"{f.reading} (stored for antiamp-design):"]
     for k, r in tab.iterrows():
         fixed = " (fixed)" if r["se"] == 0 else ""
         lines.append(f"  {k:<10} {r['value']:8.4f} ({r['se']:.4f}) [{r['lo']:.4f}, "

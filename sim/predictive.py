@@ -287,11 +287,12 @@ def select_fit(df: pd.DataFrame, names=None, folds=SELECT_FOLDS, seed=0, **kw):
     rng = np.random.default_rng(seed)
     fold_of = dict(zip(rng.permutation(uniq), np.arange(len(uniq)) % max(k, 1)))
     fold = judges.map(fold_of).to_numpy()
-    rows, scores, seen = [], {}, {}
+    rows, scores, seen, why = [], {}, {}, []
     for name in names:
         try:
             whole = fit_named(df, name, **kw)
-        except st.FitError:
+        except st.FitError as exc:
+            why.append(f"{name}: {exc}")
             continue
         key = (tuple(whole.names), whole.sigma_free)
         if key in seen:  # the log does not identify this reading's extra parameter
@@ -310,7 +311,8 @@ def select_fit(df: pd.DataFrame, names=None, folds=SELECT_FOLDS, seed=0, **kw):
         scores[name] = pd.concat(per_judge, ignore_index=True)
         rows.append({"fit": name, "n_params": len(whole.names), "fitted": whole})
     if not rows:
-        raise CheckError("the structural fit failed for every reading of the log")
+        raise CheckError("the structural fit failed for every reading of the log"
+                         + (f" ({why[0]})" if why else ""))
     if k < 2:  # one judge: nothing to hold out; the first reading that fits
         chosen = min(rows, key=lambda r: r["n_params"])["fit"]
         tab = pd.DataFrame([{"fit": r["fit"], "n_params": r["n_params"],
@@ -511,16 +513,30 @@ def evidence_rate(df: pd.DataFrame, confidence=0.95) -> dict:
 
 
 CAL_POP = "calibration"
+#: Prior sd of a calibrated population's persuasiveness shift, in spreads of argument
+#: quality (sigma): delta ~ N(0, (SHIFT_PRIOR sigma)^2).  A few rooms say little about
+#: the shift, and without a prior a flat one is implied: the predictive draws then
+#: spread the shift over several spreads, and since a wrong side's win rate is convex
+#: in its shift where it is small (the normal cdf's lower tail) the predicted Amp is
+#: pulled up (debate Amp 0.22 predicted against 0.15 at 10 real rooms), or, where
+#: every label of the rooms agrees, no estimate exists at all.  One spread: a new
+#: population's dishonest side reads within about two spreads of the fitted one's
+#: (the human debaters of other rooms of the same study differ by about 0.7 to 0.9
+#: spreads in debate and consultancy); many rooms override it.
+SHIFT_PRIOR = 1.0
 
 
 def calibrate(fit_log: pd.DataFrame, new_log: pd.DataFrame, n_rooms: int, confidence=0.95,
-              n_draws=N_DRAWS, seed=0, protocol_gap=False, debaters=None, choice="auto"):
+              n_draws=N_DRAWS, seed=0, protocol_gap=False, debaters=None, choice="auto",
+              shift_prior=SHIFT_PRIOR):
     """Judge parameters from ``fit_log`` (with its populations when it has a
     ``debaters`` column named), a new population's persuasiveness shift from ``n_rooms``
     rooms of ``new_log`` (fitted jointly: the judge's parameters shared), predictions
     for ``new_log``'s other rooms per protocol.  ``choice``: the reading of
     :data:`FITS` (``protocol_gap``: probabilities+gap), or ``auto``: chosen by
-    :func:`select_fit` on the joint rows.  Returns (fit, table, rho dict)."""
+    :func:`select_fit` on the joint rows.  ``shift_prior``: the prior sd of the new
+    population's shift in spreads (:data:`SHIFT_PRIOR`; ``inf`` or None: none, the
+    maximum-likelihood shift).  Returns (fit, table, rho dict)."""
     if protocol_gap:
         choice = "probabilities+gap"
     units = fold_units(new_log, "room")
@@ -548,7 +564,10 @@ def calibrate(fit_log: pd.DataFrame, new_log: pd.DataFrame, n_rooms: int, confid
     joint.attrs = dict(fit_log.attrs)
     pops = sorted(set(base["debaters"])) + [CAL_POP]
     try:
-        f, _ = fit_for(joint, choice, seed, debaters="debaters", populations=pops)
+        prior = ({CAL_POP: float(shift_prior)} if shift_prior is not None
+                 and np.isfinite(shift_prior) else None)
+        f, _ = fit_for(joint, choice, seed, debaters="debaters", populations=pops,
+                       shift_prior=prior)
     except CheckError as exc:
         raise CheckError(f"--calibrate: {exc}") from None
     r = evidence_rate(cal, confidence)
@@ -569,9 +588,14 @@ def format_params(f, confidence: float) -> list:
 
 
 def format_calibrate(f, tab: pd.DataFrame, r: dict, n_rooms: int, confidence: float) -> str:
+    from .structural import pop_param
+
     lines = ["", f"calibrated prediction: the judge from the fitted log, the new debaters "
              f"from {n_rooms} of the new log's rooms (joint fit, judge-clustered SEs; "
-             f"reading {f.reading}):"]
+             f"reading {f.reading}; "
+             + (next((n for n in f.notes if n.startswith(pop_param(CAL_POP) + ": prior")),
+                     "no prior on the shift: maximum likelihood").split(",")[0])
+             + "):"]
     lines += format_params(f, confidence)
     lines.append(f"  rho (new debaters' dishonest evidence rate) {r['k']}/{r['n']} = "
                  f"{r['rho']:.4f} [{r['lo']:.4f}, {r['hi']:.4f}] (Jeffreys)")
@@ -611,6 +635,9 @@ def add_arguments(ap) -> None:
                         "--calibrate-rooms of its rooms and predict the others")
     g.add_argument("--calibrate-rooms", type=int, default=10, metavar="N",
                    help="rooms of the --calibrate log used to calibrate (default 10)")
+    g.add_argument("--calibrate-prior", type=float, default=SHIFT_PRIOR, metavar="TAU",
+                   help="prior sd of the new debaters' persuasiveness shift, in spreads of "
+                        f"argument quality, > 0, or inf for none (default {SHIFT_PRIOR:g})")
     g.add_argument("--check-draws", type=int, default=N_DRAWS, metavar="N",
                    help=f"parameter draws of the predictive checks, 2 to {MAX_CHECK_DRAWS:,} "
                         f"(default {N_DRAWS})")
@@ -651,6 +678,9 @@ def check_arguments(args, df: pd.DataFrame, load) -> pd.DataFrame | None:
         return None
     if args.calibrate_rooms < 1:
         raise CheckError(f"--calibrate-rooms must be >= 1, got {args.calibrate_rooms}")
+    if not args.calibrate_prior > 0:  # (NaN too)
+        raise CheckError(f"--calibrate-prior must be > 0 (inf: no prior), got "
+                         f"{args.calibrate_prior}")
     new = load(args.calibrate)
     if "room" not in new.columns:
         raise CheckError(f"--calibrate {args.calibrate}: the log has no 'room' column (the "
@@ -668,21 +698,29 @@ def _final(df: pd.DataFrame, rnd) -> pd.DataFrame:
     return select_round(df, rnd) if "round" in df.columns else df
 
 
-def run(args, df: pd.DataFrame, new: pd.DataFrame | None, conf: float, out) -> None:
-    """Print and write (``out``/predictive_*.csv) what the options ask for."""
+def run(args, df: pd.DataFrame, new: pd.DataFrame | None, conf: float, out,
+        fitted=None) -> None:
+    """Print and write (``out``/predictive_*.csv) what the options ask for.
+    ``fitted``: (fit, selection table or None) of ``--simulate``'s structural check,
+    already printed (the same reading; refitted here only with populations of
+    debaters)."""
     from pathlib import Path
-
 
     out = Path(out)
     df = _final(df, args.round)
     kw = {"debaters": args.debaters}
     choice = "probabilities+gap" if args.protocol_gap else args.structural_fit
     if args.simulate:
-        f, sel = fit_for(df, choice, args.seed, **kw)
-        if sel is not None:
-            print(format_selection(sel))
-            sel.to_csv(out / "structural_selection.csv", index=False)
-        if args.debaters or f.reading != "probabilities":  # not the fit printed above
+        if fitted is not None and fitted[1] is not None:
+            fitted[1].to_csv(out / "structural_selection.csv", index=False)
+        if fitted is not None and not args.debaters:
+            f = fitted[0]
+        else:
+            f, sel = fit_for(df, choice, args.seed, **kw)
+            if sel is not None and fitted is None:
+                print(format_selection(sel))
+                sel.to_csv(out / "structural_selection.csv", index=False)
+        if args.debaters:  # not the fit printed above
             what = ", ".join(x for x in (args.debaters and f"populations of {args.debaters!r}",
                                          "gap" in f.reading and "debate's own quality gap",
                                          "spread" in f.reading and "debate's own spread",
@@ -709,7 +747,8 @@ def run(args, df: pd.DataFrame, new: pd.DataFrame | None, conf: float, out) -> N
     if new is not None:
         new = _final(new, args.round)
         f, tab, r = calibrate(df, new, args.calibrate_rooms, conf, args.check_draws,
-                              args.seed, False, args.debaters, choice)
+                              args.seed, False, args.debaters, choice,
+                              getattr(args, "calibrate_prior", SHIFT_PRIOR))
         print(format_calibrate(f, tab, r, args.calibrate_rooms, conf))
         tab.to_csv(out / "predictive_calibrated.csv", index=False)
         print(f"wrote {out / 'predictive_calibrated.csv'}")

@@ -277,7 +277,8 @@ def recording_grid(p: np.ndarray) -> float:
 
 
 def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = False,
-        populations=None, protocol_spread: bool = False) -> StructuralFit:
+        populations=None, protocol_spread: bool = False,
+        shift_prior: dict | None = None) -> StructuralFit:
     """Maximum-likelihood fit of the structural judge on a validated two-answer log
     (after :func:`antiamp.estimate.validate_log`: roles read, final round selected).
 
@@ -289,7 +290,16 @@ def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = Fals
     both protocols; ``protocol_spread``: debate's spread ``sigma_debate`` apart from
     consultancy's ``sigma`` (where the log has both protocols and stated
     probabilities; from labels alone the spread of debate is not identified apart
-    from its gap).  :func:`antiamp.predictive.select_fit` lets the log choose."""
+    from its gap).  :func:`antiamp.predictive.select_fit` lets the log choose.
+
+    ``shift_prior``: {population label: tau}, a normal prior N(0, (tau sigma)^2) on
+    those populations' shifts (sigma the consultancy spread at the current
+    parameters; 1 from labels alone): the estimate is the posterior mode and the
+    covariance the sandwich with the penalised information as bread and the prior's
+    precision added to the judges' scores' (the Laplace posterior where the model
+    holds; judge-clustered where it does not).  A population seen in a few rooms is
+    shrunk toward the reference's reading instead of taking whatever shift a handful
+    of labels allow (every label of it agreeing, no finite estimate at all)."""
     import warnings
 
     from statsmodels.base.model import GenericLikelihoodModel
@@ -332,6 +342,10 @@ def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = Fals
         notes.append(f"debaters ({debaters}): {pops[0]!r} is the reference (shift 0); "
                      + (", ".join(pop_param(x) for x in pops[1:]) or "no other population")
                      + " the dishonest side's persuasiveness shift of the others")
+    for lab, tau in (shift_prior or {}).items():
+        if pop_param(lab) in names:
+            notes.append(f"{pop_param(lab)}: prior N(0, ({tau:g} sigma)^2), the estimate its "
+                         f"posterior mode")
     has_p = (agg["p"] >= 0).any()
     if has_p:
         names.append("log_sigma")
@@ -374,9 +388,21 @@ def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = Fals
     lik = _Likelihood(agg, names, fixed, has_p, bounds, grid)
     lik.populations = pops
 
+    prior = [(names.index(pop_param(lab)), float(tau))
+             for lab, tau in (shift_prior or {}).items() if pop_param(lab) in names]
+    i_sig = names.index("log_sigma") if "log_sigma" in names else None
+
+    def log_prior(params):
+        sig = np.exp(params[i_sig]) if i_sig is not None else 1.0
+        return sum(-0.5 * (params[i] / (tau * sig)) ** 2 for i, tau in prior)
+
     class _Model(GenericLikelihoodModel):
         def loglikeobs(self, params):
             return lik.loglikeobs(params)
+
+        def loglike(self, params):  # (the posterior's log density where a prior is set)
+            ll = lik.loglikeobs(params).sum()
+            return ll + log_prior(params) if prior else ll
 
     start = np.zeros(len(names))
     start[names.index("d")] = 1.0
@@ -403,11 +429,18 @@ def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = Fals
     except np.linalg.LinAlgError:
         raise FitError("the information matrix is singular: the log does not identify "
                        f"{', '.join(names)}") from None
+    P = np.zeros((K, K))
+    if prior:  # the prior's precision (minus its Hessian) and gradient
+        from statsmodels.tools.numdiff import approx_fprime, approx_hess
+
+        P = -approx_hess(params, log_prior)
     if not conv:
         # Newton's step test fails at an optimum where the log-likelihood is flat in
         # float precision: an optimum is where the Newton decrement g' H^-1 g / 2 (the
         # log-likelihood a further step could gain) is negligible and -H is positive
         g = score.sum(axis=0)
+        if prior:
+            g = g + approx_fprime(params, log_prior)
         conv = bool(np.all(np.linalg.eigvalsh(-(H + H.T) / 2) > 0)
                     and 0.5 * g @ Hi @ g < 1e-8)
     if not conv:
@@ -416,7 +449,7 @@ def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = Fals
     S = np.zeros((G, K))
     np.add.at(S, gid, score)
     corr = G / (G - 1) * (N - 1) / (N - K) if G > 1 and N > K else np.nan
-    cov = Hi @ (S.T @ S) @ Hi * corr
+    cov = Hi @ (S.T @ S) @ Hi * corr if not prior else Hi @ (S.T @ S * corr + P) @ Hi
     if G < 2:
         notes.append("one judge: judge-clustered standard errors are not defined")
     band, tie = 0.0, {"consult": 0.5, "debate": 0.5}

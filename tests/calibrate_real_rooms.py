@@ -18,10 +18,12 @@ its 95% interval.  The replicates share rows, so the coverage is a description o
 these logs, not an independent-trial estimate.
 
     python tests/calibrate_real_rooms.py [--reps 20] [--rooms 10] [--structural-fit auto]
+                                         [--calibrate-prior 1]
 
 ``--structural-fit`` names the reading of the structural fit (``auto``, the default:
 the one that predicts held-out judges' labels; ``probabilities``: the fit to the
-stated probabilities alone).
+stated probabilities alone); ``--calibrate-prior`` the prior sd of the new
+population's shift in spreads (``inf``: none, the maximum-likelihood shift).
 """
 
 from __future__ import annotations
@@ -57,10 +59,11 @@ def judge_split(online: pd.DataFrame, seed: int) -> tuple:
 
 
 def study(kind: str, reps: int, rooms: int, draws: int = 400,
-          choice: str = "auto") -> pd.DataFrame:
+          choice: str = "auto", prior: float | None = None) -> pd.DataFrame:
     from antiamp import predictive as pr
 
     online, offline = logs()
+    prior = pr.SHIFT_PRIOR if prior is None else prior
     rows = []
     for rep in range(reps):
         if kind == "judges":
@@ -69,7 +72,7 @@ def study(kind: str, reps: int, rooms: int, draws: int = 400,
             fit_log, new_log = online, offline
         try:
             _, tab, r = pr.calibrate(fit_log, new_log, rooms, n_draws=draws, seed=rep,
-                                     choice=choice)
+                                     choice=choice, shift_prior=prior)
         except pr.CheckError as exc:  # a split the fit cannot use: said, not hidden
             print(f"{kind} replicate {rep}: {exc}")
             continue
@@ -95,9 +98,13 @@ def main(argv=None) -> None:
     ap.add_argument("--rooms", type=int, default=10)
     ap.add_argument("--structural-fit", default="auto",
                     help="the structural fit's reading (auto, probabilities, labels, ...)")
+    ap.add_argument("--calibrate-prior", type=float, default=None,
+                    help="prior sd of the new population's shift in spreads (default "
+                         "antiamp's; inf: none)")
     ap.add_argument("--out", default=None, help="write every replicate's rows to this CSV")
     a = ap.parse_args(argv)
-    tab = pd.concat([study(k, a.reps, a.rooms, choice=a.structural_fit)
+    tab = pd.concat([study(k, a.reps, a.rooms, choice=a.structural_fit,
+                           prior=a.calibrate_prior)
                      for k in ("judges", "offline")], ignore_index=True)
     with pd.option_context("display.width", 120, "display.precision", 3):
         print(summary(tab))

@@ -294,7 +294,9 @@ def test_design_from_the_real_log_structural_judge(tmp_path):
     se = ds.structural_se.values
     assert np.sqrt(np.diag(ds.structural_cov.values)) == pytest.approx(se, rel=1e-9)
     j, notes = dz.judge_from_estimates(store)
-    assert j.kind == "structural" and set(j.cov[0]) == {"mu_c", "gap", "sigma"}
+    # the reading the checks select on this log: the labels (sigma fixed at 1)
+    assert ds.attrs["structural_reading"] == j.reading == "labels"
+    assert j.kind == "structural" and set(j.cov[0]) == {"mu_c", "gap"} and j.sigma == 1.0
     assert j.mu_d == 0.0 and j.kappa_v == 0.0 and any("kappa_v" in n for n in notes)
     r = _cli(["--estimates", str(store), "--rules", "majority,unanimous", "--min-acc", "0.8",
               "--n-sim", "200000", "--draws", "200"], tmp_path)
@@ -404,3 +406,53 @@ def test_designs_evaluated_together_are_each_designs_own(judge, lv, tg, kw, monk
     one = [dz._violation(r.protocol, r.jury_size, r.rule, r.verification, r.subsidy, P, lv, tg)
            for r in en.itertuples()]
     assert np.array_equal(viol, one)
+
+
+# ------------------------------------------------------------------ the store's reading
+@pytest.mark.parametrize("reading", ["auto", "labels", "probabilities+gap+spread"])
+def test_the_designs_judge_is_the_stores_reading(reading, tmp_path):
+    """antiamp-estimate --simulate stores the structural fit in the reading the
+    predictive checks use (auto: the selection's; else the one named), records which,
+    and the design's judge predicts, at one judge and no verification, the Amp and
+    accuracy that reading's fit predicts (its own exact rates, antiamp.structural's
+    draw_metrics with the same p and rho): a log whose debate judges read a larger gap
+    with less spread than its consultancy judges, and stated probabilities not on a
+    grid (no recording band, so the two agree to rounding)."""
+    import xarray as xr
+
+    from antiamp import predictive as pr
+    from antiamp import structural as st
+    from antiamp.logs import validate_log
+
+    kw = dict(mu_consult=0.4, kappa_v=0.8, rho=0.5, bounds=None, n_judges=40)
+    log = pd.concat([st.simulate_log(2500, share_debate=0.0, d=1.5, sigma=1.6, seed=81, **kw),
+                     st.simulate_log(2500, share_debate=1.0, d=3.0, sigma=0.9, seed=82, **kw)],
+                    ignore_index=True)
+    log.to_csv(tmp_path / "log.csv", index=False)
+    args = [tmp_path / "log.csv", "--simulate", "--n-sim", "20000", "--n-resamples", "50",
+            "--out", tmp_path / "e"] + ([] if reading == "auto" else
+                                        ["--structural-fit", reading])
+    r = run_command("antiamp-estimate", args, tmp_path)
+    assert r.returncode == 0, r.stderr
+    store = tmp_path / "e" / "estimates.zarr"
+    ds = xr.open_zarr(store)
+    df = validate_log(log)
+    f, _ = pr.fit_for(df, reading, 0)
+    assert ds.attrs["structural_reading"] == f.reading
+    assert ("named" in ds.attrs["structural_reading_by"]) == (reading != "auto")
+    j, notes = dz.judge_from_estimates(store)
+    assert j.reading == f.reading and f"reading {f.reading}" in notes[0]
+    assert np.isnan(j.gap_d) == ("gap" not in f.reading)
+    assert np.isnan(j.sigma_d) == ("spread" not in f.reading)
+    P = dz._params(j, 1, 0)
+    for prot in ("consult", "debate"):
+        want = st.draw_metrics(f, prot, j.p, j.rho, f.params[None, :], "favoured")
+        amp, acc = dz.outcomes(prot, 1, 0.0, P)
+        assert amp[0] == pytest.approx(float(want["amp"][0]), abs=1e-9), prot
+        assert acc[0] == pytest.approx(float(want["acc"][0]), abs=1e-9), prot
+    # (labels, one gap for both protocols, misses this log: the design says so)
+    r = _cli(["--estimates", str(store), "--n-sim", "1000", "--draws", "50",
+              "--jury-sizes", "1,3", "--accept-misfit"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert ("MISSES" in r.stdout) == (f.reading == "labels")
+    assert f"judge structural, reading {f.reading} (" in r.stdout

@@ -219,6 +219,8 @@ def test_cli_calibrate(tmp_path):
     (["--debaters", "stratum"], "give --simulate, --cv or --calibrate"),
     (["--calibrate", "LOG_NOROOM"], "--calibrate"),
     (["--calibrate", "LOG", "--calibrate-rooms", "100000"], "allowed 1 to"),
+    (["--calibrate", "LOG", "--calibrate-prior", "0"], "--calibrate-prior must be > 0"),
+    (["--calibrate", "LOG", "--calibrate-prior", "nan"], "--calibrate-prior must be > 0"),
     (["--structural-fit", "labels"], "give --simulate, --cv or --calibrate"),
     (["--simulate", "--protocol-gap", "--structural-fit", "labels"],
      "--protocol-gap is --structural-fit probabilities+gap"),
@@ -367,8 +369,9 @@ def test_calibration_rooms_whose_labels_all_agree_on_real_rooms():
     """The shipped logs: the offline judges' log calibrated on 10 rooms (seed 17) in
     which no wrong consultant was endorsed.  From labels alone the new population's
     shift ran off to a far-out value with a near-0 sandwich, and the prediction was
-    0 with an interval [0, 0]; the fit now refuses that reading (separation) and the
-    calibrated intervals have width."""
+    0 with an interval [0, 0]; without a prior on the shift the fit refuses that
+    reading (separation); with the prior (the default) the labels bound it: a finite
+    shift, and calibrated intervals with width in either reading."""
     from importlib.resources import files
 
     from antiamp.logs import load_log
@@ -381,4 +384,60 @@ def test_calibration_rooms_whose_labels_all_agree_on_real_rooms():
     f, tab, _ = pr.calibrate(online, offline, 10, n_draws=300, seed=17)
     assert (tab["predicted_hi"] - tab["predicted_lo"] > 0.05).all(), tab
     with pytest.raises(pr.CheckError, match="separation"):
-        pr.calibrate(online, offline, 10, n_draws=300, seed=17, choice="labels")
+        pr.calibrate(online, offline, 10, n_draws=300, seed=17, choice="labels",
+                     shift_prior=np.inf)
+    f, tab, _ = pr.calibrate(online, offline, 10, n_draws=300, seed=17, choice="labels")
+    assert abs(f.value("delta[calibration]")) < pr.LABELS_BOUND
+    assert (tab["predicted_hi"] - tab["predicted_lo"] > 0.05).all(), tab
+
+
+def test_shift_prior_limits_are_the_unshrunk_and_the_pooled_fits():
+    """The prior on a population's shift: as wide as it gets (tau 1e6 spreads) the fit
+    is the maximum-likelihood one; as narrow (1e-5) the shift is 0 with a posterior SD
+    of tau sigma, and the judge's parameters are those of the fit blind to the
+    populations (one population: the log pooled)."""
+    A = _pop(1500, "A", 91, rho=0.5, delta=0.0)
+    B = _pop(400, "B", 92, rho=0.5, delta=1.0)
+    df = validate_log(pd.concat([A, B], ignore_index=True))
+    ml = st.fit(df, debaters="debaters")
+    wide = st.fit(df, debaters="debaters", shift_prior={"B": 1e6})
+    assert wide.params == pytest.approx(ml.params, abs=1e-5)
+    assert wide.cov == pytest.approx(ml.cov, rel=1e-3, abs=1e-9)
+    tau = 1e-5
+    narrow = st.fit(df, debaters="debaters", shift_prior={"B": tau})
+    pooled = st.fit(df)
+    i = narrow.names.index("delta[B]")
+    assert abs(narrow.params[i]) < 1e-6
+    assert np.sqrt(narrow.cov[i, i]) == pytest.approx(tau * narrow.value("sigma"), rel=1e-3)
+    for k in pooled.names:
+        assert narrow.value(k) == pytest.approx(pooled.value(k), abs=1e-4), k
+    assert any("prior N(0, (1e-05 sigma)^2)" in n for n in narrow.notes)
+
+
+@pytest.mark.parametrize("reading", ["probabilities", "labels"])
+def test_calibration_from_ten_rooms_covers_and_is_not_pulled_up(reading):
+    """Ten calibration rooms of a new population (shift 0, or one spread either way):
+    the 95% intervals of the other rooms' rates cover them in >= 80% of replicates, and
+    where the new debaters are as persuasive as the fitted ones the predicted Amp is
+    not above the observed one in most replicates (with a flat prior the shift's wide
+    posterior pulled it up, the win rate being convex in the shift where small)."""
+    judge = {"mu_consult": 0.9, "d": 3.3, "sigma": 2.9, "kappa_v": 0.0, "share_debate": 0.6}
+    hits = total = above = n_deb = 0
+    for delta in (0.0, 2.9, -2.9):
+        for rep in range(8):
+            A = st.simulate_log(250, rho=1.0, n_judges=19, seed=700 + rep, **judge)
+            B = st.simulate_log(250, rho=1.0, n_judges=19, seed=800 + rep, delta=delta,
+                                **judge)
+            for lab, log in (("A", A), ("B", B)):
+                log["room"] = [f"{lab}{i}" for i in range(len(log))]
+                log["judge_id"] = lab + log["judge_id"].astype(str)
+            _, tab, _ = pr.calibrate(validate_log(A), validate_log(B), 10, seed=rep,
+                                     n_draws=400, choice=reading)
+            hits += int(tab["inside"].sum())
+            total += len(tab)
+            if delta == 0.0:
+                d = tab[(tab["protocol"] == "debate") & (tab["metric"] == "amp")].iloc[0]
+                above += int(d["predicted"] > d["observed"])
+                n_deb += 1
+    assert hits / total >= 0.8, (hits, total)
+    assert above <= 0.75 * n_deb, (above, n_deb)

@@ -220,12 +220,16 @@ def test_check_passes_on_the_model_and_flags_a_misfit():
 
 
 def test_cli_simulate_on_the_real_sample(tmp_path):
+    """--structural-fit probabilities: the fit of the stated probabilities, stored with
+    its reading (by default the reading the checks select is stored: the labels here)."""
     r = run_command("antiamp-estimate", ["--sample", "human_judges", "--simulate", "--n-sim",
                                          "100000", "--n-resamples", "300", "--out",
-                                         tmp_path / "o"], tmp_path)
+                                         tmp_path / "o", "--structural-fit", "probabilities"],
+                    tmp_path)
     assert r.returncode == 0, r.stderr
     assert "structural judge" in r.stdout and "predicted" in r.stdout
     ds = xr.open_zarr(tmp_path / "o" / "estimates.zarr")
+    assert ds.attrs["structural_reading"] == "probabilities"
     for m in ("amp", "acc", "amp_prob"):
         for suf in ("", "_lo", "_hi", "_se"):
             assert f"predicted_{m}{suf}" in ds, (m, suf)
