@@ -56,18 +56,18 @@ def setup() -> None:
 
 
 def prevalidate(args: list[str]) -> None:
-    from .extended import to_ext_config, validate_ext
+    """Compose the config from ``args`` and validate it (a grid: every cell), touching
+    no file; the run takes what this validated."""
+    from .extended import check_extended
 
     cfg = compose_overrides(args, "ext_config")
-    if cfg is None:
-        return
-    base, spec = to_ext_config(cfg)
-    if spec is not None:
-        from antiamp.sweeps.spec import CellGrid
+    if cfg is not None:
+        _CHECKED[:] = [cfg, check_extended(cfg)]
 
-        grid = CellGrid(base, spec, validator=validate_ext)
-        for i in range(grid.n_cells):
-            grid.cell(i)
+
+#: The config the check of a single run composed (plain) and, for one cell, its model
+#: and validated config (a grid's plan the engine keeps): the run validates nothing again.
+_CHECKED: list = []
 
 
 def _run(cfg: DictConfig) -> None:
@@ -76,8 +76,11 @@ def _run(cfg: DictConfig) -> None:
     from .extended import solve_extended
 
     logging.getLogger("matplotlib").setLevel(logging.WARNING)
-    try:
-        ds = solve_extended(cfg)
+    plain = OmegaConf.to_container(cfg, resolve=True)
+    checked, _CHECKED[:] = list(_CHECKED), []
+    try:  # the check's when it checked this config (a single run), else validated here
+        ds = solve_extended(plain, checked=checked[1] if checked and checked[0] == plain
+                            else None)
     except ConfigError as exc:
         log.error("invalid configuration: %s", exc)
         raise SystemExit(2) from None

@@ -52,9 +52,34 @@ def _normalise(cfg: Any) -> dict:
     return cfg
 
 
-def validate_ext(cfg) -> None:
-    """Every field's range for the model ``cfg.model.name`` (ConfigError names the field)."""
-    to_model_config(cfg)
+#: A grid runs in memory as one block (one kernel call serves every cell of a model
+#: pass); the check of a grid and its run name the same block size, so that the run
+#: takes the check's plan (the engine keeps the last one) rather than validating again.
+ONE_BLOCK = 10**9
+
+
+def _is_grid(cfg: dict) -> bool:
+    sweep = cfg.get("sweep")
+    return bool(sweep and isinstance(sweep, dict) and sweep.get("axes"))
+
+
+def check_extended(cfg: Any):
+    """Validate a config of :func:`solve_extended` once, before anything is computed: a
+    grid's plan (every cell, column by column; kept for the run), or one cell's
+    ``(model, validated config)``, which :func:`solve_extended` takes as ``checked``."""
+    from .registry import check_inputs
+
+    cfg = _normalise(cfg)
+    if _is_grid(cfg):
+        from antiamp.sweeps.blocks import plan_grid
+
+        plan_grid(cfg, cells_per_block=ONE_BLOCK)
+        return None
+    cfg.pop("sweep", None)
+    cfg.pop("executor", None)
+    model, c = to_model_config(cfg)
+    check_inputs(model, c)
+    return model, c
 
 
 def to_ext_config(cfg: Any = None):
@@ -64,19 +89,19 @@ def to_ext_config(cfg: Any = None):
     if not isinstance(cfg, (dict, DictConfig)) and cfg is not None:
         return to_model_config(cfg)[1], None
     cfg = _normalise(cfg)
-    sweep = cfg.get("sweep")
     _, base = to_model_config(cfg)
-    spec = _spec(sweep) if sweep and isinstance(sweep, dict) and sweep.get("axes") else None
-    return base, spec
+    return base, (_spec(cfg["sweep"]) if _is_grid(cfg) else None)
 
 
-def solve_extended(cfg: Any = None, progress: bool | None = None) -> xr.Dataset:
+def solve_extended(cfg: Any = None, progress: bool | None = None,
+                   checked: tuple | None = None) -> xr.Dataset:
     """Every equilibrium (or outcome) of a section-5 model for one cell or a grid.
 
     The Dataset is the model's (see :mod:`antiamp.models`): with ``sweep.axes`` its
     dimensions are the axes followed by the model's own (``protocol``,
     ``equilibrium``...).  The grid runs in memory as one block, so one kernel call
-    serves every cell of a model pass.
+    serves every cell of a model pass.  ``checked``: one cell's ``(model, validated
+    config)`` from :func:`check_extended` of this ``cfg`` (not validated again).
     """
     from antiamp.sweeps.blocks import run_cell, run_grid
 
@@ -85,9 +110,12 @@ def solve_extended(cfg: Any = None, progress: bool | None = None) -> xr.Dataset:
 
         cfg = {f.name: asdict(getattr(cfg, f.name)) for f in fields(cfg)}
     cfg = _normalise(cfg)
-    sweep = cfg.get("sweep")
-    if sweep and isinstance(sweep, dict) and sweep.get("axes"):
-        return run_grid(cfg, progress=progress)
+    if _is_grid(cfg):
+        return run_grid(cfg, progress=progress, cells_per_block=ONE_BLOCK)
+    if checked is not None:
+        from . import simulate_validated
+
+        return simulate_validated(*checked)
     cfg.pop("sweep", None)
     cfg.pop("executor", None)
     return run_cell(cfg)

@@ -37,6 +37,7 @@ def counted(monkeypatch):
     for name in ("antiamp.cli", "antiamp.sweeps.cli", "antiamp.sweeps.spec",
                  "antiamp.models.equilibrium.cli", "antiamp.equilibrium",
                  "antiamp.sweeps.blocks", "antiamp.sweeps.engine", "antiamp.extended",
+                 "antiamp.ext_cli",
                  "antiamp.models", "antiamp.testing"):
         importlib.import_module(name)
 
@@ -92,13 +93,28 @@ def test_a_cell_run_composes_converts_and_validates_once(model, counted, tmp_pat
     (["sweep.axes.model.rho=[0.2,0.6]"], 0),
     # two judge values: each combination is validated (with the base's other values)
     (["sweep.axes.model.rho=[0.2,0.6]", "sweep.axes.judge.b=[0.2,0.6]"], 2),
-    # a model on the block engine: each cell is validated in full
+    # a model on the block engine: each distinct value of an axis its validate reads
     (["model=signals", "sweep.axes.signals.eta=[0.2,0.4]"], 2),
+    # ... and of none (each field's values are checked column by column)
+    (["model=signals", "sweep.axes.model.c_e=[0.2,0.4]"], 0),
 ])
 def test_a_sweep_composes_converts_and_validates_once(axes, cells, counted, tmp_path):
     r = run_command("antiamp-sweep", [*axes, "run.n_instances=1000", "sweep.plot=false",
                                       f"hydra.run.dir={tmp_path / 'r'}"], tmp_path)
     assert r.returncode == 0, r.stderr
+    _assert_once(counted, cells)
+
+
+@pytest.mark.parametrize("args, cells", [
+    (["signals.eta=0.3"], 0),
+    (["extension=portfolio"], 0),
+    # a grid: the check's plan is the run's (each value of signals.eta validated once)
+    (["sweep.axes.signals.eta=[0.2,0.4]", "sweep.axes.model.c_e=[0.2,0.4]"], 2),
+])
+def test_antiamp_ext_composes_converts_and_validates_once(args, cells, counted, tmp_path):
+    r = run_command("antiamp-ext", [*args, f"hydra.run.dir={tmp_path / 'r'}"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "r" / "extension.zarr").is_dir()
     _assert_once(counted, cells)
 
 

@@ -168,3 +168,103 @@ def test_every_models_table_writes_a_metric_one_way():
     for name in ("colmad", "compare", "mediation", "redeliberation"):
         src = (ROOT / "sim" / "models" / name / "model.py").read_text()
         assert not re.search(r"\}\s*±\s*\{", src), name  # no f"{v} ± {se}" of their own
+
+
+# ----------------------------------------------------------------------------- private names
+#: The installed package of each source folder (pyproject's package-dir).
+PACKAGES = {"sim": "antiamp", "sweeps": "antiamp.sweeps", "kernels": "antiamp.kernels",
+            "conf": "antiamp.conf"}
+
+
+def module_of(rel: str) -> tuple[str, bool]:
+    """(the dotted module of a source file, whether it is a package's ``__init__``)."""
+    folder, *rest = rel[:-3].split("/")
+    parts = PACKAGES[folder].split(".") + rest
+    init = parts[-1] == "__init__"
+    return ".".join(parts[:-1] if init else parts), init
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _model(module: str) -> str | None:
+    """The model whose package holds ``module`` (``antiamp.models.<name>...``)."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[:2] == ["antiamp", "models"] else None
+
+
+def private_imports(rel: str, text: str) -> list:
+    """Private names (``_x``) of a model's package that module ``rel`` (not in that
+    package) imports, or reads off a module of that package it imported."""
+    import ast
+
+    module, init = module_of(rel)
+    own = _model(module)
+    package = module if init else module.rpartition(".")[0]
+    found, aliases = [], {}
+    tree = ast.parse(text)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = package.split(".")
+            if node.level:
+                base = base[:len(base) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            for a in node.names:
+                full = f"{target}.{a.name}"
+                m = _model(full)
+                if m is None or m == own:
+                    continue
+                if any(_private(p) for p in full.split(".")):
+                    found.append(f"line {node.lineno}: from {target} import {a.name}")
+                else:  # a module of that package, bound to a name here
+                    aliases[a.asname or a.name] = full
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                m = _model(a.name)
+                if m is not None and m != own:
+                    if any(_private(p) for p in a.name.split(".")):
+                        found.append(f"line {node.lineno}: import {a.name}")
+                    elif a.asname:
+                        aliases[a.asname] = a.name
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                and node.value.id in aliases and _private(node.attr)):
+            found.append(f"line {node.lineno}: {node.value.id}.{node.attr} "
+                         f"({aliases[node.value.id]})")
+    return found
+
+
+def test_no_module_imports_a_private_name_of_another_models_package():
+    """A model's private names are its own: another model (compare composes four) or
+    a shared module uses its public functions (DESIGN: "Models are packages")."""
+    bad = {}
+    for rel in sources():
+        if rel.endswith(".py"):
+            got = private_imports(rel, (ROOT / rel).read_text())
+            if got:
+                bad[rel] = got
+    assert not bad, "private names imported from another model's package:\n" + "\n".join(
+        f"  {rel}: {lines}" for rel, lines in sorted(bad.items()))
+
+
+@pytest.mark.parametrize("rel, text", [
+    ("sim/models/compare/core.py", "from ..baseline.core import _setup\n"),
+    ("sim/models/compare/core.py", "from ..colmad import core as cm\nx = cm._eta(1)\n"),
+    ("sim/models/compare/core.py", "from antiamp.models.baseline import _grid\n"),
+    ("sim/cli.py", "from .models.loop.core import _helper\n"),
+    ("sweeps/blocks.py", "import antiamp.models.panel._masks\n"),
+])
+def test_the_private_import_check_can_fail(rel, text):
+    assert private_imports(rel, text)
+
+
+def test_public_names_and_a_models_own_private_names_pass():
+    assert not private_imports("sim/models/compare/core.py",
+                               "from ..baseline.core import exact_values\n"
+                               "from ..colmad import core as cm\nx = cm.eta_range(1)\n")
+    assert not private_imports("sim/models/baseline/model.py",
+                               "from .core import _setup\nfrom . import grid as _grid\n")
+    assert not private_imports("sim/models/panel/core.py", "from ...judge import _dominant\n")

@@ -62,6 +62,18 @@ def test_the_models_quadrature_matches_the_independent_one(rule, icc):
 
 
 @pytest.mark.parametrize("rule", ["majority", "supermajority", "unanimity", "confidence"])
+def test_quadrature_when_every_judge_probability_is_0_or_1(rule):
+    """Nothing to integrate (a tie-break judge at b = 0 or 1): every judge votes alike."""
+    qs = [0.0, 1.0, 1.0, 0.0]
+    pc = pnm.PanelConfig(size=5, rule=rule, icc=0.2, default=0.25)
+    got = pnm.panel_probability_quad(qs, pc)
+    assert got.tolist() == [pnm.panel_probability_exact(q, pc) for q in qs] == qs
+    ds = solve_extended({"extension": "panel", "judge": {"b": 0.0},
+                         "panel": {"method": "quadrature", "icc": 0.2}})
+    assert float(ds.panel_table_se.max()) == 0
+
+
+@pytest.mark.parametrize("rule", ["majority", "supermajority", "unanimity", "confidence"])
 def test_quadrature_with_biased_judges_matches_the_kernel_and_direct_votes(rule):
     # The biases are integrated out in closed form: check against the kernel (which
     # draws them) and against votes drawn one by one.

@@ -55,6 +55,12 @@ def _theory(cfg) -> xr.Dataset:
     return theory(cfg)
 
 
+#: The config paths :func:`_validate` reads beyond the declared ranges: the dominance check:
+#: the judge's tables, c_e and the given strategies. A grid is validated column by column, and
+#: :func:`_validate` once per distinct combination of the axes these cover.
+VALIDATE_READS = ("model.c_e", "model.x_P", "model.x_A", "model.x_P_consult", "judge", "protocol")
+
+
 def _validate(cfg) -> None:
     """Unset presentation strategies need a dominant strategy (ConfigError if none)."""
     from ...judge import resolve_strategies
@@ -87,7 +93,7 @@ MODEL = Model(
     cells_per_block=0,
     run_cell=_run_cell,
     theory=_theory,
-    validate=_validate,
+    validate=_validate, validate_reads=VALIDATE_READS,
     fused_grid=FusedGrid(
         n_counts=_grid.N_CLASSES, columns=_grid.columns, kernel_inputs=_grid.kernel_inputs,
         count=_grid.count, values=_grid.values, layout=_grid.layout,

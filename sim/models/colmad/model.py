@@ -62,6 +62,13 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()):
         "Rao-Blackwellised over rhetoric) beside exact enumeration", elapsed)
 
 
+#: The config paths :func:`validate` reads beyond the declared ranges: the judge's kind and
+#: size; eta's feasible range from the detectors. A grid is validated column by column, and
+#: :func:`validate` once per distinct combination of the axes these cover.
+VALIDATE_READS = ("judge.kind", "judge.jury_size", "colmad.eta", "colmad.eta_mode",
+                  "colmad.sens_1", "colmad.sens_2", "colmad.spec_1", "colmad.spec_2")
+
+
 def validate(cfg) -> None:
     cm.validate_colmad(cfg)
 
@@ -207,7 +214,7 @@ MODEL = Model(
     run_cells=solve_cells,
     sections=SECTIONS,
     uses=("model", "judge", "run", "colmad"),
-    validate=validate,
+    validate=validate, validate_reads=VALIDATE_READS,
     kernel_fields=("judge.*", "colmad.*", "run.seed", "run.n_instances"),
     format_table=format_colmad, figures=plot_grid, cell_figures=plot_cell,
     plot_vars=("f1_exact",), cells_per_block=16,

@@ -196,10 +196,9 @@ def _seed000_cfg(cfg, jury: int):
 def seed000_exact(cfg, jury: int) -> dict:
     """Consultancy and debate (closed forms) with ``jury`` judges: ``{metric: (consult,
     debate)}``."""
-    from ..baseline.core import _setup, _theory_values
+    from ..baseline.core import exact_values
 
-    c, strat, J_c, J_d = _setup(_seed000_cfg(cfg, jury))
-    v = _theory_values(c, strat, J_c, J_d)
+    v = exact_values(_seed000_cfg(cfg, jury))
     return {k: np.asarray(v[k][0], float) for k in ("amp", "fwc", "acc")}
 
 

@@ -66,6 +66,14 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()):
         "values beside each model's compiled kernel (common seed)", elapsed)
 
 
+#: The config paths :func:`validate` reads beyond the declared ranges: the task, the judge, and
+#: the composed models' sections (their checks and the re-deliberation first pass's accuracy).
+#: A grid is validated column by column, and :func:`validate` once per distinct combination of
+#: the axes these cover.
+VALIDATE_READS = ("model.stance", "model.p", "model.rho", "model.c_e", "judge.kind",
+                  "judge.jury_size", "colmad", "mediation", "redeliberation")
+
+
 def validate(cfg) -> None:
     cmp.validate_compare(cfg)
 
@@ -224,7 +232,7 @@ MODEL = Model(
     sections=SECTIONS,
     uses=("model", "judge", "protocol", "welfare", "run", "compare", "colmad", "mediation",
           "redeliberation"),
-    validate=validate,
+    validate=validate, validate_reads=VALIDATE_READS,
     kernel_fields=("model.*", "judge.*", "compare.*", "colmad.*", "mediation.*",
                    "redeliberation.*", "run.seed", "run.n_instances"),
     format_table=format_compare, figures=plot_grid, cell_figures=plot_cell,

@@ -271,6 +271,12 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()):
     return ds
 
 
+#: The config paths :func:`validate` reads beyond the declared ranges: the judge, and the
+#: confidence section's lists and their counts. A grid is validated column by column, and
+#: :func:`validate` once per distinct combination of the axes these cover.
+VALIDATE_READS = ("judge.kind", "judge.jury_size", "confidence")
+
+
 def validate(cfg) -> None:
     cf.validate_confidence(cfg)
 
@@ -476,7 +482,7 @@ MODEL = Model(
     run_cells=solve_cells,
     sections=SECTIONS,
     uses=("model", "judge", "run", "confidence"),
-    validate=validate,
+    validate=validate, validate_reads=VALIDATE_READS,
     check_inputs=check_inputs,
     kernel_fields=("model.p", "model.rho", "judge.*", "confidence.*", "run.seed",
                    "run.n_instances"),

@@ -109,7 +109,7 @@ MODEL = Model(
     title="equilibria of the evidence-presentation game, with certificates",
     run_cells=_run_cells,
     sections=SECTIONS,
-    validate=validate, validate_reads=("equilibrium",), prepare=strategies_solved,
+    validate=validate, validate_reads=(), prepare=strategies_solved,
     kernel_fields=("model.pi", "model.p", "model.rho", "model.stance", "model.a",
                    "run.n_instances", "run.seed"),
     format_table=format_equilibria, figures=plot_regimes, plot_vars=("x_P", "x_A", "amp"),

@@ -210,6 +210,16 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
     return ds
 
 
+#: The config paths :func:`validate` reads beyond the declared ranges: the loop's sizes and
+#: learner, and the oversight it builds (judge tables, dominance check, escalation policy). A
+#: grid is validated column by column, and :func:`validate` once per distinct combination of
+#: the axes these cover.
+VALIDATE_READS = ("model.stance", "model.c_e", "model.x_P", "model.x_A", "model.x_P_consult",
+                  "judge", "protocol", "loop.paths", "loop.rounds", "loop.batch", "loop.types",
+                  "loop.learner", "loop.bias", "loop.audit", "loop.flag", "loop.flag_band",
+                  "loop.budget", "loop.escalate_to", "loop.escalate_jury")
+
+
 def validate(cfg) -> None:
     lp.validate_loop(cfg)
     lp.oversight(cfg)  # the presentation strategies must be dominant or given
@@ -435,7 +445,7 @@ MODEL = Model(
     run_cells=solve_cells,
     sections=SECTIONS,
     uses=("model", "judge", "protocol", "run"),
-    validate=validate, prepare=lp.ignore_instances,
+    validate=validate, validate_reads=VALIDATE_READS, prepare=lp.ignore_instances,
     kernel_fields=("model.p", "model.rho", "model.c_e", "model.x_P", "model.x_A",
                    "model.x_P_consult", "judge.*", "protocol.*", "loop.*", "run.seed"),
     format_table=format_loop, figures=plot_grid, cell_figures=plot_cell,

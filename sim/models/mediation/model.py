@@ -45,6 +45,13 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()):
         "decision Rao-Blackwellised) beside exact values", elapsed)
 
 
+#: The config paths :func:`validate` reads beyond the declared ranges: escalation against
+#: perspectives, the source and its classes. A grid is validated column by column, and
+#: :func:`validate` once per distinct combination of the axes these cover.
+VALIDATE_READS = ("mediation.escalate_at", "mediation.perspectives", "mediation.source",
+                  "mediation.classes")
+
+
 def validate(cfg) -> None:
     md.validate_mediation(cfg)
 
@@ -168,7 +175,7 @@ MODEL = Model(
     run_cells=solve_cells,
     sections=SECTIONS,
     uses=("model", "run", "mediation"),
-    validate=validate,
+    validate=validate, validate_reads=VALIDATE_READS,
     kernel_fields=("mediation.*", "run.seed", "run.n_instances"),
     format_table=format_mediation, figures=plot_grid, cell_figures=plot_cell,
     plot_vars=("amp_exact",), cells_per_block=16,

@@ -122,6 +122,13 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
     return ds
 
 
+#: The config paths :func:`validate` reads beyond the declared ranges: the stance, c_e, the
+#: judge, and the decision rule against the mode. A grid is validated column by column, and
+#: :func:`validate` once per distinct combination of the axes these cover.
+VALIDATE_READS = ("model.stance", "model.c_e", "judge.kind", "judge.jury_size", "messages.mode",
+                  "messages.decision", "messages.decision_band", "messages.decision_tie")
+
+
 def validate(cfg) -> None:
     """Checks of extension 'messages' beyond the shared ones (ConfigError names the field)."""
     from ...equilibrium import validate_equilibrium
@@ -170,7 +177,7 @@ MODEL = Model(
     title="verifiable evidence plus rhetoric (exogenous or strategic)",
     run_cells=solve_cells,
     sections=SECTIONS,
-    validate=validate, prepare=strategies_solved,
+    validate=validate, validate_reads=VALIDATE_READS, prepare=strategies_solved,
     kernel_fields=KERNEL_FIELDS + ("run.n_instances", "run.seed"),
     format_table=format_messages, figures=plot_messages, plot_vars=("amp", "acc", "amp_gap"),
     gpu=True,  # the exogenous simulated path (kernels.gpu.messages)

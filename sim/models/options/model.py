@@ -78,6 +78,14 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
     return ds
 
 
+#: The config paths :func:`validate` reads beyond the declared ranges: the stance, c_e, the
+#: judge, and the lists and k_examine against K. A grid is validated column by column, and
+#: :func:`validate` once per distinct combination of the axes these cover.
+VALIDATE_READS = ("model.stance", "model.c_e", "judge.kind", "judge.jury_size", "options.K",
+                  "options.prior", "options.option_bias", "options.antagonist",
+                  "options.k_examine")
+
+
 def validate(cfg) -> None:
     """Checks of extension 'options' beyond the shared ones (ConfigError names the field)."""
     from ...equilibrium import validate_equilibrium
@@ -125,7 +133,7 @@ MODEL = Model(
     title="multi-option answers: K candidates, examined or attacked",
     run_cells=solve_cells,
     sections=SECTIONS,
-    validate=validate, prepare=strategies_solved,
+    validate=validate, validate_reads=VALIDATE_READS, prepare=strategies_solved,
     kernel_fields=KERNEL_FIELDS + ("run.n_instances", "run.seed"),
     format_table=format_options, figures=plot_options, plot_vars=("amp", "acc", "amp_loss"),
     gpu=True,

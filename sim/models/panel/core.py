@@ -141,6 +141,8 @@ def panel_probability_quad(q, pc: PanelConfig):
     if a == 0:
         out[fin] = rule(t[fin] / s)
         return out
+    if not fin.any():  # every q is 0 or 1 (a tie-break judge with b = 0 or 1): nothing to integrate
+        return out
     tf = t[fin]
     points = sorted(set(np.clip(tf / a, -11.5, 11.5).tolist()))
     val, _ = integrate.quad_vec(

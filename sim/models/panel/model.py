@@ -74,6 +74,12 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
     return ds
 
 
+#: The config paths :func:`validate` reads beyond the declared ranges: the dominance check
+#: against the panel's tables (drawn with run.seed on run.device). A grid is validated column
+#: by column, and :func:`validate` once per distinct combination of the axes these cover.
+VALIDATE_READS = ("model.c_e", "judge", "protocol", "panel", "run.seed", "run.device")
+
+
 def validate(cfg) -> None:
     """Checks of extension 'panel' beyond the shared ones (ConfigError names the field)."""
     from ...equilibrium import validate_equilibrium
@@ -136,7 +142,7 @@ MODEL = Model(
     title="juries of heterogeneous, correlated judges",
     run_cells=solve_cells,
     sections=SECTIONS,
-    validate=validate, prepare=strategies_solved,
+    validate=validate, validate_reads=VALIDATE_READS, prepare=strategies_solved,
     kernel_fields=("model.*", "judge.*", "protocol.*", "panel.*", "run.n_instances", "run.seed"),
     gpu=True,  # the simulated-payoff path runs the baseline's kernel
     format_table=format_panel, figures=plot_panel, plot_vars=("amp", "acc", "b_panel"),

@@ -104,6 +104,13 @@ def _report(r, tol) -> str:
     return "\n".join(notes) if notes else "no issues"
 
 
+#: The config paths :func:`validate` reads beyond the declared ranges: the stance, the judge's
+#: kind, tau against the budget. A grid is validated column by column, and :func:`validate`
+#: once per distinct combination of the axes these cover.
+VALIDATE_READS = ("model.stance", "judge.kind", "portfolio.tau", "portfolio.budget",
+                  "portfolio.rule")
+
+
 def validate(cfg) -> None:
     """Checks of extension 'portfolio' beyond the shared ones (ConfigError names the field)."""
     from ...equilibrium import validate_equilibrium
@@ -161,7 +168,7 @@ MODEL = Model(
     title="evidence portfolios: budgets of items, verification and cross-examination",
     run_cells=solve_cells,
     sections=SECTIONS,
-    validate=validate, prepare=strategies_solved,
+    validate=validate, validate_reads=VALIDATE_READS, prepare=strategies_solved,
     kernel_fields=pfm.KERNEL_FIELDS + ("run.n_instances", "run.seed"),
     format_table=format_portfolio, figures=plot_portfolio, plot_vars=("amp", "acc", "rho_B"),
     gpu=True,

@@ -96,6 +96,12 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()):
         "Rao-Blackwellised) beside exact quadrature over the evidence-pool bias", elapsed)
 
 
+#: The config paths :func:`validate` reads beyond the declared ranges: the bands and
+#: multipliers (and how many the GPU kernel holds). A grid is validated column by column, and
+#: :func:`validate` once per distinct combination of the axes these cover.
+VALIDATE_READS = ("redeliberation.bands", "redeliberation.multipliers", "run.device")
+
+
 def validate(cfg) -> None:
     rd.validate_redeliberation(cfg)
     rc = cfg.redeliberation
@@ -261,7 +267,7 @@ MODEL = Model(
     run_cells=solve_cells,
     sections=SECTIONS,
     uses=("model", "judge", "run", "redeliberation"),
-    validate=validate,
+    validate=validate, validate_reads=VALIDATE_READS,
     kernel_fields=("model.rho", "judge.*", "redeliberation.*", "run.seed", "run.n_instances"),
     format_table=format_redeliberation, figures=plot_grid, cell_figures=plot_cell,
     plot_vars=("acc_exact", "amp_exact"), cells_per_block=8,

@@ -464,6 +464,14 @@ def _signal_info(c) -> tuple:
     return (eta, lo, hi, p_P, p_A, shared / wrong if wrong > 0 else np.nan)
 
 
+#: The config paths :func:`validate` reads beyond the declared ranges: the stance, the
+#: accuracies eta's range depends on, the judge, signals.* and effort.*. A grid is validated
+#: column by column, and :func:`validate` once per distinct combination of the axes these
+#: cover.
+VALIDATE_READS = ("model.stance", "model.p", "model.rho", "judge.kind", "judge.jury_size",
+                  "signals", "effort")
+
+
 def validate(cfg) -> None:
     """Checks of extension 'signals' beyond the shared ones (ConfigError names the field)."""
     from ...equilibrium import validate_equilibrium
@@ -670,7 +678,7 @@ MODEL = Model(
     title="correlated signals, shared blind spots and endogenous judge attention",
     run_cells=solve_cells,
     sections=SECTIONS,
-    validate=validate, prepare=strategies_solved,
+    validate=validate, validate_reads=VALIDATE_READS, prepare=strategies_solved,
     kernel_fields=("model.pi", "model.p", "model.rho", "signals.p_P", "signals.p_A",
                    "signals.eta", "signals.eta_mode", "signals.joint", "signals.phi",
                    "signals.rho_unbelieved", "signals.avail", "run.n_instances", "run.seed"),
