@@ -55,21 +55,11 @@ def simulate(cfg=None, **kwargs):
 def simulate_validated(model, c, **kwargs):
     """One cell of ``model`` whose config ``c`` is already validated (by
     :func:`antiamp.registry.to_model_config`): through the model's one-cell path, or
-    one cell of ``run_cells`` for a model without one."""
-    from .sweeps.blocks import label_metrics, standard_attrs
+    one cell of ``run_cells`` for a model without one
+    (:func:`antiamp.sweeps.blocks.cell_dataset`)."""
+    from .sweeps.blocks import cell_dataset
 
-    if model.run_cell is not None:
-        ds = model.run_cell(c, **kwargs)
-    else:
-        if kwargs:
-            raise TypeError(f"simulate() got keyword arguments {sorted(kwargs)} that model "
-                            f"{model.name} does not take")
-        from .runner import kernel_interrupts
-
-        with kernel_interrupts():  # Ctrl-C in any model's kernel: a KeyboardInterrupt
-            ds = model.run_cells(c, [c]).isel(cell=0, drop=True)
-    ds.attrs.update(standard_attrs(model, c, title=ds.attrs.get("title")))
-    return label_metrics(ds)
+    return cell_dataset(model, c, **kwargs)
 
 
 def sweep(cfg, store=None, *, client=None, progress=None, log=print):

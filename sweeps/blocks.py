@@ -335,11 +335,23 @@ def label_metrics(ds: xr.Dataset) -> xr.Dataset:
 # ----------------------------------------------------------------------------- runs
 def run_cell(cfg: Any) -> xr.Dataset:
     """One cell of any model: the model's Dataset without the ``cell`` dimension."""
-    model, c = to_model_config(cfg)
-    from antiamp.runner import kernel_interrupts
+    return cell_dataset(*to_model_config(cfg))
 
-    with kernel_interrupts():  # Ctrl-C in any model's kernel: a KeyboardInterrupt
-        ds = model.run_cells(c, [c]).isel(cell=0, drop=True)
+
+def cell_dataset(model: Model, c, **kwargs) -> xr.Dataset:
+    """One cell of ``model`` whose config ``c`` is already validated (by
+    :func:`antiamp.registry.to_model_config`): through the model's one-cell path, or
+    one cell of ``run_cells`` for a model without one; labelled as every output is."""
+    if model.run_cell is not None:
+        ds = model.run_cell(c, **kwargs)
+    else:
+        if kwargs:
+            raise TypeError(f"simulate() got keyword arguments {sorted(kwargs)} that model "
+                            f"{model.name} does not take")
+        from antiamp.runner import kernel_interrupts
+
+        with kernel_interrupts():  # Ctrl-C in any model's kernel: a KeyboardInterrupt
+            ds = model.run_cells(c, [c]).isel(cell=0, drop=True)
     ds.attrs.update(standard_attrs(model, c, title=ds.attrs.get("title")))
     return label_metrics(ds)
 
