@@ -551,7 +551,8 @@ def _alternatives(W, K, c, OM, A, MK, antagonist, k_examine, SC, RK, AP, PERM, B
             NBEST[j] = left - hit
 
 
-#: Instances whose words are drawn together (any value gives the same sums).
+#: Instances whose words are drawn together (any multiple of 4, the histogram's
+#: interleaved copies, gives the same sums).
 BATCH = 256
 #: Chunks of successive blocks the CPU launcher shares among its threads (any value
 #: gives the same sums).
@@ -623,7 +624,7 @@ def option_sums_cells(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagon
         # function of these (the tables of _values), so the block's sums are the
         # tables weighted by the counts (see the end of the block), which zeroes
         # them again for the next block.
-        H = np.zeros((n_cells, NB), np.int32)
+        H = np.zeros((n_cells, 4, NB), np.int32)
         for b in range(ch * per, min(n_blocks, (ch + 1) * per)):
             start = (first_block + b) * BLOCK
             for i0 in range(start, start + BLOCK, BATCH):
@@ -654,23 +655,36 @@ def option_sums_cells(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagon
                     for q in range(K):
                         for j in range(BATCH):
                             MK[j] |= _avail_bit(W[3 + q, j], q, OM[j], K, t0, t1, t2)
+                    # Each instance's key (in OFF's place), then counted in four
+                    # interleaved copies (successive increments of one key do not wait
+                    # on each other); the copies are added at the block's end.
                     if ant == ANT_ATTACK:
                         for j in range(BATCH):
                             om, a, mask = OM[j], A[j], MK[j]
                             q1 = np.int64(a != om or np.uint64(W[3 + K, j]) < t_att)
-                            H[c, ((om * K + a) * 2 + ((mask >> a) & 1)) * Q + q1] += 1
+                            OFF[j] = ((om * K + a) * 2 + ((mask >> a) & 1)) * Q + q1
                     else:
                         _alternatives(W, K, c, OM, A, MK, ant, k_examine[c], SC, RK, AP, PERM,
                                       BEST, NBEST, LAB, SCO, MX, MSET)
                         for j in range(BATCH):
                             om, a, mask, ap = OM[j], A[j], MK[j], AP[j]
                             q1 = 2 * (ap + 1) + ((mask >> ap) & 1) if ap >= 0 else 0
-                            H[c, ((om * K + a) * 2 + ((mask >> a) & 1)) * Q + q1] += 1
+                            OFF[j] = ((om * K + a) * 2 + ((mask >> a) & 1)) * Q + q1
+                    for j in range(0, BATCH, 4):
+                        H[c, 0, OFF[j]] += 1
+                        H[c, 1, OFF[j + 1]] += 1
+                        H[c, 2, OFF[j + 2]] += 1
+                        H[c, 3, OFF[j + 3]] += 1
             # The block's sums: each key's count times its terms (a count times a value,
             # added key by key in a fixed order), instead of the terms added instance by
             # instance: the same sums up to rounding (the order of the additions differs,
             # so not to the last bit), and the counted rows exact.
             for c in range(n_cells):
+                for x in range(NB):
+                    H[c, 0, x] += H[c, 1, x] + H[c, 2, x] + H[c, 3, x]
+                    H[c, 1, x] = 0
+                    H[c, 2, x] = 0
+                    H[c, 3, x] = 0
                 run = np.zeros((2, 12))
                 n_right = n_lossy = n_alt = n_alt_wrong = 0
                 for key in range(K * K * 2):
@@ -680,14 +694,14 @@ def option_sums_cells(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagon
                     lo_ = L[c, om * K + a]
                     n0 = 0
                     for q1 in range(Q):
-                        n0 += H[c, key * Q + q1]
+                        n0 += H[c, 0, key * Q + q1]
                     if n0 == 0:
                         continue
                     n_right += n0 if corr else 0
                     n_lossy += n0 if lo_ else 0
                     for p in range(2):
                         for q1 in range(Q if p == 1 else 1):
-                            nq = n0 if p == 0 else H[c, key * Q + q1]
+                            nq = n0 if p == 0 else H[c, 0, key * Q + q1]
                             if nq == 0:
                                 continue
                             x = np.float64(nq)
@@ -713,7 +727,7 @@ def option_sums_cells(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagon
                                     n_alt += nq
                                     n_alt_wrong += 0 if corr else nq
                     for q1 in range(Q):
-                        H[c, key * Q + q1] = 0
+                        H[c, 0, key * Q + q1] = 0
                 n_wrong = BLOCK - n_right
                 for p in range(2):
                     for r, k in ((0, 0), (2, 2), (4, 4), (5, 6), (6, 8), (10, 10)):
