@@ -76,6 +76,7 @@ BROADCAST = 32
 #: indicator and its products with the 5 counts.
 N_CIT = 5 + 25 + 1 + 5
 _NEVER = np.uint64(1 << 32)
+_TOP = np.uint64(24)
 #: Residual flaw counts up to this are counted per class (larger ones, rare, added).
 F_CAP = 15
 
@@ -152,6 +153,24 @@ def starts(G):
                 k += 1
             S[r, t] = k
     return S
+
+
+@nb.njit(cache=True)
+def direct(G, S):
+    """Per row of thresholds and top byte of a word: the draw of every word with that
+    top byte (:func:`invert`'s), where they all give the same one, else -1 (a
+    threshold lies inside the byte's range).  One more row of -1 (the rows beyond the
+    table).  One lookup for most words."""
+    rows = G.shape[0]
+    D = np.full((rows + 1, 256), -1, np.int16)
+    span = np.uint64((1 << 24) - 1)
+    for r in range(rows):
+        for t in range(256):
+            k = S[r, t]
+            top = (np.uint64(t) << np.uint64(24)) + span  # the byte's largest word
+            if G[r, k] > top:
+                D[r, t] = k
+    return D
 
 
 @nb.njit(inline="always", cache=True)
@@ -289,6 +308,14 @@ def mediation_sums(n, k0, k1, iters, P, M, surv, s, false_dissent, G_p, S_p, G_b
     n_pois = 0  # the initial flaws' thresholds that some word reaches
     while G_p[0, n_pois] < _NEVER:
         n_pois += 1
+    # The binomial rows' draws by a word's top byte where it decides them
+    # (:func:`direct`), the thresholds past it otherwise: the same draws.
+    D_b = direct(G_b, S_b)
+    D_c = direct(G_c, S_c)
+    # The thresholds as unsigned integers (a signed one against an unsigned word would
+    # be compared as floats: the same answers, slower).
+    u_fa = np.uint64(t_fa)
+    u_erase = np.uint64(t_erase)
     out = np.zeros((n_chunks, 3, n_cls), np.int64)
     cit = np.zeros((n_chunks, N_CIT), np.int64)
     size = (n + n_chunks - 1) // n_chunks
@@ -347,11 +374,14 @@ def mediation_sums(n, k0, k1, iters, P, M, surv, s, false_dissent, G_p, S_p, G_b
                 for jj in range(m):
                     j = np.uint64(jj)  # unsigned indices: no negative-index wrap-around
                     f = nf[j]
-                    if f <= N_TAB:
-                        f = invert(W[pos, j], G_b, S_b, f)
-                    else:
-                        f = binom_inv((np.float64(W[pos, j]) + 0.5) * _INV32, f, surv)
-                    nf[j] = f + (np.uint64(W[pos + np.uint64(1), j]) < t_fa)
+                    w = np.uint64(W[pos, j])
+                    k = np.int64(D_b[np.uint64(min(f, N_TAB + 1)), w >> _TOP])
+                    if k < 0:  # rare: a threshold within the word's top byte, or f > N_TAB
+                        if f <= N_TAB:
+                            k = invert(w, G_b, S_b, f)
+                        else:
+                            k = binom_inv((np.float64(w) + 0.5) * _INV32, f, surv)
+                    nf[j] = k + (np.uint64(W[pos + np.uint64(1), j]) < u_fa)
                 pos += np.uint64(2)
             for jj in range(m):
                 j = np.uint64(jj)
@@ -370,7 +400,11 @@ def mediation_sums(n, k0, k1, iters, P, M, surv, s, false_dissent, G_p, S_p, G_b
                         if q[c] >= 1.0:  # the draw is every citation left, without a look
                             kc = left
                         else:
-                            kc = invert(W[np.uint64(pc) + uc, j], G_c, S_c, row + left)
+                            w = np.uint64(W[np.uint64(pc) + uc, j])
+                            r = np.uint64(row + left)
+                            kc = np.int64(D_c[r, w >> _TOP])
+                            if kc < 0:
+                                kc = invert(w, G_c, S_c, r)
                         C[uc, j] = kc
                         C[np.uint64(4), j] = left - kc
             else:
@@ -384,7 +418,7 @@ def mediation_sums(n, k0, k1, iters, P, M, surv, s, false_dissent, G_p, S_p, G_b
             pos = 1 + 2 * iters
             for _ in range(P):
                 for j in range(m):
-                    d, k = dissent(W[pos, j], W[pos + 1, j], t[j], t_erase)
+                    d, k = dissent(W[pos, j], W[pos + 1, j], t[j], u_erase)
                     raised[j] += d
                     kept[j] += k
                 pos += 2
