@@ -137,6 +137,16 @@ def panel_endorsement(zq, n, rule, need, tie, default, icc, bias_sd, n_panels, k
     n_norm = 1 + n
     n_ctr = (n_norm + 1) // 2
     sn = e * math.sqrt(n)
+    # The counts of votes the rule reads: from ``low`` to n, and none (``keep0``):
+    # unanimity the all and the none, majority and supermajority ``need`` on (and an
+    # even majority panel's tie).
+    keep0 = rule == RULE_UNANIMITY
+    if rule == RULE_UNANIMITY:
+        low = n
+    elif rule == RULE_MAJORITY and n % 2 == 0:
+        low = min(need, n // 2)
+    else:
+        low = need
     for b in nb.prange(n_blocks):
         W0 = np.empty((n_ctr, P), np.uint32)
         W1 = np.empty((n_ctr, P), np.uint32)
@@ -205,17 +215,23 @@ def panel_endorsement(zq, n, rule, need, tie, default, icc, bias_sd, n_panels, k
             # Its step k = jj + 1 reads dp[jj + 1] = 0 there: 0 (1 - p) + dp[jj] p is
             # dp[jj] p exactly (every term is >= 0), so that row is written once,
             # without zeroing the rows first.
+            # Only the entries the rule reads are carried to the end: after judge jj
+            # (0-based) the entries from ``low - (n - 1 - jj)`` on, and the none where
+            # the rule reads it (each is computed from the same entries as in the full
+            # recursion, so the same floats).
             for j in range(P):
                 dp[0, j] = 1.0
             for jj in range(n):
+                lo = max(1, low - (n - 1 - jj))
                 for j in range(P):
                     dp[jj + 1, j] = dp[jj, j] * pi[jj, j]
-                for k in range(jj, 0, -1):
+                for k in range(jj, lo - 1, -1):
                     for j in range(P):
                         p = pi[jj, j]
                         dp[k, j] = dp[k, j] * (1.0 - p) + dp[k - 1, j] * p
-                for j in range(P):
-                    dp[0, j] *= 1.0 - pi[jj, j]
+                if keep0 or low - (n - 1 - jj) <= 0:
+                    for j in range(P):
+                        dp[0, j] *= 1.0 - pi[jj, j]
             if rule == RULE_UNANIMITY:
                 for j in range(P):
                     vals[m, j] = dp[n, j] + default * (1.0 - dp[n, j] - dp[0, j])
@@ -231,8 +247,11 @@ def panel_endorsement(zq, n, rule, need, tie, default, icc, bias_sd, n_panels, k
         for j in range(P):  # the block's sums in panel order
             for m in range(M):
                 s1[b, m] += vals[m, j]
-                for m2 in range(M):
+                for m2 in range(m, M):  # x y = y x exactly: the lower triangle copied
                     s2[b, m, m2] += vals[m, j] * vals[m2, j]
+        for m in range(M):
+            for m2 in range(m):
+                s2[b, m, m2] = s2[b, m2, m]
     out1 = np.zeros(M)
     out2 = np.zeros((M, M))
     for b in range(n_blocks):  # fixed order: bit-identical for any thread count
