@@ -79,6 +79,9 @@ _NEVER = np.uint64(1 << 32)
 _TOP = np.uint64(24)
 #: Residual flaw counts up to this are counted per class (larger ones, rare, added).
 F_CAP = 15
+#: Citation splits are counted (their sums weighted at the end) where they have at
+#: most this many keys, (M + 1)**4 (M <= 10); otherwise summed case by case.
+CIT_BINS = 1 << 14
 
 
 @nb.njit(cache=True)
@@ -316,6 +319,9 @@ def mediation_sums(n, k0, k1, iters, P, M, surv, s, false_dissent, G_p, S_p, G_b
     # be compared as floats: the same answers, slower).
     u_fa = np.uint64(t_fa)
     u_erase = np.uint64(t_erase)
+    F1 = F_CAP + 2  # bins of a class: 0 .. F_CAP residual flaws, and more
+    M1 = M + 1
+    cit_bins = M1 ** 4 <= CIT_BINS
     out = np.zeros((n_chunks, 3, n_cls), np.int64)
     cit = np.zeros((n_chunks, N_CIT), np.int64)
     size = (n + n_chunks - 1) // n_chunks
@@ -327,10 +333,12 @@ def mediation_sums(n, k0, k1, iters, P, M, surv, s, false_dissent, G_p, S_p, G_b
         # Cases counted by (class, residual flaw count up to F_CAP), four interleaved
         # copies (they break the chains of increments on one class); the sums of the
         # count and its square are these counts weighted at the end (exact integers).
-        hist = np.zeros((4, n_cls * (F_CAP + 1)), np.int64)
+        hist = np.zeros((4, n_cls * F1), np.int64)
+        csplit = np.zeros(M1 ** 4 if cit_bins else 1, np.int64)
         ca = np.zeros(N_CIT, np.int64)
         counts = np.zeros(5, np.int64)
         nf = np.empty(BATCH, np.int64)
+        n32 = np.empty(BATCH, np.int32)
         t = np.empty(BATCH, np.uint64)
         cls = np.empty(BATCH, np.int64)
         raised = np.empty(BATCH, np.int64)
@@ -345,23 +353,31 @@ def mediation_sums(n, k0, k1, iters, P, M, surv, s, false_dissent, G_p, S_p, G_b
             # threshold by threshold over the batch (this vectorises); the others look
             # their row up case by case (:func:`invert`).
             pc = n_words - 4
+            # (32-bit words against 32-bit thresholds, counted in 32 bits: twice the
+            # lanes; a threshold of 2**32 or more is never reached and ends the row.)
             if n_pois <= BROADCAST:
                 for j in range(m):
-                    nf[j] = 0
+                    n32[j] = 0
                 for k in range(n_pois):
-                    g = G_p[0, k]
+                    g = np.uint32(G_p[0, k])
                     for j in range(m):
-                        nf[j] += np.uint64(W[0, j]) >= g
+                        n32[j] += W[0, j] >= g
+                for j in range(m):
+                    nf[j] = n32[j]
             else:
                 for j in range(m):
                     nf[j] = invert(W[0, j], G_p, S_p, 0)
             if M <= BROADCAST:
                 for j in range(m):
-                    C[0, j] = 0
+                    n32[j] = 0
                 for k in range(M):
-                    g = G_c[M, k]
+                    if G_c[M, k] >= _NEVER:
+                        break
+                    g = np.uint32(G_c[M, k])
                     for j in range(m):
-                        C[0, j] += np.uint64(W[pc, j]) >= g
+                        n32[j] += W[pc, j] >= g
+                for j in range(m):
+                    C[0, j] = n32[j]
             elif M <= M_TAB:
                 for j in range(m):
                     C[0, j] = invert(W[pc, j], G_c, S_c, M)
@@ -422,17 +438,37 @@ def mediation_sums(n, k0, k1, iters, P, M, surv, s, false_dissent, G_p, S_p, G_b
                     raised[j] += d
                     kept[j] += k
                 pos += 2
+            # Each case's bin: its class and its residual flaw count (the last bin of a
+            # class for more than F_CAP, whose counts and sums are added case by case
+            # below), counted in four interleaved copies (successive increments of one
+            # bin do not wait on each other).
             for j in range(m):
-                cls[j] = ((nf[j] >= 1) * (P + 1) + raised[j]) * (P + 1) + kept[j]
-            for j in range(m):
-                k = cls[j]
                 f = nf[j]
-                if f <= F_CAP:
-                    hist[j & 3, k * (F_CAP + 1) + f] += 1
-                else:  # rare
+                cls[j] = (((f >= 1) * (P + 1) + raised[j]) * (P + 1) + kept[j]) * F1 \
+                    + min(f, F_CAP + 1)
+            m4 = m - m % 4
+            for j in range(0, m4, 4):
+                hist[0, cls[j]] += 1
+                hist[1, cls[j + 1]] += 1
+                hist[2, cls[j + 2]] += 1
+                hist[3, cls[j + 3]] += 1
+            for j in range(m4, m):
+                hist[0, cls[j]] += 1
+            for j in range(m):
+                f = nf[j]
+                if f > F_CAP:  # rare
+                    k = cls[j] // F1
                     acc[0, k] += 1
                     acc[1, k] += f
                     acc[2, k] += f * f
+            if cit_bins:
+                # The citation sums are functions of the split: the splits counted by
+                # their digits base M + 1 (C[4] follows), weighted at the end.
+                for j in range(m):
+                    cls[j] = ((C[0, j] * M1 + C[1, j]) * M1 + C[2, j]) * M1 + C[3, j]
+                for j in range(m):
+                    csplit[cls[j]] += 1
+                continue
             for a in range(5):
                 sa = 0
                 for j in range(m):
@@ -454,13 +490,30 @@ def mediation_sums(n, k0, k1, iters, P, M, surv, s, false_dissent, G_p, S_p, G_b
                 for j in range(m):
                     sa += perf[j] * C[a, j]
                 ca[31 + a] += sa
+        if cit_bins:
+            for key in range(csplit.shape[0]):
+                h = np.int64(csplit[key])
+                if h == 0:
+                    continue
+                counts[3] = key % M1
+                counts[2] = (key // M1) % M1
+                counts[1] = (key // (M1 * M1)) % M1
+                counts[0] = key // (M1 * M1 * M1)
+                counts[4] = M - counts[0] - counts[1] - counts[2] - counts[3]
+                pf = np.int64(counts[0] + counts[1] == M)
+                ca[30] += h * pf
+                for a in range(5):
+                    ca[a] += h * counts[a]
+                    ca[31 + a] += h * pf * counts[a]
+                    for c in range(a, 5):
+                        ca[5 + 5 * a + c] += h * counts[a] * counts[c]
         for a in range(5):
             for c in range(a):
                 ca[5 + 5 * a + c] = ca[5 + 5 * c + a]
         for k in range(n_cls):
             for f in range(F_CAP + 1):
-                h = hist[0, k * (F_CAP + 1) + f] + hist[1, k * (F_CAP + 1) + f] \
-                    + hist[2, k * (F_CAP + 1) + f] + hist[3, k * (F_CAP + 1) + f]
+                h = hist[0, k * F1 + f] + hist[1, k * F1 + f] + hist[2, k * F1 + f] \
+                    + hist[3, k * F1 + f]
                 acc[0, k] += h
                 acc[1, k] += h * f
                 acc[2, k] += h * f * f
