@@ -408,19 +408,21 @@ def mediation_sums(n, k0, k1, iters, P, M, surv, s, false_dissent, G_p, S_p, G_b
                 for jj in range(m):
                     C[4, jj] = M - C[0, jj]  # the citations left
                 for c in range(1, 4):
+                    if q[c] >= 1.0:  # the draw is every citation left, without a look
+                        for j in range(m):
+                            C[c, j] = C[4, j]
+                            C[4, j] = 0
+                        continue
                     uc = np.uint64(c)
                     row = c * (M + 1)
                     for jj in range(m):
                         j = np.uint64(jj)
                         left = C[np.uint64(4), j]
-                        if q[c] >= 1.0:  # the draw is every citation left, without a look
-                            kc = left
-                        else:
-                            w = np.uint64(W[np.uint64(pc) + uc, j])
-                            r = np.uint64(row + left)
-                            kc = np.int64(D_c[r, w >> _TOP])
-                            if kc < 0:
-                                kc = invert(w, G_c, S_c, r)
+                        w = np.uint64(W[np.uint64(pc) + uc, j])
+                        r = np.uint64(row + left)
+                        kc = np.int64(D_c[r, w >> _TOP])
+                        if kc < 0:
+                            kc = invert(w, G_c, S_c, r)
                         C[uc, j] = kc
                         C[np.uint64(4), j] = left - kc
             else:
