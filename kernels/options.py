@@ -384,7 +384,6 @@ def score_table(K, bias_d, bias_j, kappa):
     return SC
 
 
-
 @nb.njit(cache=True)
 def score_ranks(K, bias_d, bias_j, kappa):
     """Per cell, integer ranks of :func:`score_table`'s entries that decide
@@ -422,6 +421,7 @@ def score_ranks(K, bias_d, bias_j, kappa):
         if ok:
             RK[c] = rk[:4 * K].reshape(K, 2, 2)
     return RK
+
 
 #: The options' labels packed four bits each (option e in bits 4e..4e+3): the
 #: batched antagonist keeps each instance's candidate order in one integer.
