@@ -76,8 +76,12 @@ BROADCAST = 32
 #: indicator and its products with the 5 counts.
 N_CIT = 5 + 25 + 1 + 5
 _NEVER = np.uint64(1 << 32)
+_TOP = np.uint64(24)
 #: Residual flaw counts up to this are counted per class (larger ones, rare, added).
 F_CAP = 15
+#: Citation splits are counted (their sums weighted at the end) where they have at
+#: most this many keys, (M + 1)**4 (M <= 10); otherwise summed case by case.
+CIT_BINS = 1 << 14
 
 
 @nb.njit(cache=True)
@@ -152,6 +156,24 @@ def starts(G):
                 k += 1
             S[r, t] = k
     return S
+
+
+@nb.njit(cache=True)
+def direct(G, S):
+    """Per row of thresholds and top byte of a word: the draw of every word with that
+    top byte (:func:`invert`'s), where they all give the same one, else -1 (a
+    threshold lies inside the byte's range).  One more row of -1 (the rows beyond the
+    table).  One lookup for most words."""
+    rows = G.shape[0]
+    D = np.full((rows + 1, 256), -1, np.int16)
+    span = np.uint64((1 << 24) - 1)
+    for r in range(rows):
+        for t in range(256):
+            k = S[r, t]
+            top = (np.uint64(t) << np.uint64(24)) + span  # the byte's largest word
+            if G[r, k] > top:
+                D[r, t] = k
+    return D
 
 
 @nb.njit(inline="always", cache=True)
@@ -289,6 +311,17 @@ def mediation_sums(n, k0, k1, iters, P, M, surv, s, false_dissent, G_p, S_p, G_b
     n_pois = 0  # the initial flaws' thresholds that some word reaches
     while G_p[0, n_pois] < _NEVER:
         n_pois += 1
+    # The binomial rows' draws by a word's top byte where it decides them
+    # (:func:`direct`), the thresholds past it otherwise: the same draws.
+    D_b = direct(G_b, S_b)
+    D_c = direct(G_c, S_c)
+    # The thresholds as unsigned integers (a signed one against an unsigned word would
+    # be compared as floats: the same answers, slower).
+    u_fa = np.uint64(t_fa)
+    u_erase = np.uint64(t_erase)
+    F1 = F_CAP + 2  # bins of a class: 0 .. F_CAP residual flaws, and more
+    M1 = M + 1
+    cit_bins = M1 ** 4 <= CIT_BINS
     out = np.zeros((n_chunks, 3, n_cls), np.int64)
     cit = np.zeros((n_chunks, N_CIT), np.int64)
     size = (n + n_chunks - 1) // n_chunks
@@ -300,10 +333,12 @@ def mediation_sums(n, k0, k1, iters, P, M, surv, s, false_dissent, G_p, S_p, G_b
         # Cases counted by (class, residual flaw count up to F_CAP), four interleaved
         # copies (they break the chains of increments on one class); the sums of the
         # count and its square are these counts weighted at the end (exact integers).
-        hist = np.zeros((4, n_cls * (F_CAP + 1)), np.int64)
+        hist = np.zeros((4, n_cls * F1), np.int64)
+        csplit = np.zeros(M1 ** 4 if cit_bins else 1, np.int64)
         ca = np.zeros(N_CIT, np.int64)
         counts = np.zeros(5, np.int64)
         nf = np.empty(BATCH, np.int64)
+        n32 = np.empty(BATCH, np.int32)
         t = np.empty(BATCH, np.uint64)
         cls = np.empty(BATCH, np.int64)
         raised = np.empty(BATCH, np.int64)
@@ -318,23 +353,31 @@ def mediation_sums(n, k0, k1, iters, P, M, surv, s, false_dissent, G_p, S_p, G_b
             # threshold by threshold over the batch (this vectorises); the others look
             # their row up case by case (:func:`invert`).
             pc = n_words - 4
+            # (32-bit words against 32-bit thresholds, counted in 32 bits: twice the
+            # lanes; a threshold of 2**32 or more is never reached and ends the row.)
             if n_pois <= BROADCAST:
                 for j in range(m):
-                    nf[j] = 0
+                    n32[j] = 0
                 for k in range(n_pois):
-                    g = G_p[0, k]
+                    g = np.uint32(G_p[0, k])
                     for j in range(m):
-                        nf[j] += np.uint64(W[0, j]) >= g
+                        n32[j] += W[0, j] >= g
+                for j in range(m):
+                    nf[j] = n32[j]
             else:
                 for j in range(m):
                     nf[j] = invert(W[0, j], G_p, S_p, 0)
             if M <= BROADCAST:
                 for j in range(m):
-                    C[0, j] = 0
+                    n32[j] = 0
                 for k in range(M):
-                    g = G_c[M, k]
+                    if G_c[M, k] >= _NEVER:
+                        break
+                    g = np.uint32(G_c[M, k])
                     for j in range(m):
-                        C[0, j] += np.uint64(W[pc, j]) >= g
+                        n32[j] += W[pc, j] >= g
+                for j in range(m):
+                    C[0, j] = n32[j]
             elif M <= M_TAB:
                 for j in range(m):
                     C[0, j] = invert(W[pc, j], G_c, S_c, M)
@@ -347,11 +390,14 @@ def mediation_sums(n, k0, k1, iters, P, M, surv, s, false_dissent, G_p, S_p, G_b
                 for jj in range(m):
                     j = np.uint64(jj)  # unsigned indices: no negative-index wrap-around
                     f = nf[j]
-                    if f <= N_TAB:
-                        f = invert(W[pos, j], G_b, S_b, f)
-                    else:
-                        f = binom_inv((np.float64(W[pos, j]) + 0.5) * _INV32, f, surv)
-                    nf[j] = f + (np.uint64(W[pos + np.uint64(1), j]) < t_fa)
+                    w = np.uint64(W[pos, j])
+                    k = np.int64(D_b[np.uint64(min(f, N_TAB + 1)), w >> _TOP])
+                    if k < 0:  # rare: a threshold within the word's top byte, or f > N_TAB
+                        if f <= N_TAB:
+                            k = invert(w, G_b, S_b, f)
+                        else:
+                            k = binom_inv((np.float64(w) + 0.5) * _INV32, f, surv)
+                    nf[j] = k + (np.uint64(W[pos + np.uint64(1), j]) < u_fa)
                 pos += np.uint64(2)
             for jj in range(m):
                 j = np.uint64(jj)
@@ -362,15 +408,21 @@ def mediation_sums(n, k0, k1, iters, P, M, surv, s, false_dissent, G_p, S_p, G_b
                 for jj in range(m):
                     C[4, jj] = M - C[0, jj]  # the citations left
                 for c in range(1, 4):
+                    if q[c] >= 1.0:  # the draw is every citation left, without a look
+                        for j in range(m):
+                            C[c, j] = C[4, j]
+                            C[4, j] = 0
+                        continue
                     uc = np.uint64(c)
                     row = c * (M + 1)
                     for jj in range(m):
                         j = np.uint64(jj)
                         left = C[np.uint64(4), j]
-                        if q[c] >= 1.0:  # the draw is every citation left, without a look
-                            kc = left
-                        else:
-                            kc = invert(W[np.uint64(pc) + uc, j], G_c, S_c, row + left)
+                        w = np.uint64(W[np.uint64(pc) + uc, j])
+                        r = np.uint64(row + left)
+                        kc = np.int64(D_c[r, w >> _TOP])
+                        if kc < 0:
+                            kc = invert(w, G_c, S_c, r)
                         C[uc, j] = kc
                         C[np.uint64(4), j] = left - kc
             else:
@@ -384,21 +436,41 @@ def mediation_sums(n, k0, k1, iters, P, M, surv, s, false_dissent, G_p, S_p, G_b
             pos = 1 + 2 * iters
             for _ in range(P):
                 for j in range(m):
-                    d, k = dissent(W[pos, j], W[pos + 1, j], t[j], t_erase)
+                    d, k = dissent(W[pos, j], W[pos + 1, j], t[j], u_erase)
                     raised[j] += d
                     kept[j] += k
                 pos += 2
+            # Each case's bin: its class and its residual flaw count (the last bin of a
+            # class for more than F_CAP, whose counts and sums are added case by case
+            # below), counted in four interleaved copies (successive increments of one
+            # bin do not wait on each other).
             for j in range(m):
-                cls[j] = ((nf[j] >= 1) * (P + 1) + raised[j]) * (P + 1) + kept[j]
-            for j in range(m):
-                k = cls[j]
                 f = nf[j]
-                if f <= F_CAP:
-                    hist[j & 3, k * (F_CAP + 1) + f] += 1
-                else:  # rare
+                cls[j] = (((f >= 1) * (P + 1) + raised[j]) * (P + 1) + kept[j]) * F1 \
+                    + min(f, F_CAP + 1)
+            m4 = m - m % 4
+            for j in range(0, m4, 4):
+                hist[0, cls[j]] += 1
+                hist[1, cls[j + 1]] += 1
+                hist[2, cls[j + 2]] += 1
+                hist[3, cls[j + 3]] += 1
+            for j in range(m4, m):
+                hist[0, cls[j]] += 1
+            for j in range(m):
+                f = nf[j]
+                if f > F_CAP:  # rare
+                    k = cls[j] // F1
                     acc[0, k] += 1
                     acc[1, k] += f
                     acc[2, k] += f * f
+            if cit_bins:
+                # The citation sums are functions of the split: the splits counted by
+                # their digits base M + 1 (C[4] follows), weighted at the end.
+                for j in range(m):
+                    cls[j] = ((C[0, j] * M1 + C[1, j]) * M1 + C[2, j]) * M1 + C[3, j]
+                for j in range(m):
+                    csplit[cls[j]] += 1
+                continue
             for a in range(5):
                 sa = 0
                 for j in range(m):
@@ -420,13 +492,30 @@ def mediation_sums(n, k0, k1, iters, P, M, surv, s, false_dissent, G_p, S_p, G_b
                 for j in range(m):
                     sa += perf[j] * C[a, j]
                 ca[31 + a] += sa
+        if cit_bins:
+            for key in range(csplit.shape[0]):
+                h = np.int64(csplit[key])
+                if h == 0:
+                    continue
+                counts[3] = key % M1
+                counts[2] = (key // M1) % M1
+                counts[1] = (key // (M1 * M1)) % M1
+                counts[0] = key // (M1 * M1 * M1)
+                counts[4] = M - counts[0] - counts[1] - counts[2] - counts[3]
+                pf = np.int64(counts[0] + counts[1] == M)
+                ca[30] += h * pf
+                for a in range(5):
+                    ca[a] += h * counts[a]
+                    ca[31 + a] += h * pf * counts[a]
+                    for c in range(a, 5):
+                        ca[5 + 5 * a + c] += h * counts[a] * counts[c]
         for a in range(5):
             for c in range(a):
                 ca[5 + 5 * a + c] = ca[5 + 5 * c + a]
         for k in range(n_cls):
             for f in range(F_CAP + 1):
-                h = hist[0, k * (F_CAP + 1) + f] + hist[1, k * (F_CAP + 1) + f] \
-                    + hist[2, k * (F_CAP + 1) + f] + hist[3, k * (F_CAP + 1) + f]
+                h = hist[0, k * F1 + f] + hist[1, k * F1 + f] + hist[2, k * F1 + f] \
+                    + hist[3, k * F1 + f]
                 acc[0, k] += h
                 acc[1, k] += h * f
                 acc[2, k] += h * f * f

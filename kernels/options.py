@@ -384,6 +384,45 @@ def score_table(K, bias_d, bias_j, kappa):
     return SC
 
 
+@nb.njit(cache=True)
+def score_ranks(K, bias_d, bias_j, kappa):
+    """Per cell, integer ranks of :func:`score_table`'s entries that decide
+    :func:`_alternative`'s two comparisons of scores exactly, where such ranks exist:
+    ``RK[C, K, 2, 2]`` with, for every two entries s and b (and b the running best's
+    start, -1e300, of rank 0), ``s > b + 1e-12`` exactly when ``RK[s] > RK[b]`` and
+    ``|s - b| <= 1e-12`` exactly when ``RK[s] == RK[b]`` (checked pair by pair on the
+    same float expressions).  Scores closer than the tolerance in a chain (a ties b,
+    b ties c, a beats c) have no such ranks: the cell's entries are then all -1 and
+    the batched antagonist compares the floats instead."""
+    SC = score_table(K, bias_d, bias_j, kappa)
+    n_cells = kappa.shape[0]
+    S = 4 * K + 1
+    RK = np.full((n_cells, K, 2, 2), -1, np.int64)
+    f = np.empty(S)
+    rk = np.empty(S, np.int64)
+    for c in range(n_cells):
+        f[:4 * K] = SC[c].ravel()
+        f[4 * K] = -1e300
+        order = np.argsort(f, kind="mergesort")
+        r = 0
+        first = f[order[0]]
+        for t in range(S):  # a new rank wherever a score beats the first of its group
+            x = f[order[t]]
+            if x > first + 1e-12:
+                r += 1
+                first = x
+            rk[order[t]] = r
+        ok = rk[4 * K] == 0
+        for i in range(S):
+            for b in range(S):
+                gt = f[i] > f[b] + 1e-12
+                tie = abs(f[i] - f[b]) <= 1e-12
+                ok = ok and gt == (rk[i] > rk[b]) and tie == (rk[i] == rk[b])
+        if ok:
+            RK[c] = rk[:4 * K].reshape(K, 2, 2)
+    return RK
+
+
 #: The options' labels packed four bits each (option e in bits 4e..4e+3): the
 #: batched antagonist keeps each instance's candidate order in one integer.
 _NIBBLE_IDENT = np.uint64(sum(e << (4 * e) for e in range(16)) & (2 ** 64 - 1))
@@ -392,16 +431,23 @@ _NIB = np.uint64(15)
 
 
 @nb.njit(inline="always", cache=True)
-def _alternatives(W, K, c, OM, A, MK, antagonist, k_examine, SC, AP, PERM, BEST, NBEST, LAB,
-                  SCO):
+def _alternatives(W, K, c, OM, A, MK, antagonist, k_examine, SC, RK, AP, PERM, BEST, NBEST, LAB,
+                  SCO, MX, MSET):
     """:func:`_alternative` for a batch (words ``W[slot, instance]``) into ``AP``, stage
     by stage so that each loop runs over the batch's instances without branches: the
     same alternatives, to the instance (``tests/test_options.py``).  A uniform times a
     small integer n, ``int((w 2**-32) n)``, is ``(w n) >> 32`` exactly (the product
     has at most 36 significant bits); the candidate order of the partial
     Fisher-Yates shuffle is kept as 4-bit labels packed in one integer per instance
-    (a swap is shifts and XORs); the scores are looked up in :func:`score_table`
-    (flat, unsigned indices) and kept with the labels for the tie-break's pass."""
+    (a swap is shifts and XORs).  Where the cell's scores have ranks
+    (:func:`score_ranks`, ``RK``), the best of the examined is found option by option
+    (each option's rank from its evidence and whether it is the distractor, a
+    select among four numbers the batch shares; no lookup per instance): the
+    examined options of the highest rank, as a bit set, and their count, which the
+    comparisons in examination order reach too (a rank order has no near-ties), then
+    the pick among them in examination order; otherwise the scores are looked up in
+    :func:`score_table` (flat, unsigned indices) and compared in examination order,
+    kept with the labels for the tie-break's pass."""
     n = W.shape[1]
     if antagonist == ANT_ASSIGNED:
         km1 = np.uint64(K - 1)
@@ -432,6 +478,49 @@ def _alternatives(W, K, c, OM, A, MK, antagonist, k_examine, SC, AP, PERM, BEST,
             sr = r * four
             x = ((PERM[j] >> se) ^ (PERM[j] >> sr)) & _NIB
             PERM[j] ^= (x << se) | (x << sr)
+    if RK[c, 0, 0, 0] >= 0:
+        # The examined options as a bit set (in BEST's place, as integers: NBEST).
+        for j in range(n):
+            NBEST[j] = 0
+        for e in range(k_examine):
+            se = np.uint64(4 * e)
+            for j in range(n):
+                NBEST[j] |= np.int64(one << ((PERM[j] >> se) & _NIB))
+        # Option by option: its rank (-2 where not examined), the highest so far (MX,
+        # -1 before any), the set of examined options of that rank (MSET) and their
+        # count (AP's place until the pick).
+        for j in range(n):
+            MX[j] = -1
+            MSET[j] = 0
+            AP[j] = 0
+        for lab in range(K):
+            r00, r01 = RK[c, lab, 0, 0], RK[c, lab, 0, 1]
+            r10, r11 = RK[c, lab, 1, 0], RK[c, lab, 1, 1]
+            bit = np.int64(1) << lab
+            dl = lab - 1 if lab > 0 else K - 1  # the truth whose distractor lab is
+            for j in range(n):
+                isd = OM[j] == dl
+                av = (MK[j] & bit) != 0
+                r = (r11 if isd else r10) if av else (r01 if isd else r00)
+                r = r if (NBEST[j] & bit) != 0 else -2
+                mx = MX[j]
+                new = r > mx
+                eq = np.int64(r == mx)
+                AP[j] = 1 if new else AP[j] + eq
+                MSET[j] = bit if new else MSET[j] | (eq << lab)
+                MX[j] = r if new else mx
+        for j in range(n):  # the pick among them, then counted down to it
+            NBEST[j] = np.int64((np.uint64(W[5 + K, j]) * np.uint64(AP[j])) >> _HI)
+            AP[j] = -1
+        for e in range(k_examine):
+            se = np.uint64(4 * e)
+            for j in range(n):
+                lab_ = np.int64((PERM[j] >> se) & _NIB)
+                hit = (MSET[j] >> lab_) & 1
+                left = NBEST[j]
+                AP[j] = lab_ if (hit & np.int64(left == 0)) == 1 else AP[j]
+                NBEST[j] = left - hit
+        return
     for e in range(k_examine):
         se = np.uint64(4 * e)
         for j in range(n):
@@ -462,7 +551,8 @@ def _alternatives(W, K, c, OM, A, MK, antagonist, k_examine, SC, AP, PERM, BEST,
             NBEST[j] = left - hit
 
 
-#: Instances whose words are drawn together (any value gives the same sums).
+#: Instances whose words are drawn together (any multiple of 4, the histogram's
+#: interleaved copies, gives the same sums).
 BATCH = 256
 #: Chunks of successive blocks the CPU launcher shares among its threads (any value
 #: gives the same sums).
@@ -509,6 +599,7 @@ def option_sums_cells(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagon
     L = lossy.reshape(n_cells, K * K)
     NB = K * K * 2 * Q
     SC = score_table(K, bias_d, bias_j, kappa)
+    RK = score_ranks(K, bias_d, bias_j, kappa)
     # Chunks of successive blocks (the scratch arrays, the counts' among them, made once
     # a chunk); every block's sums are its own, added in block order.
     n_par = max(1, min(n_blocks, CHUNKS))
@@ -523,6 +614,8 @@ def option_sums_cells(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagon
         NBEST = np.empty(BATCH, np.int64)
         LAB = np.empty((K, BATCH), np.int64)
         SCO = np.empty((K, BATCH))
+        MX = np.empty(BATCH, np.int64)
+        MSET = np.empty(BATCH, np.int64)
         OFF = np.empty(BATCH, np.int64)
         A = np.empty(BATCH, np.int64)
         MK = np.empty(BATCH, np.int64)
@@ -531,7 +624,7 @@ def option_sums_cells(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagon
         # function of these (the tables of _values), so the block's sums are the
         # tables weighted by the counts (see the end of the block), which zeroes
         # them again for the next block.
-        H = np.zeros((n_cells, NB), np.int32)
+        H = np.zeros((n_cells, 4, NB), np.int32)
         for b in range(ch * per, min(n_blocks, (ch + 1) * per)):
             start = (first_block + b) * BLOCK
             for i0 in range(start, start + BLOCK, BATCH):
@@ -562,23 +655,36 @@ def option_sums_cells(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagon
                     for q in range(K):
                         for j in range(BATCH):
                             MK[j] |= _avail_bit(W[3 + q, j], q, OM[j], K, t0, t1, t2)
+                    # Each instance's key (in OFF's place), then counted in four
+                    # interleaved copies (successive increments of one key do not wait
+                    # on each other); the copies are added at the block's end.
                     if ant == ANT_ATTACK:
                         for j in range(BATCH):
                             om, a, mask = OM[j], A[j], MK[j]
                             q1 = np.int64(a != om or np.uint64(W[3 + K, j]) < t_att)
-                            H[c, ((om * K + a) * 2 + ((mask >> a) & 1)) * Q + q1] += 1
+                            OFF[j] = ((om * K + a) * 2 + ((mask >> a) & 1)) * Q + q1
                     else:
-                        _alternatives(W, K, c, OM, A, MK, ant, k_examine[c], SC, AP, PERM, BEST,
-                                      NBEST, LAB, SCO)
+                        _alternatives(W, K, c, OM, A, MK, ant, k_examine[c], SC, RK, AP, PERM,
+                                      BEST, NBEST, LAB, SCO, MX, MSET)
                         for j in range(BATCH):
                             om, a, mask, ap = OM[j], A[j], MK[j], AP[j]
                             q1 = 2 * (ap + 1) + ((mask >> ap) & 1) if ap >= 0 else 0
-                            H[c, ((om * K + a) * 2 + ((mask >> a) & 1)) * Q + q1] += 1
+                            OFF[j] = ((om * K + a) * 2 + ((mask >> a) & 1)) * Q + q1
+                    for j in range(0, BATCH, 4):
+                        H[c, 0, OFF[j]] += 1
+                        H[c, 1, OFF[j + 1]] += 1
+                        H[c, 2, OFF[j + 2]] += 1
+                        H[c, 3, OFF[j + 3]] += 1
             # The block's sums: each key's count times its terms (a count times a value,
             # added key by key in a fixed order), instead of the terms added instance by
             # instance: the same sums up to rounding (the order of the additions differs,
             # so not to the last bit), and the counted rows exact.
             for c in range(n_cells):
+                for x in range(NB):
+                    H[c, 0, x] += H[c, 1, x] + H[c, 2, x] + H[c, 3, x]
+                    H[c, 1, x] = 0
+                    H[c, 2, x] = 0
+                    H[c, 3, x] = 0
                 run = np.zeros((2, 12))
                 n_right = n_lossy = n_alt = n_alt_wrong = 0
                 for key in range(K * K * 2):
@@ -588,14 +694,14 @@ def option_sums_cells(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagon
                     lo_ = L[c, om * K + a]
                     n0 = 0
                     for q1 in range(Q):
-                        n0 += H[c, key * Q + q1]
+                        n0 += H[c, 0, key * Q + q1]
                     if n0 == 0:
                         continue
                     n_right += n0 if corr else 0
                     n_lossy += n0 if lo_ else 0
                     for p in range(2):
                         for q1 in range(Q if p == 1 else 1):
-                            nq = n0 if p == 0 else H[c, key * Q + q1]
+                            nq = n0 if p == 0 else H[c, 0, key * Q + q1]
                             if nq == 0:
                                 continue
                             x = np.float64(nq)
@@ -621,7 +727,7 @@ def option_sums_cells(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagon
                                     n_alt += nq
                                     n_alt_wrong += 0 if corr else nq
                     for q1 in range(Q):
-                        H[c, key * Q + q1] = 0
+                        H[c, 0, key * Q + q1] = 0
                 n_wrong = BLOCK - n_right
                 for p in range(2):
                     for r, k in ((0, 0), (2, 2), (4, 4), (5, 6), (6, 8), (10, 10)):

@@ -30,6 +30,11 @@ from .rng import HI_SHIFT as _HI, INV32 as _INV32, LO_WORD as _LO, normal_cdf as
 STREAM = 3
 PANEL_BLOCK = 256
 RULE_MAJORITY, RULE_SUPER, RULE_UNANIMITY, RULE_CONFIDENCE = 0, 1, 2, 3
+#: The ranges of |x| where the C library's erfc (fdlibm's algorithm, as in glibc and
+#: musl) takes different branches, and with the sign the number of groups the CPU
+#: launcher sorts its arguments into (any grouping gives the same values).
+_R1, _R2, _R3 = 0.84375, 1.25, 1.0 / 0.35
+_N_KEYS = 8
 
 
 @nb.njit(cache=True)
@@ -137,6 +142,17 @@ def panel_endorsement(zq, n, rule, need, tie, default, icc, bias_sd, n_panels, k
     n_norm = 1 + n
     n_ctr = (n_norm + 1) // 2
     sn = e * math.sqrt(n)
+    nP = n * P
+    # The counts of votes the rule reads: from ``low`` to n, and none (``keep0``):
+    # unanimity the all and the none, majority and supermajority ``need`` on (and an
+    # even majority panel's tie).
+    keep0 = rule == RULE_UNANIMITY
+    if rule == RULE_UNANIMITY:
+        low = n
+    elif rule == RULE_MAJORITY and n % 2 == 0:
+        low = min(need, n // 2)
+    else:
+        low = need
     for b in nb.prange(n_blocks):
         W0 = np.empty((n_ctr, P), np.uint32)
         W1 = np.empty((n_ctr, P), np.uint32)
@@ -144,6 +160,10 @@ def panel_endorsement(zq, n, rule, need, tie, default, icc, bias_sd, n_panels, k
         beta = np.empty((n, P))
         az = np.empty(P)
         pi = np.empty((n, P))
+        pif = pi.reshape(n * P)
+        key = np.empty(n * P, np.int64)
+        order = np.empty(n * P, np.int64)
+        start = np.empty(_N_KEYS, np.int64)
         dp = np.empty((n + 1, P))
         vals = np.empty((M, P))
         i0 = b * P
@@ -197,25 +217,54 @@ def panel_endorsement(zq, n, rule, need, tie, default, icc, bias_sd, n_panels, k
                 # (a library call each): the same operations as normal_cdf.
                 for k in range(n):
                     for j in range(P):
-                        pi[k, j] = -((t + beta[k, j] - az[j]) / e) / math.sqrt(2.0)
-                for k in range(n):
-                    for j in range(P):
-                        pi[k, j] = 0.5 * math.erfc(pi[k, j])
+                        x = -((t + beta[k, j] - az[j]) / e) / math.sqrt(2.0)
+                        pi[k, j] = x
+                        ax = abs(x)
+                        key[k * P + j] = (np.int64(ax >= _R1) + np.int64(ax >= _R2)
+                                          + np.int64(ax >= _R3) + 4 * np.int64(x < 0.0))
+                # The erfc calls grouped by the argument's range and sign (a counting
+                # sort of the block's arguments by key): the library's erfc branches on
+                # them, and its branches are then predicted (in the block's order, half
+                # the time went to mispredicted branches).  The same calls on the same
+                # arguments, so the same values.
+                for q in range(_N_KEYS):
+                    cq = 0
+                    for i in range(nP):
+                        cq += key[i] == q
+                    start[q] = cq
+                tot = 0
+                for q in range(_N_KEYS):
+                    cq = start[q]
+                    start[q] = tot
+                    tot += cq
+                for i in range(nP):
+                    q = key[i]
+                    order[start[q]] = i
+                    start[q] += 1
+                for i in range(nP):
+                    o = order[i]
+                    pif[o] = 0.5 * math.erfc(pif[o])
             # _aggregate's Poisson-binomial recursion, the block's panels side by side.
             # Its step k = jj + 1 reads dp[jj + 1] = 0 there: 0 (1 - p) + dp[jj] p is
             # dp[jj] p exactly (every term is >= 0), so that row is written once,
             # without zeroing the rows first.
+            # Only the entries the rule reads are carried to the end: after judge jj
+            # (0-based) the entries from ``low - (n - 1 - jj)`` on, and the none where
+            # the rule reads it (each is computed from the same entries as in the full
+            # recursion, so the same floats).
             for j in range(P):
                 dp[0, j] = 1.0
             for jj in range(n):
+                lo = max(1, low - (n - 1 - jj))
                 for j in range(P):
                     dp[jj + 1, j] = dp[jj, j] * pi[jj, j]
-                for k in range(jj, 0, -1):
+                for k in range(jj, lo - 1, -1):
                     for j in range(P):
                         p = pi[jj, j]
                         dp[k, j] = dp[k, j] * (1.0 - p) + dp[k - 1, j] * p
-                for j in range(P):
-                    dp[0, j] *= 1.0 - pi[jj, j]
+                if keep0 or low - (n - 1 - jj) <= 0:
+                    for j in range(P):
+                        dp[0, j] *= 1.0 - pi[jj, j]
             if rule == RULE_UNANIMITY:
                 for j in range(P):
                     vals[m, j] = dp[n, j] + default * (1.0 - dp[n, j] - dp[0, j])
@@ -231,8 +280,11 @@ def panel_endorsement(zq, n, rule, need, tie, default, icc, bias_sd, n_panels, k
         for j in range(P):  # the block's sums in panel order
             for m in range(M):
                 s1[b, m] += vals[m, j]
-                for m2 in range(M):
+                for m2 in range(m, M):  # x y = y x exactly: the lower triangle copied
                     s2[b, m, m2] += vals[m, j] * vals[m2, j]
+        for m in range(M):
+            for m2 in range(m):
+                s2[b, m, m2] = s2[b, m2, m]
     out1 = np.zeros(M)
     out2 = np.zeros((M, M))
     for b in range(n_blocks):  # fixed order: bit-identical for any thread count

@@ -226,9 +226,10 @@ def test_params_derive_from_the_section():
 
 def test_batched_kernel_is_the_per_case_steps():
     """The launcher (words batched, shared-row inversions by comparison over the batch,
-    the other inversions stage by stage, cases counted by class and residual flaw
-    count) against the per-case composition of the scalar steps (``one_case``) that a
-    GPU launcher would call: the same sums."""
+    the other inversions stage by stage and by a word's top byte, cases counted by
+    class and residual flaw count, citation splits counted by their digits where
+    M <= 10) against the per-case composition of the scalar steps (``one_case``) that
+    a GPU launcher would call: the same sums, the citation products among them."""
     import numba as nb
 
     from antiamp.kernels import mediation as km
@@ -241,17 +242,24 @@ def test_batched_kernel_is_the_per_case_steps():
         W = np.empty((4 * n_ctr, 1), np.uint32)
         counts = np.zeros(5, np.int64)
         out = np.zeros((3, 2 * (P + 1) ** 2), np.int64)
-        cit = np.zeros(5, np.int64)
+        cit = np.zeros(km.N_CIT, np.int64)
         for i in range(n):
             k, nf = km.one_case(i, k0, k1, iters, P, M, surv, s, fd, G_p, S_p, G_b, S_b, t_dis,
                                 t_fa, t_er, q, G_c, S_c, W, counts)
             out[0, k] += 1
             out[1, k] += nf
             out[2, k] += nf * nf
-            cit += counts
+            perfect = np.int64(counts[0] + counts[1] == M)
+            cit[30] += perfect
+            for a in range(5):
+                cit[a] += counts[a]
+                cit[31 + a] += perfect * counts[a]
+                for c in range(5):
+                    cit[5 + 5 * a + c] += counts[a] * counts[c]
         return out, cit
 
-    for par in ORACLE_CASES:  # residual flaws past the per-class counts' cap too
+    splits = [md.Params(citations=10), md.Params(citations=11, classes=md.SOURCES["human"])]
+    for par in ORACLE_CASES + splits:  # residual flaws past the per-class counts' cap too
         k0, k1 = split_seed(9)
         surv = 1.0 - par.detect * par.repair
         tb = km.tables(par.flaws, surv, int(par.iterations), int(par.perspectives),
@@ -262,4 +270,4 @@ def test_batched_kernel_is_the_per_case_steps():
                            float(par.false_dissent), *tb[:7], tb[9], tb[7], tb[8])
         flaw, sums = _sums(par, 5_000, 9)
         assert np.array_equal(flaw, ref)
-        assert np.array_equal(sums[:5], cit)
+        assert np.array_equal(sums, cit)

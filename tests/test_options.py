@@ -173,9 +173,11 @@ def test_batched_kernel_counts_the_instance_by_instance_plays(monkeypatch, K):
 @pytest.mark.parametrize("K", [2, 3, 4, 9, 16])
 def test_batched_antagonist_picks_the_per_instance_alternative(K):
     """The batched antagonist (integer products for the uniforms, the shuffle packed in
-    one integer, scores from a table) against :func:`kernels.options._alternative`
+    one integer, the best by ranks option by option, or by the scores from a table
+    where the scores have no ranks) against :func:`kernels.options._alternative`
     instance by instance on random words: the same alternative for every instance,
-    every number of examined alternatives, with ties (equal scores) and without."""
+    every number of examined alternatives, with ties (equal scores), without, and with
+    near-ties in a chain (no ranks: the scores' path)."""
     from antiamp.kernels import options as ko
 
     rng = np.random.default_rng(K)
@@ -189,21 +191,27 @@ def test_batched_antagonist_picks_the_per_instance_alternative(K):
     A = rng.integers(0, K, n)
     MK = rng.integers(0, 2 ** K, n)
     Wf = np.ascontiguousarray(W).reshape(-1)
-    for tied in (False, True):
-        bias_j = np.zeros((1, K)) if tied else rng.uniform(-1, 1, (1, K))
-        bias_d = np.array([0.0 if tied else 0.4])
-        kappa = np.array([1.0 if tied else 1.3])
+    for scores in ("distinct", "tied", "chain"):
+        if scores == "tied":
+            bias_j, bias_d, kappa = np.zeros((1, K)), np.array([0.0]), np.array([1.0])
+        elif scores == "chain":  # each option within 1e-12 of the next, not of the one after
+            bias_j, bias_d, kappa = 6e-13 * np.arange(K)[None, :], np.array([0.0]), np.array([0.0])
+        else:
+            bias_j, bias_d, kappa = rng.uniform(-1, 1, (1, K)), np.array([0.4]), np.array([1.3])
         SC = ko.score_table(K, bias_d, bias_j, kappa)
+        RK = ko.score_ranks(K, bias_d, bias_j, kappa)
+        assert (RK[0, 0, 0, 0] < 0) == (scores == "chain" and K > 2)
         for ant in (ko.ANT_ASSIGNED, ko.ANT_BEST):
             for k in sorted({1, max(1, (K - 1) // 2), K - 1}):
                 AP = np.empty(n, np.int64)
-                ko._alternatives(W, K, 0, OM, A, MK, ant, k, SC, AP, np.empty(n, np.uint64),
-                                 np.empty(n), np.empty(n, np.int64),
-                                 np.empty((K, n), np.int64), np.empty((K, n)))
+                ko._alternatives(W, K, 0, OM, A, MK, ant, k, SC, RK, AP,
+                                 np.empty(n, np.uint64), np.empty(n), np.empty(n, np.int64),
+                                 np.empty((K, n), np.int64), np.empty((K, n)),
+                                 np.empty(n, np.int64), np.empty(n, np.int64))
                 cand = np.zeros(K, np.int64)
                 want = [ko._alternative(Wf, j, n, K, 0, OM[j], A[j], MK[j], ant, k, bias_d[0],
                                         bias_j, kappa[0], cand) for j in range(n)]
-                np.testing.assert_array_equal(AP, want, err_msg=f"ant {ant}, k {k}, {tied}")
+                np.testing.assert_array_equal(AP, want, err_msg=f"ant {ant}, k {k}, {scores}")
                 assert np.all(AP != A) and np.all((AP >= 0) & (AP < K))
 
 
