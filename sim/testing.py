@@ -61,7 +61,7 @@ EXACT_SE = 5.0
 #: Widest figure in pixels.
 MAX_FIGURE_PX = 1300
 #: Arrays of a store's layout (checksums, progress), not of the model's results.
-_VOLATILE = ("block_digest", "cell_done", "cell_digest", "block_stats")
+_VOLATILE = ("block_digest", "cell_done", "cell_digest")
 
 
 def _model(model):

@@ -571,7 +571,7 @@ QUIET_REPORTS = (None, "no issues", "all methods converged")
 
 
 def _fill_store(plan: GridPlan, store: Path, todo: list, client, executor, progress, log,
-                created: str | None = None, new: bool = False) -> None:
+                created: str | None = None, new: bool = False, cs=None) -> None:
     """Run the blocks ``todo`` (regions) and write each into the store as it finishes;
     with ``new`` the store is laid out from the first block to finish (replacing,
     then, what ``store`` held: a run of something else, with sweep.overwrite)."""
@@ -580,7 +580,7 @@ def _fill_store(plan: GridPlan, store: Path, todo: list, client, executor, progr
     from .metadata import update_attrs
 
     index = {flat_range(r, plan.grid.shape): (i, r) for i, r in enumerate(plan.regions())}
-    state = {"cs": None if new else CellStore(store, plan)}
+    state = {"cs": None if new else cs or CellStore(store, plan)}
 
     def done(blk, ds):
         i, r = index[blk]
@@ -637,7 +637,10 @@ def _finish_grid(plan: GridPlan, store: Path, t0: float, log) -> None:
     if reports:
         done["solver_report"] = "\n".join(f"block {b}: {reports[b]}"
                                           for b in sorted(reports, key=int))
-    done["run_seconds"] = float(attrs.get("run_seconds", 0.0)) + time.perf_counter() - t0
+    if "run_seconds" in attrs:  # a finished store repaired: its timings stay the run's
+        done.pop("solve_seconds", None)
+    else:
+        done["run_seconds"] = float(time.perf_counter() - t0)
     update_attrs(store, done)
     if plan.spec.design in SENSITIVITY:  # derived from every cell: redone with any block
         ds = xr.open_zarr(store, consolidated=False, chunks=None).load()
@@ -766,8 +769,9 @@ def verify_grid_store(plan: GridPlan, store: Path, *, repair: bool, client=None,
         for r in todo:
             group["cell_done"][r] = False
         t0 = time.perf_counter()
+        cs.record_stats = "run_seconds" not in attrs
         _fill_store(plan, store, unfinished + todo, client, executor, progress, log,
-                    attrs.get("created"))
+                    attrs.get("created"), cs=cs)
         _finish_grid(plan, store, t0, log)
     elif not consolidated_complete(store):  # a write of the metadata that failed
         finish(store)

@@ -19,8 +19,8 @@ Each cell's checksum (``cell_digest``) covers every per-cell variable of the cel
 up to the cell's own extent along each model dimension (the padding beyond it does
 not count), so that a store that grows keeps its checksums; a block is verified by
 recomputing them.  Per-block statistics (kernel calls, solver time) are kept in
-``block_stats`` while the grid runs and summed into the store's attributes when it
-is finished.
+the store's own folder (``.antiamp/block_stats``) and summed into the store's
+attributes when it is finished.
 """
 
 from __future__ import annotations
@@ -36,7 +36,9 @@ xr = lazy("xarray")
 #: Attributes of a block's Dataset that are summed over the blocks of a grid.
 SUMMED_ATTRS = ("kernel_calls", "kernel_cells", "solve_seconds")
 #: Arrays of the layout itself (not the model's variables).
-LAYOUT_ARRAYS = ("cell_done", "cell_digest", "block_stats")
+LAYOUT_ARRAYS = ("cell_done", "cell_digest")
+#: The per-block statistics, in the store's own folder.
+STATS = "block_stats"
 
 
 def fill_of(dtype) -> object:
@@ -191,6 +193,9 @@ class CellStore:
         #: Rewrite a model coordinate that differs from a block's (a repair of a
         #: damaged coordinate) instead of refusing the block.
         self.rewrite_coords = False
+        #: Keep each block's statistics (not while repairing a finished store, whose
+        #: timings stay those of the run that made it).
+        self.record_stats = True
         self._arrays: dict = {}
         self.dims = {name: tuple(a.attrs.get("_ARRAY_DIMENSIONS", ()))
                      for name, a in self.group.arrays()}
@@ -230,13 +235,8 @@ class CellStore:
         data["cell_digest"] = (tuple(dims), zeros(tuple(shape), np.uint64), {
             "long_name": "checksum of the cell's values",
             "description": "verified by every rerun and by antiamp-check"})
-        stats = [k for k in SUMMED_ATTRS if k in first.attrs]
-        data["block_stats"] = (("block", "block_stat"), zeros((n_blocks, len(stats)), float),
-                               {"long_name": "per-block statistics while the grid runs",
-                                "stats": json.dumps(stats)})
         for k in ("cell_done", "cell_digest"):
             enc[k] = {"chunks": tuple(chunk)}
-        enc["block_stats"] = {"chunks": (1, max(1, len(stats)))}
         coords = {k: v for k, v in first.coords.items() if "cell" not in v.dims}
         ds = xr.Dataset(data, coords=axis_coords(plan.grid.axes, dims, coords))
         ds.attrs = attrs
@@ -364,24 +364,40 @@ class CellStore:
                 v = v.astype(a.dtype)
             rows[name] = (v, dims)  # as stored: the checksum reads it back this way
             self._put(name, region, v.reshape(shape + want))
-        stats = (json.loads(self.group["block_stats"].attrs.get("stats", "[]"))
-                 if "block_stats" in self.group else [])
-        if stats:
-            self._put("block_stats", (slice(index, index + 1),),
-                      np.array([[float(ds.attrs.get(k, 0)) for k in stats]]))
+        stats = [k for k in SUMMED_ATTRS if k in ds.attrs]
+        if stats and self.record_stats:
+            a = self._stats(stats)
+            a[index] = [float(ds.attrs[k]) if k in ds.attrs else 0.0
+                        for k in json.loads(a.attrs["stats"])]
         cells = cells_of(region, self.plan.grid.shape)
         self._put("cell_digest", region, cell_digests(rows, cells).reshape(shape))
         self._put("cell_done", region, np.ones(shape, bool))
 
+    def _stats(self, stats: list | None = None):
+        """The per-block statistics (``.antiamp/block_stats``: the store's own folder,
+        which readers pass by); created for ``stats`` where missing, else None."""
+        import zarr
+
+        from .metadata import OWN, own_dir
+
+        path = self.path / OWN / STATS
+        if (path / ".zarray").exists():
+            return zarr.open_array(str(path), mode="r+" if stats else "r")
+        if stats is None:
+            return None
+        own_dir(self.path)
+        a = zarr.create_array(str(path), shape=(len(self.plan.blocks()), len(stats)),
+                              chunks=(1, len(stats)), dtype=float, fill_value=0.0,
+                              zarr_format=2, attributes={"stats": json.dumps(stats)})
+        return a
+
     def summed_attrs(self) -> dict:
-        """The per-block statistics summed over the grid (attributes of its Dataset);
-        {} once the store is finished (they are then in its attributes)."""
-        if "block_stats" not in self.group:
+        """The per-block statistics summed over the grid (attributes of its Dataset)."""
+        a = self._stats()
+        if a is None:
             return {}
-        stats = json.loads(self.group["block_stats"].attrs.get("stats", "[]"))
-        if not stats:
-            return {}
-        total = np.asarray(self.group["block_stats"][...]).sum(axis=0)
+        stats = json.loads(a.attrs.get("stats", "[]"))
+        total = np.asarray(a[...]).sum(axis=0)
         return {k: (int(round(t)) if k != "solve_seconds" else float(t))
                 for k, t in zip(stats, total)}
 

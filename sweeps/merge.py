@@ -80,7 +80,7 @@ def merge_stores(paths, out) -> xr.Dataset:
     parts = []
     for ds, c in zip(dss, cfgs):
         ds = ds.drop_vars([v for v in ds.data_vars
-                           if v in ("cell_done", "cell_digest", "block_digest", "block_stats")])
+                           if v in ("cell_done", "cell_digest", "block_digest")])
         for k in varying:
             dim = k.split(".")[-1]
             ds = ds.expand_dims({dim: [c[k]]})

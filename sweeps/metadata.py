@@ -131,7 +131,14 @@ def owns(store: str | os.PathLike) -> bool:
     if _read_json(own / ".zgroup") != {"zarr_format": 2}:
         return False
     return all(p.name in (".zgroup", ".zattrs") or p.name.startswith(".zattrs.tmp-")
-               or (p.name.startswith("replaced-") and p.is_dir()) for p in own.iterdir())
+               or (p.name.startswith("replaced-") and p.is_dir())
+               or (p.name == "block_stats" and p.is_dir()) for p in own.iterdir())
+
+
+def own_dir(store: Path) -> Path:
+    """The store's own folder, created if absent (MetadataError if something else
+    holds its name)."""
+    return _own_dir(store, create=True)
 
 
 def _own_dir(store: Path, create: bool) -> Path | None:
