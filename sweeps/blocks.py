@@ -8,19 +8,18 @@ like the kernels do.  A block's result depends only on its cells' configs
 beside it), so the assembled grid does not depend on the block size, the order
 in which blocks finish, the workers or interruptions.
 
-Resumable runs keep their finished blocks in ``<store>.partial/`` beside the
-store: a directory created atomically with a marker (``antiamp-partial.json``,
-holding the run's fingerprint), one file per finished block written under a
-temporary name and renamed, so a block file is either whole or absent.  When
-every block is there the grid is assembled and written to the store atomically
-(:func:`antiamp.output.write_zarr_atomic`), and only then is the partial
-directory removed.  A kill at any moment leaves either a partial directory that
-the same command resumes, or the finished store.
+A grid with a store is written in place (:mod:`antiamp.sweeps.cellstore`): the
+store is laid out from the first block to finish, each block is one chunk of every
+per-cell array, written as it finishes with a checksum of each cell and
+``cell_done`` last; the store is marked ``complete`` once every block is written
+and verified.  A kill at any moment leaves a store that the same command verifies
+and resumes (:mod:`antiamp.sweeps.verify`, the one verification path of every
+model's store), ending bit for bit as an uninterrupted run.  The fused grids write
+the same layout from their counts (:mod:`antiamp.sweeps.engine`).
 
-Block files hold data only (:mod:`antiamp.sweeps.blockfiles`: NumPy arrays without
-pickles and a JSON header), each with a checksum computed as the block arrives and
-the block's identity (its cells, the run's fingerprint); a file that fails either
-is recomputed, never trusted, and nothing in the partial directory is unpickled.
+Earlier versions kept a model's finished blocks in ``<store>.partial/`` until the
+grid was done; such a folder is never read now: it is named, and removed (it is
+provably antiamp's: its marker) only with ``sweep.overwrite=true``.
 """
 
 from __future__ import annotations
@@ -483,11 +482,10 @@ def store_state(plan: GridPlan, store: Path, overwrite: bool = False, run_dir=No
             raise EngineError(f"{part} is not an antiamp partial run (or holds files antiamp "
                               "did not write); antiamp never removes it. Move it away or "
                               "choose another sweep.store")
-        if m.get("fingerprint") == fp:
-            return "resume"
         if not overwrite:
-            raise EngineError(f"{part} holds an unfinished different run; rerun that command "
-                              "to finish it, or replace it with sweep.overwrite=true")
+            raise EngineError(f"{part} holds an unfinished run of an earlier antiamp (blocks "
+                              "kept beside the store, a layout this version does not resume); "
+                              "replace it with sweep.overwrite=true")
     return "new"
 
 
