@@ -160,9 +160,11 @@ def per_cell(ds, grid_dims: tuple) -> list:
 def block_rows(ds, names=None) -> dict:
     """A block Dataset's (``cell`` first) per-cell variables as rows."""
     out = {}
-    for k, v in ds.data_vars.items():
+    for k in ds.data_vars:
+        v = ds.variables[k]  # a Variable: no coordinates to build
         if "cell" in v.dims and (names is None or k in names):
-            v = v.transpose("cell", ...)
+            if v.dims[0] != "cell":
+                v = v.transpose("cell", ...)
             out[k] = (np.asarray(v.values), tuple(v.dims[1:]))
     return out
 
@@ -204,6 +206,8 @@ class CellStore:
                             if tuple(d[:n]) == tuple(plan.grid.dims) and k not in LAYOUT_ARRAYS
                             and k not in plan.grid.dims)
         self.model_dims = {k: self.dims[k][n:] for k in self.names}
+        self._lengths: dict = {}  # model dimension -> its length in the store
+        self._coords: dict = {}  # model dimension -> its coordinate's values
 
     # ------------------------------------------------------------------ creation
     @staticmethod
@@ -253,9 +257,10 @@ class CellStore:
 
     def _put(self, name: str, region: tuple, values: np.ndarray) -> None:
         a, cf = self._array(name)
-        at = cf.coords(region) if cf is not None else None
-        if at is not None and values.shape[len(region):] == tuple(a.shape[len(region):]):
-            cf.write(at, values)
+        pieces = cf.pieces(region) if cf is not None else None
+        if pieces is not None and values.shape[len(region):] == tuple(a.shape[len(region):]):
+            for at, sl in pieces:  # one chunk file each: a block's chunk(s)
+                cf.write(at, values[sl])
         else:
             a[region] = values
 
@@ -272,40 +277,54 @@ class CellStore:
                                   "differ) do not match the store's first block")
         sizes = {}
         for name in self.names:
-            v = ds[name].transpose("cell", ...)
-            if tuple(v.dims[1:]) != self.model_dims[name]:
-                raise StoreShapeError(f"{name}: dimensions {v.dims[1:]} in a block, "
+            v = ds.variables[name]  # a Variable: no coordinates to build
+            dims = tuple(d for d in v.dims if d != "cell")
+            if dims != self.model_dims[name]:
+                raise StoreShapeError(f"{name}: dimensions {dims} in a block, "
                                       f"{self.model_dims[name]} in the store")
-            for d, s in zip(v.dims[1:], v.shape[1:]):
-                sizes[d] = max(sizes.get(d, 0), s)
+            for d in dims:
+                sizes[d] = max(sizes.get(d, 0), v.sizes[d])
         for d, s in sizes.items():
             now = self._length(d)
             if s > now:
                 self._grow(d, now, s, ds)
                 changed = True
-            elif d in ds.coords and d in self.group:
-                have_c = np.asarray(self.group[d][:s])
-                if not np.array_equal(have_c, np.asarray(ds[d].values)[:s]):
+            elif d in ds.coords and d in self.dims:
+                have_c = self._coord(d)
+                if not np.array_equal(have_c[:s], np.asarray(ds[d].values)[:s]):
                     if not self.rewrite_coords:
                         raise StoreShapeError(f"coordinate {d} of a block differs from the "
                                               "store's")
                     self.group[d][:s] = np.asarray(ds[d].values)[:s]
+                    self._coords.pop(d, None)
         for name in self.names:
-            v = ds[name]
-            a, _ = self._array(name)
-            if v.dtype.kind == "U" and v.dtype.itemsize > a.dtype.itemsize:
-                self._widen(name, v.dtype)
-                changed = True
+            v = ds.variables[name]
+            if v.dtype.kind == "U":
+                a, _ = self._array(name)
+                if v.dtype.itemsize > a.dtype.itemsize:
+                    self._widen(name, v.dtype)
+                    changed = True
         if changed:
             self._arrays.clear()
+            self._lengths.clear()
+            self._coords.clear()
             record(self.path, final=False)
 
+    def _coord(self, d: str) -> np.ndarray:
+        if d not in self._coords:
+            self._coords[d] = np.asarray(self.group[d][...])
+        return self._coords[d]
+
     def _length(self, d: str) -> int:
-        for name in self.names:
-            if d in self.model_dims[name]:
-                a, _ = self._array(name)
-                return a.shape[len(self.plan.grid.dims) + self.model_dims[name].index(d)]
-        return 0
+        if d not in self._lengths:
+            self._lengths[d] = 0
+            for name in self.names:
+                if d in self.model_dims[name]:
+                    a, _ = self._array(name)
+                    self._lengths[d] = a.shape[len(self.plan.grid.dims)
+                                               + self.model_dims[name].index(d)]
+                    break
+        return self._lengths[d]
 
     def _grow(self, d: str, old: int, new: int, ds) -> None:
         """Resize every array along model dimension ``d`` from ``old`` to ``new``,
@@ -323,7 +342,7 @@ class CellStore:
             sel[j] = slice(old, new)
             part = tuple(s if k != j else new - old for k, s in enumerate(shape))
             a[tuple(sel)] = np.full(part, fill_of(a.dtype), dtype=a.dtype)
-        if d in self.group:
+        if d in self.dims:
             c = self.group[d]
             values = np.asarray(ds[d].values)
             if not np.array_equal(np.asarray(c[:old]), values[:old]):
@@ -331,6 +350,8 @@ class CellStore:
             c.resize((new,))
             c[:] = values[:new]
         self._arrays.clear()
+        self._lengths.clear()
+        self._coords.clear()
 
     def _widen(self, name: str, dtype) -> None:
         """Rewrite a label array with a wider fixed-width type (zarr cannot change an
