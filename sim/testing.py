@@ -274,7 +274,8 @@ def _check_resume(grid: dict, ref, tmp: Path, problems, kills: int = 3):
             import numpy as np
             import zarr
 
-            return int(np.asarray(zarr.open_group(str(store), mode="r")["cell_done"][...]).sum())
+            done = zarr.open_array(str(store / "cell_done"), mode="r")
+            return int(np.asarray(done[...]).sum())
         except Exception:  # no store yet, or one being laid out
             return 0
 

@@ -607,11 +607,12 @@ def _static_digest(store: Path, plan: GridPlan) -> str:
 
     group = zarr.open_group(str(store), mode="r")
     n = len(plan.grid.dims)
+    axes = set(plan.grid.dims) | {a.dim for a in plan.grid.axes}  # coordinates
     h = hashlib.blake2b(digest_size=8)
     for name, a in sorted(group.arrays()):
         dims = tuple(a.attrs.get("_ARRAY_DIMENSIONS", ()))
         if name in LAYOUT_ARRAYS or (tuple(dims[:n]) == tuple(plan.grid.dims)
-                                     and name not in plan.grid.dims):
+                                     and name not in axes):
             continue
         v = np.asarray(a[...])
         h.update(name.encode())
@@ -732,7 +733,7 @@ def verify_grid_store(plan: GridPlan, store: Path, *, repair: bool, client=None,
     regions = plan.regions()
     unfinished, found = scan(group, shape, plan.chunk, check)
     want = {a.dim: np.asarray(a.values) for a in plan.grid.axes}
-    if plan.spec.design != "grid":
+    if plan.spec.design != "grid" and "point" in cs.dims:
         want["point"] = np.arange(shape[0])
     static = verify_static(group, want, repair)
     attrs = dict(group.attrs)

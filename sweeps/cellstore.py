@@ -150,13 +150,6 @@ def cell_digests(rows: dict, cells: np.ndarray) -> np.ndarray:
     return h | np.uint64(1)
 
 
-def per_cell(ds, grid_dims: tuple) -> list:
-    """The names of ``ds``'s per-cell model variables (its grid dimensions first)."""
-    n = len(grid_dims)
-    return [k for k, v in ds.data_vars.items()
-            if tuple(v.dims[:n]) == tuple(grid_dims) and k not in LAYOUT_ARRAYS]
-
-
 def block_rows(ds, names=None) -> dict:
     """A block Dataset's (``cell`` first) per-cell variables as rows."""
     out = {}
@@ -202,9 +195,10 @@ class CellStore:
         self.dims = {name: tuple(a.attrs.get("_ARRAY_DIMENSIONS", ()))
                      for name, a in self.group.arrays()}
         n = len(plan.grid.dims)
+        axes = set(plan.grid.dims) | {a.dim for a in plan.grid.axes}  # coordinates
         self.names = sorted(k for k, d in self.dims.items()
                             if tuple(d[:n]) == tuple(plan.grid.dims) and k not in LAYOUT_ARRAYS
-                            and k not in plan.grid.dims)
+                            and k not in axes)
         self.model_dims = {k: self.dims[k][n:] for k in self.names}
         self._lengths: dict = {}  # model dimension -> its length in the store
         self._coords: dict = {}  # model dimension -> its coordinate's values
