@@ -105,3 +105,35 @@ def test_cell_checksums_ignore_padding_and_label_width_not_values():
     two = {"a": (np.array([["ab", "c"]]), ("k",)), }
     other = {"a": (np.array([["a", "bc"]]), ("k",)), }
     assert cell_digests(two, np.arange(1)) != cell_digests(other, np.arange(1))
+
+
+def test_an_interrupted_design_resumes_to_the_in_memory_design(tmp_path, monkeypatch):
+    """A sensitivity design (cells along ``point``) of a model without fused grids:
+    killed after two blocks, resumed, it is the design computed in memory, indices
+    included."""
+    from antiamp.testing import same
+
+    cfg = {"model": {"name": "messages"}, "judge": {"kind": "logit"},
+           "run": {"n_instances": 2000},
+           "sweep": {"design": "saltelli", "n_points": 4, "cells_per_block": 5,
+                     "axes": {"judge": {"mu": {"uniform": [-1, 1]}},
+                              "messages": {"kappa_r": {"uniform": [0, 1]}}}}}
+    store = tmp_path / "d.zarr"
+    real, calls = blocks.run_block, {"n": 0}
+
+    def dying(*a, **k):
+        calls["n"] += 1
+        if calls["n"] > 2:
+            raise KeyboardInterrupt
+        return real(*a, **k)
+
+    monkeypatch.setattr(blocks, "run_block", dying)
+    with pytest.raises(KeyboardInterrupt):
+        blocks.run_grid_store(cfg, store, progress=False, log=lambda *a: None)
+    monkeypatch.setattr(blocks, "run_block", real)
+    assert int(np.asarray(zarr.open_group(str(store))["cell_done"][...]).sum()) == 10
+    msgs = []
+    ds = blocks.run_grid_store(cfg, store, progress=False, log=msgs.append).load()
+    assert any("resuming" in m for m in msgs), msgs
+    mem = blocks.run_grid(cfg, progress=False)
+    assert "S1_amp" in ds and not same(mem, ds)
