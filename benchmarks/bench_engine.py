@@ -3,10 +3,11 @@ equilibrium grid on two local workers.
 
     python benchmarks/bench_engine.py [--quick]
 
-1. Overhead per block: a block of the default size run through the engine (cells
-   rebuilt from the plain config, validated, ``run_cells``, the block written to
-   the partial run, then the store assembled and written), against calling the
-   model's ``run_cells`` directly on prebuilt cells, in the same run.
+1. Overhead of the engine: a grid of blocks of the default size run through the
+   engine into a store (cells rebuilt from the validated base config, ``run_cells``,
+   each block written into the store in place with its cells' checksums, the store
+   laid out and finished), against calling the model's ``run_cells`` directly on
+   prebuilt cells, in the same run.
 2. The baseline's named sweeps with and without sharing one kernel pass between
    cells whose kernel inputs are identical (same bits either way; checked).
 3. A 10^4-cell signals equilibrium grid (eta x phi x c_e, exact payoffs): in this
@@ -50,19 +51,20 @@ MODELS = {
 
 
 def overhead(quick: bool) -> list:
-    """Per block: the engine's task (cells rebuilt from the base config and the sweep,
-    ``run_cells``, the block saved to the partial run) against ``run_cells`` on
-    prebuilt cells.  Per run: validating every cell, assembling the blocks and
-    writing the store."""
-    from antiamp.sweeps.blocks import _task_args, _write_block, assemble, plan_grid, run_block
-    from antiamp.output import write_zarr_atomic
+    """The engine's run of a grid into a store (cells rebuilt from the base config and
+    the sweep, ``run_cells``, each block written into the store in place, the store
+    laid out and finished) against ``run_cells`` on prebuilt cells; and validating
+    every cell, per run."""
+    import shutil
+
+    from antiamp.sweeps.blocks import plan_grid, run_grid_store
 
     rows = []
     for name, cfg in MODELS.items():
         plan = plan_grid(cfg)
         blocks = plan.blocks()
         cells = [plan.grid.cell(i) for i in range(plan.n_cells)]
-        model, args = plan.model, _task_args(plan)
+        model = plan.model
         model.run_cells(plan.base, cells[:1])  # compile outside the timing
         reps = 1 if quick else 5
 
@@ -71,19 +73,17 @@ def overhead(quick: bool) -> list:
                 model.run_cells(plan.base, cells[a:b])
 
         with tempfile.TemporaryDirectory() as tmp:
-            part = Path(tmp)
+            store = Path(tmp) / "s.zarr"
 
             def engine():
-                for blk in blocks:
-                    _write_block(part, blk, run_block(*args, *blk), plan)
+                shutil.rmtree(store, ignore_errors=True)
+                run_grid_store(cfg, store, plan=plan, progress=False, log=lambda *a: None)
 
             t_direct, t_engine = _med(direct, reps), _med(engine, reps)
-            parts = [run_block(*args, *b) for b in blocks]
-            t_plan = _med(lambda: plan_grid(cfg), reps)
-            t_store = _med(lambda: write_zarr_atomic(assemble(plan, parts), part / "s.zarr"),
-                           reps)
+            t_plan = _med(lambda: plan_grid(cfg, cells_per_block=plan.cells_per_block + 1),
+                          reps)
         rows.append((name, plan.n_cells, plan.cells_per_block, len(blocks), t_direct, t_engine,
-                     t_plan, t_store))
+                     t_plan))
     return rows
 
 
@@ -163,17 +163,17 @@ def run(quick: bool = False) -> dict:
 
 def report(res: dict) -> list:
     """Markdown lines (the BENCHMARKS.md section)."""
-    L = ["Overhead of the generic engine per block: the task that a dask worker runs "
-         "(cells rebuilt from the validated base config and the sweep, the model's "
-         "`run_cells`, the block saved to the partial run) against `run_cells` on prebuilt "
-         "cells; and the fixed cost per run (every cell validated up front; the blocks "
-         "assembled and the store written once, atomically).", "",
-         "| model | engine tasks / run_cells direct | cells | cells/block | blocks | "
-         "run_cells direct (s) | engine tasks (s) | per run: validate all cells (s) | per run: "
-         "assemble + write store (s) |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for name, n, k, b, td, te, tp, ts in res["overhead"]:
+    L = ["Overhead of the engine: a grid run into a store (cells rebuilt from the "
+         "validated base config and the sweep, the model's `run_cells`, each block written "
+         "into the store in place with its cells' checksums, the store laid out from the "
+         "first block and finished) against `run_cells` on prebuilt cells; and the cost of "
+         "validating every cell up front, per run.", "",
+         "| model | engine run into a store / run_cells direct | cells | cells/block | "
+         "blocks | run_cells direct (s) | engine run into a store (s) | per run: validate "
+         "all cells (s) |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for name, n, k, b, td, te, tp in res["overhead"]:
         L.append(f"| {name} | {te / td:.2f} | {n} | {k} | {b} | {td:.3f} | {te:.3f} | "
-                 f"{tp:.3f} | {ts:.3f} |")
+                 f"{tp:.3f} |")
     L += ["", "Kernel-input sharing in the baseline's named sweeps (10^6 instances per cell): "
           "cells whose kernel inputs are identical (axes over the judge, c_e or the welfare "
           "weights) share one kernel pass; the counts are the same bits either way (checked).",

@@ -99,6 +99,11 @@ def indices(ds, axes, design: str, *, seed: int = 0, levels: int = 4,
                              for a in axes])
     out, skipped = {}, []
     D = len(axes)
+    # SALib's Sobol' analysis draws its bootstrap unseeded (np.random) when its seed is
+    # falsy: a design's default seed 0 gave other confidence intervals on every run.
+    # 0 is passed as 2**32, outside the range of sweep.design_seed, so every seed is
+    # reproducible and every other seed keeps its intervals (Morris seeds 0 itself).
+    bootstrap_seed = seed if seed else 1 << 32
     for m in metric_names(ds):
         da = ds[m].transpose("point", ...)
         extra = da.dims[1:]
@@ -118,7 +123,7 @@ def indices(ds, axes, design: str, *, seed: int = 0, levels: int = 4,
                     if design == "saltelli":
                         r = analyze.analyze(prob, y, calc_second_order=True,
                                             num_resamples=num_resamples,
-                                            conf_level=confidence, seed=seed)
+                                            conf_level=confidence, seed=bootstrap_seed)
                     else:
                         r = analyze.analyze(prob, X, y, num_resamples=num_resamples,
                                             conf_level=confidence, num_levels=levels,

@@ -60,7 +60,8 @@ from typing import Any, Iterable, Optional
 EXACT_SE = 5.0
 #: Widest figure in pixels.
 MAX_FIGURE_PX = 1300
-_VOLATILE = ("block_digest",)
+#: Arrays of a store's layout (checksums, progress), not of the model's results.
+_VOLATILE = ("block_digest", "cell_done", "cell_digest")
 
 
 def _model(model):
@@ -249,7 +250,7 @@ antiamp.sweep({cfg!r}, sys.argv[1], progress=False, log=lambda *a: None)
 
 def _check_resume(grid: dict, ref, tmp: Path, problems, kills: int = 3):
     """Run ``grid`` into a store in a fresh process, SIGKILL it at ``kills`` moments
-    (as it starts, once blocks exist, while the store is assembled), then rerun."""
+    (as it starts, once one block is written, once two are), then rerun."""
     import os
     import signal
     import subprocess
@@ -258,21 +259,25 @@ def _check_resume(grid: dict, ref, tmp: Path, problems, kills: int = 3):
 
     import xarray as xr
 
-    from .sweeps.blocks import partial_dir
-
     cfg = copy.deepcopy(grid)
     cfg["sweep"] = {**cfg["sweep"], "cells_per_block": 1}
     store = tmp / f"resume-{os.getpid()}-{time.monotonic_ns()}.zarr"
     script = store.with_suffix(".py")
     script.write_text(_KILL_SCRIPT.format(cfg=cfg))
-    part = partial_dir(store)
 
     def start():
         return subprocess.Popen([sys.executable, str(script), str(store)], cwd=tmp,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
-    def blocks_done():
-        return len(list(part.iterdir())) if part.is_dir() else 0
+    def blocks_done():  # one cell a block: the cells marked done
+        try:
+            import numpy as np
+            import zarr
+
+            done = zarr.open_array(str(store / "cell_done"), mode="r")
+            return int(np.asarray(done[...]).sum())
+        except Exception:  # no store yet, or one being laid out
+            return 0
 
     moments = [lambda: True, lambda: blocks_done() >= 1, lambda: blocks_done() >= 2][:kills]
     for ready in moments:

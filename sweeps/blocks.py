@@ -8,19 +8,18 @@ like the kernels do.  A block's result depends only on its cells' configs
 beside it), so the assembled grid does not depend on the block size, the order
 in which blocks finish, the workers or interruptions.
 
-Resumable runs keep their finished blocks in ``<store>.partial/`` beside the
-store: a directory created atomically with a marker (``antiamp-partial.json``,
-holding the run's fingerprint), one file per finished block written under a
-temporary name and renamed, so a block file is either whole or absent.  When
-every block is there the grid is assembled and written to the store atomically
-(:func:`antiamp.output.write_zarr_atomic`), and only then is the partial
-directory removed.  A kill at any moment leaves either a partial directory that
-the same command resumes, or the finished store.
+A grid with a store is written in place (:mod:`antiamp.sweeps.cellstore`): the
+store is laid out from the first block to finish, each block is one chunk of every
+per-cell array, written as it finishes with a checksum of each cell and
+``cell_done`` last; the store is marked ``complete`` once every block is written
+and verified.  A kill at any moment leaves a store that the same command verifies
+and resumes (:mod:`antiamp.sweeps.verify`, the one verification path of every
+model's store), ending bit for bit as an uninterrupted run.  The fused grids write
+the same layout from their counts (:mod:`antiamp.sweeps.engine`).
 
-Block files hold data only (:mod:`antiamp.sweeps.blockfiles`: NumPy arrays without
-pickles and a JSON header), each with a checksum computed as the block arrives and
-the block's identity (its cells, the run's fingerprint); a file that fails either
-is recomputed, never trusted, and nothing in the partial directory is unpickled.
+Earlier versions kept a model's finished blocks in ``<store>.partial/`` until the
+grid was done; such a folder is never read now: it is named, and removed (it is
+provably antiamp's: its marker) only with ``sweep.overwrite=true``.
 """
 
 from __future__ import annotations
@@ -32,7 +31,6 @@ import json
 import os
 import shutil
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -44,11 +42,15 @@ from antiamp._version import __version__
 from antiamp.config import DEFAULT_MODEL, ConfigError, plain_values
 from antiamp.registry import Model, get, to_model_config
 
+from .cellstore import SUMMED_ATTRS
 from .spec import SENSITIVITY, CellBlock, CellGrid, SweepSpec, axis_coords
 
+#: Version of a model grid store's layout: a cell checksum per cell (``cell_digest``)
+#: and ``cell_done``, written in place block by block (4; 3 and before: written
+#: whole, a checksum per block).  Part of the fingerprint.
+STORE_LAYOUT = 4
 MARKER = "antiamp-partial.json"
 STORE_MARKER = "antiamp_store"
-SUMMED_ATTRS = ("kernel_calls", "kernel_cells", "solve_seconds")
 #: The run settings a grid's numbers depend on (its fingerprint's part of ``run``).
 RESULT_RUN_FIELDS = ("n_instances", "seed", "device")
 
@@ -73,10 +75,24 @@ class GridPlan:
     def n_cells(self) -> int:
         return self.grid.n_cells
 
+    @property
+    def chunk(self) -> tuple:
+        """A block's shape over the grid's cells (one chunk of the store's arrays)."""
+        from .chunks import chunk_shape
+
+        return chunk_shape(self.grid.shape, 1, self.cells_per_block)
+
+    def regions(self) -> list:
+        """Each block's cells as slices over the grid's axes, in C order."""
+        from .chunks import blocks
+
+        return list(blocks(self.grid.shape, self.chunk))
+
     def blocks(self) -> list:
-        """(start, stop) of each block of consecutive cells."""
-        n, k = self.n_cells, self.cells_per_block
-        return [(s, min(s + k, n)) for s in range(0, n, k)]
+        """(start, stop) of each block of consecutive cells (C order)."""
+        from .chunks import flat_range
+
+        return [flat_range(r, self.grid.shape) for r in self.regions()]
 
     def fingerprint(self) -> str:
         """What the grid's numbers depend on: resume only into a run with the same one."""
@@ -92,7 +108,7 @@ class GridPlan:
             **({"morris_levels": self.spec.morris_levels} if self.spec.design == "morris"
                else {}),
             "design_seed": self.spec.design_seed, "block": self.cells_per_block,
-            "version": __version__,
+            "version": __version__, "layout": STORE_LAYOUT,
         }
         return hashlib.sha256(json.dumps(blob, sort_keys=True, default=str).encode()
                               ).hexdigest()[:16]
@@ -381,8 +397,10 @@ def with_sensitivity(plan: GridPlan, ds: xr.Dataset) -> xr.Dataset:
     return with_indices(ds, plan.grid.axes, plan.spec)
 
 
-def _compute(plan: GridPlan, todo: list, args: tuple, client, progress, done) -> dict:
-    """Run blocks ``todo``; ``done(block, ds)`` as each finishes; returns {block: ds}."""
+def _compute(plan: GridPlan, todo: list, args: tuple, client, progress, done,
+             keep: bool = True) -> dict:
+    """Run blocks ``todo``; ``done(block, ds)`` as each finishes; returns {block: ds}
+    (nothing with ``keep=False``: a store's blocks leave memory once written)."""
     from .progress import Progress
 
     # a bar on a terminal, a line every so often in a log
@@ -393,7 +411,8 @@ def _compute(plan: GridPlan, todo: list, args: tuple, client, progress, done) ->
             for blk in todo:
                 ds = run_block(*args, *blk)
                 done(blk, ds)
-                out[blk] = ds
+                if keep:
+                    out[blk] = ds
                 bar.update(blk[1] - blk[0])
         else:
             from distributed import as_completed
@@ -408,21 +427,23 @@ def _compute(plan: GridPlan, todo: list, args: tuple, client, progress, done) ->
                 ds = f.result()
                 f.release()
                 done(blk, ds)
-                out[blk] = ds
+                if keep:
+                    out[blk] = ds
                 bar.update(blk[1] - blk[0])
     finally:
         bar.close()
     return out
 
 
-def _run_blocks(plan: GridPlan, todo: list, client, executor, progress, done) -> dict:
+def _run_blocks(plan: GridPlan, todo: list, client, executor, progress, done,
+                keep: bool = True) -> dict:
     """Blocks ``todo`` on ``client``, or on a client for ``executor``, or here."""
     if client is not None or executor is None:
-        return _compute(plan, todo, _task_args(plan), client, progress, done)
+        return _compute(plan, todo, _task_args(plan), client, progress, done, keep)
     from .executors import dask_client
 
     with dask_client(executor) as cl:
-        return _compute(plan, todo, _task_args(plan), cl, progress, done)
+        return _compute(plan, todo, _task_args(plan), cl, progress, done, keep)
 
 
 # ----------------------------------------------------------------------------- store
@@ -451,7 +472,7 @@ def store_state(plan: GridPlan, store: Path, overwrite: bool = False, run_dir=No
 
         attrs = _store_attrs(store)
         if attrs.get("fingerprint") == fp and attrs.get(STORE_MARKER):
-            return "complete"
+            return "complete" if attrs.get("complete") else "resume"
         marked = bool(attrs.get(STORE_MARKER))  # a model grid's store
         ours = marked or is_antiamp_store(store)
         if not overwrite:
@@ -473,11 +494,10 @@ def store_state(plan: GridPlan, store: Path, overwrite: bool = False, run_dir=No
             raise EngineError(f"{part} is not an antiamp partial run (or holds files antiamp "
                               "did not write); antiamp never removes it. Move it away or "
                               "choose another sweep.store")
-        if m.get("fingerprint") == fp:
-            return "resume"
         if not overwrite:
-            raise EngineError(f"{part} holds an unfinished different run; rerun that command "
-                              "to finish it, or replace it with sweep.overwrite=true")
+            raise EngineError(f"{part} holds an unfinished run of an earlier antiamp (blocks "
+                              "kept beside the store, a layout this version does not resume); "
+                              "replace it with sweep.overwrite=true")
     return "new"
 
 
@@ -513,47 +533,6 @@ def _read_marker(part: Path) -> dict | None:
     return m
 
 
-def _make_partial(part: Path, plan: GridPlan, created: str) -> None:
-    """Create ``part`` atomically: built beside under a temporary name, then renamed."""
-    tmp = part.with_name(f".{part.name}.tmp-{uuid.uuid4().hex[:8]}")
-    tmp.mkdir(parents=True)
-    (tmp / MARKER).write_text(json.dumps({
-        "fingerprint": plan.fingerprint(), "model": plan.model.name, "created": created,
-        "n_blocks": len(plan.blocks()), "antiamp_version": __version__}))
-    os.replace(tmp, part)
-
-
-def _block_file(part: Path, blk: tuple) -> Path:
-    from .blockfiles import block_file
-
-    return block_file(part, blk)
-
-
-def _write_block(part: Path, blk: tuple, ds: xr.Dataset, plan: GridPlan) -> None:
-    from .blockfiles import write_block
-
-    write_block(part, blk, ds, fingerprint=plan.fingerprint(), model=plan.model.name)
-
-
-def _read_blocks(part: Path, plan: GridPlan, log) -> dict:
-    """The sound block files of ``part``; each one that is not the block it should be
-    (damaged, swapped, of another run, not a block file) is named and recomputed."""
-    from .blockfiles import OLD_GLOB, read_block
-
-    old = list(part.glob(OLD_GLOB))
-    if old:
-        log(f"{part}: {len(old)} block files of an earlier antiamp (pickles) are never "
-            "read; their blocks are recomputed")
-    fp, have = plan.fingerprint(), {}
-    for blk in plan.blocks():
-        ds, why = read_block(part, blk, fingerprint=fp)
-        if ds is not None:
-            have[blk] = ds
-        elif why is not None:
-            log(f"block file {_block_file(part, blk).name}: {why}; recomputed")
-    return have
-
-
 def _lock(store: Path, read_only: bool = False):
     """The store's lock, the same for every model's store and every command."""
     from .lockpath import lock_store
@@ -584,6 +563,111 @@ def open_store(store, dask: bool | None = None) -> xr.Dataset:
     return upgrade(ds)
 
 
+def grid_attrs(plan: GridPlan, first: xr.Dataset, created: str) -> dict:
+    """The root attributes of a model's grid store, from its first block."""
+    attrs = {k: v for k, v in first.attrs.items() if k not in SUMMED_ATTRS}
+    attrs.update(standard_attrs(plan.model, plan.base, created, attrs.get("title")))
+    attrs.update({"axes": json.dumps([a.path for a in plan.grid.axes]),
+                  "design": plan.spec.design, "n_cells": int(plan.n_cells),
+                  "cells_per_block": int(plan.cells_per_block),
+                  "fingerprint": plan.fingerprint(), STORE_MARKER: 1, "complete": 0,
+                  "store_layout": STORE_LAYOUT,
+                  "sweep_json": json.dumps(dataclasses.asdict(plan.spec), default=str)})
+    return attrs
+
+
+#: What a block's ``solver_report`` says when it has nothing to report.
+QUIET_REPORTS = (None, "no issues", "all methods converged")
+
+
+def _fill_store(plan: GridPlan, store: Path, todo: list, client, executor, progress, log,
+                created: str | None = None, new: bool = False, cs=None) -> None:
+    """Run the blocks ``todo`` (regions) and write each into the store as it finishes;
+    with ``new`` the store is laid out from the first block to finish (replacing,
+    then, what ``store`` held: a run of something else, with sweep.overwrite)."""
+    from .cellstore import CellStore, create_store
+    from .chunks import flat_range
+    from .metadata import update_attrs
+
+    index = {flat_range(r, plan.grid.shape): (i, r) for i, r in enumerate(plan.regions())}
+    state = {"cs": None if new else cs or CellStore(store, plan)}
+
+    def done(blk, ds):
+        i, r = index[blk]
+        label_metrics(ds)  # the derived metrics of its cells
+        cs = state["cs"]
+        if cs is None:
+            template, enc = CellStore.template(plan, ds, grid_attrs(plan, ds, created or _now()))
+            create_store(template, enc, store, log)
+            cs = state["cs"] = CellStore(store, plan)
+        report = ds.attrs.get("solver_report")
+        if report not in QUIET_REPORTS:  # kept with the store until it is finished
+            reports = json.loads(_store_attrs(store).get("block_reports", "{}"))
+            reports[str(i)] = str(report)
+            update_attrs(store, {"block_reports": json.dumps(reports)})
+        cs.write(i, r, ds)
+
+    flat = [flat_range(r, plan.grid.shape) for r in todo]
+    _run_blocks(plan, sorted(flat), client, executor, progress, done, keep=False)
+
+
+def _static_digest(store: Path, plan: GridPlan) -> str:
+    """Checksum of what is not per cell: coordinates and grid-wide variables."""
+    import zarr
+
+    from .cellstore import LAYOUT_ARRAYS
+
+    group = zarr.open_group(str(store), mode="r")
+    n = len(plan.grid.dims)
+    axes = set(plan.grid.dims) | {a.dim for a in plan.grid.axes}  # coordinates
+    h = hashlib.blake2b(digest_size=8)
+    for name, a in sorted(group.arrays()):
+        dims = tuple(a.attrs.get("_ARRAY_DIMENSIONS", ()))
+        if name in LAYOUT_ARRAYS or (tuple(dims[:n]) == tuple(plan.grid.dims)
+                                     and name not in axes):
+            continue
+        v = np.asarray(a[...])
+        h.update(name.encode())
+        if v.dtype.kind in "OUS":
+            h.update("\0".join(map(str, v.ravel().tolist())).encode())
+        else:
+            h.update(v.dtype.str.encode() + np.ascontiguousarray(v).tobytes())
+    return h.hexdigest()
+
+
+def _finish_grid(plan: GridPlan, store: Path, t0: float, log) -> None:
+    """A grid store whose every block is written: its per-block statistics summed, its
+    sensitivity indices, its static checksum, then marked complete."""
+    from .cellstore import CellStore
+    from .metadata import finish, update_attrs
+
+    attrs = _store_attrs(store)
+    cs = CellStore(store, plan, mode="r")
+    done = cs.summed_attrs()
+    reports = json.loads(attrs.get("block_reports", "{}"))
+    if reports:
+        done["solver_report"] = "\n".join(f"block {b}: {reports[b]}"
+                                          for b in sorted(reports, key=int))
+    if "run_seconds" in attrs:  # a finished store repaired: its timings stay the run's
+        done.pop("solve_seconds", None)
+    else:
+        done["run_seconds"] = float(time.perf_counter() - t0)
+    update_attrs(store, done)
+    if plan.spec.design in SENSITIVITY:  # derived from every cell: redone with any block
+        ds = xr.open_zarr(store, consolidated=False, chunks=None).load()
+        names = set(ds.variables)
+        full = with_sensitivity(plan, ds)
+        idx = full.drop_vars([v for v in full.variables if v in names])
+        idx.attrs = {**ds.attrs, **{k: v for k, v in full.attrs.items()
+                                    if k not in ds.attrs or ds.attrs[k] != v}}
+        # xarray's append mode writes the root attributes whole: the store's own kept
+        idx.to_zarr(store, mode="a", zarr_format=2, consolidated=False)
+        log(f"sensitivity indices ({full.attrs.get('sensitivity_method', '')}) written "
+            f"into {store}")
+    update_attrs(store, {"static_digest": _static_digest(store, plan)})
+    finish(store)
+
+
 def run_grid_store(cfg: Any, store: str | Path, *, client=None, executor=None,
                    progress: bool | None = None, overwrite: bool = False, log=print,
                    plan: GridPlan | None = None, run_dir=None,
@@ -593,9 +677,11 @@ def run_grid_store(cfg: Any, store: str | Path, *, client=None, executor=None,
     ``False``, by the store's size for ``None``).
 
     Blocks run on ``client``, or on a client for ``executor`` (an
-    :class:`~antiamp.sweeps.spec.ExecutorConfig`), or in this process.  Finished
-    blocks survive a kill; rerunning the same call continues from them and ends
-    with the same store, bit for bit, as an uninterrupted run.
+    :class:`~antiamp.sweeps.spec.ExecutorConfig`), or in this process, and are
+    written into the store as they finish (:mod:`antiamp.sweeps.cellstore`).  A
+    kill leaves the finished blocks in the store; rerunning the same call verifies
+    them, runs the rest and ends with the same store, bit for bit, as an
+    uninterrupted run.
     """
     plan = plan or plan_grid(cfg)
     store = Path(store)
@@ -607,233 +693,97 @@ def run_grid_store(cfg: Any, store: str | Path, *, client=None, executor=None,
 
         repair_before_resume(store, plan.fingerprint(), log, EngineError)
         state = store_state(plan, store, overwrite, run_dir)
-        if state == "complete":
-            if part.exists() and _read_marker(part) is not None:
-                shutil.rmtree(part)  # a kill after the store was finished
-            log(f"verifying the {len(plan.blocks()):,} blocks of {store}...")
-            report = verify_grid_store(plan, store, repair=True, client=client,
-                                       executor=executor, progress=progress, log=log)
-            if report.ok:
-                log(f"{store} is complete; its {report.n_blocks} blocks verified")
-            return open_store(store, dask)
-        if state == "new" and part.exists():
-            shutil.rmtree(part)  # proven ours (marker) and replaced on request
+        if part.exists():  # an earlier antiamp's unfinished run, proven ours (its marker)
+            shutil.rmtree(part)
             log(f"removed the unfinished run in {part}")
-        created = _now()
-        if not part.exists():
-            _make_partial(part, plan, created)
-            log(f"{plan.model.name}: {plan.n_cells:,} cells in {len(plan.blocks())} blocks "
-                f"-> {store}")
+        n_blocks = len(plan.blocks())
+        if state == "new":
+            log(f"{plan.model.name}: {plan.n_cells:,} cells in {n_blocks} blocks -> {store}")
+            t0 = time.perf_counter()
+            _fill_store(plan, store, plan.regions(), client, executor, progress, log, new=True)
+            _finish_grid(plan, store, t0, log)
         else:
-            created = _read_marker(part).get("created", created)
-        blocks = plan.blocks()
-        if state == "resume":  # every block file is read and checksummed
-            log(f"reading the finished blocks in {part}...")
-        have = _read_blocks(part, plan, log)
-        todo = [b for b in blocks if b not in have]
-        if state == "resume":
-            log(f"resuming {store}: {len(todo)} of {len(blocks)} blocks left")
-        t0 = time.perf_counter()
-        if todo:
-            have.update(_run_blocks(plan, todo, client, executor, progress,
-                                    lambda blk, ds: _write_block(part, blk, ds, plan)))
-        ds = with_sensitivity(plan, label_metrics(assemble(plan, [have[b] for b in blocks],
-                                                           created)))
-        ds.attrs.update({"fingerprint": plan.fingerprint(), STORE_MARKER: 1, "complete": 1,
-                         "run_seconds": float(time.perf_counter() - t0)})
-        add_checksums(plan, ds)
-        if store.exists() and overwrite:
-            log(f"replacing {store}")
-        from antiamp.output import remove_temporaries, write_zarr_atomic
+            log(f"verifying the {n_blocks:,} blocks of {store}...")
+            report = verify_grid_store(plan, store, repair=True, client=client,
+                                       executor=executor, progress=progress, log=log,
+                                       resuming=state == "resume")
+            if state == "complete" and report.ok:
+                log(f"{store} is complete; its {report.n_blocks} blocks verified")
+        # Temporaries of runs killed while creating or replacing the store.
+        from antiamp.output import remove_temporaries
 
-        write_zarr_atomic(ds, store, log=log, prepare=_record)
-        shutil.rmtree(part)
-        # Temporaries of runs killed while creating the partial run or writing the store.
-        remove_temporaries(part, ("tmp",))
-        remove_temporaries(store, ("partial",))
+        remove_temporaries(store, ("creating", "old", "partial"))
     finally:
         lock.release()
     return open_store(store, dask)
 
 
-# ----------------------------------------------------------------------------- checksums
-def _cell_rows(plan: GridPlan, da: xr.DataArray):
-    """A variable's values as [cell, ...] rows, or None if it is not per cell."""
-    dims = tuple(plan.grid.dims)
-    if tuple(da.dims[:len(dims)]) != dims:
-        return None
-    v = np.asarray(da.values)
-    return v.reshape((plan.n_cells,) + v.shape[len(dims):])
-
-
-def _bytes(v: np.ndarray) -> bytes:
-    if v.dtype.kind in "OUS":  # labels: their text, whatever the string dtype read back
-        return "\0".join(map(str, v.ravel().tolist())).encode()
-    return v.dtype.str.encode() + np.ascontiguousarray(v).tobytes()
-
-
-def _static_digest(plan: GridPlan, ds: xr.Dataset) -> str:
-    """Checksum of what is not per cell: coordinates and grid-wide variables."""
-    h = hashlib.blake2b(digest_size=8)
-    for name in sorted(set(ds.variables) - {"block_digest"}):
-        if name in ds.data_vars and _cell_rows(plan, ds[name]) is not None:
-            continue
-        h.update(name.encode())
-        h.update(_bytes(np.asarray(ds[name].values)))
-    return h.hexdigest()
-
-
-def block_digests(plan: GridPlan, ds: xr.Dataset) -> np.ndarray:
-    """A 64-bit checksum of each block's values (every per-cell variable)."""
-    rows = {}
-    for name in sorted(ds.data_vars):
-        if name != "block_digest":
-            r = _cell_rows(plan, ds[name])
-            if r is not None:
-                rows[name] = r
-    out = np.empty(len(plan.blocks()), np.uint64)
-    for i, (a, b) in enumerate(plan.blocks()):
-        h = hashlib.blake2b(digest_size=8)
-        for name, r in rows.items():
-            h.update(name.encode())
-            h.update(_bytes(r[a:b]))
-        out[i] = int.from_bytes(h.digest(), "little")
-    return out
-
-
-def add_checksums(plan: GridPlan, ds: xr.Dataset) -> None:
-    """Record each block's checksum (``block_digest``), the static one, and the
-    sweep that rebuilds the plan (for ``antiamp-check``)."""
-    ds["block_digest"] = (("block",), block_digests(plan, ds), {
-        "long_name": "checksum of each block's values",
-        "description": f"blocks of {plan.cells_per_block} consecutive cells (C order); "
-                       "verified by every rerun and by antiamp-check"})
-    ds.attrs["static_digest"] = _static_digest(plan, ds)
-    ds.attrs["sweep_json"] = json.dumps(dataclasses.asdict(plan.spec),
-                                        default=str)
-
-
-@dataclasses.dataclass
-class GridReport:
-    n_blocks: int
-    damaged: list  # (block name, what is wrong)
-
-    @property
-    def ok(self) -> bool:
-        return not self.damaged
-
-
-def _dimension_arrays(store: Path) -> list:
-    """The arrays of a (Zarr format 2) store that are its dimensions' coordinates."""
-    import json
-
-    dims, names = set(), set()
-    for p in Path(store).glob("*/.zattrs"):
-        try:
-            dims.update(json.loads(p.read_text()).get("_ARRAY_DIMENSIONS", []))
-        except (OSError, ValueError):
-            continue
-        names.add(p.parent.name)
-    return sorted(dims & names)
-
-
-def _load(store: Path):
-    """The store in memory; (None, reason) when it cannot be read at all."""
-    try:
-        ds = open_store(store, dask=False)  # every variable is read whole below
-    except Exception as exc:
-        # xarray reads the dimension coordinates whole on opening: a damaged chunk of
-        # one fails the opening. The store without them (named damaged: the grid is
-        # then recomputed whole), else nothing.
-        dims = _dimension_arrays(store)
-        try:
-            ds = xr.open_zarr(store, chunks=None, drop_variables=dims)
-        except Exception:
-            return None, f"cannot be opened ({type(exc).__name__}: {str(exc)[:80]})"
-        return ds, dims
-    bad = []
-    for name in list(ds.variables):
-        try:
-            ds[name].load()
-        except Exception:
-            bad.append(name)
-    return ds, bad
-
-
 def verify_grid_store(plan: GridPlan, store: Path, *, repair: bool, client=None,
-                      executor=None, progress=None, log=print) -> GridReport:
-    """Verify every block of a finished grid store against its checksum; with
-    ``repair``, recompute the damaged blocks and rewrite the store atomically."""
-    ds, bad = _load(store)
-    n = len(plan.blocks())
-    if ds is None:
-        raise EngineError(f"{store} {bad}; it cannot be verified or repaired. Move it away "
-                          "and rerun to recompute it")
-    names = [f"cells {a}..{b - 1}" for a, b in plan.blocks()]
-    recorded = None
-    if "block_digest" not in bad and "block_digest" in ds and ds["block_digest"].size == n:
-        recorded = ds["block_digest"].values.copy()
-    if recorded is None:
-        damaged = list(range(n))
-        why = {i: "its checksum is missing or unreadable" for i in damaged}
-    elif bad or ds.attrs.get("static_digest") != _static_digest(plan, ds):
-        damaged = list(range(n))
-        what = ", ".join(bad) if bad else "coordinates or grid-wide variables"
-        why = {i: f"{what} damaged" for i in damaged}
-    else:
-        have = block_digests(plan, ds)
-        damaged = [i for i in range(n) if have[i] != recorded[i]]
-        why = {i: "values do not match the block's checksum" for i in damaged}
-    report = GridReport(n, [(names[i], why[i]) for i in damaged])
-    for i in damaged:
-        log(f"damaged block {names[i]}: {why[i]}; "
-            + ("recomputed" if repair else "not repaired"))
-    if not damaged or not repair:
+                      executor=None, progress=None, log=print, resuming: bool = False):
+    """Verify every finished block of a model's grid store against its cells'
+    checksums; with ``repair`` run the unfinished blocks, recompute the damaged
+    ones and mark the store complete (the ``complete`` attribute is cleared while
+    anything is redone, so a reader never takes a store under repair for a finished
+    one).  Returns a :class:`~antiamp.sweeps.verify.StoreReport`."""
+    from .cellstore import CellStore, cell_digests, cells_of, stored_rows
+    from .metadata import consolidated_complete, finish, set_attr
+    from .verify import StoreReport, block_name, scan, verify_static
+
+    cs = CellStore(store, plan, mode="r+" if repair else "r")
+    group, shape, n_grid = cs.group, plan.grid.shape, len(plan.grid.dims)
+
+    def check(read, slab, r):
+        try:
+            rows = stored_rows(read, cs.names, r, cs.model_dims, n_grid)
+            digest = np.asarray(read("cell_digest", r)).ravel()
+        except Exception as exc:
+            return False, f"values unreadable ({type(exc).__name__})"
+        if not np.array_equal(cell_digests(rows, cells_of(r, shape)), digest):
+            return False, "values do not match the cells' checksums"
+        return None
+
+    regions = plan.regions()
+    unfinished, found = scan(group, shape, plan.chunk, check)
+    want = {a.dim: np.asarray(a.values) for a in plan.grid.axes}
+    if plan.spec.design != "grid" and "point" in cs.dims:
+        want["point"] = np.arange(shape[0])
+    static = verify_static(group, want, repair)
+    attrs = dict(group.attrs)
+    whole_bad = (not unfinished and attrs.get("complete") and "static_digest" in attrs
+                 and _static_digest(store, plan) != attrs["static_digest"])
+    if whole_bad:  # a model coordinate or grid-wide variable: every block again
+        found = [(r, "coordinates or grid-wide variables damaged", False) for r in regions]
+        cs.rewrite_coords = True
+    damaged = [(block_name(plan.grid.dims, r), what,
+                "recomputed" if repair else "not repaired") for r, what, _ in found]
+    unmarked = [("complete marker", "0 although every block is finished",
+                 "marked complete" if repair else "not repaired")] if not (
+        unfinished or found or static or resuming or attrs.get("complete")) else []
+    report = StoreReport(len(regions), unfinished,
+                         damaged + unmarked + [(name, "damaged", "rewritten from the sweep's "
+                                                "config" if repair else "not repaired")
+                                               for name in static])
+    for name, what, how in unmarked:
+        log(f"damaged {name}: {what}; {how}")
+    if resuming:
+        log(f"resuming {store}: {len(unfinished)} of {len(regions)} blocks left")
+    for name, what, how in damaged:
+        log(f"damaged block {name}: {what}; {how}")
+    for name in static:
+        log(f"damaged {name}: " + ("rewritten from the sweep's config" if repair
+                                   else "not repaired"))
+    if not repair:
         return report
-    todo = [plan.blocks()[i] for i in damaged]
-    new = _run_blocks(plan, todo, client, executor, progress, lambda blk, d: None)
-    if len(damaged) == n:  # nothing sound to keep: the whole grid again
-        fixed = label_metrics(assemble(plan, [new[b] for b in todo], ds.attrs.get("created")))
-        if ds.attrs.get(STORE_MARKER):  # the run's own attributes (timings included)
-            fixed.attrs = dict(ds.attrs)
-        else:
-            fixed.attrs.update({"fingerprint": plan.fingerprint(), STORE_MARKER: 1,
-                                "complete": 1})
-    else:
-        fixed = ds.copy(deep=True)
-        for blk, part in new.items():
-            a, b = blk
-            for name, da in part.data_vars.items():
-                rows = _cell_rows(plan, fixed[name]) if name in fixed else None
-                if rows is None or "cell" not in da.dims:
-                    continue
-                v = np.asarray(da.transpose("cell", ...).values)
-                if any(x > y for x, y in zip(v.shape[1:], rows.shape[1:])):
-                    raise EngineError(f"block cells {a}..{b - 1} recomputed larger than the "
-                                      f"store's {name}; rerun with sweep.overwrite=true")
-                pad = np.full((b - a,) + rows.shape[1:], _fill(fixed[name]), dtype=rows.dtype)
-                pad[(slice(None),) + tuple(slice(0, x) for x in v.shape[1:])] = v
-                rows[a:b] = pad
-                fixed[name].values = rows.reshape(fixed[name].shape)
-    for v in fixed.variables.values():
-        v.encoding = {}
-    fixed = with_sensitivity(plan, fixed.drop_vars("block_digest", errors="ignore"))
-    add_checksums(plan, fixed)
-    still = [] if recorded is None else [
-        names[i] for i in damaged if fixed["block_digest"].values[i] != recorded[i]]
-    if still:
-        log(f"warning: recomputed blocks differ from their recorded checksums ({', '.join(still)}); "
-            "the model's results are not reproducible bit for bit")
-    from antiamp.output import write_zarr_atomic
-
-    write_zarr_atomic(fixed, store, prepare=lambda tmp: _record(tmp, carry=store))
+    if unfinished or found or static or not attrs.get("complete"):
+        set_attr(store, "complete", 0)
+        todo = [r for r, _, _ in found]
+        for r in todo:
+            group["cell_done"][r] = False
+        t0 = time.perf_counter()
+        cs.record_stats = "run_seconds" not in attrs
+        _fill_store(plan, store, unfinished + todo, client, executor, progress, log,
+                    attrs.get("created"), cs=cs)
+        _finish_grid(plan, store, t0, log)
+    elif not consolidated_complete(store):  # a write of the metadata that failed
+        finish(store)
     return report
-
-
-def _record(tmp: Path, carry=None) -> None:
-    """The store's metadata record (sweeps/metadata.py), written into the new store
-    before it is renamed into place; ``carry``: the store it replaces, whose copies
-    of repaired files are kept."""
-    from .metadata import record
-
-    record(tmp, carry=carry)

@@ -3,10 +3,10 @@
     antiamp-check outputs/sweeps/amp_gap/sweep.zarr
     antiamp-check --repair outputs/sweeps/amp_gap/sweep.zarr
 
-Every block of a grid store carries a checksum written with it: the counts of
-each cell of a model with fused grids (whose other variables must then equal what
-the counts give), the values of each block of any other model.  The check rebuilds the sweep's plan from the configuration the store
-carries, verifies every block, and names the damaged ones; ``--repair``
+Every cell of a grid store carries a checksum written with it: of its class counts
+for a model with fused grids (whose other variables must then equal what the
+counts give), of all its values for any other model.  The check rebuilds the
+sweep's plan from the configuration the store carries, verifies every block, and names the damaged ones; ``--repair``
 recomputes just those (with the same seeds, so a repaired store is the store an
 undamaged run wrote, bit for bit).  Rerunning the sweep's own command does the
 same verification and repair.
@@ -38,6 +38,8 @@ import warnings
 from pathlib import Path
 
 from antiamp._version import __version__
+
+from .blocks import STORE_LAYOUT
 
 
 class CheckError(RuntimeError):
@@ -104,8 +106,13 @@ def check_store(store: str | Path, *, repair: bool = False, log=print) -> tuple[
         raise CheckError(f"{store} is a merged store; check the stores it was merged from "
                          "(its merged_from attribute lists them)")
     try:
-        if insp.kind in ("fused", "grid"):
-            return _check(store, attrs, repair, log, _Fused if insp.kind == "fused" else _Blocks)
+        if insp.kind in ("fused", "cells"):
+            return _check(store, attrs, repair, log, _Fused if insp.kind == "fused" else _Cells)
+        if insp.kind == "grid":
+            raise CheckError(f"{store} was written whole by an antiamp before store layout "
+                             f"{STORE_LAYOUT} (a checksum per block); it reads and plots as "
+                             "before, but only a store of the current layout can be verified: "
+                             "rerun its sweep with sweep.overwrite=true to rewrite it")
     except ConfigError as exc:
         raise CheckError(f"{store}: its recorded configuration no longer validates ({exc})"
                          ) from None
@@ -173,9 +180,9 @@ class _Fused:
         return r.n_blocks, r.damaged, r.todo
 
 
-class _Blocks:
-    """A store written whole by the block engine (sweeps/blocks.py): a checksum of
-    each block's values."""
+class _Cells:
+    """A store of any other model (sweeps/blocks.py, sweeps/cellstore.py): a
+    checksum of each cell's values."""
 
     def __init__(self, attrs: dict):
         from .blocks import plan_grid
@@ -192,8 +199,8 @@ class _Blocks:
     def verify(self, store: Path, repair: bool, log):
         from .blocks import verify_grid_store
 
-        r = verify_grid_store(self.plan, store, repair=repair, log=log)
-        return r.n_blocks, r.damaged, []
+        r = verify_grid_store(self.plan, store, repair=repair, log=log, progress=False)
+        return r.n_blocks, r.damaged, r.todo
 
 
 def _check(store: Path, attrs: dict, repair: bool, log, layout) -> CheckResult:

@@ -17,6 +17,7 @@ whole chunk (clipped at the array's end).  Anything else goes through zarr.
 
 from __future__ import annotations
 
+import itertools
 import os
 import uuid
 from pathlib import Path
@@ -66,6 +67,28 @@ class ChunkFile:
                 return None
             out.append(start // c)
         return tuple(out)
+
+    def pieces(self, region: tuple) -> list | None:
+        """``(chunk coordinates, slices of the region's values)`` of every chunk that
+        ``region`` covers, if ``region`` is one whole chunk over its (leading) axes and
+        the trailing axes are whole (any number of chunks along them, as an array
+        resized along a trailing axis has); else None."""
+        lead = []
+        for k, s in enumerate(region):
+            c, n = self.chunks[k], self.shape[k]
+            start, stop = s.start or 0, n if s.stop is None else s.stop
+            if start % c or not (stop - start == c or (stop == n and stop - start < c)):
+                return None
+            lead.append(start // c)
+        trail = [range(-(-n // c)) for c, n in zip(self.chunks[len(region):],
+                                                    self.shape[len(region):])]
+        out = []
+        for idx in itertools.product(*trail):
+            sl = tuple(slice(None) for _ in region) + tuple(
+                slice(i * c, min((i + 1) * c, n))
+                for i, c, n in zip(idx, self.chunks[len(region):], self.shape[len(region):]))
+            out.append((tuple(lead) + tuple(idx), sl))
+        return out
 
     def write(self, coords: tuple, values: np.ndarray) -> None:
         """Encode ``values`` as the chunk at ``coords`` and write (or, all fill, delete)

@@ -106,8 +106,8 @@ def _run(cfg: DictConfig) -> None:
         raise SystemExit(1) from None
     except KeyboardInterrupt:
         antiamp_cli.interrupted(
-            f"\nantiamp-sweep: interrupted; the finished blocks are saved ({store}"
-            f"{'' if _fused(plain) else '.partial'}); rerun the same command to resume")
+            f"\nantiamp-sweep: interrupted; the finished blocks are saved ({store}); "
+            "rerun the same command to resume")
     except OSError as exc:  # disk full, permissions: the finished blocks stay resumable
         print(f"antiamp-sweep: error: {describe_os_error(exc)}; {store} is marked incomplete "
               "and keeps its finished blocks: rerun the same command to resume once the "

@@ -18,11 +18,8 @@ from __future__ import annotations
 import dataclasses
 import datetime as _dt
 import hashlib
-import itertools
 import json
 import math
-import os
-import shutil
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -38,8 +35,10 @@ from antiamp.provenance import global_attrs
 _runner = lazy("antiamp.runner")
 
 from .blocks import EngineError, _lock
+from .chunks import blocks, cells_of as _cells_of, chunk_shape  # noqa: F401
 from .fused import MAX_CELLS_PER_BLOCK, TARGET_BLOCK_INSTANCES, compute_block  # noqa: F401
-from .metadata import write_json, consolidate, record, repair_before_resume
+from .verify import StoreReport, SlabReader, block_name, scan, stored as _stored, verify_static  # noqa: F401
+from .metadata import consolidate, consolidated_complete, finish, record, repair_before_resume, set_attr  # noqa: F401
 from .spec import SENSITIVITY, Plan, make_plan
 
 #: Version of the store's layout (variables, checksums); part of the fingerprint.
@@ -52,30 +51,6 @@ SweepError = EngineError
 
 
 # ----------------------------------------------------------------------------- layout
-def chunk_shape(shape: tuple, n: int, cells_per_block: int) -> tuple:
-    """Chunk (= block) shape over the cell array: whole trailing axes first."""
-    target = cells_per_block or max(1, min(MAX_CELLS_PER_BLOCK, TARGET_BLOCK_INSTANCES // n))
-    chunk = []
-    room = target
-    for size in reversed(shape):
-        c = max(1, min(size, room))
-        chunk.append(c)
-        room = max(1, room // c)
-    return tuple(reversed(chunk))
-
-
-def blocks(shape: tuple, chunk: tuple):
-    """Each block as a tuple of slices over the cell array, in C order."""
-    counts = [math.ceil(s / c) for s, c in zip(shape, chunk)]
-    for idx in np.ndindex(*counts):
-        yield tuple(slice(i * c, min((i + 1) * c, s)) for i, c, s in zip(idx, chunk, shape))
-
-
-def _cells_of(region: tuple, shape: tuple) -> np.ndarray:
-    grids = np.meshgrid(*[np.arange(s.start, s.stop) for s in region], indexing="ij")
-    return np.ravel_multi_index([g.ravel() for g in grids], shape)
-
-
 def fingerprint(plan: Plan, chunk: tuple) -> str:
     """What a store's numbers depend on: resume only into a store with the same one."""
     c = plan.cfg
@@ -89,15 +64,6 @@ def fingerprint(plan: Plan, chunk: tuple) -> str:
     return hashlib.sha256(json.dumps(blob, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-#: Templates of at most this many blocks (chunks an array) and bytes of placeholders
-#: are laid out from NumPy arrays of the fill values (zarr writes no chunk that is
-#: all fill, but looks at each: about 0.2 ms a chunk), the others from dask
-#: placeholders whose metadata alone is written: the same files either way, and a
-#: small sweep spares the dask graph (a quarter of a second).
-NUMPY_TEMPLATE_BLOCKS = 8
-NUMPY_TEMPLATE_BYTES = 64 << 20
-
-
 def _template(plan: Plan, chunk: tuple, fp: str, created: str) -> tuple[xr.Dataset, dict]:
     shape, dims = plan.shape, plan.dims
     cdims = dims
@@ -108,29 +74,9 @@ def _template(plan: Plan, chunk: tuple, fp: str, created: str) -> tuple[xr.Datas
     per_cell = 8 * (sum(math.prod(v[1]) for v in variables.values())
                     + fused.n_counts + 1) + 1
     n_blocks = int(np.prod([-(-s // c) for s, c in zip(shape, chunk)]))
-    in_numpy = (n_blocks <= NUMPY_TEMPLATE_BLOCKS
-                and per_cell * int(np.prod(shape)) <= NUMPY_TEMPLATE_BYTES)
-    if in_numpy:
-        def full(shape, value):
-            return np.full(shape, value)
+    from .chunks import placeholders
 
-        def zeros(shape, dtype):
-            return np.zeros(shape, dtype=dtype)
-    else:
-        import dask.array as da
-
-        # One dask chunk an array (the store's chunks are the encoding's): the graph
-        # that to_zarr builds, though it never runs, has a task per dask chunk (0.25
-        # ms each; 200 one-cell blocks cost 2.8 s).  Named here, since dask would
-        # otherwise tokenize each one's arguments (a tenth of a second a store).
-        names = itertools.count()
-
-        def full(shape, value):
-            return da.full(shape, value, chunks=shape, name=f"antiamp-template-{next(names)}")
-
-        def zeros(shape, dtype):
-            return da.zeros(shape, dtype=dtype, chunks=shape,
-                            name=f"antiamp-template-{next(names)}")
+    full, zeros = placeholders(n_blocks, per_cell * int(np.prod(shape)))
     coords = dict(model_coords)
     if plan.design == "grid":
         for a in plan.axes:
@@ -143,7 +89,7 @@ def _template(plan: Plan, chunk: tuple, fp: str, created: str) -> tuple[xr.Datas
                                                     "config_path": a.path})
     data_vars, numpy_vars = {}, {}
     for name, (tdims, tshape, attrs) in variables.items():
-        data_vars[name] = (cdims + tuple(tdims), full(shape + tuple(tshape), np.nan), dict(attrs))
+        data_vars[name] = (cdims + tuple(tdims), full(shape + tuple(tshape), np.nan, float), dict(attrs))
     data_vars[fused.counts_name] = (cdims + (fused.counts_dim,),
                                     zeros(shape + (fused.n_counts,), dtype=np.int64),
                                     dict(fused.counts_attrs))
@@ -233,29 +179,12 @@ def _is_ours(store: Path) -> bool:
 
 
 def _create_store(plan: Plan, chunk: tuple, fp: str, store: Path, log) -> None:
-    """Lay out a new store beside the target and rename it into place, so that a
-    kill during creation leaves no half-made store (only a temporary that the next
-    finished run removes); an earlier store of ours is replaced only then."""
-    import uuid
-
-    from antiamp.output import to_zarr_files
+    """Lay out a new store (:func:`antiamp.sweeps.cellstore.create_store`)."""
+    from .cellstore import create_store
 
     created = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     ds, enc = _template(plan, chunk, fp, created)
-    tmp = store.with_name(f".{store.name}.creating-{uuid.uuid4().hex[:8]}")
-    to_zarr_files(ds, tmp, compute=False, consolidated=False, encoding=enc)
-    record(tmp, final=False)  # the plan's second copy (sweeps/metadata.py)
-    if store.exists():
-        from antiamp.output import carry_foreign
-
-        old = store.with_name(f".{store.name}.old-{uuid.uuid4().hex[:8]}")
-        carry_foreign(store, tmp)  # what is not antiamp's stays in the store
-        os.replace(store, old)
-        os.replace(tmp, store)
-        shutil.rmtree(old)
-        log(f"replaced {store}, which held a different sweep (sweep.overwrite=true)")
-    else:
-        os.replace(tmp, store)
+    create_store(ds, enc, store, log)
 
 
 def run_sweep(cfg, out_dir=None, *, client=None, progress=None, log=print,
@@ -316,21 +245,8 @@ def run_sweep(cfg, out_dir=None, *, client=None, progress=None, log=print,
     return open_store(store, dask)
 
 
-@dataclasses.dataclass
-class StoreReport:
-    """What a verification of a store found (and, with ``repair``, redid)."""
-
-    n_blocks: int
-    todo: list  # blocks never finished
-    damaged: list  # (block name, what is wrong, how it was repaired)
-
-    @property
-    def ok(self) -> bool:
-        return not self.todo and not self.damaged
-
-
 def _block_name(plan: Plan, region: tuple) -> str:
-    return ", ".join(f"{d}[{r.start}:{r.stop}]" for d, r in zip(plan.dims, region))
+    return block_name(plan.dims, region)
 
 
 def verify_block(plan: Plan, read, region: tuple, want=None) -> tuple[bool, str] | None:
@@ -366,74 +282,6 @@ def verify_block(plan: Plan, read, region: tuple, want=None) -> tuple[bool, str]
     return None
 
 
-#: Most cells read at once while verifying (a slab of blocks per variable).
-VERIFY_SLAB_CELLS = 1 << 18
-
-
-def _slabs(shape: tuple, chunk: tuple):
-    """Regions of whole blocks, each at most VERIFY_SLAB_CELLS cells (or one block):
-    chunk extents on the leading axes, the full extent on the trailing ones."""
-    lead = len(shape)
-    for k in range(len(shape) + 1):
-        if math.prod(chunk[:k]) * math.prod(shape[k:]) <= VERIFY_SLAB_CELLS:
-            lead = k
-            break
-    sub = tuple(chunk[:lead]) + tuple(shape[lead:])
-    return list(blocks(shape, sub))
-
-
-def _stored(group, name: str):
-    """``group[name]``, or the array of its former name in a store written before the
-    result schema's names (antiamp.schema.LEGACY: ``<metric>_theory``), so that such a
-    store is verified, repaired and resumed as it is."""
-    try:
-        return group[name]
-    except KeyError:
-        from antiamp.schema import legacy_name
-
-        old = legacy_name(name, group.array_keys())
-        if old == name:
-            raise
-        return group[old]
-
-
-class _SlabReader:
-    """Reads each variable of one slab in a single call (zarr fetches its chunks
-    together), then serves the blocks inside it from memory; a variable that
-    cannot be read whole is read block by block, so that only the damaged block
-    is blamed."""
-
-    def __init__(self, group, slab: tuple):
-        self.group, self.slab, self.cache, self.arrays = group, slab, {}, {}
-
-    def rel(self, region: tuple) -> tuple:
-        return tuple(slice(r.start - s.start, r.stop - s.start)
-                     for r, s in zip(region, self.slab))
-
-    def _array(self, name):
-        if name not in self.arrays:
-            self.arrays[name] = _stored(self.group, name)
-        return self.arrays[name]
-
-    def __call__(self, name: str, region: tuple):
-        if name not in self.cache:
-            try:
-                self.cache[name] = np.asarray(self._array(name)[self.slab])
-            except Exception:
-                self.cache[name] = None
-        whole = self.cache[name]
-        if whole is None:
-            return self._array(name)[region]
-        return whole[self.rel(region)]
-
-
-def _blocks_in(slab: tuple, chunk: tuple):
-    """The blocks inside a slab (slabs are made of whole blocks), in C order."""
-    ranges = [range(s.start, s.stop, c) for s, c in zip(slab, chunk)]
-    for starts in itertools.product(*ranges):
-        yield tuple(slice(a, min(a + c, s.stop)) for a, c, s in zip(starts, chunk, slab))
-
-
 def _verify_static(plan: Plan, group, fix: bool) -> list:
     """Coordinates and the model's static arrays (written at creation) against the
     plan; names the damaged ones (and with ``fix`` rewrites them)."""
@@ -443,18 +291,7 @@ def _verify_static(plan: Plan, group, fix: bool) -> list:
         want[a.dim] = np.asarray(a.values)
     if plan.design != "grid":
         want["point"] = np.arange(plan.shape[0])
-    bad = []
-    for name, v in want.items():
-        try:
-            ok = np.array_equal(np.asarray(group[name][...]), v,
-                                equal_nan=v.dtype.kind == "f")
-        except Exception:
-            ok = False
-        if not ok:
-            if fix:
-                group[name][...] = v
-            bad.append(name)
-    return bad
+    return verify_static(group, want, fix)
 
 
 def verify_store(plan: Plan, store: Path, chunk: tuple, *, repair: bool, client=None,
@@ -471,42 +308,34 @@ def verify_store(plan: Plan, store: Path, chunk: tuple, *, repair: bool, client=
     group = zarr.open_group(str(store), mode="r+" if repair else "r")
     all_blocks = list(blocks(plan.shape, chunk))
     cname, nc = plan.fused.counts_name, plan.fused.n_counts
-    unfinished, todo, damaged, from_counts = [], [], [], []
-    for slab in _slabs(plan.shape, chunk):
-        read = _SlabReader(group, slab)
-        slab_values = {}
+    slab_values: dict = {}
 
-        def want(r, read=read, slab=slab, slab_values=slab_values):
-            """The variables of block ``r`` from its slab's counts, computed once
-            per slab (a block with damaged counts never gets here)."""
-            if not slab_values:
+    def check(read, slab, r):
+        """The block's counts against their checksum, every other variable against
+        what its slab's counts give (computed once a slab)."""
+        def want():
+            if slab_values.get("slab") != slab:
+                slab_values.clear()
+                slab_values["slab"] = slab
                 try:
                     counts = np.asarray(read(cname, slab)).reshape(-1, nc)
                 except Exception:  # a damaged chunk elsewhere in the slab: this block alone
                     counts = np.asarray(read(cname, r)).reshape(-1, nc)
                     return block_values(plan, r, _cells_of(r, plan.shape), counts)
                 with np.errstate(all="ignore"):
-                    slab_values.update(block_values(plan, slab, _cells_of(slab, plan.shape),
-                                                    counts))
+                    slab_values["values"] = block_values(
+                        plan, slab, _cells_of(slab, plan.shape), counts)
             rel = read.rel(r)
-            return {k: v[rel] for k, v in slab_values.items()}
+            return {k: v[rel] for k, v in slab_values["values"].items()}
+        return verify_block(plan, read, r, want)
 
-        for r in _blocks_in(slab, chunk):
-            try:
-                done = bool(np.asarray(read("cell_done", r)).all())
-            except Exception:  # a chunk left unreadable by a kill counts as not done
-                done = False
-            if not done:
-                unfinished.append(r)
-                continue
-            found = verify_block(plan, read, r, lambda r=r, want=want: want(r))
-            if found is None:
-                continue
-            counts_sound, what = found
-            how = ("not repaired" if not repair else "rewritten from its sound class counts"
-                   if counts_sound else "recomputed")
-            damaged.append((_block_name(plan, r), what, how))
-            (from_counts if counts_sound else todo).append(r)
+    unfinished, found = scan(group, plan.shape, chunk, check)
+    damaged, todo, from_counts = [], [], []
+    for r, what, counts_sound in found:
+        how = ("not repaired" if not repair else "rewritten from its sound class counts"
+               if counts_sound else "recomputed")
+        damaged.append((_block_name(plan, r), what, how))
+        (from_counts if counts_sound else todo).append(r)
     static = _verify_static(plan, group, repair)
     # Every block finished and sound, and the store not marked complete: its marker
     # was reset (or the run was cut off just before writing it).
@@ -538,9 +367,9 @@ def verify_store(plan: Plan, store: Path, chunk: tuple, *, repair: bool, client=
         _execute(plan, unfinished + todo, group, client, progress)
         if plan.design in SENSITIVITY:  # derived from every cell: redone with any block
             _add_sensitivity(plan, store, log)
-        _finish(store, group)
-    elif not _consolidated_complete(store):  # a write of the metadata that failed
-        _finish(store, group)
+        finish(store)
+    elif not consolidated_complete(store):  # a write of the metadata that failed
+        finish(store)
     return report
 
 
@@ -557,42 +386,6 @@ def _add_sensitivity(plan: Plan, store: Path, log=print) -> None:
     idx.attrs = {**ds.attrs, **attrs}
     idx.to_zarr(store, mode="a", zarr_format=2, consolidated=False)
     log(f"sensitivity indices ({attrs['sensitivity_method']}) written into {store}")
-
-
-def _consolidated_complete(store: Path) -> bool:
-    """Whether the consolidated metadata (what readers open) is whole and says complete."""
-    try:
-        meta = json.loads((store / ".zmetadata").read_text())
-        return bool(meta["metadata"][".zattrs"].get("complete"))
-    except Exception:
-        return False
-
-
-def _finish(store: Path, group) -> None:
-    """Mark the store complete and consolidate its metadata; if that write fails
-    (a full disk), leave no half-written metadata and the store marked incomplete."""
-    try:
-        set_attr(store, "complete", 1)
-        consolidate(store)
-        record(store)
-    except BaseException:
-        (store / ".zmetadata").unlink(missing_ok=True)
-        set_attr(store, "complete", 0)
-        raise
-
-
-# Zarr format 2's metadata documents; what a consolidated ``.zmetadata`` gathers.
-def set_attr(store: Path, key: str, value) -> None:
-    """Set one attribute of a (Zarr format 2) store's root, atomically.
-
-    Written by hand because zarr rewrites ``.zattrs`` in place: a write that
-    fails half-way (a full disk, a kill) would leave the store's configuration
-    and fingerprint unreadable, and the store with them.
-    """
-    path = store / ".zattrs"
-    attrs = json.loads(path.read_text())
-    attrs[key] = value
-    write_json(path, attrs, indent=4, sort_keys=True)
 
 
 def _as_dict(cfg):

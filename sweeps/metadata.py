@@ -50,6 +50,9 @@ RECORD_FORMAT = 1
 _DOCS = (".zgroup", ".zattrs", ".zarray")
 #: Arrays whose presence shows a grid store of antiamp's even when its plan is lost.
 _OUR_ARRAYS = ("cell_digest", "block_digest")
+#: Layouts written in place, block by block (their ``complete`` marker is the
+#: blocks' to set; their record is written at creation and again when finished).
+IN_PLACE = ("fused", "cells")
 
 
 class MetadataError(RuntimeError):
@@ -128,7 +131,14 @@ def owns(store: str | os.PathLike) -> bool:
     if _read_json(own / ".zgroup") != {"zarr_format": 2}:
         return False
     return all(p.name in (".zgroup", ".zattrs") or p.name.startswith(".zattrs.tmp-")
-               or (p.name.startswith("replaced-") and p.is_dir()) for p in own.iterdir())
+               or (p.name.startswith("replaced-") and p.is_dir())
+               or (p.name == "block_stats" and p.is_dir()) for p in own.iterdir())
+
+
+def own_dir(store: Path) -> Path:
+    """The store's own folder, created if absent (MetadataError if something else
+    holds its name)."""
+    return _own_dir(store, create=True)
 
 
 def _own_dir(store: Path, create: bool) -> Path | None:
@@ -240,8 +250,9 @@ def _fused(name):
 
 
 def _kind(meta: dict) -> str | None:
-    """'fused' (the fused engine's layout) or 'grid' (the block engine's) if ``meta`` is
-    an antiamp grid store's whose plan parses, else None."""
+    """'fused' (a fused grid's store), 'cells' (any other model's, written in place
+    since store layout 4) or 'grid' (written whole, before) if ``meta`` is an antiamp
+    grid store's whose plan parses, else None."""
     attrs = meta.get(".zattrs")
     if not isinstance(attrs, dict) or "antiamp_version" not in attrs:
         return None
@@ -252,7 +263,7 @@ def _kind(meta: dict) -> str | None:
         if fused is not None and f"{fused.counts_name}/.zarray" in meta:
             return "fused"
         if isinstance(json.loads(attrs["sweep_json"]), dict):
-            return "grid"
+            return "cells" if "cell_digest/.zarray" in meta else "grid"
     except (KeyError, TypeError, ValueError):
         return None
     return None
@@ -265,7 +276,7 @@ class Inspection:
     store: Path
     layout: dict | None  # relative path -> document, from the soundest source
     source: str  # which source it is, in words
-    kind: str | None  # 'fused', 'grid' or None (not a grid store / plan lost)
+    kind: str | None  # 'fused', 'cells', 'grid' or None (not a grid store / plan lost)
     final: bool  # the layout is the whole store's
     damaged: list  # (relative path, what is wrong)
     ours: bool  # evidence that antiamp wrote the store (when its plan is lost)
@@ -276,14 +287,14 @@ class Inspection:
     def attrs(self) -> dict:
         """The store's root attributes (fused: with the ``complete`` marker found)."""
         attrs = dict(self.layout[".zattrs"])
-        if self.kind == "fused":
+        if self.kind in IN_PLACE:
             found = self.files.get(".zattrs")
             attrs["complete"] = found.get("complete", 0) if isinstance(found, dict) else 0
         return attrs
 
 
 def _differs(kind: str, final: bool, rel: str, have: dict, want: dict) -> bool:
-    if kind == "fused" and rel == ".zattrs":
+    if kind in IN_PLACE and rel == ".zattrs":
         keys = set(want) - {"complete"} if not final else (set(want) | set(have)) - {"complete"}
         return any(_canon(have.get(k)) != _canon(want.get(k)) or (k in have) != (k in want)
                    for k in keys)
@@ -340,7 +351,7 @@ def inspect(store: str | os.PathLike) -> Inspection:
         if final and kind == "grid" and set(cons) != set(layout):
             wrong.append("its list of documents")
         root = files.get(".zattrs")
-        if (kind == "fused" and isinstance(root, dict) and isinstance(cons.get(".zattrs"), dict)
+        if (kind in IN_PLACE and isinstance(root, dict) and isinstance(cons.get(".zattrs"), dict)
                 and bool(root.get("complete")) != bool(cons[".zattrs"].get("complete"))):
             wrong.append("the complete marker")
         if wrong:
@@ -368,7 +379,7 @@ def repair(insp: Inspection, log=print) -> list:
         return []
     why = dict(insp.damaged)
     docs = [rel for rel in insp.layout if rel in why]
-    consolidated = ".zmetadata" in why or (insp.kind == "fused" and bool(docs)
+    consolidated = ".zmetadata" in why or (insp.kind in IN_PLACE and bool(docs)
                                            and (store / ".zmetadata").exists())
     own_record = f"{OWN}/.zattrs"
     # Copies of every file about to be replaced, written before any of them is.
@@ -391,7 +402,7 @@ def repair(insp: Inspection, log=print) -> list:
     rebuilt = []
     for rel in docs:
         doc = dict(insp.layout[rel])
-        if insp.kind == "fused" and rel == ".zattrs":
+        if insp.kind in IN_PLACE and rel == ".zattrs":
             doc["complete"] = 0  # the blocks' verification marks it complete again
             found = insp.files.get(".zattrs")
             if not insp.final and isinstance(found, dict):  # attributes added since
@@ -402,7 +413,7 @@ def repair(insp: Inspection, log=print) -> list:
         rebuilt.append(rel)
         log(f"rebuilt {rel} ({why[rel]}) from {insp.source}" + (note if rel in copies else ""))
     if consolidated:
-        if insp.kind == "fused":
+        if insp.kind in IN_PLACE:
             consolidate(store)
         else:
             write_json(store / ".zmetadata", {"metadata": insp.layout,
@@ -473,3 +484,45 @@ def consolidate(store: Path) -> None:
                 and not path.relative_to(store).parts[0].startswith(OWN)):
             meta[path.relative_to(store).as_posix()] = json.loads(path.read_text())
     write_json(store / ".zmetadata", {"metadata": meta, "zarr_consolidated_format": 1})
+
+
+def set_attr(store: Path, key: str, value) -> None:
+    """Set one attribute of a (Zarr format 2) store's root, atomically."""
+    update_attrs(store, {key: value})
+
+
+def update_attrs(store: Path, values: dict) -> None:
+    """Set attributes of a (Zarr format 2) store's root, atomically.
+
+    Written by hand because zarr rewrites ``.zattrs`` in place: a write that
+    fails half-way (a full disk, a kill) would leave the store's configuration
+    and fingerprint unreadable, and the store with them.
+    """
+    path = Path(store) / ".zattrs"
+    attrs = json.loads(path.read_text())
+    attrs.update(values)
+    write_json(path, attrs, indent=4, sort_keys=True)
+
+
+def consolidated_complete(store: Path) -> bool:
+    """Whether the consolidated metadata (what readers open) is whole and says complete."""
+    try:
+        meta = json.loads((Path(store) / ".zmetadata").read_text())
+        return bool(meta["metadata"][".zattrs"].get("complete"))
+    except Exception:
+        return False
+
+
+def finish(store: Path) -> None:
+    """Mark a store written in place complete and consolidate its metadata; if that
+    write fails (a full disk), leave no half-written metadata and the store marked
+    incomplete."""
+    store = Path(store)
+    try:
+        set_attr(store, "complete", 1)
+        consolidate(store)
+        record(store)
+    except BaseException:
+        (store / ".zmetadata").unlink(missing_ok=True)
+        set_attr(store, "complete", 0)
+        raise

@@ -103,8 +103,10 @@ def test_a_template_from_numpy_fill_arrays_is_the_one_from_dask_placeholders(tmp
                               "judge": {"b": [0.0, 0.5]}}, "cells_per_block": 3, "plot": False},
            "model": {"p": 0.0}, "run": {"n_instances": 2000}}
     stores, real = {}, engine._template
-    for how, limit in (("numpy", engine.NUMPY_TEMPLATE_BYTES), ("dask", 0)):
-        monkeypatch.setattr(engine, "NUMPY_TEMPLATE_BYTES", limit)
+    from antiamp.sweeps import chunks
+
+    for how, limit in (("numpy", chunks.NUMPY_TEMPLATE_BYTES), ("dask", 0)):
+        monkeypatch.setattr(chunks, "NUMPY_TEMPLATE_BYTES", limit)
         seen = []
 
         def spy(*a, **k):

@@ -126,7 +126,7 @@ def test_consolidation_writes_only_the_consolidated_metadata(tmp_path, monkeypat
 
     monkeypatch.setattr(metadata, "write_json", full_disk)
     with pytest.raises(OSError):
-        engine._finish(store, None)
+        metadata.finish(store)
     assert json.loads((store / ".zattrs").read_text())["complete"] == 0
     assert not (store / ".zmetadata").exists()
     monkeypatch.undo()

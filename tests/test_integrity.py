@@ -119,7 +119,8 @@ PANEL_DAMAGE = {
     "a value of one block altered": lambda s: _set(s, "amp", (1, 0, 0), 0.77),
     "a chunk deleted": lambda s: _delete(s, "acc", 0),
     "bytes flipped": lambda s: _flip(s, "welfare", 0),
-    "checksums deleted": lambda s: _delete(s, "block_digest", 0),
+    "checksums deleted": lambda s: _delete(s, "cell_digest", 0),
+    "a protocol label altered": lambda s: _set(s, "protocol", 0, "x"),
     "a coordinate altered": lambda s: _set(s, "b", 0, 0.31),
 }
 
@@ -134,7 +135,8 @@ def test_damaged_model_store_is_detected_and_repaired(finished, tmp_path, damage
     assert all("not repaired" in x for x in lines if "damaged" in x)
     if damage == "a value of one block altered":  # only that block is named
         assert [x for x in lines if "damaged" in x] == [
-            "damaged block cells 2..2: values do not match the block's checksum; not repaired"]
+            "damaged block size[1:2], b[0:1]: values do not match the cells' checksums; "
+            "not repaired"]
     again = run_sweep(cfg, tmp_path, progress=False, log=_quiet).load()
     xr.testing.assert_identical(again, ref)
 

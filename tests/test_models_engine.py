@@ -65,8 +65,12 @@ def test_grid_on_two_workers_is_bit_identical_to_the_local_run(name, cluster, tm
     assert_same(local, dist)
     assert local.attrs.get("antiamp_version") == antiamp.__version__
     assert local.attrs["model"] == name
-    if "block_digest" in local:  # the block engine's per-block checksums
-        assert np.array_equal(local.block_digest.values, dist.block_digest.values)
+    # every store's per-cell checksums
+    assert np.array_equal(local.cell_digest.values, dist.cell_digest.values)
+    assert bool(local.cell_done.all())
+    from antiamp.registry import get
+
+    if get(name).fused_grid is None:
         # Block size changes neither a value nor a padding: one block in memory.
         assert_same(local, run_grid(cfg, progress=False))
 
@@ -118,34 +122,43 @@ def _kill_when(p, ready, timeout=300.0) -> bool:
         return False
 
 
+def _cells_done(store) -> int:
+    """Cells marked done in a store being written (0 before it exists)."""
+    import zarr
+
+    try:
+        return int(np.asarray(zarr.open_group(str(store), mode="r")["cell_done"][...]).sum())
+    except Exception:
+        return 0
+
+
 def test_kill_9_at_random_moments_then_rerun_is_bit_identical(tmp_path):
     ref = run_grid(KILL_GRID, progress=False)
     store = tmp_path / "grid.zarr"
-    part = partial_dir(store)
     n_blocks = 27
 
-    def n_done():
-        return len(list(part.glob("block-*.blk"))) if part.exists() else 0
-
     def creating():
-        return part.exists() or any(tmp_path.glob(f".{part.name}.tmp-*"))
+        return store.exists() or any(tmp_path.glob(f".{store.name}.creating-*"))
 
     rng = np.random.default_rng(12)
-    moments = [lambda: True, creating]  # during start-up; as the partial run is created
-    moments += [lambda k=k: n_done() >= k for k in sorted(rng.choice(n_blocks - 1, 4) + 1)]
-    moments += [lambda: n_done() >= n_blocks]  # while the finished grid is written
+    moments = [lambda: True, creating]  # during start-up; as the store is laid out
+    moments += [lambda k=k: _cells_done(store) >= k
+                for k in sorted(rng.choice(n_blocks - 1, 4) + 1)]
+    moments += [lambda: _cells_done(store) >= n_blocks]  # while the store is finished
     killed = [_kill_when(_start(store, tmp_path), ready) for ready in moments]
     assert sum(killed) >= 5
-    assert n_done() > 0 and not store.exists()
+    assert _cells_done(store) > 0
     p = _start(store, tmp_path)
     out, err = p.communicate(timeout=600)
     assert p.returncode == 0, err.decode()
-    assert not part.exists()
+    assert not partial_dir(store).exists()
     assert [q.name for q in tmp_path.iterdir() if q.name.startswith(".")] == []
-    assert_same(ref, xr.open_zarr(store).load())
+    done = xr.open_zarr(store)
+    assert done.attrs["complete"] == 1 and bool(done.cell_done.all())
+    assert_same(ref, done.load())
 
 
-def test_a_half_written_block_and_a_creation_leftover_are_recovered(tmp_path):
+def test_a_damaged_block_of_an_interrupted_run_is_recomputed(tmp_path):
     cfg = {**KILL_GRID, "run": {"n_instances": 20_000}}
     store = tmp_path / "g.zarr"
     ref = run_grid(cfg, progress=False)
@@ -167,17 +180,23 @@ def test_a_half_written_block_and_a_creation_leftover_are_recovered(tmp_path):
             run_grid_store(cfg, store, progress=False, log=lambda *a: None)
     finally:
         blocks.run_block = real
-    part = partial_dir(store)
-    assert len(list(part.glob("block-*.blk"))) == 3 and not store.exists()
-    # A block file cut short by a kill, and a temporary left by a kill during creation.
-    victim = sorted(part.glob("block-*.blk"))[1]
-    victim.write_bytes(victim.read_bytes()[:50])
-    (tmp_path / f".{part.name}.tmp-deadbeef").mkdir()
+    import zarr
+
+    assert _cells_done(store) == 3 and zarr.open_group(str(store)).attrs["complete"] == 0
+    # A chunk of a finished block cut short (a torn write), and one altered.
+    victim = store / "amp" / "0.1.0.0"
+    victim.write_bytes(victim.read_bytes()[:20])
+    zarr.open_group(str(store), mode="r+")["acc"][0, 2, 0, 0] = 0.5
     msgs = []
     ds = run_grid_store(cfg, store, progress=False, log=msgs.append).load()
     assert any("resuming" in m for m in msgs)
+    damaged = [m for m in msgs if m.startswith("damaged block")]
+    assert len(damaged) == 2, msgs
+    assert damaged[0].startswith("damaged block eta[0:1], p[1:2]: values ")  # the torn chunk
+    assert damaged[0].endswith("; recomputed")
+    assert damaged[1] == ("damaged block eta[0:1], p[2:3]: values do not match the cells' "
+                          "checksums; recomputed")
     assert_same(ref, ds)
-    assert not part.exists()
 
 
 def test_a_store_of_something_else_is_never_replaced(tmp_path):

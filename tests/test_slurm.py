@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import xarray as xr
+import zarr
 
 import antiamp
 from antiamp.sweeps.blocks import partial_dir
@@ -150,9 +151,16 @@ def test_every_worker_job_cancelled_stops_with_a_message_and_a_rerun_resumes(slu
     # Cancel only once the worker has connected and finished a block (a job that
     # is cancelled before its worker connects is a worker that cannot start: a
     # different message, tested above); a loaded machine may take a while.
-    part = partial_dir(tmp_path / "run" / "sweep.zarr")
+    store = tmp_path / "run" / "sweep.zarr"
+
+    def cells_done():
+        try:
+            return int(np.asarray(zarr.open_group(str(store), mode="r")["cell_done"][...]).sum())
+        except Exception:  # not laid out yet
+            return 0
+
     deadline = time.time() + 180
-    while time.time() < deadline and p.poll() is None and not any(part.glob("block-*.blk")):
+    while time.time() < deadline and p.poll() is None and not cells_done():
         time.sleep(0.5)
     assert p.poll() is None, "the grid finished before its worker could be lost"
     slurm.run("scancel", jobs[0][0])
@@ -160,8 +168,8 @@ def test_every_worker_job_cancelled_stops_with_a_message_and_a_rerun_resumes(slu
     assert p.returncode == 1, err
     assert "every SLURM worker job has ended" in err and "rerun" in err, err
     assert "Traceback" not in err
-    store = tmp_path / "run" / "sweep.zarr"
-    assert partial_dir(store).exists() and not store.exists()
+    assert not partial_dir(store).exists()
+    assert zarr.open_group(str(store), mode="r").attrs["complete"] == 0 and cells_done() >= 1
     # The rerun (here on this machine) resumes and ends as an uninterrupted run.
     local = [a for a in args if not a.startswith("executor")]
     r = _cli(local, tmp_path)

@@ -1,6 +1,6 @@
-"""What a resumed run reads from disk is data, checked before it is used: block files
-that are damaged, swapped, of another run or crafted to run code are recomputed, and
-one store has one lock whatever path names it."""
+"""What a resumed run reads from disk is data, checked before it is used: chunks of an
+interrupted store that are damaged, swapped, of another run or crafted to run code
+are recomputed, and one store has one lock whatever path names it."""
 
 import pickle
 
@@ -9,8 +9,7 @@ import pytest
 import xarray as xr
 
 from antiamp.sweeps import blocks
-from antiamp.sweeps.blockfiles import GLOB, block_file, decode_block, encode_block
-from antiamp.sweeps.blocks import partial_dir, plan_grid, run_grid_store
+from antiamp.sweeps.blocks import plan_grid, run_grid_store
 
 GRID = {"model": {"name": "signals", "c_e": 0.4}, "judge": {"b": 0.7},
         "signals": {"phi": 0.3}, "equilibrium": {"payoffs": "simulated"},
@@ -41,6 +40,8 @@ def assert_bit_identical(a: xr.Dataset, b: xr.Dataset):
 
 def _interrupted(cfg, store, n_blocks, monkeypatch):
     """A run of ``cfg`` into ``store`` stopped (Ctrl-C) after ``n_blocks`` blocks."""
+    import zarr
+
     calls = {"n": 0}
     real = blocks.run_block
 
@@ -54,9 +55,9 @@ def _interrupted(cfg, store, n_blocks, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         run_grid_store(cfg, store, progress=False, log=_quiet)
     monkeypatch.setattr(blocks, "run_block", real)
-    part = partial_dir(store)
-    assert len(list(part.glob(GLOB))) == n_blocks and not store.exists()
-    return part
+    group = zarr.open_group(str(store), mode="r")
+    assert int(np.asarray(group["cell_done"][...]).sum()) == n_blocks
+    assert group.attrs["complete"] == 0
 
 
 class _Payload:
@@ -69,54 +70,58 @@ class _Payload:
         return (exec, (f"open({self.marker!r}, 'w').write('foreign code ran')",))
 
 
-def test_tampered_block_files_are_recomputed_never_trusted_or_unpickled(tmp_path, monkeypatch):
+def test_tampered_chunks_of_an_interrupted_store_are_recomputed_never_trusted(tmp_path,
+                                                                             monkeypatch):
     ref_store = tmp_path / "ref.zarr"
     run_grid_store(GRID, ref_store, progress=False, log=_quiet)
     ref = xr.open_zarr(ref_store).load()
 
     store = tmp_path / "s.zarr"
-    part = _interrupted(GRID, store, 5, monkeypatch)
+    _interrupted(GRID, store, 5, monkeypatch)
     plan = plan_grid(GRID)
-    bl = plan.blocks()
+    regions = plan.regions()
+    from antiamp.sweeps.verify import block_name
+
+    names = [block_name(plan.grid.dims, r) for r in regions]
+
+    def chunk(var, k):  # block k's chunk of ``var`` (one cell a block)
+        i, j = regions[k][0].start, regions[k][1].start
+        return store / var / ".".join(map(str, (i, j) + (0,) * (
+            len(xr.open_zarr(ref_store)[var].dims) - 2)))
+
     marker = tmp_path / "MARKER"
-    crafted = pickle.dumps(_Payload(marker))
-    # A crafted pickle in place of a block file, and one under the old (.pkl) name.
-    block_file(part, bl[0]).write_bytes(crafted)
-    (part / f"block-{bl[5][0]:012d}-{bl[5][1]:012d}.pkl").write_bytes(crafted)
-    # One flipped bit in a block's values (the last bytes of the file are array data).
-    f1 = block_file(part, bl[1])
-    raw = bytearray(f1.read_bytes())
-    raw[-3] ^= 0x10
-    f1.write_bytes(bytes(raw))
-    # Two valid block files swapped.
-    f2, f3 = block_file(part, bl[2]), block_file(part, bl[3])
-    b2, b3 = f2.read_bytes(), f3.read_bytes()
-    f2.write_bytes(b3)
-    f3.write_bytes(b2)
-    # A valid block file of another run (another seed), same cells, whole checksum.
+    # A crafted pickle in place of a chunk.
+    chunk("amp", 0).write_bytes(pickle.dumps(_Payload(marker)))
+    # One flipped bit in a block's values (decompressed: the chunk rewritten with it).
+    import zarr
+
+    group = zarr.open_group(str(store), mode="r+")
+    v = np.asarray(group["acc"][regions[1]])
+    v.view(np.uint64).flat[0] ^= 1 << 20
+    group["acc"][regions[1]] = v
+    # Two sound chunks swapped.
+    a, b = chunk("welfare", 2), chunk("welfare", 3)
+    ba, bb = a.read_bytes(), b.read_bytes()
+    a.write_bytes(bb)
+    b.write_bytes(ba)
+    # A sound chunk of another run (another seed), same cell.
     other = {**GRID, "run": {**GRID["run"], "seed": 99}}
-    oplan = plan_grid(other)
-    ods = blocks.run_block(*blocks._task_args(oplan), *bl[4])
-    block_file(part, bl[4]).write_bytes(encode_block(
-        ods, start=bl[4][0], stop=bl[4][1], fingerprint=oplan.fingerprint(),
-        model="signals"))
+    run_grid_store(other, tmp_path / "other.zarr", progress=False, log=_quiet)
+    chunk("fwc", 4).write_bytes((tmp_path / "other.zarr" / chunk("fwc", 4).relative_to(
+        store)).read_bytes())
     plan_grid(GRID)  # the run below validates GRID again, not the other plan
 
     msgs = []
     ds = run_grid_store(GRID, store, progress=False, log=msgs.append).load()
     text = "\n".join(msgs)
-    assert not marker.exists(), "a crafted pickle in the resumable state ran its code"
+    assert not marker.exists(), "a crafted pickle in the store ran its code"
     assert_bit_identical(ref, ds)
-    for blk, why in [(bl[0], "not a block file"), (bl[1], "checksum does not match"),
-                     (bl[2], f"holds cells {bl[3][0]}..{bl[3][1] - 1}"),
-                     (bl[3], f"holds cells {bl[2][0]}..{bl[2][1] - 1}"),
-                     (bl[4], "another run")]:
-        line = [m for m in msgs if block_file(part, blk).name in m]
-        assert line and why in line[0] and "recomputed" in line[0], text
-    assert "never read" in text and "resuming" in text
+    for k in range(5):
+        line = [m for m in msgs if m.startswith(f"damaged block {names[k]}:")]
+        assert line and "recomputed" in line[0], text
+    assert "resuming" in text and "1 of 6 blocks left" in text
     # The finished store is sound by antiamp-check's verification.
     assert blocks.verify_grid_store(plan, store, repair=False, log=_quiet).ok
-    assert not part.exists()
 
 
 def test_a_store_whose_array_asks_for_pickles_is_never_unpickled(tmp_path):
@@ -144,30 +149,35 @@ def test_a_store_whose_array_asks_for_pickles_is_never_unpickled(tmp_path):
     assert not marker.exists(), "a pickle inside a store ran its code"
 
 
-def test_every_models_block_survives_the_file_format_exactly(tmp_path):
-    """The file format holds every model's block as the model made it: same variables
-    in the same order, dtypes, values, attributes and their types."""
+def test_every_models_store_holds_its_blocks_exactly(tmp_path):
+    """Every model's grid written block by block into its store reads back as the grid
+    computed in memory in one block: variables, dtypes, values, attributes."""
     import antiamp
+    from antiamp.registry import get
 
     for name in antiamp.models.names():
-        if name == "baseline":  # the baseline's grids write straight into the store
+        if get(name).fused_grid is not None:  # its store holds its counts (test_fused_grid)
             continue
         cfg = {"model": {"name": name, "rho": 0.3},
                **({} if name == "mediation" else {"judge": {"kind": "logit"}}),
                "run": {"n_instances": 2000}, "loop": {"rounds": 3, "paths": 4, "batch": 50},
-               "sweep": {"axes": {"model": {"rho": [0.2, 0.6]}}}}
+               "sweep": {"axes": {"model": {"rho": [0.2, 0.6, 0.7]}}, "cells_per_block": 1}}
         if name != "loop":
             cfg.pop("loop")
-        plan = plan_grid(cfg)
-        ds = blocks.run_block(*blocks._task_args(plan), 0, 2)
-        back = decode_block(encode_block(ds, start=0, stop=2, fingerprint="f", model=name),
-                            start=0, stop=2, fingerprint="f")
-        assert ds.identical(back), name
-        assert list(ds.variables) == list(back.variables), name
-        for v in ds.variables:
-            assert ds[v].dtype == back[v].dtype, (name, v)
-        for k, v in ds.attrs.items():
-            assert type(back.attrs[k]) is type(v), (name, k)
+        mem = blocks.run_grid(cfg, progress=False)
+        st = antiamp.sweep(cfg, tmp_path / f"{name}.zarr", progress=False, log=_quiet).load()
+        st = st.drop_vars(["cell_done", "cell_digest"])
+        assert set(mem.variables) == set(st.variables), (name, set(mem.variables)
+                                                         ^ set(st.variables))
+        for v in mem.variables:
+            x, y = mem[v].values, st[v].values
+            assert x.shape == y.shape, (name, v)
+            if x.dtype.kind in "OUS":
+                assert (x.astype(str) == y.astype(str)).all(), (name, v)
+            else:
+                assert x.dtype == y.dtype, (name, v)
+                assert np.asarray(x).tobytes() == np.asarray(y).tobytes(), (name, v)
+            assert mem[v].attrs == st[v].attrs, (name, v)
 
 
 # ----------------------------------------------------------------------------- one lock

@@ -1,0 +1,139 @@
+"""A model's grid store written in place: model dimensions that grow as longer blocks
+arrive and labels that widen give the store an in-memory assembly of the same blocks
+gives (xarray's outer join, the oracle), and each cell's checksum does not change
+as the store grows."""
+
+import numpy as np
+import pytest
+import xarray as xr
+import zarr
+
+from antiamp.sweeps import blocks
+from antiamp.sweeps.cellstore import cell_digests, extents
+
+GRID = {"model": {"name": "panel"}, "run": {"n_instances": 1000},
+        "sweep": {"axes": {"judge": {"b": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]}},
+                  "cells_per_block": 2}}
+#: Each block's length along the model dimension ``item`` and width of its labels:
+#: the second block is longer and wider than the first, the third shorter.
+LENGTHS = [2, 4, 3, 1]
+WIDTHS = [1, 5, 3, 2]
+
+
+def _block(start: int, stop: int) -> xr.Dataset:
+    k = start // 2
+    n, m = stop - start, LENGTHS[k]
+    rng = np.random.default_rng(start)
+    cells = np.arange(start, stop)
+    label = np.array(["abcde"[:WIDTHS[k]] + str(c) for c in cells]).astype(f"<U{WIDTHS[k] + 1}")
+    ds = xr.Dataset({
+        "x": (("cell", "item"), rng.normal(size=(n, m))),
+        "flag": (("cell", "item"), rng.random((n, m)) < 0.5),
+        "count": (("cell", "item"), rng.integers(0, 9, (n, m))),
+        "label": (("cell",), label),
+        "total": (("cell",), rng.normal(size=n), {"long_name": "a total", "units": "1"}),
+    }, coords={"item": np.arange(m)})
+    ds.attrs = {"title": "a test grid", "kernel_calls": 1}
+    return ds
+
+
+@pytest.fixture
+def fake_model(monkeypatch):
+    monkeypatch.setattr(blocks, "run_block", lambda name, base, spec, a, b: _block(a, b))
+
+
+def test_a_store_that_grows_and_widens_is_the_in_memory_assembly(fake_model, tmp_path):
+    plan = blocks.plan_grid(GRID)
+    assert [b - a for a, b in plan.blocks()] == [2, 2, 2, 1]
+    store = tmp_path / "s.zarr"
+    ds = blocks.run_grid_store(GRID, store, progress=False, log=lambda *a: None,
+                               plan=plan).load()
+    want = blocks.assemble(plan, [_block(a, b) for a, b in plan.blocks()])
+    for name in want.variables:
+        x, y = want[name].values, ds[name].values
+        assert x.shape == y.shape and x.dtype == y.dtype, (name, x.dtype, y.dtype)
+        assert np.array_equal(x, y, equal_nan=x.dtype.kind == "f"), name
+    assert ds.sizes["item"] == 4 and ds["label"].dtype == np.dtype("<U6")
+    assert ds.attrs["kernel_calls"] == 4 and ds.attrs["complete"] == 1
+    # The checksums written before the store grew still hold, and a rerun finds it sound.
+    assert blocks.verify_grid_store(plan, store, repair=False, log=lambda *a: None).ok
+    msgs = []
+    blocks.run_grid_store(GRID, store, progress=False, log=msgs.append, plan=plan)
+    assert any("is complete; its 4 blocks verified" in m for m in msgs), msgs
+
+
+def test_a_padded_value_altered_in_a_grown_store_is_found(fake_model, tmp_path):
+    plan = blocks.plan_grid(GRID)
+    store = tmp_path / "s.zarr"
+    blocks.run_grid_store(GRID, store, progress=False, log=lambda *a: None, plan=plan)
+    ref = xr.open_zarr(store).load()
+    zarr.open_group(str(store), mode="r+")["x"][0, 3] = 1.0  # cell 0 had 2 items
+    report = blocks.verify_grid_store(plan, store, repair=False, log=lambda *a: None)
+    assert [d[0] for d in report.damaged] == ["b[0:2]"]
+    blocks.run_grid_store(GRID, store, progress=False, log=lambda *a: None, plan=plan)
+    xr.testing.assert_identical(xr.open_zarr(store).load().drop_attrs(),
+                                ref.drop_attrs())
+
+
+def _rows(x, label):
+    return {"x": (x, ("item",)), "label": (label, ())}
+
+
+def test_cell_checksums_ignore_padding_and_label_width_not_values():
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(5, 3))
+    x[1, 2] = np.nan  # a cell whose own extent is 2
+    x[2] = np.nan  # a cell with nothing along the dimension
+    label = np.array(["a", "bb", "", "ccc", "d"])
+    cells = np.arange(10, 15)
+    d = cell_digests(_rows(x, label), cells)
+    wider = np.full((5, 6), np.nan)
+    wider[:, :3] = x
+    assert np.array_equal(cell_digests(_rows(wider, label.astype("<U9")), cells), d)
+    assert list(extents(_rows(x, label))["item"]) == [3, 2, 0, 3, 3]
+    assert d.dtype == np.uint64 and (d & np.uint64(1)).all()  # never 0, the fill
+    # Any value inside a cell's extent, and the cell's place in the grid, count.
+    for k, change in enumerate([lambda a, s: a.__setitem__((0, 0), 0.5),
+                                lambda a, s: a.__setitem__((1, 2), 0.0),
+                                lambda a, s: s.__setitem__(3, "ccd")]):
+        a, s = x.copy(), label.copy()
+        change(a, s)
+        e = cell_digests(_rows(a, s), cells)
+        assert (e != d).sum() == 1, k
+    assert not np.array_equal(cell_digests(_rows(x, label), cells + 1), d)
+    # Two labels that join to the same text are still told apart.
+    two = {"a": (np.array([["ab", "c"]]), ("k",)), }
+    other = {"a": (np.array([["a", "bc"]]), ("k",)), }
+    assert cell_digests(two, np.arange(1)) != cell_digests(other, np.arange(1))
+
+
+def test_an_interrupted_design_resumes_to_the_in_memory_design(tmp_path, monkeypatch):
+    """A sensitivity design (cells along ``point``) of a model without fused grids:
+    killed after two blocks, resumed, it is the design computed in memory, indices
+    included."""
+    from antiamp.testing import same
+
+    cfg = {"model": {"name": "messages"}, "judge": {"kind": "logit"},
+           "run": {"n_instances": 2000},
+           "sweep": {"design": "saltelli", "n_points": 4, "cells_per_block": 5,
+                     "axes": {"judge": {"mu": {"uniform": [-1, 1]}},
+                              "messages": {"kappa_r": {"uniform": [0, 1]}}}}}
+    store = tmp_path / "d.zarr"
+    real, calls = blocks.run_block, {"n": 0}
+
+    def dying(*a, **k):
+        calls["n"] += 1
+        if calls["n"] > 2:
+            raise KeyboardInterrupt
+        return real(*a, **k)
+
+    monkeypatch.setattr(blocks, "run_block", dying)
+    with pytest.raises(KeyboardInterrupt):
+        blocks.run_grid_store(cfg, store, progress=False, log=lambda *a: None)
+    monkeypatch.setattr(blocks, "run_block", real)
+    assert int(np.asarray(zarr.open_group(str(store))["cell_done"][...]).sum()) == 10
+    msgs = []
+    ds = blocks.run_grid_store(cfg, store, progress=False, log=msgs.append).load()
+    assert any("resuming" in m for m in msgs), msgs
+    mem = blocks.run_grid(cfg, progress=False)
+    assert "S1_amp" in ds and not same(mem, ds)
