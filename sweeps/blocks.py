@@ -727,7 +727,7 @@ def verify_grid_store(plan: GridPlan, store: Path, *, repair: bool, client=None,
     one).  Returns a :class:`~antiamp.sweeps.verify.StoreReport`."""
     from .cellstore import CellStore, cell_digests, cells_of, stored_rows
     from .metadata import consolidated_complete, finish, set_attr
-    from .verify import StoreReport, block_name, scan, verify_static
+    from .verify import block_name, scan, summarize, verify_static
 
     cs = CellStore(store, plan, mode="r+" if repair else "r")
     group, shape, n_grid = cs.group, plan.grid.shape, len(plan.grid.dims)
@@ -756,22 +756,9 @@ def verify_grid_store(plan: GridPlan, store: Path, *, repair: bool, client=None,
         cs.rewrite_coords = True
     damaged = [(block_name(plan.grid.dims, r), what,
                 "recomputed" if repair else "not repaired") for r, what, _ in found]
-    unmarked = [("complete marker", "0 although every block is finished",
-                 "marked complete" if repair else "not repaired")] if not (
-        unfinished or found or static or resuming or attrs.get("complete")) else []
-    report = StoreReport(len(regions), unfinished,
-                         damaged + unmarked + [(name, "damaged", "rewritten from the sweep's "
-                                                "config" if repair else "not repaired")
-                                               for name in static])
-    for name, what, how in unmarked:
-        log(f"damaged {name}: {what}; {how}")
-    if resuming:
-        log(f"resuming {store}: {len(unfinished)} of {len(regions)} blocks left")
-    for name, what, how in damaged:
-        log(f"damaged block {name}: {what}; {how}")
-    for name in static:
-        log(f"damaged {name}: " + ("rewritten from the sweep's config" if repair
-                                   else "not repaired"))
+    report = summarize(store, len(regions), unfinished, damaged, static,
+                       complete=bool(attrs.get("complete")), resuming=resuming,
+                       repair=repair, log=log)
     if not repair:
         return report
     if unfinished or found or static or not attrs.get("complete"):

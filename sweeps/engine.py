@@ -37,7 +37,7 @@ _runner = lazy("antiamp.runner")
 from .blocks import EngineError, _lock
 from .chunks import blocks, cells_of as _cells_of, chunk_shape  # noqa: F401
 from .fused import MAX_CELLS_PER_BLOCK, TARGET_BLOCK_INSTANCES, compute_block  # noqa: F401
-from .verify import StoreReport, SlabReader, block_name, scan, stored as _stored, verify_static  # noqa: F401
+from .verify import StoreReport, SlabReader, block_name, scan, stored as _stored, summarize, verify_static  # noqa: F401
 from .metadata import consolidate, consolidated_complete, finish, record, repair_before_resume, set_attr  # noqa: F401
 from .spec import SENSITIVITY, Plan, make_plan
 
@@ -337,23 +337,9 @@ def verify_store(plan: Plan, store: Path, chunk: tuple, *, repair: bool, client=
         damaged.append((_block_name(plan, r), what, how))
         (from_counts if counts_sound else todo).append(r)
     static = _verify_static(plan, group, repair)
-    # Every block finished and sound, and the store not marked complete: its marker
-    # was reset (or the run was cut off just before writing it).
-    unmarked = [("complete marker", "0 although every block is finished",
-                 "marked complete" if repair else "not repaired")] if not (
-        unfinished or damaged or static or resuming or group.attrs.get("complete")) else []
-    report = StoreReport(len(all_blocks), unfinished,
-                         damaged + unmarked + [(name, "damaged", "rewritten from the sweep's config"
-                                                if repair else "not repaired") for name in static])
-    for name, what, how in unmarked:
-        log(f"damaged {name}: {what}; {how}")
-    if resuming:
-        log(f"resuming {store}: {len(unfinished)} of {len(all_blocks)} blocks left")
-    for name, what, how in damaged:
-        log(f"damaged block {name}: {what}; {how}")
-    for name in static:
-        log(f"damaged {name}: " + ("rewritten from the sweep's config" if repair
-                                   else "not repaired"))
+    report = summarize(store, len(all_blocks), unfinished, damaged, static,
+                       complete=bool(group.attrs.get("complete")), resuming=resuming,
+                       repair=repair, log=log)
     if not repair:
         return report
     if unfinished or todo or from_counts or static or not group.attrs.get("complete"):

@@ -141,3 +141,26 @@ def verify_static(group, want: dict, fix: bool) -> list:
                 group[name][...] = v
             bad.append(name)
     return bad
+
+
+def summarize(store, n_blocks: int, unfinished: list, damaged: list, static: list, *,
+              complete: bool, resuming: bool, repair: bool, log) -> StoreReport:
+    """Name what a verification found, one line each, and report it. ``damaged``:
+    (block name, what is wrong, how it is repaired); ``static``: damaged arrays
+    written once; a store whose every block is finished and sound but not marked
+    ``complete`` has its marker named (reset, or the run cut off before it)."""
+    unmarked = [("complete marker", "0 although every block is finished",
+                 "marked complete" if repair else "not repaired")] if not (
+        unfinished or damaged or static or resuming or complete) else []
+    how = "rewritten from the sweep's config" if repair else "not repaired"
+    report = StoreReport(n_blocks, unfinished,
+                         damaged + unmarked + [(name, "damaged", how) for name in static])
+    for name, what, fix in unmarked:
+        log(f"damaged {name}: {what}; {fix}")
+    if resuming:
+        log(f"resuming {store}: {len(unfinished)} of {n_blocks} blocks left")
+    for name, what, fix in damaged:
+        log(f"damaged block {name}: {what}; {fix}")
+    for name in static:
+        log(f"damaged {name}: {how}")
+    return report
