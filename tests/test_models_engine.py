@@ -19,6 +19,7 @@ from antiamp.sweeps.blocks import partial_dir, run_grid, run_grid_store
 from antiamp.registry import builtin_names
 from antiamp.testing import default_grids, same
 from cli_runner import run_command
+from store_probe import cells_done
 
 N = 20_000
 SIM = {"payoffs": "simulated"}
@@ -122,16 +123,6 @@ def _kill_when(p, ready, timeout=300.0) -> bool:
         return False
 
 
-def _cells_done(store) -> int:
-    """Cells marked done in a store being written (0 before it exists)."""
-    import zarr
-
-    try:
-        return int(np.asarray(zarr.open_group(str(store), mode="r")["cell_done"][...]).sum())
-    except Exception:
-        return 0
-
-
 def test_kill_9_at_random_moments_then_rerun_is_bit_identical(tmp_path):
     ref = run_grid(KILL_GRID, progress=False)
     store = tmp_path / "grid.zarr"
@@ -142,12 +133,12 @@ def test_kill_9_at_random_moments_then_rerun_is_bit_identical(tmp_path):
 
     rng = np.random.default_rng(12)
     moments = [lambda: True, creating]  # during start-up; as the store is laid out
-    moments += [lambda k=k: _cells_done(store) >= k
+    moments += [lambda k=k: cells_done(store) >= k
                 for k in sorted(rng.choice(n_blocks - 1, 4) + 1)]
-    moments += [lambda: _cells_done(store) >= n_blocks]  # while the store is finished
+    moments += [lambda: cells_done(store) >= n_blocks]  # while the store is finished
     killed = [_kill_when(_start(store, tmp_path), ready) for ready in moments]
     assert sum(killed) >= 5
-    assert _cells_done(store) > 0
+    assert cells_done(store) > 0
     p = _start(store, tmp_path)
     out, err = p.communicate(timeout=600)
     assert p.returncode == 0, err.decode()
@@ -182,7 +173,7 @@ def test_a_damaged_block_of_an_interrupted_run_is_recomputed(tmp_path):
         blocks.run_block = real
     import zarr
 
-    assert _cells_done(store) == 3 and zarr.open_group(str(store)).attrs["complete"] == 0
+    assert cells_done(store) == 3 and zarr.open_group(str(store)).attrs["complete"] == 0
     # A chunk of a finished block cut short (a torn write), and one altered.
     victim = store / "amp" / "0.1.0.0"
     victim.write_bytes(victim.read_bytes()[:20])

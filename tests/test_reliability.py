@@ -115,21 +115,13 @@ def test_ctrl_c_says_what_was_saved_and_exits_130(tmp_path):
     p = subprocess.Popen(argv + args, cwd=tmp_path, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True,
                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    from store_probe import cells_done
+
     store = tmp_path / "run" / "sweep.zarr"
-
-    def cells_done():
-        import numpy as np
-        import zarr
-
-        try:
-            return int(np.asarray(zarr.open_group(str(store), mode="r")["cell_done"][...]).sum())
-        except Exception:  # not laid out yet
-            return 0
-
     t0 = time.monotonic()
     sent = False
     while p.poll() is None and time.monotonic() - t0 < 300:
-        if cells_done():
+        if cells_done(store):
             p.send_signal(signal.SIGINT)
             sent = True
             break
