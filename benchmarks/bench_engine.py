@@ -44,6 +44,10 @@ MODELS = {
     "equilibrium": {"model": {"name": "equilibrium", "p": 0.6},
                     "sweep": {"axes": {"model": {"c_e": list(np.linspace(0, 1, 64).round(4))},
                                        "judge": {"b": list(np.linspace(0, 1, 64).round(4))}}}},
+    # sixteen blocks: what a block costs beyond a run's fixed cost
+    "equilibrium x16": {"model": {"name": "equilibrium", "p": 0.6},
+                        "sweep": {"axes": {"model": {"c_e": list(np.linspace(0, 1, 64).round(4))},
+                                           "judge": {"b": list(np.linspace(0, 1, 1024).round(4))}}}},
     "portfolio": {"model": {"name": "portfolio"}, "portfolio": {"c_item": 0.02, "tau": 2},
                   "sweep": {"axes": {"portfolio": {"budget": list(range(2, 10))},
                                      "model": {"p": [0.6, 0.7, 0.8, 0.9]}}}},
@@ -80,8 +84,9 @@ def overhead(quick: bool) -> list:
                 run_grid_store(cfg, store, plan=plan, progress=False, log=lambda *a: None)
 
             t_direct, t_engine = _med(direct, reps), _med(engine, reps)
-            t_plan = _med(lambda: plan_grid(cfg, cells_per_block=plan.cells_per_block + 1),
-                          reps)
+            from antiamp.sweeps.blocks import _plan_grid
+
+            t_plan = _med(lambda: _plan_grid(cfg), reps)  # uncached
         rows.append((name, plan.n_cells, plan.cells_per_block, len(blocks), t_direct, t_engine,
                      t_plan))
     return rows

@@ -74,12 +74,19 @@ def _words(a: np.ndarray) -> np.ndarray:
 
 
 _M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+#: An element's position word: its index along each model dimension in 20 bits, then
+#: the code point's index in a label in 12 (fixed strides: a store that grows or a
+#: label array that widens leaves every element's position as it was).
+_DIM_BITS, _CHAR_BITS = np.uint64(20), np.uint64(12)
 
 
-def _mix(h: np.ndarray, w: np.ndarray) -> np.ndarray:
-    h = h ^ w
-    h = h * _M1
-    return h ^ (h >> np.uint64(31))
+def _fmix(x: np.ndarray) -> np.ndarray:
+    """SplitMix64's finaliser: every bit of ``x`` moves every bit of the result."""
+    x = x ^ (x >> np.uint64(30))
+    x = x * _M1
+    x = x ^ (x >> np.uint64(27))
+    x = x * _M2
+    return x ^ (x >> np.uint64(31))
 
 
 def _name_word(name: str) -> np.uint64:
@@ -110,43 +117,41 @@ def cell_digests(rows: dict, cells: np.ndarray) -> np.ndarray:
     """A 64-bit checksum of each cell's values (and its index in the grid).
 
     ``rows``: name -> (values [cell, ...], the model dimensions of its trailing axes).
-    An element beyond the cell's extent along a model dimension (padding) is left
-    out, and so are the zero code points that pad a fixed-width label: the checksum
-    does not change when the store grows or a label array widens.  Written by hand
-    because it must be vectorised over cells (hashlib hashes one buffer a call);
-    a multiply-xorshift mix for detecting damage, not for security; never 0, the
-    fill of a missing chunk.
+    Each element's bits are mixed with its variable's name and its position (its
+    index along each model dimension, and a code point's index in a label) and the
+    mixed words of a cell are summed: an element beyond the cell's extent along a
+    model dimension (padding) is left out, and so are the zero code points that pad a
+    fixed-width label, so the checksum does not change when the store grows or a
+    label array widens.  Written by hand because it must be vectorised over cells
+    and elements (hashlib hashes one buffer a call); SplitMix64's mixing for
+    detecting damage, not for security; never 0, the fill of a missing chunk.
     """
     n = len(cells)
-    h = np.asarray(cells, np.uint64) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(0x632BE59BD9B4E019)
+    acc = np.zeros(n, np.uint64)
     ext = extents(rows)
     with np.errstate(over="ignore"):
         for name in sorted(rows):
             a, dims = rows[name]
-            h = _mix(h, _name_word(name))
-            if n == 0:
-                continue
             rest = a.shape[1:]
+            pos = np.zeros(rest, np.uint64)
             inside = np.ones((n,) + rest, bool)
             for j, d in enumerate(dims):
-                idx = np.arange(rest[j]).reshape((1,) * (j + 1) + (rest[j],)
-                                                 + (1,) * (len(rest) - j - 1))
-                inside &= idx < ext[d].reshape((n,) + (1,) * len(rest))
-            inside = inside.reshape(n, -1)
-            words = _words(a)
-            text = a.dtype.kind == "U"
-            whole = bool(inside.all())
-            for e in range(words.shape[1]):
-                for k in range(words.shape[2]):
-                    w = words[:, e, k]
-                    mixed = _mix(h, w)
-                    keep = inside[:, e] if not whole else None
-                    if text:
-                        keep = (w != 0) if keep is None else keep & (w != 0)
-                    h = mixed if keep is None else np.where(keep, mixed, h)
-                if text:  # the end of a label
-                    sep = _mix(h, np.uint64(0x5EB0))
-                    h = sep if whole else np.where(inside[:, e], sep, h)
+                shape = (1,) * j + (rest[j],) + (1,) * (len(rest) - j - 1)
+                pos = (pos << _DIM_BITS) + np.arange(rest[j], dtype=np.uint64).reshape(shape)
+                inside &= (np.arange(rest[j]).reshape((1,) + shape)
+                           < ext[d].reshape((n,) + (1,) * len(rest)))
+            words = _words(a)  # (cell, element, word)
+            key = ((pos.reshape(-1, 1) << _CHAR_BITS)
+                   + np.arange(words.shape[2], dtype=np.uint64).reshape(1, -1))
+            key = _fmix(key ^ _name_word(name))
+            keep = inside.reshape(n, -1, 1)
+            if a.dtype.kind == "U":
+                keep = keep & (words != 0)
+            terms = _fmix(words ^ key)
+            acc += np.where(keep, terms, np.uint64(0)).sum(axis=(1, 2), dtype=np.uint64)
+        h = _fmix(np.asarray(cells, np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+                  + np.uint64(0x632BE59BD9B4E019))
+        h = _fmix(acc ^ h)
     return h | np.uint64(1)
 
 
