@@ -42,7 +42,7 @@ from antiamp._version import __version__
 from antiamp.config import DEFAULT_MODEL, ConfigError, plain_values
 from antiamp.registry import Model, get, to_model_config
 
-from .cellstore import SUMMED_ATTRS
+from .cellstore import SUMMED_ATTRS, fill_of
 from .spec import SENSITIVITY, CellBlock, CellGrid, SweepSpec, axis_coords
 
 #: Version of a model grid store's layout: a cell checksum per cell (``cell_digest``)
@@ -250,16 +250,6 @@ def _task_args(plan: GridPlan) -> tuple:
 
 
 # ----------------------------------------------------------------------------- assembly
-def _fill(da: xr.DataArray):
-    if da.dtype.kind == "b":
-        return False
-    if da.dtype.kind in "iu":
-        return -1
-    if da.dtype.kind in "OUS":
-        return ""
-    return np.nan
-
-
 def assemble(plan: GridPlan, parts: list, created: str | None = None) -> xr.Dataset:
     """Blocks (in cell order) -> one Dataset with the grid's dimensions.
 
@@ -267,7 +257,7 @@ def assemble(plan: GridPlan, parts: list, created: str | None = None) -> xr.Data
     are padded: NaN for numbers, False for flags, -1 for counts, "" for labels.
     """
     first = parts[0]
-    fill = {k: _fill(v) for k, v in first.data_vars.items()}
+    fill = {k: fill_of(v.dtype) for k, v in first.data_vars.items()}
     ds = parts[0] if len(parts) == 1 else xr.concat(
         parts, dim="cell", data_vars="minimal", coords="minimal", compat="override",
         join="outer", fill_value=fill, combine_attrs="override")
@@ -725,7 +715,8 @@ def verify_grid_store(plan: GridPlan, store: Path, *, repair: bool, client=None,
     ones and mark the store complete (the ``complete`` attribute is cleared while
     anything is redone, so a reader never takes a store under repair for a finished
     one).  Returns a :class:`~antiamp.sweeps.verify.StoreReport`."""
-    from .cellstore import CellStore, cell_digests, cells_of, stored_rows
+    from .cellstore import CellStore, cell_digests, stored_rows
+    from .chunks import cells_of
     from .metadata import consolidated_complete, finish, set_attr
     from .verify import block_name, scan, summarize, verify_static
 

@@ -389,6 +389,8 @@ class CellStore:
             a = self._stats(stats)
             a[index] = [float(ds.attrs[k]) if k in ds.attrs else 0.0
                         for k in json.loads(a.attrs["stats"])]
+        from .chunks import cells_of
+
         cells = cells_of(region, self.plan.grid.shape)
         self._put("cell_digest", region, cell_digests(rows, cells).reshape(shape))
         self._put("cell_done", region, np.ones(shape, bool))
@@ -450,9 +452,3 @@ def create_store(ds, encoding: dict, store: Path, log) -> None:
         log(f"replaced {store}, which held a different sweep (sweep.overwrite=true)")
     else:
         os.replace(tmp, store)
-
-
-def cells_of(region: tuple, shape: tuple) -> np.ndarray:
-    from .chunks import cells_of as _cells
-
-    return _cells(region, shape)
