@@ -79,14 +79,14 @@ def verify(quick: bool) -> tuple:
 _BOOT = """
 import json, sys, time
 import numpy as np, pandas as pd
-from antiamp.estimate import _amp, _boot, _codes, validate_log
+from antiamp.estimate import amp_of_codes, boot_interval, row_codes, validate_log
 df = validate_log(pd.read_parquet(sys.argv[1]))
 d = df[df.protocol == "debate"]
-samples = [_codes(g) for _, g in d.groupby("stratum", observed=True)]
+samples = [row_codes(g) for _, g in d.groupby("stratum", observed=True)]
 known = [s[s >= 4] for s in samples]
 t = time.perf_counter()
 if sys.argv[2] == "counts":
-    _, lo, hi = _boot(known, _amp, 0.95, 2000, np.random.default_rng(0))
+    _, lo, hi = boot_interval(known, amp_of_codes, 0.95, 2000, np.random.default_rng(0))
 else:
     from scipy import stats
     def amp(*smp, axis=-1):

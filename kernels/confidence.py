@@ -95,7 +95,7 @@ def _majority(q, n, tie, lbin):
 
 
 @nb.njit(cache=True)
-def _jury(q, n, icc, tie, gx, gw, lbin):
+def jury_prob(q, n, icc, tie, gx, gw, lbin):
     if n == 1:
         return q
     if icc == 0.0:
@@ -120,7 +120,7 @@ TABLE_SIZE = int(round(2 * S_MAX / S_STEP)) + 1
 
 
 @nb.njit(cache=True)
-def _lbin(n):
+def log_binom_row(n):
     lbin = np.empty(n + 1)
     for k in range(n + 1):
         lbin[k] = math.lgamma(n + 1.0) - math.lgamma(k + 1.0) - math.lgamma(n - k + 1.0)
@@ -130,11 +130,11 @@ def _lbin(n):
 @nb.njit(parallel=True, cache=True)
 def jury_table(n, icc, tie, gx, gw):
     """The jury's endorsement at s = -S_MAX + i S_STEP, i < TABLE_SIZE (q = sigma(s))."""
-    lbin = _lbin(n)
+    lbin = log_binom_row(n)
     out = np.empty(TABLE_SIZE)
     for i in nb.prange(TABLE_SIZE):
         s = -S_MAX + i * S_STEP
-        out[i] = _jury(1.0 / (1.0 + math.exp(-s)), n, icc, tie, gx, gw, lbin)
+        out[i] = jury_prob(1.0 / (1.0 + math.exp(-s)), n, icc, tie, gx, gw, lbin)
     return out
 
 
@@ -152,13 +152,13 @@ def jury_at(s, n, icc, tie, gx, gw, lbin, table):
                     + (f + 1.0) * (f - 1.0) * (f - 2.0) / 2.0 * table[i]
                     - (f + 1.0) * f * (f - 2.0) / 2.0 * table[i + 1]
                     + (f + 1.0) * f * (f - 1.0) / 6.0 * table[i + 2])
-    return _jury(1.0 / (1.0 + math.exp(-s)), n, icc, tie, gx, gw, lbin)
+    return jury_prob(1.0 / (1.0 + math.exp(-s)), n, icc, tie, gx, gw, lbin)
 
 
 @nb.njit(cache=True)
 def jury_at_many(s, n, icc, tie, gx, gw, table):
     """:func:`jury_at` of every element of the 1-d array ``s``."""
-    lbin = _lbin(n)
+    lbin = log_binom_row(n)
     out = np.empty(s.shape[0])
     for i in range(s.shape[0]):
         out[i] = jury_at(s[i], n, icc, tie, gx, gw, lbin, table)
@@ -241,7 +241,7 @@ def confidence_kernel(n, k0, k1, beta, info, rho, rep_p, rep_a, lam, mu, kappa, 
     ``table``: :func:`jury_table` of this jury, or empty (the quadrature throughout).
     """
     n_blocks = (n + BLOCK - 1) // BLOCK
-    lbin = _lbin(jury_n)
+    lbin = log_binom_row(jury_n)
     acc = np.zeros((n_blocks, 2, N_ACC))
     gap = np.zeros((n_blocks, 2))
     stream = np.uint64(STREAM)

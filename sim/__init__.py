@@ -84,9 +84,9 @@ def sweep(cfg, store=None, *, client=None, progress=None, log=print):
         return run_grid(cfg, client=client, progress=progress)
     from pathlib import Path
 
-    from .sweeps.engine import _as_dict, run_sweep
+    from .sweeps.engine import config_dict, run_sweep
 
-    d = _as_dict(cfg)
+    d = config_dict(cfg)
     d["sweep"] = {**(d.get("sweep") or {}), "store": str(Path(store).resolve())}
     return run_sweep(d, client=client, progress=progress, log=log)
 
@@ -100,9 +100,9 @@ def solve(cfg=None):
 
     if cfg is not None and not isinstance(cfg, Mapping) and not dataclasses.is_dataclass(cfg):
         return simulate(cfg)  # the same refusal as any model's
-    from .sweeps.engine import _as_dict
+    from .sweeps.engine import config_dict
 
-    d = _as_dict(cfg)  # a dict, a DictConfig or a config object, as a plain dict
+    d = config_dict(cfg)  # a dict, a DictConfig or a config object, as a plain dict
     d["model"] = {**(d.get("model") or {}), "name": "equilibrium"}
     return sweep(d) if (d.get("sweep") or {}).get("axes") else simulate(d)
 

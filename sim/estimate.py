@@ -37,12 +37,12 @@ from ._version import __version__
 from .logs import (  # noqa: F401  (reading and checking logs; re-exported)
     BINARY, PROTOCOLS, PROTOCOL_ALIASES, ANSWERS, LETTERS,
     MAX_ANSWERS, LogError, MAX_PARQUET_BYTES, MAX_ROUND, load_log,
-    _labels, _show, validate_log, _check_answers, n_answers,
-    _rounds, select_round, amp_by_round, ROLES, SWAP,
-    _roles)
+    label_column, show_value, validate_log, check_answers, n_answers,
+    check_rounds, select_round, amp_by_round, ROLES, SWAP,
+    symmetric_roles)
 from .logstats import (  # noqa: F401  (re-exported)
-    GRADED, N_BINS, N_CODES, PROB_METRICS, _acc, _amp, _boot, _codes, _fold, _fwc,
-    _percentile_interval, _rate, _resampled, _stratified_mean, code_counts, corrected_amp,
+    GRADED, N_BINS, N_CODES, PROB_METRICS, acc_of_codes, amp_of_codes, boot_interval, row_codes, fold_codes, fwc_of_codes,
+    percentile_interval, masked_rate, resampled_counts, stratified_mean, code_counts, corrected_amp,
     corrected_amp_counts, graded_rho, probability_metrics, reliability)
 from .logfit import logistic_fit  # noqa: F401
 from .estimators import (  # noqa: F401

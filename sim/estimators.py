@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from ._version import __version__
 from .logfit import logistic_fit
 from .logs import PROTOCOLS, LogError, amp_by_round, select_round
-from .logstats import (EVENTS, GRADED, N_BINS, PROB_METRICS, RATIOS, _acc, _amp, _boot,
-                       _codes, _fwc, bootstrap,
-                       _percentile_interval, _rate, _resampled, code_counts,
+from .logstats import (EVENTS, GRADED, N_BINS, PROB_METRICS, RATIOS, acc_of_codes, amp_of_codes, boot_interval,
+                       row_codes, fwc_of_codes, bootstrap,
+                       percentile_interval, masked_rate, resampled_counts, code_counts,
                        corrected_amp_counts, graded_rho, probability_metrics, reliability)
 from .transcripts import SCHEMA_VERSION
 
@@ -71,10 +71,10 @@ def cell_estimates(ds_: pd.DataFrame, prot: str, pooled: bool, opts: EstimateOpt
     assigned = ("role" in ds_.columns and prot == "debate"
                 and bool((ds_["role"] == "assigned").any()))
     groups = [g for _, g in ds_.groupby("stratum", observed=True)] if pooled else [ds_]
-    samples = [_codes(g) for g in groups]
+    samples = [row_codes(g) for g in groups]
     out["n_known"] = int(sum((s >= 4).sum() for s in samples))
     ks = [s[s >= 4] for s in samples]
-    for n, f in (("amp", _amp), ("acc", _acc), ("fwc", _fwc)):
+    for n, f in (("amp", amp_of_codes), ("acc", acc_of_codes), ("fwc", fwc_of_codes)):
         iv = bootstrap(ks, f, opts.confidence, opts.n_resamples, rng, RATIOS[n], EVENTS[n])
         out[n], out[f"{n}_lo"], out[f"{n}_hi"] = iv
         out[f"{n}_undefined"] = iv.undefined
@@ -88,13 +88,13 @@ def cell_estimates(ds_: pd.DataFrame, prot: str, pooled: bool, opts: EstimateOpt
     a_false = known & (ds_["a"] == om)
     out["n_wrong"] = int(p_false.sum())
     out["n_right"] = int(a_false.sum())
-    out["rho_eq_P"] = _rate(ds_["e_P"] == 1, p_false)
+    out["rho_eq_P"] = masked_rate(ds_["e_P"] == 1, p_false)
     if prot == "debate":
-        out["rho_eq_A"] = _rate(ds_["e_A"] == 1, a_false)
+        out["rho_eq_A"] = masked_rate(ds_["e_A"] == 1, a_false)
     if "t_P" in ds_.columns:
-        out["rho_feas_P"] = _rate(ds_["t_P"] == 1, p_false & ds_["t_P"].notna())
+        out["rho_feas_P"] = masked_rate(ds_["t_P"] == 1, p_false & ds_["t_P"].notna())
     if "t_A" in ds_.columns and prot == "debate":
-        out["rho_feas_A"] = _rate(ds_["t_A"] == 1, a_false & ds_["t_A"].notna())
+        out["rho_feas_A"] = masked_rate(ds_["t_A"] == 1, a_false & ds_["t_A"].notna())
     if has_v:
         out.update(graded_rho(ds_, prot, opts.confidence))
     if has_p:
@@ -107,17 +107,17 @@ def cell_estimates(ds_: pd.DataFrame, prot: str, pooled: bool, opts: EstimateOpt
     # b-hat is a lean toward a role: not defined where debate roles were assigned
     open_ = ~((ds_["role"] == "assigned") & (ds_["protocol"] == "debate")) \
         if "role" in ds_.columns else True
-    out["b_hat"] = _rate(endorse, tie & open_)
+    out["b_hat"] = masked_rate(endorse, tie & open_)
     why += _undefined_notes(out, prot, assigned, bool(tie.any()), has_p)
     if "label_blind" in ds_.columns:
-        out["b_hat_blind"] = _rate(endorse, tie & open_ & (ds_["label_blind"] == 1))
-        out["b_hat_labelled"] = _rate(endorse, tie & open_ & (ds_["label_blind"] == 0))
+        out["b_hat_blind"] = masked_rate(endorse, tie & open_ & (ds_["label_blind"] == 1))
+        out["b_hat_labelled"] = masked_rate(endorse, tie & open_ & (ds_["label_blind"] == 0))
     if opts.mislabel > 0:
         los, his = [], []
         for e in (0.0, opts.mislabel):
             def st(c, e=e):
                 return corrected_amp_counts(c, e)
-            _, lo, hi = _boot(ks, st, opts.confidence, opts.n_resamples, rng)
+            _, lo, hi = boot_interval(ks, st, opts.confidence, opts.n_resamples, rng)
             los.append(lo)
             his.append(hi)
         if np.isfinite(los).any():
@@ -135,10 +135,10 @@ def amp_difference(consult: list, debate: list, opts: EstimateOptions, rng) -> t
     dsm = [code_counts(s[s >= 4]) for s in debate]
     if any(c.sum() < 2 for c in cs + dsm):
         return {}, "not tested: a stratum of a protocol has fewer than two rows with a known truth"
-    point = float(_amp(np.sum(cs, axis=0)) - _amp(np.sum(dsm, axis=0)))
-    dist = (_amp(_resampled(cs, opts.n_resamples, rng))
-            - _amp(_resampled(dsm, opts.n_resamples, rng)))
-    lo, hi = _percentile_interval(dist, opts.confidence)
+    point = float(amp_of_codes(np.sum(cs, axis=0)) - amp_of_codes(np.sum(dsm, axis=0)))
+    dist = (amp_of_codes(resampled_counts(cs, opts.n_resamples, rng))
+            - amp_of_codes(resampled_counts(dsm, opts.n_resamples, rng)))
+    lo, hi = percentile_interval(dist, opts.confidence)
     ok = np.isfinite(dist)
     bad = float(1 - ok.mean())
     se = float(np.std(dist[ok], ddof=1)) if ok.sum() > 1 else 0.0

@@ -84,13 +84,13 @@ def check_extended(cfg: Any):
 
 def to_ext_config(cfg: Any = None):
     """(validated config, SweepSpec or None) from a dict, DictConfig or config object."""
-    from antiamp.sweeps.blocks import _spec
+    from antiamp.sweeps.blocks import sweep_spec
 
     if not isinstance(cfg, (dict, DictConfig)) and cfg is not None:
         return to_model_config(cfg)[1], None
     cfg = _normalise(cfg)
     _, base = to_model_config(cfg)
-    return base, (_spec(cfg["sweep"]) if _is_grid(cfg) else None)
+    return base, (sweep_spec(cfg["sweep"]) if _is_grid(cfg) else None)
 
 
 def solve_extended(cfg: Any = None, progress: bool | None = None,

@@ -176,7 +176,7 @@ def asd_per_protocol(scores: list[SampleScore], cluster: str | None = None) -> d
     computes it (fwc - Amp with open roles, 1 - 2 Amp in assigned debates)."""
     import numpy as np
 
-    from .oversight_metrics import _diff_se
+    from .oversight_metrics import diff_with_se
 
     by: dict[str, list] = {}
     cl = clusters(scores, cluster)
@@ -193,7 +193,7 @@ def asd_per_protocol(scores: list[SampleScore], cluster: str | None = None) -> d
     for prot in sorted(by):
         r, t, w = (np.array(c) for c in zip(*by[prot]))
         _, r = np.unique(r, return_inverse=True)
-        v, se = _diff_se(r, t.astype(bool), w.astype(float))
+        v, se = diff_with_se(r, t.astype(bool), w.astype(float))
         out[f"asd_{prot}"], out[f"asd_{prot}_stderr"] = v, se
     return out
 

@@ -80,7 +80,7 @@ class Strategies:
         return {"x_P_consult": self.x_P_consult, "x_P": self.x_P, "x_A": self.x_A}
 
 
-def _dominant(name: str, gains: np.ndarray, c_e: float, given) -> tuple[float, str]:
+def dominant_presentation(name: str, gains: np.ndarray, c_e: float, given) -> tuple[float, str]:
     """Dominant presentation probability of a sender whose marginal win gains from
     presenting (one per opponent evidence state) are ``gains``."""
     if given is not None:
@@ -113,9 +113,9 @@ def resolve_strategies(cfg: Config) -> Strategies:
     gain_pc = np.array([consult[1] - consult[0]])
     gain_p = debate[1, :] - debate[0, :]  # P's gain, against e_A = 0, 1
     gain_a = debate[:, 0] - debate[:, 1]  # A's gain (A wins with 1 - J), against e_P = 0, 1
-    xpc, spc = _dominant("x_P_consult", gain_pc, c_e, cfg.model.x_P_consult)
-    xp, sp = _dominant("x_P", gain_p, c_e, cfg.model.x_P)
-    xa, sa = _dominant("x_A", gain_a, c_e, cfg.model.x_A)
+    xpc, spc = dominant_presentation("x_P_consult", gain_pc, c_e, cfg.model.x_P_consult)
+    xp, sp = dominant_presentation("x_P", gain_p, c_e, cfg.model.x_P)
+    xa, sa = dominant_presentation("x_A", gain_a, c_e, cfg.model.x_A)
     return Strategies(xpc, xp, xa, {"x_P_consult": spc, "x_P": sp, "x_A": sa})
 
 

@@ -101,7 +101,7 @@ def load_log(path, mapping=None) -> pd.DataFrame:
     return validate_log(df)
 
 
-def _labels(col: pd.Series, lower: bool = False) -> pd.Series:
+def label_column(col: pd.Series, lower: bool = False) -> pd.Series:
     """A label column as a categorical of stripped strings (missing stays missing):
     one string per distinct label, not one per row, for logs of millions of rows."""
     codes, uniq = pd.factorize(col)  # missing -> -1
@@ -112,7 +112,7 @@ def _labels(col: pd.Series, lower: bool = False) -> pd.Series:
     return pd.Series(pd.Categorical.from_codes(remap[codes], categories=cats), index=col.index)
 
 
-def _show(v) -> str:
+def show_value(v) -> str:
     """A cell's value as the user wrote it (0.99, 'x'), never numpy's repr."""
     return repr(v.item() if hasattr(v, "item") else v)
 
@@ -165,10 +165,10 @@ def validate_log(df: pd.DataFrame) -> pd.DataFrame:
         raise LogError("the log has no rows")
     df = df.reset_index(drop=True)  # a new frame: the caller's is left as it was
     notes = []
-    prot = _labels(df["protocol"], lower=True)
+    prot = label_column(df["protocol"], lower=True)
     alias = {k: v for k, v in PROTOCOL_ALIASES.items() if k in set(prot.cat.categories)}
     if alias:
-        prot = _labels(prot.astype(object).map(lambda c: alias.get(c, c)))
+        prot = label_column(prot.astype(object).map(lambda c: alias.get(c, c)))
         notes.append("column 'protocol': " + ", ".join(f"{k!r} read as {v!r}"
                                                        for k, v in alias.items()))
     for col in ANSWERS:
@@ -180,7 +180,7 @@ def validate_log(df: pd.DataFrame) -> pd.DataFrame:
             bad = txt.notna().to_numpy(bool) & ~letter
             if bad.any():
                 r = int(np.flatnonzero(bad)[0])
-                raise LogError(f"column {col!r}, row {r}: value {_show(df[col][r])} is not an "
+                raise LogError(f"column {col!r}, row {r}: value {show_value(df[col][r])} is not an "
                                f"answer (the column's other answers are letters A, B, ...)")
             df[col] = txt.map(LETTERS).astype(float)
             notes.append(f"column {col!r}: answers written as letters read as 0, 1, ... "
@@ -189,7 +189,7 @@ def validate_log(df: pd.DataFrame) -> pd.DataFrame:
     bad = ~prot.isin(PROTOCOLS)
     if bad.any():
         r = int(np.flatnonzero(bad)[0])
-        raise LogError(f"column 'protocol', row {r}: unknown protocol {_show(df['protocol'][r])} "
+        raise LogError(f"column 'protocol', row {r}: unknown protocol {show_value(df['protocol'][r])} "
                        f"(allowed: {', '.join(PROTOCOLS)})")
     df["protocol"] = prot
     for col in BINARY:
@@ -197,7 +197,7 @@ def validate_log(df: pd.DataFrame) -> pd.DataFrame:
             continue
         v = pd.to_numeric(df[col], errors="coerce")
         if col in ANSWERS:
-            _check_answers(df, col, v)
+            check_answers(df, col, v)
             if col != "s" and v.isna().any() and col != "omega":
                 r = int(np.flatnonzero(v.isna())[0])
                 raise LogError(f"column {col!r}, row {r}: value is missing")
@@ -206,11 +206,11 @@ def validate_log(df: pd.DataFrame) -> pd.DataFrame:
         nonnum = v.isna() & df[col].notna()
         if nonnum.any():
             r = int(np.flatnonzero(nonnum)[0])
-            raise LogError(f"column {col!r}, row {r}: value {_show(df[col][r])} is not 0 or 1")
+            raise LogError(f"column {col!r}, row {r}: value {show_value(df[col][r])} is not 0 or 1")
         bad = v.notna() & ~v.isin([0, 1])
         if bad.any():
             r = int(np.flatnonzero(bad)[0])
-            raise LogError(f"column {col!r}, row {r}: value {_show(df[col][r])} is not 0 or 1")
+            raise LogError(f"column {col!r}, row {r}: value {show_value(df[col][r])} is not 0 or 1")
         may_miss = col in ("t_P", "t_A", "label_blind", "e_A")
         if not may_miss and v.isna().any():
             r = int(np.flatnonzero(v.isna())[0])
@@ -228,7 +228,7 @@ def validate_log(df: pd.DataFrame) -> pd.DataFrame:
     df.loc[df["protocol"] == "consult", "e_A"] = df.loc[df["protocol"] == "consult", "e_A"].fillna(0)
     if "stratum" in df.columns:
         s = df["stratum"]
-        s = _labels(s)
+        s = label_column(s)
         empty = s.isna() | (s == "")
         if empty.any():
             r = int(np.flatnonzero(empty)[0])
@@ -242,7 +242,7 @@ def validate_log(df: pd.DataFrame) -> pd.DataFrame:
             bad = v.isna() & df[col].notna()
             if bad.any():
                 r = int(np.flatnonzero(bad)[0])
-                raise LogError(f"column {col!r}, row {r}: value {_show(df[col][r])} is not a "
+                raise LogError(f"column {col!r}, row {r}: value {show_value(df[col][r])} is not a "
                                f"number")
             df[col] = v
     if "v_A" in df.columns:  # no antagonist in consultancy: a blank v_A is 0, as e_A is
@@ -253,16 +253,16 @@ def validate_log(df: pd.DataFrame) -> pd.DataFrame:
         bad = (v.isna() & df["p_y"].notna()) | (v.notna() & ~v.between(0.0, 1.0))
         if bad.any():
             r = int(np.flatnonzero(bad)[0])
-            raise LogError(f"column 'p_y', row {r}: value {_show(df['p_y'][r])} is not a "
+            raise LogError(f"column 'p_y', row {r}: value {show_value(df['p_y'][r])} is not a "
                            f"probability in [0, 1]")
         df["p_y"] = v
-    df = _rounds(df)
+    df = check_rounds(df)
     K = n_answers(df)
     df.attrs["K"] = K
     if K > 2:
         notes.append(f"{K} answers (0 to {K - 1}): Amp = Pr(y = a | a != omega), accuracy "
                      f"Pr(y = omega)")
-    df = _roles(df, notes)
+    df = symmetric_roles(df, notes)
     if "judge_id" not in df.columns:
         df["judge_id"] = np.arange(len(df))  # no clustering information: one per row
     if df["omega"].notna().sum() == 0 if "omega" in df.columns else True:
@@ -272,7 +272,7 @@ def validate_log(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
-def _check_answers(df: pd.DataFrame, col: str, v: pd.Series) -> None:
+def check_answers(df: pd.DataFrame, col: str, v: pd.Series) -> None:
     """Answer columns hold answer indices 0..K-1 (two answers: 0 or 1)."""
     bad = (v.isna() & df[col].notna()) | (v.notna() & ((v < 0) | (v != np.round(v))
                                                         | (v >= MAX_ANSWERS)))
@@ -280,7 +280,7 @@ def _check_answers(df: pd.DataFrame, col: str, v: pd.Series) -> None:
         r = int(np.flatnonzero(bad)[0])
         hint = (" (a judge's probability for the protagonist's answer belongs in column p_y, "
                 "beside the label)" if col == "y" and 0 < v[r] < 1 else "")
-        raise LogError(f"column {col!r}, row {r}: value {_show(df[col][r])} is not an answer "
+        raise LogError(f"column {col!r}, row {r}: value {show_value(df[col][r])} is not an answer "
                        f"(0, 1, ... up to {MAX_ANSWERS - 1}, or a letter){hint}")
 
 
@@ -291,7 +291,7 @@ def n_answers(df: pd.DataFrame) -> int:
     return max(2, int(m) + 1)
 
 
-def _rounds(df: pd.DataFrame) -> pd.DataFrame:
+def check_rounds(df: pd.DataFrame) -> pd.DataFrame:
     """Check the optional ``round`` column: integers >= 1, one row per (protocol,
     instance, round), an ``instance`` column beside it."""
     if "round" not in df.columns:
@@ -303,13 +303,13 @@ def _rounds(df: pd.DataFrame) -> pd.DataFrame:
     bad = r.isna() | (r < 1) | (r > MAX_ROUND) | (r != np.round(r))
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise LogError(f"column 'round', row {i}: value {_show(df['round'][i])} is not a "
+        raise LogError(f"column 'round', row {i}: value {show_value(df['round'][i])} is not a "
                        f"round number (an integer in [1, {MAX_ROUND:,}])")
     df["round"] = r.astype(np.int64)
     dup = df.duplicated(["protocol", "instance", "round"])
     if dup.any():
         i = int(np.flatnonzero(dup)[0])
-        raise LogError(f"column 'round', row {i}: instance {_show(df['instance'][i])} already "
+        raise LogError(f"column 'round', row {i}: instance {show_value(df['instance'][i])} already "
                        f"has a {df['protocol'][i]} row for round {int(df['round'][i])}")
     return df
 
@@ -358,7 +358,7 @@ ROLES = ("open", "assigned")
 SWAP = (("e_P", "e_A"), ("v_P", "v_A"), ("t_P", "t_A"))
 
 
-def _roles(df: pd.DataFrame, notes: list) -> pd.DataFrame:
+def symmetric_roles(df: pd.DataFrame, notes: list) -> pd.DataFrame:
     """Debates with assigned roles, written role-symmetrically.
 
     With open roles the protagonist's answer a is its own choice and Amp = Pr(y = a |
@@ -372,11 +372,11 @@ def _roles(df: pd.DataFrame, notes: list) -> pd.DataFrame:
     truth are left out, with a note."""
     if "role" not in df.columns:  # every role open: nothing to read differently
         return df
-    role = _labels(df["role"].fillna("open"), lower=True)
+    role = label_column(df["role"].fillna("open"), lower=True)
     bad = ~role.isin(ROLES)
     if bad.any():
         r = int(np.flatnonzero(bad)[0])
-        raise LogError(f"column 'role', row {r}: value {_show(df['role'][r])} is not open or "
+        raise LogError(f"column 'role', row {r}: value {show_value(df['role'][r])} is not open or "
                        f"assigned")
     df["role"] = role
     assigned = (role == "assigned") & (df["protocol"] == "debate")

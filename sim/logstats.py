@@ -21,7 +21,7 @@ pd = lazy("pandas")
 stats = lazy("scipy.stats")
 
 
-def _codes(d: pd.DataFrame) -> np.ndarray:
+def row_codes(d: pd.DataFrame) -> np.ndarray:
     """Row code 8 right + 4 known + 2 wrong + endorse, for the bootstrap statistics
     (right: y = omega, which with K > 2 answers is not implied by y != a)."""
     known = d["omega"].notna().to_numpy()
@@ -46,25 +46,25 @@ def code_counts(codes: np.ndarray) -> np.ndarray:
 _ORDER = np.lexsort((np.arange(N_CODES) // 8, np.arange(N_CODES) % 8))
 
 
-def _fold(c):
+def fold_codes(c):
     """Counts of the 8 codes known/wrong/endorse, summed over y = omega."""
     c = np.asarray(c)
     return c[..., :8] + c[..., 8:]
 
 
-def _amp(c):
-    f = _fold(c)
+def amp_of_codes(c):
+    f = fold_codes(c)
     with np.errstate(invalid="ignore", divide="ignore"):
         return f[..., 7] / (f[..., 6] + f[..., 7])
 
 
-def _fwc(c):
-    f = _fold(c)
+def fwc_of_codes(c):
+    f = fold_codes(c)
     with np.errstate(invalid="ignore", divide="ignore"):
         return f[..., 5] / (f[..., 4] + f[..., 5])
 
 
-def _acc(c):
+def acc_of_codes(c):
     c = np.asarray(c)
     with np.errstate(invalid="ignore", divide="ignore"):
         return c[..., 12:].sum(axis=-1) / (c[..., 4:8].sum(axis=-1) + c[..., 12:].sum(axis=-1))
@@ -78,7 +78,7 @@ def corrected_amp_counts(c: np.ndarray, eps: float):
     (1 - eps) q A + eps (1 - q) F and Pr(y = a, a = w~) = (1 - eps)(1 - q) F + eps q A;
     solved for A.  ``c``: code counts [..., 16] (two answers).
     """
-    c = _fold(np.asarray(c, float))
+    c = fold_codes(np.asarray(c, float))
     with np.errstate(invalid="ignore", divide="ignore"):
         k = c[..., 4:].sum(axis=-1)
         qt = (c[..., 6] + c[..., 7]) / k
@@ -96,7 +96,7 @@ def corrected_amp(codes: np.ndarray, eps: float):
     return corrected_amp_counts(code_counts(codes), eps)
 
 
-def _resampled(counts: list, n_resamples: int, rng) -> np.ndarray:
+def resampled_counts(counts: list, n_resamples: int, rng) -> np.ndarray:
     """Code counts of ``n_resamples`` stratified bootstrap resamples [B, 8]: each
     stratum's rows resampled with replacement within the stratum."""
     out = np.zeros((n_resamples, N_CODES), np.int64)
@@ -130,12 +130,12 @@ class Interval:
 # Numerator and denominator code counts of the rates (:data:`RATIOS`): with them
 # a rate whose rows all agree (0 of n, n of n) gets a Wilson interval.
 def _amp_nd(c):
-    f = _fold(c)
+    f = fold_codes(c)
     return f[..., 7], f[..., 6] + f[..., 7]
 
 
 def _fwc_nd(c):
-    f = _fold(c)
+    f = fold_codes(c)
     return f[..., 5], f[..., 4] + f[..., 5]
 
 
@@ -180,8 +180,8 @@ def bootstrap(samples, stat, confidence, n_resamples, rng, ratio=None,
             counts = [np.sum(counts, axis=0)]
         # (drawn whatever the counts: a seed gives the same resamples to every statistic
         # of the log as it always has)
-        dist = stat(_resampled(counts, n_resamples, rng))
-        lo, hi = _percentile_interval(dist, confidence)
+        dist = stat(resampled_counts(counts, n_resamples, rng))
+        lo, hi = percentile_interval(dist, confidence)
         bad = float(np.mean(~np.isfinite(dist)))
         why = (f"no {event or 'row the statistic needs'} in {bad:.1%} of resamples; the "
                "interval is over the others" if bad > 0 and np.isfinite(lo) else
@@ -200,12 +200,12 @@ def bootstrap(samples, stat, confidence, n_resamples, rng, ratio=None,
     return iv
 
 
-def _boot(samples, stat, confidence, n_resamples, rng):
+def boot_interval(samples, stat, confidence, n_resamples, rng):
     """(point, lo, hi) of :func:`bootstrap`."""
     return tuple(bootstrap(samples, stat, confidence, n_resamples, rng))
 
 
-def _percentile_interval(dist: np.ndarray, confidence: float) -> tuple[float, float]:
+def percentile_interval(dist: np.ndarray, confidence: float) -> tuple[float, float]:
     """The percentile interval of a bootstrap distribution, over the resamples in which
     the statistic is defined (NaN if it is in none)."""
     dist = np.asarray(dist, float)
@@ -275,7 +275,7 @@ def graded_rho(d: pd.DataFrame, prot: str, confidence: float) -> dict:
     return out
 
 
-def _rate(num_mask, den_mask):
+def masked_rate(num_mask, den_mask):
     den = int(den_mask.sum())
     return float((num_mask & den_mask).sum() / den) if den else np.nan
 
@@ -291,7 +291,7 @@ PROB_METRICS = {
 N_BINS = 10
 
 
-def _stratified_mean(groups: list, confidence: float):
+def stratified_mean(groups: list, confidence: float):
     """Mean over the pooled rows of the strata and its t interval with the stratified
     variance sum_s (n_s / N)^2 s_s^2 / n_s (strata sizes fixed, as in the bootstrap).
 
@@ -317,12 +317,12 @@ def probability_metrics(ds_: pd.DataFrame, confidence: float) -> dict:
     right = [(g["a"] == g["omega"]).to_numpy(float) for g in groups]
     p = [g["p_y"].to_numpy(float) for g in groups]
     out = {}
-    out["amp_prob"] = _stratified_mean([pp[rr == 0] for pp, rr in zip(p, right)], confidence)
-    out["fwc_prob"] = _stratified_mean([pp[rr == 1] for pp, rr in zip(p, right)], confidence)
-    out["brier"] = _stratified_mean([(pp - rr) ** 2 for pp, rr in zip(p, right)], confidence)
+    out["amp_prob"] = stratified_mean([pp[rr == 0] for pp, rr in zip(p, right)], confidence)
+    out["fwc_prob"] = stratified_mean([pp[rr == 1] for pp, rr in zip(p, right)], confidence)
+    out["brier"] = stratified_mean([(pp - rr) ** 2 for pp, rr in zip(p, right)], confidence)
     q = [np.clip(np.where(rr == 1, pp, 1 - pp), 1e-6, 1 - 1e-6) for pp, rr in zip(p, right)]
-    out["log_loss"] = _stratified_mean([-np.log(qq) for qq in q], confidence)
-    out["tie_prob"] = _stratified_mean([(pp == 0.5).astype(float) for pp in p], confidence)
+    out["log_loss"] = stratified_mean([-np.log(qq) for qq in q], confidence)
+    out["tie_prob"] = stratified_mean([(pp == 0.5).astype(float) for pp in p], confidence)
     return out
 
 

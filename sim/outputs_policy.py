@@ -211,10 +211,10 @@ def removable_temporary(path) -> bool:
     path = Path(path)
     if path.is_symlink() or not path.is_dir():
         return False
-    from antiamp.sweeps.blocks import MARKER as PARTIAL, _read_marker
+    from antiamp.sweeps.blocks import MARKER as PARTIAL, read_marker
 
 
-    if is_antiamp_store(path) or _read_marker(path) is not None:
+    if is_antiamp_store(path) or read_marker(path) is not None:
         return True
     try:
         names = {e.name for e in os.scandir(path)}

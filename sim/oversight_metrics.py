@@ -94,7 +94,7 @@ def _agents(d: pd.DataFrame, K: int):
     return rows, truthful, win.astype(float), prob
 
 
-def _diff_se(rows, truthful, x):
+def diff_with_se(rows, truthful, x):
     """mean(x | truthful) - mean(x | not), and its delta-method standard error with the
     rows as clusters."""
     t, f = truthful, ~truthful
@@ -116,12 +116,12 @@ def asd(d: pd.DataFrame, K: int = 2, payoffs=(1.0, 0.0)) -> dict:
     rows, truthful, win, prob = _agents(d, K)
     w, l_ = payoffs
     out = {}
-    v, se = _diff_se(rows, truthful, win)
+    v, se = diff_with_se(rows, truthful, win)
     out["asd"] = ((w - l_) * v, abs(w - l_) * se)
     ok = ~np.isnan(prob)
     if ok.any():
-        out["asd_prob"] = _diff_se(rows[ok], truthful[ok], prob[ok])
-        out["asd_log"] = _diff_se(rows[ok], truthful[ok],
+        out["asd_prob"] = diff_with_se(rows[ok], truthful[ok], prob[ok])
+        out["asd_log"] = diff_with_se(rows[ok], truthful[ok],
                                   np.log(np.clip(prob[ok], 1e-6, 1 - 1e-6)))
     n = (int(truthful.sum()), int((~truthful).sum()))
     return {k: (*v_, *n) for k, v_ in out.items()}

@@ -66,14 +66,14 @@ def _cells(f, df: pd.DataFrame) -> pd.DataFrame:
     """Distinct row types (with a known truth) of a log, as the fit reads them."""
     from . import structural as st
 
-    agg, _ = st._design(df, f.debaters, f.populations or None, evidence=True)
+    agg, _ = st.merged_rows(df, f.debaters, f.populations or None, evidence=True)
     return agg
 
 
 def _lik(f, agg):
     from . import structural as st
 
-    lik = st._Likelihood(agg, f.names, f.fixed, f.sigma_free, f.bounds, f.grid)
+    lik = st.Likelihood(agg, f.names, f.fixed, f.sigma_free, f.bounds, f.grid)
     lik.populations = list(f.populations)
     return lik
 

@@ -29,7 +29,7 @@ of freedom, as in the logistic fit of :mod:`antiamp.estimate`.
 What is identified, and what is refused rather than fitted:
 - mu_debate, the judge's lean toward the protagonist at equal arguments, only from
   open-role debates.  An assigned debate is read with the wrong debater as the
-  protagonist (:func:`antiamp.estimate._roles`); a lean toward the wrong debater
+  protagonist (:func:`antiamp.logs.symmetric_roles`); a lean toward the wrong debater
   that no argument shows is not a lean toward a role, so it is 0 there.
 - kappa_v only when x varies within a protocol; a regressor constant within each
   protocol is the protocol's intercept (refused with a note, kappa_v = 0).
@@ -150,7 +150,7 @@ def pop_param(label) -> str:
 
 
 # ------------------------------------------------------------------ the likelihood
-def _design(df: pd.DataFrame, debaters: str | None = None, populations=None,
+def merged_rows(df: pd.DataFrame, debaters: str | None = None, populations=None,
             evidence: bool = False):
     """Rows with a known truth as arrays, identical rows merged (weights); with
     ``debaters`` a column ``pop``: the index of each row's population in
@@ -185,7 +185,7 @@ def _design(df: pd.DataFrame, debaters: str | None = None, populations=None,
     return agg, d
 
 
-class _Likelihood:
+class Likelihood:
     """Censored-normal likelihood of z per merged row (see the module docstring)."""
 
     def __init__(self, agg: pd.DataFrame, names: list, fixed: dict, sigma_free: bool,
@@ -309,7 +309,7 @@ def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = Fals
                        f"{df.attrs['K']} answers")
     if debaters is not None and debaters not in df.columns:
         raise FitError(f"no column {debaters!r} naming the populations of debaters")
-    agg, d = _design(df, debaters, populations)
+    agg, d = merged_rows(df, debaters, populations)
     pops = (list(populations) if populations is not None else
             sorted(set(d[debaters].astype(str)))) if debaters is not None else []
     notes: list = []
@@ -385,7 +385,7 @@ def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = Fals
             notes.append(f"separation in consultancy ({sep}, with x the evidence "
                          "regressor): from labels alone mu_consult and kappa_v may have no "
                          "finite maximum-likelihood estimate (huge values and SEs below)")
-    lik = _Likelihood(agg, names, fixed, has_p, bounds, grid)
+    lik = Likelihood(agg, names, fixed, has_p, bounds, grid)
     lik.populations = pops
 
     prior = [(names.index(pop_param(lab)), float(tau))

@@ -118,7 +118,7 @@ def _plain(cfg) -> dict:
     return {f.name: dataclasses.asdict(getattr(cfg, f.name)) for f in dataclasses.fields(cfg)}
 
 
-def _spec(sweep: Any) -> SweepSpec:
+def sweep_spec(sweep: Any) -> SweepSpec:
     from omegaconf import DictConfig, OmegaConf
 
     if isinstance(sweep, SweepSpec):
@@ -141,9 +141,9 @@ def plan_grid(cfg: Any, *, cells_per_block: int | None = None, validate_all: boo
               ) -> GridPlan:
     """:func:`_plan_grid`, keeping the last plan: the command line's check before
     the run and the run itself validate a grid once."""
-    from .spec import _plan_key
+    from .spec import plan_key
 
-    key = _plan_key(cfg, cells_per_block, validate_all)
+    key = plan_key(cfg, cells_per_block, validate_all)
     if key is not None and _LAST_PLAN.get("key") == key:
         return _LAST_PLAN["plan"]
     plan = _plan_grid(cfg, cells_per_block=cells_per_block, validate_all=validate_all)
@@ -165,7 +165,7 @@ def _plan_grid(cfg: Any, *, cells_per_block: int | None = None, validate_all: bo
     if isinstance(cfg, DictConfig):
         cfg = OmegaConf.to_container(cfg, resolve=True)
     cfg = dict(cfg or {})
-    spec = _spec(cfg.get("sweep"))
+    spec = sweep_spec(cfg.get("sweep"))
     model, base = to_model_config(cfg)
     readable = set(model.uses) | set(model.sections)
     for section in (spec.axes or {}):
@@ -212,7 +212,7 @@ def run_block(model_name: str, base: Any, spec: Any, start: int, stop: int) -> x
     model = get(model_name)
     if isinstance(base, dict):
         model, base = to_model_config(base, model)
-    grid = CellGrid(base, _spec(spec), validator=lambda c: None)
+    grid = CellGrid(base, sweep_spec(spec), validator=lambda c: None)
     cells = CellBlock(grid, start, stop)
     from antiamp.runner import kernel_interrupts
 
@@ -479,7 +479,7 @@ def store_state(plan: GridPlan, store: Path, overwrite: bool = False, run_dir=No
             raise EngineError(f"{store} is not an antiamp store; sweep.overwrite=true replaces "
                               "only stores that antiamp wrote. Choose another sweep.store")
     if part.exists():
-        m = _read_marker(part)
+        m = read_marker(part)
         if m is None:
             raise EngineError(f"{part} is not an antiamp partial run (or holds files antiamp "
                               "did not write); antiamp never removes it. Move it away or "
@@ -500,7 +500,7 @@ def _store_attrs(store: Path) -> dict:
         return {}
 
 
-def _read_marker(part: Path) -> dict | None:
+def read_marker(part: Path) -> dict | None:
     """The partial run's marker, or None where ``part`` is not provably antiamp's: a
     link, no marker, or an entry antiamp never makes there (a file of someone
     else's, which nothing of antiamp's may remove with the folder)."""
@@ -523,7 +523,7 @@ def _read_marker(part: Path) -> dict | None:
     return m
 
 
-def _lock(store: Path, read_only: bool = False):
+def store_lock(store: Path, read_only: bool = False):
     """The store's lock, the same for every model's store and every command."""
     from .lockpath import lock_store
 
@@ -575,7 +575,7 @@ def _fill_store(plan: GridPlan, store: Path, todo: list, client, executor, progr
     """Run the blocks ``todo`` (regions) and write each into the store as it finishes;
     with ``new`` the store is laid out from the first block to finish (replacing,
     then, what ``store`` held: a run of something else, with sweep.overwrite)."""
-    from .cellstore import CellStore, create_store
+    from .cellstore import CellStore, StoreShapeError, create_store
     from .chunks import flat_range
     from .metadata import update_attrs
 
@@ -595,7 +595,17 @@ def _fill_store(plan: GridPlan, store: Path, todo: list, client, executor, progr
             reports = json.loads(_store_attrs(store).get("block_reports", "{}"))
             reports[str(i)] = str(report)
             update_attrs(store, {"block_reports": json.dumps(reports)})
-        cs.write(i, r, ds)
+        try:
+            cs.write(i, r, ds)
+        except StoreShapeError as exc:  # a model's blocks that do not fit one grid
+            a, b = blk
+            raise EngineError(
+                f"model {plan.model.name}: the block of cells {a}..{b - 1} does not fit the "
+                f"store {store} laid out from the first block written ({exc}). Every block "
+                "of a model must return the same variables with the same dimensions and "
+                "model coordinates. The blocks already written are kept; if the store was "
+                "begun by another version of the model, rerun with sweep.overwrite=true, "
+                "otherwise the model's cells differ in shape (a fault of the model)") from exc
 
     flat = [flat_range(r, plan.grid.shape) for r in todo]
     _run_blocks(plan, sorted(flat), client, executor, progress, done, keep=False)
@@ -677,7 +687,7 @@ def run_grid_store(cfg: Any, store: str | Path, *, client=None, executor=None,
     store = Path(store)
     store.parent.mkdir(parents=True, exist_ok=True)
     part = partial_dir(store)
-    lock = _lock(store)
+    lock = store_lock(store)
     try:
         from .metadata import repair_before_resume
 

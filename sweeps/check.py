@@ -205,13 +205,13 @@ class _Cells:
 
 def _check(store: Path, attrs: dict, repair: bool, log, layout) -> CheckResult:
     """Verify (and with ``repair`` fix) a grid store of either layout, under its lock."""
-    from .blocks import _lock
+    from .blocks import store_lock
 
     found = layout(attrs)
     if found.fingerprint != attrs.get("fingerprint"):
         raise CheckError(f"{store} was written by another antiamp version (or its config "
                          "attribute is damaged); it cannot be verified by this one")
-    lock = _lock(store, read_only=not repair)  # read-only: no lock file left
+    lock = store_lock(store, read_only=not repair)  # read-only: no lock file left
     try:
         meta = _metadata(store, repair, log)
         try:

@@ -34,7 +34,7 @@ from antiamp.output import remove_temporaries
 from antiamp.provenance import global_attrs
 _runner = lazy("antiamp.runner")
 
-from .blocks import EngineError, _lock
+from .blocks import EngineError, store_lock
 from .chunks import blocks, cells_of as _cells_of, chunk_shape  # noqa: F401
 from .fused import MAX_CELLS_PER_BLOCK, TARGET_BLOCK_INSTANCES, compute_block  # noqa: F401
 from .verify import StoreReport, SlabReader, block_name, scan, stored as _stored, summarize, verify_static  # noqa: F401
@@ -110,7 +110,7 @@ def _template(plan: Plan, chunk: tuple, fp: str, created: str) -> tuple[xr.Datas
         "model": plan.cfg.model.name,
         "antiamp_version": __version__,
         "config": as_yaml(plan.cfg),
-        "config_json": json.dumps(_as_dict(plan.cfg), default=str),
+        "config_json": json.dumps(config_dict(plan.cfg), default=str),
         "seed": int(plan.base.run.seed),
         "n_instances": int(plan.base.run.n_instances),
         "design": plan.design,
@@ -213,7 +213,7 @@ def run_sweep(cfg, out_dir=None, *, client=None, progress=None, log=print,
 
     from antiamp.registry import get
 
-    if not get(model_of(_as_dict(cfg))).fused_grid:
+    if not get(model_of(config_dict(cfg))).fused_grid:
         return _run_model_grid(cfg, out_dir, client=client, progress=progress, log=log,
                                dask=dask)
     plan = make_plan(cfg)
@@ -222,7 +222,7 @@ def run_sweep(cfg, out_dir=None, *, client=None, progress=None, log=print,
     fp = fingerprint(plan, chunk)
     store = resolve_store(plan, out_dir)
     store.parent.mkdir(parents=True, exist_ok=True)
-    lock = _lock(store)
+    lock = store_lock(store)
     try:
         repair_before_resume(store, fp, log, SweepError)
         state = check_store(plan, store, out_dir)
@@ -374,7 +374,7 @@ def _add_sensitivity(plan: Plan, store: Path, log=print) -> None:
     log(f"sensitivity indices ({attrs['sensitivity_method']}) written into {store}")
 
 
-def _as_dict(cfg):
+def config_dict(cfg):
     from omegaconf import DictConfig, OmegaConf
 
     if isinstance(cfg, DictConfig):
@@ -391,7 +391,7 @@ def model_plan(cfg):
     from .blocks import plan_grid
     from .spec import ExecutorConfig, run_schema, validate_executor
 
-    d = _as_dict(cfg)
+    d = config_dict(cfg)
     check_flags(d, run_schema())
     try:
         ex = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(ExecutorConfig),

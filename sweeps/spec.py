@@ -672,7 +672,7 @@ def validate_executor(ex: ExecutorConfig, device: str | None = None) -> None:
 _LAST_PLAN: dict = {}
 
 
-def _plan_key(cfg: Any, *flags) -> str | None:
+def plan_key(cfg: Any, *flags) -> str | None:
     """The plan cache's key: the config as given (axis order included)."""
     try:
         if isinstance(cfg, DictConfig):
@@ -688,7 +688,7 @@ def _plan_key(cfg: Any, *flags) -> str | None:
 def make_plan(cfg: Any, *, columnar: bool = True) -> Plan:
     """The validated plan of a sweep; the last one is kept, so that the command
     line's check before the run and the run itself validate a grid once."""
-    key = _plan_key(cfg, columnar)
+    key = plan_key(cfg, columnar)
     if key is not None and _LAST_PLAN.get("key") == key:
         return _LAST_PLAN["plan"]
     plan = _make_plan(cfg, columnar=columnar)

@@ -137,3 +137,24 @@ def test_an_interrupted_design_resumes_to_the_in_memory_design(tmp_path, monkeyp
     assert any("resuming" in m for m in msgs), msgs
     mem = blocks.run_grid(cfg, progress=False)
     assert "S1_amp" in ds and not same(mem, ds)
+
+
+def test_a_block_that_does_not_fit_the_store_is_named_and_the_store_kept(monkeypatch,
+                                                                        tmp_path):
+    """A model whose cells differ in shape (one block without a variable) stops the
+    grid with the engine's error naming the model, the cells and the variable, and the
+    blocks already written stay in the store."""
+    def run_block(name, base, spec, a, b):
+        ds = _block(a, b)
+        return ds.drop_vars("total") if a == 4 else ds
+
+    monkeypatch.setattr(blocks, "run_block", run_block)
+    plan = blocks.plan_grid(GRID)
+    store = tmp_path / "s.zarr"
+    with pytest.raises(blocks.EngineError) as err:
+        blocks.run_grid_store(GRID, store, progress=False, log=lambda *a: None, plan=plan)
+    msg = str(err.value)
+    assert "model panel" in msg and "cells 4..5" in msg and "total" in msg, msg
+    assert "sweep.overwrite=true" in msg
+    done = np.asarray(zarr.open_group(str(store), mode="r")["cell_done"][...])
+    assert done[:4].all() and not done[4:].any()

@@ -467,7 +467,7 @@ def test_jury_table_interpolates_the_quadrature(n, icc):
 
     gx, gw = cf.latent_nodes(icc)
     table = kc.jury_table(n, icc, 0.5, gx, gw)
-    lbin = kc._lbin(n)
+    lbin = kc.log_binom_row(n)
     rng = np.random.default_rng(n)
     s = np.concatenate([rng.uniform(-45, 45, 3000), rng.normal(0, 2, 3000),
                         [-40.0, -39.99, 0.0, 39.96, 39.97, 40.0, 60.0]])

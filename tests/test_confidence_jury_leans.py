@@ -69,9 +69,9 @@ def test_leans_matter_and_zero_leans_are_todays_jury():
     (its endorsement moves toward 1/2); with every lean 0 the jury is today's
     shared-latent jury (any n of the J alike judges)."""
     x, w = cf.latent_nodes(0.3)
-    lb = kc._lbin(5)
+    lb = kc.log_binom_row(5)
     q = np.array([0.1, 0.35, 0.65, 0.9])
-    plain = np.array([kc._jury(v, 5, 0.3, 0.5, x, w, lb) for v in q])
+    plain = np.array([kc.jury_prob(v, 5, 0.3, 0.5, x, w, lb) for v in q])
     zero = lean_quadrature(q, 5, 0.3, 0.5, np.zeros(7))
     np.testing.assert_allclose(zero, plain, atol=1e-13)
     lean = lean_quadrature(q, 5, 0.3, 0.5, [1.0, -1.0, 0.5, -0.5, 0.0, 0.8, -0.8])

@@ -265,13 +265,13 @@ def test_count_bootstrap_matches_scipy_row_bootstrap():
     within the Monte Carlo error of the two."""
     from scipy import stats
 
-    from antiamp.estimate import _amp, _boot, _codes
+    from antiamp.estimate import amp_of_codes, boot_interval, row_codes
 
     df = validate_log(records(LOGIT, 3000))
     d = df[df.protocol == "consult"]
-    samples = [_codes(g) for _, g in d.groupby("stratum", observed=True)]
+    samples = [row_codes(g) for _, g in d.groupby("stratum", observed=True)]
     known = [s[s >= 4] for s in samples]
-    _, lo, hi = _boot(known, _amp, 0.9, 20000, np.random.default_rng(0))
+    _, lo, hi = boot_interval(known, amp_of_codes, 0.9, 20000, np.random.default_rng(0))
 
     def rows_amp(*smp, axis=-1):
         c = np.concatenate(smp, axis=axis)

@@ -22,7 +22,7 @@ import numpy as np
 from numba import float64
 
 from .. import gpu as _gpu
-from ..confidence import BLOCK, N_ACC, STREAM, _instance, _lbin
+from ..confidence import BLOCK, N_ACC, STREAM, _instance, log_binom_row
 
 # The module global that numba's CUDA simulator swaps for its own.
 cuda = _gpu.cuda()
@@ -88,7 +88,7 @@ def confidence_kernel(n, k0, k1, beta, info, rho, rep_p, rep_a, lam, mu, kappa, 
     thr = [np.float64(x) for x in (rho * two32, rep_p[5] * two32, rep_a[5] * two32,
                                    rep_p[6] * two32, rep_a[6] * two32, lam, mu, kappa, kappa_c)]
     arrs = [cuda.to_device(np.ascontiguousarray(a, np.float64))
-            for a in (gx, gw, _lbin(int(jury_n)), table)]
+            for a in (gx, gw, log_binom_row(int(jury_n)), table)]
     d_acc = cuda.device_array((n_blocks, 2, N_ACC), np.float64)
     d_gap = cuda.device_array((n_blocks, 2), np.float64)
     grid = min(blocks or _gpu.grid_blocks(n_blocks * THREADS), n_blocks)

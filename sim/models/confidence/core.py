@@ -1287,7 +1287,7 @@ def lean_table(n: int, icc: float, tie: float, leans, s_min: float = -math.inf) 
     edge, with the leans and without, must be below LEAN_TAIL_TOL (both are increasing
     in s and at least 0, so below the edge they differ by less than that): otherwise
     ConfigError."""
-    from ...kernels.confidence import S_MAX, S_STEP, _jury, _lbin
+    from ...kernels.confidence import S_MAX, S_STEP, jury_prob, log_binom_row
 
     leans = tuple(float(v) for v in np.asarray(leans, float).ravel())
     if not 1 <= n <= len(leans):
@@ -1298,8 +1298,8 @@ def lean_table(n: int, icc: float, tie: float, leans, s_min: float = -math.inf) 
     if s_min < -S_MAX + 2 * S_STEP:
         # the table's first point read by interpolation; below it the kernel's quadrature
         q = 1.0 / (1.0 + math.exp(S_MAX - S_STEP))
-        edge = max(float(out[2][1]), float(_jury(q, int(n), float(icc), float(tie), out[0],
-                                                 out[1], _lbin(int(n)))))
+        edge = max(float(out[2][1]), float(jury_prob(q, int(n), float(icc), float(tie), out[0],
+                                                 out[1], log_binom_row(int(n)))))
         if edge > LEAN_TAIL_TOL:
             raise ConfigError(
                 f"a jury of judges that lean: instances reach the judge's logit argument "

@@ -239,15 +239,15 @@ def panel_tables(judge: JudgeConfig, prot: ProtocolConfig, pc: PanelConfig, seed
 def panel_strategies(c) -> tuple:
     """Tables and dominant presentation strategies of a panel cell; ConfigError
     when presenting is not dominant against the panel (checked at validation)."""
-    from ...judge import _dominant
+    from ...judge import dominant_presentation
 
     J_c, J_d, se_c, se_d, m_eff, cov = panel_tables(c.judge, c.protocol, c.panel, c.run.seed,
                                                     c.run.device)
     c_e = c.model.c_e
     try:
-        xpc, _ = _dominant("x_P_consult", np.array([J_c[1] - J_c[0]]), c_e, None)
-        xp, _ = _dominant("x_P", J_d[1, :] - J_d[0, :], c_e, None)
-        xa, _ = _dominant("x_A", J_d[:, 0] - J_d[:, 1], c_e, None)
+        xpc, _ = dominant_presentation("x_P_consult", np.array([J_c[1] - J_c[0]]), c_e, None)
+        xp, _ = dominant_presentation("x_P", J_d[1, :] - J_d[0, :], c_e, None)
+        xa, _ = dominant_presentation("x_A", J_d[:, 0] - J_d[:, 1], c_e, None)
     except ConfigError:
         raise ConfigError(
             f"model.c_e={c_e}: presenting evidence is not dominant against this panel; the "
