@@ -96,6 +96,10 @@ def _majority(q, n, tie, lbin):
 
 @nb.njit(cache=True)
 def jury_prob(q, n, icc, tie, gx, gw, lbin):
+    """Pr(a jury of ``n`` endorses) when one judge endorses with probability ``q``:
+    a majority (ties broken with probability ``tie``), judges independent (``icc`` 0)
+    or sharing a normal latent of intra-class correlation ``icc`` (Gauss-Hermite
+    nodes ``gx``, weights ``gw``); ``lbin`` is :func:`log_binom_row` of ``n``."""
     if n == 1:
         return q
     if icc == 0.0:
@@ -121,6 +125,7 @@ TABLE_SIZE = int(round(2 * S_MAX / S_STEP)) + 1
 
 @nb.njit(cache=True)
 def log_binom_row(n):
+    """log C(n, k) for k = 0..n."""
     lbin = np.empty(n + 1)
     for k in range(n + 1):
         lbin[k] = math.lgamma(n + 1.0) - math.lgamma(k + 1.0) - math.lgamma(n - k + 1.0)

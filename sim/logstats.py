@@ -53,18 +53,24 @@ def fold_codes(c):
 
 
 def amp_of_codes(c):
+    """Amp = Pr(y = a | a != omega) from code counts [..., 16] (:func:`row_codes`;
+    NaN where no row's protagonist is wrong)."""
     f = fold_codes(c)
     with np.errstate(invalid="ignore", divide="ignore"):
         return f[..., 7] / (f[..., 6] + f[..., 7])
 
 
 def fwc_of_codes(c):
+    """Follow-when-correct Pr(y = a | a = omega) from code counts [..., 16]
+    (:func:`row_codes`; NaN where no row's protagonist is right)."""
     f = fold_codes(c)
     with np.errstate(invalid="ignore", divide="ignore"):
         return f[..., 5] / (f[..., 4] + f[..., 5])
 
 
 def acc_of_codes(c):
+    """The judge's accuracy Pr(y = omega) over the rows with a known truth, from code
+    counts [..., 16] (:func:`row_codes`; NaN with none)."""
     c = np.asarray(c)
     with np.errstate(invalid="ignore", divide="ignore"):
         return c[..., 12:].sum(axis=-1) / (c[..., 4:8].sum(axis=-1) + c[..., 12:].sum(axis=-1))
@@ -276,6 +282,7 @@ def graded_rho(d: pd.DataFrame, prot: str, confidence: float) -> dict:
 
 
 def masked_rate(num_mask, den_mask):
+    """Pr(num | den) from two boolean row masks (NaN where no row is in den)."""
     den = int(den_mask.sum())
     return float((num_mask & den_mask).sum() / den) if den else np.nan
 

@@ -119,6 +119,8 @@ def _plain(cfg) -> dict:
 
 
 def sweep_spec(sweep: Any) -> SweepSpec:
+    """The ``sweep`` section (a dict, a DictConfig or a SweepSpec) as a SweepSpec;
+    ConfigError names an unknown or ill-typed key."""
     from omegaconf import DictConfig, OmegaConf
 
     if isinstance(sweep, SweepSpec):

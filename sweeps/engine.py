@@ -375,6 +375,7 @@ def _add_sensitivity(plan: Plan, store: Path, log=print) -> None:
 
 
 def config_dict(cfg):
+    """A config (a dict, a DictConfig or a config object) as a plain dict."""
     from omegaconf import DictConfig, OmegaConf
 
     if isinstance(cfg, DictConfig):
