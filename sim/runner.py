@@ -147,6 +147,56 @@ def device_of(device: str) -> str:
     return device
 
 
+def count_classes(classify, n_classes: int, thr, n: int, seed: int, *, start: int = 0,
+                  device: str = "cpu", n_threads: int = 0, progress: bool | None = None,
+                  chunk_size: int = 1 << 25, desc: str = "simulating") -> np.ndarray:
+    """How many of instances ``start .. start + n - 1`` fall in each class: int64[n_classes].
+
+    ``classify(i, k0, k1, thr)`` is a model's per-instance function, compiled with
+    ``numba.njit(inline="always")``: the instance index ``i`` (uint64), the key words of
+    ``seed`` (:func:`antiamp.kernels.rng.split_seed`) and the model's parameters
+    ``thr`` (a 1-D array, Bernoulli thresholds say) in, an integer class in
+    ``[0, n_classes)`` out; its random numbers come from
+    :func:`antiamp.kernels.rng.philox4x32_10` keyed by the instance.  ``device``
+    (``run.device``: ``cpu``, ``cuda`` or ``auto``) picks the target; both run the
+    same source and give the same counts, bit for bit, whatever the chunking, the
+    threads or the GPU's grid (:mod:`antiamp.kernels.launch`).  A class outside the
+    range is refused (ValueError) after the run.
+    """
+    n_classes, n, start = int(n_classes), int(n), int(start)
+    if n < 0 or start < 0:
+        raise ValueError(f"n and start must be >= 0, got n={n}, start={start}")
+    k0, k1 = _rng.split_seed(seed)
+    thr = np.ascontiguousarray(thr)
+    disable = (not interactive()) if progress is None else (not progress)
+    bar = NO_BAR if disable else tqdm_class()(total=n, unit="inst", unit_scale=True,
+                                              desc=desc, leave=False)
+    if device_of(device) == "cuda":
+        from antiamp.kernels.gpu.launch import gpu_counter
+
+        run = gpu_counter(classify, n_classes)
+        with bar:
+            total = run(start, n, k0, k1, thr)
+            bar.update(n)
+    else:
+        from antiamp.kernels.launch import cpu_counter
+
+        run = cpu_counter(classify, n_classes)
+        total = np.zeros(n_classes + 1, np.int64)
+        with kernel_threads(n_threads) as nt, bar:  # 0: the worker's own setting
+            done = 0
+            while done < n:
+                m = min(int(chunk_size), n - done)
+                total += run(start + done, m, k0, k1, thr, 4 * nt)
+                done += m
+                bar.update(m)
+    if total[n_classes]:
+        raise ValueError(f"the per-instance function {getattr(classify, '__name__', classify)} "
+                         f"returned a class outside [0, {n_classes}) for {int(total[n_classes])} "
+                         "instances")
+    return total[:n_classes]
+
+
 def baseline_thresholds(pi, p, rho, x_pc, x_pd, x_a) -> np.ndarray:
     return np.array(
         [_rng.bernoulli_threshold(q) for q in (pi, p, rho, x_pc, x_pd, x_a)], dtype=np.uint64

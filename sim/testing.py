@@ -45,6 +45,13 @@ The checks:
     or an installed entry point).
 ``figures``
     the model's grid figures are written, non-empty, at most 1300 px wide.
+``gpu`` (with ``gpu=True``, for a model whose ``gpu`` is true)
+    the first grid run with ``run.device=cuda`` on numba's CUDA simulator (a fresh
+    process with ``NUMBA_ENABLE_CUDASIM=1``: no GPU needed) equals the CPU's run:
+    integers, booleans and labels bit for bit, floats within ``gpu_rtol`` relative
+    (the two targets' ``exp``, ``log``, ``erfc``... differ in the last bits; a model
+    whose per-instance function gives integer counts, as
+    :func:`antiamp.runner.count_classes` does, is the same bits).
 """
 
 from __future__ import annotations
@@ -60,6 +67,11 @@ from typing import Any, Iterable, Optional
 EXACT_SE = 5.0
 #: Widest figure in pixels.
 MAX_FIGURE_PX = 1300
+#: Relative agreement of a float computed on the GPU with the CPU's (``gpu`` check).
+GPU_RTOL = 1e-12
+#: Instances a cell of the ``gpu`` check's grids (the simulator runs each GPU thread
+#: as Python: thousands of instances a second).
+GPU_N = 4096
 #: Arrays of a store's layout (checksums, progress), not of the model's results.
 _VOLATILE = ("block_digest", "cell_done", "cell_digest")
 
@@ -82,6 +94,13 @@ def default_grids(name: str) -> list:
 def same(a, b, what: str = "") -> list:
     """The differences between two Datasets' values and coordinates (bit for bit,
     NaN equal to NaN), as messages; [] when they are the same."""
+    return close(a, b, 0.0, what)
+
+
+def close(a, b, rtol: float = GPU_RTOL, what: str = "") -> list:
+    """The differences between two Datasets, as messages ([] when none): integers,
+    booleans and labels bit for bit, floats within ``rtol`` relative (NaN equal to
+    NaN, infinities equal only to themselves; ``rtol=0``: bit for bit)."""
     import numpy as np
 
     out = []
@@ -93,8 +112,15 @@ def same(a, b, what: str = "") -> list:
         x, y = np.asarray(a[v].values), np.asarray(b[v].values)
         if x.shape != y.shape:
             out.append(f"{what}{v}: shape {x.shape} != {y.shape}")
-        elif not np.array_equal(x, y, equal_nan=x.dtype.kind in "fc"):
-            out.append(f"{what}{v}: values differ")
+        elif rtol == 0.0 or not (x.dtype.kind in "fc" and y.dtype.kind in "fc"):
+            if not np.array_equal(x, y, equal_nan=x.dtype.kind in "fc"):
+                out.append(f"{what}{v}: values differ")
+        else:
+            ok = np.isclose(x, y, rtol=rtol, atol=0.0, equal_nan=True)
+            if not ok.all():
+                k = np.flatnonzero(~ok.ravel())[0]
+                out.append(f"{what}{v}: {int((~ok).sum())} values differ by more than "
+                           f"{rtol:g} relative (first: {x.ravel()[k]!r} vs {y.ravel()[k]!r})")
     return out
 
 
@@ -297,9 +323,52 @@ def _check_resume(grid: dict, ref, tmp: Path, problems, kills: int = 3):
     problems += same(ref, xr.open_zarr(store).load(), "resume: ")
 
 
+_GPU_SCRIPT = """
+import sys
+from antiamp.sweeps.blocks import run_grid
+run_grid({cfg!r}, progress=False).to_netcdf(sys.argv[1])
+"""
+
+
+def _check_gpu(model, grid: dict, tmp: Path, problems, rtol: float, n: int):
+    """The grid on numba's CUDA simulator (``run.device=cuda``) in a fresh process,
+    against the same grid on the CPU here."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    import xarray as xr
+
+    from .sweeps.blocks import run_grid
+
+    if not model.gpu:
+        problems.append(f"gpu: model {model.name!r} declares no GPU kernels (Model.gpu is "
+                        "false), so run.device=cuda is refused for it")
+        return
+    cpu = _with_n(grid, n)
+    cpu["run"] = {**cpu["run"], "device": "cpu"}
+    gpu = copy.deepcopy(cpu)
+    gpu["run"]["device"] = "cuda"
+    out = tmp / f"gpu-{os.getpid()}-{time.monotonic_ns()}.nc"
+    script = out.with_suffix(".py")
+    script.write_text(_GPU_SCRIPT.format(cfg=gpu))
+    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1"}
+    r = subprocess.run([sys.executable, str(script), str(out)], cwd=tmp, env=env,
+                       capture_output=True, text=True, timeout=1800)
+    if r.returncode != 0:
+        problems.append(f"gpu: the grid with run.device=cuda on the CUDA simulator failed: "
+                        f"{r.stderr[-400:]}")
+        return
+    ref = run_grid(cpu, progress=False)
+    with xr.open_dataset(out) as ds:
+        problems += close(ref, ds.load(), rtol, "gpu: ")
+
+
 def check_model(model: Any, *, grids: Optional[Iterable[dict]] = None, client=None,
                 kill: bool = False, figures: bool = True, n_instances: Optional[int] = None,
-                tmp_path: Optional[Path] = None) -> list:
+                tmp_path: Optional[Path] = None, gpu: bool = False,
+                gpu_rtol: float = GPU_RTOL, gpu_n: int = GPU_N) -> list:
     """Run the conformance checks on ``model`` (a :class:`~antiamp.registry.Model` or
     a registered name); raise ``AssertionError`` listing every failure.
 
@@ -320,6 +389,14 @@ def check_model(model: Any, *, grids: Optional[Iterable[dict]] = None, client=No
         Instances per cell for the grids (default: each grid's own).
     tmp_path : Path, optional
         Where stores and figures go (default: a temporary folder, removed after).
+    gpu : bool
+        Also run the first grid with ``run.device=cuda`` on numba's CUDA simulator
+        and compare it with the CPU's run (``gpu``; the model must be importable in a
+        fresh process).
+    gpu_rtol : float
+        The ``gpu`` check's relative tolerance for floats (integers are exact).
+    gpu_n : int
+        Instances a cell in the ``gpu`` check (the simulator is slow).
 
     Returns
     -------
@@ -371,6 +448,9 @@ def check_model(model: Any, *, grids: Optional[Iterable[dict]] = None, client=No
         if kill:
             ran.append("resume")
             _check_resume(first, ref, tmp, problems)
+        if gpu:
+            ran.append("gpu")
+            _check_gpu(model, first, tmp, problems, gpu_rtol, gpu_n)
     if problems:
         raise AssertionError(f"model {model.name!r} fails {len(problems)} conformance "
                              "check(s):\n  " + "\n  ".join(problems))

@@ -21,9 +21,11 @@ version = "0.0.1"
 
 [project.entry-points."antiamp.models"]
 toy = "antiamp_toy:MODEL"
+toygpu = "antiamp_toygpu:MODEL"
+toygpu_bad = "antiamp_toygpu:BAD"
 
 [tool.setuptools]
-py-modules = ["antiamp_toy"]
+py-modules = ["antiamp_toy", "antiamp_toygpu"]
 """
 
 # The small model of README.md's "Write your own model": a judge who checks each
@@ -77,11 +79,92 @@ MODEL = Model(name="toy", title="a judge who checks artifacts", run_cells=run_ce
 '''
 
 
+# The same judge on either target (docs/guides/own_model.md, "A GPU path"): one
+# per-instance function of the instance's Philox words, counted by antiamp's launchers.
+# BAD is the same model with a GPU path that draws another Philox block: the
+# conformance check's ``gpu`` comparison must catch it.
+MODULE_GPU = '''
+from dataclasses import dataclass
+
+import numba as nb
+import numpy as np
+import xarray as xr
+
+from antiamp.config import ConfigError
+from antiamp.kernels.rng import HI_SHIFT, LO_WORD, bernoulli_threshold, philox4x32_10
+from antiamp.models import Model
+from antiamp.runner import count_classes
+
+STREAM = np.uint64(2024)
+
+
+@dataclass
+class ToyGpuConfig:
+    #: Probability that the judge checks a presented false-side artifact.
+    q: float = 0.5
+
+
+@nb.njit(inline="always")
+def classify(i, k0, k1, thr):
+    """Bit 0: a false-side artifact (rho); bit 1: it passes the check (1 - q);
+    bit 2: the debate judge's tie goes its way (b)."""
+    w0, w1, w2, w3 = philox4x32_10(i & LO_WORD, i >> HI_SHIFT, np.uint64(0), STREAM, k0, k1)
+    return np.int64(w0 < thr[0]) + 2 * np.int64(w1 >= thr[1]) + 4 * np.int64(w2 < thr[2])
+
+
+@nb.njit(inline="always")
+def classify_other_block(i, k0, k1, thr):
+    w0, w1, w2, w3 = philox4x32_10(i & LO_WORD, i >> HI_SHIFT, np.uint64(1), STREAM, k0, k1)
+    return np.int64(w0 < thr[0]) + 2 * np.int64(w1 >= thr[1]) + 4 * np.int64(w2 < thr[2])
+
+
+def validate(cfg):
+    if not 0 <= cfg.toygpu.q <= 1:
+        raise ConfigError(f"toygpu.q must lie in [0, 1], got {cfg.toygpu.q!r}")
+
+
+def simulate(cells, gpu_classify):
+    amp = np.empty((len(cells), 2))
+    se = np.empty((len(cells), 2))
+    for i, c in enumerate(cells):
+        n = c.run.n_instances
+        thr = np.array([bernoulli_threshold(v) for v in (c.model.rho, c.toygpu.q, c.judge.b)],
+                       np.uint64)
+        fn = gpu_classify if c.run.device == "cuda" else classify
+        k = count_classes(fn, 8, thr, n, c.run.seed, device=c.run.device,
+                          n_threads=c.run.n_threads, progress=False)
+        amp[i] = (k[3] + k[7]) / n, k[7] / n                # consultancy, debate
+        se[i] = np.sqrt(amp[i] * (1 - amp[i]) / n)
+    return xr.Dataset(
+        {"amp": (("cell", "protocol"), amp, {"long_name": "mistake amplification", "units": "1"}),
+         "amp_se": (("cell", "protocol"), se, {"long_name": "standard error of amp", "units": "1"})},
+        coords={"protocol": ("protocol", ["consult", "debate"], {"long_name": "oversight protocol"})})
+
+
+def run_cells(base, cells):
+    return simulate(cells, classify)
+
+
+def run_cells_bad(base, cells):
+    return simulate(cells, classify_other_block)
+
+
+FIELDS = ("model.rho", "toygpu.q", "judge.b", "run.n_instances", "run.seed", "run.device")
+MODEL = Model(name="toygpu", title="a judge who checks artifacts, on the CPU or a GPU",
+              run_cells=run_cells, sections={"toygpu": ToyGpuConfig}, validate=validate,
+              validate_reads=("toygpu.q",), kernel_fields=FIELDS, gpu=True)
+BAD = Model(name="toygpu_bad", title="the same, with a GPU path that draws other numbers",
+            run_cells=run_cells_bad, sections={"toygpu": ToyGpuConfig}, validate=validate,
+            validate_reads=("toygpu.q",), kernel_fields=FIELDS, gpu=True)
+'''
+
+
 @pytest.fixture(scope="module")
 def plugin(tmp_path_factory):
     pkg = tmp_path_factory.mktemp("plugin")
     (pkg / "pyproject.toml").write_text(textwrap.dedent(PYPROJECT))
     (pkg / "antiamp_toy.py").write_text(MODULE)
+    (pkg / "antiamp_toygpu.py").write_text(MODULE_GPU)
     # Installed with pip into a directory of its own, put on the path of every process
     # the test starts (commands and their dask workers): the environment running the
     # tests is never changed, so tests running beside this one never see the plugin.
@@ -155,3 +238,28 @@ def test_the_installed_plugin_passes_the_conformance_checks(plugin, tmp_path):
     ran = r.stdout.strip().splitlines()[-1].split(",")
     assert {"registered", "help", "bad_values", "cell_in_grid[0]", "blocks[0]", "exact[0]",
             "resume"} <= set(ran)
+
+
+def test_a_plugins_gpu_path_matches_its_cpu_path_on_the_simulator(plugin, tmp_path):
+    """A third-party model's one per-instance function, counted by antiamp's launchers
+    on the CPU and (numba's CUDA simulator) the GPU: ``check_model(gpu=True)`` finds the
+    same counts; a GPU path that draws other numbers fails the check, named."""
+    code = textwrap.dedent("""
+        from antiamp.testing import check_model
+        def grid(name):
+            return {"model": {"name": name, "rho": 0.4}, "run": {"n_instances": 20000},
+                    "sweep": {"axes": {"toygpu": {"q": [0.0, 0.5]}, "judge": {"b": [0.3, 0.7]}}}}
+        print(",".join(check_model("toygpu", grids=[grid("toygpu")], figures=False, gpu=True,
+                                   gpu_n=3000)))
+        try:
+            check_model("toygpu_bad", grids=[grid("toygpu_bad")], figures=False, gpu=True,
+                        gpu_n=3000)
+        except AssertionError as exc:
+            print("BAD", " ".join(str(exc).split()))
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       cwd=tmp_path, env=plugin, timeout=1800)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.strip().splitlines()
+    assert "gpu" in lines[-2].split(","), r.stdout
+    assert lines[-1].startswith("BAD") and "gpu: amp: 8 values differ" in lines[-1], r.stdout

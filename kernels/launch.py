@@ -1,0 +1,69 @@
+"""Class-count launchers built around a model's per-instance function (the CPU side).
+
+A model whose every instance falls in one of ``C`` classes (the baseline's
+transcript classes, say) writes one function, the per-instance logic::
+
+    @numba.njit(inline="always")
+    def classify(i, k0, k1, thr):      # i: uint64 instance index; k0, k1: the key
+        w0, w1, w2, w3 = philox4x32_10(i & LO_WORD, i >> HI_SHIFT, 0, STREAM, k0, k1)
+        return ...                     # an integer class in [0, C)
+
+and :func:`antiamp.runner.count_classes` counts the classes of instances
+``start .. start + n - 1`` with it on either target: :func:`cpu_counter` here (a
+``prange`` over fixed blocks of instances, a private histogram each) or
+:func:`antiamp.kernels.gpu.launch.gpu_counter` (the same source compiled with
+``cuda.jit(device=True)``, a grid-stride loop with per-warp histograms in shared
+memory).  Every random number is a pure function of (seed, instance, slot), and
+integer adds commute, so both give the same counts, bit for bit, for any thread
+count, grid or split of the range (DESIGN, "One kernel, two targets").
+
+The built-in models keep launchers of their own (a batch of words first, several
+histograms a thread, several cells a pass: what their speed needs); these generic
+ones serve a model that has only its per-instance function, a third-party one
+above all, at the cost of those tricks.  Written here rather than taken from a
+library because no library launches numba functions on both targets.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+_CPU: dict = {}
+
+
+def cpu_counter(classify, n_classes: int):
+    """A compiled ``run(start, count, k0, k1, thr, n_blocks) -> int64[n_classes + 1]``:
+    the classes ``classify`` gives instances ``start .. start + count - 1``, in
+    ``n_blocks`` blocks of consecutive instances run in parallel; the last entry
+    counts the instances whose class fell outside [0, n_classes) (the caller refuses
+    a result where it is not 0).  Built once for each (function, n_classes)."""
+    key = (getattr(classify, "py_func", classify), int(n_classes))
+    run = _CPU.get(key)
+    if run is not None:
+        return run
+    C = int(n_classes)
+    if C < 1:
+        raise ValueError(f"n_classes must be an integer >= 1, got {n_classes!r}")
+
+    # Not cached on disk: numba keys a closure's cache by its pickled cells, and a
+    # dispatcher pickles with a new identity in every process, so each process
+    # compiles its launchers once (seconds), as numba does any uncached function.
+    @nb.njit(parallel=True)
+    def run(start, count, k0, k1, thr, n_blocks):
+        out = np.zeros((n_blocks, C + 1), np.int64)
+        bsize = (count + n_blocks - 1) // n_blocks
+        for b in nb.prange(n_blocks):
+            lo = start + b * bsize
+            hi = min(start + count, lo + bsize)
+            local = np.zeros(C + 1, np.int64)
+            for i in range(lo, hi):
+                c = classify(np.uint64(i), k0, k1, thr)
+                if c < 0 or c >= C:  # never an index outside the histogram
+                    c = C
+                local[c] += 1
+            out[b] = local
+        return out.sum(axis=0)
+
+    _CPU[key] = run
+    return run
