@@ -13,7 +13,8 @@ import pytest
 
 from antiamp.kernels.rng import (HI_SHIFT, LO_WORD, bernoulli_threshold, philox4x32_10,
                                  philox_block, split_seed)
-from antiamp.runner import count_classes
+from antiamp.kernels import baseline as kb
+from antiamp.runner import baseline_thresholds, count_classes
 
 STREAM = np.uint64(11)
 Q = (0.3, 0.55, 0.8)
@@ -70,6 +71,24 @@ def test_chunks_threads_and_ranges_do_not_change_the_counts():
     assert np.all(np.abs(z) < 5), z
 
 
+@nb.njit(inline="always")
+def baseline_class(i, k0, k1, thr):
+    """The baseline's transcript class (signal stance, strategies 0 or 1: one block)."""
+    w0, w1, w2, w3 = philox4x32_10(i & LO_WORD, i >> HI_SHIFT, np.uint64(0),
+                                   np.uint64(kb.STREAM), k0, k1)
+    return np.int64(kb._class_index(w0, w1, w2, w3, np.uint64(0), np.uint64(0), thr[0],
+                                    thr[1], thr[2], thr[3], thr[4], thr[5], False, np.uint8(0)))
+
+
+def test_the_baselines_function_counted_generically_is_its_tuned_kernel():
+    thr = baseline_thresholds(0.5, 0.8, 0.3, 1.0, 0.0, 1.0)
+    k0, k1 = split_seed(9)
+    got = count_classes(baseline_class, kb.N_CLASSES, thr, 500_000, 9, start=12345,
+                        progress=False)
+    want = kb.class_counts(thr, 0, 0, 12345, 500_000, k0, k1, np.uint64(kb.STREAM), 8)
+    assert np.array_equal(got, want)
+
+
 def test_a_class_outside_the_range_and_bad_sizes_are_refused():
     with pytest.raises(ValueError, match=r"off_by_one returned a class outside \[0, 3\) "
                                          r"for 40 instances"):
@@ -85,7 +104,8 @@ import numpy as np
 import test_launch as t
 from antiamp.kernels.gpu.launch import gpu_counter
 from antiamp.kernels.rng import split_seed
-from antiamp.runner import count_classes
+from antiamp.kernels import baseline as kb
+from antiamp.runner import baseline_thresholds, count_classes
 
 start = (1 << 32) - 700
 cpu = count_classes(t.three_bits, 8, t.thresholds(), 2000, 7, start=start, progress=False)
