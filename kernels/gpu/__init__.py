@@ -120,6 +120,51 @@ def _probe() -> tuple[bool, str]:
 
 
 _DEVICE: dict = {}
+_TWINS = None
+
+
+def _mul_wide_u32():
+    """PTX's ``mul.wide.u32`` (two 32-bit words to their 64-bit product: one wide
+    multiply on the GPU), as a numba intrinsic for device code: the device version of
+    :func:`kernels.rng.mul_wide32`, whose plain product NVVM compiles to a 64-bit
+    multiply (see there).  Inline assembly because no libdevice function or NVVM
+    intrinsic is a 32x32->64 multiply."""
+    cuda()
+    from llvmlite import ir
+    from numba.core import types
+
+    try:
+        from numba.cuda.extending import intrinsic
+    except ImportError:  # numba-cuda before its own extension API
+        from numba.core.extending import intrinsic
+
+    @intrinsic
+    def mul_wide_u32(typingctx, a, m):
+        sig = types.uint64(types.uint32, types.uint32)
+
+        def codegen(context, builder, sig, args):
+            fnty = ir.FunctionType(ir.IntType(64), [ir.IntType(32), ir.IntType(32)])
+            asm = ir.InlineAsm(fnty, "mul.wide.u32 $0, $1, $2;", "=l,r,r")
+            return builder.call(asm, list(args))
+
+        return sig, codegen
+
+    return mul_wide_u32
+
+
+def _twins():
+    """``{CPU function: its device version}`` where the two targets need different
+    code for the same bits: the Philox rounds in 32-bit words
+    (:func:`kernels.rng.philox4x32_10_w32`, the CPU keeping its 64-bit form) and their
+    32x32->64 multiply as ``mul.wide.u32`` (on the simulator the plain product runs)."""
+    global _TWINS
+    if _TWINS is None:
+        from .. import rng
+
+        _TWINS = {rng.philox4x32_10.py_func: lambda: device(rng.philox4x32_10_w32)}
+        if not simulator():
+            _TWINS[rng.mul_wide32.py_func] = _mul_wide_u32
+    return _TWINS
 
 
 def device(fn):
@@ -128,13 +173,18 @@ def device(fn):
     ``fn`` is a numba CPU dispatcher (its ``py_func`` is the source) or a plain
     function.  Every global it names that is a CPU dispatcher is replaced, in a
     copy of its globals, by that dispatcher's device function (recursively), so
-    the device code calls device code only.
+    the device code calls device code only; a function with a device twin
+    (:func:`_twins`) is replaced by the twin.
     """
     from numba.core.registry import CPUDispatcher
 
     py = getattr(fn, "py_func", fn)
     if py in _DEVICE:
         return _DEVICE[py]
+    twin = _twins().get(py)
+    if twin is not None:
+        dev = _DEVICE[py] = twin()
+        return dev
     glb = dict(py.__globals__)
     for name in py.__code__.co_names:
         v = glb.get(name)
