@@ -98,7 +98,7 @@ def libdevice_calls(llvm):
                                                          llvm)).items()))
 
 
-def _link_verbose(ptxs, cc):
+def _link_verbose(ptxs, cc, max_registers=None):
     """``(cubin bytes, info log)`` of PTX linked for sm_90a with the linker's verbose
     log (cuda.core's Linker: nvJitLink, the linker numba-cuda loads kernels with), or
     ``ptxas -v`` where cuda.core is absent; ``(None, "")`` when neither is there."""
@@ -107,7 +107,8 @@ def _link_verbose(ptxs, cc):
         from cuda.core import Linker, LinkerOptions, ObjectCode
 
         link = Linker(*[ObjectCode.from_ptx(p.encode()) for p in ptxs],
-                      options=LinkerOptions(arch=arch, verbose=True))
+                      options=LinkerOptions(arch=arch, verbose=True,
+                                            max_register_count=max_registers or None))
         code = link.link("cubin").code
         return bytes(code), link.get_info_log()
     except ImportError:
@@ -130,7 +131,8 @@ def _link_verbose(ptxs, cc):
         src, out = os.path.join(d, "k.ptx"), os.path.join(d, "k.cubin")
         with open(src, "w") as f:
             f.write(ptxs[0])
-        res = subprocess.run([ptxas, "-v", f"-arch={arch}", "-o", out, src],
+        cap = [f"--maxrregcount={max_registers}"] if max_registers else []
+        res = subprocess.run([ptxas, "-v", f"-arch={arch}", *cap, "-o", out, src],
                              capture_output=True, text=True)
         if res.returncode:
             return None, res.stderr
@@ -203,8 +205,9 @@ def report_rows(ptx_of, lib_of, threads, cc):
     for key in sorted(ptx_of):
         ptx, lib = ptx_of[key], lib_of.get(key)
         ptxs = lib.get_asm_strs(cc=(*cc, "a")) if lib is not None else [ptx]
-        cubin, log = _link_verbose(ptxs, cc)
-        row = {"kernel": key, "cc": f"{cc[0]}.{cc[1]}", "threads": threads,
+        cap = getattr(lib, "_max_registers", None)  # the launcher's cap, as numba links it
+        cubin, log = _link_verbose(ptxs, cc, cap)
+        row = {"kernel": key, "cc": f"{cc[0]}.{cc[1]}", "threads": threads, "max_regs": cap,
                **link_resources(log, _entry(ptx)), "smem": static_shared(ptx)}
         if row["regs"] is not None:
             row["blocks_sm"], row["occupancy"], row["limit"] = occupancy(row["regs"],
@@ -235,7 +238,8 @@ def render(rows):
         occ = ("-" if r.get("occupancy") is None
                else f"{100 * r['occupancy']:.1f}% ({r['limit']})")
         lib = ", ".join(f"{k} {n}" for k, n in r["libdevice"].items()) or "-"
-        cells = [r["kernel"], v(r, "regs"),
+        regs = v(r, "regs") + (f" (cap {r['max_regs']})" if r.get("max_regs") else "")
+        cells = [r["kernel"], regs,
                  f"{v(r, 'local')} ({v(r, 'spill_st')}/{v(r, 'spill_ld')})", v(r, "smem"),
                  v(r, "blocks_sm"), occ, v(r, "loop_ptx"), v(r, "philox_mul64"),
                  v(r, "mul_wide_u32"), v(r, "mul_hi_u32"), v(r, "div_f64"),

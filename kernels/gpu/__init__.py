@@ -29,6 +29,16 @@ numbers has a launcher here; the one model without a kernel of its own, compare
 (it calls the other models' kernels), keeps ``Model.gpu`` false, so
 ``run.device=cuda`` is refused for it and ``auto`` runs it on the CPU.
 
+Where the two targets need different code for the same bits, a CPU function has a
+device twin that :func:`device` compiles in its place (:func:`_twins`): the Philox
+rounds, whose CPU form multiplies 64-bit words with zero upper halves, run on the GPU
+in 32-bit words with PTX's ``mul.wide.u32`` (:func:`kernels.rng.philox4x32_10_w32`:
+NVVM compiles the CPU form to 64-bit multiplies, which cost an add of a zero high
+product each and more registers; the twin is plain Python too, so the simulator and
+the CPU's tests run it).  ``python tests/gpu_ptx_checks.py --report`` prints each
+kernel's registers, local and shared memory, occupancy and hot-loop instructions as
+compiled for compute capability 9.0, without a GPU.
+
 What the simulator does not check: the CUDA compiler takes a local or shared array's
 shape only as integer literals (a module constant such as ``THREADS``, or a tuple of
 them), not as an expression (``4 * P``), which the simulator runs without complaint;
@@ -196,6 +206,20 @@ def device(fn):
     dev = cuda().jit(device=True)(clone)
     _DEVICE[py] = dev
     return dev
+
+
+def jit(max_registers: int = 0):
+    """``cuda.jit`` for a launcher whose registers are capped at ``max_registers`` a
+    thread where the CUDA compiler runs (the simulator takes no cap and needs none).
+
+    A cap is for a kernel whose register count alone keeps its occupancy low and which,
+    capped, compiles without spills to local memory (``tests/gpu_ptx_checks.py
+    --report`` shows both; a cap changes the allocation of registers, not the code's
+    results)."""
+    c = cuda()
+    if max_registers and not simulator():
+        return c.jit(max_registers=int(max_registers))
+    return c.jit
 
 
 def grid_blocks(count: int, blocks: int = 0) -> int:
