@@ -146,7 +146,7 @@ def _mul_wide_u32():
     try:
         from numba.cuda.extending import intrinsic
     except ImportError:  # numba-cuda before its own extension API
-        from numba.core.extending import intrinsic
+        from numba.core.extending import intrinsic  # type: ignore[assignment]
 
     @intrinsic
     def mul_wide_u32(typingctx, a, m):
@@ -171,9 +171,10 @@ def _twins():
     if _TWINS is None:
         from .. import rng
 
-        _TWINS = {rng.philox4x32_10.py_func: lambda: device(rng.philox4x32_10_w32)}
+        twins: dict = {rng.philox4x32_10.py_func: lambda: device(rng.philox4x32_10_w32)}
         if not simulator():
-            _TWINS[rng.mul_wide32.py_func] = _mul_wide_u32
+            twins[rng.mul_wide32.py_func] = _mul_wide_u32
+        _TWINS = twins
     return _TWINS
 
 
