@@ -9,7 +9,9 @@ cuda.core is absent), hence the theoretical occupancy (:func:`occupancy`); and i
 hot loop (:func:`hot_loop`) the 64-bit multiplies by the Philox constants against
 32-bit wide multiplies, double-precision divisions, local loads and stores, with the
 libdevice functions the kernel's code calls (exp, log, erfc...).  Where ``nvdisasm`` is
-on the PATH (or named by ``NVDISASM``) the hot loop's machine instructions are counted.
+on the PATH (or named by ``NVDISASM``) the hot loop's machine instructions are counted;
+where a GPU of that compute capability is there, the driver's registers, local and
+shared memory of the loaded kernel are shown beside the linker's.
 """
 
 import os
@@ -198,6 +200,25 @@ def sass_counts(cubin):
             "mufu": sum(v for k, v in ops.items() if k.startswith("MUFU"))}
 
 
+def driver_attributes(lib, cc):
+    """Registers, local memory and static shared memory a thread/block as the CUDA driver
+    reports them for the kernel loaded on this machine's GPU (what numba-cuda's
+    ``get_regs_per_thread`` and its kin read), where a GPU of compute capability ``cc``
+    is there; else {}."""
+    try:
+        from numba import cuda
+
+        if lib is None or not cuda.is_available():
+            return {}
+        if tuple(cuda.get_current_device().compute_capability) != tuple(cc[:2]):
+            return {}
+        attrs = lib.get_cufunc().attrs
+        return {"drv_regs": int(attrs.regs), "drv_local": int(attrs.local),
+                "drv_smem": int(attrs.shared)}
+    except Exception:  # noqa: BLE001 - no driver, no device, a load refused: no figures
+        return {}
+
+
 def report_rows(ptx_of, lib_of, threads, cc):
     """One record a compiled kernel (``ptx_of``: name -> PTX; ``lib_of``: name ->
     numba-cuda's code library): resources, occupancy and the hot loop's counts."""
@@ -215,6 +236,7 @@ def report_rows(ptx_of, lib_of, threads, cc):
         row.update(ptx_counts(ptx))
         row["libdevice"] = libdevice_calls(lib.get_llvm_str()) if lib is not None else {}
         row.update(sass_counts(cubin))
+        row.update(driver_attributes(lib, cc))
         rows.append(row)
     return rows
 
@@ -228,8 +250,11 @@ def render(rows):
     head = ["kernel", "regs", "local B (spill st/ld)", "smem B", "blocks/SM",
             "occupancy (limit)", "loop PTX", "Philox mul.*.u64", "mul.wide.u32",
             "mul.hi.u32", "div.f64", "ld/st.local", "libdevice"]
+    drv = any("drv_regs" in r for r in rows)
     if sass:
         head += ["loop SASS", "IMAD.WIDE", "IADD", "LDL/STL"]
+    if drv:
+        head += ["driver: regs / local B / smem B"]
     out = [f"Compiled for compute capability {rows[0]['cc'] if rows else '9.0'} (sm_90a) "
            f"without a GPU; {rows[0]['threads'] if rows else ''} threads a block; "
            "not timings.", "", "| " + " | ".join(head) + " |",
@@ -246,5 +271,7 @@ def render(rows):
                  f"{v(r, 'ld_local')}/{v(r, 'st_local')}", lib]
         if sass:
             cells += [v(r, "loop_sass"), v(r, "imad_wide"), v(r, "iadd"), v(r, "ldl_stl")]
+        if drv:
+            cells += [f"{v(r, 'drv_regs')} / {v(r, 'drv_local')} / {v(r, 'drv_smem')}"]
         out.append("| " + " | ".join(cells) + " |")
     return out
