@@ -101,9 +101,10 @@ def libdevice_calls(llvm):
 
 
 def _link_verbose(ptxs, cc, max_registers=None):
-    """``(cubin bytes, info log)`` of PTX linked for sm_90a with the linker's verbose
-    log (cuda.core's Linker: nvJitLink, the linker numba-cuda loads kernels with), or
-    ``ptxas -v`` where cuda.core is absent; ``(None, "")`` when neither is there."""
+    """``(cubin bytes, info log, linker)`` of PTX linked for sm_90a with the linker's
+    verbose log (cuda.core's Linker: nvJitLink, the linker numba-cuda loads kernels
+    with), or ``ptxas -v`` where cuda.core is absent; ``(None, "", None)`` when neither
+    is there.  (The two can allocate registers differently.)"""
     arch = f"sm_{cc[0]}{cc[1]}a"
     try:
         from cuda.core import Linker, LinkerOptions, ObjectCode
@@ -112,8 +113,8 @@ def _link_verbose(ptxs, cc, max_registers=None):
                       options=LinkerOptions(arch=arch, verbose=True,
                                             max_register_count=max_registers or None))
         code = link.link("cubin").code
-        return bytes(code), link.get_info_log()
-    except ImportError:
+        return bytes(code), link.get_info_log(), f"{Linker.which_backend()}"
+    except Exception:  # noqa: BLE001 - no cuda.core (or an older one): ptxas, if found
         pass
     import shutil
     import subprocess
@@ -128,7 +129,7 @@ def _link_verbose(ptxs, cc, max_registers=None):
     except ImportError:
         pass
     if not ptxas or len(ptxs) != 1:
-        return None, ""
+        return None, "", None
     with tempfile.TemporaryDirectory() as d:
         src, out = os.path.join(d, "k.ptx"), os.path.join(d, "k.cubin")
         with open(src, "w") as f:
@@ -137,9 +138,9 @@ def _link_verbose(ptxs, cc, max_registers=None):
         res = subprocess.run([ptxas, "-v", f"-arch={arch}", *cap, "-o", out, src],
                              capture_output=True, text=True)
         if res.returncode:
-            return None, res.stderr
+            return None, res.stderr, None
         with open(out, "rb") as f:
-            return f.read(), res.stderr
+            return f.read(), res.stderr, "ptxas"
 
 
 def link_resources(log, entry):
@@ -227,8 +228,9 @@ def report_rows(ptx_of, lib_of, threads, cc):
         ptx, lib = ptx_of[key], lib_of.get(key)
         ptxs = lib.get_asm_strs(cc=(*cc, "a")) if lib is not None else [ptx]
         cap = getattr(lib, "_max_registers", None)  # the launcher's cap, as numba links it
-        cubin, log = _link_verbose(ptxs, cc, cap)
+        cubin, log, linker = _link_verbose(ptxs, cc, cap)
         row = {"kernel": key, "cc": f"{cc[0]}.{cc[1]}", "threads": threads, "max_regs": cap,
+               "linker": linker,
                **link_resources(log, _entry(ptx)), "smem": static_shared(ptx)}
         if row["regs"] is not None:
             row["blocks_sm"], row["occupancy"], row["limit"] = occupancy(row["regs"],
@@ -255,9 +257,10 @@ def render(rows):
         head += ["loop SASS", "IMAD.WIDE", "IADD", "LDL/STL"]
     if drv:
         head += ["driver: regs / local B / smem B"]
-    out = [f"Compiled for compute capability {rows[0]['cc'] if rows else '9.0'} (sm_90a) "
-           f"without a GPU; {rows[0]['threads'] if rows else ''} threads a block; "
-           "not timings.", "", "| " + " | ".join(head) + " |",
+    r0 = rows[0] if rows else {}
+    out = [f"Compiled for compute capability {r0.get('cc', '9.0')} (sm_90a), linked by "
+           f"{r0.get('linker') or 'nothing (no linker found)'}; {r0.get('threads', '')} "
+           "threads a block; not timings.", "", "| " + " | ".join(head) + " |",
            "|" + "|".join(["---"] + ["---:"] * (len(head) - 2) + ["---"]) + "|"]
     for r in rows:
         occ = ("-" if r.get("occupancy") is None
