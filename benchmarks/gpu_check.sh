@@ -17,6 +17,12 @@
 #             PYTHONPATH); nothing installed there is upgraded.  About 15 s.
 #   versions  Python, NumPy, numba, numba-cuda, JAX, antiamp; the GPU as numba and
 #             nvidia-smi see it ($OUT/versions.txt).  A few seconds.
+#   ptx       beside the tests (CPU only, one core; waited for before any timing):
+#             tests/gpu_ptx_checks.py --report, every kernel compiled for compute
+#             capability 9.0 and its registers, local and shared memory, occupancy at
+#             256 threads a block and hot-loop instructions ($OUT/ptx.log, a JSON line a
+#             kernel in $OUT/ptx_report.jsonl; exit 3: no CUDA compiler, skipped).
+#             About 20 s.  Limit 120 s.
 #   tests     pytest tests/test_gpu.py: every GPU kernel against its CPU kernel at
 #             2^24 instances (bit for bit; float sums within 1e-12), one worker a
 #             test.  At 2e11 instances/s (the issue's GPU baseline) the GPU's share is
@@ -40,7 +46,8 @@
 #   colmad    the same for colmad, on 900 cells (its per-cell work, the exact
 #             enumeration and the moments, is about 10 ms a cell on the CPU, which a
 #             10^4-cell grid would spend three times over).  What time is left.
-#   report    $OUT/BENCHMARKS-gpu.md: BENCHMARKS.md's GPU section from bench.jsonl.
+#   report    $OUT/BENCHMARKS-gpu.md: BENCHMARKS.md's GPU section from bench.jsonl, and
+#             the ptx step's table.
 #
 # Environment: OUT, PYTHON (default: the first of python3, python, python3.1x that
 # imports numba), GPU_CHECK_SECONDS,
@@ -144,9 +151,34 @@ section versions 60 bash -c '"$0" -c "$1" && { command -v nvidia-smi >/dev/null 
     "$PYTHON" "$VERSIONS"
 cp "$OUT/versions.log" "$OUT/versions.txt" 2>/dev/null
 
+# ptx: in the background beside the tests step (the compiler, not the GPU), in a
+# folder of its own, with the simulator off (the simulator compiles nothing).
+mkdir -p "$OUT/ptx-work"
+PTX_T0=$(date +%s)
+ROOT=$PWD
+( cd "$OUT/ptx-work" && env -u NUMBA_ENABLE_CUDASIM timeout -k 5 120 "$PYTHON" \
+      "$ROOT/tests/gpu_ptx_checks.py" --report --json "$OUT/ptx_report.jsonl" \
+      > "$OUT/ptx.log" 2>&1; echo $? > "$OUT/ptx.rc" ) &
+PTX_PID=$!
+# ptx_done: wait for the ptx step and write its summary line (exit 3: skipped).
+ptx_done() {
+    local rc note=""
+    wait "$PTX_PID"
+    rc=$(cat "$OUT/ptx.rc" 2>/dev/null || echo 1)
+    case "$rc" in
+        0) ;;
+        3) note="  (skipped: $(head -c 200 "$OUT/ptx.log"))" ;;
+        124|137) note="  (stopped at its time limit)"; FAILED=1 ;;
+        *) FAILED=1 ;;
+    esac
+    printf '%-9s exit %3s  %4s s%s\n' ptx "$rc" "$(( $(date +%s) - PTX_T0 ))" "$note" \
+        | tee -a "$OUT/summary.txt"
+}
+
 if [ "$SMOKE" = 1 ]; then  # the simulator: the GPU tests skip, the sizes are tiny
     section tests 200 "$PYTHON" -m pytest -p no:cacheprovider -n 0 -rA tests/test_gpu.py \
         --junitxml="$OUT/test_gpu.xml"
+    ptx_done
     section kernels 900 "$PYTHON" benchmarks/bench_gpu.py --only kernels --smoke \
         --json "$OUT/bench.jsonl"
     section sweeps 300 "$PYTHON" benchmarks/bench_gpu.py --only sweeps --smoke \
@@ -157,6 +189,7 @@ else
     WORKERS=$(( NCPU < 7 ? NCPU : 7 ))  # tests/test_gpu.py has 7 tests
     section tests 160 "$PYTHON" -m pytest -p no:cacheprovider -n "$WORKERS" -rA \
         tests/test_gpu.py --junitxml="$OUT/test_gpu.xml"
+    ptx_done
     section kernels 200 "$PYTHON" benchmarks/bench_gpu.py --only kernels --min-time 0.2 \
         --repeats 3 --n-gpu $(( 1 << 36 )) --n-cpu $(( 1 << 32 )) --n-jax $(( 1 << 32 )) \
         --json "$OUT/bench.jsonl"
@@ -170,6 +203,11 @@ fi
 if [ -s "$OUT/bench.jsonl" ]; then
     "$PYTHON" benchmarks/bench_gpu.py --report-from "$OUT/bench.jsonl" > "$OUT/BENCHMARKS-gpu.md" \
         && echo "gpu_check: BENCHMARKS.md's GPU section in $OUT/BENCHMARKS-gpu.md"
+fi
+if grep -q '^| kernel | regs' "$OUT/ptx.log" 2>/dev/null; then
+    { echo; echo "### The kernels' machine code"; echo;
+      sed -n '/^Compiled for/,$p' "$OUT/ptx.log" | grep -E '^(\||Compiled for|$)'; } \
+        >> "$OUT/BENCHMARKS-gpu.md"
 fi
 echo "gpu_check: $(( $(date +%s) - START )) s in all; $([ "$FAILED" = 0 ] && echo \
     'every step passed' || echo 'some step failed or was cut short: see summary.txt')" \

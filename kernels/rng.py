@@ -64,6 +64,66 @@ def philox4x32_10(c0, c1, c2, c3, k0, k1):
     return c0, c1, c2, c3
 
 
+#: The multipliers as 32-bit words (the operands of :func:`mul_wide32`).
+_M0_32 = np.uint32(0xD2511F53)
+_M1_32 = np.uint32(0xCD9E8D57)
+_Z32 = np.uint32(0)
+
+
+@nb.njit(inline="always", cache=True)
+def mul_wide32(a, m):
+    """The 64-bit product of two 32-bit words (``uint32``), as a ``uint64``.
+
+    On the GPU :func:`kernels.gpu.device` replaces it with PTX's ``mul.wide.u32``: the
+    CUDA compiler (NVVM) widens this zero-extended product to a 64-bit multiply of a
+    masked operand (LLVM folds the zero extension of a truncation into an ``and``),
+    which the assembler turns into a 32-bit wide multiply plus a 64-bit add of a zero
+    high product, an add a multiply and more registers."""
+    return np.uint64(a) * np.uint64(m)
+
+
+@nb.njit(inline="always", cache=True)
+def _round32(c0, c1, c2, c3, k0, k1, e0, e2):
+    # 32-bit words in and out; e0 and e2 are added to the high words of the products
+    # (what upper halves of the 64-bit form's inputs contribute; zero past round 2).
+    p0 = mul_wide32(c0, _M0_32)
+    p1 = mul_wide32(c2, _M1_32)
+    h0 = np.uint32(((p0 >> _S32) + e0) & _MASK)
+    h1 = np.uint32(((p1 >> _S32) + e2) & _MASK)
+    return np.uint32(h1 ^ c1 ^ k0), np.uint32(p1 & _MASK), np.uint32(h0 ^ c3 ^ k1), \
+        np.uint32(p0 & _MASK)
+
+
+@nb.njit(inline="always", cache=True)
+def philox4x32_10_w32(c0, c1, c2, c3, k0, k1):
+    """:func:`philox4x32_10` with 32-bit words and 32x32->64 multiplies: the GPU's
+    Philox (:func:`kernels.gpu.device` compiles it in place of :func:`philox4x32_10`,
+    whose CPU code stays as it is).  The same arguments (``uint64``) and the same
+    results, bit for bit, for every input, 32-bit words or not: where an input has an
+    upper half, the 64-bit form carries it into the first two rounds' high products
+    only (a round's outputs are 32-bit words but for its first and third, which keep
+    the upper halves of its second and fourth inputs and of the key, and the keys are
+    masked from the second round on), and so does this (``tests/test_gpu_rng.py``).
+    Where the caller's words are 32-bit (``i & LO_WORD``, ``i >> HI_SHIFT``, constants)
+    the compiler folds those corrections away."""
+    s = np.uint64(32)
+    e0 = np.uint32((_M0 * (c0 >> s)) & _MASK)
+    e2 = np.uint32((_M1 * (c2 >> s)) & _MASK)
+    f0 = np.uint32((_M0 * ((c1 ^ k0) >> s)) & _MASK)
+    f2 = np.uint32((_M1 * ((c3 ^ k1) >> s)) & _MASK)
+    a0, a1, a2, a3 = _round32(np.uint32(c0 & _MASK), np.uint32(c1 & _MASK),
+                              np.uint32(c2 & _MASK), np.uint32(c3 & _MASK),
+                              np.uint32(k0 & _MASK), np.uint32(k1 & _MASK), e0, e2)
+    k0 = ((k0 & _MASK) + _W0) & _MASK
+    k1 = ((k1 & _MASK) + _W1) & _MASK
+    a0, a1, a2, a3 = _round32(a0, a1, a2, a3, np.uint32(k0), np.uint32(k1), f0, f2)
+    for _ in range(8):
+        k0 = (k0 + _W0) & _MASK
+        k1 = (k1 + _W1) & _MASK
+        a0, a1, a2, a3 = _round32(a0, a1, a2, a3, np.uint32(k0), np.uint32(k1), _Z32, _Z32)
+    return np.uint64(a0), np.uint64(a1), np.uint64(a2), np.uint64(a3)
+
+
 @nb.njit(cache=True)
 def philox_block(ctr, key):
     """Python-callable Philox4x32-10 on one counter (4 words) and key (2 words)."""

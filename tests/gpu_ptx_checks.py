@@ -9,6 +9,18 @@ running it (device arrays stand in as host arrays of zeros, so the launchers' ho
 steps run on zeros).  Run by ``tests/test_gpu_ptx.py`` in a process of its own (it
 replaces numba-cuda's device query and launch); ``python gpu_ptx_checks.py`` prints
 ``ok NAME`` a kernel compiled and ``ptx NAME: ...`` for each construct checked.
+
+``python gpu_ptx_checks.py --report [--json FILE]`` also prints, per kernel, what
+makes a kernel slow on the card, read from its machine code (the PTX linked for
+sm_90a by the linker numba-cuda loads kernels with, nvJitLink, verbose; no driver):
+registers a thread, local memory (stack) and spills, static shared memory a block,
+hence the theoretical occupancy at ``THREADS`` a block on compute capability 9.0;
+and, in the hot loop (the PTX's largest loop: the grid-stride loop), the 64-bit
+multiplies by the Philox constants against 32-bit wide multiplies, double-precision
+divisions and local loads and stores, with the libdevice functions the kernel calls.
+Where ``nvdisasm`` is on the PATH (or named by ``NVDISASM``), the hot loop's machine
+instructions are counted too.  ``benchmarks/gpu_check.sh`` runs it on a GPU machine
+beside the timings.
 """
 
 import os
@@ -39,6 +51,7 @@ _codegen.CUDACodeLibrary._ensure_cc = lambda self, cc: _cc(self, cc or (*CC, "a"
 _disp._Kernel.bind = lambda self: None  # loading into a context needs the driver
 PTX = {}  # "module.kernel" -> PTX of its first launch's signature
 CUBIN = {}  # "module.kernel" -> the size of its machine code for CC
+LIB = {}  # "module.kernel" -> numba-cuda's code library of that signature
 
 
 class _Host(np.ndarray):
@@ -65,7 +78,8 @@ def _launch(self, griddim, blockdim, *rest):
             PTX[key] = self.inspect_asm(sig)
             # PTX to machine code for the device (nvJitLink, no driver): ptxas's limits
             # (registers, static shared memory) are checked here.
-            cubin = self.overloads[sig]._codelibrary.get_cubin(cc=(*CC, "a"))
+            LIB[key] = self.overloads[sig]._codelibrary
+            cubin = LIB[key].get_cubin(cc=(*CC, "a"))
             code = getattr(cubin, "code", cubin)  # bytes, or cuda.core's ObjectCode
             CUBIN[key] = len(code) if isinstance(code, (bytes, bytearray)) else -1
     return run
@@ -80,7 +94,9 @@ _disp.CUDADispatcher.__getitem__ = lambda self, a: _launch(self, *a)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
                                 "benchmarks"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_gpu  # noqa: E402
+from gpu_ptx_report import ptx_counts, render, report_rows  # noqa: E402
 
 from antiamp.kernels import loop as kl  # noqa: E402
 from antiamp.kernels.gpu import loop as gl  # noqa: E402
@@ -113,7 +129,16 @@ KERNELS = ("baseline._one", "baseline._cells", "baseline._floor", "correlated._c
            "mediation._sums", "loop._cases", "loop._start", "loop._types")
 
 
-def main():
+def main(argv=None):
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--report", action="store_true",
+                    help="print each kernel's registers, local and shared memory, "
+                         "occupancy and hot-loop instructions")
+    ap.add_argument("--json", metavar="FILE",
+                    help="with --report: also write a JSON line a kernel to FILE")
+    args = ap.parse_args(argv)
     failed = []
     for name, call in launchers():
         try:
@@ -137,6 +162,25 @@ def main():
               f"{shared64[0] if shared64 else '-'}")
         if not shared64:
             failed.append(f"{k} (no 64-bit shared atomic add)")
+    # The Philox rounds as 32-bit wide multiplies (kernels.rng.philox4x32_10_w32), not
+    # 64-bit multiplies by the Philox constants.
+    wide = {k: ptx_counts(PTX[k]) for k in sorted(PTX)}
+    mul64 = [k for k, c in wide.items() if c["philox_mul64"] or not c["mul_wide_u32"]]
+    print(f"ptx Philox: {sum(c['mul_wide_u32'] for c in wide.values())} mul.wide.u32 and "
+          f"{sum(c['philox_mul64'] for c in wide.values())} 64-bit multiplies by its "
+          f"constants in {len(wide)} kernels' hot loops")
+    failed += [f"{k} (64-bit Philox multiplies)" for k in mul64]
+    if args.report:
+        from antiamp.kernels.gpu import THREADS
+
+        rows = report_rows(PTX, LIB, THREADS, CC)
+        print("\n".join(render(rows)))
+        if args.json:
+            import json
+
+            with open(args.json, "w") as f:
+                for r in rows:
+                    f.write(json.dumps(r) + "\n")
     if failed:
         print(f"FAILED: {failed}")
         sys.exit(1)

@@ -29,6 +29,16 @@ numbers has a launcher here; the one model without a kernel of its own, compare
 (it calls the other models' kernels), keeps ``Model.gpu`` false, so
 ``run.device=cuda`` is refused for it and ``auto`` runs it on the CPU.
 
+Where the two targets need different code for the same bits, a CPU function has a
+device twin that :func:`device` compiles in its place (:func:`_twins`): the Philox
+rounds, whose CPU form multiplies 64-bit words with zero upper halves, run on the GPU
+in 32-bit words with PTX's ``mul.wide.u32`` (:func:`kernels.rng.philox4x32_10_w32`:
+NVVM compiles the CPU form to 64-bit multiplies, which cost an add of a zero high
+product each and more registers; the twin is plain Python too, so the simulator and
+the CPU's tests run it).  ``python tests/gpu_ptx_checks.py --report`` prints each
+kernel's registers, local and shared memory, occupancy and hot-loop instructions as
+compiled for compute capability 9.0, without a GPU.
+
 What the simulator does not check: the CUDA compiler takes a local or shared array's
 shape only as integer literals (a module constant such as ``THREADS``, or a tuple of
 them), not as an expression (``4 * P``), which the simulator runs without complaint;
@@ -120,6 +130,52 @@ def _probe() -> tuple[bool, str]:
 
 
 _DEVICE: dict = {}
+_TWINS = None
+
+
+def _mul_wide_u32():
+    """PTX's ``mul.wide.u32`` (two 32-bit words to their 64-bit product: one wide
+    multiply on the GPU), as a numba intrinsic for device code: the device version of
+    :func:`kernels.rng.mul_wide32`, whose plain product NVVM compiles to a 64-bit
+    multiply (see there).  Inline assembly because no libdevice function or NVVM
+    intrinsic is a 32x32->64 multiply."""
+    cuda()
+    from llvmlite import ir
+    from numba.core import types
+
+    try:
+        from numba.cuda.extending import intrinsic
+    except ImportError:  # numba-cuda before its own extension API
+        from numba.core.extending import intrinsic  # type: ignore[assignment]
+
+    @intrinsic
+    def mul_wide_u32(typingctx, a, m):
+        sig = types.uint64(types.uint32, types.uint32)
+
+        def codegen(context, builder, sig, args):
+            fnty = ir.FunctionType(ir.IntType(64), [ir.IntType(32), ir.IntType(32)])
+            asm = ir.InlineAsm(fnty, "mul.wide.u32 $0, $1, $2;", "=l,r,r")
+            return builder.call(asm, list(args))
+
+        return sig, codegen
+
+    return mul_wide_u32
+
+
+def _twins():
+    """``{CPU function: its device version}`` where the two targets need different
+    code for the same bits: the Philox rounds in 32-bit words
+    (:func:`kernels.rng.philox4x32_10_w32`, the CPU keeping its 64-bit form) and their
+    32x32->64 multiply as ``mul.wide.u32`` (on the simulator the plain product runs)."""
+    global _TWINS
+    if _TWINS is None:
+        from .. import rng
+
+        twins: dict = {rng.philox4x32_10.py_func: lambda: device(rng.philox4x32_10_w32)}
+        if not simulator():
+            twins[rng.mul_wide32.py_func] = _mul_wide_u32
+        _TWINS = twins
+    return _TWINS
 
 
 def device(fn):
@@ -128,13 +184,18 @@ def device(fn):
     ``fn`` is a numba CPU dispatcher (its ``py_func`` is the source) or a plain
     function.  Every global it names that is a CPU dispatcher is replaced, in a
     copy of its globals, by that dispatcher's device function (recursively), so
-    the device code calls device code only.
+    the device code calls device code only; a function with a device twin
+    (:func:`_twins`) is replaced by the twin.
     """
     from numba.core.registry import CPUDispatcher
 
     py = getattr(fn, "py_func", fn)
     if py in _DEVICE:
         return _DEVICE[py]
+    twin = _twins().get(py)
+    if twin is not None:
+        dev = _DEVICE[py] = twin()
+        return dev
     glb = dict(py.__globals__)
     for name in py.__code__.co_names:
         v = glb.get(name)
@@ -146,6 +207,20 @@ def device(fn):
     dev = cuda().jit(device=True)(clone)
     _DEVICE[py] = dev
     return dev
+
+
+def jit(max_registers: int = 0):
+    """``cuda.jit`` for a launcher whose registers are capped at ``max_registers`` a
+    thread where the CUDA compiler runs (the simulator takes no cap and needs none).
+
+    A cap is for a kernel whose register count alone keeps its occupancy low and which,
+    capped, compiles without spills to local memory (``tests/gpu_ptx_checks.py
+    --report`` shows both; a cap changes the allocation of registers, not the code's
+    results)."""
+    c = cuda()
+    if max_registers and not simulator():
+        return c.jit(max_registers=int(max_registers))
+    return c.jit
 
 
 def grid_blocks(count: int, blocks: int = 0) -> int:

@@ -33,7 +33,14 @@ THREADS = _gpu.THREADS
 NV = 2 * N_ACC + 2  # the [2, N_ACC] sums, then the paired contrast's two
 
 
-@cuda.jit
+#: Registers a thread of :func:`_blocks`: left to itself the compiler takes 164, one
+#: block of 256 threads an SM (12.5% occupancy on compute capability 9.0); capped at 128
+#: it takes 108 without spilling (two blocks, 25%) for under 2% more instructions in
+#: the loop (``tests/gpu_ptx_checks.py --report``).
+MAX_REGISTERS = 128
+
+
+@_gpu.jit(MAX_REGISTERS)
 def _blocks(n, k0, k1, beta, s_info, s_rest, rep_p, rep_a, t_rho, t_zp, t_za, t_ap, t_aa, lam,
             mu, kappa, kappa_c, jury_n, icc, tie, gx, gw, lbin, table, n_blocks, acc_out,
             gap_out):
