@@ -106,8 +106,8 @@ from antiamp.kernels.rng import bernoulli_thresholds, split_seed  # noqa: E402
 
 def launchers():
     """``(name, call)`` of every launcher: the benchmark's cases (each kernel family at
-    its defaults), the loop's majority learner (its own two kernels) and a portfolio
-    past 21 items (one histogram copy a block)."""
+    its defaults), the loop's majority learner (its own two kernels), a portfolio
+    past 21 items (one histogram copy a block) and the generic class-count launcher."""
     spec, bare = bench_gpu.build_spec(SimpleNamespace(n_cpu=4096, grid_cells=3))
     out = [("floor", lambda: bare(4096))]
     out += [(name, lambda g=g, d=d: g(max(1, 4096 // d))) for name, (g, _, _, d) in spec.items()]
@@ -119,6 +119,13 @@ def launchers():
     t = [bernoulli_thresholds([q]) for q in (0.8, 0.7, 0.3)]
     out.append(("portfolio (B = 30)",
                 lambda: gp.portfolio_class_counts_cells(*t, 30, 0, 4096, k0, k1, 0)))
+    # The generic launcher (antiamp.runner.count_classes) on the baseline's function.
+    import test_launch
+
+    from antiamp.runner import baseline_thresholds, count_classes
+    thr = baseline_thresholds(0.5, 0.8, 0.3, 1.0, 0.0, 1.0)
+    out.append(("generic launcher (baseline's function)", lambda: count_classes(
+        test_launch.baseline_class, 32, thr, 4096, 1, device="cuda", progress=False)))
     return out
 
 
@@ -126,7 +133,7 @@ def launchers():
 KERNELS = ("baseline._one", "baseline._cells", "baseline._floor", "correlated._cells",
            "portfolios._cells", "messages._blocks", "options._blocks", "panel._blocks",
            "confidence._blocks", "redeliberation._blocks", "colmad._counts",
-           "mediation._sums", "loop._cases", "loop._start", "loop._types")
+           "mediation._sums", "loop._cases", "loop._start", "loop._types", "launch.kern")
 
 
 def main(argv=None):
