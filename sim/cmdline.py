@@ -171,6 +171,19 @@ def compose_run(default_module: str, name: str, overrides: list):
 _DIRS = ("hydra.run.dir", "hydra.sweep.dir", "hydra.sweep.subdir")
 
 
+def refuse_files_on(key: str, directory: str) -> None:
+    """A run directory that is, or lies under, an existing file cannot be made: refused
+    here, naming the field, rather than when Hydra makes it."""
+    d = Path(directory).expanduser().absolute()
+    for p in (d, *d.parents):
+        if p.exists() or p.is_symlink():
+            if not p.is_dir():
+                what = "is" if p == d else f"lies under {p}, which is"
+                raise ConfigError(f"{key}={directory}: {directory} {what} an existing file, "
+                                  f"not a directory; give {key} a directory")
+            return
+
+
 def refuse_links_in(key: str, directory: str) -> None:
     """An existing run directory is written into (Hydra's ``.hydra/`` and job log,
     the run's results): refused if it is a symbolic link or holds one there, which
@@ -210,6 +223,7 @@ def check_hydra_overrides(job: list[str]) -> None:
                     f"{key} must name a directory, got {raw.split('=', 1)[-1]!r}: an empty "
                     "or missing one would put the outputs in the current directory")
             if key != "hydra.sweep.subdir" and "${" not in value:
+                refuse_files_on(key, value)
                 refuse_links_in(key, value)
         elif key == "hydra.output_subdir":
             if value is None:
@@ -270,6 +284,9 @@ def explain(exc: BaseException, job: list) -> str | None:
     text = str(exc)
     cause = exc.__cause__ or exc.__context__
     text_all = text + "\n" + (str(cause) if cause is not None else "")
+    wrong = wrong_type(text_all, job)
+    if wrong is not None:
+        return wrong
     m = re.search(r"Could not find '([^'/]+)/([^']+)'", text_all)
     if m:
         group, option = m.groups()
@@ -307,6 +324,38 @@ def explain(exc: BaseException, job: list) -> str | None:
     else:
         hint = "the sections are " + ", ".join(f for f in fields if "." not in f)
     return f"{key}: no such field; {hint} (--help lists every field)"
+
+
+def wrong_type(text: str, job: list) -> str | None:
+    """A plain message for a value of the wrong type (``model.rho=abc``,
+    ``run.n_instances=1e3``, ``run.progress=maybe``), which OmegaConf refuses while
+    Hydra merges the override: the field, the value as typed and the values the field
+    takes (its declared range or choices), instead of OmegaConf's report with its
+    internal class names.  None when ``text`` is not such an error."""
+    m = re.search(r"Value '(.*?)'(?: of type '\w+')? (?:could not be converted to (\w+)"
+                  r"|is not a valid (bool))", text)
+    k = re.search(r"full_key: (\S+)", text)
+    if m is None or k is None:
+        return None
+    key, kind = k.group(1), (m.group(2) or m.group(3)).lower()
+    value = next((a.split("=", 1)[1] for a in job if "=" in a
+                  and a.split("=", 1)[0].lstrip("+~") == key), m.group(1))
+    from .config import Interval
+    from .fields import declared, field_default
+
+    decl = declared(key)
+    if kind == "bool":
+        allowed = "true or false" + (" (or null)" if field_default(key) is None else "")
+        return f"{key}={value}: {key} must be {allowed}"
+    if "range" in decl:
+        what = Interval.parse(decl["range"]).describe()
+        allowed = ("lie in " if what[0] in "[(" else "be ") + what + decl.get("why", "")
+    elif "choices" in decl:
+        allowed = "be one of " + ", ".join(map(str, decl["choices"]))
+    else:
+        allowed = {"integer": "be an integer", "float": "be a number"}.get(kind, f"be a {kind}")
+    return f"{key}={value}: not {'an integer' if kind == 'integer' else 'a number'}; " \
+           f"{key} must {allowed}"
 
 
 def flag_hint(args: list, prog: str) -> str | None:
