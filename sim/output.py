@@ -29,6 +29,23 @@ def describe_os_error(exc: OSError) -> str:
     return f"{exc.strerror or exc}{where}" + (f": {hint}" if hint else "")
 
 
+def not_a_grid(store, attrs) -> str | None:
+    """Why a store that antiamp wrote is not a grid of ``antiamp-sweep`` (the one
+    cell of ``antiamp``, or the estimates of ``antiamp-estimate``), for the commands
+    that read grids; None for a grid or merged store (every one carries ``complete``,
+    finished or not) and for a store whose root attributes are lost."""
+    if "complete" in attrs:
+        return None
+    if "log_schema" in attrs:
+        what = "the estimates of antiamp-estimate"
+    elif "config" in attrs and "axes" not in attrs and "fingerprint" not in attrs:
+        what = f"one cell of antiamp (model {attrs.get('model', '?')})"
+    else:
+        return None
+    return (f"{store} holds {what}, not a grid; give a store that antiamp-sweep wrote "
+            "(sweep.zarr) or a merged one")
+
+
 def check_replaceable(path: str | os.PathLike, *, others=()) -> None:
     """Refuse a target that antiamp may not replace: an existing directory or file
     that is not an antiamp store, or the current directory, or a parent of it or of

@@ -213,7 +213,7 @@ def plot_box(inputs, holds, box: Box | None, paths: list, path) -> Path:
 def discover(store, where: str, threshold: float = 0.8, n_boxes: int = 1,
              allow_incomplete: bool = False):
     """``(boxes, inputs, holds, paths)`` of a store and a condition."""
-    from antiamp.output import is_antiamp_store
+    from antiamp.output import is_antiamp_store, not_a_grid
 
     if not 0 < threshold <= 1:
         raise DiscoverError(f"--threshold must lie in (0, 1], got {threshold}")
@@ -226,6 +226,9 @@ def discover(store, where: str, threshold: float = 0.8, n_boxes: int = 1,
     from antiamp.schema import upgrade
 
     ds = upgrade(xr.open_zarr(store, chunks=None))
+    why = not_a_grid(store, ds.attrs)
+    if why is not None:
+        raise DiscoverError(why)
     if not allow_incomplete and not ds.attrs.get("complete"):
         raise DiscoverError(f"{store} is not complete (its sweep was interrupted); rerun the "
                             f"sweep to finish it, or pass --allow-incomplete")

@@ -76,7 +76,7 @@ def plot_store(store, variables=None, out_dir=None, formats=("png", "pdf"),
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from antiamp.output import is_antiamp_store
+    from antiamp.output import is_antiamp_store, not_a_grid
 
     if not Path(store).exists():
         raise PlotError(f"no store at {store}")
@@ -93,6 +93,9 @@ def plot_store(store, variables=None, out_dir=None, formats=("png", "pdf"),
     # a figure reads each variable it draws whole; a store of the former names
     # (<name>_theory) reads under the current ones
     ds = upgrade(xr.open_zarr(store, chunks=None))
+    why = not_a_grid(store, ds.attrs)
+    if why is not None:
+        raise PlotError(why)
     if not allow_incomplete and not ds.attrs.get("complete"):
         raise IncompleteStore(f"{store} is not complete (its sweep was interrupted); rerun the "
                               "sweep to finish it, or pass --allow-incomplete")
