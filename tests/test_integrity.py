@@ -207,3 +207,29 @@ def test_a_fresh_store_verifies_sound_whatever_its_blocks(tmp_path, cells_per_bl
     run_sweep(cfg, tmp_path, progress=False, log=_quiet)
     lines = []
     assert check_store(tmp_path / "f.zarr", log=lines.append)[1] == 0, lines
+
+
+@pytest.mark.parametrize("target", ["itself", "inside", "another sweep"])
+def test_merge_never_replaces_a_sweep_store(finished, tmp_path, target):
+    """antiamp-merge -o onto one of its inputs, into one, or onto another sweep's store
+    once replaced that store by a merged copy without its checksums (antiamp-check then
+    refused it and its sweep could not resume): refused, the store left as it was."""
+    store, _, _ = _copy(finished, "baseline", tmp_path)
+    other, _, _ = _copy(finished, "panel", tmp_path)
+    out = {"itself": store, "inside": store / "m.zarr", "another sweep": other}[target]
+    before = {p: p.read_bytes() for s in (store, other) for p in sorted(s.rglob("*"))
+              if p.is_file()}
+    r = run_command("antiamp-merge", ["-o", out, store], tmp_path)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert f"-o {out} is " in r.stderr and "Traceback" not in r.stderr, r.stderr
+    after = {p: p.read_bytes() for s in (store, other) for p in sorted(s.rglob("*"))
+             if p.is_file()}
+    assert after == before
+    assert check_store(store, log=_quiet)[1] == 0
+
+
+def test_merge_replaces_its_own_merged_store(finished, tmp_path):
+    store, _, _ = _copy(finished, "baseline", tmp_path)
+    for _ in range(2):
+        r = run_command("antiamp-merge", ["-o", tmp_path / "m.zarr", store], tmp_path)
+        assert r.returncode == 0, r.stderr
