@@ -287,6 +287,10 @@ def explain(exc: BaseException, job: list) -> str | None:
     wrong = wrong_type(text_all, job)
     if wrong is not None:
         return wrong
+    m = re.search(r"Invalid type assigned: .* is not a subclass of .*\n\s*full_key: (\S+)",
+                  text_all)
+    if m is not None:  # a value for a whole section (run=fast)
+        return _section_value(m.group(1), job)
     m = re.search(r"Could not find '([^'/]+)/([^']+)'", text_all)
     if m:
         group, option = m.groups()
@@ -308,6 +312,10 @@ def explain(exc: BaseException, job: list) -> str | None:
     fields = _fields(CONFIG_NAME or "config", groups) if CONFIG_NAME else []
     if not fields:
         return None
+    value = next((a.split("=", 1)[1] for a in job if a.split("=", 1)[0].lstrip("+~") == key
+                  and "=" in a), None)
+    if "." not in key and key in fields:  # a section given a value: no group of choices here
+        return _section_value(key, job)
     section = key.rsplit(".", 1)[0] if "." in key else ""
     same = [f for f in fields if "." in f and f.rsplit(".", 1)[0] == section]
     if section in fields:  # a known section: its fields, by their own names
@@ -315,8 +323,6 @@ def explain(exc: BaseException, job: list) -> str | None:
                 _close(key.rsplit(".", 1)[-1], [f.rsplit(".", 1)[-1] for f in same])]
     else:  # a misspelt section (or top-level name): paths of the same depth
         near = _close(key, [f for f in fields if f.count(".") == key.count(".")])
-    value = next((a.split("=", 1)[1] for a in job if a.split("=", 1)[0].lstrip("+~") == key
-                  and "=" in a), None)
     if near:
         hint = f"did you mean {near[0]}" + (f"={value}" if value is not None else "") + "?"
     elif section in fields:
@@ -324,6 +330,13 @@ def explain(exc: BaseException, job: list) -> str | None:
     else:
         hint = "the sections are " + ", ".join(f for f in fields if "." not in f)
     return f"{key}: no such field; {hint} (--help lists every field)"
+
+
+def _section_value(key: str, job: list) -> str:
+    value = next((a.split("=", 1)[1] for a in job if a.split("=", 1)[0].lstrip("+~") == key
+                  and "=" in a), "...")
+    return (f"{key}={value}: this command has no {key} choice (no {key}=<option>); {key} is "
+            f"a section of fields, set as {key}.<field>=value (--help lists them)")
 
 
 def wrong_type(text: str, job: list) -> str | None:

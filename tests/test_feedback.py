@@ -206,6 +206,9 @@ def test_a_lock_only_removes_the_file_it_holds(tmp_path):
     ("antiamp", ["--n-instances", "1000"], "try antiamp run.n_instances=1000"),
     ("antiamp", ["--seed=3"], "try antiamp run.seed=3"),
     ("antiamp-sweep", ["--n-instances", "1000"], "try antiamp-sweep run.n_instances=1000"),
+    # a section given a value is not answered with itself as "did you mean"
+    ("antiamp-solve", ["model=panel"], "model=panel: this command has no model choice"),
+    ("antiamp", ["run=fast"], "run=fast: this command has no run choice"),
 ])
 def test_misspelt_names_and_options_get_the_closest_name(tmp_path, prog, args, want):
     r = run_command(prog, args, tmp_path)
