@@ -1290,7 +1290,10 @@ def _judge_from_args(args) -> tuple:
     keys = PARAMS
     if args.estimates:
         if not Path(args.estimates).is_dir():
-            raise DesignError(f"--estimates {args.estimates}: no such store")
+            raise DesignError(f"--estimates {args.estimates}: "
+                              + ("a file, not a store (the estimates.zarr folder that "
+                                 "antiamp-estimate writes)" if Path(args.estimates).exists()
+                                 else "no such store"))
         judge, notes = judge_from_estimates(args.estimates)
         lines, misses = fit_check(judge, args.estimates)
         if misses and not getattr(args, "accept_misfit", False):
