@@ -15,7 +15,7 @@ from .metrics import CONTRAST_METRICS, PROTOCOL_METRICS
 
 
 from .outputs_policy import (  # noqa: F401  (the policy's, re-exported)
-    OutputError, carry_foreign, foreign_entries, is_antiamp_store)
+    OutputError, carry_foreign, foreign_entries, is_antiamp_store, refuse_file_above)
 
 
 def describe_os_error(exc: OSError) -> str:
@@ -65,6 +65,7 @@ def check_replaceable(path: str | os.PathLike, *, others=()) -> None:
     if path.exists() and not is_antiamp_store(path):
         raise OutputError(f"{path} exists and is not an antiamp store; antiamp replaces only "
                           "stores it wrote. Choose another path or move it away")
+    refuse_file_above(path, None)
 
 
 def remove_temporaries(path: str | os.PathLike, kinds=("partial", "old")) -> None:
