@@ -478,8 +478,9 @@ def _checked_main(prog: str, check, hydra_main, errors: tuple,
                 cmdline.check_hydra_overrides(job)
                 check_flag_overrides(job)
                 check(job)
-            except (HydraException, OmegaConfBaseException) as exc:
-                hint = cmdline.explain(exc, job)
+            except (HydraException, OmegaConfBaseException, ValueError) as exc:
+                hint = (cmdline.group_value_hint(job)
+                        if type(exc) is ValueError else cmdline.explain(exc, job))
                 if hint is None:
                     raise
                 raise ConfigError(f"job {' '.join(job)}: {hint}" if len(jobs) > 1

@@ -332,6 +332,37 @@ def explain(exc: BaseException, job: list) -> str | None:
     return f"{key}: no such field; {hint} (--help lists every field)"
 
 
+def group_value_hint(job: list) -> str | None:
+    """A plain message for a config group given a value that is not a name
+    (``judge=1``, ``model=null``, ``sweep=true``) or an override with no name
+    (``=1``), which Hydra's defaults list refuses with a bare ValueError; None when
+    no override of ``job`` is such."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    from .helptext import group_options
+
+    args = [a for a in job if not a.startswith("-")]
+    for raw in args:
+        if "=" in raw and not raw.split("=", 1)[0].lstrip("+~").strip():
+            return (f"{raw}: nothing before '=' names what it sets; write section.field=value "
+                    "or group=option (--help lists them)")
+    for ov, raw in zip(OverridesParser.create().parse_overrides(args), args):
+        key = ov.key_or_group
+        if "." in key or key.startswith("hydra") or ov.is_delete() or ov.is_sweep_override():
+            continue
+        value = ov.value()
+        if isinstance(value, str) or (isinstance(value, list)
+                                      and all(isinstance(v, str) for v in value)):
+            continue
+        try:
+            options = group_options(key)
+        except Exception:  # noqa: BLE001 - no list rather than a second error
+            options = []
+        return (f"{raw}: {key} takes the name of one of its options"
+                + (f" ({', '.join(options)})" if options else " (--help lists them)"))
+    return None
+
+
 def _section_value(key: str, job: list) -> str:
     value = next((a.split("=", 1)[1] for a in job if a.split("=", 1)[0].lstrip("+~") == key
                   and "=" in a), "...")

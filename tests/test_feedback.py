@@ -209,6 +209,12 @@ def test_a_lock_only_removes_the_file_it_holds(tmp_path):
     # a section given a value is not answered with itself as "did you mean"
     ("antiamp-solve", ["model=panel"], "model=panel: this command has no model choice"),
     ("antiamp", ["run=fast"], "run=fast: this command has no run choice"),
+    # a group given a number, a boolean or null: Hydra's bare ValueError, a traceback
+    ("antiamp", ["judge=1"], "judge=1: judge takes the name of one of its options (logit, "
+                             "tiebreak)"),
+    ("antiamp", ["model=null"], "model=null: model takes the name of one of its options"),
+    ("antiamp-sweep", ["executor=true"], "executor=true: executor takes the name of one"),
+    ("antiamp", ["=1"], "=1: nothing before '=' names what it sets"),
 ])
 def test_misspelt_names_and_options_get_the_closest_name(tmp_path, prog, args, want):
     r = run_command(prog, args, tmp_path)
