@@ -287,6 +287,10 @@ def explain(exc: BaseException, job: list) -> str | None:
     wrong = wrong_type(text_all, job)
     if wrong is not None:
         return wrong
+    m = re.search(r"does not support deletion\n\s*full_key: (\S+)", text_all)
+    if m is not None:
+        return (f"~{m.group(1)}: a field cannot be deleted; set it ({m.group(1)}=value) or "
+                "leave it out for its default (--help lists every field)")
     m = re.search(r"Invalid type assigned: .* is not a subclass of .*\n\s*full_key: (\S+)",
                   text_all)
     if m is not None:  # a value for a whole section (run=fast)

@@ -215,6 +215,7 @@ def test_a_lock_only_removes_the_file_it_holds(tmp_path):
     ("antiamp", ["model=null"], "model=null: model takes the name of one of its options"),
     ("antiamp-sweep", ["executor=true"], "executor=true: executor takes the name of one"),
     ("antiamp", ["=1"], "=1: nothing before '=' names what it sets"),
+    ("antiamp", ["~model.rho"], "~model.rho: a field cannot be deleted"),
 ])
 def test_misspelt_names_and_options_get_the_closest_name(tmp_path, prog, args, want):
     r = run_command(prog, args, tmp_path)
