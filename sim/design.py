@@ -1262,8 +1262,9 @@ def main(argv=None) -> None:
             "configured" if src is None else src.parent.name if src.stem == "estimates"
             else src.stem))
         from .output import check_replaceable
-        from .outputs_policy import check_out_dir
+        from .outputs_policy import check_out_dir, refuse_file_above
 
+        refuse_file_above(out / "levers.zarr", "--out")
         check_replaceable(out / "levers.zarr")  # (the more specific message first)
         check_out_dir(out, OUT_FILES, force=args.force)
     except (DesignError, OutputError) as exc:

@@ -110,7 +110,7 @@ def refuse_file_above(path, option: str | None = "output") -> None:
         if up.exists():
             if not up.is_dir():
                 raise OutputError(f"{option + ': ' if option else ''}{path} cannot be "
-                                  f"written: {up} is a file, not a directory. Choose "
+                                  f"written: {up} exists and is not a directory. Choose "
                                   "another output path")
             return
 

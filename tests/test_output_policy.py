@@ -292,15 +292,16 @@ def _cases(grid):
         # once ran and then failed: exit 1, a traceback, a run directory left behind)
         **{f"under-a-file-{name}": _under_a_file(prog, args, named)
            for name, prog, args, named in (
-               ("estimate", "antiamp-estimate", ["--sample", "--out", "F/o"], "F is a file"),
-               ("design", "antiamp-design", ["--out", "F/o", *DESIGN], "F is a file"),
+               ("estimate", "antiamp-estimate", ["--sample", "--out", "F/o"], "--out: F/o"),
+               ("design", "antiamp-design", ["--out", "F/o", *DESIGN], "--out: F/o"),
                ("plot", "antiamp-plot", [grid, "--out", "F/o"], "--out: F/o"),
                ("discover", "antiamp-discover", [grid, "--where", "amp_consult > 0",
                                                  "--out", "F/o"], "--out: F/o"),
-               ("merge", "antiamp-merge", [grid, "-o", "F/m.zarr"], "F is a file"),
+               ("merge", "antiamp-merge", [grid, "-o", "F/m.zarr"],
+                "F exists and is not a directory"),
                ("sweep-store", "antiamp-sweep", ["sweep.axes.model.rho=[0.1]",
                                                  "run.n_instances=1000", "sweep.store=S"],
-                "F is a file"),
+                "F exists and is not a directory"),
                ("export", "antiamp", ["export.n_instances=5", "export.path=S",
                                       "run.n_instances=1000", "hydra.run.dir=run"],
                 "export.path"))},
@@ -317,7 +318,7 @@ def _under_a_file(prog, args, named):
         out = [sub.get(a, a).replace("=S", "=" + str(t / "F" / ("x.csv" if "export" in a
                                                                 else "s.zarr")))
                for a in out]
-        return prog, out, named.replace("F is", f"{t / 'F'} is")
+        return prog, out, named.replace("F exists", f"{t / 'F'} exists")
     return setup
 
 
