@@ -29,6 +29,15 @@ def describe_os_error(exc: OSError) -> str:
     return f"{exc.strerror or exc}{where}" + (f": {hint}" if hint else "")
 
 
+def store_complete(attrs) -> bool:
+    """Whether a grid store is finished: the ``complete`` flag of a sweep's (or a merged)
+    store, or a grid that antiamp-solve or antiamp-ext computed in memory and wrote whole
+    once done (its axes and config, no sweep fingerprint, no flag)."""
+    if "complete" in attrs:
+        return bool(attrs["complete"])
+    return "axes" in attrs and "config" in attrs and "fingerprint" not in attrs
+
+
 def not_a_grid(store, attrs) -> str | None:
     """Why a store that antiamp wrote is not a grid of ``antiamp-sweep`` (the one
     cell of ``antiamp``, or the estimates of ``antiamp-estimate``), for the commands

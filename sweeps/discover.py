@@ -217,7 +217,7 @@ def plot_box(inputs, holds, box: Box | None, paths: list, path,
 def discover(store, where: str, threshold: float = 0.8, n_boxes: int = 1,
              allow_incomplete: bool = False):
     """``(boxes, inputs, holds, paths)`` of a store and a condition."""
-    from antiamp.output import is_antiamp_store, not_a_grid
+    from antiamp.output import is_antiamp_store, not_a_grid, store_complete
 
     if not 0 < threshold <= 1:
         raise DiscoverError(f"--threshold must lie in (0, 1], got {threshold}")
@@ -233,7 +233,7 @@ def discover(store, where: str, threshold: float = 0.8, n_boxes: int = 1,
     why = not_a_grid(store, ds.attrs)
     if why is not None:
         raise DiscoverError(why)
-    if not allow_incomplete and not ds.attrs.get("complete"):
+    if not allow_incomplete and not store_complete(ds.attrs):
         raise DiscoverError(f"{store} is not complete (its sweep was interrupted); rerun the "
                             f"sweep to finish it, or pass --allow-incomplete")
     inputs, variables, paths = cases(ds)

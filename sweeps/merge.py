@@ -88,13 +88,13 @@ def merge_stores(paths, out) -> xr.Dataset:
 
     # a store of the former names (<metric>_theory) merges under the current ones
     dss = [upgrade(xr.open_zarr(s)) for s in stores]
-    from antiamp.output import not_a_grid
+    from antiamp.output import not_a_grid, store_complete
 
     for s, ds in zip(stores, dss):
         why = not_a_grid(s, ds.attrs)
         if why is not None:
             raise MergeError(why)
-        if not ds.attrs.get("complete"):
+        if not store_complete(ds.attrs):
             raise MergeError(f"{s} is not complete; rerun its sweep to finish it first")
     cfgs = [_flat(yaml.safe_load(ds.attrs["config"])) for ds in dss]
     for key in ("model.name", "run.n_instances", "run.seed", "sweep.crn"):

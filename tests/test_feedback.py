@@ -348,3 +348,21 @@ def test_grid_commands_say_a_store_is_not_a_grid(tmp_path, not_grids, kind, prog
     assert f"{store} holds {what}, not a grid" in r.stderr, r.stderr
     assert "interrupted" not in r.stderr and "not complete" not in r.stderr, r.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_grid_computed_whole_plots_without_allow_incomplete(tmp_path):
+    """antiamp-solve writes its grid whole, once done, with no sweep's complete flag:
+    antiamp-plot and antiamp-discover read it as finished (they said its sweep was
+    interrupted and asked for --allow-incomplete)."""
+    r = run_command("antiamp-solve", ["sweep.axes.model.c_e=[0,0.4]",
+                                      "sweep.axes.judge.b=[0.2,0.8]", "hydra.run.dir=run"],
+                    tmp_path)
+    assert r.returncode == 0, r.stderr
+    store = tmp_path / "run" / "equilibria.zarr"
+    p = run_command("antiamp-plot", [store, "--out", "figs", "--formats", "png"], tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "figs" / "amp.png").is_file()
+    d = run_command("antiamp-discover", [store, "--where", "n_equilibria_debate > 0",
+                                         "--out", "disc"], tmp_path)
+    assert "interrupted" not in d.stderr and "not complete" not in d.stderr, d.stderr
+    assert "the condition holds in 4 of 4 cases" in d.stderr, d.stderr  # read, then judged
