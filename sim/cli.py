@@ -488,6 +488,12 @@ def _checked_main(prog: str, check, hydra_main, errors: tuple,
                 if len(jobs) > 1:
                     raise type(exc)(f"job {' '.join(job)}: {exc}") from None
                 raise
+            except ValueError:  # Hydra's own, bare, for a group given a number or null
+                hint = cmdline.group_value_hint(job)
+                if hint is None:
+                    raise
+                raise ConfigError(f"job {' '.join(job)}: {hint}" if len(jobs) > 1
+                                  else hint) from None
     except (ConfigError, HydraException, OmegaConfBaseException, *errors) as exc:
         print(f"{prog}: error: {describe_error(exc)}", file=sys.stderr)
         raise SystemExit(2) from None

@@ -171,6 +171,19 @@ def compose_run(default_module: str, name: str, overrides: list):
 _DIRS = ("hydra.run.dir", "hydra.sweep.dir", "hydra.sweep.subdir")
 
 
+def refuse_files_on(key: str, directory: str) -> None:
+    """A run directory that is, or lies under, an existing file cannot be made: refused
+    here, naming the field, rather than when Hydra makes it."""
+    d = Path(directory).expanduser().absolute()
+    for p in (d, *d.parents):
+        if p.exists() or p.is_symlink():
+            if not p.is_dir():
+                what = "is" if p == d else f"lies under {p}, which is"
+                raise ConfigError(f"{key}={directory}: {directory} {what} an existing file, "
+                                  f"not a directory; give {key} a directory")
+            return
+
+
 def refuse_links_in(key: str, directory: str) -> None:
     """An existing run directory is written into (Hydra's ``.hydra/`` and job log,
     the run's results): refused if it is a symbolic link or holds one there, which
@@ -210,6 +223,7 @@ def check_hydra_overrides(job: list[str]) -> None:
                     f"{key} must name a directory, got {raw.split('=', 1)[-1]!r}: an empty "
                     "or missing one would put the outputs in the current directory")
             if key != "hydra.sweep.subdir" and "${" not in value:
+                refuse_files_on(key, value)
                 refuse_links_in(key, value)
         elif key == "hydra.output_subdir":
             if value is None:
@@ -270,6 +284,17 @@ def explain(exc: BaseException, job: list) -> str | None:
     text = str(exc)
     cause = exc.__cause__ or exc.__context__
     text_all = text + "\n" + (str(cause) if cause is not None else "")
+    wrong = wrong_type(text_all, job)
+    if wrong is not None:
+        return wrong
+    m = re.search(r"does not support deletion\n\s*full_key: (\S+)", text_all)
+    if m is not None:
+        return (f"~{m.group(1)}: a field cannot be deleted; set it ({m.group(1)}=value) or "
+                "leave it out for its default (--help lists every field)")
+    m = re.search(r"Invalid type assigned: .* is not a subclass of .*\n\s*full_key: (\S+)",
+                  text_all)
+    if m is not None:  # a value for a whole section (run=fast)
+        return _section_value(m.group(1), job)
     m = re.search(r"Could not find '([^'/]+)/([^']+)'", text_all)
     if m:
         group, option = m.groups()
@@ -291,6 +316,10 @@ def explain(exc: BaseException, job: list) -> str | None:
     fields = _fields(CONFIG_NAME or "config", groups) if CONFIG_NAME else []
     if not fields:
         return None
+    value = next((a.split("=", 1)[1] for a in job if a.split("=", 1)[0].lstrip("+~") == key
+                  and "=" in a), None)
+    if "." not in key and key in fields:  # a section given a value: no group of choices here
+        return _section_value(key, job)
     section = key.rsplit(".", 1)[0] if "." in key else ""
     same = [f for f in fields if "." in f and f.rsplit(".", 1)[0] == section]
     if section in fields:  # a known section: its fields, by their own names
@@ -298,8 +327,6 @@ def explain(exc: BaseException, job: list) -> str | None:
                 _close(key.rsplit(".", 1)[-1], [f.rsplit(".", 1)[-1] for f in same])]
     else:  # a misspelt section (or top-level name): paths of the same depth
         near = _close(key, [f for f in fields if f.count(".") == key.count(".")])
-    value = next((a.split("=", 1)[1] for a in job if a.split("=", 1)[0].lstrip("+~") == key
-                  and "=" in a), None)
     if near:
         hint = f"did you mean {near[0]}" + (f"={value}" if value is not None else "") + "?"
     elif section in fields:
@@ -307,6 +334,76 @@ def explain(exc: BaseException, job: list) -> str | None:
     else:
         hint = "the sections are " + ", ".join(f for f in fields if "." not in f)
     return f"{key}: no such field; {hint} (--help lists every field)"
+
+
+def group_value_hint(job: list) -> str | None:
+    """A plain message for a config group given a value that is not a name
+    (``judge=1``, ``model=null``, ``sweep=true``) or an override with no name
+    (``=1``), which Hydra's defaults list refuses with a bare ValueError; None when
+    no override of ``job`` is such."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    from .helptext import group_options
+
+    args = [a for a in job if not a.startswith("-")]
+    for raw in args:
+        if "=" in raw and not raw.split("=", 1)[0].lstrip("+~").strip():
+            return (f"{raw}: nothing before '=' names what it sets; write section.field=value "
+                    "or group=option (--help lists them)")
+    for ov, raw in zip(OverridesParser.create().parse_overrides(args), args):
+        key = ov.key_or_group
+        if "." in key or key.startswith("hydra") or ov.is_delete() or ov.is_sweep_override():
+            continue
+        value = ov.value()
+        if isinstance(value, str) or (isinstance(value, list)
+                                      and all(isinstance(v, str) for v in value)):
+            continue
+        try:
+            options = group_options(key)
+        except Exception:  # noqa: BLE001 - no list rather than a second error
+            options = []
+        return (f"{raw}: {key} takes the name of one of its options"
+                + (f" ({', '.join(options)})" if options else " (--help lists them)"))
+    return None
+
+
+def _section_value(key: str, job: list) -> str:
+    value = next((a.split("=", 1)[1] for a in job if a.split("=", 1)[0].lstrip("+~") == key
+                  and "=" in a), "...")
+    return (f"{key}={value}: this command has no {key} choice (no {key}=<option>); {key} is "
+            f"a section of fields, set as {key}.<field>=value (--help lists them)")
+
+
+def wrong_type(text: str, job: list) -> str | None:
+    """A plain message for a value of the wrong type (``model.rho=abc``,
+    ``run.n_instances=1e3``, ``run.progress=maybe``), which OmegaConf refuses while
+    Hydra merges the override: the field, the value as typed and the values the field
+    takes (its declared range or choices), instead of OmegaConf's report with its
+    internal class names.  None when ``text`` is not such an error."""
+    m = re.search(r"Value '(.*?)'(?: of type '\w+')? (?:could not be converted to (\w+)"
+                  r"|is not a valid (bool))", text)
+    k = re.search(r"full_key: (\S+)", text)
+    if m is None or k is None:
+        return None
+    key, kind = k.group(1), (m.group(2) or m.group(3)).lower()
+    value = next((a.split("=", 1)[1] for a in job if "=" in a
+                  and a.split("=", 1)[0].lstrip("+~") == key), m.group(1))
+    from .config import Interval
+    from .fields import declared, field_default
+
+    decl = declared(key)
+    if kind == "bool":
+        allowed = "true or false" + (" (or null)" if field_default(key) is None else "")
+        return f"{key}={value}: {key} must be {allowed}"
+    if "range" in decl:
+        what = Interval.parse(decl["range"]).describe()
+        allowed = ("lie in " if what[0] in "[(" else "be ") + what + decl.get("why", "")
+    elif "choices" in decl:
+        allowed = "be one of " + ", ".join(map(str, decl["choices"]))
+    else:
+        allowed = {"integer": "be an integer", "float": "be a number"}.get(kind, f"be a {kind}")
+    return f"{key}={value}: not {'an integer' if kind == 'integer' else 'a number'}; " \
+           f"{key} must {allowed}"
 
 
 def flag_hint(args: list, prog: str) -> str | None:

@@ -1262,8 +1262,9 @@ def main(argv=None) -> None:
             "configured" if src is None else src.parent.name if src.stem == "estimates"
             else src.stem))
         from .output import check_replaceable
-        from .outputs_policy import check_out_dir
+        from .outputs_policy import check_out_dir, refuse_file_above
 
+        refuse_file_above(out / "levers.zarr", "--out")
         check_replaceable(out / "levers.zarr")  # (the more specific message first)
         check_out_dir(out, OUT_FILES, force=args.force)
     except (DesignError, OutputError) as exc:
@@ -1290,7 +1291,10 @@ def _judge_from_args(args) -> tuple:
     keys = PARAMS
     if args.estimates:
         if not Path(args.estimates).is_dir():
-            raise DesignError(f"--estimates {args.estimates}: no such store")
+            raise DesignError(f"--estimates {args.estimates}: "
+                              + ("a file, not a store (the estimates.zarr folder that "
+                                 "antiamp-estimate writes)" if Path(args.estimates).exists()
+                                 else "no such store"))
         judge, notes = judge_from_estimates(args.estimates)
         lines, misses = fit_check(judge, args.estimates)
         if misses and not getattr(args, "accept_misfit", False):

@@ -132,8 +132,9 @@ def main(argv=None) -> None:
         check_options(opts)
         if args.simulate and not 1 <= args.n_sim <= MAX_INSTANCES:
             raise LogError(f"--n-sim must lie in [1, {MAX_INSTANCES:.0e}], got {args.n_sim}")
-        from .outputs_policy import check_out_dir
+        from .outputs_policy import check_out_dir, refuse_file_above
 
+        refuse_file_above(out / "estimates.zarr", "--out")
         check_replaceable(out / "estimates.zarr")  # (the more specific message first)
         check_out_dir(out, _OUT_FILES, force=args.force)
         t0 = time.perf_counter()

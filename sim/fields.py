@@ -23,16 +23,30 @@ def _section_types() -> dict:
     return types
 
 
-def declared(path: str) -> dict:
-    """The declaration of a config field (``{"symbol", "meaning", "unit"}``), or {}."""
+def _field(path: str):
     section, _, name = path.partition(".")
     cls = _section_types().get(section)
     if cls is None or not dataclasses.is_dataclass(cls):
-        return {}
-    for f in dataclasses.fields(cls):
-        if f.name == name:
-            return dict(f.metadata)
-    return {}
+        return None
+    return next((f for f in dataclasses.fields(cls) if f.name == name), None)
+
+
+def declared(path: str) -> dict:
+    """The declaration of a config field (``{"symbol", "meaning", "unit"}``), or {}."""
+    f = _field(path)
+    return {} if f is None else dict(f.metadata)
+
+
+def field_default(path: str):
+    """The default of a config field (None also for a field that does not exist)."""
+    f = _field(path)
+    if f is None:
+        return None
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    return None
 
 
 def _doc(path: str) -> str:

@@ -58,10 +58,13 @@ def load_log(path, mapping=None) -> pd.DataFrame:
         return load_inspect(path, mapping and load_mapping(mapping, LogError), LogError,
                             validate_log)
     if path.is_dir():
-        raise LogError(f"{path} is a directory; give a .csv or .parquet file")
+        raise LogError(f"{path} is a directory with no Inspect .eval log under it; give a "
+                       ".csv or .parquet log, an Inspect .eval log or a folder of them")
     kind = path.suffix.lower()
     if kind not in (".csv", ".parquet"):
-        raise LogError(f"{path.name}: the log must be a .csv or .parquet file")
+        raise LogError(f"{path.name}: the log must be a .csv or .parquet file or an Inspect "
+                       ".eval log (Inspect's .json logs: convert them with 'inspect log "
+                       "convert --to eval --output-dir DIR LOG')")
     if path.stat().st_size == 0:
         raise LogError(f"{path.name} is empty")
     if kind == ".parquet" and path.stat().st_size > MAX_PARQUET_BYTES:

@@ -315,22 +315,28 @@ def judge_auc(weights, score, right=None, n=None, se: bool = True, groups=None):
     (group, truth) cells instead of classes: the same value and standard error (the
     gradient is constant on a cell), a fraction of the work.
     """
-    w = np.asarray(weights, dtype=float)
+    w = np.ascontiguousarray(weights, dtype=float)
     right = (CORRECT == 1) if right is None else np.asarray(right, dtype=bool)
     s = np.broadcast_to(np.asarray(score, dtype=float), w.shape)
+    # Every sum below runs along the last axis of a C-contiguous array, so that a cell's
+    # value has the same bits alone and inside a grid of any shape (a matrix product's
+    # or einsum's contraction does not: its blocking depends on how many cells there
+    # are, and a sweep's verification recomputes a block's cells in another batch).
     if groups is not None:
         cell = np.asarray(groups) * 2 + right  # (group, truth)
         keys, rep = np.unique(cell, return_index=True)
-        M = (cell[:, None] == keys[None, :]).astype(float)  # [C, cells] one-hot
-        w, s, right = w @ M, s[..., rep], right[rep]
+        w = np.stack([np.ascontiguousarray(w[..., cell == k]).sum(axis=-1) for k in keys],
+                     axis=-1)
+        s, right = s[..., rep], right[rep]
     tot = w.sum(axis=-1, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
         f = w / tot
     fR, fW = np.where(right, f, 0.0), np.where(right, 0.0, f)
     # K[i, j] = [s_i > s_j] + [s_i = s_j] / 2 over pairs of classes
     K = (s[..., :, None] > s[..., None, :]) + 0.5 * (s[..., :, None] == s[..., None, :])
-    KW = np.einsum("...ij,...j->...i", K, fW)   # per class: its wins over wrong ones
-    KR = np.einsum("...ij,...i->...j", K, fR)   # per class: right ones' wins over it
+    KW = np.ascontiguousarray(K * fW[..., None, :]).sum(axis=-1)  # per class: its wins
+    # over wrong ones; and per class, right ones' wins over it (K transposed)
+    KR = np.ascontiguousarray(np.swapaxes(K, -1, -2) * fR[..., None, :]).sum(axis=-1)
     R, W = fR.sum(axis=-1), fW.sum(axis=-1)
     A = (fR * KW).sum(axis=-1)
     # (over: where R W is subnormal, at a prior such as pi = 2e-309, the gradient

@@ -15,7 +15,7 @@ from .metrics import CONTRAST_METRICS, PROTOCOL_METRICS
 
 
 from .outputs_policy import (  # noqa: F401  (the policy's, re-exported)
-    OutputError, carry_foreign, foreign_entries, is_antiamp_store)
+    OutputError, carry_foreign, foreign_entries, is_antiamp_store, refuse_file_above)
 
 
 def describe_os_error(exc: OSError) -> str:
@@ -27,6 +27,32 @@ def describe_os_error(exc: OSError) -> str:
             errno.EDQUOT: "the disk quota is exhausted", errno.EACCES: "no permission",
             errno.EROFS: "the file system is read-only"}.get(exc.errno)
     return f"{exc.strerror or exc}{where}" + (f": {hint}" if hint else "")
+
+
+def store_complete(attrs) -> bool:
+    """Whether a grid store is finished: the ``complete`` flag of a sweep's (or a merged)
+    store, or a grid that antiamp-solve or antiamp-ext computed in memory and wrote whole
+    once done (its axes and config, no sweep fingerprint, no flag)."""
+    if "complete" in attrs:
+        return bool(attrs["complete"])
+    return "axes" in attrs and "config" in attrs and "fingerprint" not in attrs
+
+
+def not_a_grid(store, attrs) -> str | None:
+    """Why a store that antiamp wrote is not a grid of ``antiamp-sweep`` (the one
+    cell of ``antiamp``, or the estimates of ``antiamp-estimate``), for the commands
+    that read grids; None for a grid or merged store (every one carries ``complete``,
+    finished or not) and for a store whose root attributes are lost."""
+    if "complete" in attrs:
+        return None
+    if "log_schema" in attrs:
+        what = "the estimates of antiamp-estimate"
+    elif "config" in attrs and "axes" not in attrs and "fingerprint" not in attrs:
+        what = f"one cell of antiamp (model {attrs.get('model', '?')})"
+    else:
+        return None
+    return (f"{store} holds {what}, not a grid; give a store that antiamp-sweep wrote "
+            "(sweep.zarr) or a merged one")
 
 
 def check_replaceable(path: str | os.PathLike, *, others=()) -> None:
@@ -48,6 +74,7 @@ def check_replaceable(path: str | os.PathLike, *, others=()) -> None:
     if path.exists() and not is_antiamp_store(path):
         raise OutputError(f"{path} exists and is not an antiamp store; antiamp replaces only "
                           "stores it wrote. Choose another path or move it away")
+    refuse_file_above(path, None)
 
 
 def remove_temporaries(path: str | os.PathLike, kinds=("partial", "old")) -> None:

@@ -79,6 +79,7 @@ def check_out_dir(path, names=(), *, force: bool = False, option: str = "--out")
     if path.exists() and not path.is_dir():
         raise OutputError(f"{option} {path} exists and is not a directory; give {option} NEW "
                           "(a directory that does not exist)")
+    refuse_file_above(path, option)
     if not path.exists():
         return path
     ours = listed(path)
@@ -101,12 +102,26 @@ def check_out_dir(path, names=(), *, force: bool = False, option: str = "--out")
     return path
 
 
+def refuse_file_above(path, option: str | None = "output") -> None:
+    """Refuse a path under an existing file (``afile/out``), which no folder can be made
+    for: said before anything is computed, naming the option (if any)."""
+    path = Path(path).expanduser()
+    for up in path.absolute().parents:  # the nearest existing entry must be a folder
+        if up.exists():
+            if not up.is_dir():
+                raise OutputError(f"{option + ': ' if option else ''}{path} cannot be "
+                                  f"written: {up} exists and is not a directory. Choose "
+                                  "another output path")
+            return
+
+
 def check_file(path, *, option: str = "output", _names=None) -> Path:
     """Refuse a file (or store) antiamp may not write: a link, or an existing entry
     that its directory's marker does not list."""
     path = Path(path)
     if path.is_symlink():
         raise _link(path, option)
+    refuse_file_above(path, option)
     if path.exists():
         names = listed(path.parent) if _names is None else _names
         if names is None or path.name not in names:

@@ -674,13 +674,14 @@ def check_arguments(args, df: pd.DataFrame, load) -> pd.DataFrame | None:
     if wanted(args) and df.attrs.get("K", 2) > 2:
         raise CheckError(f"the predictive checks run the two-answer structural judge; the log "
                          f"has {df.attrs['K']} answers")
-    if args.calibrate is None:
-        return None
+    # checked with or without --calibrate: a bad value is never silently ignored
     if args.calibrate_rooms < 1:
         raise CheckError(f"--calibrate-rooms must be >= 1, got {args.calibrate_rooms}")
     if not args.calibrate_prior > 0:  # (NaN too)
         raise CheckError(f"--calibrate-prior must be > 0 (inf: no prior), got "
                          f"{args.calibrate_prior}")
+    if args.calibrate is None:
+        return None
     new = load(args.calibrate)
     if "room" not in new.columns:
         raise CheckError(f"--calibrate {args.calibrate}: the log has no 'room' column (the "

@@ -167,7 +167,8 @@ def format_boxes(boxes: list, where: str, n_holds: int, n: int) -> str:
     return "\n".join(lines)
 
 
-def plot_box(inputs, holds, box: Box | None, paths: list, path) -> Path:
+def plot_box(inputs, holds, box: Box | None, paths: list, path,
+             option: str = "--out") -> Path:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -204,8 +205,11 @@ def plot_box(inputs, holds, box: Box | None, paths: list, path) -> Path:
             ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), fontsize=8)
         ax.set(xlabel=_label(dims[0]), ylabel=_label(dims[1]))
     fig.tight_layout()
+    from antiamp.outputs_policy import save_figure
+
     path = Path(path)
-    fig.savefig(path, dpi=120, bbox_inches="tight")
+    # recorded in its folder's marker, so that only a figure antiamp wrote is replaced
+    save_figure(fig, path, option=option, marked=True, dpi=120, bbox_inches="tight")
     plt.close(fig)
     return path
 
@@ -213,7 +217,7 @@ def plot_box(inputs, holds, box: Box | None, paths: list, path) -> Path:
 def discover(store, where: str, threshold: float = 0.8, n_boxes: int = 1,
              allow_incomplete: bool = False):
     """``(boxes, inputs, holds, paths)`` of a store and a condition."""
-    from antiamp.output import is_antiamp_store
+    from antiamp.output import is_antiamp_store, not_a_grid, store_complete
 
     if not 0 < threshold <= 1:
         raise DiscoverError(f"--threshold must lie in (0, 1], got {threshold}")
@@ -226,7 +230,10 @@ def discover(store, where: str, threshold: float = 0.8, n_boxes: int = 1,
     from antiamp.schema import upgrade
 
     ds = upgrade(xr.open_zarr(store, chunks=None))
-    if not allow_incomplete and not ds.attrs.get("complete"):
+    why = not_a_grid(store, ds.attrs)
+    if why is not None:
+        raise DiscoverError(why)
+    if not allow_incomplete and not store_complete(ds.attrs):
         raise DiscoverError(f"{store} is not complete (its sweep was interrupted); rerun the "
                             f"sweep to finish it, or pass --allow-incomplete")
     inputs, variables, paths = cases(ds)
@@ -250,10 +257,18 @@ def main(argv=None) -> None:
     ap.add_argument("--allow-incomplete", action="store_true",
                     help="use a store whose sweep has not finished")
     args = ap.parse_args(argv)
+    from antiamp.outputs_policy import OutputError, check_file
+
+    option = "--out" if args.out else ("antiamp-discover (without --out, beside the store; "
+                                       "give --out NEW to write elsewhere)")
     try:
         out = Path(args.out) if args.out else Path(args.store).parent
         if out.exists() and not out.is_dir():
             raise DiscoverError(f"--out: {out} exists and is not a directory")
+        try:  # never replaces a discover.png antiamp did not write
+            check_file(out / "discover.png", option=option)
+        except OutputError as exc:
+            raise DiscoverError(str(exc)) from None
         boxes, inputs, holds, paths = discover(args.store, args.where, args.threshold,
                                                args.boxes, args.allow_incomplete)
     except DiscoverError as exc:
@@ -261,7 +276,13 @@ def main(argv=None) -> None:
         raise SystemExit(2) from None
     print(format_boxes(boxes, args.where, int(holds.sum()), len(holds)))
     out.mkdir(parents=True, exist_ok=True)
-    print(f"wrote {plot_box(inputs, holds, boxes[0] if boxes else None, paths, out / 'discover.png')}")
+    try:
+        path = plot_box(inputs, holds, boxes[0] if boxes else None, paths,
+                        out / "discover.png", option)
+    except OutputError as exc:  # made meanwhile by someone else
+        print(f"antiamp-discover: error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    print(f"wrote {path}")
 
 
 if __name__ == "__main__":

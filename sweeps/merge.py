@@ -54,16 +54,47 @@ def find_stores(paths) -> list:
     return stores
 
 
+def check_target(out, stores) -> None:
+    """The merged store may replace only an earlier merged store: never one of the
+    stores it merges, a store inside one, or another store of antiamp's (a sweep's,
+    whose checksums and resumable blocks a merged copy would not keep)."""
+    from antiamp.output import is_antiamp_store
+
+    target = Path(out).resolve()
+    for s in stores:
+        s = Path(s).resolve()
+        if target == s or s in target.parents:
+            raise MergeError(f"-o {out} is {'one of' if target == s else 'inside one of'} the "
+                             f"stores to merge ({s}); write the merged store to a new path")
+    if target.exists() and is_antiamp_store(target):
+        import zarr
+
+        try:
+            attrs = dict(zarr.open_group(str(target), mode="r").attrs)
+        except Exception:  # noqa: BLE001 - unreadable: not known to be a merged store
+            attrs = {}
+        if "merged_from" not in attrs:
+            raise MergeError(f"-o {out} is a store antiamp-merge did not write (a sweep's or "
+                             "a single run's); antiamp-merge replaces only a merged store. "
+                             "Choose another path")
+
+
 def merge_stores(paths, out) -> xr.Dataset:
     stores = find_stores(paths)
     if not stores:
         raise MergeError(f"no sweep stores under {', '.join(map(str, paths))}")
+    check_target(out, stores)
     from antiamp.schema import upgrade
 
     # a store of the former names (<metric>_theory) merges under the current ones
     dss = [upgrade(xr.open_zarr(s)) for s in stores]
+    from antiamp.output import not_a_grid, store_complete
+
     for s, ds in zip(stores, dss):
-        if not ds.attrs.get("complete"):
+        why = not_a_grid(s, ds.attrs)
+        if why is not None:
+            raise MergeError(why)
+        if not store_complete(ds.attrs):
             raise MergeError(f"{s} is not complete; rerun its sweep to finish it first")
     cfgs = [_flat(yaml.safe_load(ds.attrs["config"])) for ds in dss]
     for key in ("model.name", "run.n_instances", "run.seed", "sweep.crn"):

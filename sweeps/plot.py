@@ -76,7 +76,7 @@ def plot_store(store, variables=None, out_dir=None, formats=("png", "pdf"),
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from antiamp.output import is_antiamp_store
+    from antiamp.output import is_antiamp_store, not_a_grid, store_complete
 
     if not Path(store).exists():
         raise PlotError(f"no store at {store}")
@@ -93,7 +93,10 @@ def plot_store(store, variables=None, out_dir=None, formats=("png", "pdf"),
     # a figure reads each variable it draws whole; a store of the former names
     # (<name>_theory) reads under the current ones
     ds = upgrade(xr.open_zarr(store, chunks=None))
-    if not allow_incomplete and not ds.attrs.get("complete"):
+    why = not_a_grid(store, ds.attrs)
+    if why is not None:
+        raise PlotError(why)
+    if not allow_incomplete and not store_complete(ds.attrs):
         raise IncompleteStore(f"{store} is not complete (its sweep was interrupted); rerun the "
                               "sweep to finish it, or pass --allow-incomplete")
     variables = list(variables or [v for v in DEFAULT_VARS if v in ds])
@@ -158,7 +161,9 @@ def plot_store(store, variables=None, out_dir=None, formats=("png", "pdf"),
 
 def _incomplete(ds) -> str:
     """The title's first words for a store whose sweep has not finished."""
-    if ds.attrs.get("complete"):
+    from antiamp.output import store_complete
+
+    if store_complete(ds.attrs):
         return ""
     if "cell_done" in ds:
         done = np.asarray(ds["cell_done"].values)

@@ -208,7 +208,9 @@ BAD_FILES = {
                     "every row must have as many fields as the header"),
     "header only": (lambda d: _w(d, "h.csv", "protocol,a,y,e_P,e_A,omega\n"), "no rows"),
     "missing file": (lambda d: d / "nope.csv", "no such file"),
-    "wrong suffix": (lambda d: _w(d, "log.txt", "x"), "must be a .csv or .parquet file"),
+    "wrong suffix": (lambda d: _w(d, "log.txt", "x"),
+                     "must be a .csv or .parquet file or an Inspect .eval log"),
+    "Inspect .json log": (lambda d: _w(d, "log.json", "not json"), "convert them with"),
 }
 
 

@@ -206,6 +206,16 @@ def test_a_lock_only_removes_the_file_it_holds(tmp_path):
     ("antiamp", ["--n-instances", "1000"], "try antiamp run.n_instances=1000"),
     ("antiamp", ["--seed=3"], "try antiamp run.seed=3"),
     ("antiamp-sweep", ["--n-instances", "1000"], "try antiamp-sweep run.n_instances=1000"),
+    # a section given a value is not answered with itself as "did you mean"
+    ("antiamp-solve", ["model=panel"], "model=panel: this command has no model choice"),
+    ("antiamp", ["run=fast"], "run=fast: this command has no run choice"),
+    # a group given a number, a boolean or null: Hydra's bare ValueError, a traceback
+    ("antiamp", ["judge=1"], "judge=1: judge takes the name of one of its options (logit, "
+                             "tiebreak)"),
+    ("antiamp", ["model=null"], "model=null: model takes the name of one of its options"),
+    ("antiamp-sweep", ["executor=true"], "executor=true: executor takes the name of one"),
+    ("antiamp", ["=1"], "=1: nothing before '=' names what it sets"),
+    ("antiamp", ["~model.rho"], "~model.rho: a field cannot be deleted"),
 ])
 def test_misspelt_names_and_options_get_the_closest_name(tmp_path, prog, args, want):
     r = run_command(prog, args, tmp_path)
@@ -216,6 +226,48 @@ def test_misspelt_names_and_options_get_the_closest_name(tmp_path, prog, args, w
         assert noise not in r.stderr, r.stderr
     assert not (tmp_path / "outputs").exists()
     assert len(r.stderr.strip().splitlines()) <= 2, r.stderr
+
+
+@pytest.mark.parametrize("prog,args,want", [
+    ("antiamp", ["model.rho=abc"], "model.rho=abc: not a number; model.rho must lie in [0, 1]"),
+    ("antiamp", ["run.n_instances=1e3"],
+     "run.n_instances=1e3: not an integer; run.n_instances must be an integer >= 1 and <= "
+     "100,000,000,000,000"),
+    ("antiamp", ["run.seed=1.5"], "run.seed=1.5: not an integer; run.seed must be an integer"),
+    ("antiamp", ["model=panel", "panel.size=x"],
+     "panel.size=x: not an integer; panel.size must be an integer >= 1 and <= 501"),
+    ("antiamp", ["run.progress=maybe"],
+     "run.progress=maybe: run.progress must be true or false (or null)"),
+    ("antiamp-sweep", ["sweep.axes.model.rho=[0.1]", "judge.b=x"],
+     "judge.b=x: not a number; judge.b must lie in [0, 1]"),
+    ("antiamp-solve", ["model.c_e=x"], "model.c_e=x: not a number; model.c_e must"),
+])
+def test_a_value_of_the_wrong_type_names_the_field_and_its_range(tmp_path, prog, args, want):
+    """A value OmegaConf cannot convert gets the field's allowed values, not OmegaConf's
+    report (its full_key, reference_type and object_type lines)."""
+    r = run_command(prog, args, tmp_path)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert want in r.stderr, r.stderr
+    for noise in ("reference_type", "object_type", "full_key", "caused by", "Traceback"):
+        assert noise not in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert not (tmp_path / "outputs").exists()
+
+
+@pytest.mark.parametrize("prog,extra", [("antiamp", ["run.n_instances=1000"]),
+                                        ("antiamp-sweep", ["sweep.axes.model.rho=[0.1]",
+                                                           "run.n_instances=1000"])])
+@pytest.mark.parametrize("where", ["afile", "afile/sub"])
+def test_a_run_directory_on_an_existing_file_is_refused_naming_the_field(tmp_path, prog,
+                                                                         extra, where):
+    (tmp_path / "afile").write_text("mine\n")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    r = run_command(prog, [*extra, f"hydra.run.dir={where}"], tmp_path)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert f"hydra.run.dir={where}: " in r.stderr and "not a directory" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    assert (tmp_path / "afile").read_text() == "mine\n"
 
 
 def test_misspelt_field_in_a_multirun_job_names_the_job(tmp_path):
@@ -269,3 +321,48 @@ def test_no_tqdm_warning_in_a_notebook_without_ipywidgets(monkeypatch):
     from tqdm import tqdm as text_bar
 
     assert cls is text_bar
+
+
+# ----------------------------------------------------------------------------- not a grid
+@pytest.fixture(scope="module")
+def not_grids(tmp_path_factory):
+    """A store of one cell (antiamp) and one of estimates (antiamp-estimate)."""
+    d = tmp_path_factory.mktemp("notgrids")
+    r = run_command("antiamp", ["run.n_instances=1000", "run.figure=false",
+                                "hydra.run.dir=cell"], d)
+    e = run_command("antiamp-estimate", ["--sample", "--n-resamples", "10", "--out", "est"], d)
+    assert r.returncode == 0 and e.returncode == 0, r.stderr + e.stderr
+    return {"cell": (d / "cell" / "results.zarr", "one cell of antiamp (model baseline)"),
+            "estimates": (d / "est" / "estimates.zarr", "the estimates of antiamp-estimate")}
+
+
+@pytest.mark.parametrize("kind", ["cell", "estimates"])
+@pytest.mark.parametrize("prog,args", [("antiamp-plot", ["--out", "figs"]),
+                                       ("antiamp-discover", ["--where", "amp > 0.5"]),
+                                       ("antiamp-merge", ["-o", "m.zarr"])])
+def test_grid_commands_say_a_store_is_not_a_grid(tmp_path, not_grids, kind, prog, args):
+    """Not "its sweep was interrupted" (such a store never had a sweep to finish)."""
+    store, what = not_grids[kind]
+    r = run_command(prog, [*args, store], tmp_path)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert f"{store} holds {what}, not a grid" in r.stderr, r.stderr
+    assert "interrupted" not in r.stderr and "not complete" not in r.stderr, r.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_grid_computed_whole_plots_without_allow_incomplete(tmp_path):
+    """antiamp-solve writes its grid whole, once done, with no sweep's complete flag:
+    antiamp-plot and antiamp-discover read it as finished (they said its sweep was
+    interrupted and asked for --allow-incomplete)."""
+    r = run_command("antiamp-solve", ["sweep.axes.model.c_e=[0,0.4]",
+                                      "sweep.axes.judge.b=[0.2,0.8]", "hydra.run.dir=run"],
+                    tmp_path)
+    assert r.returncode == 0, r.stderr
+    store = tmp_path / "run" / "equilibria.zarr"
+    p = run_command("antiamp-plot", [store, "--out", "figs", "--formats", "png"], tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "figs" / "amp.png").is_file()
+    d = run_command("antiamp-discover", [store, "--where", "n_equilibria_debate > 0",
+                                         "--out", "disc"], tmp_path)
+    assert "interrupted" not in d.stderr and "not complete" not in d.stderr, d.stderr
+    assert "the condition holds in 4 of 4 cases" in d.stderr, d.stderr  # read, then judged

@@ -216,6 +216,33 @@ def test_auc_over_reading_groups_is_the_auc_over_classes():
         np.testing.assert_allclose(b[1], a[1], atol=1e-14)
 
 
+@pytest.mark.parametrize("shape", [(60,), (7, 9), (3, 4, 5)])
+def test_auc_of_a_cell_has_the_same_bits_alone_and_inside_any_grid(shape):
+    """A sweep writes a block's AUC computed over one batch of cells and its
+    verification recomputes it over another, so each cell's value and standard error
+    must not depend on the cells beside it: every cell of a grid equals, bit for bit,
+    the same cell computed alone (per class and over reading groups)."""
+    from antiamp.metrics import READING_GROUPS
+
+    rng = np.random.default_rng(3)
+    w = rng.random((*shape, 32))
+    w /= w.sum(axis=-1, keepdims=True)
+    s = rng.random((*shape, 32))
+    for g in (None, *READING_GROUPS):
+        auc, se = judge_auc(w, s, n=1000, groups=g)
+        for idx in np.ndindex(*shape):
+            one = judge_auc(w[idx], s[idx], n=1000, groups=g)
+            assert (one[0], one[1]) == (auc[idx], se[idx]), (idx, g)
+        # and a non-contiguous view of the same weights
+        auc_t, se_t = judge_auc(np.swapaxes(w, 0, -2) if len(shape) > 1 else w[::1],
+                                np.swapaxes(s, 0, -2) if len(shape) > 1 else s, n=1000,
+                                groups=g)
+        if len(shape) > 1:
+            auc_t, se_t = np.swapaxes(auc_t, 0, -1), np.swapaxes(se_t, 0, -1)
+        np.testing.assert_array_equal(auc_t, auc)
+        np.testing.assert_array_equal(se_t, se)
+
+
 def test_auc_is_nan_without_right_or_wrong_arguments():
     w = np.zeros(32)
     w[CORRECT == 1] = 3.0

@@ -170,7 +170,7 @@ def test_a_malformed_eval_file_is_refused(tmp_path):
     assert r.returncode == 2 and "x.eval cannot be read as an Inspect eval log" in r.stderr
     (tmp_path / "d").mkdir()
     r = run_command("antiamp-estimate", [tmp_path / "d", "--out", tmp_path / "o"], tmp_path)
-    assert r.returncode == 2 and "is a directory" in r.stderr
+    assert r.returncode == 2 and "is a directory with no Inspect .eval log" in r.stderr
     assert not (tmp_path / "o").exists()
 
 

@@ -194,3 +194,42 @@ def test_antiamp_check_command_exit_statuses(finished, tmp_path):
     nope = check(tmp_path / "missing.zarr")
     assert nope.returncode == 2 and "does not exist" in nope.stderr
     assert "Traceback" not in nope.stderr + bad.stderr
+
+
+@pytest.mark.parametrize("cells_per_block", [1, 3])
+def test_a_fresh_store_verifies_sound_whatever_its_blocks(tmp_path, cells_per_block):
+    """Every variable a block writes must have the bits its verification recomputes
+    over another batch of cells: the judge's AUC closed form at rho 0.2 and b near 1
+    once came out one ulp apart, and antiamp-check called a fresh store damaged."""
+    cfg = {"run": {"n_instances": 1000, "seed": 0},
+           "sweep": {"axes": {"model": {"rho": [0.2, 0.3]}, "judge": {"b": [0.9, 0.95, 1.0]}},
+                     "cells_per_block": cells_per_block, "store": "f.zarr", "plot": False}}
+    run_sweep(cfg, tmp_path, progress=False, log=_quiet)
+    lines = []
+    assert check_store(tmp_path / "f.zarr", log=lines.append)[1] == 0, lines
+
+
+@pytest.mark.parametrize("target", ["itself", "inside", "another sweep"])
+def test_merge_never_replaces_a_sweep_store(finished, tmp_path, target):
+    """antiamp-merge -o onto one of its inputs, into one, or onto another sweep's store
+    once replaced that store by a merged copy without its checksums (antiamp-check then
+    refused it and its sweep could not resume): refused, the store left as it was."""
+    store, _, _ = _copy(finished, "baseline", tmp_path)
+    other, _, _ = _copy(finished, "panel", tmp_path)
+    out = {"itself": store, "inside": store / "m.zarr", "another sweep": other}[target]
+    before = {p: p.read_bytes() for s in (store, other) for p in sorted(s.rglob("*"))
+              if p.is_file()}
+    r = run_command("antiamp-merge", ["-o", out, store], tmp_path)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert f"-o {out} is " in r.stderr and "Traceback" not in r.stderr, r.stderr
+    after = {p: p.read_bytes() for s in (store, other) for p in sorted(s.rglob("*"))
+             if p.is_file()}
+    assert after == before
+    assert check_store(store, log=_quiet)[1] == 0
+
+
+def test_merge_replaces_its_own_merged_store(finished, tmp_path):
+    store, _, _ = _copy(finished, "baseline", tmp_path)
+    for _ in range(2):
+        r = run_command("antiamp-merge", ["-o", tmp_path / "m.zarr", store], tmp_path)
+        assert r.returncode == 0, r.stderr

@@ -77,6 +77,13 @@ def _bets_rows(bet=50, rnd=1):
 
 # (id, setup(tmp) -> (command, args), what the message names)
 def _cases(grid):
+    def discover_user_figure(t):
+        d = t / "d"
+        d.mkdir()
+        (d / "discover.png").write_bytes(b"\x89PNG mine")
+        return ("antiamp-discover", [grid, "--where", "amp_consult > 0", "--out", d],
+                "discover.png exists and antiamp did not write it")
+
     def design_foreign(t):
         (t / "d").mkdir()
         (t / "d" / "design.txt").write_text("my design notes")
@@ -281,8 +288,38 @@ def _cases(grid):
             "antiamp-sweep", ["model=confidence", "judge=logit", "sweep.axes.judge.lam=[1,2]",
                               f"confidence.data={t / 'nope.csv'}",
                               f"hydra.run.dir={t / 'run'}"], "confidence.data"),
+        # an output under an existing file: refused before anything is computed (these
+        # once ran and then failed: exit 1, a traceback, a run directory left behind)
+        **{f"under-a-file-{name}": _under_a_file(prog, args, named)
+           for name, prog, args, named in (
+               ("estimate", "antiamp-estimate", ["--sample", "--out", "F/o"], "--out: F/o"),
+               ("design", "antiamp-design", ["--out", "F/o", *DESIGN], "--out: F/o"),
+               ("plot", "antiamp-plot", [grid, "--out", "F/o"], "--out: F/o"),
+               ("discover", "antiamp-discover", [grid, "--where", "amp_consult > 0",
+                                                 "--out", "F/o"], "--out: F/o"),
+               ("merge", "antiamp-merge", [grid, "-o", "F/m.zarr"],
+                "F exists and is not a directory"),
+               ("sweep-store", "antiamp-sweep", ["sweep.axes.model.rho=[0.1]",
+                                                 "run.n_instances=1000", "sweep.store=S"],
+                "F exists and is not a directory"),
+               ("export", "antiamp", ["export.n_instances=5", "export.path=S",
+                                      "run.n_instances=1000", "hydra.run.dir=run"],
+                "export.path"))},
+        "discover-user-figure": discover_user_figure,
     }
     return cases
+
+
+def _under_a_file(prog, args, named):
+    def setup(t):
+        (t / "F").write_text("mine\n")
+        sub = {"F/o": "F/o", "F/m.zarr": "F/m.zarr", "S": str(t / "F" / "s.zarr")}
+        out = [str(a) for a in args]
+        out = [sub.get(a, a).replace("=S", "=" + str(t / "F" / ("x.csv" if "export" in a
+                                                                else "s.zarr")))
+               for a in out]
+        return prog, out, named.replace("F exists", f"{t / 'F'} exists")
+    return setup
 
 
 def _log(t, edit):

@@ -221,6 +221,9 @@ def test_cli_calibrate(tmp_path):
     (["--calibrate", "LOG", "--calibrate-rooms", "100000"], "allowed 1 to"),
     (["--calibrate", "LOG", "--calibrate-prior", "0"], "--calibrate-prior must be > 0"),
     (["--calibrate", "LOG", "--calibrate-prior", "nan"], "--calibrate-prior must be > 0"),
+    (["--calibrate-prior", "-1"], "--calibrate-prior must be > 0"),  # not ignored without
+    (["--simulate", "--calibrate-prior", "nan"], "--calibrate-prior must be > 0"),
+    (["--calibrate-rooms", "0"], "--calibrate-rooms must be >= 1"),  # --calibrate
     (["--structural-fit", "labels"], "give --simulate, --cv or --calibrate"),
     (["--simulate", "--protocol-gap", "--structural-fit", "labels"],
      "--protocol-gap is --structural-fit probabilities+gap"),
