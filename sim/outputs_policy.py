@@ -103,7 +103,7 @@ def check_out_dir(path, names=(), *, force: bool = False, option: str = "--out")
 
 
 def refuse_file_above(path, option: str | None = "output") -> None:
-    """Refuse a path under an existing file (``afile/out``), which no folder can be made
+    """Refuse a path under an existing file (``a_file/out``), which no folder can be made
     for: said before anything is computed, naming the option (if any)."""
     path = Path(path).expanduser()
     for up in path.absolute().parents:  # the nearest existing entry must be a folder

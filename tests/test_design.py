@@ -116,10 +116,10 @@ def test_cli_writes_the_recommendation_front_and_figure(tmp_path):
     (["--judge", "logit", "--lam", "0"], "--lam must lie in (0"),
     (["--current", "debate:2:0"], "--current"),
     (["--estimates", "nowhere.zarr"], "no such store"),
-    (["--estimates", "afile"], "--estimates afile: a file, not a store"),
+    (["--estimates", "a_file"], "--estimates a_file: a file, not a store"),
 ])
 def test_bad_input_exits_2_naming_the_option_and_writes_nothing(args, msg, tmp_path):
-    (tmp_path / "afile").write_text("{}\n")
+    (tmp_path / "a_file").write_text("{}\n")
     r = _cli(args, tmp_path)
     assert r.returncode == 2 and msg in r.stderr, r.stderr
     assert not (tmp_path / "outputs").exists()

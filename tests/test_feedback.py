@@ -257,17 +257,17 @@ def test_a_value_of_the_wrong_type_names_the_field_and_its_range(tmp_path, prog,
 @pytest.mark.parametrize("prog,extra", [("antiamp", ["run.n_instances=1000"]),
                                         ("antiamp-sweep", ["sweep.axes.model.rho=[0.1]",
                                                            "run.n_instances=1000"])])
-@pytest.mark.parametrize("where", ["afile", "afile/sub"])
+@pytest.mark.parametrize("where", ["a_file", "a_file/sub"])
 def test_a_run_directory_on_an_existing_file_is_refused_naming_the_field(tmp_path, prog,
                                                                          extra, where):
-    (tmp_path / "afile").write_text("mine\n")
+    (tmp_path / "a_file").write_text("mine\n")
     before = sorted(p.name for p in tmp_path.iterdir())
     r = run_command(prog, [*extra, f"hydra.run.dir={where}"], tmp_path)
     assert r.returncode == 2, r.stdout + r.stderr
     assert f"hydra.run.dir={where}: " in r.stderr and "not a directory" in r.stderr, r.stderr
     assert "Traceback" not in r.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == before
-    assert (tmp_path / "afile").read_text() == "mine\n"
+    assert (tmp_path / "a_file").read_text() == "mine\n"
 
 
 def test_misspelt_field_in_a_multirun_job_names_the_job(tmp_path):
