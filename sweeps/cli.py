@@ -126,8 +126,11 @@ def _run(cfg: DictConfig) -> None:
     if _fused(plain):
         from .plot import plot_store
 
+        # A store of another name (sweep.store=a.zarr) gets figures of its own name, so
+        # that two such stores in one run directory never overwrite each other's.
+        stem = Path(store).stem
         for p in plot_store(store, list(cfg.sweep.plot_vars) or None, out_dir=out_dir,
-                            run_dir=True):
+                            run_dir=True, prefix="" if stem == "sweep" else f"{stem}-"):
             print(f"wrote {p}")
         return
     from antiamp.registry import get

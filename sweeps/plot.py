@@ -63,14 +63,15 @@ class IncompleteStore(PlotError):
 
 def plot_store(store, variables=None, out_dir=None, formats=("png", "pdf"),
                allow_incomplete: bool = False, force: bool = False,
-               run_dir: bool = False) -> list:
+               run_dir: bool = False, prefix: str = "") -> list:
     """Write one figure per variable; return the paths written.  A store whose sweep
     has not finished is refused unless ``allow_incomplete`` (its unfinished cells
     would be drawn as missing or as zero counts).  ``out_dir`` is written under the
     output policy (sim/outputs_policy.py: a new directory, an empty one or one
     antiamp made; ``force``: any directory, overwriting only antiamp's files).
     ``run_dir``: ``out_dir`` is the run directory of antiamp's own command (as the
-    default, beside the store: only links are refused)."""
+    default, beside the store: only links are refused).  ``prefix`` starts every
+    figure's name (``<prefix><variable>.<format>``)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -107,7 +108,7 @@ def plot_store(store, variables=None, out_dir=None, formats=("png", "pdf"),
     from antiamp.outputs_policy import (OutputError, check_file, check_out_dir, open_out_dir,
                                         record, refuse_link)
 
-    names = [f"{v}.{fmt}" for v in variables for fmt in formats]
+    names = [f"{prefix}{v}.{fmt}" for v in variables for fmt in formats]
     beside = not run_dir and not out_dir  # the default: the store's own folder
     try:
         out_dir = Path(out_dir) if out_dir else Path(store).parent
@@ -147,7 +148,7 @@ def plot_store(store, variables=None, out_dir=None, formats=("png", "pdf"),
                      fontsize=9, y=1.04)
         rasterize_big(fig)
         for fmt in formats:
-            p = out_dir / f"{v}.{fmt}"
+            p = out_dir / f"{prefix}{v}.{fmt}"
             from antiamp.outputs_policy import save_figure
 
             if run_dir:  # recorded, so that antiamp-plot may redraw it later

@@ -54,6 +54,22 @@ def test_adhoc_sweep_from_the_command_line(tmp_path):
     assert xr.open_zarr(out / "sweep.zarr").load().identical(before)
 
 
+def test_two_stores_of_one_run_directory_keep_figures_of_their_own(tmp_path):
+    """Ad hoc sweeps share ``outputs/sweeps/adhoc-<model>/``: a store of another name
+    (``sweep.store=a.zarr``) writes ``a-amp.png``, not over the other's figures."""
+    out = tmp_path / "outputs" / "sweeps" / "adhoc-baseline"
+    made = {}
+    for store, rho in (("a.zarr", "[0.1,0.8]"), ("b.zarr", "[0.3,0.5]")):
+        r = run("antiamp-sweep", [f"sweep.axes.model.rho={rho}", "sweep.axes.judge.b=[0.2,0.9]",
+                                  "run.n_instances=20000", f"sweep.store={store}"], tmp_path)
+        assert r.returncode == 0, r.stderr
+        stem = store[:-5]
+        made[stem] = (out / f"{stem}-amp.png").read_bytes()
+        assert f"{stem}-amp.png" in r.stdout
+    assert made["a"] != made["b"]
+    assert not (out / "amp.png").exists()
+
+
 @pytest.mark.parametrize("args,msg", [
     (["sweep.axes.model.rhoo=[0.1]"], "unknown field"),
     (["sweep.axes.model.rho=[]"], "is empty"),
