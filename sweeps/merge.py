@@ -142,8 +142,11 @@ def main(argv=None) -> None:
     except (MergeError, OutputError) as exc:
         print(f"antiamp-merge: error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
-    print(f"merged {len(ds.attrs['merged_from'])} stores along "
-          f"{', '.join(ds.attrs['merged_along']) or '-'} -> {args.out}")
+    n, along = len(ds.attrs["merged_from"]), ds.attrs["merged_along"]
+    if along:
+        print(f"merged {n} stores along {', '.join(along)} -> {args.out}")
+    else:  # one store: nothing varies between stores
+        print(f"copied {n} store (one store: nothing to merge along) -> {args.out}")
 
 
 if __name__ == "__main__":

@@ -188,3 +188,14 @@ def test_plot_one_axis_and_bad_variable(tmp_path):
     assert (tmp_path / "amp.png").exists() and not (tmp_path / "amp.pdf").exists()
     r = run("antiamp-plot", ["sweep.zarr", "--vars", "nonesuch"], tmp_path)
     assert r.returncode != 0 and "no variable 'nonesuch'" in r.stderr
+
+
+def test_merging_one_store_says_it_is_a_copy(tmp_path):
+    r = run("antiamp-sweep", ["sweep.axes.model.rho=[0.1,0.8]", "run.n_instances=20000",
+                              "sweep.plot=false"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    store = tmp_path / "outputs" / "sweeps" / "adhoc-baseline" / "sweep.zarr"
+    r = run("antiamp-merge", [str(store), "-o", str(tmp_path / "m.zarr")], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "copied 1 store (one store: nothing to merge along)" in r.stdout, r.stdout
+    assert xr.open_zarr(tmp_path / "m.zarr").rho.size == 2
