@@ -84,7 +84,8 @@ def sweep(cfg, store=None, *, client=None, progress=None, log=print):
         return run_grid(cfg, client=client, progress=progress)
     from pathlib import Path
 
-    from .sweeps.engine import config_dict, run_sweep
+    from .sweeps.blocks import config_dict
+    from .sweeps.engine import run_sweep
 
     d = config_dict(cfg)
     d["sweep"] = {**(d.get("sweep") or {}), "store": str(Path(store).resolve())}
@@ -100,7 +101,7 @@ def solve(cfg=None):
 
     if cfg is not None and not isinstance(cfg, Mapping) and not dataclasses.is_dataclass(cfg):
         return simulate(cfg)  # the same refusal as any model's
-    from .sweeps.engine import config_dict
+    from .sweeps.blocks import config_dict
 
     d = config_dict(cfg)  # a dict, a DictConfig or a config object, as a plain dict
     d["model"] = {**(d.get("model") or {}), "name": "equilibrium"}

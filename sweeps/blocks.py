@@ -96,7 +96,7 @@ class GridPlan:
 
     def fingerprint(self) -> str:
         """What the grid's numbers depend on: resume only into a run with the same one."""
-        config = _plain(self.base)
+        config = config_dict(self.base)
         # Of the run's settings only those a result depends on: the threads, the
         # instances a kernel call, the progress bar and the figure change nothing, so
         # a run resumes whatever they are.
@@ -114,8 +114,15 @@ class GridPlan:
                               ).hexdigest()[:16]
 
 
-def _plain(cfg) -> dict:
-    return {f.name: dataclasses.asdict(getattr(cfg, f.name)) for f in dataclasses.fields(cfg)}
+def config_dict(cfg) -> dict:
+    """A config (a dict, a DictConfig or a config object) as a plain dict."""
+    from omegaconf import DictConfig, OmegaConf
+
+    if isinstance(cfg, DictConfig):
+        return OmegaConf.to_container(cfg, resolve=True)
+    if dataclasses.is_dataclass(cfg):
+        return {f.name: dataclasses.asdict(getattr(cfg, f.name)) for f in dataclasses.fields(cfg)}
+    return dict(cfg or {})
 
 
 def sweep_spec(sweep: Any) -> SweepSpec:
@@ -306,7 +313,7 @@ def standard_attrs(model: Model, cfg, created: str | None = None,
 
     # The sections this model reads (the root schema carries every model's).
     keep = set(model.uses) | set(model.sections)
-    plain = {k: v for k, v in _plain(cfg).items() if k in keep}
+    plain = {k: v for k, v in config_dict(cfg).items() if k in keep}
     key = json.dumps(plain)  # in its order: the YAML keeps it
     if key not in _YAML:  # a grid's config is dumped once, not once a call
         if len(_YAML) > 64:

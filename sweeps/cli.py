@@ -29,7 +29,7 @@ from .blocks import EngineError, store_state
 from .executors import ExecutorError, check_reachable
 from .engine import (SweepError, check_store, model_plan, model_store, resolve_store, run_sweep,
                      store_path)
-from .spec import make_plan, sweep_schema_node
+from .spec import SweepSpec, make_plan, sweep_schema_node
 
 log = logging.getLogger("antiamp")
 
@@ -126,11 +126,12 @@ def _run(cfg: DictConfig) -> None:
     if _fused(plain):
         from .plot import plot_store
 
-        # A store of another name (sweep.store=a.zarr) gets figures of its own name, so
-        # that two such stores in one run directory never overwrite each other's.
+        # A store not of the default name (sweep.store=a.zarr) gets figures of its own
+        # name, so that two such stores in one run directory keep their own figures.
         stem = Path(store).stem
+        own = stem != Path(SweepSpec.store).stem
         for p in plot_store(store, list(cfg.sweep.plot_vars) or None, out_dir=out_dir,
-                            run_dir=True, prefix="" if stem == "sweep" else f"{stem}-"):
+                            run_dir=True, prefix=f"{stem}-" if own else ""):
             print(f"wrote {p}")
         return
     from antiamp.registry import get

@@ -15,7 +15,6 @@ block order, workers or threads.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as _dt
 import hashlib
 import json
@@ -34,7 +33,7 @@ from antiamp.output import remove_temporaries
 from antiamp.provenance import global_attrs
 _runner = lazy("antiamp.runner")
 
-from .blocks import EngineError, store_lock
+from .blocks import EngineError, config_dict, store_lock
 from .chunks import blocks, cells_of as _cells_of, chunk_shape  # noqa: F401
 from .fused import MAX_CELLS_PER_BLOCK, TARGET_BLOCK_INSTANCES, compute_block  # noqa: F401
 from .verify import StoreReport, SlabReader, block_name, scan, stored as _stored, summarize, verify_static  # noqa: F401
@@ -372,17 +371,6 @@ def _add_sensitivity(plan: Plan, store: Path, log=print) -> None:
     idx.attrs = {**ds.attrs, **attrs}
     idx.to_zarr(store, mode="a", zarr_format=2, consolidated=False)
     log(f"sensitivity indices ({attrs['sensitivity_method']}) written into {store}")
-
-
-def config_dict(cfg):
-    """A config (a dict, a DictConfig or a config object) as a plain dict."""
-    from omegaconf import DictConfig, OmegaConf
-
-    if isinstance(cfg, DictConfig):
-        return OmegaConf.to_container(cfg, resolve=True)
-    if dataclasses.is_dataclass(cfg):
-        return {f.name: dataclasses.asdict(getattr(cfg, f.name)) for f in dataclasses.fields(cfg)}
-    return dict(cfg or {})
 
 
 def model_plan(cfg):
