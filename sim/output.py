@@ -119,12 +119,18 @@ def to_zarr_files(ds: xr.Dataset, target: str | os.PathLike, **kwargs):
     objects: dict = {}
     kwargs["mode"] = "w"  # a new, empty memory store; the target is checked below
     out = ds.to_zarr(MemoryStore(objects), **kwargs)
+    write_objects(objects, target)
+    return out
+
+
+def write_objects(objects: dict, target: Path) -> None:
+    """The objects of a format-2 ``zarr.storage.MemoryStore`` (key: buffer) as the
+    files a ``LocalStore`` would make of them, into a new directory ``target``."""
     target.mkdir()  # never into an existing directory
     for key in sorted(objects):
         f = target.joinpath(*key.split("/"))
         f.parent.mkdir(parents=True, exist_ok=True)
         f.write_bytes(objects[key].to_bytes())
-    return out
 
 
 def write_zarr_atomic(ds: xr.Dataset, path: str | os.PathLike, log=None, prepare=None

@@ -215,27 +215,23 @@ class CellStore:
         encoding (a block's cells a chunk, the model dimensions whole)."""
         from antiamp.layout import axis_coords
 
-        from .chunks import placeholders
+        from .chunks import placeholder
 
         shape, dims, chunk = plan.grid.shape, plan.grid.dims, plan.chunk
-        n_blocks = len(plan.blocks())
-        per_cell_bytes = sum(int(np.prod(v.shape[1:])) * v.dtype.itemsize
-                             for v in first.data_vars.values() if "cell" in v.dims) + 9
-        full, zeros = placeholders(n_blocks, per_cell_bytes * int(np.prod(shape)))
         data, enc = {}, {}
         for name, v in first.data_vars.items():
             if "cell" in v.dims:
                 v = v.transpose("cell", ...)
                 rest = v.shape[1:]
                 data[name] = (tuple(dims) + v.dims[1:],
-                              full(tuple(shape) + rest, fill_of(v.dtype), v.dtype),
+                              placeholder(tuple(shape) + rest, fill_of(v.dtype), v.dtype),
                               dict(v.attrs))
                 enc[name] = {"chunks": tuple(chunk) + tuple(max(1, r) for r in rest)}
             else:
                 data[name] = v
-        data["cell_done"] = (tuple(dims), zeros(tuple(shape), bool),
+        data["cell_done"] = (tuple(dims), placeholder(tuple(shape), False, bool),
                              {"long_name": "cell computed", "units": "1"})
-        data["cell_digest"] = (tuple(dims), zeros(tuple(shape), np.uint64), {
+        data["cell_digest"] = (tuple(dims), placeholder(tuple(shape), 0, np.uint64), {
             "long_name": "checksum of the cell's values",
             "description": "verified by every rerun and by antiamp-check"})
         for k in ("cell_done", "cell_digest"):
@@ -424,6 +420,64 @@ class CellStore:
                 for k, t in zip(stats, total)}
 
 
+#: Templates of at most this many chunks an array are written by xarray as they are
+#: (zarr looks at each chunk of a placeholder, about 0.2 ms a chunk, and writes
+#: none); larger ones as one block resized (:func:`write_template`).
+DIRECT_TEMPLATE_CHUNKS = 8
+
+
+def write_template(ds, encoding: dict, target: Path) -> None:
+    """Write a store template into the new directory ``target``: its placeholder
+    variables (:func:`antiamp.sweeps.chunks.placeholder`, the fill everywhere) as
+    metadata alone, every other variable whole.
+
+    A template of many chunks is written as one block: xarray encodes the Dataset
+    cut to the first chunk along the grid's dimensions, the variables along them
+    that are not placeholders (coordinates, per-cell inputs) are encoded whole
+    beside it, and zarr resizes each placeholder array to the grid (its metadata
+    alone: no chunk of the fill is written).  The files are those xarray writes of
+    the whole template (tested byte for byte), in a fraction of the time and
+    without dask: xarray writes only dask arrays lazily, and a dask placeholder per
+    variable cost the dask import and a graph (0.5-0.6 s a sweep); NumPy
+    placeholders make zarr look at every chunk.
+    """
+    import zarr
+    from antiamp.output import to_zarr_files, write_objects
+    from zarr.storage import MemoryStore
+
+    from .chunks import is_placeholder
+
+    held = [k for k, v in ds.variables.items() if is_placeholder(v.data)]
+    cut: dict = {}  # the grid's dimensions: chunked shorter than their length
+    for k in held:
+        for d, n, c in zip(ds[k].dims, ds[k].shape, encoding[k]["chunks"]):
+            if c < n:
+                cut[d] = c
+    n_chunks = math.prod(-(-ds.sizes[d] // c) for d, c in cut.items())
+    if n_chunks <= DIRECT_TEMPLATE_CHUNKS:
+        to_zarr_files(ds, target, consolidated=False, encoding=encoding)
+        return
+    objects: dict = {}
+    ds.isel({d: slice(0, c) for d, c in cut.items()}).to_zarr(
+        MemoryStore(objects), mode="w", zarr_format=2, consolidated=False, encoding=encoding)
+    whole = [k for k, v in ds.variables.items() if k not in held and set(v.dims) & cut.keys()]
+    if whole:
+        rest = xr.Dataset({k: ds.variables[k] for k in whole if k in ds.data_vars},
+                          coords=ds.coords, attrs=ds.attrs)
+        more: dict = {}
+        rest.to_zarr(MemoryStore(more), mode="w", zarr_format=2, consolidated=False,
+                     encoding={k: e for k, e in encoding.items() if k in rest.data_vars})
+        for k in whole:
+            for key in [key for key in objects if key.startswith(f"{k}/")]:
+                del objects[key]
+            objects.update((key, b) for key, b in more.items() if key.startswith(f"{k}/"))
+    group = zarr.open_group(MemoryStore(objects), mode="r+", zarr_format=2)
+    for k in held:
+        if set(ds[k].dims) & cut.keys():
+            group[k].resize(ds[k].shape)
+    write_objects(objects, target)
+
+
 def create_store(ds, encoding: dict, store: Path, log) -> None:
     """Write the template ``ds`` (placeholders: only metadata and fill) beside the
     target and rename it into place, so that a kill during creation leaves no
@@ -433,13 +487,11 @@ def create_store(ds, encoding: dict, store: Path, log) -> None:
     import shutil
     import uuid
 
-    from antiamp.output import to_zarr_files
-
     from .metadata import record
 
     store = Path(store)
     tmp = store.with_name(f".{store.name}.creating-{uuid.uuid4().hex[:8]}")
-    to_zarr_files(ds, tmp, compute=False, consolidated=False, encoding=encoding)
+    write_template(ds, encoding, tmp)
     record(tmp, final=False)  # the plan's second copy (sweeps/metadata.py)
     if store.exists():
         from antiamp.output import carry_foreign

@@ -4,7 +4,6 @@ block is also a run of consecutive cells in C order."""
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
@@ -44,39 +43,14 @@ def flat_range(region: tuple, shape: tuple) -> tuple:
     return int(first), int(last) + 1
 
 
-#: Templates of at most this many blocks (chunks an array) and bytes of placeholders
-#: are laid out from NumPy arrays of the fill values (zarr writes no chunk that is
-#: all fill, but looks at each: about 0.2 ms a chunk), the others from dask
-#: placeholders whose metadata alone is written: the same files either way, and a
-#: small sweep spares the dask graph (a quarter of a second).
-NUMPY_TEMPLATE_BLOCKS = 8
-NUMPY_TEMPLATE_BYTES = 64 << 20
+def placeholder(shape: tuple, value, dtype=None) -> np.ndarray:
+    """A store template's placeholder array: ``value`` broadcast to ``shape``, a
+    read-only view of one element whatever the shape (never written: see
+    :func:`antiamp.sweeps.cellstore.write_template`)."""
+    return np.broadcast_to(np.asarray(value, dtype=dtype), tuple(shape))
 
 
-def placeholders(n_blocks: int, nbytes: int):
-    """``full(shape, value, dtype)`` and ``zeros(shape, dtype)`` making a store
-    template's placeholder arrays: NumPy for a small store, dask (never computed:
-    only their metadata is written) for a large one."""
-    if n_blocks <= NUMPY_TEMPLATE_BLOCKS and nbytes <= NUMPY_TEMPLATE_BYTES:
-        def full(shape, value, dtype=None):
-            return np.full(shape, value, dtype=dtype)
-
-        def zeros(shape, dtype):
-            return np.zeros(shape, dtype=dtype)
-        return full, zeros
-    import dask.array as da
-
-    # One dask chunk an array (the store's chunks are the encoding's): the graph
-    # that to_zarr builds, though it never runs, has a task per dask chunk (0.25
-    # ms each; 200 one-cell blocks cost 2.8 s).  Named here, since dask would
-    # otherwise tokenize each one's arguments (a tenth of a second a store).
-    names = itertools.count()
-
-    def full(shape, value, dtype=None):
-        return da.full(shape, value, dtype=dtype, chunks=shape,
-                       name=f"antiamp-template-{next(names)}")
-
-    def zeros(shape, dtype):
-        return da.zeros(shape, dtype=dtype, chunks=shape,
-                        name=f"antiamp-template-{next(names)}")
-    return full, zeros
+def is_placeholder(data) -> bool:
+    """Whether ``data`` is a :func:`placeholder` of more than one element."""
+    return (isinstance(data, np.ndarray) and data.size > 1
+            and not any(data.strides))

@@ -18,7 +18,6 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import json
-import math
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -68,14 +67,8 @@ def _template(plan: Plan, chunk: tuple, fp: str, created: str) -> tuple[xr.Datas
     cdims = dims
     fused = plan.fused
     model_coords, variables, static = fused.layout(plan)
-    # Bytes of the placeholders: per cell the model's variables, the counts,
-    # cell_done and the digest.
-    per_cell = 8 * (sum(math.prod(v[1]) for v in variables.values())
-                    + fused.n_counts + 1) + 1
-    n_blocks = int(np.prod([-(-s // c) for s, c in zip(shape, chunk)]))
-    from .chunks import placeholders
+    from .chunks import placeholder
 
-    full, zeros = placeholders(n_blocks, per_cell * int(np.prod(shape)))
     coords = dict(model_coords)
     if plan.design == "grid":
         for a in plan.axes:
@@ -88,13 +81,13 @@ def _template(plan: Plan, chunk: tuple, fp: str, created: str) -> tuple[xr.Datas
                                                     "config_path": a.path})
     data_vars, numpy_vars = {}, {}
     for name, (tdims, tshape, attrs) in variables.items():
-        data_vars[name] = (cdims + tuple(tdims), full(shape + tuple(tshape), np.nan, float), dict(attrs))
+        data_vars[name] = (cdims + tuple(tdims), placeholder(shape + tuple(tshape), np.nan, float), dict(attrs))
     data_vars[fused.counts_name] = (cdims + (fused.counts_dim,),
-                                    zeros(shape + (fused.n_counts,), dtype=np.int64),
+                                    placeholder(shape + (fused.n_counts,), 0, np.int64),
                                     dict(fused.counts_attrs))
-    data_vars["cell_done"] = (cdims, zeros(shape, dtype=bool),
+    data_vars["cell_done"] = (cdims, placeholder(shape, False, bool),
                               {"long_name": "cell simulated", "units": "1"})
-    data_vars["cell_digest"] = (cdims, zeros(shape, dtype=np.uint64), {
+    data_vars["cell_digest"] = (cdims, placeholder(shape, 0, np.uint64), {
         "long_name": f"checksum of the cell's {fused.counts_name.replace('_', ' ')}",
         "description": "verified by every rerun and by antiamp-check"})
     for name, (value, attrs) in static.items():

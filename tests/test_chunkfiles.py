@@ -1,6 +1,6 @@
 """Block chunks written straight to their files (antiamp.sweeps.chunkfiles) are the
 files zarr itself writes: the same bytes, the same missing (all-fill) chunks; and a
-sweep's template laid out from NumPy fill arrays is the one from dask placeholders."""
+sweep's template written as one block and resized is the one xarray writes whole."""
 
 import json
 
@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import xarray as xr
 import zarr
 
 from antiamp.sweeps import chunkfiles, engine
@@ -97,42 +98,101 @@ def test_a_failed_chunk_write_leaves_no_file_and_no_temporary(tmp_path, monkeypa
     assert np.isnan(a[...]).all()
 
 
-def test_a_template_from_numpy_fill_arrays_is_the_one_from_dask_placeholders(tmp_path,
-                                                                             monkeypatch):
-    cfg = {"sweep": {"axes": {"model": {"rho": {"linspace": [0, 1, 7]}},
-                              "judge": {"b": [0.0, 0.5]}}, "cells_per_block": 3, "plot": False},
-           "model": {"p": 0.0}, "run": {"n_instances": 2000}}
-    stores, real = {}, engine._template
-    from antiamp.sweeps import chunks
+def _store_bytes(store: Path) -> dict:
+    return {str(p.relative_to(store)): p.read_bytes() for p in sorted(store.rglob("*"))
+            if p.is_file()}
 
-    for how, limit in (("numpy", chunks.NUMPY_TEMPLATE_BYTES), ("dask", 0)):
-        monkeypatch.setattr(chunks, "NUMPY_TEMPLATE_BYTES", limit)
-        seen = []
 
-        def spy(*a, **k):
-            ds, enc = real(*a, **k)
-            seen.append(any(v.chunks is not None for v in ds.variables.values()))
-            return ds, enc
-
-        monkeypatch.setattr(engine, "_template", spy)
-        run_sweep(cfg, tmp_path / how, progress=False, log=lambda *a: None)
-        assert seen == [how == "dask"]
-        store = tmp_path / how / "sweep.zarr"
-        stores[how] = {str(p.relative_to(store)): p.read_bytes()
-                       for p in sorted(store.rglob("*")) if p.is_file()}
-    a, b = stores["numpy"], stores["dask"]
-    assert a.keys() == b.keys() and len(a) > 100
+def _same_but_creation(a: dict, b: dict) -> None:
+    """The files of two stores: the same bytes, but for the times they record."""
+    assert a.keys() == b.keys() and len(a) > 20
     for k in a:
-        if k == ".antiamp/.zattrs":  # the metadata record: the same, but for the time
-            continue                 # of creation (compared below)
-        if k in (".zattrs", ".zmetadata"):  # the creation time differs
+        if k == ".antiamp/.zattrs":  # the metadata record: compared below
+            continue
+        if k.startswith(".antiamp/block_stats/") and "/.z" not in k:
+            continue  # the blocks' statistics hold their solvers' times
+        if k in (".zattrs", ".zmetadata"):
             x, y = json.loads(a[k]), json.loads(b[k])
             for d in (x, y):
-                (d.get("metadata", {}).get(".zattrs", d)).pop("created")
+                for t in ("created", "solve_seconds", "run_seconds"):  # times
+                    (d.get("metadata", {}).get(".zattrs", d)).pop(t, None)
             assert x == y, k
         else:
             assert a[k] == b[k], k
-    records = [read_record(tmp_path / how / "sweep.zarr")[0] for how in ("numpy", "dask")]
+
+
+_GRID = {"sweep": {"axes": {"model": {"rho": {"linspace": [0, 1, 7]}},
+                            "judge": {"b": [0.0, 0.5]}}, "cells_per_block": 3, "plot": False},
+         "model": {"p": 0.0}, "run": {"n_instances": 2000}}
+_DESIGN = {"sweep": {"axes": {"model": {"rho": {"uniform": [0, 1]}, "p": {"uniform": [0.5, 1]}}},
+                     "design": "sobol", "n_points": 16, "cells_per_block": 7, "plot": False},
+           "run": {"n_instances": 1000}}
+_BLOCKS = {"model": {"name": "messages"}, "judge": {"kind": "logit"},
+           "run": {"n_instances": 2000},
+           "sweep": {"axes": {"judge": {"mu": [-1.0, 0.0, 1.0]},
+                              "messages": {"kappa_r": [0.0, 0.4, 0.8]}},
+                     "cells_per_block": 1, "plot": False}}
+
+
+@pytest.mark.parametrize("cfg", [_GRID, _DESIGN, _BLOCKS], ids=["grid", "design", "blocks"])
+def test_a_template_written_as_one_block_resized_is_the_whole_template(tmp_path, monkeypatch,
+                                                                       cfg):
+    """A store's template of many blocks (written as one block, resized: no dask) is
+    the template xarray writes whole, byte for byte; and so is the finished sweep."""
+    from antiamp.sweeps import cellstore
+    from antiamp.sweeps.chunks import is_placeholder
+
+    templates = []
+    real = cellstore.write_template
+
+    def spy(ds, enc, target):
+        templates.append((ds, enc))
+        real(ds, enc, target)
+
+    monkeypatch.setattr(cellstore, "write_template", spy)
+    stores = {}
+    for how, limit in (("whole", 10**9), ("block", 0)):
+        monkeypatch.setattr(cellstore, "DIRECT_TEMPLATE_CHUNKS", limit)
+        run_sweep(cfg, tmp_path / how, progress=False, log=lambda *a: None)
+        stores[how] = _store_bytes(tmp_path / how / "sweep.zarr")
+    _same_but_creation(stores["whole"], stores["block"])
+    records = [read_record(tmp_path / how / "sweep.zarr")[0] for how in ("whole", "block")]
     for r in records:
-        r[".zattrs"].pop("created")
+        for t in ("created", "solve_seconds", "run_seconds"):
+            r[".zattrs"].pop(t, None)
     assert json.dumps(records[0], sort_keys=True) == json.dumps(records[1], sort_keys=True)
+    # The templates themselves (before any block is written), both ways.
+    ds, enc = templates[0]
+    assert any(is_placeholder(v.data) for v in ds.variables.values())
+    for how, limit in (("t-whole", 10**9), ("t-block", 0)):
+        monkeypatch.setattr(cellstore, "DIRECT_TEMPLATE_CHUNKS", limit)
+        real(ds, enc, tmp_path / how)
+    a, b = _store_bytes(tmp_path / "t-whole"), _store_bytes(tmp_path / "t-block")
+    assert a == b
+    # Only the coordinates and per-cell inputs hold chunks: no placeholder's fill.
+    held = [k for k, v in ds.variables.items() if is_placeholder(v.data)]
+    assert held and not [k for k in a if k.split("/")[0] in held and "/.z" not in f"/{k}"]
+    # Read back, the template is the fill everywhere, with the grid's shape.
+    back = xr.open_zarr(tmp_path / "t-block", chunks=None, consolidated=False)
+    for k in held:
+        assert back[k].shape == ds[k].shape
+        np.testing.assert_array_equal(np.asarray(back[k].values), np.asarray(ds[k].values))
+
+
+def test_a_large_sweep_lays_out_its_store_without_dask(tmp_path):
+    """A grid of many blocks is laid out without importing dask (a fresh process)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from antiamp.sweeps.engine import run_sweep\n"
+        "cfg = {'sweep': {'axes': {'model': {'rho': {'linspace': [0, 1, 12]}}},"
+        " 'cells_per_block': 1, 'plot': False}, 'run': {'n_instances': 1000}}\n"
+        f"run_sweep(cfg, {str(tmp_path)!r}, progress=False, log=lambda *a: None)\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+    assert int(np.asarray(zarr.open_group(str(tmp_path / "sweep.zarr"))["cell_done"][...]).sum()) == 12
