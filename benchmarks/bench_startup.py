@@ -49,6 +49,10 @@ CASES = [
      ["antiamp", "run.n_instances=1000", "run.figure=false"], "run"),
     ("antiamp, 1,000 instances, figure", ["antiamp", "run.n_instances=1000"], "run"),
     ("antiamp-sweep, 4 cells, no figures", ["antiamp-sweep"] + SMALL_SWEEP, "run"),
+    # a store of many blocks (its template is laid out as one block, resized)
+    ("antiamp-sweep, 120 one-cell blocks, no figures",
+     ["antiamp-sweep", "sweep.axes.model.rho=[0.1,0.4,0.8]", "sweep.axes.judge.b={linspace:[0,1,40]}",
+      "sweep.cells_per_block=1", "run.n_instances=1000", "sweep.plot=false"], "run"),
 ]
 
 
