@@ -1472,6 +1472,29 @@ def _oversight_kinks(rep_P: Reports, rep_A: Reports, p: float, rho: float, lam: 
         VA, WA = _report_atoms(bA, own_A, n_leg)
         D = VP[:, :, None] - VA[:, None, :]
         WD = WP[:, :, None] * WA[:, None, :]
+        # The judge's endorsement given the evidence shown depends on the truth only
+        # through which evidence is shown: a term that both truths share (consultancy
+        # with evidence, debate with both sides' evidence) is integrated once a node.
+        memo: dict = {}
+
+        def consult(eP):
+            if ("c", eP) not in memo:
+                a0 = lam * (mu + kappa * eP)
+                memo["c", eP] = ((1 - aP) * (WP * jury(a0 + lam * kappa_c * VP)).sum(-1)
+                                 + aP * jury(np.full(1, a0))[0])
+            return memo["c", eP]
+
+        def debate(d):
+            if ("d", d) not in memo:
+                a0 = lam * (mu + kappa * d)
+                k = lam * kappa_c
+                parts = ((1 - aP - aA + p11, lambda: (WD * jury(a0 + k * D)).sum((-1, -2))),
+                         (aP - p11, lambda: (WA * jury(a0 - k * VA)).sum(-1)),
+                         (aA - p11, lambda: (WP * jury(a0 + k * VP)).sum(-1)),
+                         (p11, lambda: jury(np.full(1, a0))[0]))
+                memo["d", d] = [(pj, f()) for pj, f in parts if pj > 0]
+            return memo["d", d]
+
         for right, wt in ((1, B), (0, 1 - B)):
             if right:
                 cons, deb = [(1.0, 1)], [(rho, 1, 1), (1 - rho, 1, 0)]
@@ -1481,22 +1504,13 @@ def _oversight_kinks(rep_P: Reports, rep_A: Reports, p: float, rho: float, lam: 
             for pe, eP in cons:
                 if pe == 0:
                     continue
-                a0 = lam * (mu + kappa * eP)
-                qc += pe * ((1 - aP) * (WP * jury(a0 + lam * kappa_c * VP)).sum(-1)
-                            + aP * jury(np.full(1, a0))[0])
+                qc += pe * consult(eP)
             qd = np.zeros(len(U))
             for pe, eP, eA in deb:
                 if pe == 0:
                     continue
-                a0 = lam * (mu + kappa * (eP - eA))
-                k = lam * kappa_c
-                parts = ((1 - aP - aA + p11, lambda: (WD * jury(a0 + k * D)).sum((-1, -2))),
-                         (aP - p11, lambda: (WA * jury(a0 - k * VA)).sum(-1)),
-                         (aA - p11, lambda: (WP * jury(a0 + k * VP)).sum(-1)),
-                         (p11, lambda: jury(np.full(1, a0))[0]))
-                for pj, f in parts:
-                    if pj > 0:
-                        qd += pe * pj * f()
+                for pj, v in debate(eP - eA):
+                    qd += pe * pj * v
             acc[right] += ws * wt * np.array([1.0, float(np.dot(w, qc)), float(np.dot(w, qd))])
     res = {}
     for k_, prot in enumerate(PROTOCOLS):
