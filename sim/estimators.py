@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from ._version import __version__
 from .logfit import logistic_fit
-from .logs import PROTOCOLS, LogError, amp_by_round, select_round
+from .logs import PROTOCOLS, LogError, amp_by_round, select_round, validate_log
 from .logstats import (EVENTS, GRADED, N_BINS, PROB_METRICS, RATIOS, acc_of_codes, amp_of_codes, boot_interval,
                        row_codes, fwc_of_codes, bootstrap,
                        percentile_interval, masked_rate, resampled_counts, code_counts,
@@ -270,9 +270,14 @@ def reliability_variables(df: pd.DataFrame) -> dict:
 
 
 def estimate(df: pd.DataFrame, opts: EstimateOptions | None = None) -> xr.Dataset:
-    """All estimates of a validated log as a Dataset (dims protocol, stratum, fit)."""
+    """All estimates of a log as a Dataset (dims protocol, stratum, fit): a log as
+    :func:`antiamp.logs.load_log` returns it, or a DataFrame in the log schema, which is
+    checked first (:func:`antiamp.logs.validate_log`: a LogError names the column and
+    the row)."""
     opts = opts or EstimateOptions()
     check_options(opts)
+    if "K" not in df.attrs:  # not read by load_log: the user's own frame, checked here
+        df = validate_log(df)
     if opts.mislabel > 0 and df.attrs.get("K", 2) > 2:
         raise LogError(f"the mislabel correction assumes two answers (a mislabelled truth is "
                        f"the other answer); the log has {df.attrs['K']}")

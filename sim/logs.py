@@ -247,6 +247,11 @@ def validate_log(df: pd.DataFrame) -> pd.DataFrame:
                 r = int(np.flatnonzero(bad)[0])
                 raise LogError(f"column {col!r}, row {r}: value {show_value(df[col][r])} is not a "
                                f"number")
+            inf = np.isinf(v.to_numpy(float))
+            if inf.any():
+                r = int(np.flatnonzero(inf)[0])
+                raise LogError(f"column {col!r}, row {r}: value {show_value(df[col][r])} is not a "
+                               f"finite number (a graded evidence score)")
             df[col] = v
     if "v_A" in df.columns:  # no antagonist in consultancy: a blank v_A is 0, as e_A is
         df.loc[df["protocol"] == "consult", "v_A"] = \
@@ -268,6 +273,12 @@ def validate_log(df: pd.DataFrame) -> pd.DataFrame:
     df = symmetric_roles(df, notes)
     if "judge_id" not in df.columns:
         df["judge_id"] = np.arange(len(df))  # no clustering information: one per row
+    else:  # a row without its judge would fall out of every judge-clustered sum
+        gone = df["judge_id"].isna()
+        if gone.any():
+            r = int(np.flatnonzero(gone)[0])
+            raise LogError(f"column 'judge_id', row {r}: value is missing (every row needs "
+                           f"its judge; without the column every row is its own cluster)")
     if df["omega"].notna().sum() == 0 if "omega" in df.columns else True:
         raise LogError("column 'omega': no row has a known ground truth; Amp needs some")
     df.attrs["notes"] = list(notes)
@@ -337,7 +348,7 @@ def select_round(df: pd.DataFrame, which="final") -> pd.DataFrame:
 def amp_by_round(df: pd.DataFrame, confidence: float):
     """Per protocol and round (all rows of that round with a known truth): Amp, its
     Wilson interval (statsmodels) and the rows it rests on, ``(rounds, arrays)``."""
-    from statsmodels.stats.proportion import proportion_confint
+    from .logstats import wilson
 
     rounds = np.arange(1, int(df["round"].max()) + 1)
     out = {k: np.full((len(PROTOCOLS), len(rounds)), np.nan)
@@ -352,7 +363,7 @@ def amp_by_round(df: pd.DataFrame, confidence: float):
             if n:
                 k = int((df["y"][m] == df["a"][m]).sum())
                 out["amp_round"][i, j] = k / n
-                lo, hi = proportion_confint(k, n, alpha=1 - confidence, method="wilson")
+                lo, hi = wilson(k, n, confidence)
                 out["amp_round_lo"][i, j], out["amp_round_hi"][i, j] = lo, hi
     return rounds, out
 

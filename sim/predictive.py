@@ -127,9 +127,9 @@ def _tail_p(sim: np.ndarray, k: int) -> float:
 
 
 def _wilson(k: int, n: int, confidence: float):
-    from statsmodels.stats.proportion import proportion_confint
+    from .logstats import wilson
 
-    return proportion_confint(k, n, alpha=1 - confidence, method="wilson")
+    return wilson(k, n, confidence)
 
 
 #: Probabilities held at once by a predictive check ([draws, row types], 8 bytes each).

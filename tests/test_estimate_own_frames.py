@@ -1,0 +1,105 @@
+"""The estimators from Python on a researcher's own logs: a DataFrame straight from
+pandas, a judge column with gaps, infinite scores, one judge, shuffled rows and rates
+on which every row agrees.  Each gives a fit with its standard errors (or says why
+there are none) or a LogError naming the column and the row; never a traceback."""
+
+from importlib.resources import files
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.special import logit
+
+from antiamp.estimate import EstimateOptions, LogError, estimate, load_log, validate_log
+from antiamp.logfit import logistic_fit
+from antiamp.logstats import wilson
+from antiamp.oversight_metrics import field_metrics
+from cli_runner import run_command
+
+OPTS = EstimateOptions(n_resamples=200, seed=5)
+
+
+@pytest.fixture(scope="module")
+def sample():
+    """The shipped simulated log as pandas reads it (no checks, no defaults)."""
+    return pd.read_csv(files("antiamp.data") / "sample_log.csv")
+
+
+def test_a_frame_of_ones_own_is_checked_and_estimated(sample):
+    raw = sample.drop(columns=["stratum", "judge_id"]).groupby("protocol").head(200).copy()
+    raw["a"] = raw["a"].map({0: "A", 1: "B"})  # letters, as a spreadsheet would have them
+    a = estimate(raw, OPTS)
+    b = estimate(validate_log(raw), OPTS)
+    for v in ("amp", "amp_lo", "amp_hi", "acc", "fwc", "mu_tilde", "mu_tilde_se"):
+        np.testing.assert_array_equal(a[v].values, b[v].values, err_msg=v)
+    assert "letters" in a.attrs["log_notes"]
+    assert set(field_metrics(raw).protocol) == {"consult", "debate"}
+    bad = raw.assign(e_P="yes")
+    with pytest.raises(LogError, match=r"column 'e_P', row 0: value 'yes' is not 0 or 1"):
+        estimate(bad, OPTS)
+    with pytest.raises(LogError, match="column 'e_P', row 0"):
+        field_metrics(bad)
+
+
+@pytest.mark.parametrize("where", ["every", "some"])
+def test_a_missing_judge_is_refused_naming_the_row(sample, where):
+    d = sample.head(300).copy()
+    d["judge_id"] = d["judge_id"].astype(object)
+    d.loc[d.index[2] if where == "some" else d.index, "judge_id"] = None
+    with pytest.raises(LogError, match=r"column 'judge_id', row %d: value is missing"
+                       % (2 if where == "some" else 0)):
+        validate_log(d)
+
+
+def test_an_infinite_graded_score_is_refused(sample):
+    d = sample.head(50).assign(v_P=1.0, v_A=0.0)
+    d.loc[d.index[7], "v_P"] = np.inf
+    with pytest.raises(LogError, match=r"column 'v_P', row 7: value inf is not a finite"):
+        validate_log(d)
+
+
+def test_one_judge_gives_the_estimates_and_says_why_there_are_no_standard_errors(sample):
+    """One judge: the consultancy fit is saturated (binary evidence), so its estimates
+    are the log-odds of the two observed endorsement rates (closed form); a single
+    cluster gives no judge-clustered standard error, which is said."""
+    d = validate_log(sample.assign(judge_id=1))
+    c = d[d["protocol"] == "consult"]
+    f = logistic_fit(c)
+    x, e = (c["e_P"] - c["e_A"]).to_numpy(), (c["y"] == c["a"]).to_numpy()
+    mu, mu_kappa = logit(e[x == 0].mean()), logit(e[x == 1].mean())
+    assert f["mu"] == pytest.approx(mu, rel=1e-8)
+    assert f["kappa"] == pytest.approx(mu_kappa - mu, rel=1e-8)
+    assert np.isnan(f["mu_se"]) and "(1 judge)" in f["note"]
+    assert "separation" not in f["note"]
+
+
+def test_the_logistic_fit_does_not_depend_on_the_order_of_the_rows(sample):
+    d = validate_log(sample)
+    shuffled = validate_log(sample.sample(frac=1, random_state=4))
+    for prot in ("consult", "debate"):
+        a = logistic_fit(d[d["protocol"] == prot])
+        b = logistic_fit(shuffled[shuffled["protocol"] == prot])
+        for k in ("mu", "mu_se", "kappa", "kappa_se"):
+            assert a[k] == b[k], (prot, k)
+
+
+def test_a_wilson_interval_holds_its_estimate():
+    for n in range(1, 300):
+        for k in (0, n):
+            lo, hi = wilson(k, n, 0.95)
+            assert lo <= k / n <= hi, (k, n, lo, hi)
+
+
+def test_a_small_log_whose_rates_all_agree_is_reported_and_drawn(sample, tmp_path):
+    """30 rows: debate accuracy 10 of 10; its interval holds 1 and the figure is drawn."""
+    small = sample.groupby("protocol").head(15)
+    small.to_csv(tmp_path / "small.csv", index=False)
+    ds = estimate(load_log(tmp_path / "small.csv"), OPTS)
+    for m in ("amp", "acc", "fwc"):
+        ok = np.isfinite(ds[m].values)
+        assert np.all(ds[f"{m}_lo"].values[ok] <= ds[m].values[ok]), m
+        assert np.all(ds[m].values[ok] <= ds[f"{m}_hi"].values[ok]), m
+    r = run_command("antiamp-estimate", [tmp_path / "small.csv", "--n-resamples", "200",
+                                         "--out", tmp_path / "o"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "o" / "estimates.png").is_file()
