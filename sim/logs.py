@@ -199,6 +199,9 @@ def validate_log(df: pd.DataFrame) -> pd.DataFrame:
         if col not in df.columns:
             continue
         v = pd.to_numeric(df[col], errors="coerce")
+        if v.dtype.kind == "b":  # True/False (a Parquet or pandas bool column) as 1/0,
+            # so that assigned debates can swap it with an integer column
+            v = v.astype(float) if v.isna().any() else v.astype(np.int8)
         if col in ANSWERS:
             check_answers(df, col, v)
             if col != "s" and v.isna().any() and col != "omega":
@@ -411,6 +414,9 @@ def symmetric_roles(df: pd.DataFrame, notes: list) -> pd.DataFrame:
     df.loc[flip, "a"] = 1 - df.loc[flip, "a"]
     for x, z in SWAP:
         if x in df.columns and z in df.columns:
+            if df[x].dtype != df[z].dtype:  # (int8 and int64, counts and scores: pandas
+                # will not write one column's values into the other's type)
+                df[x], df[z] = df[x].astype(float), df[z].astype(float)
             df.loc[flip, [x, z]] = df.loc[flip, [z, x]].to_numpy()
     if "p_y" in df.columns:
         df.loc[flip, "p_y"] = 1 - df.loc[flip, "p_y"]

@@ -103,3 +103,18 @@ def test_a_small_log_whose_rates_all_agree_is_reported_and_drawn(sample, tmp_pat
                                          "--out", tmp_path / "o"], tmp_path)
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "o" / "estimates.png").is_file()
+
+
+@pytest.mark.parametrize("change", ["bool evidence", "integer scores"])
+def test_assigned_debates_read_columns_of_any_numeric_type(tmp_path, change):
+    """Assigned debates swap the two sides' columns; a Parquet or pandas log may hold
+    them in two types (bool and int, int and float), which pandas would not swap."""
+    raw = pd.read_csv(files("antiamp.data") / "michael2023_human_judges.csv")
+    raw["v_P"] = raw["v_P"].round()  # whole scores, in both logs
+    ref = estimate(raw, OPTS)
+    d = (raw.assign(e_P=raw["e_P"].astype(bool)) if change == "bool evidence"
+         else raw.assign(v_P=raw["v_P"].astype(int)))
+    d.to_parquet(tmp_path / "log.parquet")
+    got = estimate(load_log(tmp_path / "log.parquet"), OPTS)
+    for v in ("amp", "amp_lo", "rho_eq_A", "rho_graded", "mu_tilde"):
+        np.testing.assert_array_equal(got[v].values, ref[v].values, err_msg=v)
