@@ -162,8 +162,13 @@ def validate_log(df: pd.DataFrame) -> pd.DataFrame:
     check_column_names(df.columns)
     missing = [c for c, (req, _) in SCHEMA.items() if req and c not in df.columns]
     if missing:
+        one = str(df.columns[0]) if len(df.columns) == 1 else ""
+        sep = next((c for c in ";\t|" if c in one), None)
         raise LogError(f"missing required column(s): {', '.join(missing)} "
-                       f"(required: {', '.join(c for c, (r, _) in SCHEMA.items() if r)})")
+                       f"(required: {', '.join(c for c, (r, _) in SCHEMA.items() if r)})"
+                       + (f"; the header is one column, {one[:60]!r}: a CSV log's columns "
+                          f"are separated by commas, not {sep!r} (save it as comma-separated)"
+                          if sep else ""))
     if len(df) == 0:
         raise LogError("the log has no rows")
     df = df.reset_index(drop=True)  # a new frame: the caller's is left as it was

@@ -118,3 +118,10 @@ def test_assigned_debates_read_columns_of_any_numeric_type(tmp_path, change):
     got = estimate(load_log(tmp_path / "log.parquet"), OPTS)
     for v in ("amp", "amp_lo", "rho_eq_A", "rho_graded", "mu_tilde"):
         np.testing.assert_array_equal(got[v].values, ref[v].values, err_msg=v)
+
+
+def test_a_semicolon_separated_log_is_named_as_such(sample, tmp_path):
+    sample.head(20).to_csv(tmp_path / "log.csv", sep=";", index=False)
+    with pytest.raises(LogError, match=r"missing required column.*the header is one column.*"
+                                       r"separated by commas, not ';'"):
+        load_log(tmp_path / "log.csv")
