@@ -28,7 +28,9 @@ def sample():
 def test_a_frame_of_ones_own_is_checked_and_estimated(sample):
     raw = sample.drop(columns=["stratum", "judge_id"]).groupby("protocol").head(200).copy()
     raw["a"] = raw["a"].map({0: "A", 1: "B"})  # letters, as a spreadsheet would have them
+    before = raw.copy()
     a = estimate(raw, OPTS)
+    pd.testing.assert_frame_equal(raw, before)  # the caller's frame is left as it was
     b = estimate(validate_log(raw), OPTS)
     for v in ("amp", "amp_lo", "amp_hi", "acc", "fwc", "mu_tilde", "mu_tilde_se"):
         np.testing.assert_array_equal(a[v].values, b[v].values, err_msg=v)
