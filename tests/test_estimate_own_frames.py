@@ -127,3 +127,12 @@ def test_a_semicolon_separated_log_is_named_as_such(sample, tmp_path):
     with pytest.raises(LogError, match=r"missing required column.*the header is one column.*"
                                        r"separated by commas, not ';'"):
         load_log(tmp_path / "log.csv")
+
+
+def test_a_log_too_small_for_the_structural_fit_says_why_for_each_reading(sample):
+    from antiamp.predictive import CheckError, fit_for
+
+    two = validate_log(sample.iloc[[0, 3000]])
+    with pytest.raises(CheckError, match=r"failed for every reading of the log \(\w+, fitted "
+                                         r"with a fold of judges left out: .+\)"):
+        fit_for(two, "auto", 0)
