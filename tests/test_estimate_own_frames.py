@@ -136,3 +136,18 @@ def test_a_log_too_small_for_the_structural_fit_says_why_for_each_reading(sample
     with pytest.raises(CheckError, match=r"failed for every reading of the log \(\w+, fitted "
                                          r"with a fold of judges left out: .+\)"):
         fit_for(two, "auto", 0)
+
+
+def test_the_seed_judges_say_which_parameters_the_log_does_not_identify():
+    """The shipped human-judge log: debates with assigned roles (no tie bias b) and
+    consultants who always quote (no endorsement rate without evidence)."""
+    from antiamp.estimate import fitted_config, simulate_fitted
+
+    ds = estimate(load_log(files("antiamp.data") / "michael2023_human_judges.csv"), OPTS)
+    notes = []
+    cfg = fitted_config(ds, notes)
+    assert cfg["judge"]["b"] == 0.5 and cfg["protocol"]["consult_default"] == 0.0
+    assert any(n.startswith("judge.b is not identified") for n in notes), notes
+    assert any(n.startswith("protocol.consult_default is not identified") for n in notes)
+    assert not any(n.startswith("model.rho") for n in notes)
+    assert simulate_fitted(ds, 1000, 1).attrs["notes"] == notes
