@@ -183,7 +183,7 @@ def read_rows(path, mapping: dict[str, list[str]] | None = None, error=ValueErro
     from (``file, sample id, epoch``): ``(DataFrame, origins)``."""
     read_eval_log = _import_inspect(error)
     mapping = mapping or CONVENTIONS
-    rows, origins, failed = [], [], []
+    rows, origins, failed, seen = [], [], [], {}
     for f in eval_files(Path(path), error):
         try:
             log = read_eval_log(str(f))
@@ -192,6 +192,14 @@ def read_rows(path, mapping: dict[str, list[str]] | None = None, error=ValueErro
             raise error(f"{f.name} cannot be read as an Inspect eval log: {msg}") from None
         if not log.samples:
             raise error(f"{f.name}: the eval log has no samples (status {log.status!r})")
+        eval_id = getattr(log.eval, "eval_id", None)
+        name = f.relative_to(path).as_posix() if Path(path).is_dir() else f.name
+        if eval_id and eval_id in seen:  # a copy of one run (a backup folder, say)
+            raise error(f"{name} and {seen[eval_id]} are the same evaluation (eval id "
+                        f"{eval_id}): read together, every sample would count twice; "
+                        f"give one of them")
+        if eval_id:
+            seen[eval_id] = name
         for smp in log.samples:
             if smp.error is not None:  # a sample that failed has no verdict to read
                 failed.append(f"{f.name}, sample {smp.id!r} (epoch {smp.epoch}): "

@@ -283,3 +283,15 @@ def test_failed_samples_are_left_out_with_a_note(tmp_path):
                  log_dir=str(tmp_path / "all"), display="none", fail_on_error=False)
     with pytest.raises(LogError, match=r"every sample of the eval log failed.*sample 0.*timed out"):
         load_log(tmp_path / "all")
+
+
+def test_a_copy_of_the_same_evaluation_is_refused(example, tmp_path):
+    import shutil
+
+    d, log = example
+    (tmp_path / "logs" / "backup").mkdir(parents=True)
+    for to in (tmp_path / "logs", tmp_path / "logs" / "backup"):
+        shutil.copy(log.location, to)
+    with pytest.raises(LogError, match=r"backup/.*\.eval and .*\.eval are the same evaluation "
+                                       r"\(eval id .*every sample would count twice"):
+        load_log(tmp_path / "logs")
