@@ -163,14 +163,21 @@ def firth_fit(X: np.ndarray, y: np.ndarray, groups: np.ndarray, max_iter: int = 
         return p, info, inv, h
 
     converged = False
-    for _ in range(max_iter):
-        p, info, inv, h = parts(beta)
-        score = Xa.T @ (k - n * p + h * (0.5 - p))
-        step = inv @ score
-        shrink = min(1.0, 5.0 / max(np.abs(step).max(), 1e-300))  # at most 5 a step
-        beta = beta + shrink * step
-        if np.abs(step).max() < 1e-10:
-            converged = True
+    # Full steps; where they jump between two points for ever (one row at one x, all
+    # endorsed, say: the iteration's map has an eigenvalue -1 there), half steps from
+    # the start again, which turn that eigenvalue into 0.
+    for damping, iters in ((1.0, max_iter), (0.5, 20 * max_iter)):
+        beta = np.zeros(2)
+        for _ in range(iters):
+            p, info, inv, h = parts(beta)
+            score = Xa.T @ (k - n * p + h * (0.5 - p))
+            step = inv @ score
+            shrink = damping * min(1.0, 5.0 / max(np.abs(step).max(), 1e-300))  # at most 5
+            beta = beta + shrink * step
+            if np.abs(step).max() < 1e-10:
+                converged = True
+                break
+        if converged:
             break
     p, info, inv, _ = parts(beta)
     G, N = int(groups.max()) + 1, len(y)

@@ -151,3 +151,19 @@ def test_the_seed_judges_say_which_parameters_the_log_does_not_identify():
     assert any(n.startswith("protocol.consult_default is not identified") for n in notes)
     assert not any(n.startswith("model.rho") for n in notes)
     assert simulate_fitted(ds, 1000, 1).attrs["notes"] == notes
+
+
+@pytest.mark.parametrize("k0,n0,k1,n1", [(1, 1, 13, 14), (0, 3, 5, 5), (2, 2, 9, 12)])
+def test_firths_fit_of_a_binary_regressor_is_its_closed_form(k0, n0, k1, n1):
+    """With x in {0, 1} the model is saturated and Firth's estimate is the log-odds of
+    (k + 1/2) / (n + 1) at each x (Jeffreys' half-count); the fit of 1 of 1 and 13 of 14
+    used to jump between two points and give NaN."""
+    from antiamp.logfit import firth_fit
+
+    x = np.r_[np.zeros(n0), np.ones(n1)]
+    y = np.r_[np.arange(n0) < k0, np.arange(n1) < k1].astype(float)
+    f = firth_fit(np.column_stack([np.ones_like(x), x]), y, np.arange(len(x)))
+    mu = logit((k0 + 0.5) / (n0 + 1))
+    assert f["firth_mu"] == pytest.approx(mu, abs=1e-9)
+    assert f["firth_kappa"] == pytest.approx(logit((k1 + 0.5) / (n1 + 1)) - mu, abs=1e-9)
+    assert np.isfinite(f["firth_mu_se"]) and np.isfinite(f["firth_kappa_se"])
