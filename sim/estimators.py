@@ -147,8 +147,17 @@ def amp_difference(consult: list, debate: list, opts: EstimateOptions, rng) -> t
     if not np.isfinite(point):
         return out, "not tested: Amp is not defined in a protocol (no wrong protagonist)"
     if not se > 0:
-        return out, ("no p-value: the difference does not vary over the resamples (every "
-                     "row of each protocol agrees)")
+        # Every row of each protocol agrees, so every resample does: Newcombe's hybrid
+        # score interval (from the Wilson intervals of the two rates; statsmodels)
+        # instead of an interval of no width, as each rate gets its Wilson interval.
+        from statsmodels.stats.proportion import confint_proportions_2indep
+
+        (kc, nc), (kd, nd) = (RATIOS["amp"](np.sum(c, axis=0)) for c in (cs, dsm))
+        lo, hi = confint_proportions_2indep(kc, nc, kd, nd, method="newcomb",
+                                            compare="diff", alpha=1 - opts.confidence)
+        out["amp_diff_lo"], out["amp_diff_hi"] = min(float(lo), point), max(float(hi), point)
+        return out, ("every row of each protocol agrees, so every resample does: Newcombe's "
+                     "interval; no p-value")
     if bad > 0:
         return out, (f"Amp is not defined in {bad:.1%} of resamples (no wrong protagonist "
                      "drawn); the interval and p-value are over the others")

@@ -167,3 +167,15 @@ def test_firths_fit_of_a_binary_regressor_is_its_closed_form(k0, n0, k1, n1):
     assert f["firth_mu"] == pytest.approx(mu, abs=1e-9)
     assert f["firth_kappa"] == pytest.approx(logit((k1 + 0.5) / (n1 + 1)) - mu, abs=1e-9)
     assert np.isfinite(f["firth_mu_se"]) and np.isfinite(f["firth_kappa_se"])
+
+
+def test_a_difference_on_which_every_row_agrees_gets_newcombes_interval(sample):
+    """2 of 2 wrong consultants endorsed, 0 of 2 wrong protagonists in debate: every
+    resample gives a difference of 1, so the bootstrap interval has no width; Newcombe's
+    hybrid score interval, written out from the two Wilson intervals, is reported."""
+    d = estimate(sample.groupby("protocol").head(15), OPTS).sel(stratum="all")
+    assert float(d.amp_diff) == 1.0
+    (l1, u1), (l2, u2) = wilson(2, 2, 0.95), wilson(0, 2, 0.95)
+    assert float(d.amp_diff_lo) == pytest.approx(1 - np.hypot(1 - l1, u2 - 0), rel=1e-12)
+    assert float(d.amp_diff_hi) == pytest.approx(1.0)
+    assert "Newcombe" in str(d.amp_diff_notes.values) and np.isnan(float(d.p_value))
