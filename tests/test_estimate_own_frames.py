@@ -176,6 +176,7 @@ def test_a_difference_on_which_every_row_agrees_gets_newcombes_interval(sample):
     d = estimate(sample.groupby("protocol").head(15), OPTS).sel(stratum="all")
     assert float(d.amp_diff) == 1.0
     (l1, u1), (l2, u2) = wilson(2, 2, 0.95), wilson(0, 2, 0.95)
-    assert float(d.amp_diff_lo) == pytest.approx(1 - np.hypot(1 - l1, u2 - 0), rel=1e-12)
-    assert float(d.amp_diff_hi) == pytest.approx(1.0)
+    p1, p2 = 1.0, 0.0
+    assert float(d.amp_diff_lo) == pytest.approx(1 - np.hypot(p1 - l1, u2 - p2), rel=1e-12)
+    assert float(d.amp_diff_hi) == pytest.approx(1 + np.hypot(u1 - p1, p2 - l2), rel=1e-12)
     assert "Newcombe" in str(d.amp_diff_notes.values) and np.isnan(float(d.p_value))
