@@ -112,6 +112,9 @@ def cell_estimates(ds_: pd.DataFrame, prot: str, pooled: bool, opts: EstimateOpt
     if "label_blind" in ds_.columns:
         out["b_hat_blind"] = masked_rate(endorse, tie & open_ & (ds_["label_blind"] == 1))
         out["b_hat_labelled"] = masked_rate(endorse, tie & open_ & (ds_["label_blind"] == 0))
+        for k, v in (("b_hat_blind", 1), ("b_hat_labelled", 0)):
+            if not np.isfinite(out[k]) and np.isfinite(out["b_hat"]):  # (else b_hat's says)
+                why.append(f"{k}: no tie (e_P = e_A) with label_blind = {v}")
     if opts.mislabel > 0:
         los, his = [], []
         for e in (0.0, opts.mislabel):

@@ -180,3 +180,10 @@ def test_a_difference_on_which_every_row_agrees_gets_newcombes_interval(sample):
     assert float(d.amp_diff_lo) == pytest.approx(1 - np.hypot(p1 - l1, u2 - p2), rel=1e-12)
     assert float(d.amp_diff_hi) == pytest.approx(1 + np.hypot(u1 - p1, p2 - l2), rel=1e-12)
     assert "Newcombe" in str(d.amp_diff_notes.values) and np.isnan(float(d.p_value))
+
+
+def test_a_split_tie_bias_that_is_not_defined_says_why(sample):
+    d = estimate(sample.assign(label_blind=1), OPTS).sel(stratum="all", protocol="debate")
+    assert np.isfinite(float(d.b_hat_blind)) and np.isnan(float(d.b_hat_labelled))
+    assert "b_hat_labelled: no tie (e_P = e_A) with label_blind = 0" in str(d.notes.values)
+    assert "b_hat_blind:" not in str(d.notes.values)
