@@ -204,14 +204,13 @@ def validate_log(df: pd.DataFrame) -> pd.DataFrame:
         if col not in df.columns:
             continue
         v = pd.to_numeric(df[col], errors="coerce")
-        if v.dtype.kind == "b":  # True/False (a Parquet or pandas bool column) as 1/0,
-            # so that assigned debates can swap it with an integer column
-            v = v.astype(float) if v.isna().any() else v.astype(np.int8)
         if col in ANSWERS:
             check_answers(df, col, v)
             if col != "s" and v.isna().any() and col != "omega":
                 r = int(np.flatnonzero(v.isna())[0])
                 raise LogError(f"column {col!r}, row {r}: value is missing")
+            if v.dtype.kind in "bu":  # (True/False or unsigned: signed, as 1 - a needs)
+                v = v.astype(float) if v.isna().any() else v.astype(np.int64)
             df[col] = v
             continue
         nonnum = v.isna() & df[col].notna()
@@ -226,6 +225,9 @@ def validate_log(df: pd.DataFrame) -> pd.DataFrame:
         if not may_miss and v.isna().any():
             r = int(np.flatnonzero(v.isna())[0])
             raise LogError(f"column {col!r}, row {r}: value is missing")
+        if v.dtype.kind in "bu":  # True/False, or unsigned: e_P - e_A of uint8 0 and 1
+            # would wrap to 255 (and assigned debates swap these columns with signed ones)
+            v = v.astype(float) if v.isna().any() else v.astype(np.int8)
         df[col] = v
     if "e_A" not in df.columns:
         if (df["protocol"] == "debate").any():
@@ -260,7 +262,8 @@ def validate_log(df: pd.DataFrame) -> pd.DataFrame:
                 r = int(np.flatnonzero(inf)[0])
                 raise LogError(f"column {col!r}, row {r}: value {show_value(df[col][r])} is not a "
                                f"finite number (a graded evidence score)")
-            df[col] = v
+            # as floats: v_P - v_A of small integer (or unsigned) scores would wrap
+            df[col] = v.astype(float)
     if "v_A" in df.columns:  # no antagonist in consultancy: a blank v_A is 0, as e_A is
         df.loc[df["protocol"] == "consult", "v_A"] = \
             df.loc[df["protocol"] == "consult", "v_A"].fillna(0.0)

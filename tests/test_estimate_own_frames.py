@@ -187,3 +187,19 @@ def test_a_split_tie_bias_that_is_not_defined_says_why(sample):
     assert np.isfinite(float(d.b_hat_blind)) and np.isnan(float(d.b_hat_labelled))
     assert "b_hat_labelled: no tie (e_P = e_A) with label_blind = 0" in str(d.notes.values)
     assert "b_hat_blind:" not in str(d.notes.values)
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "bool", "int8"])
+def test_evidence_and_answers_of_any_integer_type_give_the_same_fit(sample, dtype):
+    """e_P - e_A of unsigned 0 and 1 wraps to 255; int8 graded scores of 100 and -100
+    would wrap too.  Every integer type reads as the numbers it holds."""
+    ref = estimate(sample, OPTS)
+    d = sample.assign(**{c: sample[c].astype(dtype) for c in ("e_P", "e_A", "a", "y")})
+    got = estimate(d, OPTS)
+    for v in ("amp", "mu_tilde", "mu_tilde_se", "kappa_tilde", "kappa_tilde_se"):
+        np.testing.assert_array_equal(got[v].values, ref[v].values, err_msg=v)
+    g = sample.head(400).assign(v_P=np.where(sample.head(400)["e_P"] == 1, 100, -100),
+                                v_A=np.where(sample.head(400)["e_A"] == 1, 100, -100))
+    small = g.assign(v_P=g["v_P"].astype("int8"), v_A=g["v_A"].astype("int8"))
+    a, b = logistic_fit(validate_log(g)), logistic_fit(validate_log(small))
+    assert (a["mu"], a["kappa"]) == (b["mu"], b["kappa"])
