@@ -209,7 +209,7 @@ def validate_log(df: pd.DataFrame) -> pd.DataFrame:
             if col != "s" and v.isna().any() and col != "omega":
                 r = int(np.flatnonzero(v.isna())[0])
                 raise LogError(f"column {col!r}, row {r}: value is missing")
-            if v.dtype.kind in "bu":  # (True/False or unsigned: signed, as 1 - a needs)
+            if v.dtype.kind in ("b", "u"):  # (True/False or unsigned: signed, as 1 - a needs)
                 v = v.astype(float) if v.isna().any() else v.astype(np.int64)
             df[col] = v
             continue
@@ -225,7 +225,7 @@ def validate_log(df: pd.DataFrame) -> pd.DataFrame:
         if not may_miss and v.isna().any():
             r = int(np.flatnonzero(v.isna())[0])
             raise LogError(f"column {col!r}, row {r}: value is missing")
-        if v.dtype.kind in "bu":  # True/False, or unsigned: e_P - e_A of uint8 0 and 1
+        if v.dtype.kind in ("b", "u"):  # True/False, or unsigned: e_P - e_A of uint8 0 and 1
             # would wrap to 255 (and assigned debates swap these columns with signed ones)
             v = v.astype(float) if v.isna().any() else v.astype(np.int8)
         df[col] = v
