@@ -204,7 +204,10 @@ def format_field_metrics(tab: pd.DataFrame, confidence: float = 0.95) -> str:
                 parts.append(f"{LABELS[r.metric]} n/a ({why})")
             else:
                 parts.append(f"{LABELS[r.metric]} {r.value:.4f} ({r.se:.4f}) "
-                             f"[{r.lo:.4f}, {r.hi:.4f}]")
+                             f"[{r.lo:.4f}, {r.hi:.4f}]"
+                             + (" (every agent's reward agrees, so the normal interval has "
+                                "no width; more rows are needed for one)"
+                                if r.se == 0 and r.metric != "auc" else ""))
         lines.append(f"  {prot:<8} " + "\n           ".join(parts))
     return "\n".join(lines)
 

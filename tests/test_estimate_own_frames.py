@@ -203,3 +203,14 @@ def test_evidence_and_answers_of_any_integer_type_give_the_same_fit(sample, dtyp
     small = g.assign(v_P=g["v_P"].astype("int8"), v_A=g["v_A"].astype("int8"))
     a, b = logistic_fit(validate_log(g)), logistic_fit(validate_log(small))
     assert (a["mu"], a["kappa"]) == (b["mu"], b["kappa"])
+
+
+def test_an_asd_on_which_every_agent_agrees_says_its_interval_has_no_width(sample):
+    from antiamp.oversight_metrics import format_field_metrics
+
+    small = sample.groupby("protocol").head(15)  # debate: every agent's verdict agrees
+    tab = field_metrics(small)
+    row = tab[(tab.protocol == "debate") & (tab.metric == "asd")].iloc[0]
+    assert row.se == 0 and row.lo == row.hi
+    line = [ln for ln in format_field_metrics(tab).splitlines() if ln.lstrip().startswith("debate")]
+    assert "interval has no width" in line[0], line
