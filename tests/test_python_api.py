@@ -23,3 +23,12 @@ def test_a_grid_runs_through_sweep_and_a_cell_through_simulate():
     assert grid.sizes["eta"] == 2
     cell = antiamp.simulate({**GRID, "sweep": {"axes": {}}})
     assert "eta" not in cell.sizes
+
+
+@pytest.mark.parametrize("cfg,msg", [
+    ({"model": {"roh": 0.3}}, "model.roh: .*did you mean model.rho?"),
+    ({"model": {"name": "panel"}, "panel": {"sizee": 3}}, "panel.sizee: .*did you mean panel.size?"),
+])
+def test_a_misspelt_field_gets_the_closest_one(cfg, msg):
+    with pytest.raises(ConfigError, match=msg):
+        antiamp.simulate(cfg)
