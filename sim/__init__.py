@@ -49,7 +49,24 @@ def simulate(cfg=None, **kwargs):
     """
     from .registry import to_model_config
 
+    _one_cell(cfg)
     return simulate_validated(*to_model_config(cfg), **kwargs)
+
+
+def _one_cell(cfg) -> None:
+    """ConfigError for a config that asks :func:`simulate` for a grid (``sweep.axes``
+    or a design), which one cell would silently leave out."""
+    from collections.abc import Mapping
+
+    sw = cfg.get("sweep") if isinstance(cfg, Mapping) else getattr(cfg, "sweep", None)
+    if sw is None:
+        return
+    axes, design = ((sw.get("axes"), sw.get("design")) if isinstance(sw, Mapping)
+                    else (getattr(sw, "axes", None), getattr(sw, "design", None)))
+    if axes or design not in (None, "grid"):
+        raise ConfigError("sweep.axes: antiamp.simulate runs one cell and would leave the "
+                          "grid out; a grid is antiamp.sweep(cfg) (in memory) or "
+                          "antiamp.sweep(cfg, store=PATH) (resumable)")
 
 
 def simulate_validated(model, c, **kwargs):

@@ -446,11 +446,25 @@ def to_config(cfg: Any = None) -> Config:
                 f"config must be a Config, a DictConfig or a dict, not {type(cfg).__name__}"
             )
     except OmegaConfBaseException as exc:
-        key = getattr(exc, "full_key", None)
-        msg = str(exc).splitlines()[0]
-        raise ConfigError(f"{key}: {msg}" if key else msg) from None
+        raise omegaconf_error(exc) from None
     validate(obj)
     return obj
+
+
+def omegaconf_error(exc: Exception) -> ConfigError:
+    """OmegaConf's error as a ConfigError naming the key, with the closest field of its
+    section where the key is not one ("did you mean", as the commands say)."""
+    import dataclasses
+
+    key = getattr(exc, "full_key", None)
+    msg = str(exc).splitlines()[0]
+    kind = getattr(exc, "object_type", None)
+    if key and "." in str(key) and "not in" in msg and dataclasses.is_dataclass(kind):
+        section, field = str(key).rsplit(".", 1)
+        near = close_matches(field, [f.name for f in dataclasses.fields(kind)], n=1)
+        if near:
+            msg += f"; did you mean {section}.{near[0]}?"
+    return ConfigError(f"{key}: {msg}" if key else msg)
 
 
 def _strip_hydra(cfg: Any) -> Any:

@@ -249,6 +249,8 @@ def _write_outputs(ds: xr.Dataset, out: Path, args, df: pd.DataFrame | None = No
                         on=["protocol", "metric"])
         print("\nthe seed-000 judges fitted by the section-6 estimators, simulated:")
         print(seed0.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+        for note in seed0.attrs.get("notes", []):
+            print(f"  note: {note}")
     from .output import write_zarr_atomic
     from .outputs_policy import OutputError, open_out_dir, record, write_file
 

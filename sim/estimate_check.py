@@ -15,14 +15,23 @@ xr = lazy("xarray")
 from .logs import PROTOCOLS, LogError, select_round
 
 
-def fitted_config(ds: xr.Dataset) -> dict:
-    """Model parameters implied by the estimates, for the simulator."""
+def fitted_config(ds: xr.Dataset, notes: list | None = None) -> dict:
+    """Model parameters implied by the estimates, for the simulator.  A parameter the
+    log does not identify takes a stated default (rho and b 0.5, the consultancy
+    default 0), and ``notes`` (a list) gets a line saying which and why."""
     all_ = ds.sel(stratum="all")
     rho = all_.rho_feas_P.sel(protocol="consult").item()
     if np.isnan(rho):
         rho = all_.rho_eq_P.sel(protocol="consult").item()
     b = all_.b_hat.sel(protocol="debate").item()
     d = all_.b_hat.sel(protocol="consult").item()
+    said = [] if notes is None else notes
+    for name, v, why, default in (
+            ("model.rho", rho, "no consultancy row with a wrong consultant", 0.5),
+            ("judge.b", b, "no debate tie read with open roles", 0.5),
+            ("protocol.consult_default", d, "no consultancy row without evidence", 0.0)):
+        if np.isnan(v):
+            said.append(f"{name} is not identified by the log ({why}): {default} is used")
     clip = (lambda v, lo=0.0, hi=1.0: float(min(max(v, lo), hi)) if not np.isnan(v) else 0.5)
     return {
         "model": {"pi": clip(ds.attrs["pi"]), "p": clip(ds.attrs["p_correct"]), "rho": clip(rho)},
@@ -35,7 +44,8 @@ def simulate_fitted(ds: xr.Dataset, n: int = 2_000_000, seed: int = 0) -> pd.Dat
     """Predicted against observed metrics, under the fitted tie-break and logit judges."""
     import antiamp as sim
 
-    cfg = fitted_config(ds)
+    notes = []
+    cfg = fitted_config(ds, notes)
     cfg["run"] = {"n_instances": n, "seed": seed, "progress": False}
     rows = []
     preds = {"tie-break (rho, b, consult default)": sim.simulate(cfg)}
@@ -57,7 +67,9 @@ def simulate_fitted(ds: xr.Dataset, n: int = 2_000_000, seed: int = 0) -> pd.Dat
             for name, p in preds.items():
                 row[name] = float(p[m].sel(protocol=prot))
             rows.append(row)
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    out.attrs["notes"] = notes
+    return out
 
 
 def structural_check(df: pd.DataFrame, ds: xr.Dataset, n: int, seed: int,

@@ -119,7 +119,9 @@ def plot_estimates(ds: xr.Dataset, path: Path, pred: pd.DataFrame | None = None)
             r = ds[m].sel(protocol=prot)
             lo, hi = ds[f"{m}_lo"].sel(protocol=prot), ds[f"{m}_hi"].sel(protocol=prot)
             x = np.arange(len(labs)) + (k - 0.5) * 0.36
-            ax.errorbar(x, r.values, yerr=[r.values - lo.values, hi.values - r.values], fmt="o",
+            # (a percentile interval may exclude its estimate: no negative bar is drawn)
+            ax.errorbar(x, r.values, yerr=np.maximum([r.values - lo.values,
+                                                      hi.values - r.values], 0.0), fmt="o",
                         color=colors[prot], label=f"{prot}, observed", capsize=3)
             # a value or interval that is not defined is said where it would be drawn
             for xi, v, lv in zip(x, r.values, lo.values):

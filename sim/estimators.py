@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from ._version import __version__
 from .logfit import logistic_fit
-from .logs import PROTOCOLS, LogError, amp_by_round, select_round
+from .logs import PROTOCOLS, LogError, amp_by_round, select_round, validate_log
 from .logstats import (EVENTS, GRADED, N_BINS, PROB_METRICS, RATIOS, acc_of_codes, amp_of_codes, boot_interval,
                        row_codes, fwc_of_codes, bootstrap,
                        percentile_interval, masked_rate, resampled_counts, code_counts,
@@ -112,6 +112,9 @@ def cell_estimates(ds_: pd.DataFrame, prot: str, pooled: bool, opts: EstimateOpt
     if "label_blind" in ds_.columns:
         out["b_hat_blind"] = masked_rate(endorse, tie & open_ & (ds_["label_blind"] == 1))
         out["b_hat_labelled"] = masked_rate(endorse, tie & open_ & (ds_["label_blind"] == 0))
+        for k, v in (("b_hat_blind", 1), ("b_hat_labelled", 0)):
+            if not np.isfinite(out[k]) and np.isfinite(out["b_hat"]):  # (else b_hat's says)
+                why.append(f"{k}: no tie (e_P = e_A) with label_blind = {v}")
     if opts.mislabel > 0:
         los, his = [], []
         for e in (0.0, opts.mislabel):
@@ -147,8 +150,17 @@ def amp_difference(consult: list, debate: list, opts: EstimateOptions, rng) -> t
     if not np.isfinite(point):
         return out, "not tested: Amp is not defined in a protocol (no wrong protagonist)"
     if not se > 0:
-        return out, ("no p-value: the difference does not vary over the resamples (every "
-                     "row of each protocol agrees)")
+        # Every row of each protocol agrees, so every resample does: Newcombe's hybrid
+        # score interval (from the Wilson intervals of the two rates; statsmodels)
+        # instead of an interval of no width, as each rate gets its Wilson interval.
+        from statsmodels.stats.proportion import confint_proportions_2indep
+
+        (kc, nc), (kd, nd) = (RATIOS["amp"](np.sum(c, axis=0)) for c in (cs, dsm))
+        lo, hi = confint_proportions_2indep(kc, nc, kd, nd, method="newcomb",
+                                            compare="diff", alpha=1 - opts.confidence)
+        out["amp_diff_lo"], out["amp_diff_hi"] = min(float(lo), point), max(float(hi), point)
+        return out, ("every row of each protocol agrees, so every resample does: Newcombe's "
+                     "interval; no p-value")
     if bad > 0:
         return out, (f"Amp is not defined in {bad:.1%} of resamples (no wrong protagonist "
                      "drawn); the interval and p-value are over the others")
@@ -270,9 +282,14 @@ def reliability_variables(df: pd.DataFrame) -> dict:
 
 
 def estimate(df: pd.DataFrame, opts: EstimateOptions | None = None) -> xr.Dataset:
-    """All estimates of a validated log as a Dataset (dims protocol, stratum, fit)."""
+    """All estimates of a log as a Dataset (dims protocol, stratum, fit): a log as
+    :func:`antiamp.logs.load_log` returns it, or a DataFrame in the log schema, which is
+    checked first (:func:`antiamp.logs.validate_log`: a LogError names the column and
+    the row)."""
     opts = opts or EstimateOptions()
     check_options(opts)
+    if "K" not in df.attrs:  # not read by load_log: the user's own frame, checked here
+        df = validate_log(df)
     if opts.mislabel > 0 and df.attrs.get("K", 2) > 2:
         raise LogError(f"the mislabel correction assumes two answers (a mislabelled truth is "
                        f"the other answer); the log has {df.attrs['K']}")

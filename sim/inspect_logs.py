@@ -183,7 +183,7 @@ def read_rows(path, mapping: dict[str, list[str]] | None = None, error=ValueErro
     from (``file, sample id, epoch``): ``(DataFrame, origins)``."""
     read_eval_log = _import_inspect(error)
     mapping = mapping or CONVENTIONS
-    rows, origins = [], []
+    rows, origins, failed, seen = [], [], [], {}
     for f in eval_files(Path(path), error):
         try:
             log = read_eval_log(str(f))
@@ -192,7 +192,19 @@ def read_rows(path, mapping: dict[str, list[str]] | None = None, error=ValueErro
             raise error(f"{f.name} cannot be read as an Inspect eval log: {msg}") from None
         if not log.samples:
             raise error(f"{f.name}: the eval log has no samples (status {log.status!r})")
+        eval_id = getattr(log.eval, "eval_id", None)
+        name = f.relative_to(path).as_posix() if Path(path).is_dir() else f.name
+        if eval_id and eval_id in seen:  # a copy of one run (a backup folder, say)
+            raise error(f"{name} and {seen[eval_id]} are the same evaluation (eval id "
+                        f"{eval_id}): read together, every sample would count twice; "
+                        f"give one of them")
+        if eval_id:
+            seen[eval_id] = name
         for smp in log.samples:
+            if smp.error is not None:  # a sample that failed has no verdict to read
+                failed.append(f"{f.name}, sample {smp.id!r} (epoch {smp.epoch}): "
+                              f"{str(smp.error.message).strip().splitlines()[0][:200]}")
+                continue
             row = {}
             for col, srcs in mapping.items():
                 v = _MISSING
@@ -215,7 +227,12 @@ def read_rows(path, mapping: dict[str, list[str]] | None = None, error=ValueErro
                 row[col] = _cell(v)
             rows.append(row)
             origins.append((f.name, smp.id, smp.epoch))
+    if failed and not rows:
+        raise error(f"every sample of the eval log failed (an error, no verdict), e.g. "
+                    f"{failed[0]}")
     df = pd.DataFrame(rows)
+    if failed:
+        df.attrs["failed_samples"] = failed
     for col in df.columns:  # a column no sample has is absent, not empty
         if df[col].isna().all():
             del df[col]
@@ -230,8 +247,15 @@ def load_inspect(path, mapping, error, validate):
     schema error names the sample the row came from."""
     mapping = mapping or CONVENTIONS
     df, origins = read_rows(path, mapping, error)
+    failed = df.attrs.get("failed_samples", [])
     try:
-        return validate(df)
+        out = validate(df)
+        if failed:
+            out.attrs["notes"] = list(out.attrs.get("notes", [])) + [
+                f"{len(failed)} sample(s) that failed (an error, no verdict) left out: "
+                f"{failed[0]}"
+                + (f" and {len(failed) - 1} more" if len(failed) > 1 else "")]
+        return out
     except error as exc:
         msg = str(exc)
         c = re.search(r"\bcolumn '(\w+)'", msg)

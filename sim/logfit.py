@@ -23,7 +23,7 @@ def logistic_fit(d: pd.DataFrame):
     reg = "v_P - v_A" if graded else "e_P - e_A"
     endorse = (d["y"] == d["a"]).astype(float).to_numpy()
     X = sm.add_constant(x.to_numpy(dtype=float), has_constant="add")
-    groups = pd.factorize(d["judge_id"])[0]
+    groups = judge_clusters(d["judge_id"])
 
     def refused(note):
         return dict(mu=np.nan, mu_se=np.nan, kappa=np.nan, kappa_se=np.nan, graded=graded,
@@ -77,7 +77,10 @@ def logistic_fit(d: pd.DataFrame):
                                               "use_correction": False})
     except Exception as exc:  # singular design, failed convergence
         return refused(f"fit failed: {exc}")
-    if any(issubclass(w.category, PerfectSeparationWarning) for w in caught):
+    # (Separation was checked exactly above; statsmodels' own warning also fires on a
+    # saturated fit, two aggregated rows fitted exactly: one judge, binary evidence.)
+    if any(issubclass(w.category, PerfectSeparationWarning) for w in caught) and not \
+            np.all(np.isfinite(np.asarray(fit.params))):
         return refused("perfect separation: labels are deterministic in the evidence "
                        "(as with a tie-break judge), so kappa~ is not identified")
     # Intervals use t quantiles with G - 1 degrees of freedom (G judges): cluster-robust
@@ -101,6 +104,15 @@ def logistic_fit(d: pd.DataFrame):
     return dict(mu=float(fit.params[0]), mu_se=float(bse[0]), kappa=float(fit.params[1]),
                 kappa_se=float(bse[1]), graded=graded, regressor=reg, note=note,
                 df=max(G - 1, 1))
+
+
+def judge_clusters(ids: pd.Series) -> np.ndarray:
+    """Cluster codes 0..G-1 of the judges, numbered in the order of their sorted ids,
+    so that no sum over clusters depends on the order of the log's rows."""
+    try:
+        return pd.factorize(ids, sort=True)[0]
+    except TypeError:  # ids of several types (1 and "x"), which do not sort together
+        return pd.factorize(ids.map(lambda v: (type(v).__name__, str(v))), sort=True)[0]
 
 
 def separation(x: np.ndarray, y: np.ndarray) -> str:
@@ -151,14 +163,21 @@ def firth_fit(X: np.ndarray, y: np.ndarray, groups: np.ndarray, max_iter: int = 
         return p, info, inv, h
 
     converged = False
-    for _ in range(max_iter):
-        p, info, inv, h = parts(beta)
-        score = Xa.T @ (k - n * p + h * (0.5 - p))
-        step = inv @ score
-        shrink = min(1.0, 5.0 / max(np.abs(step).max(), 1e-300))  # at most 5 a step
-        beta = beta + shrink * step
-        if np.abs(step).max() < 1e-10:
-            converged = True
+    # Full steps; where they jump between two points for ever (one row at one x, all
+    # endorsed, say: the iteration's map has an eigenvalue -1 there), half steps from
+    # the start again, which turn that eigenvalue into 0.
+    for damping, iters in ((1.0, max_iter), (0.5, 20 * max_iter)):
+        beta = np.zeros(2)
+        for _ in range(iters):
+            p, info, inv, h = parts(beta)
+            score = Xa.T @ (k - n * p + h * (0.5 - p))
+            step = inv @ score
+            shrink = damping * min(1.0, 5.0 / max(np.abs(step).max(), 1e-300))  # at most 5
+            beta = beta + shrink * step
+            if np.abs(step).max() < 1e-10:
+                converged = True
+                break
+        if converged:
             break
     p, info, inv, _ = parts(beta)
     G, N = int(groups.max()) + 1, len(y)

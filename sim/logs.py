@@ -162,8 +162,13 @@ def validate_log(df: pd.DataFrame) -> pd.DataFrame:
     check_column_names(df.columns)
     missing = [c for c, (req, _) in SCHEMA.items() if req and c not in df.columns]
     if missing:
+        one = str(df.columns[0]) if len(df.columns) == 1 else ""
+        sep = next((c for c in ";\t|" if c in one), None)
         raise LogError(f"missing required column(s): {', '.join(missing)} "
-                       f"(required: {', '.join(c for c, (r, _) in SCHEMA.items() if r)})")
+                       f"(required: {', '.join(c for c, (r, _) in SCHEMA.items() if r)})"
+                       + (f"; the header is one column, {one[:60]!r}: a CSV log's columns "
+                          f"are separated by commas, not {sep!r} (save it as comma-separated)"
+                          if sep else ""))
     if len(df) == 0:
         raise LogError("the log has no rows")
     df = df.reset_index(drop=True)  # a new frame: the caller's is left as it was
@@ -204,6 +209,8 @@ def validate_log(df: pd.DataFrame) -> pd.DataFrame:
             if col != "s" and v.isna().any() and col != "omega":
                 r = int(np.flatnonzero(v.isna())[0])
                 raise LogError(f"column {col!r}, row {r}: value is missing")
+            if v.dtype.kind in ("b", "u"):  # (True/False or unsigned: signed, as 1 - a needs)
+                v = v.astype(float) if v.isna().any() else v.astype(np.int64)
             df[col] = v
             continue
         nonnum = v.isna() & df[col].notna()
@@ -218,6 +225,9 @@ def validate_log(df: pd.DataFrame) -> pd.DataFrame:
         if not may_miss and v.isna().any():
             r = int(np.flatnonzero(v.isna())[0])
             raise LogError(f"column {col!r}, row {r}: value is missing")
+        if v.dtype.kind in ("b", "u"):  # True/False, or unsigned: e_P - e_A of uint8 0 and 1
+            # would wrap to 255 (and assigned debates swap these columns with signed ones)
+            v = v.astype(float) if v.isna().any() else v.astype(np.int8)
         df[col] = v
     if "e_A" not in df.columns:
         if (df["protocol"] == "debate").any():
@@ -247,7 +257,13 @@ def validate_log(df: pd.DataFrame) -> pd.DataFrame:
                 r = int(np.flatnonzero(bad)[0])
                 raise LogError(f"column {col!r}, row {r}: value {show_value(df[col][r])} is not a "
                                f"number")
-            df[col] = v
+            inf = np.isinf(v.to_numpy(float))
+            if inf.any():
+                r = int(np.flatnonzero(inf)[0])
+                raise LogError(f"column {col!r}, row {r}: value {show_value(df[col][r])} is not a "
+                               f"finite number (a graded evidence score)")
+            # as floats: v_P - v_A of small integer (or unsigned) scores would wrap
+            df[col] = v.astype(float)
     if "v_A" in df.columns:  # no antagonist in consultancy: a blank v_A is 0, as e_A is
         df.loc[df["protocol"] == "consult", "v_A"] = \
             df.loc[df["protocol"] == "consult", "v_A"].fillna(0.0)
@@ -268,6 +284,12 @@ def validate_log(df: pd.DataFrame) -> pd.DataFrame:
     df = symmetric_roles(df, notes)
     if "judge_id" not in df.columns:
         df["judge_id"] = np.arange(len(df))  # no clustering information: one per row
+    else:  # a row without its judge would fall out of every judge-clustered sum
+        gone = df["judge_id"].isna()
+        if gone.any():
+            r = int(np.flatnonzero(gone)[0])
+            raise LogError(f"column 'judge_id', row {r}: value is missing (every row needs "
+                           f"its judge; without the column every row is its own cluster)")
     if df["omega"].notna().sum() == 0 if "omega" in df.columns else True:
         raise LogError("column 'omega': no row has a known ground truth; Amp needs some")
     df.attrs["notes"] = list(notes)
@@ -337,7 +359,7 @@ def select_round(df: pd.DataFrame, which="final") -> pd.DataFrame:
 def amp_by_round(df: pd.DataFrame, confidence: float):
     """Per protocol and round (all rows of that round with a known truth): Amp, its
     Wilson interval (statsmodels) and the rows it rests on, ``(rounds, arrays)``."""
-    from statsmodels.stats.proportion import proportion_confint
+    from .logstats import wilson
 
     rounds = np.arange(1, int(df["round"].max()) + 1)
     out = {k: np.full((len(PROTOCOLS), len(rounds)), np.nan)
@@ -352,7 +374,7 @@ def amp_by_round(df: pd.DataFrame, confidence: float):
             if n:
                 k = int((df["y"][m] == df["a"][m]).sum())
                 out["amp_round"][i, j] = k / n
-                lo, hi = proportion_confint(k, n, alpha=1 - confidence, method="wilson")
+                lo, hi = wilson(k, n, confidence)
                 out["amp_round_lo"][i, j], out["amp_round_hi"][i, j] = lo, hi
     return rounds, out
 
@@ -400,6 +422,9 @@ def symmetric_roles(df: pd.DataFrame, notes: list) -> pd.DataFrame:
     df.loc[flip, "a"] = 1 - df.loc[flip, "a"]
     for x, z in SWAP:
         if x in df.columns and z in df.columns:
+            if df[x].dtype != df[z].dtype:  # (int8 and int64, counts and scores: pandas
+                # will not write one column's values into the other's type)
+                df[x], df[z] = df[x].astype(float), df[z].astype(float)
             df.loc[flip, [x, z]] = df.loc[flip, [z, x]].to_numpy()
     if "p_y" in df.columns:
         df.loc[flip, "p_y"] = 1 - df.loc[flip, "p_y"]

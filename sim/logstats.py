@@ -161,7 +161,11 @@ def wilson(k: float, n: float, confidence: float) -> tuple[float, float]:
     from statsmodels.stats.proportion import proportion_confint
 
     lo, hi = proportion_confint(k, n, alpha=1 - confidence, method="wilson")
-    return float(lo), float(hi)
+    # (at k = n the upper bound comes out as 1 - 1e-16 in floating point: an interval
+    # that missed its own estimate; the Wilson interval always holds k / n)
+    if not n > 0:
+        return float(lo), float(hi)
+    return min(float(lo), k / n), max(float(hi), k / n)
 
 
 def bootstrap(samples, stat, confidence, n_resamples, rng, ratio=None,

@@ -159,9 +159,12 @@ def field_metrics(df: pd.DataFrame, confidence: float = 0.95, which_round="final
                   payoffs=(1.0, 0.0)) -> pd.DataFrame:
     """Per protocol of a validated log (pooled over strata): AUC and ASD with standard
     errors and normal intervals; columns protocol, metric, value, se, lo, hi, n_pos,
-    n_neg."""
-    from .logs import select_round
+    n_neg.  A DataFrame not read by :func:`antiamp.logs.load_log` is checked first
+    (:func:`antiamp.logs.validate_log`)."""
+    from .logs import select_round, validate_log
 
+    if "K" not in df.attrs:  # the user's own frame: letters, roles and columns checked
+        df = validate_log(df)
     if "round" in df.columns:
         df = select_round(df, which_round)
     K = df.attrs.get("K", 2)
@@ -201,7 +204,10 @@ def format_field_metrics(tab: pd.DataFrame, confidence: float = 0.95) -> str:
                 parts.append(f"{LABELS[r.metric]} n/a ({why})")
             else:
                 parts.append(f"{LABELS[r.metric]} {r.value:.4f} ({r.se:.4f}) "
-                             f"[{r.lo:.4f}, {r.hi:.4f}]")
+                             f"[{r.lo:.4f}, {r.hi:.4f}]"
+                             + (" (every agent's reward agrees, so the normal interval has "
+                                "no width; more rows are needed for one)"
+                                if r.se == 0 and r.metric != "auc" else ""))
         lines.append(f"  {prot:<8} " + "\n           ".join(parts))
     return "\n".join(lines)
 

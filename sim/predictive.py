@@ -127,9 +127,9 @@ def _tail_p(sim: np.ndarray, k: int) -> float:
 
 
 def _wilson(k: int, n: int, confidence: float):
-    from statsmodels.stats.proportion import proportion_confint
+    from .logstats import wilson
 
-    return proportion_confint(k, n, alpha=1 - confidence, method="wilson")
+    return wilson(k, n, confidence)
 
 
 #: Probabilities held at once by a predictive check ([draws, row types], 8 bytes each).
@@ -305,14 +305,15 @@ def select_fit(df: pd.DataFrame, names=None, folds=SELECT_FOLDS, seed=0, **kw):
                 train.attrs, test.attrs = dict(df.attrs), dict(df.attrs)
                 f = fit_named(train, name, **kw)
                 per_judge.append(label_score(f, test))
-        except (st.FitError, CheckError):
+        except (st.FitError, CheckError) as exc:
+            why.append(f"{name}, fitted with a fold of judges left out: {exc}")
             continue
         # one entry per held-out judge, in the same order for every candidate
         scores[name] = pd.concat(per_judge, ignore_index=True)
         rows.append({"fit": name, "n_params": len(whole.names), "fitted": whole})
     if not rows:
         raise CheckError("the structural fit failed for every reading of the log"
-                         + (f" ({why[0]})" if why else ""))
+                         + (f" ({'; '.join(why)})" if why else ""))
     if k < 2:  # one judge: nothing to hold out; the first reading that fits
         chosen = min(rows, key=lambda r: r["n_params"])["fit"]
         tab = pd.DataFrame([{"fit": r["fit"], "n_params": r["n_params"],

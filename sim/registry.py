@@ -404,9 +404,9 @@ def to_model_config(cfg: Any, model: Model | None = None):
     try:  # OmegaConf, where needed, converts what it can and names the key of what it cannot
         obj = to_dataclass(schema(), cfg, lambda: _structured(schema()))
     except OmegaConfBaseException as exc:
-        key = getattr(exc, "full_key", None)
-        msg = str(exc).splitlines()[0]
-        raise ConfigError(f"{key}: {msg}" if key else msg) from None
+        from .config import omegaconf_error
+
+        raise omegaconf_error(exc) from None
     validate(obj)
     if obj.run.device == "cuda" and not model.gpu:
         raise ConfigError(f"run.device=cuda: model {model.name}'s kernels run on the CPU only "

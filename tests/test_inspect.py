@@ -253,3 +253,45 @@ def test_a_missing_cluster_key_is_named():
 
     with pytest.raises(ValueError, match="has no metadata 'question_id'"):
         per_protocol(_scores(n=10), "amp", cluster="question_id")
+
+
+@solver
+def _failing(fail: tuple):
+    async def solve(state, generate):
+        i = int(state.sample_id)
+        if i in fail:
+            raise RuntimeError("the judge model timed out")
+        state.metadata.update({"protocol": "consult", "argued": "A", "verdict": "AB"[i % 2],
+                               "evidence_P": i % 3 == 0})
+        return state
+    return solve
+
+
+def test_failed_samples_are_left_out_with_a_note(tmp_path):
+    samples = [Sample(input=f"q{i}", target="AB"[i % 3 % 2], id=i) for i in range(8)]
+    (log,) = inspect_eval(Task(dataset=samples, solver=_failing((3, 5))),
+                          model="scripted/players", log_dir=str(tmp_path / "logs"),
+                          display="none", fail_on_error=False)
+    assert sum(s.error is not None for s in log.samples) == 2
+    df = load_log(tmp_path / "logs")
+    assert len(df) == 6
+    assert any("2 sample(s) that failed" in n and "sample 3" in n and "timed out" in n
+               for n in df.attrs["notes"]), df.attrs["notes"]
+    assert df["y"].tolist() == [i % 2 for i in range(8) if i not in (3, 5)]
+    samples = [Sample(input="q", target="A", id=i) for i in range(2)]
+    inspect_eval(Task(dataset=samples, solver=_failing((0, 1))), model="scripted/players",
+                 log_dir=str(tmp_path / "all"), display="none", fail_on_error=False)
+    with pytest.raises(LogError, match=r"every sample of the eval log failed.*sample 0.*timed out"):
+        load_log(tmp_path / "all")
+
+
+def test_a_copy_of_the_same_evaluation_is_refused(example, tmp_path):
+    import shutil
+
+    d, log = example
+    (tmp_path / "logs" / "backup").mkdir(parents=True)
+    for to in (tmp_path / "logs", tmp_path / "logs" / "backup"):
+        shutil.copy(log.location, to)
+    with pytest.raises(LogError, match=r"backup/.*\.eval and .*\.eval are the same evaluation "
+                                       r"\(eval id .*every sample would count twice"):
+        load_log(tmp_path / "logs")

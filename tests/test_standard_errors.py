@@ -49,6 +49,10 @@ MODELS = {
                           "judge": {"b": 0.8}, "equilibrium": SIM},
     "options": {"model": {"name": "options"}, "judge": {"kind": "logit"}, "options": {"K": 3},
                 "equilibrium": SIM},
+    # Through the Python entry point, every metric (their own tests check a few, on the
+    # kernels' outputs).
+    "colmad": {"model": {"name": "colmad"}, "judge": {"kind": "logit"}},
+    "mediation": {"model": {"name": "mediation"}},
 }
 
 
