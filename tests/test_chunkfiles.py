@@ -12,7 +12,7 @@ import pytest
 import xarray as xr
 import zarr
 
-from antiamp.sweeps import chunkfiles, engine
+from antiamp.sweeps import chunkfiles
 from antiamp.sweeps.engine import run_sweep
 from antiamp.sweeps.metadata import read_record
 
