@@ -23,7 +23,7 @@ import re
 import sys
 from pathlib import Path
 
-from .config import ConfigError
+from .config import TYPE_ERROR, ConfigError, type_message
 
 
 @dataclasses.dataclass
@@ -380,30 +380,14 @@ def wrong_type(text: str, job: list) -> str | None:
     Hydra merges the override: the field, the value as typed and the values the field
     takes (its declared range or choices), instead of OmegaConf's report with its
     internal class names.  None when ``text`` is not such an error."""
-    m = re.search(r"Value '(.*?)'(?: of type '\w+')? (?:could not be converted to (\w+)"
-                  r"|is not a valid (bool))", text)
+    m = re.search(TYPE_ERROR, text)
     k = re.search(r"full_key: (\S+)", text)
     if m is None or k is None:
         return None
     key, kind = k.group(1), (m.group(2) or m.group(3)).lower()
     value = next((a.split("=", 1)[1] for a in job if "=" in a
                   and a.split("=", 1)[0].lstrip("+~") == key), m.group(1))
-    from .config import Interval
-    from .fields import declared, field_default
-
-    decl = declared(key)
-    if kind == "bool":
-        allowed = "true or false" + (" (or null)" if field_default(key) is None else "")
-        return f"{key}={value}: {key} must be {allowed}"
-    if "range" in decl:
-        what = Interval.parse(decl["range"]).describe()
-        allowed = ("lie in " if what[0] in "[(" else "be ") + what + decl.get("why", "")
-    elif "choices" in decl:
-        allowed = "be one of " + ", ".join(map(str, decl["choices"]))
-    else:
-        allowed = {"integer": "be an integer", "float": "be a number"}.get(kind, f"be a {kind}")
-    return f"{key}={value}: not {'an integer' if kind == 'integer' else 'a number'}; " \
-           f"{key} must {allowed}"
+    return type_message(key, value, kind)
 
 
 def flag_hint(args: list, prog: str) -> str | None:

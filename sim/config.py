@@ -451,13 +451,45 @@ def to_config(cfg: Any = None) -> Config:
     return obj
 
 
+#: OmegaConf's message for a value of the wrong type: (value, type) or (value, "bool").
+TYPE_ERROR = (r"Value '(.*?)'(?: of type '\w+')? (?:could not be converted to (\w+)"
+              r"|is not a valid (bool))")
+
+
+def type_message(key: str, value: str, kind: str) -> str:
+    """A plain message for a value of the wrong type (``kind``: "integer", "float",
+    "bool"...): the field, the value as given and the values the field takes (its
+    declared range or choices), instead of OmegaConf's report."""
+    from .fields import declared, field_default
+
+    decl = declared(key)
+    if kind == "bool":
+        allowed = "true or false" + (" (or null)" if field_default(key) is None else "")
+        return f"{key}={value}: {key} must be {allowed}"
+    if "range" in decl:
+        what = Interval.parse(decl["range"]).describe()
+        allowed = ("lie in " if what[0] in "[(" else "be ") + what + decl.get("why", "")
+    elif "choices" in decl:
+        allowed = "be one of " + ", ".join(map(str, decl["choices"]))
+    else:
+        allowed = {"integer": "be an integer", "float": "be a number"}.get(kind, f"be a {kind}")
+    return f"{key}={value}: not {'an integer' if kind == 'integer' else 'a number'}; " \
+           f"{key} must {allowed}"
+
+
 def omegaconf_error(exc: Exception) -> ConfigError:
     """OmegaConf's error as a ConfigError naming the key, with the closest field of its
     section where the key is not one ("did you mean", as the commands say)."""
     import dataclasses
 
+    import re
+
     key = getattr(exc, "full_key", None)
     msg = str(exc).splitlines()[0]
+    wrong = re.search(TYPE_ERROR, msg)
+    if key and wrong:  # the message the commands give (antiamp.cmdline.wrong_type)
+        return ConfigError(type_message(str(key), wrong.group(1),
+                                        (wrong.group(2) or wrong.group(3)).lower()))
     kind = getattr(exc, "object_type", None)
     if key and "." in str(key) and "not in" in msg and dataclasses.is_dataclass(kind):
         section, field = str(key).rsplit(".", 1)

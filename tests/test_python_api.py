@@ -32,3 +32,15 @@ def test_a_grid_runs_through_sweep_and_a_cell_through_simulate():
 def test_a_misspelt_field_gets_the_closest_one(cfg, msg):
     with pytest.raises(ConfigError, match=msg):
         antiamp.simulate(cfg)
+
+
+@pytest.mark.parametrize("cfg,msg", [
+    ({"run": {"n_instances": 1e5}},
+     r"^run\.n_instances=100000\.0: not an integer; run\.n_instances must be an integer >= 1"),
+    ({"model": {"rho": "abc"}}, r"^model\.rho=abc: not a number; model\.rho must lie in \[0, 1\]$"),
+    ({"run": {"progress": "maybe"}}, r"^run\.progress=maybe: run\.progress must be true or false"),
+])
+def test_a_value_of_the_wrong_type_names_what_the_field_takes(cfg, msg):
+    """As the commands say it (antiamp.cmdline.wrong_type), not OmegaConf's report."""
+    with pytest.raises(ConfigError, match=msg):
+        antiamp.simulate(cfg)
