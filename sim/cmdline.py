@@ -387,7 +387,9 @@ def wrong_type(text: str, job: list) -> str | None:
     key, kind = k.group(1), (m.group(2) or m.group(3)).lower()
     value = next((a.split("=", 1)[1] for a in job if "=" in a
                   and a.split("=", 1)[0].lstrip("+~") == key), m.group(1))
-    return type_message(key, value, kind)
+    from .fields import declared, field_default
+
+    return type_message(key, value, kind, declared(key), field_default(key))
 
 
 def flag_hint(args: list, prog: str) -> str | None:

@@ -456,15 +456,13 @@ TYPE_ERROR = (r"Value '(.*?)'(?: of type '\w+')? (?:could not be converted to (\
               r"|is not a valid (bool))")
 
 
-def type_message(key: str, value: str, kind: str) -> str:
+def type_message(key: str, value: str, kind: str, decl: dict, default=None) -> str:
     """A plain message for a value of the wrong type (``kind``: "integer", "float",
     "bool"...): the field, the value as given and the values the field takes (its
-    declared range or choices), instead of OmegaConf's report."""
-    from .fields import declared, field_default
-
-    decl = declared(key)
+    declaration ``decl``: range or choices; a bool field whose ``default`` is None
+    takes null too), instead of OmegaConf's report."""
     if kind == "bool":
-        allowed = "true or false" + (" (or null)" if field_default(key) is None else "")
+        allowed = "true or false" + (" (or null)" if default is None else "")
         return f"{key}={value}: {key} must be {allowed}"
     if "range" in decl:
         what = Interval.parse(decl["range"]).describe()
@@ -481,16 +479,22 @@ def omegaconf_error(exc: Exception) -> ConfigError:
     """OmegaConf's error as a ConfigError naming the key, with the closest field of its
     section where the key is not one ("did you mean", as the commands say)."""
     import dataclasses
-
     import re
 
     key = getattr(exc, "full_key", None)
     msg = str(exc).splitlines()[0]
+    kind = getattr(exc, "object_type", None)
     wrong = re.search(TYPE_ERROR, msg)
     if key and wrong:  # the message the commands give (antiamp.cmdline.wrong_type)
+        name = str(key).rsplit(".", 1)[-1]
+        f = next((f for f in dataclasses.fields(kind) if f.name == name), None) \
+            if dataclasses.is_dataclass(kind) else None
+        default = None
+        if f is not None and f.default is not dataclasses.MISSING:
+            default = f.default
         return ConfigError(type_message(str(key), wrong.group(1),
-                                        (wrong.group(2) or wrong.group(3)).lower()))
-    kind = getattr(exc, "object_type", None)
+                                        (wrong.group(2) or wrong.group(3)).lower(),
+                                        dict(f.metadata) if f is not None else {}, default))
     if key and "." in str(key) and "not in" in msg and dataclasses.is_dataclass(kind):
         section, field = str(key).rsplit(".", 1)
         near = close_matches(field, [f.name for f in dataclasses.fields(kind)], n=1)
