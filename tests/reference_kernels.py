@@ -37,10 +37,9 @@ def option_sums_cells(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagon
     n_ctr = (n_words + 3) // 4
     for b in nb.prange(n_blocks):
         words = np.empty(4 * n_ctr, np.uint32)
-        scores = np.zeros(K)
         probs = np.zeros(K)
         cand = np.zeros(K, np.int64)
-        loc = np.zeros((n_cells, 2, N_ACC, 2))
+        loc = np.zeros((n_cells, 2, ko.N_SUM, 2))
         cnt = np.zeros((n_cells, 5), np.int64)
         start = (first_block + b) * ko.BLOCK
         for i in range(start, start + ko.BLOCK):
@@ -49,12 +48,12 @@ def option_sums_cells(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagon
                 ko._instance(words, K, c, cum_prior, t_p[c], wrong_cum, avail_thr, t_attack[c],
                              antagonist[c], k_examine[c], lam[c], mu[c], bias_d[c], bias_j,
                              kappa[c], near_loss[c], loss_tol[c], E0, E1, XA, EA, XP, EP,
-                             scores, probs, cand, loc, cnt)
+                             probs, cand, loc, cnt)
         for c in range(n_cells):
             for p in range(2):
-                for r in range(N_ACC):
-                    acc[b, c, p, r, 0] = loc[c, p, r, 0]
-                    acc[b, c, p, r, 1] = loc[c, p, r, 1]
+                for r in range(ko.N_SUM):
+                    acc[b, c, p, ko.SUM_ROWS[r], 0] = loc[c, p, r, 0]
+                    acc[b, c, p, ko.SUM_ROWS[r], 1] = loc[c, p, r, 1]
                 for r, k in ((1, cnt[c, 0]), (3, cnt[c, 1]), (7, cnt[c, 2]),
                              (11, cnt[c, 0] + cnt[c, 1])):
                     acc[b, c, p, r, 0] = k

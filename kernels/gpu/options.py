@@ -17,10 +17,10 @@ Imported only when a GPU path is asked for (it imports numba.cuda).
 from __future__ import annotations
 
 import numpy as np
-from numba import float64, int64, uint32
+from numba import float64, int32, int64, uint32
 
 from .. import gpu as _gpu
-from ..options import BLOCK, MAX_K, N_ACC, _instance, judge_tables
+from ..options import BLOCK, MAX_K, N_ACC, N_SUM, SUM_ROWS, _instance, judge_tables
 from ..rng import fill_words
 
 # The module global that numba's CUDA simulator swaps for its own.
@@ -32,8 +32,9 @@ instance = _gpu.device(_instance)
 THREADS = _gpu.THREADS
 #: Cells per pass (each thread keeps their sums in local memory).
 TILE = 4
-#: Numbers per cell and canonical block: the [2, N_ACC, 2] sums, then the 5 counts.
-NS = 2 * N_ACC * 2
+#: Numbers per cell and canonical block: the [2, N_SUM, 2] sums (the rows an instance
+#: adds terms to), then the 5 counts (a thread's, at most BLOCK // THREADS: int32).
+NS = 2 * N_SUM * 2
 NV = NS + 5
 CHUNK = 16
 MAX_WORDS = 4 * ((7 + 2 * MAX_K + 3) // 4)
@@ -44,23 +45,19 @@ def _blocks(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagonist, k_exa
             bias_d, bias_j, kappa, near_loss, loss_tol, E0, E1, XA, EA, XP, EP, c0, nc,
             first_block, n_blocks, k0, k1, stream, out):
     words = cuda.local.array(MAX_WORDS, uint32)
-    scores = cuda.local.array(MAX_K, float64)
     probs = cuda.local.array(MAX_K, float64)
     cand = cuda.local.array(MAX_K, int64)
-    loc = cuda.local.array((TILE, 2, N_ACC, 2), float64)
-    cnt = cuda.local.array((TILE, 5), int64)
+    loc = cuda.local.array((TILE, 2, N_SUM, 2), float64)
+    cnt = cuda.local.array((TILE, 5), int32)
     stage = cuda.shared.array((THREADS, CHUNK), float64)
     t = cuda.threadIdx.x
     n_ctr = (7 + 2 * K + 3) // 4
-    # This pass's cells as rows 0 .. nc - 1 of every per-cell array.
-    cp, wc, at, bj = cum_prior[c0:], wrong_cum[c0:], avail_thr[c0:], bias_j[c0:]
-    e0, e1, xa, ea, xp, ep = E0[c0:], E1[c0:], XA[c0:], EA[c0:], XP[c0:], EP[c0:]
     nvals = nc * NV
     b = cuda.blockIdx.x
     while b < n_blocks:  # grid-stride loop over canonical blocks
         for j in range(TILE):
             for p in range(2):
-                for r in range(N_ACC):
+                for r in range(N_SUM):
                     loc[j, p, r, 0] = 0.0
                     loc[j, p, r, 1] = 0.0
             for q in range(5):
@@ -69,11 +66,10 @@ def _blocks(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagonist, k_exa
         for r in range(BLOCK // THREADS):
             words_of(words, base + r * THREADS + t, n_ctr, stream, k0, k1)
             for j in range(nc):  # common random numbers: every cell of the pass
-                c = c0 + j
-                instance(words, K, j, cp, t_p[c], wc, at, t_attack[c], antagonist[c],
-                         k_examine[c], lam[c], mu[c], bias_d[c], bj, kappa[c], near_loss[c],
-                         loss_tol[c], e0, e1, xa, ea, xp, ep, scores, probs, cand, loc,
-                         cnt)
+                instance(words, K, j, cum_prior, t_p[j], wrong_cum, avail_thr, t_attack[j],
+                         antagonist[j], k_examine[j], lam[j], mu[j], bias_d[j], bias_j,
+                         kappa[j], near_loss[j], loss_tol[j], E0, E1, XA, EA, XP, EP, probs,
+                         cand, loc, cnt)
         # One reduction per block, in thread order: CHUNK numbers at a time.
         for v0 in range(0, nvals, CHUNK):
             for q in range(CHUNK):
@@ -82,7 +78,7 @@ def _blocks(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagonist, k_exa
                     j = v // NV
                     w = v % NV
                     if w < NS:
-                        stage[t, q] = loc[j, w // (2 * N_ACC), (w // 2) % N_ACC, w % 2]
+                        stage[t, q] = loc[j, w // (2 * N_SUM), (w // 2) % N_SUM, w % 2]
                     else:
                         stage[t, q] = np.float64(cnt[j, w - NS])
             cuda.syncthreads()
@@ -114,14 +110,17 @@ def option_sums_cells(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagon
     d_out = cuda.device_array((n_blocks, n_cells, NV), np.float64)
     grid = blocks or _gpu.grid_blocks(n_blocks * THREADS)
     for c0 in range(0, n_cells, TILE):
+        # This pass's cells as rows 0 .. nc - 1 of every per-cell array (views: the
+        # kernel indexes them from their start, no offset kept in a register).
         _blocks[min(grid, n_blocks), THREADS](
-            np.int64(K), *args, np.int64(c0), np.int64(min(TILE, n_cells - c0)),
+            np.int64(K), *(x[c0:] for x in args), np.int64(c0), np.int64(min(TILE, n_cells - c0)),
             np.int64(first_block), np.int64(n_blocks), np.uint64(k0), np.uint64(k1),
             np.uint64(stream), d_out)
     # The blocks in a fixed order (NumPy adds the rows of an axis-0 sum one by one); the
     # count rows filled as the CPU kernel fills them (integers below 2**53: exact).
     tot = d_out.copy_to_host().sum(axis=0)
-    acc = tot[:, :NS].reshape(n_cells, 2, N_ACC, 2).copy()
+    acc = np.zeros((n_cells, 2, N_ACC, 2))  # the rows no instance adds to: zeros
+    acc[:, :, list(SUM_ROWS)] = tot[:, :NS].reshape(n_cells, 2, N_SUM, 2)
     cnt = tot[:, NS:]
     for p in range(2):
         for r, k in ((1, cnt[:, 0]), (3, cnt[:, 1]), (7, cnt[:, 2]), (11, cnt[:, 0] + cnt[:, 1])):
