@@ -242,14 +242,13 @@ def panel_endorsement(zq, n, rule, need, tie, default, icc, bias_sd, n_panels, k
     e = math.sqrt(max(1.0 - icc, 0.0))
     n_ctr = (1 + n + 1) // 2
     for b in nb.prange(n_blocks):
-        norms = np.empty(2 * n_ctr)
         pi = np.empty(n)
         beta = np.empty(n)
         dp = np.empty(n + 1)
         vals = np.empty(M)
         for i in range(b * P, (b + 1) * P):
             kpn._panel(i, zq, n, n_ctr, rule, need, tie, default, a, e, bias_sd, k0, k1,
-                       stream, norms, pi, beta, dp, vals)
+                       stream, pi, beta, dp, vals)
             for m in range(M):
                 s1[b, m] += vals[m]
                 for m2 in range(M):
