@@ -74,7 +74,7 @@ def _kernel(instance, name):
         nvals = nc * NV
         b = cuda.blockIdx.x
         while b < n_blocks:  # grid-stride loop over canonical blocks
-            for j in range(TILE):
+            for j in range(nc):  # this pass's cells only (the rest is never read)
                 for p in range(2):
                     for r in range(N_SUM):
                         loc[j, p, r, 0] = 0.0
