@@ -48,15 +48,25 @@ MAX_K = 16
 ANT_ASSIGNED, ANT_BEST, ANT_ATTACK = 0, 1, 2
 # Accumulator rows (per protocol p: base 0 consult, 12 debate; see sim.options).
 N_ACC = 12
+#: The rows an instance adds a term to (the others are counts, filled from integers):
+#: :func:`_instance`'s accumulator holds these N_SUM rows only, in this order (on the
+#: GPU a thread's sums live in local memory, and half of it was rows never written).
+SUM_ROWS = (0, 2, 4, 5, 6, 10)
+N_SUM = 6
 
 
 
 @nb.njit(cache=True)
-def _judge(K, a, d, scores_v, attack, lam, mu, bias_d, bias_j, kappa, probs):
-    """Multinomial logit over the K options; returns into probs."""
+def _judge(K, a, d, om, av_a, ap, av_ap, argued, attack, lam, mu, bias_d, bias_j, kappa,
+           probs):
+    """Multinomial logit over the K options, option a showing evidence ``av_a``, the
+    argued alternative ``ap`` (where ``argued``) ``av_ap``, the others none: returns
+    (Pr(y = a), Pr(y = omega), Pr(y = d)), the weights in ``probs`` [K] (only the three
+    probabilities read are divided: no evidence array, K - 3 fewer divisions)."""
     mx = -1e300
     for j in range(K):
-        s = kappa * scores_v[j] + bias_j[j]
+        v = av_ap if argued and j == ap else (av_a if j == a else 0)
+        s = kappa * np.float64(v) + bias_j[j]
         if j == a:
             s += mu - kappa * attack
         if j == d:
@@ -68,8 +78,7 @@ def _judge(K, a, d, scores_v, attack, lam, mu, bias_d, bias_j, kappa, probs):
     for j in range(K):
         probs[j] = math.exp(probs[j] - mx)
         tot += probs[j]
-    for j in range(K):
-        probs[j] /= tot
+    return probs[a] / tot, probs[om] / tot, probs[d] / tot
 
 
 @nb.njit(cache=True)
@@ -233,7 +242,7 @@ def _classify(words, K, c, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antag
 
 @nb.njit(inline="always", cache=True)
 def _values(K, c, om, a, ap, av_a, av_ap, att, argued, lam, mu, bias_d, bias_j, kappa,
-            near_loss, E0, E1, XA, EA, XP, EP, scores, probs):
+            near_loss, E0, E1, XA, EA, XP, EP, probs):
     """The judge's probabilities of one protocol's play: (Pr(y = a), Pr(y = omega), the
     expected loss), a function of the truth, the two argued options, their
     availabilities and the attack only (the unargued options' weights do not depend on
@@ -260,13 +269,8 @@ def _values(K, c, om, a, ap, av_a, av_ap, att, argued, lam, mu, bias_d, bias_j, 
         p_om = w_om / tot
         p_d = w_d / tot
     else:  # exponents out of range: the stable logit
-        for j in range(K):
-            scores[j] = 0.0
-        scores[a] = av_a
-        if argued:
-            scores[ap] = av_ap
-        _judge(K, a, d, scores, attack, lam, mu, bias_d, bias_j[c], kappa, probs)
-        pa, p_om, p_d = probs[a], probs[om], probs[d]
+        pa, p_om, p_d = _judge(K, a, d, om, av_a, ap, av_ap, argued, attack, lam, mu, bias_d,
+                               bias_j[c], kappa, probs)
     # Expected loss: 1 for every wrong option, near_loss for the distractor.
     exp_loss = (1.0 - p_om) - p_d * (1.0 - near_loss)
     return pa, p_om, exp_loss
@@ -275,11 +279,12 @@ def _values(K, c, om, a, ap, av_a, av_ap, att, argued, lam, mu, bias_d, bias_j, 
 @nb.njit(inline="always", cache=True)
 def _instance(words, K, c, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagonist,
               k_examine, lam, mu, bias_d, bias_j, kappa, near_loss, loss_tol, E0, E1, XA, EA,
-              XP, EP, scores, probs, cand, loc, cnt):
+              XP, EP, probs, cand, loc, cnt):
     """One instance of cell ``c`` (its row of the per-cell arrays), from its words: adds
-    its terms to ``loc[c]`` [2, N_ACC, 2] and its counts to ``cnt[c]`` [5] (the GPU's
-    per-instance step; the CPU launcher batches the same steps).  Rows are indexed in
-    place rather than sliced: a view per cell and instance cost 8%."""
+    its terms to ``loc[c]`` [2, N_SUM, 2] (the rows :data:`SUM_ROWS` of a protocol's
+    sums) and its counts to ``cnt[c]`` [5] (the GPU's per-instance step; the CPU
+    launcher batches the same steps).  Rows are indexed in place rather than sliced: a
+    view per cell and instance cost 8%."""
     om, corr, a, x_att, ap, mask = _classify(words, K, c, cum_prior, t_p, wrong_cum,
                                              avail_thr, t_attack, antagonist, k_examine,
                                              bias_d, bias_j, kappa, cand)
@@ -291,22 +296,23 @@ def _instance(words, K, c, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antag
         pa, p_om, exp_loss = _values(K, c, om, a, ap, (mask >> a) & 1,
                                      (mask >> ap) & 1 if argued else 0,
                                      att, argued, lam, mu, bias_d, bias_j, kappa, near_loss,
-                                     E0, E1, XA, EA, XP, EP, scores, probs)
-        # The twelve rows' sums and sums of squares (see sim.options): the indicator
-        # rows are counted (their squares are themselves), the rest added only where
-        # they are not zero (the same sums as adding every term).
-        r0 = 2 if corr else 0
+                                     E0, E1, XA, EA, XP, EP, probs)
+        # The six summed rows' sums and sums of squares (rows 0 or 2, 4, 5, 6, 10 of
+        # sim.options, at 0 or 1, 2, 3, 4, 5): the indicator rows are counted (their
+        # squares are themselves), the rest added only where they are not zero (the
+        # same sums as adding every term).
+        r0 = 1 if corr else 0
         loc[c, p, r0, 0] += pa
         loc[c, p, r0, 1] += pa * pa
-        loc[c, p, 4, 0] += p_om
-        loc[c, p, 4, 1] += p_om * p_om
-        loc[c, p, 5, 0] += exp_loss
-        loc[c, p, 5, 1] += exp_loss * exp_loss
+        loc[c, p, 2, 0] += p_om
+        loc[c, p, 2, 1] += p_om * p_om
+        loc[c, p, 3, 0] += exp_loss
+        loc[c, p, 3, 1] += exp_loss * exp_loss
         if loss_a > loss_tol:
-            loc[c, p, 6, 0] += pa
-            loc[c, p, 6, 1] += pa * pa
-        loc[c, p, 10, 0] += pa
-        loc[c, p, 10, 1] += pa * pa
+            loc[c, p, 4, 0] += pa
+            loc[c, p, 4, 1] += pa * pa
+        loc[c, p, 5, 0] += pa
+        loc[c, p, 5, 1] += pa * pa
     cnt[c, 1 if corr else 0] += 1
     if loss_a > loss_tol:
         cnt[c, 2] += 1
@@ -337,7 +343,6 @@ def value_tables(K, antagonist, lam, mu, bias_d, bias_j, kappa, near_loss, loss_
     V1 = np.zeros((n_cells, K, K, 2, Q, 6))
     lossy = np.zeros((n_cells, K, K), np.bool_)
     for c in nb.prange(n_cells):
-        scores = np.zeros(K)
         probs = np.zeros(K)
         for om in range(K):
             d = (om + 1) % K
@@ -359,8 +364,7 @@ def value_tables(K, antagonist, lam, mu, bias_d, bias_j, kappa, near_loss, loss_
                             argued = True
                         pa, p_om, el = _values(K, c, om, a, ap, av_a, av_ap, att, argued,
                                                lam[c], mu[c], bias_d[c], bias_j, kappa[c],
-                                               near_loss[c], E0, E1, XA, EA, XP, EP, scores,
-                                               probs)
+                                               near_loss[c], E0, E1, XA, EA, XP, EP, probs)
                         for v, x in ((0, pa), (2, p_om), (4, el)):
                             if q == 0:
                                 V0[c, om, a, av_a, v] = x

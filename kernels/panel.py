@@ -39,8 +39,11 @@ _N_KEYS = 8
 
 @nb.njit(cache=True)
 def _aggregate(pi, n, rule, need, tie, default, dp):
-    """Endorsement probability of the rule given independent vote probabilities ``pi``."""
-    dp[:] = 0.0
+    """Endorsement probability of the rule given independent vote probabilities ``pi``
+    (``dp`` [at least n + 1]: the vote counts' distribution; only the entries the
+    recursion reads are zeroed first)."""
+    for k in range(n + 1):
+        dp[k] = 0.0
     dp[0] = 1.0
     for j in range(n):
         p = pi[j]
@@ -58,21 +61,28 @@ def _aggregate(pi, n, rule, need, tie, default, dp):
 
 
 @nb.njit(inline="always", cache=True)
-def _panel(i, zq, n, n_ctr, rule, need, tie, default, a, e, bias_sd, k0, k1, stream, norms, pi,
-           beta, dp, vals):
+def _panel(i, zq, n, n_ctr, rule, need, tie, default, a, e, bias_sd, k0, k1, stream, pi, beta,
+           dp, vals):
     """Panel ``i``: the endorsement probability of each entry of ``zq`` into ``vals``
-    (compiled for the CPU here and for the GPU by :mod:`kernels.gpu.panel`)."""
+    (compiled for the CPU here and for the GPU by :mod:`kernels.gpu.panel`).  Its
+    normals are the latent z (normal 0) and the judges' biases (bias_sd times normals
+    1 .. n), written where they are made rather than kept in an array of normals (on
+    the GPU a thread's arrays live in local memory)."""
     ii = np.uint64(i)
+    z = 0.0
     for c in range(n_ctr):
         w0, w1, w2, w3 = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(c), stream, k0, k1)
         u1 = (np.float64(w0) + 0.5) * _INV32
         u2 = (np.float64(w1) + 0.5) * _INV32
         r = math.sqrt(-2.0 * math.log(u1))
-        norms[2 * c] = r * math.cos(2.0 * math.pi * u2)
-        norms[2 * c + 1] = r * math.sin(2.0 * math.pi * u2)
-    z = norms[0]
-    for j in range(n):
-        beta[j] = bias_sd * norms[1 + j]
+        x0 = r * math.cos(2.0 * math.pi * u2)
+        x1 = r * math.sin(2.0 * math.pi * u2)
+        if c == 0:
+            z = x0
+        else:
+            beta[2 * c - 1] = bias_sd * x0
+        if 2 * c < n:
+            beta[2 * c] = bias_sd * x1
     for m in range(zq.shape[0]):
         t = zq[m]
         if rule == RULE_CONFIDENCE:

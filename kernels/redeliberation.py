@@ -40,12 +40,17 @@ N_POL = 4  # raw, fixed, rereconcile, adaptive
 
 
 @nb.njit(cache=True)
-def _runs(out, r, i, k, M, stream, k0, k1, m, sig):
-    """The k runs of round r (toward-truth coordinate m + sig Z), and the round's
-    hazard uniform."""
+def _runs(r, i, k, M, stream, k0, k1, m, sig):
+    """The k runs of round r (toward-truth coordinate m + sig Z) summarised as they are
+    drawn, and the round's hazard uniform: (u, mean, range, agreement: +1 all toward
+    the truth, -1 all away, 0 split).  The summary's sum, minimum and maximum take the
+    runs in their order, as from an array of them; none is kept (on the GPU a thread's
+    arrays live in local memory)."""
     ii = np.uint64(i)
     base = 2 + r * (M + 1)
     idx = 0
+    s, lo, hi = 0.0, 0.0, 0.0
+    pos = 0
     for j in range(M):
         w0, w1, w2, w3 = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(base + j), stream, k0, k1)
         for pair in range(2):
@@ -55,29 +60,25 @@ def _runs(out, r, i, k, M, stream, k0, k1, m, sig):
             u2 = (np.float64(b) + 0.5) * _INV32
             rad = math.sqrt(-2.0 * math.log(u1))
             if idx < k:
-                out[idx] = m + sig * rad * math.cos(2.0 * math.pi * u2)
+                y = m + sig * rad * math.cos(2.0 * math.pi * u2)
+                if idx == 0:
+                    lo, hi = y, y
+                s, lo, hi, pos = _step(s, lo, hi, pos, y)
             if idx + 1 < k:
-                out[idx + 1] = m + sig * rad * math.sin(2.0 * math.pi * u2)
+                y = m + sig * rad * math.sin(2.0 * math.pi * u2)
+                s, lo, hi, pos = _step(s, lo, hi, pos, y)
             idx += 2
-    if r == 0:
-        return 1.0  # the first pass has no hazard draw
-    w0, _, _, _ = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(base + M), stream, k0, k1)
-    return (np.float64(w0) + 0.5) * _INV32
-
-
-@nb.njit(cache=True)
-def _summary(y, k):
-    """(mean, range, agreement: +1 all toward the truth, -1 all away, 0 split)."""
-    s, lo, hi = 0.0, y[0], y[0]
-    pos = 0
-    for j in range(k):
-        s += y[j]
-        lo = min(lo, y[j])
-        hi = max(hi, y[j])
-        if y[j] > 0.0:
-            pos += 1
     agree = 1 if pos == k else (-1 if pos == 0 else 0)
-    return s / k, hi - lo, agree
+    if r == 0:
+        return 1.0, s / k, hi - lo, agree  # the first pass has no hazard draw
+    w0, _, _, _ = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(base + M), stream, k0, k1)
+    return (np.float64(w0) + 0.5) * _INV32, s / k, hi - lo, agree
+
+
+@nb.njit(inline="always", cache=True)
+def _step(s, lo, hi, pos, y):
+    """One run added to the summary's sum, minimum, maximum and count toward the truth."""
+    return s + y, min(lo, y), max(hi, y), pos + (1 if y > 0.0 else 0)
 
 
 @nb.njit(cache=True)
@@ -111,7 +112,7 @@ def _put(acc, b, p, t, right, dec, corr, wrongd, hidden, calls, trig, rounds):
 @nb.njit(cache=True)  # not inline="always": numba 0.68 fails to inline it (UnsupportedError)
 def _claim(i, k0, k1, stream, contested, p_true, margin, noise, bias, bias_sd, k, M, last, x,
            rho, h, max_rounds, bands, mults, thr, trig_spread, base_calls, round_calls, forced,
-           J, y, acc, band, spread, fser, b):
+           J, acc, band, spread, fser, b):
     """Claim ``i``: adds its terms to ``acc[b]``, ``band[b]``, ``spread[b]``, ``fser[b]``
     (compiled for the CPU here and for the GPU by :mod:`kernels.gpu.redeliberation`)."""
     ii = np.uint64(i)
@@ -126,8 +127,7 @@ def _claim(i, k0, k1, stream, contested, p_true, margin, noise, bias, bias_sd, k
     nB = math.sqrt(-2.0 * math.log(u1)) * math.cos(2.0 * math.pi * u2)
     m = margin[t] + s * (bias + bias_sd * nB)
     sig = noise[t]
-    _runs(y, 0, i, k, M, stream, k0, k1, m, sig)
-    ybar, S, agree = _summary(y, k)
+    _, ybar, S, agree = _runs(0, i, k, M, stream, k0, k1, m, sig)
     right = ybar > 0.0
     jR, jW = J[eT, eF], J[eF, eT]
     raw = jR if right else 1.0 - jW  # the one-pass verdict is correct
@@ -166,10 +166,9 @@ def _claim(i, k0, k1, stream, contested, p_true, margin, noise, bias, bias_sd, k
         need_forced = r <= forced
         if not going and not need_forced:
             break
-        u = _runs(y, r, i, k, M, stream, k0, k1, m, sig)
+        u, yb, _, ag = _runs(r, i, k, M, stream, k0, k1, m, sig)
         if u < h:
             revealed = True
-        yb, _, ag = _summary(y, k)
         if need_forced:
             fser[b, t, r] += 1.0 if (revealed or yb > 0.0) else 0.0
         if going and r <= max_rounds:
@@ -202,9 +201,8 @@ def redeliberation_kernel(n, k0, k1, contested, p_true, margin, noise, bias, bia
     M = (k + 3) // 4
     last = max(max_rounds, forced)
     for b in nb.prange(n_blocks):
-        y = np.empty(4 * M)
         for i in range(b * BLOCK, min((b + 1) * BLOCK, n)):
             _claim(i, k0, k1, stream, contested, p_true, margin, noise, bias, bias_sd, k, M,
                    last, x, rho, h, max_rounds, bands, mults, thr, trig_spread, base_calls,
-                   round_calls, forced, J, y, acc, band, spread, fser, b)
+                   round_calls, forced, J, acc, band, spread, fser, b)
     return acc, band, spread, fser

@@ -116,6 +116,14 @@ def launchers():
     out.append(("loop, majority learner", lambda: gl.loop_paths(
         kl.MAJORITY, 3, 8, 30, 4, 0.3, 0.05, 0.6, 0.7, 0.02, 0.2, 0.3, 0.9, 0.8, 0.7, J_c, J_d,
         0.1, np.array([0.7, 0.2]), 0.4, J_c, True, k0, k1)))
+    # Options whose exponents pass the doubles' range: the kernel with the stable-logit
+    # fallback (the benchmark's cell never needs it: the kernel without).
+    from antiamp.models.options.config import OptionsConfig
+    from antiamp.models.options.core import simulate_cells
+
+    out.append(("options, lam = 700 (the fallback's kernel)", lambda: simulate_cells(
+        [(0.55, 0.4, 700.0, 0.1, 2.0, OptionsConfig(K=4, antagonist="best_of_k", k_examine=3))],
+        4096, 0, 0, "cuda")))
     t = [bernoulli_thresholds([q]) for q in (0.8, 0.7, 0.3)]
     out.append(("portfolio (B = 30)",
                 lambda: gp.portfolio_class_counts_cells(*t, 30, 0, 4096, k0, k1, 0)))
@@ -131,7 +139,8 @@ def launchers():
 
 #: Kernels that must have compiled (module.kernel).
 KERNELS = ("baseline._one", "baseline._cells", "baseline._floor", "correlated._cells",
-           "portfolios._cells", "messages._blocks", "options._blocks", "panel._blocks",
+           "portfolios._cells", "messages._blocks", "options._blocks",
+           "options._blocks_tabled", "panel._blocks",
            "confidence._blocks", "redeliberation._blocks", "colmad._counts",
            "mediation._sums", "loop._cases", "loop._start", "loop._types", "launch.kern")
 

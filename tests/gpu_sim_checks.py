@@ -326,6 +326,13 @@ def check_mediation():
         assert g[0].dtype == np.int64 and g[1].dtype == np.int64
         assert g[0][0].sum() == n and g[1][:5].sum() == n * a[2]
         assert np.array_equal(g[0], c[0]) and np.array_equal(g[1], c[1]), (a[:3], n, g, c)
+    # A thread's citation sums added into its block's every case, every 3 cases: the
+    # same sums.
+    a, n = cases[2][0], 1500
+    c = km.mediation_sums(n, K0, K1, *a, 3)
+    for flush in (1, 3):
+        g = gmd.mediation_sums(n, K0, K1, *a, blocks=1, flush=flush)
+        assert np.array_equal(g[0], c[0]) and np.array_equal(g[1], c[1]), flush
     big = args(flaws=50.0, surv=1.0, iters=90, fa=1.0)
     assert km.mediation_sums(77, K0, K1, *big, 3)[0][1].sum() > 77 * km.N_TAB
     a = args(P=4, M=12, classes=(0.4, 0.1, 0.2, 0.2, 0.1))

@@ -37,10 +37,9 @@ def option_sums_cells(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagon
     n_ctr = (n_words + 3) // 4
     for b in nb.prange(n_blocks):
         words = np.empty(4 * n_ctr, np.uint32)
-        scores = np.zeros(K)
         probs = np.zeros(K)
         cand = np.zeros(K, np.int64)
-        loc = np.zeros((n_cells, 2, N_ACC, 2))
+        loc = np.zeros((n_cells, 2, ko.N_SUM, 2))
         cnt = np.zeros((n_cells, 5), np.int64)
         start = (first_block + b) * ko.BLOCK
         for i in range(start, start + ko.BLOCK):
@@ -49,12 +48,12 @@ def option_sums_cells(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagon
                 ko._instance(words, K, c, cum_prior, t_p[c], wrong_cum, avail_thr, t_attack[c],
                              antagonist[c], k_examine[c], lam[c], mu[c], bias_d[c], bias_j,
                              kappa[c], near_loss[c], loss_tol[c], E0, E1, XA, EA, XP, EP,
-                             scores, probs, cand, loc, cnt)
+                             probs, cand, loc, cnt)
         for c in range(n_cells):
             for p in range(2):
-                for r in range(N_ACC):
-                    acc[b, c, p, r, 0] = loc[c, p, r, 0]
-                    acc[b, c, p, r, 1] = loc[c, p, r, 1]
+                for r in range(ko.N_SUM):
+                    acc[b, c, p, ko.SUM_ROWS[r], 0] = loc[c, p, r, 0]
+                    acc[b, c, p, ko.SUM_ROWS[r], 1] = loc[c, p, r, 1]
                 for r, k in ((1, cnt[c, 0]), (3, cnt[c, 1]), (7, cnt[c, 2]),
                              (11, cnt[c, 0] + cnt[c, 1])):
                     acc[b, c, p, r, 0] = k
@@ -243,14 +242,13 @@ def panel_endorsement(zq, n, rule, need, tie, default, icc, bias_sd, n_panels, k
     e = math.sqrt(max(1.0 - icc, 0.0))
     n_ctr = (1 + n + 1) // 2
     for b in nb.prange(n_blocks):
-        norms = np.empty(2 * n_ctr)
         pi = np.empty(n)
         beta = np.empty(n)
         dp = np.empty(n + 1)
         vals = np.empty(M)
         for i in range(b * P, (b + 1) * P):
             kpn._panel(i, zq, n, n_ctr, rule, need, tie, default, a, e, bias_sd, k0, k1,
-                       stream, norms, pi, beta, dp, vals)
+                       stream, pi, beta, dp, vals)
             for m in range(M):
                 s1[b, m] += vals[m]
                 for m2 in range(M):

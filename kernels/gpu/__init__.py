@@ -178,34 +178,39 @@ def _twins():
     return _TWINS
 
 
-def device(fn):
+def device(fn, replace=None):
     """The ``cuda.jit(device=True)`` compilation of ``fn``'s Python source.
 
     ``fn`` is a numba CPU dispatcher (its ``py_func`` is the source) or a plain
     function.  Every global it names that is a CPU dispatcher is replaced, in a
     copy of its globals, by that dispatcher's device function (recursively), so
     the device code calls device code only; a function with a device twin
-    (:func:`_twins`) is replaced by the twin.
+    (:func:`_twins`) is replaced by the twin.  ``replace`` ({CPU dispatcher's
+    ``py_func``: plain function}) compiles a variant in which those functions, at any
+    depth of the calls, are the given ones (a kernel for inputs that never reach a
+    rare branch, say, without that branch's registers).
     """
     from numba.core.registry import CPUDispatcher
 
     py = getattr(fn, "py_func", fn)
-    if py in _DEVICE:
-        return _DEVICE[py]
+    key = (py, tuple(replace.items())) if replace else py
+    if key in _DEVICE:
+        return _DEVICE[key]
     twin = _twins().get(py)
     if twin is not None:
-        dev = _DEVICE[py] = twin()
+        dev = _DEVICE[key] = twin()
         return dev
     glb = dict(py.__globals__)
     for name in py.__code__.co_names:
         v = glb.get(name)
         if isinstance(v, CPUDispatcher):
-            glb[name] = device(v)
+            sub = (replace or {}).get(v.py_func)
+            glb[name] = device(sub) if sub is not None else device(v, replace)
     clone = types.FunctionType(py.__code__, glb, py.__name__, py.__defaults__, py.__closure__)
     clone.__qualname__ = py.__qualname__
     clone.__module__ = py.__module__
     dev = cuda().jit(device=True)(clone)
-    _DEVICE[py] = dev
+    _DEVICE[key] = dev
     return dev
 
 

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import numba as nb
 import numpy as np
-from numba import int64, uint64
+from numba import int32, int64, uint64
 
 from .. import gpu as _gpu
 from ..loop import (MAJORITY, N_PROTOCOLS, N_THR, STREAM, budget_share, case_code,
@@ -72,10 +72,13 @@ P2 = 2 * P
 def _cases(majority, batch, n_round, per_thread, tiles, j0, n_paths, tt, k0, k1, base_T, thr,
            esc_debate, state, type_wrong, cnt):
     tot = cuda.shared.array(P4, int64)
-    T = cuda.local.array((P, N_THR), uint64)
-    te = cuda.local.array(P, uint64)
-    c = cuda.local.array(P4, int64)
-    lab = cuda.local.array(P, int64)
+    # The (path, tile)'s thresholds, the same for every thread of the block: in shared
+    # memory, written once a block (per thread they took local memory and registers).
+    T = cuda.shared.array((P, N_THR), uint64)
+    te = cuda.shared.array(P, uint64)
+    # A thread's counts of a tile, at most its ``per_thread`` cases: int32.
+    c = cuda.local.array(P4, int32)
+    lab = cuda.local.array(P, int32)
     t = cuda.threadIdx.x
     stream = np.uint64(STREAM)
     u = np.int64(cuda.blockIdx.x)
@@ -84,12 +87,13 @@ def _cases(majority, batch, n_round, per_thread, tiles, j0, n_paths, tt, k0, k1,
         first = (u % tiles) * (per_thread * THREADS)
         if t < 4 * P:
             tot[t] = 0
+        if t < P * N_THR:
+            p, q = t // N_THR, t % N_THR
+            T[p, q] = thr[p, jl, T_RHO] if q == 2 else (thr[p, jl, T_S] if q == 7
+                                                        else base_T[q])
+        if t < P:
+            te[t] = thr[t, jl, T_ERR]
         for p in range(P):
-            for q in range(N_THR):
-                T[p, q] = base_T[q]
-            T[p, 2] = thr[p, jl, T_RHO]
-            T[p, 7] = thr[p, jl, T_S]
-            te[p] = thr[p, jl, T_ERR]
             lab[p] = 0
         for q in range(4 * P):
             c[q] = 0
@@ -110,12 +114,17 @@ def _cases(majority, batch, n_round, per_thread, tiles, j0, n_paths, tt, k0, k1,
                                 cuda.atomic.add(type_wrong, (jl, p, cur), np.uint32(lab[p]))
                             lab[p] = 0
                     cur = k
+                # The thresholds' row read where a case uses it: ``i >> 62`` is 0 (i <
+                # 2**62), but the compiler cannot know it, so it does not hoist the
+                # loads of all three rows out of the loop into 108 registers (shared
+                # memory reads of one address by a warp are broadcasts).
+                z = i >> 62
                 for p in range(P):
                     if majority:
                         wrong = np.int64(state[jl, p, k])
                     else:
                         wrong = np.int64(np.uint64(a0) < te[p])
-                    code = case(p, wrong, a1, a2, a3, b0, b1, b2, b3, T[p], esc_debate)
+                    code = case(p, wrong, a1, a2, a3, b0, b1, b2, b3, T[p + z], esc_debate)
                     c[4 * p] += code & 1
                     c[4 * p + 1] += (code >> 1) & 1
                     c[4 * p + 2] += (code >> 2) & 1

@@ -31,7 +31,7 @@ Imported only when a GPU path is asked for (it imports numba.cuda).
 from __future__ import annotations
 
 import numpy as np
-from numba import int64, uint32, uint64
+from numba import int32, int64, uint32, uint64
 
 from .. import gpu as _gpu
 from ..mediation import N_CIT, one_case
@@ -51,18 +51,48 @@ MAX_WORDS = 4 * ((1 + 2 * MAX_ITERS + 2 * MAX_PERSPECTIVES + 4 + 3) // 4)
 #: Shared-memory counters per array of a block (20 KiB in all): the flaw classes,
 #: 2 (P + 1)^2, of P <= 21.
 BINS = 1024
+#: The citation sums a case adds to: the five class counts, their 15 products a <= c,
+#: the perfect cases and their five counts (the rest of N_CIT is the products' lower
+#: triangle, copied on the host).  Each thread keeps its own in shared memory, a column
+#: of int32 (26 KiB a block, within the 48 KiB of static shared memory beside the
+#: histograms), added into the block's int64 sums before any can overflow: in
+#: registers as int64 they held 52 of the thread's registers, which halved the
+#: resident warps.
+N_USED = 26
+
+
+@cuda.jit(device=True)
+def _flush(acc, t, c_sum):
+    """Thread t's citation sums into the block's (at their N_CIT places; integers: any
+    order gives the same sums), and zeroed."""
+    u = 5
+    for a in range(5):
+        _add(c_sum, a, acc, a, t)
+        _add(c_sum, 31 + a, acc, 21 + a, t)
+        for c in range(a, 5):
+            _add(c_sum, 5 + 5 * a + c, acc, u, t)
+            u += 1
+    _add(c_sum, 30, acc, 20, t)
+
+
+@cuda.jit(device=True)
+def _add(c_sum, k, acc, u, t):
+    v = acc[u, t]
+    if v != 0:
+        cuda.atomic.add(c_sum, k, np.int64(v))
+        acc[u, t] = 0
 
 
 @cuda.jit
 def _sums(start, count, k0, k1, iters, P, M, surv, s, false_dissent, G_p, S_p, G_b, S_b,
-          t_dis, t_fa, t_erase, q, G_c, S_c, n_cls, copies, out, cit):
+          t_dis, t_fa, t_erase, q, G_c, S_c, n_cls, copies, flush, out, cit):
     n_hist = cuda.shared.array(BINS, uint32)
     u_hist = cuda.shared.array(BINS, uint64)
     u2_hist = cuda.shared.array(BINS, uint64)
     c_sum = cuda.shared.array(N_CIT, int64)
     W = cuda.local.array((MAX_WORDS, 1), uint32)
     counts = cuda.local.array(5, int64)
-    acc = cuda.local.array(N_CIT, int64)
+    acc = cuda.shared.array((N_USED, THREADS), int32)
     t = cuda.threadIdx.x
     for k in range(t, BINS, THREADS):
         n_hist[k] = 0
@@ -70,14 +100,15 @@ def _sums(start, count, k0, k1, iters, P, M, surv, s, false_dissent, G_p, S_p, G
         u2_hist[k] = 0
     for k in range(t, N_CIT, THREADS):
         c_sum[k] = 0
-    for k in range(N_CIT):
-        acc[k] = 0
+    for k in range(N_USED):
+        acc[k, t] = 0
     cuda.syncthreads()
     n_words = 1 + 2 * iters + 2 * P + 4
     Wc = W[:4 * ((n_words + 3) // 4)]  # the case's words only
     base = ((t // _gpu.WARP) % copies) * n_cls if copies > 0 else 0
     i = np.int64(cuda.grid(1))
     stride = np.int64(cuda.gridsize(1))
+    n_acc = 0
     while i < count:  # grid-stride loop
         cl, nf = case(start + i, k0, k1, iters, P, M, surv, s, false_dissent, G_p, S_p, G_b,
                       S_b, t_dis, t_fa, t_erase, q, G_c, S_c, Wc, counts)
@@ -93,17 +124,21 @@ def _sums(start, count, k0, k1, iters, P, M, surv, s, false_dissent, G_p, S_p, G
                 cuda.atomic.add(out, (1, cl), np.int64(nf))
                 cuda.atomic.add(out, (2, cl), np.int64(nf) * np.int64(nf))
         perf = np.int64(counts[0] + counts[1] == M)
-        acc[30] += perf
+        acc[20, t] += perf
+        u = 5
         for a in range(5):
             ca = counts[a]
-            acc[a] += ca
-            acc[31 + a] += perf * ca
+            acc[a, t] += ca
+            acc[21 + a, t] += perf * ca
             for c in range(a, 5):
-                acc[5 + 5 * a + c] += ca * counts[c]
+                acc[u, t] += ca * counts[c]
+                u += 1
+        n_acc += 1
+        if n_acc == flush:  # every term is at most M^2: flush M^2 < 2^31
+            _flush(acc, t, c_sum)
+            n_acc = 0
         i += stride
-    for k in range(N_CIT):
-        if acc[k] != 0:
-            cuda.atomic.add(c_sum, k, acc[k])
+    _flush(acc, t, c_sum)
     cuda.syncthreads()
     if copies > 0:
         for k in range(t, n_cls, THREADS):  # one reduction per block
@@ -125,17 +160,21 @@ def _sums(start, count, k0, k1, iters, P, M, surv, s, false_dissent, G_p, S_p, G
 
 
 def mediation_sums(n, k0, k1, iters, P, M, surv, s, false_dissent, G_p, S_p, G_b, S_b, t_dis,
-                   t_fa, t_erase, q, G_c, S_c, *, start=0, blocks=0, step=0):
+                   t_fa, t_erase, q, G_c, S_c, *, start=0, blocks=0, step=0, flush=0):
     """:func:`kernels.mediation.mediation_sums` on the GPU over cases ``start`` ..
     ``start + n - 1``: the same (int64[3, 2 (P + 1)**2], int64[N_CIT]).  ``blocks``
-    (0 = fill the GPU) and ``step`` (cases per launch) do not change the result; the
-    tables go in once, the sums come out once."""
+    (0 = fill the GPU), ``step`` (cases per launch) and ``flush`` (cases a thread adds
+    up before its citation sums go into its block's; 0: the most that cannot overflow
+    them) do not change the result; the tables go in once, the sums come out once."""
     n, iters, P, M = int(n), int(iters), int(P), int(M)
     if not 0 <= iters <= MAX_ITERS or not 1 <= P <= MAX_PERSPECTIVES:
         raise ValueError(f"the GPU mediation kernel takes iterations in [0, {MAX_ITERS}] and "
                          f"perspectives in [1, {MAX_PERSPECTIVES}], got {iters} and {P}")
     n_cls = 2 * (P + 1) * (P + 1)
     copies = min(WARPS, BINS // n_cls)
+    # Cases a thread adds up before its int32 citation sums go into the block's: a
+    # case adds at most M^2 to each (its class counts sum to M).
+    flush = int(flush) or max(1, (2**31 - 1) // (M * M))
     dev = [cuda.to_device(np.ascontiguousarray(a)) for a in (G_p, S_p, G_b, S_b, t_dis, q,
                                                               G_c, S_c)]
     d_G_p, d_S_p, d_G_b, d_S_b, d_t_dis, d_q, d_G_c, d_S_c = dev
@@ -146,7 +185,7 @@ def mediation_sums(n, k0, k1, iters, P, M, surv, s, false_dissent, G_p, S_p, G_b
             np.int64(int(start) + off), np.int64(m), np.uint64(k0), np.uint64(k1),
             np.int64(iters), np.int64(P), np.int64(M), np.float64(surv), np.float64(s),
             np.float64(false_dissent), d_G_p, d_S_p, d_G_b, d_S_b, d_t_dis, np.uint64(t_fa),
-            np.uint64(t_erase), d_q, d_G_c, d_S_c, np.int64(n_cls), np.int64(copies), d_out,
+            np.uint64(t_erase), d_q, d_G_c, d_S_c, np.int64(n_cls), np.int64(copies), np.int64(flush), d_out,
             d_cit)
     out, cit = d_out.copy_to_host(), d_cit.copy_to_host()
     for a in range(5):  # the products' lower triangle, as the CPU kernel fills it

@@ -55,7 +55,7 @@ def _blocks(t_p, t_rho, lam, mu, kappa_v, kappa_r, m_true, m_false, sd, favoured
     nvals = nc * NV
     b = cuda.blockIdx.x
     while b < n_blocks:  # grid-stride loop over canonical blocks
-        for v in range(TILE * NV):
+        for v in range(nc * NV):  # this pass's cells only (the rest is never read)
             loc[v] = 0.0
         base = np.int64(first_block + b) * BLOCK
         for r in range(BLOCK // THREADS):

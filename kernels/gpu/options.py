@@ -11,89 +11,119 @@ block order.  The sums differ from the CPU's in the last bits, from the order of
 the additions inside a block and from ``exp`` (CUDA's libdevice; the tables'
 exponentials are the CPU's, only the stable-logit fallback calls ``exp`` on the GPU).
 
+Two kernels from one source: ``_blocks`` with that fallback, and ``_blocks_tabled``
+for the passes whose cells' tabled exponents never need it (checked on the host,
+:func:`tabled`), compiled with the fallback's function replaced by one that is never
+called there: its loops and probabilities took 22 registers a thread, which kept
+the kernel at one block an SM.
+
 Imported only when a GPU path is asked for (it imports numba.cuda).
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
-from numba import float64, int64, uint32
+from numba import float64, int32, int64, uint32
 
 from .. import gpu as _gpu
-from ..options import BLOCK, MAX_K, N_ACC, _instance, judge_tables
+from ..options import BLOCK, MAX_K, N_ACC, N_SUM, SUM_ROWS, _instance, _judge, judge_tables
 from ..rng import fill_words
 
 # The module global that numba's CUDA simulator swaps for its own.
 cuda = _gpu.cuda()
 
+
+def _judge_unreached(K, a, d, om, av_a, ap, av_ap, argued, attack, lam, mu, bias_d, bias_j,
+                     kappa, probs):
+    """The stable-logit fallback where :func:`tabled` says no instance reaches it: NaN
+    (never returned there)."""
+    return math.nan, math.nan, math.nan
+
+
 words_of = _gpu.device(fill_words)
 instance = _gpu.device(_instance)
+instance_tabled = _gpu.device(_instance, {_judge.py_func: _judge_unreached})
 
 THREADS = _gpu.THREADS
 #: Cells per pass (each thread keeps their sums in local memory).
 TILE = 4
-#: Numbers per cell and canonical block: the [2, N_ACC, 2] sums, then the 5 counts.
-NS = 2 * N_ACC * 2
+#: Numbers per cell and canonical block: the [2, N_SUM, 2] sums (the rows an instance
+#: adds terms to), then the 5 counts (a thread's, at most BLOCK // THREADS: int32).
+NS = 2 * N_SUM * 2
 NV = NS + 5
 CHUNK = 16
 MAX_WORDS = 4 * ((7 + 2 * MAX_K + 3) // 4)
 
 
-@cuda.jit
-def _blocks(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagonist, k_examine, lam, mu,
-            bias_d, bias_j, kappa, near_loss, loss_tol, E0, E1, XA, EA, XP, EP, c0, nc,
-            first_block, n_blocks, k0, k1, stream, out):
-    words = cuda.local.array(MAX_WORDS, uint32)
-    scores = cuda.local.array(MAX_K, float64)
-    probs = cuda.local.array(MAX_K, float64)
-    cand = cuda.local.array(MAX_K, int64)
-    loc = cuda.local.array((TILE, 2, N_ACC, 2), float64)
-    cnt = cuda.local.array((TILE, 5), int64)
-    stage = cuda.shared.array((THREADS, CHUNK), float64)
-    t = cuda.threadIdx.x
-    n_ctr = (7 + 2 * K + 3) // 4
-    # This pass's cells as rows 0 .. nc - 1 of every per-cell array.
-    cp, wc, at, bj = cum_prior[c0:], wrong_cum[c0:], avail_thr[c0:], bias_j[c0:]
-    e0, e1, xa, ea, xp, ep = E0[c0:], E1[c0:], XA[c0:], EA[c0:], XP[c0:], EP[c0:]
-    nvals = nc * NV
-    b = cuda.blockIdx.x
-    while b < n_blocks:  # grid-stride loop over canonical blocks
-        for j in range(TILE):
-            for p in range(2):
-                for r in range(N_ACC):
-                    loc[j, p, r, 0] = 0.0
-                    loc[j, p, r, 1] = 0.0
-            for q in range(5):
-                cnt[j, q] = 0
-        base = np.int64(first_block + b) * BLOCK
-        for r in range(BLOCK // THREADS):
-            words_of(words, base + r * THREADS + t, n_ctr, stream, k0, k1)
-            for j in range(nc):  # common random numbers: every cell of the pass
-                c = c0 + j
-                instance(words, K, j, cp, t_p[c], wc, at, t_attack[c], antagonist[c],
-                         k_examine[c], lam[c], mu[c], bias_d[c], bj, kappa[c], near_loss[c],
-                         loss_tol[c], e0, e1, xa, ea, xp, ep, scores, probs, cand, loc,
-                         cnt)
-        # One reduction per block, in thread order: CHUNK numbers at a time.
-        for v0 in range(0, nvals, CHUNK):
-            for q in range(CHUNK):
-                v = v0 + q
-                if v < nvals:
-                    j = v // NV
-                    w = v % NV
-                    if w < NS:
-                        stage[t, q] = loc[j, w // (2 * N_ACC), (w // 2) % N_ACC, w % 2]
-                    else:
-                        stage[t, q] = np.float64(cnt[j, w - NS])
-            cuda.syncthreads()
-            if t < CHUNK and v0 + t < nvals:
-                s = 0.0
-                for r in range(THREADS):
-                    s += stage[r, t]
-                v = v0 + t
-                out[b, c0 + v // NV, v % NV] = s
-            cuda.syncthreads()
-        b += cuda.gridDim.x
+def _kernel(instance, name):
+    """The launch kernel calling ``instance`` for each instance and cell, named ``name``."""
+
+    def kernel(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagonist, k_examine, lam,
+               mu, bias_d, bias_j, kappa, near_loss, loss_tol, E0, E1, XA, EA, XP, EP, c0,
+               nc, first_block, n_blocks, k0, k1, stream, out):
+        words = cuda.local.array(MAX_WORDS, uint32)
+        probs = cuda.local.array(MAX_K, float64)
+        cand = cuda.local.array(MAX_K, int64)
+        loc = cuda.local.array((TILE, 2, N_SUM, 2), float64)
+        cnt = cuda.local.array((TILE, 5), int32)
+        stage = cuda.shared.array((THREADS, CHUNK), float64)
+        t = cuda.threadIdx.x
+        n_ctr = (7 + 2 * K + 3) // 4
+        nvals = nc * NV
+        b = cuda.blockIdx.x
+        while b < n_blocks:  # grid-stride loop over canonical blocks
+            for j in range(nc):  # this pass's cells only (the rest is never read)
+                for p in range(2):
+                    for r in range(N_SUM):
+                        loc[j, p, r, 0] = 0.0
+                        loc[j, p, r, 1] = 0.0
+                for q in range(5):
+                    cnt[j, q] = 0
+            base = np.int64(first_block + b) * BLOCK
+            for r in range(BLOCK // THREADS):
+                words_of(words, base + r * THREADS + t, n_ctr, stream, k0, k1)
+                for j in range(nc):  # common random numbers: every cell of the pass
+                    instance(words, K, j, cum_prior, t_p[j], wrong_cum, avail_thr, t_attack[j],
+                             antagonist[j], k_examine[j], lam[j], mu[j], bias_d[j], bias_j,
+                             kappa[j], near_loss[j], loss_tol[j], E0, E1, XA, EA, XP, EP, probs,
+                             cand, loc, cnt)
+            # One reduction per block, in thread order: CHUNK numbers at a time.
+            for v0 in range(0, nvals, CHUNK):
+                for q in range(CHUNK):
+                    v = v0 + q
+                    if v < nvals:
+                        j = v // NV
+                        w = v % NV
+                        if w < NS:
+                            stage[t, q] = loc[j, w // (2 * N_SUM), (w // 2) % N_SUM, w % 2]
+                        else:
+                            stage[t, q] = np.float64(cnt[j, w - NS])
+                cuda.syncthreads()
+                if t < CHUNK and v0 + t < nvals:
+                    s = 0.0
+                    for r in range(THREADS):
+                        s += stage[r, t]
+                    v = v0 + t
+                    out[b, c0 + v // NV, v % NV] = s
+                cuda.syncthreads()
+            b += cuda.gridDim.x
+
+    kernel.__name__ = kernel.__qualname__ = name
+    return cuda.jit(kernel)
+
+
+_blocks = _kernel(instance, "_blocks")
+_blocks_tabled = _kernel(instance_tabled, "_blocks_tabled")
+
+
+def tabled(XA, EA, XP):
+    """Whether no instance of these cells (rows of :func:`kernels.options.judge_tables`'
+    tables) reaches the stable-logit fallback of :func:`kernels.options._values`: every
+    argued option's exponent is below 700 and a's weight above 1e-280, so the total
+    weight, a's plus others' (none negative), is above 1e-280 too."""
+    return bool((XA < 700.0).all() and (XP < 700.0).all() and (EA > 1e-280).all())
 
 
 def option_sums_cells(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagonist,
@@ -114,14 +144,20 @@ def option_sums_cells(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagon
     d_out = cuda.device_array((n_blocks, n_cells, NV), np.float64)
     grid = blocks or _gpu.grid_blocks(n_blocks * THREADS)
     for c0 in range(0, n_cells, TILE):
-        _blocks[min(grid, n_blocks), THREADS](
-            np.int64(K), *args, np.int64(c0), np.int64(min(TILE, n_cells - c0)),
+        # This pass's cells as rows 0 .. nc - 1 of every per-cell array (views: the
+        # kernel indexes them from their start, no offset kept in a register).
+        rows = slice(c0, c0 + TILE)
+        kernel = _blocks_tabled if tabled(tables[2][rows], tables[3][rows],
+                                          tables[4][rows]) else _blocks
+        kernel[min(grid, n_blocks), THREADS](
+            np.int64(K), *(x[c0:] for x in args), np.int64(c0), np.int64(min(TILE, n_cells - c0)),
             np.int64(first_block), np.int64(n_blocks), np.uint64(k0), np.uint64(k1),
             np.uint64(stream), d_out)
     # The blocks in a fixed order (NumPy adds the rows of an axis-0 sum one by one); the
     # count rows filled as the CPU kernel fills them (integers below 2**53: exact).
     tot = d_out.copy_to_host().sum(axis=0)
-    acc = tot[:, :NS].reshape(n_cells, 2, N_ACC, 2).copy()
+    acc = np.zeros((n_cells, 2, N_ACC, 2))  # the rows no instance adds to: zeros
+    acc[:, :, list(SUM_ROWS)] = tot[:, :NS].reshape(n_cells, 2, N_SUM, 2)
     cnt = tot[:, NS:]
     for p in range(2):
         for r, k in ((1, cnt[:, 0]), (3, cnt[:, 1]), (7, cnt[:, 2]), (11, cnt[:, 0] + cnt[:, 1])):

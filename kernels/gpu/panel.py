@@ -29,7 +29,6 @@ panel = _gpu.device(_panel)
 #: Largest panel (``panel.size`` is at most 501) and number of table entries.
 MAX_SIZE = 501
 MAX_ENTRIES = 16
-_MAX_NORMS = 2 * ((1 + MAX_SIZE + 1) // 2)
 #: The jury's vote-count distribution (0 .. MAX_SIZE votes): a module constant, since
 #: the CUDA compiler takes a local array's shape only as an integer literal.
 _DP = MAX_SIZE + 1
@@ -37,7 +36,6 @@ _DP = MAX_SIZE + 1
 
 @cuda.jit
 def _blocks(zq, n, rule, need, tie, default, a, e, bias_sd, n_blocks, k0, k1, stream, s1, s2):
-    norms = cuda.local.array(_MAX_NORMS, float64)
     pi = cuda.local.array(MAX_SIZE, float64)
     beta = cuda.local.array(MAX_SIZE, float64)
     dp = cuda.local.array(_DP, float64)
@@ -49,7 +47,7 @@ def _blocks(zq, n, rule, need, tie, default, a, e, bias_sd, n_blocks, k0, k1, st
     b = cuda.blockIdx.x
     while b < n_blocks:  # grid-stride loop over canonical blocks
         panel(np.int64(b) * PANEL_BLOCK + t, zq, n, n_ctr, rule, need, tie, default, a, e,
-              bias_sd, k0, k1, stream, norms, pi, beta, dp, vals)
+              bias_sd, k0, k1, stream, pi, beta, dp, vals)
         for m in range(M):
             stage[t, m] = vals[m]
         cuda.syncthreads()

@@ -43,7 +43,6 @@ NA = N_POL * 2 * N_ACC
 def _blocks(n, k0, k1, contested, p_true, margin, noise, bias, bias_sd, k, M, last, x, rho, h,
             max_rounds, bands, mults, thr, trig_spread, base_calls, round_calls, forced, J,
             n_blocks, out):
-    y = cuda.local.array(MAX_RUNS, float64)
     acc = cuda.local.array((1, N_POL, 2, N_ACC), float64)
     band = cuda.local.array((1, 2, MAX_MULTS), float64)
     spread = cuda.local.array((1, 2, 2), float64)
@@ -60,12 +59,13 @@ def _blocks(n, k0, k1, contested, p_true, margin, noise, bias, bias_sd, k, M, la
             for q in range(2):
                 for j in range(N_ACC):
                     acc[0, p, q, j] = 0.0
+        # Only the bands and forced rounds of this launch (the rest is never read).
         for q in range(2):
-            for j in range(MAX_MULTS):
+            for j in range(nm):
                 band[0, q, j] = 0.0
             spread[0, q, 0] = 0.0
             spread[0, q, 1] = 0.0
-            for j in range(MAX_FORCED + 1):
+            for j in range(f1):
                 fser[0, q, j] = 0.0
         base = np.int64(b) * BLOCK
         for r in range(BLOCK // THREADS):
@@ -73,7 +73,7 @@ def _blocks(n, k0, k1, contested, p_true, margin, noise, bias, bias_sd, k, M, la
             if i < n:
                 claim(i, k0, k1, stream, contested, p_true, margin, noise, bias, bias_sd, k, M,
                       last, x, rho, h, max_rounds, bands, mults, thr, trig_spread, base_calls,
-                      round_calls, forced, J, y, acc, band, spread, fser, 0)
+                      round_calls, forced, J, acc, band, spread, fser, 0)
         # One reduction per block, in thread order: CHUNK numbers at a time.
         for v0 in range(0, nvals, CHUNK):
             for q in range(CHUNK):
