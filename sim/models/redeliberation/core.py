@@ -56,7 +56,7 @@ import numpy as np
 from ... import quadrature
 from ...config import ConfigError, ModelConfig, check_number
 from ...lazy import lazy
-from ...rare import rare_floor
+from ...rare import rare_floor, rare_share_floor
 from .config import MAX_POINTS, RedeliberationConfig  # noqa: F401  (re-exported for the model)
 
 special = lazy("scipy.special")
@@ -484,11 +484,15 @@ def simulate(par: Params, J: np.ndarray, n_instances: int, seed: int,
     bc = band.sum(axis=0)
     bc = np.vstack([bc, bc.sum(axis=0)])  # (3, bands)
     nt = bc.sum(axis=1, keepdims=True)
-    out["band_share"] = _mean_se(nt, bc, bc)  # indicators: sum of squares = sum
+    # Shares of indicators (sum of squares = sum); few events (or non-events): the same
+    # kind of floor (a share of 7e-6 of 10^4 claims is mostly 0 events, a plain SE of 0).
+    m, se = _mean_se(nt, bc, bc)
+    out["band_share"] = (m, rare_share_floor(m, se, nt))
     sp = spread.sum(axis=0)
     sp = np.vstack([sp, sp.sum(axis=0)])
     out["spread_mean"] = _mean_se(nt[:, 0], sp[:, 0], sp[:, 1])
     fs = fser.sum(axis=0)
     fs = np.vstack([fs, fs.sum(axis=0)])
-    out["acc_round"] = _mean_se(nt, fs, fs)
+    m, se = _mean_se(nt, fs, fs)
+    out["acc_round"] = (m, rare_share_floor(m, se, nt))
     return out
