@@ -188,3 +188,20 @@ def test_bad_input_is_refused_before_any_output(tmp_path, capsys, change, messag
 def test_an_unknown_cluster_is_refused():
     with pytest.raises(LogError, match="cluster must be one of rows, judge, got 'room'"):
         estimate(judged_log(6, n=100), EstimateOptions(cluster="room"))
+
+
+def test_the_difference_of_amp_keeps_the_judges_paired():
+    """Debates that repeat each consultancy (same judge, same verdict) but for a few
+    flipped verdicts: resampling judges together, the difference of Amp varies only
+    through the flipped rows' share, far less than either protocol's Amp varies over
+    judges (drawing each protocol's judges apart would give the difference sqrt(2)
+    times that)."""
+    c = judged_log(8, n=800, J=10)
+    c = c[c["protocol"] == "consult"]
+    d = c.assign(protocol="debate", e_A=0)
+    flip = np.flatnonzero((d["a"] != d["omega"]).to_numpy())[:6]
+    d.iloc[flip, d.columns.get_loc("y")] = 1 - d["y"].to_numpy()[flip]
+    df = pd.concat([c, d], ignore_index=True)
+    ds = estimate(df, EstimateOptions(n_resamples=2000, seed=1, cluster="judge"))
+    one = _se(ds, "amp", protocol="consult")
+    assert _se(ds, "amp_diff") < one / 3, (_se(ds, "amp_diff"), one)
