@@ -319,12 +319,18 @@ def reliability_variables(df: pd.DataFrame) -> dict:
     return data
 
 
-def estimate(df: pd.DataFrame, opts: EstimateOptions | None = None) -> xr.Dataset:
+def estimate(df: pd.DataFrame, opts: EstimateOptions | None = None, *,
+             cluster: str | None = None) -> xr.Dataset:
     """All estimates of a log as a Dataset (dims protocol, stratum, fit): a log as
     :func:`antiamp.logs.load_log` returns it, or a DataFrame in the log schema, which is
     checked first (:func:`antiamp.logs.validate_log`: a LogError names the column and
-    the row)."""
+    the row).  ``cluster`` (``rows`` or ``judge``), if given, replaces ``opts.cluster``:
+    what the bootstrap resamples."""
     opts = opts or EstimateOptions()
+    if cluster is not None:
+        from dataclasses import replace
+
+        opts = replace(opts, cluster=cluster)
     check_options(opts)
     if "K" not in df.attrs:  # not read by load_log: the user's own frame, checked here
         df = validate_log(df)

@@ -136,6 +136,8 @@ def test_without_cluster_the_row_bootstrap_draws_as_before():
     r = default.sel(stratum="all", protocol="consult")
     assert (float(r.amp_lo), float(r.amp_hi)) == by_hand
     judge = estimate(df, EstimateOptions(n_resamples=500, seed=11, cluster="judge"))
+    assert judge.identical(estimate(df, EstimateOptions(n_resamples=500, seed=11),
+                                    cluster="judge"))
     rj = judge.sel(stratum="all", protocol="consult")
     assert float(rj.amp) == float(r.amp)  # the estimates are the same; the intervals not
     assert (float(rj.amp_lo), float(rj.amp_hi)) != by_hand
