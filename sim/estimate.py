@@ -46,7 +46,7 @@ from .logstats import (  # noqa: F401  (re-exported)
     corrected_amp_counts, graded_rho, probability_metrics, reliability)
 from .logfit import logistic_fit  # noqa: F401
 from .estimators import (  # noqa: F401
-    MAX_RESAMPLES, EstimateOptions, check_options, estimate)
+    CLUSTERS, MAX_RESAMPLES, EstimateOptions, check_options, check_judges, estimate)
 from .estimate_report import (  # noqa: F401
     format_check, format_report, plot_estimates, plot_reliability)
 from .estimate_check import fitted_config, simulate_fitted, structural_check  # noqa: F401
@@ -99,6 +99,12 @@ def main(argv=None) -> None:
                     help="rate of mislabelled ground truth for the Amp sensitivity interval, "
                          "in [0, 0.5)")
     ap.add_argument("--seed", type=int, default=0, help="bootstrap seed, >= 0")
+    ap.add_argument("--cluster", choices=CLUSTERS, default="rows",
+                    help="what the bootstrap of Amp, accuracy and follow-when-correct "
+                         "resamples: rows (the default: within each stratum; the intervals "
+                         "hold these judges fixed) or judge (judges with all their rows, from "
+                         "the judge_id column, at least 2 judges: intervals for the protocol "
+                         "with other judges; differences paired by judge)")
     ap.add_argument("--mapping", default=None,
                     help="with Inspect .eval logs: a YAML or JSON file mapping log columns "
                          "to sample fields (README, 'From Inspect logs')")
@@ -122,7 +128,7 @@ def main(argv=None) -> None:
     if not args.log:
         ap.error("give a log file (or --sample)")
     opts = EstimateOptions(args.confidence, args.n_resamples, args.mislabel, args.seed,
-                           args.round)
+                           args.round, args.cluster)
     # Under outputs/ like antiamp and antiamp-sweep (a deterministic name per log, as
     # sweeps have: rerunning on the same log replaces only what antiamp wrote).
     out = Path(args.out or Path("outputs") / "estimates" / Path(args.log).stem)

@@ -19,6 +19,11 @@ def format_report(ds: xr.Dataset, source: str) -> str:
     lines = [f"antiamp-estimate {ds.attrs['antiamp_version']}: {source}",
              f"{ds.attrs['confidence']:.0%} stratified bootstrap intervals, "
              f"{ds.attrs['n_resamples']} resamples"]
+    if ds.attrs.get("bootstrap") == "judges":
+        lines[1] = (f"{ds.attrs['confidence']:.0%} judge-cluster bootstrap intervals "
+                    f"({ds.attrs['n_judges']} judges resampled with all their rows, paired "
+                    f"across protocols), {ds.attrs['n_resamples']} resamples; the "
+                    f"probabilities' t intervals treat rows as independent")
     if ds.attrs.get("log_notes"):
         lines.append(f"read: {ds.attrs['log_notes']}")
     lines.append("")
@@ -155,7 +160,9 @@ def plot_estimates(ds: xr.Dataset, path: Path, pred: pd.DataFrame | None = None)
     handles, labels = axs[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 3), fontsize=7,
                frameon=False)
-    fig.suptitle(f"oversight log estimates, {ds.attrs['confidence']:.0%} stratified bootstrap "
+    how = ("judge-cluster bootstrap" if ds.attrs.get("bootstrap") == "judges"
+           else "stratified bootstrap")
+    fig.suptitle(f"oversight log estimates, {ds.attrs['confidence']:.0%} {how} "
                  "intervals (Wilson where every row agrees)"
                  + ("\n'not defined': no row of the event the rate conditions on (the "
                     "report says why)" if undefined else ""), fontsize=10)

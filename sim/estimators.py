@@ -19,7 +19,7 @@ from ._version import __version__
 from .logfit import logistic_fit
 from .logs import PROTOCOLS, LogError, amp_by_round, select_round, validate_log
 from .logstats import (EVENTS, GRADED, N_BINS, PROB_METRICS, RATIOS, acc_of_codes, amp_of_codes, boot_interval,
-                       row_codes, fwc_of_codes, bootstrap,
+                       row_codes, fwc_of_codes, bootstrap, JudgeClusters, resampled_judge_counts,
                        percentile_interval, masked_rate, resampled_counts, code_counts,
                        corrected_amp_counts, graded_rho, probability_metrics, reliability)
 from .transcripts import SCHEMA_VERSION
@@ -34,6 +34,12 @@ class EstimateOptions:
     #: With a ``round`` column: the round every estimate reads, ``final`` (each
     #: instance's last) or a round number.
     round: object = "final"
+    #: What the bootstrap resamples: ``rows`` (within each stratum; these judges held
+    #: fixed) or ``judge`` (judges with all their rows, from judge_id: other judges).
+    cluster: str = "rows"
+
+#: The values of :attr:`EstimateOptions.cluster`.
+CLUSTERS = ("rows", "judge")
 
 
 def _undefined_notes(out: dict, prot: str, assigned: bool, any_tie: bool,
@@ -63,10 +69,12 @@ def _undefined_notes(out: dict, prot: str, assigned: bool, any_tie: bool,
 
 
 def cell_estimates(ds_: pd.DataFrame, prot: str, pooled: bool, opts: EstimateOptions, rng,
-                   has_v: bool, has_p: bool) -> tuple[dict, list, list]:
+                   has_v: bool, has_p: bool, judge_ids=None) -> tuple[dict, list, list]:
     """The estimates of one protocol and stratum (``pooled``: every stratum, each
     resampled within itself): (values by variable name, why any is not defined or has
-    a Wilson interval, the row codes of each stratum for the difference of Amp)."""
+    a Wilson interval, the row codes of each stratum for the difference of Amp; with
+    ``judge_ids`` (the log's judges, a pandas Index: the judge-cluster bootstrap) a
+    pair (row codes, row judge indices) of each stratum)."""
     out, why = {}, []
     assigned = ("role" in ds_.columns and prot == "debate"
                 and bool((ds_["role"] == "assigned").any()))
@@ -74,8 +82,14 @@ def cell_estimates(ds_: pd.DataFrame, prot: str, pooled: bool, opts: EstimateOpt
     samples = [row_codes(g) for g in groups]
     out["n_known"] = int(sum((s >= 4).sum() for s in samples))
     ks = [s[s >= 4] for s in samples]
+    jc = None
+    if judge_ids is not None:
+        jidx = [judge_ids.get_indexer(g["judge_id"]) for g in groups]
+        jc = JudgeClusters([j[s >= 4] for s, j in zip(samples, jidx)], len(judge_ids))
+        samples = [(s, j) for s, j in zip(samples, jidx)]
     for n, f in (("amp", amp_of_codes), ("acc", acc_of_codes), ("fwc", fwc_of_codes)):
-        iv = bootstrap(ks, f, opts.confidence, opts.n_resamples, rng, RATIOS[n], EVENTS[n])
+        iv = bootstrap(ks, f, opts.confidence, opts.n_resamples, rng, RATIOS[n], EVENTS[n],
+                       judges=jc)
         out[n], out[f"{n}_lo"], out[f"{n}_hi"] = iv
         out[f"{n}_undefined"] = iv.undefined
         if iv.why:
@@ -120,7 +134,8 @@ def cell_estimates(ds_: pd.DataFrame, prot: str, pooled: bool, opts: EstimateOpt
         for e in (0.0, opts.mislabel):
             def st(c, e=e):
                 return corrected_amp_counts(c, e)
-            _, lo, hi = boot_interval(ks, st, opts.confidence, opts.n_resamples, rng)
+            _, lo, hi = boot_interval(ks, st, opts.confidence, opts.n_resamples, rng,
+                                      judges=jc)
             los.append(lo)
             his.append(hi)
         if np.isfinite(los).any():
@@ -129,18 +144,34 @@ def cell_estimates(ds_: pd.DataFrame, prot: str, pooled: bool, opts: EstimateOpt
     return out, why, samples
 
 
-def amp_difference(consult: list, debate: list, opts: EstimateOptions, rng) -> tuple[dict, str]:
+def amp_difference(consult: list, debate: list, opts: EstimateOptions, rng,
+                   n_judges: int = 0) -> tuple[dict, str]:
     """Amp(consult) - Amp(debate) from the row codes of each protocol's strata: the
     difference, its stratified bootstrap interval (consultancy and debate rows are
     independent samples: each resampled) and the one-sided p-value of Amp(debate) >=
-    Amp(consult); and why any is not defined."""
+    Amp(consult); and why any is not defined.
+
+    With ``n_judges`` (the judge-cluster bootstrap; ``consult`` and ``debate`` hold
+    (row codes, row judge indices) per stratum) one draw of judges serves both
+    protocols, so the difference keeps the pairing of the judges who judged both."""
+    tables = None
+    if n_judges:
+        tables = [JudgeClusters([j[s >= 4] for s, j in side], n_judges).table(
+            [s[s >= 4] for s, _ in side]) for side in (consult, debate)]
+        consult, debate = [s for s, _ in consult], [s for s, _ in debate]
     cs = [code_counts(s[s >= 4]) for s in consult]
     dsm = [code_counts(s[s >= 4]) for s in debate]
     if any(c.sum() < 2 for c in cs + dsm):
         return {}, "not tested: a stratum of a protocol has fewer than two rows with a known truth"
+    if tables is not None and int(((tables[0] + tables[1]).sum(axis=1) > 0).sum()) < 2:
+        return {}, "not tested: the rows are one judge's (no judge-cluster bootstrap)"
     point = float(amp_of_codes(np.sum(cs, axis=0)) - amp_of_codes(np.sum(dsm, axis=0)))
-    dist = (amp_of_codes(resampled_counts(cs, opts.n_resamples, rng))
-            - amp_of_codes(resampled_counts(dsm, opts.n_resamples, rng)))
+    if tables is not None:
+        rc, rd = resampled_judge_counts(tables, opts.n_resamples, rng)
+        dist = amp_of_codes(rc) - amp_of_codes(rd)
+    else:
+        dist = (amp_of_codes(resampled_counts(cs, opts.n_resamples, rng))
+                - amp_of_codes(resampled_counts(dsm, opts.n_resamples, rng)))
     lo, hi = percentile_interval(dist, opts.confidence)
     ok = np.isfinite(dist)
     bad = float(1 - ok.mean())
@@ -181,7 +212,7 @@ def logistic_fits(df: pd.DataFrame) -> dict:
 
 
 def _cell_variables(out: dict, why: list, diff: dict, diff_why: list,
-                    opts: EstimateOptions) -> dict:
+                    opts: EstimateOptions, n_judges: int = 0) -> dict:
     """The Dataset variables of the cells (protocol, stratum) and of the difference of
     Amp (stratum), with their long names."""
     dims = ("protocol", "stratum")
@@ -203,12 +234,18 @@ def _cell_variables(out: dict, why: list, diff: dict, diff_why: list,
                              "out of its interval)" for m in ("amp", "acc", "fwc")},
         **PROB_METRICS, **GRADED,
     }
+    boot = (f"judge-cluster bootstrap ({n_judges} judges resampled with all their rows)"
+            if n_judges else "bootstrap")
+    if n_judges:
+        for k in ("amp_mislabel_lo", "amp_mislabel_hi"):
+            long[k] += f", {boot}"
     data = {}
     for k, v in out.items():
         base = k[:-3] if k.endswith(("_lo", "_hi")) and not k.startswith("amp_mislabel") else k
         ln = long.get(k, long.get(base, k))
-        how = ("t interval" if base in PROB_METRICS else "judge-clustered delta-method"
-               if base in GRADED else "bootstrap")
+        how = ("t interval (rows independent: not judge-clustered)" if n_judges and base in
+               PROB_METRICS else "t interval" if base in PROB_METRICS else
+               "judge-clustered delta-method" if base in GRADED else boot)
         if k.endswith("_lo") and not k.startswith("amp_mislabel"):
             ln = f"{ln}, {opts.confidence:.0%} {how} lower bound"
         if k.endswith("_hi") and not k.startswith("amp_mislabel"):
@@ -219,8 +256,9 @@ def _cell_variables(out: dict, why: list, diff: dict, diff_why: list,
                                    "bootstrap's"})
     for k, v in diff.items():
         data[k] = (("stratum",), v, {"long_name": {
-            "amp_diff": "Amp(consult) - Amp(debate)", "amp_diff_lo": "lower bound",
-            "amp_diff_hi": "upper bound",
+            "amp_diff": "Amp(consult) - Amp(debate)",
+            "amp_diff_lo": "lower bound" + (f", paired {boot}" if n_judges else ""),
+            "amp_diff_hi": "upper bound" + (f", paired {boot}" if n_judges else ""),
             "p_value": "one-sided p-value of H0: Amp(debate) >= Amp(consult)",
             "amp_diff_undefined": "share of resamples in which the difference was not "
                                   "defined (left out)"}[k], "units": "1"})
@@ -281,21 +319,34 @@ def reliability_variables(df: pd.DataFrame) -> dict:
     return data
 
 
-def estimate(df: pd.DataFrame, opts: EstimateOptions | None = None) -> xr.Dataset:
+def estimate(df: pd.DataFrame, opts: EstimateOptions | None = None, *,
+             cluster: str | None = None) -> xr.Dataset:
     """All estimates of a log as a Dataset (dims protocol, stratum, fit): a log as
     :func:`antiamp.logs.load_log` returns it, or a DataFrame in the log schema, which is
     checked first (:func:`antiamp.logs.validate_log`: a LogError names the column and
-    the row)."""
+    the row).  ``cluster`` (``rows`` or ``judge``), if given, replaces ``opts.cluster``:
+    what the bootstrap resamples."""
     opts = opts or EstimateOptions()
+    if cluster is not None:
+        from dataclasses import replace
+
+        opts = replace(opts, cluster=cluster)
     check_options(opts)
     if "K" not in df.attrs:  # not read by load_log: the user's own frame, checked here
         df = validate_log(df)
     if opts.mislabel > 0 and df.attrs.get("K", 2) > 2:
         raise LogError(f"the mislabel correction assumes two answers (a mislabelled truth is "
                        f"the other answer); the log has {df.attrs['K']}")
+    if opts.cluster == "judge":
+        check_judges(df)
     by_round = amp_by_round(df, opts.confidence) if "round" in df.columns else None
     if "round" in df.columns:
         df = select_round(df, opts.round)
+    judge_ids = None
+    if opts.cluster == "judge":
+        judge_ids = pd.Index(pd.unique(df["judge_id"]))
+        if len(judge_ids) < 2:  # (round selection left one)
+            check_judges(df)
     rng = np.random.default_rng(opts.seed)
     strata = sorted(df["stratum"].unique().tolist())
     labels = strata + (["all"] if len(strata) > 1 or strata != ["all"] else [])
@@ -333,7 +384,7 @@ def estimate(df: pd.DataFrame, opts: EstimateOptions | None = None) -> xr.Datase
             if len(ds_) == 0:
                 continue
             values, notes, code_cache[prot, lab] = cell_estimates(
-                ds_, prot, lab == "all", opts, rng, has_v, has_p)
+                ds_, prot, lab == "all", opts, rng, has_v, has_p, judge_ids)
             for k, v in values.items():
                 out[k][pi_, si] = v
             why[pi_][si] = notes
@@ -341,7 +392,9 @@ def estimate(df: pd.DataFrame, opts: EstimateOptions | None = None) -> xr.Datase
     for si, lab in enumerate(labels):
         if ("consult", lab) in code_cache and ("debate", lab) in code_cache:
             values, diff_why[si] = amp_difference(code_cache["consult", lab],
-                                                  code_cache["debate", lab], opts, rng)
+                                                  code_cache["debate", lab], opts, rng,
+                                                  len(judge_ids) if judge_ids is not None
+                                                  else 0)
             for k, v in values.items():
                 diff[k][si] = v
     if len(strata) == 1 and labels == [strata[0], "all"]:
@@ -355,7 +408,9 @@ def estimate(df: pd.DataFrame, opts: EstimateOptions | None = None) -> xr.Datase
             w[0] = list(w[1])
         diff_why[0] = diff_why[1]
     fits = logistic_fits(df)
-    data = {**_cell_variables(out, why, diff, diff_why, opts), **_fit_variables(fits, opts)}
+    n_judges = len(judge_ids) if judge_ids is not None else 0
+    data = {**_cell_variables(out, why, diff, diff_why, opts, n_judges),
+            **_fit_variables(fits, opts)}
     if has_p:
         data.update(reliability_variables(df))
     if by_round is not None:
@@ -397,7 +452,20 @@ def estimate(df: pd.DataFrame, opts: EstimateOptions | None = None) -> xr.Datase
             else pd.Series(False, index=df.index))].mean()),
         "pi": float(df["omega"].mean()),
     })
+    if n_judges:  # (the row bootstrap's store is as it always was)
+        ds.attrs.update({"bootstrap": "judges", "n_judges": n_judges})
     return ds
+
+
+def check_judges(df: pd.DataFrame) -> None:
+    """LogError unless the log names at least two judges (the judge-cluster bootstrap)."""
+    if not df.attrs.get("judges_logged", "judge_id" in df.columns):
+        raise LogError("cluster=judge (--cluster judge) resamples judges: the log needs a "
+                       "judge_id column (the judge of each row); it has none")
+    n = int(df["judge_id"].nunique())
+    if n < 2:
+        raise LogError(f"cluster=judge (--cluster judge) resamples judges: the log needs "
+                       f"at least 2 distinct judge_id values; it has {n}")
 
 
 MAX_RESAMPLES = 10_000_000  # the bootstrap holds [resamples, 8] counts per statistic
@@ -421,4 +489,6 @@ def check_options(opts: EstimateOptions) -> None:
         raise LogError(f"round must be final or a round number >= 1, got {r!r}")
     if not (isinstance(opts.mislabel, numbers.Real) and 0 <= opts.mislabel < 0.5):
         raise LogError(f"mislabel rate must lie in [0, 0.5), got {opts.mislabel!r}")
+    if not isinstance(opts.cluster, str) or opts.cluster not in CLUSTERS:
+        raise LogError(f"cluster must be one of {', '.join(CLUSTERS)}, got {opts.cluster!r}")
 

@@ -282,7 +282,8 @@ def validate_log(df: pd.DataFrame) -> pd.DataFrame:
         notes.append(f"{K} answers (0 to {K - 1}): Amp = Pr(y = a | a != omega), accuracy "
                      f"Pr(y = omega)")
     df = symmetric_roles(df, notes)
-    if "judge_id" not in df.columns:
+    judges_logged = "judge_id" in df.columns
+    if not judges_logged:
         df["judge_id"] = np.arange(len(df))  # no clustering information: one per row
     else:  # a row without its judge would fall out of every judge-clustered sum
         gone = df["judge_id"].isna()
@@ -294,6 +295,7 @@ def validate_log(df: pd.DataFrame) -> pd.DataFrame:
         raise LogError("column 'omega': no row has a known ground truth; Amp needs some")
     df.attrs["notes"] = list(notes)
     df.attrs["K"] = K
+    df.attrs["judges_logged"] = judges_logged  # (False: judge_id filled in, one per row)
     return df
 
 

@@ -115,6 +115,61 @@ def resampled_counts(counts: list, n_resamples: int, rng) -> np.ndarray:
     return out
 
 
+def judge_code_table(codes, judges, n_judges: int) -> np.ndarray:
+    """How many rows of each code each judge has [n_judges, 16] (``judges``: each row's
+    judge index 0..n_judges-1)."""
+    codes = np.asarray(codes, np.int64)
+    judges = np.asarray(judges, np.int64)
+    return np.bincount(judges * N_CODES + codes,
+                       minlength=n_judges * N_CODES).reshape(n_judges, N_CODES)
+
+
+#: Judge multiplicities held at once by :func:`resampled_judge_counts` (resamples x
+#: judges), so that memory stays bounded whatever the numbers of resamples and judges.
+_JUDGE_CHUNK = 1 << 22
+
+
+def resampled_judge_counts(tables: list, n_resamples: int, rng) -> list:
+    """Code counts of ``n_resamples`` judge-cluster bootstrap resamples, one [B, 16]
+    array per table in ``tables`` (each [J, 16], :func:`judge_code_table`, the same J
+    judges in the same order).
+
+    A resample draws J judges with replacement, each drawn judge bringing all of its
+    rows in every table: the multiplicities w [B, J] are one multinomial draw of J
+    over the judges, and a table's counts are w @ table, so every table (a protocol,
+    a stratum) sees the same judges and a difference between them keeps the pairing
+    of the judges who judged both.  By hand because scipy.stats.bootstrap resamples
+    rows (its samples are independent; it has no clusters that span samples), and
+    because counts keep the bootstrap O(codes x judges) per resample, not O(rows)."""
+    tables = [np.asarray(t, np.int64) for t in tables]
+    J = tables[0].shape[0]
+    out = [np.zeros((n_resamples, N_CODES), np.int64) for _ in tables]
+    step = max(1, _JUDGE_CHUNK // max(J, 1))
+    p = np.full(J, 1.0 / J)
+    for b0 in range(0, n_resamples, step):
+        w = rng.multinomial(J, p, size=min(step, n_resamples - b0))
+        for o, t in zip(out, tables):
+            o[b0:b0 + len(w)] = w @ t
+    return out
+
+
+@dataclass
+class JudgeClusters:
+    """The judge of each row, for the judge-cluster bootstrap: ``index`` one array of
+    judge indices 0..n-1 per sample (stratum), parallel to its row codes; ``n`` the
+    number of judges in the log (every resample draws n of them)."""
+
+    index: list
+    n: int
+
+    def table(self, samples) -> np.ndarray:
+        """The judges' code counts [n, 16] of the samples' rows, summed over them."""
+        t = np.zeros((self.n, N_CODES), np.int64)
+        for s, j in zip(samples, self.index):
+            t += judge_code_table(s, j, self.n)
+        return t
+
+
 @dataclass
 class Interval:
     """A point estimate, its interval, and how the interval was had: ``undefined`` is
@@ -169,7 +224,7 @@ def wilson(k: float, n: float, confidence: float) -> tuple[float, float]:
 
 
 def bootstrap(samples, stat, confidence, n_resamples, rng, ratio=None,
-              event: str = "") -> Interval:
+              event: str = "", judges: JudgeClusters | None = None) -> Interval:
     """Point estimate and stratified percentile interval of ``stat`` (a statistic of
     code counts) over ``samples`` (one array of row codes per stratum).
 
@@ -179,24 +234,36 @@ def bootstrap(samples, stat, confidence, n_resamples, rng, ratio=None,
     ``undefined`` says what share did not.  With ``ratio`` (numerator and denominator
     counts of a rate), a rate whose rows all agree (0 of n or n of n: every resample
     agrees too, an interval of no width) or a log too small to resample gets the
-    Wilson interval of its counts instead."""
+    Wilson interval of its counts instead.
+
+    With ``judges`` (:class:`JudgeClusters`, parallel to ``samples``) the resamples
+    draw judges, not rows (:func:`resampled_judge_counts`): the strata are not held
+    fixed (a judge brings its rows in every one), and rows of fewer than two judges
+    get no interval."""
     counts = [code_counts(s) for s in samples if len(s)]
     total = sum(int(c.sum()) for c in counts)
     if not counts or total < 2:
         iv = Interval(np.nan, np.nan, np.nan, method="", why="fewer than two rows")
     else:
         point = float(stat(np.sum(counts, axis=0)))
-        if any(c.sum() < 2 for c in counts):  # a stratum of one row cannot be resampled
-            counts = [np.sum(counts, axis=0)]
-        # (drawn whatever the counts: a seed gives the same resamples to every statistic
-        # of the log as it always has)
-        dist = stat(resampled_counts(counts, n_resamples, rng))
+        if judges is not None:
+            table = judges.table(samples)
+            dist = stat(resampled_judge_counts([table], n_resamples, rng)[0])
+        else:
+            if any(c.sum() < 2 for c in counts):  # a stratum of one row cannot be resampled
+                counts = [np.sum(counts, axis=0)]
+            # (drawn whatever the counts: a seed gives the same resamples to every
+            # statistic of the log as it always has)
+            dist = stat(resampled_counts(counts, n_resamples, rng))
         lo, hi = percentile_interval(dist, confidence)
         bad = float(np.mean(~np.isfinite(dist)))
         why = (f"no {event or 'row the statistic needs'} in {bad:.1%} of resamples; the "
                "interval is over the others" if bad > 0 and np.isfinite(lo) else
                "not defined in any resample" if bad > 0 else "")
         iv = Interval(point, lo, hi, undefined=bad, why=why)
+        if judges is not None and int((table.sum(axis=1) > 0).sum()) < 2:
+            iv = Interval(point, np.nan, np.nan, method="",
+                          why="rows of one judge: no judge-cluster bootstrap interval")
     if ratio is not None and counts:
         k, n = (float(v) for v in ratio(np.sum(counts, axis=0)))
         if n == 0:
@@ -210,9 +277,10 @@ def bootstrap(samples, stat, confidence, n_resamples, rng, ratio=None,
     return iv
 
 
-def boot_interval(samples, stat, confidence, n_resamples, rng):
+def boot_interval(samples, stat, confidence, n_resamples, rng,
+                  judges: JudgeClusters | None = None):
     """(point, lo, hi) of :func:`bootstrap`."""
-    return tuple(bootstrap(samples, stat, confidence, n_resamples, rng))
+    return tuple(bootstrap(samples, stat, confidence, n_resamples, rng, judges=judges))
 
 
 def percentile_interval(dist: np.ndarray, confidence: float) -> tuple[float, float]:
