@@ -22,8 +22,13 @@ def format_report(ds: xr.Dataset, source: str) -> str:
     if ds.attrs.get("bootstrap") == "judges":
         lines[1] = (f"{ds.attrs['confidence']:.0%} judge-cluster bootstrap intervals "
                     f"({ds.attrs['n_judges']} judges resampled with all their rows, paired "
-                    f"across protocols), {ds.attrs['n_resamples']} resamples; the "
-                    f"probabilities' t intervals treat rows as independent")
+                    f"across protocols), {ds.attrs['n_resamples']} resamples")
+        also = [w for k, w in (("amp_prob", "the probabilities' t intervals"),
+                               ("amp_round", "the rounds' Wilson intervals")) if k in ds]
+        if also:
+            lines[1] += (f"; {' and '.join(also)} judge-clustered (CR1 standard errors, t "
+                         "with judges - 1 df)")
+    judges = ds.attrs.get("bootstrap") == "judges"
     if ds.attrs.get("log_notes"):
         lines.append(f"read: {ds.attrs['log_notes']}")
     lines.append("")
@@ -60,7 +65,7 @@ def format_report(ds: xr.Dataset, source: str) -> str:
             lines.append("           " + ", ".join(extra))
             if "amp_prob" in ds and np.isfinite(r.brier.item()):
                 lines.append(f"           judge probabilities p_y ({ds.attrs['confidence']:.0%} "
-                             f"t intervals): Amp {f('amp_prob')}, fwc {f('fwc_prob')}, Brier "
+                             f"{'judge-clustered ' if judges else ''}t intervals): Amp {f('amp_prob')}, fwc {f('fwc_prob')}, Brier "
                              f"{f('brier')}, log loss {r.log_loss.item():.4f}, exact 0.5 "
                              f"{r.tie_prob.item():.4f}")
             if "notes" in ds and str(r["notes"].item()):
@@ -74,8 +79,9 @@ def format_report(ds: xr.Dataset, source: str) -> str:
         elif why:
             lines.append(f"  Amp(consult) - Amp(debate): {why}")
     if "amp_round" in ds:
-        lines += ["", "Amp after each round (all instances' rows of that round, Wilson "
-                  "intervals):"]
+        lines += ["", "Amp after each round (all instances' rows of that round, "
+                  + ("design-effect Wilson intervals, judge-clustered):" if judges else
+                     "Wilson intervals):")]
         for prot in PROTOCOLS:
             r = ds.sel(protocol=prot)
             cells = [f"{int(k)}: {v:.3f} [{lo:.3f}, {hi:.3f}] n={int(n)}" for k, v, lo, hi, n in

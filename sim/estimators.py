@@ -43,7 +43,7 @@ CLUSTERS = ("rows", "judge")
 
 
 def _undefined_notes(out: dict, prot: str, assigned: bool, any_tie: bool,
-                     has_p: bool) -> list:
+                     has_p: bool, clustered: bool = False) -> list:
     """Why the fabrication rates, b-hat and the probability metrics of one cell are not
     defined, where they are not (the bootstrap's rates say their own)."""
     notes = []
@@ -64,7 +64,9 @@ def _undefined_notes(out: dict, prot: str, assigned: bool, any_tie: bool,
             if nan(m):
                 notes.append(f"{m}: no row with p_y and {side.get(m, 'a known truth')}")
             elif nan(f"{m}_lo"):
-                notes.append(f"{m}: no t interval (a stratum has fewer than two such rows)")
+                notes.append(f"{m}: no judge-clustered t interval (such rows of fewer than "
+                             "two judges)" if clustered else
+                             f"{m}: no t interval (a stratum has fewer than two such rows)")
     return notes
 
 
@@ -112,7 +114,8 @@ def cell_estimates(ds_: pd.DataFrame, prot: str, pooled: bool, opts: EstimateOpt
     if has_v:
         out.update(graded_rho(ds_, prot, opts.confidence))
     if has_p:
-        for n, (v, lo, hi) in probability_metrics(ds_, opts.confidence).items():
+        for n, (v, lo, hi) in probability_metrics(ds_, opts.confidence,
+                                                   opts.cluster).items():
             out[n], out[f"{n}_lo"], out[f"{n}_hi"] = v, lo, hi
     tie = ds_["e_P"] == ds_["e_A"]
     endorse = ds_["y"] == ds_["a"]
@@ -122,7 +125,8 @@ def cell_estimates(ds_: pd.DataFrame, prot: str, pooled: bool, opts: EstimateOpt
     open_ = ~((ds_["role"] == "assigned") & (ds_["protocol"] == "debate")) \
         if "role" in ds_.columns else True
     out["b_hat"] = masked_rate(endorse, tie & open_)
-    why += _undefined_notes(out, prot, assigned, bool(tie.any()), has_p)
+    why += _undefined_notes(out, prot, assigned, bool(tie.any()), has_p,
+                            judge_ids is not None)
     if "label_blind" in ds_.columns:
         out["b_hat_blind"] = masked_rate(endorse, tie & open_ & (ds_["label_blind"] == 1))
         out["b_hat_labelled"] = masked_rate(endorse, tie & open_ & (ds_["label_blind"] == 0))
@@ -243,8 +247,8 @@ def _cell_variables(out: dict, why: list, diff: dict, diff_why: list,
     for k, v in out.items():
         base = k[:-3] if k.endswith(("_lo", "_hi")) and not k.startswith("amp_mislabel") else k
         ln = long.get(k, long.get(base, k))
-        how = ("t interval (rows independent: not judge-clustered)" if n_judges and base in
-               PROB_METRICS else "t interval" if base in PROB_METRICS else
+        how = ("judge-clustered t interval (CR1 standard error, t with judges - 1 df)"
+               if n_judges and base in PROB_METRICS else "t interval" if base in PROB_METRICS else
                "judge-clustered delta-method" if base in GRADED else boot)
         if k.endswith("_lo") and not k.startswith("amp_mislabel"):
             ln = f"{ln}, {opts.confidence:.0%} {how} lower bound"
@@ -339,7 +343,7 @@ def estimate(df: pd.DataFrame, opts: EstimateOptions | None = None, *,
                        f"the other answer); the log has {df.attrs['K']}")
     if opts.cluster == "judge":
         check_judges(df)
-    by_round = amp_by_round(df, opts.confidence) if "round" in df.columns else None
+    by_round = amp_by_round(df, opts.confidence, opts.cluster) if "round" in df.columns else None
     if "round" in df.columns:
         df = select_round(df, opts.round)
     judge_ids = None
@@ -415,10 +419,12 @@ def estimate(df: pd.DataFrame, opts: EstimateOptions | None = None, *,
         data.update(reliability_variables(df))
     if by_round is not None:
         rounds, rv = by_round
+        wil = ("Wilson" if not n_judges else "judge-clustered design-effect Wilson (n / deff "
+               "rows, deff from the CR1 variance; t with judges - 1 df)")
         for k, ln in (("amp_round", "Amp = Pr(y = a | a wrong) after each round (all rows "
                                     "of that round)"),
-                      ("amp_round_lo", f"{opts.confidence:.0%} Wilson lower bound"),
-                      ("amp_round_hi", f"{opts.confidence:.0%} Wilson upper bound"),
+                      ("amp_round_lo", f"{opts.confidence:.0%} {wil} lower bound"),
+                      ("amp_round_hi", f"{opts.confidence:.0%} {wil} upper bound"),
                       ("n_round", "rows with a wrong protagonist in that round")):
             data[k] = (("protocol", "round"), rv[k], {"long_name": ln, "units": "1"})
     coords = {"protocol": list(PROTOCOLS), "stratum": labels,
@@ -453,7 +459,11 @@ def estimate(df: pd.DataFrame, opts: EstimateOptions | None = None, *,
         "pi": float(df["omega"].mean()),
     })
     if n_judges:  # (the row bootstrap's store is as it always was)
-        ds.attrs.update({"bootstrap": "judges", "n_judges": n_judges})
+        ds.attrs.update({"bootstrap": "judges", "n_judges": n_judges, "judge_clustered": (
+            "amp, acc, fwc, amp_diff, amp_mislabel: judge-cluster bootstrap"
+            + (f"; {', '.join(PROB_METRICS)}: CR1 t intervals (judges - 1 df)" if has_p else "")
+            + ("; amp_round: design-effect Wilson intervals" if by_round is not None else "")
+            + "; mu~, kappa~, rho_graded: judge-clustered standard errors (in either mode)")})
     return ds
 
 

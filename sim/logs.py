@@ -358,10 +358,12 @@ def select_round(df: pd.DataFrame, which="final") -> pd.DataFrame:
     return out
 
 
-def amp_by_round(df: pd.DataFrame, confidence: float):
+def amp_by_round(df: pd.DataFrame, confidence: float, cluster: str = "rows"):
     """Per protocol and round (all rows of that round with a known truth): Amp, its
-    Wilson interval (statsmodels) and the rows it rests on, ``(rounds, arrays)``."""
-    from .logstats import wilson
+    Wilson interval (statsmodels) and the rows it rests on, ``(rounds, arrays)``.
+    With ``cluster="judge"`` the Wilson interval is adjusted for the rows' judges
+    (:func:`antiamp.logstats.design_effect_wilson`)."""
+    from .logstats import design_effect_wilson, wilson
 
     rounds = np.arange(1, int(df["round"].max()) + 1)
     out = {k: np.full((len(PROTOCOLS), len(rounds)), np.nan)
@@ -376,7 +378,11 @@ def amp_by_round(df: pd.DataFrame, confidence: float):
             if n:
                 k = int((df["y"][m] == df["a"][m]).sum())
                 out["amp_round"][i, j] = k / n
-                lo, hi = wilson(k, n, confidence)
+                if cluster == "judge":
+                    lo, hi = design_effect_wilson((df["y"][m] == df["a"][m]).to_numpy(),
+                                                  df["judge_id"][m].to_numpy(), confidence)
+                else:
+                    lo, hi = wilson(k, n, confidence)
                 out["amp_round_lo"][i, j], out["amp_round_hi"][i, j] = lo, hi
     return rounds, out
 

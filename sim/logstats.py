@@ -388,21 +388,104 @@ def stratified_mean(groups: list, confidence: float):
     return m, m - t * se, m + t * se
 
 
-def probability_metrics(ds_: pd.DataFrame, confidence: float) -> dict:
+def clustered_variance(values, clusters) -> tuple[float, int]:
+    """The CR1 (judge-clustered) variance of the mean of ``values`` and the number G of
+    clusters with a row: G / (G - 1) sum_g (sum of the residuals of cluster g)^2 / n^2
+    (NaN with fewer than two clusters).  By hand, for the round table's design effect
+    (:func:`design_effect_wilson`); :func:`clustered_mean` takes the same from
+    statsmodels and the tests hold the two together."""
+    x = np.asarray(values, float)
+    g = pd.factorize(np.asarray(clusters))[0]
+    G = int(g.max()) + 1 if len(g) else 0
+    if G < 2:
+        return np.nan, G
+    U = np.bincount(g, weights=x - x.mean())
+    return float(G / (G - 1) * (U ** 2).sum() / len(x) ** 2), G
+
+
+def clustered_mean(values, clusters, confidence: float):
+    """Mean of ``values`` and its t interval with the judge-clustered (CR1) standard
+    error: V = G / (G - 1) sum_g (sum of the residuals of cluster g)^2 / n^2, G the
+    clusters (judges) with a row, t with G - 1 degrees of freedom; NaN bounds with
+    fewer than two clusters.
+
+    statsmodels' OLS on a constant with ``cov_type="cluster"`` is exactly this: its
+    small-sample factor G / (G - 1) (N - 1) / (N - k) is G / (G - 1) with k = 1
+    parameter, and with ``use_t`` its intervals take G - 1 degrees of freedom
+    (``df_resid_inference``).  The strata are not held fixed (a judge's rows come and
+    go together), as in the judge-cluster bootstrap."""
+    x = np.asarray(values, float)
+    if len(x) == 0:
+        return np.nan, np.nan, np.nan
+    m = float(x.sum() / len(x))
+    g = pd.factorize(np.asarray(clusters))[0]
+    if len(x) < 2 or int(g.max()) < 1:
+        return m, np.nan, np.nan
+    import statsmodels.api as sm
+
+    fit = sm.OLS(x, np.ones(len(x))).fit(cov_type="cluster", cov_kwds={"groups": g},
+                                         use_t=True)
+    lo, hi = fit.conf_int(alpha=1 - confidence)[0]
+    return m, float(lo), float(hi)
+
+
+def probability_metrics(ds_: pd.DataFrame, confidence: float, cluster: str = "rows") -> dict:
     """:data:`PROB_METRICS` of one protocol and stratum (rows with p_y and a known
-    truth), each ``(value, lo, hi)``."""
+    truth), each ``(value, lo, hi)``: t intervals with the stratified row variance
+    (:func:`stratified_mean`), or with ``cluster="judge"`` the judge-clustered one
+    (:func:`clustered_mean`, clusters from ``judge_id``)."""
     d = ds_[ds_["p_y"].notna() & ds_["omega"].notna()]
     groups = [g for _, g in d.groupby("stratum", observed=True)]
     right = [(g["a"] == g["omega"]).to_numpy(float) for g in groups]
     p = [g["p_y"].to_numpy(float) for g in groups]
+    if cluster == "judge":
+        jid = [g["judge_id"].to_numpy() for g in groups]
+
+        def mean(xs, sel=None):
+            sel = sel or [np.ones(len(x), bool) for x in xs]
+            return clustered_mean(np.concatenate([x[s] for x, s in zip(xs, sel)] or [[]]),
+                                  np.concatenate([j[s] for j, s in zip(jid, sel)] or [[]]),
+                                  confidence)
+    else:
+        def mean(xs, sel=None):
+            return stratified_mean(xs if sel is None else [x[s] for x, s in zip(xs, sel)],
+                                   confidence)
     out = {}
-    out["amp_prob"] = stratified_mean([pp[rr == 0] for pp, rr in zip(p, right)], confidence)
-    out["fwc_prob"] = stratified_mean([pp[rr == 1] for pp, rr in zip(p, right)], confidence)
-    out["brier"] = stratified_mean([(pp - rr) ** 2 for pp, rr in zip(p, right)], confidence)
+    out["amp_prob"] = mean(p, [rr == 0 for rr in right])
+    out["fwc_prob"] = mean(p, [rr == 1 for rr in right])
+    out["brier"] = mean([(pp - rr) ** 2 for pp, rr in zip(p, right)])
     q = [np.clip(np.where(rr == 1, pp, 1 - pp), 1e-6, 1 - 1e-6) for pp, rr in zip(p, right)]
-    out["log_loss"] = stratified_mean([-np.log(qq) for qq in q], confidence)
-    out["tie_prob"] = stratified_mean([(pp == 0.5).astype(float) for pp in p], confidence)
+    out["log_loss"] = mean([-np.log(qq) for qq in q])
+    out["tie_prob"] = mean([(pp == 0.5).astype(float) for pp in p])
     return out
+
+
+def design_effect_wilson(success, clusters, confidence: float) -> tuple[float, float]:
+    """A Wilson interval of the share of ``success`` (0/1 per row) for rows clustered
+    by judge: the design-effect adjusted interval, the Wilson interval of k / n_eff
+    successes in n_eff = n / deff rows, deff = the CR1 clustered variance of the share
+    (:func:`clustered_variance`) over the binomial p (1 - p) / n, with the critical
+    value of t with G - 1 degrees of freedom (G judges with a row) in place of z.
+
+    Chosen over the judge-cluster bootstrap for the round table because its cells are
+    often small: the Wilson form keeps the interval inside [0, 1] and defined where
+    every row agrees (deff is then taken as 1: the rows say nothing of how the
+    judges differ), and it needs no random draws.  NaN with fewer than two judges."""
+    x = np.asarray(success, float)
+    n = len(x)
+    var, G = clustered_variance(x, clusters)
+    if n == 0 or G < 2:
+        return np.nan, np.nan
+    p = float(x.mean())
+    binom = p * (1 - p) / n
+    deff = var / binom if binom > 0 else 1.0
+    if not deff > 0:  # (every judge's share is the overall share: no width, as t's)
+        return p, p
+    n_eff = n / deff
+    crit = float(stats.t.ppf(0.5 + confidence / 2, G - 1))
+    # the confidence level whose normal quantile is that t quantile
+    conf_eff = float(1 - 2 * stats.norm.sf(crit))
+    return wilson(p * n_eff, n_eff, conf_eff)
 
 
 def reliability(d: pd.DataFrame):
