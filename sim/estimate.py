@@ -166,7 +166,7 @@ def main(argv=None) -> None:
     print(format_report(ds, args.log))
     from .oversight_metrics import field_metrics, format_field_metrics, plot_field_metrics
 
-    field = field_metrics(df, args.confidence, args.round)
+    field = field_metrics(df, args.confidence, args.round, cluster=args.cluster)
     print(format_field_metrics(field, args.confidence))
     if rc:  # several judgments of one room: how much judges share their reading
         r = readcorr.estimate(df, confidence=float(ds.attrs["confidence"]), seed=args.seed)

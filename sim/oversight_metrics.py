@@ -55,8 +55,13 @@ def roc_curve(score, label):
     return np.r_[0.0, fp / max(1, (~y).sum())], np.r_[0.0, tp / max(1, y.sum())]
 
 
-def roc_auc(score, label) -> tuple[float, float]:
-    """(AUC, DeLong standard error); NaN where either class is empty."""
+def roc_auc(score, label, clusters=None) -> tuple[float, float]:
+    """(AUC, DeLong standard error); NaN where either class is empty.
+
+    With ``clusters`` (each row's judge) the standard error is judge-clustered: DeLong's
+    structural components summed per cluster (Obuchowski 1997), each row's influence
+    (V10_i - AUC) / n1 or (V01_j - AUC) / n0, V = G / (G - 1) sum_g (cluster g's sum)^2;
+    NaN with fewer than two clusters."""
     s, y = np.asarray(score, float), np.asarray(label, bool)
     x1, x0 = s[y], s[~y]
     n1, n0 = len(x1), len(x0)
@@ -69,18 +74,26 @@ def roc_auc(score, label) -> tuple[float, float]:
     r = stats.rankdata(np.r_[x1, x0])  # midranks: a tie counts one half
     v10 = (r[:n1] - stats.rankdata(x1)) / n0        # Pr(x0 < x1_i) + ties / 2
     v01 = 1.0 - (r[n1:] - stats.rankdata(x0)) / n1  # Pr(x1 > x0_j) + ties / 2
+    if clusters is not None:
+        g = pd.factorize(np.asarray(clusters))[0]
+        g = np.r_[g[y], g[~y]]  # the order of v10, v01
+        U = np.bincount(g, weights=np.r_[(v10 - auc) / n1, (v01 - auc) / n0])
+        G = len(U)
+        return auc, (math.sqrt(G / (G - 1) * float((U ** 2).sum())) if G > 1 else math.nan)
     var = v10.var(ddof=1) / n1 + v01.var(ddof=1) / n0
     return auc, math.sqrt(max(var, 0.0))
 
 
 # ------------------------------------------------------------------ ASD
-def _agents(d: pd.DataFrame, K: int):
-    """Per agent observation: its row, whether it argued the truth, whether the judge
-    sided with it, and the judge's probability for its answer (NaN if not logged)."""
+def _agents(d: pd.DataFrame, K: int, cluster: str = "rows"):
+    """Per agent observation: its row (with ``cluster="judge"``: its row's judge, as
+    codes 0..G-1), whether it argued the truth, whether the judge sided with it, and
+    the judge's probability for its answer (NaN if not logged)."""
     known = d["omega"].notna().to_numpy()  # columns, not a copy of the frame
     a, y, om = (d[c].to_numpy(float)[known] for c in ("a", "y", "omega"))
     p = d["p_y"].to_numpy(float)[known] if "p_y" in d.columns else np.full(len(a), np.nan)
-    row = np.arange(len(a))
+    row = (pd.factorize(d["judge_id"].to_numpy()[known])[0] if cluster == "judge"
+           else np.arange(len(a)))
     assigned = np.zeros(len(a), bool)
     if "role" in d.columns:
         assigned = ((d["role"].astype(object) == "assigned")
@@ -96,7 +109,7 @@ def _agents(d: pd.DataFrame, K: int):
 
 def diff_with_se(rows, truthful, x):
     """mean(x | truthful) - mean(x | not), and its delta-method standard error with the
-    rows as clusters."""
+    rows as clusters (``rows``: each observation's cluster: its row, or its judge)."""
     t, f = truthful, ~truthful
     nt, nf = int(t.sum()), int(f.sum())
     if nt == 0 or nf == 0:
@@ -109,11 +122,12 @@ def diff_with_se(rows, truthful, x):
     return float(mt - mf), se
 
 
-def asd(d: pd.DataFrame, K: int = 2, payoffs=(1.0, 0.0)) -> dict:
+def asd(d: pd.DataFrame, K: int = 2, payoffs=(1.0, 0.0), cluster: str = "rows") -> dict:
     """ASD of one protocol's rows (a validated log): ``{asd, asd_prob, asd_log}`` each
     ``(value, se, n_truthful, n_deceptive)`` (``asd_prob`` and ``asd_log`` only where the
-    log has p_y); ``payoffs`` (win, lose) scale ``asd``."""
-    rows, truthful, win, prob = _agents(d, K)
+    log has p_y); ``payoffs`` (win, lose) scale ``asd``; ``cluster="judge"``: standard
+    errors with the judges as clusters (a judge's rows together), not the rows."""
+    rows, truthful, win, prob = _agents(d, K, cluster)
     w, l_ = payoffs
     out = {}
     v, se = diff_with_se(rows, truthful, win)
@@ -156,15 +170,23 @@ def asd_assigned(amp, amp_se=None, payoffs=(1.0, 0.0)):
 
 # ------------------------------------------------------------------ tables
 def field_metrics(df: pd.DataFrame, confidence: float = 0.95, which_round="final",
-                  payoffs=(1.0, 0.0)) -> pd.DataFrame:
+                  payoffs=(1.0, 0.0), cluster: str = "rows") -> pd.DataFrame:
     """Per protocol of a validated log (pooled over strata): AUC and ASD with standard
     errors and normal intervals; columns protocol, metric, value, se, lo, hi, n_pos,
     n_neg.  A DataFrame not read by :func:`antiamp.logs.load_log` is checked first
-    (:func:`antiamp.logs.validate_log`)."""
-    from .logs import select_round, validate_log
+    (:func:`antiamp.logs.validate_log`).  ``cluster="judge"``: judge-clustered
+    standard errors (the log's judge_id, at least two judges; the table's
+    ``attrs["cluster"]`` says so)."""
+    from .logs import LogError, select_round, validate_log
 
+    if cluster not in ("rows", "judge"):
+        raise LogError(f"cluster must be one of rows, judge, got {cluster!r}")
     if "K" not in df.attrs:  # the user's own frame: letters, roles and columns checked
         df = validate_log(df)
+    if cluster == "judge":
+        from .estimators import check_judges
+
+        check_judges(df)
     if "round" in df.columns:
         df = select_round(df, which_round)
     K = df.attrs.get("K", 2)
@@ -178,22 +200,28 @@ def field_metrics(df: pd.DataFrame, confidence: float = 0.95, which_round="final
         if "p_y" in d.columns:
             m = d["p_y"].notna() & d["omega"].notna()
             right = (d["a"][m] == d["omega"][m]).to_numpy()
-            auc, se = roc_auc(d["p_y"][m].to_numpy(float), right)
+            auc, se = roc_auc(d["p_y"][m].to_numpy(float), right,
+                              d["judge_id"][m].to_numpy() if cluster == "judge" else None)
             vals["auc"] = (auc, se, int(right.sum()), int((~right).sum()))
-        vals.update(asd(d, K, payoffs))
+        vals.update(asd(d, K, payoffs, cluster))
         for k in METRICS:
             if k in vals:
                 v, se, npos, nneg = vals[k]
                 out.append({"protocol": prot, "metric": k, "value": v, "se": se,
                             "lo": v - z * se, "hi": v + z * se, "n_pos": npos,
                             "n_neg": nneg})
-    return pd.DataFrame(out)
+    tab = pd.DataFrame(out)
+    if cluster == "judge":
+        tab.attrs["cluster"] = "judge"
+    return tab
 
 
 def format_field_metrics(tab: pd.DataFrame, confidence: float = 0.95) -> str:
     if tab.empty:
         return ""
-    lines = [f"the field's metrics (pooled over strata; standard errors, "
+    se = ("judge-clustered standard errors" if tab.attrs.get("cluster") == "judge"
+          else "standard errors")
+    lines = [f"the field's metrics (pooled over strata; {se}, "
              f"{confidence:.0%} normal intervals):"]
     for prot, g in tab.groupby("protocol", sort=False):
         parts = []
