@@ -403,7 +403,7 @@ def clustered_variance(values, clusters) -> tuple[float, int]:
     return float(G / (G - 1) * (U ** 2).sum() / len(x) ** 2), G
 
 
-def clustered_mean(values, clusters, confidence: float):
+def clustered_mean(values, clusters, confidence: float, point: float | None = None):
     """Mean of ``values`` and its t interval with the judge-clustered (CR1) standard
     error: V = G / (G - 1) sum_g (sum of the residuals of cluster g)^2 / n^2, G the
     clusters (judges) with a row, t with G - 1 degrees of freedom; NaN bounds with
@@ -413,11 +413,13 @@ def clustered_mean(values, clusters, confidence: float):
     small-sample factor G / (G - 1) (N - 1) / (N - k) is G / (G - 1) with k = 1
     parameter, and with ``use_t`` its intervals take G - 1 degrees of freedom
     (``df_resid_inference``).  The strata are not held fixed (a judge's rows come and
-    go together), as in the judge-cluster bootstrap."""
+    go together), as in the judge-cluster bootstrap.  ``point``: the mean as the
+    caller summed it (the interval is centred on it; summed by strata it may differ
+    from ``values``' own sum in the last bit)."""
     x = np.asarray(values, float)
     if len(x) == 0:
         return np.nan, np.nan, np.nan
-    m = float(x.sum() / len(x))
+    m = float(x.sum() / len(x)) if point is None else float(point)
     g = pd.factorize(np.asarray(clusters))[0]
     if len(x) < 2 or int(g.max()) < 1:
         return m, np.nan, np.nan
@@ -425,8 +427,9 @@ def clustered_mean(values, clusters, confidence: float):
 
     fit = sm.OLS(x, np.ones(len(x))).fit(cov_type="cluster", cov_kwds={"groups": g},
                                          use_t=True)
-    lo, hi = fit.conf_int(alpha=1 - confidence)[0]
-    return m, float(lo), float(hi)
+    t = float(stats.t.ppf(0.5 + confidence / 2, fit.df_resid_inference))  # G - 1
+    se = float(fit.bse[0])
+    return m, m - t * se, m + t * se
 
 
 def probability_metrics(ds_: pd.DataFrame, confidence: float, cluster: str = "rows") -> dict:
@@ -443,9 +446,13 @@ def probability_metrics(ds_: pd.DataFrame, confidence: float, cluster: str = "ro
 
         def mean(xs, sel=None):
             sel = sel or [np.ones(len(x), bool) for x in xs]
-            return clustered_mean(np.concatenate([x[s] for x, s in zip(xs, sel)] or [[]]),
+            xs = [x[s] for x, s in zip(xs, sel)]
+            n = sum(len(x) for x in xs)
+            # (the point summed by strata, as stratified_mean sums it: the same bits)
+            point = sum(float(x.sum()) for x in xs) / n if n else None
+            return clustered_mean(np.concatenate(xs or [[]]),
                                   np.concatenate([j[s] for j, s in zip(jid, sel)] or [[]]),
-                                  confidence)
+                                  confidence, point)
     else:
         def mean(xs, sel=None):
             return stratified_mean(xs if sel is None else [x[s] for x, s in zip(xs, sel)],

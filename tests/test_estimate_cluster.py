@@ -9,15 +9,18 @@ from scipy import stats
 from scipy.special import expit
 
 from antiamp.estimate import (LogError, EstimateOptions, estimate, main, validate_log)
-from antiamp.logstats import (N_CODES, amp_of_codes, judge_code_table, percentile_interval,
-                              resampled_counts, resampled_judge_counts)
+from antiamp.logstats import (N_CODES, amp_of_codes, clustered_mean, clustered_variance,
+                              design_effect_wilson, judge_code_table, percentile_interval,
+                              resampled_counts, resampled_judge_counts, wilson)
+from antiamp.oversight_metrics import field_metrics, format_field_metrics, roc_auc
 
 Z = stats.norm.ppf(0.975)
 
 
-def judged_log(seed, n=2000, J=12, sd=1.5, judges=None):
+def judged_log(seed, n=2000, J=12, sd=1.5, judges=None, probs=False):
     """A two-protocol log whose judges lean differently (log-odds SD ``sd``); each
-    call draws its judges afresh unless ``judges`` (their leans) is given."""
+    call draws its judges afresh unless ``judges`` (their leans) is given; ``probs``:
+    with the judge's probability p_y (its endorsement probability, to 2 decimals)."""
     r = np.random.default_rng(seed)
     u = r.normal(0, sd, J) if judges is None else judges
     j = r.integers(0, len(u), n)
@@ -27,9 +30,13 @@ def judged_log(seed, n=2000, J=12, sd=1.5, judges=None):
     a = np.where(right, om, 1 - om)
     eP = (r.random(n) < np.where(right, 0.9, 0.3)).astype(int)
     eA = np.where(deb, (r.random(n) < np.where(right, 0.3, 0.9)).astype(int), 0)
-    y = np.where(r.random(n) < expit(0.3 + u[j] + 1.5 * (eP - eA)), a, 1 - a)
-    return pd.DataFrame({"protocol": np.where(deb, "debate", "consult"), "a": a, "y": y,
-                         "omega": om, "e_P": eP, "e_A": eA, "judge_id": j})
+    z = 0.3 + u[j] + 1.5 * (eP - eA)
+    y = np.where(r.random(n) < expit(z), a, 1 - a)
+    df = pd.DataFrame({"protocol": np.where(deb, "debate", "consult"), "a": a, "y": y,
+                       "omega": om, "e_P": eP, "e_A": eA, "judge_id": j})
+    if probs:
+        df["p_y"] = np.round(expit(z), 2)
+    return df
 
 
 def _se(ds, name, **sel):
@@ -207,3 +214,182 @@ def test_the_difference_of_amp_keeps_the_judges_paired():
     ds = estimate(df, EstimateOptions(n_resamples=2000, seed=1, cluster="judge"))
     one = _se(ds, "amp", protocol="consult")
     assert _se(ds, "amp_diff") < one / 3, (_se(ds, "amp_diff"), one)
+
+
+# ------------------------------------------------ judge-clustered t intervals and SEs
+def test_clustered_ses_match_the_spread_over_fresh_judges():
+    """Over L logs of 20 judges drawn afresh (leans with SD 1 in log-odds), the spread
+    of amp_prob (the mean p_y on the wrong rows), of the AUC and of the ASD is the
+    standard error a log should report: the judge-clustered ones match it (within the
+    chi-square band of a sample SD over L logs), while the row t interval's is far too
+    narrow on the same logs (and DeLong's for the AUC too narrow)."""
+    L, J = 40, 20
+    vals = {c: {m: [] for m in ("amp_prob", "auc", "asd")} for c in ("rows", "judge")}
+    ses = {c: {m: [] for m in ("amp_prob", "auc", "asd")} for c in ("rows", "judge")}
+    for s in range(L):
+        df = validate_log(judged_log(s, J=J, sd=1.0, probs=True))
+        for c in ("rows", "judge"):
+            r = estimate(df, EstimateOptions(n_resamples=20, seed=s, cluster=c)).sel(
+                stratum="all", protocol="consult")
+            n = int(((df.protocol == "consult") & (df.a != df.omega)).sum())
+            crit = stats.t.ppf(0.975, J - 1 if c == "judge" else n - 1)
+            vals[c]["amp_prob"].append(float(r.amp_prob))
+            ses[c]["amp_prob"].append(float(r.amp_prob_hi - r.amp_prob_lo) / (2 * crit))
+            fm = field_metrics(df, cluster=c).set_index(["protocol", "metric"])
+            for m in ("auc", "asd"):
+                vals[c][m].append(fm.loc[("consult", m), "value"])
+                ses[c][m].append(fm.loc[("consult", m), "se"])
+    lo = np.sqrt(stats.chi2.ppf(0.0005, L - 1) / (L - 1))
+    hi = np.sqrt(stats.chi2.ppf(0.9995, L - 1) / (L - 1))
+    ratio = {c: {m: np.std(vals[c][m], ddof=1) / np.mean(ses[c][m]) for m in vals[c]}
+             for c in vals}
+    for m in ("amp_prob", "auc", "asd"):
+        assert np.allclose(vals["rows"][m], vals["judge"][m])  # the same estimates
+        assert lo < ratio["judge"][m] < hi, (m, ratio, lo, hi)
+    assert ratio["rows"]["amp_prob"] > 1.5 * hi, (ratio, hi)
+    assert ratio["rows"]["auc"] > hi, (ratio, hi)
+
+
+def test_with_one_row_per_judge_the_clustered_se_is_the_row_se():
+    """With one row per judge (G = n) the CR1 variance G / (G - 1) sum r_i^2 / n^2 is
+    sum r_i^2 / (n (n - 1)) = s^2 / n, the row variance with ddof 1, and G - 1 = n - 1
+    degrees of freedom: the t intervals of one stratum are the same in both modes."""
+    df = judged_log(9, n=300, J=5, probs=True)
+    df["judge_id"] = np.arange(len(df))
+    rows, judge = (estimate(df, EstimateOptions(n_resamples=20, cluster=c)) for c in ("rows", "judge"))
+    for m in ("amp_prob", "fwc_prob", "brier", "log_loss", "tie_prob"):
+        for suf in ("", "_lo", "_hi"):
+            np.testing.assert_allclose(judge[m + suf].values, rows[m + suf].values, rtol=1e-12)
+    x = np.random.default_rng(1).random(50)
+    v, G = clustered_variance(x, np.arange(50))
+    assert G == 50 and np.isclose(v, x.var(ddof=1) / 50, rtol=1e-13)
+
+
+def test_clustered_mean_is_the_cr1_formula():
+    """statsmodels' cluster-robust OLS on a constant (clustered_mean) against the CR1
+    formula by hand: V = G / (G - 1) sum_g (sum of cluster g's residuals)^2 / n^2, t
+    with G - 1 df; the rows of one judge give no interval."""
+    r = np.random.default_rng(3)
+    g = r.integers(0, 7, 400)
+    x = r.random(400) + 0.2 * g
+    m, lo, hi = clustered_mean(x, g, 0.9)
+    U = np.bincount(g, weights=x - x.mean())
+    se = np.sqrt(7 / 6 * (U ** 2).sum() / 400 ** 2)
+    t = stats.t.ppf(0.95, 6)
+    assert np.isclose(m, x.mean()) and np.allclose([lo, hi], [m - t * se, m + t * se], rtol=1e-12)
+    assert np.isclose(clustered_variance(x, g)[0], se ** 2, rtol=1e-12)
+    assert np.isnan(clustered_mean(x, np.zeros(400), 0.9)[1])
+
+
+def test_design_effect_wilson_matches_the_spread_over_fresh_judges():
+    """The share of endorsements among rows of 20 judges drawn afresh each time: the
+    design-effect adjusted Wilson interval's standard error matches the share's spread;
+    the plain Wilson interval's is too narrow."""
+    L, J, n = 60, 20, 400
+    share, se_d, se_w = [], [], []
+    for s in range(L):
+        r = np.random.default_rng(100 + s)
+        u = r.normal(0, 1.0, J)
+        j = r.integers(0, J, n)
+        x = (r.random(n) < expit(0.4 + u[j])).astype(float)
+        share.append(x.mean())
+        lo, hi = design_effect_wilson(x, j, 0.95)
+        se_d.append((hi - lo) / (2 * stats.t.ppf(0.975, J - 1)))
+        lo, hi = wilson(x.sum(), n, 0.95)
+        se_w.append((hi - lo) / (2 * Z))
+    sd = np.std(share, ddof=1)
+    lo = np.sqrt(stats.chi2.ppf(0.0005, L - 1) / (L - 1))
+    hi = np.sqrt(stats.chi2.ppf(0.9995, L - 1) / (L - 1))
+    assert lo < sd / np.mean(se_d) < hi, (sd / np.mean(se_d), lo, hi)
+    assert sd / np.mean(se_w) > 1.5 * hi, sd / np.mean(se_w)
+    assert design_effect_wilson(np.ones(30), np.arange(30) % 3, 0.95)[1] == 1.0
+    assert np.isnan(design_effect_wilson(np.ones(30), np.zeros(30), 0.95)[0])
+
+
+def test_clustered_auc_se_with_one_row_per_judge_is_delongs_up_to_ddof():
+    """One row per judge: the clustered variance G/(G-1) [sum (V10 - A)^2 / n1^2 + sum
+    (V01 - A)^2 / n0^2] is DeLong's var(V10)/n1 + var(V01)/n0 (ddof 1) with each term
+    rescaled by G/(G-1) (n_k - 1)/n_k."""
+    r = np.random.default_rng(4)
+    y = r.random(80) < 0.4
+    x = np.round(r.random(80) + 0.5 * y, 1)  # (ties, as stated probabilities have)
+    a, s_row = roc_auc(x, y)
+    a2, s_cl = roc_auc(x, y, clusters=np.arange(80))
+    n1, n0, G = int(y.sum()), int((~y).sum()), 80
+    rk = stats.rankdata(np.r_[x[y], x[~y]])
+    v10 = (rk[:n1] - stats.rankdata(x[y])) / n0
+    v01 = 1 - (rk[n1:] - stats.rankdata(x[~y])) / n1
+    exact = G / (G - 1) * (v10.var(ddof=1) / n1 * (n1 - 1) / n1 + v01.var(ddof=1) / n0 * (n0 - 1) / n0)
+    assert a == a2 and np.isclose(s_cl ** 2, exact, rtol=1e-12)
+    assert np.isclose(s_row ** 2, v10.var(ddof=1) / n1 + v01.var(ddof=1) / n0, rtol=1e-12)
+
+
+def test_the_default_keeps_the_row_intervals_and_labels(tmp_path, capsys):
+    """Without --cluster judge the probability metrics' t intervals are the stratified
+    row ones (by hand), the field metrics' SEs treat rows as clusters, and nothing says
+    judge-clustered; with it the store, the field table and the report say which."""
+    df = judged_log(11, n=600, J=8, probs=True)
+    df["stratum"] = np.where(np.arange(len(df)) % 3 == 0, "s1", "s2")
+    ds = estimate(df, EstimateOptions(n_resamples=50))
+    r = ds.sel(protocol="debate", stratum="all")
+    d = df[(df.protocol == "debate") & (df.a != df.omega)]
+    g = [d.p_y[d.stratum == k].to_numpy() for k in ("s1", "s2")]
+    N = sum(map(len, g))
+    se = np.sqrt(sum((len(x) / N) ** 2 * x.var(ddof=1) / len(x) for x in g))
+    t = stats.t.ppf(0.975, N - 2)
+    assert np.allclose([float(r.amp_prob_lo), float(r.amp_prob_hi)],
+                       [d.p_y.mean() - t * se, d.p_y.mean() + t * se], rtol=1e-12)
+    assert "clustered" not in ds.amp_prob_lo.attrs["long_name"]
+    assert "judge_clustered" not in ds.attrs
+    fm = field_metrics(df)
+    assert "cluster" not in fm.attrs and "judge-clustered" not in format_field_metrics(fm)
+    dj = estimate(df, EstimateOptions(n_resamples=50, cluster="judge"))
+    assert "judge-clustered t interval (CR1" in dj.amp_prob_lo.attrs["long_name"]
+    assert "amp_prob" in dj.attrs["judge_clustered"]
+    assert float(dj.sel(protocol="debate", stratum="all").amp_prob) == float(r.amp_prob)
+    fj = field_metrics(df, cluster="judge")
+    assert fj.attrs["cluster"] == "judge"
+    assert "judge-clustered standard errors" in format_field_metrics(fj)
+    path = tmp_path / "log.csv"
+    df.to_csv(path, index=False)
+    main([str(path), "--cluster", "judge", "--n-resamples", "50", "--out", str(tmp_path / "o")])
+    out = capsys.readouterr().out
+    assert "the probabilities' t intervals judge-clustered (CR1" in out
+    assert "95% judge-clustered t intervals" in out
+    assert "pooled over strata; judge-clustered standard errors" in out
+
+
+def test_round_intervals_under_judge_are_design_effect_wilson(tmp_path, capsys):
+    """A log with rounds: under --cluster judge each round's interval is the design-effect
+    Wilson interval of that round's rows with a wrong protagonist, labelled so; the
+    default keeps the plain Wilson interval."""
+    r = np.random.default_rng(12)
+    n, J = 300, 10
+    u = r.normal(0, 1.5, J)
+    rows = []
+    for i in range(n):
+        j, om = int(r.integers(0, J)), int(r.integers(0, 2))
+        a = om if r.random() < 0.4 else 1 - om
+        for k in (1, 2):
+            y = a if r.random() < expit(u[j] - 0.3 * k) else 1 - a
+            rows.append(dict(protocol="debate" if i % 2 else "consult", instance=i, round=k,
+                             a=a, y=y, omega=om, e_P=0, e_A=0, judge_id=j))
+    df = pd.DataFrame(rows)
+    plain = estimate(df, EstimateOptions(n_resamples=20))
+    ds = estimate(df, EstimateOptions(n_resamples=20, cluster="judge"))
+    for pi, prot in enumerate(("consult", "debate")):
+        for k in (1, 2):
+            m = (df.protocol == prot) & (df["round"] == k) & (df.a != df.omega)
+            x = (df.y[m] == df.a[m]).to_numpy()
+            want = design_effect_wilson(x, df.judge_id[m].to_numpy(), 0.95)
+            got = ds.sel(protocol=prot, round=k)
+            assert (float(got.amp_round_lo), float(got.amp_round_hi)) == want
+            p = plain.sel(protocol=prot, round=k)
+            assert (float(p.amp_round_lo), float(p.amp_round_hi)) == wilson(x.sum(), len(x), 0.95)
+            assert float(got.amp_round_hi - got.amp_round_lo) > float(p.amp_round_hi - p.amp_round_lo)
+    assert "design-effect Wilson" in ds.amp_round_lo.attrs["long_name"]
+    assert "design-effect" not in plain.amp_round_lo.attrs["long_name"]
+    path = tmp_path / "log.csv"
+    df.to_csv(path, index=False)
+    main([str(path), "--cluster", "judge", "--n-resamples", "20", "--out", str(tmp_path / "o")])
+    assert "design-effect Wilson intervals, judge-clustered" in capsys.readouterr().out
