@@ -100,11 +100,14 @@ def main(argv=None) -> None:
                          "in [0, 0.5)")
     ap.add_argument("--seed", type=int, default=0, help="bootstrap seed, >= 0")
     ap.add_argument("--cluster", choices=CLUSTERS, default="rows",
-                    help="what the bootstrap of Amp, accuracy and follow-when-correct "
-                         "resamples: rows (the default: within each stratum; the intervals "
-                         "hold these judges fixed) or judge (judges with all their rows, from "
-                         "the judge_id column, at least 2 judges: intervals for the protocol "
-                         "with other judges; differences paired by judge)")
+                    help="what the intervals treat as independent: rows (the default: the "
+                         "bootstrap of Amp, accuracy and follow-when-correct resamples rows "
+                         "within each stratum; the intervals hold these judges fixed) or "
+                         "judge (from the judge_id column, at least 2 judges: the bootstrap "
+                         "resamples judges with all their rows, differences paired by judge; "
+                         "the probability metrics' t intervals, the rounds' Wilson intervals "
+                         "and the field metrics' standard errors are judge-clustered: "
+                         "intervals for the protocol with other judges)")
     ap.add_argument("--mapping", default=None,
                     help="with Inspect .eval logs: a YAML or JSON file mapping log columns "
                          "to sample fields (README, 'From Inspect logs')")
