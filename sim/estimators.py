@@ -419,12 +419,12 @@ def estimate(df: pd.DataFrame, opts: EstimateOptions | None = None, *,
         data.update(reliability_variables(df))
     if by_round is not None:
         rounds, rv = by_round
-        wil = ("Wilson" if not n_judges else "judge-clustered design-effect Wilson (n / deff "
-               "rows, deff from the CR1 variance; t with judges - 1 df)")
+        bounds = ("Wilson" if not n_judges else "judge-clustered design-effect Wilson "
+                  "(n / deff rows, deff from the CR1 variance; t with judges - 1 df)")
         for k, ln in (("amp_round", "Amp = Pr(y = a | a wrong) after each round (all rows "
                                     "of that round)"),
-                      ("amp_round_lo", f"{opts.confidence:.0%} {wil} lower bound"),
-                      ("amp_round_hi", f"{opts.confidence:.0%} {wil} upper bound"),
+                      ("amp_round_lo", f"{opts.confidence:.0%} {bounds} lower bound"),
+                      ("amp_round_hi", f"{opts.confidence:.0%} {bounds} upper bound"),
                       ("n_round", "rows with a wrong protagonist in that round")):
             data[k] = (("protocol", "round"), rv[k], {"long_name": ln, "units": "1"})
     coords = {"protocol": list(PROTOCOLS), "stratum": labels,
