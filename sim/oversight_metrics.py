@@ -172,8 +172,8 @@ def asd_assigned(amp, amp_se=None, payoffs=(1.0, 0.0)):
 def field_metrics(df: pd.DataFrame, confidence: float = 0.95, which_round="final",
                   payoffs=(1.0, 0.0), cluster: str = "rows") -> pd.DataFrame:
     """Per protocol of a validated log (pooled over strata): AUC and ASD with standard
-    errors and normal intervals; columns protocol, metric, value, se, lo, hi, n_pos,
-    n_neg.  A DataFrame not read by :func:`antiamp.logs.load_log` is checked first
+    errors and normal intervals (``cluster="judge"``: t intervals on judges - 1 df);
+    columns protocol, metric, value, se, lo, hi, n_pos, n_neg.  A DataFrame not read by :func:`antiamp.logs.load_log` is checked first
     (:func:`antiamp.logs.validate_log`).  ``cluster="judge"``: judge-clustered
     standard errors (the log's judge_id, at least two judges; the table's
     ``attrs["cluster"]`` says so)."""
@@ -204,11 +204,15 @@ def field_metrics(df: pd.DataFrame, confidence: float = 0.95, which_round="final
                               d["judge_id"][m].to_numpy() if cluster == "judge" else None)
             vals["auc"] = (auc, se, int(right.sum()), int((~right).sum()))
         vals.update(asd(d, K, payoffs, cluster))
+        crit = z
+        if cluster == "judge":  # t on (judges - 1) df, as the clustered t intervals take
+            G = int(d["judge_id"][d["omega"].notna()].nunique())
+            crit = float(stats.t.ppf(0.5 + confidence / 2, G - 1)) if G > 1 else math.nan
         for k in METRICS:
             if k in vals:
                 v, se, npos, nneg = vals[k]
                 out.append({"protocol": prot, "metric": k, "value": v, "se": se,
-                            "lo": v - z * se, "hi": v + z * se, "n_pos": npos,
+                            "lo": v - crit * se, "hi": v + crit * se, "n_pos": npos,
                             "n_neg": nneg})
     tab = pd.DataFrame(out)
     if cluster == "judge":
@@ -219,10 +223,9 @@ def field_metrics(df: pd.DataFrame, confidence: float = 0.95, which_round="final
 def format_field_metrics(tab: pd.DataFrame, confidence: float = 0.95) -> str:
     if tab.empty:
         return ""
-    se = ("judge-clustered standard errors" if tab.attrs.get("cluster") == "judge"
-          else "standard errors")
-    lines = [f"the field's metrics (pooled over strata; {se}, "
-             f"{confidence:.0%} normal intervals):"]
+    se = ("judge-clustered standard errors, {:.0%} t intervals (judges - 1 df)"
+          if tab.attrs.get("cluster") == "judge" else "standard errors, {:.0%} normal intervals")
+    lines = [f"the field's metrics (pooled over strata; {se.format(confidence)}):"]
     for prot, g in tab.groupby("protocol", sort=False):
         parts = []
         for _, r in g.iterrows():

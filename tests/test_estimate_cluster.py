@@ -349,6 +349,9 @@ def test_the_default_keeps_the_row_intervals_and_labels(tmp_path, capsys):
     assert float(dj.sel(protocol="debate", stratum="all").amp_prob) == float(r.amp_prob)
     fj = field_metrics(df, cluster="judge")
     assert fj.attrs["cluster"] == "judge"
+    t8 = stats.t.ppf(0.975, 8 - 1)  # 8 judges: t intervals on 7 df
+    np.testing.assert_allclose(fj.hi - fj.value, t8 * fj.se, rtol=1e-12)
+    np.testing.assert_allclose(fm.hi - fm.value, Z * fm.se, rtol=1e-12)
     assert "judge-clustered standard errors" in format_field_metrics(fj)
     path = tmp_path / "log.csv"
     df.to_csv(path, index=False)
