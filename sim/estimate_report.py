@@ -78,6 +78,10 @@ def format_report(ds: xr.Dataset, source: str) -> str:
                          f"one-sided p = {dd.p_value.item():.3g}" + (f" ({why})" if why else ""))
         elif why:
             lines.append(f"  Amp(consult) - Amp(debate): {why}")
+        if "amp_prob_diff" in ds and np.isfinite(dd.amp_prob_diff_lo.item()):
+            lines.append(f"  amp_prob(consult) - amp_prob(debate) = {dd.amp_prob_diff.item():.4f} "
+                         f"[{dd.amp_prob_diff_lo.item():.4f}, {dd.amp_prob_diff_hi.item():.4f}] "
+                         "(judge-clustered t interval, a judge's rows in both protocols)")
     if "amp_round" in ds:
         lines += ["", "Amp after each round (all instances' rows of that round, "
                   + ("design-effect Wilson intervals, judge-clustered):" if judges else

@@ -21,7 +21,8 @@ from .logs import PROTOCOLS, LogError, amp_by_round, select_round, validate_log
 from .logstats import (EVENTS, GRADED, N_BINS, PROB_METRICS, RATIOS, acc_of_codes, amp_of_codes, boot_interval,
                        row_codes, fwc_of_codes, bootstrap, JudgeClusters, resampled_judge_counts,
                        percentile_interval, masked_rate, resampled_counts, code_counts,
-                       corrected_amp_counts, graded_rho, probability_metrics, reliability)
+                       corrected_amp_counts, graded_rho, probability_metrics, reliability,
+                       clustered_difference, wrong_probabilities)
 from .transcripts import SCHEMA_VERSION
 
 
@@ -265,7 +266,14 @@ def _cell_variables(out: dict, why: list, diff: dict, diff_why: list,
             "amp_diff_hi": "upper bound" + (f", paired {boot}" if n_judges else ""),
             "p_value": "one-sided p-value of H0: Amp(debate) >= Amp(consult)",
             "amp_diff_undefined": "share of resamples in which the difference was not "
-                                  "defined (left out)"}[k], "units": "1"})
+                                  "defined (left out)",
+            "amp_prob_diff": "amp_prob(consult) - amp_prob(debate) (mean p_y when a is wrong)",
+            "amp_prob_diff_lo": f"lower bound, {opts.confidence:.0%} judge-clustered t "
+                                "interval (CR1, clustered jointly: a judge's rows in both "
+                                "protocols; t with judges - 1 df)",
+            "amp_prob_diff_hi": f"upper bound, {opts.confidence:.0%} judge-clustered t "
+                                "interval (CR1, clustered jointly: a judge's rows in both "
+                                "protocols; t with judges - 1 df)"}[k], "units": "1"})
     data["amp_diff_notes"] = (("stratum",), np.array(diff_why, dtype=str),
                               {"long_name": "why the difference or its test is not defined"})
     return data
@@ -401,6 +409,17 @@ def estimate(df: pd.DataFrame, opts: EstimateOptions | None = None, *,
                                                   else 0)
             for k, v in values.items():
                 diff[k][si] = v
+    if has_p and opts.cluster == "judge":
+        # amp_prob(consult) - amp_prob(debate), clustered jointly: a judge's rows in both
+        for k in ("amp_prob_diff", "amp_prob_diff_lo", "amp_prob_diff_hi"):
+            diff[k] = np.full(S, np.nan)
+        for si, lab in enumerate(labels):
+            sides = [df[(df["protocol"] == prot) & ((df["stratum"] == lab) if lab != "all"
+                                                    else True)] for prot in PROTOCOLS]
+            (x1, g1), (x2, g2) = (wrong_probabilities(d) for d in sides)
+            (diff["amp_prob_diff"][si], diff["amp_prob_diff_lo"][si],
+             diff["amp_prob_diff_hi"][si]) = clustered_difference(x1, g1, x2, g2,
+                                                                  opts.confidence)
     if len(strata) == 1 and labels == [strata[0], "all"]:
         # One stratum: it holds the same rows as "all", so it reports the same values
         # (the pooled ones), not a second bootstrap of the same rows.
@@ -461,7 +480,8 @@ def estimate(df: pd.DataFrame, opts: EstimateOptions | None = None, *,
     if n_judges:  # (the row bootstrap's store is as it always was)
         ds.attrs.update({"bootstrap": "judges", "n_judges": n_judges, "judge_clustered": (
             "amp, acc, fwc, amp_diff, amp_mislabel: judge-cluster bootstrap"
-            + (f"; {', '.join(PROB_METRICS)}: CR1 t intervals (judges - 1 df)" if has_p else "")
+            + (f"; {', '.join(PROB_METRICS)}, amp_prob_diff: CR1 t intervals (judges - 1 df)"
+               if has_p else "")
             + ("; amp_round: design-effect Wilson intervals" if by_round is not None else "")
             + "; mu~, kappa~, rho_graded: judge-clustered standard errors (in either mode)")})
     return ds

@@ -432,6 +432,38 @@ def clustered_mean(values, clusters, confidence: float, point: float | None = No
     return m, m - t * se, m + t * se
 
 
+def clustered_difference(x1, g1, x2, g2, confidence: float):
+    """mean(x1) - mean(x2) of two samples that share clusters (a judge's rows in both
+    protocols), its t interval with the jointly clustered CR1 standard error: each row's
+    influence (x1 - m1) / n1 or -(x2 - m2) / n2 summed per cluster over both samples,
+    V = G / (G - 1) sum_g U_g^2, G the clusters with a row in either, t with G - 1 df.
+
+    By hand (bincount): statsmodels' cluster-robust OLS on a constant and a protocol
+    dummy gives the same sandwich but scales it by G / (G - 1) (N - 1) / (N - 2), the
+    factor for two parameters; here the factor is the means' G / (G - 1), so that a
+    difference and its two means carry the same correction."""
+    x1, x2 = np.asarray(x1, float), np.asarray(x2, float)
+    if not len(x1) or not len(x2):
+        return np.nan, np.nan, np.nan
+    m1, m2 = float(x1.sum() / len(x1)), float(x2.sum() / len(x2))
+    d = m1 - m2
+    g = pd.factorize(np.concatenate([np.asarray(g1), np.asarray(g2)]))[0]
+    G = int(g.max()) + 1
+    if G < 2 or len(x1) + len(x2) < 3:
+        return d, np.nan, np.nan
+    U = np.bincount(g, weights=np.r_[(x1 - m1) / len(x1), -(x2 - m2) / len(x2)])
+    se = math.sqrt(G / (G - 1) * float((U ** 2).sum()))
+    t = float(stats.t.ppf(0.5 + confidence / 2, G - 1))
+    return d, d - t * se, d + t * se
+
+
+def wrong_probabilities(ds_: pd.DataFrame):
+    """p_y and judge_id of the rows with p_y, a known truth and a wrong protagonist (the
+    rows of ``amp_prob``)."""
+    m = ds_["p_y"].notna() & ds_["omega"].notna() & (ds_["a"] != ds_["omega"])
+    return ds_["p_y"][m].to_numpy(float), ds_["judge_id"][m].to_numpy()
+
+
 def probability_metrics(ds_: pd.DataFrame, confidence: float, cluster: str = "rows") -> dict:
     """:data:`PROB_METRICS` of one protocol and stratum (rows with p_y and a known
     truth), each ``(value, lo, hi)``: t intervals with the stratified row variance

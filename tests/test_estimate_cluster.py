@@ -9,7 +9,8 @@ from scipy import stats
 from scipy.special import expit
 
 from antiamp.estimate import (LogError, EstimateOptions, estimate, main, validate_log)
-from antiamp.logstats import (N_CODES, amp_of_codes, clustered_mean, clustered_variance,
+from antiamp.logstats import (N_CODES, amp_of_codes, clustered_difference, clustered_mean,
+                              clustered_variance,
                               design_effect_wilson, judge_code_table, percentile_interval,
                               resampled_counts, resampled_judge_counts, wilson)
 from antiamp.oversight_metrics import field_metrics, format_field_metrics, roc_auc
@@ -396,3 +397,43 @@ def test_round_intervals_under_judge_are_design_effect_wilson(tmp_path, capsys):
     df.to_csv(path, index=False)
     main([str(path), "--cluster", "judge", "--n-resamples", "20", "--out", str(tmp_path / "o")])
     assert "design-effect Wilson intervals, judge-clustered" in capsys.readouterr().out
+
+
+def test_clustered_difference_is_statsmodels_sandwich_with_the_means_factor():
+    """mean(x1) - mean(x2) with a judge's rows in both: the jointly clustered CR1
+    variance is statsmodels' cluster-robust variance of a protocol dummy's coefficient
+    (OLS on a constant and the dummy) without its (N - 1) / (N - 2) factor for two
+    parameters; t with G - 1 df."""
+    import statsmodels.api as sm
+
+    r = np.random.default_rng(13)
+    g1, g2 = r.integers(0, 9, 150), r.integers(0, 9, 120)
+    x1, x2 = r.random(150) + 0.1 * g1, r.random(120) + 0.1 * g2
+    d, lo, hi = clustered_difference(x1, g1, x2, g2, 0.95)
+    X = np.c_[np.ones(270), np.r_[np.zeros(150), np.ones(120)]]
+    fit = sm.OLS(np.r_[x1, x2], X).fit(cov_type="cluster", cov_kwds={"groups": np.r_[g1, g2]})
+    se = fit.bse[1] * np.sqrt((270 - 2) / (270 - 1))
+    t = stats.t.ppf(0.975, 9 - 1)
+    assert np.isclose(d, -fit.params[1], rtol=1e-12)
+    assert np.allclose([lo, hi], [d - t * se, d + t * se], rtol=1e-12)
+
+
+def test_the_difference_of_amp_prob_keeps_the_judges_paired():
+    """Debates that repeat each consultancy (same judge, same p_y) but for a few changed
+    probabilities: clustered jointly, amp_prob(consult) - amp_prob(debate) varies only
+    through the changed rows, far less than either protocol's amp_prob over judges (two
+    independent samples would give sqrt(2) times that); only under --cluster judge."""
+    c = judged_log(8, n=800, J=10, probs=True)
+    c = c[c["protocol"] == "consult"]
+    d = c.assign(protocol="debate", e_A=0)
+    ch = np.flatnonzero((d["a"] != d["omega"]).to_numpy())[:6]
+    d.iloc[ch, d.columns.get_loc("p_y")] = 0.5
+    df = pd.concat([c, d], ignore_index=True)
+    ds = estimate(df, EstimateOptions(n_resamples=20, cluster="judge")).sel(stratum="all")
+    one = float(ds.amp_prob_hi.sel(protocol="consult") - ds.amp_prob_lo.sel(protocol="consult"))
+    width = float(ds.amp_prob_diff_hi - ds.amp_prob_diff_lo)
+    assert 0 < width < one / 3, (width, one)
+    assert np.isclose(float(ds.amp_prob_diff), float(ds.amp_prob.sel(protocol="consult")
+                                                     - ds.amp_prob.sel(protocol="debate")))
+    assert "clustered jointly" in ds.amp_prob_diff_lo.attrs["long_name"]
+    assert "amp_prob_diff" not in estimate(df, EstimateOptions(n_resamples=20))
