@@ -20,7 +20,8 @@ and AUC against ground truth, and the Agent Score Difference.
   row also the right debater).  ``asd_prob`` and ``asd_log`` use the judge's
   probability for the agent's answer as the reward (linear and log score).  Standard
   errors by the delta method with rows as clusters (the two debaters of one row are
-  not independent), N / (N - 1) small-sample factor.
+  not independent), N / (N - 1) small-sample factor; with ``cluster="judge"`` the
+  judges are the clusters (G / (G - 1)), for the AUC too.
 """
 
 from __future__ import annotations
