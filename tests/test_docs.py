@@ -259,6 +259,50 @@ def test_every_antiamp_name_the_pages_mention_exists():
     assert len(seen) > 20, sorted(seen)
 
 
+#: Functions the guides name to explain how something works inside, not to be called:
+#: no entry in the API reference.
+INTERNAL = {
+    "antiamp.runner.kernel_interrupts": "how Ctrl-C reaches a compiled kernel (sweeps guide)",
+    "antiamp.lazy.defer_dask_type_check": "an import-time optimisation (performance guide)",
+    "antiamp.kernels.load_cached_kernels_lightly": "an import-time optimisation (performance "
+                                                   "guide)",
+}
+
+
+def _documented() -> list:
+    """The objects docs/api.md documents: each ``.. auto*::`` target, and the members of
+    an ``automodule`` (the listed ones, or every public one without a list)."""
+    api = (ROOT / "docs" / "api.md").read_text()
+    out = []
+    for kind, name, opts in re.findall(r"^\.\. auto(\w+):: (\S+)\n((?:   :.*\n)*)", api, re.M):
+        obj = _resolve(name)
+        out.append(obj)
+        if kind != "module" or ":no-members:" in opts:
+            continue
+        listed = re.search(r":members:(.*)", opts)
+        members = ([m.strip() for m in listed.group(1).split(",") if m.strip()]
+                   if listed and listed.group(1).strip() else
+                   [m for m in vars(obj) if not m.startswith("_")])
+        out += [getattr(obj, m) for m in members]
+    return out
+
+
+def test_every_function_and_class_the_pages_name_has_an_api_entry():
+    """A function or class that README.md or a page of the docs names as `antiamp.x.y` is
+    in the API reference (an alias counts: the same object), or in :data:`INTERNAL`."""
+    documented = _documented()
+    assert len(documented) > 30, len(documented)
+    missing = set()
+    for page in _pages():
+        for dotted in re.findall(r"`(antiamp(?:\.\w+)+)", page.read_text()):
+            obj = _resolve(dotted)
+            if (callable(obj) and not isinstance(obj, type(re)) and dotted not in INTERNAL
+                    and not any(obj is d for d in documented)):
+                missing.add(f"{page.relative_to(ROOT)}: {dotted}")
+    assert not missing, sorted(missing)
+    assert all(callable(_resolve(n)) for n in INTERNAL), INTERNAL
+
+
 def _slug(heading: str) -> str:
     """MyST's anchor of a heading (``myst_heading_anchors``; GitHub's slugs): the text
     as rendered (code, emphasis and link markup removed), lower case, spaces to
