@@ -366,3 +366,19 @@ def test_every_relative_link_of_the_pages_resolves():
                                 f"{dest.relative_to(ROOT)}")
     assert n > 50, n
     assert not problems, "\n".join(problems)
+
+
+def test_the_docstrings_the_model_pages_quote_have_no_stray_emphasis():
+    """The model pages quote the packages' and their sections' docstrings as Markdown, in
+    which a bare ``*`` (a section's fields written model.*, judge.*) starts emphasis and
+    swallows the text up to the next one: such names are written as code."""
+    from antiamp.config import Config
+
+    docs = {f"{f.name} section": f.default_factory.__doc__ for f in dataclasses.fields(Config)}
+    for name in builtin_names():
+        docs[f"antiamp.models.{name}"] = importlib.import_module(f"antiamp.models.{name}").__doc__
+        for sec, cls in (getattr(builtin_config(name), "SECTIONS", None) or {}).items():
+            docs[f"{name}: {sec} section"] = cls.__doc__
+    for where, doc in docs.items():
+        plain = re.sub(r"``.*?``|`[^`]*`", "", doc or "", flags=re.S)
+        assert "*" not in plain, (where, doc)
