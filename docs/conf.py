@@ -39,6 +39,7 @@ nb_execution_show_tb = True
 
 autodoc_default_options = {"members": True, "undoc-members": False}
 autodoc_typehints = "description"
+autodoc_preserve_defaults = True  # signatures show defaults as written (log=print)
 autodoc_member_order = "bysource"
 napoleon_numpy_docstring = True
 napoleon_google_docstring = False

@@ -285,6 +285,11 @@ class ExportConfig:
 
 @dataclass
 class Config:
+    """The configuration of a run: a dataclass per shared section (``model``,
+    ``judge``, ``protocol``, ``welfare``, ``run``, ``export``), as Hydra composes it
+    from ``conf/``; the registry subclasses it with a model's own sections.
+    :func:`antiamp.config.validate` checks it."""
+
     model: ModelConfig = field(default_factory=ModelConfig)
     judge: JudgeConfig = field(default_factory=JudgeConfig)
     protocol: ProtocolConfig = field(default_factory=ProtocolConfig)

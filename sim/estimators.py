@@ -28,6 +28,28 @@ from .transcripts import SCHEMA_VERSION
 
 @dataclass
 class EstimateOptions:
+    """The options of :func:`antiamp.estimate.estimate` (``antiamp-estimate``'s flags).
+
+    Parameters
+    ----------
+    confidence : float
+        The intervals' confidence level, in (0, 1) (``--confidence``).
+    n_resamples : int
+        Bootstrap resamples, in [1, ``MAX_RESAMPLES``] (``--n-resamples``).
+    mislabel : float
+        A stated rate of mislabelled ground truth, in [0, 0.5): sensitivity
+        intervals for Amp (``--mislabel``; two answers only).
+    seed : int
+        The bootstrap's seed, in [0, 2**63) (``--seed``).
+    round : str or int
+        With a ``round`` column: the round every estimate reads, ``"final"`` (each
+        instance's last) or a round number >= 1 (``--round``).
+    cluster : str
+        What the bootstrap resamples (``--cluster``): ``"rows"`` (rows within each
+        stratum: these judges held fixed) or ``"judge"`` (judges with all their
+        rows, from ``judge_id``: other judges drawn from the same population).
+    """
+
     confidence: float = 0.95
     n_resamples: int = 2000
     mislabel: float = 0.0
@@ -334,8 +356,8 @@ def reliability_variables(df: pd.DataFrame) -> dict:
 def estimate(df: pd.DataFrame, opts: EstimateOptions | None = None, *,
              cluster: str | None = None) -> xr.Dataset:
     """All estimates of a log as a Dataset (dims protocol, stratum, fit): a log as
-    :func:`antiamp.logs.load_log` returns it, or a DataFrame in the log schema, which is
-    checked first (:func:`antiamp.logs.validate_log`: a LogError names the column and
+    :func:`antiamp.estimate.load_log` returns it, or a DataFrame in the log schema, which is
+    checked first (``validate_log``: a ``LogError`` names the column and
     the row).  ``cluster`` (``rows`` or ``judge``), if given, replaces ``opts.cluster``:
     what the bootstrap resamples."""
     opts = opts or EstimateOptions()

@@ -50,6 +50,7 @@ SEEDS = {
 #: The libraries whose versions every output records (attribute ``<name>_version``).
 LIBRARIES = ("numba", "numpy", "xarray", "zarr", "dask")
 
+#: The source revision recorded when antiamp does not run from a git checkout.
 NO_CHECKOUT = "unknown (not run from a git checkout)"
 
 

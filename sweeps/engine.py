@@ -193,6 +193,9 @@ def run_sweep(cfg, out_dir=None, *, client=None, progress=None, log=print,
         Use this dask client instead of starting one from ``executor``.
     progress : bool, optional
         Progress bar (default: on a terminal).
+    log : callable, optional
+        Called with each message of the run (the sweep's size, the verification of
+        a resumed store's finished blocks); default ``print``.
     dask : bool, optional
         Open the finished store with dask arrays (True) or without dask (False:
         xarray's lazy arrays, each variable read on first use; no dask import); by

@@ -3,6 +3,8 @@ needs; a broken internal link fails the build.  Skipped without the docs extra."
 
 import dataclasses
 import html
+import importlib
+import importlib.util
 import re
 import shutil
 import subprocess
@@ -132,7 +134,10 @@ def test_guides_api_benchmarks_and_executed_notebook(site):
     api = (site / "api.html").read_text()
     for obj in ("antiamp.simulate", "antiamp.sweep", "antiamp.solve", "antiamp.theory",
                 "antiamp.registry.Model", "antiamp.testing.check_model",
-                "antiamp.config.declare"):
+                "antiamp.testing.close", "antiamp.config.declare", "antiamp.Config",
+                "antiamp.config.ConfigError", "antiamp.runner.count_classes",
+                "antiamp.layout.kernel_groups", "antiamp.rare.rare_share_floor",
+                "antiamp.estimate.estimate", "antiamp.estimate.EstimateOptions"):
         assert f'id="{obj}"' in api, obj
     assert "antiamp benchmarks" in _text(site / "benchmarks.html")
     nb = _text(site / "notebooks" / "getting_started.html")
@@ -205,3 +210,175 @@ def test_every_command_the_model_pages_print_validates(tmp_path):
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-4000:]
     assert int(r.stdout.split()[-1]) >= len(builtin_names())
+
+
+# The checks below read the Markdown sources and need no Sphinx.
+
+def _pages() -> list:
+    """The pages written by hand: README.md and docs' Markdown (the model pages are
+    generated, and the build checks their links)."""
+    docs = ROOT / "docs"
+    return [ROOT / "README.md", *sorted(docs.glob("*.md")), *sorted(docs.glob("guides/*.md")),
+            *sorted(docs.glob("notebooks/*.md"))]
+
+
+def _prose(text: str) -> str:
+    """The text outside fenced code blocks (a command's output may hold any bracket)."""
+    return re.sub(r"^(```|~~~).*?^\1", "", text, flags=re.S | re.M)
+
+
+def _resolve(dotted: str):
+    """The object a dotted name names: the longest importable module, then attributes."""
+    parts = dotted.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            spec = importlib.util.find_spec(".".join(parts[:i]))
+        except ModuleNotFoundError:  # a parent that is a module, not a package
+            spec = None
+        if spec is not None:
+            obj = importlib.import_module(".".join(parts[:i]))
+            for name in parts[i:]:
+                obj = getattr(obj, name)
+            return obj
+    raise ModuleNotFoundError(dotted)
+
+
+def test_every_antiamp_name_the_pages_mention_exists():
+    """A name in backticks, `antiamp.x.y` (with or without a call after it), is a module
+    or an attribute that exists today: a renamed or removed function fails here."""
+    seen = set()
+    for page in _pages():
+        for dotted in re.findall(r"`(antiamp(?:\.\w+)+)", page.read_text()):
+            if dotted in seen:
+                continue
+            seen.add(dotted)
+            try:
+                _resolve(dotted)
+            except (ImportError, AttributeError) as exc:
+                pytest.fail(f"{page.relative_to(ROOT)}: `{dotted}` does not exist ({exc})")
+    assert len(seen) > 20, sorted(seen)
+
+
+#: Functions the guides name to explain how something works inside, not to be called:
+#: no entry in the API reference.
+INTERNAL = {
+    "antiamp.runner.kernel_interrupts": "how Ctrl-C reaches a compiled kernel (sweeps guide)",
+    "antiamp.lazy.defer_dask_type_check": "an import-time optimisation (performance guide)",
+    "antiamp.kernels.load_cached_kernels_lightly": "an import-time optimisation (performance "
+                                                   "guide)",
+}
+
+
+def _documented() -> list:
+    """The objects docs/api.md documents: each ``.. auto*::`` target, and the members of
+    an ``automodule`` (the listed ones, or every public one without a list)."""
+    api = (ROOT / "docs" / "api.md").read_text()
+    out = []
+    for kind, name, opts in re.findall(r"^\.\. auto(\w+):: (\S+)\n((?:   :.*\n)*)", api, re.M):
+        obj = _resolve(name)
+        out.append(obj)
+        if kind != "module" or ":no-members:" in opts:
+            continue
+        listed = re.search(r":members:(.*)", opts)
+        members = ([m.strip() for m in listed.group(1).split(",") if m.strip()]
+                   if listed and listed.group(1).strip() else
+                   [m for m in vars(obj) if not m.startswith("_")])
+        out += [getattr(obj, m) for m in members]
+    return out
+
+
+def test_every_function_and_class_the_pages_name_has_an_api_entry():
+    """A function or class that README.md or a page of the docs names as `antiamp.x.y` is
+    in the API reference (an alias counts: the same object), or in :data:`INTERNAL`."""
+    documented = _documented()
+    assert len(documented) > 30, len(documented)
+    missing = set()
+    for page in _pages():
+        for dotted in re.findall(r"`(antiamp(?:\.\w+)+)", page.read_text()):
+            obj = _resolve(dotted)
+            if (callable(obj) and not isinstance(obj, type(re)) and dotted not in INTERNAL
+                    and not any(obj is d for d in documented)):
+                missing.add(f"{page.relative_to(ROOT)}: {dotted}")
+    assert not missing, sorted(missing)
+    assert all(callable(_resolve(n)) for n in INTERNAL), INTERNAL
+
+
+def _slug(heading: str) -> str:
+    """MyST's anchor of a heading (``myst_heading_anchors``; GitHub's slugs): the text
+    as rendered (code, emphasis and link markup removed), lower case, spaces to
+    hyphens, other punctuation dropped."""
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading).replace("`", "").replace("*", "")
+    return re.sub(r"[^\w\- ]", "", text.strip().lower().replace(" ", "-"))
+
+
+def _anchors(page: Path) -> set:
+    """The anchors of a page's headings down to the depth docs/conf.py gives anchors."""
+    conf = (ROOT / "docs" / "conf.py").read_text()
+    depth = int(re.search(r"^myst_heading_anchors\s*=\s*(\d+)", conf, re.M).group(1))
+    out = set()
+    for hashes, title in re.findall(r"^(#{1,6})\s+(.+?)\s*$", _prose(page.read_text()), re.M):
+        if len(hashes) <= depth:
+            slug = _slug(title)
+            n = sum(1 for s in out if s == slug or re.fullmatch(re.escape(slug) + r"-\d+", s))
+            out.add(slug if n == 0 else f"{slug}-{n}")
+    return out
+
+
+def _generated_pages() -> set:
+    """The pages docs/gen_pages.py writes into docs/models/: one per built-in model and
+    the fixed ones its ``generate`` names."""
+    src = (ROOT / "docs" / "gen_pages.py").read_text()
+    fixed = set(re.findall(r'"models/(\w+)\.md"', src))
+    assert {"index", "results"} <= fixed, fixed
+    return fixed | set(builtin_names())
+
+
+def test_every_relative_link_of_the_pages_resolves():
+    """Every relative link of README.md and the docs' Markdown points to a file that
+    exists (a generated model page: one gen_pages writes; a page of the built site:
+    its source) and, with ``#anchor``, to a heading of that page."""
+    generated = _generated_pages()
+    built = "docs/_build/html/"
+    problems, n = [], 0
+    for page in _pages():
+        for target in re.findall(r"\]\(([^)\s]+)\)", _prose(page.read_text())):
+            if re.match(r"[a-z]+:", target):  # https:, mailto:
+                continue
+            n += 1
+            path, _, anchor = target.partition("#")
+            where = f"{page.relative_to(ROOT)}: ({target})"
+            if not path:
+                dest = page
+            else:
+                rel = (page.parent / path).resolve().relative_to(ROOT).as_posix()
+                if rel.startswith(built):
+                    rel = "docs/" + rel[len(built):].removesuffix(".html") + ".md"
+                if rel.startswith("docs/models/"):
+                    if Path(rel).stem not in generated:
+                        problems.append(f"{where}: no such generated page")
+                    continue
+                dest = ROOT / rel
+                if not dest.exists():
+                    problems.append(f"{where}: no such file")
+                    continue
+            if anchor and dest.suffix == ".md" and anchor not in _anchors(dest):
+                problems.append(f"{where}: no heading with anchor #{anchor} in "
+                                f"{dest.relative_to(ROOT)}")
+    assert n > 50, n
+    assert not problems, "\n".join(problems)
+
+
+def test_the_docstrings_the_model_pages_quote_have_no_stray_emphasis():
+    """The model pages quote the packages' and their sections' docstrings as Markdown, in
+    which a bare ``*`` (a section's fields written model.*, judge.*) starts emphasis and
+    swallows the text up to the next one: such names are written as code."""
+    from antiamp.config import Config
+
+    docs = {f"{f.name} section": f.default_factory.__doc__ for f in dataclasses.fields(Config)}
+    for name in builtin_names():
+        docs[f"antiamp.models.{name}"] = importlib.import_module(f"antiamp.models.{name}").__doc__
+        for sec, cls in (getattr(builtin_config(name), "SECTIONS", None) or {}).items():
+            docs[f"{name}: {sec} section"] = cls.__doc__
+    for where, doc in docs.items():
+        plain = re.sub(r"``.*?``|`[^`]*`", "", doc or "", flags=re.S)
+        assert "*" not in plain, (where, doc)

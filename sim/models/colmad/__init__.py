@@ -1,5 +1,5 @@
 """Error detection by debate (seed 001): collaborative (ColMAD) against competitive
-(CopMAD) debate and a single detector.  Adds colmad.*; needs judge=logit (the judge
+(CopMAD) debate and a single detector.  Adds ``colmad.*``; needs judge=logit (the judge
 of disagreements; judge.mu > 0 leans toward "error").
 
 The package is the model: ``config`` (its settings, light: what the registry reads

@@ -15,8 +15,8 @@ from ...config import declare
 class CompareConfig:
     """Every protocol on one task (``compare.*``, with ``model=compare``): the model's
     answer is right with probability model.p, the wrong side's evidence passes
-    verification with probability model.rho, one logit judge (judge.*); the other
-    models' sections (colmad.*, mediation.*, redeliberation.*) set what only their
+    verification with probability model.rho, one logit judge (``judge.*``); the other
+    models' sections (``colmad.*``, ``mediation.*``, ``redeliberation.*``) set what only their
     protocol has (rounds, rhetoric, the critique loop, the re-deliberation policy)."""
 
     #: Judges in each jury of the jury protocols (majority; judge.jury_tie on a tie).

@@ -1,6 +1,6 @@
 """Stated confidence in multi-round debate (seed 004): debaters' confidence reports
 fitted to the published bets, and logit judges (judge=logit) that weigh them. Adds
-confidence.*; model.p is the protagonist's accuracy, model.rho the false side's
+``confidence.*``; model.p is the protagonist's accuracy, model.rho the false side's
 evidence rate.
 
 Juries (``judge.jury_size`` > 1) share a latent with correlation ``confidence.icc``,

@@ -1,5 +1,5 @@
 """Verifiable evidence plus rhetoric, exogenous or strategic (seed 000, section 5).
-Needs judge=logit.  Adds messages.*, equilibrium.payoffs.
+Needs judge=logit.  Adds ``messages.*``, equilibrium.payoffs.
 
 The package is the model: ``config`` (its settings, light: what the registry reads
 to build the schema and ``--help``), ``core`` (its numerics), ``model`` (``MODEL``,

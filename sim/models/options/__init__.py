@@ -1,5 +1,5 @@
 """Multi-option answers: K candidates, examined or attacked (seed 000, section 5).
-Needs judge=logit.  Adds options.*, equilibrium.payoffs.
+Needs judge=logit.  Adds ``options.*``, equilibrium.payoffs.
 
 The package is the model: ``config`` (its settings, light: what the registry reads
 to build the schema and ``--help``), ``core`` (its numerics), ``model`` (``MODEL``,

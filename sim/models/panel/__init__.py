@@ -1,5 +1,5 @@
 """Juries of heterogeneous, correlated judges (seed 000, section 4 extended).  Adds
-panel.*, equilibrium.payoffs.
+``panel.*``, equilibrium.payoffs.
 
 The package is the model: ``config`` (its settings, light: what the registry reads
 to build the schema and ``--help``), ``core`` (its numerics), ``model`` (``MODEL``,

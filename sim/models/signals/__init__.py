@@ -1,5 +1,5 @@
 """Correlated signals, shared blind spots and endogenous judge attention (seed 000,
-section 5).  Adds signals.*, effort.*, equilibrium.*.
+section 5).  Adds ``signals.*``, ``effort.*``, ``equilibrium.*``.
 
 The package is the model: ``config`` (its settings, light: what the registry reads
 to build the schema and ``--help``), ``core`` (its numerics), ``model`` (``MODEL``,
