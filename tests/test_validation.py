@@ -29,7 +29,7 @@ BAD = [
     ({"run": {"n_instances": 0}}, "run.n_instances", ">= 1"),
     ({"run": {"n_instances": -5}}, "run.n_instances", ">= 1"),
     ({"run": {"seed": -1}}, "run.seed", ">= 0"),
-    ({"model": {"rho": "abc"}}, "model.rho", "Float"),
+    ({"model": {"rho": "abc"}}, "model.rho", "not a number; model.rho must lie in [0, 1]"),
     ({"model": {"typo": 1}}, "typo", ""),
     ({"model": {"c_e": 0.5}}, "model.x_P", "dominant"),  # b = 1/2: not dominant, not given
 ]
