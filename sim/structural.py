@@ -416,7 +416,12 @@ def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = Fals
             res = mod.fit(start_params=start, method="bfgs", maxiter=2000, disp=0,
                           gtol=1e-8)
             res = mod.fit(start_params=res.params, method="newton", maxiter=100, disp=0)
-        except Exception as exc:  # noqa: BLE001  (singular Hessian, overflow)
+        except np.linalg.LinAlgError:  # Newton's step: the Hessian is singular
+            raise FitError("the structural fit failed: the log-likelihood is flat along "
+                           "some combination of the parameters (a singular Hessian), so the "
+                           f"log does not identify all of {', '.join(names)} (too few rows "
+                           "or judges for this reading)") from None
+        except Exception as exc:  # noqa: BLE001  (overflow)
             raise FitError(f"the structural fit failed: {exc}") from None
     params = np.asarray(res.params, float)
     conv = bool(res.mle_retvals.get("converged", False))

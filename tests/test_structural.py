@@ -250,3 +250,19 @@ def test_simulate_refuses_mixed_debate_roles(tmp_path):
 
     with pytest.raises(LogError, match="mix open and assigned"):
         structural_check(df, ds, 1000, 0)
+
+
+def test_a_log_that_does_not_identify_the_fit_says_so(tmp_path):
+    """Fifteen rows a protocol, each of its own judge: the gap reading's Hessian is
+    singular; the error says what that means for the log, not numpy's 'Singular matrix'."""
+    import pandas as pd
+    from importlib.resources import files
+
+    from antiamp.estimate import load_log
+
+    raw = pd.read_csv(files("antiamp.data") / "sample_log.csv")
+    small = raw.groupby("protocol").head(15).reset_index(drop=True).assign(judge_id=range(30))
+    small.to_csv(tmp_path / "log.csv", index=False)
+    with pytest.raises(st.FitError, match=r"singular Hessian\), so the log does not identify "
+                                          r"all of mu_consult, mu_debate"):
+        st.fit(load_log(tmp_path / "log.csv"), protocol_gap=True)
