@@ -5,6 +5,7 @@ block is also a run of consecutive cells in C order."""
 from __future__ import annotations
 
 import math
+import weakref
 
 import numpy as np
 
@@ -43,14 +44,23 @@ def flat_range(region: tuple, shape: tuple) -> tuple:
     return int(first), int(last) + 1
 
 
+#: The one-element arrays that placeholders broadcast, by identity: a broadcast of any
+#: other array (a per-cell input constant over the grid, say) is data to be written.
+_FILLS: "weakref.WeakValueDictionary[int, np.ndarray]" = weakref.WeakValueDictionary()
+
+
 def placeholder(shape: tuple, value, dtype=None) -> np.ndarray:
     """A store template's placeholder array: ``value`` broadcast to ``shape``, a
     read-only view of one element whatever the shape (never written: see
     :func:`antiamp.sweeps.cellstore.write_template`)."""
-    return np.broadcast_to(np.asarray(value, dtype=dtype), tuple(shape))
+    fill = np.array(value, dtype=dtype)  # a new one-element array: marks the placeholder
+    _FILLS[id(fill)] = fill
+    return np.broadcast_to(fill, tuple(shape))
 
 
 def is_placeholder(data) -> bool:
-    """Whether ``data`` is a :func:`placeholder` of more than one element."""
-    return (isinstance(data, np.ndarray) and data.size > 1
-            and not any(data.strides))
+    """Whether ``data`` is a :func:`placeholder` (or a view of one)."""
+    root = data
+    while isinstance(root, np.ndarray) and root.base is not None:
+        root = root.base
+    return isinstance(data, np.ndarray) and _FILLS.get(id(root)) is root

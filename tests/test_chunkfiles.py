@@ -196,3 +196,29 @@ def test_a_large_sweep_lays_out_its_store_without_dask(tmp_path):
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "[]"
     assert int(np.asarray(zarr.open_group(str(tmp_path / "sweep.zarr"))["cell_done"][...]).sum()) == 12
+
+
+def test_only_placeholders_are_left_unwritten(tmp_path, monkeypatch):
+    """A per-cell input constant over the grid (a broadcast of another array) is data:
+    written whole by the one-block layout, read back everywhere; the placeholder beside
+    it reads back as its fill; the files are those of the whole template."""
+    from antiamp.sweeps import cellstore
+    from antiamp.sweeps.chunks import is_placeholder, placeholder
+
+    shape = (6, 4)
+    const = np.broadcast_to(np.array(0.5), shape)
+    held = placeholder(shape + (3,), np.nan, float)
+    assert is_placeholder(held) and not is_placeholder(const)
+    ds = xr.Dataset({"x": (("a", "b", "k"), held), "c": (("a", "b"), const),
+                     "d": (("a", "b"), np.arange(24.0).reshape(shape))},
+                    coords={"a": np.arange(6) * 0.1, "b": list("pqrs"), "k": [1, 2, 3]})
+    enc = {"x": {"chunks": (1, 4, 3)}, "c": {"chunks": (1, 4)}, "d": {"chunks": (1, 4)}}
+    for how, limit in (("whole", 10**9), ("block", 0)):
+        monkeypatch.setattr(cellstore, "DIRECT_TEMPLATE_CHUNKS", limit)
+        cellstore.write_template(ds, enc, tmp_path / how)
+    assert _store_bytes(tmp_path / "whole") == _store_bytes(tmp_path / "block")
+    back = xr.open_zarr(tmp_path / "block", chunks=None, consolidated=False)
+    np.testing.assert_array_equal(back["c"].values, 0.5)
+    np.testing.assert_array_equal(back["d"].values, ds["d"].values)
+    assert back["x"].shape == (6, 4, 3) and np.isnan(back["x"].values).all()
+    assert not [k for k in _store_bytes(tmp_path / "block") if k.startswith("x/") and "/.z" not in f"/{k}"]
