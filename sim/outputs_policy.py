@@ -24,6 +24,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from .ownership import OWN, PARTIAL, owns, read_marker
+
 #: The marker file of a directory antiamp made: its first line is :data:`HEADER`,
 #: then the names of the files antiamp wrote there, one a line.
 MARKER = ".antiamp-output"
@@ -226,9 +228,6 @@ def removable_temporary(path) -> bool:
     path = Path(path)
     if path.is_symlink() or not path.is_dir():
         return False
-    from antiamp.sweeps.blocks import MARKER as PARTIAL, read_marker
-
-
     if is_antiamp_store(path) or read_marker(path) is not None:
         return True
     try:
@@ -252,7 +251,7 @@ def remove_if_ours(path) -> bool:
 def is_antiamp_store(path: str | os.PathLike) -> bool:
     """Whether ``path`` is a Zarr store that antiamp wrote (its root carries
     ``antiamp_version``, written with the store, or, where its root's metadata is
-    damaged, its own folder is marked as antiamp's: sweeps/metadata.py)."""
+    damaged, its own folder is marked as antiamp's: :mod:`antiamp.ownership`)."""
     path = Path(path)
     if not path.is_dir():
         return False
@@ -263,8 +262,6 @@ def is_antiamp_store(path: str | os.PathLike) -> bool:
             return True
     except Exception:
         pass
-    from antiamp.sweeps.metadata import owns
-
     return owns(path)
 
 
@@ -281,8 +278,6 @@ def foreign_entries(store: str | os.PathLike) -> list:
     """Paths inside a Zarr store (format 2) that no Zarr writer of antiamp made: a
     file or folder at its root that is no Zarr document or node, or inside an array
     anything but its documents and chunk files (a user's notes kept in the store)."""
-    from antiamp.sweeps.metadata import OWN
-
     store, found = Path(store), []
     if store.is_symlink() or not store.is_dir():
         return found

@@ -28,7 +28,6 @@ import dataclasses
 import datetime as _dt
 import hashlib
 import json
-import os
 import shutil
 import time
 from pathlib import Path
@@ -40,6 +39,7 @@ xr = lazy("xarray")
 
 from antiamp._version import __version__
 from antiamp.config import DEFAULT_MODEL, ConfigError, plain_values
+from antiamp.ownership import PARTIAL as MARKER, read_marker  # noqa: F401 (re-exported)
 from antiamp.registry import Model, get, to_model_config
 
 from .cellstore import SUMMED_ATTRS, fill_of
@@ -49,7 +49,6 @@ from .spec import SENSITIVITY, CellBlock, CellGrid, SweepSpec, axis_coords
 #: and ``cell_done``, written in place block by block (4; 3 and before: written
 #: whole, a checksum per block).  Part of the fingerprint.
 STORE_LAYOUT = 4
-MARKER = "antiamp-partial.json"
 STORE_MARKER = "antiamp_store"
 #: The run settings a grid's numbers depend on (its fingerprint's part of ``run``).
 RESULT_RUN_FIELDS = ("n_instances", "seed", "device")
@@ -507,29 +506,6 @@ def _store_attrs(store: Path) -> dict:
         return dict(zarr.open_group(str(store), mode="r").attrs)
     except Exception:
         return {}
-
-
-def read_marker(part: Path) -> dict | None:
-    """The partial run's marker, or None where ``part`` is not provably antiamp's: a
-    link, no marker, or an entry antiamp never makes there (a file of someone
-    else's, which nothing of antiamp's may remove with the folder)."""
-    if part.is_symlink() or not part.is_dir():
-        return None
-    try:
-        m = json.loads((part / MARKER).read_text())
-    except Exception:
-        return None
-    if not isinstance(m, dict) or "fingerprint" not in m:
-        return None
-    import re
-
-    ours = re.compile(r"\.?block-\d+-\d+\.(blk|pkl)(\.tmp-[0-9a-f]+)?$")
-    with os.scandir(part) as entries:
-        for e in entries:
-            if e.name != MARKER and not (ours.match(e.name)
-                                         and e.is_file(follow_symlinks=False)):
-                return None
-    return m
 
 
 def store_lock(store: Path, read_only: bool = False):

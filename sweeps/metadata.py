@@ -40,12 +40,8 @@ import zlib
 from pathlib import Path
 
 from antiamp._version import __version__
+from antiamp.ownership import OWN, OWN_TEXT, OWNED, owns  # noqa: F401 (re-exported)
 
-#: The store's own folder (a Zarr group marked as antiamp's, holding the record).
-OWN = ".antiamp"
-OWNED = "antiamp_owned"
-OWN_TEXT = ("the store's metadata record and copies of the metadata files that a "
-            "repair replaced (antiamp-check)")
 RECORD_FORMAT = 1
 _DOCS = (".zgroup", ".zattrs", ".zarray")
 #: Arrays whose presence shows a grid store of antiamp's even when its plan is lost.
@@ -119,20 +115,6 @@ def read_documents(store: Path) -> dict:
         if path.name in _DOCS and not rel.parts[0].startswith(OWN) and not path.is_dir():
             out[rel.as_posix()] = _read_json(path)
     return out
-
-
-def owns(store: str | os.PathLike) -> bool:
-    """Whether the store's own folder is antiamp's: its attributes say so, or (where
-    they are damaged) it is a Zarr group holding nothing but what antiamp puts there."""
-    own = Path(store) / OWN
-    attrs = _read_json(own / ".zattrs")
-    if isinstance(attrs, dict):
-        return attrs.get(OWNED) == OWN_TEXT
-    if _read_json(own / ".zgroup") != {"zarr_format": 2}:
-        return False
-    return all(p.name in (".zgroup", ".zattrs") or p.name.startswith(".zattrs.tmp-")
-               or (p.name.startswith("replaced-") and p.is_dir())
-               or (p.name == "block_stats" and p.is_dir()) for p in own.iterdir())
 
 
 def own_dir(store: Path) -> Path:
