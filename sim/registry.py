@@ -5,9 +5,9 @@ sections it adds to the shared schema (``model``, ``judge``, ``protocol``,
 ``welfare``, ``run`` are everyone's), its validation, and ``run_cells``, which
 turns a list of validated cell configs into a Dataset with a leading ``cell``
 dimension (values and standard errors, solved strategies, certificates).  The
-engines (:mod:`antiamp.engine` for one cell or an in-memory grid,
-:mod:`antiamp.sweeps.blocks` for resumable grids on dask) only ever call that
-interface, so every command runs every registered model.
+sweep engine (:mod:`antiamp.sweeps.blocks`: one cell, an in-memory grid, or a
+resumable grid on dask) only ever calls that interface, so every command runs every
+registered model.
 
 Third-party packages add models through the ``antiamp.models`` entry-point
 group; the entry point names a :class:`Model` object (or a module with a
@@ -169,6 +169,16 @@ class Model:
         random numbers, kernel calls shared between cells with identical inputs,
         a store written chunk by chunk with a checksum per cell) rather than a
         ``run_cells`` call per block.
+    examples : tuple of ``(what, config)``
+        Small runs of the model that reach every one of its kernels with the
+        argument types real runs use (a config with ``sweep`` runs as a grid, one
+        with ``export`` as a transcript export): ``antiamp warm`` runs them to
+        compile the kernels into numba's cache.  A built-in model's default: the
+        ``EXAMPLES`` of its ``config.py``.
+    grids : tuple of dict
+        Small grids of the model (configs with ``sweep.axes``, each axis with at
+        least two values): what :func:`antiamp.testing.check_model` checks the
+        model on.  A built-in model's default: the ``GRIDS`` of its ``config.py``.
     """
 
     name: str
@@ -191,6 +201,8 @@ class Model:
     fused_grid: Optional[FusedGrid] = None
     gpu: bool = False
     groups: Mapping[str, str] = field(default_factory=dict)
+    examples: tuple = ()
+    grids: tuple = ()
 
 
 def strategies_solved(cfg: dict) -> dict:
@@ -291,6 +303,11 @@ def get(name: str) -> Model:
         raise ConfigError(f"model.name must be one of {', '.join(names())}, got {name!r}")
     if not isinstance(obj, Model) or obj.name != name:
         raise ConfigError(f"model {name!r} does not provide an antiamp Model named {name!r}")
+    if name in builtin_names():  # a built-in's examples and grids: its config.py's
+        settings = builtin_config(name)
+        obj = dataclasses.replace(
+            obj, examples=obj.examples or tuple(getattr(settings, "EXAMPLES", ())),
+            grids=obj.grids or tuple(getattr(settings, "GRIDS", ())))
     _MODELS[name] = obj
     return obj
 

@@ -6,11 +6,19 @@ The test suite runs it over every registered model; a third-party model's author
 runs it on theirs::
 
     from antiamp.testing import check_model
+    check_model("toy")  # on the model's own grids (Model.grids)
     check_model("toy", grids=[{"model": {"name": "toy"},
                                "sweep": {"axes": {"toy": {"q": [0.2, 0.5]}}}}])
 
 Every check that fails is reported (one ``AssertionError`` listing them all), and
-the names of the checks that ran are returned.
+the names of the checks that ran are returned.  In a plugin's own test suite,
+:func:`parametrize_with_checks` makes each check a test of its own::
+
+    from antiamp.testing import parametrize_with_checks
+
+    @parametrize_with_checks(["toy"])
+    def test_toy_conforms(check):
+        check()
 
 The checks:
 
@@ -22,6 +30,14 @@ The checks:
     every numeric or boolean field of its own sections refuses a value of the wrong
     type, a non-finite value (floats) and an absurd size (integers) with a
     :class:`~antiamp.config.ConfigError` that names the field.
+``validate_reads`` (for a model that declares ``validate_reads``)
+    every field the model's ``validate`` reads, on the model's first config and on
+    random configs within the declared ranges, is covered by ``validate_reads``: a
+    grid is validated column by column from that declaration, so a field left out
+    lets cells through that ``validate`` would refuse.
+``table`` (for a model with ``format_table``)
+    the printed table of one cell fits a terminal: at most :data:`TABLE_COLUMNS`
+    characters a line.
 ``schema``
     the grid's Dataset and one cell's follow the result schema (:mod:`antiamp.schema`):
     every metric's standard error is ``<metric>_se`` and its exact value
@@ -67,6 +83,11 @@ from typing import Any, Iterable, Optional
 EXACT_SE = 5.0
 #: Widest figure in pixels.
 MAX_FIGURE_PX = 1300
+#: Widest line of a model's printed table (``format_table``), in characters.
+TABLE_COLUMNS = 100
+#: Random configs (within the declared ranges) on which the ``validate_reads`` probe
+#: records what ``validate`` reads.
+READS_CONFIGS = 150
 #: Relative agreement of a float computed on the GPU with the CPU's (``gpu`` check).
 GPU_RTOL = 1e-12
 #: Instances a cell of the ``gpu`` check's grids (the simulator runs each GPU thread
@@ -83,12 +104,11 @@ def _model(model):
 
 
 def default_grids(name: str) -> list:
-    """A built-in model's declared grids (``antiamp.models.<name>.config.GRIDS``)."""
-    from .registry import builtin_names, builtin_config
+    """A model's declared grids (``Model.grids``; a built-in's default is its
+    ``config.GRIDS``)."""
+    from .registry import get
 
-    if name not in builtin_names():
-        return []
-    return list(getattr(builtin_config(name), "GRIDS", None) or [])
+    return list(get(name).grids)
 
 
 def same(a, b, what: str = "") -> list:
@@ -268,6 +288,178 @@ def _check_figures(model, ds, tmp: Path, problems):
             problems.append(f"figures: {p.name} is {imread(p).shape[1]} px wide")
 
 
+# ------------------------------------------------------------- the validate_reads probe
+_RECORDING: dict = {}
+
+
+def _recording(section_name: str, section, log: set):
+    """``section`` as an instance of a subclass of its dataclass that adds
+    "section.field" to ``log`` on every field read (but the declared range checks',
+    :func:`antiamp.config.check_declared`, which the engine runs column by column).
+    Hand-written: a subclass keeps ``isinstance``, ``dataclasses.fields`` and
+    ``replace`` working where a generic proxy (``unittest.mock``) would not."""
+    import sys
+
+    from .config import check_declared
+
+    cls = type(section)
+    sub = _RECORDING.get(cls)
+    if sub is None:
+        names = frozenset(f.name for f in dataclasses.fields(cls))
+
+        def getattribute(self, name):
+            if name in names and sys._getframe(1).f_code is not check_declared.__code__:
+                get = object.__getattribute__
+                get(self, "_reads").add(f"{get(self, '_section')}.{name}")
+            return object.__getattribute__(self, name)
+
+        sub = _RECORDING[cls] = type(cls.__name__, (cls,), {"__getattribute__": getattribute})
+    obj = object.__new__(sub)
+    obj.__dict__.update(section.__dict__, _reads=log, _section=section_name)
+    return obj
+
+
+def reads_of(model, cfg) -> tuple[set, bool]:
+    """(the fields ``model.validate`` reads on the validated config ``cfg``, whether it
+    accepts ``cfg``)."""
+    from .config import ConfigError
+
+    log: set = set()
+    rec = dataclasses.replace(cfg)
+    for f in dataclasses.fields(cfg):
+        section = getattr(cfg, f.name)
+        if dataclasses.is_dataclass(section):
+            object.__setattr__(rec, f.name, _recording(f.name, section, log))
+    try:
+        model.validate(rec)
+    except ConfigError:
+        return log, False
+    return log, True
+
+
+def undeclared(model, reads) -> set:
+    """The fields of ``reads`` that the model's ``validate_reads`` does not cover."""
+    from .layout import covers
+
+    return {r for r in reads if not any(covers(f, r) for f in model.validate_reads or ())}
+
+
+def fields_of(model, base, sweepable: bool = False) -> list:
+    """(section, field) of every declared field the model reads (its sections and the
+    shared ones it uses); ``sweepable``: those a grid's axes may take."""
+    secs = set(model.uses) | set(model.sections)
+    if sweepable:
+        secs &= set(type(base).SWEEPABLE)
+    return [(s, f) for s in sorted(secs) if dataclasses.is_dataclass(getattr(base, s, None))
+            for f in dataclasses.fields(getattr(base, s))
+            if f.name != "name" and ("range" in f.metadata or "choices" in f.metadata)]
+
+
+def values_of(f, rng, bad: bool = False) -> list:
+    """Values in the field's declared range or choices (its ends, its default and
+    near it, random ones); ``bad``: one outside them too."""
+    from .config import Interval
+
+    meta, d = f.metadata, f.default
+    if "choices" in meta:
+        return list(meta["choices"]) + (["no-such-choice"] if bad else [])
+    iv = Interval.parse(meta["range"])
+    lo = iv.lo if math.isfinite(iv.lo) else -5
+    hi = iv.hi if math.isfinite(iv.hi) else lo + 10
+    if iv.integer:  # small integers: a huge size is a slow config, not a different check
+        got = [lo, lo + 1, lo + 2, lo + 3, hi if hi - lo < 100 else lo + 8]
+        got += [] if d is None else [d - 1, d + 1, 2 * d]
+        out = [int(v) for v in got if iv.contains(v)]
+    else:
+        hi = min(hi, lo + 20)
+        got = [lo, hi, (lo + hi) / 2, lo + (hi - lo) * rng.random(),
+               lo + (hi - lo) * rng.random(), lo + rng.random(), lo + rng.random()]
+        got += [] if d is None else [d * 0.5, d * 1.5, d + 0.1]
+        out = [float(v) for v in got if iv.contains(v)]
+    out = ([] if d is None else [d]) + out
+    if bad and math.isfinite(iv.lo):
+        out.append(type(out[-1])(iv.lo - 1))
+    return out
+
+
+def random_config(base, fields, rng, k: int):
+    """``base`` with ``k`` random fields set to random values of their ranges."""
+    changes: dict = {}
+    for s, f in rng.sample(fields, min(k, len(fields))):
+        changes.setdefault(s, {})[f.name] = rng.choice(values_of(f, rng))
+    return dataclasses.replace(base, **{s: dataclasses.replace(getattr(base, s), **c)
+                                        for s, c in changes.items()})
+
+
+def valid_configs(model, base, rng, n: int, tries: int = 100):
+    """``n`` random configs that pass the shared checks (what the engine checks column
+    by column before a model's own ``validate``); fewer where ``tries`` a config find
+    none."""
+    from .config import ConfigError, validate
+
+    fields = fields_of(model, base)
+    out: list = []
+    for _ in range(n * tries):
+        if len(out) >= n or not fields:
+            break
+        c = random_config(base, fields, rng, rng.randint(0, 3))
+        try:
+            validate(c)
+        except ConfigError:
+            continue
+        out.append(c)
+    return out
+
+
+def _base_config(model, grids: list):
+    """The model's first config (its first example without a grid or an export, else
+    its first grid's config without the grid), validated."""
+    from .registry import to_model_config
+
+    cell = next((c for _, c in model.examples if "sweep" not in c and "export" not in c),
+                None)
+    if cell is None:
+        cell = _one_cell(grids[0])[0]
+    return to_model_config({k: v for k, v in cell.items() if k not in ("sweep", "export")},
+                           model)[1]
+
+
+def _check_validate_reads(model, grids: list, problems, n: int = READS_CONFIGS):
+    """Every field ``validate`` reads (on the model's first config and on ``n`` random
+    configs within the declared ranges) is covered by ``validate_reads``."""
+    import random
+
+    if model.validate is None or model.validate_reads is None:
+        return
+    base = _base_config(model, grids)
+    rng = random.Random(f"reads {model.name}")
+    read: set = set()
+    for c in [base, *valid_configs(model, base, rng, n)]:
+        read |= reads_of(model, c)[0]
+    missing = undeclared(model, read)
+    if missing:
+        problems.append(f"validate_reads: {model.name}'s validate reads {sorted(missing)}, "
+                        f"not in its validate_reads {tuple(model.validate_reads)} (a grid "
+                        "over them is validated column by column from that declaration and "
+                        "lets through cells that validate refuses)")
+
+
+def _check_table(model, grids: list, problems):
+    """The printed table of one cell: at most :data:`TABLE_COLUMNS` characters a line."""
+    import antiamp
+
+    if model.format_table is None:
+        return
+    cell = next((c for _, c in model.examples if "sweep" not in c and "export" not in c),
+                None)
+    cell = _one_cell(grids[0])[0] if cell is None else _with_n(cell, None)
+    text = model.format_table(antiamp.simulate(cell))
+    wide = [ln for ln in text.splitlines() if len(ln) > TABLE_COLUMNS]
+    if wide:
+        problems.append(f"table: {len(wide)} line(s) of the printed table wider than "
+                        f"{TABLE_COLUMNS} characters (first: {wide[0][:120]!r})")
+
+
 _KILL_SCRIPT = """
 import sys, antiamp
 antiamp.sweep({cfg!r}, sys.argv[1], progress=False, log=lambda *a: None)
@@ -378,7 +570,8 @@ def check_model(model: Any, *, grids: Optional[Iterable[dict]] = None, client=No
         The model, registered (``antiamp.models.register`` or an entry point).
     grids : list of dict, optional
         Small grids of the model (configs with ``sweep.axes``; each axis with at
-        least two values is best).  Default: a built-in model's ``GRIDS``.
+        least two values is best).  Default: the model's own (``Model.grids``; a
+        built-in model's ``config.GRIDS``).
     client : dask.distributed.Client, optional
         Also run the first grid on this client and compare (``distributed``).
     kill : bool
@@ -405,53 +598,125 @@ def check_model(model: Any, *, grids: Optional[Iterable[dict]] = None, client=No
     """
     import tempfile
 
+    problems: list = []
+    ran: list = []
+    with tempfile.TemporaryDirectory(prefix="antiamp-check-") as scratch:
+        tmp = Path(tmp_path) if tmp_path is not None else Path(scratch)
+        for name, check in _checks(model, grids=grids, client=client, kill=kill,
+                                   figures=figures, n_instances=n_instances, tmp=tmp,
+                                   gpu=gpu, gpu_rtol=gpu_rtol, gpu_n=gpu_n):
+            ran.append(name)
+            check(problems)
+    if problems:
+        raise AssertionError(f"model {_model(model).name!r} fails {len(problems)} conformance "
+                             "check(s):\n  " + "\n  ".join(problems))
+    return ran
+
+
+def _checks(model, *, grids, client, kill, figures, n_instances, tmp: Path, gpu,
+            gpu_rtol, gpu_n) -> list:
+    """``(name, check)`` of every check :func:`check_model` runs, in its order; each
+    ``check(problems)`` appends what it finds.  The grids' Datasets are computed once,
+    on first use, and shared between the checks."""
     import antiamp
 
     from .sweeps.blocks import run_grid
 
     model = _model(model)
     grids = [_with_n(g, n_instances) for g in (grids if grids is not None
-                                               else default_grids(model.name))]
+                                               else model.grids)]
     if not grids:
         raise ValueError(f"check_model({model.name!r}) needs grids: configs of the model "
-                         "with sweep.axes (built-in models declare GRIDS in their config)")
-    problems: list = []
-    ran = ["registered", "help", "bad_values"]
-    _check_registered(model, problems)
-    _check_help(model, problems)
-    _check_bad_values(model, grids[0], problems)
-    with tempfile.TemporaryDirectory(prefix="antiamp-check-") as scratch:
-        tmp = Path(tmp_path) if tmp_path is not None else Path(scratch)
-        for k, grid in enumerate(grids):
-            ds = run_grid(grid, progress=False)
-            ran += [f"schema[{k}]", f"cell_in_grid[{k}]", f"blocks[{k}]", f"exact[{k}]"]
-            _check_schema(ds, problems, f"[{k}]")
-            _check_cell_in_grid(ds, grid, problems, f"[{k}]")
-            problems += same(ds, run_grid(grid, cells_per_block=1, progress=False),
-                             f"blocks[{k}]: ")
-            _check_exact(ds, problems, f"[{k}]")
-            if figures:
-                ran.append(f"figures[{k}]")
-                (tmp / f"g{k}").mkdir(parents=True, exist_ok=True)
-                _check_figures(model, ds, tmp / f"g{k}", problems)
-        first = grids[0]
-        if client is not None or kill:
-            ref = run_grid(first, progress=False)
-        if client is not None:
-            ran.append("distributed")
-            log = lambda *a: None  # noqa: E731
-            local = antiamp.sweep(first, tmp / "local.zarr", progress=False, log=log).load()
-            dist = antiamp.sweep(first, tmp / "dist.zarr", client=client, progress=False,
-                                 log=log).load()
-            problems += same(local, dist, "distributed: ")
-            problems += same(ref, local, "distributed (store vs memory): ")
-        if kill:
-            ran.append("resume")
-            _check_resume(first, ref, tmp, problems)
-        if gpu:
-            ran.append("gpu")
-            _check_gpu(model, first, tmp, problems, gpu_rtol, gpu_n)
-    if problems:
-        raise AssertionError(f"model {model.name!r} fails {len(problems)} conformance "
-                             "check(s):\n  " + "\n  ".join(problems))
-    return ran
+                         "with sweep.axes (declare them as Model.grids, or pass grids=)")
+    done: dict = {}
+
+    def grid_ds(k):
+        if k not in done:
+            done[k] = run_grid(grids[k], progress=False)
+        return done[k]
+
+    out = [("registered", lambda p: _check_registered(model, p)),
+           ("help", lambda p: _check_help(model, p)),
+           ("bad_values", lambda p: _check_bad_values(model, grids[0], p))]
+    if model.validate is not None and model.validate_reads is not None:
+        out.append(("validate_reads", lambda p: _check_validate_reads(model, grids, p)))
+    if model.format_table is not None:
+        out.append(("table", lambda p: _check_table(model, grids, p)))
+
+    def figures_of(k, p):
+        (tmp / f"g{k}").mkdir(parents=True, exist_ok=True)
+        _check_figures(model, grid_ds(k), tmp / f"g{k}", p)
+
+    for k, grid in enumerate(grids):
+        out += [
+            (f"schema[{k}]", lambda p, k=k: _check_schema(grid_ds(k), p, f"[{k}]")),
+            (f"cell_in_grid[{k}]",
+             lambda p, k=k, g=grid: _check_cell_in_grid(grid_ds(k), g, p, f"[{k}]")),
+            (f"blocks[{k}]", lambda p, k=k, g=grid: p.extend(same(
+                grid_ds(k), run_grid(g, cells_per_block=1, progress=False), f"blocks[{k}]: "))),
+            (f"exact[{k}]", lambda p, k=k: _check_exact(grid_ds(k), p, f"[{k}]"))]
+        if figures:
+            out.append((f"figures[{k}]", lambda p, k=k: figures_of(k, p)))
+    first = grids[0]
+
+    def distributed(p):
+        log = lambda *a: None  # noqa: E731
+        local = antiamp.sweep(first, tmp / "local.zarr", progress=False, log=log).load()
+        dist = antiamp.sweep(first, tmp / "dist.zarr", client=client, progress=False,
+                             log=log).load()
+        p += same(local, dist, "distributed: ")
+        p += same(grid_ds(0), local, "distributed (store vs memory): ")
+
+    if client is not None:
+        out.append(("distributed", distributed))
+    if kill:
+        out.append(("resume", lambda p: _check_resume(first, grid_ds(0), tmp, p)))
+    if gpu:
+        out.append(("gpu", lambda p: _check_gpu(model, first, tmp, p, gpu_rtol, gpu_n)))
+    return out
+
+
+def parametrize_with_checks(models, **options):
+    """A pytest decorator that makes each conformance check of each of ``models`` (names
+    or :class:`~antiamp.registry.Model` objects) a test of its own, as scikit-learn's
+    ``parametrize_with_checks`` does for estimators: the test takes one argument,
+    ``check``, and calls it; it fails with that check's findings alone.  ``options``
+    are :func:`check_model`'s (``grids``, ``figures``, ``kill``, ...).
+
+    The checks of one model share its grids' Datasets (computed by the first check
+    that needs them, in the test process).  Each check's test id is
+    ``<model>-<check>``."""
+    import tempfile
+
+    import pytest
+
+    params, ids = [], []
+    root = options.pop("tmp_path", None)
+    for m in models:
+        model = _model(m)
+        tmp = Path(tempfile.mkdtemp(prefix=f"antiamp-check-{model.name}-", dir=root))
+        for name, check in _checks(model, tmp=tmp, **{**_CHECK_DEFAULTS, **options}):
+            params.append(_OneCheck(model.name, name, check))
+            ids.append(f"{model.name}-{name}")
+    return pytest.mark.parametrize("check", params, ids=ids)
+
+
+class _OneCheck:
+    """One check of one model, called by a test: ``AssertionError`` with its findings."""
+
+    def __init__(self, model: str, name: str, check):
+        self.model, self.name, self._check = model, name, check
+
+    def __call__(self) -> None:
+        problems: list = []
+        self._check(problems)
+        if problems:
+            raise AssertionError(f"model {self.model!r} fails the {self.name} check:\n  "
+                                 + "\n  ".join(problems))
+
+    def __repr__(self) -> str:
+        return f"<check {self.name} of model {self.model!r}>"
+
+
+_CHECK_DEFAULTS = dict(grids=None, client=None, kill=False, figures=True, n_instances=None,
+                       gpu=False, gpu_rtol=GPU_RTOL, gpu_n=GPU_N)

@@ -14,12 +14,15 @@ import os
 import sys
 import time
 
-def runs() -> list:
-    """``(what, config)`` of the runs that reach every kernel with real argument types:
-    every built-in model's examples (``antiamp.models.<name>.config.EXAMPLES``)."""
-    from .registry import builtin_names, builtin_config
 
-    return [run for name in builtin_names() for run in builtin_config(name).EXAMPLES]
+def runs(models=None) -> list:
+    """``(what, config)`` of the runs that reach every kernel with real argument types:
+    the examples (``Model.examples``) of every registered model, built-in or
+    installed, or of the ``models`` named."""
+    from .registry import get, names
+
+    return [run for name in (names() if models is None else models)
+            for run in get(name).examples]
 
 
 def _one(item) -> tuple:
@@ -46,14 +49,16 @@ def _one(item) -> tuple:
     return what, time.perf_counter() - t0, None
 
 
-def warm(workers: int | None = None, log=print) -> float:
-    """Compile every kernel (in ``workers`` processes; default all cores); the wall time."""
+def warm(workers: int | None = None, log=print, models=None) -> float:
+    """Compile every kernel (in ``workers`` processes; default all cores) of every
+    model, or of the ``models`` named; the wall time."""
     from concurrent.futures import ProcessPoolExecutor
 
     workers = workers or os.cpu_count() or 1
     t0 = time.perf_counter()
-    todo = runs()
-    log(f"antiamp warm: compiling the kernels of every model ({len(todo)} runs, "
+    todo = runs(models)
+    which = "every model" if models is None else f"model {', '.join(models)}"
+    log(f"antiamp warm: compiling the kernels of {which} ({len(todo)} runs, "
         f"{workers} processes); later runs load them from the cache")
     failed = []
     with ProcessPoolExecutor(max_workers=workers) as pool:
@@ -70,13 +75,19 @@ def warm(workers: int | None = None, log=print) -> float:
 
 def main(argv: list) -> None:
     if argv and argv[0] in ("-h", "--help"):
-        print(__doc__.strip().split("\n\n")[0] + "\n\nusage: antiamp warm")
+        print(__doc__.strip().split("\n\n")[0] + "\n\nusage: antiamp warm [MODEL ...]\n\n"
+              "Without MODEL, every registered model (built-in or installed); a model "
+              "without examples (Model.examples) has nothing to warm.")
         return
-    if argv:
-        print(f"antiamp warm: error: takes no arguments, got {' '.join(argv)}", file=sys.stderr)
+    from .registry import names
+
+    unknown = [a for a in argv if a not in names()]
+    if unknown:
+        print(f"antiamp warm: error: MODEL must be a registered model ({', '.join(names())}), "
+              f"got {' '.join(unknown)}", file=sys.stderr)
         raise SystemExit(2)
     try:
-        warm()
+        warm(models=argv or None)
     except RuntimeError as exc:
         print(f"antiamp warm: error: {exc}", file=sys.stderr)
         raise SystemExit(1) from None

@@ -115,3 +115,95 @@ def test_a_models_kernel_threads_are_restored_after_it_runs(name):
         assert numba.get_num_threads() == 1
     finally:
         numba.set_num_threads(prev)
+
+
+# ------------------------------------------------- a model's own examples and grids
+@dataclasses.dataclass
+class SplitConfig:
+    #: Probability of the first branch.
+    q: float = declare(0.5, "q", "first branch", range="[0, 1]")
+    #: Probability of the second branch; q + r at most 1.
+    r: float = declare(0.25, "r", "second branch", range="[0, 1]")
+
+
+def _split_validate(cfg):
+    if cfg.split.q + cfg.split.r > 1:
+        raise ConfigError(f"split.q + split.r must be at most 1, got "
+                          f"{cfg.split.q} + {cfg.split.r}")
+
+
+def _split_cells(base, cells):
+    amp = np.array([c.split.q * c.split.r for c in cells])
+    data = {"amp": (("cell",), amp, {"long_name": "Amp", "units": "1"}),
+            "amp_se": (("cell",), np.full(len(cells), 1e-4), {"units": "1"})}
+    return model_dataset(data, {}, "split", "test", 0.0)
+
+
+def _split_model(validate_reads) -> Model:
+    """A model with its own examples and grids, as a plugin declares them, whose
+    ``validate`` reads split.q and split.r."""
+    grid = {"model": {"name": "split_test_model"},
+            "sweep": {"axes": {"split": {"q": [0.2, 0.4], "r": [0.1, 0.3]}}}}
+    return Model(name="split_test_model", title="two branches", run_cells=_split_cells,
+                 sections={"split": SplitConfig}, uses=("model", "run", "split"),
+                 validate=_split_validate, validate_reads=validate_reads,
+                 format_table=lambda ds: f"split: Amp {float(ds.amp):.4f}",
+                 examples=(("split", {"model": {"name": "split_test_model"}}),),
+                 grids=(grid,))
+
+
+@pytest.fixture
+def split():
+    yield lambda reads: register(_split_model(reads))
+    _MODELS.pop("split_test_model", None)
+    from antiamp.registry import _schema_cache
+
+    _schema_cache.clear()
+
+
+def test_a_model_with_its_own_grids_is_checked_without_arguments(split):
+    split(("split.q", "split.r"))
+    ran = check_model("split_test_model", figures=False)
+    assert {"validate_reads", "table", "cell_in_grid[0]", "blocks[0]"} <= set(ran)
+
+
+def test_check_model_fails_a_model_whose_validate_reads_leaves_a_field_out(split):
+    """validate reads split.r too; declared without it, a grid over split.r would be
+    validated once for every split.r (column by column) and let q + r > 1 through."""
+    split(("split.q",))
+    with pytest.raises(AssertionError, match=r"validate_reads: .*\['split\.r'\], not in "
+                                             r"its validate_reads \('split\.q',\)"):
+        check_model("split_test_model", figures=False)
+
+
+def test_check_model_fails_a_table_too_wide_for_a_terminal(split):
+    wide = dataclasses.replace(_split_model(("split.q", "split.r")),
+                               format_table=lambda ds: "split: " + "Amp " * 40)
+    register(wide)
+    with pytest.raises(AssertionError, match="table: 1 line.* wider than 100"):
+        check_model("split_test_model", figures=False)
+
+
+def test_built_in_models_examples_and_grids_come_from_their_config():
+    from antiamp.registry import builtin_config, get
+
+    for name in builtin_names():
+        model = get(name)
+        assert model.examples == tuple(builtin_config(name).EXAMPLES), name
+        assert model.grids == tuple(builtin_config(name).GRIDS), name
+
+
+def test_parametrize_with_checks_makes_one_test_per_check(split):
+    """The pytest generator a plugin's own suite uses: one parameter per check, each
+    failing with its own check's findings alone."""
+    from antiamp.testing import parametrize_with_checks
+
+    split(("split.q",))
+    mark = parametrize_with_checks(["split_test_model"], figures=False)
+    (argname, checks), ids = mark.args, mark.kwargs["ids"]
+    assert argname == "check" and len(checks) == len(ids)
+    assert "split_test_model-validate_reads" in ids and "split_test_model-blocks[0]" in ids
+    by_id = dict(zip(ids, checks))
+    by_id["split_test_model-registered"]()
+    with pytest.raises(AssertionError, match="fails the validate_reads check"):
+        by_id["split_test_model-validate_reads"]()

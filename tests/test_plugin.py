@@ -75,7 +75,10 @@ def format_table(ds):
 
 MODEL = Model(name="toy", title="a judge who checks artifacts", run_cells=run_cells,
               sections={"toy": ToyConfig}, validate=validate, format_table=format_table,
-              kernel_fields=("model.rho", "toy.q", "judge.b", "run.n_instances", "run.seed"))
+              kernel_fields=("model.rho", "toy.q", "judge.b", "run.n_instances", "run.seed"),
+              examples=(("toy", {"model": {"name": "toy"}, "run": {"n_instances": 2000}}),),
+              grids=({"model": {"name": "toy"}, "run": {"n_instances": 20000},
+                      "sweep": {"axes": {"toy": {"q": [0.0, 0.5]}, "model": {"rho": [0.2, 0.4]}}}},))
 '''
 
 
@@ -228,16 +231,28 @@ def test_the_installed_plugin_passes_the_conformance_checks(plugin, tmp_path):
     grid, a resume after kill -9 included (the plugin is importable in a fresh process)."""
     code = textwrap.dedent("""
         from antiamp.testing import check_model
-        grid = {"model": {"name": "toy"}, "run": {"n_instances": 20000},
-                "sweep": {"axes": {"toy": {"q": [0.0, 0.5]}, "model": {"rho": [0.2, 0.4]}}}}
-        print(",".join(check_model("toy", grids=[grid], kill=True)))
+        print(",".join(check_model("toy", kill=True)))  # on the plugin's own Model.grids
     """)
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                        cwd=tmp_path, env=plugin, timeout=900)
     assert r.returncode == 0, r.stderr
     ran = r.stdout.strip().splitlines()[-1].split(",")
     assert {"registered", "help", "bad_values", "cell_in_grid[0]", "blocks[0]", "exact[0]",
-            "resume"} <= set(ran)
+            "resume", "table"} <= set(ran)
+
+
+def test_antiamp_warm_runs_an_installed_plugins_examples(plugin, tmp_path):
+    """``antiamp warm`` treats an installed model as a built-in one: its examples
+    (``Model.examples``) are among the warming runs, and ``antiamp warm toy`` runs them."""
+    r = subprocess.run([sys.executable, "-c", "from antiamp.warm import runs; "
+                        "print(sorted({c['model']['name'] for _, c in runs()}))"],
+                       capture_output=True, text=True, cwd=tmp_path, env=plugin, timeout=600)
+    assert r.returncode == 0 and "'toy'" in r.stdout and "'baseline'" in r.stdout, r.stderr
+    r = subprocess.run([sys.executable, "-c", "from antiamp.cli import main; main()", "warm",
+                        "toy"], capture_output=True, text=True, cwd=tmp_path, env=plugin,
+                       timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert "model toy (1 runs" in r.stdout and "done in" in r.stdout, r.stdout
 
 
 def test_a_plugins_gpu_path_matches_its_cpu_path_on_the_simulator(plugin, tmp_path):

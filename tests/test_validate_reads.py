@@ -17,62 +17,21 @@ two ways:
 from __future__ import annotations
 
 import dataclasses
-import math
 import random
-import sys
 
 import pytest
 
 from antiamp import registry
-from antiamp.config import ConfigError, Interval, check_declared, validate
-from antiamp.layout import covers
+from antiamp.config import ConfigError, check_declared, validate
 from antiamp.sweeps.blocks import _plan_grid
+from antiamp.testing import (_recording, fields_of, random_config, reads_of, undeclared,
+                             valid_configs, values_of)
 
 MODELS = registry.builtin_names()
 
 
-# ----------------------------------------------------------------------------- recording
-_RECORDING: dict = {}
-
-
-def _recording(section_name: str, section, log: set):
-    """``section`` as an instance of a subclass of its dataclass that adds
-    "section.field" to ``log`` on every field read (but the declared range checks',
-    :func:`antiamp.config.check_declared`, which the engine runs column by column).
-    Hand-written: a subclass keeps ``isinstance``, ``dataclasses.fields`` and
-    ``replace`` working where a generic proxy (``unittest.mock``) would not."""
-    cls = type(section)
-    sub = _RECORDING.get(cls)
-    if sub is None:
-        names = frozenset(f.name for f in dataclasses.fields(cls))
-
-        def getattribute(self, name):
-            if name in names and sys._getframe(1).f_code is not check_declared.__code__:
-                get = object.__getattribute__
-                get(self, "_reads").add(f"{get(self, '_section')}.{name}")
-            return object.__getattribute__(self, name)
-
-        sub = _RECORDING[cls] = type(cls.__name__, (cls,), {"__getattribute__": getattribute})
-    obj = object.__new__(sub)
-    obj.__dict__.update(section.__dict__, _reads=log, _section=section_name)
-    return obj
-
-
-def reads_of(model, cfg) -> tuple[set, bool]:
-    """(the fields ``model.validate`` reads on ``cfg``, whether it accepts ``cfg``)."""
-    log: set = set()
-    rec = dataclasses.replace(cfg)
-    for f in dataclasses.fields(cfg):
-        section = getattr(cfg, f.name)
-        if dataclasses.is_dataclass(section):
-            object.__setattr__(rec, f.name, _recording(f.name, section, log))
-    try:
-        model.validate(rec)
-    except ConfigError:
-        return log, False
-    return log, True
-
-
+# The probe itself (recording what validate reads, random configs in the declared
+# ranges) is antiamp.testing's: check_model runs it on every model, plugins included.
 def read_fields(model, base, rng, n: int = 40) -> set:
     """The fields ``model.validate`` reads on ``base`` and ``n`` random configs."""
     out: set = set()
@@ -81,76 +40,12 @@ def read_fields(model, base, rng, n: int = 40) -> set:
     return out
 
 
-def undeclared(model, reads) -> set:
-    return {r for r in reads if not any(covers(f, r) for f in model.validate_reads)}
-
-
 # ----------------------------------------------------------------------------- random configs
 def base_of(name: str):
     """The model's example (its first), validated: the base of the random configs."""
     example = registry.builtin_config(name).EXAMPLES[0][1]
     return registry.to_model_config({k: v for k, v in example.items()
                                      if k not in ("sweep", "export")})[1]
-
-
-def fields_of(model, base, sweepable: bool = False) -> list:
-    """(section, field) of every declared field the model reads (its sections and the
-    shared ones it uses); ``sweepable``: those a grid's axes may take."""
-    secs = set(model.uses) | set(model.sections)
-    if sweepable:
-        secs &= set(type(base).SWEEPABLE)
-    return [(s, f) for s in sorted(secs) if dataclasses.is_dataclass(getattr(base, s, None))
-            for f in dataclasses.fields(getattr(base, s))
-            if f.name != "name" and ("range" in f.metadata or "choices" in f.metadata)]
-
-
-def values_of(f, rng, bad: bool = False) -> list:
-    """Values in the field's declared range or choices (its ends, its default and
-    near it, random ones); ``bad``: one outside them too."""
-    meta, d = f.metadata, f.default
-    if "choices" in meta:
-        return list(meta["choices"]) + (["no-such-choice"] if bad else [])
-    iv: Interval = Interval.parse(meta["range"])
-    lo = iv.lo if math.isfinite(iv.lo) else -5
-    hi = iv.hi if math.isfinite(iv.hi) else lo + 10
-    if iv.integer:  # small integers: a huge size is a slow config, not a different check
-        got = [lo, lo + 1, lo + 2, lo + 3, hi if hi - lo < 100 else lo + 8]
-        got += [] if d is None else [d - 1, d + 1, 2 * d]
-        out = [int(v) for v in got if iv.contains(v)]
-    else:
-        hi = min(hi, lo + 20)
-        got = [lo, hi, (lo + hi) / 2, lo + (hi - lo) * rng.random(),
-               lo + (hi - lo) * rng.random(), lo + rng.random(), lo + rng.random()]
-        got += [] if d is None else [d * 0.5, d * 1.5, d + 0.1]
-        out = [float(v) for v in got if iv.contains(v)]
-    out = ([] if d is None else [d]) + out
-    if bad and math.isfinite(iv.lo):
-        out.append(type(out[-1])(iv.lo - 1))
-    return out
-
-
-def random_config(base, fields, rng, k: int):
-    """``base`` with ``k`` random fields set to random values of their ranges."""
-    changes: dict = {}
-    for s, f in rng.sample(fields, min(k, len(fields))):
-        changes.setdefault(s, {})[f.name] = rng.choice(values_of(f, rng))
-    return dataclasses.replace(base, **{s: dataclasses.replace(getattr(base, s), **c)
-                                        for s, c in changes.items()})
-
-
-def valid_configs(model, base, rng, n: int):
-    """``n`` random configs that pass the shared checks (what the engine checks column
-    by column before a model's own ``validate``)."""
-    fields = fields_of(model, base)
-    out = []
-    while len(out) < n:
-        c = random_config(base, fields, rng, rng.randint(0, 3))
-        try:
-            validate(c)
-        except ConfigError:
-            continue
-        out.append(c)
-    return out
 
 
 # ----------------------------------------------------------------------------- grids

@@ -1,5 +1,5 @@
 """``antiamp warm``: every warming run reaches its kernels without error, and the
-command refuses arguments."""
+command refuses a model it does not know."""
 
 import subprocess
 import sys
@@ -24,9 +24,10 @@ def test_every_warming_run_succeeds(item):
     assert seconds >= 0
 
 
-def test_warm_refuses_arguments_and_explains_itself():
+def test_warm_refuses_an_unknown_model_and_explains_itself():
     cmd = [sys.executable, "-c", "from antiamp.cli import main; main()"]
     bad = subprocess.run(cmd + ["warm", "now"], capture_output=True, text=True)
-    assert bad.returncode == 2 and "takes no arguments" in bad.stderr
+    assert bad.returncode == 2 and "MODEL must be a registered model" in bad.stderr
+    assert "got now" in bad.stderr
     ok = subprocess.run(cmd + ["warm", "--help"], capture_output=True, text=True)
-    assert ok.returncode == 0 and "usage: antiamp warm" in ok.stdout
+    assert ok.returncode == 0 and "usage: antiamp warm [MODEL ...]" in ok.stdout

@@ -1249,10 +1249,6 @@ def tabulated_jury(n: int, icc: float, tie: float = 0.5):
 
 
 # ------------------------------------------------------------------ juries of judges that lean
-#: The jury's judges and their leans (``confidence.jury_leans``): "relative", each
-#: judge's fitted lean around the panel (they sum to 0); "absolute", the panel's mean
-#: lean added to each (a_j = m + l_j); "none", interchangeable judges (icc only).
-JURY_LEANS = ("relative", "absolute", "none")
 #: Largest error allowed where a Monte Carlo instance falls outside the lean jury's
 #: table (s < -S_MAX): the kernel's quadrature there is the jury without leans.
 LEAN_TAIL_TOL = 1e-12

@@ -68,11 +68,6 @@ def _cost(c_J, load, gamma, t, protocol: int):
     return c_J * (load if protocol == 1 else 1.0) * t ** gamma
 
 
-def lam_kappa_v(e: EffortConfig, judge: JudgeConfig, t):
-    return _effects(judge.lam, judge.kappa, e.lam_gain, e.kappa_gain, e.v_max, e.v_rate,
-                    np.asarray(t, float))
-
-
 def tables_at(e: EffortConfig, judge: JudgeConfig, prot: ProtocolConfig, t):
     """Judge tables at attention levels ``t`` [T]: J_c [T, 2], J_d [T, 2, 2], v [T]."""
     t = np.atleast_1d(np.asarray(t, float))
