@@ -31,7 +31,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
 
 import antiamp as sim  # noqa: E402
-from antiamp import equilibrium as eqm  # noqa: E402
+from antiamp import evidence_game as eqm  # noqa: E402
 
 
 def grid(cells: int):

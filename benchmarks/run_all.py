@@ -359,7 +359,7 @@ def equilibrium_report(eq) -> list:
         f"| compiled enumeration + certificates | {eq['pygambit'] / eq['ours']:,.0f}x "
         f"(target >= 1,000x, {verdict(eq['pygambit'] / eq['ours'] >= 1000)}) | "
         f"{eq['ours']:.4f} | {eq['pygambit']:.2f} |",
-        f"| `antiamp.equilibrium.solve` end to end | {eq['pygambit'] / eq['e2e']:,.0f}x "
+        f"| `antiamp.evidence_game.solve` end to end | {eq['pygambit'] / eq['e2e']:,.0f}x "
         f"(target >= 500x, {verdict(eq['pygambit'] / eq['e2e'] >= 500)}) | {eq['e2e']:.4f} | "
         f"{eq['pygambit']:.2f} |", "",
         f"Medians of 5 calls; load average (1 min) {eq['load'][0]:.2f} on {os.cpu_count()} "

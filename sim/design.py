@@ -397,7 +397,7 @@ def strategies(prot: str, n: int, v, P: dict, rule: str = "majority", s: float =
     """The sides' presentation probabilities (x_Pc, x_P, x_A) when they hold
     evidence, over the draws.  Free evidence (c_e - s = 0) is presented (seed 000's
     presentation when feasible); costly evidence is an equilibrium of the
-    presentation game (:mod:`antiamp.equilibrium`, every equilibrium enumerated
+    presentation game (:mod:`antiamp.evidence_game`, every equilibrium enumerated
     exactly), and a design is judged at the equilibrium with the highest Amp: it has
     to hold whichever one the sides play.  ``tables``: :func:`_tables` of this jury,
     when the caller has them."""
@@ -406,7 +406,7 @@ def strategies(prot: str, n: int, v, P: dict, rule: str = "majority", s: float =
     c_eff = np.broadcast_to(float(P["c_e"][0]) - np.asarray(s, dtype=float), ones.shape)
     if not np.any(c_eff > 0) or P.get("_kind") == "structural":
         return ones, ones, ones
-    from .equilibrium import enumerate_consult, enumerate_debate, game_from_arrays
+    from .evidence_game import enumerate_consult, enumerate_debate, game_from_arrays
 
     rho = np.broadcast_to(P["rho"] * (1.0 - v), ones.shape)
     Jc, Jd = tables if tables is not None else _tables(P, n, quota(n, rule))

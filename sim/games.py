@@ -6,7 +6,7 @@
   types, as a linear programme (HiGHS), for evidence portfolios and strategic
   rhetoric.
 
-The evidence game's enumeration and certificates live in :mod:`antiamp.equilibrium`,
+The evidence game's enumeration and certificates live in :mod:`antiamp.evidence_game`,
 the general fixed-point engine in :mod:`antiamp.fixedpoint`.
 """
 

@@ -7,7 +7,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from antiamp.equilibrium import CellArrays
+from antiamp.evidence_game import CellArrays
 from antiamp.sweeps.blocks import plan_grid
 from antiamp.sweeps.spec import CellBlock, _replace
 

@@ -35,7 +35,7 @@ def counted(monkeypatch):
 
     # Imported first, so that none binds a wrapper of this test at its import.
     for name in ("antiamp.cli", "antiamp.sweeps.cli", "antiamp.sweeps.spec",
-                 "antiamp.models.equilibrium.cli", "antiamp.equilibrium",
+                 "antiamp.models.equilibrium.cli", "antiamp.evidence_game",
                  "antiamp.sweeps.blocks", "antiamp.sweeps.engine", "antiamp.extended",
                  "antiamp.ext_cli",
                  "antiamp.models", "antiamp.testing"):

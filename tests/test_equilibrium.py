@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 import seed_formulas as sf
 import antiamp as sim
-from antiamp import equilibrium as eqm
+from antiamp import evidence_game as eqm
 from antiamp.models.equilibrium import core as eqcore
 from antiamp.fixedpoint import deviation_gain, solve_general
 

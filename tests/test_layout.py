@@ -80,7 +80,7 @@ def patterns(name: str, sections: set) -> list:
     q = "[\"']"
     pats = [rf"models[./]{name}\b", rf"\bmodel={name}\b", rf"{q}name{q}\s*:\s*{q}{name}{q}",
             rf"name\s*[!=]=\s*{q}{name}{q}", rf"\bimport {name}\b"]
-    if name not in SHARED:  # the shared library antiamp.equilibrium is not the model
+    if name not in SHARED:  # the section equilibrium.* is shared, not the model's
         pats += [rf"{q}{name}{q}", rf"from \.+{name}\b"]
     for s in sections:
         pats += [rf"{q}{s}{q}", rf"{q}{s}\.\w", rf"\.{s}\.\w", rf"\b{s}\.\*"]

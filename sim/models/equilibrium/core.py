@@ -1,7 +1,7 @@
 """The equilibrium model's solve step: every equilibrium of a cell's (or a block of
 cells') evidence-presentation game, with certificates, stability, beliefs and the
 outcomes at each equilibrium, as one Dataset (the game itself, its enumeration and
-certificates: :mod:`antiamp.equilibrium`)."""
+certificates: :mod:`antiamp.evidence_game`)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 from ...config import Config, ConfigError, as_yaml, to_config, to_dataclass
-from ...equilibrium import (KIND_MIXED, KIND_NAMES, KIND_PURE, Game, cell_arrays,
+from ...evidence_game import (KIND_MIXED, KIND_NAMES, KIND_PURE, Game, cell_arrays,
                             certificates, consult_codes, debate_codes, enumerate_consult,
                             enumerate_debate, exact_game, general_equilibria, kind_codes,
                             nan_to_zero, simulated_game, stability, validate_equilibrium)

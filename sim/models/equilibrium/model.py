@@ -1,5 +1,5 @@
 """The evidence-presentation game of seed 000 (sections 3-4) as a model: every
-equilibrium with certificates (solver: :mod:`antiamp.equilibrium`)."""
+equilibrium with certificates (solver: :mod:`antiamp.evidence_game`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 from ...lazy import lazy
 xr = lazy("xarray")
 
-from ...equilibrium import validate_equilibrium
+from ...evidence_game import validate_equilibrium
 from ...plotting import save, wrap_columns, wrap_prose
 from ...registry import Model, strategies_solved
 from .config import SECTIONS

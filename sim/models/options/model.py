@@ -88,7 +88,7 @@ VALIDATE_READS = ("model.stance", "model.c_e", "judge.kind", "judge.jury_size", 
 
 def validate(cfg) -> None:
     """Checks of extension 'options' beyond the shared ones (ConfigError names the field)."""
-    from ...equilibrium import validate_equilibrium
+    from ...evidence_game import validate_equilibrium
 
     require_signal_stance(cfg, "options")
     opm.validate_options(cfg.options, cfg.judge, cfg.model.c_e)

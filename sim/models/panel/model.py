@@ -82,7 +82,7 @@ VALIDATE_READS = ("model.c_e", "judge", "protocol", "panel", "run.seed", "run.de
 
 def validate(cfg) -> None:
     """Checks of extension 'panel' beyond the shared ones (ConfigError names the field)."""
-    from ...equilibrium import validate_equilibrium
+    from ...evidence_game import validate_equilibrium
 
     pnm.validate_panel(cfg.panel)
     if cfg.judge.jury_size != 1:

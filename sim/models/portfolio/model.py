@@ -113,7 +113,7 @@ VALIDATE_READS = ("model.stance", "judge.kind", "portfolio.tau", "portfolio.budg
 
 def validate(cfg) -> None:
     """Checks of extension 'portfolio' beyond the shared ones (ConfigError names the field)."""
-    from ...equilibrium import validate_equilibrium
+    from ...evidence_game import validate_equilibrium
 
     require_signal_stance(cfg, "portfolio")
     pfm.validate_portfolio(cfg.portfolio, cfg.judge)

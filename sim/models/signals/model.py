@@ -474,7 +474,7 @@ VALIDATE_READS = ("model.stance", "model.p", "model.rho", "judge.kind", "judge.j
 
 def validate(cfg) -> None:
     """Checks of extension 'signals' beyond the shared ones (ConfigError names the field)."""
-    from ...equilibrium import validate_equilibrium
+    from ...evidence_game import validate_equilibrium
 
     require_signal_stance(cfg, "signals")
     sg.validate_signals(cfg.signals, cfg.model.p, cfg.model.rho, cfg.model.stance)
