@@ -96,8 +96,10 @@ def _say_estimate(cfg: dict) -> None:
     matter (:func:`antiamp.sweeps.budget.describe`)."""
     from .sweeps.budget import describe
 
+    from . import cmdline
+
     line = describe(cfg)
-    if line is not None:
+    if line is not None and cmdline.CURRENT is not None and cmdline.CURRENT.runs:
         print(line, flush=True)
 
 
@@ -385,8 +387,8 @@ def expand_jobs(args: list[str]) -> list:
     from .cmdline import parse
 
     cmd = parse(args)  # Hydra's own reading of the flags (None: Hydra refuses them)
-    if cmd is None or not cmd.runs:
-        return []
+    if cmd is None or not (cmd.runs or cmd.overrides):
+        return []  # --cfg, --info with overrides: the config they show is checked as a run's
     if not cmd.multirun:
         return [cmd.overrides]
     rest = cmd.overrides
@@ -440,9 +442,15 @@ def guarded_main(prog: str, check, hydra_main, errors: tuple = (), help_text=Non
         raise SystemExit(0)
     if help_text is not None and wants_help(args):
         try:
+            overrides = [a for a in args if not a.startswith("-")]
+            if overrides and check is not None:  # the values --help is given, checked as a run's
+                if setup is not None:
+                    setup()
+                check_flag_overrides(overrides)
+                check(overrides)
             sys.stdout.write(help_text([a for a in args if a not in ("--help", "-h")]))
-        except ConfigError as exc:
-            print(f"{prog}: error: {exc}", file=sys.stderr)
+        except (ConfigError, HydraException, OmegaConfBaseException, *errors) as exc:
+            print(f"{prog}: error: {describe_error(exc)}", file=sys.stderr)
             raise SystemExit(2) from None
         raise SystemExit(0)
     try:

@@ -185,3 +185,24 @@ def test_a_long_loop_grid_is_refused_and_a_long_cell_says_its_estimate():
     budget.check_budget(one, env={})  # about 10 minutes: within the bound
     assert "about 10 minutes" in budget.describe(one)
     assert budget.describe({"run": {"n_instances": 10**6}}) is None  # short: nothing said
+
+
+@pytest.mark.parametrize("command, args, words", [
+    ("antiamp-sweep", ["model=loop", "sweep.cells_per_block=-1", "sweep.axes.loop.rounds=[2,3]",
+                       "loop.paths=2", "loop.batch=10"], "sweep.cells_per_block must be"),
+    ("antiamp", ["--cfg", "job", "model.rho=2"], "model.rho must lie in [0, 1]"),
+    ("antiamp", ["--info", "config", "model.rho=2"], "model.rho must lie in [0, 1]"),
+    ("antiamp", ["model.rho=2", "--help"], "model.rho must lie in [0, 1]"),
+    ("antiamp-sweep", ["--cfg", "job", "model.rho=2", "sweep.axes.judge.b=[0.1]"],
+     "model.rho must lie in [0, 1]"),
+    ("antiamp", ["model=confidence", "judge=logit", "confidence.intercepts=[50]"],
+     "confidence.intercepts must have 3 values"),
+])
+def test_bad_values_refused_before_any_directory(command, args, words, tmp_path):
+    """Values accepted before (a negative block size, a config shown by --cfg, --info or
+    --help with rho 2, exit 0) or refused only after the run directory existed (the
+    intercepts' count, known from the bets data): one line, exit 2, no directory."""
+    r = run_command(command, args + [f"hydra.run.dir={tmp_path / 'out'}"], tmp_path)
+    assert r.returncode == 2 and words in r.stderr, (r.stdout[-500:], r.stderr)
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert not (tmp_path / "out").exists() and not (tmp_path / "outputs").exists()
