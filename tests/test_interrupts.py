@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
 
 #: A cell of each model that runs far longer than the test (its own sizes, or up to
@@ -84,3 +85,71 @@ def test_ctrl_c_in_a_long_cell_exits_130_with_one_line(model, tmp_path):
     assert len(lines) == 1 and "interrupted" in lines[0], (model, err[-2000:])
     left = sorted(q.name for q in run_dir.iterdir()) if run_dir.exists() else []
     assert set(left) <= {".hydra", "antiamp.log"}, (model, left)
+
+
+def test_a_kernel_stops_within_a_block_once_the_page_shows_a_sigint():
+    """What the signal does, without a signal: the byte CPython's handler writes to the
+    wakeup fd, written by hand.  The kernel returns with fewer instances counted than
+    asked (it stopped), leaving the armed block raises KeyboardInterrupt (the result
+    is never used), and once disarmed the same call counts every instance."""
+    from antiamp.kernels import baseline as kb
+    from antiamp.kernels import interrupt
+    from antiamp.kernels.rng import split_seed
+    from antiamp.runner import baseline_thresholds
+
+    thr = baseline_thresholds(0.5, 0.7, 0.3, 0.8, 0.8, 0.8)
+    k0, k1 = split_seed(1)
+    n = 1 << 22
+    args = (thr, 0, 0, 0, n, k0, k1, np.uint64(kb.STREAM), 8)
+    with pytest.raises(KeyboardInterrupt):
+        with interrupt.armed():
+            os.write(interrupt._fd, bytes([signal.SIGINT]))
+            stopped = kb.class_counts(*args)
+    assert 0 <= stopped.sum() < n
+    full = kb.class_counts(*args)
+    assert full.sum() == n
+    with interrupt.armed():  # armed, no signal: the same counts
+        assert (kb.class_counts(*args) == full).all()
+
+
+def test_other_signals_do_not_stop_a_kernel():
+    """A signal with a Python handler other than SIGINT is written too: it must not stop
+    a kernel (its result would be incomplete with no KeyboardInterrupt)."""
+    from antiamp.kernels import baseline as kb
+    from antiamp.kernels import interrupt
+    from antiamp.kernels.rng import split_seed
+    from antiamp.runner import baseline_thresholds
+
+    thr = baseline_thresholds(0.5, 0.7, 0.3, 0.8, 0.8, 0.8)
+    k0, k1 = split_seed(2)
+    args = (thr, 0, 0, 0, 1 << 20, k0, k1, np.uint64(kb.STREAM), 4)
+    with interrupt.armed():
+        os.write(interrupt._fd, bytes([signal.SIGTERM, signal.SIGUSR1]))
+        got = kb.class_counts(*args)
+    assert got.sum() == 1 << 20
+
+
+def test_gpu_launches_grow_towards_a_bounded_time_and_cover_the_range(monkeypatch):
+    """The GPU's launch pieces: contiguous, covering the count, starting small and
+    growing at most eightfold (the host waits for each, so a Ctrl-C lands between
+    them); an explicit step keeps its fixed pieces."""
+    import antiamp.kernels.gpu as g
+
+    synced = []
+
+    class Stub:
+        @staticmethod
+        def synchronize():
+            synced.append(1)
+
+    monkeypatch.setattr(g, "cuda", lambda: Stub)
+    count = 3 * 10**9 + 7
+    pieces = list(g.launches(count))
+    assert pieces[0] == (0, g.FIRST_LAUNCH)
+    assert [o for o, _ in pieces] == [sum(m for _, m in pieces[:i]) for i in range(len(pieces))]
+    assert sum(m for _, m in pieces) == count
+    assert all(m <= g.MAX_LAUNCH for _, m in pieces)
+    assert all(b <= 8 * a for (_, a), (_, b) in zip(pieces, pieces[1:-1]))
+    assert len(synced) == len(pieces) - 1
+    fixed = list(g.launches(2000, 601))
+    assert fixed == [(0, 601), (601, 601), (1202, 601), (1803, 197)]
