@@ -56,9 +56,22 @@ _state = threading.local()
 _ARMED = False
 
 
+#: Set where the page cannot be made or remade (a child whose remap failed): the
+#: kernels are never armed there and run to the end, as before.
+_BROKEN = False
+
+
 def _new_page():
-    """A fresh memory file, one page long, non-blocking (as the wakeup fd must be)."""
-    fd = os.memfd_create("antiamp-interrupt", os.MFD_CLOEXEC)
+    """A fresh memory file, one page long, non-blocking (as the wakeup fd must be): a
+    ``memfd`` on Linux, an unlinked temporary file elsewhere (its writes show in a
+    shared mapping as well)."""
+    if hasattr(os, "memfd_create"):
+        fd = os.memfd_create("antiamp-interrupt", os.MFD_CLOEXEC)
+    else:  # pragma: no cover - not Linux
+        import tempfile
+
+        with tempfile.TemporaryFile() as f:
+            fd = os.dup(f.fileno())
     os.ftruncate(fd, _PAGE)
     os.set_blocking(fd, False)
     return fd
@@ -85,11 +98,13 @@ def _after_fork() -> None:
     got = libc.mmap(_ADDR, _PAGE, mmap.PROT_READ | mmap.PROT_WRITE,
                     mmap.MAP_SHARED | 0x10, _fd, 0)  # 0x10: MAP_FIXED (Linux)
     if got != _ADDR:  # pragma: no cover - the kernel refused: never arm in this child
-        _state.broken = True
+        global _BROKEN
+        _BROKEN = True
     os.close(old)
 
 
-os.register_at_fork(after_in_child=_after_fork)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
 
 
 @intrinsic
@@ -170,7 +185,7 @@ def armed():
     """
     depth = getattr(_state, "depth", 0)
     main = threading.current_thread() is threading.main_thread()
-    if depth or not main or getattr(_state, "broken", False):
+    if depth or not main or _BROKEN:
         _state.depth = depth + 1
         try:
             yield

@@ -153,3 +153,18 @@ def test_gpu_launches_grow_towards_a_bounded_time_and_cover_the_range(monkeypatc
     assert len(synced) == len(pieces) - 1
     fixed = list(g.launches(2000, 601))
     assert fixed == [(0, 601), (601, 601), (1202, 601), (1803, 197)]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork")
+def test_a_forked_child_has_a_page_of_its_own():
+    """A child made by fork (a process pool, say) shares no page with its parent: its
+    SIGINT must not stop the parent's kernels, nor the parent's its own."""
+    from antiamp.kernels import interrupt
+
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os.write(interrupt._fd, bytes([signal.SIGINT]))
+        os._exit(0 if interrupt._buf[0] == signal.SIGINT else 3)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0  # the child saw its own byte
+    assert interrupt._buf[0] == 0  # and the parent's page is untouched
