@@ -87,11 +87,11 @@ def prevalidate(args: list[str], config_name: str = "config") -> None:
         check_budget(cfg)
         model, c = to_model_config(cfg)  # the shared checks and the model's
         check_inputs(model, c)  # what the config names (a data file)
-        _say_estimate(cfg)
+        say_estimate(cfg)
         _CHECKED[:] = [cfg, model, c]  # the run takes them (validated once)
 
 
-def _say_estimate(cfg: dict) -> None:
+def say_estimate(cfg: dict) -> None:
     """Print the request's estimated work before it starts, where it is long enough to
     matter (:func:`antiamp.sweeps.budget.describe`)."""
     from .sweeps.budget import describe

@@ -127,12 +127,13 @@ def _axis_mean(spec) -> float | None:
     return None
 
 
-def _field(cfg: dict, section: str, field: str, default: float) -> float:
+def _field(cfg: dict, section: str, field: str, default):
     """A size field of the request: its grid axis's mean where the grid sweeps it (a
     grid's cells take every combination, so the mean of a product of independent axes
     is the product of their means), else its value."""
     sweep = cfg.get("sweep")
-    if isinstance(sweep, dict) and sweep.get("design", "grid") == "grid":
+    if isinstance(sweep, dict) and sweep.get("design", "grid") == "grid" \
+            and not isinstance(default, str):
         axes = (sweep.get("axes") or {}) if isinstance(sweep.get("axes"), dict) else {}
         spec = (axes.get(section) or {}).get(field) if isinstance(axes.get(section), dict) \
             else None
@@ -142,47 +143,48 @@ def _field(cfg: dict, section: str, field: str, default: float) -> float:
                 return m
     v = (cfg.get(section) or {}).get(field, default) if isinstance(cfg.get(section), dict) \
         else default
+    if isinstance(default, str):  # a choice (the loop's learner): its value, not a size
+        return v if isinstance(v, str) else default
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else default
 
 
 def cell_work(cfg: dict) -> tuple[float, str]:
     """Instances of one cell, weighted by what an instance of the model costs against
-    the baseline's (``(work, what)``, what names the sizes it counts): the baseline's
-    instance is the unit of :data:`NOMINAL_RATE`.  The loop's sizes are its own (three
-    protocols' cases a round, paths x rounds x batch, x types for the majority
-    learner; run.n_instances is not read); a ColMAD response costs one block a
-    debate round; a mediation case its iterations, perspectives and citations.  The
-    other models' instances cost about the baseline's."""
-    model = (cfg.get("model") or {}).get("name", "baseline") if isinstance(
-        cfg.get("model"), dict) else "baseline"
+    the baseline's (``(work, what)``, what names the sizes it counts): the model's own
+    ``work`` hook (:class:`antiamp.registry.Model`; the loop's paths x rounds x
+    batch, say), else ``run.n_instances``."""
+    name = (cfg.get("model") or {}).get("name") if isinstance(cfg.get("model"), dict) else None
+    hook = None
+    if isinstance(name, str):
+        from antiamp.registry import get
+
+        try:
+            hook = get(name).work
+        except Exception:  # noqa: BLE001 - an unknown model: the regular checks say so
+            hook = None
+    if hook is not None:
+        got = hook(lambda section, field, default: _field(cfg, section, field, default))
+        return float(got[0]), str(got[1])
     n = _field(cfg, "run", "n_instances", 0)
-    if model == "loop":
-        learner = (cfg.get("loop") or {}).get("learner") if isinstance(cfg.get("loop"), dict) \
-            else None
-        types = _field(cfg, "loop", "types", 100) if learner == "majority" else 1.0
-        work = (3 * _field(cfg, "loop", "paths", 200) * _field(cfg, "loop", "rounds", 40)
-                * _field(cfg, "loop", "batch", 1000) * types)
-        return work, (f"{work:.3g} loop cases (3 protocols x loop.paths x rounds x batch"
-                      + (" x types)" if learner == "majority" else ")"))
-    if model == "colmad":
-        r = _field(cfg, "colmad", "rounds", 3)
-        return n * (1 + r), f"{n:,.0f} instances x (1 + {r:,.0f} colmad.rounds)"
-    if model == "mediation":
-        per = (1 + _field(cfg, "mediation", "iterations", 3)
-               + _field(cfg, "mediation", "perspectives", 3)
-               + _field(cfg, "mediation", "citations", 8))
-        return n * per, (f"{n:,.0f} instances x {per:,.0f} (1 + mediation.iterations + "
-                         "perspectives + citations)")
     return n, f"{n:,.0f} instances"
 
 
 def memory_bytes(cfg: dict) -> float:
-    """Bytes a cell holds in memory beyond its store: the loop's per-path series."""
-    model = (cfg.get("model") or {}).get("name") if isinstance(cfg.get("model"), dict) else None
-    if model != "loop":
+    """Bytes a cell holds in memory beyond its store (a model's ``work`` hook may say
+    so as a third value: the loop's per-path series)."""
+    name = (cfg.get("model") or {}).get("name") if isinstance(cfg.get("model"), dict) else None
+    if not isinstance(name, str):
         return 0.0
-    paths, rounds = _field(cfg, "loop", "paths", 200), _field(cfg, "loop", "rounds", 40)
-    return 3 * 8 * paths * (5 * rounds + 3)
+    from antiamp.registry import get
+
+    try:
+        hook = get(name).work
+    except Exception:  # noqa: BLE001 - an unknown model: the regular checks say so
+        return 0.0
+    if hook is None:
+        return 0.0
+    got = hook(lambda section, field, default: _field(cfg, section, field, default))
+    return float(got[2]) if len(got) > 2 else 0.0
 
 
 def estimate(cfg: dict) -> tuple[int, float, str] | None:
@@ -190,7 +192,7 @@ def estimate(cfg: dict) -> tuple[int, float, str] | None:
     cells = cell_count(cfg)
     if cells is None:
         return None
-    work, what = cell_work(cfg)
+    work, what = cell_work(cfg)[:2]
     return cells, cells * work, what
 
 
@@ -231,7 +233,7 @@ def check_budget(cfg: dict, env=None) -> None:
     n = (cfg.get("run") or {}).get("n_instances")
     if cells is None or not isinstance(n, int) or isinstance(n, bool) or n < 1:
         return  # the regular checks report a malformed request
-    per, what = cell_work(cfg)
+    per, what = cell_work(cfg)[:2]
     work = cells * per
     store = cells * BYTES_PER_CELL
     memory = memory_bytes(cfg)
