@@ -443,11 +443,19 @@ def guarded_main(prog: str, check, hydra_main, errors: tuple = (), help_text=Non
     if help_text is not None and wants_help(args):
         try:
             overrides = [a for a in args if not a.startswith("-")]
-            if overrides and check is not None:  # the values --help is given, checked as a run's
+            keys = [a.lstrip("+~").split("=", 1)[0] for a in overrides]
+            keys = [k for k in keys if "." in k and not k.startswith("hydra.")]
+            if keys and check is not None:  # the values --help is given, checked as a run's
                 if setup is not None:
                     setup()
-                check_flag_overrides(overrides)
-                check(overrides)
+                try:
+                    check_flag_overrides(overrides)
+                    check(overrides)
+                except (ConfigError, HydraException, OmegaConfBaseException, *errors) as exc:
+                    # a field given here out of range: refused; the help of a model whose
+                    # defaults alone do not run (model=messages wants judge=logit) still shows
+                    if any(k in str(exc) for k in keys):
+                        raise
             sys.stdout.write(help_text([a for a in args if a not in ("--help", "-h")]))
         except (ConfigError, HydraException, OmegaConfBaseException, *errors) as exc:
             print(f"{prog}: error: {describe_error(exc)}", file=sys.stderr)
