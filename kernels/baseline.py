@@ -27,6 +27,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from .interrupt import stopped
 from .rng import HI_SHIFT as _HI, LO_WORD as _LO
 from .rng import philox4x32_10
 
@@ -136,6 +137,8 @@ def class_counts_cells(thr, fixed, a_fixed, start, count, k0, k1, stream, n_bloc
         v1 = np.zeros(_BATCH, np.uint32)
         idx = np.empty(_BATCH, np.uint8)
         for i0 in range(lo, hi, _BATCH):
+            if stopped():  # Ctrl-C: the caller raises KeyboardInterrupt
+                break
             m = min(_BATCH, hi - i0)
             _words(w0, w1, w2, w3, v0, v1, i0, m, need_x, k0, k1, stream)
             for c in range(n_cells):
@@ -175,6 +178,8 @@ def class_counts(thr, fixed, a_fixed, start, count, k0, k1, stream, n_blocks):
         local = np.zeros((4, N_CLASSES), np.int64)
         idx = np.empty(_BATCH, np.uint8)
         for i0 in range(lo, hi, _BATCH):
+            if stopped():  # Ctrl-C: the caller raises KeyboardInterrupt
+                break
             m = min(_BATCH, hi - i0)
             for j in range(m):
                 ii = np.uint64(i0 + j)
@@ -208,6 +213,8 @@ def bare_philox(start, count, k0, k1, stream, n_blocks):
         buf = np.empty(_BATCH, np.uint32)
         acc = np.uint32(0)
         for i0 in range(lo, hi, _BATCH):
+            if stopped():  # Ctrl-C: the caller raises KeyboardInterrupt
+                break
             m = min(_BATCH, hi - i0)
             for j in range(m):
                 ii = np.uint64(i0 + j)

@@ -41,6 +41,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from .interrupt import stopped
 from .rng import HI_SHIFT as _HI, LO_WORD as _LO
 from .rng import philox4x32_10, word_below
 
@@ -177,6 +178,8 @@ def colmad_counts(n, k0, k1, t_err, pt, t_x, t_pw, t_d, R, n_chunks):
         cnt = np.zeros((3, N_CLASSES), np.int64)
         hist = np.zeros((4, N_HEAD), np.int64)
         for i0 in range(lo, hi, BATCH):
+            if stopped():  # Ctrl-C: the caller raises KeyboardInterrupt
+                break
             m = min(BATCH, hi - i0)
             for j in range(m):
                 ii = np.uint64(i0 + j)

@@ -27,6 +27,7 @@ import math
 import numba as nb
 import numpy as np
 
+from .interrupt import stopped
 from .rng import HI_SHIFT as _HI, INV32 as _INV32, LO_WORD as _LO, normal_cdf as _phi  # the shared word masks and normal CDF
 from .rng import philox4x32_10
 
@@ -258,6 +259,8 @@ def confidence_kernel(n, k0, k1, beta, info, rho, rep_p, rep_a, lam, mu, kappa, 
         words = np.empty(16, np.float64)
         nrm = np.empty(6)
         for i in range(b * BLOCK, min((b + 1) * BLOCK, n)):
+            if (i & 1023) == 0 and stopped():  # Ctrl-C: the caller raises KeyboardInterrupt
+                break
             _instance(i, k0, k1, stream, words, nrm, beta, s_info, s_rest, rep_p, rep_a, t_rho,
                       t_zp, t_za, t_ap, t_aa, lam, mu, kappa, kappa_c, jury_n, icc, tie, gx, gw,
                       lbin, table, acc, gap, b)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from .interrupt import stopped
 from .rng import HI_SHIFT as _HI, LO_WORD as _LO
 from .rng import philox4x32_10
 
@@ -89,6 +90,8 @@ def signal_class_counts(thr, start, count, k0, k1, stream, n_blocks):
         w2 = np.empty(_BATCH, np.uint32)
         w3 = np.empty(_BATCH, np.uint32)
         for i0 in range(lo, hi, _BATCH):
+            if stopped():  # Ctrl-C: the caller raises KeyboardInterrupt
+                break
             m = min(_BATCH, hi - i0)
             for j in range(m):
                 ii = np.uint64(i0 + j)
@@ -132,6 +135,8 @@ def signal_class_counts_one(thr, start, count, k0, k1, stream, n_blocks):
         local = np.zeros((4, N_CLASSES), np.int64)
         idx = np.empty(_BATCH, np.uint8)
         for i0 in range(lo, hi, _BATCH):
+            if stopped():  # Ctrl-C: the caller raises KeyboardInterrupt
+                break
             m = min(_BATCH, hi - i0)
             for j in range(m):
                 ii = np.uint64(i0 + j)

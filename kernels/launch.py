@@ -32,6 +32,8 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from .interrupt import stopped
+
 _CPU: dict = {}
 #: Instances whose classes a thread computes before it counts them (the baseline's
 #: batch: its words and classes stay in the first-level cache).
@@ -68,6 +70,8 @@ def cpu_counter(classify, n_classes: int):
             local = np.zeros((4, C + 1), np.int64)
             idx = np.empty(BATCH, np.int32)
             for i0 in range(lo, hi, BATCH):
+                if stopped():  # Ctrl-C: the caller raises KeyboardInterrupt
+                    break
                 m = min(BATCH, hi - i0)
                 for j in range(m):
                     c = classify(np.uint64(i0 + j), k0, k1, thr)

@@ -44,6 +44,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from .interrupt import stopped
 from .rng import INV32 as _INV32, philox4x32_10, word_below
 
 STREAM = 6
@@ -240,6 +241,8 @@ def loop_paths(learner, rounds, batch, types, paths, e0, e_h, m, rate, bias, rho
         for p in range(P):
             err[p, j, 0] = e[p]
         for t in range(rounds):
+            if stopped():  # Ctrl-C: the caller raises KeyboardInterrupt
+                break
             tt = np.uint64(3 * t)
             for p in range(P):
                 wrong_lab[p] = 0
@@ -257,6 +260,8 @@ def loop_paths(learner, rounds, batch, types, paths, e0, e_h, m, rate, bias, rho
             for k in range(n_runs):
                 for i0 in range(k * batch, k * batch + (batch if learner == MAJORITY else
                                                         n_round), BATCH):
+                    if stopped():  # Ctrl-C: the caller raises KeyboardInterrupt
+                        break
                     n_b = min(BATCH, (k + 1) * batch - i0 if learner == MAJORITY
                               else n_round - i0)
                     for q in range(n_b):

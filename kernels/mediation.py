@@ -57,6 +57,7 @@ import math
 import numba as nb
 import numpy as np
 
+from .interrupt import stopped
 from .rng import HI_SHIFT as _HI, INV32 as _INV32, LO_WORD as _LO
 from .rng import fill_batch, philox4x32_10
 from .rng import word_above as above, word_below as below
@@ -346,6 +347,8 @@ def mediation_sums(n, k0, k1, iters, P, M, surv, s, false_dissent, G_p, S_p, G_b
         C = np.empty((5, BATCH), np.int64)
         perf = np.empty(BATCH, np.int64)
         for i0 in range(lo, hi, BATCH):
+            if stopped():  # Ctrl-C: the caller raises KeyboardInterrupt
+                break
             m = min(BATCH, hi - i0)
             fill_batch(W, i0, m, n_ctr, stream, k0, k1)
             # An inversion whose table row is the same for every case (the initial

@@ -24,6 +24,7 @@ import math
 import numba as nb
 import numpy as np
 
+from .interrupt import stopped
 from .rng import HI_SHIFT as _HI, INV32 as _INV32, LO_WORD as _LO
 from .rng import philox4x32_10
 
@@ -92,6 +93,8 @@ def message_sums_cells(t_p, t_rho, lam, mu, kappa_v, kappa_r, m_true, m_false, s
     for b in nb.prange(n_blocks):
         start = (first_block + b) * BLOCK
         for i in range(start, start + BLOCK):
+            if (i & 1023) == 0 and stopped():  # Ctrl-C: the caller raises KeyboardInterrupt
+                break
             ii = np.uint64(i)
             w0, w1, w2, w3 = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(0), stream, k0, k1)
             zP, zA = _normals(w2, w3)

@@ -39,6 +39,7 @@ import math
 import numba as nb
 import numpy as np
 
+from .interrupt import stopped
 from .rng import HI_SHIFT as _HI, INV32 as _INV32
 from .rng import fill_batch
 
@@ -632,6 +633,8 @@ def option_sums_cells(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagon
         for b in range(ch * per, min(n_blocks, (ch + 1) * per)):
             start = (first_block + b) * BLOCK
             for i0 in range(start, start + BLOCK, BATCH):
+                if stopped():  # Ctrl-C: the caller raises KeyboardInterrupt
+                    break
                 fill_batch(W, i0, BATCH, n_ctr, stream, k0, k1)
                 for c in range(n_cells):
                     ant = antagonist[c]

@@ -25,6 +25,7 @@ import math
 import numba as nb
 import numpy as np
 
+from .interrupt import stopped
 from .rng import HI_SHIFT as _HI, INV32 as _INV32, LO_WORD as _LO, normal_cdf as _phi, philox4x32_10
 
 STREAM = 3
@@ -164,6 +165,8 @@ def panel_endorsement(zq, n, rule, need, tie, default, icc, bias_sd, n_panels, k
     else:
         low = need
     for b in nb.prange(n_blocks):
+        if stopped():  # Ctrl-C: the caller raises KeyboardInterrupt
+            continue
         W0 = np.empty((n_ctr, P), np.uint32)
         W1 = np.empty((n_ctr, P), np.uint32)
         norms = np.empty((2 * n_ctr, P))

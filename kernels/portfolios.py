@@ -20,6 +20,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from .interrupt import stopped
 from .rng import fill_batch
 
 #: Stream word of this model (baseline 0, correlated signals 1).
@@ -75,6 +76,8 @@ def portfolio_class_counts_cells(t_p, t_true, t_false, budget, start, count, k0,
         W = np.empty((4 * n_ctr, BATCH), np.uint32)
         Wf = W.reshape(4 * n_ctr * BATCH)  # word k of instance j at k * BATCH + j
         for i0 in range(lo, hi, BATCH):
+            if stopped():  # Ctrl-C: the caller raises KeyboardInterrupt
+                break
             m = min(BATCH, hi - i0)
             fill_batch(W, i0, m, n_ctr, stream, k0, k1)
             for c in range(n_cells):

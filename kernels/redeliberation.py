@@ -25,6 +25,7 @@ import math
 import numba as nb
 import numpy as np
 
+from .interrupt import stopped
 from .rng import HI_SHIFT as _HI, INV32 as _INV32, LO_WORD as _LO  # the shared word masks
 from .rng import philox4x32_10
 
@@ -202,6 +203,8 @@ def redeliberation_kernel(n, k0, k1, contested, p_true, margin, noise, bias, bia
     last = max(max_rounds, forced)
     for b in nb.prange(n_blocks):
         for i in range(b * BLOCK, min((b + 1) * BLOCK, n)):
+            if (i & 1023) == 0 and stopped():  # Ctrl-C: the caller raises KeyboardInterrupt
+                break
             _claim(i, k0, k1, stream, contested, p_true, margin, noise, bias, bias_sd, k, M,
                    last, x, rho, h, max_rounds, bands, mults, thr, trig_spread, base_calls,
                    round_calls, forced, J, acc, band, spread, fser, b)

@@ -87,7 +87,20 @@ def prevalidate(args: list[str], config_name: str = "config") -> None:
         check_budget(cfg)
         model, c = to_model_config(cfg)  # the shared checks and the model's
         check_inputs(model, c)  # what the config names (a data file)
+        say_estimate(cfg)
         _CHECKED[:] = [cfg, model, c]  # the run takes them (validated once)
+
+
+def say_estimate(cfg: dict) -> None:
+    """Print the request's estimated work before it starts, where it is long enough to
+    matter (:func:`antiamp.sweeps.budget.describe`)."""
+    from .sweeps.budget import describe
+
+    from . import cmdline
+
+    line = describe(cfg)
+    if line is not None and cmdline.CURRENT is not None and cmdline.CURRENT.runs:
+        print(line, flush=True)
 
 
 #: The config the check of a single run composed (plain), its model and its validated
@@ -374,8 +387,8 @@ def expand_jobs(args: list[str]) -> list:
     from .cmdline import parse
 
     cmd = parse(args)  # Hydra's own reading of the flags (None: Hydra refuses them)
-    if cmd is None or not cmd.runs:
-        return []
+    if cmd is None or not (cmd.runs or cmd.overrides):
+        return []  # --cfg, --info with overrides: the config they show is checked as a run's
     if not cmd.multirun:
         return [cmd.overrides]
     rest = cmd.overrides
@@ -429,9 +442,23 @@ def guarded_main(prog: str, check, hydra_main, errors: tuple = (), help_text=Non
         raise SystemExit(0)
     if help_text is not None and wants_help(args):
         try:
+            overrides = [a for a in args if not a.startswith("-")]
+            keys = [a.lstrip("+~").split("=", 1)[0] for a in overrides]
+            keys = [k for k in keys if "." in k and not k.startswith("hydra.")]
+            if keys and check is not None:  # the values --help is given, checked as a run's
+                if setup is not None:
+                    setup()
+                try:
+                    check_flag_overrides(overrides)
+                    check(overrides)
+                except (ConfigError, HydraException, OmegaConfBaseException, *errors) as exc:
+                    # a field given here out of range: refused; the help of a model whose
+                    # defaults alone do not run (model=messages wants judge=logit) still shows
+                    if any(k in str(exc) for k in keys):
+                        raise
             sys.stdout.write(help_text([a for a in args if a not in ("--help", "-h")]))
-        except ConfigError as exc:
-            print(f"{prog}: error: {exc}", file=sys.stderr)
+        except (ConfigError, HydraException, OmegaConfBaseException, *errors) as exc:
+            print(f"{prog}: error: {describe_error(exc)}", file=sys.stderr)
             raise SystemExit(2) from None
         raise SystemExit(0)
     try:

@@ -133,6 +133,12 @@ class Model:
         The checks that read what a config names (a data file, a table): run by
         every command's check before anything is made (:func:`check_inputs`), so
         that a bad input is refused before a run directory exists.
+    work : callable ``(size) -> (float, str)``, optional
+        What one cell costs, in baseline instances (the unit of
+        :data:`antiamp.sweeps.budget.NOMINAL_RATE`), and the sizes that say so, for
+        the work bound every command checks first; ``size(section, field, default)``
+        reads a size field of the request (a grid axis's mean).  Not declared: a
+        cell costs ``run.n_instances``.
     prepare : callable ``(dict) -> dict``, optional
         Adjust the plain config before validation (e.g. strategies that the
         model solves for are not inputs).
@@ -189,6 +195,7 @@ class Model:
     validate: Optional[Callable[[Any], None]] = None
     validate_reads: Optional[tuple] = None
     check_inputs: Optional[Callable[[Any], None]] = None
+    work: Optional[Callable[..., tuple]] = None
     prepare: Optional[Callable[[dict], dict]] = None
     kernel_fields: tuple = ()
     format_table: Optional[Callable[[Any], str]] = None

@@ -91,10 +91,14 @@ def interrupted(exc: BaseException) -> bool:
 
 @contextmanager
 def kernel_interrupts():
-    """Around any model's kernels: a Ctrl-C during a kernel is a KeyboardInterrupt
-    (one line and exit 130 in the commands), never a SystemError."""
+    """Around any model's kernels: a Ctrl-C during a kernel stops it within a block of
+    work (:mod:`antiamp.kernels.interrupt`) and is a KeyboardInterrupt (one line and
+    exit 130 in the commands), never a SystemError nor an incomplete result."""
+    from antiamp.kernels.interrupt import armed
+
     try:
-        yield
+        with armed():
+            yield
     except SystemError as exc:
         if interrupted(exc):
             raise KeyboardInterrupt from None

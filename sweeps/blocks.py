@@ -356,14 +356,15 @@ def cell_dataset(model: Model, c, **kwargs) -> xr.Dataset:
     """One cell of ``model`` whose config ``c`` is already validated (by
     :func:`antiamp.registry.to_model_config`): through the model's one-cell path, or
     one cell of ``run_cells`` for a model without one; labelled as every output is."""
+    from antiamp.runner import kernel_interrupts
+
     if model.run_cell is not None:
-        ds = model.run_cell(c, **kwargs)
+        with kernel_interrupts():  # Ctrl-C in any model's kernel: a KeyboardInterrupt
+            ds = model.run_cell(c, **kwargs)
     else:
         if kwargs:
             raise TypeError(f"simulate() got keyword arguments {sorted(kwargs)} that model "
                             f"{model.name} does not take")
-        from antiamp.runner import kernel_interrupts
-
         with kernel_interrupts():  # Ctrl-C in any model's kernel: a KeyboardInterrupt
             ds = model.run_cells(c, [c]).isel(cell=0, drop=True)
     ds.attrs.update(standard_attrs(model, c, title=ds.attrs.get("title")))

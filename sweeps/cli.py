@@ -55,6 +55,7 @@ def prevalidate(args: list[str]) -> None:
     from .budget import check_budget
 
     check_budget(cfg)  # before the grid is built
+    antiamp_cli.say_estimate(cfg)
     run_dir = Path(cfg["hydra"]["run"]["dir"])
     cfg = {k: v for k, v in cfg.items() if k != "hydra"}
     multirun = antiamp_cli.CHECKING_MULTIRUN  # job directories are known only per job

@@ -281,6 +281,10 @@ def parse_axes(spec: SweepSpec, schema=Config) -> list:
         )
     if spec.design not in DESIGNS:
         raise ConfigError(f"sweep.design must be one of {', '.join(DESIGNS)}, got {spec.design!r}")
+    k = spec.cells_per_block
+    if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k <= MAX_CELLS:
+        raise ConfigError(f"sweep.cells_per_block must be an integer in [0, {MAX_CELLS:,}] "
+                          f"(0: the model's own block size), got {k!r}")
     axes = []
     for section, fields in axes_cfg.items():
         if section not in sections_of(schema):

@@ -55,7 +55,7 @@ def test_cell_count_and_override():
     with pytest.raises(budget.BudgetError, match="3,000 cells"):
         budget.check_budget(cfg, env={})
     budget.check_budget(cfg, env={budget.OVERRIDE: "1"})  # the override lifts it
-    cfg["run"]["n_instances"] = 10**9  # 3e12 instances: within the bound
+    cfg["run"]["n_instances"] = 10**8  # 3e11 instances: within the bound
     budget.check_budget(cfg, env={})
     sob = {"sweep": {"axes": {"model": {"rho": {"uniform": [0, 1]}}}, "design": "sobol",
                      "n_points": 1024}, "run": {"n_instances": 10**6}}
@@ -141,3 +141,68 @@ def test_estimate_work_grows_with_draws_rows_and_fits():
         check_work(args(cv=5, check_draws=10**6, simulate=True), 5 * 10**6, env={})
     check_work(args(cv=5, check_draws=10**6, simulate=True), 5 * 10**6,
                env={budget.OVERRIDE: "1"})
+
+
+#: Requests at the largest allowed sizes that started without a word: each model's
+#: own sizes count (the loop's cases, ColMAD's rounds, mediation's citations).
+ISSUE_SIZES = [
+    (["model=colmad", "judge=logit", "colmad.rounds=1000", "run.n_instances=1000000000"],
+     "1,000 colmad.rounds"),
+    (["model=mediation", "mediation.citations=10000", "mediation.iterations=1000",
+      "mediation.perspectives=64", "mediation.flaws=50", "run.n_instances=100000000"],
+     "mediation.iterations"),
+    (["model=loop", "loop.batch=100000000", "loop.paths=2000", "loop.rounds=100"],
+     "loop cases"),
+    (["model=loop", "loop.paths=1000000", "loop.rounds=100000", "loop.batch=1"],
+     "of paths in memory"),
+]
+
+
+@pytest.mark.parametrize("args, words", ISSUE_SIZES)
+def test_model_sizes_count_in_the_work_bound(args, words, tmp_path, monkeypatch):
+    """One-cell runs whose cost is in the model's own sizes, not run.n_instances: refused
+    before any directory, the sizes named; the override lifts the bound."""
+    monkeypatch.delenv(budget.OVERRIDE, raising=False)
+    r = run_command("antiamp", args + [f"hydra.run.dir={tmp_path / 'out'}"], tmp_path)
+    assert r.returncode == 2 and words in r.stderr and budget.OVERRIDE in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_long_loop_grid_is_refused_and_a_long_cell_says_its_estimate():
+    grid = {"model": {"name": "loop"}, "run": {"n_instances": 10**6},
+            "sweep": {"axes": {"model": {"rho": {"linspace": [0, 1, 1000]}},
+                               "loop": {"rate": {"linspace": [0.1, 1, 1000]}}}}}
+    with pytest.raises(budget.BudgetError, match="1,000,000 cells"):
+        budget.check_budget(grid, env={})
+    # a grid over a size field counts its mean: 3 x 200 x 40 x mean(batch) a cell
+    sized = {"model": {"name": "loop"}, "run": {"n_instances": 1},
+             "sweep": {"axes": {"loop": {"batch": [1000, 3000]}}}}
+    cells, work, _ = budget.estimate(sized)
+    assert (cells, work) == (2, 2 * 3 * 200 * 40 * 2000)
+    one = {"model": {"name": "loop"}, "run": {"n_instances": 1},
+           "loop": {"batch": 10**8, "paths": 2, "rounds": 100}}
+    budget.check_budget(one, env={})  # about 10 minutes: within the bound
+    assert "about 10 minutes" in budget.describe(one)
+    assert budget.describe({"run": {"n_instances": 10**6}}) is None  # short: nothing said
+
+
+@pytest.mark.parametrize("command, args, words", [
+    ("antiamp-sweep", ["model=loop", "sweep.cells_per_block=-1", "sweep.axes.loop.rounds=[2,3]",
+                       "loop.paths=2", "loop.batch=10"], "sweep.cells_per_block must be"),
+    ("antiamp", ["--cfg", "job", "model.rho=2"], "model.rho must lie in [0, 1]"),
+    ("antiamp", ["--info", "config", "model.rho=2"], "model.rho must lie in [0, 1]"),
+    ("antiamp", ["model.rho=2", "--help"], "model.rho must lie in [0, 1]"),
+    ("antiamp-sweep", ["--cfg", "job", "model.rho=2", "sweep.axes.judge.b=[0.1]"],
+     "model.rho must lie in [0, 1]"),
+    ("antiamp", ["model=confidence", "judge=logit", "confidence.intercepts=[50]"],
+     "confidence.intercepts must have 3 values"),
+])
+def test_bad_values_refused_before_any_directory(command, args, words, tmp_path):
+    """Values accepted before (a negative block size, a config shown by --cfg, --info or
+    --help with rho 2, exit 0) or refused only after the run directory existed (the
+    intercepts' count, known from the bets data): one line, exit 2, no directory."""
+    r = run_command(command, args + [f"hydra.run.dir={tmp_path / 'out'}"], tmp_path)
+    assert r.returncode == 2 and words in r.stderr, (r.stdout[-500:], r.stderr)
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert not (tmp_path / "out").exists() and not (tmp_path / "outputs").exists()

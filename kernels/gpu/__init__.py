@@ -241,11 +241,35 @@ def grid_blocks(count: int, blocks: int = 0) -> int:
     return max(1, min(sms * BLOCKS_PER_SM, need))
 
 
+#: Seconds a launch aims at when the caller leaves its size to :func:`launches`: the
+#: host waits for each launch before the next, so that Python's signal handlers run
+#: between them and a Ctrl-C stops a GPU run within about this long.
+LAUNCH_SECONDS = 0.25
+#: Instances of the first such launch (its time sizes the next ones).
+FIRST_LAUNCH = 1 << 20
+
+
 def launches(count: int, step: int = MAX_LAUNCH):
-    """``(offset, size)`` pieces of at most ``step`` instances covering ``count``."""
+    """``(offset, size)`` pieces of at most ``step`` instances covering ``count``.
+
+    With the default ``step`` the pieces grow from :data:`FIRST_LAUNCH` towards
+    :data:`LAUNCH_SECONDS` of GPU time each (at most eight times the last piece,
+    never past :data:`MAX_LAUNCH`), the GPU synchronised after each: a kernel whose
+    instance costs a thousand debate rounds is then as quick to interrupt as one
+    whose instance costs one.  The counts do not depend on the pieces (every random
+    number is keyed by its instance), so timing may choose them."""
+    import time
+
+    adaptive = int(step) >= MAX_LAUNCH
     step = max(1, min(int(step), MAX_LAUNCH))
-    done = 0
+    done, size = 0, min(step, FIRST_LAUNCH) if adaptive else step
     while done < count:
-        m = min(step, count - done)
+        m = min(size, count - done)
+        t0 = time.perf_counter()
         yield done, m
         done += m
+        if adaptive and done < count:
+            cuda().synchronize()  # the piece done: a pending Ctrl-C is raised here
+            dt = time.perf_counter() - t0
+            grow = LAUNCH_SECONDS / dt if dt > 0 else 8.0
+            size = max(1, min(step, int(m * min(8.0, max(0.125, grow)))))

@@ -208,6 +208,13 @@ def plot_grid(ds, path: Path) -> list:
     return save(fig, path)
 
 
+def cell_work(size) -> tuple:
+    """The work bound's cost of a cell (:class:`antiamp.registry.Model` ``work``): a
+    response draws one block, and one more a debate round."""
+    n, r = size("run", "n_instances", 0), size("colmad", "rounds", 3)
+    return n * (1 + r), f"{n:,.0f} instances x (1 + {r:,.0f} colmad.rounds)"
+
+
 MODEL = Model(
     name="colmad",
     title="error detection by collaborative vs competitive debate (seed 001)",
@@ -219,4 +226,5 @@ MODEL = Model(
     format_table=format_colmad, figures=plot_grid, cell_figures=plot_cell,
     plot_vars=("f1_exact",), cells_per_block=16,
     gpu=True,  # the Monte Carlo's class counts (kernels.gpu.colmad)
+    work=cell_work,
 )

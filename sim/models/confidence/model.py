@@ -285,6 +285,13 @@ def check_inputs(cfg) -> None:
     """The bets file and the conditions a config names (read once: cached)."""
     cc = cfg.confidence
     cf.check_bets(cc.data, cc.condition, cc.antagonist)
+    if cc.intercepts is not None:  # one per round of the data: known before any directory
+        rounds = cf.bets_array(cf.load_bets(cc.data), cc.condition).shape[2]
+        if len(cc.intercepts) != rounds:
+            from ...config import ConfigError
+
+            raise ConfigError(f"confidence.intercepts must have {rounds} values (one per "
+                              f"round of the data), got {len(cc.intercepts)}")
     if isinstance(cc.votes, str):  # a CSV of per-judge votes: read and checked now
         cf.votes_of(cc)
 

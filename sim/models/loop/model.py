@@ -439,6 +439,19 @@ def plot_grid(ds: xr.Dataset, path: Path) -> list:
     return save(fig, path)
 
 
+def cell_work(size) -> tuple:
+    """The work bound's cost of a cell (:class:`antiamp.registry.Model` ``work``): three
+    protocols' cases a round, paths x rounds x batch (x types for the majority
+    learner; run.n_instances is not read), and the per-path series held in memory."""
+    majority = size("loop", "learner", "calibrated") == "majority"
+    types = size("loop", "types", 100) if majority else 1.0
+    paths, rounds = size("loop", "paths", 200), size("loop", "rounds", 40)
+    work = 3 * paths * rounds * size("loop", "batch", 1000) * types
+    what = (f"{work:.3g} loop cases (3 protocols x loop.paths x rounds x batch"
+            + (" x types)" if majority else ")"))
+    return work, what, 3 * 8 * paths * (5 * rounds + 3)
+
+
 MODEL = Model(
     name="loop",
     title="closed-loop oversight: endorsed labels train the model",
@@ -451,4 +464,5 @@ MODEL = Model(
     format_table=format_loop, figures=plot_grid, cell_figures=plot_cell,
     plot_vars=("e_star", "final_err"), cells_per_block=8,
     gpu=True,  # the simulated paths (kernels.gpu.loop)
+    work=cell_work,
 )

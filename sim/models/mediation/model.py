@@ -169,6 +169,16 @@ def plot_grid(ds, path: Path) -> list:
     return save(fig, path)
 
 
+def cell_work(size) -> tuple:
+    """The work bound's cost of a cell (:class:`antiamp.registry.Model` ``work``): a
+    case's draws grow with its iterations, perspectives and citations."""
+    n = size("run", "n_instances", 0)
+    per = (1 + size("mediation", "iterations", 3) + size("mediation", "perspectives", 3)
+           + size("mediation", "citations", 8))
+    return n * per, (f"{n:,.0f} instances x {per:,.0f} (1 + mediation.iterations + "
+                     "perspectives + citations)")
+
+
 MODEL = Model(
     name="mediation",
     title="provenance-backed pluralistic mediation (seed 002, FOAM)",
@@ -180,4 +190,5 @@ MODEL = Model(
     format_table=format_mediation, figures=plot_grid, cell_figures=plot_cell,
     plot_vars=("amp_exact",), cells_per_block=16,
     gpu=True,  # the Monte Carlo's integer sums (kernels.gpu.mediation)
+    work=cell_work,
 )

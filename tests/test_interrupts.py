@@ -1,0 +1,170 @@
+"""Ctrl-C in a long cell of every model: exit 130, one line, nothing partial.
+
+A SIGINT that lands while a compiled kernel runs used to wait for the kernel to end
+(minutes) and then crash the process (SIGSEGV, no message): the kernels now poll
+for it between blocks of work (:mod:`antiamp.kernels.interrupt`).  Each test starts
+``antiamp`` on a cell far longer than the test (a process group of its own, SIGINT
+at its default disposition, as at a terminal) and sends SIGINT to the group at a
+random moment.  The time from the signal to the exit is printed (``-s`` shows it)
+and bounded only generously: the machine's load can stretch it, never to minutes.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+#: A cell of each model that runs far longer than the test (its own sizes, or up to
+#: 10^11 instances: within the work bound, minutes of kernel time).
+LONG = 10**11
+LONG_CELLS = {
+    "baseline": [f"run.n_instances={LONG}"],
+    "signals": [f"run.n_instances={LONG}", "equilibrium.payoffs=simulated"],
+    "portfolio": [f"run.n_instances={LONG}"],
+    "messages": [f"run.n_instances={LONG}", "judge=logit"],
+    "options": [f"run.n_instances={LONG}", "judge=logit"],
+    "panel": [f"run.n_instances={LONG}", "panel.method=monte_carlo"],
+    "confidence": [f"run.n_instances={LONG}"],
+    "redeliberation": [f"run.n_instances={LONG}"],
+    "colmad": [f"run.n_instances={LONG // 10}"],
+    "mediation": [f"run.n_instances={LONG // 100}"],
+    "loop": ["loop.paths=2000", "loop.rounds=100", "loop.batch=100000"],
+    "compare": [f"run.n_instances={LONG}"],
+    "equilibrium": [f"run.n_instances={LONG}"],
+}
+#: Seconds after the start at which the signal may land (the command's start-up, its
+#: checks and the kernels' load from the cache come first on a loaded machine).
+WINDOW = (4.0, 20.0)
+#: A bound far above what the exit takes (under 2 s on an idle machine), below the
+#: cells' own minutes.
+GENEROUS = 60.0
+
+
+def _argv():
+    exe = shutil.which("antiamp")
+    return [exe] if exe else [sys.executable, "-m", "antiamp"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", sorted(LONG_CELLS))
+def test_ctrl_c_in_a_long_cell_exits_130_with_one_line(model, tmp_path):
+    run_dir = tmp_path / "run"
+    args = [f"model={model}", *LONG_CELLS[model], "run.figure=false",
+            f"hydra.run.dir={run_dir}"]
+    env = {k: v for k, v in os.environ.items() if k != "ANTIAMP_UNBOUNDED"}
+    p = subprocess.Popen(_argv() + args, cwd=tmp_path, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env, start_new_session=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    delay = random.uniform(*WINDOW)
+    try:
+        p.wait(delay)
+    except subprocess.TimeoutExpired:
+        pass
+    assert p.poll() is None, f"the cell ended before the signal: {p.communicate()}"
+    sent = time.monotonic()
+    os.killpg(p.pid, signal.SIGINT)
+    try:
+        out, err = p.communicate(timeout=GENEROUS)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, err = p.communicate()
+        pytest.fail(f"{model}: still running {GENEROUS:.0f} s after SIGINT: {err[-2000:]}")
+    latency = time.monotonic() - sent
+    print(f"{model}: SIGINT {delay:.1f} s after the start, exit {p.returncode} "
+          f"{latency:.2f} s after the signal")
+    assert p.returncode == 130, (model, out[-2000:], err[-2000:])
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "interrupted" in lines[0], (model, err[-2000:])
+    left = sorted(q.name for q in run_dir.iterdir()) if run_dir.exists() else []
+    assert set(left) <= {".hydra", "antiamp.log"}, (model, left)
+
+
+def test_a_kernel_stops_within_a_block_once_the_page_shows_a_sigint():
+    """What the signal does, without a signal: the byte CPython's handler writes to the
+    wakeup fd, written by hand.  The kernel returns with fewer instances counted than
+    asked (it stopped), leaving the armed block raises KeyboardInterrupt (the result
+    is never used), and once disarmed the same call counts every instance."""
+    from antiamp.kernels import baseline as kb
+    from antiamp.kernels import interrupt
+    from antiamp.kernels.rng import split_seed
+    from antiamp.runner import baseline_thresholds
+
+    thr = baseline_thresholds(0.5, 0.7, 0.3, 0.8, 0.8, 0.8)
+    k0, k1 = split_seed(1)
+    n = 1 << 22
+    args = (thr, 0, 0, 0, n, k0, k1, np.uint64(kb.STREAM), 8)
+    with pytest.raises(KeyboardInterrupt):
+        with interrupt.armed():
+            os.write(interrupt._fd, bytes([signal.SIGINT]))
+            stopped = kb.class_counts(*args)
+    assert 0 <= stopped.sum() < n
+    full = kb.class_counts(*args)
+    assert full.sum() == n
+    with interrupt.armed():  # armed, no signal: the same counts
+        assert (kb.class_counts(*args) == full).all()
+
+
+def test_other_signals_do_not_stop_a_kernel():
+    """A signal with a Python handler other than SIGINT is written too: it must not stop
+    a kernel (its result would be incomplete with no KeyboardInterrupt)."""
+    from antiamp.kernels import baseline as kb
+    from antiamp.kernels import interrupt
+    from antiamp.kernels.rng import split_seed
+    from antiamp.runner import baseline_thresholds
+
+    thr = baseline_thresholds(0.5, 0.7, 0.3, 0.8, 0.8, 0.8)
+    k0, k1 = split_seed(2)
+    args = (thr, 0, 0, 0, 1 << 20, k0, k1, np.uint64(kb.STREAM), 4)
+    with interrupt.armed():
+        os.write(interrupt._fd, bytes([signal.SIGTERM, signal.SIGUSR1]))
+        got = kb.class_counts(*args)
+    assert got.sum() == 1 << 20
+
+
+def test_gpu_launches_grow_towards_a_bounded_time_and_cover_the_range(monkeypatch):
+    """The GPU's launch pieces: contiguous, covering the count, starting small and
+    growing at most eightfold (the host waits for each, so a Ctrl-C lands between
+    them); an explicit step keeps its fixed pieces."""
+    import antiamp.kernels.gpu as g
+
+    synced = []
+
+    class Stub:
+        @staticmethod
+        def synchronize():
+            synced.append(1)
+
+    monkeypatch.setattr(g, "cuda", lambda: Stub)
+    count = 3 * 10**9 + 7
+    pieces = list(g.launches(count))
+    assert pieces[0] == (0, g.FIRST_LAUNCH)
+    assert [o for o, _ in pieces] == [sum(m for _, m in pieces[:i]) for i in range(len(pieces))]
+    assert sum(m for _, m in pieces) == count
+    assert all(m <= g.MAX_LAUNCH for _, m in pieces)
+    assert all(b <= 8 * a for (_, a), (_, b) in zip(pieces, pieces[1:-1]))
+    assert len(synced) == len(pieces) - 1
+    fixed = list(g.launches(2000, 601))
+    assert fixed == [(0, 601), (601, 601), (1202, 601), (1803, 197)]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork")
+def test_a_forked_child_has_a_page_of_its_own():
+    """A child made by fork (a process pool, say) shares no page with its parent: its
+    SIGINT must not stop the parent's kernels, nor the parent's its own."""
+    from antiamp.kernels import interrupt
+
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os.write(interrupt._fd, bytes([signal.SIGINT]))
+        os._exit(0 if interrupt._buf[0] == signal.SIGINT else 3)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0  # the child saw its own byte
+    assert interrupt._buf[0] == 0  # and the parent's page is untouched
