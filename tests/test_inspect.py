@@ -295,3 +295,30 @@ def test_a_copy_of_the_same_evaluation_is_refused(example, tmp_path):
     with pytest.raises(LogError, match=r"backup/.*\.eval and .*\.eval are the same evaluation "
                                        r"\(eval id .*every sample would count twice"):
         load_log(tmp_path / "logs")
+
+
+def test_a_cancelled_evaluation_is_reported_as_cancelled(example, tmp_path):
+    """An evaluation stopped part-way (Inspect status 'cancelled', only consultancy's
+    samples had run): the report names it cancelled with the samples read of those
+    planned, and says plainly that debate has no rows (it printed consultancy's
+    metrics as if the evaluation were whole)."""
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    from antiamp.estimate_report import format_report
+
+    _, log = example
+    full = read_eval_log(log.location)
+    planned = len(full.samples)
+    full.samples = [s for s in full.samples if s.metadata["protocol"] == "consult"][:100]
+    full.status = "cancelled"
+    full.results = None
+    path = tmp_path / "cancelled.eval"
+    write_eval_log(full, str(path))
+    df = load_log(path)
+    report = format_report(estimate(df, OPTS), str(path))
+    assert (f"cancelled.eval: the evaluation was CANCELLED (Inspect status 'cancelled'): "
+            f"100 of {planned:,} planned samples in the log") in report, report
+    assert "debate: no rows in the log; nothing is estimated for it" in report, report
+    # a finished evaluation's report says neither
+    whole = format_report(estimate(load_log(log.location), OPTS), "whole")
+    assert "CANCELLED" not in whole and "no rows" not in whole
