@@ -17,6 +17,7 @@ The long ones (named sweeps, the estimators on the shipped logs) run with ``-m s
 
 from __future__ import annotations
 
+from limits import limit
 import re
 import shlex
 import subprocess
@@ -159,7 +160,7 @@ def test_every_readme_command_is_classified():
     for line, words, expect in seen:
         if skipped(words) is not None:
             continue
-        assert words[0] in PROGS or words[:2] == ["python", "-c"], (
+        assert words[0] in PROGS or words[:2] in (["python", "-c"], ["python", "-m"]), (
             f"{line}: {' '.join(words)}: not a command this test runs; "
             "add a rule to SKIP (with the reason) or teach the test to run it")
 
@@ -174,7 +175,7 @@ def workdir(tmp_path_factory):
 def _run(words: list, cwd: Path) -> subprocess.CompletedProcess:
     if words[0] == "python":
         return subprocess.run([sys.executable, *words[1:]], cwd=cwd, capture_output=True,
-                              text=True, timeout=900)
+                              text=True, timeout=limit(900))
     return run_command(words[0], words[1:], cwd)
 
 
@@ -222,7 +223,7 @@ def _as_printed(body: str) -> str:
                                        for b in python_blocks()])
 def test_readme_python_block(line, body, tmp_path):
     r = subprocess.run([sys.executable, "-c", _as_printed(body)], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=900)
+                       capture_output=True, text=True, timeout=limit(900))
     assert r.returncode == 0, f"{line}:\n{body}\n{r.stdout[-2000:]}{r.stderr[-3000:]}"
 
 
@@ -277,6 +278,6 @@ def test_the_commands_of_the_readme_table_validate(tmp_path):
     table = [c for ln in rows for c in re.findall(r"`(antiamp(?:-sweep)? [^`]+)`", ln)]
     assert len(table) == 2 * len(rows), table  # a cell and a grid for every model
     r = subprocess.run([sys.executable, "-c", VALIDATE, *table], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=600)
+                       capture_output=True, text=True, timeout=limit(600))
     assert r.returncode == 0, r.stderr[-4000:]
     assert int(r.stdout.split()[-1]) == len(table)
