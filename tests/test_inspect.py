@@ -322,3 +322,24 @@ def test_a_cancelled_evaluation_is_reported_as_cancelled(example, tmp_path):
     # a finished evaluation's report says neither
     whole = format_report(estimate(load_log(log.location), OPTS), "whole")
     assert "CANCELLED" not in whole and "no rows" not in whole
+
+
+def test_the_guides_mapping_file_is_the_one_its_command_reads(tmp_path):
+    """estimation.md's ``--mapping our_keys.yaml`` names the YAML block the guide shows
+    under that name (it named a file no example wrote), and that block is a mapping
+    antiamp reads: the columns it maps, from the sources it lists."""
+    import re
+    from pathlib import Path
+
+    from antiamp.inspect_logs import CONVENTIONS, load_mapping
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "guides" / "estimation.md"
+            ).read_text()
+    blocks = re.findall(r"^```yaml\n# our_keys\.yaml\n(.*?)^```", text, re.S | re.M)
+    assert len(blocks) == 1, "the guide shows no our_keys.yaml"
+    assert "--mapping our_keys.yaml" in text
+    (tmp_path / "our_keys.yaml").write_text(blocks[0])
+    m = load_mapping(tmp_path / "our_keys.yaml")
+    assert m["protocol"] == ["metadata.proto"] and m["e_P"] == ["store.quoted"]
+    assert m["a"] == ["metadata.claim", "score.judge_scorer.metadata.claim"]
+    assert m["omega"] == CONVENTIONS["omega"]  # a column not mapped keeps its convention
