@@ -264,3 +264,25 @@ def test_a_plugins_gpu_path_matches_its_cpu_path_on_the_simulator(plugin, tmp_pa
     lines = r.stdout.strip().splitlines()
     assert "gpu" in lines[-2].split(","), r.stdout
     assert lines[-1].startswith("BAD") and "gpu: amp: 8 values differ" in lines[-1], r.stdout
+
+
+def test_the_guides_gpu_model_prints_a_table():
+    """docs/guides/own_model.md's GPU example (antiamp_toygpu.py, as printed) has a
+    table function: ``antiamp model=toygpu`` printed nothing without one."""
+    import re
+
+    import xarray as xr
+
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "guides" / "own_model.md"
+            ).read_text()
+    (code,) = re.findall(r"^```python\n# antiamp_toygpu\.py\n(.*?)^```", text, re.S | re.M)
+    ns: dict = {}
+    exec(compile(code, "antiamp_toygpu.py", "exec"), ns)
+    model = ns["MODEL"]
+    assert model.format_table is not None
+    ds = xr.Dataset({"amp": ("protocol", [0.25, 0.125]), "amp_se": ("protocol", [0.01, 0.02])},
+                    coords={"protocol": ["consult", "debate"]})
+    assert model.format_table(ds) == ("toygpu: consult Amp 0.2500 (SE 0.0100), debate Amp "
+                                      "0.1250 (SE 0.0200)")
