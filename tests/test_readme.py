@@ -253,6 +253,45 @@ def test_the_human_log_numbers_in_the_readme_are_what_prints(tmp_path):
     assert round(p, 3) == float(m.group(7)), (p, m.group(7))
 
 
+#: Commands whose output a guide prints (the block after the command's): (guide, command).
+PRINTED = [("estimation", "antiamp-estimate --sample --simulate --mislabel 0.02")]
+
+
+def printed_output(guide: str, command: str) -> list:
+    """The lines a guide prints as ``command``'s output: the plain block right after
+    the bash block that holds the command, ``...`` standing for lines left out."""
+    text = (ROOT / "docs" / "guides" / f"{guide}.md").read_text()
+    m = re.search(rf"^```bash\n{re.escape(command)}\n```\n\n```\n(.*?)^```", text,
+                  re.S | re.M)
+    assert m, f"{guide}.md prints no output of {command!r}"
+    return m.group(1).splitlines()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("guide,command", PRINTED)
+def test_a_printed_output_is_what_the_command_prints(guide, command, tmp_path):
+    """Each line of a printed output is a line of the command's output at the printed
+    size, in order (the guide showed p = 3.28e-34 where the command printed 3.84e-33)."""
+    shown = printed_output(guide, command)
+    words = shlex.split(command)
+    r = run_command(words[0], words[1:] + ["--out", tmp_path / "o"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    out = [ln.rstrip() for ln in r.stdout.splitlines()]
+    at = 0
+    for ln in shown:
+        if ln.strip() == "...":
+            continue
+        assert ln.rstrip() in out[at:], (f"{guide}.md shows {ln!r}, not printed (after line "
+                                         f"{at}):\n{r.stdout}")
+        at = out.index(ln.rstrip(), at) + 1
+
+
+def test_printed_outputs_are_found():
+    """Every command of PRINTED has its output block in its guide (cheap: no command run)."""
+    for guide, command in PRINTED:
+        assert [ln for ln in printed_output(guide, command) if ln.strip() != "..."]
+
+
 # ----------------------------------------------------------------------------- the table
 VALIDATE = """
 import shlex, sys
