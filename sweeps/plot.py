@@ -378,6 +378,11 @@ def _heatmaps(ds, da, th, axes, plt):
             continue
         if np.nanmax(a.values) == np.nanmin(a.values):
             title += f" (constant {_fmt(float(np.nanmax(a.values)))})"
+        else:  # columns (or rows) of one value each: the axis changes nothing here
+            title += "".join(f" (the same at every {_sym(ds, d)})" for d, axis in ((x, 1), (y, 0))
+                             if a.sizes[d] > 1 and np.allclose(
+                                 a.values, np.take(a.values, [0], axis=axis), rtol=1e-12,
+                                 atol=0, equal_nan=True))
         mesh = cell_map(ax, xs, ys, a.values, vmin=vmin, vmax=vmax, cmap=cmap)
         if th is not None:
             t = th.sel(sel).transpose(y, x).values

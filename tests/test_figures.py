@@ -609,3 +609,19 @@ def test_hidden_curves_are_named_from_a_figure_wide_legend(tmp_path, figures):
     title = _title_of(figures[0])
     assert "'consult, simulated' hidden under 'debate, exact'" in title, title
     assert title.count("hidden under") == 1, title
+
+
+def test_a_heatmap_axis_that_changes_nothing_is_named(tmp_path, saved):
+    """A tie-break judge's grid over rho and mu (which it ignores): every column of a
+    panel along mu is the same, and its title says so (two identical mu columns were
+    drawn without a word); rho changes the values, and is not named."""
+    from antiamp.sweeps.plot import plot_store
+
+    store = _store(tmp_path, "mu", {"model": {"rho": [0.1, 0.5, 0.9]},
+                                    "judge": {"mu": [-0.5, 0.5]}}, judge={"kind": "tiebreak"})
+    ds = xr.open_zarr(store)
+    plot_store(store, ["amp"], out_dir=tmp_path / "f", formats=("png",))
+    titles = [ax["title"].replace("\n", " ") for ax in _panels(saved)]
+    mu, rho = ds["mu"].attrs.get("symbol", "mu"), ds["rho"].attrs.get("symbol", "rho")
+    assert titles and all(f"the same at every {mu}" in t for t in titles), titles
+    assert not any(f"the same at every {rho}" in t for t in titles), titles
