@@ -42,6 +42,9 @@ CASES = [
     ("antiamp-solve --help", ["antiamp-solve", "--help"], "fast"),
     ("antiamp model.p=2 (refused)", ["antiamp", "model.p=2"], "fast"),
     ("antiamp-sweep model.p=2 (refused)", ["antiamp-sweep", "model.p=2"], "fast"),
+    # a typo in an override (a field no section has): refused with "did you mean"
+    ("antiamp modle.rho=0.5 (typo, refused)", ["antiamp", "modle.rho=0.5"], "fast"),
+    ("antiamp-sweep judge.bb=0.3 (typo, refused)", ["antiamp-sweep", "judge.bb=0.3"], "fast"),
     ("antiamp.simulate, 1,000 instances (Python API)",
      [sys.executable, "-c", "import antiamp; antiamp.simulate({'run': {'n_instances': 1000}})"],
      "run"),
@@ -56,6 +59,10 @@ CASES = [
 ]
 
 
+#: The overrides of the refused cases (they make no run directory).
+REFUSED = ("model.p=2", "modle.rho=0.5", "judge.bb=0.3")
+
+
 def _cmd(argv: list) -> list:
     if argv[0].startswith("antiamp"):
         return [str(BIN / argv[0])] + argv[1:]
@@ -67,7 +74,7 @@ def _time(argv: list, env: dict, cwd: Path, k: int) -> float:
     for i in range(k):
         run_dir = cwd / f"r{time.monotonic_ns()}"
         extra = [f"hydra.run.dir={run_dir}"] if argv[0].startswith("antiamp") and \
-            "--help" not in argv and "model.p=2" not in argv else []
+            "--help" not in argv and not any(a in argv for a in REFUSED) else []
         t = time.perf_counter()
         subprocess.run(_cmd(argv) + extra, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL)

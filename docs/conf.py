@@ -54,7 +54,9 @@ html_theme_options = {
     # Nothing fetched at build or view time.
     "icon_links": [],
 }
-html_static_path = []
+html_static_path = ["_static"]
+# code cells and their outputs scroll sideways, never cut at the right edge
+html_css_files = ["antiamp.css"]
 html_last_updated_fmt = None
 
 # Every warning is an error (python docs/build.py passes -W --keep-going); the

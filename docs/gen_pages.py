@@ -173,12 +173,14 @@ def _output(model, cfg: dict) -> list:
 def model_page(name: str, sweeps: dict) -> str:
     import importlib
 
-    from antiamp.registry import builtin_config, get, summary
+    from antiamp.registry import builtin_config, get
 
     pkg = importlib.import_module(f"antiamp.models.{name}")
     model = get(name)
     cfgmod = builtin_config(name)
-    lines = [f"# `model={name}`: {summary(name)}", "", _description(pkg.__doc__), ""]
+    # a short title; the one-sentence summary opens the description below it (as the
+    # heading it filled seven lines of large type)
+    lines = [f"# `model={name}`", "", _description(pkg.__doc__), ""]
     lines += ["## One cell", ""]
     examples = getattr(cfgmod, "EXAMPLES", None) or []
     if not examples:

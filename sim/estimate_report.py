@@ -31,6 +31,9 @@ def format_report(ds: xr.Dataset, source: str) -> str:
     judges = ds.attrs.get("bootstrap") == "judges"
     if ds.attrs.get("log_notes"):
         lines.append(f"read: {ds.attrs['log_notes']}")
+    for prot in PROTOCOLS:  # said plainly, not left out of the tables without a word
+        if int(ds.n_rows.sel(protocol=prot).max()) == 0:
+            lines.append(f"{prot}: no rows in the log; nothing is estimated for it")
     lines.append("")
     labs = list(ds.stratum.values)
     if len(labs) == 2 and labs[1] == "all" and labs[0] != "all":

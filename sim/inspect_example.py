@@ -26,6 +26,18 @@ Amp, fwc and accuracy per protocol with their standard errors.
 
 from __future__ import annotations
 
+if __name__ == "__main__":  # Ctrl-C while Inspect's modules load (seconds): one line too
+    import os as _os
+    import signal as _signal
+    import sys as _sys
+
+    def _quit(*_):
+        print("\npython -m antiamp.inspect_example: interrupted; nothing was written",
+              file=_sys.stderr)
+        _os._exit(130)
+
+    _signal.signal(_signal.SIGINT, _quit)
+
 import csv
 import re
 import zlib
@@ -186,6 +198,43 @@ def oversight_example(replicates: int = 10, rules: Rules = Rules(), seed: int = 
 
 def run_example(log_dir, replicates: int = 10, rules: Rules = Rules(), seed: int = 0):
     """Run :func:`oversight_example` with the scripted players; the EvalLog."""
-    (log,) = inspect_eval(oversight_example(replicates, rules, seed), model="scripted/players",
-                          log_dir=str(log_dir), display="none")
-    return log
+    logs = inspect_eval(oversight_example(replicates, rules, seed), model="scripted/players",
+                        log_dir=str(log_dir), display="none")
+    if not logs:  # Ctrl-C: Inspect cancels the evaluation, writes its log and returns none
+        raise KeyboardInterrupt
+    return logs[0]
+
+
+def main(argv=None) -> None:
+    """``python -m antiamp.inspect_example [LOG_DIR] [--replicates N] [--seed S]``: the
+    example's eval log written into LOG_DIR (default ``logs``); Ctrl-C is one line."""
+    import argparse
+
+    from .cmdline import interruptible
+
+    ap = argparse.ArgumentParser(prog="python -m antiamp.inspect_example",
+                                 description="Run the example Inspect task offline "
+                                             "(scripted players) and write its eval log.")
+    ap.add_argument("log_dir", nargs="?", default="logs", help="folder of the log (logs)")
+    ap.add_argument("--replicates", type=int, default=10,
+                    help="samples per question and protocol, >= 1 (10: 480 samples)")
+    ap.add_argument("--seed", type=int, default=0, help="the scripted players' seed")
+    import signal
+
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C: KeyboardInterrupt
+    args = ap.parse_args(argv)
+    if args.replicates < 1:
+        ap.error(f"--replicates must be an integer >= 1, got {args.replicates}")
+
+    @interruptible("python -m antiamp.inspect_example",
+                   saved="Inspect wrote the samples that ran as a log of status "
+                         "'cancelled' (antiamp-estimate names it so)")
+    def go():
+        log = run_example(args.log_dir, args.replicates, seed=args.seed)
+        print(f"{log.status}: {len(log.samples or [])} samples in {log.location}")
+
+    go()
+
+
+if __name__ == "__main__":
+    main()

@@ -183,7 +183,7 @@ def read_rows(path, mapping: dict[str, list[str]] | None = None, error=ValueErro
     from (``file, sample id, epoch``): ``(DataFrame, origins)``."""
     read_eval_log = _import_inspect(error)
     mapping = mapping or CONVENTIONS
-    rows, origins, failed, seen = [], [], [], {}
+    rows, origins, failed, seen, evaluations = [], [], [], {}, []
     for f in eval_files(Path(path), error):
         try:
             log = read_eval_log(str(f))
@@ -194,6 +194,7 @@ def read_rows(path, mapping: dict[str, list[str]] | None = None, error=ValueErro
             raise error(f"{f.name}: the eval log has no samples (status {log.status!r})")
         eval_id = getattr(log.eval, "eval_id", None)
         name = f.relative_to(path).as_posix() if Path(path).is_dir() else f.name
+        evaluations.append(_evaluation(name, log))
         if eval_id and eval_id in seen:  # a copy of one run (a backup folder, say)
             raise error(f"{name} and {seen[eval_id]} are the same evaluation (eval id "
                         f"{eval_id}): read together, every sample would count twice; "
@@ -231,6 +232,7 @@ def read_rows(path, mapping: dict[str, list[str]] | None = None, error=ValueErro
         raise error(f"every sample of the eval log failed (an error, no verdict), e.g. "
                     f"{failed[0]}")
     df = pd.DataFrame(rows)
+    df.attrs["evaluations"] = evaluations
     if failed:
         df.attrs["failed_samples"] = failed
     for col in df.columns:  # a column no sample has is absent, not empty
@@ -239,6 +241,43 @@ def read_rows(path, mapping: dict[str, list[str]] | None = None, error=ValueErro
     if "round" in df.columns and "instance" not in df.columns:
         df["instance"] = [f"{o[0]}:{o[1]}:{o[2]}" for o in origins]
     return df, origins
+
+
+def _evaluation(name: str, log) -> dict:
+    """What the log says of its evaluation: Inspect's status (success, cancelled,
+    error, started), the samples in the log and the samples the evaluation was to run
+    (its dataset's size times its epochs, where recorded), and its error's first line."""
+    ds = getattr(log.eval, "dataset", None)
+    n_data = getattr(ds, "samples", None)
+    epochs = getattr(getattr(log.eval, "config", None), "epochs", None) or 1
+    err = getattr(log, "error", None)
+    msg = str(getattr(err, "message", "") or "").strip()
+    return {"name": name, "status": str(log.status), "samples": len(log.samples),
+            "planned": None if n_data is None else int(n_data) * int(epochs),
+            "error": msg.splitlines()[0][:200] if msg else ""}
+
+
+def evaluation_notes(evaluations: list) -> list:
+    """One note per evaluation that did not finish (Inspect status other than
+    success), naming it, its status and the samples read of those planned: its
+    estimates are of the samples that ran, which need not be a random part of the
+    dataset; beside these, one line counting the samples of those that finished."""
+    notes = []
+    for e in evaluations:
+        if e["status"] == "success":
+            continue
+        of = f" of {e['planned']:,} planned" if e["planned"] else ""
+        notes.append(f"{e['name']}: the evaluation was {e['status'].upper()} (Inspect status "
+                     f"{e['status']!r}): {e['samples']:,}{of} samples in the log"
+                     + (f" ({e['error']})" if e["error"] else "")
+                     + "; the estimates are of those samples only, which need not be a "
+                       "random part of the dataset")
+    done = [e for e in evaluations if e["status"] == "success"]
+    if done and notes:  # beside an unfinished one: what the rest contributes
+        n = sum(e["samples"] for e in done)
+        notes.append(f"{len(done)} evaluation(s) finished (Inspect status 'success'), "
+                     f"{n:,} samples")
+    return notes
 
 
 def load_inspect(path, mapping, error, validate):
@@ -250,6 +289,8 @@ def load_inspect(path, mapping, error, validate):
     failed = df.attrs.get("failed_samples", [])
     try:
         out = validate(df)
+        out.attrs["notes"] = (list(out.attrs.get("notes", []))
+                              + evaluation_notes(df.attrs.get("evaluations", [])))
         if failed:
             out.attrs["notes"] = list(out.attrs.get("notes", [])) + [
                 f"{len(failed)} sample(s) that failed (an error, no verdict) left out: "

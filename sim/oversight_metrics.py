@@ -42,6 +42,18 @@ LABELS = {"auc": "judge AUC (p_y vs truth)", "asd": "ASD (verdict reward)",
           "asd_prob": "ASD (judge probability)", "asd_log": "ASD (log score)"}
 
 
+def metric_range(metric: str, payoffs=(1.0, 0.0)) -> tuple:
+    """The values a metric can take: AUC in [0, 1]; ASD a difference of two means of a
+    reward, so within +-(the reward's range): |win - lose| for the verdict, 1 for the
+    judge's probability, the log of the clipped probability's range for the log score.
+    A normal interval reaching past them is clipped to them (:func:`field_metrics`)."""
+    if metric == "auc":
+        return 0.0, 1.0
+    span = {"asd": abs(payoffs[0] - payoffs[1]), "asd_prob": 1.0,
+            "asd_log": math.log((1 - 1e-6) / 1e-6)}[metric]
+    return -span, span
+
+
 # ------------------------------------------------------------------ ROC and AUC
 def roc_curve(score, label):
     """(false positive rates, true positive rates) at every distinct threshold of
@@ -173,7 +185,8 @@ def asd_assigned(amp, amp_se=None, payoffs=(1.0, 0.0)):
 def field_metrics(df: pd.DataFrame, confidence: float = 0.95, which_round="final",
                   payoffs=(1.0, 0.0), cluster: str = "rows") -> pd.DataFrame:
     """Per protocol of a validated log (pooled over strata): AUC and ASD with standard
-    errors and normal intervals (``cluster="judge"``: t intervals on judges - 1 df);
+    errors and normal intervals (``cluster="judge"``: t intervals on judges - 1 df),
+    clipped to the metric's range (:func:`metric_range`);
     columns protocol, metric, value, se, lo, hi, n_pos, n_neg.  A DataFrame not read by :func:`antiamp.logs.load_log` is checked first
     (:func:`antiamp.logs.validate_log`).  ``cluster="judge"``: judge-clustered
     standard errors (the log's judge_id, at least two judges; the table's
@@ -212,9 +225,12 @@ def field_metrics(df: pd.DataFrame, confidence: float = 0.95, which_round="final
         for k in METRICS:
             if k in vals:
                 v, se, npos, nneg = vals[k]
+                lo, hi = metric_range(k, payoffs)
+                # the normal (or t) interval, clipped to the metric's range: a 60-row
+                # log's ASD 0.67 +- 0.34 reached 1.006
                 out.append({"protocol": prot, "metric": k, "value": v, "se": se,
-                            "lo": v - crit * se, "hi": v + crit * se, "n_pos": npos,
-                            "n_neg": nneg})
+                            "lo": max(v - crit * se, lo), "hi": min(v + crit * se, hi),
+                            "n_pos": npos, "n_neg": nneg})
     tab = pd.DataFrame(out)
     if cluster == "judge":
         tab.attrs["cluster"] = "judge"
@@ -226,6 +242,7 @@ def format_field_metrics(tab: pd.DataFrame, confidence: float = 0.95) -> str:
         return ""
     se = ("judge-clustered standard errors, {:.0%} t intervals (judges - 1 df)"
           if tab.attrs.get("cluster") == "judge" else "standard errors, {:.0%} normal intervals")
+    se += " clipped to each metric's range"
     lines = [f"the field's metrics (pooled over strata; {se.format(confidence)}):"]
     for prot, g in tab.groupby("protocol", sort=False):
         parts = []

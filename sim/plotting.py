@@ -163,7 +163,7 @@ def line_figure(ds: xr.Dataset, path: Path, panels: list, title: str, fields=(),
     foot = "; ".join(x for x in (glossary(ds, fields), hidden) if x)
     fig.suptitle(f"{title}: {describe(ds, fields)}{note}" + (f"\n({foot})" if foot else ""),
                  fontsize=9)
-    return save(fig, path)
+    return save(fig, path, coinciding=False)
 
 
 def _hidden_curves(ds, hue, panels, drawn) -> str:
@@ -439,12 +439,123 @@ def rasterize_big(fig) -> None:
                 coll.set_rasterized(True)
 
 
-def save(fig, path: Path) -> list:
-    """``path``.png and .pdf, under the output policy (sim/outputs_policy.py)."""
+def _legend_names(fig) -> dict:
+    """(colour, line style, marker) -> label of every legend entry of the figure (its
+    axes' legends and its own), to name a line drawn without a label."""
+    from matplotlib.colors import to_rgba
+    from matplotlib.lines import Line2D
+
+    out = {}
+    legends = [ax.get_legend() for ax in fig.axes] + list(fig.legends)
+    for leg in legends:
+        if leg is None:
+            continue
+        for h, t in zip(leg.legend_handles, leg.get_texts()):
+            if isinstance(h, Line2D):
+                key = (to_rgba(h.get_color()), h.get_linestyle(), h.get_marker())
+                out.setdefault(key, t.get_text())
+                out.setdefault((key[0], None, None), t.get_text())
+                out.setdefault((None, key[1], key[2]), t.get_text())
+    return out
+
+
+def _line_name(line, names: dict) -> str:
+    from matplotlib.colors import to_hex, to_rgba
+
+    lab = line.get_gid() or line.get_label()  # a gid names a line kept out of the legend
+    if lab and not lab.startswith("_"):
+        return lab
+    c, ls, mk = to_rgba(line.get_color()), line.get_linestyle(), line.get_marker()
+    if (c, ls, mk) in names:
+        return names[(c, ls, mk)]
+    # a figure-wide legend: the colour names one thing, the (grey) style another
+    parts = [names.get((c, None, None)), names.get((None, ls, mk))]
+    return ", ".join(p for p in parts if p) or f"the {to_hex(c)} line"
+
+
+def coinciding_curves(fig) -> list:
+    """"panel: A under B" for every pair of lines of a panel drawn at the same points
+    (the later drawn hides the earlier): a curve the reader cannot see must be said,
+    so :func:`save` writes these into the figure's title.  Lines of one name (a
+    curve and its markers) and lines placed in axes coordinates (reference lines)
+    are not compared."""
+    names = _legend_names(fig)
+    notes = []
+    several = len([ax for ax in fig.axes if ax.get_lines()]) > 1
+    for ax in fig.axes:
+        lines = [ln for ln in ax.get_lines() if ln.get_visible()
+                 and ln.get_transform() == ax.transData and len(ln.get_xdata()) > 1]
+        data = [(np.asarray(ln.get_xdata(), float), np.asarray(ln.get_ydata(), float))
+                for ln in lines]
+        for j in range(len(lines)):
+            for i in range(j):
+                (xi, yi), (xj, yj) = data[i], data[j]
+                if xi.shape != xj.shape or yi.shape != yj.shape \
+                        or not np.isfinite(yi).any():
+                    continue
+                # to drawing precision (sums in another order differ in the last bits)
+                if not (np.allclose(xi, xj, rtol=1e-9, atol=1e-12, equal_nan=True)
+                        and np.allclose(yi, yj, rtol=1e-9, atol=1e-12, equal_nan=True)):
+                    continue
+                a, b = _line_name(lines[i], names), _line_name(lines[j], names)
+                if a == b:
+                    continue
+                where = f"{ax.get_title().splitlines()[0]}: " if several and ax.get_title() \
+                    else ""
+                note = f"{where}{a!r} hidden under {b!r}"
+                if note not in notes:
+                    notes.append(note)
+    return notes
+
+
+def colour_meanings(fig) -> dict:
+    """colour -> the different legend labels given to it in one figure (only the
+    colours that carry more than one meaning; greys and black, the colour of data
+    and reference marks, are left out)."""
+    from matplotlib.colors import to_hex, to_rgb
+
+    seen: dict = {}
+    legends = [ax.get_legend() for ax in fig.axes] + list(fig.legends)
+    for leg in legends:
+        if leg is None:
+            continue
+        for h, t in zip(leg.legend_handles, leg.get_texts()):
+            try:
+                c = h.get_facecolor() if not hasattr(h, "get_color") else h.get_color()
+                rgb = to_rgb(c if not (hasattr(c, "ndim") and c.ndim == 2) else c[0])
+            except (ValueError, TypeError, IndexError):
+                continue
+            if max(rgb) - min(rgb) < 0.05:  # achromatic
+                continue
+            seen.setdefault(to_hex(rgb), set()).add(t.get_text())
+    return {c: labs for c, labs in seen.items() if len(labs) > 1}
+
+
+def note_coinciding(fig) -> None:
+    """Append :func:`coinciding_curves` to the figure's title (or its only panel's)."""
+    notes = coinciding_curves(fig)
+    if not notes:
+        return
+    text = "drawn one over the other: " + "; ".join(notes)
+    st = getattr(fig, "_suptitle", None)
+    if st is not None and st.get_text():
+        st.set_text(f"{st.get_text()}\n({text})")
+    elif fig.axes:
+        ax = fig.axes[0]
+        ax.set_title(f"{ax.get_title()}\n({text})" if ax.get_title() else f"({text})",
+                     fontsize=8)
+
+
+def save(fig, path: Path, coinciding: bool = True) -> list:
+    """``path``.png and .pdf, under the output policy (sim/outputs_policy.py).
+    ``coinciding``: name the curves hidden under others in the title
+    (:func:`note_coinciding`; false where the figure names them itself)."""
     import matplotlib.pyplot as plt
 
     from .outputs_policy import save_figure
 
+    if coinciding:
+        note_coinciding(fig)
     fit_suptitle(fig)
     rasterize_big(fig)
     written = []

@@ -14,9 +14,9 @@ share of the cases where the condition holds that the box holds), its density (t
 share of the box's cases where it holds) and its mass (the share of all cases in
 the box), and with its limits in the fields' own names and symbols
 (:func:`antiamp.fields.label`); the box of the peeling trajectory reported is the
-one of largest coverage whose density reaches ``--threshold``.  A figure draws the
-first box over the share of cases where the condition holds, on the box's two most
-restricted inputs (or the store's first two axes).  Needs the ``discover`` extra
+one of largest coverage whose density reaches ``--threshold``.  A figure draws every
+box at its printed limits over the share of cases where the condition holds, on the
+first box's two most restricted inputs (or the store's first two axes).  Needs the ``discover`` extra
 (``pip install 'antiamp[discover]'``).
 """
 
@@ -167,8 +167,14 @@ def format_boxes(boxes: list, where: str, n_holds: int, n: int) -> str:
     return "\n".join(lines)
 
 
-def plot_box(inputs, holds, box: Box | None, paths: list, path,
-             option: str = "--out") -> Path:
+def draw_boxes(inputs, holds, boxes: list, paths: list):
+    """The figure of :func:`plot_box`: the share of cases where the condition holds
+    on two inputs (the first box's two most restricted, or the store's first axes),
+    each case a dot at its inputs' values, and every box drawn at the limits printed
+    for it (:func:`format_boxes`; an input a box does not restrict spans the whole
+    grid).  A box's edge between two grid values is drawn there: the cells are
+    centred on the cases, so an edge may cross a cell, and the dots show which cases
+    the box holds."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -176,16 +182,26 @@ def plot_box(inputs, holds, box: Box | None, paths: list, path,
     from matplotlib.patches import Rectangle
 
     varying = [p for p in paths if inputs[p].nunique() > 1]
-    dims = list(box.limits)[:2] if box and len(box.limits) >= 2 else []
+    first = boxes[0] if boxes else None
+    dims = list(first.limits)[:2] if first and len(first.limits) >= 2 else []
     dims += [p for p in varying if p not in dims][: 2 - len(dims)]
     fig, ax = plt.subplots(figsize=(5.5, 4.5))
+
+    def label(k, b):
+        off = [_label(p) for p in b.limits if p not in dims]
+        return (f"box {k} (coverage {b.coverage:.2f}, density {b.density:.2f})"
+                + (f"; also restricts {', '.join(off)} (not drawn)" if off else ""))
+
     if len(dims) == 1:
         g = pd.DataFrame({"x": inputs[dims[0]], "h": holds}).groupby("x")["h"].mean()
         ax.plot(g.index, g.values, "o-")
         ax.set(xlabel=_label(dims[0]), ylabel="share of cases where the condition holds")
-        if box and dims[0] in box.limits:
-            ax.axvspan(*box.limits[dims[0]], color="C1", alpha=0.25, label="PRIM box")
-            ax.legend()
+        lo, hi = float(inputs[dims[0]].min()), float(inputs[dims[0]].max())
+        for k, b in enumerate(boxes, 1):
+            x0, x1 = b.limits.get(dims[0], (lo, hi))
+            ax.axvspan(x0, x1, color=f"C{k}", alpha=0.25, label=label(k, b))
+        if boxes:
+            ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), fontsize=8)
     else:
         g = pd.DataFrame({"x": inputs[dims[0]], "y": inputs[dims[1]], "h": holds})
         share = g.groupby(["y", "x"])["h"].mean().unstack("x")
@@ -193,20 +209,29 @@ def plot_box(inputs, holds, box: Box | None, paths: list, path,
         m = ax.pcolormesh(xs, ys, share.to_numpy(float), shading="nearest", cmap="Blues",
                           vmin=0, vmax=1)
         fig.colorbar(m, ax=ax, label="share of cases where the condition holds")
-        if box:
-            full = {d: (float(inputs[d].min()), float(inputs[d].max())) for d in dims}
-            (x0, x1), (y0, y1) = (box.limits.get(d, full[d]) for d in dims)
-            # the rectangle encloses the cells (drawn centred on their values)
-            hx, hy = (np.diff(v).min() / 2 if len(v) > 1 else 0 for v in (xs, ys))
-            x0, x1, y0, y1 = x0 - hx, x1 + hx, y0 - hy, y1 + hy
-            ax.add_patch(Rectangle((x0, y0), x1 - x0, y1 - y0, fill=False, ec="C3", lw=2,
-                                   label=f"PRIM box (coverage {box.coverage:.2f}, "
-                                         f"density {box.density:.2f})"))
+        gx, gy = np.meshgrid(xs, ys)
+        ax.plot(gx.ravel(), gy.ravel(), ".", color="0.4", ms=2, label="_cases")
+        # an unrestricted input: the box spans the grid (the cells' outer edges)
+        hx, hy = (np.diff(v).min() / 2 if len(v) > 1 else 0 for v in (xs, ys))
+        full = {dims[0]: (xs.min() - hx, xs.max() + hx), dims[1]: (ys.min() - hy, ys.max() + hy)}
+        for k, b in enumerate(boxes, 1):
+            (x0, x1), (y0, y1) = (b.limits.get(d, full[d]) for d in dims)
+            ax.add_patch(Rectangle((x0, y0), x1 - x0, y1 - y0, fill=False, ec=f"C{k + 2}",
+                                   lw=2, ls="-" if k == 1 else "--", label=label(k, b)))
+        if boxes:
             ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), fontsize=8)
         ax.set(xlabel=_label(dims[0]), ylabel=_label(dims[1]))
     fig.tight_layout()
+    return fig, dims
+
+
+def plot_box(inputs, holds, boxes: list, paths: list, path, option: str = "--out") -> Path:
+    """``discover.png``: :func:`draw_boxes`, saved under the output policy."""
+    import matplotlib.pyplot as plt
+
     from antiamp.outputs_policy import save_figure
 
+    fig, _ = draw_boxes(inputs, holds, boxes, paths)
     path = Path(path)
     # recorded in its folder's marker, so that only a figure antiamp wrote is replaced
     save_figure(fig, path, option=option, marked=True, dpi=120, bbox_inches="tight")
@@ -277,7 +302,7 @@ def main(argv=None) -> None:
     print(format_boxes(boxes, args.where, int(holds.sum()), len(holds)))
     out.mkdir(parents=True, exist_ok=True)
     try:
-        path = plot_box(inputs, holds, boxes[0] if boxes else None, paths,
+        path = plot_box(inputs, holds, boxes, paths,
                         out / "discover.png", option)
     except OutputError as exc:  # made meanwhile by someone else
         print(f"antiamp-discover: error: {exc}", file=sys.stderr)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import threading
@@ -70,7 +71,16 @@ def dask_client(ex: ExecutorConfig):
         yield client
     finally:
         client.close()
-        cluster.close()
+        # A worker process slow to exit (a loaded machine, a plugin's imports) is killed
+        # by its nanny, which warns "Worker process still alive after 4.0 seconds,
+        # killing": the blocks are all in by now, so nothing for the user to act on.
+        nanny = logging.getLogger("distributed.nanny")
+        level = nanny.level
+        nanny.setLevel(logging.ERROR)
+        try:
+            cluster.close()
+        finally:
+            nanny.setLevel(level)
 
 
 def check_reachable(ex: ExecutorConfig, timeout: float = 3.0) -> None:

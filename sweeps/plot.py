@@ -127,7 +127,7 @@ def plot_store(store, variables=None, out_dir=None, formats=("png", "pdf"),
         out_dir.mkdir(parents=True, exist_ok=True)
     elif not beside:
         open_out_dir(out_dir, names, force=force)
-    from antiamp.plotting import rasterize_big
+    from antiamp.plotting import note_coinciding, rasterize_big
 
     written = []
     for v in variables:
@@ -146,6 +146,7 @@ def plot_store(store, variables=None, out_dir=None, formats=("png", "pdf"),
         fig.suptitle(f"{_incomplete(ds)}{ds.attrs.get('title', '')}\n{_label(da)}; n = "
                      f"{n} per cell, seed {ds.attrs.get('seed')}",
                      fontsize=9, y=1.04)
+        note_coinciding(fig)  # a curve hidden under another is said in the title
         rasterize_big(fig)
         for fmt in formats:
             p = out_dir / f"{prefix}{v}.{fmt}"
@@ -377,6 +378,11 @@ def _heatmaps(ds, da, th, axes, plt):
             continue
         if np.nanmax(a.values) == np.nanmin(a.values):
             title += f" (constant {_fmt(float(np.nanmax(a.values)))})"
+        else:  # columns (or rows) of one value each: the axis changes nothing here
+            title += "".join(f" (the same at every {_sym(ds, d)})" for d, axis in ((x, 1), (y, 0))
+                             if a.sizes[d] > 1 and np.allclose(
+                                 a.values, np.take(a.values, [0], axis=axis), rtol=1e-12,
+                                 atol=0, equal_nan=True))
         mesh = cell_map(ax, xs, ys, a.values, vmin=vmin, vmax=vmax, cmap=cmap)
         if th is not None:
             t = th.sel(sel).transpose(y, x).values
@@ -447,7 +453,11 @@ def _design(ds, da, th, plt):
                        label=f"{prot or da.name} (simulated)", zorder=3)
         ax.set_xlabel(_coord_label(ds, c), fontsize=8)
         ax.set_ylabel(_label(da), fontsize=8)
-    axs[0][0].legend(fontsize=7)
+    # below the panels: matplotlib's "best" place is searched point by point (slow, and
+    # it warns so, over a design's thousands of points)
+    fig.legend(*axs[0][0].get_legend_handles_labels(), loc="upper center",
+               bbox_to_anchor=(0.5, 0.0), ncols=len(prots) + (th is not None), fontsize=7,
+               frameon=False)
     return fig
 
 

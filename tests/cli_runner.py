@@ -13,6 +13,7 @@ whatever needs a process of its own (kills, Ctrl-C, resource limits, environment
 
 from __future__ import annotations
 
+from limits import limit
 import contextlib
 import functools
 import io
@@ -55,7 +56,7 @@ def run_command(prog: str, args, cwd) -> subprocess.CompletedProcess:
     args = [str(a) for a in args]
     if "-m" in args or "--multirun" in args:
         return subprocess.run([shutil.which(prog), *args], cwd=cwd, capture_output=True,
-                              text=True, timeout=600)
+                              text=True, timeout=limit(600))
     old_cwd = os.getcwd()
     os.chdir(cwd)
     try:

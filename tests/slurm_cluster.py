@@ -11,6 +11,7 @@ daemons run as the current user (root in CI); ``SLURM_CONF`` points every client
 
 from __future__ import annotations
 
+from limits import limit
 import os
 import shutil
 import socket
@@ -127,7 +128,7 @@ PartitionName=short Nodes={self.host} MaxTime=1 State=UP OverSubscribe=FORCE:8
     # ------------------------------------------------------------------ clients
     def run(self, *args, check=True) -> subprocess.CompletedProcess:
         return subprocess.run(list(args), env=self.env, capture_output=True, text=True,
-                              check=check, timeout=60)
+                              check=check, timeout=limit(60))
 
     def jobs(self) -> list:
         """(job id, name, state) of every job the controller still lists."""

@@ -2,6 +2,7 @@
 files zarr itself writes: the same bytes, the same missing (all-fill) chunks; and a
 sweep's template written as one block and resized is the one xarray writes whole."""
 
+from limits import limit as wall_limit
 import json
 
 import os
@@ -192,7 +193,7 @@ def test_a_large_sweep_lays_out_its_store_without_dask(tmp_path):
         f"run_sweep(cfg, {str(tmp_path)!r}, progress=False, log=lambda *a: None)\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=600)
+                         timeout=wall_limit(600))
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "[]"
     assert int(np.asarray(zarr.open_group(str(tmp_path / "sweep.zarr"))["cell_done"][...]).sum()) == 12

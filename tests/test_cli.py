@@ -1,5 +1,6 @@
 """The installed ``antiamp`` command: table, Zarr store and figure in the Hydra run dir."""
 
+from limits import limit
 import shutil
 import subprocess
 import sys
@@ -14,7 +15,7 @@ import antiamp as sim
 def _cli(args, cwd):
     exe = shutil.which("antiamp")
     cmd = [exe] if exe else [sys.executable, "-m", "antiamp.cli"]
-    return subprocess.run(cmd + args, cwd=cwd, capture_output=True, text=True, timeout=300)
+    return subprocess.run(cmd + args, cwd=cwd, capture_output=True, text=True, timeout=limit(300))
 
 
 def test_cli_defaults_and_overrides(tmp_path):

@@ -15,6 +15,7 @@ step wrapped wherever a module holds them:
 
 from __future__ import annotations
 
+from limits import limit
 import sys
 
 import pytest
@@ -169,6 +170,6 @@ def test_a_multirun_composes_each_job_itself(tmp_path):
     r = subprocess.run([shutil.which("antiamp"), "-m", "model.rho=0.2,0.4",
                         "run.n_instances=1000", "run.figure=false",
                         f"hydra.sweep.dir={tmp_path / 'm'}"], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=600)
+                       capture_output=True, text=True, timeout=limit(600))
     assert r.returncode == 0, r.stderr
     assert len(list((tmp_path / "m").rglob("results.zarr"))) == 2

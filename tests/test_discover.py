@@ -83,3 +83,53 @@ def test_not_a_store_is_refused(tmp_path):
     (tmp_path / "d").mkdir()
     with pytest.raises(DiscoverError, match="is not an antiamp store"):
         discover(tmp_path / "d", "amp_gap < 0")
+
+
+def _printed_limits(text: str) -> list:
+    """The boxes' limits as ``format_boxes`` prints them: [{path: (lo, hi)}, ...]."""
+    import re
+
+    boxes = []
+    for line in text.splitlines():
+        if line.startswith("box "):
+            boxes.append({})
+        m = re.search(r"\((\S+)\) in \[(\S+), (\S+)\]$", line)
+        if m:
+            boxes[-1][m.group(1)] = (float(m.group(2)), float(m.group(3)))
+    return boxes
+
+
+def test_the_figure_draws_every_box_at_its_printed_limits(tmp_path):
+    """The sweeps guide's example (amp_gap = rho (1 - b) on a 6 x 6 grid, two boxes):
+    the rectangles read back from the figure have the printed edges, one per box."""
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Rectangle
+
+    from antiamp.sweeps.discover import draw_boxes, format_boxes
+
+    rho, b = np.linspace(0, 1, 6), np.linspace(0, 1, 6)
+    gap = rho[:, None] * (1 - b[None, :])
+    ds = xr.Dataset(
+        {"amp_gap": (("rho", "b"), gap)},
+        coords={"rho": ("rho", rho, {"config_path": "model.rho"}),
+                "b": ("b", b, {"config_path": "judge.b"})},
+        attrs={"antiamp_version": __version__, "complete": 1,
+               "axes": json.dumps(["model.rho", "judge.b"])})
+    ds.to_zarr(tmp_path / "s.zarr", zarr_format=2)
+    boxes, inputs, holds, paths = discover(tmp_path / "s.zarr", "amp_gap < 0.1", n_boxes=2)
+    printed = _printed_limits(format_boxes(boxes, "amp_gap < 0.1", int(holds.sum()),
+                                           len(holds)))
+    assert len(printed) == 2
+    fig, dims = draw_boxes(inputs, holds, boxes, paths)
+    ax = fig.axes[0]
+    rects = [p for p in ax.patches if isinstance(p, Rectangle)]
+    assert len(rects) == len(printed)
+    for r, lim in zip(rects, printed):
+        drawn = {dims[0]: (r.get_x(), r.get_x() + r.get_width()),
+                 dims[1]: (r.get_y(), r.get_y() + r.get_height())}
+        for d in dims:
+            if d in lim:  # printed to 4 significant digits
+                assert drawn[d] == pytest.approx(lim[d], rel=5e-4, abs=5e-5), (d, drawn, lim)
+            else:  # unrestricted: the whole grid
+                assert drawn[d][0] <= inputs[d].min() and drawn[d][1] >= inputs[d].max()
+    plt.close(fig)

@@ -7,6 +7,7 @@ every write past the limit fails with EFBIG, exactly where a full disk fails
 with ENOSPC, at whichever file the command happens to be writing.
 """
 
+from limits import limit
 import resource
 import shutil
 import signal
@@ -31,7 +32,7 @@ def _limit(kib):
 def _run(cmd, args, cwd, kib=None):
     exe = shutil.which(cmd)
     argv = [exe] if exe else [sys.executable, "-m", MODULES[cmd]]
-    return subprocess.run(argv + args, cwd=cwd, capture_output=True, text=True, timeout=600,
+    return subprocess.run(argv + args, cwd=cwd, capture_output=True, text=True, timeout=limit(600),
                           preexec_fn=_limit(kib) if kib else None)
 
 

@@ -1,6 +1,7 @@
 """The documentation site builds (warnings are errors) and has the pages a reader
 needs; a broken internal link fails the build.  Skipped without the docs extra."""
 
+from limits import limit
 import dataclasses
 import html
 import importlib
@@ -22,7 +23,7 @@ pytestmark = [pytest.mark.docs, pytest.mark.xdist_group("docs")]
 
 def _build(docs: Path, out: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, str(docs / "build.py"), "--out", str(out), "-q"],
-                          cwd=docs.parent, capture_output=True, text=True, timeout=900)
+                          cwd=docs.parent, capture_output=True, text=True, timeout=limit(900))
 
 
 def _needs_sphinx():
@@ -207,7 +208,7 @@ def test_every_command_the_model_pages_print_validates(tmp_path):
     """The cell and grid commands of the generated pages compose and validate as
     printed (the commands' own checks before a run; nothing runs)."""
     r = subprocess.run([sys.executable, "-c", VALIDATE, str(ROOT / "docs")], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=600)
+                       capture_output=True, text=True, timeout=limit(600))
     assert r.returncode == 0, r.stderr[-4000:]
     assert int(r.stdout.split()[-1]) >= len(builtin_names())
 

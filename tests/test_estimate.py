@@ -1,6 +1,7 @@
 """Estimating parameters and Amp from logs: recovery, coverage, equality with the
 accumulators, bad files."""
 
+from limits import limit
 import shutil
 import subprocess
 import sys
@@ -139,7 +140,7 @@ def test_bad_logs_name_the_column_and_row(tmp_path, mutate, msg):
     exe = shutil.which("antiamp-estimate")
     cmd = [exe] if exe else [sys.executable, "-m", "antiamp.estimate"]
     r = subprocess.run(cmd + [str(path), "--out", str(tmp_path / "out")], capture_output=True,
-                       text=True, timeout=120)
+                       text=True, timeout=limit(120))
     assert r.returncode == 2 and msg in r.stderr
     assert not (tmp_path / "out").exists()
 
@@ -149,7 +150,7 @@ def test_cli_on_the_shipped_sample(tmp_path):
     cmd = [exe] if exe else [sys.executable, "-m", "antiamp.estimate"]
     r = subprocess.run(cmd + ["--sample", "--simulate", "--n-sim", "200000", "--mislabel",
                               "0.02", "--n-resamples", "500", "--out", str(tmp_path / "o")],
-                       capture_output=True, text=True, timeout=300)
+                       capture_output=True, text=True, timeout=limit(300))
     assert r.returncode == 0, r.stderr
     assert "stratum easy" in r.stdout and "stratum hard" in r.stdout
     ds = xr.open_zarr(tmp_path / "o" / "estimates.zarr")
@@ -325,7 +326,7 @@ def test_five_million_rows_stay_under_two_gigabytes(tmp_path):
               "print('peak', [int(x.split()[1]) for x in open('/proc/self/status')"
               " if x.startswith('VmHWM')][0])\n")
     r = subprocess.run([sys.executable, "-c", script, str(tmp_path / "big.csv"), "--out",
-                        str(tmp_path / "o")], capture_output=True, text=True, timeout=900)
+                        str(tmp_path / "o")], capture_output=True, text=True, timeout=limit(900))
     assert r.returncode == 0, r.stderr
     peak_kib = int(r.stdout.rsplit("peak", 1)[1])
     assert peak_kib < 2 * 1024 ** 2, peak_kib
@@ -397,7 +398,7 @@ def test_cli_writes_the_calibration_figure(tmp_path):
     exe = shutil.which("antiamp-estimate")
     cmd = [exe] if exe else [sys.executable, "-m", "antiamp.estimate"]
     r = subprocess.run(cmd + [str(path), "--out", str(tmp_path / "out"), "--n-resamples", "100"],
-                       capture_output=True, text=True, timeout=300)
+                       capture_output=True, text=True, timeout=limit(300))
     assert r.returncode == 0, r.stderr
     assert "judge probabilities p_y" in r.stdout
     assert (tmp_path / "out" / "calibration.png").exists()
@@ -424,7 +425,7 @@ def test_shipped_human_judges_reproduce_the_published_accuracies(tmp_path):
     cmd = [exe] if exe else [sys.executable, "-m", "antiamp.estimate"]
     r = subprocess.run(cmd + ["--sample", "human_judges", "--out", str(tmp_path / "o"),
                               "--n-resamples", "100"], capture_output=True, text=True,
-                       timeout=300)
+                       timeout=limit(300))
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "o" / "calibration.png").exists()
 
@@ -663,7 +664,7 @@ def test_five_million_rows_with_probabilities_roles_and_simulate_stay_under_two_
               " if x.startswith('VmHWM')][0])\n")
     r = subprocess.run([sys.executable, "-c", script, str(tmp_path / "big.csv"), "--simulate",
                         "--n-sim", "1000000", "--n-resamples", "500", "--out",
-                        str(tmp_path / "o")], capture_output=True, text=True, timeout=1800)
+                        str(tmp_path / "o")], capture_output=True, text=True, timeout=limit(1800))
     assert r.returncode == 0, r.stderr
     assert int(r.stdout.rsplit("peak", 1)[1]) < 2 * 1024 ** 2
     assert "POOR FIT" not in r.stdout

@@ -143,3 +143,37 @@ def test_slurm_without_gpus_is_refused_for_a_gpu_run_before_any_work():
     validate_executor(ExecutorConfig(kind="slurm", gpus=1), "cuda")
     validate_executor(ExecutorConfig(kind="slurm", gpus=0), "cpu")
     validate_executor(ExecutorConfig(kind="local", gpus=0), "cuda")  # blocks run here
+
+
+def test_a_worker_killed_at_close_does_not_warn_the_user(monkeypatch, caplog):
+    """The nanny's "Worker process still alive after 4.0 seconds, killing", logged while
+    a local cluster closes (a loaded machine, a plugin sweep's worker processes), does
+    not reach the terminal: the blocks are all in by then.  A warning at any other
+    time still does."""
+    import logging
+
+    import distributed
+
+    nanny = logging.getLogger("distributed.nanny")
+
+    class Slow:
+        def __init__(self, *a, **k):
+            pass
+
+        def close(self):
+            nanny.warning("Worker process still alive after 4.0 seconds, killing")
+
+    class FakeClient:
+        def __init__(self, cluster):
+            pass
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(distributed, "LocalCluster", Slow)
+    monkeypatch.setattr(distributed, "Client", FakeClient)
+    with dask_client(ExecutorConfig(kind="local", n_workers=1, processes=True)):
+        pass
+    assert not [r for r in caplog.records if "still alive" in r.getMessage()]
+    nanny.warning("a warning outside the close")
+    assert [r for r in caplog.records if "outside the close" in r.getMessage()]

@@ -3,6 +3,8 @@ unfinished stores, lock files, misspelt names and options, ad hoc sweep director
 
 from __future__ import annotations
 
+from limits import limit
+
 import os
 import re
 import select
@@ -44,6 +46,7 @@ def _in_a_terminal(argv: list, cwd: Path, interrupt_after: str, timeout: float =
         finally:
             os._exit(127)
     out, sent, t0 = b"", False, time.monotonic()
+    timeout = limit(timeout) or float("inf")  # a hang guard, scaled by the load
     while True:
         if time.monotonic() - t0 > timeout:
             os.kill(pid, signal.SIGKILL)

@@ -486,3 +486,142 @@ def test_the_design_fronts_legend_gives_each_entry_its_own_style(tmp_path, saved
     (path, axes), = [(p, a) for p, a in saved if p.endswith("design.png")]
     assert [lab for lab, _ in dict.fromkeys(axes[0]["legend"]) if "target" in lab] == ["target"]
     _check(saved)
+
+
+def _meanings(records) -> dict:
+    """colour -> the legend labels it carries in one figure, for the colours that carry
+    more than one meaning (greys and black, data and reference marks, left out).  A
+    colour may name a family whose members its markers tell apart (compare's
+    protocols); a bar or band (no marker) of a colour gives it one meaning."""
+    from matplotlib.colors import to_rgb
+
+    line_styles = {"-", "--", "-.", ":", "None", "none", "", " "}
+    bad = {}
+    for path, axes in records:
+        seen = {}
+        for lab, st in dict.fromkeys(e for ax in axes for e in ax["legend"]):
+            try:
+                rgb = to_rgb(st[0])
+            except ValueError:
+                continue
+            if max(rgb) - min(rgb) >= 0.05:
+                is_line = st[1] in line_styles or st[1].startswith("(")
+                mark = st[2] if is_line and st[2] not in ("None", "none", "", " ") else None
+                seen.setdefault(st[0], {})[lab] = mark
+        for c, labs in seen.items():
+            marks = list(labs.values())
+            if len(labs) > 1 and (None in marks or len(set(marks)) < len(marks)):
+                bad[f"{path} {c}"] = sorted(labs)
+    return bad
+
+
+@pytest.mark.parametrize("name", sorted(_cell_examples()))
+def test_one_colour_per_meaning(name, tmp_path, saved):
+    """No colour of a cell's figure names two things in its legends (the confidence
+    figure's blue was "model" in one panel and "debate" in another)."""
+    model = get(name)
+    if model.cell_figures is None:
+        pytest.skip(f"model {name} draws no figure of one cell")
+    model.cell_figures(antiamp.simulate(_cell_examples()[name]), tmp_path / "results")
+    bad = _meanings(saved)
+    assert not bad, bad
+
+
+def _title_of(fig) -> str:
+    st = getattr(fig, "_suptitle", None)
+    return " ".join([st.get_text() if st is not None else ""]
+                    + [ax.get_title() for ax in fig.axes]).replace("\n", " ")
+
+
+@pytest.fixture
+def figures(monkeypatch):
+    """Every figure saved while the test runs, as it was when saved."""
+    out = []
+    real = matplotlib.figure.Figure.savefig
+
+    def spy(self, fname, *a, **k):
+        if str(fname).endswith(".png"):
+            out.append(self)
+        return real(self, fname, *a, **k)
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", spy)
+    return out
+
+
+@pytest.mark.parametrize("same", [True, False])
+def test_the_escalation_figure_names_a_hidden_curve(same, tmp_path, figures):
+    """antiamp-design's escalation.png at rho = 1: escalating when evidence fails is
+    random audit (the curves are one); the title says which curve hides which, and
+    says nothing when they differ."""
+    import pandas as pd
+
+    from antiamp.design import plot_escalation
+
+    budget = np.linspace(0, 1, 6)
+    safety = 0.3 + 0.5 * budget
+    curve = pd.DataFrame({"flag": ["none"] * 6 + ["no_evidence"] * 6,
+                          "budget": np.r_[budget, budget],
+                          "safety": np.r_[safety, safety if same else safety ** 2]})
+    plot_escalation(curve, {"rule": "majority", "jury_size": 1, "verification": 0.5},
+                    tmp_path / "escalation")
+    title = _title_of(figures[0])
+    said = ("'random audit only (audit rate 0 to 1)' hidden under 'escalate when evidence "
+            "fails (audit rate 0 to 1)'")
+    assert (said in title) == same, title
+
+
+def test_the_loop_figures_name_hidden_curves(tmp_path, figures):
+    """The loop's safety figure and the Pareto panel of results.png: flag rules with
+    the same policies (no evidence to fail) are named, not drawn silently one over
+    the other."""
+    import yaml
+
+    from antiamp.models.loop.model import plot_safety
+
+    cost = np.linspace(0, 1, 5)
+    ds = xr.Dataset(
+        {"pareto_cost": (("flag_rule", "level"), np.stack([cost, cost, cost])),
+         "pareto_safety": (("flag_rule", "level"),
+                           np.stack([0.2 + cost / 2, 0.2 + cost / 2, 0.1 + cost / 3]))},
+        coords={"flag_rule": ["none", "no_evidence", "uncertain"]},
+        attrs={"config": yaml.safe_dump({"model": {"rho": 1.0}, "judge": {
+            "kind": "tiebreak", "b": 0.5, "jury_size": 1}})})
+    plot_safety(ds, tmp_path / "results_safety")
+    title = _title_of(figures[0])
+    assert "'flag: none (audit rate 0 to 1)' hidden under 'flag: no_evidence" in title, title
+    assert "flag: uncertain (audit rate 0 to 1)' hidden" not in title
+
+
+def test_hidden_curves_are_named_from_a_figure_wide_legend(tmp_path, figures):
+    """Lines drawn without labels are named from the figure's legend: the colour's
+    entry and the (grey) style's entry."""
+    from antiamp.plotting import panel_grid, save, shared_legend
+
+    fig, (ax,) = panel_grid(1)
+    x = np.arange(4.0)
+    ax.plot(x, x, "-", color="C0")
+    ax.plot(x, x, "--", color="C1")
+    ax.plot(x, x ** 2, "--", color="C0")
+    shared_legend(fig, [("consult", "C0"), ("debate", "C1")],
+                  [("simulated", "-", None), ("exact", "--", None)])
+    fig.suptitle("t")
+    save(fig, tmp_path / "f")
+    title = _title_of(figures[0])
+    assert "'consult, simulated' hidden under 'debate, exact'" in title, title
+    assert title.count("hidden under") == 1, title
+
+
+def test_a_heatmap_axis_that_changes_nothing_is_named(tmp_path, saved):
+    """A tie-break judge's grid over rho and mu (which it ignores): every column of a
+    panel along mu is the same, and its title says so (two identical mu columns were
+    drawn without a word); rho changes the values, and is not named."""
+    from antiamp.sweeps.plot import plot_store
+
+    store = _store(tmp_path, "mu", {"model": {"rho": [0.1, 0.5, 0.9]},
+                                    "judge": {"mu": [-0.5, 0.5]}}, judge={"kind": "tiebreak"})
+    ds = xr.open_zarr(store)
+    plot_store(store, ["amp"], out_dir=tmp_path / "f", formats=("png",))
+    titles = [ax["title"].replace("\n", " ") for ax in _panels(saved)]
+    mu, rho = ds["mu"].attrs.get("symbol", "mu"), ds["rho"].attrs.get("symbol", "rho")
+    assert titles and all(f"the same at every {mu}" in t for t in titles), titles
+    assert not any(f"the same at every {rho}" in t for t in titles), titles

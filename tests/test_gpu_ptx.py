@@ -14,6 +14,7 @@ Skipped where numba-cuda or its compiler is not installed (the test extra has ne
 ``pip install ".[gpu]"`` brings them).
 """
 
+from limits import limit
 import importlib.util
 import json
 import os
@@ -34,7 +35,7 @@ def test_every_gpu_kernel_compiles_for_compute_capability_9(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
     res = subprocess.run([sys.executable, str(HERE / "gpu_ptx_checks.py"), "--report",
                           "--json", "report.jsonl"], env=env,
-                         cwd=tmp_path, capture_output=True, text=True, timeout=1200)
+                         cwd=tmp_path, capture_output=True, text=True, timeout=limit(1200))
     if res.returncode == 3:
         pytest.skip(res.stdout.strip())
     assert res.returncode == 0, f"{res.stdout[-6000:]}\n{res.stderr[-6000:]}"

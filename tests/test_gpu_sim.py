@@ -7,6 +7,7 @@ Python thread).  Without a GPU, ``run.device=cuda`` is refused here before anyth
 is made, and ``run.device=auto`` runs on the CPU.
 """
 
+from limits import limit
 import os
 import subprocess
 import sys
@@ -30,7 +31,7 @@ def simulated(tmp_path_factory):
     env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1"}
     cwd = tmp_path_factory.mktemp("gpu_sim")
     res = subprocess.run([sys.executable, str(HERE / "gpu_sim_checks.py"), *CHECKS], env=env,
-                         cwd=cwd, capture_output=True, text=True, timeout=900)
+                         cwd=cwd, capture_output=True, text=True, timeout=limit(900))
     passed = {ln.split()[1] for ln in res.stdout.splitlines() if ln.startswith("ok ")}
     return passed, res
 

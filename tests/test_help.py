@@ -1,5 +1,6 @@
 """``--help`` and ``--version`` of every command."""
 
+from limits import limit
 import dataclasses
 import subprocess
 import sys
@@ -20,7 +21,7 @@ ARGPARSE = {"antiamp-estimate": "antiamp.estimate", "antiamp-plot": "antiamp.swe
 def _run(module, args):
     return subprocess.run([sys.executable, "-c", f"import sys; from {module} import main; "
                            "sys.exit(main())", *args], capture_output=True, text=True,
-                          timeout=120)
+                          timeout=limit(120))
 
 
 @pytest.mark.parametrize("prog", list(HYDRA) + list(ARGPARSE))

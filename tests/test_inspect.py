@@ -295,3 +295,51 @@ def test_a_copy_of_the_same_evaluation_is_refused(example, tmp_path):
     with pytest.raises(LogError, match=r"backup/.*\.eval and .*\.eval are the same evaluation "
                                        r"\(eval id .*every sample would count twice"):
         load_log(tmp_path / "logs")
+
+
+def test_a_cancelled_evaluation_is_reported_as_cancelled(example, tmp_path):
+    """An evaluation stopped part-way (Inspect status 'cancelled', only consultancy's
+    samples had run): the report names it cancelled with the samples read of those
+    planned, and says plainly that debate has no rows (it printed consultancy's
+    metrics as if the evaluation were whole)."""
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    from antiamp.estimate_report import format_report
+
+    _, log = example
+    full = read_eval_log(log.location)
+    planned = len(full.samples)
+    full.samples = [s for s in full.samples if s.metadata["protocol"] == "consult"][:100]
+    full.status = "cancelled"
+    full.results = None
+    path = tmp_path / "cancelled.eval"
+    write_eval_log(full, str(path))
+    df = load_log(path)
+    report = format_report(estimate(df, OPTS), str(path))
+    assert (f"cancelled.eval: the evaluation was CANCELLED (Inspect status 'cancelled'): "
+            f"100 of {planned:,} planned samples in the log") in report, report
+    assert "debate: no rows in the log; nothing is estimated for it" in report, report
+    # a finished evaluation's report says neither
+    whole = format_report(estimate(load_log(log.location), OPTS), "whole")
+    assert "CANCELLED" not in whole and "no rows" not in whole
+
+
+def test_the_guides_mapping_file_is_the_one_its_command_reads(tmp_path):
+    """estimation.md's ``--mapping our_keys.yaml`` names the YAML block the guide shows
+    under that name (it named a file no example wrote), and that block is a mapping
+    antiamp reads: the columns it maps, from the sources it lists."""
+    import re
+    from pathlib import Path
+
+    from antiamp.inspect_logs import CONVENTIONS, load_mapping
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "guides" / "estimation.md"
+            ).read_text()
+    blocks = re.findall(r"^```yaml\n# our_keys\.yaml\n(.*?)^```", text, re.S | re.M)
+    assert len(blocks) == 1, "the guide shows no our_keys.yaml"
+    assert "--mapping our_keys.yaml" in text
+    (tmp_path / "our_keys.yaml").write_text(blocks[0])
+    m = load_mapping(tmp_path / "our_keys.yaml")
+    assert m["protocol"] == ["metadata.proto"] and m["e_P"] == ["store.quoted"]
+    assert m["a"] == ["metadata.claim", "score.judge_scorer.metadata.claim"]
+    assert m["omega"] == CONVENTIONS["omega"]  # a column not mapped keeps its convention

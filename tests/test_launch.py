@@ -2,6 +2,7 @@
 per-instance function counted on the CPU and, through numba's CUDA simulator, the GPU,
 against a direct count of the same Philox words."""
 
+from limits import limit
 import os
 import subprocess
 import sys
@@ -132,5 +133,5 @@ def test_the_gpu_counts_are_the_cpu_counts_on_the_simulator(tmp_path):
            "PYTHONPATH": os.pathsep.join([os.path.dirname(os.path.abspath(__file__))]
                                          + [p for p in [os.environ.get("PYTHONPATH")] if p])}
     r = subprocess.run([sys.executable, "-c", textwrap.dedent(SIM)], cwd=tmp_path, env=env,
-                       capture_output=True, text=True, timeout=900)
+                       capture_output=True, text=True, timeout=limit(900))
     assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout + r.stderr

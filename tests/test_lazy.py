@@ -8,6 +8,7 @@ Each check runs in a fresh interpreter: which modules a process has imported, an
 xarray's cache of duck-array types, are per process.
 """
 
+from limits import limit
 import os
 import subprocess
 import sys
@@ -16,7 +17,7 @@ import textwrap
 
 def _python(code: str, cwd, env=None) -> str:
     r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=cwd,
-                       capture_output=True, text=True, timeout=300, env=env)
+                       capture_output=True, text=True, timeout=limit(300), env=env)
     assert r.returncode == 0, r.stderr
     return r.stdout
 
@@ -144,7 +145,7 @@ def test_cached_kernels_load_without_numbas_lowering_registries(tmp_path):
 
     def run(mode):
         r = subprocess.run([sys.executable, "-c", textwrap.dedent(code), mode], cwd=tmp_path,
-                           capture_output=True, text=True, timeout=300)
+                           capture_output=True, text=True, timeout=limit(300))
         assert r.returncode == 0, r.stderr
         return r.stdout.split("\n")
 

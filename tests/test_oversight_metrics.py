@@ -103,3 +103,30 @@ def test_the_cli_prints_the_field_metrics_and_draws_them(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "judge AUC (p_y vs truth)" in r.stdout and "ASD (verdict reward)" in r.stdout
     assert (tmp_path / "o" / "field_metrics.png").stat().st_size > 0
+
+
+def test_intervals_stay_within_each_metrics_range():
+    """A 60-row log whose truthful protagonists always win and whose deceptive ones
+    win 1 in 3: ASD (verdict) 0.667 with a normal interval reaching past 1 is clipped
+    at 1, the metric's largest value (it printed [0.1241, 1.0092] and the bar crossed
+    1); the clipped side only."""
+    from antiamp.oversight_metrics import format_field_metrics, metric_range
+
+    n = 60
+    om = np.zeros(n, int)
+    right = np.ones(n, bool)
+    right[:6] = False  # three deceptive protagonists per protocol
+    a = np.where(right, om, 1 - om)
+    y = a.copy()
+    y[2:6] = 1 - a[2:6]  # one of them wins in each protocol
+    df = pd.DataFrame({"protocol": np.where(np.arange(n) % 2, "debate", "consult"), "a": a,
+                       "y": y, "omega": om, "e_P": 1, "e_A": 0, "role": "open"})
+    tab = field_metrics(df)
+    r = tab[(tab.protocol == "consult") & (tab.metric == "asd")].iloc[0]
+    assert r.value == pytest.approx(2 / 3)
+    assert r.value + 1.959964 * r.se > 1  # the normal interval would cross 1
+    assert r.hi == 1.0 and r.lo == pytest.approx(r.value - 1.959964 * r.se, rel=1e-6)
+    for _, r in tab.dropna().iterrows():
+        lo, hi = metric_range(r.metric)
+        assert lo <= r.lo <= r.value <= r.hi <= hi
+    assert "clipped to each metric's range" in format_field_metrics(tab)

@@ -1,5 +1,6 @@
 """The package's conventions: one version everywhere, ``python -m antiamp``, py.typed."""
 
+from limits import limit
 import re
 import subprocess
 import sys
@@ -14,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_python_m_antiamp_is_the_command():
     out = subprocess.run([sys.executable, "-m", "antiamp", "--version"], capture_output=True,
-                         text=True, timeout=120, check=True).stdout
+                         text=True, timeout=limit(120), check=True).stdout
     assert out.strip() == f"antiamp (antiamp {antiamp.__version__})"
 
 
@@ -38,5 +39,5 @@ def test_linters_pass_with_the_projects_settings(tool):
     them; skipped where they are not installed)."""
     pytest.importorskip(tool[0])
     run = subprocess.run([sys.executable, "-m", *tool], cwd=ROOT, capture_output=True,
-                         text=True, timeout=600)
+                         text=True, timeout=limit(600))
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]

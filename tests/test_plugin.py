@@ -1,5 +1,6 @@
 """A third-party model, installed with pip, runs through every command and on workers."""
 
+from limits import limit
 import os
 import shutil
 import subprocess
@@ -174,7 +175,7 @@ def plugin(tmp_path_factory):
     site = tmp_path_factory.mktemp("site")
     r = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
                         "--target", str(site), str(pkg)],
-                       capture_output=True, text=True, timeout=600)
+                       capture_output=True, text=True, timeout=limit(600))
     assert r.returncode == 0, r.stderr
     env = {**os.environ,
            "PYTHONPATH": os.pathsep.join([str(site)] + [p for p in [os.environ.get("PYTHONPATH")]
@@ -186,7 +187,7 @@ def _run(cmd, args, cwd, env):
     exe = shutil.which(cmd)
     mod = {"antiamp": "antiamp.cli", "antiamp-sweep": "antiamp.sweeps.cli"}[cmd]
     argv = [exe] if exe else [sys.executable, "-m", mod]
-    return subprocess.run(argv + args, cwd=cwd, capture_output=True, text=True, timeout=600,
+    return subprocess.run(argv + args, cwd=cwd, capture_output=True, text=True, timeout=limit(600),
                           env=env)
 
 
@@ -234,7 +235,7 @@ def test_the_installed_plugin_passes_the_conformance_checks(plugin, tmp_path):
         print(",".join(check_model("toy", kill=True)))  # on the plugin's own Model.grids
     """)
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       cwd=tmp_path, env=plugin, timeout=900)
+                       cwd=tmp_path, env=plugin, timeout=limit(900))
     assert r.returncode == 0, r.stderr
     ran = r.stdout.strip().splitlines()[-1].split(",")
     assert {"registered", "help", "bad_values", "cell_in_grid[0]", "blocks[0]", "exact[0]",
@@ -273,8 +274,30 @@ def test_a_plugins_gpu_path_matches_its_cpu_path_on_the_simulator(plugin, tmp_pa
             print("BAD", " ".join(str(exc).split()))
     """)
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       cwd=tmp_path, env=plugin, timeout=1800)
+                       cwd=tmp_path, env=plugin, timeout=limit(1800))
     assert r.returncode == 0, r.stderr
     lines = r.stdout.strip().splitlines()
     assert "gpu" in lines[-2].split(","), r.stdout
     assert lines[-1].startswith("BAD") and "gpu: amp: 8 values differ" in lines[-1], r.stdout
+
+
+def test_the_guides_gpu_model_prints_a_table():
+    """docs/guides/own_model.md's GPU example (antiamp_toygpu.py, as printed) has a
+    table function: ``antiamp model=toygpu`` printed nothing without one."""
+    import re
+
+    import xarray as xr
+
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "guides" / "own_model.md"
+            ).read_text()
+    (code,) = re.findall(r"^```python\n# antiamp_toygpu\.py\n(.*?)^```", text, re.S | re.M)
+    ns: dict = {}
+    exec(compile(code, "antiamp_toygpu.py", "exec"), ns)
+    model = ns["MODEL"]
+    assert model.format_table is not None
+    ds = xr.Dataset({"amp": ("protocol", [0.25, 0.125]), "amp_se": ("protocol", [0.01, 0.02])},
+                    coords={"protocol": ["consult", "debate"]})
+    assert model.format_table(ds) == ("toygpu: consult Amp 0.2500 (SE 0.0100), debate Amp "
+                                      "0.1250 (SE 0.0200)")

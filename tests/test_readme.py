@@ -17,6 +17,7 @@ The long ones (named sweeps, the estimators on the shipped logs) run with ``-m s
 
 from __future__ import annotations
 
+from limits import limit
 import re
 import shlex
 import subprocess
@@ -159,7 +160,7 @@ def test_every_readme_command_is_classified():
     for line, words, expect in seen:
         if skipped(words) is not None:
             continue
-        assert words[0] in PROGS or words[:2] == ["python", "-c"], (
+        assert words[0] in PROGS or words[:2] in (["python", "-c"], ["python", "-m"]), (
             f"{line}: {' '.join(words)}: not a command this test runs; "
             "add a rule to SKIP (with the reason) or teach the test to run it")
 
@@ -174,7 +175,7 @@ def workdir(tmp_path_factory):
 def _run(words: list, cwd: Path) -> subprocess.CompletedProcess:
     if words[0] == "python":
         return subprocess.run([sys.executable, *words[1:]], cwd=cwd, capture_output=True,
-                              text=True, timeout=900)
+                              text=True, timeout=limit(900))
     return run_command(words[0], words[1:], cwd)
 
 
@@ -222,7 +223,7 @@ def _as_printed(body: str) -> str:
                                        for b in python_blocks()])
 def test_readme_python_block(line, body, tmp_path):
     r = subprocess.run([sys.executable, "-c", _as_printed(body)], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=900)
+                       capture_output=True, text=True, timeout=limit(900))
     assert r.returncode == 0, f"{line}:\n{body}\n{r.stdout[-2000:]}{r.stderr[-3000:]}"
 
 
@@ -252,6 +253,45 @@ def test_the_human_log_numbers_in_the_readme_are_what_prints(tmp_path):
     assert round(p, 3) == float(m.group(7)), (p, m.group(7))
 
 
+#: Commands whose output a guide prints (the block after the command's): (guide, command).
+PRINTED = [("estimation", "antiamp-estimate --sample --simulate --mislabel 0.02")]
+
+
+def printed_output(guide: str, command: str) -> list:
+    """The lines a guide prints as ``command``'s output: the plain block right after
+    the bash block that holds the command, ``...`` standing for lines left out."""
+    text = (ROOT / "docs" / "guides" / f"{guide}.md").read_text()
+    m = re.search(rf"^```bash\n{re.escape(command)}\n```\n\n```\n(.*?)^```", text,
+                  re.S | re.M)
+    assert m, f"{guide}.md prints no output of {command!r}"
+    return m.group(1).splitlines()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("guide,command", PRINTED)
+def test_a_printed_output_is_what_the_command_prints(guide, command, tmp_path):
+    """Each line of a printed output is a line of the command's output at the printed
+    size, in order (the guide showed p = 3.28e-34 where the command printed 3.84e-33)."""
+    shown = printed_output(guide, command)
+    words = shlex.split(command)
+    r = run_command(words[0], words[1:] + ["--out", tmp_path / "o"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    out = [ln.rstrip() for ln in r.stdout.splitlines()]
+    at = 0
+    for ln in shown:
+        if ln.strip() == "...":
+            continue
+        assert ln.rstrip() in out[at:], (f"{guide}.md shows {ln!r}, not printed (after line "
+                                         f"{at}):\n{r.stdout}")
+        at = out.index(ln.rstrip(), at) + 1
+
+
+def test_printed_outputs_are_found():
+    """Every command of PRINTED has its output block in its guide (cheap: no command run)."""
+    for guide, command in PRINTED:
+        assert [ln for ln in printed_output(guide, command) if ln.strip() != "..."]
+
+
 # ----------------------------------------------------------------------------- the table
 VALIDATE = """
 import shlex, sys
@@ -277,6 +317,6 @@ def test_the_commands_of_the_readme_table_validate(tmp_path):
     table = [c for ln in rows for c in re.findall(r"`(antiamp(?:-sweep)? [^`]+)`", ln)]
     assert len(table) == 2 * len(rows), table  # a cell and a grid for every model
     r = subprocess.run([sys.executable, "-c", VALIDATE, *table], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=600)
+                       capture_output=True, text=True, timeout=limit(600))
     assert r.returncode == 0, r.stderr[-4000:]
     assert int(r.stdout.split()[-1]) == len(table)

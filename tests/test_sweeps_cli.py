@@ -1,5 +1,6 @@
 """The antiamp-sweep / antiamp-plot / antiamp-merge commands."""
 
+from limits import limit
 import os
 import shutil
 import signal
@@ -28,7 +29,7 @@ def run(name, args, cwd, **kw):
     process of its own."""
     if kw:
         return subprocess.run(_cmd(name) + args, cwd=cwd, capture_output=True, text=True,
-                              timeout=600, **kw)
+                              timeout=limit(600), **kw)
     return run_command(name, args, cwd)
 
 

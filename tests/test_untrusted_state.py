@@ -2,6 +2,7 @@
 interrupted store that are damaged, swapped, of another run or crafted to run code
 are recomputed, and one store has one lock whatever path names it."""
 
+from limits import limit
 import pickle
 
 import numpy as np
@@ -186,7 +187,7 @@ def _cli(prog, args, cwd):
     import subprocess
 
     return subprocess.run([shutil.which(prog), *map(str, args)], cwd=cwd,
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=limit(600))
 
 
 SWEEP_ARGS = {"baseline": ["sweep.axes.model.rho=[0.2,0.6]", "run.n_instances=1000"],
@@ -470,7 +471,7 @@ def test_a_100_mb_field_is_refused_in_bounded_memory(tmp_path):
             "finally:\n    print([l for l in open('/proc/self/status') if "
             "l.startswith('VmHWM')][0], file=sys.stderr)\n")
     r = subprocess.run([sys.executable, "-c", code, str(path), "--out", str(tmp_path / "o")],
-                       capture_output=True, text=True, timeout=300)
+                       capture_output=True, text=True, timeout=limit(300))
     assert r.returncode == 2, r.stderr
     assert "column 'judge_id', row 1: a field longer than 65,536 bytes" in r.stderr, r.stderr
     peak_mb = int(r.stderr.split("VmHWM:")[1].split()[0]) / 1024

@@ -365,7 +365,9 @@ def format_confidence(ds) -> str:
     return "\n".join(wrap_prose(lines))
 
 
-COLOURS = {"consult": "C1", "debate": "C0"}
+#: The protocols' colours: C0 is the fitted model's in the same figure (one colour,
+#: one meaning), C2 the leaning judges'.
+COLOURS = {"consult": "C1", "debate": "C4"}
 
 
 def _rounds_panel(ax, d, title):

@@ -318,7 +318,7 @@ def plot_cell(ds: xr.Dataset, path: Path) -> list:
                 color="0.55", mfc="none", label=f"flag: {f}")
         on = d.pareto_front.values
         ax.plot(d.pareto_cost.values[on], d.pareto_err.values[on], markers[str(f)], ms=4,
-                color="C3")
+                color="C3", gid=f"Pareto front of flag: {f}")
     if lc.get("target") is not None:
         ax.axhline(lc["target"], color="C3", lw=0.8, ls=":")
         if str(ds.policy_flag.values):
@@ -327,7 +327,7 @@ def plot_cell(ds: xr.Dataset, path: Path) -> list:
     ax.set_xlabel("cost: share of cases escalated", fontsize=8)
     ax.set_ylabel("long-run error", fontsize=8)
     ax.set_title("escalation policies over audit rate (red: Pareto front)", fontsize=9)
-    ax.legend(fontsize=7, frameon=False, loc="best")
+    ax.legend(fontsize=7, frameon=False, loc="upper right")
     shared_legend(fig, [(str(p), COLOURS[str(p)]) for p in ds.protocol.values],
                   [("simulated mean", "-", None), ("exact recursion", "--", None)])
     fig.suptitle(f"closed-loop oversight ({lc['learner']} learner): "
