@@ -269,6 +269,28 @@ def group_defaults(name: str) -> dict:
     return dict(get(name).groups)
 
 
+def _apply_group_defaults(cfg: dict, name: str) -> None:
+    """The model's own group choices (:func:`group_defaults`) under a dict config, as
+    the command line composes them: each option's file (``conf/<group>/<option>.yaml``)
+    sets what the config's section leaves unset; a value the config gives wins (so
+    ``{"judge": {"kind": "tiebreak"}}`` is the user's choice, refused with its reason
+    by a model that needs another)."""
+    from importlib.resources import files
+
+    import yaml
+
+    for group, option in group_defaults(name).items():
+        path = files("antiamp.conf").joinpath(group).joinpath(f"{option}.yaml")
+        if not path.is_file():
+            continue
+        content = yaml.safe_load(path.read_text()) or {}
+        content.pop("defaults", None)
+        given = cfg.get(group)
+        given = dict(given) if isinstance(given, Mapping) else given
+        if given is None or isinstance(given, dict):
+            cfg[group] = {**content, **(given or {})}
+
+
 def summary(name: str) -> str:
     """The first sentence of a model's description: a built-in package's docstring, or
     a registered model's title."""
@@ -407,6 +429,7 @@ def to_model_config(cfg: Any, model: Model | None = None):
     model = model or get(name)
     cfg.pop("extension", None)
     cfg["model"] = {**(cfg.get("model") or {}), "name": model.name}
+    _apply_group_defaults(cfg, model.name)
     keep = set(model.uses) | set(model.sections)
     types = section_types()
     for k, v in cfg.items():

@@ -23,6 +23,10 @@ class CompareConfig:
     jury_size: int = declare(5, 'n', 'jurors per jury', range='int [1, 1001]')
 
 
+#: The config group options this model chooses unless the command line chooses
+#: another: its protocols' judges are logit judges.
+GROUPS = {"judge": "logit"}
+
 #: The sections this model adds to the shared schema.
 SECTIONS = {"compare": CompareConfig}
 

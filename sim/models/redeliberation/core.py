@@ -224,30 +224,34 @@ def first_pass_error(par: Params) -> np.ndarray:
     return out
 
 
-#: The bias is integrated over [-Z_MAX, Z_MAX] standard deviations (the normal mass
-#: outside, 2 Phi(-12) = 3.6e-33, is below any double's resolution of these sums).
-Z_MAX = 12.0
-_PHI_NORM = 1.0 / math.sqrt(2.0 * math.pi)
-#: The adaptive policy's integrands, in the order :func:`_adaptive_rows` returns them.
-_ROWS = ("acc", "err", "hidden", "amp", "fwc", "calls", "trigger", "rounds", "n_right",
-         "n_wrong")
+#: Truncation of each bias integral: the normal-tail mass left out, relative to the
+#: integral's own conditioning mass (added to the reported error bound).
+TAIL_EPS = 1e-17
+_LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
+#: The adaptive policy's integrands, in the order :func:`_adaptive_rows` returns them
+#: (the conditioning masses n_right and n_wrong are closed forms, :func:`over_bias`).
+_ROWS = ("acc", "err", "hidden", "amp", "fwc", "calls", "trigger", "rounds")
 
 
-def _adaptive_rows(par: Params, combos, D: float, sig: float, s: int):
+def _adaptive_rows(par: Params, combos, sig: float):
     """The adaptive policy's terms at the runs' mean distance m toward the truth (an
-    array of nodes) of one claim type and side of the truth: a function m ->
-    [len(_ROWS), len(m)], summed over the evidence combinations (their weights
-    included; the side's probability and the bias density are the caller's)."""
+    array of nodes) of one claim type: a function (m, wrong) -> [len(_ROWS), len(m)]
+    of the terms whose first pass is wrong (``wrong``) or right, each divided by that
+    first pass's probability a = Pr(direction wrong | m) (or right), so that every
+    row lies within [0, max(1, calls, rounds)] per unit of a however small a is; the
+    evidence combinations are summed with their weights (the side's probability and
+    the bias density are the caller's)."""
     k, h, R = par.runs, par.hazard, par.max_rounds
     sd_bar = sig / math.sqrt(k)
 
-    def rows(m):
-        a_right = special.ndtr(m / sd_bar)
-        # The upper tail directly, not 1 - a_right (which loses every digit when the
-        # first pass is almost never wrong and leaves Amp = 0 / 0).
-        a_wrong = special.ndtr(-m / sd_bar)
+    def rows(m, wrong: bool):
+        sgn = -1.0 if wrong else 1.0
+        log_a = special.log_ndtr(sgn * m / sd_bar)
+        # agreement of all k runs on this direction, relative to a: in logs, so that
+        # neither underflows in the far tail (all k runs on a side imply their mean is)
+        ag_rel = np.minimum(np.exp(k * special.log_ndtr(sgn * m / sig) - log_a), 1.0)
+        dis_rel = 1.0 - ag_rel
         agR, agW = special.ndtr(m / sig) ** k, special.ndtr(-m / sig) ** k
-        disR, disW = a_right - agR, a_wrong - agW
         g = (1 - h) * (1 - agR - agW)
         Sg = np.where(np.abs(1 - g) > 1e-15, (1 - g ** R) / np.where(
             np.abs(1 - g) > 1e-15, 1 - g, 1.0), float(R))
@@ -255,27 +259,76 @@ def _adaptive_rows(par: Params, combos, D: float, sig: float, s: int):
         unconv = g ** R
         out = np.zeros((len(_ROWS), np.size(m)))
         for eT, eF, pe, jR, jW in combos:
-            raw_R, raw_W = jR, 1 - jW  # the one-pass verdict correct, by direction
-            # a right
-            corr_R = agR * jR + disR * (end_res + end_R * jR + end_W * (1 - jW))
-            dec_R = agR + disR * (1 - unconv)
-            # a wrong: ratified when the final verdict is the wrong answer
-            corr_W = agW * (1 - jW) + disW * (end_res + end_R * jR + end_W * (1 - jW))
-            dec_W = agW + disW * (1 - unconv)
-            wrong_W = dec_W - corr_W
+            later = dis_rel * (end_res + end_R * jR + end_W * (1 - jW))
+            dec = ag_rel + dis_rel * (1 - unconv)
+            if wrong:  # ratified when the final verdict is the wrong answer
+                corr = ag_rel * (1 - jW) + later
+                raw = 1 - jW
+            else:
+                corr = ag_rel * jR + later
+                raw = jR
+            bad = dec - corr
+            zero = np.zeros_like(corr)
             out += pe * np.stack([
-                corr_R + corr_W,                                    # acc
-                (dec_R - corr_R) + wrong_W,                         # err
-                disR * unconv * raw_R + disW * unconv * raw_W,      # hidden
-                wrong_W,                                            # amp (ratified)
-                corr_R,                                             # fwc (followed)
-                (a_right + a_wrong) * par.base_calls + (disR + disW) * par.round_calls * Sg,
-                disR + disW,                                        # trigger
-                (disR + disW) * Sg,                                 # rounds
-                a_right, a_wrong])                                  # n_right, n_wrong
+                corr,                                               # acc
+                bad,                                                # err
+                dis_rel * unconv * raw,                             # hidden
+                bad if wrong else zero,                             # amp (ratified)
+                zero if wrong else corr,                            # fwc (followed)
+                par.base_calls + dis_rel * par.round_calls * Sg,    # calls
+                dis_rel,                                            # trigger
+                dis_rel * Sg])                                      # rounds
         return out
 
     return rows
+
+
+def _bias_integral(rows, m_of, alpha: float, beta: float, scale: float):
+    """E over the bias, z ~ N(0, 1), of Phi(alpha z + beta) rows(m_of(z)), divided by
+    its mass P = E[Phi(alpha z + beta)] = Phi(beta / sqrt(1 + alpha^2)) (closed form),
+    with a bound on its error.
+
+    The integrand lives where the log-concave envelope phi(z) Phi(alpha z + beta)
+    does, which in a far tail (a first pass wrong 12 bias sds out) is nowhere near
+    z = 0: the range is centred on the envelope's mode z* and reaches t sds either
+    side, t from the envelope's strong concavity (its log's second derivative is at
+    most -1, so it is at most its peak times exp(-(z - z*)^2 / 2)), such that the
+    mass left out is below :data:`TAIL_EPS` of P.  Returns (values [rows], error):
+    the quadrature's estimate (:func:`antiamp.quadrature.integrate`) plus the
+    truncation bound, ``scale`` bounding every row (per unit of the envelope).
+    """
+    log_p = float(special.log_ndtr(beta / math.hypot(1.0, alpha)))
+
+    def h(z):  # log of the envelope, minus log P
+        return -0.5 * z * z - _LOG_SQRT_2PI + special.log_ndtr(alpha * z + beta) - log_p
+
+    def dh(z):
+        y = alpha * z + beta
+        return -z + alpha * math.exp(-0.5 * y * y - _LOG_SQRT_2PI - float(special.log_ndtr(y)))
+
+    # The mode: dh decreases (by at least 1 per unit of z); bracket it by doubling.
+    d0 = dh(0.0)
+    if d0 == 0:
+        z_star = 0.0
+    else:
+        lo, hi = (0.0, 1.0) if d0 > 0 else (-1.0, 0.0)
+        while dh(hi) > 0:
+            lo, hi = hi, 2.0 * hi
+        while dh(lo) < 0:
+            lo, hi = 2.0 * lo, lo
+        z_star = float(optimize.brentq(dh, lo, hi, xtol=1e-12))
+    peak = float(h(z_star))
+    # exp(peak) sqrt(2 pi) Phi(-t) per side <= TAIL_EPS
+    t = max(-float(special.ndtri(TAIL_EPS * math.exp(-peak - _LOG_SQRT_2PI))), 1.0)
+    left_out = 2.0 * math.exp(peak + _LOG_SQRT_2PI) * float(special.ndtr(-t))
+
+    def f(z):
+        return np.exp(h(z)) * rows(m_of(z))
+
+    pts = [z_star] + ([-beta / alpha] if alpha != 0 else [])
+    val, err = quadrature.integrate(f, z_star - t, z_star + t, points=pts,
+                                    atol=1e-16, rtol=1e-13)
+    return np.atleast_1d(val), err + scale * left_out
 
 
 def exact(par: Params, J: np.ndarray) -> dict:
@@ -292,7 +345,6 @@ def exact_with_error(par: Params, J: np.ndarray) -> tuple:
     ``spread_mean`` (type) and ``acc_round`` (type, forced_rounds + 1).
     """
     k, h = par.runs, par.hazard
-    quad_error = 0.0
     P = len(PROTOCOLS)
     out = {m: np.zeros((P, 2)) for m in METRICS}
     n_wrong, n_right = np.zeros((P, 2)), np.zeros((P, 2))
@@ -301,9 +353,13 @@ def exact_with_error(par: Params, J: np.ndarray) -> tuple:
     spread_mean = np.zeros(2)
     combos = _judge_uphold(J, par)
     ints = _intervals(par)
+    # error bounds of the adaptive policy's integrals: (right, wrong) by claim type
+    err_part = np.zeros((2, 2))
+    scale = max(1.0, par.base_calls + par.round_calls * par.max_rounds, par.max_rounds)
     for t in range(2):
         D, sig = par.margin[t], par.noise[t]
         sd_bar = sig / math.sqrt(k)
+        rows = _adaptive_rows(par, combos, sig)
         cdf = [range_cdf(b / sig, k) for _, b, _, _ in ints]
         p_int = np.diff([0.0] + cdf)
         for (a, b, bnd, _), p in zip(ints, p_int):
@@ -355,23 +411,27 @@ def exact_with_error(par: Params, J: np.ndarray) -> tuple:
                         n_right[pi, t] += float(c[0] * e_right)
                         n_wrong[pi, t] += float(c[0] * e_wrong)
             # --- adaptive rounds: powers of normal probabilities of M, integrated over
-            # the bias by adaptive Gauss-Kronrod quadrature (antiamp.quadrature), split
-            # where M = 0 (the integrands step there, over sd / sqrt(k) of M)
+            # the bias, the terms of a right and of a wrong first pass apart: each
+            # where it lives (its own range, on its own scale, antiamp.quadrature),
+            # its error bounded relative to its own mass (Amp divides by the wrong
+            # first passes' mass, which may be 1e-60 of the claims).
             pi = PROTOCOLS.index("adaptive")
-            rows = _adaptive_rows(par, combos, D, sig, s)
-            if par.bias_sd > 0:
-                def f(z, rows=rows, s=s, ps=ps):
-                    return (ps * _PHI_NORM) * np.exp(-0.5 * z * z) * rows(
-                        D + s * (par.bias + par.bias_sd * z))
-                z0 = -(D / s + par.bias) / par.bias_sd
-                val, e = quadrature.integrate(f, -Z_MAX, Z_MAX, points=(z0,))
-                quad_error += e
-            else:
-                val = ps * rows(np.array([D + s * par.bias]))[:, 0]
-            for j, mname in enumerate(_ROWS[:-2]):
-                out[mname][pi, t] += val[j]
-            n_right[pi, t] += val[-2]
-            n_wrong[pi, t] += val[-1]
+            for wrong, mass in ((False, e_right), (True, e_wrong)):
+                if mass <= 0:
+                    continue
+                if par.bias_sd > 0:
+                    sgn = -1.0 if wrong else 1.0
+                    val, e = _bias_integral(
+                        lambda m, w=wrong: rows(m, w),
+                        lambda z, s=s: D + s * (par.bias + par.bias_sd * z),
+                        sgn * s * par.bias_sd / sd_bar, sgn * mean / sd_bar, scale)
+                else:
+                    val, e = rows(np.array([mean]), wrong)[:, 0], 0.0
+                for j, mname in enumerate(_ROWS):
+                    out[mname][pi, t] += ps * mass * val[j]
+                err_part[int(wrong), t] += ps * mass * e
+            n_right[pi, t] += ps * e_right
+            n_wrong[pi, t] += ps * e_wrong
     typ = np.array([1 - par.contested, par.contested])
     res = {}
     out["insufficient"] = np.maximum((n_right + n_wrong) - out["acc"] - out["err"], 0.0)
@@ -392,6 +452,16 @@ def exact_with_error(par: Params, J: np.ndarray) -> tuple:
     res["band_share"] = np.vstack([band, (band * typ[:, None]).sum(axis=0)])
     res["spread_mean"] = np.append(spread_mean, (spread_mean * typ).sum())
     res["acc_round"] = np.vstack([acc_round, (acc_round * typ[:, None]).sum(axis=0)])
+    # The bound of every adaptive metric in its own units: the unconditional ones per
+    # claim, Amp and fwc per wrong and per right first pass (their closed-form masses).
+    pi = PROTOCOLS.index("adaptive")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        bounds = [err_part.sum(axis=0).max(initial=0.0)]
+        for side, nn in ((0, n_right[pi]), (1, n_wrong[pi])):
+            per = err_part[side] / nn
+            pooled = float((err_part[side] * typ).sum() / (nn * typ).sum())
+            bounds += [v for v in np.append(per, pooled) if np.isfinite(v)]
+    quad_error = float(max(bounds))
     return res, quad_error
 
 
@@ -468,18 +538,24 @@ def simulate(par: Params, J: np.ndarray, n_instances: int, seed: int,
     a = np.concatenate([a, a.sum(axis=1, keepdims=True)], axis=1)  # (P, 3, N_ACC)
     n = a[..., 0]
     out = {}
-    out["acc"] = _mean_se(n, a[..., 3], a[..., 4])
-    out["err"] = _mean_se(n, a[..., 5], a[..., 6])
-    dm, dse = _mean_se(n, a[..., 1], a[..., 2])
+    # Shares of claims: a share with few events (or non-events), none at all
+    # included, gets the count-based floor (antiamp.rare), not a plain SE of 0.
+    def share(j):
+        m, se = _mean_se(n, a[..., j], a[..., j + 1])
+        return m, rare_share_floor(m, se, n)
+
+    out["acc"] = share(3)
+    out["err"] = share(5)
+    dm, dse = share(1)
     out["insufficient"] = (1.0 - dm, dse)
     # Conditional metrics: a rare conditioning event (a handful of wrong first passes)
     # gets a count-based floor on its standard error (see :mod:`antiamp.rare`).
     for key, j in (("amp", 7), ("fwc", 10)):
         mean, se = _mean_se(a[..., j], a[..., j + 1], a[..., j + 2])
         out[key] = (mean, rare_floor(mean, se, a[..., j]))
-    out["hidden"] = _mean_se(n, a[..., 13], a[..., 14])
+    out["hidden"] = share(13)
     out["calls"] = _mean_se(n, a[..., 15], a[..., 16])
-    out["trigger"] = _mean_se(n, a[..., 17], a[..., 18])
+    out["trigger"] = share(17)
     out["rounds"] = _mean_se(n, a[..., 19], a[..., 20])
     bc = band.sum(axis=0)
     bc = np.vstack([bc, bc.sum(axis=0)])  # (3, bands)

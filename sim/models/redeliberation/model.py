@@ -59,6 +59,10 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()):
     add_triplets(data, st, ax, ("protocol", "claim_type"), rd.METRICS,
                  units=lambda k: k if k in ("calls", "rounds") else "1",
                  exact_how="exact (quadrature over the pool bias)")
+    from ...rare import SE_FLOOR
+
+    for k in ("acc", "err", "insufficient", "hidden", "trigger", "amp", "fwc"):
+        data[f"{k}_se"][2]["se_floor"] = SE_FLOOR
     for suf, how in (("", "simulated"), ("_exact", "exact")):
         data["insufficient_contested" + suf] = (ax + ("protocol",), st(
             "insufficient_contested" + suf), {
@@ -72,10 +76,12 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()):
         add_triplets(data, st, ax, dd, {k: ln},
                      units=lambda k: "points" if k == "spread_mean" else "1")
     data["quad_error"] = (ax, st("quad_error"), {
-        "long_name": "error estimate of the adaptive policy's quadrature over the pool "
-                     "bias (the one-pass policies are closed forms): adaptive "
-                     "Gauss-Kronrod (15/7 points), the sum of |Kronrod - Gauss| over "
-                     "its intervals",
+        "long_name": "error bound of the adaptive policy's quadrature over the pool "
+                     "bias (the one-pass policies are closed forms), in each metric's "
+                     "own units (Amp per wrong, fwc per right first pass; the largest): "
+                     "adaptive Gauss-Kronrod (15/7 points) on the range where each "
+                     "integrand lives, the sum of |Kronrod - Gauss| over its intervals "
+                     "plus the normal tail left out",
         "units": "1"})
     data["hazard_climinator"] = (ax, st("hazard_climinator"), {
         "long_name": f"hazard h at which contested claims reach Climinator's "
