@@ -52,11 +52,9 @@ class CheckError(ValueError):
 # ------------------------------------------------------------------ the predictive law
 def param_draws(f, n_draws: int, rng) -> np.ndarray:
     """Draws of the fit's free parameters from N(theta-hat, V-hat) (draw 0 the estimate)."""
-    try:
-        chol = np.linalg.cholesky(f.cov + 1e-300 * np.eye(len(f.names)))
-    except np.linalg.LinAlgError:
-        w, v = np.linalg.eigh(f.cov)
-        chol = v * np.sqrt(np.clip(w, 0, None))
+    from .structural import cov_factor
+
+    chol = cov_factor(f.cov)
     z = rng.standard_normal((n_draws, len(f.names)))
     z[0] = 0.0
     return f.params + z @ chol.T
