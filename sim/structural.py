@@ -585,7 +585,10 @@ def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = Fals
     H = mod.hessian(params)
     Hs = -(H + H.T) / 2
     ev, V = np.linalg.eigh(Hs)
-    if not ev.min() > IDENT_TOL * max(ev.max(), 0.0):
+    dg = np.diag(Hs)
+    # (on the unit-diagonal scale, as the rule: parameters' units do not matter)
+    if not (np.all(dg > 0) and np.linalg.eigvalsh(Hs / np.sqrt(np.outer(dg, dg)))[0]
+            > IDENT_TOL):
         # the rows identify the parameters (the rule above) but the (penalised)
         # log-likelihood curves upward here: not a maximum, no Laplace approximation
         raise FitError("the structural fit failed: the fitted point is not a maximum of the "
