@@ -141,6 +141,7 @@ def structural_check(df: pd.DataFrame, ds: xr.Dataset, n: int, seed: int,
                      "structural_loglike": f.loglike, "structural_converged": int(f.converged),
                      "structural_judges": f.n_judges, "structural_rows": f.n_rows,
                      "structural_n_sim": int(n), "structural_reading": f.reading,
+                     "structural_prior": f.prior or "none (maximum likelihood)",
                      "structural_reading_by": reading_by(choice, sel)})
     return f, pc, sel
 

@@ -52,11 +52,9 @@ class CheckError(ValueError):
 # ------------------------------------------------------------------ the predictive law
 def param_draws(f, n_draws: int, rng) -> np.ndarray:
     """Draws of the fit's free parameters from N(theta-hat, V-hat) (draw 0 the estimate)."""
-    try:
-        chol = np.linalg.cholesky(f.cov + 1e-300 * np.eye(len(f.names)))
-    except np.linalg.LinAlgError:
-        w, v = np.linalg.eigh(f.cov)
-        chol = v * np.sqrt(np.clip(w, 0, None))
+    from .structural import cov_factor
+
+    chol = cov_factor(f.cov)
     z = rng.standard_normal((n_draws, len(f.names)))
     z[0] = 0.0
     return f.params + z @ chol.T
@@ -722,6 +720,15 @@ def run(args, df: pd.DataFrame, new: pd.DataFrame | None, conf: float, out,
             if sel is not None and fitted is None:
                 print(format_selection(sel))
                 sel.to_csv(out / "structural_selection.csv", index=False)
+            elif sel is not None:  # re-selected with the populations: said and written
+                print(format_selection(sel).replace(
+                    "which reading of the log", f"with populations of {args.debaters!r}, "
+                    "which reading of the log", 1))
+                sel.to_csv(out / "structural_selection_debaters.csv", index=False)
+                print(f"reading selected with populations of {args.debaters!r}: {f.reading}"
+                      + (f" (without them: {fitted[0].reading})" if fitted[0].reading !=
+                         f.reading else " (as without them)")
+                      + f"; wrote {out / 'structural_selection_debaters.csv'}")
         if args.debaters:  # not the fit printed above
             what = ", ".join(x for x in (args.debaters and f"populations of {args.debaters!r}",
                                          "gap" in f.reading and "debate's own quality gap",

@@ -68,6 +68,107 @@ class FitError(ValueError):
     """The log cannot identify the structural model (the message says why)."""
 
 
+# ------------------------------------------------------------------ identification
+#: The rule that decides whether a log identifies a fit: the smallest eigenvalue of the
+#: rows' information matrix (the outer product of the per-row scores, Rothenberg 1971)
+#: scaled to unit diagonal, the reciprocal of the largest variance inflation.  Below
+#: this the rows carry less than 1e-8 of the information they hold about the
+#: parameters one at a time about some combination of them (an SE 1e4 times its
+#: one-at-a-time value): not identified.  Centred-difference scores are accurate to
+#: about 1e-10 relative, so an exactly flat combination comes out near 1e-20; every
+#: identified fit of the tests has it above 1e-5.  Scaled, the rule does not depend on
+#: the log's size or the parameters' units; far from both, it does not move with a few
+#: ulps of rounding (a CPU's BLAS kernels).
+IDENT_TOL = 1e-8
+#: A location parameter beyond this many consultancy spreads (|mu|, |d|... / sigma)
+#: has run off: a label probability within 1e-15 of 0 or 1 (separation).
+RUNOFF = 8.0
+#: The weakly informative prior under separation: independent Cauchy priors centred at
+#: 0 with Gelman, Jakulin, Pittau and Su (2008)'s default scales for a logistic
+#: regression, 10 on intercepts (the leans mu) and 2.5 on the other coefficients
+#: (kappa_v on a 0/1 regressor, d and the shifts on a side's +-1/2), divided by
+#: :data:`PROBIT_PER_LOGIT` because the label is a probit in m / sigma here.  Used only
+#: where the maximum-likelihood fit runs off or is not unique; stated in the fit's notes.
+SEPARATION_SCALE = {"mu": 10.0, "coef": 2.5}
+#: Logistic to probit coefficients (Amemiya 1981; Gelman et al. 2008's factor).
+PROBIT_PER_LOGIT = 1.6
+
+
+@dataclass
+class Identification:
+    """The rule's verdict: ``lam`` the smallest eigenvalue of the scaled information,
+    ``direction`` its eigenvector (the flattest combination of the parameters)."""
+
+    identified: bool
+    lam: float
+    direction: np.ndarray
+
+    def describe(self, names) -> str:
+        v = self.direction
+        top = np.argsort(-np.abs(v))[:3]
+        comb = " ".join(f"{'+' if v[i] >= 0 else '-'} {abs(v[i]):.2f} {names[i]}"
+                        for i in top if abs(v[i]) >= 0.05)
+        return (f"flattest combination {comb.lstrip('+ ')}: information {self.lam:.1e} of "
+                f"its parts', below {IDENT_TOL:g}")
+
+
+def information_rule(J: np.ndarray, tol: float = IDENT_TOL) -> Identification:
+    """Decide identification from an information matrix ``J`` (symmetric, positive
+    semi-definite): scaled to unit diagonal, its smallest eigenvalue against ``tol``.
+    A parameter with no information at all (a zero diagonal, or below 1e-16 of the
+    largest: rounding) is not identified either."""
+    J = (np.asarray(J, float) + np.asarray(J, float).T) / 2
+    dg = np.diag(J).copy()
+    top = dg.max() if len(dg) else 0.0
+    if not np.all(np.isfinite(J)) or top <= 0:
+        return Identification(False, 0.0, np.ones(len(dg)) / np.sqrt(max(len(dg), 1)))
+    empty = dg <= 1e-16 * top
+    if empty.any():
+        v = np.zeros(len(dg))
+        v[np.argmax(empty)] = 1.0
+        return Identification(False, 0.0, v)
+    r = 1.0 / np.sqrt(dg)
+    lam, vec = np.linalg.eigh(J * np.outer(r, r))
+    return Identification(bool(lam[0] >= tol), float(lam[0]), vec[:, 0])
+
+
+def identification(score_obs: np.ndarray, w: np.ndarray) -> Identification:
+    """The rule on a fit's per-row information: ``score_obs`` the scores of merged rows
+    (each ``w`` identical rows' summed), so the outer product of one row's score is
+    s s' / w."""
+    s = np.asarray(score_obs, float)
+    return information_rule((s / np.asarray(w, float)[:, None]).T @ s)
+
+
+def cov_factor(cov: np.ndarray) -> np.ndarray:
+    """A factor L with L L' = ``cov`` for drawing parameters, chosen by a stated rule
+    rather than by whether Cholesky happens to fail: Cholesky where the covariance
+    scaled to unit diagonal has 20 n^1.5 kappa u < 1/2 (Higham 2002, theorem 10.7:
+    then it runs to completion in floating point), else the symmetric eigenvalue
+    factor with negative rounding clipped at 0."""
+    cov = (np.asarray(cov, float) + np.asarray(cov, float).T) / 2
+    n = len(cov)
+    dg = np.diag(cov)
+    if n and np.all(np.isfinite(cov)) and np.all(dg > 0):
+        r = 1.0 / np.sqrt(dg)
+        w = np.linalg.eigvalsh(cov * np.outer(r, r))
+        if w[0] > 0 and 20 * n ** 1.5 * (w[-1] / w[0]) * np.finfo(float).eps < 0.5:
+            return np.linalg.cholesky(cov + 1e-300 * np.eye(n))
+    w, v = np.linalg.eigh(np.nan_to_num(cov))
+    return v * np.sqrt(np.clip(w, 0, None))
+
+
+def separation_prior_text(names, sep_prior) -> str:
+    """The separation prior in words (printed in the notes, stored with the fit)."""
+    by = {}
+    for i, scale in sep_prior:
+        by.setdefault(round(scale, 4), []).append(names[i])
+    return ("independent Cauchy(0, s) on the location parameters in units of the "
+            "consultancy spread sigma (Gelman et al. 2008's logistic defaults 10 for "
+            "intercepts and 2.5 for coefficients, /1.6 on this probit scale): "
+            + "; ".join(f"s = {k:.4g} for {', '.join(v)}" for k, v in by.items()))
+
+
 @dataclass
 class StructuralFit:
     names: list
@@ -94,6 +195,8 @@ class StructuralFit:
     debaters: str | None = None
     #: Which reading of the log the fit took (:data:`antiamp.predictive.FITS`).
     reading: str = "probabilities"
+    #: The weakly informative prior the fit used under separation ("" for none).
+    prior: str = ""
 
     def value(self, name: str, params=None) -> float:
         """A parameter on its natural scale (sigma, not log sigma); fixed ones too."""
@@ -303,6 +406,7 @@ def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = Fals
     import warnings
 
     from statsmodels.base.model import GenericLikelihoodModel
+    from statsmodels.tools.numdiff import approx_fprime, approx_hess
 
     if df.attrs.get("K", 2) > 2:
         raise FitError(f"the structural judge is fitted on two-answer logs; the log has "
@@ -384,17 +488,25 @@ def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = Fals
         if sep and sep != "the label never varies":
             notes.append(f"separation in consultancy ({sep}, with x the evidence "
                          "regressor): from labels alone mu_consult and kappa_v may have no "
-                         "finite maximum-likelihood estimate (huge values and SEs below)")
+                         "finite maximum-likelihood estimate (where the fit runs off, the "
+                         "separation prior below bounds them)")
     lik = Likelihood(agg, names, fixed, has_p, bounds, grid)
     lik.populations = pops
 
     prior = [(names.index(pop_param(lab)), float(tau))
              for lab, tau in (shift_prior or {}).items() if pop_param(lab) in names]
     i_sig = names.index("log_sigma") if "log_sigma" in names else None
+    # the separation prior's (index, Cauchy scale) per location parameter; set below
+    # only where the maximum-likelihood fit runs off
+    sep_prior: list = []
 
     def log_prior(params):
         sig = np.exp(params[i_sig]) if i_sig is not None else 1.0
         return sum(-0.5 * (params[i] / (tau * sig)) ** 2 for i, tau in prior)
+
+    def log_sep_prior(params):
+        sig = np.exp(params[i_sig]) if i_sig is not None else 1.0
+        return sum(-np.log1p((params[i] / (s * sig)) ** 2) for i, s in sep_prior)
 
     class _Model(GenericLikelihoodModel):
         def loglikeobs(self, params):
@@ -402,7 +514,9 @@ def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = Fals
 
         def loglike(self, params):  # (the posterior's log density where a prior is set)
             ll = lik.loglikeobs(params).sum()
-            return ll + log_prior(params) if prior else ll
+            if prior:
+                ll = ll + log_prior(params)
+            return ll + log_sep_prior(params) if sep_prior else ll
 
     start = np.zeros(len(names))
     start[names.index("d")] = 1.0
@@ -410,35 +524,86 @@ def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = Fals
     N = int(agg["w"].sum())
     K = len(names)
     mod = _Model(np.zeros(len(agg)), None)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            res = mod.fit(start_params=start, method="bfgs", maxiter=2000, disp=0,
-                          gtol=1e-8)
-            res = mod.fit(start_params=res.params, method="newton", maxiter=100, disp=0)
-        except np.linalg.LinAlgError:  # Newton's step: the Hessian is singular
-            raise FitError("the structural fit failed: the log-likelihood is flat along "
-                           "some combination of the parameters (a singular Hessian), so the "
-                           f"log does not identify all of {', '.join(names)} (too few rows "
-                           "or judges for this reading)") from None
-        except Exception as exc:  # noqa: BLE001  (overflow)
-            raise FitError(f"the structural fit failed: {exc}") from None
+    w_rows = agg["w"].to_numpy(float)
+    location = [i for i, n in enumerate(names) if not n.startswith("log_")]
+
+    def optimise(x0):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                res = mod.fit(start_params=x0, method="bfgs", maxiter=2000, disp=0,
+                              gtol=1e-8)
+            except Exception as exc:  # noqa: BLE001  (overflow)
+                raise FitError(f"the structural fit failed: {exc}") from None
+            try:  # Newton's steps polish BFGS's optimum where the Hessian allows them;
+                # whether the log identifies the fit is decided below by a stated rule,
+                # not by whether a factorisation happens to fail in floating point
+                polished = mod.fit(start_params=res.params, method="newton", maxiter=100,
+                                   disp=0)
+                if np.all(np.isfinite(polished.params)) and polished.llf >= res.llf:
+                    res = polished
+            except Exception:  # noqa: BLE001  (a singular or overflowing Newton step)
+                pass
+        return res
+
+    def scaled(p):  # the location parameters in units of the consultancy spread
+        sig = float(np.exp(p[i_sig])) if i_sig is not None else 1.0
+        return np.abs(p[location]) / sig
+
+    res = optimise(start)
     params = np.asarray(res.params, float)
+    runoff = [names[i] for i, v in zip(location, scaled(params)) if v > RUNOFF]
+    ident = identification(mod.score_obs(params), w_rows)
+    if runoff or not ident.identified:
+        # No finite maximum (separation: the labels or censored probabilities of some
+        # group all agree) or a flat direction: refit with the stated weakly
+        # informative prior, which bounds a separated parameter; a combination the
+        # log's rows do not measure at all stays flat in the likelihood and is refused
+        # by the rule below
+        shifted = {i for i, _ in prior}
+        sep_prior = [(i, SEPARATION_SCALE["mu" if names[i].startswith("mu_") else "coef"]
+                      / PROBIT_PER_LOGIT) for i in location if i not in shifted]
+        res = optimise(start)
+        params = np.asarray(res.params, float)
+        ident = identification(mod.score_obs(params), w_rows)
+        why = (f"the maximum-likelihood fit runs off ({', '.join(runoff)} beyond "
+               f"{RUNOFF:g} spreads: separation, every label or bound probability of some "
+               "group agrees)" if runoff else "the log-likelihood has no unique maximum")
+        prior_text = separation_prior_text(names, sep_prior)
+        notes.append(f"{why}: fitted with a weakly informative prior instead, {prior_text}; "
+                     "estimates are posterior modes, SEs the judge-clustered sandwich "
+                     "around them")
+    if not ident.identified:
+        raise FitError("the structural fit failed: the log-likelihood is flat along some "
+                       "combination of the parameters (a singular Hessian), so the log does "
+                       f"not identify all of {', '.join(names)} (too few rows or judges for "
+                       f"this reading; {ident.describe(names)})")
     conv = bool(res.mle_retvals.get("converged", False))
     # Judge-clustered sandwich: scores summed within judges (merged rows carry their
     # weights), bread the inverse Hessian; statsmodels' numerical derivatives.
     score = mod.score_obs(params)
     H = mod.hessian(params)
-    try:
-        Hi = np.linalg.inv(-H)
-    except np.linalg.LinAlgError:
-        raise FitError("the information matrix is singular: the log does not identify "
-                       f"{', '.join(names)}") from None
+    Hs = -(H + H.T) / 2
+    ev, V = np.linalg.eigh(Hs)
+    dg = np.diag(Hs)
+    # (on the unit-diagonal scale, as the rule: parameters' units do not matter)
+    if not (np.all(dg > 0) and np.linalg.eigvalsh(Hs / np.sqrt(np.outer(dg, dg)))[0]
+            > IDENT_TOL):
+        # the rows identify the parameters (the rule above) but the (penalised)
+        # log-likelihood curves upward here: not a maximum, no Laplace approximation
+        raise FitError("the structural fit failed: the fitted point is not a maximum of the "
+                       "log-likelihood (its Hessian is not negative definite), so the log "
+                       f"does not identify all of {', '.join(names)} in this reading")
+    Hi = (V / ev) @ V.T
+    Hi = (Hi + Hi.T) / 2
     P = np.zeros((K, K))
     if prior:  # the prior's precision (minus its Hessian) and gradient
-        from statsmodels.tools.numdiff import approx_fprime, approx_hess
-
         P = -approx_hess(params, log_prior)
+    if sep_prior:
+        # the Cauchy prior's curvature turns negative beyond its scale: only its
+        # positive part is information, so that the sandwich stays positive definite
+        w_p, v_p = np.linalg.eigh(-approx_hess(params, log_sep_prior))
+        P = P + (v_p * np.clip(w_p, 0.0, None)) @ v_p.T
     if not conv:
         # Newton's step test fails at an optimum where the log-likelihood is flat in
         # float precision: an optimum is where the Newton decrement g' H^-1 g / 2 (the
@@ -446,15 +611,24 @@ def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = Fals
         g = score.sum(axis=0)
         if prior:
             g = g + approx_fprime(params, log_prior)
-        conv = bool(np.all(np.linalg.eigvalsh(-(H + H.T) / 2) > 0)
-                    and 0.5 * g @ Hi @ g < 1e-8)
+        if sep_prior:
+            g = g + approx_fprime(params, log_sep_prior)
+        conv = bool(0.5 * g @ Hi @ g < 1e-8)
     if not conv:
         notes.append("the optimiser did not report convergence: read the fit with care")
     gid = agg["g"].to_numpy()
     S = np.zeros((G, K))
     np.add.at(S, gid, score)
     corr = G / (G - 1) * (N - 1) / (N - K) if G > 1 and N > K else np.nan
-    cov = Hi @ (S.T @ S) @ Hi * corr if not prior else Hi @ (S.T @ S * corr + P) @ Hi
+    cov = Hi @ (S.T @ S) @ Hi * corr if not (prior or sep_prior) else \
+        Hi @ (S.T @ S * corr + P) @ Hi
+    cov = (cov + cov.T) / 2
+    var = np.diag(cov)
+    if G > 1 and not (np.all(np.isfinite(var)) and np.all(var > 0)):
+        raise FitError("the structural fit failed: its judge-clustered variance is not "
+                       f"positive for {', '.join(n for n, v in zip(names, var) if not v > 0)}"
+                       " (the judges' scores do not vary along it), so the log does not "
+                       "identify it in this reading")
     if G < 2:
         notes.append("one judge: judge-clustered standard errors are not defined")
     band, tie = 0.0, {"consult": 0.5, "debate": 0.5}
@@ -473,7 +647,8 @@ def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = Fals
                      f"+-{band:.4f} log-odds (recorded 0.5) labelled with the protagonist's "
                      f"answer as the log does at 0.5: " + ", ".join(said))
     return StructuralFit(names, params, cov, G - 1, N, G, has_p, float(res.llf), conv, fixed,
-                         notes, bounds, grid, band, tie, pops, debaters)
+                         notes, bounds, grid, band, tie, pops, debaters,
+                         prior=separation_prior_text(names, sep_prior) if sep_prior else "")
 
 
 # ------------------------------------------------------------------ simulate a log
@@ -610,11 +785,7 @@ def predictive_check(f: StructuralFit, df: pd.DataFrame, observed, confidence=0.
     from . import simulate
 
     rng = np.random.default_rng(seed)
-    try:
-        chol = np.linalg.cholesky(f.cov + 1e-300 * np.eye(len(f.names)))
-    except np.linalg.LinAlgError:
-        w, v = np.linalg.eigh(f.cov)
-        chol = v * np.sqrt(np.clip(w, 0, None))
+    chol = cov_factor(f.cov)
     draws = f.params + rng.standard_normal((n_draws, len(f.names))) @ chol.T
     zq = stats.norm.ppf(0.5 + confidence / 2)
     obs = observed.sel(stratum="all")

@@ -348,33 +348,37 @@ def test_selection_on_a_model_consistent_log_covers_held_out_judges():
         pr.fit_for(df, "nope")
 
 
-def test_labels_that_all_agree_leave_the_labels_reading_out():
+def test_labels_that_all_agree_are_fitted_with_the_stated_prior():
     """A population whose dishonest sides never win (a few calibration rooms, say): from
-    its labels alone its shift has no finite estimate, and the fit said so instead of
-    giving an interval of no width at a far-out value; the selection then reads the
-    stated probabilities, whose shift is finite."""
+    its labels alone its shift has no finite maximum-likelihood estimate.  The labels
+    reading is then fitted with the stated weakly informative prior and says so (finite
+    shift, negative, with a positive SE: never an interval of no width at a far-out
+    value, never a refusal); the stated probabilities bound the shift without it."""
     A = _pop(1500, "A", 91, rho=0.5, delta=0.0)
     B = _pop(40, "B", 92, rho=0.5, delta=0.0)
     right = B["a"] == B["omega"]
     B["y"] = B["omega"]
     B["p_y"] = np.where(right, np.maximum(B["p_y"], 0.6), np.minimum(B["p_y"], 0.4))
     df = validate_log(pd.concat([A, B], ignore_index=True))
-    with pytest.raises(st.FitError):
-        pr.fit_named(df, "labels", debaters="debaters")
-    f, sel = pr.select_fit(df, debaters="debaters")
-    assert f.sigma_free and "labels" not in set(sel["fit"])
-    v, se = f.value("delta[B]"), np.sqrt(f.cov[f.names.index("delta[B]")]
-                                         [f.names.index("delta[B]")])
-    assert np.isfinite(v) and v < 0 and 0 < se < 5
+    lab = pr.fit_named(df, "labels", debaters="debaters")
+    assert lab.prior.startswith("independent Cauchy") and "delta[B]" in lab.prior
+    assert any("runs off (delta[B]" in n for n in lab.notes), lab.notes
+    prob = pr.fit_named(df, "probabilities", debaters="debaters")
+    assert not prob.prior
+    for f in (lab, prob):
+        i = f.names.index("delta[B]")
+        v, se = f.params[i], np.sqrt(f.cov[i, i])
+        assert np.isfinite(v) and v < 0 and 0 < se < 5, (f.reading, v, se)
 
 
 def test_calibration_rooms_whose_labels_all_agree_on_real_rooms():
     """The shipped logs: the offline judges' log calibrated on 10 rooms (seed 17) in
     which no wrong consultant was endorsed.  From labels alone the new population's
     shift ran off to a far-out value with a near-0 sandwich, and the prediction was
-    0 with an interval [0, 0]; without a prior on the shift the fit refuses that
-    reading (separation); with the prior (the default) the labels bound it: a finite
-    shift, and calibrated intervals with width in either reading."""
+    0 with an interval [0, 0]; without a prior on the shift that reading runs off
+    (separation) and is fitted with the stated weakly informative prior instead; with
+    the shift's prior (the default) the labels bound it: a finite shift, and
+    calibrated intervals with width in every case."""
     from importlib.resources import files
 
     from antiamp.logs import load_log
@@ -386,9 +390,11 @@ def test_calibration_rooms_whose_labels_all_agree_on_real_rooms():
                            .reset_index(drop=True).copy())
     f, tab, _ = pr.calibrate(online, offline, 10, n_draws=300, seed=17)
     assert (tab["predicted_hi"] - tab["predicted_lo"] > 0.05).all(), tab
-    with pytest.raises(pr.CheckError, match="separation"):
-        pr.calibrate(online, offline, 10, n_draws=300, seed=17, choice="labels",
-                     shift_prior=np.inf)
+    f, tab, _ = pr.calibrate(online, offline, 10, n_draws=300, seed=17, choice="labels",
+                             shift_prior=np.inf)
+    assert "delta[calibration]" in f.prior
+    assert abs(f.value("delta[calibration]")) < pr.LABELS_BOUND
+    assert (tab["predicted_hi"] - tab["predicted_lo"] > 0.05).all(), tab
     f, tab, _ = pr.calibrate(online, offline, 10, n_draws=300, seed=17, choice="labels")
     assert abs(f.value("delta[calibration]")) < pr.LABELS_BOUND
     assert (tab["predicted_hi"] - tab["predicted_lo"] > 0.05).all(), tab
@@ -444,3 +450,21 @@ def test_calibration_from_ten_rooms_covers_and_is_not_pulled_up(reading):
                 n_deb += 1
     assert hits / total >= 0.8, (hits, total)
     assert above <= 0.75 * n_deb, (above, n_deb)
+
+
+def test_the_reading_selected_with_populations_is_printed_and_written(tmp_path):
+    """With --debaters the reading is selected again with the populations in the fit:
+    which one it chose is printed (beside the reading without them) and its selection
+    table written, not left behind the header of the fit it runs."""
+    A = _pop(240, "A", 31, rho=0.5, delta=0.0)
+    B = _pop(240, "B", 32, rho=0.5, delta=1.0)
+    pd.concat([A, B], ignore_index=True).to_csv(tmp_path / "log.csv", index=False)
+    r = run_command("antiamp-estimate", [tmp_path / "log.csv", "--simulate", "--debaters",
+                                         "debaters", "--n-sim", "20000", "--check-draws",
+                                         "100", "--n-resamples", "50", "--out",
+                                         tmp_path / "o"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    sel = pd.read_csv(tmp_path / "o" / "structural_selection_debaters.csv")
+    chosen = sel.loc[sel["chosen"], "fit"].item()
+    assert f"reading selected with populations of 'debaters': {chosen}" in r.stdout
+    assert "with populations of 'debaters', which reading of the log" in r.stdout

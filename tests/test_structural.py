@@ -252,9 +252,7 @@ def test_simulate_refuses_mixed_debate_roles(tmp_path):
         structural_check(df, ds, 1000, 0)
 
 
-def test_a_log_that_does_not_identify_the_fit_says_so(tmp_path):
-    """Fifteen rows a protocol, each of its own judge: the gap reading's Hessian is
-    singular; the error says what that means for the log, not numpy's 'Singular matrix'."""
+def _small_separated_log(tmp_path):
     import pandas as pd
     from importlib.resources import files
 
@@ -263,6 +261,63 @@ def test_a_log_that_does_not_identify_the_fit_says_so(tmp_path):
     raw = pd.read_csv(files("antiamp.data") / "sample_log.csv")
     small = raw.groupby("protocol").head(15).reset_index(drop=True).assign(judge_id=range(30))
     small.to_csv(tmp_path / "log.csv", index=False)
+    return load_log(tmp_path / "log.csv")
+
+
+def test_a_separated_log_fits_with_the_stated_prior(tmp_path):
+    """Fifteen rows a protocol, each of its own judge: from labels alone the gap
+    reading's maximum-likelihood fit runs off (separation; its Hessian singular at the
+    point BFGS stops, or not quite, by the CPU).  It is fitted with the stated Cauchy
+    prior, says so, and reports finite, positive standard errors: never NaN."""
+    f = st.fit(_small_separated_log(tmp_path), protocol_gap=True)
+    assert f.prior.startswith("independent Cauchy(0, s)")
+    assert any("runs off" in n and "weakly informative prior" in n for n in f.notes)
+    se = f.table(0.95)["se"].to_numpy()[:len(f.names)]
+    assert np.all(np.isfinite(se)) and np.all(se > 0)
+    assert np.all(np.abs(f.params) < st.RUNOFF)
+
+
+def test_a_log_that_does_not_identify_the_fit_says_so():
+    """A population of debaters seen only as right consultants (who have no dishonest
+    side): its shift moves no row's likelihood.  The prior would bound it, but the rule
+    reads the rows' information, so the fit refuses with the log's reason."""
+    log = st.simulate_log(400, probabilities=False, seed=3)
+    log["debaters"] = "A"
+    right_consult = (log["protocol"] == "consult") & (log["a"] == log["omega"])
+    log.loc[right_consult[right_consult].index[:20], "debaters"] = "B"
     with pytest.raises(st.FitError, match=r"singular Hessian\), so the log does not identify "
-                                          r"all of mu_consult, mu_debate"):
-        st.fit(load_log(tmp_path / "log.csv"), protocol_gap=True)
+                                          r"all of mu_consult, d, delta\[B\].*"
+                                          r"flattest combination 1.00 delta\[B\]"):
+        st.fit(validate_log(log), debaters="debaters")
+
+
+def _ulps(M, k, rng):
+    """M with every entry moved k ulps up or down at random (symmetric kept)."""
+    out = M.copy()
+    for _ in range(k):
+        up = rng.random(M.shape) < 0.5
+        out = np.where(up, np.nextafter(out, np.inf), np.nextafter(out, -np.inf))
+    return (out + out.T) / 2
+
+
+def test_the_identification_rule_does_not_move_with_a_few_ulps():
+    """The decision is a stated rule on the scaled information (smallest eigenvalue
+    against IDENT_TOL), not whether a factorisation fails: an exactly singular
+    information matrix (a flat combination) stays refused and a near-collinear but
+    identified one stays accepted, with every entry moved a few ulps either way."""
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((40, 4))
+    A[:, 3] = A[:, 0] - 2 * A[:, 1]  # exactly collinear: the fourth is not identified
+    J_flat = A.T @ A
+    B = A.copy()
+    B[:, 3] += 1e-2 * rng.standard_normal(40)  # nearly collinear, still measured
+    J_weak = B.T @ B
+    assert not st.information_rule(J_flat).identified
+    assert st.information_rule(J_weak).identified
+    for k in (1, 2, 4, 8):
+        for _ in range(20):
+            assert not st.information_rule(_ulps(J_flat, k, rng)).identified
+            assert st.information_rule(_ulps(J_weak, k, rng)).identified
+    J0 = J_flat.copy()
+    J0[:, 2] = J0[2, :] = 0.0  # a parameter the rows say nothing about
+    assert not st.information_rule(J0).identified
