@@ -54,7 +54,7 @@ from ._version import __version__
 from .cmdline import interruptible
 from .lazy import lazy
 from .config import ConfigError
-from .outputs_policy import OutputError
+from .outputs_policy import OutputError, one_writer
 
 pd = lazy("pandas")
 special = lazy("scipy.special")
@@ -1158,6 +1158,7 @@ def _list(kind):
 
 
 @interruptible("antiamp-design")
+@one_writer  # (the --out lock taken below is let go however the command ends)
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(
         prog="antiamp-design", description="The cheapest oversight protocol (protocol, jury "
@@ -1267,6 +1268,9 @@ def main(argv=None) -> None:
         refuse_file_above(out / "levers.zarr", "--out")
         check_replaceable(out / "levers.zarr")  # (the more specific message first)
         check_out_dir(out, OUT_FILES, force=args.force)
+        from .outputs_policy import lock_output
+
+        lock_output(out, "antiamp-design")  # one writer per --out, as sweeps hold
     except (DesignError, OutputError) as exc:
         print(f"antiamp-design: error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
@@ -1372,9 +1376,10 @@ def run(judge: Judge, lv: Levers, tg: Target, current, notes, n_draws, n_sim, se
     P = _params(judge, 1, seed)
     prot, n, rule, v = current
     cur = design_row(judge, prot, n, rule, v, 0.0, P, lv, Target())
-    from .outputs_policy import open_out_dir, record, write_file
+    from .outputs_policy import clear_earlier_run, open_out_dir, record, write_csv, write_file
 
     open_out_dir(out, OUT_FILES, force=force)
+    clear_earlier_run(out, OUT_FILES)  # one unit: nothing of an earlier run left beside
     record(out / "levers.zarr")
     grid, front = front_through_engine(judge, lv, out / "levers.zarr")
     shown = KIND_PARAMS[judge.kind] + tuple(k for k in ("gap_d", "sigma_d") if
@@ -1425,13 +1430,12 @@ def run(judge: Judge, lv: Levers, tg: Target, current, notes, n_draws, n_sim, se
     print(text)
     write_file(out / "design.txt", text + "\n")
     if curve is not None:
-        write_file(out / "escalation.csv", curve.to_csv(index=False))
-    write_file(out / "front.csv", front.to_csv(index=False))
-    write_file(out / "designs.csv", grid.to_csv(index=False))
-    write_file(out / "recommendation.csv", pd.DataFrame(
+        write_csv(out / "escalation.csv", curve)
+    write_csv(out / "front.csv", front)
+    write_csv(out / "designs.csv", grid)
+    write_csv(out / "recommendation.csv", pd.DataFrame(
         [rec, cur] + ([plug] if tg.robust > 0 else [])).assign(
-        role=["recommended", "current"] + (["plug-in"] if tg.robust > 0 else [])).to_csv(
-        index=False))
+        role=["recommended", "current"] + (["plug-in"] if tg.robust > 0 else [])))
     paths = plot_front(grid, front, rec, cur, out / "design", tg)
     if curve is not None:
         paths += plot_escalation(curve, rec, out / "escalation")

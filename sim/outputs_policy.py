@@ -309,3 +309,104 @@ def carry_foreign(old: Path, new: Path) -> None:
             dest = dest.with_name(dest.name + ".kept")
         dest.parent.mkdir(parents=True, exist_ok=True)
         os.replace(f, dest)
+
+
+# ------------------------------------------------------------------ one writer, one run
+_HELD: list = []
+
+
+def lock_output(path, command: str, option: str = "--out") -> None:
+    """Hold the lock of an output (a folder or a store) until the command ends, as
+    sweeps hold their store's (sweeps/lockpath.py: one lock per real path, through
+    symbolic links); ``OutputError`` naming the other writer when it is held.  Its
+    parent folder is made if needed (the lock file lies beside the output); called
+    after every check, just before the work.  The command's ``main`` is wrapped in
+    :func:`one_writer`, which lets the locks go."""
+    from antiamp.sweeps.lockpath import lock_store
+
+    path = Path(path)
+    for held in _HELD:
+        if held[0] == os.path.realpath(path):
+            return
+    path.absolute().parent.mkdir(parents=True, exist_ok=True)
+    _HELD.append((os.path.realpath(path),
+                  lock_store(path, OutputError, command, option=option)))
+
+
+def release_outputs() -> None:
+    """Let go of every lock :func:`lock_output` took."""
+    while _HELD:
+        _HELD.pop()[1].release()
+
+
+def one_writer(main):
+    """``main`` with the output locks it takes let go when it ends, however it ends."""
+    import functools
+
+    @functools.wraps(main)
+    def wrapped(*args, **kwargs):
+        try:
+            return main(*args, **kwargs)
+        finally:
+            release_outputs()
+
+    return wrapped
+
+
+def clear_earlier_run(directory, names, log=print) -> list:
+    """Remove what an earlier run of the same command left in ``directory``: of
+    ``names`` (every file the command may write there), those the directory's marker
+    lists (antiamp wrote them) that are no link, a Zarr store only if antiamp's.
+    Called once the new run's work is done and before it writes, so that no file of
+    the earlier run is left beside the new one's; says in one line what it replaced.
+    Returns the names removed."""
+    directory = Path(directory)
+    ours = listed(directory) or set()
+    gone = []
+    for name in names:
+        p = directory / name
+        if name not in ours or p.is_symlink() or not os.path.lexists(p):
+            continue
+        if p.is_dir():
+            if not is_antiamp_store(p):
+                continue
+            shutil.rmtree(p)
+        else:
+            p.unlink()
+        gone.append(name)
+    if gone:
+        log(f"replacing the earlier run in {directory}: removed its {len(gone)} file"
+            f"{'s' * (len(gone) != 1)} ({', '.join(gone)}), all written by antiamp")
+    return gone
+
+
+# ------------------------------------------------------------------ CSV
+#: First characters that make a spreadsheet read a cell as a formula (OWASP's list).
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def escape_cells(df):
+    """A copy of ``df`` whose text cells beginning with a formula character
+    (:data:`FORMULA_START`) start with an apostrophe, which a spreadsheet shows
+    and never runs; numbers (-0.5 in a numeric column) are left as they are."""
+    import pandas as pd
+
+    out = df.copy()
+    for c in out.columns:
+        col = out[c]
+        if not (col.dtype == object or isinstance(col.dtype, (pd.CategoricalDtype,
+                                                               pd.StringDtype))):
+            continue
+
+        def esc(v):
+            return "'" + v if isinstance(v, str) and v.startswith(FORMULA_START) else v
+
+        out[c] = col.astype(object).map(esc)
+    return out
+
+
+def write_csv(path, df, *, option: str = "output", marked: bool | None = None) -> Path:
+    """The one writer of antiamp's CSV outputs: ``df`` (no index) with its formula
+    cells escaped (:func:`escape_cells`), under :func:`write_file`'s policy."""
+    return write_file(path, escape_cells(df).to_csv(index=False), option=option,
+                      marked=marked)

@@ -708,20 +708,22 @@ def run(args, df: pd.DataFrame, new: pd.DataFrame | None, conf: float, out,
     debaters)."""
     from pathlib import Path
 
+    from .outputs_policy import write_csv  # (formula cells escaped, files recorded)
+
     out = Path(out)
     df = _final(df, args.round)
     kw = {"debaters": args.debaters}
     choice = "probabilities+gap" if args.protocol_gap else args.structural_fit
     if args.simulate:
         if fitted is not None and fitted[1] is not None:
-            fitted[1].to_csv(out / "structural_selection.csv", index=False)
+            write_csv(out / "structural_selection.csv", fitted[1])
         if fitted is not None and not args.debaters:
             f = fitted[0]
         else:
             f, sel = fit_for(df, choice, args.seed, **kw)
             if sel is not None and fitted is None:
                 print(format_selection(sel))
-                sel.to_csv(out / "structural_selection.csv", index=False)
+                write_csv(out / "structural_selection.csv", sel)
         if args.debaters:  # not the fit printed above
             what = ", ".join(x for x in (args.debaters and f"populations of {args.debaters!r}",
                                          "gap" in f.reading and "debate's own quality gap",
@@ -738,13 +740,13 @@ def run(args, df: pd.DataFrame, new: pd.DataFrame | None, conf: float, out,
                       f"{r['rho']:.4f} [{r['lo']:.4f}, {r['hi']:.4f}] (Jeffreys)")
         tab, summ = stratified_check(f, df, conf, args.check_draws, args.seed)
         print(format_stratified(tab, summ, conf))
-        tab.to_csv(out / "predictive_strata.csv", index=False)
+        write_csv(out / "predictive_strata.csv", tab)
         print(f"wrote {out / 'predictive_strata.csv'}")
     if args.cv:
         cv = cross_validate(df, args.cv, args.cv_by, conf, args.check_draws, args.seed, kw,
                             choice)
         print(format_cv(cv, args.cv, args.cv_by, conf))
-        cv.to_csv(out / "predictive_cv.csv", index=False)
+        write_csv(out / "predictive_cv.csv", cv)
         print(f"wrote {out / 'predictive_cv.csv'}")
     if new is not None:
         new = _final(new, args.round)
@@ -752,5 +754,5 @@ def run(args, df: pd.DataFrame, new: pd.DataFrame | None, conf: float, out,
                               args.seed, False, args.debaters, choice,
                               getattr(args, "calibrate_prior", SHIFT_PRIOR))
         print(format_calibrate(f, tab, r, args.calibrate_rooms, conf))
-        tab.to_csv(out / "predictive_calibrated.csv", index=False)
+        write_csv(out / "predictive_calibrated.csv", tab)
         print(f"wrote {out / 'predictive_calibrated.csv'}")

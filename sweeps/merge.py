@@ -23,6 +23,7 @@ xr = lazy("xarray")
 import yaml
 
 from antiamp.output import OutputError, write_zarr_atomic
+from antiamp.outputs_policy import one_writer
 
 #: Sections whose fields never become merge dimensions (how a run ran, not what).
 NOT_MERGEABLE = ("run", "sweep", "executor", "export", "hydra")
@@ -84,6 +85,10 @@ def merge_stores(paths, out) -> xr.Dataset:
     if not stores:
         raise MergeError(f"no sweep stores under {', '.join(map(str, paths))}")
     check_target(out, stores)
+    from .check import verify_for_reading
+
+    for s in stores:  # as antiamp-check verifies them: damage refused, never merged
+        verify_for_reading(s, MergeError, command="antiamp-merge")
     from antiamp.schema import upgrade
 
     # a store of the former names (<metric>_theory) merges under the current ones
@@ -131,6 +136,7 @@ def merge_stores(paths, out) -> xr.Dataset:
 
 
 @interruptible("antiamp-merge")
+@one_writer  # (the -o lock is let go however the command ends)
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(prog="antiamp-merge", description=__doc__.splitlines()[0])
     ap.add_argument("--version", action="version", version=f"%(prog)s (antiamp {__version__})")
@@ -138,6 +144,9 @@ def main(argv=None) -> None:
     ap.add_argument("-o", "--out", required=True, help="the merged store to write")
     args = ap.parse_args(argv)
     try:
+        from antiamp.outputs_policy import lock_output
+
+        lock_output(args.out, "antiamp-merge", option="-o")  # one writer per store
         ds = merge_stores(args.paths, args.out)
     except (MergeError, OutputError) as exc:
         print(f"antiamp-merge: error: {exc}", file=sys.stderr)
