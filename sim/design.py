@@ -950,6 +950,11 @@ def _judge_from_estimates(path) -> tuple[Judge, list]:
     n_w = float(a.n_known.sel(protocol="consult")) * (1 - float(ds.attrs["p_correct"]))
     se_rho = float(np.sqrt(rho * (1 - rho) / max(n_w, 1)))
     p = float(ds.attrs["p_correct"])
+    for name, v in (("rho (consultancy's rho_eq_P)", rho), ("p (p_correct)", p)):
+        if not 0 <= v <= 1:  # (NaN too: no wrong consultancy, or a damaged store)
+            raise DesignError(f"--estimates {path}: {name} is {v}, not a probability in "
+                              "[0, 1]; a design needs it (rerun antiamp-estimate on a log "
+                              "with known truths on both sides)")
     if "structural_value" in ds:
         return _structural_from_store(ds, p, rho, se_rho)
     reg = str(ds.regressor.sel(fit="pooled").item()) if "regressor" in ds else "e_P - e_A"
@@ -1379,7 +1384,8 @@ def run(judge: Judge, lv: Levers, tg: Target, current, notes, n_draws, n_sim, se
     from .outputs_policy import clear_earlier_run, open_out_dir, record, write_csv, write_file
 
     open_out_dir(out, OUT_FILES, force=force)
-    clear_earlier_run(out, OUT_FILES)  # one unit: nothing of an earlier run left beside
+    # one unit: nothing of an earlier run left beside this one's (the store replaced whole)
+    clear_earlier_run(out, OUT_FILES, keep=("levers.zarr",))
     record(out / "levers.zarr")
     grid, front = front_through_engine(judge, lv, out / "levers.zarr")
     shown = KIND_PARAMS[judge.kind] + tuple(k for k in ("gap_d", "sigma_d") if

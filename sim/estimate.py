@@ -66,8 +66,9 @@ def _round_arg(v: str):
         r = int(v)
     except ValueError:
         r = 0
-    if r < 1:
-        raise argparse.ArgumentTypeError(f"must be final or a round number >= 1, got {v!r}")
+    if not 1 <= r <= MAX_ROUND:
+        raise argparse.ArgumentTypeError(f"must be final or a round number in [1, "
+                                         f"{MAX_ROUND:,}], got {v!r}")
     return r
 
 
@@ -281,7 +282,7 @@ def _write_outputs(ds: xr.Dataset, out: Path, args, df: pd.DataFrame | None = No
     except OutputError as exc:  # changed since the check before the estimation
         raise LogError(str(exc)) from None
     # a run's outputs are one unit: none of an earlier run's left beside this one's
-    clear_earlier_run(out, _RUN_FILES)
+    clear_earlier_run(out, _RUN_FILES, keep=("estimates.zarr",))
     record(out / "estimates.zarr")
     write_zarr_atomic(ds, out / "estimates.zarr")
     if pred is not None:

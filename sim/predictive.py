@@ -670,8 +670,11 @@ def check_arguments(args, df: pd.DataFrame, load) -> pd.DataFrame | None:
         r = int(np.flatnonzero(df[args.debaters].isna())[0])
         raise CheckError(f"column {args.debaters!r}, row {r}: value is missing (every row "
                          f"needs its population of debaters)")
-    if args.cv is not None:
-        fold_units(df, args.cv_by)
+    if args.cv is not None:  # the folds checked before anything is written
+        n = fold_units(_final(df, args.round), args.cv_by).nunique()
+        if not args.cv <= n:
+            raise CheckError(f"--cv {args.cv}: needs 2 <= K <= the number of "
+                             f"{args.cv_by}s ({n})")
     if wanted(args) and df.attrs.get("K", 2) > 2:
         raise CheckError(f"the predictive checks run the two-answer structural judge; the log "
                          f"has {df.attrs['K']} answers")
