@@ -353,6 +353,7 @@ def lock_output(path, command: str, option: str = "--out") -> None:
     for held in _HELD:
         if held[0] == os.path.realpath(path):
             return
+    refuse_file_above(path, option)  # (a parent that is a file: said, not OSError)
     path.absolute().parent.mkdir(parents=True, exist_ok=True)
     _HELD.append((os.path.realpath(path),
                   lock_store(path, OutputError, command, option=option)))

@@ -257,11 +257,14 @@ def _unsafe_array(store: Path) -> str | None:
                             else [tuple(x) for x in meta["dtype"]]).kind
         except Exception:  # noqa: BLE001 - named as unreadable
             return f"{z.parent.relative_to(store)}: its .zarray is unreadable"
-        if kind not in SAFE_DTYPE_KINDS:
+        codecs = [meta.get("compressor")] + list(meta.get("filters") or [])
+        ids = {c.get("id") if isinstance(c, dict) else c for c in codecs if c is not None}
+        # text labels (a merged store's coordinates) are objects decoded by a text codec
+        if kind not in SAFE_DTYPE_KINDS and not (kind == "O" and ids & {"vlen-utf8",
+                                                                        "vlen-bytes"}):
             return f"{z.parent.relative_to(store)}: data type {meta['dtype']!r} (not a number)"
-        for c in [meta.get("compressor")] + list(meta.get("filters") or []):
-            cid = c.get("id") if isinstance(c, dict) else c
-            if c is not None and cid not in SAFE_CODECS:
+        for cid in ids:
+            if cid not in SAFE_CODECS:
                 return f"{z.parent.relative_to(store)}: codec {cid!r} (not one antiamp writes)"
     return None
 
@@ -292,7 +295,8 @@ def verify_for_reading(store, error, *, allow_incomplete: bool = False,
         raise error(str(exc)) from None
     except CheckError as exc:
         msg = str(exc)
-        if "merged store" in msg or "before store layout" in msg:
+        if any(k in msg for k in ("merged store", "before store layout",
+                                  "written before block checksums")):
             return _read_whole(store, error, command)
         raise error(msg) from None
     except RuntimeError as exc:  # its lock is held: a run is writing it
@@ -301,11 +305,19 @@ def verify_for_reading(store, error, *, allow_incomplete: bool = False,
         raise error(f"{store} cannot be verified ({type(exc).__name__}); {how}") from None
     n, n_bad = result
     unfinished = getattr(result, "unfinished", 0)
+    damage = [x for x in lines if x.startswith("damaged")]
+    if damage and all(x.startswith("damaged complete marker") for x in damage):
+        unfinished = n_bad  # every block sound, the store not marked complete: read as
+        # an interrupted run's (--allow-incomplete), as before a verification
     if n_bad and not (allow_incomplete and n_bad == unfinished):
-        first = next((x for x in lines if x.startswith("damaged")), None)
+        first = damage[0] if damage else None
+        if damage and n_bad == unfinished:
+            raise error(f"{store} is not complete (every block is sound, but it is not "
+                        "marked complete); rerun its sweep to finish it, or pass "
+                        "--allow-incomplete")
         if first is None and n_bad == unfinished:
-            raise error(f"{store}: {unfinished} of {n} blocks not finished (its sweep was "
-                        "interrupted); rerun the sweep to finish it, or pass "
+            raise error(f"{store} is not complete ({unfinished} of {n} blocks not finished: "
+                        "its sweep was interrupted); rerun the sweep to finish it, or pass "
                         "--allow-incomplete")
         raise error(f"{store} is damaged ({first or f'{n_bad} of {n} blocks'}); {how}, then "
                     "rerun")

@@ -85,6 +85,9 @@ def merge_stores(paths, out) -> xr.Dataset:
     if not stores:
         raise MergeError(f"no sweep stores under {', '.join(map(str, paths))}")
     check_target(out, stores)
+    from antiamp.outputs_policy import lock_output
+
+    lock_output(out, "antiamp-merge", option="-o")  # one writer per store (let go by main)
     from .check import verify_for_reading
 
     for s in stores:  # as antiamp-check verifies them: damage refused, never merged
@@ -144,9 +147,6 @@ def main(argv=None) -> None:
     ap.add_argument("-o", "--out", required=True, help="the merged store to write")
     args = ap.parse_args(argv)
     try:
-        from antiamp.outputs_policy import lock_output
-
-        lock_output(args.out, "antiamp-merge", option="-o")  # one writer per store
         ds = merge_stores(args.paths, args.out)
     except (MergeError, OutputError) as exc:
         print(f"antiamp-merge: error: {exc}", file=sys.stderr)
