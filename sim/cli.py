@@ -80,13 +80,22 @@ def prevalidate(args: list[str], config_name: str = "config") -> None:
                     f"antiamp-sweep (antiamp-sweep {a.lstrip('+~')} ...)")
     from .registry import check_inputs
 
-    cfg = compose_overrides(args, config_name)
+    cfg = compose_overrides(args, config_name, hydra_cfg=config_name == "config")
+    run_dir = ((cfg or {}).pop("hydra", None) or {}).get("run", {}).get("dir")
     if cfg is not None:
         from .sweeps.budget import check_budget
 
         check_budget(cfg)
         model, c = to_model_config(cfg)  # the shared checks and the model's
         check_inputs(model, c)  # what the config names (a data file)
+        if run_dir and not CHECKING_MULTIRUN:  # before Hydra makes the run directory
+            from .output import check_replaceable
+            from .outputs_policy import OutputError
+
+            try:
+                check_replaceable(Path(run_dir) / "results.zarr")
+            except OutputError as exc:
+                raise ConfigError(str(exc)) from None
         say_estimate(cfg)
         _CHECKED[:] = [cfg, model, c]  # the run takes them (validated once)
 

@@ -54,7 +54,7 @@ from ._version import __version__
 from .cmdline import interruptible
 from .lazy import lazy
 from .config import ConfigError
-from .outputs_policy import OutputError
+from .outputs_policy import OutputError, one_writer
 
 pd = lazy("pandas")
 special = lazy("scipy.special")
@@ -950,6 +950,11 @@ def _judge_from_estimates(path) -> tuple[Judge, list]:
     n_w = float(a.n_known.sel(protocol="consult")) * (1 - float(ds.attrs["p_correct"]))
     se_rho = float(np.sqrt(rho * (1 - rho) / max(n_w, 1)))
     p = float(ds.attrs["p_correct"])
+    for name, v in (("rho (consultancy's rho_eq_P)", rho), ("p (p_correct)", p)):
+        if not 0 <= v <= 1:  # (NaN too: no wrong consultancy, or a damaged store)
+            raise DesignError(f"--estimates {path}: {name} is {v}, not a probability in "
+                              "[0, 1]; a design needs it (rerun antiamp-estimate on a log "
+                              "with known truths on both sides)")
     if "structural_value" in ds:
         return _structural_from_store(ds, p, rho, se_rho)
     reg = str(ds.regressor.sel(fit="pooled").item()) if "regressor" in ds else "e_P - e_A"
@@ -1199,6 +1204,7 @@ def _list(kind):
 
 
 @interruptible("antiamp-design")
+@one_writer  # (the --out lock taken below is let go however the command ends)
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(
         prog="antiamp-design", description="The cheapest oversight protocol (protocol, jury "
@@ -1308,6 +1314,9 @@ def main(argv=None) -> None:
         refuse_file_above(out / "levers.zarr", "--out")
         check_replaceable(out / "levers.zarr")  # (the more specific message first)
         check_out_dir(out, OUT_FILES, force=args.force)
+        from .outputs_policy import lock_output
+
+        lock_output(out, "antiamp-design")  # one writer per --out, as sweeps hold
     except (DesignError, OutputError) as exc:
         print(f"antiamp-design: error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
@@ -1413,9 +1422,11 @@ def run(judge: Judge, lv: Levers, tg: Target, current, notes, n_draws, n_sim, se
     P = _params(judge, 1, seed)
     prot, n, rule, v = current
     cur = design_row(judge, prot, n, rule, v, 0.0, P, lv, Target())
-    from .outputs_policy import open_out_dir, record, write_file
+    from .outputs_policy import clear_earlier_run, open_out_dir, record, write_csv, write_file
 
     open_out_dir(out, OUT_FILES, force=force)
+    # one unit: nothing of an earlier run left beside this one's (the store replaced whole)
+    clear_earlier_run(out, OUT_FILES, keep=("levers.zarr",))
     record(out / "levers.zarr")
     grid, front = front_through_engine(judge, lv, out / "levers.zarr")
     shown = KIND_PARAMS[judge.kind] + tuple(k for k in ("gap_d", "sigma_d") if
@@ -1466,13 +1477,12 @@ def run(judge: Judge, lv: Levers, tg: Target, current, notes, n_draws, n_sim, se
     print(text)
     write_file(out / "design.txt", text + "\n")
     if curve is not None:
-        write_file(out / "escalation.csv", curve.to_csv(index=False))
-    write_file(out / "front.csv", front.to_csv(index=False))
-    write_file(out / "designs.csv", grid.to_csv(index=False))
-    write_file(out / "recommendation.csv", pd.DataFrame(
+        write_csv(out / "escalation.csv", curve)
+    write_csv(out / "front.csv", front)
+    write_csv(out / "designs.csv", grid)
+    write_csv(out / "recommendation.csv", pd.DataFrame(
         [rec, cur] + ([plug] if tg.robust > 0 else [])).assign(
-        role=["recommended", "current"] + (["plug-in"] if tg.robust > 0 else [])).to_csv(
-        index=False))
+        role=["recommended", "current"] + (["plug-in"] if tg.robust > 0 else [])))
     paths = plot_front(grid, front, rec, cur, out / "design", tg)
     if curve is not None:
         paths += plot_escalation(curve, rec, out / "escalation")

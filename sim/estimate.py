@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 from .cmdline import interruptible
+from .outputs_policy import one_writer
 from .lazy import lazy
 
 pd = lazy("pandas")
@@ -65,12 +66,14 @@ def _round_arg(v: str):
         r = int(v)
     except ValueError:
         r = 0
-    if r < 1:
-        raise argparse.ArgumentTypeError(f"must be final or a round number >= 1, got {v!r}")
+    if not 1 <= r <= MAX_ROUND:
+        raise argparse.ArgumentTypeError(f"must be final or a round number in [1, "
+                                         f"{MAX_ROUND:,}], got {v!r}")
     return r
 
 
 @interruptible("antiamp-estimate")
+@one_writer  # (the --out lock taken below is let go however the command ends)
 def main(argv=None) -> None:
     from .config import MAX_INSTANCES
 
@@ -145,7 +148,7 @@ def main(argv=None) -> None:
 
         refuse_file_above(out / "estimates.zarr", "--out")
         check_replaceable(out / "estimates.zarr")  # (the more specific message first)
-        check_out_dir(out, _OUT_FILES, force=args.force)
+        check_out_dir(out, _RUN_FILES, force=args.force)
         t0 = time.perf_counter()
         df = load_log(args.log, args.mapping)
         if len(df) > 1_000_000:
@@ -156,6 +159,9 @@ def main(argv=None) -> None:
             raise LogError(f"--simulate runs the two-answer models; the log has "
                            f"{df.attrs['K']} answers (model=options is the multi-option "
                            f"model: antiamp model=options judge=logit options.K=...)")
+        from .outputs_policy import lock_output
+
+        lock_output(out, "antiamp-estimate")  # one writer per --out, as sweeps hold
         ds = estimate(df, opts)
         new = predictive.check_arguments(args, df, load_log)
         rc = readcorr.applies(df)
@@ -177,6 +183,9 @@ def main(argv=None) -> None:
         print(readcorr.format_result(r, float(ds.attrs["confidence"])))
     try:
         fitted = _write_outputs(ds, out, args, df)
+        from .outputs_policy import record
+
+        record(out / "field_metrics.png")  # (antiamp's: replaced by the next run)
         print(f"wrote {plot_field_metrics(df, field, out / 'field_metrics.png')}")
         if predictive.wanted(args):
             predictive.run(args, df, new, float(ds.attrs["confidence"]), out, fitted)
@@ -235,6 +244,11 @@ def check_work(args, n_rows: int, env=None) -> None:
 #: What antiamp-estimate writes into its --out directory.
 _OUT_FILES = ("estimates.zarr", "predicted_vs_observed.csv", "estimates.png", "estimates.pdf",
               "calibration.png", "calibration.pdf")
+#: Every file a run of antiamp-estimate may write there (a rerun replaces them all).
+_RUN_FILES = _OUT_FILES + ("field_metrics.png", "structural_selection.csv",
+                           "structural_selection_debaters.csv",
+                           "predictive_strata.csv", "predictive_cv.csv",
+                           "predictive_calibrated.csv")
 
 
 def _write_outputs(ds: xr.Dataset, out: Path, args, df: pd.DataFrame | None = None):
@@ -261,16 +275,19 @@ def _write_outputs(ds: xr.Dataset, out: Path, args, df: pd.DataFrame | None = No
         for note in seed0.attrs.get("notes", []):
             print(f"  note: {note}")
     from .output import write_zarr_atomic
-    from .outputs_policy import OutputError, open_out_dir, record, write_file
+    from .outputs_policy import (OutputError, clear_earlier_run, open_out_dir, record,
+                                 write_csv)
 
     try:
-        open_out_dir(out, _OUT_FILES, force=getattr(args, "force", False))
+        open_out_dir(out, _RUN_FILES, force=getattr(args, "force", False))
     except OutputError as exc:  # changed since the check before the estimation
         raise LogError(str(exc)) from None
+    # a run's outputs are one unit: none of an earlier run's left beside this one's
+    clear_earlier_run(out, _RUN_FILES, keep=("estimates.zarr",))
     record(out / "estimates.zarr")
     write_zarr_atomic(ds, out / "estimates.zarr")
     if pred is not None:
-        write_file(out / "predicted_vs_observed.csv", pred.to_csv(index=False))
+        write_csv(out / "predicted_vs_observed.csv", pred)
     plot_estimates(ds, out / "estimates.png", pred)
     if "reliability_n" in ds:
         plot_reliability(ds, out / "calibration.png")

@@ -81,9 +81,10 @@ def load_mapping(path, error=ValueError) -> dict[str, list[str]]:
     """The conventions with a mapping file's columns replaced (YAML or JSON)."""
     from .transcripts import SCHEMA
 
+    from .inputs import check_input
+
     p = Path(path)
-    if not p.is_file():
-        raise error(f"--mapping {path}: no such file")
+    check_input(p, "mapping", error, f"--mapping {path}")
     import yaml
 
     try:
@@ -167,7 +168,8 @@ def _cell(v):
 def eval_files(path: Path, error) -> list[Path]:
     """The ``.eval`` logs a path names: the file, or a folder's (sorted, recursively)."""
     if path.is_dir():
-        files = sorted(p for p in path.rglob("*.eval") if p.is_file())
+        # (a FIFO or device so named is kept, to be refused by name: sim/inputs.py)
+        files = sorted(p for p in path.rglob("*.eval") if not p.is_dir())
         if not files:
             raise error(f"{path} is a directory with no Inspect .eval log in it; give a "
                         f".csv or .parquet file, an Inspect .eval log or a folder of them")
@@ -181,10 +183,20 @@ def eval_files(path: Path, error) -> list[Path]:
 def read_rows(path, mapping: dict[str, list[str]] | None = None, error=ValueError):
     """The schema's rows of an Inspect log or folder of logs, and where each row came
     from (``file, sample id, epoch``): ``(DataFrame, origins)``."""
-    read_eval_log = _import_inspect(error)
+    from .inputs import ENV_BYTES, check_input, check_zip, member_bound
+
     mapping = mapping or CONVENTIONS
     rows, origins, failed, seen, evaluations = [], [], [], {}, []
-    for f in eval_files(Path(path), error):
+    files = eval_files(Path(path), error)
+    for f in files:  # every file and member bounded before any is read (sim/inputs.py)
+        check_input(f, "eval", error, f.name)
+        # Inspect's JSON log is read whole: bounded as one member
+        if f.suffix.lower() == ".json" and f.stat().st_size > (lim := member_bound()):
+            raise error(f"{f.name} has {f.stat().st_size:,} bytes, over the bound of {lim:,} "
+                        f"bytes for a log read whole; set {ENV_BYTES}=<bytes> to lift it")
+        check_zip(f, error, f.name)
+    read_eval_log = _import_inspect(error)
+    for f in files:
         try:
             log = read_eval_log(str(f))
         except Exception as exc:  # Inspect's reader raises its own and zip/JSON errors

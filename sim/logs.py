@@ -38,7 +38,7 @@ class LogError(ValueError):
 
 
 # ------------------------------------------------------------------ reading
-#: Largest Parquet log (read whole into memory).
+#: Largest Parquet log (read whole into memory; sim/inputs.py holds every bound).
 MAX_PARQUET_BYTES = 1 << 30
 #: Largest round number of a log (the per-round estimates are a table by round).
 MAX_ROUND = 10_000
@@ -51,6 +51,10 @@ def load_log(path, mapping=None) -> pd.DataFrame:
     path = Path(path)
     if not path.exists():
         raise LogError(f"no such file: {path}")
+    if not path.is_dir():  # no FIFO, device or /proc file, whatever its name
+        from .inputs import check_input
+
+        check_input(path, "csv", LogError, path.name)
     if mapping is not None or path.suffix.lower() == ".eval" or (
             path.is_dir() and any(path.rglob("*.eval"))):
         from .inspect_logs import load_inspect, load_mapping
@@ -65,12 +69,15 @@ def load_log(path, mapping=None) -> pd.DataFrame:
         raise LogError(f"{path.name}: the log must be a .csv or .parquet file or an Inspect "
                        ".eval log (Inspect's .json logs: convert them with 'inspect log "
                        "convert --to eval --output-dir DIR LOG')")
-    if path.stat().st_size == 0:
+    from .inputs import check_input, csv_header, parquet_columns
+
+    # a regular file of bounded size and columns (sim/inputs.py), before it is read
+    if check_input(path, kind[1:], LogError, path.name) == 0:
         raise LogError(f"{path.name} is empty")
-    if kind == ".parquet" and path.stat().st_size > MAX_PARQUET_BYTES:
-        raise LogError(f"{path.name} has {path.stat().st_size:,} bytes; a Parquet log is read "
-                       f"whole, at most {MAX_PARQUET_BYTES:,} bytes (a CSV log is read in "
-                       "pieces, with no such limit)")
+    if kind == ".parquet":
+        parquet_columns(path, LogError, path.name)
+    else:
+        csv_header(path, LogError, path.name)
     try:
         if kind == ".parquet":
             df = pd.read_parquet(path)

@@ -76,6 +76,7 @@ def check_out_dir(path, names=(), *, force: bool = False, option: str = "--out")
     """Refuse, before anything is computed, an output directory antiamp may not write
     ``names`` into (see the module's rules); creates nothing."""
     path = Path(path)
+    check_name_length(path, option)
     if path.is_symlink():
         raise _link(path, option)
     if path.exists() and not path.is_dir():
@@ -104,10 +105,33 @@ def check_out_dir(path, names=(), *, force: bool = False, option: str = "--out")
     return path
 
 
+def check_name_length(path, option: str | None = "output") -> None:
+    """Refuse a path the file system cannot name (a name longer than NAME_MAX, the
+    whole longer than PATH_MAX), which would otherwise fail as OSError mid-run."""
+    path = Path(path)
+    try:
+        name_max = os.pathconf("/", "PC_NAME_MAX")
+        path_max = os.pathconf("/", "PC_PATH_MAX")
+    except (OSError, ValueError, AttributeError):
+        name_max, path_max = 255, 4096
+    where = f"{option}: " if option else ""
+    for part in path.parts:
+        if len(os.fsencode(part)) > name_max:
+            raise OutputError(f"{where}a name in {str(path)[:60]}... has "
+                              f"{len(os.fsencode(part)):,} bytes; a file name may have at "
+                              f"most {name_max}. Choose a shorter path")
+    n = len(os.fsencode(str(path.absolute()))) + 64  # (room for the temporaries' names)
+    if n > path_max:
+        raise OutputError(f"{where}the path {str(path)[:60]}... has {n - 64:,} bytes; a "
+                          f"path may have at most {path_max - 64:,} here. Choose a shorter "
+                          "path")
+
+
 def refuse_file_above(path, option: str | None = "output") -> None:
     """Refuse a path under an existing file (``a_file/out``), which no folder can be made
     for: said before anything is computed, naming the option (if any)."""
     path = Path(path).expanduser()
+    check_name_length(path, option)
     for up in path.absolute().parents:  # the nearest existing entry must be a folder
         if up.exists():
             if not up.is_dir():
@@ -121,6 +145,7 @@ def check_file(path, *, option: str = "output", _names=None) -> Path:
     """Refuse a file (or store) antiamp may not write: a link, or an existing entry
     that its directory's marker does not list."""
     path = Path(path)
+    check_name_length(path, option)
     if path.is_symlink():
         raise _link(path, option)
     refuse_file_above(path, option)
@@ -304,3 +329,108 @@ def carry_foreign(old: Path, new: Path) -> None:
             dest = dest.with_name(dest.name + ".kept")
         dest.parent.mkdir(parents=True, exist_ok=True)
         os.replace(f, dest)
+
+
+# ------------------------------------------------------------------ one writer, one run
+_HELD: list = []
+
+
+def lock_output(path, command: str, option: str = "--out") -> None:
+    """Hold the lock of an output (a folder or a store) until the command ends, as
+    sweeps hold their store's (sweeps/lockpath.py: one lock per real path, through
+    symbolic links); ``OutputError`` naming the other writer when it is held.  Its
+    parent folder is made if needed (the lock file lies beside the output); called
+    after every check, just before the work.  The command's ``main`` is wrapped in
+    :func:`one_writer`, which lets the locks go."""
+    from antiamp.sweeps.lockpath import lock_store
+
+    path = Path(path)
+    for held in _HELD:
+        if held[0] == os.path.realpath(path):
+            return
+    refuse_file_above(path, option)  # (a parent that is a file: said, not OSError)
+    path.absolute().parent.mkdir(parents=True, exist_ok=True)
+    _HELD.append((os.path.realpath(path),
+                  lock_store(path, OutputError, command, option=option)))
+
+
+def release_outputs() -> None:
+    """Let go of every lock :func:`lock_output` took."""
+    while _HELD:
+        _HELD.pop()[1].release()
+
+
+def one_writer(main):
+    """``main`` with the output locks it takes let go when it ends, however it ends."""
+    import functools
+
+    @functools.wraps(main)
+    def wrapped(*args, **kwargs):
+        try:
+            return main(*args, **kwargs)
+        finally:
+            release_outputs()
+
+    return wrapped
+
+
+def clear_earlier_run(directory, names, log=print, keep=()) -> list:
+    """Remove what an earlier run of the same command left in ``directory``: of
+    ``names`` (every file the command may write there), those the directory's marker
+    lists (antiamp wrote them) that are no link, a Zarr store only if antiamp's.
+    Called once the new run's work is done and before it writes, so that no file of
+    the earlier run is left beside the new one's; says in one line what it replaced.
+    ``keep``: names the run always writes, each replaced in one rename (a store, so
+    that a kill leaves the old one or the new one, never none).  Returns the names
+    removed."""
+    directory = Path(directory)
+    ours = listed(directory) or set()
+    gone = []
+    for name in names:
+        p = directory / name
+        if name in keep or name not in ours or p.is_symlink() or not os.path.lexists(p):
+            continue
+        if p.is_dir():
+            if not is_antiamp_store(p):
+                continue
+            shutil.rmtree(p)
+        else:
+            p.unlink()
+        gone.append(name)
+    if gone:
+        _write_marker(directory, ours - set(gone))
+        log(f"replacing the earlier run in {directory}: removed its {len(gone)} file"
+            f"{'s' * (len(gone) != 1)} ({', '.join(gone)}), all written by antiamp")
+    return gone
+
+
+# ------------------------------------------------------------------ CSV
+#: First characters that make a spreadsheet read a cell as a formula (OWASP's list).
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def escape_cells(df):
+    """A copy of ``df`` whose text cells beginning with a formula character
+    (:data:`FORMULA_START`) start with an apostrophe, which a spreadsheet shows
+    and never runs; numbers (-0.5 in a numeric column) are left as they are."""
+    import pandas as pd
+
+    out = df.copy()
+    for c in out.columns:
+        col = out[c]
+        if not (col.dtype == object or isinstance(col.dtype, (pd.CategoricalDtype,
+                                                               pd.StringDtype))):
+            continue
+
+        def esc(v):
+            return "'" + v if isinstance(v, str) and v.startswith(FORMULA_START) else v
+
+        out[c] = col.astype(object).map(esc)
+    return out
+
+
+def write_csv(path, df, *, option: str = "output", marked: bool | None = None) -> Path:
+    """The one writer of antiamp's CSV outputs: ``df`` (no index) with its formula
+    cells escaped (:func:`escape_cells`), under :func:`write_file`'s policy."""
+    return write_file(path, escape_cells(df).to_csv(index=False), option=option,
+                      marked=marked)

@@ -668,8 +668,11 @@ def check_arguments(args, df: pd.DataFrame, load) -> pd.DataFrame | None:
         r = int(np.flatnonzero(df[args.debaters].isna())[0])
         raise CheckError(f"column {args.debaters!r}, row {r}: value is missing (every row "
                          f"needs its population of debaters)")
-    if args.cv is not None:
-        fold_units(df, args.cv_by)
+    if args.cv is not None:  # the folds checked before anything is written
+        n = fold_units(_final(df, args.round), args.cv_by).nunique()
+        if not args.cv <= n:
+            raise CheckError(f"--cv {args.cv}: needs 2 <= K <= the number of "
+                             f"{args.cv_by}s ({n})")
     if wanted(args) and df.attrs.get("K", 2) > 2:
         raise CheckError(f"the predictive checks run the two-answer structural judge; the log "
                          f"has {df.attrs['K']} answers")
@@ -706,25 +709,27 @@ def run(args, df: pd.DataFrame, new: pd.DataFrame | None, conf: float, out,
     debaters)."""
     from pathlib import Path
 
+    from .outputs_policy import write_csv  # (formula cells escaped, files recorded)
+
     out = Path(out)
     df = _final(df, args.round)
     kw = {"debaters": args.debaters}
     choice = "probabilities+gap" if args.protocol_gap else args.structural_fit
     if args.simulate:
         if fitted is not None and fitted[1] is not None:
-            fitted[1].to_csv(out / "structural_selection.csv", index=False)
+            write_csv(out / "structural_selection.csv", fitted[1])
         if fitted is not None and not args.debaters:
             f = fitted[0]
         else:
             f, sel = fit_for(df, choice, args.seed, **kw)
             if sel is not None and fitted is None:
                 print(format_selection(sel))
-                sel.to_csv(out / "structural_selection.csv", index=False)
+                write_csv(out / "structural_selection.csv", sel)
             elif sel is not None:  # re-selected with the populations: said and written
                 print(format_selection(sel).replace(
                     "which reading of the log", f"with populations of {args.debaters!r}, "
                     "which reading of the log", 1))
-                sel.to_csv(out / "structural_selection_debaters.csv", index=False)
+                write_csv(out / "structural_selection_debaters.csv", sel)
                 print(f"reading selected with populations of {args.debaters!r}: {f.reading}"
                       + (f" (without them: {fitted[0].reading})" if fitted[0].reading !=
                          f.reading else " (as without them)")
@@ -745,13 +750,13 @@ def run(args, df: pd.DataFrame, new: pd.DataFrame | None, conf: float, out,
                       f"{r['rho']:.4f} [{r['lo']:.4f}, {r['hi']:.4f}] (Jeffreys)")
         tab, summ = stratified_check(f, df, conf, args.check_draws, args.seed)
         print(format_stratified(tab, summ, conf))
-        tab.to_csv(out / "predictive_strata.csv", index=False)
+        write_csv(out / "predictive_strata.csv", tab)
         print(f"wrote {out / 'predictive_strata.csv'}")
     if args.cv:
         cv = cross_validate(df, args.cv, args.cv_by, conf, args.check_draws, args.seed, kw,
                             choice)
         print(format_cv(cv, args.cv, args.cv_by, conf))
-        cv.to_csv(out / "predictive_cv.csv", index=False)
+        write_csv(out / "predictive_cv.csv", cv)
         print(f"wrote {out / 'predictive_cv.csv'}")
     if new is not None:
         new = _final(new, args.round)
@@ -759,5 +764,5 @@ def run(args, df: pd.DataFrame, new: pd.DataFrame | None, conf: float, out,
                               args.seed, False, args.debaters, choice,
                               getattr(args, "calibrate_prior", SHIFT_PRIOR))
         print(format_calibrate(f, tab, r, args.calibrate_rooms, conf))
-        tab.to_csv(out / "predictive_calibrated.csv", index=False)
+        write_csv(out / "predictive_calibrated.csv", tab)
         print(f"wrote {out / 'predictive_calibrated.csv'}")

@@ -97,10 +97,10 @@ def write_records(df: pd.DataFrame, path: str | os.PathLike) -> Path:
     fmt = path.suffix.lower()
     if fmt not in (".parquet", ".csv"):
         raise ConfigError(f"export.path must end in .parquet or .csv, got {path.name!r}")
-    from .outputs_policy import check_file, write_file
+    from .outputs_policy import check_file, write_csv, write_file
 
     check_file(path, option="export.path")  # a file antiamp did not write is never replaced
     path.parent.mkdir(parents=True, exist_ok=True)
     if fmt == ".parquet":
         return write_file(path, lambda f: df.to_parquet(f, index=False), option="export.path")
-    return write_file(path, df.to_csv(index=False), option="export.path")
+    return write_csv(path, df, option="export.path")  # (formula cells escaped)

@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import sys
 import warnings
 from pathlib import Path
@@ -80,6 +81,10 @@ def check_store(store: str | Path, *, repair: bool = False, log=print) -> tuple[
     from .metadata import PlanLost, inspect, plan_lost
 
     store = Path(store)
+    if store.name in ("", ".", ".."):  # (/ or .: no name to put .partial beside)
+        store = Path(os.path.abspath(store))
+        if not store.name:
+            raise CheckError(f"{store} is not an antiamp store")
     part = store.with_name(store.name + ".partial")
     if not store.exists() and part.is_dir() and not part.is_symlink():
         raise Unfinished(f"{store}: interrupted: the run has not finished; its finished "
@@ -228,6 +233,114 @@ def _check(store: Path, attrs: dict, repair: bool, log, layout) -> CheckResult:
         log(f"{store}: {len(todo)} of {n_blocks} blocks not finished; rerun "
             "the sweep's command (or antiamp-check --repair) to finish them")
     return CheckResult(n_blocks, meta + len(todo) + len(damaged), meta, len(todo))
+
+
+#: Data types a store's arrays may have (numbers, booleans, text, times): never an
+#: object array, whose codec would unpickle what the file names.
+SAFE_DTYPE_KINDS = set("biufcUSMm")
+#: Codecs antiamp's stores are written with (and the common lossless ones).
+SAFE_CODECS = {"blosc", "zstd", "zlib", "gzip", "bz2", "lzma", "lz4", "crc32", "crc32c",
+               "adler32", "fletcher32", "shuffle", "delta", "vlen-utf8", "vlen-bytes",
+               "bytes", "transpose", "sharding_indexed"}
+
+
+def _unsafe_array(store: Path) -> str | None:
+    """The first array of ``store`` whose data type or codec is not on the
+    allow-list (in words), or None; each document read in bounded memory."""
+    import numpy as np
+
+    for z in sorted(store.rglob(".zarray")):
+        try:
+            with open(z, "rb") as f:
+                meta = json.loads(f.read(1 << 20))
+            kind = np.dtype(meta["dtype"] if isinstance(meta["dtype"], str)
+                            else [tuple(x) for x in meta["dtype"]]).kind
+        except Exception:  # noqa: BLE001 - named as unreadable
+            return f"{z.parent.relative_to(store)}: its .zarray is unreadable"
+        codecs = [meta.get("compressor")] + list(meta.get("filters") or [])
+        ids = {c.get("id") if isinstance(c, dict) else c for c in codecs if c is not None}
+        # text labels (a merged store's coordinates) are objects decoded by a text codec
+        if kind not in SAFE_DTYPE_KINDS and not (kind == "O" and ids & {"vlen-utf8",
+                                                                        "vlen-bytes"}):
+            return f"{z.parent.relative_to(store)}: data type {meta['dtype']!r} (not a number)"
+        for cid in ids:
+            if cid not in SAFE_CODECS:
+                return f"{z.parent.relative_to(store)}: codec {cid!r} (not one antiamp writes)"
+    return None
+
+
+def verify_for_reading(store, error, *, allow_incomplete: bool = False,
+                       command: str = "antiamp") -> None:
+    """Before a command reads a store (antiamp-merge, -plot, -discover): ``error``, one
+    line, unless it is an antiamp store that verifies as antiamp-check verifies it
+    (its metadata against its record, every finished block against its checksums, its
+    arrays' data types and codecs on the allow-list).  A merged store, which carries
+    no checksums, and a store of the layout before checksums are checked for their
+    metadata and data types and read whole once (a damaged chunk refused, not drawn).
+    ``allow_incomplete``: unfinished blocks are no refusal."""
+    from .metadata import PlanLost
+
+    store = Path(store)
+    how = f"antiamp-check --repair {store} repairs it"
+    bad = _unsafe_array(store) if store.is_dir() else None
+    if bad is not None:
+        raise error(f"{store} is not a store antiamp wrote ({bad}); {command} never reads it")
+    lines: list = []
+    try:
+        result = check_store(store, log=lines.append)
+    except PlanLost:
+        raise error(f"{store} is damaged: its plan is lost (its attributes, consolidated "
+                    "metadata and metadata record); rerun its sweep to rewrite it") from None
+    except Unfinished as exc:
+        raise error(str(exc)) from None
+    except CheckError as exc:
+        msg = str(exc)
+        if any(k in msg for k in ("merged store", "before store layout",
+                                  "written before block checksums")):
+            return _read_whole(store, error, command)
+        raise error(msg) from None
+    except RuntimeError as exc:  # its lock is held: a run is writing it
+        raise error(str(exc)) from None
+    except Exception as exc:  # noqa: BLE001 - whatever damage makes the check fail
+        raise error(f"{store} cannot be verified ({type(exc).__name__}); {how}") from None
+    n, n_bad = result
+    unfinished = getattr(result, "unfinished", 0)
+    damage = [x for x in lines if x.startswith("damaged")]
+    if damage and all(x.startswith("damaged complete marker") for x in damage):
+        unfinished = n_bad  # every block sound, the store not marked complete: read as
+        # an interrupted run's (--allow-incomplete), as before a verification
+    if n_bad and not (allow_incomplete and n_bad == unfinished):
+        first = damage[0] if damage else None
+        if damage and n_bad == unfinished:
+            raise error(f"{store} is not complete (every block is sound, but it is not "
+                        "marked complete); rerun its sweep to finish it, or pass "
+                        "--allow-incomplete")
+        if first is None and n_bad == unfinished:
+            raise error(f"{store} is not complete ({unfinished} of {n} blocks not finished: "
+                        "its sweep was interrupted); rerun the sweep to finish it, or pass "
+                        "--allow-incomplete")
+        raise error(f"{store} is damaged ({first or f'{n_bad} of {n} blocks'}); {how}, then "
+                    "rerun")
+
+
+def _read_whole(store: Path, error, command: str) -> None:
+    """A store without checksums: its metadata inspected and every value read once."""
+    from .metadata import inspect
+
+    insp = inspect(store)
+    if insp.damaged:
+        rel, what = insp.damaged[0]
+        raise error(f"{store} is damaged (metadata {rel}: {what}); rerun the command that "
+                    "wrote it")
+    try:
+        import xarray as xr
+
+        with xr.open_zarr(store, chunks=None) as ds:
+            for v in ds.variables.values():
+                v.values  # noqa: B018 - every chunk decoded once
+    except Exception as exc:  # noqa: BLE001 - a damaged chunk, whatever the codec says
+        raise error(f"{store} is damaged ({type(exc).__name__} reading it); rerun the "
+                    "command that wrote it") from None
 
 
 def _print_provenance(store: str) -> None:

@@ -13,6 +13,7 @@ nothing.  Rerunning the same command resumes an interrupted sweep.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -85,7 +86,19 @@ def prevalidate(args: list[str]) -> None:
         from .lockpath import probe
 
         probe(store_path(cfg["sweep"]["store"], run_dir), SweepError, "sweep")
+        writable(store_path(cfg["sweep"]["store"], run_dir))
     check_reachable(ex)
+
+
+def writable(store: Path) -> None:
+    """SweepError, before a run directory is made, when the store's folder (or the
+    nearest one that exists) cannot be written: a read-only location."""
+    up = Path(os.path.abspath(store)).parent
+    while not up.exists() and up != up.parent:
+        up = up.parent
+    if up.is_dir() and not os.access(up, os.W_OK | os.X_OK):
+        raise SweepError(f"sweep.store {store}: {up} is not writable (permission denied); "
+                         "choose a store in a folder you may write")
 
 
 def _run(cfg: DictConfig) -> None:
@@ -110,9 +123,11 @@ def _run(cfg: DictConfig) -> None:
             f"\nantiamp-sweep: interrupted; the finished blocks are saved ({store}); "
             "rerun the same command to resume")
     except OSError as exc:  # disk full, permissions: the finished blocks stay resumable
-        print(f"antiamp-sweep: error: {describe_os_error(exc)}; {store} is marked incomplete "
-              "and keeps its finished blocks: rerun the same command to resume once the "
-              "cause is fixed", file=sys.stderr)
+        kept = any(os.path.lexists(p) for p in (store, f"{store}.partial"))
+        print(f"antiamp-sweep: error: {describe_os_error(exc)}; "
+              + (f"{store} is marked incomplete and keeps its finished blocks: rerun the same "
+                 "command to resume once the cause is fixed" if kept else
+                 "nothing of the store was written"), file=sys.stderr)
         raise SystemExit(1) from None
     print(f"wrote {store}")
     print(f"dimensions: {dict(ds.sizes)}")

@@ -38,6 +38,7 @@ xr = lazy("xarray")
 
 from antiamp._version import __version__
 from antiamp.cmdline import interruptible
+from antiamp.outputs_policy import one_writer
 
 SKIP_DIMS = ("transcript_class",)
 
@@ -252,6 +253,10 @@ def discover(store, where: str, threshold: float = 0.8, n_boxes: int = 1,
         raise DiscoverError(f"no store at {store}")
     if not is_antiamp_store(store):
         raise DiscoverError(f"{store} is not an antiamp store (a sweep.zarr or a merged store)")
+    from .check import verify_for_reading
+
+    verify_for_reading(store, DiscoverError, allow_incomplete=allow_incomplete,
+                       command="antiamp-discover")
     from antiamp.schema import upgrade
 
     ds = upgrade(xr.open_zarr(store, chunks=None))
@@ -267,6 +272,7 @@ def discover(store, where: str, threshold: float = 0.8, n_boxes: int = 1,
 
 
 @interruptible("antiamp-discover")
+@one_writer  # (the --out lock is let go however the command ends)
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(prog="antiamp-discover", description=__doc__.splitlines()[0])
     ap.add_argument("--version", action="version", version=f"%(prog)s (antiamp {__version__})")
@@ -296,6 +302,12 @@ def main(argv=None) -> None:
             raise DiscoverError(str(exc)) from None
         boxes, inputs, holds, paths = discover(args.store, args.where, args.threshold,
                                                args.boxes, args.allow_incomplete)
+        from antiamp.outputs_policy import lock_output
+
+        try:  # one writer per folder of figures, as sweeps hold their store's
+            lock_output(out, "antiamp-discover", option="--out")
+        except OutputError as exc:
+            raise DiscoverError(str(exc)) from None
     except DiscoverError as exc:
         print(f"antiamp-discover: error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None

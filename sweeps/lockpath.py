@@ -99,10 +99,11 @@ class StoreLock:
 
 
 def lock_store(store: Path, error: type[Exception], what: str = "run", *,
-               read_only: bool = False):
+               read_only: bool = False, option: str = "sweep.store"):
     """Hold the store's lock (its ``release()`` gives it back); ``error`` naming the
     reason when it is held, when the store (for writing) or its lock file is a
-    symbolic link.  ``read_only``: no lock file is created where there is none."""
+    symbolic link.  ``read_only``: no lock file is created where there is none;
+    ``option``: what to choose instead, named when the lock is held."""
     from filelock import FileLock, Timeout
 
     store = Path(store)
@@ -138,7 +139,7 @@ def lock_store(store: Path, error: type[Exception], what: str = "run", *,
             lock.acquire()
         except Timeout:
             raise error(f"another {what} is writing to {store} (lock {path} is held); "
-                        "wait for it to finish or choose another sweep.store") from None
+                        f"wait for it to finish or choose another {option}") from None
         except FileNotFoundError:
             if read_only:  # removed by the writer that finished: nothing to wait for
                 return _NoLock()
@@ -153,7 +154,7 @@ def lock_store(store: Path, error: type[Exception], what: str = "run", *,
         if read_only and not path.exists():
             return _NoLock()
     raise error(f"another {what} is writing to {store} (lock {path} keeps changing); "
-                "wait for it to finish or choose another sweep.store")
+                f"wait for it to finish or choose another {option}")
 
 
 def probe(store: Path, error: type[Exception], what: str = "run") -> None:

@@ -23,6 +23,7 @@ xr = lazy("xarray")
 import yaml
 
 from antiamp.output import OutputError, write_zarr_atomic
+from antiamp.outputs_policy import one_writer
 
 #: Sections whose fields never become merge dimensions (how a run ran, not what).
 NOT_MERGEABLE = ("run", "sweep", "executor", "export", "hydra")
@@ -84,6 +85,13 @@ def merge_stores(paths, out) -> xr.Dataset:
     if not stores:
         raise MergeError(f"no sweep stores under {', '.join(map(str, paths))}")
     check_target(out, stores)
+    from antiamp.outputs_policy import lock_output
+
+    lock_output(out, "antiamp-merge", option="-o")  # one writer per store (let go by main)
+    from .check import verify_for_reading
+
+    for s in stores:  # as antiamp-check verifies them: damage refused, never merged
+        verify_for_reading(s, MergeError, command="antiamp-merge")
     from antiamp.schema import upgrade
 
     # a store of the former names (<metric>_theory) merges under the current ones
@@ -131,6 +139,7 @@ def merge_stores(paths, out) -> xr.Dataset:
 
 
 @interruptible("antiamp-merge")
+@one_writer  # (the -o lock is let go however the command ends)
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(prog="antiamp-merge", description=__doc__.splitlines()[0])
     ap.add_argument("--version", action="version", version=f"%(prog)s (antiamp {__version__})")

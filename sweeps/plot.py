@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 from antiamp._version import __version__
 from antiamp.cmdline import interruptible
+from antiamp.outputs_policy import one_writer
 from antiamp.lazy import lazy
 xr = lazy("xarray")
 
@@ -89,6 +90,11 @@ def plot_store(store, variables=None, out_dir=None, formats=("png", "pdf"),
         if f not in supported:
             raise PlotError(f"--formats: {f!r} is not a figure format; choose from "
                             f"{', '.join(sorted(supported))}")
+    if not run_dir:  # (a sweep's own store, just verified, is drawn as it is)
+        from .check import verify_for_reading
+
+        verify_for_reading(store, PlotError, allow_incomplete=allow_incomplete,
+                           command="antiamp-plot")
     from antiamp.schema import upgrade
 
     # a figure reads each variable it draws whole; a store of the former names
@@ -123,6 +129,13 @@ def plot_store(store, variables=None, out_dir=None, formats=("png", "pdf"),
             check_out_dir(out_dir, names, force=force)
     except OutputError as exc:
         raise PlotError(str(exc)) from None
+    if not run_dir:  # one writer per folder of figures, as sweeps hold their store's
+        from antiamp.outputs_policy import lock_output
+
+        try:
+            lock_output(out_dir, "antiamp-plot")
+        except OutputError as exc:
+            raise PlotError(str(exc)) from None
     if run_dir:
         out_dir.mkdir(parents=True, exist_ok=True)
     elif not beside:
@@ -472,6 +485,7 @@ def _fmt(v):
 
 
 @interruptible("antiamp-plot")
+@one_writer  # (the --out lock is let go however the command ends)
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(prog="antiamp-plot", description="Figures of a sweep store.")
     ap.add_argument("--version", action="version", version=f"%(prog)s (antiamp {__version__})")

@@ -165,13 +165,13 @@ def load_bets(path: Optional[str] = None):
     import pandas as pd
 
     p = Path(path) if path else default_bets_path()
+    from antiamp.inputs import check_input, csv_header
+
     if not p.exists():
         raise ConfigError(f"confidence.data: no such file {str(p)!r}")
-    if not p.is_file():  # a directory, a FIFO, a device (/dev/zero)
-        raise ConfigError(f"confidence.data: {str(p)!r} is not a regular file (a bets CSV)")
-    if p.stat().st_size > MAX_BETS_BYTES:
-        raise ConfigError(f"confidence.data: {str(p)!r} has {p.stat().st_size:,} bytes; a bets "
-                          f"CSV is read whole, at most {MAX_BETS_BYTES:,} bytes")
+    # a regular file, bounded in size and columns, no column twice (sim/inputs.py)
+    check_input(p, "table", ConfigError, f"confidence.data: {str(p)!r}")
+    csv_header(p, ConfigError, f"confidence.data: {p.name}", comment="#")
     try:
         df = pd.read_csv(p, comment="#")
     except Exception as exc:  # a parser error names the line
@@ -1145,7 +1145,11 @@ def _votes_csv(path: str, mtime_ns: int, n_judges: int) -> np.ndarray:
     """Per-judge votes read from a CSV (debate, judge, vote), as :func:`votes_of` gives them."""
     import pandas as pd
 
+    from antiamp.inputs import check_input, csv_header
+
     p = Path(path)
+    check_input(p, "table", ConfigError, f"confidence.votes: {str(p)!r}")
+    csv_header(p, ConfigError, f"confidence.votes: {p.name}", comment="#")
     try:
         df = pd.read_csv(p, comment="#")
     except Exception as exc:
@@ -1175,7 +1179,7 @@ def votes_of(cc) -> np.ndarray | None:
     votes = cc.votes
     if isinstance(votes, str):
         p = Path(votes)
-        if not p.is_file():
+        if not p.exists():  # (a FIFO or a device is refused by the reader, by name)
             raise ConfigError(f"confidence.votes: no such file {votes!r} (a CSV of per-judge "
                               "votes: debate, judge, vote)")
         # read once per file version (a grid's cells and the input check share it)

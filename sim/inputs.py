@@ -1,0 +1,185 @@
+"""One reader policy for every input file antiamp reads.
+
+Every input (a CSV or Parquet log, an Inspect ``.eval`` log and its members, a
+``--mapping`` file, a bets or votes file) passes :func:`check_input` before a byte
+of it is read:
+
+- a regular file only: a FIFO would block the reader forever, a device
+  (``/dev/zero``) or a ``/proc`` file has no size to bound and never ends;
+- its size (``os.stat``) at most the bound of its kind (:data:`MAX_BYTES`);
+- a zip archive (an Inspect ``.eval`` log): each member's size, as the archive's
+  directory declares it, at most :data:`MAX_MEMBER_BYTES`, and all of them
+  together at most the log's bound, before anything is decompressed (Python's
+  zipfile never returns more than the directory declares, so a member cannot
+  decompress past it);
+- a table's columns at most :data:`MAX_COLUMNS` (read from the CSV header or the
+  Parquet footer alone), and no column named twice (pandas would read the second
+  as ``<name>.1`` and the file's meaning would silently change).
+
+Each refusal is one line naming the file, the bound, and the environment variable
+that lifts it (:data:`ENV_BYTES`, :data:`ENV_COLUMNS`).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+#: Largest file of each kind (bytes).  CSV logs are read in pieces in bounded
+#: memory, so their bound is generous; the others are read whole.
+MAX_BYTES = {
+    "csv": 16 << 30,
+    "parquet": 1 << 30,
+    "eval": 4 << 30,
+    "mapping": 1 << 20,
+    "table": 256 << 20,  # bets and votes files
+    "yaml": 1 << 20,
+}
+#: Largest member of a zip archive (an Inspect log's header or one sample), bytes
+#: once decompressed.
+MAX_MEMBER_BYTES = 256 << 20
+#: Most columns of a table (a log has about twenty).
+MAX_COLUMNS = 4096
+#: Environment variables that lift the bounds: a number of bytes (every size bound,
+#: members included, becomes that number) and a number of columns.
+ENV_BYTES = "ANTIAMP_MAX_INPUT_BYTES"
+ENV_COLUMNS = "ANTIAMP_MAX_COLUMNS"
+
+
+def _lifted(env: str, default: int) -> int:
+    v = os.environ.get(env, "").strip()
+    try:
+        return max(int(v), 0) if v else default
+    except ValueError:
+        return default
+
+
+def byte_bound(kind: str) -> int:
+    """The size bound of a kind of input (lifted by :data:`ENV_BYTES`)."""
+    return _lifted(ENV_BYTES, MAX_BYTES[kind])
+
+
+def member_bound() -> int:
+    return _lifted(ENV_BYTES, MAX_MEMBER_BYTES)
+
+
+def column_bound() -> int:
+    return _lifted(ENV_COLUMNS, MAX_COLUMNS)
+
+
+def _what(st_mode: int) -> str:
+    if stat.S_ISFIFO(st_mode):
+        return "a FIFO (a named pipe)"
+    if stat.S_ISCHR(st_mode) or stat.S_ISBLK(st_mode):
+        return "a device"
+    if stat.S_ISSOCK(st_mode):
+        return "a socket"
+    if stat.S_ISDIR(st_mode):
+        return "a directory"
+    return "not a regular file"
+
+
+def check_input(path, kind: str, error, name: str | None = None) -> int:
+    """``error`` (one line naming the file and the bound) unless ``path`` is a regular
+    file of at most the kind's bound; returns its size.  Nothing is opened: a FIFO
+    is refused before a reader could block on it."""
+    path = Path(path)
+    name = name or str(path)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise error(f"{name}: no such file") from None
+    except OSError as exc:
+        raise error(f"{name} cannot be read: {exc.strerror}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise error(f"{name} is {_what(st.st_mode)}; antiamp reads only regular files")
+    if str(os.path.realpath(path)).startswith("/proc/"):  # sizes of 0 that never end
+        raise error(f"{name} is a /proc file; antiamp reads only regular files")
+    bound = byte_bound(kind)
+    if st.st_size > bound:
+        raise error(f"{name} has {st.st_size:,} bytes, over the bound of {bound:,} bytes "
+                    f"for this input; set {ENV_BYTES}=<bytes> to lift it")
+    return st.st_size
+
+
+def check_zip(path, error, name: str | None = None) -> None:
+    """``error`` for a zip archive a member of which (or all of which together)
+    declares more bytes than the bounds, read from the archive's directory before
+    anything is decompressed; a file that is no zip archive is left to its reader
+    (which names what is wrong)."""
+    import zipfile
+
+    name = name or str(path)
+    try:
+        with zipfile.ZipFile(path) as z:
+            infos = z.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError):
+        return
+    bound, total_bound = member_bound(), byte_bound("eval")
+    total = 0
+    for info in infos:
+        if info.file_size > bound:
+            raise error(f"{name}: member {info.filename!r} has {info.file_size:,} bytes once "
+                        f"decompressed, over the bound of {bound:,} bytes for one member; "
+                        f"set {ENV_BYTES}=<bytes> to lift it")
+        total += info.file_size
+    if total > total_bound:
+        raise error(f"{name}: its members have {total:,} bytes once decompressed, over the "
+                    f"bound of {total_bound:,} bytes; set {ENV_BYTES}=<bytes> to lift it")
+
+
+def check_columns(names, error, name: str) -> None:
+    """``error`` for more than :func:`column_bound` columns or a column named twice."""
+    names = list(names)
+    bound = column_bound()
+    if len(names) > bound:
+        raise error(f"{name} has {len(names):,} columns, over the bound of {bound:,}; set "
+                    f"{ENV_COLUMNS}=<columns> to lift it")
+    seen = set()
+    for n in names:
+        if n in seen:
+            raise error(f"{name}: the header names the column {n!r} twice; each column may "
+                        "appear once")
+        seen.add(n)
+
+
+def csv_header(path, error, name: str, comment: str | None = None) -> list:
+    """The names of a CSV file's header (its first line that is not a ``comment``
+    line), read in bounded memory: ``error`` when the header is longer than the
+    column bound allows (a field of up to 64 KiB per column), has too many columns,
+    or names a column twice."""
+    import csv
+    import io
+
+    limit = column_bound() * 64 + (1 << 16)  # bytes: the header of the most columns
+    with open(path, "rb") as f:
+        while True:
+            line = f.readline(limit + 1)
+            if comment is None or not line.lstrip().startswith(comment.encode()):
+                break
+    if len(line) > limit and not line.endswith(b"\n"):
+        raise error(f"{name}: its header is longer than {limit:,} bytes (more than "
+                    f"{column_bound():,} columns); set {ENV_COLUMNS}=<columns> to lift it")
+    try:
+        names = next(csv.reader(io.StringIO(line.decode("utf-8-sig"))), [])
+    except (UnicodeDecodeError, csv.Error):
+        return []  # the reader names what is wrong
+    check_columns(names, error, name)
+    return names
+
+
+def parquet_columns(path, error, name: str) -> None:
+    """The column bound of a Parquet file, read from its footer alone."""
+    try:
+        import pyarrow.parquet as pq
+
+        n = pq.ParquetFile(path).metadata.num_columns
+        if n > column_bound():
+            check_columns(range(n), error, name)
+        names = pq.read_schema(path).names
+    except Exception as exc:  # noqa: BLE001 - not Parquet: the reader says so
+        if isinstance(exc, error):
+            raise
+        return
+    check_columns(names, error, name)
