@@ -1406,14 +1406,7 @@ def oversight_exact(rep_P: Reports, rep_A: Reports, p: float, rho: float, lam: f
 REPORT_LO, REPORT_HI = 0.5, 99.5
 
 
-#: Judge-argument values at which the own terms' stretches are cut when confidence
-#: weighs in (kappa_c != 0): a steep judge is a step in the reports, and Gauss-Legendre
-#: converges fast on the pieces between these cuts (the endorsement within 2e-16 of 0
-#: or 1 beyond +-36, its logistic scale resolved in between), not across a step.
-S_CUTS = (-36.0, -18.0, -8.0, -3.0, 0.0, 3.0, 8.0, 18.0, 36.0)
-
-
-def _report_atoms(base, own: float, n_leg: int, cuts=None):
+def _report_atoms(base, own: float, n_leg: int):
     """One side's own term integrated exactly at the clipping kinks.
 
     The report c = base + own D (D standard normal; ``base`` an array over the other
@@ -1423,12 +1416,7 @@ def _report_atoms(base, own: float, n_leg: int, cuts=None):
     probabilities, then Gauss-Legendre nodes on the unclipped stretch of D (within
     +-9 sd) with weights times the normal density.  Gauss-Legendre on the smooth
     stretch between the kinks, not Gauss-Hermite over them: a kink costs
-    Gauss-Hermite its convergence (0.017 off at wide spreads and steep judges).
-
-    ``cuts``: logits of the report (an array over ``base``'s shape plus one trailing
-    axis) where the integrand steps (a steep judge): the unclipped stretch is then cut
-    there too, n_leg / 8 Gauss-Legendre nodes per piece (at least 6), so that no step
-    falls between two nodes."""
+    Gauss-Hermite its convergence (0.017 off at wide spreads and steep judges)."""
     lo_c, hi_c = REPORT_LO / 100, REPORT_HI / 100
     L_lo, L_hi = math.log(lo_c / (1 - lo_c)), math.log(hi_c / (1 - hi_c))
     base = np.asarray(base, float)
@@ -1438,25 +1426,16 @@ def _report_atoms(base, own: float, n_leg: int, cuts=None):
     lo = (REPORT_LO - base) / own  # D below lo: clipped at the bottom
     hi = (REPORT_HI - base) / own
     a, b = np.clip(lo, -9.0, 9.0), np.clip(hi, -9.0, 9.0)
-    x, w = _leggauss(n_leg if cuts is None else max(6, n_leg // 8))
-    if cuts is None:
-        edges = np.stack([a, b], axis=-1)
-    else:
-        d_cut = (100.0 * special.expit(np.asarray(cuts, float)) - base[..., None]) / own
-        edges = np.sort(np.concatenate([a[..., None], np.clip(d_cut, a[..., None], b[..., None]),
-                                        b[..., None]], axis=-1), axis=-1)
-    # every piece [edges_i, edges_i+1] with n_leg nodes: (..., pieces * n_leg)
-    half = 0.5 * np.diff(edges, axis=-1)
-    mid = 0.5 * (edges[..., 1:] + edges[..., :-1])
-    z = (mid[..., None] + half[..., None] * x).reshape(base.shape + (-1,))
-    wz = (half[..., None] * w).reshape(base.shape + (-1,))
+    x, w = _leggauss(n_leg)
+    half = 0.5 * (b - a)
+    z = 0.5 * (a + b)[..., None] + half[..., None] * x
     c = np.clip(base[..., None] + own * z, REPORT_LO, REPORT_HI) / 100
     vals = np.concatenate([np.broadcast_to(L_lo, base.shape)[..., None],
                            np.broadcast_to(L_hi, base.shape)[..., None],
                            np.log(c) - np.log1p(-c)], axis=-1)
     dens = np.exp(-0.5 * z * z) / math.sqrt(2 * math.pi)
     wts = np.concatenate([special.ndtr(lo)[..., None], special.ndtr(-hi)[..., None],
-                          wz * dens], axis=-1)
+                          half[..., None] * w * dens], axis=-1)
     return vals, wts
 
 
@@ -1491,19 +1470,8 @@ def _oversight_kinks(rep_P: Reports, rep_A: Reports, p: float, rho: float, lam: 
               + rep_A.shared_sd * U)
         VP, WP = _report_atoms(bP, own_P, n_leg)  # (nU, atoms)
         VA, WA = _report_atoms(bA, own_A, n_leg)
-        kk = lam * kappa_c
-        L_clip = np.log([REPORT_LO / (100 - REPORT_LO), REPORT_HI / (100 - REPORT_HI)])
-
-        def cut(at, a0, sign=1.0):
-            """Report logits L where the judge's argument a0 + sign kk (L - at)
-            crosses S_CUTS: shape (..., cuts) for ``at`` of shape (...)."""
-            return np.asarray(at)[..., None] + sign * (np.asarray(S_CUTS) - a0) / kk
-
-        def own_P_at(a0):  # P's own term cut where jury(a0 + kk L_P) steps
-            if kk == 0:
-                return VP, WP
-            return _report_atoms(bP, own_P, n_leg, cut(np.zeros(len(U)), a0))
-
+        D = VP[:, :, None] - VA[:, None, :]
+        WD = WP[:, :, None] * WA[:, None, :]
         # The judge's endorsement given the evidence shown depends on the truth only
         # through which evidence is shown: a term that both truths share (consultancy
         # with evidence, debate with both sides' evidence) is integrated once a node.
@@ -1512,40 +1480,17 @@ def _oversight_kinks(rep_P: Reports, rep_A: Reports, p: float, rho: float, lam: 
         def consult(eP):
             if ("c", eP) not in memo:
                 a0 = lam * (mu + kappa * eP)
-                V, Wt = own_P_at(a0)
-                memo["c", eP] = ((1 - aP) * (Wt * jury(a0 + kk * V)).sum(-1)
+                memo["c", eP] = ((1 - aP) * (WP * jury(a0 + lam * kappa_c * VP)).sum(-1)
                                  + aP * jury(np.full(1, a0))[0])
             return memo["c", eP]
-
-        def both(a0):
-            """Both own terms: A's cut, per node of P, where a0 + kk (L_P - L_A) steps;
-            P's where it steps against A's clipped reports (A's atoms)."""
-            if kk == 0:
-                WD = WP[:, :, None] * WA[:, None, :]
-                return (WD * jury(np.full(WD.shape, a0))).sum((-1, -2))
-            cutsP = np.concatenate([cut(np.full(len(U), L), a0) for L in L_clip], axis=-1)
-            Vp, Wp = _report_atoms(bP, own_P, n_leg, cutsP)  # (nU, nP)
-            Va, Wa = _report_atoms(np.broadcast_to(bA[:, None], Vp.shape), own_A, n_leg,
-                                   cut(Vp, a0, -1.0))  # (nU, nP, nA)
-            inner = (Wa * jury(a0 + kk * (Vp[..., None] - Va))).sum(-1)
-            return (Wp * inner).sum(-1)
-
-        def anchored_A(a0):  # A states 50: jury(a0 + kk L_P)
-            V, Wt = own_P_at(a0)
-            return (Wt * jury(a0 + kk * V)).sum(-1)
-
-        def anchored_P(a0):  # P states 50: jury(a0 - kk L_A)
-            if kk == 0:
-                return (WA * jury(np.full(WA.shape, a0))).sum(-1)
-            V, Wt = _report_atoms(bA, own_A, n_leg, cut(np.zeros(len(U)), a0, -1.0))
-            return (Wt * jury(a0 - kk * V)).sum(-1)
 
         def debate(d):
             if ("d", d) not in memo:
                 a0 = lam * (mu + kappa * d)
-                parts = ((1 - aP - aA + p11, lambda: both(a0)),
-                         (aP - p11, lambda: anchored_P(a0)),
-                         (aA - p11, lambda: anchored_A(a0)),
+                k = lam * kappa_c
+                parts = ((1 - aP - aA + p11, lambda: (WD * jury(a0 + k * D)).sum((-1, -2))),
+                         (aP - p11, lambda: (WA * jury(a0 - k * VA)).sum(-1)),
+                         (aA - p11, lambda: (WP * jury(a0 + k * VP)).sum(-1)),
                          (p11, lambda: jury(np.full(1, a0))[0]))
                 memo["d", d] = [(pj, f()) for pj, f in parts if pj > 0]
             return memo["d", d]
