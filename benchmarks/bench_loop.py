@@ -5,10 +5,10 @@
 The reference is what a user would otherwise write: the same loop (calibrated
 learner, three protocols, per-case evidence, verdicts and targets) with NumPy,
 vectorised over paths x cases within each round.  Both are checked against the
-exact recursion (mean error after the last round within 5 standard errors) before
+exact expected path (mean error after the last round within 5 standard errors) before
 they are timed; the figures are medians over repeats, measured in the same run.
-Also timed: a whole cell (exact recursion, thresholds, the policy front, and the
-simulation) and the exact recursion alone.
+Also timed: a whole cell (exact paths, thresholds, the policy front, and the
+simulation) and the mean-field recursion alone.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def _check(final, exact, name):
     se = final.std(axis=1, ddof=1) / math.sqrt(final.shape[1])
     z = np.abs(final.mean(axis=1) - exact) / se
     if np.any(z > 5):
-        raise AssertionError(f"{name} disagrees with the exact recursion: z = {z}")
+        raise AssertionError(f"{name} disagrees with the exact expected path: z = {z}")
     return float(np.max(z))
 
 
@@ -78,7 +78,7 @@ def run(quick=False):
     c = to_model_config(cfg)[1]
     ov = lp.oversight(c)
     repeats = 2 if quick else 3
-    exact = np.array([lp.exact_path(c, ov, p)["err"][-1] for p in lp.PROTOCOLS])
+    exact = np.array([lp.expected_path(c, ov, p)[0]["err"][-1] for p in lp.PROTOCOLS])
     lp.simulate(c, ov)  # compile or load the kernel
     z_kernel = _check(lp.simulate(c, ov)["err"][..., -1], exact, "the kernel")
     z_numpy = _check(numpy_loop(c, ov), exact, "the NumPy reference")
@@ -86,7 +86,7 @@ def run(quick=False):
     t_numpy = _med(lambda: numpy_loop(c, ov), repeats)
     run_cell(cfg)
     t_cell = _med(lambda: run_cell(cfg), repeats)
-    t_exact = _med(lambda: [lp.exact_path(c, ov, p) for p in lp.PROTOCOLS], repeats)
+    t_exact = _med(lambda: [lp.meanfield_path(c, ov, p) for p in lp.PROTOCOLS], repeats)
     lc = c.loop
     cases = lc.paths * lc.rounds * lc.batch * 3
     return {"paths": lc.paths, "rounds": lc.rounds, "batch": lc.batch, "cases": cases,
@@ -101,14 +101,15 @@ def report(r) -> list:
         f"One cell of `model=loop` ({r['paths']} paths x {r['rounds']} rounds x {r['batch']} "
         f"cases, three protocols on common random numbers: {r['cases']:.3g} simulated "
         "cases). The reference is the same loop vectorised with NumPy over paths x cases "
-        "per round. Both agree with the exact recursion (largest |z| of the final mean "
+        "per round. Both agree with the exact expected path (largest |z| of the final mean "
         f"error: kernel {r['z_kernel']:.2f}, NumPy {r['z_numpy']:.2f}).",
         "",
         *timing_table("cases", [
             ("path kernel (`kernels/loop.py`)", r["kernel_s"], r["cases"]),
             ("NumPy reference", r["numpy_s"], r["cases"]),
-            ("whole cell (recursion, thresholds, policy front, simulation)", r["cell_s"], None),
-            ("exact recursion alone, three protocols", r["exact_s"], None)]),
+            ("whole cell (exact paths, thresholds, policy front, simulation)", r["cell_s"],
+             None),
+            ("mean-field recursion alone, three protocols", r["exact_s"], None)]),
         "",
         f"Kernel / NumPy: **{r['ratio']:.1f}x** faster (same run, medians).",
         "",

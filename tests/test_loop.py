@@ -2,6 +2,10 @@
 
 * the simulated mean path equals the exact recursion within 5 SE at every round
   (calibrated and majority learners, consultancy, debate and the escalation policy);
+* where the learner's drift clips the error at 1 or 0 (E[min(x, 1)] < min(E[x], 1)),
+  the simulated mean path equals the exact expectation (the error's Markov chain)
+  within 5 SE at every round, and the chain equals a brute-force enumeration of every
+  sequence of a small batch's counts; the mean-field recursion is kept beside it;
 * m = 0 leaves the error at e_h;
 * the closed-form fixed points of the issue, written here from the formulas:
   gatekeeping consultancy (1 - m) e_h / (1 - m rho), tie-break debate
@@ -61,10 +65,75 @@ def within_5se(ds, var="err"):
 ])
 def test_calibrated_mean_path_equals_the_recursion(over):
     ds = cell(**over)
+    assert "none" not in ds.exact_method.values  # within_5se skips a NaN exact path
     for p in lp.PROTOCOLS:
         for var in ("err", "label_err", "ratified", "escalated"):
             ok, worst = within_5se(ds.sel(protocol=p), var)
             assert ok, f"{p} {var}: worst |mean - exact| = {worst:.2f} SE"
+
+
+#: Cells whose drift drives the mean-field recursion into the clip: the cell of the
+#: report (tie-break, rho = 1, escalation to a jury), a drift down to the clip at 0,
+#: and a drift up to 1 under a binding budget (the escalated share moves with e_t).
+CLIPPED = [
+    ({"model": {"p": 0.51, "rho": 1.0}, "judge": {"kind": "tiebreak", "b": 1.0},
+      "loop": {"m": 1.0, "e_h": 0.0254, "rate": 1.0, "audit": 1.0, "flag": "uncertain",
+               "flag_band": 0.21, "escalate_to": "jury", "escalate_jury": 5, "rounds": 25,
+               "paths": 2000, "batch": 200, "bias": 0.0445}, "run": {"seed": 7}}, 1.0),
+    ({"model": {"p": 0.9, "rho": 0.6}, "judge": {"b": 0.7},
+      "loop": {"m": 0.8, "e_h": 0.1, "rounds": 15, "paths": 600, "batch": 30,
+               "bias": -0.025}, "run": {"seed": 3}}, 0.0),
+    ({"model": {"p": 0.5, "rho": 1.0}, "judge": {"b": 0.9},
+      "loop": {"m": 0.95, "e_h": 0.05, "rounds": 25, "paths": 600, "batch": 100,
+               "bias": 0.06, "audit": 0.3, "flag": "no_evidence", "budget": 0.2},
+      "run": {"seed": 11}}, 1.0),
+]
+
+
+@pytest.mark.parametrize("over, bound", CLIPPED)
+def test_clipped_mean_path_equals_the_expected_path(over, bound):
+    ds = cell(**over)
+    assert list(ds.exact_method.values) == ["chain"] * 3
+    mf = ds.err_meanfield.values
+    # The sweep reaches the clip: the mean-field recursion sits on it at some round.
+    assert np.any(mf == bound, axis=-1).any()
+    for p in lp.PROTOCOLS:
+        for var in ("err", "label_err", "ratified", "escalated"):
+            ok, worst = within_5se(ds.sel(protocol=p), var)
+            assert ok, f"{p} {var}: worst |mean - exact| = {worst:.2f} SE"
+
+
+def test_expected_path_equals_an_enumeration_of_every_count_sequence():
+    """rho = 1: consultancy endorses every answer (Amp = fwc = 1), so a target is wrong
+    with q(e) = (1 - m) e_h + m e; with a batch of N the next error is
+    clip(W / N + bias), W ~ Binomial(N, q(e)). Every sequence of counts, enumerated."""
+    import itertools
+
+    N, T, m, e_h, bias, e0 = 3, 4, 0.9, 0.1, 0.3, 0.4
+    c = config(model={"rho": 1.0, "p": 1 - e0},
+               loop={"m": m, "e_h": e_h, "bias": bias, "batch": N, "rounds": T, "paths": 0})
+    path, method = lp.expected_path(c, lp.oversight(c), "consult")
+    assert method == "chain"
+    want = np.zeros(T + 1)
+    for ws in itertools.product(range(N + 1), repeat=T):
+        pr, e, es = 1.0, e0, [e0]
+        for w in ws:
+            pr *= binom.pmf(w, N, (1 - m) * e_h + m * e)
+            e = min(1.0, max(0.0, w / N + bias))
+            es.append(e)
+        want += pr * np.array(es)
+    assert np.allclose(path["err"], want, rtol=0, atol=1e-14)
+    mf = lp.meanfield_path(c, lp.oversight(c), "consult")["err"]
+    assert mf[-1] == 1.0 and want[-1] < 1.0 - 1e-3  # the recursion clips its mean
+
+
+def test_no_expected_path_where_it_is_not_exact():
+    """A learning rate below 1 with drift: the error's states do not stay finite; the
+    store reports the mean-field recursion and no exact path."""
+    ds = cell(loop={"rate": 0.5, "bias": 0.02, "rounds": 3, "paths": 0, "batch": 10})
+    assert list(ds.exact_method.values) == ["none"] * 3
+    assert np.isnan(ds.err_mean_exact.values).all()
+    assert np.isfinite(ds.err_meanfield.values).all()
 
 
 def test_majority_mean_path_and_lock_in_equal_the_binomial_chain():

@@ -24,7 +24,7 @@ class LoopConfig:
     rounds: int = declare(40, 'T', 'rounds of the loop', range='int [1, 100000]')
     #: Instances per round and path (per instance type for the majority learner).
     batch: int = declare(1000, 'N', 'cases per round', range='int [1, 100000000]')
-    #: Independent simulated paths (0: the exact recursion only).
+    #: Independent simulated paths (0: no simulation, the exact and mean-field paths only).
     paths: int = declare(200, range='int [0, 1000000]')
     #: Share m of each round's training targets that are the labels oversight endorsed.
     m: float = declare(0.5, 'm', 'share of endorsed training targets', range='[0, 1]')

@@ -32,7 +32,7 @@ from ...config import ConfigError
 from .config import ESCALATE_TO, FLAGS, LEARNERS, LoopConfig  # noqa: F401
 
 __all__ = ["LoopConfig", "PROTOCOLS", "FLAGS", "validate_loop", "Oversight", "oversight",
-           "step", "exact_path", "long_run", "thresholds", "policy_front", "cheapest_policy",
+           "step", "exact_path", "meanfield_path", "expected_path", "long_run", "thresholds", "policy_front", "cheapest_policy",
            "simulate", "majority_tails", "type_tails", "is_linear"]
 
 PROTOCOLS = ("consult", "debate", "escalate")
@@ -42,6 +42,9 @@ AUDIT_LEVELS = np.round(np.linspace(0.0, 1.0, 21), 10)
 #: of one cell (a run of hours is a typo, not a plan).
 MAX_RECORDS = 5_000_000
 MAX_DRAWS = 20_000_000_000
+#: Largest loop.batch for which :func:`expected_path` builds its Markov chain (a dense
+#: (batch + 1)**2 transition matrix, 32 MB at 2000).
+CHAIN_MAX_BATCH = 2000
 
 
 def ignore_instances(cfg: dict) -> dict:
@@ -55,7 +58,7 @@ def validate_loop(cfg) -> None:
     """What the loop's declared ranges cannot say (ConfigError names the field)."""
     lc = cfg.loop  # ranges and choices: declared in config.py
     if lc.paths == 1:
-        raise ConfigError("loop.paths must be 0 (exact recursion only) or at least 2 (a "
+        raise ConfigError("loop.paths must be 0 (exact paths only) or at least 2 (a "
                           "standard error needs two paths), got 1")
     if lc.learner == "majority" and lc.bias != 0.0:
         raise ConfigError("loop.bias is the calibrated learner's drift; the majority learner "
@@ -228,6 +231,93 @@ def exact_path(cfg, ov: Oversight, protocol: str, rounds: int | None = None) -> 
         e, rho = e2, rho2
         out["err"][t + 1] = e
     return out
+
+
+#: The recursion above is the mean-field path: E[e_{t+1}] = f(E[e_t]) only where f is affine
+#: on the states a path can reach; :func:`expected_path` is the expectation itself.
+meanfield_path = exact_path
+
+
+def _endorsed_any(lc: LoopConfig) -> float:
+    """Pr(a round has at least one endorsed target): the kernel reports the ratified and
+    escalated shares as counts over the endorsed targets, 0 in a round with none; given
+    that count each endorsed case is ratified (escalated) independently, so the ratio's
+    expectation is the per-case probability times this."""
+    n = lc.batch * (lc.types if lc.learner == "majority" else 1)
+    return 1.0 - (1.0 - lc.m) ** n
+
+
+def expected_path(cfg, ov: Oversight, protocol: str) -> tuple:
+    """The expectation over paths of the simulated process, per round, and how it was
+    obtained: ``(path, method)``, ``path`` as :func:`exact_path`'s arrays (NaN where it is
+    not computed exactly), ``method`` one of
+
+    * ``"mean-field"``: the recursion is the expectation, because the map is affine on
+      every state a path can reach (Amp and fwc constant: no rho feedback, no binding
+      budget; calibrated learner with no drift, so the clip to [0, 1] never acts;
+      majority learner: independent two-state types);
+    * ``"chain"``: calibrated learner with rate 1 and no rho feedback: given e_t the round's
+      wrong targets are Binomial(batch, q(e_t)) and e_{t+1} = clip(W / batch + bias), so
+      the error is a Markov chain on batch + 1 states whose distribution is propagated
+      round by round (the clip, which the mean-field recursion applies to the mean, is
+      applied to each state: E[min(x, 1)] < min(E[x], 1));
+    * ``"none"``: neither holds (a learning rate below 1 with drift or a binding budget,
+      rho feedback, a majority learner under a binding budget, or a batch above the
+      chain's limit):
+      the path is NaN and only the mean-field recursion is reported.
+
+    The chain's transition matrix is dense, (batch + 1)**2 numbers: it is built up to
+    :data:`CHAIN_MAX_BATCH` (``"none"`` beyond). It reads the kernel's thresholds as real
+    numbers (the kernel's are multiples of 2**-32, a difference of order 1e-10)."""
+    lc = cfg.loop
+    rho0 = float(cfg.model.rho)
+    T = lc.rounds
+    mf = exact_path(cfg, ov, protocol)
+    scale = _endorsed_any(lc)
+    linear = is_linear(lc, ov, protocol, rho0)
+    if linear and (lc.learner == "majority" or lc.bias == 0.0):
+        out = {k: v.copy() for k, v in mf.items()}
+        out["ratified"] *= scale
+        out["escalated"] *= scale
+        return out, "mean-field"
+    if not (lc.learner == "calibrated" and lc.rate == 1.0 and lc.rho_gain == 0.0
+            and lc.batch <= CHAIN_MAX_BATCH):
+        return {k: np.full(T + 1, np.nan) for k in mf}, "none"
+    from scipy.stats import binom
+
+    N = lc.batch
+    k_all = np.arange(N + 1)
+    # The states after a round, as round_end computes them (rate 1): clip(W / N + bias).
+    states = np.minimum(1.0, np.maximum(0.0, k_all / N + lc.bias))
+
+    def per_state(e_vals):
+        """q(e) (Pr(a target is wrong)), e Amp and the escalated share, per state."""
+        uniq, inv = np.unique(e_vals, return_inverse=True)
+        r = np.array([ov.rates(protocol, float(e), rho0) for e in uniq])
+        amp, fwc, es = r[inv, 0], r[inv, 1], r[inv, 2]
+        q = (1 - lc.m) * lc.e_h + lc.m * (e_vals * amp + (1 - e_vals) * (1 - fwc))
+        return np.clip(q, 0.0, 1.0), e_vals * amp, es
+
+    q0, rat0, esc0 = per_state(np.array([start_error(cfg)]))
+    q, rat, esc = per_state(states)
+    # One transition matrix serves every round (rho does not move): row k is
+    # Binomial(N, q_k) over the next round's wrong targets.
+    K = binom.pmf(k_all[None, :], N, q[:, None])
+    out = {k: np.full(T + 1, np.nan) for k in mf}
+    out["rho"][:T] = rho0
+    out["err"][0] = start_error(cfg)
+    pi = None  # the distribution over states; None: the starting atom
+    for t in range(T):
+        if pi is None:
+            lab_t, rat_t, esc_t = q0[0], rat0[0], esc0[0]
+            pi = binom.pmf(k_all, N, q0[0])
+        else:
+            lab_t, rat_t, esc_t = pi @ q, pi @ rat, pi @ esc
+            pi = pi @ K
+        out["label_err"][t], out["ratified"][t] = lab_t, rat_t * scale
+        out["escalated"][t] = esc_t * scale
+        out["err"][t + 1] = float(pi @ states)
+    return out, "chain"
 
 
 def is_linear(lc: LoopConfig, ov: Oversight, protocol: str, rho: float) -> bool:

@@ -46,15 +46,19 @@ def _cell(c) -> dict:
     r: dict = {}
     for k in SERIES:
         r[f"{k}_exact"] = np.zeros((P, T + 1))
+        r[f"{k}_meanfield"] = np.zeros((P, T + 1))
+    r["exact_method"] = np.zeros(P, dtype=object)
     for k in SCALARS:
         r[k] = np.zeros(P)
     r["settle_rounds"] = np.zeros(P, np.int64)
     r["stable"] = np.zeros(P, bool)
     r["lock_in_exact"] = np.full(P, np.nan)
     for p, prot in enumerate(lp.PROTOCOLS):
-        path = lp.exact_path(c, ov, prot)
+        path = lp.meanfield_path(c, ov, prot)
+        expected, r["exact_method"][p] = lp.expected_path(c, ov, prot)
         for k in SERIES:
-            r[f"{k}_exact"][p] = path[k]
+            r[f"{k}_meanfield"][p] = path[k]
+            r[f"{k}_exact"][p] = expected[k]
         lr = lp.long_run(c, ov, prot)
         amp, fwc, _ = ov.rates(prot, lp.start_error(c), float(c.model.rho))
         r["e_star"][p], r["slope"][p] = lr["e_star"], lr["slope"]
@@ -128,7 +132,8 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
         if np.ndim(parts[0]) >= 2:  # per-round series: cells may run different rounds
             parts = [np.pad(np.asarray(a, float), [(0, 0), (0, T + 1 - a.shape[1])]
                             + [(0, 0)] * (a.ndim - 2), constant_values=np.nan)
-                     if a.shape[1] < T + 1 and k.endswith(("_mean", "_se", "_exact", "_quantile"))
+                     if a.shape[1] < T + 1 and k.endswith(("_mean", "_se", "_exact", "_quantile",
+                                                           "_meanfield"))
                      else a for a in parts]
         a = np.stack(parts)
         return a.reshape(sh + a.shape[1:])
@@ -139,11 +144,19 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
         data[f"{k}_mean"] = (ax + R, st(f"{k}_mean"), {
             "long_name": f"{ln}, mean over simulated paths", "units": units})
         # the schema's names (antiamp.schema): the metric <k>_mean, its standard error
-        # <k>_mean_se and the exact (mean-field) path <k>_mean_exact
+        # <k>_mean_se and the exact expectation of the path <k>_mean_exact (NaN where it
+        # is not computed exactly: exact_method says how); <k>_meanfield the recursion
         data[f"{k}_mean_se"] = (ax + R, st(f"{k}_se"), {
             "long_name": f"standard error of {k}_mean", "units": units})
         data[f"{k}_mean_exact"] = (ax + R, st(f"{k}_exact"), {
-            "long_name": f"{ln}, exact (mean-field) recursion", "units": units})
+            "long_name": f"{ln}, exact expectation over paths (exact_method)", "units": units})
+        data[f"{k}_meanfield"] = (ax + R, st(f"{k}_meanfield"), {
+            "long_name": f"{ln}, mean-field recursion (the expectation only where the map "
+                         "is affine on the reachable states)", "units": units})
+    data["exact_method"] = (ax + P, st("exact_method").astype(str), {
+        "long_name": "how <k>_mean_exact is obtained: mean-field (the recursion is the "
+                     "expectation), chain (the error's distribution over its batch + 1 "
+                     "states, round by round), none (not computed: NaN)"})
     data["err_quantile"] = (ax + R + ("quantile",), st("err_quantile"), {
         "long_name": "quantiles of the error e_t over simulated paths", "units": "1"})
     for k, ln in SCALARS.items():
@@ -204,7 +217,8 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
     ds = xr.Dataset(data, coords=coords)
     ds.attrs.update({
         "title": "antiamp: closed-loop oversight", "method":
-            "exact recursion and Monte Carlo paths (common random numbers across protocols)",
+            "exact expectation of the paths (exact_method), mean-field recursion and Monte Carlo "
+            "paths (common random numbers across protocols)",
         "n_paths": int(cells[0].loop.paths), "solve_seconds": float(elapsed),
         "solver_report": "no issues"})
     return ds
@@ -249,7 +263,7 @@ def format_loop(ds: xr.Dataset) -> str:
                      f"{float(d.slope):>8.3f}{int(d.settle_rounds):>8d}{fin:>20}"
                      f"{float(d.amp_threshold):>8.3f}{float(d.m_threshold):>7.3f}"
                      f"{float(d.rho_threshold):>7.3f}{float(d.cost):>7.3f}")
-    lines += ["", "e_star: the exact recursion's long-run error; slope < 1: stable; settle: "
+    lines += ["", "e_star: the mean-field recursion's long-run error; slope < 1: stable; settle: "
               "rounds to within 1% of it.", "Amp*, m*, rho*: the largest value at which the "
               "loop still corrects (long-run error <= e_0); 0: never (Amp*, rho*: drifts "
               "even at 0).",
@@ -281,7 +295,7 @@ COLOURS = {"consult": "C1", "debate": "C0", "escalate": "C2"}
 
 
 def plot_cell(ds: xr.Dataset, path: Path) -> list:
-    """Paths with bands (simulated) over the exact recursion, the training targets'
+    """Paths with bands (simulated) over the exact expected path, the training targets'
     error, rho or the escalated share, and the escalation policy's Pareto front."""
     import yaml
 
@@ -298,12 +312,16 @@ def plot_cell(ds: xr.Dataset, path: Path) -> list:
             ax.fill_between(t, q[:, 0], q[:, 4], color=col, alpha=0.12, lw=0)
             ax.fill_between(t, q[:, 1], q[:, 3], color=col, alpha=0.25, lw=0)
             ax.plot(t, d.err_mean.values, "-", color=col, lw=1.4)
-        ax.plot(t, d.err_mean_exact.values, "--", color=col, lw=0.9)
+        ex = d.err_mean_exact.values
+        ax.plot(t, ex if np.isfinite(ex).any() else d.err_meanfield.values, "--", color=col,
+                lw=0.9)
         for ax, v in ((axs[1], "label_err"), (axs[2], third)):
             if np.isfinite(d[f"{v}_mean"].values).any():
                 ax.plot(t, d[f"{v}_mean"].values, "-", color=col, lw=1.4)
-            ax.plot(t, d[f"{v}_mean_exact"].values, "--", color=col, lw=0.9)
-    axs[0].axhline(float(ds.err_mean_exact.values[0, 0]), color="0.6", lw=0.6, ls=":")
+            ex = d[f"{v}_mean_exact"].values
+            ax.plot(t, ex if np.isfinite(ex).any() else d[f"{v}_meanfield"].values, "--",
+                    color=col, lw=0.9)
+    axs[0].axhline(float(ds.err_meanfield.values[0, 0]), color="0.6", lw=0.6, ls=":")
     axs[0].set_title("the model's error e_t: mean, 25-75% and 5-95% of paths", fontsize=9)
     axs[1].set_title("error rate of the training targets", fontsize=9)
     axs[2].set_title("fabrication rate ρ_t" if third == "rho" else
@@ -329,7 +347,7 @@ def plot_cell(ds: xr.Dataset, path: Path) -> list:
     ax.set_title("escalation policies over audit rate (red: Pareto front)", fontsize=9)
     ax.legend(fontsize=7, frameon=False, loc="upper right")
     shared_legend(fig, [(str(p), COLOURS[str(p)]) for p in ds.protocol.values],
-                  [("simulated mean", "-", None), ("exact recursion", "--", None)])
+                  [("simulated mean", "-", None), ("exact expectation (else mean-field)", "--", None)])
     fig.suptitle(f"closed-loop oversight ({lc['learner']} learner): "
                  f"m = {lc['m']}, e_h = {lc['e_h']}, rate = {lc['rate']}, "
                  f"ρ_0 = {cfg['model']['rho']}, " + _judge(cfg), fontsize=9)
