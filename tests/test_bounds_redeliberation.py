@@ -10,7 +10,7 @@ it (J[e_F, e_T]), or when they disagree and a later round, not settled by the ha
 h, sees the runs agree (right: the reconciler reverses the truth, 1 - J[e_T, e_F];
 wrong: it upholds, J[e_F, e_T]) before max_rounds: a geometric sum.  Amp is the
 ratified mass over the wrong first passes' mass, both averaged over the bias
-B ~ N(bias, bias_sd) by mpmath (25 digits) on a range split finely around every
+B ~ N(bias, bias_sd) by mpmath (25 digits) on a range split finely (1/8 sd) around every
 place the integrand can live (from z = 0 to where the mean distance is 0).
 """
 
@@ -53,10 +53,12 @@ def reference_amp(margin, bias, bias_sd, lam, mu, rho=None):
         den += ps * mp.ncdf(-mean / mp.sqrt(sd_bar ** 2 + mp.mpf(bias_sd) ** 2))
         z0 = -(mean / s) / bias_sd  # where the mean distance crosses 0
         lo, hi = min(0.0, z0) - 14, max(0.0, z0) + 14
-        n = int(2 * (hi - lo))  # pieces of 0.5 (of 1: tanh-sinh missed 7e-9 of Amp)
-        # and pieces of 0.05 within 3 sds of z0 (a bias sd far above the runs' sd_bar
+        # pieces of 1/8 sd (of 1: tanh-sinh missed 7e-9 of Amp; of 1/2: 4.3e-13 at the
+        # first point, five times its bound, where 1/8 agrees with the model to 3e-15)
+        n = int(8 * (hi - lo))
+        # and pieces of 0.0125 within 3 sds of z0 (a bias sd far above the runs' sd_bar
         # puts the wrong first passes within a tenth of an sd of it)
-        fine = [z0 - 3 + 0.05 * i for i in range(121)]
+        fine = [z0 - 3 + 0.0125 * i for i in range(481)]
         pts = ([-mp.inf] + sorted({lo + (hi - lo) * i / n for i in range(n + 1)} | set(fine))
                + [mp.inf])
         # at 25 and 35 digits, and against scipy's adaptive quadrature of the same
@@ -72,10 +74,10 @@ def run(margin, bias, bias_sd, lam, mu):
         "run": {"n_instances": 1}})
 
 
-#: Where the reference's mpmath pieces (0.5 sd) do not resolve a narrow conditional:
+#: Where the reference's mpmath pieces (0.5 sd, before they were 1/8) did not resolve a narrow conditional:
 #: it moved by 6e-9 (and 3e-11) with finer pieces, while scipy's adaptive quadrature
 #: of the same integrand agrees with the model to 2e-15.
-UNRESOLVED = "the mpmath reference is not converged at 0.5-sd pieces here"
+UNRESOLVED = "the mpmath reference was not converged at 0.5-sd pieces here (not rechecked at 1/8)"
 
 #: (margin_clear, bias, bias_sd, lam, mu): a far tail (the wrong first passes 12.5
 #: bias sds out; a range of +-12 sds missed 5% of Amp) and a milder one first, in the
