@@ -8,11 +8,12 @@ reported standard error of a metric with values in [0, 1] is therefore at least 
 Agresti-Coull (Wilson-type) binomial one, sqrt(p~ (1 - p~) / (n + 4)) with
 p~ = (n m + 2) / (n + 4): a variable in [0, 1] with mean m has variance at most
 m (1 - m), and the added pseudo-counts keep the bound away from 0 at m = 0 or 1.
-The same floor applies, whatever the conditioning count, where the metric's events
-(its mean times the count) or non-events number fewer than RARE_COUNT: a conditional
-metric none of whose thousands of instances happens to endorse reports a sample SE of
-0 while its expectation is not 0.  From RARE_COUNT instances and events on, the
-standard error is the sample one, unchanged.
+The same floor applies, whatever the conditioning count, where the sample standard
+error is 0: a conditional metric none of whose thousands of instances happens to
+endorse reports a sample SE of 0 while its expectation is not 0.  (Not wherever its
+events are few: a Rao-Blackwellised metric averages probabilities, whose sample SE is
+well below the binomial one and right; flooring it there doubled confidence's.)
+Otherwise, from RARE_COUNT instances on, the standard error is the sample one, unchanged.
 
 A share of indicators (the fraction of instances in which something happens) has the
 same trouble when the events, or the non-events, are few: with none in a run the
@@ -25,13 +26,13 @@ from __future__ import annotations
 
 import numpy as np
 
-#: Conditioning instances (or events, or non-events) below which a conditional
-#: metric's standard error is floored.
+#: Conditioning instances below which a conditional metric's standard error is floored
+#: (and, whatever the count, a sample standard error of 0).
 RARE_COUNT = 100
 #: What a store says of the standard errors the floor applies to (``se_floor``).
 SE_FLOOR = ("Agresti-Coull binomial standard error, sqrt(p (1 - p) / (n + 4)) with "
-            "p = (n m + 2) / (n + 4), where fewer than 100 instances, events or non-events "
-            "(antiamp.rare)")
+            "p = (n m + 2) / (n + 4), where fewer than 100 instances or a sample "
+            "standard error of 0 (antiamp.rare)")
 
 
 def _agresti_coull(mean, count):
@@ -41,14 +42,13 @@ def _agresti_coull(mean, count):
 
 
 def rare_floor(mean, se, count):
-    """``se``, floored where ``count`` < :data:`RARE_COUNT`, or where the events
-    (``mean * count``) or non-events do, at the Agresti-Coull binomial standard error of
+    """``se``, floored where ``count`` < :data:`RARE_COUNT`, or where ``se`` is 0 (no
+    event, or no non-event, in the run), at the Agresti-Coull binomial standard error of
     ``mean`` (a metric with values in [0, 1]); NaN stays NaN."""
     mean, se, count = np.broadcast_arrays(np.asarray(mean, float), np.asarray(se, float),
                                           np.asarray(count, float))
     with np.errstate(invalid="ignore"):
-        events = np.clip(mean, 0.0, 1.0) * count
-        few = (count < RARE_COUNT) | (np.minimum(events, count - events) < RARE_COUNT)
+        few = (count < RARE_COUNT) | ((se == 0) & (count > 0))
         out = np.where(few, np.maximum(se, _agresti_coull(mean, count)), se)
     return np.where(np.isnan(se), np.nan, out)
 

@@ -269,6 +269,20 @@ def _unsafe_array(store: Path) -> str | None:
     return None
 
 
+def _not_a_grid(store: Path) -> str | None:
+    """:func:`antiamp.output.not_a_grid` of the store's root attributes, where they can
+    be read (else None: the checks that follow say what is wrong)."""
+    from antiamp.output import not_a_grid
+
+    try:
+        import zarr
+
+        attrs = dict(zarr.open_group(str(store), mode="r").attrs)
+    except Exception:  # damaged or foreign: verification below names it
+        return None
+    return not_a_grid(store, attrs)
+
+
 def verify_for_reading(store, error, *, allow_incomplete: bool = False,
                        command: str = "antiamp") -> None:
     """Before a command reads a store (antiamp-merge, -plot, -discover): ``error``, one
@@ -285,6 +299,9 @@ def verify_for_reading(store, error, *, allow_incomplete: bool = False,
     bad = _unsafe_array(store) if store.is_dir() else None
     if bad is not None:
         raise error(f"{store} is not a store antiamp wrote ({bad}); {command} never reads it")
+    why = _not_a_grid(store)
+    if why is not None:  # a one-cell or estimates store: said as such, not as damage
+        raise error(why)
     lines: list = []
     try:
         result = check_store(store, log=lines.append)
