@@ -116,7 +116,7 @@ def main(argv=None) -> None:
                          "to sample fields (README, 'From Inspect logs')")
     ap.add_argument("--round", type=_round_arg, default="final",
                     help="with a round column: the round every estimate reads, final (each "
-                         "instance's last; the default) or a round number >= 1")
+                         f"instance's last; the default) or a round number in [1, {MAX_ROUND:,}]")
     ap.add_argument("--simulate", action="store_true",
                     help="simulate the fitted parameters and compare with the observed metrics")
     ap.add_argument("--n-sim", type=int, default=2_000_000,

@@ -109,7 +109,7 @@ class Identification:
         comb = " ".join(f"{'+' if v[i] >= 0 else '-'} {abs(v[i]):.2f} {names[i]}"
                         for i in top if abs(v[i]) >= 0.05)
         return (f"flattest combination {comb.lstrip('+ ')}: information {self.lam:.1e} of "
-                f"its parts', below {IDENT_TOL:g}")
+                f"its parts, below {IDENT_TOL:g}")
 
 
 def information_rule(J: np.ndarray, tol: float = IDENT_TOL) -> Identification:

@@ -236,7 +236,7 @@ BAD_OPTIONS = [
     (["--mislabel", "0.5"], "mislabel rate must lie in [0, 0.5)"),
     (["--sample"], "give a log file or --sample, not both"),
     (["--n-resamples", "many"], "invalid int value"),
-    (["--round", "0"], "must be final or a round number >= 1"),
+    (["--round", "0"], "must be final or a round number in [1, "),
     (["--sample", "nonesuch"], "invalid choice"),
 ]
 
