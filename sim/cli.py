@@ -462,7 +462,7 @@ def guarded_main(prog: str, check, hydra_main, errors: tuple = (), help_text=Non
                     check(overrides)
                 except (ConfigError, HydraException, OmegaConfBaseException, *errors) as exc:
                     # a field given here out of range: refused; the help of a model whose
-                    # defaults alone do not run (model=messages wants judge=logit) still shows
+                    # defaults alone do not run (a model that wants another judge) still shows
                     if any(k in str(exc) for k in keys):
                         raise
             sys.stdout.write(help_text([a for a in args if a not in ("--help", "-h")]))

@@ -24,7 +24,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from .ownership import OWN, PARTIAL, owns, read_marker
+from .ownership import OWN, PARTIAL, read_marker
 
 #: The marker file of a directory antiamp made: its first line is :data:`HEADER`,
 #: then the names of the files antiamp wrote there, one a line.
@@ -34,6 +34,9 @@ HEADER = "antiamp output directory; antiamp overwrites only the files listed bel
 
 class OutputError(RuntimeError):
     """An output that would replace or delete something antiamp did not write."""
+
+
+from .ownership import _ZARR_FILES, is_antiamp_store  # noqa: E402,F401  (re-exported)
 
 
 def _link(path: Path, option: str) -> OutputError:
@@ -273,26 +276,6 @@ def remove_if_ours(path) -> bool:
 
 
 # ------------------------------------------------------------------ stores
-def is_antiamp_store(path: str | os.PathLike) -> bool:
-    """Whether ``path`` is a Zarr store that antiamp wrote (its root carries
-    ``antiamp_version``, written with the store, or, where its root's metadata is
-    damaged, its own folder is marked as antiamp's: :mod:`antiamp.ownership`)."""
-    path = Path(path)
-    if not path.is_dir():
-        return False
-    try:
-        import zarr
-
-        if "antiamp_version" in zarr.open_group(str(path), mode="r").attrs:
-            return True
-    except Exception:
-        pass
-    return owns(path)
-
-
-_ZARR_FILES = (".zgroup", ".zattrs", ".zmetadata", ".zarray", "zarr.json")
-
-
 def _chunk_key(name: str) -> bool:
     import re
 

@@ -74,3 +74,23 @@ def read_marker(part: Path) -> dict | None:
                                           and e.is_file(follow_symlinks=False)):
                 return None
     return m
+
+
+def is_antiamp_store(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a Zarr store that antiamp wrote (its root carries
+    ``antiamp_version``, written with the store, or, where its root's metadata is
+    damaged, its own folder is marked as antiamp's: this module)."""
+    path = Path(path)
+    if not path.is_dir():
+        return False
+    try:
+        import zarr
+
+        if "antiamp_version" in zarr.open_group(str(path), mode="r").attrs:
+            return True
+    except Exception:
+        pass
+    return owns(path)
+
+
+_ZARR_FILES = (".zgroup", ".zattrs", ".zmetadata", ".zarray", "zarr.json")

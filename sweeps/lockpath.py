@@ -83,7 +83,7 @@ class StoreLock:
 
         if not stat.S_ISREG(st.st_mode) or st.st_size:
             return False
-        from antiamp.outputs_policy import is_antiamp_store
+        from antiamp.ownership import is_antiamp_store
 
         return is_antiamp_store(self._store)
 
