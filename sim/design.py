@@ -1062,7 +1062,10 @@ def fit_check(judge: Judge, path) -> tuple[list, list]:
 
 def path_confidence(ds) -> float:
     """The store's confidence level (0.95 where it has none)."""
-    return float(ds.attrs.get("confidence", 0.95))
+    try:
+        return float(ds.attrs["confidence"])
+    except KeyError:  # a store written before the level was recorded
+        return 0.95
 
 
 def _gap_check(tests: list, confidence: float) -> tuple[str, str]:

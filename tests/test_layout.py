@@ -39,6 +39,7 @@ KNOWN = {
     ("sim/estimators.py", "confidence"): "not the model: the estimate store's interval level",
     ("sim/estimate_report.py", "confidence"): "not the model: the estimate store's interval level",
     ("sim/estimate_check.py", "confidence"): "not the model: the estimate store's interval level",
+    ("sim/design.py", "confidence"): "not the model: the estimate store's interval level",
     ("sim/models/panel/core.py", "confidence"): "not the model: a jury rule named confidence",
     ("sim/models/compare/core.py", "colmad"): "compare composes the other models (their public "
                                               "functions and sections)",
