@@ -36,7 +36,7 @@ class OutputError(RuntimeError):
     """An output that would replace or delete something antiamp did not write."""
 
 
-from .ownership import _ZARR_FILES, is_antiamp_store  # noqa: E402,F401  (re-exported)
+from .ownership import ZARR_FILES as _ZARR_FILES, is_antiamp_store  # noqa: E402,F401  (re-exported)
 
 
 def _link(path: Path, option: str) -> OutputError:

@@ -93,4 +93,4 @@ def is_antiamp_store(path: str | os.PathLike) -> bool:
     return owns(path)
 
 
-_ZARR_FILES = (".zgroup", ".zattrs", ".zmetadata", ".zarray", "zarr.json")
+ZARR_FILES = (".zgroup", ".zattrs", ".zmetadata", ".zarray", "zarr.json")
