@@ -35,6 +35,7 @@ import ctypes
 import mmap
 import os
 import signal
+import sys
 import threading
 
 import llvmlite.binding as _llvm
@@ -149,23 +150,55 @@ def _clear() -> None:
 def _deferred_in_callbacks(signum, frame):
     """Python's SIGINT handler while armed: KeyboardInterrupt, except inside a call that a
     running kernel makes into the interpreter (numba's ``_numba_unpickle``, which
-    builds the kernel's constants and exceptions): a KeyboardInterrupt raised there
-    comes back to the kernel as ``SystemError: ... returned a result with an
-    exception set``, and the kernel went on with the missing object until it crashed
-    (SIGSEGV).  There the signal is raised again a moment later from another thread
-    (:func:`_thread.interrupt_main`; it runs once the kernel has returned and let go
-    of the interpreter), and in any case when the kernels are disarmed."""
+    builds the kernel's constants and exceptions, and which a parallel kernel calls
+    on every call): a KeyboardInterrupt raised there comes back to the kernel as
+    ``SystemError: ... returned a result with an exception set``, and the kernel went
+    on with the missing object until it crashed (SIGSEGV).  There the interrupt is
+    raised in the Python frame that called the kernel, at its first instruction after
+    the kernel returns (:func:`_raise_on_return_to`); and in any case when the
+    kernels are disarmed."""
     f = frame
     for _ in range(4):
         if f is None:
             break
         if f.f_code.co_name == "_numba_unpickle":
-            t = threading.Timer(0.05, _again, args=(signum,))
-            t.daemon = True
-            t.start()
+            _raise_on_return_to(f.f_back, signum)
             return
         f = f.f_back
     raise KeyboardInterrupt
+
+
+def _raise_on_return_to(caller, signum: int) -> None:
+    """KeyboardInterrupt at ``caller``'s next instruction (a trace function on that one
+    frame; the kernel it called returns early, its page showing the SIGINT).
+
+    Re-raising the signal a moment later instead (:func:`_thread.interrupt_main`) can
+    land in ``_numba_unpickle`` every time, forever, when the caller calls a parallel
+    kernel in a loop: the interpreter first looks at pending signals there.  Where a
+    tracer is already installed (a debugger, coverage) it is left alone and the
+    signal is raised again a moment later, as before."""
+    if caller is None or sys.gettrace() is not None:
+        t = threading.Timer(0.05, _again, args=(signum,))
+        t.daemon = True
+        t.start()
+        return
+
+    def local(fr, event, arg):
+        if event in ("line", "opcode", "return", "exception"):
+            fr.f_trace = None
+            sys.settrace(None)
+            raise KeyboardInterrupt
+        return local
+
+    caller.f_trace_opcodes = True
+    caller.f_trace = local
+    # Tracing on in this thread (the frame's f_trace is called only then); frames
+    # entered meanwhile are not traced.
+    sys.settrace(_no_trace)
+
+
+def _no_trace(frame, event, arg):
+    return None
 
 
 def _again(signum: int) -> None:
@@ -205,6 +238,8 @@ def armed():
         yield
     finally:
         _state.depth, _ARMED = 0, False
+        if sys.gettrace() is _no_trace:  # a deferred interrupt never reached its frame
+            sys.settrace(None)
         signal.set_wakeup_fd(prev)
         if handler is signal.default_int_handler:
             signal.signal(signal.SIGINT, handler)

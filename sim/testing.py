@@ -77,7 +77,7 @@ import dataclasses
 import math
 import typing
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional
 
 #: Agreement of a simulated value with its exact value, in standard errors.
 EXACT_SE = 5.0
@@ -367,9 +367,9 @@ def values_of(f, rng, bad: bool = False) -> list:
     lo = iv.lo if math.isfinite(iv.lo) else -5
     hi = iv.hi if math.isfinite(iv.hi) else lo + 10
     if iv.integer:  # small integers: a huge size is a slow config, not a different check
-        got = [lo, lo + 1, lo + 2, lo + 3, hi if hi - lo < 100 else lo + 8]
-        got += [] if d is None else [d - 1, d + 1, 2 * d]
-        out = [int(v) for v in got if iv.contains(v)]
+        ints = [lo, lo + 1, lo + 2, lo + 3, hi if hi - lo < 100 else lo + 8]
+        ints += [] if d is None else [d - 1, d + 1, 2 * d]
+        out: list[Any] = [int(v) for v in ints if iv.contains(v)]
     else:
         hi = min(hi, lo + 20)
         got = [lo, hi, (lo + hi) / 2, lo + (hi - lo) * rng.random(),
@@ -635,7 +635,8 @@ def _checks(model, *, grids, client, kill, figures, n_instances, tmp: Path, gpu,
             done[k] = run_grid(grids[k], progress=False)
         return done[k]
 
-    out = [("registered", lambda p: _check_registered(model, p)),
+    out: list[tuple[str, Callable[..., object]]] = [
+           ("registered", lambda p: _check_registered(model, p)),
            ("help", lambda p: _check_help(model, p)),
            ("bad_values", lambda p: _check_bad_values(model, grids[0], p))]
     if model.validate is not None and model.validate_reads is not None:
