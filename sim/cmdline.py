@@ -73,8 +73,37 @@ def parse(args: list[str]) -> CommandLine | None:
         for o in ns.overrides)
     if ns.config_dir is not None and not os.path.isdir(ns.config_dir):
         raise ConfigError(f"--config-dir {ns.config_dir}: no such directory")
+    for flag, folder in (("--config-dir", ns.config_dir), ("--config-path", ns.config_path)):
+        if folder is not None and os.path.isdir(folder):
+            check_config_files(flag, folder)
     return CommandLine(list(ns.overrides), multirun, runs, ns.config_name, ns.config_path,
                        ns.config_dir)
+
+
+#: Most entries of a config folder looked at (a config folder holds tens of files).
+MAX_CONFIG_ENTRIES = 10_000
+
+
+def check_config_files(flag: str, folder: str) -> None:
+    """Every YAML file of a user's config folder (``--config-dir``, or a
+    ``--config-path`` that names a folder) passes the reader policy before Hydra reads
+    any of them: a regular file (a FIFO named ``x.yaml`` would block Hydra forever)
+    of at most :data:`antiamp.inputs.MAX_BYTES` ``["yaml"]`` bytes.  The folder is
+    walked without following links to folders, at most :data:`MAX_CONFIG_ENTRIES`
+    entries."""
+    from .inputs import check_input
+
+    seen = 0
+    for root, dirs, files in os.walk(folder):
+        dirs.sort()
+        seen += len(dirs) + len(files)
+        if seen > MAX_CONFIG_ENTRIES:
+            raise ConfigError(f"{flag} {folder}: more than {MAX_CONFIG_ENTRIES:,} entries; "
+                              "a config folder holds its YAML files only")
+        for f in sorted(files):
+            if f.endswith((".yaml", ".yml")):
+                check_input(os.path.join(root, f), "yaml", ConfigError,
+                            f"{flag} {folder}: {os.path.relpath(os.path.join(root, f), folder)}")
 
 
 def search_path(cmd: CommandLine, default_module: str):

@@ -210,3 +210,37 @@ def test_a_votes_file_is_bounded(tmp_path):
     for p, what in ((_fifo(tmp_path / "v.csv"), "is a FIFO"),
                     (_sparse(tmp_path / "big.csv", (256 << 20) + 1), "over the bound")):
         refused(lambda: _votes_csv(str(p), 0, 3), ConfigError, what)
+
+
+# ------------------------------------------------------------------ config folders
+@pytest.mark.parametrize("flag", ["--config-dir", "--config-path"])
+@pytest.mark.parametrize("kind", ["fifo", "oversized"])
+def test_a_config_folder_with_an_unreadable_yaml_is_refused_before_hydra_reads_it(
+        tmp_path, flag, kind):
+    """A user's config folder passes the reader policy: a FIFO named like a config
+    would block Hydra forever, an oversized one be read whole.  Refused in one line
+    naming the file, before any directory is made."""
+    from antiamp.cmdline import parse
+
+    folder = tmp_path / "myconf"
+    (folder / "sweep").mkdir(parents=True)
+    (folder / "sweep" / "ok.yaml").write_text("# @package _global_\nsweep: {name: ok}\n")
+    bad = folder / "sweep" / "x.yaml"
+    what = "is a FIFO" if kind == "fifo" else "over the bound"
+    _fifo(bad) if kind == "fifo" else _sparse(bad, (1 << 20) + 1)
+    msg = refused(lambda: parse([flag, str(folder), "model.rho=0.3"]), ConfigError, what)
+    assert f"{flag} {folder}: sweep/x.yaml" in msg, msg
+    bad.unlink()  # the same folder, its files all regular and small: accepted
+    assert parse([flag, str(folder), "model.rho=0.3"]) is not None
+
+
+def test_a_config_folder_refused_by_the_command_makes_no_directory(tmp_path):
+    from cli_runner import run_command
+
+    folder = tmp_path / "myconf"
+    folder.mkdir()
+    _fifo(folder / "config.yaml")
+    r = run_command("antiamp", ["--config-dir", folder, "hydra.run.dir=run"], tmp_path)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert "config.yaml is a FIFO" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert not (tmp_path / "run").exists()
