@@ -60,7 +60,11 @@ def _params():
     return list(MODELS)
 
 
-def _spread(cfg, seeds):
+def _spread(cfg, seeds, zero_se=None):
+    """Per metric: (sd of the estimates over ``seeds``, mean reported SE).  Each seed's
+    standard errors of 0 where the metric's exact value is strictly inside (0, 1) are
+    added to ``zero_se`` (seed, metric, index): a run whose events did not happen is
+    not exact."""
     vals, ses = {}, {}
     for seed in seeds:
         ds = antiamp.simulate({**cfg, "run": {"n_instances": N, "seed": int(seed)}})
@@ -68,12 +72,24 @@ def _spread(cfg, seeds):
             if v.endswith("_se") and v[:-3] in ds.data_vars:
                 vals.setdefault(v[:-3], []).append(np.asarray(ds[v[:-3]].values, float))
                 ses.setdefault(v[:-3], []).append(np.asarray(ds[v].values, float))
+                exact = v[:-3] + "_exact"
+                if zero_se is not None and exact in ds.data_vars:
+                    se = np.broadcast_to(np.asarray(ds[v].values, float),
+                                         np.shape(ds[exact].values))
+                    ex = np.asarray(ds[exact].values, float)
+                    hit = (se == 0) & np.isfinite(ex) & (ex > 1e-12) & (ex < 1 - 1e-12)
+                    zero_se += [(int(seed), v[:-3], i) for i in zip(*np.nonzero(hit))]
     return {k: (np.std(vals[k], axis=0, ddof=1), np.mean(ses[k], axis=0)) for k in vals}
 
 
 def _check(name, k, lo, hi):
-    bad = []
-    for metric, (sd, se) in _spread(MODELS[name], range(1000, 1000 + k)).items():
+    bad, zero_se = [], []
+    spread = _spread(MODELS[name], range(1000, 1000 + k), zero_se)
+    # No seed reports SE 0 for a metric whose exact value is not 0 or 1 (the count-based
+    # floor of antiamp.rare covers runs in which its events did not happen).
+    bad += [f"seed {s}: {m}{list(map(int, i))} has SE 0, exact value inside (0, 1)"
+            for s, m, i in zero_se[:10]]
+    for metric, (sd, se) in spread.items():
         for i in np.ndindex(np.shape(sd)):
             s, e = float(np.asarray(sd)[i]), float(np.asarray(se)[i])
             if not np.isfinite(e):
