@@ -150,6 +150,27 @@ def test_guides_api_benchmarks_and_executed_notebook(site):
     assert "stores.html" in (site / "guides.html").read_text()
 
 
+def _sidebar_links(page: Path) -> set:
+    """The targets of the links in a page's left navigation (the theme's primary
+    sidebar, ``bd-docs-nav``)."""
+    text = page.read_text()
+    m = re.search(r'<nav[^>]*class="[^"]*bd-docs-nav[^"]*"[^>]*>(.*?)</nav>', text, re.S)
+    return set(re.findall(r'href="([^"#]+)', m.group(1))) if m else set()
+
+
+def test_every_page_has_its_sections_navigation_on_the_left(site):
+    """A notebook page shows its section's pages on the left (the notebooks were
+    top-level pages with no children, and their left navigation was empty), as a
+    guide's page and a model's page do."""
+    for page, sibling in (("notebooks/getting_started.html", "designing_a_protocol.html"),
+                          ("notebooks/designing_a_protocol.html", "getting_started.html"),
+                          ("guides/quickstart.html", "getting_started.html"),
+                          ("guides/sweeps.html", "estimation.html"),
+                          ("models/baseline.html", "loop.html")):
+        links = _sidebar_links(site / page)
+        assert any(link.endswith(sibling) for link in links), (page, sorted(links))
+
+
 def _copy_docs(dest: Path, *skip: str) -> None:
     """The docs and what they read (README, BENCHMARKS, the named sweeps) in ``dest``."""
     for name in ("README.md", "BENCHMARKS.md"):
