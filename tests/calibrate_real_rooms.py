@@ -37,7 +37,7 @@ import pandas as pd
 
 def logs():
     from antiamp.estimate import validate_log
-    from antiamp.logs import load_log
+    from antiamp.estimation.logs import load_log
 
     data = files("antiamp") / "data"
     online = load_log(str(data / "michael2023_human_judges.csv"))

@@ -14,7 +14,7 @@ import pytest
 import xarray as xr
 
 from antiamp.estimate import EstimateOptions, estimate, validate_log
-from antiamp.logfit import firth_fit, separation
+from antiamp.estimation.logfit import firth_fit, separation
 from cli_runner import run_command
 
 

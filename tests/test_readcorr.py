@@ -1,4 +1,4 @@
-"""Judges' shared reading errors (antiamp.readcorr): read_corr from several
+"""Judges' shared reading errors (antiamp.estimation.readcorr): read_corr from several
 judgments of one room, and its use by antiamp-design."""
 
 from __future__ import annotations

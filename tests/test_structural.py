@@ -1,4 +1,4 @@
-"""The structural judge of real logs (antiamp.structural) and the messages model's
+"""The structural judge of real logs (antiamp.estimation.structural) and the messages model's
 favoured-answer judge it runs on."""
 
 from __future__ import annotations
