@@ -60,7 +60,7 @@ def judge_split(online: pd.DataFrame, seed: int) -> tuple:
 
 def study(kind: str, reps: int, rooms: int, draws: int = 400,
           choice: str = "auto", prior: float | None = None) -> pd.DataFrame:
-    from antiamp import predictive as pr
+    from antiamp.estimation import predictive as pr
 
     online, offline = logs()
     prior = pr.SHIFT_PRIOR if prior is None else prior

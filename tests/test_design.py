@@ -422,8 +422,8 @@ def test_the_designs_judge_is_the_stores_reading(reading, tmp_path):
     grid (no recording band, so the two agree to rounding)."""
     import xarray as xr
 
-    from antiamp import predictive as pr
-    from antiamp import structural as st
+    from antiamp.estimation import predictive as pr
+    from antiamp.estimation import structural as st
     from antiamp.estimation.logs import validate_log
 
     kw = dict(mu_consult=0.4, kappa_v=0.8, rho=0.5, bounds=None, n_judges=40)

@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from antiamp import predictive as pr
-from antiamp import structural as st
+from antiamp.estimation import predictive as pr
+from antiamp.estimation import structural as st
 from antiamp.estimate import validate_log
 from cli_runner import run_command
 

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from scipy.stats import multivariate_normal
 
-from antiamp import readcorr as rc
+from antiamp.estimation import readcorr as rc
 from antiamp.estimate import load_log
 from cli_runner import run_command
 
