@@ -13,6 +13,6 @@ HERE = Path(__file__).resolve().parent
 MODELS = sorted(f"antiamp.models.{p.name}" for p in (HERE / "sim" / "models").iterdir()
                 if (p / "__init__.py").is_file())
 
-setup(packages=["antiamp", "antiamp.kernels", "antiamp.kernels.gpu", "antiamp.sweeps",
+setup(packages=["antiamp", "antiamp.estimation", "antiamp.kernels", "antiamp.kernels.gpu", "antiamp.sweeps",
                 "antiamp.conf", "antiamp.conf.judge", "antiamp.conf.sweep", "antiamp.conf.executor",
                 "antiamp.models", *MODELS])

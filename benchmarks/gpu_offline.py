@@ -25,7 +25,7 @@ wheel), writes ``wheelhouse/manifest.json`` and checks the total size (at most
 64 MiB in all).  ``--freeze`` takes the ``pip freeze`` of the target machine: what
 it lists is taken as present and pinned while resolving, so the wheels fit the
 versions there.  pyarrow (about 40 MiB) is left out unless ``--include pyarrow``:
-only reading Parquet logs (``antiamp.logs``) needs it.
+only reading Parquet logs (``antiamp.estimation.logs``) needs it.
 
 ``install`` installs, with ``pip install --no-index --no-deps``, exactly the
 manifest's wheels whose package the running Python lacks, and then antiamp itself
@@ -76,7 +76,7 @@ PRESENT = ("numpy", "scipy", "pandas", "xarray", "matplotlib", "contourpy", "fon
 #: Name prefixes of the CUDA toolkit's wheels (numba-cuda's and JAX's).
 PRESENT_PREFIXES = ("nvidia-", "cuda-", "jax-cuda")
 #: Left out unless ``--include``d: large, and needed by one corner of antiamp only.
-OPTIONAL = {"pyarrow": "reading Parquet logs (antiamp.logs)"}
+OPTIONAL = {"pyarrow": "reading Parquet logs (antiamp.estimation.logs)"}
 #: What tests/test_gpu.py needs beyond antiamp (the ranges are the test extra's).
 CHECK_TOOLS = ("pytest", "pytest-xdist", "hypothesis")
 #: Requirements published as a source archive only, built here into a pure-Python

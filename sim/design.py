@@ -79,7 +79,7 @@ class DesignError(ValueError):
 class Judge:
     """Fixed parameters: point values and standard errors (0: known exactly).
 
-    ``structural`` is the judge :mod:`antiamp.structural` fits to a log: log-odds
+    ``structural`` is the judge :mod:`antiamp.estimation.structural` fits to a log: log-odds
     z = mu + kappa_v x + (r_P - r_A) (debate; mu_c + kappa_v e_P + r_P in
     consultancy), argument readings r ~ N(+-gap/2, sigma^2), the favoured answer
     decided.  Jurors read the same arguments: ``read_corr`` is the share of the
@@ -1133,7 +1133,7 @@ def _structural_from_store(ds, p: float, rho: float, se_rho: float) -> tuple[Jud
         notes.append(f"rho is {rho:g} in the log (every wrong side's evidence "
                      f"{'passed' if rho else 'failed'}): a binomial SE of 0")
     if "read_corr" in ds and np.isfinite(float(ds.read_corr)):
-        # estimated from several judgments of one room (antiamp.readcorr); the design's
+        # estimated from several judgments of one room (antiamp.estimation.readcorr); the design's
         # range is [0, 1): a negative estimate is read as 0
         rc, se = float(ds.read_corr), float(ds.read_corr_se)
         j.read_corr = float(np.clip(rc, 0.0, 0.999))

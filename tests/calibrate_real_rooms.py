@@ -37,7 +37,7 @@ import pandas as pd
 
 def logs():
     from antiamp.estimate import validate_log
-    from antiamp.logs import load_log
+    from antiamp.estimation.logs import load_log
 
     data = files("antiamp") / "data"
     online = load_log(str(data / "michael2023_human_judges.csv"))
@@ -60,7 +60,7 @@ def judge_split(online: pd.DataFrame, seed: int) -> tuple:
 
 def study(kind: str, reps: int, rooms: int, draws: int = 400,
           choice: str = "auto", prior: float | None = None) -> pd.DataFrame:
-    from antiamp import predictive as pr
+    from antiamp.estimation import predictive as pr
 
     online, offline = logs()
     prior = pr.SHIFT_PRIOR if prior is None else prior

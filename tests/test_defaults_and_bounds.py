@@ -120,7 +120,7 @@ def test_estimate_work_grows_with_draws_rows_and_fits():
     import argparse
 
     from antiamp.estimate import check_work, work_parts
-    from antiamp.logs import LogError
+    from antiamp.estimation.logs import LogError
 
     def args(**kw):
         base = dict(simulate=False, n_sim=1, cv=None, calibrate=None, check_draws=1000)

@@ -416,15 +416,15 @@ def test_the_designs_judge_is_the_stores_reading(reading, tmp_path):
     """antiamp-estimate --simulate stores the structural fit in the reading the
     predictive checks use (auto: the selection's; else the one named), records which,
     and the design's judge predicts, at one judge and no verification, the Amp and
-    accuracy that reading's fit predicts (its own exact rates, antiamp.structural's
+    accuracy that reading's fit predicts (its own exact rates, antiamp.estimation.structural's
     draw_metrics with the same p and rho): a log whose debate judges read a larger gap
     with less spread than its consultancy judges, and stated probabilities not on a
     grid (no recording band, so the two agree to rounding)."""
     import xarray as xr
 
-    from antiamp import predictive as pr
-    from antiamp import structural as st
-    from antiamp.logs import validate_log
+    from antiamp.estimation import predictive as pr
+    from antiamp.estimation import structural as st
+    from antiamp.estimation.logs import validate_log
 
     kw = dict(mu_consult=0.4, kappa_v=0.8, rho=0.5, bounds=None, n_judges=40)
     log = pd.concat([st.simulate_log(2500, share_debate=0.0, d=1.5, sigma=1.6, seed=81, **kw),

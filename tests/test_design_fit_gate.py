@@ -12,7 +12,7 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.dataset import Sample
 from inspect_ai.solver import solver
 
-import antiamp.inspect_example  # noqa: F401  (registers the scripted/ model provider)
+import antiamp.estimation.inspect_example  # noqa: F401  (registers the scripted/ model provider)
 from antiamp import design as dz
 from cli_runner import run_command
 

@@ -655,7 +655,7 @@ def test_five_million_rows_with_probabilities_roles_and_simulate_stay_under_two_
     """A 5-million-row log with p_y and assigned debate roles, drawn from the structural
     judge, estimated and checked (--simulate at 10^6 instances) under 2 GB; the check
     calls none of the label metrics a poor fit of the model that drew the log."""
-    from antiamp import structural as st
+    from antiamp.estimation import structural as st
 
     st.simulate_log(5_000_000, seed=3, n_judges=500).to_csv(tmp_path / "big.csv", index=False)
     script = ("import sys\nfrom antiamp.estimate import main\n"

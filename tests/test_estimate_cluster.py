@@ -9,11 +9,12 @@ from scipy import stats
 from scipy.special import expit
 
 from antiamp.estimate import (LogError, EstimateOptions, estimate, main, validate_log)
-from antiamp.logstats import (N_CODES, amp_of_codes, clustered_difference, clustered_mean,
+from antiamp.estimation.logstats import (N_CODES, amp_of_codes, clustered_difference, clustered_mean,
                               clustered_variance,
                               design_effect_wilson, judge_code_table, percentile_interval,
                               resampled_counts, resampled_judge_counts, wilson)
-from antiamp.oversight_metrics import field_metrics, format_field_metrics, roc_auc
+from antiamp.estimation.field_metrics import field_metrics, format_field_metrics
+from antiamp.oversight_metrics import roc_auc
 
 Z = stats.norm.ppf(0.975)
 

@@ -11,9 +11,9 @@ import pytest
 from scipy.special import logit
 
 from antiamp.estimate import EstimateOptions, LogError, estimate, load_log, validate_log
-from antiamp.logfit import logistic_fit
-from antiamp.logstats import wilson
-from antiamp.oversight_metrics import field_metrics
+from antiamp.estimation.logfit import logistic_fit
+from antiamp.estimation.logstats import wilson
+from antiamp.estimation.field_metrics import field_metrics
 from cli_runner import run_command
 
 OPTS = EstimateOptions(n_resamples=200, seed=5)
@@ -130,7 +130,7 @@ def test_a_semicolon_separated_log_is_named_as_such(sample, tmp_path):
 
 
 def test_a_log_too_small_for_the_structural_fit_says_why_for_each_reading(sample):
-    from antiamp.predictive import CheckError, fit_for
+    from antiamp.estimation.predictive import CheckError, fit_for
 
     two = validate_log(sample.iloc[[0, 3000]])
     # each reading's own reason: the identification rule (two rows identify no
@@ -160,7 +160,7 @@ def test_firths_fit_of_a_binary_regressor_is_its_closed_form(k0, n0, k1, n1):
     """With x in {0, 1} the model is saturated and Firth's estimate is the log-odds of
     (k + 1/2) / (n + 1) at each x (Jeffreys' half-count); the fit of 1 of 1 and 13 of 14
     used to jump between two points and give NaN."""
-    from antiamp.logfit import firth_fit
+    from antiamp.estimation.logfit import firth_fit
 
     x = np.r_[np.zeros(n0), np.ones(n1)]
     y = np.r_[np.arange(n0) < k0, np.arange(n1) < k1].astype(float)
@@ -208,7 +208,7 @@ def test_evidence_and_answers_of_any_integer_type_give_the_same_fit(sample, dtyp
 
 
 def test_an_asd_on_which_every_agent_agrees_says_its_interval_has_no_width(sample):
-    from antiamp.oversight_metrics import format_field_metrics
+    from antiamp.estimation.field_metrics import format_field_metrics
 
     small = sample.groupby("protocol").head(15)  # debate: every agent's verdict agrees
     tab = field_metrics(small)

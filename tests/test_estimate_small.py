@@ -14,7 +14,7 @@ import pytest
 import xarray as xr
 
 from antiamp.estimate import EstimateOptions, estimate, validate_log
-from antiamp.logfit import firth_fit, separation
+from antiamp.estimation.logfit import firth_fit, separation
 from cli_runner import run_command
 
 
@@ -267,7 +267,7 @@ def test_design_from_a_judge_that_reproduces_its_log_runs(tmp_path):
 
 
 def test_the_structural_fit_says_when_consultancy_labels_are_separated():
-    from antiamp import structural as st
+    from antiamp.estimation import structural as st
 
     f = st.fit(validate_log(small_log()))
     assert any(n.startswith("separation in consultancy") for n in f.notes), f.notes

@@ -23,7 +23,7 @@ import pytest
 
 from antiamp import inputs
 from antiamp.config import ConfigError
-from antiamp.logs import LogError, load_log
+from antiamp.estimation.logs import LogError, load_log
 
 #: Generous bounds: a refusal takes milliseconds, a read of what is refused minutes.
 SECONDS, MEGABYTES = 120, 300
@@ -101,7 +101,7 @@ def test_a_fifo_log_is_refused_not_read(tmp_path, name):
 @pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
 def test_a_device_is_refused_as_a_log_and_a_mapping(tmp_path):
     refused(lambda: load_log("/dev/zero"), LogError, "is a device")
-    from antiamp.inspect_logs import load_mapping
+    from antiamp.estimation.inspect_logs import load_mapping
 
     refused(lambda: load_mapping("/dev/zero", LogError), LogError, "is a device")
 
@@ -174,7 +174,7 @@ def test_a_parquet_log_over_the_column_bound_is_refused(tmp_path, monkeypatch):
 
 # ------------------------------------------------------------------ mapping, bets, votes
 def test_a_mapping_file_is_bounded(tmp_path):
-    from antiamp.inspect_logs import load_mapping
+    from antiamp.estimation.inspect_logs import load_mapping
 
     refused(lambda: load_mapping(_fifo(tmp_path / "m.yaml"), LogError), LogError, "is a FIFO")
     big = tmp_path / "big.yaml"

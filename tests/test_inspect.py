@@ -17,8 +17,8 @@ from inspect_ai.dataset import Sample
 from inspect_ai.solver import solver
 
 from antiamp.estimate import EstimateOptions, LogError, estimate, load_log
-from antiamp.inspect_example import Rules, known_metrics, run_example
-from antiamp.oversight_metrics import asd
+from antiamp.estimation.inspect_example import Rules, known_metrics, run_example
+from antiamp.estimation.field_metrics import asd
 from cli_runner import run_command
 
 OPTS = EstimateOptions(n_resamples=300, seed=3)
@@ -211,7 +211,7 @@ def test_clustered_standard_errors_equal_inspects_own():
     unclustered one where judges lean."""
     from inspect_ai.scorer import SampleScore, Score, stderr
 
-    from antiamp.inspect import per_protocol, rows
+    from antiamp.estimation.inspect import per_protocol, rows
 
     scores = _scores()
     for which in ("amp", "fwc", "acc"):
@@ -234,7 +234,7 @@ def test_clustered_standard_errors_equal_inspects_own():
 def test_clustered_asd_with_one_sample_per_cluster_is_the_unclustered_one():
     from inspect_ai.scorer import SampleScore
 
-    from antiamp.inspect import asd_per_protocol
+    from antiamp.estimation.inspect import asd_per_protocol
 
     scores = _scores(n=120)
     own = [SampleScore(score=s.score, sample_id=s.sample_id,
@@ -249,7 +249,7 @@ def test_clustered_asd_with_one_sample_per_cluster_is_the_unclustered_one():
 
 
 def test_a_missing_cluster_key_is_named():
-    from antiamp.inspect import per_protocol
+    from antiamp.estimation.inspect import per_protocol
 
     with pytest.raises(ValueError, match="has no metadata 'question_id'"):
         per_protocol(_scores(n=10), "amp", cluster="question_id")
@@ -304,7 +304,7 @@ def test_a_cancelled_evaluation_is_reported_as_cancelled(example, tmp_path):
     metrics as if the evaluation were whole)."""
     from inspect_ai.log import read_eval_log, write_eval_log
 
-    from antiamp.estimate_report import format_report
+    from antiamp.estimation.estimate_report import format_report
 
     _, log = example
     full = read_eval_log(log.location)
@@ -331,7 +331,7 @@ def test_the_guides_mapping_file_is_the_one_its_command_reads(tmp_path):
     import re
     from pathlib import Path
 
-    from antiamp.inspect_logs import CONVENTIONS, load_mapping
+    from antiamp.estimation.inspect_logs import CONVENTIONS, load_mapping
 
     text = (Path(__file__).resolve().parents[1] / "docs" / "guides" / "estimation.md"
             ).read_text()

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from antiamp.registry import builtin_names, builtin_config
-from antiamp.sections import EquilibriumConfig
+from antiamp.evidence_game import EquilibriumConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -32,13 +32,13 @@ KNOWN = {
     ("sim/cli.py", "panel"): "an example in antiamp --help",
     ("sweeps/cli.py", "signals"): "an example in antiamp-sweep --help",
     ("sweeps/cli.py", "panel"): "an example in antiamp-sweep --help",
-    ("sim/structural.py", "messages"): "the structural judge of oversight logs is the messages "
+    ("sim/estimation/structural.py", "messages"): "the structural judge of oversight logs is the messages "
                                        "model's logit judge (estimation runs it on the engine)",
-    ("sim/estimate.py", "confidence"): "not the model: the estimate store's interval level",
+    ("sim/estimation/estimate.py", "confidence"): "not the model: the estimate store's interval level",
     ("sim/models/panel/config.py", "confidence"): "not the model: a jury rule named confidence",
-    ("sim/estimators.py", "confidence"): "not the model: the estimate store's interval level",
-    ("sim/estimate_report.py", "confidence"): "not the model: the estimate store's interval level",
-    ("sim/estimate_check.py", "confidence"): "not the model: the estimate store's interval level",
+    ("sim/estimation/estimators.py", "confidence"): "not the model: the estimate store's interval level",
+    ("sim/estimation/estimate_report.py", "confidence"): "not the model: the estimate store's interval level",
+    ("sim/estimation/estimate_check.py", "confidence"): "not the model: the estimate store's interval level",
     ("sim/design.py", "confidence"): "not the model: the estimate store's interval level",
     ("sim/models/panel/core.py", "confidence"): "not the model: a jury rule named confidence",
     ("sim/models/compare/core.py", "colmad"): "compare composes the other models (their public "
@@ -57,7 +57,7 @@ KNOWN = {
     ("sim/models/compare/config.py", "redeliberation"): "compare composes the other models",
     ("kernels/transcripts.py", "baseline"): "the transcript export is the seed-000 game's "
                                             "(its kernel's slot constants)",
-    ("sim/estimate.py", "options"): "a log with more than two answers is pointed to model=options",
+    ("sim/estimation/estimate.py", "options"): "a log with more than two answers is pointed to model=options",
     ("sim/__init__.py", "equilibrium"): "antiamp.solve, the top-level API of the equilibrium "
                                         "model",
     ("sim/models/portfolio/model.py", "signals"): "not the model: the dataset attribute "
@@ -65,7 +65,7 @@ KNOWN = {
 }
 
 
-#: Config sections several models share (``antiamp.sections``): a quoted name that is
+#: Config sections several models share (``antiamp.evidence_game``): a quoted name that is
 #: also a shared section (``"equilibrium"``, a section and a dimension) is not the model.
 SHARED = {"equilibrium": EquilibriumConfig}
 
@@ -285,7 +285,7 @@ def test_no_module_imports_a_private_name_of_another_module():
     ("sweeps/blocks.py", "import antiamp.models.panel._masks\n"),
     ("sim/models/panel/core.py", "from ...judge import _dominant\n"),
     ("sim/models/confidence/core.py", "from ...kernels import confidence as kc\nkc._jury(1)\n"),
-    ("sim/estimate.py", "from .logstats import _acc\n"),
+    ("sim/estimation/estimate.py", "from .logstats import _acc\n"),
     ("sweeps/engine.py", "from .blocks import _lock\n"),
     ("kernels/gpu/colmad.py", "from ..baseline import _class_index\n"),
 ])
@@ -302,4 +302,4 @@ def test_public_names_and_a_models_own_private_names_pass():
     assert not private_imports("sim/models/panel/core.py",
                                "from ...judge import dominant_presentation\n")
     assert not private_imports("kernels/gpu/colmad.py", "from ..colmad import _instance\n")
-    assert not private_imports("sim/logs.py", "from . import logstats as _ls\nx = _ls.rate\n")
+    assert not private_imports("sim/estimation/logs.py", "from . import logstats as _ls\nx = _ls.rate\n")

@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 from antiamp.estimate import EstimateOptions, estimate, validate_log
-from antiamp.oversight_metrics import asd, field_metrics, roc_auc, roc_curve
+from antiamp.estimation.field_metrics import asd, field_metrics
+from antiamp.oversight_metrics import roc_auc, roc_curve
 from cli_runner import run_command
 
 metrics = pytest.importorskip("sklearn.metrics")
@@ -110,7 +111,8 @@ def test_intervals_stay_within_each_metrics_range():
     win 1 in 3: ASD (verdict) 0.667 with a normal interval reaching past 1 is clipped
     at 1, the metric's largest value (it printed [0.1241, 1.0092] and the bar crossed
     1); the clipped side only."""
-    from antiamp.oversight_metrics import format_field_metrics, metric_range
+    from antiamp.estimation.field_metrics import format_field_metrics
+    from antiamp.oversight_metrics import metric_range
 
     n = 60
     om = np.zeros(n, int)

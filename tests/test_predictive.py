@@ -1,4 +1,4 @@
-"""Predictive checks that can fail (antiamp.predictive), populations of debaters in
+"""Predictive checks that can fail (antiamp.estimation.predictive), populations of debaters in
 the structural fit, cross-validation and calibration on logs the fit did not see."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from antiamp import predictive as pr
-from antiamp import structural as st
+from antiamp.estimation import predictive as pr
+from antiamp.estimation import structural as st
 from antiamp.estimate import validate_log
 from cli_runner import run_command
 
@@ -381,7 +381,7 @@ def test_calibration_rooms_whose_labels_all_agree_on_real_rooms():
     calibrated intervals with width in every case."""
     from importlib.resources import files
 
-    from antiamp.logs import load_log
+    from antiamp.estimation.logs import load_log
 
     data = files("antiamp") / "data"
     online = load_log(str(data / "michael2023_human_judges.csv"))

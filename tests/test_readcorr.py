@@ -1,4 +1,4 @@
-"""Judges' shared reading errors (antiamp.readcorr): read_corr from several
+"""Judges' shared reading errors (antiamp.estimation.readcorr): read_corr from several
 judgments of one room, and its use by antiamp-design."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from scipy.stats import multivariate_normal
 
-from antiamp import readcorr as rc
+from antiamp.estimation import readcorr as rc
 from antiamp.estimate import load_log
 from cli_runner import run_command
 

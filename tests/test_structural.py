@@ -1,4 +1,4 @@
-"""The structural judge of real logs (antiamp.structural) and the messages model's
+"""The structural judge of real logs (antiamp.estimation.structural) and the messages model's
 favoured-answer judge it runs on."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import xarray as xr
 from scipy.stats import norm
 
 import antiamp as sim
-from antiamp import structural as st
+from antiamp.estimation import structural as st
 from antiamp.estimate import EstimateOptions, LogError, estimate, validate_log
 from cli_runner import run_command
 

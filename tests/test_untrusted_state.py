@@ -483,7 +483,7 @@ def test_a_100_mb_field_is_refused_in_bounded_memory(tmp_path):
 def test_a_log_read_in_pieces_gives_the_same_estimates_bit_for_bit(sample, monkeypatch):
     from importlib.resources import files
 
-    from antiamp import logread
+    from antiamp.estimation import logread
     from antiamp.estimate import EstimateOptions, estimate, load_log
 
     path = files("antiamp") / "data" / sample

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from ...sections import EquilibriumConfig
+from ...evidence_game import EquilibriumConfig
 
 #: The sections this model adds to the shared schema.
 SECTIONS = {"equilibrium": EquilibriumConfig}

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from ...config import BIG, declare
-from ...sections import EquilibriumConfig
+from ...evidence_game import EquilibriumConfig
 
 
 ETA_MODES = ("absolute", "fraction")

@@ -1,6 +1,6 @@
 """Predictive checks of the structural judge that can fail honestly.
 
-The structural fit (:mod:`antiamp.structural`) gives, for every row with a known
+The structural fit (:mod:`antiamp.estimation.structural`) gives, for every row with a known
 truth, the probability that the judge labels the protagonist's answer.  Here it is
 turned into a predictive distribution of what a log (or a held-out part of one)
 would count:
@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .lazy import lazy
+from ..lazy import lazy
 
 special = lazy("scipy.special")
 stats = lazy("scipy.stats")
@@ -709,7 +709,7 @@ def run(args, df: pd.DataFrame, new: pd.DataFrame | None, conf: float, out,
     debaters)."""
     from pathlib import Path
 
-    from .outputs_policy import write_csv  # (formula cells escaped, files recorded)
+    from ..outputs_policy import write_csv  # (formula cells escaped, files recorded)
 
     out = Path(out)
     df = _final(df, args.round)

@@ -27,7 +27,7 @@ import re
 from pathlib import Path
 
 
-from .lazy import lazy
+from ..lazy import lazy
 
 pd = lazy("pandas")
 
@@ -79,9 +79,9 @@ def _import_inspect(error):
 
 def load_mapping(path, error=ValueError) -> dict[str, list[str]]:
     """The conventions with a mapping file's columns replaced (YAML or JSON)."""
-    from .transcripts import SCHEMA
+    from ..transcripts import SCHEMA
 
-    from .inputs import check_input
+    from ..inputs import check_input
 
     p = Path(path)
     check_input(p, "mapping", error, f"--mapping {path}")
@@ -183,7 +183,7 @@ def eval_files(path: Path, error) -> list[Path]:
 def read_rows(path, mapping: dict[str, list[str]] | None = None, error=ValueError):
     """The schema's rows of an Inspect log or folder of logs, and where each row came
     from (``file, sample id, epoch``): ``(DataFrame, origins)``."""
-    from .inputs import ENV_BYTES, check_input, check_zip, member_bound
+    from ..inputs import ENV_BYTES, check_input, check_zip, member_bound
 
     mapping = mapping or CONVENTIONS
     rows, origins, failed, seen, evaluations = [], [], [], {}, []
@@ -293,8 +293,8 @@ def evaluation_notes(evaluations: list) -> list:
 
 
 def load_inspect(path, mapping, error, validate):
-    """A validated log (as :func:`antiamp.logs.load_log` returns) of Inspect logs,
-    checked by ``validate`` (the log schema's :func:`antiamp.logs.validate_log`); a
+    """A validated log (as :func:`antiamp.estimation.logs.load_log` returns) of Inspect logs,
+    checked by ``validate`` (the log schema's :func:`antiamp.estimation.logs.validate_log`); a
     schema error names the sample the row came from."""
     mapping = mapping or CONVENTIONS
     df, origins = read_rows(path, mapping, error)

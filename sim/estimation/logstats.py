@@ -5,7 +5,7 @@ the judge's probabilities and their reliability table.
 Every statistic of the bootstrap reads only how many rows fall in each of 16 codes,
 so a resample is a multinomial draw of code counts (the same distribution as
 resampling rows, which scipy.stats.bootstrap does) and memory stays bounded whatever
-the log's size.  Read by :mod:`antiamp.estimators`.
+the log's size.  Read by :mod:`antiamp.estimation.estimators`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .lazy import lazy
+from ..lazy import lazy
 
 pd = lazy("pandas")
 stats = lazy("scipy.stats")

@@ -3,8 +3,8 @@ and roles, read from CSV or Parquet in bounded memory (or from Inspect eval logs
 every problem a :class:`LogError` naming the column and the row.
 
 The first job of ``antiamp-estimate``; the estimators (:mod:`antiamp.estimate`), the
-structural fit (:mod:`antiamp.structural`), the predictive checks
-(:mod:`antiamp.predictive`) and the field's metrics (:mod:`antiamp.oversight_metrics`)
+structural fit (:mod:`antiamp.estimation.structural`), the predictive checks
+(:mod:`antiamp.estimation.predictive`) and the field's metrics (:mod:`antiamp.oversight_metrics`)
 read what it returns.
 """
 
@@ -14,12 +14,12 @@ from pathlib import Path
 
 import numpy as np
 
-from .lazy import lazy
+from ..lazy import lazy
 
 pd = lazy("pandas")
 stats = lazy("scipy.stats")
 
-from .transcripts import SCHEMA
+from ..transcripts import SCHEMA
 
 
 BINARY = ("a", "y", "e_P", "e_A", "omega", "t_P", "t_A", "label_blind", "s")
@@ -46,13 +46,13 @@ MAX_ROUND = 10_000
 
 def load_log(path, mapping=None) -> pd.DataFrame:
     """Read and validate a log (CSV, Parquet, or Inspect ``.eval`` logs: a file or a
-    folder of them, read by :mod:`antiamp.inspect_logs` with ``mapping``, the path of a
+    folder of them, read by :mod:`antiamp.estimation.inspect_logs` with ``mapping``, the path of a
     mapping file); raise LogError naming column and row."""
     path = Path(path)
     if not path.exists():
         raise LogError(f"no such file: {path}")
     if not path.is_dir():  # no FIFO, device or /proc file, whatever its name
-        from .inputs import check_input
+        from ..inputs import check_input
 
         check_input(path, "csv", LogError, path.name)
     if mapping is not None or path.suffix.lower() == ".eval" or (
@@ -69,7 +69,7 @@ def load_log(path, mapping=None) -> pd.DataFrame:
         raise LogError(f"{path.name}: the log must be a .csv or .parquet file or an Inspect "
                        ".eval log (Inspect's .json logs: convert them with 'inspect log "
                        "convert --to eval --output-dir DIR LOG')")
-    from .inputs import check_input, csv_header, parquet_columns
+    from ..inputs import check_input, csv_header, parquet_columns
 
     # a regular file of bounded size and columns (sim/inputs.py), before it is read
     if check_input(path, kind[1:], LogError, path.name) == 0:
@@ -369,7 +369,7 @@ def amp_by_round(df: pd.DataFrame, confidence: float, cluster: str = "rows"):
     """Per protocol and round (all rows of that round with a known truth): Amp, its
     Wilson interval (statsmodels) and the rows it rests on, ``(rounds, arrays)``.
     With ``cluster="judge"`` the Wilson interval is adjusted for the rows' judges
-    (:func:`antiamp.logstats.design_effect_wilson`)."""
+    (:func:`antiamp.estimation.logstats.design_effect_wilson`)."""
     from .logstats import design_effect_wilson, wilson
 
     rounds = np.arange(1, int(df["round"].max()) + 1)

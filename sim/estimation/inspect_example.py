@@ -14,13 +14,13 @@ consultancy and ``j_debate[e_P][e_A]`` in debate, and states that probability.
 counts tokens itself (Inspect's default counts with tiktoken, which downloads an
 encoding file), so the task runs with no network::
 
-    from antiamp.inspect_example import run_example
+    from antiamp.estimation.inspect_example import run_example
     log = run_example("logs/")        # writes a .eval log; then
     # antiamp-estimate logs/
 
-The solver writes the conventions of :mod:`antiamp.inspect_logs` into each sample's
+The solver writes the conventions of :mod:`antiamp.estimation.inspect_logs` into each sample's
 metadata (protocol, argued, verdict, judge_prob, evidence_P, evidence_A, gold), and
-the scorer is :func:`antiamp.inspect.oversight_scorer`, so Inspect's report shows
+the scorer is :func:`antiamp.estimation.inspect.oversight_scorer`, so Inspect's report shows
 Amp, fwc and accuracy per protocol with their standard errors.
 """
 
@@ -32,7 +32,7 @@ if __name__ == "__main__":  # Ctrl-C while Inspect's modules load (seconds): one
     import sys as _sys
 
     def _quit(*_):
-        print("\npython -m antiamp.inspect_example: interrupted; nothing was written",
+        print("\npython -m antiamp.estimation.inspect_example: interrupted; nothing was written",
               file=_sys.stderr)
         _os._exit(130)
 
@@ -144,7 +144,7 @@ def _seed(*parts) -> int:
 @solver
 def consultancy_or_debate(rules: Rules = Rules(), seed: int = 0):
     """Consultancy or debate (the sample's ``protocol``) and a judge's verdict, written
-    into the sample's metadata by the conventions of :mod:`antiamp.inspect_logs`."""
+    into the sample's metadata by the conventions of :mod:`antiamp.estimation.inspect_logs`."""
     import json
 
     system_rules = "RULES: " + json.dumps(asdict(rules))
@@ -206,13 +206,13 @@ def run_example(log_dir, replicates: int = 10, rules: Rules = Rules(), seed: int
 
 
 def main(argv=None) -> None:
-    """``python -m antiamp.inspect_example [LOG_DIR] [--replicates N] [--seed S]``: the
+    """``python -m antiamp.estimation.inspect_example [LOG_DIR] [--replicates N] [--seed S]``: the
     example's eval log written into LOG_DIR (default ``logs``); Ctrl-C is one line."""
     import argparse
 
-    from .cmdline import interruptible
+    from ..cmdline import interruptible
 
-    ap = argparse.ArgumentParser(prog="python -m antiamp.inspect_example",
+    ap = argparse.ArgumentParser(prog="python -m antiamp.estimation.inspect_example",
                                  description="Run the example Inspect task offline "
                                              "(scripted players) and write its eval log.")
     ap.add_argument("log_dir", nargs="?", default="logs", help="folder of the log (logs)")
@@ -226,7 +226,7 @@ def main(argv=None) -> None:
     if args.replicates < 1:
         ap.error(f"--replicates must be an integer >= 1, got {args.replicates}")
 
-    @interruptible("python -m antiamp.inspect_example",
+    @interruptible("python -m antiamp.estimation.inspect_example",
                    saved="Inspect wrote the samples that ran as a log of status "
                          "'cancelled' (antiamp-estimate names it so)")
     def go():

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .lazy import lazy
+from ..lazy import lazy
 
 pd = lazy("pandas")
 

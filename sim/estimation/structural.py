@@ -29,7 +29,7 @@ of freedom, as in the logistic fit of :mod:`antiamp.estimate`.
 What is identified, and what is refused rather than fitted:
 - mu_debate, the judge's lean toward the protagonist at equal arguments, only from
   open-role debates.  An assigned debate is read with the wrong debater as the
-  protagonist (:func:`antiamp.logs.symmetric_roles`); a lean toward the wrong debater
+  protagonist (:func:`antiamp.estimation.logs.symmetric_roles`); a lean toward the wrong debater
   that no argument shows is not a lean toward a role, so it is 0 there.
 - kappa_v only when x varies within a protocol; a regressor constant within each
   protocol is the protocol's intercept (refused with a note, kappa_v = 0).
@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .lazy import lazy
+from ..lazy import lazy
 
 special = lazy("scipy.special")
 stats = lazy("scipy.stats")
@@ -193,7 +193,7 @@ class StructuralFit:
     #: reference, whose persuasiveness shift is 0) and the column they came from.
     populations: list = field(default_factory=list)
     debaters: str | None = None
-    #: Which reading of the log the fit took (:data:`antiamp.predictive.FITS`).
+    #: Which reading of the log the fit took (:data:`antiamp.estimation.predictive.FITS`).
     reading: str = "probabilities"
     #: The weakly informative prior the fit used under separation ("" for none).
     prior: str = ""
@@ -393,7 +393,7 @@ def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = Fals
     both protocols; ``protocol_spread``: debate's spread ``sigma_debate`` apart from
     consultancy's ``sigma`` (where the log has both protocols and stated
     probabilities; from labels alone the spread of debate is not identified apart
-    from its gap).  :func:`antiamp.predictive.select_fit` lets the log choose.
+    from its gap).  :func:`antiamp.estimation.predictive.select_fit` lets the log choose.
 
     ``shift_prior``: {population label: tau}, a normal prior N(0, (tau sigma)^2) on
     those populations' shifts (sigma the consultancy spread at the current
@@ -739,7 +739,7 @@ def draw_metrics(f: StructuralFit, prot: str, p: float, rho: float, draws: np.nd
     the favoured label (normal cdf) and by Gauss-Hermite for the sampled one:
     vectorised over draws (the messages model's exact path is per cell and takes
     milliseconds)."""
-    from .models.messages import core as msm
+    from ..models.messages import core as msm
 
     w = msm.type_weights(p, rho)  # [corr, t_P, t_A]
     debate = prot == "debate"
@@ -782,7 +782,7 @@ def predictive_check(f: StructuralFit, df: pd.DataFrame, observed, confidence=0.
     predicted_lo/hi (percentiles over parameter draws from N(theta-hat, V-hat)
     evaluated exactly), z and p_value (observed minus predicted over the combined
     standard error; observed SE from its bootstrap interval's width), poor."""
-    from . import simulate
+    from .. import simulate
 
     rng = np.random.default_rng(seed)
     chol = cov_factor(f.cov)

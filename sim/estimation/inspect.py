@@ -3,7 +3,7 @@ Score Difference as Inspect metrics, with their standard errors, per protocol.
 
 A team adds them to its scorer::
 
-    from antiamp.inspect import accuracy, amplification, asd, fwc
+    from antiamp.estimation.inspect import accuracy, amplification, asd, fwc
 
     @scorer(metrics=[amplification(), fwc(), accuracy(), asd()])
     def my_scorer(): ...
@@ -16,7 +16,7 @@ with ``a`` (the answer the consultant, in debate the protagonist, argued), ``y``
 judge's verdict) and ``omega`` (the gold answer), as letters (A = 0, B = 1, ...) or
 indices; ``protocol`` and ``role`` are read from the score's metadata (not its value:
 Inspect's epoch reducer turns a value's strings into numbers); where these lack a
-key it is read from the sample's metadata under the names of :data:`antiamp.inspect_logs.
+key it is read from the sample's metadata under the names of :data:`antiamp.estimation.inspect_logs.
 CONVENTIONS` (``argued``, ``verdict``, ``gold``, ``protocol``, ``role``).
 :func:`oversight_scorer` builds such a score from the sample's metadata.
 
@@ -172,11 +172,11 @@ def per_protocol(scores: list[SampleScore], which: str,
 
 def asd_per_protocol(scores: list[SampleScore], cluster: str | None = None) -> dict[str, float]:
     """``{asd_protocol: value, asd_protocol_stderr: se}``: the Agent Score Difference
-    with the judge's verdict as the reward, as :func:`antiamp.oversight_metrics.asd`
+    with the judge's verdict as the reward, as :func:`antiamp.estimation.field_metrics.asd`
     computes it (fwc - Amp with open roles, 1 - 2 Amp in assigned debates)."""
     import numpy as np
 
-    from .oversight_metrics import diff_with_se
+    from ..oversight_metrics import diff_with_se
 
     by: dict[str, list] = {}
     cl = clusters(scores, cluster)

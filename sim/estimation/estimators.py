@@ -1,21 +1,21 @@
 """Every estimate of a validated oversight log as one Dataset (dims protocol, stratum,
 fit): the options, their range checks and :func:`estimate`, which reads the
-statistics of :mod:`antiamp.logstats` per protocol and stratum and the fits of
-:mod:`antiamp.logfit`.
+statistics of :mod:`antiamp.estimation.logstats` per protocol and stratum and the fits of
+:mod:`antiamp.estimation.logfit`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .lazy import lazy
+from ..lazy import lazy
 
 pd = lazy("pandas")
 xr = lazy("xarray")
 stats = lazy("scipy.stats")
 from dataclasses import dataclass
 
-from ._version import __version__
+from .._version import __version__
 from .logfit import logistic_fit
 from .logs import PROTOCOLS, LogError, amp_by_round, select_round, validate_log
 from .logstats import (EVENTS, GRADED, N_BINS, PROB_METRICS, RATIOS, acc_of_codes, amp_of_codes, boot_interval,
@@ -23,7 +23,7 @@ from .logstats import (EVENTS, GRADED, N_BINS, PROB_METRICS, RATIOS, acc_of_code
                        percentile_interval, masked_rate, resampled_counts, code_counts,
                        corrected_amp_counts, graded_rho, probability_metrics, reliability,
                        clustered_difference, wrong_probabilities)
-from .transcripts import SCHEMA_VERSION
+from ..transcripts import SCHEMA_VERSION
 
 
 @dataclass
@@ -226,7 +226,7 @@ def amp_difference(consult: list, debate: list, opts: EstimateOptions, rng,
 
 
 def logistic_fits(df: pd.DataFrame) -> dict:
-    """:func:`antiamp.logfit.logistic_fit` of the consultancy rows, the debate rows and
+    """:func:`antiamp.estimation.logfit.logistic_fit` of the consultancy rows, the debate rows and
     all rows."""
     fits = {}
     for name, sub in (("consult", df[df["protocol"] == "consult"]),
@@ -335,7 +335,7 @@ def _fit_variables(fits: dict, opts: EstimateOptions) -> dict:
 
 def reliability_variables(df: pd.DataFrame) -> dict:
     """The reliability table of the judges' probabilities per protocol (dims protocol,
-    p_bin): :func:`antiamp.logstats.reliability`."""
+    p_bin): :func:`antiamp.estimation.logstats.reliability`."""
     data = {}
     rel = [reliability(df[df["protocol"] == prot]) for prot in PROTOCOLS]
     for j, (k, ln) in enumerate((("reliability_n", "rows in the p_y bin"),

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .lazy import lazy
+from ..lazy import lazy
 
 special = lazy("scipy.special")
 stats = lazy("scipy.stats")

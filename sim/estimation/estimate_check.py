@@ -1,13 +1,13 @@
 """The estimates run on the engine: the seed-000 judges the section-6 estimators
 imply (tie-break and logit) and the structural judge fitted to the log
-(:mod:`antiamp.structural`), each prediction beside the observed metrics.
+(:mod:`antiamp.estimation.structural`), each prediction beside the observed metrics.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .lazy import lazy
+from ..lazy import lazy
 
 pd = lazy("pandas")
 xr = lazy("xarray")
@@ -74,9 +74,9 @@ def simulate_fitted(ds: xr.Dataset, n: int = 2_000_000, seed: int = 0) -> pd.Dat
 
 def structural_check(df: pd.DataFrame, ds: xr.Dataset, n: int, seed: int,
                      choice: str = "auto"):
-    """The structural judge (:mod:`antiamp.structural`) fitted to the log in the
-    reading ``choice`` (:data:`antiamp.predictive.FITS`, or ``auto``: the reading that
-    predicts held-out judges' labels, :func:`antiamp.predictive.select_fit`, as the
+    """The structural judge (:mod:`antiamp.estimation.structural`) fitted to the log in the
+    reading ``choice`` (:data:`antiamp.estimation.predictive.FITS`, or ``auto``: the reading that
+    predicts held-out judges' labels, :func:`antiamp.estimation.predictive.select_fit`, as the
     predictive checks use) and run on the engine: adds its parameters, the reading
     (attribute ``structural_reading``) and the predicted metrics
     (``predicted_<metric>`` with ``_lo``, ``_hi``, ``_se`` and ``ppc_p_<metric>``, over

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .lazy import lazy
+from ..lazy import lazy
 from .logs import PROTOCOLS
 
 pd = lazy("pandas")
@@ -180,7 +180,7 @@ def plot_estimates(ds: xr.Dataset, path: Path, pred: pd.DataFrame | None = None)
                  + ("\n'not defined': no row of the event the rate conditions on (the "
                     "report says why)" if undefined else ""), fontsize=10)
     fig.tight_layout(rect=(0, 0.05 + 0.04 * (len(labels) > 3), 1, 1))
-    from .outputs_policy import save_figure
+    from ..outputs_policy import save_figure
 
     save_figure(fig, path, dpi=120)
     plt.close(fig)
@@ -191,7 +191,7 @@ def plot_reliability(ds: xr.Dataset, path: Path) -> list:
     """Reliability diagram of the judges' probabilities p_y, one panel per protocol:
     the share of rows whose protagonist is right against the mean p_y per bin (marker
     area by rows), the diagonal for perfect calibration, Brier score in the title."""
-    from .plotting import panel_grid, save
+    from ..plotting import panel_grid, save
 
     fig, axs = panel_grid(len(PROTOCOLS), height=3.2)
     for ax, prot in zip(axs, PROTOCOLS):
