@@ -162,26 +162,25 @@ class _Fused:
     with their checksum, every other variable recomputed from them."""
 
     def __init__(self, attrs: dict):
-        from .engine import chunk_shape, fingerprint
+        from .engine import FusedBlocks
         from .spec import make_plan
 
         cfg = json.loads(attrs["config_json"])
         cfg["executor"] = {"kind": "local"}  # repairs run here, whatever ran the sweep
         self.plan = make_plan(cfg)
-        self.chunk = chunk_shape(self.plan.shape, self.plan.base.run.n_instances,
-                                 self.plan.cfg.sweep.cells_per_block)
-        self.fingerprint = fingerprint(self.plan, self.chunk)
+        self.strategy = FusedBlocks(self.plan)
+        self.fingerprint = self.strategy.fingerprint
 
     def n_blocks(self) -> int:
-        from .engine import blocks
+        from .chunks import blocks
 
-        return len(list(blocks(self.plan.shape, self.chunk)))
+        return len(list(blocks(self.plan.shape, self.strategy.chunk)))
 
     def verify(self, store: Path, repair: bool, log):
         """(blocks, damaged, unfinished)."""
-        from .engine import verify_store
+        from .driver import verify
 
-        r = verify_store(self.plan, store, self.chunk, repair=repair, log=log, progress=False)
+        r = verify(self.strategy, store, repair=repair, log=log, progress=False)
         return r.n_blocks, r.damaged, r.todo
 
 
@@ -202,15 +201,16 @@ class _Cells:
         return len(self.plan.blocks())
 
     def verify(self, store: Path, repair: bool, log):
-        from .blocks import verify_grid_store
+        from .blocks import ModelBlocks
+        from .driver import verify
 
-        r = verify_grid_store(self.plan, store, repair=repair, log=log, progress=False)
+        r = verify(ModelBlocks(self.plan), store, repair=repair, log=log, progress=False)
         return r.n_blocks, r.damaged, r.todo
 
 
 def _check(store: Path, attrs: dict, repair: bool, log, layout) -> CheckResult:
     """Verify (and with ``repair`` fix) a grid store of either layout, under its lock."""
-    from .blocks import store_lock
+    from .driver import store_lock
 
     found = layout(attrs)
     if found.fingerprint != attrs.get("fingerprint"):
