@@ -1,11 +1,20 @@
 """Sweep engine: a 10,000-cell grid at 10^6 instances per cell, time and peak memory.
 
     python benchmarks/bench_sweep.py [--cells 10000] [--n 1000000]
+    python benchmarks/bench_sweep.py --against OTHER_CHECKOUT [--cells 10000] [--n 10000]
+        [--repeats 5]
 
 Each grid size runs in a fresh process so that its peak resident memory is its
 own.  The reference, in the same run, is what a user would otherwise write: a
 Python loop calling ``antiamp.simulate`` once per cell (timed on a 1,000-cell grid,
 both ways, and in memory through ``antiamp.sweep`` without a store).
+
+``--against`` times the same store sweep side by side with another checkout of
+the project (a git worktree of an earlier commit: its ``sim/``, ``sweeps/``,
+``kernels/`` and ``conf/`` imported in place of this one's), alternating the two
+``--repeats`` times, each run in a fresh process, compiled outside the timing;
+it prints each run's CPU and wall time, the medians, their ratio, and the load
+average before and after.
 """
 
 from __future__ import annotations
@@ -25,9 +34,27 @@ def _grid(cells: int) -> dict:
             "judge": {"b": {"linspace": [0.0, 1.0, cells // side]}}}
 
 
+def _use_checkout(src: str) -> None:
+    """Import ``antiamp`` from the checkout ``src`` instead of the installed one (an
+    editable install's finder, its package folders moved to ``src``)."""
+    import os
+
+    for mod in list(sys.modules.values()):
+        mapping = getattr(mod, "MAPPING", None)
+        if getattr(mod, "__name__", "").startswith("__editable__") and isinstance(mapping, dict):
+            for name, path in mapping.items():
+                if name.startswith("antiamp"):
+                    mapping[name] = os.path.join(src, os.path.basename(path))
+            return
+    raise SystemExit("--against needs an editable install of antiamp (pip install -e .)")
+
+
 def child(mode: str, cells: int, n: int) -> None:
+    import os
     import resource
 
+    if os.environ.get("ANTIAMP_BENCH_SRC"):
+        _use_checkout(os.environ["ANTIAMP_BENCH_SRC"])
     import numpy as np
 
     import antiamp as sim
@@ -38,7 +65,7 @@ def child(mode: str, cells: int, n: int) -> None:
         # compile outside the timing
         run_sweep({"sweep": {"axes": {"model": {"rho": [0.5]}}, "plot": False},
                    "run": {"n_instances": 1000}}, tmp + "/warm", progress=False)
-        t = time.perf_counter()
+        t, cpu = time.perf_counter(), time.process_time()
         if mode == "engine":
             ds = run_sweep({"sweep": {"axes": axes, "plot": False},
                             "run": {"n_instances": n}}, tmp, progress=False)
@@ -55,15 +82,47 @@ def child(mode: str, cells: int, n: int) -> None:
                     sim.simulate({"model": {"rho": float(r)}, "judge": {"b": float(b)},
                                   "run": {"n_instances": n, "progress": False}})
                     ncells += 1
-        dt = time.perf_counter() - t
+        dt, dcpu = time.perf_counter() - t, time.process_time() - cpu
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        print(json.dumps({"mode": mode, "cells": ncells, "n": n, "seconds": dt, "peak_mb": peak}))
+        print(json.dumps({"mode": mode, "cells": ncells, "n": n, "seconds": dt, "cpu": dcpu,
+                          "peak_mb": peak, "antiamp": os.path.dirname(sim.__file__)}))
 
 
-def run_child(mode, cells, n):
+def run_child(mode, cells, n, src=None):
+    import os
+
+    env = dict(os.environ)
+    env.pop("ANTIAMP_BENCH_SRC", None)
+    if src:
+        env["ANTIAMP_BENCH_SRC"] = src
     out = subprocess.run([sys.executable, __file__, "--child", mode, "--cells", str(cells),
-                          "--n", str(n)], capture_output=True, text=True, check=True)
+                          "--n", str(n)], capture_output=True, text=True, check=True, env=env)
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def against(other: str, cells: int, n: int, repeats: int) -> None:
+    """This checkout's store sweep against ``other``'s, alternating, CPU and wall time."""
+    import os
+    import statistics
+
+    load0 = os.getloadavg()
+    runs: dict = {"this": [], "other": []}
+    for k in range(repeats):
+        order = ("this", "other") if k % 2 == 0 else ("other", "this")
+        for side in order:
+            r = run_child("engine", cells, n, other if side == "other" else None)
+            runs[side].append(r)
+            print(f"repeat {k + 1} {side:5s} ({r['antiamp']}): cpu {r['cpu']:.2f} s, "
+                  f"wall {r['seconds']:.2f} s", flush=True)
+    load1 = os.getloadavg()
+    med = {s: (statistics.median(r["cpu"] for r in v), statistics.median(r["seconds"] for r in v))
+           for s, v in runs.items()}
+    print(f"\n{cells:,} cells x {n:,} instances, {repeats} runs each, alternating")
+    print(f"median CPU: this {med['this'][0]:.2f} s, other {med['other'][0]:.2f} s, "
+          f"ratio {med['this'][0] / med['other'][0]:.3f}")
+    print(f"median wall: this {med['this'][1]:.2f} s, other {med['other'][1]:.2f} s, "
+          f"ratio {med['this'][1] / med['other'][1]:.3f}")
+    print(f"load average (1, 5, 15 min) before {load0}, after {load1}")
 
 
 def main(argv=None):
@@ -71,9 +130,14 @@ def main(argv=None):
     ap.add_argument("--cells", type=int, default=10_000)
     ap.add_argument("--n", type=int, default=1_000_000)
     ap.add_argument("--child", default=None)
+    ap.add_argument("--against", default=None, help="another checkout to time beside this one")
+    ap.add_argument("--repeats", type=int, default=5)
     args = ap.parse_args(argv)
     if args.child:
         child(args.child, args.cells, args.n)
+        return
+    if args.against:
+        against(args.against, args.cells, args.n, args.repeats)
         return
     rows = [run_child("engine", c, args.n) for c in (100, 1_000, args.cells)]
     loop = run_child("loop", 1_000, args.n)

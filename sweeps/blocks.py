@@ -8,14 +8,16 @@ like the kernels do.  A block's result depends only on its cells' configs
 beside it), so the assembled grid does not depend on the block size, the order
 in which blocks finish, the workers or interruptions.
 
-A grid with a store is written in place (:mod:`antiamp.sweeps.cellstore`): the
+A grid with a store runs through the one sweep driver (:mod:`antiamp.sweeps.driver`)
+with this module's block strategy, :class:`ModelBlocks`, and is written in place
+(:mod:`antiamp.sweeps.cellstore`): the
 store is laid out from the first block to finish, each block is one chunk of every
 per-cell array, written as it finishes with a checksum of each cell and
 ``cell_done`` last; the store is marked ``complete`` once every block is written
 and verified.  A kill at any moment leaves a store that the same command verifies
-and resumes (:mod:`antiamp.sweeps.verify`, the one verification path of every
-model's store), ending bit for bit as an uninterrupted run.  The fused grids write
-the same layout from their counts (:mod:`antiamp.sweeps.engine`).
+and resumes (:func:`antiamp.sweeps.driver.verify`, the one verification entry of
+every model's store), ending bit for bit as an uninterrupted run.  The fused grids' strategy
+(:class:`antiamp.sweeps.engine.FusedBlocks`) writes their counts the same way.
 
 Earlier versions kept a model's finished blocks in ``<store>.partial/`` until the
 grid was done; such a folder is never read now: it is named, and removed (it is
@@ -43,6 +45,7 @@ from antiamp.ownership import PARTIAL as MARKER, read_marker  # noqa: F401 (re-e
 from antiamp.registry import Model, get, to_model_config
 
 from .cellstore import SUMMED_ATTRS, fill_of
+from .driver import EngineError, run_store, run_tasks, store_lock  # noqa: F401 (re-exported)
 from .spec import SENSITIVITY, CellBlock, CellGrid, SweepSpec, axis_coords
 
 #: Version of a model grid store's layout: a cell checksum per cell (``cell_digest``)
@@ -52,11 +55,6 @@ STORE_LAYOUT = 4
 STORE_MARKER = "antiamp_store"
 #: The run settings a grid's numbers depend on (its fingerprint's part of ``run``).
 RESULT_RUN_FIELDS = ("n_instances", "seed", "device")
-
-
-class EngineError(RuntimeError):
-    """A grid that cannot run as asked (store in use, store of another run...); one
-    class for every model (``antiamp.sweeps.engine.SweepError`` is the same)."""
 
 
 # ----------------------------------------------------------------------------- plan
@@ -379,9 +377,7 @@ def run_grid(cfg: Any, *, client=None, cells_per_block: int | None = None,
     pass, as a single solve).
     """
     plan = plan_grid(cfg, cells_per_block=cells_per_block or 10**9)
-    args = _task_args(plan)
-    parts = _compute(plan, plan.blocks(), args, client, progress,
-                     lambda b, ds: None)
+    parts = _run_blocks(plan, plan.blocks(), client, None, progress, lambda b, ds: None)
     return with_sensitivity(plan, label_metrics(assemble(plan, [parts[b] for b in
                                                                 plan.blocks()])))
 
@@ -396,53 +392,24 @@ def with_sensitivity(plan: GridPlan, ds: xr.Dataset) -> xr.Dataset:
     return with_indices(ds, plan.grid.axes, plan.spec)
 
 
-def _compute(plan: GridPlan, todo: list, args: tuple, client, progress, done,
-             keep: bool = True) -> dict:
-    """Run blocks ``todo``; ``done(block, ds)`` as each finishes; returns {block: ds}
-    (nothing with ``keep=False``: a store's blocks leave memory once written)."""
-    from .progress import Progress
-
-    # a bar on a terminal, a line every so often in a log
-    bar = Progress(len(todo), sum(b - a for a, b in todo), plan.model.name, progress)
-    out = {}
-    try:
-        if client is None:
-            for blk in todo:
-                ds = run_block(*args, *blk)
-                done(blk, ds)
-                if keep:
-                    out[blk] = ds
-                bar.update(blk[1] - blk[0])
-        else:
-            from distributed import as_completed
-
-            from .executors import task_resources
-
-            res = task_resources(client, plan.base.run.device)
-            futs = {client.submit(run_block, *args, *blk, pure=False, retries=3,
-                                  resources=res): blk for blk in todo}
-            for f in as_completed(list(futs)):
-                blk = futs.pop(f)
-                ds = f.result()
-                f.release()
-                done(blk, ds)
-                if keep:
-                    out[blk] = ds
-                bar.update(blk[1] - blk[0])
-    finally:
-        bar.close()
-    return out
-
-
 def _run_blocks(plan: GridPlan, todo: list, client, executor, progress, done,
                 keep: bool = True) -> dict:
-    """Blocks ``todo`` on ``client``, or on a client for ``executor``, or here."""
-    if client is not None or executor is None:
-        return _compute(plan, todo, _task_args(plan), client, progress, done, keep)
-    from .executors import dask_client
+    """Blocks ``todo`` ((start, stop) of each) on ``client``, or on a client for
+    ``executor``, or here (:func:`antiamp.sweeps.driver.run_tasks`); ``done(block,
+    ds)`` as each finishes; returns {block: ds} (nothing with ``keep=False``: a
+    store's blocks leave memory once written)."""
+    args, out = _task_args(plan), {}
 
-    with dask_client(executor) as cl:
-        return _compute(plan, todo, _task_args(plan), cl, progress, done, keep)
+    def finished(blk, ds):
+        done(blk, ds)
+        if keep:
+            out[blk] = ds
+
+    # run_block looked up at each call (a test may replace it)
+    run_tasks(todo, lambda blk: (run_block, (*args, *blk)), finished, client=client,
+              executor=executor, progress=progress, label=plan.model.name,
+              device=plan.base.run.device, size=lambda blk: blk[1] - blk[0])
+    return out
 
 
 # ----------------------------------------------------------------------------- store
@@ -507,13 +474,6 @@ def _store_attrs(store: Path) -> dict:
         return dict(zarr.open_group(str(store), mode="r").attrs)
     except Exception:
         return {}
-
-
-def store_lock(store: Path, read_only: bool = False):
-    """The store's lock, the same for every model's store and every command."""
-    from .lockpath import lock_store
-
-    return lock_store(store, EngineError, "sweep", read_only=read_only)
 
 
 #: A finished store larger than this (its variables in memory) opens with dask by default.
@@ -664,100 +624,99 @@ def run_grid_store(cfg: Any, store: str | Path, *, client=None, executor=None,
 
     Blocks run on ``client``, or on a client for ``executor`` (an
     :class:`~antiamp.sweeps.spec.ExecutorConfig`), or in this process, and are
-    written into the store as they finish (:mod:`antiamp.sweeps.cellstore`).  A
-    kill leaves the finished blocks in the store; rerunning the same call verifies
-    them, runs the rest and ends with the same store, bit for bit, as an
-    uninterrupted run.
+    written into the store as they finish (:mod:`antiamp.sweeps.cellstore`), through
+    the one sweep driver (:func:`antiamp.sweeps.driver.run_store`).  A kill leaves
+    the finished blocks in the store; rerunning the same call verifies them, runs
+    the rest and ends with the same store, bit for bit, as an uninterrupted run.
     """
     plan = plan or plan_grid(cfg)
-    store = Path(store)
-    store.parent.mkdir(parents=True, exist_ok=True)
-    part = partial_dir(store)
-    lock = store_lock(store)
-    try:
-        from .metadata import repair_before_resume
+    run_store(ModelBlocks(plan, executor, overwrite), Path(store), client=client,
+              progress=progress, log=log, run_dir=run_dir)
+    return open_store(store, dask)
 
-        repair_before_resume(store, plan.fingerprint(), log, EngineError)
-        state = store_state(plan, store, overwrite, run_dir)
+
+class ModelBlocks:
+    """The block strategy of a model without fused grids (:mod:`antiamp.sweeps.driver`):
+    a block is one call of the model's ``run_cells`` (:func:`run_block`); the store
+    is laid out from the first block to finish (:mod:`antiamp.sweeps.cellstore`),
+    with a checksum of each cell's values."""
+
+    temporaries = ("creating", "old", "partial")
+
+    def __init__(self, plan: GridPlan, executor=None, overwrite: bool = False):
+        self.plan, self.executor, self.overwrite = plan, executor, overwrite
+        self.shape, self.dims, self.chunk = plan.grid.shape, plan.grid.dims, plan.chunk
+        self.fingerprint = plan.fingerprint()
+        self.label, self.device = plan.model.name, plan.base.run.device
+        self.cs = None
+
+    def state(self, store: Path, run_dir) -> str:
+        return store_state(self.plan, store, self.overwrite, run_dir)
+
+    def begin(self, store: Path, state: str, client, progress, log) -> bool:
+        """A new store run whole here: laid out from its first block, then finished."""
+        plan, part = self.plan, partial_dir(store)
         if part.exists():  # an earlier antiamp's unfinished run, proven ours (its marker)
             shutil.rmtree(part)
             log(f"removed the unfinished run in {part}")
         n_blocks = len(plan.blocks())
-        if state == "new":
-            log(f"{plan.model.name}: {plan.n_cells:,} cells in {n_blocks} blocks -> {store}")
-            t0 = time.perf_counter()
-            _fill_store(plan, store, plan.regions(), client, executor, progress, log, new=True)
-            _finish_grid(plan, store, t0, log)
-        else:
+        if state != "new":
             log(f"verifying the {n_blocks:,} blocks of {store}...")
-            report = verify_grid_store(plan, store, repair=True, client=client,
-                                       executor=executor, progress=progress, log=log,
-                                       resuming=state == "resume")
-            if state == "complete" and report.ok:
-                log(f"{store} is complete; its {report.n_blocks} blocks verified")
-        # Temporaries of runs killed while creating or replacing the store.
-        from antiamp.output import remove_temporaries
+            return False
+        log(f"{plan.model.name}: {plan.n_cells:,} cells in {n_blocks} blocks -> {store}")
+        t0 = time.perf_counter()
+        _fill_store(plan, store, plan.regions(), client, self.executor, progress, log,
+                    new=True)
+        _finish_grid(plan, store, t0, log)
+        return True
 
-        remove_temporaries(store, ("creating", "old", "partial"))
-    finally:
-        lock.release()
-    return open_store(store, dask)
+    def open(self, store: Path, repair: bool):
+        from .cellstore import CellStore
 
+        self.cs = CellStore(store, self.plan, mode="r+" if repair else "r")
+        return self.cs.group
 
-def verify_grid_store(plan: GridPlan, store: Path, *, repair: bool, client=None,
-                      executor=None, progress=None, log=print, resuming: bool = False):
-    """Verify every finished block of a model's grid store against its cells'
-    checksums; with ``repair`` run the unfinished blocks, recompute the damaged
-    ones and mark the store complete (the ``complete`` attribute is cleared while
-    anything is redone, so a reader never takes a store under repair for a finished
-    one).  Returns a :class:`~antiamp.sweeps.verify.StoreReport`."""
-    from .cellstore import CellStore, cell_digests, stored_rows
-    from .chunks import cells_of
-    from .metadata import consolidated_complete, finish, set_attr
-    from .verify import block_name, scan, summarize, verify_static
+    def checker(self):
+        """Each cell's values against its checksum."""
+        from .cellstore import cell_digests, stored_rows
+        from .chunks import cells_of
 
-    cs = CellStore(store, plan, mode="r+" if repair else "r")
-    group, shape, n_grid = cs.group, plan.grid.shape, len(plan.grid.dims)
+        cs, shape, n_grid = self.cs, self.shape, len(self.dims)
 
-    def check(read, slab, r):
-        try:
-            rows = stored_rows(read, cs.names, r, cs.model_dims, n_grid)
-            digest = np.asarray(read("cell_digest", r)).ravel()
-        except Exception as exc:
-            return False, f"values unreadable ({type(exc).__name__})"
-        if not np.array_equal(cell_digests(rows, cells_of(r, shape)), digest):
-            return False, "values do not match the cells' checksums"
-        return None
+        def check(read, slab, r):
+            try:
+                rows = stored_rows(read, cs.names, r, cs.model_dims, n_grid)
+                digest = np.asarray(read("cell_digest", r)).ravel()
+            except Exception as exc:
+                return False, f"values unreadable ({type(exc).__name__})"
+            if not np.array_equal(cell_digests(rows, cells_of(r, shape)), digest):
+                return False, "values do not match the cells' checksums"
+            return None
+        return check
 
-    regions = plan.regions()
-    unfinished, found = scan(group, shape, plan.chunk, check)
-    want = {a.dim: np.asarray(a.values) for a in plan.grid.axes}
-    if plan.spec.design != "grid" and "point" in cs.dims:
-        want["point"] = np.arange(shape[0])
-    static = verify_static(group, want, repair)
-    attrs = dict(group.attrs)
-    whole_bad = (not unfinished and attrs.get("complete") and "static_digest" in attrs
-                 and _static_digest(store, plan) != attrs["static_digest"])
-    if whole_bad:  # a model coordinate or grid-wide variable: every block again
-        found = [(r, "coordinates or grid-wide variables damaged", False) for r in regions]
-        cs.rewrite_coords = True
-    damaged = [(block_name(plan.grid.dims, r), what,
-                "recomputed" if repair else "not repaired") for r, what, _ in found]
-    report = summarize(store, len(regions), unfinished, damaged, static,
-                       complete=bool(attrs.get("complete")), resuming=resuming,
-                       repair=repair, log=log)
-    if not repair:
-        return report
-    if unfinished or found or static or not attrs.get("complete"):
-        set_attr(store, "complete", 0)
+    def static(self, group, repair: bool) -> list:
+        from .verify import verify_static
+
+        want = {a.dim: np.asarray(a.values) for a in self.plan.grid.axes}
+        if self.plan.spec.design != "grid" and "point" in self.cs.dims:
+            want["point"] = np.arange(self.shape[0])
+        return verify_static(group, want, repair)
+
+    def whole_damaged(self, store: Path, attrs: dict, unfinished: list) -> bool:
+        """A model coordinate or grid-wide variable damaged (their checksum)."""
+        bad = bool(not unfinished and attrs.get("complete") and "static_digest" in attrs
+                   and _static_digest(store, self.plan) != attrs["static_digest"])
+        if bad:
+            self.cs.rewrite_coords = True
+        return bad
+
+    def redo(self, store: Path, group, unfinished: list, found: list, attrs: dict,
+             client, progress, log) -> None:
         todo = [r for r, _, _ in found]
         for r in todo:
             group["cell_done"][r] = False
         t0 = time.perf_counter()
-        cs.record_stats = "run_seconds" not in attrs
-        _fill_store(plan, store, unfinished + todo, client, executor, progress, log,
-                    attrs.get("created"), cs=cs)
-        _finish_grid(plan, store, t0, log)
-    elif not consolidated_complete(store):  # a write of the metadata that failed
-        finish(store)
-    return report
+        self.cs.record_stats = "run_seconds" not in attrs
+        _fill_store(self.plan, store, unfinished + todo, client, self.executor, progress,
+                    log, attrs.get("created"), cs=self.cs)
+        _finish_grid(self.plan, store, t0, log)

@@ -112,7 +112,7 @@ def check_store(store: str | Path, *, repair: bool = False, log=print) -> tuple[
                          "(its merged_from attribute lists them)")
     try:
         if insp.kind in ("fused", "cells"):
-            return _check(store, attrs, repair, log, _Fused if insp.kind == "fused" else _Cells)
+            return _check(store, attrs, repair, log, insp.kind)
         if insp.kind == "grid":
             raise CheckError(f"{store} was written whole by an antiamp before store layout "
                              f"{STORE_LAYOUT} (a checksum per block); it reads and plots as "
@@ -157,62 +157,31 @@ def _unverified(store: Path, exc: Exception, log) -> None:
         f"({type(exc).__name__}); antiamp-check --repair rebuilds it")
 
 
-class _Fused:
-    """A store laid out by the fused engine (sweeps/engine.py): each cell's counts
-    with their checksum, every other variable recomputed from them."""
-
-    def __init__(self, attrs: dict):
-        from .engine import chunk_shape, fingerprint
+def _strategy(attrs: dict, kind: str):
+    """The block strategy of a store (:mod:`antiamp.sweeps.driver`), rebuilt from the
+    plan its attributes hold: a fused sweep's (each cell's counts with their
+    checksum, every other variable recomputed from them) or any other model's (a
+    checksum of each cell's values)."""
+    cfg = json.loads(attrs["config_json"])
+    if kind == "fused":
+        from .engine import FusedBlocks
         from .spec import make_plan
 
-        cfg = json.loads(attrs["config_json"])
         cfg["executor"] = {"kind": "local"}  # repairs run here, whatever ran the sweep
-        self.plan = make_plan(cfg)
-        self.chunk = chunk_shape(self.plan.shape, self.plan.base.run.n_instances,
-                                 self.plan.cfg.sweep.cells_per_block)
-        self.fingerprint = fingerprint(self.plan, self.chunk)
+        return FusedBlocks(make_plan(cfg))
+    from .blocks import ModelBlocks, plan_grid
 
-    def n_blocks(self) -> int:
-        from .engine import blocks
-
-        return len(list(blocks(self.plan.shape, self.chunk)))
-
-    def verify(self, store: Path, repair: bool, log):
-        """(blocks, damaged, unfinished)."""
-        from .engine import verify_store
-
-        r = verify_store(self.plan, store, self.chunk, repair=repair, log=log, progress=False)
-        return r.n_blocks, r.damaged, r.todo
+    cfg.setdefault("model", {})["name"] = attrs["model"]
+    cfg["sweep"] = json.loads(attrs["sweep_json"])
+    return ModelBlocks(plan_grid(cfg))
 
 
-class _Cells:
-    """A store of any other model (sweeps/blocks.py, sweeps/cellstore.py): a
-    checksum of each cell's values."""
-
-    def __init__(self, attrs: dict):
-        from .blocks import plan_grid
-
-        cfg = json.loads(attrs["config_json"])
-        cfg.setdefault("model", {})["name"] = attrs["model"]
-        cfg["sweep"] = json.loads(attrs["sweep_json"])
-        self.plan = plan_grid(cfg)
-        self.fingerprint = self.plan.fingerprint()
-
-    def n_blocks(self) -> int:
-        return len(self.plan.blocks())
-
-    def verify(self, store: Path, repair: bool, log):
-        from .blocks import verify_grid_store
-
-        r = verify_grid_store(self.plan, store, repair=repair, log=log, progress=False)
-        return r.n_blocks, r.damaged, r.todo
-
-
-def _check(store: Path, attrs: dict, repair: bool, log, layout) -> CheckResult:
+def _check(store: Path, attrs: dict, repair: bool, log, kind: str) -> CheckResult:
     """Verify (and with ``repair`` fix) a grid store of either layout, under its lock."""
-    from .blocks import store_lock
+    from .chunks import blocks
+    from .driver import store_lock, verify
 
-    found = layout(attrs)
+    found = _strategy(attrs, kind)
     if found.fingerprint != attrs.get("fingerprint"):
         raise CheckError(f"{store} was written by another antiamp version (or its config "
                          "attribute is damaged); it cannot be verified by this one")
@@ -221,12 +190,13 @@ def _check(store: Path, attrs: dict, repair: bool, log, layout) -> CheckResult:
         meta = _metadata(store, repair, log)
         try:
             with _quietly(meta, repair):
-                n_blocks, damaged, todo = found.verify(store, repair, log)
+                r = verify(found, store, repair=repair, log=log, progress=False)
+                n_blocks, damaged, todo = r.n_blocks, r.damaged, r.todo
         except Exception as exc:
             if repair or not meta:
                 raise
             _unverified(store, exc, log)
-            return CheckResult(found.n_blocks(), meta, meta)
+            return CheckResult(len(list(blocks(found.shape, found.chunk))), meta, meta)
     finally:
         lock.release()
     if todo and not repair:

@@ -1,12 +1,14 @@
-"""Running a sweep: blocks of cells on dask, one Zarr store, resume, a lock.
+"""Running a sweep (:func:`run_sweep`, every model's) and the fused block strategy.
 
-For a model whose cells reduce to integer counts from one kernel (its
-:class:`antiamp.registry.FusedGrid`).  The store is laid out as the final Dataset
+Every sweep runs through the one driver (:mod:`antiamp.sweeps.driver`: lock,
+resume, verification, repair, the blocks on dask or here).  This module holds the
+block strategy of a model whose cells reduce to integer counts from one kernel
+(its :class:`antiamp.registry.FusedGrid`): :class:`FusedBlocks`.  Its store is laid out as the final Dataset
 from the start (dimensions named after the axes, then the model's own, such as
 ``protocol`` or ``transcript_class``); each block of cells is one Zarr chunk of
-every per-cell variable.  Blocks run as dask tasks that return the kernel's
-counts, one kernel call shared by the cells whose kernel inputs are equal; the
-driver turns counts into the model's variables and writes the block's chunks,
+every per-cell variable.  A block's task returns the kernel's counts, one kernel
+call shared by the cells whose kernel inputs are equal; the driver process turns
+counts into the model's variables and writes the block's chunks,
 with a checksum of each cell's counts, marking ``cell_done`` last.  A rerun of the same sweep skips the
 blocks already done; since counts are integers keyed only by (seed, cell
 parameters, instance), the finished store does not depend on interruptions,
@@ -28,16 +30,16 @@ xr = lazy("xarray")
 
 from antiamp._version import __version__
 from antiamp.config import ConfigError, as_yaml, check_flags
-from antiamp.output import remove_temporaries
 from antiamp.provenance import global_attrs
-_runner = lazy("antiamp.runner")
 
-from .blocks import EngineError, config_dict, store_lock
+from .blocks import EngineError, config_dict  # noqa: F401
 from .chunks import blocks, cells_of as _cells_of, chunk_shape  # noqa: F401
 from .fused import MAX_CELLS_PER_BLOCK, TARGET_BLOCK_INSTANCES, compute_block  # noqa: F401
 from .verify import StoreReport, SlabReader, block_name, scan, stored as _stored, summarize, verify_static  # noqa: F401
 from .metadata import consolidate, consolidated_complete, finish, record, repair_before_resume, set_attr  # noqa: F401
 from .spec import SENSITIVITY, Plan, make_plan
+from .driver import in_process, run_store, run_tasks
+from .executors import threads_per_task
 
 #: Version of the store's layout (variables, checksums); part of the fingerprint.
 STORE_LAYOUT = 3
@@ -201,47 +203,142 @@ def run_sweep(cfg, out_dir=None, *, client=None, progress=None, log=print,
         xarray's lazy arrays, each variable read on first use; no dask import); by
         default with dask only for a store larger than
         :data:`~antiamp.sweeps.blocks.DASK_ABOVE_BYTES` in memory.
+
+    Every model's sweep runs through the one driver (:func:`antiamp.sweeps.driver.run_store`);
+    only its block strategy differs: one fused kernel pass a block for a model with
+    fused grids (:class:`FusedBlocks`), the model's ``run_cells`` a block for any
+    other (:class:`antiamp.sweeps.blocks.ModelBlocks`).
     """
-    from antiamp.registry import model_of
+    from antiamp.registry import get, model_of
 
-    from .blocks import open_store
+    from .blocks import ModelBlocks, open_store
 
-    from antiamp.registry import get
-
-    if not get(model_of(config_dict(cfg))).fused_grid:
-        return _run_model_grid(cfg, out_dir, client=client, progress=progress, log=log,
-                               dask=dask)
-    plan = make_plan(cfg)
-    n = plan.base.run.n_instances
-    chunk = chunk_shape(plan.shape, n, plan.cfg.sweep.cells_per_block)
-    fp = fingerprint(plan, chunk)
-    store = resolve_store(plan, out_dir)
-    store.parent.mkdir(parents=True, exist_ok=True)
-    lock = store_lock(store)
-    try:
-        repair_before_resume(store, fp, log, SweepError)
-        state = check_store(plan, store, out_dir)
-        if state == "new":
-            _create_store(plan, chunk, fp, store, log)
-            log(f"sweep '{plan.cfg.sweep.name}': {plan.n_cells:,} cells x {n:,} instances "
-                f"-> {store}")
-        else:  # reading every finished block takes a while on a large store
-            log(f"verifying the finished blocks of {store} "
-                f"({len(list(blocks(plan.shape, chunk))):,} blocks in all)...")
-        report = verify_store(plan, store, chunk, repair=True, client=client,
-                              progress=progress, log=log,
-                              resuming=state == "resume")
-        if state == "complete" and not report.damaged:
-            log(f"{store} is complete; its {report.n_blocks} blocks verified")
-        # Temporaries of runs killed while creating or replacing this store.
-        remove_temporaries(store, ("creating", "old"))
-    finally:
-        lock.release()
+    if get(model_of(config_dict(cfg))).fused_grid:
+        plan = make_plan(cfg)
+        strategy, store = FusedBlocks(plan), resolve_store(plan, out_dir)
+    else:
+        plan, ex = model_plan(cfg)
+        strategy = ModelBlocks(plan, None if in_process(ex, plan.base.run.device) else ex,
+                               plan.spec.overwrite)
+        store = model_store(plan, out_dir)
+    run_store(strategy, store, client=client, progress=progress, log=log, run_dir=out_dir)
     return open_store(store, dask)
 
 
-def _block_name(plan: Plan, region: tuple) -> str:
-    return block_name(plan.dims, region)
+class FusedBlocks:
+    """The block strategy of a model with fused grids (:mod:`antiamp.sweeps.driver`):
+    a block is one fused kernel pass over its cells on common random numbers
+    (:func:`~antiamp.sweeps.fused.compute_block`), returning each cell's counts; the
+    store is laid out whole before the first block, each block's counts written
+    with their checksum and every other variable computed from them
+    (:func:`write_block`), and a damaged block whose counts are sound is rewritten
+    from them without the kernel."""
+
+    label = "sweep"
+    temporaries = ("creating", "old")
+
+    def __init__(self, plan: Plan):
+        self.plan = plan
+        self.shape, self.dims = plan.shape, plan.dims
+        self.chunk = chunk_shape(plan.shape, plan.base.run.n_instances,
+                                 plan.cfg.sweep.cells_per_block)
+        self.fingerprint = fingerprint(plan, self.chunk)
+        self.device = plan.base.run.device
+        ex = plan.cfg.executor
+        self.executor = None if in_process(ex, self.device) else ex
+
+    def state(self, store: Path, run_dir) -> str:
+        return check_store(self.plan, store, run_dir)
+
+    def begin(self, store: Path, state: str, client, progress, log) -> bool:
+        """A new store laid out whole (its blocks then run as unfinished ones)."""
+        plan = self.plan
+        if state == "new":
+            _create_store(plan, self.chunk, self.fingerprint, store, log)
+            log(f"sweep '{plan.cfg.sweep.name}': {plan.n_cells:,} cells x "
+                f"{plan.n_instances:,} instances -> {store}")
+        else:  # reading every finished block takes a while on a large store
+            log(f"verifying the finished blocks of {store} "
+                f"({len(list(blocks(plan.shape, self.chunk))):,} blocks in all)...")
+        return False
+
+    def open(self, store: Path, repair: bool):
+        import zarr
+
+        return zarr.open_group(str(store), mode="r+" if repair else "r")
+
+    def checker(self):
+        """The block's counts against their checksum, every other variable against
+        what its slab's counts give (computed once a slab)."""
+        plan = self.plan
+        cname, nc = plan.fused.counts_name, plan.fused.n_counts
+        slab_values: dict = {}
+
+        def check(read, slab, r):
+            def want():
+                if slab_values.get("slab") != slab:
+                    slab_values.clear()
+                    slab_values["slab"] = slab
+                    try:
+                        counts = np.asarray(read(cname, slab)).reshape(-1, nc)
+                    except Exception:  # a damaged chunk elsewhere in the slab: this block alone
+                        counts = np.asarray(read(cname, r)).reshape(-1, nc)
+                        return block_values(plan, r, _cells_of(r, plan.shape), counts)
+                    with np.errstate(all="ignore"):
+                        slab_values["values"] = block_values(
+                            plan, slab, _cells_of(slab, plan.shape), counts)
+                rel = read.rel(r)
+                return {k: v[rel] for k, v in slab_values["values"].items()}
+            return verify_block(plan, read, r, want)
+        return check
+
+    def static(self, group, repair: bool) -> list:
+        return _verify_static(self.plan, group, repair)
+
+    def whole_damaged(self, store: Path, attrs: dict, unfinished: list) -> bool:
+        return False  # the static arrays are verified one by one
+
+    def redo(self, store: Path, group, unfinished: list, found: list, attrs: dict,
+             client, progress, log) -> None:
+        plan = self.plan
+        cname, nc = plan.fused.counts_name, plan.fused.n_counts
+        todo = [r for r, _, sound in found if not sound]
+        for r in (r for r, _, sound in found if sound):  # from their sound counts
+            cells = _cells_of(r, plan.shape)
+            counts = np.asarray(_stored(group, cname)[r]).reshape(-1, nc)
+            write_block(plan, group, r, cells, counts)
+        for r in todo:
+            group["cell_done"][r] = False
+        self.run(unfinished + todo, group, client, progress)
+        if plan.design in SENSITIVITY:  # derived from every cell: redone with any block
+            _add_sensitivity(plan, store, log)
+        finish(store)
+
+    def run(self, todo: list, group, client, progress) -> None:
+        """The blocks ``todo`` (regions), each written as it finishes."""
+        plan = self.plan
+        n, seed, crn = plan.base.run.n_instances, plan.base.run.seed, plan.cfg.sweep.crn
+        nt = threads_per_task(plan.cfg.executor, plan.base.run.n_threads)
+        device, fused = self.device, plan.fused
+        arrays: dict = {}
+        t0, written = time.perf_counter(), [0]
+
+        def task(r):
+            cells = _cells_of(r, plan.shape)
+            inputs = fused.kernel_inputs(plan.columns, cells,
+                                         None if crn else plan.streams[cells])
+            return compute_block, (fused.count, inputs, n, seed, nt, device, fused.n_counts)
+
+        def finished(r, counts):
+            cells = _cells_of(r, plan.shape)
+            write_block(plan, group, r, cells, counts, arrays)
+            written[0] += len(cells)
+            rate = written[0] * n / max(time.perf_counter() - t0, 1e-9)
+            return f"{rate / 1e6:,.0f} M instances/s"
+
+        run_tasks(todo, task, finished, client=client, executor=self.executor,
+                  progress=progress, label=self.label, device=device,
+                  size=lambda r: int(np.prod([s.stop - s.start for s in r])))
 
 
 def verify_block(plan: Plan, read, region: tuple, want=None) -> tuple[bool, str] | None:
@@ -289,71 +386,6 @@ def _verify_static(plan: Plan, group, fix: bool) -> list:
     return verify_static(group, want, fix)
 
 
-def verify_store(plan: Plan, store: Path, chunk: tuple, *, repair: bool, client=None,
-                 progress=None, log=print, resuming: bool = False) -> StoreReport:
-    """Verify every finished block of a sweep store; with ``repair`` run the
-    unfinished ones, recompute damaged ones (from their counts when the counts
-    are sound, else with the kernel) and mark the store complete.
-
-    The store's ``complete`` attribute is cleared while anything is redone, so a
-    reader never takes a store under repair for a finished one.
-    """
-    import zarr
-
-    group = zarr.open_group(str(store), mode="r+" if repair else "r")
-    all_blocks = list(blocks(plan.shape, chunk))
-    cname, nc = plan.fused.counts_name, plan.fused.n_counts
-    slab_values: dict = {}
-
-    def check(read, slab, r):
-        """The block's counts against their checksum, every other variable against
-        what its slab's counts give (computed once a slab)."""
-        def want():
-            if slab_values.get("slab") != slab:
-                slab_values.clear()
-                slab_values["slab"] = slab
-                try:
-                    counts = np.asarray(read(cname, slab)).reshape(-1, nc)
-                except Exception:  # a damaged chunk elsewhere in the slab: this block alone
-                    counts = np.asarray(read(cname, r)).reshape(-1, nc)
-                    return block_values(plan, r, _cells_of(r, plan.shape), counts)
-                with np.errstate(all="ignore"):
-                    slab_values["values"] = block_values(
-                        plan, slab, _cells_of(slab, plan.shape), counts)
-            rel = read.rel(r)
-            return {k: v[rel] for k, v in slab_values["values"].items()}
-        return verify_block(plan, read, r, want)
-
-    unfinished, found = scan(group, plan.shape, chunk, check)
-    damaged, todo, from_counts = [], [], []
-    for r, what, counts_sound in found:
-        how = ("not repaired" if not repair else "rewritten from its sound class counts"
-               if counts_sound else "recomputed")
-        damaged.append((_block_name(plan, r), what, how))
-        (from_counts if counts_sound else todo).append(r)
-    static = _verify_static(plan, group, repair)
-    report = summarize(store, len(all_blocks), unfinished, damaged, static,
-                       complete=bool(group.attrs.get("complete")), resuming=resuming,
-                       repair=repair, log=log)
-    if not repair:
-        return report
-    if unfinished or todo or from_counts or static or not group.attrs.get("complete"):
-        set_attr(store, "complete", 0)
-        for r in from_counts:
-            cells = _cells_of(r, plan.shape)
-            counts = np.asarray(_stored(group, cname)[r]).reshape(-1, nc)
-            write_block(plan, group, r, cells, counts)
-        for r in todo:
-            group["cell_done"][r] = False
-        _execute(plan, unfinished + todo, group, client, progress)
-        if plan.design in SENSITIVITY:  # derived from every cell: redone with any block
-            _add_sensitivity(plan, store, log)
-        finish(store)
-    elif not consolidated_complete(store):  # a write of the metadata that failed
-        finish(store)
-    return report
-
-
 def _add_sensitivity(plan: Plan, store: Path, log=print) -> None:
     """Write the design's sensitivity indices (antiamp.sensitivity) into the store."""
     from antiamp import sensitivity
@@ -390,84 +422,6 @@ def model_plan(cfg):
 
 def model_store(plan, out_dir) -> Path:
     return store_path(plan.spec.store, out_dir)
-
-
-def _run_model_grid(cfg, out_dir, *, client=None, progress=None, log=print,
-                    dask: bool | None = None) -> xr.Dataset:
-    """Any registered model's grid through the generic block engine."""
-    from .blocks import run_grid_store
-
-    plan, ex = model_plan(cfg)
-    # One in-process worker: run the blocks here, without a dask client (on a GPU
-    # this process owns the device and runs every block on it).
-    inproc = ex.kind == "local" and ((not ex.processes and ex.n_workers == 1)
-                                     or _runner.device_of(plan.base.run.device) == "cuda")
-    return run_grid_store(cfg, model_store(plan, out_dir), client=client,
-                          executor=None if inproc else ex, progress=progress,
-                          overwrite=plan.spec.overwrite, log=log, plan=plan, run_dir=out_dir,
-                          dask=dask)
-
-
-def _execute(plan: Plan, todo: list, group, client, progress) -> None:
-    from .executors import dask_client, threads_per_task
-    from .progress import Progress
-
-    if not todo:
-        return
-    ex = plan.cfg.executor
-    n, seed, crn = plan.base.run.n_instances, plan.base.run.seed, plan.cfg.sweep.crn
-    nt = threads_per_task(ex, plan.base.run.n_threads)
-    device = plan.base.run.device
-    fused = plan.fused
-
-    def inputs(cells):
-        return fused.kernel_inputs(plan.columns, cells, None if crn else plan.streams[cells])
-    total = sum(int(np.prod([s.stop - s.start for s in r])) for r in todo)
-    # a bar on a terminal, a line every so often in a log
-    bar = Progress(len(todo), total, "sweep", progress)
-    t0 = time.perf_counter()
-
-    arrays: dict = {}
-
-    def finished(r, cells, counts):
-        write_block(plan, group, r, cells, counts, arrays)
-        rate = (bar.n_cells + len(cells)) * n / max(time.perf_counter() - t0, 1e-9)
-        bar.update(len(cells), f"{rate / 1e6:,.0f} M instances/s")
-
-    def submit_all(cl):
-        from distributed import as_completed
-
-        from .executors import task_resources
-
-        futs, res = {}, task_resources(cl, device)
-        for r in todo:
-            cells = _cells_of(r, plan.shape)
-            f = cl.submit(compute_block, fused.count, inputs(cells), n, seed, nt, device,
-                          fused.n_counts, pure=False, retries=3, resources=res)
-            futs[f] = (r, cells)
-        for f in as_completed(list(futs)):
-            r, cells = futs.pop(f)
-            counts = f.result()
-            f.release()
-            finished(r, cells, counts)
-
-    try:
-        if client is not None:
-            submit_all(client)
-        elif ex.kind == "local" and ((not ex.processes and ex.n_workers == 1)
-                                     or _runner.device_of(device) == "cuda"):
-            # One in-process worker (on a GPU: this process owns the device and
-            # runs every block on it; the kernel inputs go in, the counts come out):
-            # the blocks run here, without a dask client, scheduler or dashboard.
-            for r in todo:
-                cells = _cells_of(r, plan.shape)
-                finished(r, cells, compute_block(fused.count, inputs(cells), n, seed, nt,
-                                                 device, fused.n_counts))
-        else:
-            with dask_client(ex) as cl:
-                submit_all(cl)
-    finally:
-        bar.close()
 
 
 def block_values(plan: Plan, region: tuple, cells: np.ndarray, counts: np.ndarray) -> dict:

@@ -9,6 +9,7 @@ import xarray as xr
 import zarr
 
 from antiamp.sweeps import blocks
+from antiamp.sweeps.driver import verify
 from antiamp.sweeps.cellstore import cell_digests, extents
 
 GRID = {"model": {"name": "panel"}, "run": {"n_instances": 1000},
@@ -56,7 +57,7 @@ def test_a_store_that_grows_and_widens_is_the_in_memory_assembly(fake_model, tmp
     assert ds.sizes["item"] == 4 and ds["label"].dtype == np.dtype("<U6")
     assert ds.attrs["kernel_calls"] == 4 and ds.attrs["complete"] == 1
     # The checksums written before the store grew still hold, and a rerun finds it sound.
-    assert blocks.verify_grid_store(plan, store, repair=False, log=lambda *a: None).ok
+    assert verify(blocks.ModelBlocks(plan), store, repair=False, log=lambda *a: None).ok
     msgs = []
     blocks.run_grid_store(GRID, store, progress=False, log=msgs.append, plan=plan)
     assert any("is complete; its 4 blocks verified" in m for m in msgs), msgs
@@ -68,7 +69,7 @@ def test_a_padded_value_altered_in_a_grown_store_is_found(fake_model, tmp_path):
     blocks.run_grid_store(GRID, store, progress=False, log=lambda *a: None, plan=plan)
     ref = xr.open_zarr(store).load()
     zarr.open_group(str(store), mode="r+")["x"][0, 3] = 1.0  # cell 0 had 2 items
-    report = blocks.verify_grid_store(plan, store, repair=False, log=lambda *a: None)
+    report = verify(blocks.ModelBlocks(plan), store, repair=False, log=lambda *a: None)
     assert [d[0] for d in report.damaged] == ["b[0:2]"]
     blocks.run_grid_store(GRID, store, progress=False, log=lambda *a: None, plan=plan)
     xr.testing.assert_identical(xr.open_zarr(store).load().drop_attrs(),

@@ -11,6 +11,7 @@ import xarray as xr
 
 from antiamp.sweeps import blocks
 from antiamp.sweeps.blocks import plan_grid, run_grid_store
+from antiamp.sweeps.driver import verify
 
 GRID = {"model": {"name": "signals", "c_e": 0.4}, "judge": {"b": 0.7},
         "signals": {"phi": 0.3}, "equilibrium": {"payoffs": "simulated"},
@@ -122,7 +123,7 @@ def test_tampered_chunks_of_an_interrupted_store_are_recomputed_never_trusted(tm
         assert line and "recomputed" in line[0], text
     assert "resuming" in text and "1 of 6 blocks left" in text
     # The finished store is sound by antiamp-check's verification.
-    assert blocks.verify_grid_store(plan, store, repair=False, log=_quiet).ok
+    assert verify(blocks.ModelBlocks(plan), store, repair=False, log=_quiet).ok
 
 
 def test_a_store_whose_array_asks_for_pickles_is_never_unpickled(tmp_path):
