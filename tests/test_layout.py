@@ -303,3 +303,42 @@ def test_public_names_and_a_models_own_private_names_pass():
                                "from ...judge import dominant_presentation\n")
     assert not private_imports("kernels/gpu/colmad.py", "from ..colmad import _instance\n")
     assert not private_imports("sim/estimation/logs.py", "from . import logstats as _ls\nx = _ls.rate\n")
+
+
+#: Most top-level modules of the package's own folder (``sim/*.py``): the log wing
+#: lives in ``sim/estimation/``, the models in ``sim/models/``.
+MAX_TOP_MODULES = 36
+#: Modules of the engine that must not import the log wing (nothing below it reads logs).
+LOG_WING = "antiamp.estimation"
+
+
+def test_the_package_folder_stays_small_and_the_log_wing_is_one_package():
+    top = sorted(p.name for p in (ROOT / "sim").glob("*.py"))
+    assert len(top) <= MAX_TOP_MODULES, f"{len(top)} top-level modules in sim/: {top}"
+    wing = ROOT / "sim" / "estimation"
+    for name in ("logs", "estimate", "estimators", "structural", "predictive", "inspect"):
+        assert (wing / f"{name}.py").is_file(), name
+        assert not (ROOT / "sim" / f"{name}.py").exists() or name == "estimate", name
+    # antiamp.estimate is the API's first name: a facade, no code of its own
+    facade = (ROOT / "sim" / "estimate.py").read_text()
+    assert "def main" not in facade and "from .estimation.estimate import *" in facade
+
+
+def test_nothing_below_the_log_wing_imports_it():
+    """The engine, the models, the sweeps and the protocol advisor (which reads
+    estimate stores, not logs) import nothing of the log wing: no module outside
+    ``sim/estimation/`` but its facade ``antiamp.estimate`` imports
+    ``antiamp.estimation``."""
+    allowed = {"sim/estimate.py"}
+    bad = []
+    for folder in ("sim", "sweeps", "kernels"):
+        for p in sorted((ROOT / folder).rglob("*.py")):
+            rel = p.relative_to(ROOT).as_posix()
+            if rel.startswith("sim/estimation/") or rel in allowed:
+                continue
+            text = p.read_text()
+            if re.search(r"^\s*(from\s+(\.+estimation|antiamp\.estimation)\b|import\s+antiamp"
+                         r"\.estimation\b|from\s+\.+\s+import\s+.*\bestimation\b)"
+                         r"|lazy\([\"']antiamp\.estimation", text, re.M):
+                bad.append(rel)
+    assert not bad, f"modules below the log wing that import it: {bad}"
