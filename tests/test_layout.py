@@ -308,8 +308,6 @@ def test_public_names_and_a_models_own_private_names_pass():
 #: Most top-level modules of the package's own folder (``sim/*.py``): the log wing
 #: lives in ``sim/estimation/``, the models in ``sim/models/``.
 MAX_TOP_MODULES = 36
-#: Modules of the engine that must not import the log wing (nothing below it reads logs).
-LOG_WING = "antiamp.estimation"
 
 
 def test_the_package_folder_stays_small_and_the_log_wing_is_one_package():
