@@ -81,34 +81,16 @@ def _refuse(error, name, head, line, col, limit):
                 f"fields are labels and numbers; {name}, line {line + 1})")
 
 
-def check_header(path, name: str, error, limit: int = 1 << 24) -> None:
-    """``error`` naming a column that the header names twice (pandas would read the
-    second as ``<name>.1`` and the log's meaning would silently change)."""
-    import csv
-    import io
-
-    with open(path, "rb") as f:
-        head = f.readline(limit)
-    try:
-        names = next(csv.reader(io.StringIO(head.decode("utf-8-sig"))), [])
-    except (UnicodeDecodeError, csv.Error):
-        return  # the reader below names what is wrong
-    seen = set()
-    for n in names:
-        if n in seen:
-            raise error(f"{name}: the header names the column {n!r} twice; each column "
-                        "may appear once")
-        seen.add(n)
-
-
 def read_csv(path, name: str, error):
     """The log at ``path`` as a DataFrame (see the module's docstring); the errors of
     pandas' parser pass through, and ``error`` names a field that is too long."""
     import pandas as pd
     from pandas.api.types import union_categoricals
 
+    from ..inputs import csv_header
+
     check_field_lengths(path, name, error)
-    check_header(path, name, error)
+    csv_header(path, error, name)  # bounded, and no column named twice
     pieces = []
     with pd.read_csv(path, encoding="utf-8", encoding_errors="strict",
                      dtype={c: "category" for c in CATEGORIES},
