@@ -206,6 +206,13 @@ def _again(signum: int) -> None:
         _thread.interrupt_main(signum)
 
 
+#: Threads other than the main one inside :func:`armed` (dask workers that are threads
+#: of this process), and whether the page is to be cleared when the last one leaves.
+_others = 0
+_clear_when_alone = False
+_others_lock = threading.Lock()
+
+
 @contextlib.contextmanager
 def armed():
     """Let the kernels run inside see a Ctrl-C (:func:`stopped`); raise KeyboardInterrupt
@@ -213,18 +220,36 @@ def armed():
 
     Only the main thread arms (the wakeup fd is the main thread's); nested uses share
     the outer one.  A thread that did not arm still raises if the main thread's page
-    shows a SIGINT: its kernels read the same page.  The wakeup fd in place before
-    (an asyncio loop's, say) is restored and given the signals that arrived meanwhile.
+    shows a SIGINT: its kernels read the same page.  When the main thread leaves while
+    such threads are still inside (its wait for them interrupted), the page keeps the
+    SIGINT until the last of them leaves, so that their kernels stop too rather than
+    run their cells to the end.  The wakeup fd in place before (an asyncio loop's,
+    say) is restored and given the signals that arrived meanwhile.
     """
+    global _others, _clear_when_alone
     depth = getattr(_state, "depth", 0)
     main = threading.current_thread() is threading.main_thread()
     if depth or not main or _BROKEN:
+        other = not depth and not main
+        if other:
+            with _others_lock:
+                _others += 1
         _state.depth = depth + 1
         try:
             yield
         finally:
             _state.depth = depth
-        if not depth and signal.SIGINT in bytes(_buf[:SLOTS]):
+            if other:
+                with _others_lock:
+                    seen = signal.SIGINT in bytes(_buf[:SLOTS])
+                    _others -= 1
+                    if _others == 0 and _clear_when_alone:
+                        ctypes.memset(_ADDR, 0, SLOTS)
+                        _clear_when_alone = False
+        if other:
+            if seen:
+                raise KeyboardInterrupt
+        elif not depth and signal.SIGINT in bytes(_buf[:SLOTS]):
             raise KeyboardInterrupt
         return
     _clear()
@@ -244,7 +269,14 @@ def armed():
         if handler is signal.default_int_handler:
             signal.signal(signal.SIGINT, handler)
         got = _written()
-        _clear()
+        with _others_lock:
+            if _others and signal.SIGINT in got:
+                # other threads' kernels still running: they stop on the page, and the
+                # last of them to leave clears it
+                os.lseek(_fd, 0, os.SEEK_SET)
+                _clear_when_alone = True
+            else:
+                _clear()
         if got and prev >= 0:
             with contextlib.suppress(OSError):
                 os.write(prev, got)

@@ -120,16 +120,23 @@ def run_tasks(todo: list, task: Callable, done: Callable, *, client=None, execut
 
             from .executors import task_resources
 
+            from antiamp.runner import kernel_interrupts
+
             res = task_resources(client, device)
             futs = {}
-            for item in todo:
-                fn, args = task(item)
-                futs[client.submit(fn, *args, pure=False, retries=3, resources=res)] = item
-            for f in as_completed(list(futs)):
-                item = futs.pop(f)
-                result = f.result()
-                f.release()
-                bar.update(size(item), done(item, result))
+            # Armed while waiting: a Ctrl-C reaches the kernels that worker threads of
+            # this process run (they read the same page) and they stop within a block,
+            # rather than holding the cluster's close until their cells end.
+            with kernel_interrupts():
+                for item in todo:
+                    fn, args = task(item)
+                    futs[client.submit(fn, *args, pure=False, retries=3,
+                                       resources=res)] = item
+                for f in as_completed(list(futs)):
+                    item = futs.pop(f)
+                    result = f.result()
+                    f.release()
+                    bar.update(size(item), done(item, result))
     finally:
         bar.close()
 

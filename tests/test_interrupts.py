@@ -168,3 +168,59 @@ def test_a_forked_child_has_a_page_of_its_own():
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0  # the child saw its own byte
     assert interrupt._buf[0] == 0  # and the parent's page is untouched
+
+
+
+_THREADED = """
+import sys, time
+import antiamp
+from distributed import Client
+
+cfg = {"model": {"name": "loop"}, "loop": {"paths": 2000, "rounds": 100, "batch": 100000},
+       "sweep": {"axes": {"model": {"rho": [0.2, 0.6]}}, "cells_per_block": 1,
+                 "plot": False}}
+with Client(processes=False, n_workers=2, threads_per_worker=1,
+            dashboard_address=None) as client:
+    print("RUNNING", flush=True)
+    try:
+        antiamp.sweep(cfg, sys.argv[1], client=client, progress=False, log=lambda *a: None)
+    except KeyboardInterrupt:
+        t = time.monotonic()
+        print("INTERRUPTED", flush=True)
+        client.close()  # waits for the worker threads' tasks
+        print(f"CLOSED {time.monotonic() - t:.2f}", flush=True)
+        sys.exit(130)
+"""
+
+
+def test_ctrl_c_stops_the_kernels_of_threaded_dask_workers(tmp_path):
+    """A sweep on a user's dask client whose two workers are threads of the same
+    process: a Ctrl-C stops the kernels those threads run (they read the page the
+    main thread arms while it waits for them), so the client closes at once, not
+    when the cells end (minutes)."""
+    from limits import limit
+
+    script = tmp_path / "threaded.py"
+    script.write_text(_THREADED)
+    env = {k: v for k, v in os.environ.items() if k != "ANTIAMP_UNBOUNDED"}
+    p = subprocess.Popen([sys.executable, str(script), str(tmp_path / "s.zarr")],
+                         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, env=env, start_new_session=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    assert p.stdout.readline().strip() == "RUNNING"
+    try:
+        p.wait(limit(10.0))  # both cells' kernels running on the worker threads
+    except subprocess.TimeoutExpired:
+        pass
+    assert p.poll() is None, f"the sweep ended before the signal: {p.communicate()}"
+    sent = time.monotonic()
+    os.killpg(p.pid, signal.SIGINT)
+    try:
+        out, err = p.communicate(timeout=GENEROUS)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, err = p.communicate()
+        pytest.fail(f"still running {GENEROUS:.0f} s after SIGINT: {out[-500:]} {err[-2000:]}")
+    print(f"threaded workers: exit {p.returncode} {time.monotonic() - sent:.2f} s after "
+          f"SIGINT; {out.strip()}")
+    assert p.returncode == 130 and "CLOSED" in out, (out[-2000:], err[-2000:])
