@@ -283,6 +283,27 @@ class ExportConfig:
     stratum: str = "all"
 
 
+# ``equilibrium.*``: how evidence-game equilibria are computed, read by every model
+# that solves for presentation strategies (the solver is antiamp.evidence_game).
+METHODS = ("enumerate", "br", "qre", "root", "all")
+PAYOFFS = ("exact", "simulated")
+
+
+@dataclass
+class EquilibriumConfig:
+    """How equilibria are computed (``equilibrium.*``)."""
+
+    #: ``enumerate`` (exact support enumeration), ``br``, ``qre``, ``root`` (general
+    #: engine) or ``all`` (enumeration plus every general method, merged).
+    method: str = declare("enumerate", choices=METHODS)
+    #: ``exact`` (closed-form payoffs) or ``simulated`` (kernel class counts, CRN).
+    payoffs: str = declare("exact", choices=PAYOFFS)
+    #: Certificate tolerance: a reported equilibrium's deviation gain is below it.
+    tol: float = declare(1e-9, 'tol', 'certificate tolerance', range='(0, 1)')
+    #: Starting profiles for the general methods.
+    starts: int = declare(9, range='int [1, 10000]')
+
+
 @dataclass
 class Config:
     """The configuration of a run: a dataclass per shared section (``model``,

@@ -33,31 +33,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .config import declare
 from .judge import judge_tables
 
-# ------------------------------------------------------------------ the config section
-# ``equilibrium.*`` (how evidence-game equilibria are computed), read by every model
-# that solves for presentation strategies; each model's own sections live in its
-# package (``antiamp.models.<name>.config``).
-METHODS = ("enumerate", "br", "qre", "root", "all")
-PAYOFFS = ("exact", "simulated")
-
-
-@dataclass
-class EquilibriumConfig:
-    """How equilibria are computed (``equilibrium.*``)."""
-
-    #: ``enumerate`` (exact support enumeration), ``br``, ``qre``, ``root`` (general
-    #: engine) or ``all`` (enumeration plus every general method, merged).
-    method: str = declare("enumerate", choices=METHODS)
-    #: ``exact`` (closed-form payoffs) or ``simulated`` (kernel class counts, CRN).
-    payoffs: str = declare("exact", choices=PAYOFFS)
-    #: Certificate tolerance: a reported equilibrium's deviation gain is below it.
-    tol: float = declare(1e-9, 'tol', 'certificate tolerance', range='(0, 1)')
-    #: Starting profiles for the general methods.
-    starts: int = declare(9, range='int [1, 10000]')
-
+# The config section (``equilibrium.*``) is declared with the other shared sections
+# in antiamp.config (the schema imports no numerical module); re-exported here.
+from .config import METHODS, PAYOFFS, EquilibriumConfig  # noqa: E402,F401
 
 KIND_PURE, KIND_MIXED, KIND_SEGMENT = "pure", "mixed", "segment end"
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from antiamp.registry import builtin_names, builtin_config
-from antiamp.evidence_game import EquilibriumConfig
+from antiamp.config import EquilibriumConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 

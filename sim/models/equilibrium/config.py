@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from ...evidence_game import EquilibriumConfig
+from ...config import EquilibriumConfig
 
 #: The sections this model adds to the shared schema.
 SECTIONS = {"equilibrium": EquilibriumConfig}

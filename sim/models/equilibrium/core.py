@@ -20,7 +20,7 @@ from ...evidence_game import (KIND_MIXED, KIND_NAMES, KIND_PURE, Game, cell_arra
 from ...lazy import lazy
 from ...metrics import class_probabilities, evaluate
 from ...schema import CONSULT_DEBATE
-from ...evidence_game import EquilibriumConfig
+from ...config import EquilibriumConfig
 from ..._version import __version__
 
 xr = lazy("xarray")

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from ...config import BIG, declare
-from ...evidence_game import EquilibriumConfig
+from ...config import EquilibriumConfig
 
 
 ANTAGONISTS = ("assigned", "best_of_k", "attack")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...config import BIG, declare
-from ...evidence_game import EquilibriumConfig
+from ...config import EquilibriumConfig
 
 
 RULES = ("majority", "supermajority", "unanimity", "confidence")
