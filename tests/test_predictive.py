@@ -209,7 +209,7 @@ def test_cli_calibrate(tmp_path):
     assert "delta_consult[calibration]" in r.stdout
     assert "delta_debate[calibration]" in r.stdout
     tab = pd.read_csv(tmp_path / "o" / "predictive_calibrated.csv")
-    assert set(tab["protocol"]) == {"consult", "debate"}
+    assert set(tab["protocol"]) == {"consult", "debate", "consult-debate"}  # (the gap)
     assert (tab["predicted_lo"] < tab["predicted_hi"]).all()
 
 

@@ -547,11 +547,11 @@ def calibrate(fit_log: pd.DataFrame, new_log: pd.DataFrame, n_rooms: int, confid
     The table's rows: per protocol Amp and follow-when-correct of the other rooms, and
     the gap (consultancy minus debate Amp) with ``pr_gap_below_0``; ``rooms_used``: the
     calibration rooms of that protocol.  Returns (fit, table, rho dict); the table's
-    attrs hold the rooms per protocol and the new population's predicted rates
-    (:func:`population_predictions`).  ``protocol_shifts=False``: one shift for both
-    protocols with the prior N(0, (shift_prior sigma)^2) (the tied model, for
-    comparison)."""
+    attrs hold the rooms per protocol, the prior in words and what a shift without
+    rooms rests on.  ``protocol_shifts=False``: one shift for both protocols with the
+    prior N(0, (shift_prior sigma)^2) (the tied model, for comparison)."""
     from .structural import ShiftPrior
+
     if protocol_gap:
         choice = "probabilities+gap"
     units = fold_units(new_log, "room")
@@ -774,11 +774,19 @@ def population_predictions(f, df: pd.DataFrame, confidence=0.95, n_draws=N_DRAWS
             sub = d0[(d0["protocol"] == prot) & (d0["a"] != d0["omega"])].copy()
             if not len(sub):
                 continue
+            # a rate depends on a row's protocol, side, evidence and population only:
+            # without the judge and the stated probability the rows merge into a few
+            # types (a log of millions of distinct probabilities into a handful)
+            sub = sub.drop(columns=["p_y"], errors="ignore").assign(judge_id="all")
             sub[col] = lab
             agg = _cells(f2, sub)
-            q = endorse_prob(f2, agg, draws2, rhos[lab])
             w = agg["w"].to_numpy(float)
-            amps[prot] = q @ w / w.sum()
+            step = max(1, CHUNK_VALUES // max(len(draws2), 1))
+            tot = np.zeros(len(draws2))
+            for c0 in range(0, len(agg), step):
+                part = agg.iloc[c0:c0 + step]
+                tot += endorse_prob(f2, part, draws2, rhos[lab]) @ w[c0:c0 + step]
+            amps[prot] = tot / w.sum()
         out = dict(amps)
         if len(amps) == 2:
             out["gap"] = amps["consult"] - amps["debate"]

@@ -264,11 +264,12 @@ PROTOCOLS = ("consult", "debate")
 #: - one spread per protocol: the shipped human-judge logs (Michael et al. 2023) put
 #:   the online and offline judges' readings of the same human debaters about 0.7 to
 #:   0.9 spreads apart in each protocol (``tests/calibrate_real_rooms.py``), and the
-#:   AI-debater rooms of the same study against the human ones about one spread
-#:   (consultancy Amp 0.13 against 0.27, debate 0.22 against 0.16: at the fitted
-#:   judge's d/sigma about 1.1 that is 0.5 to 1 spread per protocol); a scale of one
-#:   spread lets a new population's dishonest side win between about a third and
-#:   three times as often as the reference's, no more;
+#:   AI-debater rooms of the same study against the human ones up to about one spread
+#:   (consultancy Amp 0.13 against 0.40, debate 0.22 against 0.16: on the labels'
+#:   probit scale of the human-fitted judge about -0.9 spread in consultancy and +0.3
+#:   in debate); a scale of one spread puts shifts of that size within one SD, and a
+#:   shift of two spreads (a dishonest consultant winning 0.4 -> 0.95 of the time)
+#:   at about 5%;
 #: - correlation 0: the same AI debaters are less persuasive than the human ones as
 #:   dishonest consultants and more as dishonest debaters (the opposite signs of the
 #:   shifts above), and Khan et al. (2024, "Debating with more persuasive LLMs leads
