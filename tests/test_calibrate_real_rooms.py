@@ -42,8 +42,14 @@ def test_calibrate_on_real_rooms_reports_the_held_out_rooms(tmp_path):
                                          "--check-draws", "300", "--n-resamples", "200",
                                          "--out", tmp_path / "o"], tmp_path)
     assert r.returncode == 0, r.stderr
-    assert "calibrated prediction" in r.stdout and "delta[calibration]" in r.stdout
+    assert "calibrated prediction" in r.stdout and "delta_debate[calibration]" in r.stdout
     tab = pd.read_csv(tmp_path / "o" / "predictive_calibrated.csv")
+    # the gap, consultancy minus debate Amp of the held-out rooms, beside the rates
+    gap = tab[tab["metric"] == "gap"].iloc[0]
+    tab = tab[tab["metric"] != "gap"]
+    amp = tab[tab["metric"] == "amp"].set_index("protocol")["observed"]
+    assert gap["observed"] == pytest.approx(amp["consult"] - amp["debate"])
+    assert gap["predicted_lo"] <= gap["predicted"] <= gap["predicted_hi"]
     assert {(p, m) for p, m in zip(tab["protocol"], tab["metric"])} == {
         ("consult", "amp"), ("consult", "fwc"), ("debate", "amp")}
     # the observed rates are the held-out rows' counts: each group of the new log loses

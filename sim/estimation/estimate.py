@@ -248,7 +248,8 @@ _OUT_FILES = ("estimates.zarr", "predicted_vs_observed.csv", "estimates.png", "e
 _RUN_FILES = _OUT_FILES + ("field_metrics.png", "structural_selection.csv",
                            "structural_selection_debaters.csv",
                            "predictive_strata.csv", "predictive_cv.csv",
-                           "predictive_calibrated.csv")
+                           "predictive_calibrated.csv", "predictive_populations.csv",
+                           "structural_prior_sensitivity.csv")
 
 
 def _write_outputs(ds: xr.Dataset, out: Path, args, df: pd.DataFrame | None = None):

@@ -215,7 +215,9 @@ def n_fits(args) -> int:
     uses = (1 if args.simulate else 0) + (args.cv or 0) + (1 if args.calibrate else 0)
     auto = getattr(args, "structural_fit", "auto") == "auto" and not getattr(
         args, "protocol_gap", False)
-    return uses * (len(FITS) * (SELECT_FOLDS + 1) if auto else 1)
+    # (+2: the shifts refitted at half and double the shift prior's scales)
+    return uses * (len(FITS) * (SELECT_FOLDS + 1) if auto else 1) + (
+        2 if args.simulate and getattr(args, "debaters", None) else 0)
 
 
 def fit_named(df: pd.DataFrame, name: str, **kw):
@@ -527,7 +529,7 @@ SHIFT_PRIOR = 1.0
 
 def calibrate(fit_log: pd.DataFrame, new_log: pd.DataFrame, n_rooms: int, confidence=0.95,
               n_draws=N_DRAWS, seed=0, protocol_gap=False, debaters=None, choice="auto",
-              shift_prior=SHIFT_PRIOR):
+              shift_prior=SHIFT_PRIOR, prior=None, protocol_shifts=True):
     """Judge parameters from ``fit_log`` (with its populations when it has a
     ``debaters`` column named), a new population's persuasiveness shift from ``n_rooms``
     rooms of ``new_log`` (fitted jointly: the judge's parameters shared), predictions
@@ -535,7 +537,21 @@ def calibrate(fit_log: pd.DataFrame, new_log: pd.DataFrame, n_rooms: int, confid
     :data:`FITS` (``protocol_gap``: probabilities+gap), or ``auto``: chosen by
     :func:`select_fit` on the joint rows.  ``shift_prior``: the prior sd of the new
     population's shift in spreads (:data:`SHIFT_PRIOR`; ``inf`` or None: none, the
-    maximum-likelihood shift).  Returns (fit, table, rho dict)."""
+    maximum-likelihood shift).
+
+    Both protocols' shifts of the new population are fitted (``delta_consult``,
+    ``delta_debate``), partially pooled through the hierarchical shift ``prior``
+    (:class:`~.structural.ShiftPrior`; default: both scales ``shift_prior``, the
+    default correlation); a protocol with no calibration rooms has its shift drawn
+    from the prior's conditional given the other (the table's ``rests_on`` says so).
+    The table's rows: per protocol Amp and follow-when-correct of the other rooms, and
+    the gap (consultancy minus debate Amp) with ``pr_gap_below_0``; ``rooms_used``: the
+    calibration rooms of that protocol.  Returns (fit, table, rho dict); the table's
+    attrs hold the rooms per protocol, the prior in words and what a shift without
+    rooms rests on.  ``protocol_shifts=False``: one shift for both protocols with the
+    prior N(0, (shift_prior sigma)^2) (the tied model, for comparison)."""
+    from .structural import ShiftPrior
+
     if protocol_gap:
         choice = "probabilities+gap"
     units = fold_units(new_log, "room")
@@ -562,21 +578,289 @@ def calibrate(fit_log: pd.DataFrame, new_log: pd.DataFrame, n_rooms: int, confid
     joint = pd.concat([base[cols], cal[cols]], ignore_index=True)
     joint.attrs = dict(fit_log.attrs)
     pops = sorted(set(base["debaters"])) + [CAL_POP]
+    if prior is None:
+        tau = float(shift_prior) if shift_prior is not None else np.inf
+        prior = ShiftPrior(tau, tau)
+    cal_units = units[is_cal]
+    used = {prot: int(cal_units[(cal["protocol"] == prot).to_numpy()].nunique())
+            for prot in ("consult", "debate")}
     try:
-        prior = ({CAL_POP: float(shift_prior)} if shift_prior is not None
-                 and np.isfinite(shift_prior) else None)
-        f, _ = fit_for(joint, choice, seed, debaters="debaters", populations=pops,
-                       shift_prior=prior)
+        if protocol_shifts:
+            f, _ = fit_for(joint, choice, seed, debaters="debaters", populations=pops,
+                           protocol_shifts=True, pop_prior=prior)
+        else:
+            tied = ({CAL_POP: float(shift_prior)} if shift_prior is not None
+                    and np.isfinite(shift_prior) else None)
+            f, _ = fit_for(joint, choice, seed, debaters="debaters", populations=pops,
+                           shift_prior=tied)
     except CheckError as exc:
         raise CheckError(f"--calibrate: {exc}") from None
     r = evidence_rate(cal, confidence)
     draws = param_draws(f, n_draws, rng)
+    f2, draws2, rests = complete_shifts(f, draws, rng)
     # the calibration rooms' rho, drawn from its Jeffreys posterior
     rho = rng.beta(r["k"] + 0.5, r["n"] - r["k"] + 0.5, n_draws) if r["n"] else None
     groups = [({"protocol": prot}, rest["protocol"] == prot) for prot in ("consult", "debate")]
-    tab = compare(f, rest, groups, draws, confidence, rng, rho=rho)
+    tab = compare(f2, rest, groups, draws2, confidence, rng, rho=rho)
+    gap = calibrated_gap(f2, rest, draws2, confidence, rng, rho)
+    if gap is not None:
+        tab = pd.concat([tab, pd.DataFrame([gap])], ignore_index=True)
     tab["fit"] = f.reading
+    tab["rooms_used"] = [used.get(p, sum(used.values())) for p in tab["protocol"]]
+    tab["rests_on"] = [rests.get((CAL_POP, p), f"{used[p]} calibration rooms"
+                                 if p in used else "both protocols' shifts")
+                       for p in tab["protocol"]]
+    tab.attrs["rooms_used"] = used
+    tab.attrs["shift_prior"] = prior.text()
+    tab.attrs["rests_on"] = {p: rests[(CAL_POP, p)] for p in used if (CAL_POP, p) in rests}
     return f, tab, r
+
+
+def calibrated_gap(f, rest: pd.DataFrame, draws, confidence, rng, rho):
+    """The held-out rooms' gap, consultancy minus debate Amp, against its predictive
+    distribution (parameter draws and binomial rows of both protocols); None where the
+    held-out rooms lack wrong protagonists of a protocol."""
+    sims, obs, n = {}, {}, {}
+    for prot in ("consult", "debate"):
+        sub = rest[(rest["protocol"] == prot) & rest["omega"].notna()
+                   & (rest["a"] != rest["omega"])]
+        if not len(sub):
+            return None
+        agg = _cells(f, sub)
+        q = endorse_prob(f, agg, draws, rho)
+        n[prot] = int(agg["w"].sum())
+        sims[prot] = predictive_counts(f, agg, q, rng) / n[prot]
+        obs[prot] = float((agg["w"] * agg["endorse"]).sum() / n[prot])
+    g, o = sims["consult"] - sims["debate"], obs["consult"] - obs["debate"]
+    a = (1 - confidence) / 2
+    lo, hi = np.quantile(g, [a, 1 - a])
+    return {"protocol": "consult-debate", "metric": "gap", "n": n["consult"] + n["debate"],
+            "k": np.nan, "observed": o, "observed_lo": np.nan, "observed_hi": np.nan,
+            "predicted": float(np.mean(g)), "predicted_lo": float(lo),
+            "predicted_hi": float(hi), "p_value": float(min(1.0, 2 * min(
+                np.mean(g <= o), np.mean(g >= o)))), "inside": bool(lo <= o <= hi),
+            "pr_gap_below_0": float(np.mean(g < 0))}
+
+
+# ------------------------------------------------------------------ populations
+#: The population a "new population" prediction is made for (no rows of it are seen).
+NEW_POP = "new population"
+#: Column naming the one population of a fit without populations of debaters.
+POP_COL = "_population"
+#: The labels of the two kinds of prediction (text, CSV, the store's attributes).
+SAME, NEW = "the same debaters", "a new population"
+
+
+def shift_prior_of(args):
+    """The hierarchical shift prior the options give (:class:`~.structural.ShiftPrior`):
+    ``--shift-prior-consult``, ``--shift-prior-debate``, ``--shift-prior-corr``;
+    ``--calibrate-prior TAU``, where given, sets both scales."""
+    from .structural import ShiftPrior
+
+    tc, td = args.shift_prior_consult, args.shift_prior_debate
+    if getattr(args, "calibrate_prior", None) is not None:
+        tc = td = args.calibrate_prior
+    return ShiftPrior(float(tc), float(td), float(args.shift_prior_corr))
+
+
+def complete_shifts(f, draws: np.ndarray, rng, extra=()):
+    """The fit ``f`` and its parameter ``draws`` with the shifts the log did not fit
+    appended: a population's shift in a protocol it has no rows of, drawn from the
+    shift prior's conditional given its fitted shift in the other protocol (draw by
+    draw, in units of that draw's sigma), and the populations ``extra`` (no rows at
+    all: both shifts drawn from the prior; a new population).  Returns (fit, draws,
+    rests): ``rests`` {(population, protocol): what that shift rests on}."""
+    from dataclasses import replace
+
+    from .structural import PROTOCOLS, ShiftPrior, pop_param
+
+    prior = f.shift_prior if f.shift_prior is not None else ShiftPrior()
+    pops = list(f.populations) + [p for p in extra if p not in f.populations]
+    names, cols, rests = list(f.names), [], {}
+    sig = np.array([f.value("sigma", th) for th in draws])
+    for lab in pops[1:]:
+        if pop_param(lab) in f.names:  # one shift for both protocols (the tied model)
+            continue
+        have = {p: pop_param(lab, p) for p in PROTOCOLS if pop_param(lab, p) in f.names}
+        missing = [p for p in PROTOCOLS if p not in have]
+        if not missing:
+            continue
+        if len(missing) == 2:  # both from the joint prior
+            if not all(np.isfinite(prior.tau(p)) for p in PROTOCOLS):
+                raise CheckError(f"population {lab!r}: a shift prior with a flat scale "
+                                 f"cannot predict a population with no rows")
+            z = rng.standard_normal((len(draws), 2)) @ np.linalg.cholesky(
+                prior.cov() + 1e-12 * np.eye(2)).T
+            for j, p in enumerate(PROTOCOLS):
+                names.append(pop_param(lab, p))
+                cols.append(sig * z[:, j])
+                rests[(lab, p)] = "the shift prior (no rooms of this population)"
+            continue
+        p, (o, name_o) = missing[0], next(iter(have.items()))
+        if not np.isfinite(prior.tau(p)):
+            raise CheckError(f"population {lab!r} has no {p} rows and the shift prior is flat "
+                             f"there: nothing predicts its {p} shift (give a finite scale)")
+        given = draws[:, f.names.index(name_o)] / sig
+        mean, sd = prior.conditional(p, {o: 1.0})
+        names.append(pop_param(lab, p))
+        cols.append(sig * (mean * given + sd * rng.standard_normal(len(draws))))
+        rests[(lab, p)] = (f"the shift prior given its {o} shift (no {p} rooms of this "
+                           f"population; correlation {prior.corr:g})")
+    if not cols and len(pops) == len(f.populations):
+        return f, draws, rests
+    add = np.column_stack(cols) if cols else np.zeros((len(draws), 0))
+    k = add.shape[1]
+    cov = np.zeros((len(names), len(names)))
+    cov[:len(f.names), :len(f.names)] = f.cov
+    if k:
+        cov[len(f.names):, len(f.names):] = np.cov(add, rowvar=False).reshape(k, k)
+    g = replace(f, names=names, params=np.r_[f.params, add.mean(axis=0)], cov=cov,
+                populations=pops)
+    return g, np.column_stack([draws, add]), rests
+
+
+def _with_population_column(f, df: pd.DataFrame):
+    """A fit without populations as one with a single (reference) population, and the
+    log with that column."""
+    from dataclasses import replace
+
+    if f.debaters:
+        return f, df
+    d = df.copy()
+    d[POP_COL] = "fitted log"
+    d.attrs = dict(df.attrs)
+    return replace(f, debaters=POP_COL, populations=["fitted log"]), d
+
+
+def population_predictions(f, df: pd.DataFrame, confidence=0.95, n_draws=N_DRAWS, seed=0,
+                           populations=None, prior=None) -> pd.DataFrame:
+    """Two kinds of prediction per population of debaters, labelled: "the same
+    debaters" (each fitted population: its shifts as fitted, the fit's parameter
+    draws) and "a new population" (its shifts drawn from the shift prior draw by draw,
+    so the interval carries the variation between populations).  Each predicts the
+    population's consultancy Amp and debate Amp (the rates at which wrong
+    protagonists are endorsed, over the log's rooms of that protocol with the
+    dishonest side's evidence Bernoulli(rho)), the gap consultancy minus debate and
+    Pr(gap < 0); intervals are percentiles of the draws (rates, no binomial rows).
+    rho: a population's Jeffreys posterior on its own rows; a new population's that
+    of a fitted population chosen at random per draw.  ``populations``: those to
+    report as "the same debaters" (default: every fitted one); ``prior``: the shift
+    prior (default: the fit's, else :class:`~.structural.ShiftPrior`'s defaults)."""
+    from dataclasses import replace
+
+    from .structural import PROTOCOLS, ShiftPrior
+
+    rng = np.random.default_rng(seed)
+    draws = param_draws(f, n_draws, rng)
+    f0, d0 = _with_population_column(f, df[df["omega"].notna()])
+    f0 = replace(f0, shift_prior=prior or f.shift_prior or ShiftPrior())
+    col = f0.debaters
+    f2, draws2, rests = complete_shifts(f0, draws, rng, extra=[NEW_POP])
+    lab_of = d0[col].astype(str)
+    rhos = {}
+    for lab in f0.populations:
+        r = evidence_rate(d0[lab_of == lab])
+        rhos[lab] = rng.beta(r["k"] + 0.5, r["n"] - r["k"] + 0.5, len(draws)) if r["n"] \
+            else rng.beta(0.5, 0.5, len(draws))
+    pick = rng.integers(0, len(f0.populations), len(draws))
+    rhos[NEW_POP] = np.array([rhos[f0.populations[j]][i] for i, j in enumerate(pick)])
+    a = 50 * (1 - confidence)
+    rows = []
+    shown = list(populations) if populations is not None else list(f0.populations)
+    for lab, kind in [(p, SAME) for p in shown] + [(NEW_POP, NEW)]:
+        row = {"prediction": kind, "population": lab}
+        amps = {}
+        for prot in PROTOCOLS:
+            sub = d0[(d0["protocol"] == prot) & (d0["a"] != d0["omega"])].copy()
+            if not len(sub):
+                continue
+            # a rate depends on a row's protocol, side, evidence and population only:
+            # without the judge and the stated probability the rows merge into a few
+            # types (a log of millions of distinct probabilities into a handful)
+            sub = sub.drop(columns=["p_y"], errors="ignore").assign(judge_id="all")
+            sub[col] = lab
+            agg = _cells(f2, sub)
+            w = agg["w"].to_numpy(float)
+            step = max(1, CHUNK_VALUES // max(len(draws2), 1))
+            tot = np.zeros(len(draws2))
+            for c0 in range(0, len(agg), step):
+                part = agg.iloc[c0:c0 + step]
+                tot += endorse_prob(f2, part, draws2, rhos[lab]) @ w[c0:c0 + step]
+            amps[prot] = tot / w.sum()
+        out = dict(amps)
+        if len(amps) == 2:
+            out["gap"] = amps["consult"] - amps["debate"]
+        for k, v in out.items():
+            row[f"{k}_amp" if k != "gap" else "gap"] = float(np.mean(v))
+            lo, hi = np.percentile(v, [a, 100 - a])
+            key = f"{k}_amp" if k != "gap" else "gap"
+            row[f"{key}_lo"], row[f"{key}_hi"] = float(lo), float(hi)
+        row["pr_gap_below_0"] = float(np.mean(out["gap"] < 0)) if "gap" in out else np.nan
+        said = [f"{p}: {rests[(lab, p)]}" for p in PROTOCOLS if (lab, p) in rests]
+        row["rests_on"] = "; ".join(said) if lab != NEW_POP else \
+            "the shift prior (both shifts), rho of a fitted population at random"
+        rows.append(row)
+    tab = pd.DataFrame(rows)
+    tab.attrs["shift_prior"] = (f2.shift_prior or ShiftPrior()).text()
+    return tab
+
+
+def format_populations(tab: pd.DataFrame, confidence: float) -> str:
+    lines = ["", f"predictions per population (Amp: the rate at which wrong protagonists are "
+             f"endorsed over the log's rooms; {confidence:.0%} intervals over the fit's "
+             f"parameter draws, for a new population with its shifts drawn from the shift "
+             f"prior):", f"  {tab.attrs.get('shift_prior', '')}"]
+
+    def v(r, k):
+        if k not in r or not np.isfinite(r.get(k, np.nan)):
+            return "n/a"
+        return f"{r[k]:+.4f} [{r[k + '_lo']:+.4f}, {r[k + '_hi']:+.4f}]" if k == "gap" else \
+            f"{r[k]:.4f} [{r[k + '_lo']:.4f}, {r[k + '_hi']:.4f}]"
+    for _, r in tab.iterrows():
+        r = r.to_dict()
+        lab = r["population"] if r["prediction"] == SAME else ""
+        lines.append(f"  {r['prediction']:<18} {lab:<16} consultancy Amp {v(r, 'consult_amp')}"
+                     f"  debate Amp {v(r, 'debate_amp')}  gap {v(r, 'gap')}  "
+                     f"Pr(gap < 0) {r['pr_gap_below_0']:.3f}")
+        if r["prediction"] == SAME and r["rests_on"]:
+            lines.append(f"    ({r['rests_on']})")
+    return "\n".join(lines)
+
+
+def prior_sensitivity(df: pd.DataFrame, reading: str, prior, factors=(0.5, 2.0),
+                      **kw) -> pd.DataFrame:
+    """The shifts refitted (same reading) with the shift prior's scales times each of
+    ``factors``: rows (scale, param, value, se)."""
+    from . import structural as st
+
+    rows = []
+    for k in factors:
+        try:
+            g = fit_named(df, reading, pop_prior=prior.scaled(k), **kw)
+        except st.FitError as exc:
+            rows.append({"scale": k, "param": "(fit failed)", "value": np.nan,
+                         "se": np.nan, "note": str(exc)})
+            continue
+        for i, n in enumerate(g.names):
+            if n.startswith("delta"):
+                rows.append({"scale": k, "param": n, "value": float(g.params[i]),
+                             "se": float(np.sqrt(g.cov[i, i])), "note": ""})
+    return pd.DataFrame(rows)
+
+
+def format_sensitivity(f, sens: pd.DataFrame) -> str:
+    lines = ["  sensitivity to the shift prior (the shifts refitted with its scales halved "
+             "and doubled):"]
+    for i, n in enumerate(f.names):
+        if not n.startswith("delta"):
+            continue
+        parts = [f"{f.params[i]:+.4f} ({np.sqrt(f.cov[i, i]):.4f}) at the prior's scales"]
+        for k in sorted(set(sens["scale"])):
+            r = sens[(sens["scale"] == k) & (sens["param"] == n)]
+            parts.append(f"{r['value'].iloc[0]:+.4f} ({r['se'].iloc[0]:.4f}) at x{k:g}"
+                         if len(r) else f"(no fit) at x{k:g}")
+        lines.append(f"    {n:<28} " + ", ".join(parts))
+    return "\n".join(lines)
 
 
 def format_params(f, confidence: float) -> list:
@@ -587,20 +871,29 @@ def format_params(f, confidence: float) -> list:
 
 
 def format_calibrate(f, tab: pd.DataFrame, r: dict, n_rooms: int, confidence: float) -> str:
-    from .structural import pop_param
-
     lines = ["", f"calibrated prediction: the judge from the fitted log, the new debaters "
              f"from {n_rooms} of the new log's rooms (joint fit, judge-clustered SEs; "
-             f"reading {f.reading}; "
-             + (next((n for n in f.notes if n.startswith(pop_param(CAL_POP) + ": prior")),
-                     "no prior on the shift: maximum likelihood").split(",")[0])
-             + "):"]
+             f"reading {f.reading}; both protocols' shifts, partially pooled through "
+             f"the shift prior):", f"  {tab.attrs.get('shift_prior', '')}"]
+    used = tab.attrs.get("rooms_used", {})
+    if used:
+        lines.append("  calibration rooms used: " + ", ".join(
+            f"{k} {prot}" for prot, k in used.items()))
+    for prot, why in tab.attrs.get("rests_on", {}).items():
+        lines.append(f"  the new debaters' {prot} shift rests on {why}")
     lines += format_params(f, confidence)
     lines.append(f"  rho (new debaters' dishonest evidence rate) {r['k']}/{r['n']} = "
                  f"{r['rho']:.4f} [{r['lo']:.4f}, {r['hi']:.4f}] (Jeffreys)")
     lines.append("  the new log's other rooms, observed against predicted:")
     for _, x in tab.iterrows():
-        lines.append(f"  {x['protocol']:<8} {x['metric']:<4} {x['k']:>4}/{x['n']:<4} observed "
+        if x["metric"] == "gap":
+            lines.append(f"  gap (consultancy minus debate Amp) observed {x['observed']:+.4f}  "
+                         f"predicted {x['predicted']:+.4f} [{x['predicted_lo']:+.4f}, "
+                         f"{x['predicted_hi']:+.4f}]  Pr(gap < 0) {x['pr_gap_below_0']:.3f}  "
+                         f"p {x['p_value']:.3f}" + ("" if x["inside"] else "  OUTSIDE"))
+            continue
+        lines.append(f"  {x['protocol']:<8} {x['metric']:<4} {int(x['k']):>4}/{int(x['n']):<4} "
+                     f"observed "
                      f"{x['observed']:.4f} [{x['observed_lo']:.4f}, {x['observed_hi']:.4f}]  "
                      f"predicted {x['predicted']:.4f} [{x['predicted_lo']:.4f}, "
                      f"{x['predicted_hi']:.4f}]  p {x['p_value']:.3f}"
@@ -634,9 +927,23 @@ def add_arguments(ap) -> None:
                         "--calibrate-rooms of its rooms and predict the others")
     g.add_argument("--calibrate-rooms", type=int, default=10, metavar="N",
                    help="rooms of the --calibrate log used to calibrate (default 10)")
-    g.add_argument("--calibrate-prior", type=float, default=SHIFT_PRIOR, metavar="TAU",
-                   help="prior sd of the new debaters' persuasiveness shift, in spreads of "
-                        f"argument quality, > 0, or inf for none (default {SHIFT_PRIOR:g})")
+    g.add_argument("--calibrate-prior", type=float, default=None, metavar="TAU",
+                   help="both scales of the shift prior at once (--shift-prior-consult and "
+                        "--shift-prior-debate), > 0, or inf for none")
+    from .structural import SHIFT_CORR, SHIFT_SCALE
+
+    g.add_argument("--shift-prior-consult", type=float, default=SHIFT_SCALE["consult"],
+                   metavar="TAU",
+                   help="between-population sd of the dishonest side's persuasiveness shift "
+                        "in consultancy, in spreads of argument quality, > 0 or inf (flat) "
+                        f"(default {SHIFT_SCALE['consult']:g})")
+    g.add_argument("--shift-prior-debate", type=float, default=SHIFT_SCALE["debate"],
+                   metavar="TAU",
+                   help="the same in debate, > 0 or inf (default "
+                        f"{SHIFT_SCALE['debate']:g})")
+    g.add_argument("--shift-prior-corr", type=float, default=SHIFT_CORR, metavar="R",
+                   help="correlation of a population's two shifts, in (-1, 1) (default "
+                        f"{SHIFT_CORR:g})")
     g.add_argument("--check-draws", type=int, default=N_DRAWS, metavar="N",
                    help=f"parameter draws of the predictive checks, 2 to {MAX_CHECK_DRAWS:,} "
                         f"(default {N_DRAWS})")
@@ -679,9 +986,15 @@ def check_arguments(args, df: pd.DataFrame, load) -> pd.DataFrame | None:
     # checked with or without --calibrate: a bad value is never silently ignored
     if args.calibrate_rooms < 1:
         raise CheckError(f"--calibrate-rooms must be >= 1, got {args.calibrate_rooms}")
-    if not args.calibrate_prior > 0:  # (NaN too)
+    if args.calibrate_prior is not None and not args.calibrate_prior > 0:  # (NaN too)
         raise CheckError(f"--calibrate-prior must be > 0 (inf: no prior), got "
                          f"{args.calibrate_prior}")
+    for opt in ("shift_prior_consult", "shift_prior_debate"):
+        if not getattr(args, opt) > 0:
+            raise CheckError(f"--{opt.replace('_', '-')} must be > 0 (inf: flat), got "
+                             f"{getattr(args, opt)}")
+    if not -1 < args.shift_prior_corr < 1:
+        raise CheckError(f"--shift-prior-corr must be in (-1, 1), got {args.shift_prior_corr}")
     if args.calibrate is None:
         return None
     new = load(args.calibrate)
@@ -713,7 +1026,10 @@ def run(args, df: pd.DataFrame, new: pd.DataFrame | None, conf: float, out,
 
     out = Path(out)
     df = _final(df, args.round)
+    prior = shift_prior_of(args)
     kw = {"debaters": args.debaters}
+    if args.debaters:  # a shift per population and protocol, tied by the shift prior
+        kw.update(protocol_shifts=True, pop_prior=prior)
     choice = "probabilities+gap" if args.protocol_gap else args.structural_fit
     if args.simulate:
         if fitted is not None and fitted[1] is not None:
@@ -744,10 +1060,23 @@ def run(args, df: pd.DataFrame, new: pd.DataFrame | None, conf: float, out,
                                   f"checks below run; judge-clustered SEs):"]
                              + format_params(f, conf)))
         if args.debaters:  # each population's dishonest evidence rate beside its shift
+            print(f"  {prior.text()}")
             for lab in f.populations:
                 r = evidence_rate(df[df[args.debaters].astype(str) == lab], conf)
                 print(f"  rho[{lab}] (dishonest side's evidence rate) {r['k']}/{r['n']} = "
                       f"{r['rho']:.4f} [{r['lo']:.4f}, {r['hi']:.4f}] (Jeffreys)")
+            if len(f.populations) > 1:
+                sens = prior_sensitivity(df, f.reading, prior, debaters=args.debaters,
+                                         protocol_shifts=True)
+                print(format_sensitivity(f, sens))
+                write_csv(out / "structural_prior_sensitivity.csv", sens)
+        pop = population_predictions(f, df, conf, args.check_draws, args.seed, prior=prior)
+        print(format_populations(pop, conf))
+        write_csv(out / "predictive_populations.csv", pop)
+        print(f"wrote {out / 'predictive_populations.csv'}")
+        store_attrs(out, {"population_predictions": pop.to_json(orient="records"),
+                          "shift_prior": pop.attrs["shift_prior"],
+                          "structural_reading_populations": f.reading})
         tab, summ = stratified_check(f, df, conf, args.check_draws, args.seed)
         print(format_stratified(tab, summ, conf))
         write_csv(out / "predictive_strata.csv", tab)
@@ -761,8 +1090,23 @@ def run(args, df: pd.DataFrame, new: pd.DataFrame | None, conf: float, out,
     if new is not None:
         new = _final(new, args.round)
         f, tab, r = calibrate(df, new, args.calibrate_rooms, conf, args.check_draws,
-                              args.seed, False, args.debaters, choice,
-                              getattr(args, "calibrate_prior", SHIFT_PRIOR))
+                              args.seed, False, args.debaters, choice, prior=prior)
         print(format_calibrate(f, tab, r, args.calibrate_rooms, conf))
         write_csv(out / "predictive_calibrated.csv", tab)
         print(f"wrote {out / 'predictive_calibrated.csv'}")
+
+
+def store_attrs(out, attrs: dict) -> None:
+    """Add ``attrs`` to the estimates store written in ``out`` (the predictions made
+    after it was written), its consolidated metadata rewritten to match."""
+    from pathlib import Path
+
+    import zarr
+
+    path = Path(out) / "estimates.zarr"
+    if not path.exists():
+        return
+    g = zarr.open_group(str(path), mode="r+")
+    g.attrs.update(attrs)
+    if (path / ".zmetadata").exists() or (path / "zarr.json").exists():
+        zarr.consolidate_metadata(str(path))

@@ -197,6 +197,9 @@ class StructuralFit:
     reading: str = "probabilities"
     #: The weakly informative prior the fit used under separation ("" for none).
     prior: str = ""
+    #: The hierarchical prior of the per-protocol shifts (:class:`ShiftPrior`; None:
+    #: one shift per population, or flat).
+    shift_prior: object = None
 
     def value(self, name: str, params=None) -> float:
         """A parameter on its natural scale (sigma, not log sigma); fixed ones too."""
@@ -247,9 +250,85 @@ PARAM_DOC = {
 }
 
 
-def pop_param(label) -> str:
-    """The persuasiveness shift's parameter name for a population of debaters."""
-    return f"delta[{label}]"
+def pop_param(label, prot: str | None = None) -> str:
+    """The persuasiveness shift's parameter name for a population of debaters: one
+    shift for both protocols (``prot`` None), or the shift in one protocol
+    (``consult`` or ``debate``) where the shifts are fitted per protocol."""
+    return f"delta[{label}]" if prot is None else f"delta_{prot}[{label}]"
+
+
+PROTOCOLS = ("consult", "debate")
+#: Default between-population scales of the dishonest side's persuasiveness shift, in
+#: spreads of argument quality (the consultancy sigma), per protocol, and the
+#: correlation of a population's two shifts.  Why these values:
+#: - one spread per protocol: the shipped human-judge logs (Michael et al. 2023) put
+#:   the online and offline judges' readings of the same human debaters about 0.7 to
+#:   0.9 spreads apart in each protocol (``tests/calibrate_real_rooms.py``), and the
+#:   AI-debater rooms of the same study against the human ones up to about one spread
+#:   (consultancy Amp 0.13 against 0.40, debate 0.22 against 0.16: on the labels'
+#:   probit scale of the human-fitted judge about -0.9 spread in consultancy and +0.3
+#:   in debate); a scale of one spread puts shifts of that size within one SD, and a
+#:   shift of two spreads (a dishonest consultant winning 0.4 -> 0.95 of the time)
+#:   at about 5%;
+#: - correlation 0: the same AI debaters are less persuasive than the human ones as
+#:   dishonest consultants and more as dishonest debaters (the opposite signs of the
+#:   shifts above), and Khan et al. (2024, "Debating with more persuasive LLMs leads
+#:   to more truthful answers") find that stronger debaters raise judge accuracy in
+#:   debate while stronger consultants lower it in consultancy: a population's
+#:   persuasiveness as a consultant says little about its persuasiveness as a
+#:   debater, so neither sign of the correlation is assumed.
+SHIFT_SCALE = {"consult": 1.0, "debate": 1.0}
+SHIFT_CORR = 0.0
+
+
+@dataclass(frozen=True)
+class ShiftPrior:
+    """The hierarchical prior of the populations' per-protocol shifts: a population's
+    (delta_consult, delta_debate) relative to the reference population is
+    N(0, sigma^2 Sigma), Sigma = [[tau_c^2, r tau_c tau_d], [r tau_c tau_d, tau_d^2]]
+    (sigma the consultancy spread; 1 from labels alone).  The reference population
+    (the first, best measured) stands at the centre of the populations' distribution.
+    An infinite scale is a flat prior on that protocol's shift (the correlation then
+    ties nothing)."""
+
+    tau_consult: float = SHIFT_SCALE["consult"]
+    tau_debate: float = SHIFT_SCALE["debate"]
+    corr: float = SHIFT_CORR
+
+    def tau(self, prot: str) -> float:
+        return self.tau_consult if prot == "consult" else self.tau_debate
+
+    def scaled(self, k: float) -> "ShiftPrior":
+        """The prior with both scales times ``k`` (the sensitivity's half and double)."""
+        return ShiftPrior(self.tau_consult * k, self.tau_debate * k, self.corr)
+
+    def cov(self, prots=PROTOCOLS) -> np.ndarray:
+        """Sigma over ``prots`` (in spreads squared); flat components are left out by
+        the callers (:meth:`finite`)."""
+        t = np.array([self.tau(p) for p in prots], float)
+        c = np.where(np.eye(len(t), dtype=bool), 1.0, self.corr)
+        return c * np.outer(t, t)
+
+    def finite(self, prots) -> list:
+        return [p for p in prots if np.isfinite(self.tau(p))]
+
+    def conditional(self, missing: str, given: dict) -> tuple[float, float]:
+        """(mean, sd) in spreads of one protocol's shift given the other's (``given``:
+        {protocol: value in spreads}, possibly empty): the normal's conditional."""
+        tm = self.tau(missing)
+        other = [p for p in given if np.isfinite(self.tau(p)) and p != missing]
+        if not other or not np.isfinite(tm):
+            return 0.0, tm
+        o = other[0]
+        r = self.corr
+        return r * tm / self.tau(o) * given[o], tm * np.sqrt(max(1.0 - r * r, 0.0))
+
+    def text(self) -> str:
+        def sd(t):
+            return "flat" if not np.isfinite(t) else f"{t:g} sigma"
+        return (f"shift prior: a population's (delta_consult, delta_debate) relative to the "
+                f"reference ~ N(0, Sigma), sd {sd(self.tau_consult)} (consultancy) and "
+                f"{sd(self.tau_debate)} (debate), correlation {self.corr:g}")
 
 
 # ------------------------------------------------------------------ the likelihood
@@ -338,7 +417,10 @@ class Likelihood:
             # a population's dishonest side reads delta better than the reference's:
             # toward the protagonist when it is the wrong side, away when it is the
             # right one (debate); a right consultant has no dishonest opponent
-            delta = np.array([v.get(pop_param(k), 0.0) for k in self.populations])[self.pop]
+            # (per protocol where the shifts are fitted so: delta_consult, delta_debate)
+            dc, dd = (np.array([v.get(pop_param(k, prot), v.get(pop_param(k), 0.0))
+                                for k in self.populations])[self.pop] for prot in PROTOCOLS)
+            delta = np.where(self.debate, dd, dc)
             wrong = self.sign < 0
             m = m + delta * np.where(self.debate, np.where(wrong, 1.0, -1.0),
                                      np.where(wrong, 1.0, 0.0))
@@ -381,7 +463,8 @@ def recording_grid(p: np.ndarray) -> float:
 
 def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = False,
         populations=None, protocol_spread: bool = False,
-        shift_prior: dict | None = None) -> StructuralFit:
+        shift_prior: dict | None = None, protocol_shifts: bool = False,
+        pop_prior: ShiftPrior | None = None) -> StructuralFit:
     """Maximum-likelihood fit of the structural judge on a validated two-answer log
     (after :func:`antiamp.estimate.validate_log`: roles read, final round selected).
 
@@ -402,7 +485,21 @@ def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = Fals
     precision added to the judges' scores' (the Laplace posterior where the model
     holds; judge-clustered where it does not).  A population seen in a few rooms is
     shrunk toward the reference's reading instead of taking whatever shift a handful
-    of labels allow (every label of it agreeing, no finite estimate at all)."""
+    of labels allow (every label of it agreeing, no finite estimate at all).
+
+    ``protocol_shifts``: each population but the reference gets its own shift in each
+    protocol it has rows of, ``delta_consult[<label>]`` and ``delta_debate[<label>]``
+    (a population's debaters may be less persuasive than the reference's as dishonest
+    consultants and more as dishonest debaters), tied by ``pop_prior``
+    (:class:`ShiftPrior`, None: flat), whose log density is added to the
+    log-likelihood: the estimate is the posterior mode and the covariance the same
+    sandwich as above (the Laplace approximation where the model holds).  The project's
+    own likelihood with a Laplace approximation rather than a sampler (PyMC, NumPyro):
+    the likelihood (censored and grid-recorded probabilities, a recording band with its
+    tie share, labels) is not a stock model of those libraries, and a judge-clustered
+    sandwich around the mode keeps the checks honest where the judges' rows are not
+    independent; the tests validate the mode against statsmodels' probit GLM (flat
+    prior) and the Laplace posterior against importance sampling."""
     import warnings
 
     from statsmodels.base.model import GenericLikelihoodModel
@@ -440,12 +537,20 @@ def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = Fals
         names.append("d_debate")
         notes.append("quality gap fitted per protocol: d (consultancy), d_debate (debate)")
     for k, lab in enumerate(pops[1:], start=1):
-        if (agg["pop"] == k).any():
+        if protocol_shifts:  # a shift per protocol the population has rows of
+            for prot in PROTOCOLS:
+                if ((agg["pop"] == k) & (agg["debate"] == (prot == "debate"))).any():
+                    names.append(pop_param(lab, prot))
+        elif (agg["pop"] == k).any():
             names.append(pop_param(lab))
     if pops:
         notes.append(f"debaters ({debaters}): {pops[0]!r} is the reference (shift 0); "
-                     + (", ".join(pop_param(x) for x in pops[1:]) or "no other population")
-                     + " the dishonest side's persuasiveness shift of the others")
+                     + (", ".join(n for n in names if n.startswith("delta"))
+                        or "no other population")
+                     + " the dishonest side's persuasiveness shift of the others"
+                     + (" per protocol" if protocol_shifts else ""))
+    if protocol_shifts and pop_prior is not None and len(pops) > 1:
+        notes.append(pop_prior.text() + "; estimates are posterior modes")
     for lab, tau in (shift_prior or {}).items():
         if pop_param(lab) in names:
             notes.append(f"{pop_param(lab)}: prior N(0, ({tau:g} sigma)^2), the estimate its "
@@ -495,6 +600,16 @@ def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = Fals
 
     prior = [(names.index(pop_param(lab)), float(tau))
              for lab, tau in (shift_prior or {}).items() if pop_param(lab) in names]
+    # the hierarchical prior: per population, the indices of its shifts with a finite
+    # prior scale and their protocols
+    hier = []
+    if protocol_shifts and pop_prior is not None:
+        for lab in pops[1:]:
+            prots = [p for p in pop_prior.finite(PROTOCOLS) if pop_param(lab, p) in names]
+            if prots:
+                hier.append(([names.index(pop_param(lab, p)) for p in prots],
+                             np.linalg.inv(pop_prior.cov(prots)), len(prots)))
+    has_prior = bool(prior or hier)
     i_sig = names.index("log_sigma") if "log_sigma" in names else None
     # the separation prior's (index, Cauchy scale) per location parameter; set below
     # only where the maximum-likelihood fit runs off
@@ -502,7 +617,11 @@ def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = Fals
 
     def log_prior(params):
         sig = np.exp(params[i_sig]) if i_sig is not None else 1.0
-        return sum(-0.5 * (params[i] / (tau * sig)) ** 2 for i, tau in prior)
+        lp = sum(-0.5 * (params[i] / (tau * sig)) ** 2 for i, tau in prior)
+        for idx, prec, k in hier:  # N(0, sig^2 Sigma), its normalising -k log sig too
+            x = params[idx] / sig
+            lp = lp - 0.5 * x @ prec @ x - k * np.log(sig)
+        return lp
 
     def log_sep_prior(params):
         sig = np.exp(params[i_sig]) if i_sig is not None else 1.0
@@ -514,7 +633,7 @@ def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = Fals
 
         def loglike(self, params):  # (the posterior's log density where a prior is set)
             ll = lik.loglikeobs(params).sum()
-            if prior:
+            if has_prior:
                 ll = ll + log_prior(params)
             return ll + log_sep_prior(params) if sep_prior else ll
 
@@ -550,22 +669,33 @@ def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = Fals
         sig = float(np.exp(p[i_sig])) if i_sig is not None else 1.0
         return np.abs(p[location]) / sig
 
+    def identify(p):
+        # the rows' information, plus the hierarchical prior's precision where it is
+        # proper: a shift the rows do not measure (no wrong consultant among a few
+        # calibration rooms) is then identified by the prior alone, as a posterior is
+        s = np.asarray(mod.score_obs(p), float)
+        J = (s / w_rows[:, None]).T @ s
+        sig = float(np.exp(p[i_sig])) if i_sig is not None else 1.0
+        for idx, prec, _ in hier:
+            J[np.ix_(idx, idx)] += prec / sig ** 2
+        return information_rule(J)
+
     res = optimise(start)
     params = np.asarray(res.params, float)
     runoff = [names[i] for i, v in zip(location, scaled(params)) if v > RUNOFF]
-    ident = identification(mod.score_obs(params), w_rows)
+    ident = identify(params)
     if runoff or not ident.identified:
         # No finite maximum (separation: the labels or censored probabilities of some
         # group all agree) or a flat direction: refit with the stated weakly
         # informative prior, which bounds a separated parameter; a combination the
         # log's rows do not measure at all stays flat in the likelihood and is refused
         # by the rule below
-        shifted = {i for i, _ in prior}
+        shifted = {i for i, _ in prior} | {i for idx, _, _ in hier for i in idx}
         sep_prior = [(i, SEPARATION_SCALE["mu" if names[i].startswith("mu_") else "coef"]
                       / PROBIT_PER_LOGIT) for i in location if i not in shifted]
         res = optimise(start)
         params = np.asarray(res.params, float)
-        ident = identification(mod.score_obs(params), w_rows)
+        ident = identify(params)
         why = (f"the maximum-likelihood fit runs off ({', '.join(runoff)} beyond "
                f"{RUNOFF:g} spreads: separation, every label or bound probability of some "
                "group agrees)" if runoff else "the log-likelihood has no unique maximum")
@@ -597,7 +727,7 @@ def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = Fals
     Hi = (V / ev) @ V.T
     Hi = (Hi + Hi.T) / 2
     P = np.zeros((K, K))
-    if prior:  # the prior's precision (minus its Hessian) and gradient
+    if has_prior:  # the prior's precision (minus its Hessian) and gradient
         P = -approx_hess(params, log_prior)
     if sep_prior:
         # the Cauchy prior's curvature turns negative beyond its scale: only its
@@ -609,7 +739,7 @@ def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = Fals
         # float precision: an optimum is where the Newton decrement g' H^-1 g / 2 (the
         # log-likelihood a further step could gain) is negligible and -H is positive
         g = score.sum(axis=0)
-        if prior:
+        if has_prior:
             g = g + approx_fprime(params, log_prior)
         if sep_prior:
             g = g + approx_fprime(params, log_sep_prior)
@@ -620,7 +750,7 @@ def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = Fals
     S = np.zeros((G, K))
     np.add.at(S, gid, score)
     corr = G / (G - 1) * (N - 1) / (N - K) if G > 1 and N > K else np.nan
-    cov = Hi @ (S.T @ S) @ Hi * corr if not (prior or sep_prior) else \
+    cov = Hi @ (S.T @ S) @ Hi * corr if not (has_prior or sep_prior) else \
         Hi @ (S.T @ S * corr + P) @ Hi
     cov = (cov + cov.T) / 2
     var = np.diag(cov)
@@ -648,14 +778,15 @@ def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = Fals
                      f"answer as the log does at 0.5: " + ", ".join(said))
     return StructuralFit(names, params, cov, G - 1, N, G, has_p, float(res.llf), conv, fixed,
                          notes, bounds, grid, band, tie, pops, debaters,
-                         prior=separation_prior_text(names, sep_prior) if sep_prior else "")
+                         prior=separation_prior_text(names, sep_prior) if sep_prior else "",
+                         shift_prior=pop_prior if protocol_shifts else None)
 
 
 # ------------------------------------------------------------------ simulate a log
 def simulate_log(n_rows: int, *, mu_consult=0.5, mu_debate=0.0, d=2.0, sigma=1.5,
                  kappa_v=0.0, rho=1.0, p=0.5, n_judges=20, share_debate=0.5,
                  roles="assigned", bounds=(0.01, 0.99), probabilities=True,
-                 seed=0, delta=0.0) -> pd.DataFrame:
+                 seed=0, delta=0.0, delta_consult=None, delta_debate=None) -> pd.DataFrame:
     """A log drawn from the structural judge (for tests and for checking a design).
 
     Each row: protocol, a truth and the protagonist's answer (right w.p. ``p``;
@@ -663,7 +794,8 @@ def simulate_log(n_rows: int, *, mu_consult=0.5, mu_debate=0.0, d=2.0, sigma=1.5
     would), evidence (the right side always, the wrong side w.p. ``rho``),
     arguments, the judge's stated probability rounded to 0.01 and clipped to
     ``bounds`` (or only the label with ``probabilities=False``); ``delta``: the
-    wrong side's argument reads that much better (a population's persuasiveness)."""
+    wrong side's argument reads that much better (a population's persuasiveness);
+    ``delta_consult``, ``delta_debate``: that shift per protocol (default ``delta``)."""
     rng = np.random.default_rng(seed)
     debate = rng.random(n_rows) < share_debate
     omega = rng.integers(0, 2, n_rows)
@@ -673,8 +805,10 @@ def simulate_log(n_rows: int, *, mu_consult=0.5, mu_debate=0.0, d=2.0, sigma=1.5
     eA = np.where(~right | (rng.random(n_rows) < rho), 1, 0)
     rP = np.where(right, d / 2, -d / 2) + sigma * rng.standard_normal(n_rows)
     rA = np.where(right, -d / 2, d / 2) + sigma * rng.standard_normal(n_rows)
-    if delta:
-        rP, rA = rP + delta * ~right, rA + delta * right
+    dl = np.where(debate, delta if delta_debate is None else delta_debate,
+                  delta if delta_consult is None else delta_consult)
+    if np.any(dl != 0):
+        rP, rA = rP + dl * ~right, rA + dl * right
     z = np.where(debate, (mu_debate if roles == "open" else 0.0) + kappa_v * (eP - eA)
                  + rP - rA, mu_consult + kappa_v * eP + rP)
     py = special.expit(z)
