@@ -185,6 +185,11 @@ def run_sweep(cfg, out_dir=None, *, client=None, progress=None, log=print,
               dask: bool | None = None) -> xr.Dataset:
     """Run (or resume) a sweep and return the finished store opened with xarray.
 
+    Every model's sweep runs through the one driver (:func:`antiamp.sweeps.driver.run_store`);
+    only its block strategy differs: one fused kernel pass a block for a model with
+    fused grids (:class:`FusedBlocks`), the model's ``run_cells`` a block for any
+    other (:class:`antiamp.sweeps.blocks.ModelBlocks`).
+
     Parameters
     ----------
     cfg : SweepConfig, DictConfig or dict
@@ -203,11 +208,6 @@ def run_sweep(cfg, out_dir=None, *, client=None, progress=None, log=print,
         xarray's lazy arrays, each variable read on first use; no dask import); by
         default with dask only for a store larger than
         :data:`~antiamp.sweeps.blocks.DASK_ABOVE_BYTES` in memory.
-
-    Every model's sweep runs through the one driver (:func:`antiamp.sweeps.driver.run_store`);
-    only its block strategy differs: one fused kernel pass a block for a model with
-    fused grids (:class:`FusedBlocks`), the model's ``run_cells`` a block for any
-    other (:class:`antiamp.sweeps.blocks.ModelBlocks`).
     """
     from antiamp.registry import get, model_of
 
