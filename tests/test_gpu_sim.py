@@ -19,6 +19,10 @@ import pytest
 from antiamp.config import ConfigError
 from antiamp.kernels.gpu import status
 
+# The module's tests share a module fixture: the simulator's subprocess (minutes) runs once, on one worker, not once
+# per xdist worker (pyproject's --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("gpu_sim")
+
 HERE = Path(__file__).resolve().parent
 CHECKS = ("one_cell", "cells", "floor", "engine", "signals", "portfolio", "messages", "options",
           "panel", "confidence", "redeliberation", "colmad", "mediation",

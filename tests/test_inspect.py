@@ -8,6 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+# The module's tests share a module fixture: the example evaluation runs once, on one worker, not once
+# per xdist worker (pyproject's --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("inspect")
+
 pytest.importorskip("inspect_ai")
 # (Inspect's own warnings are filtered in pyproject.toml, by message.)
 
@@ -20,6 +24,7 @@ from antiamp.estimate import EstimateOptions, LogError, estimate, load_log
 from antiamp.estimation.inspect_example import Rules, known_metrics, run_example
 from antiamp.estimation.field_metrics import asd
 from cli_runner import run_command
+
 
 OPTS = EstimateOptions(n_resamples=300, seed=3)
 

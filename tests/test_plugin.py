@@ -11,6 +11,10 @@ import numpy as np
 import pytest
 import xarray as xr
 
+# The module's tests share a module fixture: the plugin is installed once, on one worker, not once
+# per xdist worker (pyproject's --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("plugin")
+
 PYPROJECT = """
 [build-system]
 requires = ["setuptools>=61"]
@@ -98,6 +102,7 @@ from antiamp.config import ConfigError
 from antiamp.kernels.rng import HI_SHIFT, LO_WORD, bernoulli_threshold, philox4x32_10
 from antiamp.models import Model
 from antiamp.runner import count_classes
+
 
 STREAM = np.uint64(2024)
 

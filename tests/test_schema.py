@@ -14,6 +14,10 @@ import xarray as xr
 import antiamp
 from antiamp.schema import label, problems, upgrade
 
+# The module's tests share a module fixture: the stores are written once, on one worker, not once
+# per xdist worker (pyproject's --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("schema")
+
 N = 4000
 GRID = {"run": {"n_instances": N},
         "sweep": {"axes": {"model": {"rho": [0.1, 0.5]}, "judge": {"b": [0.2, 0.8]}},
