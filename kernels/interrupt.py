@@ -244,7 +244,7 @@ def armed():
                     seen = signal.SIGINT in bytes(_buf[:SLOTS])
                     _others -= 1
                     if _others == 0 and _clear_when_alone:
-                        ctypes.memset(_ADDR, 0, SLOTS)
+                        _clear()
                         _clear_when_alone = False
         if other:
             if seen:
@@ -252,7 +252,9 @@ def armed():
         elif not depth and signal.SIGINT in bytes(_buf[:SLOTS]):
             raise KeyboardInterrupt
         return
-    _clear()
+    with _others_lock:  # a fresh window: an earlier one's pending clear is moot
+        _clear()
+        _clear_when_alone = False
     handler = signal.getsignal(signal.SIGINT)
     if handler is signal.default_int_handler:
         signal.signal(signal.SIGINT, _deferred_in_callbacks)

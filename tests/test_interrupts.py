@@ -53,22 +53,24 @@ def _argv():
     return [exe] if exe else [sys.executable, "-m", "antiamp"]
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("model", sorted(LONG_CELLS))
-def test_ctrl_c_in_a_long_cell_exits_130_with_one_line(model, tmp_path):
-    run_dir = tmp_path / "run"
-    args = [f"model={model}", *LONG_CELLS[model], "run.figure=false",
-            f"hydra.run.dir={run_dir}"]
+def _start(argv, cwd):
+    """``argv`` in a process group of its own, SIGINT at its default disposition (as at
+    a terminal), the variable that lifts the work bound removed."""
     env = {k: v for k, v in os.environ.items() if k != "ANTIAMP_UNBOUNDED"}
-    p = subprocess.Popen(_argv() + args, cwd=tmp_path, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, env=env, start_new_session=True,
-                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    delay = random.uniform(*WINDOW)
+    return subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+
+def _interrupt(p, after: float, what: str) -> tuple:
+    """SIGINT to ``p``'s group ``after`` seconds on (``p`` must still run then); its
+    (stdout, stderr, seconds from the signal to the exit), failing the test if it runs
+    :data:`GENEROUS` seconds past the signal."""
     try:
-        p.wait(delay)
+        p.wait(after)
     except subprocess.TimeoutExpired:
         pass
-    assert p.poll() is None, f"the cell ended before the signal: {p.communicate()}"
+    assert p.poll() is None, f"{what} ended before the signal: {p.communicate()}"
     sent = time.monotonic()
     os.killpg(p.pid, signal.SIGINT)
     try:
@@ -76,8 +78,20 @@ def test_ctrl_c_in_a_long_cell_exits_130_with_one_line(model, tmp_path):
     except subprocess.TimeoutExpired:
         os.killpg(p.pid, signal.SIGKILL)
         out, err = p.communicate()
-        pytest.fail(f"{model}: still running {GENEROUS:.0f} s after SIGINT: {err[-2000:]}")
-    latency = time.monotonic() - sent
+        pytest.fail(f"{what}: still running {GENEROUS:.0f} s after SIGINT: {out[-500:]} "
+                    f"{err[-2000:]}")
+    return out, err, time.monotonic() - sent
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", sorted(LONG_CELLS))
+def test_ctrl_c_in_a_long_cell_exits_130_with_one_line(model, tmp_path):
+    run_dir = tmp_path / "run"
+    args = [f"model={model}", *LONG_CELLS[model], "run.figure=false",
+            f"hydra.run.dir={run_dir}"]
+    p = _start(_argv() + args, tmp_path)
+    delay = random.uniform(*WINDOW)
+    out, err, latency = _interrupt(p, delay, f"{model}: the cell")
     print(f"{model}: SIGINT {delay:.1f} s after the start, exit {p.returncode} "
           f"{latency:.2f} s after the signal")
     assert p.returncode == 130, (model, out[-2000:], err[-2000:])
@@ -202,25 +216,10 @@ def test_ctrl_c_stops_the_kernels_of_threaded_dask_workers(tmp_path):
 
     script = tmp_path / "threaded.py"
     script.write_text(_THREADED)
-    env = {k: v for k, v in os.environ.items() if k != "ANTIAMP_UNBOUNDED"}
-    p = subprocess.Popen([sys.executable, str(script), str(tmp_path / "s.zarr")],
-                         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True, env=env, start_new_session=True,
-                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    p = _start([sys.executable, str(script), str(tmp_path / "s.zarr")], tmp_path)
     assert p.stdout.readline().strip() == "RUNNING"
-    try:
-        p.wait(limit(10.0))  # both cells' kernels running on the worker threads
-    except subprocess.TimeoutExpired:
-        pass
-    assert p.poll() is None, f"the sweep ended before the signal: {p.communicate()}"
-    sent = time.monotonic()
-    os.killpg(p.pid, signal.SIGINT)
-    try:
-        out, err = p.communicate(timeout=GENEROUS)
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        out, err = p.communicate()
-        pytest.fail(f"still running {GENEROUS:.0f} s after SIGINT: {out[-500:]} {err[-2000:]}")
-    print(f"threaded workers: exit {p.returncode} {time.monotonic() - sent:.2f} s after "
-          f"SIGINT; {out.strip()}")
+    # both cells' kernels running on the worker threads by then
+    out, err, latency = _interrupt(p, limit(10.0), "the sweep")
+    print(f"threaded workers: exit {p.returncode} {latency:.2f} s after SIGINT; "
+          f"{out.strip()}")
     assert p.returncode == 130 and "CLOSED" in out, (out[-2000:], err[-2000:])
