@@ -84,7 +84,7 @@ def overhead(quick: bool) -> list:
                 run_grid_store(cfg, store, plan=plan, progress=False, log=lambda *a: None)
 
             t_direct, t_engine = _med(direct, reps), _med(engine, reps)
-            from antiamp.sweeps.blocks import _plan_grid
+            from antiamp.sweeps.spec import _plan_grid
 
             t_plan = _med(lambda: _plan_grid(cfg), reps)  # uncached
         rows.append((name, plan.n_cells, plan.cells_per_block, len(blocks), t_direct, t_engine,

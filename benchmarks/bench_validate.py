@@ -48,7 +48,7 @@ def _time(f, reps: int) -> float:
 
 def run(quick: bool) -> list:
     from antiamp import registry
-    from antiamp.sweeps.blocks import _plan_grid  # uncached: each call validates
+    from antiamp.sweeps.spec import _plan_grid  # uncached: each call validates
 
     n_side = 45 if quick else 142  # 5 x n_side^2 cells: 10^4 or 10^5
     rows = []

@@ -40,13 +40,14 @@ from antiamp.lazy import lazy
 xr = lazy("xarray")
 
 from antiamp._version import __version__
-from antiamp.config import DEFAULT_MODEL, ConfigError, plain_values
+from antiamp.config import DEFAULT_MODEL
 from antiamp.ownership import PARTIAL as MARKER, read_marker  # noqa: F401 (re-exported)
 from antiamp.registry import Model, get, to_model_config
 
 from .cellstore import SUMMED_ATTRS, fill_of
 from .driver import EngineError, run_store, run_tasks, store_lock  # noqa: F401 (re-exported)
-from .spec import SENSITIVITY, CellBlock, CellGrid, SweepSpec, axis_coords
+from .spec import (SENSITIVITY, CellBlock, CellGrid, Plan, SweepSpec, axis_coords,  # noqa: F401
+                   config_dict, plan_grid, sweep_spec)  # (re-exported)
 
 #: Version of a model grid store's layout: a cell checksum per cell (``cell_digest``)
 #: and ``cell_done``, written in place block by block (4; 3 and before: written
@@ -58,152 +59,25 @@ RESULT_RUN_FIELDS = ("n_instances", "seed", "device")
 
 
 # ----------------------------------------------------------------------------- plan
-@dataclasses.dataclass
-class GridPlan:
-    """A validated grid of one model: its cells and how they are cut into blocks."""
-
-    model: Model
-    base: Any  # validated root config
-    spec: SweepSpec
-    grid: CellGrid
-    cells_per_block: int
-
-    @property
-    def n_cells(self) -> int:
-        return self.grid.n_cells
-
-    @property
-    def chunk(self) -> tuple:
-        """A block's shape over the grid's cells (one chunk of the store's arrays)."""
-        from .chunks import chunk_shape
-
-        return chunk_shape(self.grid.shape, 1, self.cells_per_block)
-
-    def regions(self) -> list:
-        """Each block's cells as slices over the grid's axes, in C order."""
-        from .chunks import blocks
-
-        return list(blocks(self.grid.shape, self.chunk))
-
-    def blocks(self) -> list:
-        """(start, stop) of each block of consecutive cells (C order)."""
-        from .chunks import flat_range
-
-        return [flat_range(r, self.grid.shape) for r in self.regions()]
-
-    def fingerprint(self) -> str:
-        """What the grid's numbers depend on: resume only into a run with the same one."""
-        config = config_dict(self.base)
-        # Of the run's settings only those a result depends on: the threads, the
-        # instances a kernel call, the progress bar and the figure change nothing, so
-        # a run resumes whatever they are.
-        config["run"] = {k: config["run"][k] for k in RESULT_RUN_FIELDS if k in config["run"]}
-        blob = {
-            "model": self.model.name, "config": config,
-            "axes": [(a.path, np.asarray(a.values).tolist()) for a in self.grid.axes],
-            "design": self.spec.design, "n_points": self.spec.n_points,
-            **({"morris_levels": self.spec.morris_levels} if self.spec.design == "morris"
-               else {}),
-            "design_seed": self.spec.design_seed, "block": self.cells_per_block,
-            "version": __version__, "layout": STORE_LAYOUT,
-        }
-        return hashlib.sha256(json.dumps(blob, sort_keys=True, default=str).encode()
-                              ).hexdigest()[:16]
-
-
-def config_dict(cfg) -> dict:
-    """A config (a dict, a DictConfig or a config object) as a plain dict."""
-    from omegaconf import DictConfig, OmegaConf
-
-    if isinstance(cfg, DictConfig):
-        return OmegaConf.to_container(cfg, resolve=True)
-    if dataclasses.is_dataclass(cfg):
-        return {f.name: dataclasses.asdict(getattr(cfg, f.name)) for f in dataclasses.fields(cfg)}
-    return dict(cfg or {})
-
-
-def sweep_spec(sweep: Any) -> SweepSpec:
-    """The ``sweep`` section (a dict, a DictConfig or a SweepSpec) as a SweepSpec;
-    ConfigError names an unknown or ill-typed key."""
-    from omegaconf import DictConfig, OmegaConf
-
-    if isinstance(sweep, SweepSpec):
-        return sweep
-    if isinstance(sweep, DictConfig):
-        sweep = OmegaConf.to_container(sweep, resolve=True)
-    sweep = plain_values(sweep or {})
-    try:
-        node = OmegaConf.structured(SweepSpec)
-        OmegaConf.set_struct(node.axes, False)
-        return OmegaConf.to_object(OmegaConf.merge(node, sweep or {}))
-    except Exception as exc:  # OmegaConf names the key
-        raise ConfigError(f"sweep: {str(exc).splitlines()[0]}") from None
-
-
-_LAST_PLAN: dict = {}
-
-
-def plan_grid(cfg: Any, *, cells_per_block: int | None = None, validate_all: bool = True
-              ) -> GridPlan:
-    """:func:`_plan_grid`, keeping the last plan: the command line's check before
-    the run and the run itself validate a grid once."""
-    from .spec import plan_key
-
-    key = plan_key(cfg, cells_per_block, validate_all)
-    if key is not None and _LAST_PLAN.get("key") == key:
-        return _LAST_PLAN["plan"]
-    plan = _plan_grid(cfg, cells_per_block=cells_per_block, validate_all=validate_all)
-    _LAST_PLAN.clear()
-    _LAST_PLAN.update(key=key, plan=plan)
-    return plan
-
-
-def _plan_grid(cfg: Any, *, cells_per_block: int | None = None, validate_all: bool = True
-               ) -> GridPlan:
-    """Validate a model's grid: the base config, the axes and (by default) every cell.
-
-    ``cfg`` is the nested config with ``model.name`` and ``sweep.axes``; every bad
-    value raises :class:`ConfigError` naming the field (and the cell) before any
-    computation.
-    """
-    from omegaconf import DictConfig, OmegaConf
-
-    if isinstance(cfg, DictConfig):
-        cfg = OmegaConf.to_container(cfg, resolve=True)
-    cfg = dict(cfg or {})
-    spec = sweep_spec(cfg.get("sweep"))
-    model, base = to_model_config(cfg)
-    readable = set(model.uses) | set(model.sections)
-    for section in (spec.axes or {}):
-        if section in type(base).SWEEPABLE and section not in readable:
-            raise ConfigError(f"sweep.axes.{section}: model {model.name} does not read "
-                              f"{section}.*; its sections are {', '.join(sorted(readable))}")
-
-    def check(cell):
-        from antiamp.config import validate
-
-        validate(cell)
-        if model.validate is not None:
-            model.validate(cell)
-
-    grid = CellGrid(base, spec, validator=check)
-    if validate_all and model.validate_reads is not None:
-        # Every field's values column by column (the fused grids' check), then the
-        # model's own check on one cell of each distinct combination of the axes
-        # it reads (each built through ``check``: ConfigError names the cell).
-        from antiamp.layout import covers
-
-        from .spec import grid_columns
-
-        grid_columns(grid)
-        if any(covers(f, a.path) for f in model.validate_reads for a in grid.axes):
-            CellBlock(grid, 0, grid.n_cells).distinct(model.validate_reads)
-        # else the base config's own check (to_model_config) covered every cell
-    elif validate_all:  # every cell, before any work (ConfigError names the cell)
-        for i in range(grid.n_cells):
-            grid.cell(i)
-    k = cells_per_block or spec.cells_per_block or model.cells_per_block or 64
-    return GridPlan(model, base, spec, grid, max(1, min(k, grid.n_cells)))
+def grid_fingerprint(plan: Plan) -> str:
+    """What a model grid store's numbers depend on: resume only into a run with the
+    same one."""
+    config = config_dict(plan.base)
+    # Of the run's settings only those a result depends on: the threads, the
+    # instances a kernel call, the progress bar and the figure change nothing, so
+    # a run resumes whatever they are.
+    config["run"] = {k: config["run"][k] for k in RESULT_RUN_FIELDS if k in config["run"]}
+    spec = plan.spec
+    blob = {
+        "model": plan.model.name, "config": config,
+        "axes": [(a.path, np.asarray(a.values).tolist()) for a in plan.axes],
+        "design": spec.design, "n_points": spec.n_points,
+        **({"morris_levels": spec.morris_levels} if spec.design == "morris" else {}),
+        "design_seed": spec.design_seed, "block": plan.cells_per_block,
+        "version": __version__, "layout": STORE_LAYOUT,
+    }
+    return hashlib.sha256(json.dumps(blob, sort_keys=True, default=str).encode()
+                          ).hexdigest()[:16]
 
 
 # ----------------------------------------------------------------------------- tasks
@@ -251,12 +125,12 @@ def fused_block(fused, base, cells: CellBlock) -> xr.Dataset:
     return fused.dataset(cells, cols, np.concatenate(parts))
 
 
-def _task_args(plan: GridPlan) -> tuple:
+def _task_args(plan: Plan) -> tuple:
     return plan.model.name, plan.base, plan.spec
 
 
 # ----------------------------------------------------------------------------- assembly
-def assemble(plan: GridPlan, parts: list, created: str | None = None) -> xr.Dataset:
+def assemble(plan: Plan, parts: list, created: str | None = None) -> xr.Dataset:
     """Blocks (in cell order) -> one Dataset with the grid's dimensions.
 
     Dimensions that vary in length between blocks (equilibria found, items held)
@@ -382,7 +256,7 @@ def run_grid(cfg: Any, *, client=None, cells_per_block: int | None = None,
                                                                 plan.blocks()])))
 
 
-def with_sensitivity(plan: GridPlan, ds: xr.Dataset) -> xr.Dataset:
+def with_sensitivity(plan: Plan, ds: xr.Dataset) -> xr.Dataset:
     """A sensitivity design's grid with its indices (antiamp.sensitivity), computed
     from every cell: added whenever the grid is assembled or repaired."""
     if plan.spec.design not in SENSITIVITY:
@@ -392,7 +266,7 @@ def with_sensitivity(plan: GridPlan, ds: xr.Dataset) -> xr.Dataset:
     return with_indices(ds, plan.grid.axes, plan.spec)
 
 
-def _run_blocks(plan: GridPlan, todo: list, client, executor, progress, done,
+def _run_blocks(plan: Plan, todo: list, client, executor, progress, done,
                 keep: bool = True) -> dict:
     """Blocks ``todo`` ((start, stop) of each) on ``client``, or on a client for
     ``executor``, or here (:func:`antiamp.sweeps.driver.run_tasks`); ``done(block,
@@ -417,7 +291,7 @@ def partial_dir(store: Path) -> Path:
     return store.with_name(store.name + ".partial")
 
 
-def store_state(plan: GridPlan, store: Path, overwrite: bool = False, run_dir=None) -> str:
+def store_state(plan: Plan, store: Path, overwrite: bool = False, run_dir=None) -> str:
     """'new', 'resume' or 'complete'; EngineError for a store of something else, or
     for the current or run directory or a parent of either."""
     from antiamp.output import OutputError, check_replaceable
@@ -431,7 +305,7 @@ def store_state(plan: GridPlan, store: Path, overwrite: bool = False, run_dir=No
         if store.exists() and not _store_attrs(store).get(STORE_MARKER):
             raise EngineError(f"{exc} (sweep.overwrite=true does not change this)") from None
         raise EngineError(str(exc)) from None
-    fp = plan.fingerprint()
+    fp = grid_fingerprint(plan)
     part = partial_dir(store)
     if store.exists():
         from antiamp.output import is_antiamp_store
@@ -499,14 +373,14 @@ def open_store(store, dask: bool | None = None) -> xr.Dataset:
     return upgrade(ds)
 
 
-def grid_attrs(plan: GridPlan, first: xr.Dataset, created: str) -> dict:
+def grid_attrs(plan: Plan, first: xr.Dataset, created: str) -> dict:
     """The root attributes of a model's grid store, from its first block."""
     attrs = {k: v for k, v in first.attrs.items() if k not in SUMMED_ATTRS}
     attrs.update(standard_attrs(plan.model, plan.base, created, attrs.get("title")))
     attrs.update({"axes": json.dumps([a.path for a in plan.grid.axes]),
                   "design": plan.spec.design, "n_cells": int(plan.n_cells),
                   "cells_per_block": int(plan.cells_per_block),
-                  "fingerprint": plan.fingerprint(), STORE_MARKER: 1, "complete": 0,
+                  "fingerprint": grid_fingerprint(plan), STORE_MARKER: 1, "complete": 0,
                   "store_layout": STORE_LAYOUT,
                   "sweep_json": json.dumps(dataclasses.asdict(plan.spec), default=str)})
     return attrs
@@ -516,7 +390,7 @@ def grid_attrs(plan: GridPlan, first: xr.Dataset, created: str) -> dict:
 QUIET_REPORTS = (None, "no issues", "all methods converged")
 
 
-def _fill_store(plan: GridPlan, store: Path, todo: list, client, executor, progress, log,
+def _fill_store(plan: Plan, store: Path, todo: list, client, executor, progress, log,
                 created: str | None = None, new: bool = False, cs=None) -> None:
     """Run the blocks ``todo`` (regions) and write each into the store as it finishes;
     with ``new`` the store is laid out from the first block to finish (replacing,
@@ -557,7 +431,7 @@ def _fill_store(plan: GridPlan, store: Path, todo: list, client, executor, progr
     _run_blocks(plan, sorted(flat), client, executor, progress, done, keep=False)
 
 
-def _static_digest(store: Path, plan: GridPlan) -> str:
+def _static_digest(store: Path, plan: Plan) -> str:
     """Checksum of what is not per cell: coordinates and grid-wide variables."""
     import zarr
 
@@ -581,7 +455,7 @@ def _static_digest(store: Path, plan: GridPlan) -> str:
     return h.hexdigest()
 
 
-def _finish_grid(plan: GridPlan, store: Path, t0: float, log) -> None:
+def _finish_grid(plan: Plan, store: Path, t0: float, log) -> None:
     """A grid store whose every block is written: its per-block statistics summed, its
     sensitivity indices, its static checksum, then marked complete."""
     from .cellstore import CellStore
@@ -616,7 +490,7 @@ def _finish_grid(plan: GridPlan, store: Path, t0: float, log) -> None:
 
 def run_grid_store(cfg: Any, store: str | Path, *, client=None, executor=None,
                    progress: bool | None = None, overwrite: bool = False, log=print,
-                   plan: GridPlan | None = None, run_dir=None,
+                   plan: Plan | None = None, run_dir=None,
                    dask: bool | None = None) -> xr.Dataset:
     """Run (or resume) a model's grid into the Zarr ``store``; return it opened
     (:func:`open_store`: with dask arrays for ``dask=True``, xarray's lazy arrays for
@@ -643,10 +517,10 @@ class ModelBlocks:
 
     temporaries = ("creating", "old", "partial")
 
-    def __init__(self, plan: GridPlan, executor=None, overwrite: bool = False):
+    def __init__(self, plan: Plan, executor=None, overwrite: bool = False):
         self.plan, self.executor, self.overwrite = plan, executor, overwrite
         self.shape, self.dims, self.chunk = plan.grid.shape, plan.grid.dims, plan.chunk
-        self.fingerprint = plan.fingerprint()
+        self.fingerprint = grid_fingerprint(plan)
         self.label, self.device = plan.model.name, plan.base.run.device
         self.cs = None
 

@@ -164,12 +164,13 @@ def _strategy(attrs: dict, kind: str):
     checksum of each cell's values)."""
     cfg = json.loads(attrs["config_json"])
     if kind == "fused":
-        from .engine import FusedBlocks
+        from .engine import block_strategy
         from .spec import make_plan
 
         cfg["executor"] = {"kind": "local"}  # repairs run here, whatever ran the sweep
-        return FusedBlocks(make_plan(cfg))
-    from .blocks import ModelBlocks, plan_grid
+        return block_strategy(make_plan(cfg))
+    from .blocks import ModelBlocks
+    from .spec import plan_grid
 
     cfg.setdefault("model", {})["name"] = attrs["model"]
     cfg["sweep"] = json.loads(attrs["sweep_json"])
@@ -251,6 +252,36 @@ def _not_a_grid(store: Path) -> str | None:
     except Exception:  # damaged or foreign: verification below names it
         return None
     return not_a_grid(store, attrs)
+
+
+def open_for_reading(store, error, *, command: str, allow_incomplete: bool = False,
+                     verify: bool = True, incomplete=None):
+    """A grid store opened whole for a command that reads it (antiamp-plot,
+    antiamp-discover), or ``error`` (one line) for anything else: no store, not
+    antiamp's, damaged (:func:`verify_for_reading`, unless ``verify`` is off: a
+    sweep's own store just verified), not a grid, or unfinished without
+    ``allow_incomplete`` (raised as ``incomplete``, by default ``error``)."""
+    import xarray as xr
+
+    from antiamp.output import is_antiamp_store, not_a_grid, store_complete
+    from antiamp.schema import upgrade
+
+    if not Path(store).exists():
+        raise error(f"no store at {store}")
+    if not is_antiamp_store(store):
+        raise error(f"{store} is not an antiamp store (a sweep.zarr or a merged store)")
+    if verify:
+        verify_for_reading(store, error, allow_incomplete=allow_incomplete, command=command)
+    # each variable read whole on first use; a store of the former names
+    # (<name>_theory) reads under the current ones
+    ds = upgrade(xr.open_zarr(store, chunks=None))
+    why = not_a_grid(store, ds.attrs)
+    if why is not None:
+        raise error(why)
+    if not allow_incomplete and not store_complete(ds.attrs):
+        raise (incomplete or error)(f"{store} is not complete (its sweep was interrupted); "
+                                    "rerun the sweep to finish it, or pass --allow-incomplete")
+    return ds
 
 
 def verify_for_reading(store, error, *, allow_incomplete: bool = False,

@@ -26,11 +26,10 @@ from antiamp.cli import check_pins, compose_overrides, guarded_main, recorded
 from antiamp.config import ConfigError
 from antiamp.output import OutputError, describe_os_error
 
-from .blocks import EngineError, store_state
+from .driver import EngineError
 from .executors import ExecutorError, check_reachable
-from .engine import (SweepError, check_store, model_plan, model_store, resolve_store, run_sweep,
-                     store_path)
-from .spec import SweepSpec, make_plan, sweep_schema_node
+from .engine import SweepError, block_strategy, resolve_store, run_sweep, store_path
+from .spec import make_plan, sweep_schema_node
 
 log = logging.getLogger("antiamp")
 
@@ -38,13 +37,6 @@ log = logging.getLogger("antiamp")
 def setup() -> None:
     """Register the command's schema with Hydra (on first need)."""
     antiamp_cli.register_schema("antiamp_sweep_schema", sweep_schema_node)
-
-
-def _fused(cfg) -> bool:
-    """Whether the config's model runs its grids on the fused engine."""
-    from antiamp.registry import get, model_of
-
-    return get(model_of(cfg)).fused_grid
 
 
 def prevalidate(args: list[str]) -> None:
@@ -62,32 +54,19 @@ def prevalidate(args: list[str]) -> None:
     multirun = antiamp_cli.CHECKING_MULTIRUN  # job directories are known only per job
     from .metadata import rebuildable
 
-    if _fused(cfg):
-        from .engine import chunk_shape, fingerprint
-
-        plan = make_plan(cfg)
-        ex = plan.cfg.executor
-        store = resolve_store(plan, run_dir)
-        fp = fingerprint(plan, chunk_shape(plan.shape, plan.base.run.n_instances,
-                                           plan.cfg.sweep.cells_per_block))
-        # A store of this sweep whose metadata the run will rebuild is checked then.
-        if not multirun and not rebuildable(store, fp):
-            check_store(plan, store, run_dir)
-    else:
-        plan, ex = model_plan(cfg)
-        from antiamp.registry import check_inputs
-
-        # what the cells' configs name (data files): before a run directory exists
-        check_inputs(plan.model, (plan.grid.cell(i) for i in range(plan.n_cells)))
-        store = model_store(plan, run_dir)
-        if not multirun and not rebuildable(store, plan.fingerprint()):
-            store_state(plan, store, plan.spec.overwrite, run_dir)
+    # every cell, and what the cells' configs name (data files): before a run directory
+    plan = make_plan(cfg)
+    s = block_strategy(plan)
+    store = resolve_store(plan, run_dir)
+    # A store of this sweep whose metadata the run will rebuild is checked then.
+    if not multirun and not rebuildable(store, s.fingerprint):
+        s.state(store, run_dir)
     if not multirun:  # one lock per store: not a link, and not held by another run
         from .lockpath import probe
 
         probe(store_path(cfg["sweep"]["store"], run_dir), SweepError, "sweep")
         writable(store_path(cfg["sweep"]["store"], run_dir))
-    check_reachable(ex)
+    check_reachable(plan.executor)
 
 
 def writable(store: Path) -> None:
@@ -139,32 +118,12 @@ def _run(cfg: DictConfig) -> None:
         for p in plot_indices(ds, out_dir / "sensitivity",
                               list(cfg.sweep.plot_vars) or ["amp", "acc", "amp_gap", "welfare"]):
             print(f"wrote {p}")
-    if _fused(plain):
-        from .plot import plot_store
+    from .plot import sweep_figures
 
-        # A store not of the default name (sweep.store=a.zarr) gets figures of its own
-        # name, so that two such stores in one run directory keep their own figures.
-        stem = Path(store).stem
-        own = stem != Path(SweepSpec.store).stem
-        for p in plot_store(store, list(cfg.sweep.plot_vars) or None, out_dir=out_dir,
-                            run_dir=True, prefix=f"{stem}-" if own else ""):
-            print(f"wrote {p}")
-        return
-    from antiamp.registry import get
-
-    model = get(plain["model"]["name"])
-    if model.figures is not None:
-        ds = ds.load()
-        if "point" in ds.dims:  # a design: its points against each field, never joined
-            from antiamp.plotting import design_figure
-
-            paths = design_figure(ds, out_dir / Path(store).stem,
-                                  list(cfg.sweep.plot_vars) or list(model.plot_vars),
-                                  f"antiamp-sweep model={model.name}")
-        else:
-            paths = model.figures(ds, out_dir / Path(store).stem)
-        for p in paths:
-            print(f"wrote {p}")
+    # the plan of the run (kept): its model's figures
+    for p in sweep_figures(make_plan(plain).model, ds, store, out_dir,
+                           list(cfg.sweep.plot_vars)):
+        print(f"wrote {p}")
 
 
 _hydra_main = hydra.main(version_base="1.3", config_path="pkg://antiamp.conf",

@@ -34,7 +34,6 @@ import numpy as np
 from antiamp.lazy import lazy
 
 pd = lazy("pandas")
-xr = lazy("xarray")
 
 from antiamp._version import __version__
 from antiamp.cmdline import interruptible
@@ -243,29 +242,14 @@ def plot_box(inputs, holds, boxes: list, paths: list, path, option: str = "--out
 def discover(store, where: str, threshold: float = 0.8, n_boxes: int = 1,
              allow_incomplete: bool = False):
     """``(boxes, inputs, holds, paths)`` of a store and a condition."""
-    from antiamp.output import is_antiamp_store, not_a_grid, store_complete
+    from .check import open_for_reading
 
     if not 0 < threshold <= 1:
         raise DiscoverError(f"--threshold must lie in (0, 1], got {threshold}")
     if n_boxes < 1:
         raise DiscoverError(f"--boxes must be an integer >= 1, got {n_boxes}")
-    if not Path(store).exists():
-        raise DiscoverError(f"no store at {store}")
-    if not is_antiamp_store(store):
-        raise DiscoverError(f"{store} is not an antiamp store (a sweep.zarr or a merged store)")
-    from .check import verify_for_reading
-
-    verify_for_reading(store, DiscoverError, allow_incomplete=allow_incomplete,
-                       command="antiamp-discover")
-    from antiamp.schema import upgrade
-
-    ds = upgrade(xr.open_zarr(store, chunks=None))
-    why = not_a_grid(store, ds.attrs)
-    if why is not None:
-        raise DiscoverError(why)
-    if not allow_incomplete and not store_complete(ds.attrs):
-        raise DiscoverError(f"{store} is not complete (its sweep was interrupted); rerun the "
-                            f"sweep to finish it, or pass --allow-incomplete")
+    ds = open_for_reading(store, DiscoverError, command="antiamp-discover",
+                          allow_incomplete=allow_incomplete)
     inputs, variables, paths = cases(ds)
     holds = condition(variables, where)
     return find_boxes(inputs, holds, threshold, n_boxes), inputs, holds, paths

@@ -1,9 +1,11 @@
 """Running a sweep (:func:`run_sweep`, every model's) and the fused block strategy.
 
-Every sweep runs through the one driver (:mod:`antiamp.sweeps.driver`: lock,
-resume, verification, repair, the blocks on dask or here).  This module holds the
-block strategy of a model whose cells reduce to integer counts from one kernel
-(its :class:`antiamp.registry.FusedGrid`): :class:`FusedBlocks`.  Its store is laid out as the final Dataset
+Every sweep has one plan (:class:`antiamp.sweeps.spec.Plan`, :func:`make_plan`)
+and runs through the one driver (:mod:`antiamp.sweeps.driver`: lock, resume,
+verification, repair, the blocks on dask or here); the plan's model decides the
+block strategy (:func:`block_strategy`).  This module holds the block strategy of
+a model whose cells reduce to integer counts from one kernel (its
+:class:`antiamp.registry.FusedGrid`): :class:`FusedBlocks`.  Its store is laid out as the final Dataset
 from the start (dimensions named after the axes, then the model's own, such as
 ``protocol`` or ``transcript_class``); each block of cells is one Zarr chunk of
 every per-cell variable.  A block's task returns the kernel's counts, one kernel
@@ -29,7 +31,7 @@ from antiamp.lazy import lazy
 xr = lazy("xarray")
 
 from antiamp._version import __version__
-from antiamp.config import ConfigError, as_yaml, check_flags
+from antiamp.config import as_yaml
 from antiamp.provenance import global_attrs
 
 from .blocks import EngineError, config_dict  # noqa: F401
@@ -37,7 +39,7 @@ from .chunks import blocks, cells_of as _cells_of, chunk_shape  # noqa: F401
 from .fused import MAX_CELLS_PER_BLOCK, TARGET_BLOCK_INSTANCES, compute_block  # noqa: F401
 from .verify import StoreReport, SlabReader, block_name, scan, stored as _stored, summarize, verify_static  # noqa: F401
 from .metadata import consolidate, consolidated_complete, finish, record, repair_before_resume, set_attr  # noqa: F401
-from .spec import SENSITIVITY, Plan, make_plan
+from .spec import SENSITIVITY, Plan, make_plan  # noqa: F401 (re-exported)
 from .driver import in_process, run_store, run_tasks
 from .executors import threads_per_task
 
@@ -53,12 +55,11 @@ SweepError = EngineError
 # ----------------------------------------------------------------------------- layout
 def fingerprint(plan: Plan, chunk: tuple) -> str:
     """What a store's numbers depend on: resume only into a store with the same one."""
-    c = plan.cfg
     blob = {
         "base": {s: asdict(getattr(plan.base, s)) for s in ("model", "judge", "protocol", "welfare")},
         "n": plan.base.run.n_instances, "seed": plan.base.run.seed,
         "axes": [(a.path, np.asarray(a.values).tolist()) for a in plan.axes],
-        "design": plan.design, "crn": c.sweep.crn, "chunk": list(chunk),
+        "design": plan.design, "crn": plan.spec.crn, "chunk": list(chunk),
         "version": __version__, "layout": STORE_LAYOUT,
     }
     return hashlib.sha256(json.dumps(blob, sort_keys=True, default=str).encode()).hexdigest()[:16]
@@ -99,7 +100,7 @@ def _template(plan: Plan, chunk: tuple, fp: str, created: str) -> tuple[xr.Datas
             data_vars[name][2]["ancillary_variables"] = f"{name}_se"
     ds = xr.Dataset({**data_vars, **numpy_vars}, coords=coords)
     ds.attrs.update({
-        **global_attrs(f"antiamp sweep '{plan.cfg.sweep.name}' of the {plan.cfg.model.name} model",
+        **global_attrs(f"antiamp sweep '{plan.spec.name}' of the {plan.cfg.model.name} model",
                        f"antiamp {__version__}, model {plan.cfg.model.name}"),
         "model": plan.cfg.model.name,
         "antiamp_version": __version__,
@@ -109,7 +110,7 @@ def _template(plan: Plan, chunk: tuple, fp: str, created: str) -> tuple[xr.Datas
         "n_instances": int(plan.base.run.n_instances),
         "design": plan.design,
         "axes": json.dumps([a.path for a in plan.axes]),
-        "common_random_numbers": int(plan.cfg.sweep.crn),
+        "common_random_numbers": int(plan.spec.crn),
         "created": created,
         "fingerprint": fp,
         "complete": 0,
@@ -128,7 +129,7 @@ def store_path(setting: str, out_dir: str | Path | None) -> Path:
 
 
 def resolve_store(plan: Plan, out_dir: str | Path | None) -> Path:
-    return store_path(plan.cfg.sweep.store, out_dir)
+    return store_path(plan.spec.store, out_dir)
 
 
 def check_store(plan: Plan, store: Path, run_dir=None) -> str:
@@ -148,8 +149,7 @@ def check_store(plan: Plan, store: Path, run_dir=None) -> str:
         raise SweepError(str(exc)) from None
     if not store.exists():
         return "new"
-    fp = fingerprint(plan, chunk_shape(plan.shape, plan.base.run.n_instances,
-                                       plan.cfg.sweep.cells_per_block))
+    fp = fingerprint(plan, plan.chunk)
     try:
         import zarr
         attrs = dict(zarr.open_group(str(store), mode="r").attrs)
@@ -157,7 +157,7 @@ def check_store(plan: Plan, store: Path, run_dir=None) -> str:
         attrs = {}
     if attrs.get("fingerprint") == fp:
         return "complete" if attrs.get("complete") else "resume"
-    if plan.cfg.sweep.overwrite:
+    if plan.spec.overwrite:
         return "new"
     what = "a different sweep" if "fingerprint" in attrs else "something that is not a sweep store"
     raise SweepError(
@@ -209,20 +209,27 @@ def run_sweep(cfg, out_dir=None, *, client=None, progress=None, log=print,
         default with dask only for a store larger than
         :data:`~antiamp.sweeps.blocks.DASK_ABOVE_BYTES` in memory.
     """
-    from antiamp.registry import get, model_of
+    from .blocks import open_store
 
-    from .blocks import ModelBlocks, open_store
-
-    if get(model_of(config_dict(cfg))).fused_grid:
-        plan = make_plan(cfg)
-        strategy, store = FusedBlocks(plan), resolve_store(plan, out_dir)
-    else:
-        plan, ex = model_plan(cfg)
-        strategy = ModelBlocks(plan, None if in_process(ex, plan.base.run.device) else ex,
-                               plan.spec.overwrite)
-        store = model_store(plan, out_dir)
+    plan = make_plan(cfg)
+    strategy, store = block_strategy(plan), resolve_store(plan, out_dir)
     run_store(strategy, store, client=client, progress=progress, log=log, run_dir=out_dir)
     return open_store(store, dask)
+
+
+def block_strategy(plan: Plan):
+    """The block strategy of a sweep's plan (:mod:`antiamp.sweeps.driver`): one fused
+    kernel pass a block for a plan with fused grids (:class:`FusedBlocks`), the
+    model's ``run_cells`` a block for any other
+    (:class:`antiamp.sweeps.blocks.ModelBlocks`)."""
+    ex = plan.executor  # None: the blocks run in this process
+    if ex is not None and in_process(ex, plan.base.run.device):
+        ex = None
+    if plan.fused is not None:
+        return FusedBlocks(plan, ex)
+    from .blocks import ModelBlocks
+
+    return ModelBlocks(plan, ex, plan.spec.overwrite)
 
 
 class FusedBlocks:
@@ -237,15 +244,14 @@ class FusedBlocks:
     label = "sweep"
     temporaries = ("creating", "old")
 
-    def __init__(self, plan: Plan):
-        self.plan = plan
+    def __init__(self, plan: Plan, executor=None):
+        """``executor``: an ExecutorConfig to start a dask client for; None: run the
+        blocks in this process."""
+        self.plan, self.executor = plan, executor
         self.shape, self.dims = plan.shape, plan.dims
-        self.chunk = chunk_shape(plan.shape, plan.base.run.n_instances,
-                                 plan.cfg.sweep.cells_per_block)
+        self.chunk = plan.chunk
         self.fingerprint = fingerprint(plan, self.chunk)
         self.device = plan.base.run.device
-        ex = plan.cfg.executor
-        self.executor = None if in_process(ex, self.device) else ex
 
     def state(self, store: Path, run_dir) -> str:
         return check_store(self.plan, store, run_dir)
@@ -255,7 +261,7 @@ class FusedBlocks:
         plan = self.plan
         if state == "new":
             _create_store(plan, self.chunk, self.fingerprint, store, log)
-            log(f"sweep '{plan.cfg.sweep.name}': {plan.n_cells:,} cells x "
+            log(f"sweep '{plan.spec.name}': {plan.n_cells:,} cells x "
                 f"{plan.n_instances:,} instances -> {store}")
         else:  # reading every finished block takes a while on a large store
             log(f"verifying the finished blocks of {store} "
@@ -317,8 +323,8 @@ class FusedBlocks:
     def run(self, todo: list, group, client, progress) -> None:
         """The blocks ``todo`` (regions), each written as it finishes."""
         plan = self.plan
-        n, seed, crn = plan.base.run.n_instances, plan.base.run.seed, plan.cfg.sweep.crn
-        nt = threads_per_task(plan.cfg.executor, plan.base.run.n_threads)
+        n, seed, crn = plan.base.run.n_instances, plan.base.run.seed, plan.spec.crn
+        nt = threads_per_task(plan.executor, plan.base.run.n_threads)
         device, fused = self.device, plan.fused
         arrays: dict = {}
         t0, written = time.perf_counter(), [0]
@@ -391,37 +397,14 @@ def _add_sensitivity(plan: Plan, store: Path, log=print) -> None:
     from antiamp import sensitivity
 
     ds = xr.open_zarr(store, consolidated=False)
-    idx = sensitivity.indices(ds, plan.axes, plan.design, seed=plan.cfg.sweep.design_seed,
-                              levels=plan.cfg.sweep.morris_levels)
+    idx = sensitivity.indices(ds, plan.axes, plan.design, seed=plan.spec.design_seed,
+                              levels=plan.spec.morris_levels)
     attrs = dict(idx.attrs)
     idx = idx.drop_vars([c for c in idx.coords if c in ds.coords])
     # xarray's append mode writes the root attributes whole: keep the store's own
     idx.attrs = {**ds.attrs, **attrs}
     idx.to_zarr(store, mode="a", zarr_format=2, consolidated=False)
     log(f"sensitivity indices ({attrs['sensitivity_method']}) written into {store}")
-
-
-def model_plan(cfg):
-    """(GridPlan, ExecutorConfig) of the grid of a model without fused grids, validated."""
-    from omegaconf import OmegaConf
-
-    from .blocks import plan_grid
-    from .spec import ExecutorConfig, run_schema, validate_executor
-
-    d = config_dict(cfg)
-    check_flags(d, run_schema())
-    try:
-        ex = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(ExecutorConfig),
-                                                 d.get("executor") or {}))
-    except Exception as exc:
-        raise ConfigError(f"executor: {str(exc).splitlines()[0]}") from None
-    plan = plan_grid(d)
-    validate_executor(ex, plan.base.run.device)
-    return plan, ex
-
-
-def model_store(plan, out_dir) -> Path:
-    return store_path(plan.spec.store, out_dir)
 
 
 def block_values(plan: Plan, region: tuple, cells: np.ndarray, counts: np.ndarray) -> dict:

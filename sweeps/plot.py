@@ -62,6 +62,34 @@ class IncompleteStore(PlotError):
     """A store whose sweep has not finished (its ``complete`` flag is not set)."""
 
 
+def sweep_figures(model, ds, store, out_dir, plot_vars=None) -> list:
+    """The figures of a sweep's finished store, as its model declares them; the paths.
+
+    A model with fused grids (:class:`antiamp.registry.FusedGrid`: its store is laid
+    out as its variables' maps) gets a figure of each variable (:func:`plot_store`,
+    named after a store not of the default name); any other its own
+    (``Model.figures``; a design's points against each field), or none.
+    """
+    out_dir, stem = Path(out_dir), Path(store).stem
+    if model.fused_grid is not None:
+        from .spec import SweepSpec
+
+        # A store not of the default name (sweep.store=a.zarr) gets figures of its own
+        # name, so that two such stores in one run directory keep their own figures.
+        own = stem != Path(SweepSpec.store).stem
+        return plot_store(store, plot_vars or None, out_dir=out_dir, run_dir=True,
+                          prefix=f"{stem}-" if own else "")
+    if model.figures is None:
+        return []
+    ds = ds.load()
+    if "point" in ds.dims:  # a design: its points against each field, never joined
+        from antiamp.plotting import design_figure
+
+        return design_figure(ds, out_dir / stem, plot_vars or list(model.plot_vars),
+                             f"antiamp-sweep model={model.name}")
+    return model.figures(ds, out_dir / stem)
+
+
 def plot_store(store, variables=None, out_dir=None, formats=("png", "pdf"),
                allow_incomplete: bool = False, force: bool = False,
                run_dir: bool = False, prefix: str = "") -> list:
@@ -78,34 +106,18 @@ def plot_store(store, variables=None, out_dir=None, formats=("png", "pdf"),
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from antiamp.output import is_antiamp_store, not_a_grid, store_complete
+    from .check import open_for_reading
 
-    if not Path(store).exists():
-        raise PlotError(f"no store at {store}")
-    if not is_antiamp_store(store):
-        raise PlotError(f"{store} is not an antiamp store (a sweep.zarr or a merged store)")
     supported = plt.figure().canvas.get_supported_filetypes()
     plt.close("all")
     for f in formats:
         if f not in supported:
             raise PlotError(f"--formats: {f!r} is not a figure format; choose from "
                             f"{', '.join(sorted(supported))}")
-    if not run_dir:  # (a sweep's own store, just verified, is drawn as it is)
-        from .check import verify_for_reading
-
-        verify_for_reading(store, PlotError, allow_incomplete=allow_incomplete,
-                           command="antiamp-plot")
-    from antiamp.schema import upgrade
-
-    # a figure reads each variable it draws whole; a store of the former names
-    # (<name>_theory) reads under the current ones
-    ds = upgrade(xr.open_zarr(store, chunks=None))
-    why = not_a_grid(store, ds.attrs)
-    if why is not None:
-        raise PlotError(why)
-    if not allow_incomplete and not store_complete(ds.attrs):
-        raise IncompleteStore(f"{store} is not complete (its sweep was interrupted); rerun the "
-                              "sweep to finish it, or pass --allow-incomplete")
+    # (a sweep's own store, just verified, is drawn as it is)
+    ds = open_for_reading(store, PlotError, command="antiamp-plot",
+                          allow_incomplete=allow_incomplete, verify=not run_dir,
+                          incomplete=IncompleteStore)
     variables = list(variables or [v for v in DEFAULT_VARS if v in ds])
     for v in variables:
         if v not in ds:

@@ -143,26 +143,74 @@ class Axis:
 
 @dataclass
 class Plan:
-    """A validated sweep of a model with fused grids (:class:`antiamp.registry.FusedGrid`):
-    axes, cells and every cell's inputs."""
+    """A validated sweep of any model: its base config, its cells and how they are
+    cut into blocks; the one plan of every model's sweep (:func:`make_plan`).
 
-    cfg: SweepConfig
-    base: Config
-    axes: list
-    design: str
-    shape: tuple  # grid shape, or (n_points,)
-    dims: tuple  # dimension names of the cell array
-    columns: Any  # every cell's inputs (the model's FusedGrid.columns)
-    streams: np.ndarray  # [C] uint64 Philox stream words
-    fused: Any = None  # the model's antiamp.registry.FusedGrid
+    What a block computes is the block strategy's
+    (:func:`antiamp.sweeps.engine.block_strategy`): ``fused`` is set for a model
+    whose store holds the integer counts of one fused kernel pass a block
+    (:class:`antiamp.registry.FusedGrid`), with every cell's kernel inputs
+    (``columns``) and stream words (``streams``); without it a block is one call of
+    the model's ``run_cells``.
+    """
+
+    model: Any  # the antiamp.registry.Model
+    base: Config  # validated root config (the cells differ from it on the axes)
+    spec: SweepSpec
+    grid: "CellGrid"
+    #: Cells a block (a model grid's fingerprint holds it); 0: as many as make
+    #: about :data:`~antiamp.sweeps.fused.TARGET_BLOCK_INSTANCES` instances.
+    cells_per_block: int
+    executor: Any = None  # an ExecutorConfig: where a store's blocks run
+    cfg: Any = None  # the sweep's whole config as validated (a fused store records it)
+    fused: Any = None  # the model's FusedGrid when the blocks run fused
+    columns: Any = None  # every cell's kernel inputs (FusedGrid.columns)
+    streams: Optional[np.ndarray] = None  # [C] uint64 Philox stream words
+
+    @property
+    def axes(self) -> list:
+        return self.grid.axes
+
+    @property
+    def design(self) -> str:
+        return self.spec.design
+
+    @property
+    def shape(self) -> tuple:
+        """The grid's shape, or (n_points,) for a design."""
+        return self.grid.shape
+
+    @property
+    def dims(self) -> tuple:
+        return self.grid.dims
 
     @property
     def n_cells(self) -> int:
-        return int(np.prod(self.shape))
+        return self.grid.n_cells
 
     @property
     def n_instances(self) -> int:
         return int(self.base.run.n_instances)
+
+    @property
+    def chunk(self) -> tuple:
+        """A block's shape over the grid's cells: one chunk of every per-cell array of
+        its store, trailing axes whole first (:func:`~antiamp.sweeps.chunks.chunk_shape`)."""
+        from .chunks import chunk_shape
+
+        return chunk_shape(self.shape, self.n_instances, self.cells_per_block)
+
+    def regions(self) -> list:
+        """Each block's cells as slices over the grid's axes, in C order."""
+        from .chunks import blocks
+
+        return list(blocks(self.shape, self.chunk))
+
+    def blocks(self) -> list:
+        """(start, stop) of each block of consecutive cells (C order)."""
+        from .chunks import flat_range
+
+        return [flat_range(r, self.shape) for r in self.regions()]
 
 
 _UNITS = {"c_J": "utility", "c_e": "utility", "alpha": "utility", "beta": "utility", "delta_c": "utility",
@@ -689,20 +737,81 @@ def plan_key(cfg: Any, *flags) -> str | None:
         return None
 
 
-def make_plan(cfg: Any, *, columnar: bool = True) -> Plan:
-    """The validated plan of a sweep; the last one is kept, so that the command
-    line's check before the run and the run itself validate a grid once."""
-    key = plan_key(cfg, columnar)
+def _cached(key, build) -> Plan:
+    """The last plan made, when made from the same config: the command line's check
+    before the run and the run itself validate a grid once."""
     if key is not None and _LAST_PLAN.get("key") == key:
         return _LAST_PLAN["plan"]
-    plan = _make_plan(cfg, columnar=columnar)
+    plan = build()
     _LAST_PLAN.clear()
     _LAST_PLAN.update(key=key, plan=plan)
     return plan
 
 
+def config_dict(cfg) -> dict:
+    """A config (a dict, a DictConfig or a config object) as a plain dict."""
+    if isinstance(cfg, DictConfig):
+        return OmegaConf.to_container(cfg, resolve=True)
+    if dataclasses.is_dataclass(cfg):
+        return {f.name: dataclasses.asdict(getattr(cfg, f.name)) for f in dataclasses.fields(cfg)}
+    return dict(cfg or {})
+
+
+def sweep_spec(sweep: Any) -> SweepSpec:
+    """The ``sweep`` section (a dict, a DictConfig or a SweepSpec) as a SweepSpec;
+    ConfigError names an unknown or ill-typed key."""
+    if isinstance(sweep, SweepSpec):
+        return sweep
+    if isinstance(sweep, DictConfig):
+        sweep = OmegaConf.to_container(sweep, resolve=True)
+    sweep = plain_values(sweep or {})
+    try:
+        node = OmegaConf.structured(SweepSpec)
+        OmegaConf.set_struct(node.axes, False)
+        return OmegaConf.to_object(OmegaConf.merge(node, sweep or {}))
+    except Exception as exc:  # OmegaConf names the key
+        raise ConfigError(f"sweep: {str(exc).splitlines()[0]}") from None
+
+
+def make_plan(cfg: Any, *, columnar: bool = True) -> Plan:
+    """The validated plan of a sweep of any model, with its executor (cached: see
+    :func:`_cached`); the model's checks of what its cells name (data files) run
+    on it before any directory is made."""
+    def build():
+        plan = _make_plan(cfg, columnar=columnar)
+        from antiamp.registry import check_inputs
+
+        check_inputs(plan.model, (plan.grid.cell(i) for i in range(plan.n_cells)))
+        return plan
+    return _cached(plan_key(cfg, "sweep", columnar), build)
+
+
 def _make_plan(cfg: Any, *, columnar: bool = True) -> Plan:
     """Validate a sweep config and every one of its cells, before any computation.
+
+    A model with fused grids gets its fused plan (:func:`_fused_plan`); any other
+    model its grid (:func:`plan_grid`) with the sweep's executor.
+    """
+    from antiamp.registry import get, model_of
+
+    if get(model_of(config_dict(cfg))).fused_grid is not None:
+        return _fused_plan(cfg, columnar=columnar)
+    d = config_dict(cfg)
+    check_flags(d, run_schema())
+    try:
+        ex = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(ExecutorConfig),
+                                                 d.get("executor") or {}))
+    except Exception as exc:
+        raise ConfigError(f"executor: {str(exc).splitlines()[0]}") from None
+    plan = _plan_grid(d)
+    validate_executor(ex, plan.base.run.device)
+    plan.executor = ex
+    return plan
+
+
+def _fused_plan(cfg: Any, *, columnar: bool = True) -> Plan:
+    """The plan of a model with fused grids: the sweep's whole config validated, and
+    every cell's kernel inputs and stream word.
 
     The cells are validated and turned into the model's inputs column by column
     (:func:`grid_columns`: each distinct value or combination once, whatever the
@@ -727,9 +836,6 @@ def _make_plan(cfg: Any, *, columnar: bool = True) -> Plan:
     from antiamp.registry import to_model_config
 
     model, checked = to_model_config(scfg)  # refuses sections the model does not read
-    if not model.fused_grid:
-        raise ConfigError(f"the streaming sweep plan is for models with fused grids; model "
-                          f"{scfg.model.name!r} runs on antiamp.sweeps.blocks")
     shared = ("model", "judge", "protocol", "welfare", "run")
     if model.prepare is None:  # its shared sections are the sweep's own, validated once
         base = Config(**{s: getattr(checked, s) for s in shared})
@@ -752,5 +858,57 @@ def _make_plan(cfg: Any, *, columnar: bool = True) -> Plan:
     if not spec.crn:  # a stream word per cell, hashed from its whole config
         for i in range(grid.n_cells):
             streams[i] = _stream_of(grid.cell(i))
-    return Plan(scfg, base, grid.axes, spec.design, grid.shape, grid.dims, columns, streams,
-                fused)
+    return Plan(model, base, spec, grid, spec.cells_per_block, executor=ex, cfg=scfg,
+                fused=fused, columns=columns, streams=streams)
+
+
+def plan_grid(cfg: Any, *, cells_per_block: int | None = None, validate_all: bool = True
+              ) -> Plan:
+    """:func:`_plan_grid`, cached (:func:`_cached`)."""
+    return _cached(plan_key(cfg, cells_per_block, validate_all),
+                   lambda: _plan_grid(cfg, cells_per_block=cells_per_block,
+                                      validate_all=validate_all))
+
+
+def _plan_grid(cfg: Any, *, cells_per_block: int | None = None, validate_all: bool = True
+               ) -> Plan:
+    """Validate a model's grid: the base config, the axes and (by default) every cell.
+
+    ``cfg`` is the nested config with ``model.name`` and ``sweep.axes``; every bad
+    value raises :class:`ConfigError` naming the field (and the cell) before any
+    computation.  The plan's blocks are calls of the model's ``run_cells`` (an
+    in-memory grid, or a store of any model through
+    :func:`antiamp.sweeps.blocks.run_grid_store`); its executor is unset.
+    """
+    from antiamp.registry import to_model_config
+
+    cfg = config_dict(cfg)
+    spec = sweep_spec(cfg.get("sweep"))
+    model, base = to_model_config(cfg)
+    readable = set(model.uses) | set(model.sections)
+    for section in (spec.axes or {}):
+        if section in type(base).SWEEPABLE and section not in readable:
+            raise ConfigError(f"sweep.axes.{section}: model {model.name} does not read "
+                              f"{section}.*; its sections are {', '.join(sorted(readable))}")
+
+    def check(cell):
+        validate(cell)
+        if model.validate is not None:
+            model.validate(cell)
+
+    grid = CellGrid(base, spec, validator=check)
+    if validate_all and model.validate_reads is not None:
+        # Every field's values column by column (the fused grids' check), then the
+        # model's own check on one cell of each distinct combination of the axes
+        # it reads (each built through ``check``: ConfigError names the cell).
+        from antiamp.layout import covers
+
+        grid_columns(grid)
+        if any(covers(f, a.path) for f in model.validate_reads for a in grid.axes):
+            CellBlock(grid, 0, grid.n_cells).distinct(model.validate_reads)
+        # else the base config's own check (to_model_config) covered every cell
+    elif validate_all:  # every cell, before any work (ConfigError names the cell)
+        for i in range(grid.n_cells):
+            grid.cell(i)
+    k = cells_per_block or spec.cells_per_block or model.cells_per_block or 64
+    return Plan(model, base, spec, grid, max(1, min(k, grid.n_cells)))

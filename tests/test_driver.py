@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from antiamp.sweeps import driver
-from antiamp.sweeps.blocks import ModelBlocks, plan_grid
-from antiamp.sweeps.engine import FusedBlocks, run_sweep
-from antiamp.sweeps.spec import make_plan
+from antiamp.sweeps.blocks import ModelBlocks
+from antiamp.sweeps.engine import FusedBlocks, block_strategy, run_sweep
+from antiamp.sweeps.spec import make_plan, plan_grid
 
 SWEEPS = {
     "baseline": {"sweep": {"axes": {"model": {"rho": [0.2, 0.5, 0.8]}},
@@ -22,9 +22,21 @@ SWEEPS = {
 
 
 def _strategy(cfg):
-    if cfg.get("model", {}).get("name", "baseline") == "baseline":
-        return FusedBlocks(make_plan(cfg))
-    return ModelBlocks(plan_grid(cfg))
+    return block_strategy(make_plan(cfg))
+
+
+def test_one_plan_for_every_model_whose_model_picks_the_block_strategy():
+    from antiamp.sweeps import blocks, engine, spec
+
+    plans = {name: make_plan(cfg) for name, cfg in SWEEPS.items()}
+    assert {type(p) for p in plans.values()} == {spec.Plan}
+    assert type(block_strategy(plans["baseline"])) is FusedBlocks
+    assert type(block_strategy(plans["signals"])) is ModelBlocks
+    # a fused model's grid alone (in memory, or a store of run_cells blocks): the same type
+    grid = plan_grid(SWEEPS["baseline"])
+    assert type(grid) is spec.Plan and grid.fused is None
+    assert type(block_strategy(grid)) is ModelBlocks
+    assert not hasattr(blocks, "GridPlan") and engine.Plan is spec.Plan
 
 
 def test_both_strategies_have_the_drivers_interface():

@@ -23,7 +23,7 @@ import pytest
 
 from antiamp import registry
 from antiamp.config import ConfigError, check_declared, validate
-from antiamp.sweeps.blocks import _plan_grid
+from antiamp.sweeps.spec import _plan_grid
 from antiamp.testing import (_recording, fields_of, random_config, reads_of, undeclared,
                              valid_configs, values_of)
 
