@@ -27,7 +27,7 @@ import numpy as np
 
 from .interrupt import stopped
 from .rng import HI_SHIFT as _HI, LO_WORD as _LO
-from .rng import philox4x32_10
+from .rng import philox4x32_10, philox_words
 
 N_CLASSES = 32
 #: Stream word of this model in the Philox counter (the baseline uses 0).
@@ -93,13 +93,7 @@ def signal_class_counts(thr, start, count, k0, k1, stream, n_blocks):
             if stopped():  # Ctrl-C: the caller raises KeyboardInterrupt
                 break
             m = min(_BATCH, hi - i0)
-            for j in range(m):
-                ii = np.uint64(i0 + j)
-                a0, a1, a2, a3 = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(0), stream, k0, k1)
-                w0[j] = np.uint32(a0)
-                w1[j] = np.uint32(a1)
-                w2[j] = np.uint32(a2)
-                w3[j] = np.uint32(a3)
+            philox_words(w0, w1, w2, w3, i0, m, 0, stream, k0, k1)
             for c in range(n_cells):
                 t = thr[c]
                 for j in range(m):

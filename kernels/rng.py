@@ -64,6 +64,23 @@ def philox4x32_10(c0, c1, c2, c3, k0, k1):
     return c0, c1, c2, c3
 
 
+@nb.njit(inline="always", cache=True)
+def philox_words(w0, w1, w2, w3, i0, m, block, stream, k0, k1):
+    """The four Philox words of instances ``i0 .. i0 + m - 1`` at slot block ``block``,
+    into the uint32 buffers ``w0 .. w3`` (a batch drawn before it is classified, so
+    that the classification loop vectorises): instance i's counter is
+    (i low word, i high word, block, stream).  :func:`fill_batch` is the same for
+    several blocks into the rows of one array."""
+    for j in range(m):
+        ii = np.uint64(i0 + j)
+        a0, a1, a2, a3 = philox4x32_10(ii & LO_WORD, ii >> HI_SHIFT, np.uint64(block),
+                                       stream, k0, k1)
+        w0[j] = np.uint32(a0)
+        w1[j] = np.uint32(a1)
+        w2[j] = np.uint32(a2)
+        w3[j] = np.uint32(a3)
+
+
 #: The multipliers as 32-bit words (the operands of :func:`mul_wide32`).
 _M0_32 = np.uint32(0xD2511F53)
 _M1_32 = np.uint32(0xCD9E8D57)

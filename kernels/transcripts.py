@@ -1,7 +1,7 @@
 """Per-instance records of the baseline model (the transcript-export path).
 
 The only per-instance path: it draws exactly the random numbers of
-:func:`kernels.baseline.class_counts_cells` for each instance (same key, stream,
+:func:`kernels.transcript_classes.class_counts_cells` for each instance (same key, stream,
 counter and slots), so the records of instances [start, start + n) reproduce
 the kernel's class counts for that range, plus each protocol's judge label from
 a third counter block (slot 6: consultancy, slot 7: debate).
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from .baseline import T_P, T_PI, T_RHO, T_XA, T_XPC, T_XPD
+from .transcript_classes import T_P, T_PI, T_RHO, T_XA, T_XPC, T_XPD
 from .rng import HI_SHIFT as _HI, LO_WORD as _LO
 from .rng import philox4x32_10
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-# Class coordinates, each an int array over the 32 classes (see kernels.baseline).
+# Class coordinates, each an int array over the 32 classes (see kernels.transcript_classes).
 _K = np.arange(32)
 CORRECT = (_K >> 3) & 1
 EP_CONSULT = (_K >> 2) & 1

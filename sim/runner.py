@@ -15,7 +15,7 @@ from .lazy import lazy
 numba = lazy("numba")
 import numpy as np
 
-kb = lazy("antiamp.kernels.baseline")
+kb = lazy("antiamp.kernels.transcript_classes")
 _kb_gpu = lazy("antiamp.kernels.gpu.baseline")  # imports numba.cuda: only when asked for
 _rng = lazy("antiamp.kernels.rng")
 

@@ -16,7 +16,7 @@ import numpy as np
 from .lazy import lazy
 pd = lazy("pandas")
 
-kb = lazy("antiamp.kernels.baseline")
+kb = lazy("antiamp.kernels.transcript_classes")
 _rng = lazy("antiamp.kernels.rng")
 _kt = lazy("antiamp.kernels.transcripts")
 

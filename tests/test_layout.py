@@ -55,8 +55,6 @@ KNOWN = {
     ("sim/models/compare/config.py", "colmad"): "compare composes the other models",
     ("sim/models/compare/config.py", "mediation"): "compare composes the other models",
     ("sim/models/compare/config.py", "redeliberation"): "compare composes the other models",
-    ("kernels/transcripts.py", "baseline"): "the transcript export is the seed-000 game's "
-                                            "(its kernel's slot constants)",
     ("sim/estimation/estimate.py", "options"): "a log with more than two answers is pointed to model=options",
     ("sim/__init__.py", "equilibrium"): "antiamp.solve, the top-level API of the equilibrium "
                                         "model",

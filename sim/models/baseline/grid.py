@@ -18,13 +18,13 @@ import numpy as np
 from ...config import ConfigError
 from ...lazy import lazy
 
-kb = lazy("antiamp.kernels.baseline")
+kb = lazy("antiamp.kernels.transcript_classes")
 _kb_gpu = lazy("antiamp.kernels.gpu.baseline")  # imports numba.cuda: only when asked for
 _rng = lazy("antiamp.kernels.rng")
 _judge = lazy("antiamp.judge")
 _runner = lazy("antiamp.runner")
 
-#: Transcript classes of an instance (``kernels.baseline.N_CLASSES``; the engine
+#: Transcript classes of an instance (``kernels.transcript_classes.N_CLASSES``; the engine
 #: checks every block's counts against it).
 N_CLASSES = 32
 
