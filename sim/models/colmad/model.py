@@ -31,7 +31,8 @@ def _cell(c) -> dict:
     return r
 
 
-def solve_cells(base, cells, shape=None, dims=("cell",), axes=()):
+def solve_cells(base, cells):
+    shape, dims, axes = (len(cells),), ("cell",), ()  # a block: its cells along "cell"
     res, st, elapsed = computed_cells(_cell, cells, shape)
     ax = tuple(dims)
     data = {}

@@ -118,8 +118,8 @@ def _cell(c) -> dict:
     return r
 
 
-def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
-    shape = (len(cells),) if shape is None else shape
+def solve_cells(base, cells) -> xr.Dataset:
+    shape, dims, axes = (len(cells),), ("cell",), ()  # a block: its cells along "cell"
     t0 = time.perf_counter()
     res = [_cell(c) for c in cells]
     elapsed = time.perf_counter() - t0

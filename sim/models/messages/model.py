@@ -21,8 +21,8 @@ from . import core as msm
 #: that agree on these share one kernel pass.
 KERNEL_FIELDS = ("model.p", "model.rho", "judge.lam", "judge.mu", "messages.*")
 
-def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
-    shape = (len(cells),) if shape is None else shape
+def solve_cells(base, cells) -> xr.Dataset:
+    shape, dims, axes = (len(cells),), ("cell",), ()  # a block: its cells along "cell"
     eqc = base.equilibrium
     calls: list = []
     t0 = time.perf_counter()

@@ -18,8 +18,8 @@ from ...plotting import both, judge_fields, line_figure, protocol_rows
 from . import core as pnm
 
 
-def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
-    shape = (len(cells),) if shape is None else shape
+def solve_cells(base, cells) -> xr.Dataset:
+    shape, dims, axes = (len(cells),), ("cell",), ()  # a block: its cells along "cell"
     from ...metrics import CONTRAST_METRICS, PROTOCOL_METRICS
 
     eqc = base.equilibrium

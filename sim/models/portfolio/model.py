@@ -18,8 +18,8 @@ from ...plotting import both, judge_fields, line_figure, protocol_rows, wrap_pro
 from . import core as pfm
 
 
-def solve_cells(base, cells, shape=None, dims=("cell",), axes=()) -> xr.Dataset:
-    shape = (len(cells),) if shape is None else shape
+def solve_cells(base, cells) -> xr.Dataset:
+    shape, dims, axes = (len(cells),), ("cell",), ()  # a block: its cells along "cell"
     eqc = base.equilibrium
     if eqc.method != "enumerate":
         raise ConfigError("extension=portfolio solves the (strategically zero-sum) debate game "

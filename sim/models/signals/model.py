@@ -258,13 +258,13 @@ def _equilibrium_se(cells, W, eqc, rows, vals, report, step=1e-5, match=1e-3):
                 vals[m][1][r] = delta_se(freq, grad[m], n)
 
 
-def solve_cells(base, cells, shape=None, dims=("cell",), axes=(), progress=None) -> xr.Dataset:
+def solve_cells(base, cells, progress=None) -> xr.Dataset:
     """Every equilibrium of the extended model (correlated signals, judge effort).
 
     Returns
     -------
     xarray.Dataset
-        Dimensions (sweep axes..., ``protocol``, ``equilibrium``); equilibrium 0 is
+        Dimensions (``cell``, ``protocol``, ``equilibrium``); equilibrium 0 is
         the one the judge prefers (highest accuracy net of attention cost).
         ``t_star`` (attention; NaN without effort), ``x_P`` [s_P] and ``x_A``
         [s_P, s_A] (presentation probabilities given available evidence, by
@@ -278,7 +278,7 @@ def solve_cells(base, cells, shape=None, dims=("cell",), axes=(), progress=None)
         minus consultancy attention) and the judge-as-leader optimum
         ``t_commit``/``amp_commit``/``acc_commit``.
     """
-    shape = (len(cells),) if shape is None else shape
+    shape, dims, axes = (len(cells),), ("cell",), ()  # a block: its cells along "cell"
     eqc = base.equilibrium
     simulated = eqc.payoffs == "simulated"
     show = (progress if progress is not None else
