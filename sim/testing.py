@@ -35,6 +35,12 @@ The checks:
     random configs within the declared ranges, is covered by ``validate_reads``: a
     grid is validated column by column from that declaration, so a field left out
     lets cells through that ``validate`` would refuse.
+``kernel_fields`` (for a model that declares ``kernel_fields``)
+    every declared kernel field names a config field the model reads
+    (``section.name``, ``section.*`` or ``section`` of its sections, ``run``
+    included): cells are grouped for one kernel pass by these fields
+    (:func:`antiamp.layout.kernel_groups`), so a misspelt one fails at the first
+    block or, naming a section only, groups cells whose inputs differ.
 ``table`` (for a model with ``format_table``)
     the printed table of one cell fits a terminal: at most :data:`TABLE_COLUMNS`
     characters a line.
@@ -444,6 +450,21 @@ def _check_validate_reads(model, grids: list, problems, n: int = READS_CONFIGS):
                         "lets through cells that validate refuses)")
 
 
+def _check_kernel_fields(model, grids: list, problems):
+    """Every ``kernel_fields`` entry names a section the model reads and, unless it is
+    a whole section, a field of it."""
+    cfg = _base_config(model, grids)
+    readable = set(model.uses) | set(model.sections) | {"run"}
+    for f in model.kernel_fields:
+        section, _, name = f.partition(".")
+        if section not in readable or not hasattr(cfg, section):
+            problems.append(f"kernel_fields: {f!r} names no section {model.name} reads "
+                            f"({', '.join(sorted(readable))})")
+        elif name not in ("", "*") and name not in {
+                x.name for x in dataclasses.fields(getattr(cfg, section))}:
+            problems.append(f"kernel_fields: {f!r}: {section} has no field {name!r}")
+
+
 def _check_table(model, grids: list, problems):
     """The printed table of one cell: at most :data:`TABLE_COLUMNS` characters a line."""
     import antiamp
@@ -641,6 +662,8 @@ def _checks(model, *, grids, client, kill, figures, n_instances, tmp: Path, gpu,
            ("bad_values", lambda p: _check_bad_values(model, grids[0], p))]
     if model.validate is not None and model.validate_reads is not None:
         out.append(("validate_reads", lambda p: _check_validate_reads(model, grids, p)))
+    if model.kernel_fields:
+        out.append(("kernel_fields", lambda p: _check_kernel_fields(model, grids, p)))
     if model.format_table is not None:
         out.append(("table", lambda p: _check_table(model, grids, p)))
 

@@ -207,3 +207,16 @@ def test_parametrize_with_checks_makes_one_test_per_check(split):
     by_id["split_test_model-registered"]()
     with pytest.raises(AssertionError, match="fails the validate_reads check"):
         by_id["split_test_model-validate_reads"]()
+
+
+def test_check_model_catches_a_kernel_field_that_names_nothing(broken):
+    from antiamp.registry import get
+
+    register(dataclasses.replace(get("broken_test_model"), kernel_fields=(
+        "broken.qq", "brokn.*", "broken.q", "run.seed")))
+    with pytest.raises(AssertionError) as err:
+        check_model("broken_test_model", grids=[_grid(leak=False)], figures=False)
+    said = [line.strip() for line in str(err.value).splitlines() if "kernel_fields" in line]
+    assert any("'broken.qq': broken has no field 'qq'" in line for line in said), said
+    assert any("'brokn.*' names no section" in line for line in said), said
+    assert len(said) == 2, said  # broken.q and run.seed are fields it reads
