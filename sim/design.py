@@ -54,7 +54,7 @@ from ._version import __version__
 from .cmdline import interruptible
 from .lazy import lazy
 from .config import ConfigError
-from .outputs_policy import OutputError, one_writer
+from .outputs_policy import OutputError, add_out_options, one_writer
 
 pd = lazy("pandas")
 special = lazy("scipy.special")
@@ -1283,12 +1283,7 @@ def main(argv=None) -> None:
     ap.add_argument("--n-sim", type=int, default=1_000_000,
                     help="instances of the verifying simulation; default 1e6")
     ap.add_argument("--seed", type=int, default=0, help="in [0, 2**32 - 1]")
-    ap.add_argument("--out", default=None, help="output directory (default outputs/design/"
-                    "<estimates name or 'configured'>): a new one, an empty one or one "
-                    "antiamp made")
-    ap.add_argument("--force", action="store_true",
-                    help="write into an existing --out directory antiamp did not make; "
-                         "still overwrites only the files antiamp wrote there")
+    add_out_options(ap, "outputs/design/<estimates name or 'configured'>")
     ap.add_argument("--accept-misfit", action="store_true",
                     help="with --estimates: design even when the judge read from the store "
                          "does not reproduce its log (goodness-of-fit check; the misses are "

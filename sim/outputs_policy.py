@@ -417,3 +417,14 @@ def write_csv(path, df, *, option: str = "output", marked: bool | None = None) -
     cells escaped (:func:`escape_cells`), under :func:`write_file`'s policy."""
     return write_file(path, escape_cells(df).to_csv(index=False), option=option,
                       marked=marked)
+
+
+def add_out_options(parser, default: str) -> None:
+    """The ``--out`` and ``--force`` options of a command that writes a folder of
+    outputs, in the same words for every command (``default``: where the outputs go
+    without ``--out``); :func:`check_out_dir` enforces what they promise."""
+    parser.add_argument("--out", default=None, help=f"output directory (default: {default}): "
+                        "a new one, an empty one or one antiamp made")
+    parser.add_argument("--force", action="store_true",
+                        help="write into an existing --out directory antiamp did not make; "
+                             "still overwrites only the files antiamp wrote there")

@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 from antiamp._version import __version__
 from antiamp.cmdline import interruptible
-from antiamp.outputs_policy import one_writer
+from antiamp.outputs_policy import add_out_options, one_writer
 from antiamp.lazy import lazy
 xr = lazy("xarray")
 
@@ -504,11 +504,7 @@ def main(argv=None) -> None:
     ap.add_argument("store", help="a sweep.zarr (or merged) store")
     ap.add_argument("--vars", nargs="+", default=None,
                     help=f"variables to plot (default: {' '.join(DEFAULT_VARS)})")
-    ap.add_argument("--out", default=None, help="output directory (default: beside the "
-                    "store): a new one, an empty one or one antiamp made")
-    ap.add_argument("--force", action="store_true",
-                    help="write into an existing --out directory antiamp did not make; "
-                         "still overwrites only the files antiamp wrote there")
+    add_out_options(ap, "beside the store")
     ap.add_argument("--formats", nargs="+", default=["png", "pdf"])
     ap.add_argument("--allow-incomplete", action="store_true",
                     help="plot a store whose sweep has not finished")

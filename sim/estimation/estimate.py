@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from ..cmdline import interruptible
-from ..outputs_policy import one_writer
+from ..outputs_policy import add_out_options, one_writer
 from ..lazy import lazy
 
 pd = lazy("pandas")
@@ -89,12 +89,7 @@ def main(argv=None) -> None:
                          "CC-BY 4.0: real human judges with their probabilities) or "
                          "two_judges (the same rooms, every online and offline judgment: "
                          "read_corr)")
-    ap.add_argument("--out", default=None, help="output directory (default: "
-                    "outputs/estimates/<log name>, beside the other commands' outputs/): a "
-                    "new one, an empty one or one antiamp made")
-    ap.add_argument("--force", action="store_true",
-                    help="write into an existing --out directory antiamp did not make; "
-                         "still overwrites only the files antiamp wrote there")
+    add_out_options(ap, "outputs/estimates/<log name>, beside the other commands' outputs/")
     ap.add_argument("--confidence", type=float, default=0.95, help="in (0, 1); default 0.95")
     ap.add_argument("--n-resamples", type=int, default=2000,
                     help=f"bootstrap resamples, 1 to {MAX_RESAMPLES:,}; default 2000")

@@ -413,16 +413,22 @@ def stratified_check(f, df: pd.DataFrame, confidence=0.95, n_draws=N_DRAWS, seed
                  "statement": statement, "min_p_bonferroni": bonf}
 
 
+def _observed_predicted(r) -> str:
+    """A row's observed rate and interval, predicted rate and interval, and p-value
+    (the words of every predictive check's table)."""
+    return (f"observed {r['observed']:.4f} [{r['observed_lo']:.4f}, {r['observed_hi']:.4f}]"
+            f"  predicted {r['predicted']:.4f} [{r['predicted_lo']:.4f}, "
+            f"{r['predicted_hi']:.4f}]  p {r['p_value']:.3f}")
+
+
 def format_stratified(tab: pd.DataFrame, summary: dict, confidence: float) -> str:
     lines = ["", f"predictive check per stratum (counts: the fit's parameter draws and "
              f"binomial rows; observed {confidence:.0%} Wilson, predicted {confidence:.0%} "
              f"predictive interval):"]
     for _, r in tab.iterrows():
         lines.append(f"  {r['protocol']:<8} {r['stratum']:<12} {r['metric']:<4} "
-                     f"{r['k']:>5}/{r['n']:<5} observed {r['observed']:.4f} "
-                     f"[{r['observed_lo']:.4f}, {r['observed_hi']:.4f}]  predicted "
-                     f"{r['predicted']:.4f} [{r['predicted_lo']:.4f}, {r['predicted_hi']:.4f}]"
-                     f"  p {r['p_value']:.3f}" + ("  POOR FIT" if r["poor"] else ""))
+                     f"{r['k']:>5}/{r['n']:<5} {_observed_predicted(r)}"
+                     + ("  POOR FIT" if r["poor"] else ""))
     lines.append(f"  {summary['statement']}; smallest p x {summary['n_stats']} (Bonferroni) "
                  f"{summary['min_p_bonferroni']:.3f}")
     return "\n".join(lines)
@@ -482,10 +488,7 @@ def format_cv(tab: pd.DataFrame, k: int, by: str, confidence: float) -> str:
              f"predictive interval):"]
     for _, r in tab.iterrows():
         lines.append(f"  fold {r['fold']} {r['protocol']:<8} {r['metric']:<4} "
-                     f"{r['k']:>4}/{r['n']:<4} observed {r['observed']:.4f} "
-                     f"[{r['observed_lo']:.4f}, {r['observed_hi']:.4f}]  predicted "
-                     f"{r['predicted']:.4f} [{r['predicted_lo']:.4f}, {r['predicted_hi']:.4f}]"
-                     f"  p {r['p_value']:.3f}  ({r['fit']})"
+                     f"{r['k']:>4}/{r['n']:<4} {_observed_predicted(r)}  ({r['fit']})"
                      + ("" if r["inside"] else "  OUTSIDE"))
     miss = tab[~tab["inside"]]
     lines.append(f"  {len(tab) - len(miss)} of {len(tab)} held-out rates inside their "
