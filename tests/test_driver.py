@@ -66,3 +66,20 @@ def test_one_verification_finds_and_repairs_an_unfinished_block(name, tmp_path):
     assert any("is complete" in str(m) for m in said)
     for k, v in before.items():
         assert np.array_equal(np.asarray(ds[k].values), v, equal_nan=v.dtype.kind == "f"), k
+
+
+@pytest.mark.parametrize("name", sorted(SWEEPS))
+def test_a_sweeps_figures_are_drawn_as_its_model_declares(name, tmp_path):
+    """The command draws a fused grid's store variable by variable (plot_store) and
+    any other model's grid with the model's own figures; no branch of its own."""
+    from antiamp.registry import get
+    from antiamp.sweeps.plot import sweep_figures
+
+    cfg = {**SWEEPS[name], "sweep": {**SWEEPS[name]["sweep"], "store": "s.zarr"}}
+    ds = run_sweep(cfg, tmp_path, progress=False, log=lambda *a: None, dask=False)
+    model = make_plan(cfg).model
+    assert model is get(cfg.get("model", {}).get("name", "baseline"))
+    paths = [str(p) for p in sweep_figures(model, ds, tmp_path / "s.zarr", tmp_path, [])]
+    assert paths and all(p.startswith(str(tmp_path)) for p in paths)
+    if name == "baseline":  # one figure a default variable, named after its store
+        assert any(p.endswith("s-amp.png") for p in paths), paths
