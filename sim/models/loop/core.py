@@ -354,7 +354,7 @@ def long_run(cfg, ov: Oversight, protocol: str, max_iter: int = 200_000) -> dict
                 slope = 0.0
         rho_star = rho0
         radius = abs(slope)
-        last = 0.0  # closed form
+        last = prev = 0.0  # closed form
     else:
         e, rho = e0, rho0
         last = prev = math.inf
