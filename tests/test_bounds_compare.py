@@ -1,7 +1,8 @@
 """Reported error bounds of the exact values that rest on a truncation or a quadrature,
 against references computed another way: mediation's residual flaw law (cut where its
-Poisson tail is negligible) and compare's rows (CopMAD's judge table, FOAM's flaw law,
-the adaptive re-deliberation's quadrature).
+Poisson tail is negligible), compare's rows (CopMAD's judge table, FOAM's flaw law,
+the adaptive re-deliberation's quadrature) and the panel's tables (a quadrature over
+the judges' shared latent, against 30-digit integration).
 
 * mediation: :func:`exact_error` bounds what cutting the residual law at ``n_max``
   loses; at cuts far too short (where the loss is large) the bound must still cover
@@ -89,3 +90,40 @@ def test_compare_rows_within_their_bounds(over, monkeypatch):
         j = cmp.NAMES.index(name)
         for k in ("amp", "fwc", "acc", "asd"):
             assert abs(ex[k][j] - long[k][j]) <= err[j], (name, k)
+
+
+# --- panel: the tables' quadrature over the shared latent ---------------------------
+
+def _mp_majority(q, n, icc, tie=0.5):
+    """Pr(a majority of n judges endorses) at single-judge probability q, judges
+    sharing a latent with correlation icc (no biases), to 30 digits (mpmath)."""
+    import mpmath
+
+    mpmath.mp.dps = 30
+    t = mpmath.sqrt(2) * mpmath.erfinv(2 * mpmath.mpf(q) - 1)  # Phi^-1(q)
+    a, e = mpmath.sqrt(icc), mpmath.sqrt(1 - mpmath.mpf(icc))
+
+    def given(z):
+        p = mpmath.ncdf((t - a * z) / e)
+        tot = mpmath.mpf(0)
+        for k in range(n + 1):
+            w = 1 if 2 * k > n else (tie if 2 * k == n else 0)
+            if w:
+                tot += w * mpmath.binomial(n, k) * p ** k * (1 - p) ** (n - k)
+        return tot * mpmath.npdf(z)
+
+    return float(mpmath.quad(given, [-mpmath.inf, t / a, mpmath.inf]))
+
+
+@pytest.mark.parametrize("n,icc", [(3, 0.05), (7, 0.5), (15, 0.95), (9, 0.999), (4, 0.3)])
+def test_panel_tables_within_their_error(n, icc):
+    from antiamp.models.panel import core as pn
+    from antiamp.models.panel.config import PanelConfig
+
+    pc = PanelConfig(size=n, icc=icc)
+    q = np.array([0.01, 0.3, 0.5, 0.9, 0.999])
+    val, err = pn.panel_probability_quad(q, pc, with_error=True)
+    assert 0 < err < 1e-9
+    for qi, v in zip(q, val):
+        ref = _mp_majority(qi, n, icc)
+        assert abs(v - ref) <= err, (qi, v, ref, err)
