@@ -90,3 +90,35 @@ def test_issue_command_m_threshold():
     for prot in ("consult", "debate", "escalate"):
         assert lp.long_run(c, ov, prot)["e_star"] < 0.1
         assert lp.thresholds(c, ov, prot)["m_threshold"] == 1.0
+
+
+@pytest.mark.parametrize("prot", ["consult", "debate", "escalate"])
+def test_long_run_error_estimate_covers_the_iteration(prot):
+    """With rho feedback the long-run error is iterated, not solved: its reported
+    ``e_star_error`` must cover the distance to the fixed point found by a root
+    finder (scipy's hybrid method on map(x) - x), at the default stop and when the
+    iteration is cut after a few rounds (the estimate then grows with the last step)."""
+    from scipy import optimize
+
+    c = config(loop={"rho_gain": 0.5, "m": 0.9, "e_h": 0.1}, model={"rho": 0.3})
+    ov = lp.oversight(c)
+    full = lp.long_run(c, ov, prot)
+    assert full["stable"]
+
+    def gap(x):
+        e2, rho2, *_ = lp.step(c.loop, ov, prot, float(x[0]), float(x[1]))
+        return [e2 - x[0], rho2 - x[1]]
+
+    root = optimize.root(gap, [full["e_star"], full["rho_star"]], method="hybr",
+                         options={"xtol": 1e-15})
+    assert root.success
+    assert abs(full["e_star"] - root.x[0]) <= full["e_star_error"] + 1e-15
+    finite = 0
+    for cut in (3, 30, 100, 200, 400):
+        early = lp.long_run(c, ov, prot, max_iter=cut)
+        dist = abs(early["e_star"] - root.x[0])
+        assert dist <= early["e_star_error"], (cut, dist, early["e_star_error"])
+        # infinite while the map does not contract where the iteration stands
+        assert early["stable"] or early["e_star_error"] == np.inf
+        finite += bool(dist > 1e-9 and early["e_star_error"] < 1.0)
+    assert finite >= 1  # some cut far from the fixed point with an informative estimate

@@ -219,6 +219,26 @@ def _blank() -> dict:
 
 def exact(cfg, mp: Mapped | None = None) -> dict:
     """Every metric of every protocol, exact: ``{metric: array over NAMES}``."""
+    return exact_with_error(cfg, mp)[0]
+
+
+def exact_with_error(cfg, mp: Mapped | None = None) -> tuple:
+    """(:func:`exact`, a bound on its error per protocol): over NAMES, the largest over
+    the protocol's metrics, each in its own units, from each protocol's own model.
+
+    * unchecked and seed 000's consultancy and debate: closed forms (0);
+    * ColMAD: closed form (0); CopMAD: its judge table's quadratures over rhetoric
+      (QUADPACK's bound e per entry, :func:`colmad.core.quad_error`).  Every
+      probability of a case is a mixture of table entries, off by at most e; Amp
+      divides by Pr(detector 1 wrong) = w_1 and fwc by 1 - w_1 (exact), and ASD =
+      fwc - Amp, so the bound is e / w_1 + e / (1 - w_1);
+    * FOAM: :func:`mediation.core.exact_error` at F_0 (E) and at F_0 = 0 (E_0); Amp
+      = (fw - p fw_0) / (1 - p) is off by at most (E + p E_0) / (1 - p), fwc by E_0,
+      ASD by their sum;
+    * re-deliberation: fixed policy closed form (0); adaptive policy twice the bound
+      of its quadrature over the pool bias (:func:`redeliberation.core.exact_with_error`,
+      Amp and fwc each in its own units; ASD their difference).
+    """
     from ...judge import judge_tables
 
     mp = mp or mapped(cfg)
@@ -246,14 +266,24 @@ def exact(cfg, mp: Mapped | None = None) -> dict:
         out["fwc"][i(name)] = 1.0 - fw0
         out["acc"][i(name)] = full["acc"][j]
         out["cost"][i(name)] = full["cost"][j]
-    ex = rd.exact(mp.redeliberation, judge_tables(cfg.judge)[1])
+    ex, r_err = rd.exact_with_error(mp.redeliberation, judge_tables(cfg.judge)[1])
     for name, pol in (("redelib_fixed", "fixed"), ("redelib_adaptive", "adaptive")):
         j = rd.PROTOCOLS.index(pol)
         for k, kk in (("amp", "amp"), ("fwc", "fwc"), ("acc", "acc"),
                       ("undecided", "insufficient"), ("cost", "calls")):
             out[k][i(name)] = ex[kk][j, 2]
     out["asd"] = asd_from_rates(out["fwc"], out["amp"])[0]
-    return out
+    err = np.zeros(len(NAMES))
+    e_t = cm.quad_error(mp.colmad)
+    w1 = float(cm.exact_means(mp.colmad)[-1])
+    # ASD = fwc - Amp: off by at most the sum of the two
+    err[i("copmad")] = e_t / w1 + e_t / (1.0 - w1) if 0.0 < w1 < 1.0 else e_t
+    e_full = md.exact_error(mp.mediation)
+    e_clean = md.exact_error(replace(mp.mediation, flaws=0.0))
+    err[i("foam_memo")] = err[i("foam_summary")] = (e_clean
+                                                    + (e_full + p * e_clean) / (1.0 - p))
+    err[i("redelib_adaptive")] = 2.0 * r_err
+    return out, err
 
 
 def simulate(cfg, n_instances: int, seed: int, n_threads: int = 0,

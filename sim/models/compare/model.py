@@ -25,13 +25,14 @@ STYLE = {
 
 def _cell(c) -> dict:
     mp = cmp.mapped(c)
-    ex = cmp.exact(c, mp)
+    ex, err = cmp.exact_with_error(c, mp)
     sim = (cmp.simulate(c, int(c.run.n_instances), int(c.run.seed), int(c.run.n_threads), mp)
            if c.run.n_instances > 1 else None)
     r = cell_triplets(ex, sim)
     r["on_front"] = cmp.front(ex["amp"], ex["cost"])
     r["margin_scale"] = np.float64(mp.margin_scale)
     r["flaws_initial"] = np.float64(mp.flaws)
+    r["quad_error"] = err
     return r
 
 
@@ -48,6 +49,11 @@ def solve_cells(base, cells):
     data["on_front"] = (ax + ("protocol",), st("on_front"), {
         "long_name": "on the exact Amp-vs-cost Pareto front (no protocol has lower Amp at "
                      "no higher cost)", "units": "1"})
+    data["quad_error"] = (ax + ("protocol",), st("quad_error"), {
+        "long_name": "bound on the error of the protocol's exact values, the largest over "
+                     "its metrics in their own units: 0 for closed forms; CopMAD's judge "
+                     "table (QUADPACK), FOAM's truncated flaw law, the adaptive "
+                     "re-deliberation's quadrature over the pool bias", "units": "1"})
     data["margin_scale"] = (ax, st("margin_scale"), {
         "long_name": "factor on the re-deliberation evidence margins that makes the first "
                      "pass right with probability p", "units": "1"})

@@ -215,7 +215,8 @@ def solve_cells(base, cells):
         "quad_error": (ax, st("quad_error"), {
             "long_name": "error estimate of the exact oversight values: largest difference "
                          "from the same integration at two thirds of the nodes (the "
-                         "clipping kinks integrated exactly)", "units": "1"}),
+                         "clipping kinks integrated exactly, the own report terms cut "
+                         "where a steep judge steps); an estimate, not a bound", "units": "1"}),
         "kappa_c_off": (ax, st("kappa_c_off"), {
             "long_name": "smallest kappa_c at which debate's Amp reaches consultancy's with a "
                          "judge that ignores confidence (NaN: never, up to 50)", "units": "1"}),

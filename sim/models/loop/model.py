@@ -28,6 +28,10 @@ SERIES = {
 }
 SCALARS = {
     "e_star": "long-run error: the recursion's fixed point reached from e_0",
+    "e_star_error": "error estimate of e_star: 0 for the closed forms; where the recursion "
+                    "is iterated, twice its last step times r / (1 - r), r the larger of the "
+                    "slope and the last steps' ratio (an estimate, not a bound; infinite "
+                    "where the map does not contract)",
     "slope": "the recursion's slope at its fixed point (spectral radius; < 1 is stable)",
     "amp": "Amp = Pr(y = a | a wrong) at rho_0 and e_0",
     "fwc": "follow-when-correct Pr(y = a | a right) at rho_0 and e_0",
@@ -62,6 +66,7 @@ def _cell(c) -> dict:
         lr = lp.long_run(c, ov, prot)
         amp, fwc, _ = ov.rates(prot, lp.start_error(c), float(c.model.rho))
         r["e_star"][p], r["slope"][p] = lr["e_star"], lr["slope"]
+        r["e_star_error"][p] = lr["e_star_error"]
         r["stable"][p], r["settle_rounds"][p] = lr["stable"], lr["settle_rounds"]
         r["amp"][p], r["fwc"][p] = amp, fwc
         r["cost"][p] = ov.rates(prot, lr["e_star"], lr["rho_star"])[2]

@@ -137,7 +137,7 @@ def residual_pmf(par: Params, n_max: int | None = None) -> np.ndarray:
     iteration j, a false alarm's new flaw surviving the k - j later iterations."""
     surv = 1.0 - par.detect * par.repair
     lam = par.flaws * surv ** par.iterations
-    n_max = n_max or int(lam + 12 * math.sqrt(lam + 1) + par.iterations + 12)
+    n_max = n_max or _default_n_max(par)
     pmf = stats.poisson.pmf(np.arange(n_max + 1), lam)
     for j in range(1, par.iterations + 1):
         b = par.false_alarm * surv ** (par.iterations - j)
@@ -150,6 +150,56 @@ def mean_residual(par: Params) -> float:
     surv = 1.0 - par.detect * par.repair
     k = par.iterations
     return par.flaws * surv ** k + par.false_alarm * sum(surv ** (k - j) for j in range(1, k + 1))
+
+
+def _default_n_max(par: Params) -> int:
+    lam = par.flaws * (1.0 - par.detect * par.repair) ** par.iterations
+    return int(lam + 12 * math.sqrt(lam + 1) + par.iterations + 12)
+
+
+#: Rounding allowance of every exact metric (about 64 units in the last place of a value
+#: of order 1): the sums run over at most a few thousand terms of the residual law.
+ROUNDING = 2.0 ** -46
+
+
+def exact_error(par: Params, n_max: int | None = None) -> float:
+    """A bound on the error of :func:`exact`'s metrics, each in its own units (the
+    largest), the citation metrics aside (closed forms).
+
+    The residual law is the one approximation: the initial flaws' Poisson law is cut at
+    ``n_max``, so that every probability sum misses at most the tail mass
+    t = Pr(Poisson(F_0 (1 - d r)^k) > n_max) (the false alarms' convolutions keep all
+    mass).  A share of every case (acc, escalated, wrong) is then off by at most t, the
+    cost by ``human_cost`` t, the mean residual by the tail's mean sum_{n > n_max} n
+    pmf(n) = lambda Pr(Poisson > n_max - 1); a conditional share a / b (Amp, fwc, the
+    unescalated error, the erased dissent) by at most (t + (a / b) t) / (b - t).  Plus
+    :data:`ROUNDING`."""
+    lam = par.flaws * (1.0 - par.detect * par.repair) ** par.iterations
+    n_max = n_max or _default_n_max(par)
+    t = float(stats.poisson.sf(n_max, lam))
+    if t == 0.0:
+        return ROUNDING
+    ex = exact(par, n_max)
+    p_wrong = ex["wrong"]
+    bounds = [t, par.human_cost * t, lam * float(stats.poisson.sf(n_max - 1, lam))]
+
+    def ratio(r, den):
+        r, den = np.asarray(r, float), np.asarray(den, float)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            b = np.where(den > t, (t + np.abs(r) * t) / (den - t), np.inf)
+        return [float(v) for v, ok in zip(b.ravel(), np.isfinite(r).ravel()) if ok]
+
+    bounds += ratio(ex["amp"], np.full(len(PROTOCOLS), p_wrong))
+    bounds += ratio(ex["fwc"], np.full(len(PROTOCOLS), 1.0 - p_wrong))
+    bounds += ratio(ex["err_unescalated"], 1.0 - ex["escalated"])
+    # the erased share's denominator: Pr(a wrong case, some dissent raised), as exact()
+    # sums it (the same for both syntheses)
+    pmf = residual_pmf(par, n_max)
+    n = np.arange(len(pmf))
+    p_dis = np.where(n >= 1, 1.0 - (1.0 - par.dissent) ** n, par.false_dissent)
+    some = float(np.sum(pmf * (n >= 1) * (1 - (1 - p_dis) ** par.perspectives)))
+    bounds += ratio(ex["erased"], np.full(len(PROTOCOLS), some))
+    return float(max(bounds)) + ROUNDING
 
 
 def citation_exact(par: Params) -> dict:
@@ -181,10 +231,11 @@ def citation_enumeration(par: Params) -> dict:
     return out
 
 
-def exact(par: Params) -> dict:
+def exact(par: Params, n_max: int | None = None) -> dict:
     """Every metric: ``{name: value}`` for the shared ones, ``(memo, summary)`` arrays
-    for the per-synthesis ones."""
-    pmf = residual_pmf(par)
+    for the per-synthesis ones.  ``n_max``: where the residual law is cut
+    (:func:`residual_pmf`'s default; :func:`exact_error` bounds what the cut loses)."""
+    pmf = residual_pmf(par, n_max)
     n = np.arange(len(pmf))
     P, T, h = par.perspectives, par.escalate_at, par.human_accuracy
     p_dis = np.where(n >= 1, 1.0 - (1.0 - par.dissent) ** n, par.false_dissent)

@@ -23,6 +23,7 @@ def _cell(c) -> dict:
            if c.run.n_instances > 1 else None)
     r = cell_triplets(ex, sim)
     r["mean_residual"] = np.float64(md.mean_residual(par))
+    r["quad_error"] = np.float64(md.exact_error(par))
     return r
 
 
@@ -37,6 +38,10 @@ def solve_cells(base, cells):
     data["mean_residual"] = (ax, st("mean_residual"), {
         "long_name": "mean residual flaws in closed form: F_0 (1 - d r)^k + false alarms' "
                      "survivors", "units": "1"})
+    data["quad_error"] = (ax, st("quad_error"), {
+        "long_name": "bound on the error of every exact value in its own units (the residual "
+                     "flaw law cut where its Poisson tail is below 1e-20, plus rounding)",
+        "units": "1"})
     coords = axis_coords(axes, dims, {"protocol": ("protocol", list(md.PROTOCOLS), {
         "long_name": "mediation synthesis",
         "description": "memo: dissent memo (every dissent kept); summary: monolithic summary"})})

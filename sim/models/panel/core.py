@@ -102,7 +102,7 @@ def panel_probability_cov(q, pc: PanelConfig, seed: int, device: str = "cpu"):
     return mean, cov, m
 
 
-def panel_probability_quad(q, pc: PanelConfig):
+def panel_probability_quad(q, pc: PanelConfig, with_error: bool = False):
     """Panel endorsement probability for each single-judge probability in ``q``, exactly.
 
     Given the shared latent Z = z the judges vote independently, judge j with
@@ -113,7 +113,9 @@ def panel_probability_quad(q, pc: PanelConfig):
     s = sqrt(1 - icc + bias_sd^2): a homogeneous panel (the confidence rule's
     normal sum likewise).  The one integral left, over z, is done by adaptive
     quadrature (``scipy.integrate.quad_vec``, the entries of ``q`` together, split
-    where each entry's judges are even), to about 1e-14.
+    where each entry's judges are even), to about 1e-14.  ``with_error``: also return
+    the error estimate, QUADPACK's (the largest over the entries) plus the latent's
+    normal tail beyond +-12 left out (0 where nothing is integrated).
     """
     from ...judge import jury_majority
 
@@ -137,19 +139,34 @@ def panel_probability_quad(q, pc: PanelConfig):
     out = np.where(t > 0, 1.0, 0.0)  # q = 1 or 0: every judge votes alike
     fin = np.isfinite(t)
     if s == 0:  # icc = 1, no biases: the panel votes as one judge
-        return np.where(fin, q, out)
-    if a == 0:
-        out[fin] = rule(t[fin] / s)
-        return out
-    if not fin.any():  # every q is 0 or 1 (a tie-break judge with b = 0 or 1): nothing to integrate
-        return out
+        out = np.where(fin, q, out)
+        return (out, 0.0) if with_error else out
+    if a == 0 or not fin.any():
+        # no shared latent: a closed form; or every q is 0 or 1 (a tie-break judge with
+        # b = 0 or 1): nothing to integrate
+        if a == 0:
+            out[fin] = rule(t[fin] / s)
+        return (out, 0.0) if with_error else out
     tf = t[fin]
     points = sorted(set(np.clip(tf / a, -11.5, 11.5).tolist()))
-    val, _ = integrate.quad_vec(
+    val, err = integrate.quad_vec(
         lambda z: rule((tf - a * z) / s) * math.exp(-0.5 * z * z) / math.sqrt(2 * math.pi),
         -12.0, 12.0, epsabs=1e-14, epsrel=1e-12, norm="max", points=points)
     out[fin] = val
+    if with_error:
+        return out, float(err) + 2.0 * float(special.ndtr(-12.0))
     return out
+
+
+def panel_table_error(judge: JudgeConfig, prot: ProtocolConfig, pc: PanelConfig) -> float:
+    """Error estimate of the panel's tables with ``method=quadrature`` (NaN with the Monte
+    Carlo method, whose error ``amp_panel_mc_error`` bounds): every metric under the
+    dominant strategies is a mixture of table entries, off by at most this (a difference
+    of two, ASD, by twice)."""
+    if pc.method != "quadrature":
+        return math.nan
+    c1, d1 = single_judge_tables(judge, prot)
+    return panel_probability_quad(np.concatenate([c1, d1.ravel()]), pc, with_error=True)[1]
 
 
 def panel_probability_exact(q: float, pc: PanelConfig) -> float:

@@ -43,6 +43,12 @@ def solve_cells(base, cells) -> xr.Dataset:
             "units": spec.units})
     data["amp_panel_mc_error"] = (ax + ("protocol",), rs(r["amp_mc"]), {
         "long_name": "bound on the error of Amp from the panel Monte Carlo", "units": "1"})
+    data["quad_error"] = (ax, rs([pnm.panel_table_error(c.judge, c.protocol, c.panel)
+                                  for c in cells]), {
+        "long_name": "error estimate of the panel tables' quadrature over the shared latent "
+                     "(QUADPACK's, the largest entry, plus the tail beyond 12 sd; every "
+                     "metric a mixture of entries, a difference off by twice; NaN: Monte "
+                     "Carlo tables, see amp_panel_mc_error)", "units": "1"})
     data["panel_table"] = (ax + ("e_P", "e_A"), rs(r["J_d"]), {
         "long_name": "panel's debate endorsement probability Pr(y = a | e_P, e_A)", "units": "1"})
     data["panel_table_consult"] = (ax + ("e_P",), rs(r["J_c"]), {
