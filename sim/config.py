@@ -595,6 +595,13 @@ def check_number(name: str, v: Any) -> float:
     return float(v)
 
 
+def require_logit_judge(cfg, model: str, why: str) -> None:
+    """ConfigError unless the judge is the logit judge: ``why`` says what the model's
+    judge weighs (one message shape for every model that needs it)."""
+    if cfg.judge.kind != "logit":
+        raise ConfigError(f"model={model} needs judge.kind=logit{why}")
+
+
 def check_prob(name: str, v: Any) -> None:
     """A probability in [0, 1]; ConfigError naming the field ``name`` otherwise."""
     x = check_number(name, v)

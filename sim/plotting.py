@@ -583,6 +583,17 @@ def x_positions(ds, x: str) -> tuple:
     return xv, (np.arange(len(xv)) if cat else xv.astype(float)), cat
 
 
+def line_axis(ds, var: str):
+    """A line figure's x axis over a sweep: ``(dims, x, sub, (values, positions,
+    categorical))`` with ``x`` the first sweep axis of ``var`` and ``sub`` the dataset at
+    the first value of the others (:func:`shown_at` names them), or None without one."""
+    dims = axes_of(ds, var)
+    if not dims:
+        return None
+    sub = ds.isel({d: 0 for d in dims[1:]})
+    return dims, dims[0], sub, x_positions(sub, dims[0])
+
+
 def label_x(axs, ds, x: str) -> None:
     """The shared x axis of a grid figure's panels: the field's label, category names
     or whole-number ticks where the axis is an integer field."""

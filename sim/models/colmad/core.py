@@ -39,7 +39,7 @@ from dataclasses import field, fields, make_dataclass
 
 import numpy as np
 
-from ...config import ConfigError
+from ...config import ConfigError, require_logit_judge
 from ...lazy import lazy
 from ...moments import estimates
 from .config import ColmadConfig
@@ -134,10 +134,9 @@ def pair_table(par: Params) -> np.ndarray:
 
 def validate_colmad(cfg) -> None:
     c = cfg.colmad
-    if cfg.judge.kind != "logit":
-        raise ConfigError("model=colmad needs judge.kind=logit (the judge weighs evidence and, "
-                          "in CopMAD, rhetoric: sigma(lam (mu + kappa (e_flag - e_clear) + "
-                          "kappa_r (r_flag - r_clear))))")
+    require_logit_judge(cfg, "colmad", " (the judge weighs evidence and, in CopMAD, "
+                        "rhetoric: sigma(lam (mu + kappa (e_flag - e_clear) + kappa_r "
+                        "(r_flag - r_clear))))")
     if cfg.judge.jury_size != 1:
         raise ConfigError("model=colmad has one judge: judge.jury_size must be 1")
     # Ranges and choices: declared in config.py; what depends on several fields here.

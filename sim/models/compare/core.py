@@ -61,7 +61,7 @@ import numpy as np
 from ..colmad import core as cm
 from ..mediation import core as md
 from ..redeliberation import core as rd
-from ...config import ConfigError, check_number
+from ...config import ConfigError, check_number, require_logit_judge
 from ...lazy import lazy
 from ...oversight_metrics import asd_from_rates
 from ..colmad.config import ColmadConfig
@@ -118,9 +118,8 @@ class Mapped:
 
 def validate_compare(cfg) -> None:
     """Field checks, before anything is computed (the other models' checks included)."""
-    if cfg.judge.kind != "logit":
-        raise ConfigError("model=compare needs judge.kind=logit: one logit judge (lam, mu, "
-                          "kappa) decides in every protocol (seed 001's judge is a logit judge)")
+    require_logit_judge(cfg, "compare", ": one logit judge (lam, mu, kappa) decides in "
+                        "every protocol (seed 001's judge is a logit judge)")
     if cfg.judge.jury_size != 1:
         raise ConfigError(f"model=compare: judge.jury_size must be 1 (one judge per protocol); "
                           f"compare.jury_size sets the juries' size, got judge.jury_size="

@@ -185,14 +185,12 @@ def plot_cell(ds, path: Path) -> list:
 
 
 def plot_grid(ds, path: Path) -> list:
-    from ...plotting import axes_of, label_x, shown_at, x_positions
+    from ...plotting import label_x, line_axis, shown_at
 
-    dims = axes_of(ds, "amp_exact")
-    if not dims:
+    axis = line_axis(ds, "amp_exact")
+    if axis is None:
         return []
-    x = dims[0]
-    sub = ds.isel({d: 0 for d in dims[1:]})
-    xv, xpos, cat = x_positions(sub, x)
+    dims, x, sub, (xv, xpos, cat) = axis
     fig, axs = panel_grid(4, height=2.9)
     names = [str(p) for p in sub.protocol.values]
     for ax, v, t in zip(axs, ("amp", "acc", "cost"),

@@ -56,7 +56,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from ...config import ConfigError, check_int, check_number
+from ...config import ConfigError, check_int, check_number, require_logit_judge
 from ...lazy import lazy
 from ...rare import rare_floor
 from .config import ConfidenceConfig  # noqa: F401  (re-exported)
@@ -1683,10 +1683,8 @@ def reports_of(cc, condition: Optional[str] = None) -> tuple:
 def validate_confidence(cfg) -> None:
     """Field checks (before any data is read or anything is computed)."""
     cc = cfg.confidence
-    if cfg.judge.kind != "logit":
-        raise ConfigError("model=confidence needs judge.kind=logit (the judge weighs stated "
-                          "confidence: sigma(lam (mu + kappa (e_P - e_A) + kappa_c (logit c_P "
-                          "- logit c_A))))")
+    require_logit_judge(cfg, "confidence", " (the judge weighs stated confidence: sigma(lam "
+                        "(mu + kappa (e_P - e_A) + kappa_c (logit c_P - logit c_A))))")
     if not isinstance(cc.condition, str) or not cc.condition:
         raise ConfigError(f"confidence.condition must be a condition of the bets data "
                           f"({', '.join(CONDITIONS)} in the shipped table), got {cc.condition!r}")

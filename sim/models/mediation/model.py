@@ -145,14 +145,12 @@ def plot_cell(ds, path: Path) -> list:
 
 
 def plot_grid(ds, path: Path) -> list:
-    from ...plotting import axes_of, exact_and_simulated, label_x, shown_at, x_positions
+    from ...plotting import exact_and_simulated, label_x, line_axis, shown_at
 
-    dims = axes_of(ds, "amp_exact")
-    if not dims:
+    axis = line_axis(ds, "amp_exact")
+    if axis is None:
         return []
-    x = dims[0]
-    sub = ds.isel({d: 0 for d in dims[1:]})
-    _, xpos, _ = x_positions(sub, x)
+    dims, x, sub, (_, xpos, _) = axis
     fig, axs = panel_grid(5, height=2.7)
     for ax, v, t in zip(axs, ("amp", "escalated", "err_unescalated", "cost"),
                         ("Amp", "escalation rate", "Pr(wrong | not escalated)",

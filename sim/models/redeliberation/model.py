@@ -245,14 +245,12 @@ def plot_grid(ds, path: Path) -> list:
     """Over one swept field: accuracy (all and contested claims), Amp and calls per
     claim of every policy, exact lines and simulated points; further axes are shown
     at their first value."""
-    from ...plotting import axes_of, exact_and_simulated, label_x, shown_at, x_positions
+    from ...plotting import exact_and_simulated, label_x, line_axis, shown_at
 
-    dims = axes_of(ds, "acc_exact")
-    if not dims:
+    axis = line_axis(ds, "acc_exact")
+    if axis is None:
         return []
-    x = dims[0]
-    sub = ds.isel({d: 0 for d in dims[1:]})
-    _, xpos, _ = x_positions(sub, x)
+    dims, x, sub, (_, xpos, _) = axis
     panels = [("acc", "all", "accuracy, all claims"), ("acc", "contested", "accuracy, contested"),
               ("insufficient", "all", "INSUFFICIENT rate"), ("amp", "all", "Amp"),
               ("calls", "all", "model calls per claim")]
