@@ -54,6 +54,7 @@ import numpy as np
 import pandas as pd
 
 from ..lazy import lazy
+from ..moments import IDENT_TOL, Identification, information_rule  # noqa: F401 (re-exported)
 
 special = lazy("scipy.special")
 stats = lazy("scipy.stats")
@@ -69,17 +70,6 @@ class FitError(ValueError):
 
 
 # ------------------------------------------------------------------ identification
-#: The rule that decides whether a log identifies a fit: the smallest eigenvalue of the
-#: rows' information matrix (the outer product of the per-row scores, Rothenberg 1971)
-#: scaled to unit diagonal, the reciprocal of the largest variance inflation.  Below
-#: this the rows carry less than 1e-8 of the information they hold about the
-#: parameters one at a time about some combination of them (an SE 1e4 times its
-#: one-at-a-time value): not identified.  Centred-difference scores are accurate to
-#: about 1e-10 relative, so an exactly flat combination comes out near 1e-20; every
-#: identified fit of the tests has it above 1e-5.  Scaled, the rule does not depend on
-#: the log's size or the parameters' units; far from both, it does not move with a few
-#: ulps of rounding (a CPU's BLAS kernels).
-IDENT_TOL = 1e-8
 #: A location parameter beyond this many consultancy spreads (|mu|, |d|... / sigma)
 #: has run off: a label probability within 1e-15 of 0 or 1 (separation).
 RUNOFF = 8.0
@@ -92,44 +82,6 @@ RUNOFF = 8.0
 SEPARATION_SCALE = {"mu": 10.0, "coef": 2.5}
 #: Logistic to probit coefficients (Amemiya 1981; Gelman et al. 2008's factor).
 PROBIT_PER_LOGIT = 1.6
-
-
-@dataclass
-class Identification:
-    """The rule's verdict: ``lam`` the smallest eigenvalue of the scaled information,
-    ``direction`` its eigenvector (the flattest combination of the parameters)."""
-
-    identified: bool
-    lam: float
-    direction: np.ndarray
-
-    def describe(self, names) -> str:
-        v = self.direction
-        top = np.argsort(-np.abs(v))[:3]
-        comb = " ".join(f"{'+' if v[i] >= 0 else '-'} {abs(v[i]):.2f} {names[i]}"
-                        for i in top if abs(v[i]) >= 0.05)
-        return (f"flattest combination {comb.lstrip('+ ')}: information {self.lam:.1e} of "
-                f"its parts, below {IDENT_TOL:g}")
-
-
-def information_rule(J: np.ndarray, tol: float = IDENT_TOL) -> Identification:
-    """Decide identification from an information matrix ``J`` (symmetric, positive
-    semi-definite): scaled to unit diagonal, its smallest eigenvalue against ``tol``.
-    A parameter with no information at all (a zero diagonal, or below 1e-16 of the
-    largest: rounding) is not identified either."""
-    J = (np.asarray(J, float) + np.asarray(J, float).T) / 2
-    dg = np.diag(J).copy()
-    top = dg.max() if len(dg) else 0.0
-    if not np.all(np.isfinite(J)) or top <= 0:
-        return Identification(False, 0.0, np.ones(len(dg)) / np.sqrt(max(len(dg), 1)))
-    empty = dg <= 1e-16 * top
-    if empty.any():
-        v = np.zeros(len(dg))
-        v[np.argmax(empty)] = 1.0
-        return Identification(False, 0.0, v)
-    r = 1.0 / np.sqrt(dg)
-    lam, vec = np.linalg.eigh(J * np.outer(r, r))
-    return Identification(bool(lam[0] >= tol), float(lam[0]), vec[:, 0])
 
 
 def identification(score_obs: np.ndarray, w: np.ndarray) -> Identification:

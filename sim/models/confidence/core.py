@@ -57,6 +57,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from ...config import ConfigError, check_int, check_number, require_logit_judge
+from ...moments import information_rule
 from ...lazy import lazy
 from ...rare import rare_floor
 from .config import ConfidenceConfig  # noqa: F401  (re-exported)
@@ -642,11 +643,11 @@ def fit(X: np.ndarray, condition: str = "", info: float = 0.5, side_bias: float 
         anch = {R + 2, R + 3}
         for keep in (list(range(len(free))),
                      [k for k, i in enumerate(free) if i not in anch]):
-            try:
-                cf = np.linalg.inv(H[np.ix_(keep, keep)])
-            except np.linalg.LinAlgError:
-                continue
-            if np.all(np.linalg.eigvalsh((cf + cf.T) / 2) > 0):
+            # identified by a stated rule (the scaled information's smallest eigenvalue,
+            # antiamp.moments.information_rule), not by whether an inversion fails
+            Hk = H[np.ix_(keep, keep)]
+            if information_rule(Hk).identified:
+                cf = np.linalg.inv((Hk + Hk.T) / 2)
                 idx = [free[k] for k in keep]
                 cov[np.ix_(idx, idx)] = cf
                 at = at + tuple(names[i] for i in free if i not in idx)
@@ -933,10 +934,10 @@ def fit_votes(counts: Sequence[int], n: int) -> dict:
     if folded:
         th[0] = abs(th[0])
     H = approx_hess3(th, nll)
-    try:
-        cov = np.linalg.inv(H)
-    except np.linalg.LinAlgError:
-        cov = np.full((2, 2), np.nan)
+    # no standard errors where the votes do not identify (m, icc): a stated rule
+    # (antiamp.moments.information_rule), not whether an inversion happens to fail
+    cov = (np.linalg.inv((H + H.T) / 2) if information_rule(H).identified
+           else np.full((2, 2), np.nan))
     icc = float(special.expit(th[1]))
     se_m = math.sqrt(cov[0, 0]) if cov[0, 0] > 0 else math.nan
     se_icc = math.sqrt(cov[1, 1]) * icc * (1 - icc) if cov[1, 1] > 0 else math.nan
@@ -1106,10 +1107,9 @@ def fit_judge_votes(V: np.ndarray) -> dict:
     # The observed information: central differences of the exact gradient (2 (J + 1)
     # gradients, where differences of the likelihood itself take (J + 1)^2 evaluations).
     H = approx_fprime(th, lambda x: nll(x, True)[1], centered=True)
-    try:
-        cov = np.linalg.inv(0.5 * (H + H.T))
-    except np.linalg.LinAlgError:
-        cov = np.full((J + 1, J + 1), np.nan)
+    H = 0.5 * (H + H.T)
+    cov = (np.linalg.inv(H) if information_rule(H).identified
+           else np.full((J + 1, J + 1), np.nan))
     # Every judge's lean (the last one is minus the sum of the others) and mean a_j:
     # linear maps of the parameters, their covariances by the same maps.
     L = np.zeros((J, J + 1))
