@@ -94,10 +94,32 @@ def prevalidate(args: list[str], config_name: str = "config") -> None:
 
             try:
                 check_replaceable(Path(run_dir) / "results.zarr")
+                _probe_writers(run_dir, cfg)
             except OutputError as exc:
                 raise ConfigError(str(exc)) from None
         say_estimate(cfg)
         _CHECKED[:] = [cfg, model, c]  # the run takes them (validated once)
+
+
+def _outputs(run_dir, export: dict) -> list:
+    """``(path, option)`` of what a run writes under a lock: its store, and its export
+    file (``export.path``: relative to the run directory, or absolute)."""
+    out = [(Path(run_dir) / "results.zarr", "hydra.run.dir")]
+    if export.get("n_instances"):
+        path = Path(str(export["path"]))
+        out.append((path if path.is_absolute() else Path(run_dir) / path, "export.path"))
+    return out
+
+
+def _probe_writers(run_dir, cfg: dict) -> None:
+    """``OutputError`` when another command holds the lock of the store or export file
+    this run writes (no lock file is made: the run takes the locks when it starts)."""
+    from .outputs_policy import OutputError
+    from .sweeps.lockpath import lock_store
+
+    for path, option in _outputs(run_dir, cfg.get("export") or {}):
+        lock_store(path, OutputError, "antiamp run", read_only=True,
+                   option=option).release()
 
 
 def say_estimate(cfg: dict) -> None:
@@ -303,11 +325,31 @@ def _show_table(text: str, out_dir: Path) -> None:
 
 
 def _run(cfg: DictConfig) -> None:
+    from .outputs_policy import release_outputs
+
     try:
         _run_cell(cfg)
     except KeyboardInterrupt:
         interrupted("\nantiamp: interrupted; a store is written only once complete, so "
                     "nothing partial was left")
+    finally:
+        release_outputs()  # the locks _lock_outputs took (a job of a multirun: its own)
+
+
+def _lock_outputs(c, out_dir: Path) -> None:
+    """Hold the locks of the run's store and export file until the run ends, as sweeps
+    hold their store's: a second run writing either (the same ``hydra.run.dir``, the
+    same absolute ``export.path``) is refused with one line, never replaces the first's
+    output unsaid."""
+    from .outputs_policy import OutputError, lock_output
+
+    export = {"n_instances": c.export.n_instances, "path": c.export.path}
+    try:
+        for path, option in _outputs(out_dir, export):
+            lock_output(path, "antiamp run", option=option)
+    except OutputError as exc:
+        log.error("%s", exc)
+        raise SystemExit(2) from None
 
 
 def _run_cell(cfg: DictConfig) -> None:
@@ -322,6 +364,7 @@ def _run_cell(cfg: DictConfig) -> None:
         log.error("invalid configuration: %s", exc)
         raise SystemExit(2) from None
     out_dir = Path(HydraConfig.get().runtime.output_dir)
+    _lock_outputs(c, out_dir)
     if model.run_cell is None:
         return _run_model(model, c, out_dir)
     try:  # a model with a one-cell path of its own (antiamp.simulate), and exports
