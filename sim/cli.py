@@ -260,9 +260,11 @@ def _run_model(model, c, out_dir: Path) -> None:
     except ConfigError as exc:
         log.error("invalid configuration: %s", exc)
         raise SystemExit(2) from None
-    if model.format_table is not None:
-        _show_table(model.format_table(ds), out_dir)
+    table = model.format_table(ds) if model.format_table is not None else None
+    if table is not None:
+        _show_table(table, out_dir)
     store = write_zarr_atomic(ds, out_dir / "results.zarr")
+    _keep_table(table, out_dir)
     print(f"\nwrote {store}")
     if model.cell_figures is not None and c.run.figure:
         for p in model.cell_figures(ds, out_dir / "results"):
@@ -315,11 +317,18 @@ def recorded(task):
 
 
 def _show_table(text: str, out_dir: Path) -> None:
-    """Print the run's table and keep it in the run directory (``results.txt``), so
-    that what the terminal showed is saved with the store."""
+    """Print the run's table; :func:`_keep_table` keeps it beside the store once the store
+    is written (a Ctrl-C between the two leaves no table of a store that never was)."""
+    print(text)
+
+
+def _keep_table(text: str | None, out_dir: Path) -> None:
+    """Keep the table the terminal showed in the run directory (``results.txt``), with
+    the store just written."""
     from .outputs_policy import write_file
 
-    print(text)
+    if text is None:
+        return
     out_dir.mkdir(parents=True, exist_ok=True)
     write_file(out_dir / "results.txt", text + "\n")  # a new temporary, renamed: no link followed
 
@@ -374,8 +383,10 @@ def _run_cell(cfg: DictConfig) -> None:
     except ConfigError as exc:
         log.error("invalid configuration: %s", exc)
         raise SystemExit(2) from None
-    _show_table(model.format_table(ds), out_dir)
+    table = model.format_table(ds)
+    _show_table(table, out_dir)
     store = output.write_zarr_atomic(ds, out_dir / "results.zarr")
+    _keep_table(table, out_dir)
     print(f"\nwrote {store}")
     if c.run.figure and model.cell_figures is not None:
         for p in model.cell_figures(ds, out_dir / "results"):

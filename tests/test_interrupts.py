@@ -223,3 +223,28 @@ def test_ctrl_c_stops_the_kernels_of_threaded_dask_workers(tmp_path):
     print(f"threaded workers: exit {p.returncode} {latency:.2f} s after SIGINT; "
           f"{out.strip()}")
     assert p.returncode == 130 and "CLOSED" in out, (out[-2000:], err[-2000:])
+
+
+@pytest.mark.parametrize("model", ["baseline", "portfolio"])
+def test_ctrl_c_while_the_store_is_written_leaves_no_table_of_it(model, tmp_path, monkeypatch):
+    """A Ctrl-C after the table is shown and before the store is written leaves no
+    ``results.txt`` (the table of a store that never was): it is kept once the store is."""
+    import antiamp.output as output
+    from cli_runner import run_command
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(output, "write_zarr_atomic", interrupted)
+    run_dir = tmp_path / "run"
+    r = run_command("antiamp", [f"model={model}", "run.n_instances=1000", "run.figure=false",
+                                f"hydra.run.dir={run_dir}"], tmp_path)
+    assert r.returncode == 130, (r.stdout, r.stderr)
+    assert "protocol" in r.stdout  # the table was shown
+    left = sorted(q.name for q in run_dir.iterdir())
+    assert set(left) <= {".hydra", "antiamp.log"}, left
+    monkeypatch.undo()
+    r = run_command("antiamp", [f"model={model}", "run.n_instances=1000", "run.figure=false",
+                                f"hydra.run.dir={run_dir}"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert {"results.zarr", "results.txt"} <= {q.name for q in run_dir.iterdir()}
