@@ -29,16 +29,19 @@ LONG_CELLS = {
     "baseline": [f"run.n_instances={LONG}"],
     "signals": [f"run.n_instances={LONG}", "equilibrium.payoffs=simulated"],
     "portfolio": [f"run.n_instances={LONG}"],
-    "messages": [f"run.n_instances={LONG}", "judge=logit"],
-    "options": [f"run.n_instances={LONG}", "judge=logit"],
-    "panel": [f"run.n_instances={LONG}", "panel.method=monte_carlo"],
+    "messages": [f"run.n_instances={LONG}", "judge=logit", "equilibrium.payoffs=simulated"],
+    "options": [f"run.n_instances={LONG}", "judge=logit", "equilibrium.payoffs=simulated"],
+    # (the panel's Monte Carlo runs panel.n_panels panels, not run.n_instances: its
+    # largest, of its largest panels, a correlated jury so that the kernel runs)
+    "panel": ["panel.method=monte_carlo", "panel.icc=0.2", f"panel.n_panels={1 << 20}",
+              "panel.size=501"],
     "confidence": [f"run.n_instances={LONG}"],
-    "redeliberation": [f"run.n_instances={LONG}"],
+    "redeliberation": [f"run.n_instances={LONG // 100}"],  # (its per-block sums' bound)
     "colmad": [f"run.n_instances={LONG // 10}"],
     "mediation": [f"run.n_instances={LONG // 100}"],
     "loop": ["loop.paths=2000", "loop.rounds=100", "loop.batch=100000"],
     "compare": [f"run.n_instances={LONG}"],
-    "equilibrium": [f"run.n_instances={LONG}"],
+    "equilibrium": [f"run.n_instances={LONG}", "equilibrium.payoffs=simulated"],
 }
 #: Seconds after the start at which the signal may land (the command's start-up, its
 #: checks and the kernels' load from the cache come first on a loaded machine).

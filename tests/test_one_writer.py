@@ -164,3 +164,19 @@ def test_the_csv_writer_escapes_text_cells_only(tmp_path):
     back = pd.read_csv(tmp_path / "t.csv")
     assert back["value"].tolist() == df["value"].tolist()  # numbers as they were
     assert back["label"].tolist()[0] == "'=1+1"
+
+
+def test_redeliberation_past_its_block_sums_bound_is_refused_before_the_run(tmp_path):
+    """Redeliberation's kernel holds a row of sums per block of claims: a cell of 10^11
+    claims asked for 78 GB (a MemoryError, a traceback, after the run began); refused
+    in one line before the run directory, naming the field and its bound."""
+    from antiamp.models.redeliberation.model import MAX_BLOCK_SUMS_BYTES
+
+    run_dir = tmp_path / "run"
+    r = run_command("antiamp", ["model=redeliberation", "run.n_instances=100000000000",
+                                f"hydra.run.dir={run_dir}"], tmp_path)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    err = r.stderr.strip()
+    assert len(err.splitlines()) == 1 and "run.n_instances must be at most" in err, err
+    assert f"{MAX_BLOCK_SUMS_BYTES >> 30} GiB" in err
+    assert not run_dir.exists()
