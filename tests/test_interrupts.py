@@ -28,7 +28,7 @@ LONG = 10**11
 LONG_CELLS = {
     "baseline": [f"run.n_instances={LONG}"],
     "signals": [f"run.n_instances={LONG}", "equilibrium.payoffs=simulated"],
-    "portfolio": [f"run.n_instances={LONG}"],
+    "portfolio": [f"run.n_instances={LONG}", "equilibrium.payoffs=simulated"],
     "messages": [f"run.n_instances={LONG}", "judge=logit", "equilibrium.payoffs=simulated"],
     "options": [f"run.n_instances={LONG}", "judge=logit", "equilibrium.payoffs=simulated"],
     # (the panel's Monte Carlo runs panel.n_panels panels, not run.n_instances: its
