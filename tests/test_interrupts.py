@@ -35,7 +35,7 @@ LONG_CELLS = {
     # largest, of its largest panels, a correlated jury so that the kernel runs)
     "panel": ["panel.method=monte_carlo", "panel.icc=0.2", f"panel.n_panels={1 << 20}",
               "panel.size=501"],
-    "confidence": [f"run.n_instances={LONG}"],
+    "confidence": [f"run.n_instances={LONG // 10}"],  # (its per-block sums' bound)
     "redeliberation": [f"run.n_instances={LONG // 100}"],  # (its per-block sums' bound)
     "colmad": [f"run.n_instances={LONG // 10}"],
     "mediation": [f"run.n_instances={LONG // 100}"],

@@ -166,14 +166,18 @@ def test_the_csv_writer_escapes_text_cells_only(tmp_path):
     assert back["label"].tolist()[0] == "'=1+1"
 
 
-def test_redeliberation_past_its_block_sums_bound_is_refused_before_the_run(tmp_path):
-    """Redeliberation's kernel holds a row of sums per block of claims: a cell of 10^11
-    claims asked for 78 GB (a MemoryError, a traceback, after the run began); refused
-    in one line before the run directory, naming the field and its bound."""
-    from antiamp.models.redeliberation.model import MAX_BLOCK_SUMS_BYTES
+@pytest.mark.parametrize("model", ["redeliberation", "confidence"])
+def test_a_cell_past_its_block_sums_bound_is_refused_before_the_run(tmp_path, model):
+    """Redeliberation's and confidence's kernels hold a row of sums per block of
+    instances: a cell of 3 x 10^11 asked for 235 GB and 10.5 GB (a MemoryError, a
+    traceback, after the run began); refused in one line before the run directory,
+    naming the field and its bound."""
+    import importlib
 
+    MAX_BLOCK_SUMS_BYTES = importlib.import_module(
+        f"antiamp.models.{model}.model").MAX_BLOCK_SUMS_BYTES
     run_dir = tmp_path / "run"
-    r = run_command("antiamp", ["model=redeliberation", "run.n_instances=100000000000",
+    r = run_command("antiamp", [f"model={model}", "run.n_instances=300000000000",
                                 f"hydra.run.dir={run_dir}"], tmp_path)
     assert r.returncode == 2, (r.stdout, r.stderr)
     err = r.stderr.strip()
