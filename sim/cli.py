@@ -94,10 +94,32 @@ def prevalidate(args: list[str], config_name: str = "config") -> None:
 
             try:
                 check_replaceable(Path(run_dir) / "results.zarr")
+                _probe_writers(run_dir, cfg)
             except OutputError as exc:
                 raise ConfigError(str(exc)) from None
         say_estimate(cfg)
         _CHECKED[:] = [cfg, model, c]  # the run takes them (validated once)
+
+
+def _outputs(run_dir, export: dict) -> list:
+    """``(path, option)`` of what a run writes under a lock: its store, and its export
+    file (``export.path``: relative to the run directory, or absolute)."""
+    out = [(Path(run_dir) / "results.zarr", "hydra.run.dir")]
+    if export.get("n_instances"):
+        path = Path(str(export["path"]))
+        out.append((path if path.is_absolute() else Path(run_dir) / path, "export.path"))
+    return out
+
+
+def _probe_writers(run_dir, cfg: dict) -> None:
+    """``OutputError`` when another command holds the lock of the store or export file
+    this run writes (no lock file is made: the run takes the locks when it starts)."""
+    from .outputs_policy import OutputError
+    from .sweeps.lockpath import lock_store
+
+    for path, option in _outputs(run_dir, cfg.get("export") or {}):
+        lock_store(path, OutputError, "antiamp run", read_only=True,
+                   option=option).release()
 
 
 def say_estimate(cfg: dict) -> None:
@@ -238,9 +260,11 @@ def _run_model(model, c, out_dir: Path) -> None:
     except ConfigError as exc:
         log.error("invalid configuration: %s", exc)
         raise SystemExit(2) from None
-    if model.format_table is not None:
-        _show_table(model.format_table(ds), out_dir)
+    table = model.format_table(ds) if model.format_table is not None else None
+    if table is not None:
+        _show_table(table, out_dir)
     store = write_zarr_atomic(ds, out_dir / "results.zarr")
+    _keep_table(table, out_dir)
     print(f"\nwrote {store}")
     if model.cell_figures is not None and c.run.figure:
         for p in model.cell_figures(ds, out_dir / "results"):
@@ -293,21 +317,48 @@ def recorded(task):
 
 
 def _show_table(text: str, out_dir: Path) -> None:
-    """Print the run's table and keep it in the run directory (``results.txt``), so
-    that what the terminal showed is saved with the store."""
+    """Print the run's table; :func:`_keep_table` keeps it beside the store once the store
+    is written (a Ctrl-C between the two leaves no table of a store that never was)."""
+    print(text)
+
+
+def _keep_table(text: str | None, out_dir: Path) -> None:
+    """Keep the table the terminal showed in the run directory (``results.txt``), with
+    the store just written."""
     from .outputs_policy import write_file
 
-    print(text)
+    if text is None:
+        return
     out_dir.mkdir(parents=True, exist_ok=True)
     write_file(out_dir / "results.txt", text + "\n")  # a new temporary, renamed: no link followed
 
 
 def _run(cfg: DictConfig) -> None:
+    from .outputs_policy import release_outputs
+
     try:
         _run_cell(cfg)
     except KeyboardInterrupt:
         interrupted("\nantiamp: interrupted; a store is written only once complete, so "
                     "nothing partial was left")
+    finally:
+        release_outputs()  # the locks _lock_outputs took (a job of a multirun: its own)
+
+
+def _lock_outputs(c, out_dir: Path) -> None:
+    """Hold the locks of the run's store and export file until the run ends, as sweeps
+    hold their store's: a second run writing either (the same ``hydra.run.dir``, the
+    same absolute ``export.path``) is refused with one line, never replaces the first's
+    output unsaid."""
+    from .outputs_policy import OutputError, lock_output
+
+    export = {"n_instances": c.export.n_instances, "path": c.export.path}
+    try:
+        for path, option in _outputs(out_dir, export):
+            lock_output(path, "antiamp run", option=option)
+    except OutputError as exc:
+        log.error("%s", exc)
+        raise SystemExit(2) from None
 
 
 def _run_cell(cfg: DictConfig) -> None:
@@ -322,6 +373,7 @@ def _run_cell(cfg: DictConfig) -> None:
         log.error("invalid configuration: %s", exc)
         raise SystemExit(2) from None
     out_dir = Path(HydraConfig.get().runtime.output_dir)
+    _lock_outputs(c, out_dir)
     if model.run_cell is None:
         return _run_model(model, c, out_dir)
     try:  # a model with a one-cell path of its own (antiamp.simulate), and exports
@@ -331,8 +383,10 @@ def _run_cell(cfg: DictConfig) -> None:
     except ConfigError as exc:
         log.error("invalid configuration: %s", exc)
         raise SystemExit(2) from None
-    _show_table(model.format_table(ds), out_dir)
+    table = model.format_table(ds)
+    _show_table(table, out_dir)
     store = output.write_zarr_atomic(ds, out_dir / "results.zarr")
+    _keep_table(table, out_dir)
     print(f"\nwrote {store}")
     if c.run.figure and model.cell_figures is not None:
         for p in model.cell_figures(ds, out_dir / "results"):

@@ -902,6 +902,12 @@ def _refuse_pickles(path) -> None:
     run whatever code the file names): antiamp writes none."""
     import json
 
+    from .inputs import special_entry
+
+    special = special_entry(path) if Path(path).is_dir() else None
+    if special is not None:  # read, it would block forever (a FIFO) or never end
+        raise DesignError(f"--estimates {path}: {special}; antiamp reads only regular files "
+                          "in a store")
     for z in Path(path).rglob(".zarray"):
         try:
             meta = json.loads(z.read_bytes()[: 1 << 20])

@@ -103,6 +103,33 @@ def check_input(path, kind: str, error, name: str | None = None) -> int:
     return st.st_size
 
 
+def special_entry(store, top_only: bool = False) -> str | None:
+    """The first entry of a store (a folder of files: Zarr) that is neither a regular
+    file nor a folder, once links are followed (a FIFO, a device, a socket: a reader
+    of the store would block on it or never finish), as ``"<path> is a FIFO ..."``;
+    None if there is none.  ``top_only``: the store's own entries only (its root
+    metadata, all that telling whether it is antiamp's reads).  The entries are
+    listed, never opened."""
+    stack = [Path(store)]
+    while stack:
+        d = stack.pop()
+        try:
+            entries = list(os.scandir(d))
+        except OSError:
+            continue  # unreadable: left to the reader, which says so
+        for e in entries:
+            try:
+                mode = os.stat(e.path).st_mode
+            except OSError:
+                continue  # a dangling link: a missing file to the reader
+            if stat.S_ISDIR(mode):
+                if not top_only and not e.is_symlink():
+                    stack.append(Path(e.path))
+            elif not stat.S_ISREG(mode):
+                return f"{e.path} is {_what(mode)}"
+    return None
+
+
 def check_zip(path, error, name: str | None = None) -> None:
     """``error`` for a zip archive a member of which (or all of which together)
     declares more bytes than the bounds, read from the archive's directory before

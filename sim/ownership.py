@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from pathlib import Path
 
 #: A store's own folder (a Zarr group marked as antiamp's, holding the record).
@@ -33,6 +34,9 @@ _BLOCK_FILE = re.compile(r"\.?block-\d+-\d+\.(blk|pkl)(\.tmp-[0-9a-f]+)?$")
 def _json_object(path: Path):
     """The JSON object in ``path``; None if absent; False if unreadable or not an object."""
     try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > 16 << 20:  # a FIFO would block
+            return False  # the read; antiamp's records are a few kilobytes
         doc = json.loads(path.read_bytes())
     except (FileNotFoundError, NotADirectoryError):
         return None
@@ -82,6 +86,10 @@ def is_antiamp_store(path: str | os.PathLike) -> bool:
     damaged, its own folder is marked as antiamp's: this module)."""
     path = Path(path)
     if not path.is_dir():
+        return False
+    from .inputs import special_entry
+
+    if special_entry(path, top_only=True) is not None:  # (a FIFO would block the read)
         return False
     try:
         import zarr

@@ -91,6 +91,12 @@ def check_store(store: str | Path, *, repair: bool = False, log=print) -> tuple[
                          f"blocks are in {part}: rerun the sweep's command to finish it")
     if not store.is_dir():
         raise CheckError(f"{store} does not exist or is not a directory")
+    from antiamp.inputs import special_entry
+
+    special = special_entry(store)  # before any read: a FIFO would block it forever
+    if special is not None:
+        raise CheckError(f"{store} is not a store antiamp wrote: {special}; antiamp reads "
+                         "only regular files in a store")
     # The metadata first (sweeps/metadata.py): the layout and plan from their
     # soundest source, so that damaged metadata is named and rebuilt, not refused.
     insp = inspect(store)
@@ -297,6 +303,12 @@ def verify_for_reading(store, error, *, allow_incomplete: bool = False,
 
     store = Path(store)
     how = f"antiamp-check --repair {store} repairs it"
+    from antiamp.inputs import special_entry
+
+    special = special_entry(store) if store.is_dir() else None  # a FIFO would block a read
+    if special is not None:
+        raise error(f"{store} is not a store antiamp wrote ({special}); {command} reads only "
+                    "regular files in a store")
     bad = _unsafe_array(store) if store.is_dir() else None
     if bad is not None:
         raise error(f"{store} is not a store antiamp wrote ({bad}); {command} never reads it")

@@ -72,7 +72,10 @@ def cases(ds) -> tuple:
         raise DiscoverError(f"the store has no coordinate for axis {missing[0]!r}")
     coords = [coord_of[p] for p in paths]
     case_dims = sorted({d for c in coords for d in ds[c].dims})
-    flat = ds.stack(case=case_dims) if len(case_dims) > 1 else ds.rename({case_dims[0]: "case"})
+    # One axis: its dimension renamed, its coordinate kept under its own name (``rename``
+    # renamed both, and the axis's values were then read under a name that had gone).
+    flat = (ds.stack(case=case_dims) if len(case_dims) > 1
+            else ds.rename_dims({case_dims[0]: "case"}))
     inputs = pd.DataFrame({p: np.asarray(flat[c].values, float) for p, c in zip(paths, coords)})
     cols = {}
     for v in flat.data_vars:

@@ -271,6 +271,14 @@ class FusedBlocks:
     def open(self, store: Path, repair: bool):
         import zarr
 
+        from antiamp.inputs import special_entry
+        from antiamp.output import OutputError
+
+        special = special_entry(store)  # a FIFO in the store would block its reading
+        if special is not None:
+            raise OutputError(f"{store} is not a store antiamp wrote: {special}; antiamp "
+                              "reads only regular files in a store. Move it away or choose "
+                              "another sweep.store")
         return zarr.open_group(str(store), mode="r+" if repair else "r")
 
     def checker(self):

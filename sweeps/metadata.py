@@ -35,6 +35,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import uuid
 import zlib
 from pathlib import Path
@@ -81,6 +82,8 @@ def _checksum(metadata: dict) -> str:
 def _read_json(path: Path):
     """The JSON object in ``path``; None if it does not exist; DAMAGED if unreadable."""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO: read, it would block forever
+            return DAMAGED
         text = path.read_bytes()
     except (FileNotFoundError, NotADirectoryError):
         return None

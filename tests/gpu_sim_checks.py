@@ -525,6 +525,163 @@ def check_engine():
             assert np.array_equal(grids["cuda"][name].values, v.values, equal_nan=True), name
 
 
+class _Launches:
+    """A kernel whose launches are logged (``"launch"``) and can be interrupted: the
+    spy stands in for the module's kernel object (``kernel[grid, threads](*args)``)."""
+
+    def __init__(self, kernel, log):
+        self.kernel, self.log = kernel, log
+
+    def __getitem__(self, cfg):
+        run = self.kernel[cfg]
+
+        def call(*args):
+            self.log.append("launch")
+            return run(*args)
+
+        return call
+
+
+def _chunked_cases():
+    """``(name, module, kernel attributes, run(step) -> arrays, units)`` of every float-sum
+    and loop launcher: ``run(step)`` launches ``step`` units a piece (0: the adaptive
+    pieces of :func:`kernels.gpu.launches`), ``units`` is how many there are."""
+    from antiamp.kernels import loop as kl
+    from antiamp.kernels import messages as km
+    from antiamp.kernels import panel as kp
+    from antiamp.kernels import redeliberation as kr
+    from antiamp.kernels.gpu import confidence as gf
+    from antiamp.kernels.gpu import loop as gl
+    from antiamp.kernels.gpu import messages as gm
+    from antiamp.kernels.gpu import options as go
+    from antiamp.kernels.gpu import panel as gpn
+    from antiamp.kernels.gpu import redeliberation as gr
+    from antiamp.kernels.confidence import BLOCK as CB
+    from antiamp.models.confidence.core import latent_nodes
+    from antiamp.models.options.config import OptionsConfig
+    from antiamp.models.options.core import simulate_cells
+
+    cases = []
+    # Messages: two cells, three canonical blocks past 2**32 instances.
+    cols = [bernoulli_thresholds([0.6, 0.3]), bernoulli_thresholds([0.4, 0.8]),
+            np.array([1.0, 1.5]), np.array([0.2, -0.4]), np.array([1.0, 0.5]),
+            np.array([0.6, 0.2]), np.array([0.7, 0.1]), np.array([-0.5, -0.2]),
+            np.array([1.0, 0.8]), np.array([False, True]), np.array([0.1, 0.0]),
+            np.array([0.5, 0.3])]
+
+    def messages(step):
+        cnt, sums = np.zeros((2, 8), np.int64), np.zeros((2, 4, 8))
+        gm.message_sums_cells(*cols, (1 << 20) - 1, 3, K0, K1, km.STREAM, cnt, sums, step=step)
+        return cnt, sums
+
+    cases.append(("messages", gm, ("_blocks",), messages, 3))
+    # Options: the arguments of the model's call (one pass of K = 3), three blocks.
+    seen = []
+    real = go.option_sums_cells
+    go.option_sums_cells = lambda *a, **k: seen.append(a) or real(*a, **k)
+    try:
+        simulate_cells([(0.8, 0.2, 2.0, -0.3, 3.0, OptionsConfig(K=3, antagonist="attack"))],
+                       4096, 11, device="cuda")
+    finally:
+        go.option_sums_cells = real
+    a = list(seen[0])
+    a[-6:-4] = [0, 3]  # first block, blocks
+
+    def options(step):
+        acc = np.zeros_like(np.asarray(a[-1]))
+        real(*a[:-1], acc, step=step)
+        return (acc,)
+
+    cases.append(("options", go, ("_blocks", "_blocks_tabled"), options, 3))
+    # Panel: three canonical blocks of panels.
+    zq = np.array([-1.0, 0.0, 0.4, 1.2])
+    pargs = (zq, 3, kp.RULE_MAJORITY, 2, 0.5, 0.25, 0.3, 0.4, 3 * kp.PANEL_BLOCK, K0, K1,
+             np.uint64(kp.STREAM))
+    cases.append(("panel", gpn, ("_blocks",),
+                  lambda step: gpn.panel_endorsement(*pargs, step=step)[:2], 3))
+    # Confidence: three canonical blocks, the last partial.
+    gx, gw = latent_nodes(0.0)
+    cargs = (2 * CB + 17, K0, K1, 0.4, 0.6, 0.3, np.array([0.3, 5.0, 0.6, 4.0, 6.0, 0.2, 0.3]),
+             np.array([-0.2, 3.0, 0.5, 4.0, 7.0, 0.1, 0.4]), 1.2, 0.1, 2.0, 0.05, 1, 0.0, 0.5,
+             gx, gw, np.empty(0))
+    cases.append(("confidence", gf, ("_blocks",),
+                  lambda step: gf.confidence_kernel(*cargs, step=step), 3))
+    # Redeliberation: two canonical blocks, the last partial.
+    rargs = (kr.BLOCK + 33, K0, K1, 0.4, 0.7, np.array([8.0, 2.0]), np.array([5.0, 9.0]), 0.5,
+             1.5, 5, 0.6, 0.3, 0.2, 6, np.array([3.0, 8.0, 15.0]),
+             np.array([1.0, 0.9, 0.7, 0.5]), 60.0, 10.0, 3.0, 2.0, 4,
+             np.array([[0.5, 0.2], [0.8, 0.5]]))
+    cases.append(("redeliberation", gr, ("_blocks",),
+                  lambda step: gr.redeliberation_kernel(*rargs, step=step), 2))
+    # The loop (majority learner): 3 paths x 3 tiles of a round (a type's cases across
+    # tiles), two rounds.
+    J_c, J_d = np.array([0.3, 0.8]), np.array([[0.5, 0.2], [0.9, 0.6]])
+    largs = (kl.MAJORITY, 2, 60, 11, 3, 0.3, 0.05, 0.6, 0.5, 0.02, 0.2, 0.3, 0.9, 0.8, 0.7,
+             J_c, J_d, 0.1, np.array([0.7, 0.2]), 0.5, J_c, True, K0, K1)
+    cases.append(("loop", gl, ("_cases",),
+                  lambda step: gl.loop_paths(*largs, cases=1, step=step), 2 * 9))
+    return cases
+
+
+def check_chunks():
+    """Every float-sum launcher and the loop's rounds launch in pieces (the adaptive
+    pieces of :func:`kernels.gpu.launches` by default, the GPU synchronised after each
+    but the last): the same bits whatever the pieces, one launch or one unit a launch;
+    and a KeyboardInterrupt raised between pieces (where a Ctrl-C's Python handler
+    runs) stops the run there, no later piece launched."""
+    from antiamp.kernels import gpu
+
+    cuda = gpu.cuda()
+    real_sync, first, seconds = cuda.synchronize, gpu.FIRST_LAUNCH, gpu.LAUNCH_SECONDS
+    for name, mod, kernels, run, units in _chunked_cases():
+        log = []
+        saved = {k: getattr(mod, k) for k in kernels}
+        for k in kernels:
+            setattr(mod, k, _Launches(saved[k], log))
+        cuda.synchronize = lambda: log.append("sync") or real_sync()
+        try:
+            one = run(1 << 30)  # one launch (a round of the loop: one)
+            rounds = 2 if name == "loop" else 1
+            assert log.count("launch") == rounds, (name, log)
+            for step in (1, 2):
+                del log[:]
+                got = run(step)
+                assert log.count("launch") == rounds * -(-units // rounds // step), (name, log)
+                assert all(np.array_equal(g, o) for g, o in zip(got, one)), \
+                    (name, step, [np.abs(np.asarray(g, float) - o).max() for g, o in zip(got, one)])
+            # The default: adaptive pieces (here kept at the first's size, one unit),
+            # the GPU synchronised between them.
+            gpu.FIRST_LAUNCH, gpu.LAUNCH_SECONDS = 1, 1e-12
+            del log[:]
+            got = run(0)
+            assert all(np.array_equal(g, o) for g, o in zip(got, one)), (name, "adaptive")
+            assert log.count("launch") == units, (name, log)
+            for i, ev in enumerate(log[:-1]):
+                if ev == "launch" and log[i + 1] == "launch" and name != "loop":
+                    raise AssertionError(f"{name}: two launches without a sync: {log}")
+            # A KeyboardInterrupt at the first sync: no later launch.
+            del log[:]
+
+            def interrupted():
+                log.append("sync")
+                real_sync()
+                raise KeyboardInterrupt
+
+            cuda.synchronize = interrupted
+            try:
+                run(0)
+            except KeyboardInterrupt:
+                pass
+            else:
+                raise AssertionError(f"{name}: the interrupt did not stop the run")
+            assert log == ["launch", "sync"], (name, log)
+        finally:
+            gpu.FIRST_LAUNCH, gpu.LAUNCH_SECONDS = first, seconds
+            cuda.synchronize = real_sync
+            for k in kernels:
+                setattr(mod, k, saved[k])
+
+
 CHECKS = {name[len("check_"):]: f for name, f in dict(globals()).items()
           if name.startswith("check_")}
 

@@ -52,6 +52,22 @@ def test_prim_recovers_a_planted_region(tmp_path):
     assert box2.limits == box.limits
 
 
+def test_a_store_of_one_axis_is_read(tmp_path):
+    """A sweep over one parameter (its axis the store's only case dimension): PRIM on that
+    axis, not a KeyError for the coordinate (renaming the dimension renamed it too)."""
+    rho = np.linspace(0, 1, 21)
+    gap = np.where(rho > 0.625, -0.1, 0.1)
+    ds = xr.Dataset({"amp_gap": (("rho",), gap)},
+                    coords={"rho": ("rho", rho, {"config_path": "model.rho"})},
+                    attrs={"antiamp_version": __version__, "complete": 1,
+                           "axes": json.dumps(["model.rho"])})
+    ds.to_zarr(tmp_path / "s.zarr", zarr_format=2)
+    (box,), inputs, holds, paths = discover(tmp_path / "s.zarr", "amp_gap < 0")
+    assert paths == ["model.rho"] and holds.sum() == 8
+    assert inputs["model.rho"].tolist() == rho.tolist()
+    assert box.limits["model.rho"][0] == pytest.approx(0.625, abs=0.025)
+
+
 def test_the_cli_prints_the_box_in_the_fields_names(tmp_path):
     store = _store(tmp_path / "s.zarr", lambda rho, b, p: (b > 0.525) & (p < 0.7))
     r = run_command("antiamp-discover", [store, "--where", "amp_gap < 0", "--out",

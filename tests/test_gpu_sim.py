@@ -26,7 +26,7 @@ pytestmark = pytest.mark.xdist_group("gpu_sim")
 HERE = Path(__file__).resolve().parent
 CHECKS = ("one_cell", "cells", "floor", "engine", "signals", "portfolio", "messages", "options",
           "panel", "confidence", "redeliberation", "colmad", "mediation",
-          "loop", "row_stack", "models")
+          "loop", "row_stack", "models", "chunks")
 
 
 @pytest.fixture(scope="module")

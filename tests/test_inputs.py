@@ -244,3 +244,14 @@ def test_a_config_folder_refused_by_the_command_makes_no_directory(tmp_path):
     assert r.returncode == 2, (r.stdout, r.stderr)
     assert "config.yaml is a FIFO" in r.stderr and "Traceback" not in r.stderr, r.stderr
     assert not (tmp_path / "run").exists()
+
+
+def test_an_estimates_store_with_a_fifo_is_refused_not_read(tmp_path):
+    """``antiamp-design --estimates``: a store whose root metadata is a FIFO (its reader
+    would wait forever) is refused, naming the entry, before anything is read."""
+    from antiamp.design import DesignError, judge_from_estimates
+
+    store = tmp_path / "estimates.zarr"
+    store.mkdir()
+    os.mkfifo(store / ".zgroup")
+    refused(lambda: judge_from_estimates(store), DesignError, ".zgroup is a FIFO")

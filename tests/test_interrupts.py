@@ -28,17 +28,20 @@ LONG = 10**11
 LONG_CELLS = {
     "baseline": [f"run.n_instances={LONG}"],
     "signals": [f"run.n_instances={LONG}", "equilibrium.payoffs=simulated"],
-    "portfolio": [f"run.n_instances={LONG}"],
-    "messages": [f"run.n_instances={LONG}", "judge=logit"],
-    "options": [f"run.n_instances={LONG}", "judge=logit"],
-    "panel": [f"run.n_instances={LONG}", "panel.method=monte_carlo"],
-    "confidence": [f"run.n_instances={LONG}"],
-    "redeliberation": [f"run.n_instances={LONG}"],
+    "portfolio": [f"run.n_instances={LONG}", "equilibrium.payoffs=simulated"],
+    "messages": [f"run.n_instances={LONG}", "judge=logit", "equilibrium.payoffs=simulated"],
+    "options": [f"run.n_instances={LONG}", "judge=logit", "equilibrium.payoffs=simulated"],
+    # (the panel's Monte Carlo runs panel.n_panels panels, not run.n_instances: its
+    # largest, of its largest panels, a correlated jury so that the kernel runs)
+    "panel": ["panel.method=monte_carlo", "panel.icc=0.2", f"panel.n_panels={1 << 20}",
+              "panel.size=501"],
+    "confidence": [f"run.n_instances={LONG // 10}"],  # (its per-block sums' bound)
+    "redeliberation": [f"run.n_instances={LONG // 100}"],  # (its per-block sums' bound)
     "colmad": [f"run.n_instances={LONG // 10}"],
     "mediation": [f"run.n_instances={LONG // 100}"],
     "loop": ["loop.paths=2000", "loop.rounds=100", "loop.batch=100000"],
     "compare": [f"run.n_instances={LONG}"],
-    "equilibrium": [f"run.n_instances={LONG}"],
+    "equilibrium": [f"run.n_instances={LONG}", "equilibrium.payoffs=simulated"],
 }
 #: Seconds after the start at which the signal may land (the command's start-up, its
 #: checks and the kernels' load from the cache come first on a loaded machine).
@@ -223,3 +226,28 @@ def test_ctrl_c_stops_the_kernels_of_threaded_dask_workers(tmp_path):
     print(f"threaded workers: exit {p.returncode} {latency:.2f} s after SIGINT; "
           f"{out.strip()}")
     assert p.returncode == 130 and "CLOSED" in out, (out[-2000:], err[-2000:])
+
+
+@pytest.mark.parametrize("model", ["baseline", "portfolio"])
+def test_ctrl_c_while_the_store_is_written_leaves_no_table_of_it(model, tmp_path, monkeypatch):
+    """A Ctrl-C after the table is shown and before the store is written leaves no
+    ``results.txt`` (the table of a store that never was): it is kept once the store is."""
+    import antiamp.output as output
+    from cli_runner import run_command
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(output, "write_zarr_atomic", interrupted)
+    run_dir = tmp_path / "run"
+    r = run_command("antiamp", [f"model={model}", "run.n_instances=1000", "run.figure=false",
+                                f"hydra.run.dir={run_dir}"], tmp_path)
+    assert r.returncode == 130, (r.stdout, r.stderr)
+    assert "protocol" in r.stdout  # the table was shown
+    left = sorted(q.name for q in run_dir.iterdir())
+    assert set(left) <= {".hydra", "antiamp.log"}, left
+    monkeypatch.undo()
+    r = run_command("antiamp", [f"model={model}", "run.n_instances=1000", "run.figure=false",
+                                f"hydra.run.dir={run_dir}"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert {"results.zarr", "results.txt"} <= {q.name for q in run_dir.iterdir()}

@@ -53,6 +53,55 @@ def test_a_second_writer_of_one_out_is_refused(tmp_path):
     assert not (tmp_path / "out.lock").exists()
 
 
+@pytest.mark.parametrize("held", ["run_dir", "export"])
+def test_a_second_antiamp_run_into_one_store_or_export_file_is_refused(tmp_path, held):
+    """``antiamp`` holds the locks of its run directory's store and of its export file
+    (an absolute ``export.path`` two runs may share): a second writer of either is
+    refused in one line, before its run directory is made."""
+    run_dir, export = tmp_path / "run", tmp_path / "shared" / "e.csv"
+    target = run_dir / "results.zarr" if held == "run_dir" else export
+    other = tmp_path / ("run" if held == "run_dir" else "run2")
+    args = ["run.n_instances=1000", "run.figure=false", f"export.path={export}",
+            "export.n_instances=50"]
+    target.parent.mkdir(parents=True)
+    first = lock_store(target, RuntimeError, "antiamp run")  # the first writer, running
+    try:
+        r = run_command("antiamp", [*args, f"hydra.run.dir={other}"], tmp_path)
+    finally:
+        first.release()
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    err = r.stderr.strip()
+    assert len(err.splitlines()) == 1 and "another antiamp run is writing to" in err, err
+    assert f"choose another {'hydra.run.dir' if held == 'run_dir' else 'export.path'}" in err
+    assert not (other / "results.zarr").exists() and not export.exists()
+    assert not (other / ".hydra").exists()  # refused before Hydra made the run directory
+    # the lock let go, the same run writes both, and leaves no lock file
+    r = run_command("antiamp", [*args, f"hydra.run.dir={other}"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (other / "results.zarr").is_dir() and export.is_file()
+    assert not list(tmp_path.rglob("*.lock"))
+
+
+def test_a_second_antiamp_run_that_starts_with_the_first_is_refused(tmp_path, monkeypatch):
+    """The lock taken when the run starts (not only the check before it): a second run
+    whose check passed before the first took the lock is refused in one line."""
+    import antiamp.cli as cli
+
+    monkeypatch.setattr(cli, "_probe_writers", lambda run_dir, cfg: None)  # the check raced
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    held = lock_store(run_dir / "results.zarr", RuntimeError, "antiamp run")
+    try:
+        r = run_command("antiamp", ["run.n_instances=1000", "run.figure=false",
+                                    f"hydra.run.dir={run_dir}"], tmp_path)
+    finally:
+        held.release()
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    # (said in the job's log, as the run's other refusals once its directory exists)
+    assert "another antiamp run is writing to" in r.stdout + r.stderr, (r.stdout, r.stderr)
+    assert not (run_dir / "results.zarr").exists()
+
+
 def test_a_rerun_leaves_no_file_of_the_earlier_run_and_escapes_formula_cells(tmp_path):
     labels = {"easy": "=HYPERLINK(1)", "hard": "@SUM(1)"}
     log, out = _log(tmp_path, stratum=lambda s: s.map(labels)), tmp_path / "out"
@@ -115,3 +164,23 @@ def test_the_csv_writer_escapes_text_cells_only(tmp_path):
     back = pd.read_csv(tmp_path / "t.csv")
     assert back["value"].tolist() == df["value"].tolist()  # numbers as they were
     assert back["label"].tolist()[0] == "'=1+1"
+
+
+@pytest.mark.parametrize("model", ["redeliberation", "confidence"])
+def test_a_cell_past_its_block_sums_bound_is_refused_before_the_run(tmp_path, model):
+    """Redeliberation's and confidence's kernels hold a row of sums per block of
+    instances: a cell of 3 x 10^11 asked for 235 GB and 10.5 GB (a MemoryError, a
+    traceback, after the run began); refused in one line before the run directory,
+    naming the field and its bound."""
+    import importlib
+
+    MAX_BLOCK_SUMS_BYTES = importlib.import_module(
+        f"antiamp.models.{model}.model").MAX_BLOCK_SUMS_BYTES
+    run_dir = tmp_path / "run"
+    r = run_command("antiamp", [f"model={model}", "run.n_instances=300000000000",
+                                f"hydra.run.dir={run_dir}"], tmp_path)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    err = r.stderr.strip()
+    assert len(err.splitlines()) == 1 and "run.n_instances must be at most" in err, err
+    assert f"{MAX_BLOCK_SUMS_BYTES >> 30} GiB" in err
+    assert not run_dir.exists()

@@ -10,13 +10,16 @@ antiamp-merge, antiamp-plot and antiamp-discover are run on it.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from antiamp.sweeps.engine import run_sweep
 from cli_runner import run_command
+from limits import limit
 from test_integrity import BASELINE_DAMAGE
 from test_metadata_integrity import DAMAGE, _damage
 
@@ -106,3 +109,56 @@ def test_antiamp_check_of_the_root_is_refused_in_one_line(tmp_path):
     r = run_command("antiamp-check", ["/"], tmp_path)
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     assert r.stderr.strip() == "antiamp-check: error: / is not an antiamp store"
+
+
+def _fifo(store: Path, member: str) -> Path:
+    """``member`` of ``store`` (a chunk, the root's attributes) replaced by a FIFO, which
+    a reader that opened it would wait on forever (nothing writes to it)."""
+    path = store / member
+    path.unlink()
+    os.mkfifo(path)
+    return path
+
+
+def _within(prog, argv, cwd, seconds=60):
+    """``prog argv`` as a process (a reader blocked on a FIFO never returns: in-process it
+    would hang the test), killed after ``seconds``: a failure, not a hang."""
+    try:
+        return subprocess.run([shutil.which(prog), *map(str, argv)], cwd=cwd,
+                              capture_output=True, text=True, timeout=limit(seconds))
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{prog} still reading after {seconds} s (a FIFO in the store)")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+@pytest.mark.parametrize("member", ["amp/1.0.0", ".zattrs"])
+def test_a_fifo_in_a_store_is_refused_by_every_reader_not_waited_on(finished, tmp_path,
+                                                                     member):
+    """A store entry that is no regular file (a FIFO: its reader would block forever) is
+    refused in one line by antiamp-check, -merge, -plot and -discover, naming it or
+    the store; a run directory's results.zarr holding one is refused before the run;
+    antiamp-sweep into such a store never blocks on it."""
+    store = _copy(finished, tmp_path)
+    assert (store / member).is_file()  # (the layout these names assume)
+    _fifo(store, member)
+    cmds = {"antiamp-check": [store], **_commands(store, tmp_path)}
+    for prog, argv in cmds.items():
+        err = _refused_in_one_line(_within(prog, argv, tmp_path), prog)
+        assert str(store) in err, err
+    assert not (tmp_path / "merged.zarr").exists()
+    # a run into a run directory whose results.zarr has a FIFO at its root or in a chunk
+    run_dir = tmp_path / "rd"
+    run_dir.mkdir()
+    shutil.copytree(finished, run_dir / "results.zarr")
+    _fifo(run_dir / "results.zarr", member)
+    r = _within("antiamp", ["run.n_instances=100", f"hydra.run.dir={run_dir}"], tmp_path)
+    if member == ".zattrs":  # not provably antiamp's: never replaced
+        err = _refused_in_one_line(r, "antiamp")
+        assert "results.zarr" in err, err
+    # a sweep resuming the store: refused, or the metadata rebuilt from its record
+    r = _within("antiamp-sweep", ["sweep.axes.model.rho=[0.1,0.4,0.8]",
+                                  "sweep.axes.judge.b=[0.2,0.9]", "run.n_instances=4000",
+                                  "run.seed=11", "sweep.cells_per_block=2",
+                                  f"sweep.store={store}", "sweep.plot=false"], tmp_path)
+    assert "Traceback" not in r.stderr, r.stderr
+    assert r.returncode == 0 or "is a FIFO" in r.stdout + r.stderr, (r.stdout, r.stderr)

@@ -249,10 +249,12 @@ LAUNCH_SECONDS = 0.25
 FIRST_LAUNCH = 1 << 20
 
 
-def launches(count: int, step: int = MAX_LAUNCH):
+def launches(count: int, step: int = MAX_LAUNCH, first: int = FIRST_LAUNCH):
     """``(offset, size)`` pieces of at most ``step`` instances covering ``count``.
 
-    With the default ``step`` the pieces grow from :data:`FIRST_LAUNCH` towards
+    With the default ``step`` the pieces grow from ``first`` (:data:`FIRST_LAUNCH`
+    instances; a launcher whose unit of work is a canonical block of instances, or
+    costs many instances' work, passes fewer) towards
     :data:`LAUNCH_SECONDS` of GPU time each (at most eight times the last piece,
     never past :data:`MAX_LAUNCH`), the GPU synchronised after each: a kernel whose
     instance costs a thousand debate rounds is then as quick to interrupt as one
@@ -262,7 +264,7 @@ def launches(count: int, step: int = MAX_LAUNCH):
 
     adaptive = int(step) >= MAX_LAUNCH
     step = max(1, min(int(step), MAX_LAUNCH))
-    done, size = 0, min(step, FIRST_LAUNCH) if adaptive else step
+    done, size = 0, min(step, max(1, int(first))) if adaptive else step
     while done < count:
         m = min(size, count - done)
         t0 = time.perf_counter()

@@ -42,7 +42,7 @@ MAX_REGISTERS = 128
 
 @_gpu.jit(MAX_REGISTERS)
 def _blocks(n, k0, k1, beta, s_info, s_rest, rep_p, rep_a, t_rho, t_zp, t_za, t_ap, t_aa, lam,
-            mu, kappa, kappa_c, jury_n, icc, tie, gx, gw, lbin, table, n_blocks, acc_out,
+            mu, kappa, kappa_c, jury_n, icc, tie, gx, gw, lbin, table, b0, n_blocks, acc_out,
             gap_out):
     words = cuda.local.array(16, float64)
     nrm = cuda.local.array(6, float64)
@@ -51,8 +51,8 @@ def _blocks(n, k0, k1, beta, s_info, s_rest, rep_p, rep_a, t_rho, t_zp, t_za, t_
     stage = cuda.shared.array((THREADS, NV), float64)
     t = cuda.threadIdx.x
     stream = np.uint64(STREAM)
-    b = cuda.blockIdx.x
-    while b < n_blocks:  # grid-stride loop over canonical blocks
+    b = b0 + cuda.blockIdx.x
+    while b < n_blocks:  # grid-stride loop over canonical blocks b0 .. n_blocks - 1
         for p in range(2):
             for k in range(N_ACC):
                 acc[0, p, k] = 0.0
@@ -82,9 +82,14 @@ def _blocks(n, k0, k1, beta, s_info, s_rest, rep_p, rep_a, t_rho, t_zp, t_za, t_
 
 
 def confidence_kernel(n, k0, k1, beta, info, rho, rep_p, rep_a, lam, mu, kappa, kappa_c,
-                      jury_n, icc, tie, gx, gw, table, *, blocks=0):
+                      jury_n, icc, tie, gx, gw, table, *, blocks=0, step=0):
     """:func:`kernels.confidence.confidence_kernel` on the GPU: per-block sums
-    (n_blocks, 2, N_ACC) and the paired contrast's (n_blocks, 2)."""
+    (n_blocks, 2, N_ACC) and the paired contrast's (n_blocks, 2).
+
+    The canonical blocks go in launches of at most ``step`` blocks (0: pieces of about
+    :data:`kernels.gpu.LAUNCH_SECONDS` each, :func:`kernels.gpu.launches`, the GPU
+    synchronised between them so that a Ctrl-C stops the run there); a block's sums do
+    not depend on the launch that computed it, so neither does the result."""
     n = int(n)
     n_blocks = (n + BLOCK - 1) // BLOCK
     rep_p = np.ascontiguousarray(rep_p, np.float64)
@@ -98,9 +103,12 @@ def confidence_kernel(n, k0, k1, beta, info, rho, rep_p, rep_a, lam, mu, kappa, 
             for a in (gx, gw, log_binom_row(int(jury_n)), table)]
     d_acc = cuda.device_array((n_blocks, 2, N_ACC), np.float64)
     d_gap = cuda.device_array((n_blocks, 2), np.float64)
-    grid = min(blocks or _gpu.grid_blocks(n_blocks * THREADS), n_blocks)
-    _blocks[grid, THREADS](np.int64(n), np.uint64(k0), np.uint64(k1), *scal,
-                           cuda.to_device(rep_p), cuda.to_device(rep_a), *thr,
-                           np.int64(jury_n), np.float64(icc), np.float64(tie), *arrs,
-                           np.int64(n_blocks), d_acc, d_gap)
+    d_rep = cuda.to_device(rep_p), cuda.to_device(rep_a)
+    # A piece's first size: an instance's jury costs about its quadrature's nodes.
+    first = _gpu.FIRST_LAUNCH // (BLOCK * max(1, len(gx)) * max(1, int(jury_n)))
+    for off, m in _gpu.launches(n_blocks, step or _gpu.MAX_LAUNCH, first):
+        grid = min(blocks or _gpu.grid_blocks(m * THREADS), m)
+        _blocks[grid, THREADS](np.int64(n), np.uint64(k0), np.uint64(k1), *scal, *d_rep, *thr,
+                               np.int64(jury_n), np.float64(icc), np.float64(tie), *arrs,
+                               np.int64(off), np.int64(off + m), d_acc, d_gap)
     return d_acc.copy_to_host(), d_gap.copy_to_host()

@@ -69,7 +69,7 @@ P2 = 2 * P
 
 
 @cuda.jit
-def _cases(majority, batch, n_round, per_thread, tiles, j0, n_paths, tt, k0, k1, base_T, thr,
+def _cases(majority, batch, n_round, per_thread, tiles, j0, u0, u_end, tt, k0, k1, base_T, thr,
            esc_debate, state, type_wrong, cnt):
     tot = cuda.shared.array(P4, int64)
     # The (path, tile)'s thresholds, the same for every thread of the block: in shared
@@ -81,8 +81,8 @@ def _cases(majority, batch, n_round, per_thread, tiles, j0, n_paths, tt, k0, k1,
     lab = cuda.local.array(P, int32)
     t = cuda.threadIdx.x
     stream = np.uint64(STREAM)
-    u = np.int64(cuda.blockIdx.x)
-    while u < n_paths * tiles:  # grid-stride loop over (path, tile)
+    u = u0 + np.int64(cuda.blockIdx.x)
+    while u < u_end:  # grid-stride loop over (path, tile) u0 .. u_end - 1 (path-major)
         jl = u // tiles
         first = (u % tiles) * (per_thread * THREADS)
         if t < 4 * P:
@@ -243,11 +243,14 @@ def _round_outputs(t, learner, n_round, types, rate, bias, gain, cnt, n_wrong, e
 
 def loop_paths(learner, rounds, batch, types, paths, e0, e_h, m, rate, bias, rho0, gain, x_pc,
                x_pd, x_a, J_c, J_d, audit, flag_c, budget, J_jury, esc_debate, k0, k1, *,
-               blocks=0, chunk=0, cases=CASES):
+               blocks=0, chunk=0, cases=CASES, step=0):
     """:func:`kernels.loop.loop_paths` on the GPU: the same arrays, bit for bit.
     ``blocks`` (0 = fill the GPU), ``chunk`` (paths at a time; 0 = as many as
-    :data:`TYPE_BYTES` allows) and ``cases`` (a thread's cases of a tile) do not
-    change the result."""
+    :data:`TYPE_BYTES` allows), ``cases`` (a thread's cases of a tile) and ``step``
+    ((path, tile) pairs a launch of a round's cases; 0: pieces of about
+    :data:`kernels.gpu.LAUNCH_SECONDS` each, :func:`kernels.gpu.launches`, the GPU
+    synchronised between them so that a Ctrl-C stops a long round there) do not
+    change the result: the counts are integers added atomically."""
     learner, rounds, batch, paths = int(learner), int(rounds), int(batch), int(paths)
     majority = learner == MAJORITY
     types = int(types) if majority else 1
@@ -265,9 +268,11 @@ def loop_paths(learner, rounds, batch, types, paths, e0, e_h, m, rate, bias, rho
     tiles = -(-n_round // (cases * THREADS))
     k0, k1 = np.uint64(k0), np.uint64(k1)
     base_t = 3 * rounds
+    # A piece's first size in (path, tile) pairs: a tile is cases * THREADS cases of
+    # every protocol.
+    first = _gpu.FIRST_LAUNCH // (cases * THREADS * P)
     for j0 in range(0, paths, pc):
         n = min(pc, paths - j0)
-        grid_c = _gpu.grid_blocks(n * tiles * THREADS, blocks)
         grid_p = _gpu.grid_blocks(n * THREADS, blocks)
         if majority:
             d_state = cuda.device_array((n, P, types), np.uint8)
@@ -295,10 +300,13 @@ def loop_paths(learner, rounds, batch, types, paths, e0, e_h, m, rate, bias, rho
             _round_inputs(t, e, rho, float(x_pc), float(audit), flag_c, float(budget), rho_out,
                           thr, j0)
             d_cnt = cuda.to_device(zeros)
-            _cases[grid_c, THREADS](majority, np.int64(batch), np.int64(n_round),
-                                    np.int64(cases), np.int64(tiles), np.int64(j0), np.int64(n),
-                                    np.uint64(3 * t), k0, k1, d_base, cuda.to_device(thr),
-                                    bool(esc_debate), d_state, d_tw, d_cnt)
+            d_thr = cuda.to_device(thr)
+            for off, size in _gpu.launches(n * tiles, step or _gpu.MAX_LAUNCH, first):
+                _cases[_gpu.grid_blocks(size * THREADS, blocks), THREADS](
+                    majority, np.int64(batch), np.int64(n_round), np.int64(cases),
+                    np.int64(tiles), np.int64(j0), np.int64(off), np.int64(off + size),
+                    np.uint64(3 * t), k0, k1, d_base, d_thr, bool(esc_debate), d_state, d_tw,
+                    d_cnt)
             if majority:
                 _types[grid_p, THREADS](np.int64(types), np.int64(batch), np.int64(j0),
                                         np.int64(n), np.int64(base_t + 1 + t), k0, k1,

@@ -91,10 +91,15 @@ def _blocks(t_p, t_rho, lam, mu, kappa_v, kappa_r, m_true, m_false, sd, favoured
 
 def message_sums_cells(t_p, t_rho, lam, mu, kappa_v, kappa_r, m_true, m_false, sd, favoured,
                        band, tie, first_block, n_blocks, k0, k1, stream, cnt_acc, sums_acc, *,
-                       blocks=0):
+                       blocks=0, step=0):
     """:func:`kernels.messages.message_sums_cells` on the GPU: adds the canonical blocks'
     counts (the CPU's, exactly) and sums (within 1e-12 relative of the CPU's) onto
-    ``cnt_acc`` int64[C, 8] and ``sums_acc`` float64[C, 4, 8], in block order."""
+    ``cnt_acc`` int64[C, 8] and ``sums_acc`` float64[C, 4, 8], in block order.
+
+    The blocks go in launches of at most ``step`` canonical blocks (0: pieces of about
+    :data:`kernels.gpu.LAUNCH_SECONDS` each, :func:`kernels.gpu.launches`, the GPU
+    synchronised between them so that a Ctrl-C stops the run there); a block's sums do
+    not depend on the launch that computed it, so neither does the result."""
     cols = [np.ascontiguousarray(a) for a in (t_p, t_rho)]
     cols = [c.astype(np.uint64) for c in cols] + [
         np.ascontiguousarray(a, np.float64) for a in (lam, mu, kappa_v, kappa_r, m_true,
@@ -104,11 +109,14 @@ def message_sums_cells(t_p, t_rho, lam, mu, kappa_v, kappa_r, m_true, m_false, s
     n_cells = cols[0].shape[0]
     d = [cuda.to_device(a) for a in cols]
     d_out = cuda.device_array((n_blocks, n_cells, NV), np.float64)
-    grid = blocks or _gpu.grid_blocks(n_blocks * THREADS)
-    for c0 in range(0, n_cells, TILE):
-        _blocks[min(grid, n_blocks), THREADS](
-            *d, np.int64(c0), np.int64(min(TILE, n_cells - c0)), np.int64(first_block),
-            np.int64(n_blocks), np.uint64(k0), np.uint64(k1), np.uint64(stream), d_out)
+    first = _gpu.FIRST_LAUNCH // (BLOCK * n_cells)  # a piece's first size: blocks x cells
+    for off, m in _gpu.launches(int(n_blocks), step or _gpu.MAX_LAUNCH, first):
+        grid = min(blocks or _gpu.grid_blocks(m * THREADS), m)
+        for c0 in range(0, n_cells, TILE):
+            _blocks[grid, THREADS](
+                *d, np.int64(c0), np.int64(min(TILE, n_cells - c0)),
+                np.int64(first_block + off), np.int64(m), np.uint64(k0), np.uint64(k1),
+                np.uint64(stream), d_out[off:off + m])
     out = d_out.copy_to_host()
     # The blocks in a fixed order (NumPy adds the rows of an axis-0 sum one by one).
     tot = out.sum(axis=0)

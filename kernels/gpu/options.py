@@ -128,10 +128,15 @@ def tabled(XA, EA, XP):
 
 def option_sums_cells(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagonist,
                       k_examine, lam, mu, bias_d, bias_j, kappa, near_loss, loss_tol,
-                      first_block, n_blocks, k0, k1, stream, acc_out, *, blocks=0):
+                      first_block, n_blocks, k0, k1, stream, acc_out, *, blocks=0, step=0):
     """:func:`kernels.options.option_sums_cells` on the GPU: adds the canonical blocks'
     sums onto ``acc_out`` float64[C, 2, N_ACC, 2] in block order (count rows exact,
-    the other sums within 1e-12 relative of the CPU's)."""
+    the other sums within 1e-12 relative of the CPU's).
+
+    The blocks go in launches of at most ``step`` canonical blocks (0: pieces of about
+    :data:`kernels.gpu.LAUNCH_SECONDS` each, :func:`kernels.gpu.launches`, the GPU
+    synchronised between them so that a Ctrl-C stops the run there); a block's sums do
+    not depend on the launch that computed it, so neither does the result."""
     K = int(K)
     u64 = [np.ascontiguousarray(a, np.uint64) for a in (cum_prior, t_p, wrong_cum, avail_thr,
                                                        t_attack)]
@@ -142,17 +147,22 @@ def option_sums_cells(K, cum_prior, t_p, wrong_cum, avail_thr, t_attack, antagon
     args = [cuda.to_device(a) for a in (*u64, *i64, *f64, *tables)]
     n_cells = u64[1].shape[0]
     d_out = cuda.device_array((n_blocks, n_cells, NV), np.float64)
-    grid = blocks or _gpu.grid_blocks(n_blocks * THREADS)
+    passes = []
     for c0 in range(0, n_cells, TILE):
         # This pass's cells as rows 0 .. nc - 1 of every per-cell array (views: the
         # kernel indexes them from their start, no offset kept in a register).
         rows = slice(c0, c0 + TILE)
         kernel = _blocks_tabled if tabled(tables[2][rows], tables[3][rows],
                                           tables[4][rows]) else _blocks
-        kernel[min(grid, n_blocks), THREADS](
-            np.int64(K), *(x[c0:] for x in args), np.int64(c0), np.int64(min(TILE, n_cells - c0)),
-            np.int64(first_block), np.int64(n_blocks), np.uint64(k0), np.uint64(k1),
-            np.uint64(stream), d_out)
+        passes.append((c0, kernel))
+    first = _gpu.FIRST_LAUNCH // (BLOCK * n_cells * K)  # a piece's first size
+    for off, m in _gpu.launches(int(n_blocks), step or _gpu.MAX_LAUNCH, first):
+        grid = min(blocks or _gpu.grid_blocks(m * THREADS), m)
+        for c0, kernel in passes:
+            kernel[grid, THREADS](
+                np.int64(K), *(x[c0:] for x in args), np.int64(c0),
+                np.int64(min(TILE, n_cells - c0)), np.int64(first_block + off), np.int64(m),
+                np.uint64(k0), np.uint64(k1), np.uint64(stream), d_out[off:off + m])
     # The blocks in a fixed order (NumPy adds the rows of an axis-0 sum one by one); the
     # count rows filled as the CPU kernel fills them (integers below 2**53: exact).
     tot = d_out.copy_to_host().sum(axis=0)

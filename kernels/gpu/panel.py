@@ -35,7 +35,8 @@ _DP = MAX_SIZE + 1
 
 
 @cuda.jit
-def _blocks(zq, n, rule, need, tie, default, a, e, bias_sd, n_blocks, k0, k1, stream, s1, s2):
+def _blocks(zq, n, rule, need, tie, default, a, e, bias_sd, b0, n_blocks, k0, k1, stream, s1,
+            s2):
     pi = cuda.local.array(MAX_SIZE, float64)
     beta = cuda.local.array(MAX_SIZE, float64)
     dp = cuda.local.array(_DP, float64)
@@ -44,8 +45,8 @@ def _blocks(zq, n, rule, need, tie, default, a, e, bias_sd, n_blocks, k0, k1, st
     t = cuda.threadIdx.x
     M = zq.shape[0]
     n_ctr = (1 + n + 1) // 2
-    b = cuda.blockIdx.x
-    while b < n_blocks:  # grid-stride loop over canonical blocks
+    b = b0 + cuda.blockIdx.x
+    while b < n_blocks:  # grid-stride loop over canonical blocks b0 .. n_blocks - 1
         panel(np.int64(b) * PANEL_BLOCK + t, zq, n, n_ctr, rule, need, tie, default, a, e,
               bias_sd, k0, k1, stream, pi, beta, dp, vals)
         for m in range(M):
@@ -68,9 +69,14 @@ def _blocks(zq, n, rule, need, tie, default, a, e, bias_sd, n_blocks, k0, k1, st
 
 
 def panel_endorsement(zq, n, rule, need, tie, default, icc, bias_sd, n_panels, k0, k1, stream,
-                      *, blocks=0):
+                      *, blocks=0, step=0):
     """:func:`kernels.panel.panel_endorsement` on the GPU: (sums [M], sums of products
-    [M, M], panels used)."""
+    [M, M], panels used).
+
+    The canonical blocks go in launches of at most ``step`` blocks (0: pieces of about
+    :data:`kernels.gpu.LAUNCH_SECONDS` each, :func:`kernels.gpu.launches`, the GPU
+    synchronised between them so that a Ctrl-C stops the run there); a block's sums do
+    not depend on the launch that computed it, so neither does the result."""
     import math
 
     zq = np.ascontiguousarray(zq, np.float64)
@@ -82,11 +88,16 @@ def panel_endorsement(zq, n, rule, need, tie, default, icc, bias_sd, n_panels, k
     e = math.sqrt(max(1.0 - icc, 0.0))
     d_s1 = cuda.device_array((n_blocks, M), np.float64)
     d_s2 = cuda.device_array((n_blocks, M, M), np.float64)
-    grid = min(blocks or _gpu.grid_blocks(n_blocks * PANEL_BLOCK), n_blocks)
-    _blocks[grid, PANEL_BLOCK](cuda.to_device(zq), np.int64(n), np.int64(rule), np.int64(need),
-                               np.float64(tie), np.float64(default), np.float64(a),
-                               np.float64(e), np.float64(bias_sd), np.int64(n_blocks),
-                               np.uint64(k0), np.uint64(k1), np.uint64(stream), d_s1, d_s2)
+    d_zq = cuda.to_device(zq)
+    # A piece's first size: a panel costs about its judges' draws.
+    first = _gpu.FIRST_LAUNCH // (PANEL_BLOCK * int(n))
+    for off, m in _gpu.launches(n_blocks, step or _gpu.MAX_LAUNCH, first):
+        grid = min(blocks or _gpu.grid_blocks(m * PANEL_BLOCK), m)
+        _blocks[grid, PANEL_BLOCK](d_zq, np.int64(n), np.int64(rule), np.int64(need),
+                                   np.float64(tie), np.float64(default), np.float64(a),
+                                   np.float64(e), np.float64(bias_sd), np.int64(off),
+                                   np.int64(off + m), np.uint64(k0), np.uint64(k1),
+                                   np.uint64(stream), d_s1, d_s2)
     # The blocks in block order (NumPy adds the rows of an axis-0 sum one by one, as
     # the CPU kernel does).
     return (d_s1.copy_to_host().sum(axis=0), d_s2.copy_to_host().sum(axis=0),

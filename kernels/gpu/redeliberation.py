@@ -42,7 +42,7 @@ NA = N_POL * 2 * N_ACC
 @cuda.jit
 def _blocks(n, k0, k1, contested, p_true, margin, noise, bias, bias_sd, k, M, last, x, rho, h,
             max_rounds, bands, mults, thr, trig_spread, base_calls, round_calls, forced, J,
-            n_blocks, out):
+            b0, n_blocks, out):
     acc = cuda.local.array((1, N_POL, 2, N_ACC), float64)
     band = cuda.local.array((1, 2, MAX_MULTS), float64)
     spread = cuda.local.array((1, 2, 2), float64)
@@ -53,8 +53,8 @@ def _blocks(n, k0, k1, contested, p_true, margin, noise, bias, bias_sd, k, M, la
     nm = mults.shape[0]
     f1 = forced + 1
     nvals = NA + 2 * nm + 4 + 2 * f1
-    b = cuda.blockIdx.x
-    while b < n_blocks:  # grid-stride loop over canonical blocks
+    b = b0 + cuda.blockIdx.x
+    while b < n_blocks:  # grid-stride loop over canonical blocks b0 .. n_blocks - 1
         for p in range(N_POL):
             for q in range(2):
                 for j in range(N_ACC):
@@ -103,9 +103,14 @@ def _blocks(n, k0, k1, contested, p_true, margin, noise, bias, bias_sd, k, M, la
 
 def redeliberation_kernel(n, k0, k1, contested, p_true, margin, noise, bias, bias_sd, k, x, rho,
                           h, max_rounds, bands, mults, thr, trig_spread, base_calls, round_calls,
-                          forced, J, *, blocks=0):
+                          forced, J, *, blocks=0, step=0):
     """:func:`kernels.redeliberation.redeliberation_kernel` on the GPU: the same four
-    per-block arrays (acc, band, spread, fser)."""
+    per-block arrays (acc, band, spread, fser).
+
+    The canonical blocks go in launches of at most ``step`` blocks (0: pieces of about
+    :data:`kernels.gpu.LAUNCH_SECONDS` each, :func:`kernels.gpu.launches`, the GPU
+    synchronised between them so that a Ctrl-C stops the run there); a block's sums do
+    not depend on the launch that computed it, so neither does the result."""
     n, k, forced = int(n), int(k), int(forced)
     bands = np.ascontiguousarray(bands, np.float64)
     mults = np.ascontiguousarray(mults, np.float64)
@@ -119,16 +124,21 @@ def redeliberation_kernel(n, k0, k1, contested, p_true, margin, noise, bias, bia
     f1 = forced + 1
     nvals = NA + 2 * nm + 4 + 2 * f1
     d_out = cuda.device_array((n_blocks, nvals), np.float64)
-    grid = min(blocks or _gpu.grid_blocks(n_blocks * THREADS), n_blocks)
-    _blocks[grid, THREADS](
-        np.int64(n), np.uint64(k0), np.uint64(k1), np.float64(contested), np.float64(p_true),
-        cuda.to_device(np.ascontiguousarray(margin, np.float64)),
-        cuda.to_device(np.ascontiguousarray(noise, np.float64)), np.float64(bias),
-        np.float64(bias_sd), np.int64(k), np.int64(M), np.int64(last), np.float64(x),
-        np.float64(rho), np.float64(h), np.int64(max_rounds), cuda.to_device(bands),
-        cuda.to_device(mults), np.float64(thr), np.float64(trig_spread), np.float64(base_calls),
-        np.float64(round_calls), np.int64(forced),
-        cuda.to_device(np.ascontiguousarray(J, np.float64)), np.int64(n_blocks), d_out)
+    d_margin = cuda.to_device(np.ascontiguousarray(margin, np.float64))
+    d_noise = cuda.to_device(np.ascontiguousarray(noise, np.float64))
+    d_bands, d_mults = cuda.to_device(bands), cuda.to_device(mults)
+    d_J = cuda.to_device(np.ascontiguousarray(J, np.float64))
+    # A piece's first size: a claim costs about its runs' rounds.
+    first = _gpu.FIRST_LAUNCH // (BLOCK * max(1, k) * max(1, last))
+    for off, m in _gpu.launches(n_blocks, step or _gpu.MAX_LAUNCH, first):
+        grid = min(blocks or _gpu.grid_blocks(m * THREADS), m)
+        _blocks[grid, THREADS](
+            np.int64(n), np.uint64(k0), np.uint64(k1), np.float64(contested),
+            np.float64(p_true), d_margin, d_noise, np.float64(bias), np.float64(bias_sd),
+            np.int64(k), np.int64(M), np.int64(last), np.float64(x), np.float64(rho),
+            np.float64(h), np.int64(max_rounds), d_bands, d_mults, np.float64(thr),
+            np.float64(trig_spread), np.float64(base_calls), np.float64(round_calls),
+            np.int64(forced), d_J, np.int64(off), np.int64(off + m), d_out)
     out = d_out.copy_to_host()
     acc = out[:, :NA].reshape(n_blocks, N_POL, 2, N_ACC)
     band = out[:, NA:NA + 2 * nm].reshape(n_blocks, 2, nm)

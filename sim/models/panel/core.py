@@ -91,8 +91,13 @@ def panel_probability_cov(q, pc: PanelConfig, seed: int, device: str = "cpu"):
         from antiamp.kernels.gpu import panel as kp_gpu
 
         kernel = kp_gpu.panel_endorsement
-    s1, s2, m = kernel(zq, pc.size, rule, need, pc.tie, pc.default, pc.icc, pc.bias_sd,
-                       n_panels, k0, k1, np.uint64(kp.STREAM))
+    from antiamp.runner import kernel_interrupts
+
+    # Armed here too: the tables are computed while the config is validated (before
+    # the run's own arming), where a Ctrl-C otherwise waited for the whole kernel.
+    with kernel_interrupts():
+        s1, s2, m = kernel(zq, pc.size, rule, need, pc.tie, pc.default, pc.icc, pc.bias_sd,
+                           n_panels, k0, k1, np.uint64(kp.STREAM))
     mean = s1 / m
     if not random:  # one deterministic panel: no Monte Carlo error
         return mean, np.zeros((len(q), len(q))), m

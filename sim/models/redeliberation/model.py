@@ -106,19 +106,33 @@ def solve_cells(base, cells):
 #: The config paths :func:`validate` reads beyond the declared ranges: the bands and
 #: multipliers (and how many the GPU kernel holds). A grid is validated column by column, and
 #: :func:`validate` once per distinct combination of the axes these cover.
-VALIDATE_READS = ("redeliberation.bands", "redeliberation.multipliers", "run.device")
+VALIDATE_READS = ("redeliberation.bands", "redeliberation.multipliers", "run.device",
+                  "run.n_instances", "redeliberation.forced_rounds")
+
+#: Bytes the kernel's per-block sums may take (one row of sums per block of
+#: :data:`kernels.redeliberation.BLOCK` claims, all held until the blocks are added).
+MAX_BLOCK_SUMS_BYTES = 2 << 30
 
 
 def validate(cfg) -> None:
     rd.validate_redeliberation(cfg)
     rc = cfg.redeliberation
     mults = rd.SEED_MULTIPLIERS if rc.multipliers is None else rc.multipliers
-    if cfg.run.device == "cuda" and len(mults) > GPU_MAX_MULTIPLIERS:
-        from ...config import ConfigError
+    from ...config import ConfigError
 
+    if cfg.run.device == "cuda" and len(mults) > GPU_MAX_MULTIPLIERS:
         raise ConfigError(f"redeliberation.multipliers: the GPU kernel (run.device=cuda) takes "
                           f"at most {GPU_MAX_MULTIPLIERS}, got {len(mults)}; use "
                           "run.device=cpu")
+    from ...kernels.redeliberation import BLOCK, N_ACC, N_POL
+
+    per_block = 8 * (N_POL * 2 * N_ACC + 2 * len(mults) + 4 + 2 * (int(rc.forced_rounds) + 1))
+    most = MAX_BLOCK_SUMS_BYTES // per_block * BLOCK
+    if int(cfg.run.n_instances) > most:  # (a MemoryError, a traceback, after the run began)
+        raise ConfigError(f"run.n_instances must be at most {most:,} for redeliberation, got "
+                          f"{int(cfg.run.n_instances):,}: its kernel holds a row of sums per "
+                          f"{BLOCK:,} claims ({per_block:,} bytes), at most "
+                          f"{MAX_BLOCK_SUMS_BYTES >> 30} GiB; run several seeds instead")
 
 
 #: Spread bands' multipliers the GPU kernel holds per thread
