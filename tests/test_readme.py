@@ -258,6 +258,39 @@ def test_the_human_log_numbers_in_the_readme_are_what_prints(tmp_path):
     assert round(p, 3) == float(m.group(7)), (p, m.group(7))
 
 
+def test_the_inspect_example_numbers_in_the_guide_are_what_prints(tmp_path):
+    """The estimation guide's sentence on the Inspect example (10 replicates, 480 samples)
+    quotes Inspect's report (its metrics to four decimals, as Inspect shows them) and
+    ``antiamp-estimate logs/``'s Amp intervals: each as the example at that size gives
+    it, every digit (about 25 s of CPU: the evaluation and the estimator's bootstrap)."""
+    pytest.importorskip("inspect_ai")
+    from antiamp.estimation.inspect_example import run_example
+
+    text = " ".join((ROOT / "docs" / "guides" / "estimation.md").read_text().split())
+    num = r"(\d\.\d+)"
+    m = re.search(rf"On (\d+) replicates of each question \((\d+) samples[,;] [^)]*\) Inspect's "
+                  rf"report shows `amp_consult {num}`, `amp_consult_stderr {num}`, `amp_debate "
+                  rf"{num}`, `amp_debate_stderr {num}`, and `antiamp-estimate logs/` reports "
+                  rf"the same Amp with its bootstrap intervals \(\[{num}, {num}\] and "
+                  rf"\[{num}, {num}\]\)", text)
+    assert m, "the estimation guide's Inspect example sentence was not found"
+    log = run_example(tmp_path / "logs", replicates=int(m.group(1)))  # the command's defaults
+    assert log.status == "success" and len(log.samples) == int(m.group(2)), log.status
+    metrics = {k: v.value for k, v in log.results.scores[0].metrics.items()}
+    shown = dict(zip(("amp_consult", "amp_consult_stderr", "amp_debate", "amp_debate_stderr"),
+                     m.groups()[2:6]))
+    for k, v in shown.items():  # Inspect shows a metric rounded to four decimals
+        assert f"{round(metrics[k], 4):g}" == f"{float(v):g}", (k, metrics[k], v)
+    r = run_command("antiamp-estimate", ["logs/"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    for prot, (amp, lo, hi) in (("consult", (shown["amp_consult"], *m.groups()[6:8])),
+                                ("debate", (shown["amp_debate"], *m.groups()[8:10]))):
+        line = re.search(rf"^  {prot} +n=.*?Amp (\S+) \[(\S+), (\S+)\]", r.stdout, re.M)
+        assert line, r.stdout
+        assert float(line.group(1)) == float(amp) and line.group(2, 3) == (lo, hi), (
+            prot, line.group(0), (amp, lo, hi))
+
+
 #: Blocks of printed output in the pages, each checked against its command's output at
 #: the printed size: (page, the start of the block's first line other than ``...``, the
 #: commands run in order in one directory: the block shows the last one's output).
