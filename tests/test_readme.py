@@ -301,9 +301,10 @@ def test_the_inspect_example_numbers_in_the_guide_are_what_prints(tmp_path):
 #: tier; a heavier one would go to a ``slow`` twin of the test.
 PRINTED = [
     ("guides/sweeps.md", "$ antiamp-discover",
-     ("antiamp-sweep sweep=amp_gap run.n_instances=20000 'sweep.axes.model.rho={linspace:[0,1,6]}'"
-      " 'sweep.axes.judge.b={linspace:[0,1,6]}'",
-      'antiamp-discover outputs/sweeps/amp_gap/sweep.zarr --where "amp_gap < 0.1" --boxes 2')),
+     ("antiamp-sweep sweep=amp_gap sweep.name=amp_gap_6x6 run.n_instances=20000"
+      " 'sweep.axes.model.rho={linspace:[0,1,6]}' 'sweep.axes.judge.b={linspace:[0,1,6]}'",
+      'antiamp-discover outputs/sweeps/amp_gap_6x6/sweep.zarr --where "amp_gap < 0.1"'
+      " --boxes 2")),
     ("guides/estimation.md", "which reading of the log predicts",
      ("antiamp-estimate --sample human_judges --simulate",)),
     ("guides/estimation.md", "predictions per population",
