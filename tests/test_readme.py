@@ -12,7 +12,8 @@ and exit status 2.  The Python blocks run as printed, each in a fresh interprete
 listed in SKIP with the reason (and where it is tested instead); a new command in a
 page that fits no rule fails :func:`test_every_readme_command_is_classified`, and a
 guide missing from :data:`GUIDES` fails :func:`test_every_guide_is_run`.
-The long ones (named sweeps, the estimators on the shipped logs) run with ``-m slow``.
+The long shell commands (named sweeps, the estimators on the shipped logs) run with
+``-m slow``.
 
 A page's printed output (a plain block with a number in it) is checked line by line
 against its command's output at the printed size, every digit as shown (PRINTED; a
@@ -295,7 +296,7 @@ def test_the_inspect_example_numbers_in_the_guide_are_what_prints(tmp_path):
 #: the printed size: (page, the start of the block's first line other than ``...``, the
 #: commands run in order in one directory: the block shows the last one's output).
 #: Every plain block of the pages with a digit in it is one of these
-#: (:func:`test_every_printed_block_is_checked`).  All of them together take about 45 s
+#: (:func:`test_every_printed_block_is_checked`).  All of them together take about 25 s
 #: of CPU (the estimator and the design on the shipped human-judge log, the sample at
 #: 3,000 rows a protocol, a 6 x 6 sweep and its PRIM boxes), so they run in the default
 #: tier; a heavier one would go to a ``slow`` twin of the test.
