@@ -226,7 +226,10 @@ def _lines(ds, da, se, th, x, plt):
     else:
         integer_ticks(ax, xs)
     ax.set_ylabel(_label(da))
-    ax.legend(fontsize=8)
+    # loc named: matplotlib warns 'Creating legend with loc="best" can be slow' when
+    # the default placement takes over a second (a Saltelli sweep's many points on a
+    # busy machine); the same placement asked for by name says nothing
+    ax.legend(fontsize=8, loc="best")
     ax.grid(alpha=0.3)
     return fig
 

@@ -631,3 +631,21 @@ def test_a_heatmap_axis_that_changes_nothing_is_named(tmp_path, saved):
     mu, rho = ds["mu"].attrs.get("symbol", "mu"), ds["rho"].attrs.get("symbol", "rho")
     assert titles and all(f"the same at every {mu}" in t for t in titles), titles
     assert not any(f"the same at every {rho}" in t for t in titles), titles
+
+
+def test_a_slow_legend_placement_warns_nobody(tmp_path, monkeypatch):
+    """A sweep's line figure on a busy machine: matplotlib warns 'Creating legend with
+    loc="best" can be slow' when the default placement takes over a second (it reached
+    the terminal after a Saltelli sweep).  Every placement here takes two seconds by
+    matplotlib's clock; the test's warnings are errors (pyproject.toml)."""
+    import types
+
+    import matplotlib.legend
+
+    from antiamp.sweeps.plot import plot_store
+
+    ticks = iter(range(0, 10**6, 2))
+    monkeypatch.setattr(matplotlib.legend, "time",
+                        types.SimpleNamespace(perf_counter=lambda: float(next(ticks))))
+    store = _store(tmp_path, "line", {"model": {"rho": [0.1, 0.4, 0.8]}})
+    assert plot_store(store, ["amp"], out_dir=tmp_path / "f", formats=("png",))

@@ -12,7 +12,13 @@ and exit status 2.  The Python blocks run as printed, each in a fresh interprete
 listed in SKIP with the reason (and where it is tested instead); a new command in a
 page that fits no rule fails :func:`test_every_readme_command_is_classified`, and a
 guide missing from :data:`GUIDES` fails :func:`test_every_guide_is_run`.
-The long ones (named sweeps, the estimators on the shipped logs) run with ``-m slow``.
+The long shell commands (named sweeps, the estimators on the shipped logs) run with
+``-m slow``.
+
+A page's printed output (a plain block with a number in it) is checked line by line
+against its command's output at the printed size, every digit as shown (PRINTED; a
+plain block no entry claims fails :func:`test_every_printed_block_is_checked`), and a
+failure the page shows is matched to its whole message.
 """
 
 from __future__ import annotations
@@ -109,7 +115,7 @@ def commands() -> list:
                 continue
             expect = None
             if i < len(lines) and re.match(r"^# [\w-]+: error: ", lines[i].strip()):
-                expect = lines[i].strip()[2:].split(" (")[0].rstrip(". ")
+                expect = lines[i].strip()[2:]  # the whole message, ``...`` for text left out
             # a trailing comment (``# a named sweep``) is not part of the command
             words = shlex.split(cmd, comments=True)
             out.append((start, words, expect))
@@ -184,7 +190,7 @@ def _check(line: int, words: list, expect, cwd: Path) -> None:
     shown = f"{line}: {' '.join(words)}\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
     if expect is not None:
         assert r.returncode == 2, shown
-        assert expect in r.stderr, shown
+        assert _shown(expect).search(r.stderr), shown  # every digit shown, as printed
         return
     assert r.returncode == 0, shown
     assert "Traceback" not in r.stderr, shown
@@ -228,22 +234,22 @@ def test_readme_python_block(line, body, tmp_path):
 
 
 # ----------------------------------------------------------------------------- numbers
-@pytest.mark.slow
-def test_the_human_log_numbers_in_the_readme_are_what_prints(tmp_path):
+@pytest.mark.xdist_group("printed")  # the estimator's run is the printed examples' one
+def test_the_human_log_numbers_in_the_readme_are_what_prints(printed_dir):
     """The intervals and p-value the estimation guide quotes for the shipped human-judge
     log are the pooled lines of ``antiamp-estimate --sample human_judges`` (``stratum
-    all:``, or the log's only stratum)."""
+    all:``, or the log's only stratum; the run with ``--simulate`` prints the same lines
+    first, and is the one the guide's printed blocks need)."""
     text = " ".join((ROOT / "docs" / "guides" / "estimation.md").read_text().split())
     m = re.search(r"Amp (0\.\d+) \[(0\.\d+), (0\.\d+)\] in consultancy against "
                   r"(0\.\d+) \[(0\.\d+), (0\.\d+)\] in debate \(role-symmetric; one-sided "
                   r"p = (0\.\d+)", text)
     assert m, "the estimation guide's human-log sentence was not found"
-    r = run_command("antiamp-estimate", ["--sample", "human_judges"], tmp_path)
-    assert r.returncode == 0, r.stderr
+    stdout = _printed_run(printed_dir, ("antiamp-estimate --sample human_judges --simulate",))
     # the pooled lines: ``stratum all:``, or a log's only stratum (printed alone)
-    m_all = re.search(r"^stratum (all|\S+ \(the only one: every row\)):\n(.*?)\n\n", r.stdout,
+    m_all = re.search(r"^stratum (all|\S+ \(the only one: every row\)):\n(.*?)\n\n", stdout,
                       re.S | re.M)
-    assert m_all, r.stdout
+    assert m_all, stdout
     pooled = m_all.group(2)
     rows = {p: re.search(rf"{p}\s+n=.*?Amp (\S+) \[(\S+), (\S+)\]", pooled).groups()
             for p in ("consult", "debate")}
@@ -253,43 +259,170 @@ def test_the_human_log_numbers_in_the_readme_are_what_prints(tmp_path):
     assert round(p, 3) == float(m.group(7)), (p, m.group(7))
 
 
-#: Commands whose output a guide prints (the block after the command's): (guide, command).
-PRINTED = [("estimation", "antiamp-estimate --sample --simulate --mislabel 0.02")]
+def test_the_inspect_example_numbers_in_the_guide_are_what_prints(tmp_path):
+    """The estimation guide's sentence on the Inspect example (10 replicates, 480 samples)
+    quotes Inspect's report (its metrics to four decimals, as Inspect shows them) and
+    ``antiamp-estimate logs/``'s Amp intervals: each as the example at that size gives
+    it, every digit (about 25 s of CPU: the evaluation and the estimator's bootstrap)."""
+    pytest.importorskip("inspect_ai")
+    from antiamp.estimation.inspect_example import run_example
 
-
-def printed_output(guide: str, command: str) -> list:
-    """The lines a guide prints as ``command``'s output: the plain block right after
-    the bash block that holds the command, ``...`` standing for lines left out."""
-    text = (ROOT / "docs" / "guides" / f"{guide}.md").read_text()
-    m = re.search(rf"^```bash\n{re.escape(command)}\n```\n\n```\n(.*?)^```", text,
-                  re.S | re.M)
-    assert m, f"{guide}.md prints no output of {command!r}"
-    return m.group(1).splitlines()
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("guide,command", PRINTED)
-def test_a_printed_output_is_what_the_command_prints(guide, command, tmp_path):
-    """Each line of a printed output is a line of the command's output at the printed
-    size, in order (the guide showed p = 3.28e-34 where the command printed 3.84e-33)."""
-    shown = printed_output(guide, command)
-    words = shlex.split(command)
-    r = run_command(words[0], words[1:] + ["--out", tmp_path / "o"], tmp_path)
+    text = " ".join((ROOT / "docs" / "guides" / "estimation.md").read_text().split())
+    num = r"(\d\.\d+)"
+    m = re.search(rf"On (\d+) replicates of each question \((\d+) samples[,;] [^)]*\) Inspect's "
+                  rf"report shows `amp_consult {num}`, `amp_consult_stderr {num}`, `amp_debate "
+                  rf"{num}`, `amp_debate_stderr {num}`, and `antiamp-estimate logs/` reports "
+                  rf"the same Amp with its bootstrap intervals \(\[{num}, {num}\] and "
+                  rf"\[{num}, {num}\]\)", text)
+    assert m, "the estimation guide's Inspect example sentence was not found"
+    log = run_example(tmp_path / "logs", replicates=int(m.group(1)))  # the command's defaults
+    assert log.status == "success" and len(log.samples) == int(m.group(2)), log.status
+    metrics = {k: v.value for k, v in log.results.scores[0].metrics.items()}
+    shown = dict(zip(("amp_consult", "amp_consult_stderr", "amp_debate", "amp_debate_stderr"),
+                     m.groups()[2:6]))
+    for k, v in shown.items():  # Inspect shows a metric rounded to four decimals
+        assert f"{round(metrics[k], 4):g}" == f"{float(v):g}", (k, metrics[k], v)
+    r = run_command("antiamp-estimate", ["logs/"], tmp_path)
     assert r.returncode == 0, r.stderr
-    out = [ln.rstrip() for ln in r.stdout.splitlines()]
+    for prot, (amp, lo, hi) in (("consult", (shown["amp_consult"], *m.groups()[6:8])),
+                                ("debate", (shown["amp_debate"], *m.groups()[8:10]))):
+        line = re.search(rf"^  {prot} +n=.*?Amp (\S+) \[(\S+), (\S+)\]", r.stdout, re.M)
+        assert line, r.stdout
+        assert float(line.group(1)) == float(amp) and line.group(2, 3) == (lo, hi), (
+            prot, line.group(0), (amp, lo, hi))
+
+
+#: Blocks of printed output in the pages, each checked against its command's output at
+#: the printed size: (page, the start of the block's first line other than ``...``, the
+#: commands run in order in one directory: the block shows the last one's output).
+#: Every plain block of the pages with a digit in it is one of these
+#: (:func:`test_every_printed_block_is_checked`).  All of them together take about 25 s
+#: of CPU (the estimator and the design on the shipped human-judge log, the sample at
+#: 3,000 rows a protocol, a 6 x 6 sweep and its PRIM boxes), so they run in the default
+#: tier; a heavier one would go to a ``slow`` twin of the test.
+PRINTED = [
+    ("guides/sweeps.md", "$ antiamp-discover",
+     ("antiamp-sweep sweep=amp_gap sweep.name=amp_gap_6x6 run.n_instances=20000"
+      " 'sweep.axes.model.rho={linspace:[0,1,6]}' 'sweep.axes.judge.b={linspace:[0,1,6]}'",
+      'antiamp-discover outputs/sweeps/amp_gap_6x6/sweep.zarr --where "amp_gap < 0.1"'
+      " --boxes 2")),
+    ("guides/estimation.md", "which reading of the log predicts",
+     ("antiamp-estimate --sample human_judges --simulate",)),
+    ("guides/estimation.md", "predictions per population",
+     ("antiamp-estimate --sample human_judges --simulate",)),
+    ("guides/estimation.md", "stratum all:",
+     ("antiamp-estimate --sample --simulate --mislabel 0.02",)),
+    ("guides/design.md", "antiamp-design ",
+     ("antiamp-estimate --sample human_judges --simulate",
+      "antiamp-design --estimates outputs/estimates/michael2023_human_judges/estimates.zarr"
+      " --rules majority,two_thirds,unanimous --min-acc 0.8")),
+]
+
+
+def output_blocks() -> list:
+    """(page, line, text before, lines) of every plain block (no language, ``text`` or
+    ``console``) with a digit in it, in README.md and the guides."""
+    out = []
+    for path in PAGES:
+        text = path.read_text()
+        page = path.relative_to(ROOT).as_posix().removeprefix("docs/")
+        for m in re.finditer(r"^```(\w*)\n(.*?)^```", text, re.S | re.M):
+            if m.group(1) in ("", "text", "console") and re.search(r"\d", m.group(2)):
+                out.append((page, text[:m.start()].count("\n") + 1, text[:m.start()],
+                            m.group(2).splitlines()))
+    return out
+
+
+def printed_output(page: str, first: str, commands: tuple) -> list:
+    """The lines ``page`` prints as the output of the last of ``commands``: the plain block
+    whose first line other than ``...`` starts with ``first``, every command shown before
+    it (in a bash block or the text just before, words joined over lines), the last
+    one either there or on the block's own ``$`` line."""
+    found = [(line, before, lines) for p, line, before, lines in output_blocks()
+             if p == page and [ln for ln in lines if ln.strip() != "..."][0].startswith(first)]
+    assert len(found) == 1, f"{page}: {len(found)} printed blocks start with {first!r}"
+    line, before, lines = found[0]
+    said = [ln[2:] for ln in lines if ln.startswith("$ ")]
+    if said:  # the block shows its command: the one run
+        assert said == [commands[-1]], (page, line, said, commands[-1])
+    near = " ".join(before[-1000:].replace("\\\n", " ").replace("`", "").split())
+    for cmd in commands[:-1] if said else commands:
+        assert " ".join(cmd.split()) in near, f"{page}:{line}: {cmd!r} is not shown before"
+    return [ln for ln in lines if not ln.startswith("$ ")]
+
+
+def _shown(line: str) -> re.Pattern:
+    """A shown line as a pattern: ``...`` within it stands for text left out; every
+    other character, each digit included, must be printed as shown."""
+    return re.compile(".*?".join(re.escape(p) for p in line.rstrip().split("...")))
+
+
+def compare_printed(shown: list, printed: str) -> None:
+    """Each line shown is a whole line of ``printed``, in order (``...`` alone on a line:
+    lines left out)."""
+    out = [ln.rstrip() for ln in printed.splitlines()]
     at = 0
     for ln in shown:
         if ln.strip() == "...":
             continue
-        assert ln.rstrip() in out[at:], (f"{guide}.md shows {ln!r}, not printed (after line "
-                                         f"{at}):\n{r.stdout}")
-        at = out.index(ln.rstrip(), at) + 1
+        pat = _shown(ln)
+        k = next((k for k in range(at, len(out)) if pat.fullmatch(out[k])), None)
+        assert k is not None, f"shown {ln!r}, not printed (after line {at}):\n{printed}"
+        at = k + 1
 
 
-def test_printed_outputs_are_found():
-    """Every command of PRINTED has its output block in its guide (cheap: no command run)."""
-    for guide, command in PRINTED:
-        assert [ln for ln in printed_output(guide, command) if ln.strip() != "..."]
+@pytest.fixture(scope="module")
+def printed_dir(tmp_path_factory):
+    """One directory for the printed examples' commands, each run once (the design's
+    example reads the store the estimation's wrote), with what each printed."""
+    return tmp_path_factory.mktemp("printed"), {}
+
+
+def _printed_run(printed_dir, commands: tuple) -> str:
+    cwd, ran = printed_dir
+    for cmd in commands:
+        if cmd not in ran:
+            words = shlex.split(cmd)
+            r = run_command(words[0], words[1:], cwd)
+            assert r.returncode == 0, f"{cmd}\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
+            ran[cmd] = r.stdout
+    return ran[commands[-1]]
+
+
+@pytest.mark.xdist_group("printed")  # one worker: the design reads the estimator's store
+@pytest.mark.parametrize("page,first,commands",
+                         [pytest.param(*c, id=f"{c[0]}:{c[1].strip()}") for c in PRINTED])
+def test_a_printed_output_is_what_the_command_prints(page, first, commands, printed_dir):
+    """Each line of a printed output is a line of the command's output at the printed
+    size, in order, every digit as shown (the estimation guide showed p = 3.28e-34 where
+    the command printed 3.84e-33; the design guide's first two lines were an older
+    wording)."""
+    shown = printed_output(page, first, commands)
+    compare_printed(shown, _printed_run(printed_dir, commands))
+
+
+def test_every_printed_block_is_checked():
+    """Every plain block with a number in README.md and the guides is a command's output
+    that PRINTED checks, and each of PRINTED finds its block and its command shown
+    (cheap: no command run)."""
+    claimed = {}
+    for page, first, commands in PRINTED:
+        assert [ln for ln in printed_output(page, first, commands) if ln.strip() != "..."]
+        claimed[page, first] = True
+    for page, line, _, lines in output_blocks():
+        head = [ln for ln in lines if ln.strip() != "..."][0]
+        assert any(p == page and head.startswith(f) for p, f in claimed), (
+            f"{page}:{line}: a printed block no test checks ({head[:60]!r}); add it to PRINTED")
+
+
+def test_a_changed_digit_fails_the_comparison():
+    """The comparison is digit for digit: one digit changed in a shown line fails."""
+    printed = "x\n  consult  Amp 0.7138 [0.6780, 0.7500]\ny (about 3.17 years at 1e+08)\n"
+    compare_printed(["...", "  consult  Amp 0.7138 [0.6780, 0.7500]", "y (about 3.17 years ...)"],
+                    printed)
+    for wrong in ("  consult  Amp 0.7139 [0.6780, 0.7500]", "y (about 3.18 years ...)"):
+        with pytest.raises(AssertionError, match="not printed"):
+            compare_printed([wrong], printed)
 
 
 # ----------------------------------------------------------------------------- the table
