@@ -16,6 +16,10 @@ from ...config import declare
 #: sds, bias): twice the scale's width (a value of 1e308 means nothing and breaks the sums).
 MAX_POINTS = 200.0
 
+#: The most forced extra rounds a claim may get (``redeliberation.forced_rounds``).
+MAX_FORCED_ROUNDS = 100
+
+
 @dataclass
 class RedeliberationConfig:
     """Adaptive re-deliberation of fact-check verdicts (seed 003) (``redeliberation.*``,
@@ -72,7 +76,7 @@ class RedeliberationConfig:
     #: Model calls per adaptive round (the k advocate runs and the mediator).
     round_calls: int = declare(4, 'calls_r', 'calls per adaptive round', range='int [0, 10000]')
     #: Extra rounds of the forced-rounds accuracy series (every claim runs them all).
-    forced_rounds: int = declare(5, range='int [0, 100]')
+    forced_rounds: int = declare(5, range=f'int [0, {MAX_FORCED_ROUNDS}]')
 
 
 #: The sections this model adds to the shared schema.

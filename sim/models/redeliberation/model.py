@@ -10,7 +10,7 @@ from ...judge import judge_tables
 from ...layout import add_triplets, axis_coords, cell_triplets, computed_cells, model_dataset, pm_of
 from ...plotting import panel_grid, save, shared_legend, wrap_columns, wrap_prose
 from ...registry import Model
-from .config import SECTIONS
+from .config import MAX_FORCED_ROUNDS, SECTIONS
 from . import core as rd
 
 CLAIM_TYPES = rd.TYPES + ("all",)
@@ -107,7 +107,7 @@ def solve_cells(base, cells):
 #: multipliers (and how many the GPU kernel holds). A grid is validated column by column, and
 #: :func:`validate` once per distinct combination of the axes these cover.
 VALIDATE_READS = ("redeliberation.bands", "redeliberation.multipliers", "run.device",
-                  "run.n_instances", "redeliberation.forced_rounds")
+                  "run.n_instances")
 
 #: Bytes the kernel's per-block sums may take (one row of sums per block of
 #: :data:`kernels.redeliberation.BLOCK` claims, all held until the blocks are added).
@@ -126,7 +126,10 @@ def validate(cfg) -> None:
                           "run.device=cpu")
     from ...kernels.redeliberation import BLOCK, N_ACC, N_POL
 
-    per_block = 8 * (N_POL * 2 * N_ACC + 2 * len(mults) + 4 + 2 * (int(rc.forced_rounds) + 1))
+    # the row at the most forced rounds the field allows, whatever this cell's: the
+    # bound then reads no swept field (a grid's cells are refused alike, and the
+    # validate_reads probe has no cross-field refusal to look for)
+    per_block = 8 * (N_POL * 2 * N_ACC + 2 * len(mults) + 4 + 2 * (MAX_FORCED_ROUNDS + 1))
     most = MAX_BLOCK_SUMS_BYTES // per_block * BLOCK
     if int(cfg.run.n_instances) > most:  # (a MemoryError, a traceback, after the run began)
         raise ConfigError(f"run.n_instances must be at most {most:,} for redeliberation, got "
