@@ -602,6 +602,24 @@ def require_logit_judge(cfg, model: str, why: str) -> None:
         raise ConfigError(f"model={model} needs judge.kind=logit{why}")
 
 
+#: Bytes a kernel's per-block sums may take (a row of sums per block of instances, all
+#: held until the blocks are added): beyond, the run is refused before it starts.
+MAX_BLOCK_SUMS_BYTES = 2 << 30
+
+
+def check_block_sums(cfg, model: str, per_block: int, block: int, unit: str) -> None:
+    """ConfigError when ``run.n_instances`` would make the kernel's per-block sums
+    (``per_block`` bytes per ``block`` instances) exceed :data:`MAX_BLOCK_SUMS_BYTES`:
+    a MemoryError, a traceback, after the run began, otherwise."""
+    most = MAX_BLOCK_SUMS_BYTES // per_block * block
+    n = int(cfg.run.n_instances)
+    if n > most:
+        raise ConfigError(f"run.n_instances must be at most {most:,} for {model}, got {n:,}: "
+                          f"its kernel holds a row of sums per {block:,} {unit} "
+                          f"({per_block:,} bytes), at most {MAX_BLOCK_SUMS_BYTES >> 30} GiB; "
+                          "run several seeds instead")
+
+
 def check_prob(name: str, v: Any) -> None:
     """A probability in [0, 1]; ConfigError naming the field ``name`` otherwise."""
     x = check_number(name, v)

@@ -11,6 +11,7 @@ import numpy as np
 from ...lazy import lazy
 from ...plotting import panel_grid, save, shared_legend, wrap_prose
 from ...registry import Model
+from ...config import MAX_BLOCK_SUMS_BYTES  # noqa: F401 (the bound, read by tests)
 from .config import SECTIONS
 from ...layout import axis_coords
 from . import core as cf
@@ -277,24 +278,12 @@ def solve_cells(base, cells):
 #: :func:`validate` once per distinct combination of the axes these cover.
 VALIDATE_READS = ("judge.kind", "judge.jury_size", "confidence", "run.n_instances")
 
-#: Bytes the oversight kernel's per-block sums may take (a row of sums per block of
-#: :data:`kernels.confidence.BLOCK` instances, all held until the blocks are added).
-MAX_BLOCK_SUMS_BYTES = 2 << 30
-
-
 def validate(cfg) -> None:
     cf.validate_confidence(cfg)
+    from ...config import check_block_sums
     from ...kernels.confidence import BLOCK, N_ACC
 
-    per_block = 8 * (2 * N_ACC + 2)
-    most = MAX_BLOCK_SUMS_BYTES // per_block * BLOCK
-    if int(cfg.run.n_instances) > most:  # (a MemoryError, a traceback, after the run began)
-        from ...config import ConfigError
-
-        raise ConfigError(f"run.n_instances must be at most {most:,} for confidence, got "
-                          f"{int(cfg.run.n_instances):,}: its kernel holds a row of sums per "
-                          f"{BLOCK:,} instances ({per_block:,} bytes), at most "
-                          f"{MAX_BLOCK_SUMS_BYTES >> 30} GiB; run several seeds instead")
+    check_block_sums(cfg, "confidence", 8 * (2 * N_ACC + 2), BLOCK, "instances")
 
 
 def check_inputs(cfg) -> None:

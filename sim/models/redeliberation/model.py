@@ -10,6 +10,7 @@ from ...judge import judge_tables
 from ...layout import add_triplets, axis_coords, cell_triplets, computed_cells, model_dataset, pm_of
 from ...plotting import panel_grid, save, shared_legend, wrap_columns, wrap_prose
 from ...registry import Model
+from ...config import MAX_BLOCK_SUMS_BYTES  # noqa: F401 (the bound, read by tests)
 from .config import MAX_FORCED_ROUNDS, SECTIONS
 from . import core as rd
 
@@ -109,16 +110,13 @@ def solve_cells(base, cells):
 VALIDATE_READS = ("redeliberation.bands", "redeliberation.multipliers", "run.device",
                   "run.n_instances")
 
-#: Bytes the kernel's per-block sums may take (one row of sums per block of
-#: :data:`kernels.redeliberation.BLOCK` claims, all held until the blocks are added).
-MAX_BLOCK_SUMS_BYTES = 2 << 30
 
 
 def validate(cfg) -> None:
     rd.validate_redeliberation(cfg)
     rc = cfg.redeliberation
     mults = rd.SEED_MULTIPLIERS if rc.multipliers is None else rc.multipliers
-    from ...config import ConfigError
+    from ...config import ConfigError, check_block_sums
 
     if cfg.run.device == "cuda" and len(mults) > GPU_MAX_MULTIPLIERS:
         raise ConfigError(f"redeliberation.multipliers: the GPU kernel (run.device=cuda) takes "
@@ -130,12 +128,7 @@ def validate(cfg) -> None:
     # bound then reads no swept field (a grid's cells are refused alike, and the
     # validate_reads probe has no cross-field refusal to look for)
     per_block = 8 * (N_POL * 2 * N_ACC + 2 * len(mults) + 4 + 2 * (MAX_FORCED_ROUNDS + 1))
-    most = MAX_BLOCK_SUMS_BYTES // per_block * BLOCK
-    if int(cfg.run.n_instances) > most:  # (a MemoryError, a traceback, after the run began)
-        raise ConfigError(f"run.n_instances must be at most {most:,} for redeliberation, got "
-                          f"{int(cfg.run.n_instances):,}: its kernel holds a row of sums per "
-                          f"{BLOCK:,} claims ({per_block:,} bytes), at most "
-                          f"{MAX_BLOCK_SUMS_BYTES >> 30} GiB; run several seeds instead")
+    check_block_sums(cfg, "redeliberation", per_block, BLOCK, "claims")
 
 
 #: Spread bands' multipliers the GPU kernel holds per thread
