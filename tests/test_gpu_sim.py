@@ -9,8 +9,11 @@ is made, and ``run.device=auto`` runs on the CPU.
 
 from limits import limit
 import os
+import queue
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -29,22 +32,65 @@ CHECKS = ("one_cell", "cells", "floor", "engine", "signals", "portfolio", "messa
           "loop", "row_stack", "models", "chunks")
 
 
+# A guard against a hang, per check: the slowest check (options) takes about 75 s on a quiet 2-core machine.
+# Each check's limit is taken when it starts, so it follows the load of the moment (one limit for the whole
+# process, taken at its start, ran out at 900 s in a run whose load rose after it began).
+PER_CHECK = 300
+
+
+def _read_lines(stream, out: queue.Queue) -> None:
+    for line in stream:
+        out.put(line)
+    out.put(None)
+
+
 @pytest.fixture(scope="module")
 def simulated(tmp_path_factory):
-    """Every check in one simulator process (one numba.cuda import): name -> passed."""
+    """Every check in one simulator process (one numba.cuda import): name -> passed, and what it printed."""
     env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1"}
     cwd = tmp_path_factory.mktemp("gpu_sim")
-    res = subprocess.run([sys.executable, str(HERE / "gpu_sim_checks.py"), *CHECKS], env=env,
-                         cwd=cwd, capture_output=True, text=True, timeout=limit(900))
-    passed = {ln.split()[1] for ln in res.stdout.splitlines() if ln.startswith("ok ")}
-    return passed, res
+    passed: set[str] = set()
+    printed: list[str] = []
+    with open(cwd / "stderr.txt", "w+") as err:
+        proc = subprocess.Popen([sys.executable, str(HERE / "gpu_sim_checks.py"), *CHECKS], env=env,
+                                cwd=cwd, stdout=subprocess.PIPE, stderr=err, text=True)
+        lines: queue.Queue = queue.Queue()
+        reader = threading.Thread(target=_read_lines, args=(proc.stdout, lines), daemon=True)
+        reader.start()
+        try:
+            for name in CHECKS:
+                seconds = limit(PER_CHECK)
+                deadline = None if seconds is None else time.monotonic() + seconds
+                while True:
+                    try:
+                        line = lines.get(timeout=None if deadline is None
+                                         else max(0.0, deadline - time.monotonic()))
+                    except queue.Empty:
+                        printed.append(f"(check {name} still running after {seconds:.0f} s: stopped)")
+                        break
+                    if line is None:  # the process ended (a check raised: its traceback is in stderr)
+                        break
+                    printed.append(line.rstrip("\n"))
+                    if line.split()[:2] == ["ok", name]:
+                        passed.add(name)
+                        break
+                if name not in passed:
+                    break
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            reader.join(timeout=30)  # at the end of the output once the process is gone
+            proc.stdout.close()
+        err.seek(0)
+        stderr = err.read()
+    return passed, "\n".join(printed), stderr
 
 
 @pytest.mark.parametrize("name", CHECKS)
 def test_gpu_kernels_match_cpu_on_the_simulator(simulated, name):
-    passed, res = simulated
-    assert name in passed, f"{name} failed on the CUDA simulator:\n{res.stdout[-3000:]}\n" \
-                           f"{res.stderr[-6000:]}"
+    passed, printed, stderr = simulated
+    assert name in passed, f"{name} failed on the CUDA simulator:\n{printed[-3000:]}\n{stderr[-6000:]}"
 
 
 no_gpu = pytest.mark.skipif(status()[0], reason="this machine has a CUDA GPU (or the simulator)")
