@@ -2,6 +2,7 @@
 
     python docs/make_figures.py                 # every figure (tens of minutes on 2 cores)
     python docs/make_figures.py amp_gap loop_phase   # some of them
+    python docs/make_figures.py --check              # which figures are stale (seconds)
 
 Each named sweep runs with ``antiamp-sweep sweep=<name>`` into a fresh scratch run
 directory (the sweep's own sizes: 10^6 instances per cell for the baseline ones), and
@@ -9,11 +10,26 @@ the figure it writes is copied to ``docs/figures/`` under the name the README sh
 The closed-loop cell figure comes from the README's ``antiamp model=loop`` command,
 the design figure from the README's ``antiamp-estimate`` and ``antiamp-design`` ones.
 The benchmark figures (``bench_*.png``) come from ``benchmarks/run_all.py``.
+
+Each figure written is recorded in ``docs/figures/figures.json`` with the command
+that made it, the SHA-256 of the file, and a fingerprint of what it is drawn from:
+the composed configuration of the sections its model reads (the run's result fields
+only), the source of the drawing code (``antiamp.sweeps.plot``, ``antiamp.plotting``
+and the model's own figure function; the design's figure functions for the design
+figure) and, for the design figure, the commands.  ``tests/test_figures_fresh.py``
+recomputes the fingerprints: a figure whose configuration or drawing code changed
+since it was made is stale, and the test names the command that redraws it.  (The
+numbers a figure shows are the models', which the tests check against their oracles;
+the fingerprint does not follow the models' code, or every change to a kernel would
+ask for every figure again.)
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import inspect
+import json
 import shutil
 import subprocess
 import sys
@@ -82,6 +98,96 @@ COMMANDS = {
 }
 
 
+MANIFEST = OUT / "figures.json"
+#: The run settings a figure's numbers depend on (threads, progress bars do not count).
+RESULT_RUN_FIELDS = ("n_instances", "seed", "device")
+
+
+def _source(obj) -> str:
+    return inspect.getsource(obj) if obj is not None else ""
+
+
+def _composed(args: list, config_name: str) -> tuple[dict, object]:
+    """The configuration a command composes (the sections its model reads) and the model."""
+    from antiamp import cli, registry
+    from antiamp.sweeps import cli as sweep_cli
+
+    cli.setup()  # the commands' schemas, as antiamp and antiamp-sweep register them
+    sweep_cli.setup()
+    cfg = cli.compose_overrides(list(args), config_name)
+    model = registry.get(cfg["model"]["name"])
+    keep = set(model.uses) | set(model.sections) | {"sweep"}
+    cfg = {k: v for k, v in cfg.items() if k in keep}
+    cfg["run"] = {k: v for k, v in cfg.get("run", {}).items() if k in RESULT_RUN_FIELDS}
+    return cfg, model
+
+
+def fingerprints() -> dict:
+    """Every README figure's command and the fingerprint of what it is drawn from."""
+    import antiamp.plotting
+    import antiamp.sweeps.plot
+
+    common = _source(antiamp.sweeps.plot) + _source(antiamp.plotting)
+    out = {}
+
+    def digest(*parts) -> str:
+        return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+    for target, (sweep, _, extra) in SWEEPS.items():
+        cfg, model = _composed([f"sweep={sweep}"], "sweep_config")
+        fp = {"command": f"antiamp-sweep sweep={sweep}", "redraw": target[:-4],
+              "inputs": digest(cfg, common, _source(model.figures))}
+        for name in (target, *extra.values()):
+            out[name] = fp
+    for target, cmd in CELLS.items():
+        cfg, model = _composed(cmd, "config")
+        out[target] = {"command": "antiamp " + " ".join(cmd), "redraw": target[:-4],
+                       "inputs": digest(cfg, common, _source(model.cell_figures))}
+    from antiamp import design
+
+    for target, (steps, _) in COMMANDS.items():
+        out[target] = {"command": "; ".join(" ".join(c) for c in steps), "redraw": target[:-4],
+                       "inputs": digest(steps, _source(antiamp.plotting),
+                                        _source(design.plot_front), _source(design.plot_escalation))}
+    return out
+
+
+def file_sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _record(out: Path, names: list, prints: dict) -> None:
+    """Add the figures just written to the manifest (written whole, then renamed)."""
+    path = out / MANIFEST.name
+    manifest = json.loads(path.read_text()) if path.exists() else {}
+    for name in names:
+        manifest[name] = {**prints[name], "sha256": file_sha(out / name)}
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(dict(sorted(manifest.items())), indent=1) + "\n")
+    tmp.replace(path)
+
+
+def stale(out: Path = OUT) -> tuple[list[str], list[str]]:
+    """The figures (and why) whose file or inputs differ from what the manifest recorded,
+    and the names to pass to this script to redraw them."""
+    path = out / MANIFEST.name
+    manifest = json.loads(path.read_text()) if path.exists() else {}
+    found, redraw = [], set()
+    for name, fp in fingerprints().items():
+        rec = manifest.get(name)
+        if rec is None:
+            why = f"not in {MANIFEST.name} (never drawn by this script)"
+        elif rec.get("inputs") != fp["inputs"]:
+            why = f"its configuration or drawing code changed since it was drawn ({fp['command']})"
+        elif not (out / name).is_file() or rec.get("sha256") != file_sha(out / name):
+            why = "the file is not the one this script wrote"
+        else:
+            continue
+        found.append(f"{name}: {why}")
+        redraw.add(fp["redraw"])
+    return found, sorted(redraw)
+
+
 def _run(argv: list, cwd: Path) -> None:
     r = subprocess.run(argv, cwd=cwd, capture_output=True, text=True)
     if r.returncode != 0:
@@ -92,8 +198,19 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("names", nargs="*", help="README figure names or sweep names (default: all)")
     ap.add_argument("--out", default=str(OUT), help="where the figures go (default: docs/figures)")
+    ap.add_argument("--check", action="store_true",
+                    help="list the stale figures and exit 1 if any (draws nothing)")
     args = ap.parse_args(argv)
     out = Path(args.out)
+    if args.check:
+        found, redraw = stale(out)
+        for line in found:
+            print(line)
+        if found:
+            raise SystemExit(f"{len(found)} stale figure(s): python docs/make_figures.py "
+                             f"{' '.join(redraw)}")
+        print(f"every figure of {MANIFEST.name} is fresh")
+        return
     out.mkdir(parents=True, exist_ok=True)
     want = set(args.names)
     chosen = {k: v for k, v in SWEEPS.items()
@@ -108,6 +225,7 @@ def main(argv=None) -> None:
                          f"{', '.join(sorted(k[:-4] for k in CELLS))}, "
                          f"{', '.join(sorted(k[:-4] for k in COMMANDS))}")
     exe = Path(sys.executable).parent
+    prints = fingerprints()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         for target, (sweep, made, extra) in chosen.items():
@@ -117,12 +235,14 @@ def main(argv=None) -> None:
             shutil.copyfile(run_dir / made, out / target)
             for src, dst in extra.items():
                 shutil.copyfile(run_dir / src, out / dst)
+            _record(out, [target, *extra.values()], prints)
             print(f"{target}: sweep={sweep}, {time.perf_counter() - t:.0f} s", flush=True)
         for target, cmd in cells.items():
             t = time.perf_counter()
             run_dir = tmp / target[:-4]
             _run([str(exe / "antiamp"), *cmd, f"hydra.run.dir={run_dir}"], tmp)
             shutil.copyfile(run_dir / "results.png", out / target)
+            _record(out, [target], prints)
             print(f"{target}: antiamp {' '.join(cmd)}, {time.perf_counter() - t:.0f} s", flush=True)
         for target, (steps, made) in cmds.items():
             t = time.perf_counter()
@@ -131,6 +251,7 @@ def main(argv=None) -> None:
             for step in steps:
                 _run([str(exe / step[0]), *step[1:]], work)
             shutil.copyfile(work / made, out / target)
+            _record(out, [target], prints)
             print(f"{target}: {'; '.join(' '.join(c) for c in steps)}, "
                   f"{time.perf_counter() - t:.0f} s", flush=True)
 

@@ -32,10 +32,11 @@ CHECKS = ("one_cell", "cells", "floor", "engine", "signals", "portfolio", "messa
           "loop", "row_stack", "models", "chunks")
 
 
-# A guard against a hang, per check: the slowest check (options) takes about 75 s on a quiet 2-core machine.
+# A guard against a hang, per check: the slowest check (chunks) took 430 s, the next (loop) 130 s, all
+# seventeen 840 s, on a 2-core machine at load 2-5.
 # Each check's limit is taken when it starts, so it follows the load of the moment (one limit for the whole
 # process, taken at its start, ran out at 900 s in a run whose load rose after it began).
-PER_CHECK = 300
+PER_CHECK = 900
 
 
 def _read_lines(stream, out: queue.Queue) -> None:
