@@ -29,6 +29,11 @@ def _one(item) -> tuple:
     """(what, seconds, error or None) of one warming run."""
     what, cfg = item
     t0 = time.perf_counter()
+    if cfg is None:  # the store's checksum (kernels/digest.py), not a model's kernel
+        from antiamp.kernels import digest
+
+        digest.warm()
+        return what, time.perf_counter() - t0, None
     cfg = {**cfg, "run": {**cfg.get("run", {}), "progress": False}}
     try:
         import antiamp
@@ -56,7 +61,7 @@ def warm(workers: int | None = None, log=print, models=None) -> float:
 
     workers = workers or os.cpu_count() or 1
     t0 = time.perf_counter()
-    todo = runs(models)
+    todo = runs(models) + ([("store checksums", None)] if models is None else [])
     which = "every model" if models is None else f"model {', '.join(models)}"
     log(f"antiamp warm: compiling the kernels of {which} ({len(todo)} runs, "
         f"{workers} processes); later runs load them from the cache")

@@ -60,16 +60,17 @@ def _is_fill(a: np.ndarray, fill) -> np.ndarray:
 
 
 def _words(a: np.ndarray) -> np.ndarray:
-    """Each element's bits as uint64 words: shape (n, elements, words)."""
+    """Each element's bits as unsigned words: shape (n, elements, words), a view where
+    the dtype allows (read as uint64 by the checksum)."""
     n = a.shape[0]
     if a.dtype.kind == "U":  # code points; zeros (the fixed width's padding) skipped
         w = max(1, a.dtype.itemsize // 4)
-        return np.ascontiguousarray(a).view(np.uint32).reshape(n, -1, w).astype(np.uint64)
+        return np.ascontiguousarray(a).view(np.uint32).reshape(n, -1, w)
     if a.dtype.kind == "b":
-        return a.reshape(n, -1, 1).astype(np.uint64)
+        return np.ascontiguousarray(a).view(np.uint8).reshape(n, -1, 1)
     if a.dtype.kind in "iuf":
         u = np.ascontiguousarray(a).view(f"u{a.dtype.itemsize}")
-        return u.reshape(n, -1, 1).astype(np.uint64)
+        return u.reshape(n, -1, 1)
     raise TypeError(f"variables of dtype {a.dtype} cannot be checksummed")
 
 
@@ -100,16 +101,18 @@ def extents(rows: dict) -> dict:
     """Each model dimension's extent in each cell: one past the last index at which
     any variable along it holds something other than padding. ``rows``: name ->
     (values [cell, ...], the model dimensions)."""
+    from antiamp.kernels.digest import last_held  # one pass a dimension, no temporary
+
     ext: dict = {}
     for a, dims in rows.values():
         if not dims:
             continue
-        held = ~_is_fill(a, fill_of(a.dtype))
+        held = np.ascontiguousarray(~_is_fill(a, fill_of(a.dtype)))
+        n, rest = a.shape[0], a.shape[1:]
         for j, d in enumerate(dims):
-            other = tuple(k for k in range(1, a.ndim) if k != j + 1)
-            m = held.any(axis=other) if other else held
-            last = np.where(m.any(axis=1), m.shape[1] - np.argmax(m[:, ::-1], axis=1), 0)
-            ext[d] = np.maximum(ext.get(d, 0), last)
+            out = ext.setdefault(d, np.zeros(n, np.int64))
+            last_held(held.reshape(n, math.prod(rest[:j]), rest[j], math.prod(rest[j + 1:])),
+                      out)
     return ext
 
 
@@ -126,6 +129,8 @@ def cell_digests(rows: dict, cells: np.ndarray) -> np.ndarray:
     and elements (hashlib hashes one buffer a call); SplitMix64's mixing for
     detecting damage, not for security; never 0, the fill of a missing chunk.
     """
+    from antiamp.kernels.digest import add_mixed  # numba: only where a block is summed
+
     n = len(cells)
     acc = np.zeros(n, np.uint64)
     ext = extents(rows)
@@ -144,11 +149,9 @@ def cell_digests(rows: dict, cells: np.ndarray) -> np.ndarray:
             key = ((pos.reshape(-1, 1) << _CHAR_BITS)
                    + np.arange(words.shape[2], dtype=np.uint64).reshape(1, -1))
             key = _fmix(key ^ _name_word(name))
-            keep = inside.reshape(n, -1, 1)
-            if a.dtype.kind == "U":
-                keep = keep & (words != 0)
-            terms = _fmix(words ^ key)
-            acc += np.where(keep, terms, np.uint64(0)).sum(axis=(1, 2), dtype=np.uint64)
+            # the mixed words of each cell summed in one compiled pass (kernels/digest.py)
+            add_mixed(words, key, np.ascontiguousarray(inside.reshape(n, -1)),
+                      a.dtype.kind == "U", acc)
         h = _fmix(np.asarray(cells, np.uint64) * np.uint64(0x9E3779B97F4A7C15)
                   + np.uint64(0x632BE59BD9B4E019))
         h = _fmix(acc ^ h)

@@ -159,3 +159,102 @@ def test_a_block_that_does_not_fit_the_store_is_named_and_the_store_kept(monkeyp
     assert "sweep.overwrite=true" in msg
     done = np.asarray(zarr.open_group(str(store), mode="r")["cell_done"][...])
     assert done[:4].all() and not done[4:].any()
+
+
+# ------------------------------------------------------------ the NumPy reference
+# The checksum as it was first written, in NumPy (about ten passes over a block): the
+# compiled one (kernels/digest.py) must give the same bits, or every store written
+# before would fail its verification.
+_M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+
+
+def _ref_fmix(x):
+    x = x ^ (x >> np.uint64(30))
+    x = x * _M1
+    x = x ^ (x >> np.uint64(27))
+    x = x * _M2
+    return x ^ (x >> np.uint64(31))
+
+
+def _ref_words(a):
+    n = a.shape[0]
+    if a.dtype.kind == "U":
+        w = max(1, a.dtype.itemsize // 4)
+        return np.ascontiguousarray(a).view(np.uint32).reshape(n, -1, w).astype(np.uint64)
+    if a.dtype.kind == "b":
+        return a.reshape(n, -1, 1).astype(np.uint64)
+    u = np.ascontiguousarray(a).view(f"u{a.dtype.itemsize}")
+    return u.reshape(n, -1, 1).astype(np.uint64)
+
+
+def _ref_extents(rows):
+    from antiamp.sweeps.cellstore import _is_fill, fill_of
+
+    ext = {}
+    for a, dims in rows.values():
+        if not dims:
+            continue
+        held = ~_is_fill(a, fill_of(a.dtype))
+        for j, d in enumerate(dims):
+            other = tuple(k for k in range(1, a.ndim) if k != j + 1)
+            m = held.any(axis=other) if other else held
+            last = np.where(m.any(axis=1), m.shape[1] - np.argmax(m[:, ::-1], axis=1), 0)
+            ext[d] = np.maximum(ext.get(d, 0), last)
+    return ext
+
+
+def _ref_digests(rows, cells):
+    from antiamp.sweeps.cellstore import _name_word
+
+    n = len(cells)
+    acc = np.zeros(n, np.uint64)
+    ext = _ref_extents(rows)
+    with np.errstate(over="ignore"):
+        for name in sorted(rows):
+            a, dims = rows[name]
+            rest = a.shape[1:]
+            pos = np.zeros(rest, np.uint64)
+            inside = np.ones((n,) + rest, bool)
+            for j, d in enumerate(dims):
+                shape = (1,) * j + (rest[j],) + (1,) * (len(rest) - j - 1)
+                pos = (pos << np.uint64(20)) + np.arange(rest[j], dtype=np.uint64).reshape(shape)
+                inside &= (np.arange(rest[j]).reshape((1,) + shape)
+                           < ext[d].reshape((n,) + (1,) * len(rest)))
+            words = _ref_words(a)
+            key = ((pos.reshape(-1, 1) << np.uint64(12))
+                   + np.arange(words.shape[2], dtype=np.uint64).reshape(1, -1))
+            key = _ref_fmix(key ^ _name_word(name))
+            keep = inside.reshape(n, -1, 1)
+            if a.dtype.kind == "U":
+                keep = keep & (words != 0)
+            acc += np.where(keep, _ref_fmix(words ^ key), np.uint64(0)).sum(
+                axis=(1, 2), dtype=np.uint64)
+        h = _ref_fmix(np.asarray(cells, np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+                      + np.uint64(0x632BE59BD9B4E019))
+        h = _ref_fmix(acc ^ h)
+    return h | np.uint64(1)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_compiled_checksum_is_the_numpy_one_bit_for_bit(seed):
+    """Every dtype a store holds (float64/32, int64/32, bool, labels), variables along
+    zero, one and two model dimensions, padding (NaN, -1, False, "") at the ends of
+    some cells and in the middle of others."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 60))
+    x = rng.normal(size=(n, 4, 3))
+    x[rng.random((n, 4, 3)) < 0.3] = np.nan
+    x[: n // 3, 2:] = np.nan  # shorter cells along "item"
+    count = rng.integers(-1, 9, (n, 4)).astype(np.int32)
+    flag = rng.random((n, 3)) < 0.4
+    label = np.array([["", "a", "bcd", "ef"][k] for k in rng.integers(0, 4, n * 4)]
+                     ).reshape(n, 4).astype("<U7")
+    rows = {"x": (x, ("item", "side")), "xf": (x[:, :, 0].astype(np.float32), ("item",)),
+            "count": (count, ("item",)), "n": (rng.integers(0, 1 << 40, n), ()),
+            "flag": (flag, ("side",)), "label": (label, ("item",)),
+            "total": (rng.normal(size=n), ())}
+    cells = rng.integers(0, 1 << 30, n)
+    want = _ref_digests(rows, cells)
+    assert np.array_equal(cell_digests(rows, cells), want)
+    for d, e in _ref_extents(rows).items():
+        assert np.array_equal(extents(rows)[d], e), d
