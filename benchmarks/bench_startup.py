@@ -4,9 +4,13 @@
     python benchmarks/bench_startup.py --paired 16
 
 Every figure is the median wall time of fresh processes (the commands as a user
-types them).  References in the same run: the interpreter alone, and importing
-the libraries a run needs (numpy, numba, xarray, scipy.stats: what no command
-that simulates can avoid).  Runs are measured warm (the kernels' cache filled by
+types them).  References in the same run: the interpreter alone; importing
+numpy, numba and xarray (what no simulating command can avoid); and importing
+exactly the third-party modules that a 1,000-instance cell run loads (every module
+of an installed package other than antiamp, in the order the run loads them:
+numpy, numba, xarray, Hydra, zarr and what they pull in), found by running it
+first.  A command's ratio to the last is what antiamp itself adds: its own
+modules, the config, the kernel call, the store and the table.  Runs are measured warm (the kernels' cache filled by
 ``antiamp warm``) and cold (an empty ``NUMBA_CACHE_DIR``: a new user's first run
 without ``antiamp warm``).  The machine's load average is printed beside the
 absolute figures: on a shared machine only the ratios are comparable.
@@ -30,13 +34,60 @@ SMALL_SWEEP = ["sweep.axes.model.rho=[0.2,0.6]", "sweep.axes.judge.b=[0.2,0.6]",
                "run.n_instances=1000", "sweep.plot=false"]
 
 #: (label, argv, kind): kind "ref" (a floor), "fast" (no kernel), "run" (cold and warm).
+LIBS = "import numpy, numba, xarray"
+#: The reference that imports what a cell run imports (its argv is filled in by
+#: :func:`run_imports`, measured in the same run).
+RUN_IMPORTS = "import the run's third-party modules"
+CELL_RUN = ["antiamp", "run.n_instances=1000", "run.figure=false"]
+
+#: A child that runs ``argv`` (an antiamp command) in-process and prints, as JSON, the
+#: modules it loaded from installed packages other than antiamp, in load order.
+_LIST_IMPORTS = """
+import json, sys, sysconfig
+argv = json.loads(sys.argv[1])
+before = set(sys.modules)
+sys.argv = argv
+from antiamp.cli import main
+try:
+    main()
+except SystemExit:
+    pass
+purelib, platlib = sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]
+out = []
+for name, mod in list(sys.modules.items()):
+    f = getattr(mod, "__file__", None) or ""
+    if name in before or name.split(".")[0] == "antiamp" or not f:
+        continue
+    if f.startswith(purelib) or f.startswith(platlib):
+        out.append(name)
+print(json.dumps(out))
+"""
+
+
+def run_imports(argv: list, cwd: Path, env: dict) -> list:
+    """The installed third-party modules (not antiamp's) that ``argv`` loads, in order."""
+    run_dir = cwd / f"r{time.monotonic_ns()}"
+    r = subprocess.run([sys.executable, "-c", _LIST_IMPORTS,
+                        json.dumps(argv + [f"hydra.run.dir={run_dir}"])],
+                       cwd=cwd, env=env, capture_output=True, text=True, check=True)
+    shutil.rmtree(run_dir, ignore_errors=True)
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def imports_argv(modules: list) -> list:
+    """A process that imports ``modules`` in order (one that cannot be imported alone, a
+    private extension loaded by its package, is skipped: its package loads it)."""
+    code = ("import importlib\nfor m in " + repr(modules) + ":\n    try:\n"
+            "        importlib.import_module(m)\n    except Exception:\n        pass\n")
+    return [sys.executable, "-c", code]
+
+
 CASES = [
     ("python -c pass", [sys.executable, "-c", "pass"], "ref"),
-    ("import numpy, numba, xarray, scipy.stats",
-     [sys.executable, "-c", "import numpy, numba, xarray, scipy.stats"], "ref"),
-    # ... and what a cell run adds to them: Hydra (its config) and zarr (its store)
-    ("import numpy, numba, xarray, scipy.stats, hydra, zarr",
-     [sys.executable, "-c", "import numpy, numba, xarray, scipy.stats, hydra, zarr"], "ref"),
+    (LIBS, [sys.executable, "-c", LIBS], "ref"),
+    # ... and everything else a cell run loads from installed packages: Hydra (its
+    # config), zarr (its store) and what they import
+    (RUN_IMPORTS, None, "ref"),
     ("antiamp --help", ["antiamp", "--help"], "fast"),
     ("antiamp-sweep --help", ["antiamp-sweep", "--help"], "fast"),
     ("antiamp-solve --help", ["antiamp-solve", "--help"], "fast"),
@@ -93,10 +144,13 @@ def run(quick: bool = False) -> dict:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     subprocess.run([str(BIN / "antiamp"), "warm"], env=env, check=True,
                    stdout=subprocess.DEVNULL)
-    for _, argv, _ in CASES:
+    modules = run_imports(CELL_RUN, work, env)
+    cases = [(label, imports_argv(modules) if argv is None else argv, kind)
+             for label, argv, kind in CASES]
+    for _, argv, _ in cases:
         _time(argv, env, work, 1)
     rows = []
-    for label, argv, kind in CASES:
+    for label, argv, kind in cases:
         warm = _time(argv, env, work, k)
         cold = None
         if kind == "run":
@@ -108,38 +162,36 @@ def run(quick: bool = False) -> dict:
             cold = statistics.median(cold_times)
         rows.append({"label": label, "kind": kind, "warm": warm, "cold": cold})
     shutil.rmtree(work, ignore_errors=True)
-    return {"rows": rows, "repeats": k, "load": os.getloadavg()}
+    return {"rows": rows, "repeats": k, "load": os.getloadavg(), "run_modules": modules}
 
 
 def report(res: dict) -> list:
     rows = {r["label"]: r for r in res["rows"]}
     floor = rows["python -c pass"]["warm"]
-    libs = rows["import numpy, numba, xarray, scipy.stats"]["warm"]
+    libs = rows[RUN_IMPORTS]["warm"]
     L = [f"Median wall time of {res['repeats']} fresh processes per command (load average "
          f"{res['load'][0]:.2f} at the end; absolute seconds are this machine's, ratios are "
          "to the references measured in the same run). Cold: an empty numba cache, a new "
          "user's first run without `antiamp warm`.", "",
-         "| command | warm / libraries | warm (s) | cold (s) |", "|---|---:|---:|---:|"]
+         "| command | warm / the run's imports | warm (s) | cold (s) |", "|---|---:|---:|---:|"]
     for r in res["rows"]:
         cold = f"{r['cold']:.2f}" if r["cold"] is not None else ""
         L.append(f"| {r['label']} | {r['warm'] / libs:.2f} | {r['warm']:.2f} | {cold} |")
-    full = rows["import numpy, numba, xarray, scipy.stats, hydra, zarr"]["warm"]
-    L += ["", f"References: the interpreter starts in {floor:.3f} s; importing the libraries "
-          f"a simulating run needs takes {libs:.2f} s ({full:.2f} s, {full / libs:.2f}x, with "
-          "Hydra and zarr, which a command adds to compose its config and write its store). "
-          "`--help` and refused input load none of them (they answer from the config "
-          "classes and Hydra's composition)."]
+    core = rows[LIBS]["warm"]
+    tops = sorted({m.split(".")[0] for m in res["run_modules"]})
+    L += ["", f"References: the interpreter starts in {floor:.3f} s; `{LIBS}` takes "
+          f"{core:.2f} s; importing the {len(res['run_modules'])} third-party modules a "
+          f"1,000-instance cell run loads ({', '.join(tops)}), in its order, takes "
+          f"{libs:.2f} s ({libs / core:.2f}x). `--help` and refused input load none of the "
+          "heavy ones (they answer from the config classes and Hydra's composition)."]
     return L
 
 
 #: ``--paired``: a cell run beside the references, run by run in turn.
 PAIRED = [
-    ("import numpy, numba, xarray, scipy.stats",
-     [sys.executable, "-c", "import numpy, numba, xarray, scipy.stats"]),
-    ("import numpy, numba, xarray, scipy.stats, hydra, zarr",
-     [sys.executable, "-c", "import numpy, numba, xarray, scipy.stats, hydra, zarr"]),
-    ("antiamp run.n_instances=1000 run.figure=false",
-     ["antiamp", "run.n_instances=1000", "run.figure=false"]),
+    (LIBS, [sys.executable, "-c", LIBS]),
+    (RUN_IMPORTS, None),
+    (" ".join(CELL_RUN), CELL_RUN),
 ]
 
 
@@ -167,11 +219,13 @@ def paired(n: int) -> list:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     subprocess.run([str(BIN / "antiamp"), "warm"], env=env, check=True,
                    stdout=subprocess.DEVNULL)
-    for _, argv in PAIRED:
+    modules = run_imports(CELL_RUN, work, env)
+    pairs = [(label, imports_argv(modules) if argv is None else argv) for label, argv in PAIRED]
+    for _, argv in pairs:
         _rusage_run(argv, env, work)
-    times: dict = {label: [] for label, _ in PAIRED}
+    times: dict = {label: [] for label, _ in pairs}
     for _ in range(n):
-        for label, argv in PAIRED:
+        for label, argv in pairs:
             times[label].append(_rusage_run(argv, env, work))
     shutil.rmtree(work, ignore_errors=True)
     run = times[PAIRED[-1][0]]
