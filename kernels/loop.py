@@ -147,8 +147,9 @@ def round_thresholds(T, m, e_h, rho, x_pc, x_pd, x_a, audit, s, J_c, J_d, J_jury
 def case_code(p, wrong, a1, a2, a3, b0, b1, b2, b3, T, esc_debate):
     """One case of protocol ``p`` (0 consult, 1 debate, 2 escalate) with the model's
     answer ``wrong`` (0, 1), from its words a1..a3, b0..b3 (slots 1..7) and the
-    round's thresholds ``T`` (an array or a tuple of ``N_THR``): ``endorsed + 2 label_wrong + 4 ratified + 8 escalated``
-    (endorsed: the target is oversight's verdict; otherwise a fresh label).  Branch-free.
+    round's thresholds ``T`` (an array or a tuple of ``N_THR``): ``endorsed + 2
+    label_wrong + 4 ratified + 8 escalated`` (endorsed: the target is oversight's
+    verdict; otherwise a fresh label).  Branch-free.
 
     Evidence availability: the true side always has it; the false side passes a check
     with probability rho (seed 000, section 3).  Only the false side's availability is
@@ -253,8 +254,8 @@ def loop_paths(learner, rounds, batch, types, paths, e0, e_h, m, rate, bias, rho
 
     A round's cases are counted by class, a batch of cases' words first (the generator
     vectorises), then each case's class under the three protocols (:func:`count_cases`,
-    which vectorises too) from integer thresholds: every output is a function of integer counts, so the same numbers as
-    playing the cases one by one."""
+    which vectorises too) from integer thresholds: every output is a function of
+    integer counts, so the same numbers as playing the cases one by one."""
     P = N_PROTOCOLS
     err, label_err, ratified, rho_out, escalated, locked, start_wrong = path_outputs(
         paths, rounds)
