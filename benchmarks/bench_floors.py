@@ -1,6 +1,7 @@
 """The extension kernels beside their random-number floors, two floors each.
 
     python benchmarks/bench_floors.py [--quick] [--update BENCHMARKS.md]
+    python benchmarks/bench_floors.py --loop [--before FILE] [--quick]
 
 Each kernel is timed in the same run, interleaved repeats and medians, beside two
 compiled loops (same threads) that draw the same Philox blocks per instance (and
@@ -25,7 +26,10 @@ Kernels, at their models' defaults unless stated, blocks (and pairs) per instanc
   kernel evaluates 27 normal CDFs a panel (one a judge and table entry), which no
   floor counts: a third reference times those calls alone (:func:`cdf_calls`);
 * signals: one block an instance (the correlated-signals class counts);
-* loop: two blocks a case-round (the three protocols share them);
+* loop: two blocks a case-round (the three protocols share them); a third floor,
+  drawn with its own counters (:func:`loop_floor`), is timed beside it in CPU time
+  (:func:`loop_run`; alone with ``--loop``, and with ``--before FILE`` a previous
+  ``kernels/loop.py``, e.g. ``git show REV:kernels/loop.py > FILE``, in the same run);
 * colmad: one block a response and one per round of a disagreement (1 + R Pr(dis));
 * mediation: five blocks a case (17 words at the defaults);
 * confidence: four blocks and three Box-Muller pairs an instance;
@@ -110,6 +114,32 @@ def vector_floor(count, pairs, k0, k1, stream, n_chunks):
     return out.sum()
 
 
+
+@nb.njit(parallel=True, cache=True)
+def loop_floor(paths, rounds, batch, k0, k1, stream):
+    """The loop kernel's Philox blocks at its own counters and in its order, and nothing
+    else: per path (its parallel loop) and round, each case's two blocks ``(i, j, 3 t)``
+    and ``(i, j, 3 t + 1)``, a batch of cases' words first as ``bare_philox`` draws
+    them, XOR-folded into one number."""
+    out = np.zeros(paths)
+    for j in nb.prange(paths):
+        jj = np.uint64(j)
+        x = np.empty(256, np.uint32)
+        acc = np.uint32(0)
+        for t in range(rounds):
+            tt = np.uint64(3 * t)
+            for i0 in range(0, batch, 256):
+                m = min(256, batch - i0)
+                for q in range(m):
+                    ii = np.uint64(i0 + q)
+                    a0, a1, a2, a3 = philox4x32_10(ii, jj, tt, stream, k0, k1)
+                    b0, b1, b2, b3 = philox4x32_10(ii, jj, tt + np.uint64(1), stream, k0, k1)
+                    x[q] = np.uint32(a0 ^ a1 ^ a2 ^ a3 ^ b0 ^ b1 ^ b2 ^ b3)
+                for q in range(m):
+                    acc ^= x[q]
+        out[j] = np.float64(acc)
+    return out.sum()
+
 @nb.njit(parallel=True, cache=True)
 def cdf_calls(count, n_chunks):
     """``count`` normal CDFs (the kernels' ``erfc``) and nothing else, at arguments
@@ -145,7 +175,6 @@ def cases(quick, k0, k1, chunks):
     from antiamp.models.redeliberation import core as rd
     from antiamp.models.signals import core as sg
     from antiamp.extended import to_ext_config
-    from antiamp.registry import to_model_config
 
     st = np.uint64(9)
     n = 2_000_000 if quick else 10_000_000
@@ -174,9 +203,7 @@ def cases(quick, k0, k1, chunks):
                         [sg.avail_table(c.signals, 0.35)])[0]
     out.append(("signals", lambda m: kcor.signal_class_counts_one(
         thr, 0, m, k0, k1, np.uint64(kcor.STREAM), chunks), n, 1, 0, own(1, False)))
-    lc = to_model_config({"model": {"name": "loop", "rho": 0.4, "p": 0.75}, "judge": {"b": 0.3},
-                          "loop": {"m": 0.8, "e_h": 0.1, "rounds": 40, "batch": 1000,
-                                   "paths": 20 if quick else 100, "audit": 0.2}})[1]
+    lc = _loop_config(quick)
     ov = lp.oversight(lc)
     per_batch = lc.loop.paths * lc.loop.rounds  # m case-rounds: m / per_batch a batch
 
@@ -209,6 +236,104 @@ def cases(quick, k0, k1, chunks):
                 r_pairs, lambda m: bench_redeliberation.philox_floor(m, k0, k1, rp.runs,
                                                                      rp.forced_rounds)))
     return out
+
+
+def _loop_config(quick):
+    from antiamp.registry import to_model_config
+
+    return to_model_config({"model": {"name": "loop", "rho": 0.4, "p": 0.75},
+                            "judge": {"b": 0.3},
+                            "loop": {"m": 0.8, "e_h": 0.1, "rounds": 40, "batch": 1000,
+                                     "paths": 20 if quick else 100, "audit": 0.2}})[1]
+
+
+def _load_kernel(path):
+    """A ``kernels/loop.py`` from a file, as a module of ``antiamp.kernels`` (its
+    relative imports resolve there)."""
+    import importlib.util
+
+    # Named after the file: numba's disk cache records the module's name.
+    name = "antiamp.kernels._before_" + "".join(c if c.isalnum() else "_"
+                                                for c in os.path.basename(path)[:-3])
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def loop_run(quick=False, before=None):
+    """The loop kernel beside its two vectorised floors, in CPU time (this process, all
+    threads: on a shared machine wall time counts the others' load), interleaved
+    repeats, medians: the vectorised floor over its total blocks (:func:`vector_floor`)
+    and the floor drawn with its own counters (:func:`loop_floor`).  With ``before``
+    (a file holding a previous ``kernels/loop.py``) that kernel too, after checking
+    that both give the same outputs, bit for bit."""
+    from antiamp.kernels import loop as kl
+    from antiamp.models.loop import core as lp
+
+    lc = _loop_config(quick)
+    ov = lp.oversight(lc)
+    L = lc.loop
+    k0, k1 = split_seed(lc.run.seed)
+    chunks = 4 * nb.get_num_threads()
+    st = np.uint64(9)
+    reps = 3 if quick else 7
+
+    def args(batch):  # the call lp.simulate makes (calibrated learner)
+        return (kl.CALIBRATED, L.rounds, batch, 1, L.paths, lp.start_error(lc), L.e_h, L.m,
+                L.rate, L.bias, float(lc.model.rho), L.rho_gain, ov.x_pc, ov.x_pd, ov.x_a,
+                ov.J_c, ov.J_d, ov.audit, ov.flag_c, ov.budget,
+                ov.J_c if ov.J_jury is None else ov.J_jury, ov.J_jury is None, k0, k1)
+
+    kernels = {"kernel": kl.loop_paths}
+    if before:
+        kernels = {"before": _load_kernel(before).loop_paths, "kernel": kl.loop_paths}
+        a, b = (f(*args(300)) for f in kernels.values())
+        if not all(np.array_equal(x, y) for x, y in zip(a, b)):
+            raise SystemExit(f"{before}: its loop_paths gives other outputs than this one")
+    batch = L.batch
+    for f in kernels.values():
+        f(*args(8))  # compile or load
+    loop_floor(1, 1, 8, k0, k1, np.uint64(kl.STREAM))
+    vector_floor(4096, 0, k0, k1, st, chunks)
+    if not quick:  # at least MIN_FLOOR_SECONDS of floor a timing
+        t = _cpu(lambda: vector_floor(2 * L.paths * L.rounds * batch, 0, k0, k1, st, chunks))
+        batch *= max(1, math.ceil(MIN_FLOOR_SECONDS / max(t, 1e-6)))
+    m = L.paths * L.rounds * batch
+    calls = {k: (lambda f=f: f(*args(batch))) for k, f in kernels.items()}
+    calls["vectorised floor"] = lambda: vector_floor(2 * m, 0, k0, k1, st, chunks)
+    calls["own-counters floor"] = lambda: loop_floor(L.paths, L.rounds, batch, k0, k1,
+                                                     np.uint64(kl.STREAM))
+    res = {"load": os.getloadavg(), "threads": nb.get_num_threads(), "case_rounds": m,
+           "paths": L.paths, "rounds": L.rounds, "batch": batch}
+    times = {k: [] for k in calls}
+    for _ in range(reps):  # interleaved repeats
+        for k, f in calls.items():
+            times[k].append(_cpu(f))
+    res["cpu"] = {k: float(np.median(v)) for k, v in times.items()}
+    res["load_after"] = os.getloadavg()
+    return res
+
+
+def loop_report(res) -> list:
+    c = res["cpu"]
+    lines = [f"The loop kernel in CPU time (all {res['threads']} threads), medians of "
+             f"interleaved repeats: {res['paths']} paths x {res['rounds']} rounds x "
+             f"{res['batch']:,} cases ({res['case_rounds']:,} case-rounds, two blocks "
+             "each); `python benchmarks/bench_floors.py --loop`.", "",
+             "| kernel | kernel / vectorised floor | kernel / floor with its own counters | "
+             "kernel CPU (s) |", "|---|---:|---:|---:|"]
+    for k in ("before", "kernel"):
+        if k in c:
+            lines.append(f"| {'previous kernel (--before)' if k == 'before' else 'loop'} | "
+                         f"{c[k] / c['vectorised floor']:.2f}x | "
+                         f"{c[k] / c['own-counters floor']:.2f}x | {c[k]:.3f} |")
+    lines += ["", f"Floors: vectorised {c['vectorised floor']:.3f} s, with its own counters "
+              f"{c['own-counters floor']:.3f} s of CPU. Load average (1 min) "
+              f"{res['load'][0]:.2f} before, {res['load_after'][0]:.2f} after, on "
+              f"{os.cpu_count()} cores.", ""]
+    return lines
 
 
 #: Each timing's vectorised floor is made to last at least this long (the instance
@@ -253,6 +378,7 @@ def run(quick=False):
             res["panel_cdf"] = (float(np.median(tc)) / float(np.median(tv)),
                                 float(np.median(tk)) / float(np.median(tv)))
     res["load_after"] = os.getloadavg()
+    res["loop_cpu"] = loop_run(quick)  # the loop beside its floor with its own counters
     return res
 
 
@@ -260,6 +386,12 @@ def _time(f):
     t = time.perf_counter()
     f()
     return time.perf_counter() - t
+
+
+def _cpu(f):
+    t = time.process_time()
+    f()
+    return time.process_time() - t
 
 
 def report(res) -> list:
@@ -305,11 +437,24 @@ def report(res) -> list:
               "counts (the sums equal to rounding, the counted rows to the integer); the "
               "portfolio, messages and options kernels are the one-row case "
               "of their multi-cell kernels.", ""]
+    if "loop_cpu" in res:
+        lines += loop_report(res["loop_cpu"])
     return lines
 
 
 def main(argv=None):
-    bench_loop.standalone(argv, __doc__, run, report, "## Extension kernels beside",
+    import argparse
+
+    ap = argparse.ArgumentParser(add_help=False)
+    ap.add_argument("--loop", action="store_true")
+    ap.add_argument("--before")
+    known, rest = ap.parse_known_args(argv)
+    if known.loop:
+        print("\n".join(loop_report(loop_run("--quick" in rest, known.before))))
+        return
+    if known.before:
+        raise SystemExit("--before FILE: with --loop only")
+    bench_loop.standalone(rest, __doc__, run, report, "## Extension kernels beside",
                           "extension-kernel floors")
 
 

@@ -147,33 +147,88 @@ def round_thresholds(T, m, e_h, rho, x_pc, x_pd, x_a, audit, s, J_c, J_d, J_jury
 def case_code(p, wrong, a1, a2, a3, b0, b1, b2, b3, T, esc_debate):
     """One case of protocol ``p`` (0 consult, 1 debate, 2 escalate) with the model's
     answer ``wrong`` (0, 1), from its words a1..a3, b0..b3 (slots 1..7) and the
-    round's thresholds ``T``: ``endorsed + 2 label_wrong + 4 ratified + 8 escalated``
-    (endorsed: the target is oversight's verdict; otherwise a fresh label).  Branch-free.
+    round's thresholds ``T`` (an array or a tuple of ``N_THR``): ``endorsed + 2
+    label_wrong + 4 ratified + 8 escalated`` (endorsed: the target is oversight's
+    verdict; otherwise a fresh label).  Branch-free.
 
     Evidence availability: the true side always has it; the false side passes a check
     with probability rho (seed 000, section 3).  Only the false side's availability is
     random: one word serves the protagonist's (a wrong) and the antagonist's (a right)."""
-    endorsed = np.int64(np.uint64(a1) < T[0])
-    fresh_wrong = np.int64(np.uint64(b1) < T[1])
-    fab = np.int64(np.uint64(a2) < T[2])
+    # Each threshold is read at a fixed position, unconditionally, and chosen by the
+    # case's bits with selects: a position that depends on the case (T[10 + 2 e_pd +
+    # e_a]) is a gather, which kept the caller's loop over cases from vectorising.
+    T0, T1, T2, T3, T4, T5, T6, T7 = T[0], T[1], T[2], T[3], T[4], T[5], T[6], T[7]
+    c0, c1, d00, d01, d10, d11 = T[8], T[9], T[10], T[11], T[12], T[13]
+    y0, y1, f0, f1 = T[14], T[15], T[16], T[17]
+    endorsed = np.int64(np.uint64(a1) < T0)
+    fresh_wrong = np.int64(np.uint64(b1) < T1)
+    fab = np.int64(np.uint64(a2) < T2)
     t_p = (1 - wrong) | fab
     t_a = wrong | fab
-    e_pc = t_p & np.int64(np.uint64(a3) < T[3])
-    e_pd = t_p & np.int64(np.uint64(a3) < T[4])
-    e_a = t_a & np.int64(np.uint64(b0) < T[5])
-    flagged = np.int64(np.uint64(b2) < T[6]) | np.int64(T[16 + e_pc])
-    esc = np.int64(p == 2) & flagged & np.int64(np.uint64(b3) < T[7])
-    t_d = T[10 + 2 * e_pd + e_a]
-    t_c = T[8 + e_pc]
+    e_pc = t_p & np.int64(np.uint64(a3) < T3)
+    e_pd = t_p & np.int64(np.uint64(a3) < T4)
+    e_a = t_a & np.int64(np.uint64(b0) < T5)
+    flagged = np.int64(np.uint64(b2) < T6) | np.int64(f1 if e_pc else f0)
+    esc = np.int64(p == 2) & flagged & np.int64(np.uint64(b3) < T7)
+    t_d = (d11 if e_a else d10) if e_pd else (d01 if e_a else d00)
+    t_c = c1 if e_pc else c0
     if p == 1:
         tj = t_d
-    elif esc == 1:
-        tj = t_d if esc_debate else T[14 + e_pc]
-    else:
-        tj = t_c
+    else:  # consultancy, or the escalation policy: the escalated cases' judge
+        tj = (t_d if esc_debate else (y1 if e_pc else y0)) if esc else t_c
     follows = np.int64(np.uint64(b1) < tj)
     lab = (1 - (follows ^ wrong)) if endorsed else fresh_wrong
     return endorsed | (lab << 1) | ((endorsed & wrong & follows) << 2) | ((endorsed & esc) << 3)
+
+
+@nb.njit(inline="always", cache=True)
+def _row(T, p):
+    """Protocol p's thresholds as a tuple, the entries the protocols share read from
+    row 0: the rows differ only in slots 2 (rho) and 7 (s), so the three protocols'
+    tests of a word against a shared threshold become one test."""
+    return (T[0, 0], T[0, 1], T[p, 2], T[0, 3], T[0, 4], T[0, 5], T[0, 6], T[p, 7],
+            T[0, 8], T[0, 9], T[0, 10], T[0, 11], T[0, 12], T[0, 13], T[0, 14], T[0, 15],
+            T[0, 16], T[0, 17])
+
+
+@nb.njit(cache=True)
+def count_cases(W, n_b, t_err, T, esc_debate, n):
+    """A batch's first ``n_b`` cases (words ``W[0..7, q]``) counted per protocol into
+    ``n[p] = (endorsed, wrong labels, ratified, escalated)``; the model's answer is
+    wrong where word 0 is below ``t_err[p]``.
+
+    The three protocols in one pass over the cases, each case's class by
+    :func:`case_code` with a constant protocol and thresholds held in registers
+    (:func:`_row`), so that LLVM vectorises the loop.  A function of its own, not
+    inlined into :func:`loop_paths`: inside the parallel loop's body the same loop
+    did not vectorise (measured: no vector selects in its machine code)."""
+    r0, r1, r2 = _row(T, 0), _row(T, 1), _row(T, 2)
+    te0, te1, te2 = t_err[0], t_err[1], t_err[2]
+    e0 = l0 = q0 = s0 = e1 = l1 = q1 = s1 = e2 = l2 = q2 = s2 = 0
+    for q in range(n_b):
+        w0, a1, a2, a3 = W[0, q], W[1, q], W[2, q], W[3, q]
+        b0, b1, b2, b3 = W[4, q], W[5, q], W[6, q], W[7, q]
+        c = case_code(0, np.int64(np.uint64(w0) < te0), a1, a2, a3, b0, b1, b2, b3, r0,
+                      esc_debate)
+        e0 += c & 1
+        l0 += (c >> 1) & 1
+        q0 += (c >> 2) & 1
+        s0 += c >> 3
+        c = case_code(1, np.int64(np.uint64(w0) < te1), a1, a2, a3, b0, b1, b2, b3, r1,
+                      esc_debate)
+        e1 += c & 1
+        l1 += (c >> 1) & 1
+        q1 += (c >> 2) & 1
+        s1 += c >> 3
+        c = case_code(2, np.int64(np.uint64(w0) < te2), a1, a2, a3, b0, b1, b2, b3, r2,
+                      esc_debate)
+        e2 += c & 1
+        l2 += (c >> 1) & 1
+        q2 += (c >> 2) & 1
+        s2 += c >> 3
+    n[0, 0], n[0, 1], n[0, 2], n[0, 3] = e0, l0, q0, s0
+    n[1, 0], n[1, 1], n[1, 2], n[1, 3] = e1, l1, q1, s1
+    n[2, 0], n[2, 1], n[2, 2], n[2, 3] = e2, l2, q2, s2
 
 
 @nb.njit(cache=True)
@@ -198,9 +253,9 @@ def loop_paths(learner, rounds, batch, types, paths, e0, e_h, m, rate, bias, rho
     ``J_jury``.
 
     A round's cases are counted by class, a batch of cases' words first (the generator
-    vectorises), then per protocol each case's class (:func:`case_code`) from integer
-    thresholds: every output is a function of integer counts, so the same numbers as
-    playing the cases one by one."""
+    vectorises), then each case's class under the three protocols (:func:`count_cases`,
+    which vectorises too) from integer thresholds: every output is a function of
+    integer counts, so the same numbers as playing the cases one by one."""
     P = N_PROTOCOLS
     err, label_err, ratified, rho_out, escalated, locked, start_wrong = path_outputs(
         paths, rounds)
@@ -224,6 +279,7 @@ def loop_paths(learner, rounds, batch, types, paths, e0, e_h, m, rate, bias, rho
         W = np.empty((8, BATCH), np.uint32)
         T = np.empty((P, N_THR), np.uint64)
         t_err = np.empty(P, np.uint64)
+        n = np.empty((P, 4), np.int64)
         for p in range(P):
             rho[p] = rho0
         if learner == MAJORITY:
@@ -277,27 +333,16 @@ def loop_paths(learner, rounds, batch, types, paths, e0, e_h, m, rate, bias, rho
                         W[6, q] = np.uint32(b2)
                         W[7, q] = np.uint32(b3)
                     for p in range(P):
-                        Tp = T[p]
-                        te = t_err[p]
-                        st = np.int64(state[p, k])
-                        n_end = n_lab = n_rat = n_esc = 0
-                        for q in range(n_b):
-                            if learner == MAJORITY:
-                                wrong = st
-                            else:
-                                wrong = np.int64(np.uint64(W[0, q]) < te)
-                            code = case_code(p, wrong, W[1, q], W[2, q], W[3, q], W[4, q],
-                                             W[5, q], W[6, q], W[7, q], Tp, esc_debate)
-                            n_end += code & 1
-                            n_lab += (code >> 1) & 1
-                            n_rat += (code >> 2) & 1
-                            n_esc += code >> 3
-                        seen[p] += n_end
-                        wrong_lab[p] += n_lab
-                        ratif[p] += n_rat
-                        esc[p] += n_esc
+                        if learner == MAJORITY:  # the type's answer: always or never wrong
+                            t_err[p] = np.uint64(4294967296) if state[p, k] else np.uint64(0)
+                    count_cases(W, n_b, t_err, T, esc_debate, n)
+                    for p in range(P):
+                        seen[p] += n[p, 0]
+                        wrong_lab[p] += n[p, 1]
+                        ratif[p] += n[p, 2]
+                        esc[p] += n[p, 3]
                         if learner == MAJORITY:
-                            type_wrong[p, k] += n_lab
+                            type_wrong[p, k] += n[p, 1]
             for p in range(P):
                 n_wrong = 0
                 if learner == MAJORITY:

@@ -437,3 +437,41 @@ def test_batched_kernel_counts_what_the_case_by_case_one_counts(monkeypatch, ove
     old = lp.simulate(cfg, ov)
     for k in new:
         np.testing.assert_array_equal(new[k], old[k], err_msg=k)
+
+
+@pytest.mark.parametrize("esc_debate", [True, False])
+def test_one_pass_counts_equal_each_protocols_cases_one_by_one(esc_debate):
+    """The kernel counts a batch's cases under the three protocols in one pass
+    (``count_cases``), reading the thresholds the protocols share from one row; its
+    counts must be those of ``case_code`` called case by case on each protocol's own
+    row (as the GPU kernel calls it), with rows that differ in rho and the escalation
+    share, thresholds at 0 and 2^32 and a short last batch."""
+    from antiamp.kernels import loop as kl
+
+    rng = np.random.default_rng(60)
+    ends = np.array([0, 2**32], np.uint64)
+    seen = np.zeros((kl.N_PROTOCOLS, 4), np.int64)
+    for trial in range(12):
+        W = rng.integers(0, 2**32, (8, kl.BATCH), dtype=np.uint64).astype(np.uint32)
+        T = np.empty((kl.N_PROTOCOLS, kl.N_THR), np.uint64)
+        T[0] = rng.integers(0, 2**32 + 1, kl.N_THR, dtype=np.uint64)
+        T[0, rng.integers(0, 16, 3)] = rng.choice(ends, 3)  # never, always
+        T[0, 16:] = rng.integers(0, 2, 2)  # the consultancy flags: 0 or 1
+        T[1:] = T[0]
+        for p in range(kl.N_PROTOCOLS):  # rho and the share escalated: per protocol
+            T[p, 2], T[p, 7] = rng.integers(0, 2**32 + 1, 2, dtype=np.uint64)
+        t_err = rng.integers(0, 2**32 + 1, kl.N_PROTOCOLS, dtype=np.uint64)
+        if trial % 3 == 0:  # the majority learner's answers: always or never wrong
+            t_err = rng.choice(ends, kl.N_PROTOCOLS)
+        n_b = kl.BATCH if trial % 2 else int(rng.integers(1, kl.BATCH))
+        n = np.empty((kl.N_PROTOCOLS, 4), np.int64)
+        kl.count_cases(W, n_b, t_err, T, esc_debate, n)
+        want = np.zeros((kl.N_PROTOCOLS, 4), np.int64)
+        for p in range(kl.N_PROTOCOLS):
+            for q in range(n_b):
+                wrong = np.int64(np.uint64(W[0, q]) < t_err[p])
+                code = int(kl.case_code.py_func(p, wrong, *W[1:, q], T[p], esc_debate))
+                want[p] += [code & 1, (code >> 1) & 1, (code >> 2) & 1, code >> 3]
+        np.testing.assert_array_equal(n, want, err_msg=f"trial {trial}")
+        seen += want
+    assert seen[:2, :3].min() > 0 and seen[2].min() > 0  # every count reached (escalated: p = 2)
