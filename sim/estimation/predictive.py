@@ -212,12 +212,20 @@ def n_fits(args) -> int:
     """Structural fits the options ask for: one per fit the checks use (the log, each
     --cv fold, the calibration), times the selection's candidates x (folds + 1) where
     the reading is chosen (``auto``)."""
-    uses = (1 if args.simulate else 0) + (args.cv or 0) + (1 if args.calibrate else 0)
+    seeds = getattr(args, "cv_seeds", 1) or 1
+    uses = (1 if args.simulate else 0) + (args.cv or 0) * seeds + (
+        1 if args.calibrate else 0)
     auto = getattr(args, "structural_fit", "auto") == "auto" and not getattr(
         args, "protocol_gap", False)
+    # --cv's pooled statistic: the folds of every fold seed refitted in one reading on
+    # the log and on each simulated log (and the whole log selected once without
+    # --simulate)
+    pooled = (args.cv or 0) * seeds * (getattr(args, "cv_boot", 0) + 1) + (
+        len(FITS) * (SELECT_FOLDS + 1) if args.cv and auto and not args.simulate else 0)
     # (+2: the shifts refitted at half and double the shift prior's scales)
     return uses * (len(FITS) * (SELECT_FOLDS + 1) if auto else 1) + (
-        2 if args.simulate and getattr(args, "debaters", None) else 0)
+        2 if args.simulate and getattr(args, "debaters", None) else 0) + (
+        pooled if getattr(args, "cv_boot", 0) else 0)
 
 
 def fit_named(df: pd.DataFrame, name: str, **kw):
@@ -482,12 +490,17 @@ def cross_validate(df: pd.DataFrame, k: int, by="judge", confidence=0.95,
     return pd.concat(out, ignore_index=True)
 
 
-def format_cv(tab: pd.DataFrame, k: int, by: str, confidence: float) -> str:
+def format_cv(tab: pd.DataFrame, k: int, by: str, confidence: float,
+              pooled: pd.DataFrame | None = None) -> str:
+    """The folds' rows, how many lie inside their intervals, and (``pooled``, from
+    :func:`~.cvpool.pooled_check`) the statistic pooled over the folds."""
+    many = "fold_seed" in tab.columns and tab["fold_seed"].nunique() > 1
     lines = ["", f"{k}-fold cross-validation by {by} (each fold predicted by a fit to the "
              f"others; observed {confidence:.0%} Wilson, predicted {confidence:.0%} "
              f"predictive interval):"]
     for _, r in tab.iterrows():
-        lines.append(f"  fold {r['fold']} {r['protocol']:<8} {r['metric']:<4} "
+        lines.append(f"  {'seed ' + str(r['fold_seed']) + ' ' if many else ''}"
+                     f"fold {r['fold']} {r['protocol']:<8} {r['metric']:<4} "
                      f"{r['k']:>4}/{r['n']:<4} {_observed_predicted(r)}  ({r['fit']})"
                      + ("" if r["inside"] else "  OUTSIDE"))
     miss = tab[~tab["inside"]]
@@ -496,6 +509,10 @@ def format_cv(tab: pd.DataFrame, k: int, by: str, confidence: float) -> str:
                  + (": outside " + ", ".join(f"fold {a} {b} {c}" for a, b, c in
                                             zip(miss["fold"], miss["protocol"],
                                                 miss["metric"])) if len(miss) else ""))
+    if pooled is not None:
+        from .cvpool import format_pooled
+
+        lines.append(format_pooled(pooled, confidence))
     return "\n".join(lines)
 
 
@@ -914,6 +931,15 @@ def add_arguments(ap) -> None:
                         "predicted by a fit to the others")
     g.add_argument("--cv-by", default="judge", choices=("judge", "room"),
                    help="what a fold holds out: judge (the default) or room")
+    from .cvpool import MAX_BOOT, MAX_SEEDS, MIN_BOOT, N_BOOT
+
+    g.add_argument("--cv-boot", type=int, default=N_BOOT, metavar="B",
+                   help="logs simulated from the fitted judge and cross-validated alike, the "
+                        "reference of --cv's statistic pooled over the folds: 0 (no pooled "
+                        f"statistic) or {MIN_BOOT} to {MAX_BOOT:,} (default {N_BOOT})")
+    g.add_argument("--cv-seeds", type=int, default=1, metavar="N",
+                   help="fold assignments of --cv (seeds --seed, --seed + 1, ...), the "
+                        f"pooled statistic averaged over them: 1 to {MAX_SEEDS} (default 1)")
     g.add_argument("--debaters", default=None, metavar="COLUMN",
                    help="a column naming each row's population of debaters: a persuasiveness "
                         "shift per population, the judge's parameters shared")
@@ -959,8 +985,17 @@ def wanted(args) -> bool:
 def check_arguments(args, df: pd.DataFrame, load) -> pd.DataFrame | None:
     """Refuse bad options before any output (CheckError names the option); returns the
     --calibrate log, read by ``load``."""
+    from .cvpool import MAX_BOOT, MAX_SEEDS, MIN_BOOT
+
     if args.cv is not None and args.cv < 2:
         raise CheckError(f"--cv must be an integer >= 2, got {args.cv}")
+    # checked with or without --cv: a bad value is never silently ignored
+    if not (args.cv_boot == 0 or MIN_BOOT <= args.cv_boot <= MAX_BOOT):
+        raise CheckError(f"--cv-boot must be 0 (no pooled statistic) or an integer in "
+                         f"[{MIN_BOOT}, {MAX_BOOT:,}], got {args.cv_boot}")
+    if not 1 <= args.cv_seeds <= MAX_SEEDS:
+        raise CheckError(f"--cv-seeds must be an integer in [1, {MAX_SEEDS}], got "
+                         f"{args.cv_seeds}")
     if not 2 <= args.check_draws <= MAX_CHECK_DRAWS:
         raise CheckError(f"--check-draws must be an integer in [2, {MAX_CHECK_DRAWS:,}], "
                          f"got {args.check_draws}")
@@ -1079,17 +1114,39 @@ def run(args, df: pd.DataFrame, new: pd.DataFrame | None, conf: float, out,
         print(f"wrote {out / 'predictive_populations.csv'}")
         store_attrs(out, {"population_predictions": pop.to_json(orient="records"),
                           "shift_prior": pop.attrs["shift_prior"],
+                          # (numbers, for antiamp-design's new population; inf as text)
+                          **{f"shift_prior_{k}": v if np.isfinite(v) else str(v) for k, v in
+                             (("consult", prior.tau_consult), ("debate", prior.tau_debate),
+                              ("corr", prior.corr))},
                           "structural_reading_populations": f.reading})
         tab, summ = stratified_check(f, df, conf, args.check_draws, args.seed)
         print(format_stratified(tab, summ, conf))
         write_csv(out / "predictive_strata.csv", tab)
         print(f"wrote {out / 'predictive_strata.csv'}")
     if args.cv:
-        cv = cross_validate(df, args.cv, args.cv_by, conf, args.check_draws, args.seed, kw,
-                            choice)
-        print(format_cv(cv, args.cv, args.cv_by, conf))
+        seeds = [args.seed + i for i in range(args.cv_seeds)]
+        cv = pd.concat([cross_validate(df, args.cv, args.cv_by, conf, args.check_draws, s,
+                                       kw, choice).assign(fold_seed=s) for s in seeds],
+                       ignore_index=True)
+        pooled = None
+        if args.cv_boot:
+            from .cvpool import pooled_check
+
+            # the model the reference is simulated from: the fit of the checks above
+            # (with --simulate), else the reading the log selects (or the one named)
+            whole = f if args.simulate else fit_for(df, choice, args.seed, **kw)[0]
+            pooled = pooled_check(df, whole, args.cv, args.cv_by, seeds, args.cv_boot,
+                                  args.seed, kw)
+        print(format_cv(cv, args.cv, args.cv_by, conf, pooled))
         write_csv(out / "predictive_cv.csv", cv)
         print(f"wrote {out / 'predictive_cv.csv'}")
+        if pooled is not None:
+            write_csv(out / "predictive_cv_pooled.csv", pooled)
+            store_attrs(out, {"cv_pooled": pooled.to_json(orient="records"),
+                              "cv_pooled_reading": pooled.attrs["reading"],
+                              "cv_pooled_n_boot": int(pooled.attrs["n_boot"]),
+                              "cv_fold_seeds": [int(x) for x in seeds]})
+            print(f"wrote {out / 'predictive_cv_pooled.csv'}")
     if new is not None:
         new = _final(new, args.round)
         f, tab, r = calibrate(df, new, args.calibrate_rooms, conf, args.check_draws,
