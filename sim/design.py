@@ -586,14 +586,20 @@ def new_population_params(judge: Judge, n_draws: int, seed: int) -> dict:
     return P
 
 
+#: Amps closer than this are a tie in :func:`pr_best`.
+TIE_AMP = 1e-6
+
+
 def pr_best(rec: dict, lv: Levers, P: dict) -> dict:
     """Per protocol of ``lv``, the share of the draws ``P`` in which it has the lowest
-    Amp of the protocols (ties shared) at the levers of ``rec`` (its jury, rule,
-    verification and subsidy): how sure the advice is that its protocol is the best
-    one for these levers."""
+    Amp of the protocols at the levers of ``rec`` (its jury, rule, verification and
+    subsidy): how sure the advice is that its protocol is the best one for these
+    levers.  Amps within :data:`TIE_AMP` of the lowest tie and share the draw
+    (escalation is consultancy where no consultant's evidence fails, and an optimiser's
+    verification of 1e-5 would otherwise break that tie by a hair)."""
     amp = np.array([outcomes(prot, rec["jury_size"], rec["verification"], P, rec["rule"],
                              rec.get("subsidy", 0.0))[0] for prot in lv.protocols])
-    best = amp <= amp.min(axis=0) + 1e-12
+    best = amp <= amp.min(axis=0) + TIE_AMP
     return dict(zip(lv.protocols, (best / best.sum(axis=0)).mean(axis=1)))
 
 
@@ -1494,9 +1500,9 @@ def new_population(judge: Judge, lv: Levers, tg: Target, rec: dict, n_draws: int
              + ", ".join(f"{k} {v:.3f}" for k, v in best.items())
              + f" of the draws: {r_new['protocol']} is the best with probability "
              f"{best[r_new['protocol']]:.3f}",
-             f"  {'the same debaters':<22} at the recommended design's levers: "
-             + ", ".join(f"{k} {v:.3f}" for k, v in same.items())
-             + " (parameter draws only)"]
+             f"  {'the same debaters':<22} at the levers of the design recommended for "
+             f"them, the lowest Amp in " + ", ".join(f"{k} {v:.3f}" for k, v in same.items())
+             + " of the parameter draws"]
     if r_new["protocol"] != rec["protocol"]:
         lines.append(f"  the protocols differ: {rec['protocol']} for the same debaters, "
                      f"{r_new['protocol']} for a new population")

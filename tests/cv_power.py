@@ -19,6 +19,7 @@ study under ``-m slow``.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -57,13 +58,22 @@ def replicate(n_rooms: int, rep: int, world: str, n_boot: int = cp.N_BOOT, k: in
     return tab
 
 
-def rejection_rate(n_rooms: int, reps: int, world: str, start: int = 0, **kw):
+def rejection_rate(n_rooms: int, reps: int, world: str, start: int = 0, verbose=False,
+                   save=None, **kw):
     """(share of replicates whose all-at-once p < 0.05, its binomial SE, the
     p-values)."""
     ps = []
     for rep in range(start, start + reps):
         tab = replicate(n_rooms, rep, world, **kw)
         ps.append(float(tab["p_value"].iloc[-1]))
+        if save:
+            tab.assign(world=world, rooms=n_rooms, rep=rep).to_csv(
+                save, mode="a", index=False, header=not Path(save).exists())
+        if verbose:
+            d = tab.set_index(["protocol", "metric"])
+            print(f"  {world} {n_rooms} rep {rep}: p {ps[-1]:.4f}, debate Amp residual "
+                  f"{d.loc[('debate', 'amp'), 'residual']:+.4f} (simulated sd "
+                  f"{d.loc[('debate', 'amp'), 'ref_sd']:.4f})", flush=True)
     ps = np.array(ps)
     r = float(np.mean(ps < 0.05))
     return r, float(np.sqrt(r * (1 - r) / len(ps))), ps
@@ -75,10 +85,14 @@ def main(argv=None) -> None:
     ap.add_argument("--rooms", type=int, nargs="+", default=[1200, 330])
     ap.add_argument("--boot", type=int, default=cp.N_BOOT)
     ap.add_argument("--worlds", nargs="+", default=list(WORLDS), choices=list(WORLDS))
+    ap.add_argument("--start", type=int, default=0, help="first replicate's seed")
+    ap.add_argument("--verbose", action="store_true", help="a line per replicate")
+    ap.add_argument("--save", default=None, help="a CSV each replicate's table is added to")
     a = ap.parse_args(argv)
     for n in a.rooms:
         for w in a.worlds:
-            r, se, ps = rejection_rate(n, a.reps, w, n_boot=a.boot)
+            r, se, ps = rejection_rate(n, a.reps, w, a.start, a.verbose, a.save,
+                                       n_boot=a.boot)
             print(f"{w:<8} {n:>5} rooms: rejected at 5% in {np.sum(ps < 0.05)}/{len(ps)} "
                   f"= {r:.3f} (SE {se:.3f}); median p {np.median(ps):.3f}", flush=True)
 
