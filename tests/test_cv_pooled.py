@@ -201,3 +201,4 @@ def test_cli_bad_pooled_options_exit_2_before_any_output(tmp_path, capsys, argv,
     err = capsys.readouterr()
     assert e.value.code == 2 and msg in err.err and len(err.err.strip().splitlines()) == 1
     assert err.out == "" and not out.exists()
+

@@ -761,7 +761,9 @@ def population_predictions(f, df: pd.DataFrame, confidence=0.95, n_draws=N_DRAWS
     population's consultancy Amp and debate Amp (the rates at which wrong
     protagonists are endorsed, over the log's rooms of that protocol with the
     dishonest side's evidence Bernoulli(rho)), the gap consultancy minus debate and
-    Pr(gap < 0); intervals are percentiles of the draws (rates, no binomial rows).
+    Pr(gap < 0), and beside them each protocol's accuracy over the log's rooms of it
+    (right protagonists endorsed, wrong ones not); intervals are percentiles of the
+    draws (rates, no binomial rows).
     rho: a population's Jeffreys posterior on its own rows; a new population's that
     of a fitted population chosen at random per draw.  ``populations``: those to
     report as "the same debaters" (default: every fitted one); ``prior``: the shift
@@ -789,31 +791,43 @@ def population_predictions(f, df: pd.DataFrame, confidence=0.95, n_draws=N_DRAWS
     shown = list(populations) if populations is not None else list(f0.populations)
     for lab, kind in [(p, SAME) for p in shown] + [(NEW_POP, NEW)]:
         row = {"prediction": kind, "population": lab}
-        amps = {}
-        for prot in PROTOCOLS:
-            sub = d0[(d0["protocol"] == prot) & (d0["a"] != d0["omega"])].copy()
-            if not len(sub):
-                continue
+        amps, accs = {}, {}
+
+        def endorsed(rows):
+            """Per draw, the share of ``rows`` whose protagonist the judge endorses, and
+            their number."""
             # a rate depends on a row's protocol, side, evidence and population only:
             # without the judge and the stated probability the rows merge into a few
             # types (a log of millions of distinct probabilities into a handful)
-            sub = sub.drop(columns=["p_y"], errors="ignore").assign(judge_id="all")
-            sub[col] = lab
-            agg = _cells(f2, sub)
+            rows = rows.drop(columns=["p_y"], errors="ignore").assign(judge_id="all")
+            rows[col] = lab
+            agg = _cells(f2, rows)
             w = agg["w"].to_numpy(float)
             step = max(1, CHUNK_VALUES // max(len(draws2), 1))
             tot = np.zeros(len(draws2))
             for c0 in range(0, len(agg), step):
                 part = agg.iloc[c0:c0 + step]
                 tot += endorse_prob(f2, part, draws2, rhos[lab]) @ w[c0:c0 + step]
-            amps[prot] = tot / w.sum()
-        out = dict(amps)
+            return tot / w.sum(), w.sum()
+
+        for prot in PROTOCOLS:
+            pm = d0["protocol"] == prot
+            wrong, right = d0[pm & (d0["a"] != d0["omega"])], d0[pm & (d0["a"] == d0["omega"])]
+            if not len(wrong):
+                continue
+            amps[prot], n_w = endorsed(wrong.copy())
+            # accuracy over the log's rooms of the protocol: right protagonists endorsed
+            # and wrong ones not (every assigned debate is read with the wrong debater
+            # as the protagonist: there it is 1 - Amp)
+            fwc, n_r = endorsed(right.copy()) if len(right) else (0.0, 0.0)
+            accs[prot] = (n_r * fwc + n_w * (1 - amps[prot])) / (n_r + n_w)
+        out = {f"{k}_amp": v for k, v in amps.items()}
+        out.update({f"{k}_acc": v for k, v in accs.items()})
         if len(amps) == 2:
             out["gap"] = amps["consult"] - amps["debate"]
-        for k, v in out.items():
-            row[f"{k}_amp" if k != "gap" else "gap"] = float(np.mean(v))
+        for key, v in out.items():
+            row[key] = float(np.mean(v))
             lo, hi = np.percentile(v, [a, 100 - a])
-            key = f"{k}_amp" if k != "gap" else "gap"
             row[f"{key}_lo"], row[f"{key}_hi"] = float(lo), float(hi)
         row["pr_gap_below_0"] = float(np.mean(out["gap"] < 0)) if "gap" in out else np.nan
         said = [f"{p}: {rests[(lab, p)]}" for p in PROTOCOLS if (lab, p) in rests]
@@ -842,6 +856,8 @@ def format_populations(tab: pd.DataFrame, confidence: float) -> str:
         lines.append(f"  {r['prediction']:<18} {lab:<16} consultancy Amp {v(r, 'consult_amp')}"
                      f"  debate Amp {v(r, 'debate_amp')}  gap {v(r, 'gap')}  "
                      f"Pr(gap < 0) {r['pr_gap_below_0']:.3f}")
+        lines.append(f"  {'':<18} {'':<16} consultancy accuracy {v(r, 'consult_acc')}  "
+                     f"debate accuracy {v(r, 'debate_acc')}")
         if r["prediction"] == SAME and r["rests_on"]:
             lines.append(f"    ({r['rests_on']})")
     return "\n".join(lines)
