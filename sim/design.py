@@ -109,6 +109,10 @@ class Judge:
     reading: str = ""  # the reading of the log of a store's structural fit
     se: dict = field(default_factory=dict)
     cov: tuple | None = None
+    #: The store's hierarchical shift prior (tau_consult, tau_debate, corr): a new
+    #: population's dishonest side reads (delta_consult, delta_debate) ~ N(0, sigma^2
+    #: Sigma) better than the log's (None: not a structural judge from a store).
+    shift_prior: tuple | None = None
 
     def draws(self, n: int, seed: int) -> dict:
         """n parameter draws (normal with the given SEs or ``cov``, clipped to their
@@ -265,6 +269,11 @@ def _structural_endorse(P, prot: str, right: bool, x, n: int, k: int):
     gap, sigma = quality(P, prot)
     m = (P["mu_d"] if debate else P["mu_c"]) + P["kappa_v"] * x \
         + gap * (1.0 if debate else 0.5) * (1 if right else -1)
+    shift = P.get("delta_d" if debate else "delta_c")
+    if shift is not None:  # a new population's dishonest side (antiamp.estimation.structural)
+        # reads delta better: toward a wrong protagonist, away from a right one in
+        # debate; a right consultant has no dishonest opponent
+        m = m + shift * (1.0 if not right else -1.0 if debate else 0.0)
     S = sigma * (np.sqrt(2.0) if debate else 1.0)
     c = P["read_corr"]
     if n == 1 or not np.any(c > 0):
@@ -561,6 +570,39 @@ def _params(judge: Judge, n_draws: int, seed: int) -> dict:
     return P
 
 
+def new_population_params(judge: Judge, n_draws: int, seed: int) -> dict:
+    """Parameter draws for a new population of debaters: the judge's draws
+    (:func:`_params`) with each draw's dishonest-side shifts (delta_c, delta_d) drawn
+    from the store's hierarchical shift prior, sigma Sigma^(1/2) z (in that draw's
+    consultancy spread), as ``antiamp-estimate``'s "a new population" prediction
+    draws them; draw 0 (the point values) keeps the shifts at the prior's centre, 0."""
+    tc, td, r = judge.shift_prior
+    P = _params(judge, n_draws, seed)
+    C = np.array([[tc * tc, r * tc * td], [r * tc * td, td * td]])
+    rng = np.random.default_rng([seed, 57])
+    z = rng.standard_normal((n_draws, 2)) @ np.linalg.cholesky(C + 1e-12 * np.eye(2)).T
+    z[0] = 0.0
+    P["delta_c"], P["delta_d"] = P["sigma"] * z[:, 0], P["sigma"] * z[:, 1]
+    return P
+
+
+#: Amps closer than this are a tie in :func:`pr_best`.
+TIE_AMP = 1e-6
+
+
+def pr_best(rec: dict, lv: Levers, P: dict) -> dict:
+    """Per protocol of ``lv``, the share of the draws ``P`` in which it has the lowest
+    Amp of the protocols at the levers of ``rec`` (its jury, rule, verification and
+    subsidy): how sure the advice is that its protocol is the best one for these
+    levers.  Amps within :data:`TIE_AMP` of the lowest tie and share the draw
+    (escalation is consultancy where no consultant's evidence fails, and an optimiser's
+    verification of 1e-5 would otherwise break that tie by a hair)."""
+    amp = np.array([outcomes(prot, rec["jury_size"], rec["verification"], P, rec["rule"],
+                             rec.get("subsidy", 0.0))[0] for prot in lv.protocols])
+    best = amp <= amp.min(axis=0) + TIE_AMP
+    return dict(zip(lv.protocols, (best / best.sum(axis=0)).mean(axis=1)))
+
+
 def _meets(amp, acc, tg: Target):
     return (amp <= tg.max_amp + 1e-12) & (acc >= tg.min_acc - 1e-12)
 
@@ -592,14 +634,17 @@ def design_row(judge: Judge, prot, n, rule, v, sub, P, lv: Levers, tg: Target) -
 DE_MAXITER, DE_POPSIZE = 300, 30
 
 
-def optimise(judge: Judge, lv: Levers, tg: Target, n_draws: int = 400, seed: int = 0) -> dict:
+def optimise(judge: Judge, lv: Levers, tg: Target, n_draws: int = 400, seed: int = 0,
+             P: dict | None = None) -> dict:
     """The cheapest design that meets the target (scipy's differential evolution over
     protocol, jury size, jury rule, verification and, when evidence costs the sides
     c_e, the subsidy s in [0, c_e]); if none does, the closest one (least
-    violation), flagged infeasible."""
+    violation), flagged infeasible.  ``P``: the parameter draws (default the judge's,
+    :func:`_params`; :func:`new_population_params` for a new population)."""
     from scipy.optimize import differential_evolution
 
-    P = _params(judge, n_draws if tg.robust > 0 else 1, seed)
+    if P is None:
+        P = _params(judge, n_draws if tg.robust > 0 else 1, seed)
     prots, sizes, rules = list(lv.protocols), sorted(lv.jury_sizes), list(lv.rules)
     big = 1e3 * (lv.cost_call * 2 + 2 * lv.cost_judge * max(sizes) + lv.cost_verification
                  + lv.cost_subsidy * judge.c_e + 1)
@@ -1135,6 +1180,16 @@ def _structural_from_store(ds, p: float, rho: float, se_rho: float) -> tuple[Jud
         notes.append("kappa_v was not identified (shown evidence did not vary within a "
                      "protocol): verification changes this judge's outcomes only through "
                      "escalation's trigger (the consultant's evidence failing)")
+    try:  # the hierarchical shift prior the store's predictions used
+        j.shift_prior = tuple(float(ds.attrs[f"shift_prior_{k}"])
+                              for k in ("consult", "debate", "corr"))
+    except KeyError:  # a store written before antiamp-estimate recorded it: the defaults
+        from .estimation.structural import SHIFT_CORR, SHIFT_SCALE
+
+        j.shift_prior = (SHIFT_SCALE["consult"], SHIFT_SCALE["debate"], SHIFT_CORR)
+        notes.append("shift prior: the store does not record one (written before "
+                     "antiamp-estimate stored it); a new population is drawn from the "
+                     "defaults")
     if rho in (0.0, 1.0):
         notes.append(f"rho is {rho:g} in the log (every wrong side's evidence "
                      f"{'passed' if rho else 'failed'}): a binomial SE of 0")
@@ -1403,6 +1458,57 @@ def _current(spec: str, lv: Levers) -> tuple:
     return prot, n, rule, v
 
 
+def new_population(judge: Judge, lv: Levers, tg: Target, rec: dict, n_draws: int,
+                   seed: int) -> dict | None:
+    """Robust design "for a new population of debaters": the cheapest design that
+    meets the target with probability q when the debaters' dishonest-side shifts are
+    drawn from the store's hierarchical prior on top of the parameter draws
+    (:func:`new_population_params`), and, for it and for ``rec`` (the design for the
+    same debaters), how often each protocol has the lowest Amp at its levers
+    (:func:`pr_best`).  None where it does not apply (a plug-in design, a judge
+    without a store's shift prior); a dict with the design row (``rec``, with
+    ``pr_best`` of its protocol, per protocol ``pr_best_<protocol>`` and the Amp's
+    mean and central interval over the draws) and the printed ``lines``."""
+    if not tg.robust > 0 or judge.kind != "structural" or judge.shift_prior is None:
+        return None
+    tc, td, r = judge.shift_prior
+    head = (f"for a new population of debaters (their dishonest side's shifts drawn from "
+            f"the store's shift prior: sd {tc:g} sigma in consultancy, {td:g} in debate, "
+            f"correlation {r:g}; {n_draws} draws; rho the log's):")
+    if not (np.isfinite(tc) and np.isfinite(td)):
+        return {"rec": None, "lines": ["", head, "  not predicted: the shift prior is flat "
+                                       "(an infinite scale) and draws no population"]}
+    Pn = new_population_params(judge, n_draws, seed)
+    same = pr_best(rec, lv, _params(judge, n_draws, seed))
+    r_new = optimise(judge, lv, tg, n_draws, seed, P=Pn)
+    best = pr_best(r_new, lv, Pn)
+    amp = outcomes(r_new["protocol"], r_new["jury_size"], r_new["verification"], Pn,
+                   r_new["rule"], r_new["subsidy"])[0]
+    a = (1 - tg.robust) / 2
+    lo, hi = np.quantile(amp, [a, 1 - a])
+    r_new.update({"pr_best": best[r_new["protocol"]], "amp_mean": float(np.mean(amp)),
+                  "amp_lo": float(lo), "amp_hi": float(hi),
+                  **{f"pr_best_{k}": v for k, v in best.items()}})
+    rec.update({"pr_best": same[rec["protocol"]],
+                **{f"pr_best_{k}": v for k, v in same.items()}})
+    state = "" if r_new["feasible"] else "  INFEASIBLE: no design meets the target; closest"
+    lines = ["", head,
+             f"  {'recommended':<22} {_describe(r_new, judge)}: cost {r_new['cost']:.3f}, "
+             f"Pr(meets) {r_new['p_meet']:.3f}, Amp {r_new['amp_mean']:.4f} [{lo:.4f}, "
+             f"{hi:.4f}] ({tg.robust:.0%} of draws){state}",
+             f"  {'best protocol':<22} at these levers the lowest Amp in "
+             + ", ".join(f"{k} {v:.3f}" for k, v in best.items())
+             + f" of the draws: {r_new['protocol']} is the best with probability "
+             f"{best[r_new['protocol']]:.3f}",
+             f"  {'the same debaters':<22} at the levers of the design recommended for "
+             f"them, the lowest Amp in " + ", ".join(f"{k} {v:.3f}" for k, v in same.items())
+             + " of the parameter draws"]
+    if r_new["protocol"] != rec["protocol"]:
+        lines.append(f"  the protocols differ: {rec['protocol']} for the same debaters, "
+                     f"{r_new['protocol']} for a new population")
+    return {"rec": r_new, "lines": lines}
+
+
 def _describe(r: dict, judge: Judge) -> str:
     """One design in words: protocol, jury and rule, verification, escalation."""
     jury = f"jury {r['jury_size']}" + (f" ({r['rule'].replace('_', ' ')})"
@@ -1423,6 +1529,7 @@ def run(judge: Judge, lv: Levers, tg: Target, current, notes, n_draws, n_sim, se
     plug = optimise(judge, lv, Target(tg.max_amp, tg.min_acc, tg.budget, 0.0), n_draws, seed) \
         if tg.robust > 0 else rec
     rec.update(verify(judge, rec, n_sim, seed))
+    new = new_population(judge, lv, tg, rec, n_draws, seed)
     P = _params(judge, 1, seed)
     prot, n, rule, v = current
     cur = design_row(judge, prot, n, rule, v, 0.0, P, lv, Target())
@@ -1463,6 +1570,8 @@ def run(judge: Judge, lv: Levers, tg: Target, current, notes, n_draws, n_sim, se
                  f"({rec['acc_sim_se']:.4f}): {rec['verified_by']}")
     lines.append(f"{'current':<24} {_describe(cur, judge)}: cost {cur['cost']:.3f}, Amp "
                  f"{cur['amp']:.4f}, accuracy {cur['acc']:.4f}")
+    if new is not None:
+        lines += new["lines"]
     src = sorted(set(grid.source))
     lines += ["", f"Pareto front (cost, Amp, accuracy) of {len(grid)} designs on the lever "
               f"grid (from the {' and the '.join(src)}): {len(front)} designs"]
@@ -1484,9 +1593,11 @@ def run(judge: Judge, lv: Levers, tg: Target, current, notes, n_draws, n_sim, se
         write_csv(out / "escalation.csv", curve)
     write_csv(out / "front.csv", front)
     write_csv(out / "designs.csv", grid)
+    extra = [new["rec"]] if new is not None and new["rec"] is not None else []
     write_csv(out / "recommendation.csv", pd.DataFrame(
-        [rec, cur] + ([plug] if tg.robust > 0 else [])).assign(
-        role=["recommended", "current"] + (["plug-in"] if tg.robust > 0 else [])))
+        [rec, cur] + ([plug] if tg.robust > 0 else []) + extra).assign(
+        role=["recommended", "current"] + (["plug-in"] if tg.robust > 0 else [])
+        + (["new population"] if extra else [])))
     paths = plot_front(grid, front, rec, cur, out / "design", tg)
     if curve is not None:
         paths += plot_escalation(curve, rec, out / "escalation")

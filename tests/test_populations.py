@@ -270,3 +270,23 @@ def test_cli_bad_shift_prior_exits_2(tmp_path, argv, msg):
                                          "--out", tmp_path / "o"], tmp_path)
     assert r.returncode == 2 and msg in r.stderr, r.stderr
     assert not (tmp_path / "o").exists()
+
+
+def test_both_kinds_of_prediction_give_accuracy_beside_amp():
+    """Accuracy over the log's rooms of each protocol beside Amp, in both kinds of
+    prediction: on a log drawn from the structural judge the same debaters' interval
+    holds the observed accuracy of each protocol; an assigned debate's accuracy is
+    1 - its Amp draw by draw (its mean too); a new population's interval is wider."""
+    df = validate_log(st.simulate_log(4000, seed=9, n_judges=40, mu_consult=0.3, d=2.0,
+                                      sigma=1.5, kappa_v=0.8, rho=0.5))
+    f = pr.fit_named(df, "probabilities")
+    tab = pr.population_predictions(f, df, n_draws=400).set_index("prediction")
+    same, new = tab.loc[pr.SAME], tab.loc[pr.NEW]
+    for prot in ("consult", "debate"):
+        d = df[df["protocol"] == prot]
+        acc = float((d["y"] == d["omega"]).mean())
+        assert same[f"{prot}_acc_lo"] <= acc <= same[f"{prot}_acc_hi"], (prot, acc, same)
+        assert (new[f"{prot}_acc_hi"] - new[f"{prot}_acc_lo"]
+                > same[f"{prot}_acc_hi"] - same[f"{prot}_acc_lo"])
+    assert same["debate_acc"] == pytest.approx(1 - same["debate_amp"], abs=1e-12)
+    assert "consultancy accuracy" in pr.format_populations(tab.reset_index(), 0.95)

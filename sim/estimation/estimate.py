@@ -215,7 +215,8 @@ def work_parts(args, n_rows: int) -> list:
         parts.append((f"the simulations at --n-sim {args.n_sim:,}",
                       args.n_sim / budget.ESTIMATE_SIM_RATE))
     if predictive.wanted(args):
-        fits = 1 + (args.cv or 0) + (1 if args.calibrate else 0)
+        fits = 1 + (args.cv or 0) * (getattr(args, "cv_seeds", 1) or 1) + (
+            1 if args.calibrate else 0)
         evals = args.check_draws * n_rows * fits
         parts.append((f"the predictive checks ({args.check_draws:,} draws x {n_rows:,} rows "
                       f"x {fits} fit{'s' if fits > 1 else ''})",
@@ -243,6 +244,7 @@ _OUT_FILES = ("estimates.zarr", "predicted_vs_observed.csv", "estimates.png", "e
 _RUN_FILES = _OUT_FILES + ("field_metrics.png", "structural_selection.csv",
                            "structural_selection_debaters.csv",
                            "predictive_strata.csv", "predictive_cv.csv",
+                           "predictive_cv_pooled.csv",
                            "predictive_calibrated.csv", "predictive_populations.csv",
                            "structural_prior_sensitivity.csv")
 

@@ -212,12 +212,20 @@ def n_fits(args) -> int:
     """Structural fits the options ask for: one per fit the checks use (the log, each
     --cv fold, the calibration), times the selection's candidates x (folds + 1) where
     the reading is chosen (``auto``)."""
-    uses = (1 if args.simulate else 0) + (args.cv or 0) + (1 if args.calibrate else 0)
+    seeds = getattr(args, "cv_seeds", 1) or 1
+    uses = (1 if args.simulate else 0) + (args.cv or 0) * seeds + (
+        1 if args.calibrate else 0)
     auto = getattr(args, "structural_fit", "auto") == "auto" and not getattr(
         args, "protocol_gap", False)
+    # --cv's pooled statistic: the folds of every fold seed refitted in one reading on
+    # the log and on each simulated log (and the whole log selected once without
+    # --simulate)
+    pooled = (args.cv or 0) * seeds * (getattr(args, "cv_boot", 0) + 1) + (
+        len(FITS) * (SELECT_FOLDS + 1) if args.cv and auto and not args.simulate else 0)
     # (+2: the shifts refitted at half and double the shift prior's scales)
     return uses * (len(FITS) * (SELECT_FOLDS + 1) if auto else 1) + (
-        2 if args.simulate and getattr(args, "debaters", None) else 0)
+        2 if args.simulate and getattr(args, "debaters", None) else 0) + (
+        pooled if getattr(args, "cv_boot", 0) else 0)
 
 
 def fit_named(df: pd.DataFrame, name: str, **kw):
@@ -482,12 +490,17 @@ def cross_validate(df: pd.DataFrame, k: int, by="judge", confidence=0.95,
     return pd.concat(out, ignore_index=True)
 
 
-def format_cv(tab: pd.DataFrame, k: int, by: str, confidence: float) -> str:
+def format_cv(tab: pd.DataFrame, k: int, by: str, confidence: float,
+              pooled: pd.DataFrame | None = None) -> str:
+    """The folds' rows, how many lie inside their intervals, and (``pooled``, from
+    :func:`~.cvpool.pooled_check`) the statistic pooled over the folds."""
+    many = "fold_seed" in tab.columns and tab["fold_seed"].nunique() > 1
     lines = ["", f"{k}-fold cross-validation by {by} (each fold predicted by a fit to the "
              f"others; observed {confidence:.0%} Wilson, predicted {confidence:.0%} "
              f"predictive interval):"]
     for _, r in tab.iterrows():
-        lines.append(f"  fold {r['fold']} {r['protocol']:<8} {r['metric']:<4} "
+        lines.append(f"  {'seed ' + str(r['fold_seed']) + ' ' if many else ''}"
+                     f"fold {r['fold']} {r['protocol']:<8} {r['metric']:<4} "
                      f"{r['k']:>4}/{r['n']:<4} {_observed_predicted(r)}  ({r['fit']})"
                      + ("" if r["inside"] else "  OUTSIDE"))
     miss = tab[~tab["inside"]]
@@ -496,6 +509,10 @@ def format_cv(tab: pd.DataFrame, k: int, by: str, confidence: float) -> str:
                  + (": outside " + ", ".join(f"fold {a} {b} {c}" for a, b, c in
                                             zip(miss["fold"], miss["protocol"],
                                                 miss["metric"])) if len(miss) else ""))
+    if pooled is not None:
+        from .cvpool import format_pooled
+
+        lines.append(format_pooled(pooled, confidence))
     return "\n".join(lines)
 
 
@@ -744,7 +761,9 @@ def population_predictions(f, df: pd.DataFrame, confidence=0.95, n_draws=N_DRAWS
     population's consultancy Amp and debate Amp (the rates at which wrong
     protagonists are endorsed, over the log's rooms of that protocol with the
     dishonest side's evidence Bernoulli(rho)), the gap consultancy minus debate and
-    Pr(gap < 0); intervals are percentiles of the draws (rates, no binomial rows).
+    Pr(gap < 0), and beside them each protocol's accuracy over the log's rooms of it
+    (right protagonists endorsed, wrong ones not); intervals are percentiles of the
+    draws (rates, no binomial rows).
     rho: a population's Jeffreys posterior on its own rows; a new population's that
     of a fitted population chosen at random per draw.  ``populations``: those to
     report as "the same debaters" (default: every fitted one); ``prior``: the shift
@@ -772,31 +791,43 @@ def population_predictions(f, df: pd.DataFrame, confidence=0.95, n_draws=N_DRAWS
     shown = list(populations) if populations is not None else list(f0.populations)
     for lab, kind in [(p, SAME) for p in shown] + [(NEW_POP, NEW)]:
         row = {"prediction": kind, "population": lab}
-        amps = {}
-        for prot in PROTOCOLS:
-            sub = d0[(d0["protocol"] == prot) & (d0["a"] != d0["omega"])].copy()
-            if not len(sub):
-                continue
+        amps, accs = {}, {}
+
+        def endorsed(rows):
+            """Per draw, the share of ``rows`` whose protagonist the judge endorses, and
+            their number."""
             # a rate depends on a row's protocol, side, evidence and population only:
             # without the judge and the stated probability the rows merge into a few
             # types (a log of millions of distinct probabilities into a handful)
-            sub = sub.drop(columns=["p_y"], errors="ignore").assign(judge_id="all")
-            sub[col] = lab
-            agg = _cells(f2, sub)
+            rows = rows.drop(columns=["p_y"], errors="ignore").assign(judge_id="all")
+            rows[col] = lab
+            agg = _cells(f2, rows)
             w = agg["w"].to_numpy(float)
             step = max(1, CHUNK_VALUES // max(len(draws2), 1))
             tot = np.zeros(len(draws2))
             for c0 in range(0, len(agg), step):
                 part = agg.iloc[c0:c0 + step]
                 tot += endorse_prob(f2, part, draws2, rhos[lab]) @ w[c0:c0 + step]
-            amps[prot] = tot / w.sum()
-        out = dict(amps)
+            return tot / w.sum(), w.sum()
+
+        for prot in PROTOCOLS:
+            pm = d0["protocol"] == prot
+            wrong, right = d0[pm & (d0["a"] != d0["omega"])], d0[pm & (d0["a"] == d0["omega"])]
+            if not len(wrong):
+                continue
+            amps[prot], n_w = endorsed(wrong.copy())
+            # accuracy over the log's rooms of the protocol: right protagonists endorsed
+            # and wrong ones not (every assigned debate is read with the wrong debater
+            # as the protagonist: there it is 1 - Amp)
+            fwc, n_r = endorsed(right.copy()) if len(right) else (0.0, 0.0)
+            accs[prot] = (n_r * fwc + n_w * (1 - amps[prot])) / (n_r + n_w)
+        out = {f"{k}_amp": v for k, v in amps.items()}
+        out.update({f"{k}_acc": v for k, v in accs.items()})
         if len(amps) == 2:
             out["gap"] = amps["consult"] - amps["debate"]
-        for k, v in out.items():
-            row[f"{k}_amp" if k != "gap" else "gap"] = float(np.mean(v))
+        for key, v in out.items():
+            row[key] = float(np.mean(v))
             lo, hi = np.percentile(v, [a, 100 - a])
-            key = f"{k}_amp" if k != "gap" else "gap"
             row[f"{key}_lo"], row[f"{key}_hi"] = float(lo), float(hi)
         row["pr_gap_below_0"] = float(np.mean(out["gap"] < 0)) if "gap" in out else np.nan
         said = [f"{p}: {rests[(lab, p)]}" for p in PROTOCOLS if (lab, p) in rests]
@@ -825,6 +856,8 @@ def format_populations(tab: pd.DataFrame, confidence: float) -> str:
         lines.append(f"  {r['prediction']:<18} {lab:<16} consultancy Amp {v(r, 'consult_amp')}"
                      f"  debate Amp {v(r, 'debate_amp')}  gap {v(r, 'gap')}  "
                      f"Pr(gap < 0) {r['pr_gap_below_0']:.3f}")
+        lines.append(f"  {'':<18} {'':<16} consultancy accuracy {v(r, 'consult_acc')}  "
+                     f"debate accuracy {v(r, 'debate_acc')}")
         if r["prediction"] == SAME and r["rests_on"]:
             lines.append(f"    ({r['rests_on']})")
     return "\n".join(lines)
@@ -914,6 +947,15 @@ def add_arguments(ap) -> None:
                         "predicted by a fit to the others")
     g.add_argument("--cv-by", default="judge", choices=("judge", "room"),
                    help="what a fold holds out: judge (the default) or room")
+    from .cvpool import MAX_BOOT, MAX_SEEDS, MIN_BOOT, N_BOOT
+
+    g.add_argument("--cv-boot", type=int, default=N_BOOT, metavar="B",
+                   help="logs simulated from the fitted judge and cross-validated alike, the "
+                        "reference of --cv's statistic pooled over the folds: 0 (no pooled "
+                        f"statistic) or {MIN_BOOT} to {MAX_BOOT:,} (default {N_BOOT})")
+    g.add_argument("--cv-seeds", type=int, default=1, metavar="N",
+                   help="fold assignments of --cv (seeds --seed, --seed + 1, ...), the "
+                        f"pooled statistic averaged over them: 1 to {MAX_SEEDS} (default 1)")
     g.add_argument("--debaters", default=None, metavar="COLUMN",
                    help="a column naming each row's population of debaters: a persuasiveness "
                         "shift per population, the judge's parameters shared")
@@ -959,8 +1001,17 @@ def wanted(args) -> bool:
 def check_arguments(args, df: pd.DataFrame, load) -> pd.DataFrame | None:
     """Refuse bad options before any output (CheckError names the option); returns the
     --calibrate log, read by ``load``."""
+    from .cvpool import MAX_BOOT, MAX_SEEDS, MIN_BOOT
+
     if args.cv is not None and args.cv < 2:
         raise CheckError(f"--cv must be an integer >= 2, got {args.cv}")
+    # checked with or without --cv: a bad value is never silently ignored
+    if not (args.cv_boot == 0 or MIN_BOOT <= args.cv_boot <= MAX_BOOT):
+        raise CheckError(f"--cv-boot must be 0 (no pooled statistic) or an integer in "
+                         f"[{MIN_BOOT}, {MAX_BOOT:,}], got {args.cv_boot}")
+    if not 1 <= args.cv_seeds <= MAX_SEEDS:
+        raise CheckError(f"--cv-seeds must be an integer in [1, {MAX_SEEDS}], got "
+                         f"{args.cv_seeds}")
     if not 2 <= args.check_draws <= MAX_CHECK_DRAWS:
         raise CheckError(f"--check-draws must be an integer in [2, {MAX_CHECK_DRAWS:,}], "
                          f"got {args.check_draws}")
@@ -1079,17 +1130,39 @@ def run(args, df: pd.DataFrame, new: pd.DataFrame | None, conf: float, out,
         print(f"wrote {out / 'predictive_populations.csv'}")
         store_attrs(out, {"population_predictions": pop.to_json(orient="records"),
                           "shift_prior": pop.attrs["shift_prior"],
+                          # (numbers, for antiamp-design's new population; inf as text)
+                          **{f"shift_prior_{k}": v if np.isfinite(v) else str(v) for k, v in
+                             (("consult", prior.tau_consult), ("debate", prior.tau_debate),
+                              ("corr", prior.corr))},
                           "structural_reading_populations": f.reading})
         tab, summ = stratified_check(f, df, conf, args.check_draws, args.seed)
         print(format_stratified(tab, summ, conf))
         write_csv(out / "predictive_strata.csv", tab)
         print(f"wrote {out / 'predictive_strata.csv'}")
     if args.cv:
-        cv = cross_validate(df, args.cv, args.cv_by, conf, args.check_draws, args.seed, kw,
-                            choice)
-        print(format_cv(cv, args.cv, args.cv_by, conf))
+        seeds = [args.seed + i for i in range(args.cv_seeds)]
+        cv = pd.concat([cross_validate(df, args.cv, args.cv_by, conf, args.check_draws, s,
+                                       kw, choice).assign(fold_seed=s) for s in seeds],
+                       ignore_index=True)
+        pooled = None
+        if args.cv_boot:
+            from .cvpool import pooled_check
+
+            # the model the reference is simulated from: the fit of the checks above
+            # (with --simulate), else the reading the log selects (or the one named)
+            whole = f if args.simulate else fit_for(df, choice, args.seed, **kw)[0]
+            pooled = pooled_check(df, whole, args.cv, args.cv_by, seeds, args.cv_boot,
+                                  args.seed, kw)
+        print(format_cv(cv, args.cv, args.cv_by, conf, pooled))
         write_csv(out / "predictive_cv.csv", cv)
         print(f"wrote {out / 'predictive_cv.csv'}")
+        if pooled is not None:
+            write_csv(out / "predictive_cv_pooled.csv", pooled)
+            store_attrs(out, {"cv_pooled": pooled.to_json(orient="records"),
+                              "cv_pooled_reading": pooled.attrs["reading"],
+                              "cv_pooled_n_boot": int(pooled.attrs["n_boot"]),
+                              "cv_fold_seeds": [int(x) for x in seeds]})
+            print(f"wrote {out / 'predictive_cv_pooled.csv'}")
     if new is not None:
         new = _final(new, args.round)
         f, tab, r = calibrate(df, new, args.calibrate_rooms, conf, args.check_draws,
