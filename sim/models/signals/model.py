@@ -170,7 +170,20 @@ def _fixed_attention_equilibria(block: _Block, W, eqc, report):
     C = len(block)
     Jc, Jd, v, t, c_e = block.Jc, block.Jd, block.v, block.t, block.c_e
     G = sg.gains(W, Jc, Jd, v, c_e)
-    # Indifference is detected well inside the certificate tolerance (as in sim.effort).
+    out = [[[], []] for _ in range(C)]
+    if eqc.method == "enumerate":  # every cell's equilibria as rows, certified at once
+        # Indifference is detected well inside the certificate tolerance (as in sim.effort).
+        (cc, x_Pc), (dc, x_P, x_A) = sg.equilibrium_rows(G, eqc.tol * 1e-3)
+        for protocol, idx, prof, prs in (
+                (0, cc, sg.Profile(x_Pc, np.ones((len(cc), 2)), np.ones((len(cc), 2, 2))),
+                 list(x_Pc)),
+                (1, dc, sg.Profile(np.ones((len(dc), 2)), x_P, x_A), list(zip(x_P, x_A)))):
+            if not len(idx):
+                continue
+            eps = sg.certificate(W[idx], prof, Jc[idx], Jd[idx], v[idx], c_e[idx])[:, protocol]
+            for i, pr, e in zip(idx.tolist(), prs, eps.tolist()):
+                out[i][protocol].append(Found(t[i], pr, 0.0, e))
+        return out, {}
     cons, deb = sg.enumerate_equilibria(G, eqc.tol * 1e-3)
     if eqc.method != "enumerate":
         methods = ("br", "qre", "root") if eqc.method == "all" else (eqc.method,)
@@ -185,7 +198,6 @@ def _fixed_attention_equilibria(block: _Block, W, eqc, report):
                            for u, w in merged):
                     merged.append((xp, xa))
             deb[i] = merged
-    out = [[[], []] for _ in range(C)]
     for protocol, per in ((0, cons), (1, deb)):  # every cell's equilibria in one call
         idx = np.array([i for i in range(C) for _ in per[i]], int)
         prs = [pr for i in range(C) for pr in per[i]]
@@ -252,7 +264,8 @@ def _metrics(block: _Block, W, found, simulated: bool):
             prof.x_P[r], prof.x_A[r] = f.profile
     weights = W[ri]
     wel = tuple(w[ri] for w in block.welfare)
-    vals = sg.outcomes(weights, prof, Jc, Jd, v, wel, n=None if simulated else 1)
+    # Standard errors of simulated payoffs only (exact ones have none to store).
+    vals = sg.outcomes(weights, prof, Jc, Jd, v, wel, n=None if simulated else 1, se=simulated)
     pick = np.array([p for _, p, _ in rows])
     r_idx = np.arange(len(rows))
     out = {k: (m[r_idx, pick], s[r_idx, pick]) for k, (m, s) in vals.items()}
@@ -465,24 +478,44 @@ def _assemble(base, block, shape, dims, axes, rows, vals, found, commits, W, amp
     t_star, eps, eps_j = (np.full(lead, np.nan) for _ in range(3))
     xP = np.full(lead + (2,), np.nan)
     xA = np.full(lead + (2, 2), np.nan)
-    # Order equilibria within (cell, protocol) by judge utility, best first.
-    order: dict = {}
-    for r, (i, p, f) in enumerate(rows):
-        order.setdefault((i, p), []).append(r)
-    for (i, p), rs in order.items():
-        rs.sort(key=lambda r: -vals["judge_utility"][0][r])
-        for e, r in enumerate(rs):
-            f = rows[r][2]
-            for k in vals:
-                arr[k][i, p, e] = vals[k][0][r]
-                se[k][i, p, e] = vals[k][1][r]
-            t_star[i, p, e] = f.t
-            eps[i, p, e] = max(f.eps_judge, f.eps_senders)
-            eps_j[i, p, e] = f.eps_judge
-            if p == 0:
-                xP[i, p, e] = f.profile
-            else:
-                xP[i, p, e], xA[i, p, e] = f.profile
+    # Order equilibria within (cell, protocol) by judge utility, best first (a stable
+    # sort: ties keep the order found), every row placed at once.
+    if rows:
+        R = len(rows)
+        ri = np.array([i for i, _, _ in rows], np.intp)
+        rp = np.array([p for _, p, _ in rows], np.intp)
+        ju = vals["judge_utility"][0]
+        if np.isnan(ju).any():  # (never: a utility is a mean over every class) as sorted()
+            groups: dict = {}
+            for r in range(R):
+                groups.setdefault((ri[r], rp[r]), []).append(r)
+            order = np.array([r for rs in groups.values()
+                              for r in sorted(rs, key=lambda r: -ju[r])], np.intp)
+        else:
+            order = np.lexsort((np.arange(R), -ju, rp, ri))
+        i_s, p_s = ri[order], rp[order]
+        new_group = np.ones(R, bool)
+        new_group[1:] = (i_s[1:] != i_s[:-1]) | (p_s[1:] != p_s[:-1])
+        start = np.maximum.accumulate(np.where(new_group, np.arange(R), 0))
+        e_s = np.arange(R) - start
+        at = (i_s, p_s, e_s)
+        for k in vals:
+            arr[k][at] = vals[k][0][order]
+            se[k][at] = vals[k][1][order]
+        found_s = [rows[r][2] for r in order]
+        ej = np.array([f.eps_judge for f in found_s], float)
+        es = np.array([f.eps_senders for f in found_s], float)
+        t_star[at] = np.array([f.t for f in found_s], float)
+        eps[at] = np.where(es > ej, es, ej)  # max(eps_judge, eps_senders), as max() picks
+        eps_j[at] = ej
+        consult = p_s == 0
+        if consult.any():
+            xP[i_s[consult], 0, e_s[consult]] = np.array(
+                [f.profile for f, c in zip(found_s, consult) if c], float)
+        if (~consult).any():
+            deb = [f.profile for f, c in zip(found_s, consult) if not c]
+            xP[i_s[~consult], 1, e_s[~consult]] = np.array([x for x, _ in deb], float)
+            xA[i_s[~consult], 1, e_s[~consult]] = np.array([a for _, a in deb], float)
     n_eq = np.array([[len(found[i][p]) for p in (0, 1)] for i in range(C)])
     out_shape = tuple(shape)
     dd = tuple(dims) + ("protocol", "equilibrium")
