@@ -335,37 +335,91 @@ def _equilibrium_se(block: _Block, W, eqc, rows, vals, report, step=1e-5, match=
                 key.append((i, k, sgn, h))
     pw = np.array(pw)
     rows_p, vals_p = _perturbed(block.take(pc), pw, eqc)
-    by = {}
-    for r, (j, p, f) in enumerate(rows_p):
-        by.setdefault((j, p), []).append(r)
-    per_cell: dict = {}
+    jp = np.array([j for j, _, _ in rows_p], np.intp)
+    pp = np.array([p for _, p, _ in rows_p], np.intp)
+    flat_p = np.array([_flat(f) for _, _, f in rows_p]).reshape(len(rows_p), 6)
+    t_p = np.array([f.t for _, _, f in rows_p], float)
+    vp = {m: vals_p[m][0] for m in vals}
+    ks = np.array([k for _, k, _, _ in key], np.intp)
+    # sgn / (2 h): the continuation's value times it is the central difference's term
+    scale = np.array([sgn for _, _, sgn, _ in key], float)
+    two_h = np.array([2 * h for _, _, _, h in key], float)
+    # Each cell's perturbations are consecutive (j0..j1), and so are the perturbed rows
+    # of each perturbation and protocol: segments found once, by sorting (stable).
+    span: dict = {}
     for j, (i, k, sgn, h) in enumerate(key):
-        per_cell.setdefault(i, []).append(j)
+        span[i] = (span.get(i, (j, j))[0], j + 1)
+    order = {p: np.flatnonzero(pp == p) for p in (0, 1)}  # rows_p of a protocol, by j
     for r, (i, p, f) in enumerate(rows):
-        if i not in per_cell or not _moves(f, effort(i)):
+        if i not in span or not _moves(f, effort(i)):
             continue
         n = W[i].sum()
         freq = W[i] / n
-        grad = {m: np.zeros(32) for m in vals}
-        lost = False
-        for j in per_cell[i]:
-            cand = by.get((j, p), [])
-            d = [_distance(f, rows_p[c][2]) for c in cand]
-            if not d or min(d) > match:
-                lost = True
-                break
-            c = cand[int(np.argmin(d))]
-            _, k, sgn, h = key[j]
-            for m in vals:
-                grad[m][k] += sgn * vals_p[m][0][c] / (2 * h)
-        if lost:
+        j0, j1 = span[i]
+        picked = _continued(f, j0, j1, order[p], jp, flat_p, t_p, match)
+        if picked is None:
             report.append(f"cell {i}, {('consult', 'debate')[p]}: an equilibrium does not "
                           "continue when the class frequencies move (a knife edge); its "
                           "standard errors hold the strategy profile fixed")
             continue
+        jj = np.arange(j0, j1)
         for m in vals:
             if np.isfinite(vals[m][1][r]):
-                vals[m][1][r] = delta_se(freq, grad[m], n)
+                grad = np.zeros(32)
+                # in the perturbations' order, as the sum of their central differences
+                np.add.at(grad, ks[jj], scale[jj] * vp[m][picked] / two_h[jj])
+                vals[m][1][r] = delta_se(freq, grad, n)
+
+
+def _flat(f: Found) -> np.ndarray:
+    """An equilibrium's profile as 6 numbers (consultancy's 2, then zeros)."""
+    if isinstance(f.profile, tuple):
+        return np.concatenate([np.ravel(f.profile[0]), np.ravel(f.profile[1])])
+    return np.concatenate([np.ravel(f.profile), np.zeros(4)])
+
+
+def _continued(f: Found, j0: int, j1: int, rows: np.ndarray, jp, flat_p, t_p, match):
+    """The perturbed rows (one for each perturbation j0..j1-1) that continue the
+    equilibrium ``f``: among each perturbation's equilibria of the protocol (``rows``,
+    ordered by perturbation), the nearest (:func:`_distance`: the largest difference of
+    a presentation probability or of attention; the first of equals); None when a
+    perturbation has none within ``match`` (a knife edge)."""
+    lo, hi = np.searchsorted(jp[rows], [j0, j1])
+    cand = rows[lo:hi]
+    if not len(cand):
+        return None
+    x = _flat(f)
+    width = 2 if not isinstance(f.profile, tuple) else 6  # consultancy: x_Pc alone
+    seg = jp[cand]
+    starts = np.flatnonzero(np.r_[True, seg[1:] != seg[:-1]])
+    if len(starts) != j1 - j0:  # a perturbation without an equilibrium of this protocol
+        return None
+    if np.isnan(flat_p[cand]).any() or np.isnan(x).any():  # _distance's order, one by one
+        picked = []
+        for a, b in zip(starts, np.r_[starts[1:], len(cand)]):
+            d = [_distance(f, Found(t_p[c], _unflat(flat_p[c], width), 0, 0))
+                 for c in cand[a:b]]
+            if min(d) > match:
+                return None
+            picked.append(cand[a + int(np.argmin(d))])
+        return np.array(picked, np.intp)
+    d = np.abs(flat_p[cand, :width] - x[:width]).max(axis=1)
+    with np.errstate(invalid="ignore"):
+        dt = f.t - t_p[cand]
+    both = np.isnan(f.t) & np.isnan(t_p[cand])  # no attention on either side
+    d = np.where(both, d, np.where(np.isfinite(dt), np.maximum(d, np.abs(dt)), np.inf))
+    best = np.minimum.reduceat(d, starts)
+    if (best > match).any():
+        return None
+    # the first row of each segment at its minimum
+    at = np.flatnonzero(d == np.repeat(best, np.diff(np.r_[starts, len(d)])))
+    first = at[np.r_[True, seg[at][1:] != seg[at][:-1]]]
+    return cand[first]
+
+
+def _unflat(x: np.ndarray, width: int):
+    return x[:2].copy() if width == 2 else (x[:2].copy(), x[2:].reshape(2, 2).copy())
+
 
 #: Rows of perturbed cells solved together (the delta method's 64 a mixed
 #: equilibrium's cell): bounds the memory of a large block's solve.
