@@ -165,8 +165,10 @@ def _signal_tables(c):
     return Jc, np.stack([Jd, Jd])
 
 
-def _fixed_attention_equilibria(block: _Block, W, eqc, report):
-    """Equilibria without endogenous effort (attention fixed or absent)."""
+def _fixed_attention_equilibria(block: _Block, W, eqc, report, certify: bool = True):
+    """Equilibria without endogenous effort (attention fixed or absent); ``certify``:
+    with their certificates (without, ``eps_senders`` is NaN: the delta method's
+    perturbed solves read only the profiles)."""
     C = len(block)
     Jc, Jd, v, t, c_e = block.Jc, block.Jd, block.v, block.t, block.c_e
     G = sg.gains(W, Jc, Jd, v, c_e)
@@ -180,7 +182,8 @@ def _fixed_attention_equilibria(block: _Block, W, eqc, report):
                 (1, dc, sg.Profile(np.ones((len(dc), 2)), x_P, x_A), list(zip(x_P, x_A)))):
             if not len(idx):
                 continue
-            eps = sg.certificate(W[idx], prof, Jc[idx], Jd[idx], v[idx], c_e[idx])[:, protocol]
+            eps = (sg.certificate(W[idx], prof, Jc[idx], Jd[idx], v[idx], c_e[idx])[:, protocol]
+                   if certify else np.full(len(idx), np.nan))
             for i, pr, e in zip(idx.tolist(), prs, eps.tolist()):
                 out[i][protocol].append(Found(t[i], pr, 0.0, e))
         return out, {}
@@ -203,8 +206,8 @@ def _fixed_attention_equilibria(block: _Block, W, eqc, report):
         prs = [pr for i in range(C) for pr in per[i]]
         if not prs:
             continue
-        eps = sg.certificate(W[idx], ef._profile_rows(prs, protocol), Jc[idx], Jd[idx], v[idx],
-                             c_e[idx])[:, protocol]
+        eps = (sg.certificate(W[idx], ef._profile_rows(prs, protocol), Jc[idx], Jd[idx], v[idx],
+                              c_e[idx])[:, protocol] if certify else np.full(len(idx), np.nan))
         for i, pr, e in zip(idx, prs, eps):
             out[i][protocol].append(Found(t[i], pr, 0.0, float(e)))
     return out, {}
@@ -231,10 +234,10 @@ def _effort_equilibria(block: _Block, W, eqc, report, progress):
     return out, commits
 
 
-def _equilibria(block: _Block, W, eqc, report, progress=False):
+def _equilibria(block: _Block, W, eqc, report, progress=False, certify: bool = True):
     if block.endogenous:
         return _effort_equilibria(block, W, eqc, report, progress)
-    return _fixed_attention_equilibria(block, W, eqc, report)
+    return _fixed_attention_equilibria(block, W, eqc, report, certify)
 
 
 def _tables_for(c, t):
@@ -433,7 +436,7 @@ def _perturbed(block: _Block, W, eqc):
     rows, vals = [], {}
     for a in range(0, len(block), PERTURBED_ROWS):
         part = np.arange(a, min(a + PERTURBED_ROWS, len(block)))
-        found, _ = _equilibria(block.take(part), W[part], eqc, [], False)
+        found, _ = _equilibria(block.take(part), W[part], eqc, [], False, certify=False)
         r, v = _metrics(block.take(part), W[part], found, False)
         rows += [(j + a, p, f) for j, p, f in r]
         for k, (m, s) in v.items():
