@@ -83,6 +83,10 @@ MODEL_GRIDS = {
     "baseline": lambda cells, n: {"sweep": {"axes": _grid(cells)}, "run": {"n_instances": n}},
     "signals": _signals("exact"),  # the model's default: no kernel, equilibria alone
     "signals_sim": _signals("simulated"),  # class counts from the kernel, delta-method SEs
+    "panel": lambda cells, n: {  # exact payoffs (the default): a judge panel's tables a cell
+        "model": {"name": "panel"}, "run": {"n_instances": n},
+        "sweep": {"axes": {"model": {"rho": {"linspace": [0.05, 0.95, _side(cells)[0]]},
+                                     "p": {"linspace": [0.55, 0.95, _side(cells)[1]]}}}}},
 }
 
 
