@@ -340,7 +340,7 @@ def _equilibrium_se(block: _Block, W, eqc, rows, vals, report, step=1e-5, match=
     rows_p, vals_p = _perturbed(block.take(pc), pw, eqc)
     jp = np.array([j for j, _, _ in rows_p], np.intp)
     pp = np.array([p for _, p, _ in rows_p], np.intp)
-    flat_p = np.array([_flat(f) for _, _, f in rows_p]).reshape(len(rows_p), 6)
+    flat_p = _flat_rows([f for _, _, f in rows_p], pp)
     t_p = np.array([f.t for _, _, f in rows_p], float)
     vp = {m: vals_p[m][0] for m in vals}
     ks = np.array([k for _, k, _, _ in key], np.intp)
@@ -372,6 +372,21 @@ def _equilibrium_se(block: _Block, W, eqc, rows, vals, report, step=1e-5, match=
                 # in the perturbations' order, as the sum of their central differences
                 np.add.at(grad, ks[jj], scale[jj] * vp[m][picked] / two_h[jj])
                 vals[m][1][r] = delta_se(freq, grad, n)
+
+
+def _flat_rows(found: list, protocol: np.ndarray) -> np.ndarray:
+    """:func:`_flat` of many equilibria at once ([R, 6])."""
+    out = np.zeros((len(found), 6))
+    for p in (0, 1):
+        at = np.flatnonzero(protocol == p)
+        if not len(at):
+            continue
+        if p == 0:
+            out[at, :2] = np.array([found[r].profile for r in at], float).reshape(-1, 2)
+        else:
+            out[at, :2] = np.array([found[r].profile[0] for r in at], float).reshape(-1, 2)
+            out[at, 2:] = np.array([found[r].profile[1] for r in at], float).reshape(-1, 4)
+    return out
 
 
 def _flat(f: Found) -> np.ndarray:
