@@ -3,6 +3,8 @@
     python benchmarks/bench_sweep.py [--cells 10000] [--n 1000000]
     python benchmarks/bench_sweep.py --against OTHER_CHECKOUT [--cells 10000] [--n 10000]
         [--repeats 5]
+    python benchmarks/bench_sweep.py --per-cell signals,signals_sim [--against OTHER_CHECKOUT]
+        [--this CHECKOUT] [--sizes 100,10000] [--n 10000] [--repeats 3]
 
 Each grid size runs in a fresh process so that its peak resident memory is its
 own.  The reference, in the same run, is what a user would otherwise write: a
@@ -15,6 +17,17 @@ the project (a git worktree of an earlier commit: its ``sim/``, ``sweeps/``,
 ``--repeats`` times, each run in a fresh process, compiled outside the timing;
 it prints each run's CPU and wall time, the medians, their ratio, and the load
 average before and after.
+
+``--per-cell MODEL[,MODEL...]`` measures each model's marginal CPU per cell: its
+two-axis grid (``MODEL_GRIDS``: the baseline's rho x b, signals' eta x phi with
+exact or simulated payoffs) swept into a store at each of ``--sizes`` cells
+(default 100 and 10,000), each run in a fresh process, CPU time of the sweep alone
+(imports and compilation outside it); the marginal CPU per cell is the slope
+between the smallest and the largest size, what a cell costs beyond the sweep's
+fixed cost, and is printed beside the baseline's (measured in the same run, on the
+same checkout) with their ratio.  With ``--against`` both checkouts run, the runs
+alternating (model by model, size by size), and the table gives both and the ratio
+of this checkout's slope to the other's.
 """
 
 from __future__ import annotations
@@ -47,6 +60,99 @@ def _use_checkout(src: str) -> None:
                     mapping[name] = os.path.join(src, os.path.basename(path))
             return
     raise SystemExit("--against needs an editable install of antiamp (pip install -e .)")
+
+
+def _side(cells: int) -> tuple[int, int]:
+    side = int(round(math.sqrt(cells)))
+    return side, cells // side
+
+
+def _signals(payoffs: str):
+    def grid(cells: int, n: int) -> dict:
+        a, b = _side(cells)
+        return {"model": {"name": "signals", "p": 0.8, "rho": 0.3, "c_e": 0.4},
+                "signals": {"eta_mode": "fraction"}, "judge": {"kind": "tiebreak", "b": 0.7},
+                "equilibrium": {"payoffs": payoffs}, "run": {"n_instances": n},
+                "sweep": {"axes": {"signals": {"eta": {"linspace": [-1.0, 1.0, a]},
+                                               "phi": {"linspace": [0.05, 1.0, b]}}}}}
+    return grid
+
+
+#: The grids of --per-cell: a config of ``cells`` cells and ``n`` instances a cell.
+MODEL_GRIDS = {
+    "baseline": lambda cells, n: {"sweep": {"axes": _grid(cells)}, "run": {"n_instances": n}},
+    "signals": _signals("exact"),  # the model's default: no kernel, equilibria alone
+    "signals_sim": _signals("simulated"),  # class counts from the kernel, delta-method SEs
+    "panel": lambda cells, n: {  # exact payoffs (the default): a judge panel's tables a cell
+        "model": {"name": "panel"}, "run": {"n_instances": n},
+        "sweep": {"axes": {"model": {"rho": {"linspace": [0.05, 0.95, _side(cells)[0]]},
+                                     "p": {"linspace": [0.55, 0.95, _side(cells)[1]]}}}}},
+}
+
+
+def child_model(name: str, cells: int, n: int) -> None:
+    """One sweep of ``MODEL_GRIDS[name]`` into a store: its CPU time, as JSON."""
+    import os
+
+    if os.environ.get("ANTIAMP_BENCH_SRC"):
+        _use_checkout(os.environ["ANTIAMP_BENCH_SRC"])
+    import antiamp as sim
+    from antiamp.sweeps.engine import run_sweep
+
+    with tempfile.TemporaryDirectory() as tmp:
+        warm = MODEL_GRIDS[name](4, 1000)  # compile outside the timing
+        warm["sweep"]["plot"] = False
+        run_sweep(warm, tmp + "/warm", progress=False, log=lambda *a: None)
+        cfg = MODEL_GRIDS[name](cells, n)
+        cfg["sweep"]["plot"] = False
+        t, cpu = time.perf_counter(), time.process_time()
+        ds = run_sweep(cfg, tmp, progress=False, log=lambda *a: None)
+        dt, dcpu = time.perf_counter() - t, time.process_time() - cpu
+        ncells = int(ds["cell_done"].size)
+        print(json.dumps({"mode": name, "cells": ncells, "n": n, "seconds": dt, "cpu": dcpu,
+                          "antiamp": os.path.dirname(sim.__file__)}))
+
+
+def per_cell(models: list, sizes: list, n: int, repeats: int, other: str | None,
+             this: str | None = None) -> None:
+    """Marginal CPU per cell of each model's grid (and the baseline's), this checkout
+    (or ``this``, another one) and ``other``'s alternating; see the module docstring."""
+    import os
+    import statistics
+
+    names = ["baseline"] + [m for m in models if m != "baseline"]
+    sides = ["this"] + (["other"] if other else [])
+    load0 = os.getloadavg()
+    cpu: dict = {}
+    for k in range(repeats):
+        for name in names:
+            for cells in sizes:
+                for side in (sides if k % 2 == 0 else sides[::-1]):
+                    r = run_child(name, cells, n, other if side == "other" else this)
+                    cpu.setdefault((name, side, cells), []).append(r["cpu"])
+                    print(f"repeat {k + 1} {name} {side:5s} {r['cells']:,} cells: cpu "
+                          f"{r['cpu']:.2f} s, wall {r['seconds']:.2f} s", flush=True)
+    load1 = os.getloadavg()
+    med = {key: statistics.median(v) for key, v in cpu.items()}
+    lo, hi = min(sizes), max(sizes)
+
+    def slope(name, side):  # ms of CPU a cell
+        return (med[(name, side, hi)] - med[(name, side, lo)]) / (hi - lo) * 1e3
+
+    print(f"\nmarginal CPU per cell, {n:,} instances a cell, between {lo:,} and {hi:,} cells "
+          f"(medians of {repeats} runs{', the checkouts alternating' if other else ''})\n")
+    head = "| grid | checkout | " + " | ".join(f"CPU at {c:,} cells (s)" for c in sizes)
+    print(head + " | ms a cell | x baseline |")
+    print("|---|---|" + "---:|" * (len(sizes) + 2))
+    for name in names:
+        for side in sides:
+            print(f"| {name} | {side} | " + " | ".join(f"{med[(name, side, c)]:.2f}"
+                                                      for c in sizes)
+                  + f" | {slope(name, side):.3f} | {slope(name, side) / slope('baseline', side):.1f} |")
+    if other:
+        print("\nthis / other, marginal CPU per cell: " + ", ".join(
+            f"{name} {slope(name, 'this') / slope(name, 'other'):.2f}" for name in names))
+    print(f"load average (1, 5, 15 min) before {load0}, after {load1}")
 
 
 def child(mode: str, cells: int, n: int) -> None:
@@ -132,9 +238,21 @@ def main(argv=None):
     ap.add_argument("--child", default=None)
     ap.add_argument("--against", default=None, help="another checkout to time beside this one")
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--per-cell", default=None,
+                    help="grids of MODEL_GRIDS (comma-separated): marginal CPU per cell")
+    ap.add_argument("--sizes", default="100,10000", help="cells of the --per-cell grids")
+    ap.add_argument("--this", default=None,
+                    help="--per-cell: a checkout to time in place of the installed one")
     args = ap.parse_args(argv)
+    if args.child in MODEL_GRIDS:
+        child_model(args.child, args.cells, args.n)
+        return
     if args.child:
         child(args.child, args.cells, args.n)
+        return
+    if args.per_cell:
+        per_cell(args.per_cell.split(","), [int(c) for c in args.sizes.split(",")], args.n,
+                 args.repeats, args.against, args.this)
         return
     if args.against:
         against(args.against, args.cells, args.n, args.repeats)

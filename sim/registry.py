@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional, Union
 
 from .config import (DEFAULT_MODEL, Config, ConfigError, check_flags, check_sections, plain_values,
                      to_dataclass)
@@ -155,8 +155,10 @@ class Model:
         ``antiamp`` beside the cell's store when ``run.figure`` is true).
     plot_vars : tuple
         Default variables of generic figures.
-    cells_per_block : int
-        Default block size of grid runs (one dask task, one resume unit).
+    cells_per_block : int or callable
+        Default block size of grid runs (one dask task, one resume unit), or
+        ``cells_per_block(base) -> int`` of the grid's validated base config (a model
+        whose cells are cheap together and dear alone chooses by its settings).
     run_cell : callable ``(cfg, **kwargs) -> xarray.Dataset``, optional
         A one-cell path of the model's own (``antiamp.simulate`` and ``antiamp``
         use it); without it one cell runs through ``run_cells``.
@@ -202,7 +204,7 @@ class Model:
     figures: Optional[Callable[[Any, Any], list]] = None
     cell_figures: Optional[Callable[[Any, Any], list]] = None
     plot_vars: tuple = ("amp",)
-    cells_per_block: int = 64
+    cells_per_block: Union[int, Callable[[Any], int]] = 64
     run_cell: Optional[Callable[..., Any]] = None
     theory: Optional[Callable[[Any], Any]] = None
     fused_grid: Optional[FusedGrid] = None

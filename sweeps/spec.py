@@ -910,5 +910,7 @@ def _plan_grid(cfg: Any, *, cells_per_block: int | None = None, validate_all: bo
     elif validate_all:  # every cell, before any work (ConfigError names the cell)
         for i in range(grid.n_cells):
             grid.cell(i)
-    k = cells_per_block or spec.cells_per_block or model.cells_per_block or 64
+    own = model.cells_per_block
+    own = own(base) if callable(own) else own
+    k = cells_per_block or spec.cells_per_block or own or 64
     return Plan(model, base, spec, grid, max(1, min(k, grid.n_cells)))

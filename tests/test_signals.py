@@ -361,3 +361,60 @@ def test_rhetoric_needs_a_logit_judge():
         to_ext_config({"signals": {"kappa_r": 0.5}})
     with pytest.raises(ConfigError, match=r"signals.r_sd must lie in \(0, 1,000,000\]"):
         to_ext_config({"judge": {"kind": "logit"}, "signals": {"kappa_r": 0.5, "r_sd": 0}})
+
+
+# ------------------------------------------------------------------ a grid's blocks
+BLOCK_GRIDS = {
+    "simulated": {"model": {"name": "signals", "c_e": 0.4}, "judge": {"b": 0.7},
+                  "signals": {"eta_mode": "fraction"},
+                  "equilibrium": {"payoffs": "simulated"}, "run": {"n_instances": 4000},
+                  "sweep": {"axes": {"signals": {"eta": [-0.5, 0.0, 0.6], "phi": [0.2, 1.0]},
+                                     "model": {"p": [0.7, 0.85]},
+                                     "welfare": {"alpha": [0.5, 1.0]}}}},
+    "fixed attention": {"model": {"name": "signals", "c_e": 0.2},
+                        "judge": {"kind": "logit", "mu": 0.3},
+                        "effort": {"enabled": True, "v_max": 0.6, "lam_gain": 1.0},
+                        "sweep": {"axes": {"effort": {"t_fixed": [0.0, 0.4]},
+                                           "judge": {"lam": [0.5, 2.0]},
+                                           "signals": {"eta": [0.0, 0.3], "p_A": [0.6, 0.9]}}}},
+    "rhetoric": {"model": {"name": "signals"}, "judge": {"kind": "logit", "mu": 0.3},
+                 "sweep": {"axes": {"signals": {"kappa_r": [0.0, 1.0], "r_gap": [0.0, 0.7],
+                                                "eta": [0.0, 0.5]},
+                                    "model": {"rho": [0.2, 0.6]}}}},
+}
+
+
+@pytest.mark.parametrize("name", list(BLOCK_GRIDS))
+def test_a_block_from_its_columns_equals_its_cells_each_on_its_own(name):
+    """A grid's block is solved from its columns, each input (signal tables, judge
+    tables, class distribution) once per distinct combination of the fields it reads;
+    the same cells as a list of configs, each computed on its own, give the same
+    Dataset value for value."""
+    import xarray as xr
+
+    from antiamp.models.signals.model import solve_cells
+    from antiamp.sweeps.spec import CellBlock, plan_grid
+
+    plan = plan_grid(BLOCK_GRIDS[name])
+    block = solve_cells(plan.base, CellBlock(plan.grid, 0, plan.n_cells), progress=False)
+    one_by_one = solve_cells(plan.base, [plan.grid.cell(i) for i in range(plan.n_cells)],
+                             progress=False)
+    for ds in (block, one_by_one):
+        ds.attrs.pop("solve_seconds")
+    assert block.sizes["cell"] == plan.n_cells
+    xr.testing.assert_identical(block, one_by_one)
+
+
+def test_blocks_of_4096_cells_unless_the_judge_chooses_its_attention():
+    """Cells solved together cost a fraction of a block's own cost: signals' grids run
+    in blocks of 4096 cells, those of chosen attention (a solve per cell) in 64."""
+    from antiamp.sweeps.spec import plan_grid
+
+    axes = {"sweep": {"axes": {"model": {"c_e": [0.0, 0.1]}}}}
+    assert plan_grid({"model": {"name": "signals"}, **axes}).cells_per_block == 2
+    grid = {"model": {"name": "signals"},
+            "sweep": {"axes": {"signals": {"eta": {"linspace": [0, 0.5, 100]}},
+                               "model": {"c_e": {"linspace": [0, 0.2, 50]}}}}}
+    assert plan_grid(grid).cells_per_block == 4096
+    assert plan_grid({**grid, "effort": {"enabled": True}}).cells_per_block == 64
+    assert plan_grid({**grid, "effort": {"enabled": True, "t_fixed": 0.5}}).cells_per_block == 4096

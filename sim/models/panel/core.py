@@ -341,8 +341,9 @@ def solve_cells(cells, payoffs: str, run, calls: list) -> dict:
     for key in ("J_c", "J_d", "J_c_se", "J_d_se", "n_eff", "vote_corr", "b_single",
                 "b_panel_tie", "b_independent"):
         res[key] = []
+    cells = list(cells)
+    per = []  # each cell's tables, their errors and covariance, welfare, class weights
     for c in cells:
-        pc = c.panel
         (J_c, J_d, se_c, se_d, _, cov), (xpc, xp, xa) = panel_strategies(c)
         m = c.model
         wel = (c.welfare.alpha, c.welfare.beta, c.welfare.delta_c, m.c_e)
@@ -352,17 +353,29 @@ def solve_cells(cells, payoffs: str, run, calls: list) -> dict:
             w = run_baseline_counts(thr, m.stance == "fixed", m.a, run.n_instances, run.seed,
                                     n_threads=run.n_threads, progress=False,
                                     device=run.device)
-            vals = evaluate(w, J_c, J_d, *wel)
         else:
             w = class_probabilities(m.pi, m.p, m.rho, xpc, xp, xa, m.stance == "fixed", m.a)
-            vals = evaluate(w, J_c, J_d, *wel, n=run.n_instances)
+        per.append((J_c, J_d, se_c, se_d, cov, wel, w, (xpc, xp, xa)))
+    if not per:
+        return {k: np.asarray(v) for k, v in res.items()}
+    # Every cell's metrics in one evaluation (leading cell axis: each cell's row is
+    # computed as on its own).
+    stack = [np.asarray([q[k] for q in per]) for k in (0, 1, 6)]
+    wels = [np.asarray([q[5][k] for q in per]) for k in range(4)]
+    if payoffs == "simulated":
+        vals = evaluate(stack[2], stack[0], stack[1], *wels)
+    else:
+        vals = evaluate(stack[2], stack[0], stack[1], *wels, n=run.n_instances)
+    from ...judge import jury_majority
+    from ...metrics import CORRECT, EA_DEBATE, EP_CONSULT, EP_DEBATE
+
+    for i, (c, (J_c, J_d, se_c, se_d, cov, wel, w, (xpc, xp, xa))) in enumerate(zip(cells, per)):
+        pc, m = c.panel, c.model
         table_var = _table_variance(w, J_c, J_d, wel, cov, names)
         for k in names:
-            res[k].append(vals[k][0])
-            res[f"{k}_se"].append(np.sqrt(vals[k][1] ** 2 + table_var[k]))
+            res[k].append(vals[k][0][i])
+            res[f"{k}_se"].append(np.sqrt(vals[k][1][i] ** 2 + table_var[k]))
         # Panel Monte Carlo error of Amp: a bound (|weights| times the entries' errors).
-        from ...metrics import CORRECT, EA_DEBATE, EP_CONSULT, EP_DEBATE
-
         prob = class_probabilities(m.pi, m.p, m.rho, xpc, xp, xa, m.stance == "fixed", m.a)
         wrong = (CORRECT == 0)
         pw = np.where(wrong, prob, 0.0) / max(np.where(wrong, prob, 0.0).sum(), 1e-300)
@@ -378,7 +391,5 @@ def solve_cells(cells, payoffs: str, run, calls: list) -> dict:
         res["n_eff"].append(effective_votes(pc.size, r))
         res["b_single"].append(q_tie)
         res["b_panel_tie"].append(J_d[1, 1])
-        from ...judge import jury_majority
-
         res["b_independent"].append(float(jury_majority(q_tie, pc.size, pc.tie)))
     return {k: np.asarray(v) for k, v in res.items()}

@@ -370,11 +370,13 @@ OUTCOME_METRICS = {
 }
 
 
-def outcomes(weights, prof: Profile, J_c, J_d, v, welfare=(1.0, 1.0, 0.0), n=None):
+def outcomes(weights, prof: Profile, J_c, J_d, v, welfare=(1.0, 1.0, 0.0), n=None,
+             se: bool = True):
     """Metrics ``{name: (value [C, 2], se [C, 2])}`` (protocol axis: consult, debate).
 
     ``weights`` are class counts (``n=None``: standard errors of the simulation) or
-    exact probabilities (``n``: the standard error a run of n instances will have).
+    exact probabilities (``n``: the standard error a run of n instances will have);
+    ``se=False``: the values alone (standard errors NaN), what exact payoffs need.
     """
     from ...metrics import weighted
 
@@ -394,11 +396,11 @@ def outcomes(weights, prof: Profile, J_c, J_d, v, welfare=(1.0, 1.0, 0.0), n=Non
             "welfare": (-alpha * (1 - accurate) - beta * np.where(right, 0.0, g) - cost, every),
         }
         for name, (val, mask) in vals.items():
-            m, s = weighted(weights, val, mask, n)
+            m, s = weighted(weights, val, mask, n, se=se)
             if name not in out:
                 out[name] = (np.empty(m.shape + (2,)), np.empty(m.shape + (2,)))
             out[name][0][..., k] = m
-            out[name][1][..., k] = s
+            out[name][1][..., k] = np.nan if s is None else s
     for name in ("evidence_A", "counter_signal"):  # no antagonist in consultancy
         out[name][0][..., 0] = np.nan
         out[name][1][..., 0] = np.nan
@@ -534,7 +536,7 @@ def _ok(x, g, tol):
     return good | np.isnan(g)
 
 
-def enumerate_equilibria(G: Gains, tol: float = 1e-10):
+def equilibrium_rows(G: Gains, tol: float = 1e-10):
     """Extreme equilibria of both protocols, cell by cell (vectorised over cells).
 
     Consultancy: each type presents iff its gain is positive (both pure actions when
@@ -546,8 +548,9 @@ def enumerate_equilibria(G: Gains, tol: float = 1e-10):
     the end points of equilibrium segments when one type is indifferent.  Types of
     probability zero present (their action changes nothing).
 
-    Returns (consult list, debate list) per cell: lists of Profiles' rows as
-    tuples ``(x_Pc[2],)`` and ``(x_P[2], x_A[2, 2])``.
+    Returns the equilibria as rows, ordered by cell: ``(cell [Rc], x_Pc [Rc, 2])`` of
+    consultancy and ``(cell [Rd], x_P [Rd, 2], x_A [Rd, 2, 2])`` of debate
+    (:func:`enumerate_equilibria`: the same as lists per cell).
     """
     C = G.aP.shape[0]
     sub = []  # per s: [C, K, 3] candidate (xP, xA0, xA1) and validity
@@ -590,19 +593,51 @@ def enumerate_equilibria(G: Gains, tol: float = 1e-10):
         valid = inside & _ok(cand[..., 0], gP, tol) & _ok(cand[..., 1], gA0, tol) \
             & _ok(cand[..., 2], gA1, tol)
         sub.append((cand, valid))
+    return _equilibrium_rows(G, sub, tol)
+
+
+def enumerate_equilibria(G: Gains, tol: float = 1e-10):
+    """:func:`equilibrium_rows` as lists per cell: (consult list, debate list), each
+    cell's list of profiles as tuples ``(x_Pc[2],)`` and ``(x_P[2], x_A[2, 2])``, in
+    the rows' order."""
+    (cc, x_Pc), (dc, x_P, x_A) = equilibrium_rows(G, tol)
+    C = G.aP.shape[0]
+    consult, debate = _split(cc, list(x_Pc), C), _split(dc, list(zip(x_P, x_A)), C)
+    return consult, debate
+
+
+def _split(cell: np.ndarray, items: list, C: int) -> list:
+    """Rows (ordered by cell) as a list per cell."""
+    ends = np.searchsorted(cell, np.arange(1, C + 1)).tolist()
+    return [items[a:b] for a, b in zip([0] + ends[:-1], ends)]
+
+
+def _product_rows(n0: np.ndarray, n1: np.ndarray):
+    """Each cell's pairs (a < n0, b < n1), a outer, b inner, cell by cell: (cell, a, b)."""
+    nd = n0 * n1
+    cell = np.repeat(np.arange(len(nd)), nd)
+    k = np.arange(int(nd.sum())) - np.repeat(np.cumsum(nd) - nd, nd)
+    return cell, k // n1[cell], k % n1[cell]
+
+
+def _equilibrium_rows(G: Gains, sub: list, tol: float):
+    """The equilibria of :func:`equilibrium_rows` from each sub-game's candidates."""
     kept = [_unique_rows(cand, valid) for cand, valid in sub]  # (rows [C, 32], count [C])
+    S0, S1 = (np.take_along_axis(sub[s][0], kept[s][0][..., None], axis=1) for s in (0, 1))
+    # Debate: every pair of the sub-games' equilibria, as the cell's list in its order.
+    cell, a, b = _product_rows(kept[0][1], kept[1][1])
+    u, w = S0[cell, a], S1[cell, b]
+    x_P = np.stack([u[:, 0], w[:, 0]], axis=1)
+    x_A = np.stack([u[:, 1:3], w[:, 1:3]], axis=1)
     nulls = G.null_P
     pres = nulls | (G.gPc >= -tol)  # consultancy: presenting, withholding best responses
     withh = ~nulls & (G.gPc <= tol)
-    debate, consult = [], []
-    for c in range(C):
-        per_s = [sub[s][0][c, kept[s][0][c, :kept[s][1][c]]] for s in (0, 1)]
-        debate.append([(np.array([u[0], w[0]]), np.array([[u[1], u[2]], [w[1], w[2]]]))
-                       for u in per_s[0] for w in per_s[1]])
-        opts = [[x for x, okx in ((1.0, pres[c, s]), (0.0, withh[c, s])) if okx]
-                for s in (0, 1)]
-        consult.append([np.array([u, w]) for u in opts[0] for w in opts[1]])
-    return consult, debate
+    # Consultancy: per type, presenting (1) if a best response, then withholding (0).
+    n = pres.astype(np.intp) + withh
+    cc, a, b = _product_rows(n[:, 0], n[:, 1])
+    x_Pc = np.stack([np.where(pres[cc, 0] & (a == 0), 1.0, 0.0),
+                     np.where(pres[cc, 1] & (b == 0), 1.0, 0.0)], axis=1)
+    return (cc, x_Pc), (cell, x_P, x_A)
 
 
 def _unique_rows(cand, valid, tol=1e-9):

@@ -34,20 +34,116 @@ from ...judge import judge_tables
 from ...runner import interactive
 
 
-def _signal_arrays(cells):
-    pi = np.array([c.model.pi for c in cells])
-    joint = np.array([sg.joint_table(c.signals, c.model.p) for c in cells])
-    avail = np.array([sg.avail_table(c.signals, c.model.rho) for c in cells])
-    return pi, joint, avail
+#: The fields each per-cell input of a block reads: it is computed once per distinct
+#: combination of them (a grid's block answers from its axes, :func:`_per_cell`), not
+#: once a cell.
+_JOINT_FIELDS = ("model.p", "signals.joint", "signals.p_P", "signals.p_A", "signals.eta",
+                 "signals.eta_mode")
+_AVAIL_FIELDS = ("model.rho", "signals.avail", "signals.phi", "signals.rho_unbelieved")
+_TABLE_FIELDS = ("judge", "protocol", "effort", "signals.kappa_r", "signals.r_gap",
+                 "signals.r_sd")
+_INFO_FIELDS = _JOINT_FIELDS + ("model.pi",)
 
 
-def _weights(cells, payoffs: str, run, calls: list):
-    pi, joint, avail = _signal_arrays(cells)
+def _per_cell(cells, fields, fn) -> tuple[list, np.ndarray]:
+    """``fn(config)`` once per distinct combination of ``fields`` (what ``fn`` reads):
+    (its results, each cell's combination).  A block of a grid
+    (:class:`antiamp.sweeps.spec.CellBlock`) groups its cells from its axes' columns
+    without a config per cell; a list of configs is grouped by identity (configs
+    that are not hashable, such as a ``signals.joint`` table, need no key)."""
+    if hasattr(cells, "distinct"):
+        reps, inverse = cells.distinct(fields)
+    else:
+        seen: dict = {}
+        inverse = np.array([seen.setdefault(id(c), len(seen)) for c in cells], np.intp)
+        reps = list({id(c): c for c in cells}.values())
+    return [fn(c) for c in reps], inverse
+
+
+def _column(cells, path: str) -> np.ndarray:
+    """Every cell's value of the config field ``path`` ("section.name")."""
+    if hasattr(cells, "field"):
+        return cells.field(path)
+    section, name = path.split(".")
+    return np.array([getattr(getattr(c, section), name) for c in cells])
+
+
+def _stacked(results: list, inverse: np.ndarray, k: int) -> np.ndarray:
+    """Item ``k`` of each distinct combination's result, a row per cell."""
+    return np.array([r[k] for r in results])[inverse]
+
+
+def _cell_tables(c):
+    """(J_c, J_d [belief of A, 2, 2], v, t) of a cell at its fixed attention, or
+    without attention (t NaN)."""
+    if c.effort.enabled and c.effort.t_fixed is not None:
+        t = np.float64(c.effort.t_fixed)
+        a, b, vv = ef.tables_at(c.effort, c.judge, c.protocol, [t])
+        return a[0], np.stack([b[0], b[0]]), vv[0], t
+    Jc, Jd = _signal_tables(c)
+    return Jc, Jd, 0.0, np.nan
+
+
+@dataclass
+class _Block:
+    """What the solvers read of a block's cells, as columns (a row a cell), each
+    computed once per distinct combination of the fields it reads: a grid's block
+    costs no config per cell (the configs, ``cells``, are read only by the attention
+    solver, a cell at a time).  ``of`` is each row's cell: the rows of a block's
+    twins at eta = 0 and of its delta-method perturbations repeat cells."""
+
+    cells: Any
+    of: np.ndarray  # [R] the cell of each row
+    pi: np.ndarray  # [R]
+    joint: np.ndarray  # [R, 2, 2, 2]
+    avail: np.ndarray  # [R, 2, 2]
+    Jc: np.ndarray  # [R, 2] judge tables at the fixed attention (or none)
+    Jd: np.ndarray  # [R, 2, 2, 2]
+    v: np.ndarray  # [R] check probability
+    t: np.ndarray  # [R] fixed attention (NaN: none)
+    c_e: np.ndarray  # [R]
+    welfare: tuple  # alpha, beta, delta_c [R] each
+
+    def __len__(self) -> int:
+        return len(self.of)
+
+    def cell(self, r: int):
+        """The config of row ``r``'s cell."""
+        return self.cells[int(self.of[r])]
+
+    def take(self, rows, **changes) -> "_Block":
+        """Rows ``rows`` of this block (with ``changes`` to its columns)."""
+        rows = np.asarray(rows, np.intp)
+        cols = {f.name: getattr(self, f.name)[rows] for f in dataclasses.fields(self)
+                if f.name not in ("cells", "welfare")}
+        return _Block(self.cells, welfare=tuple(w[rows] for w in self.welfare),
+                      **{**cols, **changes})
+
+    @property
+    def endogenous(self) -> bool:
+        """Whether the judge chooses its attention (read from the first row's cell, as
+        the block's solver is chosen)."""
+        e = self.cell(0).effort
+        return bool(e.enabled and e.t_fixed is None)
+
+
+def _block(cells) -> _Block:
+    """A block's cells as columns (:class:`_Block`)."""
+    joint, ij = _per_cell(cells, _JOINT_FIELDS, lambda c: sg.joint_table(c.signals, c.model.p))
+    avail, ia = _per_cell(cells, _AVAIL_FIELDS, lambda c: sg.avail_table(c.signals, c.model.rho))
+    tables, it = _per_cell(cells, _TABLE_FIELDS, _cell_tables)
+    return _Block(cells, np.arange(len(cells)), _column(cells, "model.pi"),
+                  np.array(joint)[ij], np.array(avail)[ia],
+                  *(_stacked(tables, it, k) for k in range(4)), _column(cells, "model.c_e"),
+                  tuple(_column(cells, f"welfare.{k}") for k in ("alpha", "beta", "delta_c")))
+
+
+def _weights(block: _Block, payoffs: str, run, calls: list):
     if payoffs == "exact":
-        return sg.class_probabilities(pi, joint, avail)
-    calls.append(len(cells))
-    return sg.class_counts(pi, joint, avail, run.n_instances, run.seed, run.n_threads,
-                           progress=run.progress, device=run.device)
+        return sg.class_probabilities(block.pi, block.joint, block.avail)
+    calls.append(len(block))
+    return sg.class_counts(block.pi, block.joint, block.avail, run.n_instances, run.seed,
+                           run.n_threads, progress=run.progress, device=run.device)
 
 
 @dataclass
@@ -69,21 +165,28 @@ def _signal_tables(c):
     return Jc, np.stack([Jd, Jd])
 
 
-def _fixed_attention_equilibria(cells, W, eqc, report):
-    """Equilibria without endogenous effort (attention fixed or absent)."""
-    C = len(cells)
-    Jc, Jd, v = np.zeros((C, 2)), np.zeros((C, 2, 2, 2)), np.zeros(C)
-    t = np.full(C, np.nan)
-    for i, c in enumerate(cells):
-        if c.effort.enabled and c.effort.t_fixed is not None:
-            t[i] = c.effort.t_fixed
-            a, b, vv = ef.tables_at(c.effort, c.judge, c.protocol, [t[i]])
-            Jc[i], Jd[i], v[i] = a[0], np.stack([b[0], b[0]]), vv[0]
-        else:
-            Jc[i], Jd[i] = _signal_tables(c)
-    c_e = np.array([c.model.c_e for c in cells])
+def _fixed_attention_equilibria(block: _Block, W, eqc, report, certify: bool = True):
+    """Equilibria without endogenous effort (attention fixed or absent); ``certify``:
+    with their certificates (without, ``eps_senders`` is NaN: the delta method's
+    perturbed solves read only the profiles)."""
+    C = len(block)
+    Jc, Jd, v, t, c_e = block.Jc, block.Jd, block.v, block.t, block.c_e
     G = sg.gains(W, Jc, Jd, v, c_e)
-    # Indifference is detected well inside the certificate tolerance (as in sim.effort).
+    out = [[[], []] for _ in range(C)]
+    if eqc.method == "enumerate":  # every cell's equilibria as rows, certified at once
+        # Indifference is detected well inside the certificate tolerance (as in sim.effort).
+        (cc, x_Pc), (dc, x_P, x_A) = sg.equilibrium_rows(G, eqc.tol * 1e-3)
+        for protocol, idx, prof, prs in (
+                (0, cc, sg.Profile(x_Pc, np.ones((len(cc), 2)), np.ones((len(cc), 2, 2))),
+                 list(x_Pc)),
+                (1, dc, sg.Profile(np.ones((len(dc), 2)), x_P, x_A), list(zip(x_P, x_A)))):
+            if not len(idx):
+                continue
+            eps = (sg.certificate(W[idx], prof, Jc[idx], Jd[idx], v[idx], c_e[idx])[:, protocol]
+                   if certify else np.full(len(idx), np.nan))
+            for i, pr, e in zip(idx.tolist(), prs, eps.tolist()):
+                out[i][protocol].append(Found(t[i], pr, 0.0, e))
+        return out, {}
     cons, deb = sg.enumerate_equilibria(G, eqc.tol * 1e-3)
     if eqc.method != "enumerate":
         methods = ("br", "qre", "root") if eqc.method == "all" else (eqc.method,)
@@ -98,26 +201,27 @@ def _fixed_attention_equilibria(cells, W, eqc, report):
                            for u, w in merged):
                     merged.append((xp, xa))
             deb[i] = merged
-    out = [[[], []] for _ in range(C)]
     for protocol, per in ((0, cons), (1, deb)):  # every cell's equilibria in one call
         idx = np.array([i for i in range(C) for _ in per[i]], int)
         prs = [pr for i in range(C) for pr in per[i]]
         if not prs:
             continue
-        eps = sg.certificate(W[idx], ef._profile_rows(prs, protocol), Jc[idx], Jd[idx], v[idx],
-                             c_e[idx])[:, protocol]
+        eps = (sg.certificate(W[idx], ef._profile_rows(prs, protocol), Jc[idx], Jd[idx], v[idx],
+                              c_e[idx])[:, protocol] if certify else np.full(len(idx), np.nan))
         for i, pr, e in zip(idx, prs, eps):
             out[i][protocol].append(Found(t[i], pr, 0.0, float(e)))
     return out, {}
 
 
-def _effort_equilibria(cells, W, eqc, report, progress):
+def _effort_equilibria(block: _Block, W, eqc, report, progress):
     from antiamp.runner import tqdm_class
 
     tqdm = tqdm_class()
 
-    cms = [ef.CellModel(W[i], c.judge, c.protocol, c.effort, c.model.c_e, ())
-           for i, c in enumerate(cells)]
+    cms = []
+    for i in range(len(block)):
+        c = block.cell(i)
+        cms.append(ef.CellModel(W[i], c.judge, c.protocol, c.effort, c.model.c_e, ()))
     with tqdm(total=len(cms), desc="attention equilibria", disable=not progress,
               leave=False) as bar:
         solved = ef.solve_cells(cms, eqc.tol, progress=bar)
@@ -130,10 +234,10 @@ def _effort_equilibria(cells, W, eqc, report, progress):
     return out, commits
 
 
-def _equilibria(cells, W, eqc, report, progress=False):
-    if cells[0].effort.enabled and cells[0].effort.t_fixed is None:
-        return _effort_equilibria(cells, W, eqc, report, progress)
-    return _fixed_attention_equilibria(cells, W, eqc, report)
+def _equilibria(block: _Block, W, eqc, report, progress=False, certify: bool = True):
+    if block.endogenous:
+        return _effort_equilibria(block, W, eqc, report, progress)
+    return _fixed_attention_equilibria(block, W, eqc, report, certify)
 
 
 def _tables_for(c, t):
@@ -144,40 +248,45 @@ def _tables_for(c, t):
     return Jc, Jd, 0.0
 
 
-def _metrics(cells, W, found, simulated: bool):
+def _metrics(block: _Block, W, found, simulated: bool):
     """Outcomes at every equilibrium: rows flattened over (cell, protocol, equilibrium)."""
-    rows = [(i, p, f) for i in range(len(cells)) for p in (0, 1) for f in found[i][p]]
+    rows = [(i, p, f) for i in range(len(block)) for p in (0, 1) for f in found[i][p]]
     if not rows:
         return rows, {}
-    Jc, Jd, v = zip(*[_tables_for(cells[i], f.t) for i, p, f in rows])
+    ri = np.array([i for i, _, _ in rows], np.intp)
+    if block.endogenous:  # each equilibrium's tables at its own attention
+        Jc, Jd, v = (np.array(a) for a in zip(*[_tables_for(block.cell(i), f.t)
+                                                 for i, p, f in rows]))
+    else:  # the cell's tables (at its fixed attention, if any)
+        Jc, Jd, v = block.Jc[ri], block.Jd[ri], block.v[ri]
     prof = sg.Profile(np.ones((len(rows), 2)), np.ones((len(rows), 2)), np.ones((len(rows), 2, 2)))
     for r, (i, p, f) in enumerate(rows):
         if p == 0:
             prof.x_Pc[r] = f.profile
         else:
             prof.x_P[r], prof.x_A[r] = f.profile
-    weights = np.array([W[i] for i, _, _ in rows])
-    wel = tuple(np.array([getattr(cells[i].welfare, k) for i, _, _ in rows])
-                for k in ("alpha", "beta", "delta_c"))
-    vals = sg.outcomes(weights, prof, np.array(Jc), np.array(Jd), np.array(v), wel,
-                       n=None if simulated else 1)
+    weights = W[ri]
+    wel = tuple(w[ri] for w in block.welfare)
+    # Standard errors of simulated payoffs only (exact ones have none to store).
+    vals = sg.outcomes(weights, prof, Jc, Jd, v, wel, n=None if simulated else 1, se=simulated)
     pick = np.array([p for _, p, _ in rows])
     r_idx = np.arange(len(rows))
     out = {k: (m[r_idx, pick], s[r_idx, pick]) for k, (m, s) in vals.items()}
-    cost = np.array([0.0 if np.isnan(f.t) else float(ef.cost(cells[i].effort, f.t, p))
+    cost = np.array([0.0 if np.isnan(f.t) else float(ef.cost(block.cell(i).effort, f.t, p))
                      for i, p, f in rows])
     out["judge_utility"] = (out["acc"][0] - cost, out["acc"][1])
     return rows, out
 
-def _moves(f: Found, cell) -> bool:
+def _moves(f: Found, e) -> bool:
     """Whether an equilibrium moves with the class frequencies: a mixed strategy (an
     indifference condition pins it) or an interior attention level chosen by the
-    judge on the continuum (at a corner or on the grid it stays put)."""
+    judge on the continuum (at a corner or on the grid it stays put).  ``e``: the
+    cell's ``effort`` section, None where the judge chooses no attention (a block
+    solved at fixed attention)."""
     x = np.concatenate([np.ravel(a) for a in (f.profile if isinstance(f.profile, tuple)
                                              else (f.profile,))])
-    e = cell.effort
-    chosen = (e.enabled and e.t_fixed is None and e.refine and np.isfinite(f.t)
-              and 1e-9 < f.t < e.t_max - 1e-9)
+    chosen = (e is not None and e.enabled and e.t_fixed is None and e.refine
+              and np.isfinite(f.t) and 1e-9 < f.t < e.t_max - 1e-9)
     return chosen or bool(np.any((x > 1e-9) & (x < 1 - 1e-9)))
 
 
@@ -190,7 +299,7 @@ def _distance(f: Found, g: Found) -> float:
     return d
 
 
-def _equilibrium_se(cells, W, eqc, rows, vals, report, step=1e-5, match=1e-3):
+def _equilibrium_se(block: _Block, W, eqc, rows, vals, report, step=1e-5, match=1e-3):
     """Standard errors of simulated outcomes at equilibria that move with the sample.
 
     A mixed equilibrium (or an attention level) is solved from the same class counts
@@ -206,11 +315,16 @@ def _equilibrium_se(cells, W, eqc, rows, vals, report, step=1e-5, match=1e-3):
     """
     from ...metrics import delta_se
 
-    need = sorted({i for i, p, f in rows if _moves(f, cells[i])})
+    endo = block.endogenous
+
+    def effort(i):  # the attention the judge chooses, if it does
+        return block.cell(i).effort if endo else None
+
+    need = sorted({i for i, p, f in rows if _moves(f, effort(i))})
     if not need:
         return
     W = np.asarray(W, float)
-    pc, pw, key = [], [], []  # perturbed cells, their weights, (cell, class, sign, h)
+    pc, pw, key = [], [], []  # each perturbation's cell, its weights, (cell, class, sign, h)
     for i in need:
         n = W[i].sum()
         f = W[i] / n
@@ -219,43 +333,132 @@ def _equilibrium_se(cells, W, eqc, rows, vals, report, step=1e-5, match=1e-3):
             for sgn in (1, -1):
                 g = f.copy()
                 g[k] += sgn * h
-                pc.append(cells[i])
+                pc.append(i)
                 pw.append(g)
                 key.append((i, k, sgn, h))
     pw = np.array(pw)
-    found_p, _ = _equilibria(pc, pw, eqc, [], False)
-    rows_p, vals_p = _metrics(pc, pw, found_p, False)
-    by = {}
-    for r, (j, p, f) in enumerate(rows_p):
-        by.setdefault((j, p), []).append(r)
-    per_cell: dict = {}
+    rows_p, vals_p = _perturbed(block.take(pc), pw, eqc)
+    jp = np.array([j for j, _, _ in rows_p], np.intp)
+    pp = np.array([p for _, p, _ in rows_p], np.intp)
+    flat_p = _flat_rows([f for _, _, f in rows_p], pp)
+    t_p = np.array([f.t for _, _, f in rows_p], float)
+    vp = {m: vals_p[m][0] for m in vals}
+    ks = np.array([k for _, k, _, _ in key], np.intp)
+    # sgn / (2 h): the continuation's value times it is the central difference's term
+    scale = np.array([sgn for _, _, sgn, _ in key], float)
+    two_h = np.array([2 * h for _, _, _, h in key], float)
+    # Each cell's perturbations are consecutive (j0..j1), and so are the perturbed rows
+    # of each perturbation and protocol: segments found once, by sorting (stable).
+    span: dict = {}
     for j, (i, k, sgn, h) in enumerate(key):
-        per_cell.setdefault(i, []).append(j)
+        span[i] = (span.get(i, (j, j))[0], j + 1)
+    order = {p: np.flatnonzero(pp == p) for p in (0, 1)}  # rows_p of a protocol, by j
     for r, (i, p, f) in enumerate(rows):
-        if i not in per_cell or not _moves(f, cells[i]):
+        if i not in span or not _moves(f, effort(i)):
             continue
         n = W[i].sum()
         freq = W[i] / n
-        grad = {m: np.zeros(32) for m in vals}
-        lost = False
-        for j in per_cell[i]:
-            cand = by.get((j, p), [])
-            d = [_distance(f, rows_p[c][2]) for c in cand]
-            if not d or min(d) > match:
-                lost = True
-                break
-            c = cand[int(np.argmin(d))]
-            _, k, sgn, h = key[j]
-            for m in vals:
-                grad[m][k] += sgn * vals_p[m][0][c] / (2 * h)
-        if lost:
+        j0, j1 = span[i]
+        picked = _continued(f, j0, j1, order[p], jp, flat_p, t_p, match)
+        if picked is None:
             report.append(f"cell {i}, {('consult', 'debate')[p]}: an equilibrium does not "
                           "continue when the class frequencies move (a knife edge); its "
                           "standard errors hold the strategy profile fixed")
             continue
+        jj = np.arange(j0, j1)
         for m in vals:
             if np.isfinite(vals[m][1][r]):
-                vals[m][1][r] = delta_se(freq, grad[m], n)
+                grad = np.zeros(32)
+                # in the perturbations' order, as the sum of their central differences
+                np.add.at(grad, ks[jj], scale[jj] * vp[m][picked] / two_h[jj])
+                vals[m][1][r] = delta_se(freq, grad, n)
+
+
+def _flat_rows(found: list, protocol: np.ndarray) -> np.ndarray:
+    """:func:`_flat` of many equilibria at once ([R, 6])."""
+    out = np.zeros((len(found), 6))
+    for p in (0, 1):
+        at = np.flatnonzero(protocol == p)
+        if not len(at):
+            continue
+        if p == 0:
+            out[at, :2] = np.array([found[r].profile for r in at], float).reshape(-1, 2)
+        else:
+            out[at, :2] = np.array([found[r].profile[0] for r in at], float).reshape(-1, 2)
+            out[at, 2:] = np.array([found[r].profile[1] for r in at], float).reshape(-1, 4)
+    return out
+
+
+def _flat(f: Found) -> np.ndarray:
+    """An equilibrium's profile as 6 numbers (consultancy's 2, then zeros)."""
+    if isinstance(f.profile, tuple):
+        return np.concatenate([np.ravel(f.profile[0]), np.ravel(f.profile[1])])
+    return np.concatenate([np.ravel(f.profile), np.zeros(4)])
+
+
+def _continued(f: Found, j0: int, j1: int, rows: np.ndarray, jp, flat_p, t_p, match):
+    """The perturbed rows (one for each perturbation j0..j1-1) that continue the
+    equilibrium ``f``: among each perturbation's equilibria of the protocol (``rows``,
+    ordered by perturbation), the nearest (:func:`_distance`: the largest difference of
+    a presentation probability or of attention; the first of equals); None when a
+    perturbation has none within ``match`` (a knife edge)."""
+    lo, hi = np.searchsorted(jp[rows], [j0, j1])
+    cand = rows[lo:hi]
+    if not len(cand):
+        return None
+    x = _flat(f)
+    width = 2 if not isinstance(f.profile, tuple) else 6  # consultancy: x_Pc alone
+    seg = jp[cand]
+    starts = np.flatnonzero(np.r_[True, seg[1:] != seg[:-1]])
+    if len(starts) != j1 - j0:  # a perturbation without an equilibrium of this protocol
+        return None
+    if np.isnan(flat_p[cand]).any() or np.isnan(x).any():  # _distance's order, one by one
+        picked = []
+        for a, b in zip(starts, np.r_[starts[1:], len(cand)]):
+            d = [_distance(f, Found(t_p[c], _unflat(flat_p[c], width), 0, 0))
+                 for c in cand[a:b]]
+            if min(d) > match:
+                return None
+            picked.append(cand[a + int(np.argmin(d))])
+        return np.array(picked, np.intp)
+    d = np.abs(flat_p[cand, :width] - x[:width]).max(axis=1)
+    with np.errstate(invalid="ignore"):
+        dt = f.t - t_p[cand]
+    both = np.isnan(f.t) & np.isnan(t_p[cand])  # no attention on either side
+    d = np.where(both, d, np.where(np.isfinite(dt), np.maximum(d, np.abs(dt)), np.inf))
+    best = np.minimum.reduceat(d, starts)
+    if (best > match).any():
+        return None
+    # the first row of each segment at its minimum
+    at = np.flatnonzero(d == np.repeat(best, np.diff(np.r_[starts, len(d)])))
+    first = at[np.r_[True, seg[at][1:] != seg[at][:-1]]]
+    return cand[first]
+
+
+def _unflat(x: np.ndarray, width: int):
+    return x[:2].copy() if width == 2 else (x[:2].copy(), x[2:].reshape(2, 2).copy())
+
+
+#: Rows of perturbed cells solved together (the delta method's 64 a mixed
+#: equilibrium's cell): bounds the memory of a large block's solve.
+PERTURBED_ROWS = 1 << 13
+
+
+def _perturbed(block: _Block, W, eqc):
+    """:func:`_equilibria` and :func:`_metrics` of the perturbed rows, at most
+    :data:`PERTURBED_ROWS` at a time (each row's equilibria depend on its own row
+    alone)."""
+    rows, vals = [], {}
+    for a in range(0, len(block), PERTURBED_ROWS):
+        part = np.arange(a, min(a + PERTURBED_ROWS, len(block)))
+        found, _ = _equilibria(block.take(part), W[part], eqc, [], False, certify=False)
+        r, v = _metrics(block.take(part), W[part], found, False)
+        rows += [(j + a, p, f) for j, p, f in r]
+        for k, (m, s) in v.items():
+            vals.setdefault(k, ([], []))
+            vals[k][0].append(m)
+            vals[k][1].append(s)
+    return rows, {k: (np.concatenate(m), np.concatenate(s)) for k, (m, s) in vals.items()}
 
 
 def solve_cells(base, cells, progress=None) -> xr.Dataset:
@@ -285,37 +488,47 @@ def solve_cells(base, cells, progress=None) -> xr.Dataset:
             base.run.progress if base.run.progress is not None else interactive())
     calls: list = []
     t0 = time.perf_counter()
-    W = _weights(cells, eqc.payoffs, base.run, calls)
+    block = _block(cells)
+    W = _weights(block, eqc.payoffs, base.run, calls)
     report: list = []
-    found, commits = _equilibria(cells, W, eqc, report, show)
-    rows, vals = _metrics(cells, W, found, simulated)
+    found, commits = _equilibria(block, W, eqc, report, show)
+    rows, vals = _metrics(block, W, found, simulated)
     if simulated:
-        _equilibrium_se(cells, W, eqc, rows, vals, report)
+        _equilibrium_se(block, W, eqc, rows, vals, report)
     # Twins at eta = 0 (same accuracies, independent errors): the value of diversity.
-    twins = [dataclasses.replace(c, signals=dataclasses.replace(c.signals, eta=0.0))
-             if c.signals.joint is None and c.signals.eta != 0 else None for c in cells]
-    have_twin = [t is not None for t in twins]
-    amp0 = np.full((len(cells), 2), np.nan)
-    if any(have_twin):
-        tc = [t for t in twins if t is not None]
-        W0 = _weights(tc, eqc.payoffs, base.run, calls)
-        f0, _ = _equilibria(tc, W0, eqc, [], show)
-        r0, v0 = _metrics(tc, W0, f0, simulated)
-        best = _best_rows(r0, v0, len(tc))
-        idx = np.flatnonzero(have_twin)
+    kind, ik = _per_cell(cells, ("signals.joint", "signals.eta"), _twin_kind)
+    kind = np.array(kind, int)[ik]
+    amp0 = np.full((len(block), 2), np.nan)
+    idx = np.flatnonzero(kind == 1)
+    if len(idx):
+        joint0, i0 = _per_cell(cells, _JOINT_FIELDS, lambda c: sg.joint_table(
+            dataclasses.replace(c.signals, eta=0.0), c.model.p))
+        twins = block.take(idx, joint=np.array(joint0)[i0][idx])
+        W0 = _weights(twins, eqc.payoffs, base.run, calls)
+        f0, _ = _equilibria(twins, W0, eqc, [], show)
+        r0, v0 = _metrics(twins, W0, f0, simulated)
+        best = _best_rows(r0, v0, len(twins))
         for j, i in enumerate(idx):
             for p in (0, 1):
                 if best[j][p] is not None:
                     amp0[i, p] = v0["amp"][0][best[j][p]]
-    best = _best_rows(rows, vals, len(cells))
-    for i, c in enumerate(cells):  # eta = 0 already: the cell is its own twin
-        if c.signals.joint is None and c.signals.eta == 0:
-            for p in (0, 1):
-                if best[i][p] is not None:
-                    amp0[i, p] = vals["amp"][0][best[i][p]]
+    best = _best_rows(rows, vals, len(block))
+    for i in np.flatnonzero(kind == 0):  # eta = 0 already: the cell is its own twin
+        for p in (0, 1):
+            if best[i][p] is not None:
+                amp0[i, p] = vals["amp"][0][best[i][p]]
     elapsed = time.perf_counter() - t0
-    return _assemble(base, cells, shape, dims, axes, rows, vals, found, commits, W, amp0,
+    return _assemble(base, block, shape, dims, axes, rows, vals, found, commits, W, amp0,
                      simulated, report, calls, elapsed)
+
+
+def _twin_kind(c) -> int:
+    """1: the cell has a twin at eta = 0; 0: it is its own (eta = 0); -1: none (a
+    joint table)."""
+    if c.signals.joint is not None:
+        return -1
+    return 1 if c.signals.eta != 0 else 0
+
 
 def _best_rows(rows, vals, C):
     """Per cell and protocol, the row of the judge-preferred equilibrium."""
@@ -327,9 +540,9 @@ def _best_rows(rows, vals, C):
     return best
 
 
-def _assemble(base, cells, shape, dims, axes, rows, vals, found, commits, W, amp0, simulated,
+def _assemble(base, block, shape, dims, axes, rows, vals, found, commits, W, amp0, simulated,
               report, calls, elapsed):
-    C = len(cells)
+    C = len(block)
     E = max([1] + [len(found[i][p]) for i in range(C) for p in (0, 1)])
     lead = (C, 2, E)
     arr = {k: np.full(lead, np.nan) for k in vals}
@@ -337,24 +550,44 @@ def _assemble(base, cells, shape, dims, axes, rows, vals, found, commits, W, amp
     t_star, eps, eps_j = (np.full(lead, np.nan) for _ in range(3))
     xP = np.full(lead + (2,), np.nan)
     xA = np.full(lead + (2, 2), np.nan)
-    # Order equilibria within (cell, protocol) by judge utility, best first.
-    order: dict = {}
-    for r, (i, p, f) in enumerate(rows):
-        order.setdefault((i, p), []).append(r)
-    for (i, p), rs in order.items():
-        rs.sort(key=lambda r: -vals["judge_utility"][0][r])
-        for e, r in enumerate(rs):
-            f = rows[r][2]
-            for k in vals:
-                arr[k][i, p, e] = vals[k][0][r]
-                se[k][i, p, e] = vals[k][1][r]
-            t_star[i, p, e] = f.t
-            eps[i, p, e] = max(f.eps_judge, f.eps_senders)
-            eps_j[i, p, e] = f.eps_judge
-            if p == 0:
-                xP[i, p, e] = f.profile
-            else:
-                xP[i, p, e], xA[i, p, e] = f.profile
+    # Order equilibria within (cell, protocol) by judge utility, best first (a stable
+    # sort: ties keep the order found), every row placed at once.
+    if rows:
+        R = len(rows)
+        ri = np.array([i for i, _, _ in rows], np.intp)
+        rp = np.array([p for _, p, _ in rows], np.intp)
+        ju = vals["judge_utility"][0]
+        if np.isnan(ju).any():  # (never: a utility is a mean over every class) as sorted()
+            groups: dict = {}
+            for r in range(R):
+                groups.setdefault((ri[r], rp[r]), []).append(r)
+            order = np.array([r for rs in groups.values()
+                              for r in sorted(rs, key=lambda r: -ju[r])], np.intp)
+        else:
+            order = np.lexsort((np.arange(R), -ju, rp, ri))
+        i_s, p_s = ri[order], rp[order]
+        new_group = np.ones(R, bool)
+        new_group[1:] = (i_s[1:] != i_s[:-1]) | (p_s[1:] != p_s[:-1])
+        start = np.maximum.accumulate(np.where(new_group, np.arange(R), 0))
+        e_s = np.arange(R) - start
+        at = (i_s, p_s, e_s)
+        for k in vals:
+            arr[k][at] = vals[k][0][order]
+            se[k][at] = vals[k][1][order]
+        found_s = [rows[r][2] for r in order]
+        ej = np.array([f.eps_judge for f in found_s], float)
+        es = np.array([f.eps_senders for f in found_s], float)
+        t_star[at] = np.array([f.t for f in found_s], float)
+        eps[at] = np.where(es > ej, es, ej)  # max(eps_judge, eps_senders), as max() picks
+        eps_j[at] = ej
+        consult = p_s == 0
+        if consult.any():
+            xP[i_s[consult], 0, e_s[consult]] = np.array(
+                [f.profile for f, c in zip(found_s, consult) if c], float)
+        if (~consult).any():
+            deb = [f.profile for f, c in zip(found_s, consult) if not c]
+            xP[i_s[~consult], 1, e_s[~consult]] = np.array([x for x, _ in deb], float)
+            xA[i_s[~consult], 1, e_s[~consult]] = np.array([a for _, a in deb], float)
     n_eq = np.array([[len(found[i][p]) for p in (0, 1)] for i in range(C)])
     out_shape = tuple(shape)
     dd = tuple(dims) + ("protocol", "equilibrium")
@@ -397,7 +630,8 @@ def _assemble(base, cells, shape, dims, axes, rows, vals, found, commits, W, amp
     data["diversity_value"] = (dc, r(amp_best - amp0), {
         "long_name": "value of diversity Amp(eta) - Amp(0) at equilibrium 0", "units": "1"})
     # Signal structure per cell.
-    info = np.array([_signal_info(c) for c in cells])  # eta, lo, hi, p_P, p_A, shared
+    info, ii = _per_cell(block.cells, _INFO_FIELDS, _signal_info)
+    info = np.array(info)[ii]  # eta, lo, hi, p_P, p_A, shared
     for k, (name, ln) in enumerate((("eta_used", "correlation of the senders' errors"),
                                     ("eta_min", "smallest feasible eta"),
                                     ("eta_max", "largest feasible eta"),
@@ -411,7 +645,7 @@ def _assemble(base, cells, shape, dims, axes, rows, vals, found, commits, W, amp
         ci = sorted(commits)
         led = [[[Found(*commits[i][q][:2], 0, 0)] if q in commits[i] else [] for q in (0, 1)]
                for i in ci]
-        rr, vv = _metrics([cells[i] for i in ci], W[ci], led, False)  # every cell at once
+        rr, vv = _metrics(block.take(ci), W[ci], led, False)  # every cell at once
         for row, (j, p, f) in enumerate(rr):
             i = ci[j]
             tc[i, p], ac[i, p], cc[i, p] = f.t, vv["amp"][0][row], vv["acc"][0][row]
@@ -465,11 +699,14 @@ def _signal_info(c) -> tuple:
 
 
 #: The config paths :func:`validate` reads beyond the declared ranges: the stance, the
-#: accuracies eta's range depends on, the judge, signals.* and effort.*. A grid is validated
-#: column by column, and :func:`validate` once per distinct combination of the axes these
-#: cover.
+#: accuracies eta's range depends on, the judge, the signal structure (not phi,
+#: rho_unbelieved nor the rhetoric's spread: declared ranges alone) and the attention
+#: limits. A grid is validated column by column, and :func:`validate` once per distinct
+#: combination of the axes these cover (an eta x phi grid: once per eta).
 VALIDATE_READS = ("model.stance", "model.p", "model.rho", "judge.kind", "judge.jury_size",
-                  "signals", "effort")
+                  "signals.eta", "signals.eta_mode", "signals.joint", "signals.p_P",
+                  "signals.p_A", "signals.avail", "signals.kappa_r", "effort.enabled",
+                  "effort.t_fixed", "effort.t_max", "effort.lam_gain", "effort.kappa_gain")
 
 
 def validate(cfg) -> None:
@@ -673,6 +910,15 @@ def _fields(ds) -> list:
 
 
 
+def cells_per_block(base) -> int:
+    """A grid's default block: 4096 cells, solved together (below that a block's cost
+    is mostly its own: the Dataset, the store's chunk files), or 64 where the judge
+    chooses its attention (each cell its own solve, tens of milliseconds: blocks small
+    enough to spread over workers and to resume)."""
+    e = base.effort
+    return 64 if e.enabled and e.t_fixed is None else 4096
+
+
 MODEL = Model(
     name="signals",
     title="correlated signals, shared blind spots and endogenous judge attention",
@@ -684,5 +930,5 @@ MODEL = Model(
                    "signals.rho_unbelieved", "signals.avail", "run.n_instances", "run.seed"),
     format_table=format_table, figures=plot_extension,
     plot_vars=("amp", "acc", "amp_gap", "diversity_value"),
-    gpu=True,
+    gpu=True, cells_per_block=cells_per_block,
 )
