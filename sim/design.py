@@ -1183,10 +1183,8 @@ def _structural_from_store(ds, p: float, rho: float, se_rho: float) -> tuple[Jud
     try:  # the hierarchical shift prior the store's predictions used
         j.shift_prior = tuple(float(ds.attrs[f"shift_prior_{k}"])
                               for k in ("consult", "debate", "corr"))
-    except KeyError:  # a store written before antiamp-estimate recorded it: the defaults
-        from .estimation.structural import SHIFT_CORR, SHIFT_SCALE
-
-        j.shift_prior = (SHIFT_SCALE["consult"], SHIFT_SCALE["debate"], SHIFT_CORR)
+    except KeyError:  # a store written before antiamp-estimate recorded it: its defaults then
+        j.shift_prior = STORED_BEFORE_SHIFT_PRIOR
         notes.append("shift prior: the store does not record one (written before "
                      "antiamp-estimate stored it); a new population is drawn from the "
                      "defaults")
@@ -1389,6 +1387,14 @@ def main(argv=None) -> None:
 
         print(f"antiamp-design: error: {describe_os_error(exc)}", file=sys.stderr)
         raise SystemExit(1) from None
+
+
+#: The shift prior (consultancy scale, debate scale, correlation) that antiamp-estimate
+#: used before its stores recorded one: a store without ``shift_prior_*`` was fitted
+#: with it.  Kept here, not read from the log wing (which this module does not import),
+#: and fixed: if the estimator's defaults change, older stores were still made with
+#: these (tests/test_design_population.py checks they are today's defaults).
+STORED_BEFORE_SHIFT_PRIOR = (1.0, 1.0, 0.0)
 
 
 #: What antiamp-design writes into its --out directory.

@@ -74,7 +74,7 @@ def test_simulated_logs_are_drawn_from_the_fitted_judge(reading):
     g = pr.fit_named(sim, reading)
     se = np.sqrt(np.diag(f.cov))
     assert np.all(np.abs(g.params - f.params) < 4 * se * np.sqrt(2)), (g.params, f.params)
-    agg = pr._cells(f, sim)
+    agg = pr.row_types(f, sim)
     q = pr.endorse_prob(f, agg, f.params[None, :])[0]
     for deb in (False, True):
         for right in (False, True):

@@ -136,3 +136,13 @@ def test_design_for_a_new_population_from_a_store(store):
         sd = (want[f"{prot}_amp_hi"] - want[f"{prot}_amp_lo"]) / 4
         se = np.sqrt(np.var(amp) / len(amp) + sd ** 2 / 400)
         assert abs(amp.mean() - want[f"{prot}_amp"]) < 4 * se, (prot, amp.mean(), want)
+
+
+def test_the_prior_assumed_for_older_stores_is_the_estimators_default():
+    """antiamp-design reads a store without a recorded shift prior with the defaults
+    antiamp-estimate used when it wrote none: today's."""
+    from antiamp.design import STORED_BEFORE_SHIFT_PRIOR
+    from antiamp.estimation.structural import SHIFT_CORR, SHIFT_SCALE
+
+    assert STORED_BEFORE_SHIFT_PRIOR == (SHIFT_SCALE["consult"], SHIFT_SCALE["debate"],
+                                         SHIFT_CORR)

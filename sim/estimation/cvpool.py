@@ -73,13 +73,13 @@ def statistics(df: pd.DataFrame) -> list:
 def _counts(f, test: pd.DataFrame, keys: list) -> np.ndarray:
     """[observed, predicted, n] per statistic of ``keys`` for the rows ``test``: the
     predicted count at the fit's estimate."""
-    from .predictive import _cells, endorse_prob
+    from .predictive import endorse_prob, row_types
 
     out = np.zeros((len(keys), 3))
     test = test[test["omega"].notna()]
     if not len(test):
         return out
-    agg = _cells(f, test)
+    agg = row_types(f, test)
     q = endorse_prob(f, agg, f.params[None, :])[0]
     w = agg["w"].to_numpy(float)
     e = agg["endorse"].to_numpy(float)
@@ -116,7 +116,7 @@ def simulate_from_fit(f, df: pd.DataFrame, rng) -> pd.DataFrame:
     protocols, evidence and populations are the log's; rows of unknown truth are kept
     as they are (no fit reads them)."""
     from . import structural as st
-    from .predictive import _lik
+    from .predictive import likelihood_of
 
     out = df.copy()
     out.attrs = dict(df.attrs)
@@ -127,7 +127,7 @@ def simulate_from_fit(f, df: pd.DataFrame, rng) -> pd.DataFrame:
         judge_id=np.arange(int(known.sum())))
     agg, _ = st.merged_rows(key, f.debaters, f.populations or None, evidence=True)
     agg = agg.sort_values("g", kind="stable")
-    m, s = _lik(f, agg).moments(f.params)
+    m, s = likelihood_of(f, agg).moments(f.params)
     z = m + s * rng.standard_normal(len(agg))
     debate = agg["debate"].to_numpy()
     tie = np.where(debate, f.tie["debate"], f.tie["consult"])

@@ -116,9 +116,9 @@ def main(argv=None) -> None:
                     help="simulate the fitted parameters and compare with the observed metrics")
     ap.add_argument("--n-sim", type=int, default=2_000_000,
                     help=f"instances per simulated protocol, 1 to {MAX_INSTANCES:.0e}")
-    from . import predictive, readcorr
+    from . import predictive, predictive_cmd, readcorr
 
-    predictive.add_arguments(ap)
+    predictive_cmd.add_arguments(ap)
     args = ap.parse_args(argv)
     if args.sample and args.log:
         ap.error("give a log file or --sample, not both")
@@ -158,7 +158,7 @@ def main(argv=None) -> None:
 
         lock_output(out, "antiamp-estimate")  # one writer per --out, as sweeps hold
         ds = estimate(df, opts)
-        new = predictive.check_arguments(args, df, load_log)
+        new = predictive_cmd.check_arguments(args, df, load_log)
         rc = readcorr.applies(df)
     except (LogError, OutputError, predictive.CheckError, readcorr.ReadCorrError) as exc:
         print(f"antiamp-estimate: error: {exc}", file=sys.stderr)
@@ -182,8 +182,8 @@ def main(argv=None) -> None:
 
         record(out / "field_metrics.png")  # (antiamp's: replaced by the next run)
         print(f"wrote {plot_field_metrics(df, field, out / 'field_metrics.png')}")
-        if predictive.wanted(args):
-            predictive.run(args, df, new, float(ds.attrs["confidence"]), out, fitted)
+        if predictive_cmd.wanted(args):
+            predictive_cmd.run(args, df, new, float(ds.attrs["confidence"]), out, fitted)
     except (LogError, OutputError, predictive.CheckError) as exc:
         print(f"antiamp-estimate: error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
@@ -207,14 +207,14 @@ def work_parts(args, n_rows: int) -> list:
     parameter draws over the log's rows, once per fit (the full log, each
     cross-validation fold, the calibration), and the structural fits themselves
     (:func:`antiamp.estimation.predictive.n_fits`)."""
-    from . import predictive
+    from . import predictive, predictive_cmd
     from ..sweeps import budget
 
     parts = []
     if args.simulate:
         parts.append((f"the simulations at --n-sim {args.n_sim:,}",
                       args.n_sim / budget.ESTIMATE_SIM_RATE))
-    if predictive.wanted(args):
+    if predictive_cmd.wanted(args):
         fits = 1 + (args.cv or 0) * (getattr(args, "cv_seeds", 1) or 1) + (
             1 if args.calibrate else 0)
         evals = args.check_draws * n_rows * fits
