@@ -206,3 +206,18 @@ def test_bad_values_refused_before_any_directory(command, args, words, tmp_path)
     assert r.returncode == 2 and words in r.stderr, (r.stdout[-500:], r.stderr)
     assert len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert not (tmp_path / "out").exists() and not (tmp_path / "outputs").exists()
+
+
+def test_exact_payoffs_are_not_charged_as_simulated_instances():
+    """The equilibrium model with exact payoffs (its default) simulates no instance: a
+    10^6-cell regime map is within the bound whatever run.n_instances says; with
+    simulated payoffs the same grid is charged run.n_instances a cell and refused."""
+    grid = {"model": {"name": "equilibrium"}, "run": {"n_instances": 10**6},
+            "sweep": {"axes": {"model": {"c_e": {"linspace": [0, 1, 1000]}},
+                               "judge": {"b": {"linspace": [0, 1, 1000]}}}}}
+    budget.check_budget(grid, env={})
+    cells, work, what = budget.estimate(grid)
+    assert cells == 10**6 and work < 10**10 and "exact" in what
+    simulated = {**grid, "equilibrium": {"payoffs": "simulated"}}
+    with pytest.raises(budget.BudgetError, match="1,000,000 cells"):
+        budget.check_budget(simulated, env={})
