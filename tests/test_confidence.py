@@ -531,3 +531,24 @@ def test_original_bets_file_reads_under_pandas_2_and_3(tmp_path, monkeypatch):
     orig.assign(speech_type="summary").to_csv(tmp_path / "bad.csv", index=False)
     with pytest.raises(ConfigError, match="opening/rebuttal/closing, got \\['summary'\\]"):
         cf.load_bets(str(tmp_path / "bad.csv"))
+
+
+def test_singular_report_covariances_decided_by_a_stated_rule():
+    """Whether the likelihood treats a report covariance as singular is decided by the
+    pivot rule (PIVOT_TOL), not by whether a Cholesky factorisation happens to fail: a
+    singular matrix (two coordinates perfectly correlated) and its perturbations by up
+    to four ulps either way are all singular, whichever of them the factorisation
+    accepts (with a common LAPACK, those just below 1, which the earlier code took as
+    regular); matrices well inside the rule are factored."""
+    keep = np.ones((1, 3))
+    base = np.array([[1.0, 1.0, 0.3], [1.0, 1.0, 0.3], [0.3, 0.3, 1.0]])
+    for k in range(-4, 5):
+        C, v = base.copy(), 1.0
+        for _ in range(abs(k)):
+            v = np.nextafter(v, 2.0 if k > 0 else 0.0)
+        C[0, 1] = C[1, 0] = v
+        assert cf._subset_factors(C, keep) is None, (k, v)
+    for r in (0.999, 1 - 1e-9):  # 1 - 1e-9 leaves 2e-9 of a variance: far from the rule
+        C = base.copy()
+        C[0, 1] = C[1, 0] = r
+        assert cf._subset_factors(C, keep) is not None, r

@@ -322,14 +322,29 @@ def logsumexp(a, axis: int):
 def _subset_factors(cov: np.ndarray, keep: np.ndarray):
     """Every anchoring subset's marginal covariance at once: ``cov`` padded with the
     identity on the anchored coordinates (whose residuals are set to 0).  Returns
-    (keep x keep mask, Cholesky factors, their inverses), or None if one is singular."""
+    (keep x keep mask, Cholesky factors, their inverses), or None if one is singular.
+
+    Singular by a stated rule, not by whether the factorisation happens to fail in
+    floating point (which moves with the CPU's BLAS for a matrix at the edge): a
+    Cholesky pivot L_ii^2 below :data:`PIVOT_TOL` of its diagonal entry C_ii (for unit
+    variances, the share of a coordinate's variance the others leave unexplained); a
+    factorisation that fails has a pivot <= 0 and is singular by the same rule."""
     kk = keep[:, :, None] * keep[:, None, :]
     cpad = cov[None] * kk + np.eye(cov.shape[0])[None] * (1.0 - keep)[:, None, :]
     try:
         L = np.linalg.cholesky(cpad)
     except np.linalg.LinAlgError:
         return None
+    piv = np.diagonal(L, axis1=1, axis2=2) ** 2
+    if not np.all(piv >= PIVOT_TOL * np.diagonal(cpad, axis1=1, axis2=2)):
+        return None
     return kk, L, np.linalg.inv(L)
+
+
+#: The singularity rule of :func:`_subset_factors`: a pivot below this share of its
+#: variance (far above rounding, 1e-16, so that a few ulps never move the decision;
+#: far below any covariance the fitted reports can mean).
+PIVOT_TOL = 1e-12
 
 
 def loglik(rep: Reports, X, n_nodes: int = 7) -> float:
