@@ -47,15 +47,15 @@ def baseline_class(i, k0, k1, thr):
                                     thr[kb.T_XPD], thr[kb.T_XA], False, np.uint8(0)))
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--n", type=int, default=200_000_000, help="instances a timing")
-    ap.add_argument("--repeats", type=int, default=5)
-    args = ap.parse_args(argv)
+def run(quick: bool = False, n: int | None = None, repeats: int | None = None) -> dict:
+    """The three launchers timed (interleaved repeats, medians), counts checked first."""
+    n = n or (20_000_000 if quick else 200_000_000)
+    repeats = repeats or (2 if quick else 5)
     thr = baseline_thresholds(0.5, 0.8, 0.3, 1.0, 1.0, 1.0)
     seed = 1
     k0, k1 = split_seed(seed)
     blocks = 4 * nb.get_num_threads()
+    load0 = os.getloadavg()[0]
     t = time.perf_counter()
     first = count_classes(baseline_class, kb.N_CLASSES, thr, 1000, seed, progress=False)
     compile_s = time.perf_counter() - t
@@ -68,26 +68,58 @@ def main(argv=None) -> int:
 
     runs = {
         "count_classes (generic launcher)": lambda: count_classes(
-            baseline_class, kb.N_CLASSES, thr, args.n, seed, progress=False),
+            baseline_class, kb.N_CLASSES, thr, n, seed, progress=False),
         "kernels.baseline.class_counts (tuned)": lambda: kb.class_counts(
-            thr, 0, 0, 0, args.n, k0, k1, STREAM, blocks),
-        "bare_philox (floor)": lambda: kb.bare_philox(0, args.n, k0, k1, STREAM, blocks),
+            thr, 0, 0, 0, n, k0, k1, STREAM, blocks),
+        FLOOR: lambda: kb.bare_philox(0, n, k0, k1, STREAM, blocks),
     }
     times: dict = {k: [] for k in runs}
-    for _ in range(args.repeats):
+    for _ in range(repeats):
         for name, fn in runs.items():
             t = time.perf_counter()
             fn()
             times[name].append(time.perf_counter() - t)
-    med = {k: float(np.median(v)) for k, v in times.items()}
-    floor = med["bare_philox (floor)"]
-    print(f"{args.n:.3g} instances a timing, {args.repeats} repeats (medians), "
-          f"{nb.get_num_threads()} threads, load {os.getloadavg()[0]:.1f}")
-    print("| launcher | instances/s | x the floor's time |")
-    print("|---|---:|---:|")
-    for name, s in med.items():
-        print(f"| {name} | {args.n / s:.3g} | {s / floor:.2f} |")
-    print(f"first call of count_classes (compiling its launcher): {compile_s:.1f} s")
+    return {"n": n, "repeats": repeats, "threads": nb.get_num_threads(),
+            "compile_s": compile_s, "load": [load0, os.getloadavg()[0]],
+            "seconds": {k: float(np.median(v)) for k, v in times.items()}}
+
+
+FLOOR = "bare_philox (floor)"
+
+
+def table(res: dict) -> list:
+    floor = res["seconds"][FLOOR]
+    return (["| launcher | instances/s | x the floor's time |", "|---|---:|---:|"]
+            + [f"| {name} | {res['n'] / s:.3g} | {s / floor:.2f} |"
+               for name, s in res["seconds"].items()])
+
+
+def report(res: dict) -> list:
+    """The section of BENCHMARKS.md (written by ``run_all.py``)."""
+    head = [
+        "## A model's own per-instance function: the generic launcher", "",
+        f"`python benchmarks/bench_launch.py` ({res['n']:.3g} instances a timing, "
+        f"{res['repeats']} repeats, medians, {res['threads']} threads, load average "
+        f"{res['load'][0]:.2f} before and {res['load'][1]:.2f} after): the baseline model "
+        "written as one per-instance function and counted by "
+        "`antiamp.runner.count_classes` (what a model of one's own gets, on the CPU and, "
+        "from the same source, on a GPU), beside the baseline's tuned kernel and the bare "
+        "Philox floor; the first two give the same counts (checked before timing).", ""]
+    tail = ["", f"The first call in a process compiles the launcher: {res['compile_s']:.1f} s "
+            "here (numba cannot cache a closure over the model's function on disk).", ""]
+    return head + table(res) + tail
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--n", type=int, default=200_000_000, help="instances a timing")
+    ap.add_argument("--repeats", type=int, default=5)
+    args = ap.parse_args(argv)
+    res = run(n=args.n, repeats=args.repeats)
+    print(f"{res['n']:.3g} instances a timing, {res['repeats']} repeats (medians), "
+          f"{res['threads']} threads, load {res['load'][1]:.1f}")
+    print("\n".join(table(res)))
+    print(f"first call of count_classes (compiling its launcher): {res['compile_s']:.1f} s")
     return 0
 
 

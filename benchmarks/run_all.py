@@ -48,6 +48,8 @@ import bench_floors  # noqa: E402
 import bench_threads  # noqa: E402
 import bench_rounds  # noqa: E402
 import bench_crn  # noqa: E402
+import bench_launch  # noqa: E402
+from mdsections import keep_sections  # noqa: E402
 from bench_baseline import median_time  # noqa: E402
 from reference_numpy import numpy_class_counts, numpy_naive  # noqa: E402
 
@@ -608,7 +610,7 @@ def write_md(res, path: Path):
     for key, bench in (("confidence", bench_confidence), ("redeliberation", bench_redeliberation),
                        ("colmad", bench_colmad), ("mediation", bench_mediation),
                        ("panel", bench_panel), ("floors", bench_floors), ("rounds", bench_rounds),
-                       ("crn", bench_crn), ("threads", bench_threads)):
+                       ("crn", bench_crn), ("launch", bench_launch), ("threads", bench_threads)):
         if key in res:  # sections with their own headings
             L += [""] + bench.report(res[key])
             if key in ("redeliberation", "colmad", "mediation"):  # no load line of their own
@@ -617,7 +619,12 @@ def write_md(res, path: Path):
     L += ["",
           "![scaling](docs/figures/bench_scaling.png)", "",
           "![precision](docs/figures/bench_precision.png)", ""]
-    path.write_text("\n".join(L))
+    text = "\n".join(L)
+    if path.exists():  # sections other commands write (the GPU reports) carried over
+        text, kept = keep_sections(text, path.read_text())
+        for h in kept:
+            print(f"kept from {path.name} as it was: {h.lstrip('# ')}")
+    path.write_text(text)
 
 
 def main(argv=None):
@@ -652,7 +659,8 @@ def main(argv=None):
              ("floors", lambda: bench_floors.run(args.quick)),
              ("rounds", lambda: bench_rounds.run(args.quick)),
              ("crn", lambda: bench_crn.run(args.quick)),
-             ("threads", lambda: bench_threads.run(args.quick))]
+             ("threads", lambda: bench_threads.run(args.quick)),
+             ("launch", lambda: bench_launch.run(args.quick))]
     res["load"] = {}
     names = [name for name, _ in steps]
     if args.resume_from:  # the sections before it from the last run's results.json
