@@ -110,6 +110,33 @@ def cov_factor(cov: np.ndarray) -> np.ndarray:
     return v * np.sqrt(np.clip(w, 0, None))
 
 
+def laplace_floor(sandwich: np.ndarray, laplace: np.ndarray) -> np.ndarray:
+    """The smallest covariance at least as large as both ``sandwich`` and ``laplace``
+    along every direction of ``laplace``'s metric: in coordinates where ``laplace`` is
+    the identity, the sandwich's eigenvalues raised to at least 1.
+
+    Why: a judge-clustered sandwich estimates the score's variance from the judges'
+    scores, and a population seen in a few rooms has its shift's information from a
+    few judges only; with few clusters the sandwich is biased down and as noisy as a
+    variance from that many residuals (Cameron and Miller 2015, section VI), so
+    intervals from it miss more than they say (measured: 30 calibration rooms of a new
+    population, the sandwich's SE of its consultancy shift 0.35 to 0.77 against the
+    posterior's 0.46 to 0.71 by importance sampling).  The Laplace posterior (the
+    inverse of the log posterior's curvature, which importance sampling on the exact
+    posterior confirms) is the floor where the model holds; the sandwich is kept
+    where the judges' rows vary more than the model says."""
+    A = (np.asarray(laplace, float) + np.asarray(laplace, float).T) / 2
+    B = (np.asarray(sandwich, float) + np.asarray(sandwich, float).T) / 2
+    w, v = np.linalg.eigh(A)
+    if not (np.all(np.isfinite(A)) and np.all(np.isfinite(B)) and w[0] > 0):
+        return B
+    half = v * np.sqrt(w)  # half @ half.T = A
+    inv = (v / np.sqrt(w)).T
+    lam, u = np.linalg.eigh(inv @ B @ inv.T)
+    out = half @ (u * np.maximum(lam, 1.0)) @ u.T @ half.T
+    return (out + out.T) / 2
+
+
 def separation_prior_text(names, sep_prior) -> str:
     """The separation prior in words (printed in the notes, stored with the fit)."""
     by = {}
@@ -705,6 +732,10 @@ def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = Fals
     cov = Hi @ (S.T @ S) @ Hi * corr if not (has_prior or sep_prior) else \
         Hi @ (S.T @ S * corr + P) @ Hi
     cov = (cov + cov.T) / 2
+    if has_prior:
+        # a population's shift rests on its few judges: the sandwich no smaller than
+        # the Laplace posterior (laplace_floor says why)
+        cov = laplace_floor(cov, Hi)
     var = np.diag(cov)
     if G > 1 and not (np.all(np.isfinite(var)) and np.all(var > 0)):
         raise FitError("the structural fit failed: its judge-clustered variance is not "
