@@ -179,6 +179,18 @@ class StructuralFit:
     #: The hierarchical prior of the per-protocol shifts (:class:`ShiftPrior`; None:
     #: one shift per population, or flat).
     shift_prior: object = None
+    #: Under a prior on the populations' shifts: the Laplace posterior's covariance
+    #: (the inverse curvature of the log posterior), the floor of the predictive
+    #: draws' covariance (:meth:`draw_cov`); None without such a prior.
+    cov_laplace: np.ndarray | None = None
+
+    def draw_cov(self) -> np.ndarray:
+        """The covariance of the predictive parameter draws: ``cov`` (the
+        judge-clustered sandwich), under a shift prior no smaller along any direction
+        than the Laplace posterior's (:func:`laplace_floor` says why)."""
+        if self.cov_laplace is None or np.shape(self.cov_laplace) != np.shape(self.cov):
+            return self.cov
+        return laplace_floor(self.cov, self.cov_laplace)
 
     def value(self, name: str, params=None) -> float:
         """A parameter on its natural scale (sigma, not log sigma); fixed ones too."""
@@ -732,10 +744,6 @@ def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = Fals
     cov = Hi @ (S.T @ S) @ Hi * corr if not (has_prior or sep_prior) else \
         Hi @ (S.T @ S * corr + P) @ Hi
     cov = (cov + cov.T) / 2
-    if has_prior:
-        # a population's shift rests on its few judges: the sandwich no smaller than
-        # the Laplace posterior (laplace_floor says why)
-        cov = laplace_floor(cov, Hi)
     var = np.diag(cov)
     if G > 1 and not (np.all(np.isfinite(var)) and np.all(var > 0)):
         raise FitError("the structural fit failed: its judge-clustered variance is not "
@@ -762,7 +770,8 @@ def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = Fals
     return StructuralFit(names, params, cov, G - 1, N, G, has_p, float(res.llf), conv, fixed,
                          notes, bounds, grid, band, tie, pops, debaters,
                          prior=separation_prior_text(names, sep_prior) if sep_prior else "",
-                         shift_prior=pop_prior if protocol_shifts else None)
+                         shift_prior=pop_prior if protocol_shifts else None,
+                         cov_laplace=Hi if has_prior else None)
 
 
 # ------------------------------------------------------------------ simulate a log
