@@ -105,6 +105,43 @@ def test_mode_agrees_with_statsmodels_probit_glm():
         assert se == pytest.approx(glm.bse[k], rel=0.02), k
 
 
+def _importance_posterior(f, df, lab, prior, n=4000, nu=5, seed=0, cov=None):
+    """Posterior mean and SD of population ``lab``'s two shifts by importance sampling:
+    a t proposal on ``cov`` (default the fit's covariance), the project's likelihood plus the
+    hierarchical prior's density N(0, sigma^2 Sigma) (sigma 1 from labels alone).
+    Returns ({param: (mean, sd)}, effective sample size / n)."""
+    from scipy import stats
+
+    agg, _ = st.merged_rows(df, "debaters", f.populations)
+    lik = st.Likelihood(agg, f.names, f.fixed, f.sigma_free, f.bounds, f.grid)
+    lik.populations = f.populations
+    names = [st.pop_param(lab, p) for p in ("consult", "debate")
+             if st.pop_param(lab, p) in f.names]
+    idx = [f.names.index(k) for k in names]
+    prec = np.linalg.inv(prior.cov([k.split("[")[0][len("delta_"):] for k in names]))
+    i_sig = f.names.index("log_sigma") if "log_sigma" in f.names else None
+
+    def log_post(th):
+        sig = np.exp(th[i_sig]) if i_sig is not None else 1.0
+        x = th[idx] / sig
+        return lik.loglikeobs(th).sum() - 0.5 * x @ prec @ x - len(idx) * np.log(sig)
+
+    C = f.cov if cov is None else cov
+    rng = np.random.default_rng(seed)
+    L = np.linalg.cholesky(C)
+    z = rng.standard_normal((n, len(f.names))) / np.sqrt(rng.chisquare(nu, (n, 1)) / nu)
+    th = f.params + z @ L.T
+    logq = stats.multivariate_t(f.params, C, df=nu).logpdf(th)
+    lw = np.array([log_post(t) for t in th]) - logq
+    w = np.exp(lw - lw.max())
+    w /= w.sum()
+    out = {}
+    for k, i in zip(names, idx):
+        m = np.sum(w * th[:, i])
+        out[k] = (m, np.sqrt(np.sum(w * (th[:, i] - m) ** 2)))
+    return out, 1 / np.sum(w ** 2) / n
+
+
 def test_laplace_posterior_agrees_with_importance_sampling():
     """A population of 60 rooms under the default shift prior: the posterior of its
     two shifts by importance sampling (a t proposal on the Laplace approximation,
@@ -115,34 +152,51 @@ def test_laplace_posterior_agrees_with_importance_sampling():
     df = validate_log(pd.concat([A, B], ignore_index=True).drop(columns="p_y"))
     prior = st.ShiftPrior()
     f = st.fit(df, debaters="debaters", protocol_shifts=True, pop_prior=prior)
-    agg, _ = st.merged_rows(df, "debaters", f.populations)
-    lik = st.Likelihood(agg, f.names, f.fixed, f.sigma_free, f.bounds, f.grid)
-    lik.populations = f.populations
-    idx = [f.names.index(st.pop_param("B", p)) for p in ("consult", "debate")]
-    prec = np.linalg.inv(prior.cov())
-
-    def log_post(th):  # labels alone: sigma 1, the prior N(0, Sigma)
-        x = th[idx]
-        return lik.loglikeobs(th).sum() - 0.5 * x @ prec @ x
-
-    rng = np.random.default_rng(0)
-    n, nu = 4000, 5
-    L = np.linalg.cholesky(f.cov)
-    z = rng.standard_normal((n, len(f.names))) / np.sqrt(rng.chisquare(nu, (n, 1)) / nu)
-    th = f.params + z @ L.T
-    from scipy import stats
-
-    logq = stats.multivariate_t(f.params, f.cov, df=nu).logpdf(th)
-    lw = np.array([log_post(t) for t in th]) - logq
-    w = np.exp(lw - lw.max())
-    w /= w.sum()
-    assert 1 / np.sum(w ** 2) > 0.3 * n  # the proposal is close: importance sampling works
-    for i in idx:
-        m = np.sum(w * th[:, i])
-        sd = np.sqrt(np.sum(w * (th[:, i] - m) ** 2))
+    post, ess = _importance_posterior(f, df, "B", prior)
+    assert ess > 0.3  # the proposal is close: importance sampling works
+    for k, (m, sd) in post.items():
+        i = f.names.index(k)
         se = np.sqrt(f.cov[i, i])
-        assert abs(m - f.params[i]) < 0.2 * sd, (f.names[i], m, f.params[i], sd)
-        assert sd == pytest.approx(se, rel=0.2), (f.names[i], sd, se)
+        assert abs(m - f.params[i]) < 0.2 * sd, (k, m, f.params[i], sd)
+        assert sd == pytest.approx(se, rel=0.2), (k, sd, se)
+
+
+def test_a_population_seen_in_ten_rooms_is_not_surer_than_its_posterior():
+    """Ten rooms of a new population beside 800 of the reference (stated
+    probabilities): its shifts' SDs in the predictive draws are no smaller than the
+    posterior SDs by importance sampling (10% for the sampling's and Laplace's error).  The judge-clustered sandwich
+    alone put the consultancy shift's SE at 0.48 against a posterior SD of 0.68 here
+    (its meat from the three wrong consultants' judges): the check can fail."""
+    A = pc.population_log(800, "A", 1000, rho=0.4)
+    B = pc.population_log(600, "B", 2000, rho=0.7, dc=-1.0, dd=1.0)
+    B = B[B["room"].isin(B["room"].iloc[:10])]
+    df = validate_log(pd.concat([A, B], ignore_index=True))
+    prior = st.ShiftPrior()
+    f = st.fit(df, debaters="debaters", protocol_shifts=True, pop_prior=prior)
+    V = f.draw_cov()
+    # a proposal wider than the draws' (twice the covariance): the posterior's tails
+    # are sampled whichever of the two is the closer
+    post, ess = _importance_posterior(f, df, "B", prior, n=6000, cov=2 * V)
+    assert ess > 0.2
+    for k, (m, sd) in post.items():
+        se = np.sqrt(V[f.names.index(k), f.names.index(k)])
+        assert se >= 0.9 * sd, (k, se, sd)
+        assert se <= 1.5 * sd, (k, se, sd)  # no wider than the data allow either
+
+
+def test_laplace_floor_is_the_least_cover_of_both():
+    """The floor is at least each covariance along every direction, equals the
+    sandwich where it is the larger and the Laplace covariance where that is."""
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((4, 4))
+    A = X @ X.T + 0.5 * np.eye(4)
+    Y = rng.standard_normal((4, 4))
+    B = Y @ Y.T + 0.5 * np.eye(4)
+    F = st.laplace_floor(B, A)
+    assert np.linalg.eigvalsh(F - A)[0] > -1e-9
+    assert np.linalg.eigvalsh(F - B)[0] > -1e-9
+    np.testing.assert_allclose(st.laplace_floor(A + B, A), A + B, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(st.laplace_floor(0.5 * A, A), A, rtol=1e-9, atol=1e-12)
 
 
 def test_sensitivity_to_the_prior_moves_a_thin_population_only_a_little():
@@ -181,11 +235,11 @@ def test_calibrated_predictions_cover_both_protocols_and_the_gap():
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(reason="short of the target in fixed worlds one prior SD from the "
-                          "reference: measured 0.80 to 0.95 per metric over 40 replicates "
-                          "(the prior shrinks a population seen in a few rooms toward the "
-                          "reference; over populations drawn from the prior the intervals "
-                          "cover at 95%)", strict=False)
+@pytest.mark.xfail(reason="the gap short of the target in fixed worlds one prior SD from the "
+                          "reference with opposite signs: measured 179/200 = 0.895 at 10 "
+                          "rooms and 182/200 = 0.910 at 30 (each protocol's Amp 0.95); the "
+                          "prior's shrinkage of both shifts moves the gap the same way",
+                   strict=False)
 @pytest.mark.parametrize("n_rooms", [10, 30])
 def test_calibrated_coverage_full(n_rooms):
     """The target: >= 90% coverage of each metric over 2 worlds x 20 replicates, and at

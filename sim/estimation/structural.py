@@ -110,6 +110,33 @@ def cov_factor(cov: np.ndarray) -> np.ndarray:
     return v * np.sqrt(np.clip(w, 0, None))
 
 
+def laplace_floor(sandwich: np.ndarray, laplace: np.ndarray) -> np.ndarray:
+    """The smallest covariance at least as large as both ``sandwich`` and ``laplace``
+    along every direction of ``laplace``'s metric: in coordinates where ``laplace`` is
+    the identity, the sandwich's eigenvalues raised to at least 1.
+
+    Why: a judge-clustered sandwich estimates the score's variance from the judges'
+    scores, and a population seen in a few rooms has its shift's information from a
+    few judges only; with few clusters the sandwich is biased down and as noisy as a
+    variance from that many residuals (Cameron and Miller 2015, section VI), so
+    intervals from it miss more than they say (measured: 30 calibration rooms of a new
+    population, the sandwich's SE of its consultancy shift 0.35 to 0.77 against the
+    posterior's 0.46 to 0.71 by importance sampling).  The Laplace posterior (the
+    inverse of the log posterior's curvature, which importance sampling on the exact
+    posterior confirms) is the floor where the model holds; the sandwich is kept
+    where the judges' rows vary more than the model says."""
+    A = (np.asarray(laplace, float) + np.asarray(laplace, float).T) / 2
+    B = (np.asarray(sandwich, float) + np.asarray(sandwich, float).T) / 2
+    w, v = np.linalg.eigh(A)
+    if not (np.all(np.isfinite(A)) and np.all(np.isfinite(B)) and w[0] > 0):
+        return B
+    half = v * np.sqrt(w)  # half @ half.T = A
+    inv = (v / np.sqrt(w)).T
+    lam, u = np.linalg.eigh(inv @ B @ inv.T)
+    out = half @ (u * np.maximum(lam, 1.0)) @ u.T @ half.T
+    return (out + out.T) / 2
+
+
 def separation_prior_text(names, sep_prior) -> str:
     """The separation prior in words (printed in the notes, stored with the fit)."""
     by = {}
@@ -152,6 +179,18 @@ class StructuralFit:
     #: The hierarchical prior of the per-protocol shifts (:class:`ShiftPrior`; None:
     #: one shift per population, or flat).
     shift_prior: object = None
+    #: Under a prior on the populations' shifts: the Laplace posterior's covariance
+    #: (the inverse curvature of the log posterior), the floor of the predictive
+    #: draws' covariance (:meth:`draw_cov`); None without such a prior.
+    cov_laplace: np.ndarray | None = None
+
+    def draw_cov(self) -> np.ndarray:
+        """The covariance of the predictive parameter draws: ``cov`` (the
+        judge-clustered sandwich), under a shift prior no smaller along any direction
+        than the Laplace posterior's (:func:`laplace_floor` says why)."""
+        if self.cov_laplace is None or np.shape(self.cov_laplace) != np.shape(self.cov):
+            return self.cov
+        return laplace_floor(self.cov, self.cov_laplace)
 
     def value(self, name: str, params=None) -> float:
         """A parameter on its natural scale (sigma, not log sigma); fixed ones too."""
@@ -731,7 +770,8 @@ def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = Fals
     return StructuralFit(names, params, cov, G - 1, N, G, has_p, float(res.llf), conv, fixed,
                          notes, bounds, grid, band, tie, pops, debaters,
                          prior=separation_prior_text(names, sep_prior) if sep_prior else "",
-                         shift_prior=pop_prior if protocol_shifts else None)
+                         shift_prior=pop_prior if protocol_shifts else None,
+                         cov_laplace=Hi if has_prior else None)
 
 
 # ------------------------------------------------------------------ simulate a log
