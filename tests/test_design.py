@@ -282,8 +282,9 @@ def test_robust_draws_follow_the_joint_covariance():
 
 def test_design_from_the_real_log_structural_judge(tmp_path):
     """The shipped human-judge log with --simulate: the design command reads the
-    structural judge and its joint covariance (the store's structural_cov equals the
-    fit's on the natural scale), recommends a design that its instance simulation
+    structural judge and its joint covariance (the store's structural_cov is the fit's
+    predictive draws' on the natural scale: with one population, no shift prior, the
+    judge-clustered sandwich whose diagonal the standard errors are), recommends a design that its instance simulation
     confirms, and writes the front."""
     import xarray as xr
 
