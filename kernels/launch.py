@@ -40,6 +40,45 @@ _CPU: dict = {}
 BATCH = 256
 
 
+# The one-cell loop of the built-in models' fused kernels
+# (``kernels.transcript_classes.class_counts``, ``kernels.correlated.signal_class_counts_one``),
+# written once.  Why an inlined function that takes the per-instance function as an
+# argument, rather than a factory or a first-class function: numba inlines it into
+# each model's own ``njit(parallel=True, cache=True)`` kernel before it looks for
+# ``prange`` loops, so the kernel compiles to the loop it had when written out by
+# hand (same speed, the per-instance function inlined in the batch loop), and stays
+# cached on disk (a factory's closure is not: see ``cpu_counter``), whereas a
+# first-class function argument is an indirect call that LLVM cannot inline or vectorise.
+@nb.njit(inline="always", cache=True)
+def fused_counts(classify, params, start, count, k0, k1, stream, n_blocks, n_classes):
+    """int64[n_classes]: the classes ``classify(i, k0, k1, stream, params)`` (an
+    ``inline="always"`` function returning a class in [0, min(n_classes, 256)),
+    unchecked) gives instances ``start .. start + count - 1``, in ``n_blocks`` blocks of
+    consecutive instances run in parallel.  ``params`` is a tuple of the thresholds the
+    caller takes out of its arrays once.  Called from an ``njit(parallel=True)`` kernel."""
+    out = np.zeros((n_blocks, n_classes), np.int64)
+    bsize = (count + n_blocks - 1) // n_blocks
+    for b in nb.prange(n_blocks):
+        lo = start + b * bsize
+        hi = min(start + count, lo + bsize)
+        # A batch's classes first (a loop LLVM vectorises), then four interleaved
+        # histograms, so that consecutive adds to one class do not wait on each other.
+        local = np.zeros((4, n_classes), np.int64)
+        idx = np.empty(BATCH, np.uint8)
+        for i0 in range(lo, hi, BATCH):
+            if stopped():  # Ctrl-C: the caller raises KeyboardInterrupt
+                break
+            m = min(BATCH, hi - i0)
+            for j in range(m):
+                idx[j] = classify(np.uint64(i0 + j), k0, k1, stream, params)
+            for j in range(m):
+                local[j & 3, idx[j]] += 1
+        for r in range(4):
+            for c in range(n_classes):
+                out[b, c] += local[r, c]
+    return out.sum(axis=0)
+
+
 def cpu_counter(classify, n_classes: int):
     """A compiled ``run(start, count, k0, k1, thr, n_blocks) -> int64[n_classes + 1]``:
     the classes ``classify`` gives instances ``start .. start + count - 1``, in
