@@ -117,8 +117,7 @@ def _sel(flag, a, b):
 def _one_class(ii, k0, k1, stream, p):
     """The class of instance ``ii`` from its Philox words, branch-free (a formula of its
     own for the one-cell kernel: the same classes as :func:`_class_index`)."""
-    t_pi, a0, a1, a2, b0, b1, b2, v_tb, v_tn, v_fb, v_fn = p
-    one = np.uint64(1)
+    t_pi, a0, a1, a2, b0, b1, b2, v_tb, v_tn, v_fb, v_fn, one = p
     w0, w1, w2, w3 = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(0), stream, k0, k1)
     om = np.uint64(np.uint64(w0) < t_pi)
     u = np.uint64(w1)
@@ -142,5 +141,9 @@ def signal_class_counts_one(thr, start, count, k0, k1, stream, n_blocks):
     with the generator and the classification fused in one loop (no word buffers)."""
     p = (thr[T_PI], thr[T_JOINT], thr[T_JOINT + 1], thr[T_JOINT + 2],
          thr[T_JOINT + 3], thr[T_JOINT + 4], thr[T_JOINT + 5],
-         thr[T_AVAIL], thr[T_AVAIL + 1], thr[T_AVAIL + 2], thr[T_AVAIL + 3])
+         thr[T_AVAIL], thr[T_AVAIL + 1], thr[T_AVAIL + 2], thr[T_AVAIL + 3],
+         # The 1 of the bit shifts, a value the compiler does not know: with the
+         # constant, LLVM's vector loop takes 278 instructions against 266 and runs
+         # about 4% slower (AVX-512; the loop written out by hand had it so too).
+         np.uint64(1))
     return fused_counts(_one_class, p, start, count, k0, k1, stream, n_blocks, N_CLASSES)
