@@ -159,14 +159,14 @@ def class_counts_cells(thr, fixed, a_fixed, start, count, k0, k1, stream, n_bloc
 def _one_class(ii, k0, k1, stream, p):
     """The class of instance ``ii`` from its Philox words (the second block only when
     some presentation probability lies inside (0, 1))."""
-    need_x, t_pi, t_p, t_rho, t_xpc, t_xpd, t_xa, fixed, af = p
+    need_x, t_pi, t_p, t_rho, t_xpc, t_xpd, t_xa, isfixed, af = p
     w0, w1, w2, w3 = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(0), stream, k0, k1)
     v0 = np.uint64(0)
     v1 = np.uint64(0)
     if need_x:
         v0, v1, v2, v3 = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(1), stream, k0, k1)
     return _class_index(w0, w1, w2, w3, v0, v1, t_pi, t_p, t_rho, t_xpc, t_xpd, t_xa,
-                        fixed != 0, af)
+                        isfixed, af)
 
 
 @nb.njit(parallel=True, cache=True)
@@ -177,10 +177,8 @@ def class_counts(thr, fixed, a_fixed, start, count, k0, k1, stream, n_blocks):
     generator and the classification fused in one loop (no word buffers), which
     is what a single run needs.
     """
-    # ``fixed`` goes in as the integer it is, compared with 0 in the loop as the loop
-    # written out by hand did: passed as a bool, LLVM's loop ran 5-10% slower.
     p = (_needs_x(thr), thr[T_PI], thr[T_P], thr[T_RHO], thr[T_XPC], thr[T_XPD], thr[T_XA],
-         fixed, np.uint8(a_fixed))
+         fixed != 0, np.uint8(a_fixed))
     return fused_counts(_one_class, p, start, count, k0, k1, stream, n_blocks, N_CLASSES)
 
 
