@@ -19,7 +19,8 @@ count, grid or split of the range (DESIGN, "One kernel, two targets").
 
 The CPU launcher computes a batch of instances' classes first (a loop LLVM
 vectorises) and counts them into four histograms: :func:`fused_counts`, the loop
-of the built-in one-cell kernels too (the baseline's and the correlated signals'):
+of the correlated signals' one-cell kernel too (the baseline's is the same loop,
+written out):
 on the baseline's own per-instance function it runs at about 1.7 times the time of
 the bare Philox floor against the tuned kernel's 1.45 (``benchmarks/bench_launch.py``).
 The built-in models keep launchers of their own (several cells a pass, word
@@ -41,9 +42,9 @@ _CPU: dict = {}
 BATCH = 256
 
 
-# The one-cell loop of the built-in models' fused kernels
-# (``kernels.transcript_classes.class_counts``, ``kernels.correlated.signal_class_counts_one``),
-# written once.  Why an inlined function that takes the per-instance function as an
+# The one-cell class-count loop, written once: the correlated signals' fused kernel
+# (``kernels.correlated.signal_class_counts_one``) and ``cpu_counter`` run it
+# (``kernels.transcript_classes.class_counts`` keeps its own: see there).  Why an inlined function that takes the per-instance function as an
 # argument, rather than a factory or a first-class function: numba inlines it into
 # each model's own ``njit(parallel=True, cache=True)`` kernel before it looks for
 # ``prange`` loops, so the kernel compiles to the loop it had when written out by
