@@ -26,6 +26,7 @@ import numba as nb
 import numpy as np
 
 from .interrupt import stopped
+from .launch import fused_counts
 from .rng import HI_SHIFT as _HI, LO_WORD as _LO
 from .rng import philox4x32_10, philox_words
 
@@ -112,46 +113,37 @@ def _sel(flag, a, b):
     return (a & m) | (b & ~m)
 
 
+@nb.njit(inline="always", cache=True)
+def _one_class(ii, k0, k1, stream, p):
+    """The class of instance ``ii`` from its Philox words, branch-free (a formula of its
+    own for the one-cell kernel: the same classes as :func:`_class_index`)."""
+    t_pi, a0, a1, a2, b0, b1, b2, v_tb, v_tn, v_fb, v_fn, one = p
+    w0, w1, w2, w3 = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(0), stream, k0, k1)
+    om = np.uint64(np.uint64(w0) < t_pi)
+    u = np.uint64(w1)
+    k = (np.uint64(u >= _sel(om, b0, a0)) + np.uint64(u >= _sel(om, b1, a1))
+         + np.uint64(u >= _sel(om, b2, a2)))
+    sp = k >> one
+    sa = k & one
+    p_false = np.uint64(sp != om)
+    a_unbel = np.uint64(sa == sp)
+    tp = np.uint64(np.uint64(w2) < _sel(p_false, v_fb, v_tb))
+    # A's stance is false exactly when P's is true.
+    ta_thr = _sel(p_false, _sel(a_unbel, v_tn, v_tb), _sel(a_unbel, v_fn, v_fb))
+    ta = np.uint64(np.uint64(w3) < ta_thr)
+    return np.uint8((om << np.uint64(4)) | (sp << np.uint64(3))
+                    | (sa << np.uint64(2)) | (tp << one) | ta)
+
+
 @nb.njit(parallel=True, cache=True)
 def signal_class_counts_one(thr, start, count, k0, k1, stream, n_blocks):
     """The classes of :func:`signal_class_counts` for one cell (``thr``: uint64[11]),
     with the generator and the classification fused in one loop (no word buffers)."""
-    t_pi = thr[T_PI]
-    a0, a1, a2 = thr[T_JOINT], thr[T_JOINT + 1], thr[T_JOINT + 2]
-    b0, b1, b2 = thr[T_JOINT + 3], thr[T_JOINT + 4], thr[T_JOINT + 5]
-    v_tb, v_tn, v_fb, v_fn = thr[T_AVAIL], thr[T_AVAIL + 1], thr[T_AVAIL + 2], thr[T_AVAIL + 3]
-    one = np.uint64(1)
-    out = np.zeros((n_blocks, N_CLASSES), np.int64)
-    bsize = (count + n_blocks - 1) // n_blocks
-    for b in nb.prange(n_blocks):
-        lo = start + b * bsize
-        hi = min(start + count, lo + bsize)
-        local = np.zeros((4, N_CLASSES), np.int64)
-        idx = np.empty(_BATCH, np.uint8)
-        for i0 in range(lo, hi, _BATCH):
-            if stopped():  # Ctrl-C: the caller raises KeyboardInterrupt
-                break
-            m = min(_BATCH, hi - i0)
-            for j in range(m):
-                ii = np.uint64(i0 + j)
-                w0, w1, w2, w3 = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(0), stream, k0, k1)
-                om = np.uint64(np.uint64(w0) < t_pi)
-                u = np.uint64(w1)
-                k = (np.uint64(u >= _sel(om, b0, a0)) + np.uint64(u >= _sel(om, b1, a1))
-                     + np.uint64(u >= _sel(om, b2, a2)))
-                sp = k >> one
-                sa = k & one
-                p_false = np.uint64(sp != om)
-                a_unbel = np.uint64(sa == sp)
-                tp = np.uint64(np.uint64(w2) < _sel(p_false, v_fb, v_tb))
-                # A's stance is false exactly when P's is true.
-                ta_thr = _sel(p_false, _sel(a_unbel, v_tn, v_tb), _sel(a_unbel, v_fn, v_fb))
-                ta = np.uint64(np.uint64(w3) < ta_thr)
-                idx[j] = np.uint8((om << np.uint64(4)) | (sp << np.uint64(3))
-                                  | (sa << np.uint64(2)) | (tp << one) | ta)
-            for j in range(m):
-                local[j & 3, idx[j]] += 1
-        for r in range(4):
-            for c in range(N_CLASSES):
-                out[b, c] += local[r, c]
-    return out.sum(axis=0)
+    p = (thr[T_PI], thr[T_JOINT], thr[T_JOINT + 1], thr[T_JOINT + 2],
+         thr[T_JOINT + 3], thr[T_JOINT + 4], thr[T_JOINT + 5],
+         thr[T_AVAIL], thr[T_AVAIL + 1], thr[T_AVAIL + 2], thr[T_AVAIL + 3],
+         # The 1 of the bit shifts, a value the compiler does not know: with the
+         # constant, LLVM's vector loop takes 278 instructions against 266 and runs
+         # about 4% slower (AVX-512; the loop written out by hand had it so too).
+         np.uint64(1))
+    return fused_counts(_one_class, p, start, count, k0, k1, stream, n_blocks, N_CLASSES)

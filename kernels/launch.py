@@ -18,7 +18,9 @@ integer adds commute, so both give the same counts, bit for bit, for any thread
 count, grid or split of the range (DESIGN, "One kernel, two targets").
 
 The CPU launcher computes a batch of instances' classes first (a loop LLVM
-vectorises) and counts them into four histograms, as the baseline's kernel does:
+vectorises) and counts them into four histograms: :func:`fused_counts`, the loop
+of the correlated signals' one-cell kernel too (the baseline's is the same loop,
+written out):
 on the baseline's own per-instance function it runs at about 1.7 times the time of
 the bare Philox floor against the tuned kernel's 1.45 (``benchmarks/bench_launch.py``).
 The built-in models keep launchers of their own (several cells a pass, word
@@ -40,6 +42,48 @@ _CPU: dict = {}
 BATCH = 256
 
 
+# The one-cell class-count loop, written once: the correlated signals' fused kernel
+# (``kernels.correlated.signal_class_counts_one``) and ``cpu_counter`` run it
+# (``kernels.transcript_classes.class_counts`` keeps its own: see there).  Why an inlined function that takes the per-instance function as an
+# argument, rather than a factory or a first-class function: numba inlines it into
+# each model's own ``njit(parallel=True, cache=True)`` kernel before it looks for
+# ``prange`` loops, so the kernel compiles to the loop it had when written out by
+# hand (same speed, the per-instance function inlined in the batch loop), and stays
+# cached on disk (a factory's closure is not: see ``cpu_counter``), whereas a
+# first-class function argument is an indirect call that LLVM cannot inline or vectorise.
+@nb.njit(inline="always", cache=True)
+def fused_counts(classify, params, start, count, k0, k1, stream, n_blocks, n_classes,
+                 index=np.uint8):
+    """int64[n_classes]: the classes ``classify(i, k0, k1, stream, params)`` (an
+    ``inline="always"`` function returning a class in [0, n_classes), unchecked) gives
+    instances ``start .. start + count - 1``, in ``n_blocks`` blocks of consecutive
+    instances run in parallel.  ``params``: what ``classify`` reads besides the
+    instance (the built-in kernels: a tuple of the thresholds, taken out of their
+    arrays once); ``index``: the integer type that holds a batch's classes (``uint8``
+    up to 256 classes).  Called from an ``njit(parallel=True)`` kernel."""
+    out = np.zeros((n_blocks, n_classes), np.int64)
+    bsize = (count + n_blocks - 1) // n_blocks
+    for b in nb.prange(n_blocks):
+        lo = start + b * bsize
+        hi = min(start + count, lo + bsize)
+        # A batch's classes first (a loop LLVM vectorises), then four interleaved
+        # histograms, so that consecutive adds to one class do not wait on each other.
+        local = np.zeros((4, n_classes), np.int64)
+        idx = np.empty(BATCH, index)
+        for i0 in range(lo, hi, BATCH):
+            if stopped():  # Ctrl-C: the caller raises KeyboardInterrupt
+                break
+            m = min(BATCH, hi - i0)
+            for j in range(m):
+                idx[j] = classify(np.uint64(i0 + j), k0, k1, stream, params)
+            for j in range(m):
+                local[j & 3, idx[j]] += 1
+        for r in range(4):
+            for c in range(n_classes):
+                out[b, c] += local[r, c]
+    return out.sum(axis=0)
+
+
 def cpu_counter(classify, n_classes: int):
     """A compiled ``run(start, count, k0, k1, thr, n_blocks) -> int64[n_classes + 1]``:
     the classes ``classify`` gives instances ``start .. start + count - 1``, in
@@ -54,35 +98,19 @@ def cpu_counter(classify, n_classes: int):
     if C < 1:
         raise ValueError(f"n_classes must be an integer >= 1, got {n_classes!r}")
 
+    @nb.njit(inline="always")
+    def classify_or_last(i, k0, k1, stream, thr):
+        c = classify(i, k0, k1, thr)
+        return c if 0 <= c < C else C  # never an index outside the histogram
+
     # Not cached on disk: numba keys a closure's cache by its pickled cells, and a
     # dispatcher pickles with a new identity in every process, so each process
     # compiles its launchers once (seconds), as numba does any uncached function.
     @nb.njit(parallel=True)
     def run(start, count, k0, k1, thr, n_blocks):
-        out = np.zeros((n_blocks, C + 1), np.int64)
-        bsize = (count + n_blocks - 1) // n_blocks
-        for b in nb.prange(n_blocks):
-            lo = start + b * bsize
-            hi = min(start + count, lo + bsize)
-            # A batch's classes first (a loop LLVM vectorises when the function has no
-            # branches it cannot flatten), then the histogram: four copies, so that
-            # consecutive adds to one class do not wait on each other.
-            local = np.zeros((4, C + 1), np.int64)
-            idx = np.empty(BATCH, np.int32)
-            for i0 in range(lo, hi, BATCH):
-                if stopped():  # Ctrl-C: the caller raises KeyboardInterrupt
-                    break
-                m = min(BATCH, hi - i0)
-                for j in range(m):
-                    c = classify(np.uint64(i0 + j), k0, k1, thr)
-                    # never an index outside the histogram (nor one wrapped to 32 bits)
-                    idx[j] = c if 0 <= c < C else C
-                for j in range(m):
-                    local[j & 3, idx[j]] += 1
-            for r in range(4):
-                for c in range(C + 1):
-                    out[b, c] += local[r, c]
-        return out.sum(axis=0)
+        # int32 classes in a batch: any n_classes, and none wrapped to a smaller type
+        return fused_counts(classify_or_last, thr, start, count, k0, k1, np.uint64(0),
+                            n_blocks, C + 1, np.int32)
 
     _CPU[key] = run
     return run

@@ -5,8 +5,10 @@ kernels' own, compiled for the GPU by :func:`kernels.gpu.device`; the Philox wor
 are the CPU's too (instance i, slot block, stream).  Only the launchers differ: a
 grid-stride loop, a histogram per warp in shared memory (uint32, a launch is at
 most :data:`kernels.gpu.MAX_LAUNCH` instances) and one reduction per thread block,
-an int64 atomic add per class into the output.  Integer adds commute, so the
-counts do not depend on the grid, the launch split or the instance range's cut.
+an int64 atomic add per class into the output (the multi-cell kernel is
+:func:`kernels.gpu.launch.cells_kernel`'s, shared with the correlated signals).
+Integer adds commute, so the counts do not depend on the grid, the launch split or
+the instance range's cut.
 
 Imported only when a GPU path is asked for (it imports numba.cuda).
 """
@@ -17,6 +19,7 @@ import numpy as np
 from numba import uint32
 
 from .. import gpu as _gpu
+from .launch import cells_kernel
 from ..baseline import (N_CLASSES, T_P, T_PI, T_RHO, T_XA, T_XPC, T_XPD, _class_index,
                         _needs_x)
 from ..rng import philox4x32_10
@@ -67,38 +70,25 @@ def _one(thr, fixed, af, start, count, k0, k1, stream, need_x, out):
         cuda.atomic.add(out, k, s)
 
 
-@cuda.jit
-def _cells(thr, fixed, af, c0, nc, start, count, k0, k1, stream, need_x, out):
-    hist = cuda.shared.array((WARPS, CELL_TILE, N_CLASSES), uint32)
-    t = cuda.threadIdx.x
-    for k in range(t, WARPS * CELL_TILE * N_CLASSES, THREADS):
-        hist[k // (CELL_TILE * N_CLASSES), (k // N_CLASSES) % CELL_TILE, k % N_CLASSES] = 0
-    cuda.syncthreads()
-    w = t // _gpu.WARP
-    i = np.int64(cuda.grid(1))
-    stride = np.int64(cuda.gridsize(1))
-    while i < count:
-        ii = np.uint64(start + i)
-        w0, w1, w2, w3 = philox(ii & _LO, ii >> _HI, np.uint64(0), stream, k0, k1)
-        v0 = np.uint64(0)
-        v1 = np.uint64(0)
-        if need_x:
-            v0, v1, v2, v3 = philox(ii & _LO, ii >> _HI, np.uint64(1), stream, k0, k1)
-        for j in range(nc):  # common random numbers: one draw, every cell of the tile
-            cell = c0 + j
-            c = classify(w0, w1, w2, w3, v0, v1, thr[cell, T_PI], thr[cell, T_P],
-                         thr[cell, T_RHO], thr[cell, T_XPC], thr[cell, T_XPD], thr[cell, T_XA],
-                         fixed[cell] != 0, np.uint8(af[cell]))
-            cuda.atomic.add(hist, (w, j, c), np.uint32(1))
-        i += stride
-    cuda.syncthreads()
-    for k in range(t, nc * N_CLASSES, THREADS):
-        j = k // N_CLASSES
-        cl = k % N_CLASSES
-        s = np.int64(0)
-        for r in range(WARPS):
-            s += np.int64(hist[r, j, cl])
-        cuda.atomic.add(out, (c0 + j, cl), s)
+def _draw(ii, k0, k1, stream, need_x):
+    """Instance ``ii``'s words: slots 0-3 and, if ``need_x``, 4-5 (else 0)."""
+    w0, w1, w2, w3 = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(0), stream, k0, k1)
+    v0 = np.uint64(0)
+    v1 = np.uint64(0)
+    if need_x:
+        v0, v1, v2, v3 = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(1), stream, k0, k1)
+    return w0, w1, w2, w3, v0, v1
+
+
+def _classify(words, thr, fixed, af, cell):
+    """The transcript class of an instance's words in one cell."""
+    w0, w1, w2, w3, v0, v1 = words
+    return _class_index(w0, w1, w2, w3, v0, v1, thr[cell, T_PI], thr[cell, T_P],
+                        thr[cell, T_RHO], thr[cell, T_XPC], thr[cell, T_XPD], thr[cell, T_XA],
+                        fixed[cell] != 0, np.uint8(af[cell]))
+
+
+_cells = cells_kernel(_draw, _classify, N_CLASSES, CELL_TILE)
 
 
 @cuda.jit

@@ -65,6 +65,61 @@ def _kernel(classify, n_classes: int):
     return kern
 
 
+def cells_kernel(draw, classify, n_classes: int, tile: int, name: str = "_cells"):
+    """The built-in models' multi-cell ``cuda.jit`` kernel, written once::
+
+        kern[blocks, THREADS](thr, fixed, af, c0, nc, start, count, k0, k1, stream, need_x, out)
+
+    adds to ``out[c0 + j, k]`` (int64[cells, n_classes]) the instances ``start ..
+    start + count - 1`` that fall in class ``k`` in cell ``c0 + j``, ``j < nc <=
+    tile``: ``draw(i, k0, k1, stream, need_x)`` gives instance ``i``'s words (a tuple;
+    common random numbers: drawn once, classified in every cell of the tile) and
+    ``classify(words, thr, fixed, af, cell)`` its class in a cell (in [0, n_classes),
+    unchecked; ``fixed`` and ``af`` are arrays the model may ignore).  A grid-stride
+    loop, per-warp histograms of the tile in shared memory (uint32: a launch is at
+    most :data:`kernels.gpu.MAX_LAUNCH` instances), one reduction per thread block.
+    ``draw`` and ``classify`` are plain or ``njit`` functions, compiled by
+    :func:`kernels.gpu.device`; the kernel is built once for each set of arguments and
+    bears ``name`` in ``draw``'s module (profilers and the PTX checks list it there)."""
+    key = ("cells", getattr(draw, "py_func", draw), getattr(classify, "py_func", classify),
+           int(n_classes), int(tile))
+    kern = _GPU.get(key)
+    if kern is not None:
+        return kern
+    dr = _gpu.device(draw)
+    cl = _gpu.device(classify)
+    C, T = int(n_classes), int(tile)
+
+    def kern(thr, fixed, af, c0, nc, start, count, k0, k1, stream, need_x, out):
+        hist = cuda.shared.array((WARPS, T, C), uint32)
+        t = cuda.threadIdx.x
+        for k in range(t, WARPS * T * C, THREADS):
+            hist[k // (T * C), (k // C) % T, k % C] = 0
+        cuda.syncthreads()
+        w = t // WARP
+        i = np.int64(cuda.grid(1))
+        stride = np.int64(cuda.gridsize(1))
+        while i < count:  # grid-stride loop
+            words = dr(np.uint64(start + i), k0, k1, stream, need_x)
+            for j in range(nc):  # common random numbers: one draw, every cell of the tile
+                c = cl(words, thr, fixed, af, c0 + j)
+                cuda.atomic.add(hist, (w, j, c), np.uint32(1))
+            i += stride
+        cuda.syncthreads()
+        for k in range(t, nc * C, THREADS):  # one reduction per block
+            j = k // C
+            cl_ = k % C
+            s = np.int64(0)
+            for r in range(WARPS):
+                s += np.int64(hist[r, j, cl_])
+            cuda.atomic.add(out, (c0 + j, cl_), s)
+
+    kern.__module__ = getattr(draw, "py_func", draw).__module__
+    kern.__name__ = kern.__qualname__ = name
+    kern = _GPU[key] = cuda.jit(kern)
+    return kern
+
+
 def gpu_counter(classify, n_classes: int):
     """``run(start, count, k0, k1, thr, blocks=0, step=0) -> int64[n_classes + 1]`` on
     the GPU: :func:`antiamp.kernels.launch.cpu_counter`'s counts, the same bits.
