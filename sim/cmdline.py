@@ -461,10 +461,19 @@ def interrupted(message: str):
     is renamed into place only once complete; a sweep's finished blocks are already
     on disk), so for the rest of the process asyncio's logger is silenced and
     unraisable exceptions, warnings ("coroutine ... was never awaited") and the
-    exceptions of other threads go unprinted."""
+    exceptions of other threads go unprinted.
+
+    A second Ctrl-C while the process exits (a key pressed twice, or a SIGINT to the
+    process group that a wrapper such as ``timeout`` forwards again) is ignored from
+    here on: it would otherwise raise KeyboardInterrupt into the shutdown, replacing
+    this exit by a traceback and a death by SIGINT in place of status 130."""
+    import signal
     import threading
     import warnings
 
+    # (only the main thread may set a handler; a command's main runs there)
+    with contextlib.suppress(ValueError):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     warnings.simplefilter("ignore")
 
     logging.getLogger("asyncio").disabled = True
