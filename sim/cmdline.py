@@ -213,6 +213,17 @@ def refuse_files_on(key: str, directory: str) -> None:
             return
 
 
+def _check_name_length(key: str, directory: str) -> None:
+    """A run directory the file system cannot name (a name over NAME_MAX, a path over
+    PATH_MAX): refused here in the words ``--out`` gets, not as an OSError."""
+    from .outputs_policy import OutputError, check_name_length
+
+    try:
+        check_name_length(directory, key)
+    except OutputError as exc:
+        raise ConfigError(str(exc)) from None
+
+
 def refuse_links_in(key: str, directory: str) -> None:
     """An existing run directory is written into (Hydra's ``.hydra/`` and job log,
     the run's results): refused if it is a symbolic link or holds one there, which
@@ -251,6 +262,8 @@ def check_hydra_overrides(job: list[str]) -> None:
                 raise ConfigError(
                     f"{key} must name a directory, got {raw.split('=', 1)[-1]!r}: an empty "
                     "or missing one would put the outputs in the current directory")
+            if "${" not in value:
+                _check_name_length(key, value)
             if key != "hydra.sweep.subdir" and "${" not in value:
                 refuse_files_on(key, value)
                 refuse_links_in(key, value)
