@@ -555,6 +555,8 @@ def _checked_main(prog: str, check, hydra_main, errors: tuple,
         if cmd is None:  # Hydra refuses the flags: say which override was meant
             cmdline.CONFIG_NAME = config_name
             hint = cmdline.flag_hint(sys.argv[1:], prog)
+            if hint is None and cmdline.UNPARSED is not None:
+                hint = f"{cmdline.UNPARSED} ({prog} --help lists the flags)"
             if hint is not None:
                 raise ConfigError(hint)
         cmdline.CURRENT, cmdline.TASK = cmd, getattr(hydra_main, "__wrapped__", None)

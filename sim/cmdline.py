@@ -14,6 +14,7 @@ from a pickled config, is refused: nothing antiamp reads is unpickled.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import dataclasses
 import functools
@@ -47,6 +48,21 @@ class _Unparsed(Exception):
     pass
 
 
+#: Why Hydra's parser refused the last command line :func:`parse` read (None: it did
+#: not, or it ended another way).
+UNPARSED: str | None = None
+
+
+class Parser(argparse.ArgumentParser):
+    """The parser of every command that takes --options: a refused option is one line,
+    ``prog: error: ...`` and exit status 2, like every other refusal of antiamp (not
+    argparse's usage block above it; ``--help`` prints that)."""
+
+    def error(self, message):  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} ({self.prog} --help lists the "
+                     "options)\n")
+
+
 def parse(args: list[str]) -> CommandLine | None:
     """The command line's flags and overrides; None for one that Hydra itself refuses
     (an unknown flag: Hydra says so and makes no directory)."""
@@ -57,10 +73,15 @@ def parse(args: list[str]) -> CommandLine | None:
     def error(message):
         raise _Unparsed(message)
 
+    global UNPARSED
+    UNPARSED = None
     parser.error = error
     try:
         ns = parser.parse_args(args)
-    except (_Unparsed, SystemExit):
+    except _Unparsed as exc:
+        UNPARSED = str(exc)
+        return None
+    except SystemExit:
         return None
     if ns.experimental_rerun is not None:
         raise ConfigError("--experimental-rerun reruns a job from a pickled config, which "
