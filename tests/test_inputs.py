@@ -155,6 +155,40 @@ def test_a_million_column_csv_is_refused_from_its_header(tmp_path):
     assert inputs.ENV_COLUMNS in msg
 
 
+SAMPLE_LOG = Path(inputs.__file__).parent / "data" / "sample_log.csv"
+
+
+def test_a_row_of_a_million_fields_under_a_short_header_is_refused(tmp_path):
+    """The header within every bound, one row of 10^6 fields: pandas took the extra
+    fields as an index of 10^6 levels (over a minute, gigabytes)."""
+    p = tmp_path / "row.csv"
+    with open(SAMPLE_LOG) as f:
+        head = f.readline()
+    p.write_text(head + ",".join("1" for _ in range(10**6)) + "\n")
+    refused(lambda: load_log(p), LogError, "row 0: 1,000,000 fields, more than the header's 12")
+
+
+@pytest.mark.parametrize("where", [0, 5])
+def test_a_row_with_a_field_more_than_the_header_is_refused_not_shifted(tmp_path, where):
+    """A first row with one field more than the header was read with its first field
+    as the index, every column shifted by one (the instance column read as protocol):
+    a silent misreading.  Any such row is refused, naming it."""
+    lines = SAMPLE_LOG.read_text().splitlines()[:20]
+    lines[1 + where] += ",1"
+    p = tmp_path / "extra.csv"
+    p.write_text("\n".join(lines) + "\n")
+    refused(lambda: load_log(p), LogError, f"row {where}: 13 fields, more than the header's 12")
+    p.write_text("\n".join(lines[:1 + where] + lines[2 + where:]))  # (no final newline)
+    assert len(load_log(p)) > 0
+
+
+def test_an_unfinished_last_row_with_too_many_fields_is_refused(tmp_path):
+    lines = SAMPLE_LOG.read_text().splitlines()[:5]
+    p = tmp_path / "open.csv"
+    p.write_text("\n".join(lines) + ",1,2")  # no newline after the last row
+    refused(lambda: load_log(p), LogError, "row 3: 14 or more fields")
+
+
 def test_a_csv_over_the_column_bound_is_refused_naming_it(tmp_path, monkeypatch):
     monkeypatch.setattr(inputs, "MAX_COLUMNS", 8)
     p = tmp_path / "wide.csv"

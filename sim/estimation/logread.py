@@ -35,6 +35,7 @@ def check_field_lengths(path, name: str, error, limit: int = MAX_FIELD_BYTES) ->
     quotes = 0  # quote characters so far: inside a quoted field while odd
     last = -1  # offset of the last field boundary (a comma or a newline outside quotes)
     line, col = 0, 0  # the current field's line (0: the header) and column
+    header = None  # the header's number of fields
     offset = 0
     with open(path, "rb") as fh:
         while piece := fh.read(SCAN_BYTES):
@@ -54,10 +55,37 @@ def check_field_lengths(path, name: str, error, limit: int = MAX_FIELD_BYTES) ->
             col_k = k - 1 - int(nl[-1]) if len(nl) else col + k
             if len(long_) or open_ > limit:
                 _refuse(error, name, head, line_k, col_k, limit)
+            # each row ended in this piece: its number of fields (the first one's
+            # continues the row open at the piece's start, ``col`` fields in)
+            rows = np.flatnonzero(a[ends] == _NL)
+            if len(rows):
+                widths = np.diff(np.concatenate(([-1], rows)))
+                widths[0] += col
+                if header is None:
+                    header = int(widths[0])
+                _check_widths(error, name, head, widths, line, header)
+            if header is not None and col_k + 1 > header:  # the row still open
+                _refuse_width(error, name, head, line_k, col_k + 1, header, exact=False)
             line, col = line_k, col_k
             if len(ends):
                 last = offset + int(ends[-1])
             offset += len(a)
+
+
+def _check_widths(error, name, head, widths, line, header) -> None:
+    """A row with more fields than the header, refused: pandas would take the extra
+    fields of a first such row as an index (shifting every column: a silent misreading)
+    and a row of 10^6 fields as an index of 10^6 levels (minutes, gigabytes)."""
+    over = np.flatnonzero(widths > header)
+    if len(over):
+        i = int(over[0])
+        _refuse_width(error, name, head, line + i, int(widths[i]), header)
+
+
+def _refuse_width(error, name, head, line, fields, header, exact=True) -> None:
+    many = f"{fields:,}" if exact else f"{fields:,} or more"
+    raise error(f"row {line - 1}: {many} fields, more than the header's {header} ({name}, "
+                f"line {line + 1}); each row has one field per column of the header")
 
 
 def _header_names(head: bytes) -> list:
