@@ -238,6 +238,32 @@ def test_a_bets_file_with_two_bet_columns_is_refused(tmp_path):
     refused(lambda: _bets(p), ConfigError, "names the column 'bet' twice")
 
 
+BETS = Path(inputs.__file__).parent / "data" / "overconfidence2025_bets.csv"
+
+
+def test_a_bets_row_of_a_million_fields_is_refused_and_comments_hold_no_fields(tmp_path):
+    """As a log's: a row wider than the header is refused quickly (pandas indexed a
+    row of 10^6 fields for seconds to minutes); the commas of a comment (the text after
+    ``#``, which pandas skips) are not fields."""
+    lines = BETS.read_text().splitlines()
+    note = "# a note, with, more, commas, than, the, header, has, columns"
+    ok = tmp_path / "ok.csv"
+    ok.write_text("\n".join([note, lines[0], note, *lines[1:], "1,x,m,proposition,1,50 # a, b, c"])
+                  + "\n")
+    assert len(_bets(ok)) == len(lines)
+    wide = tmp_path / "wide.csv"
+    wide.write_text("\n".join([note, *lines[:4], ",".join("1" for _ in range(10**6))]) + "\n")
+    refused(lambda: _bets(wide), ConfigError, "1,000,000 fields, more than the header's 6")
+
+
+def test_a_votes_row_wider_than_its_header_is_refused(tmp_path):
+    from antiamp.models.confidence.core import _votes_csv
+
+    p = tmp_path / "v.csv"
+    p.write_text("debate,judge,vote\n1,1,1\n" + ",".join("1" for _ in range(10**6)) + "\n")
+    refused(lambda: _votes_csv(str(p), 0, 3), ConfigError, "1,000,000 fields")
+
+
 def test_a_votes_file_is_bounded(tmp_path):
     from antiamp.models.confidence.core import _votes_csv
 
