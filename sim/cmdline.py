@@ -519,6 +519,16 @@ def interrupted(message: str):
     raise SystemExit(130)
 
 
+def out_of_memory(prog: str, exc: MemoryError):
+    """A request larger than the memory the process may take (a memory limit, or the
+    machine's): one line and exit status 1, not a traceback.  Every file and store is
+    written beside its target and renamed, so nothing partial is left."""
+    what = " ".join(str(exc).split()) or "no detail"
+    print(f"{prog}: error: out of memory ({what}); nothing partial was left: ask for "
+          "less (fewer resamples, draws, instances or cells)", file=sys.stderr)
+    raise SystemExit(1)
+
+
 def interruptible(prog: str, saved: str = "nothing partial was left (every file and store "
                                           "is written beside its target and renamed)"):
     """Decorate a command's ``main``: Ctrl-C anywhere in it is one line and exit 130."""
@@ -529,5 +539,7 @@ def interruptible(prog: str, saved: str = "nothing partial was left (every file 
                 return main(*args, **kwargs)
             except KeyboardInterrupt:
                 interrupted(f"\n{prog}: interrupted; {saved}")
+            except MemoryError as exc:
+                out_of_memory(prog, exc)
         return run
     return wrap

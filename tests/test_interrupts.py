@@ -146,6 +146,44 @@ def test_a_sigint_during_the_exit_of_an_interrupted_command_is_ignored():
     assert r.stderr.strip() == "prog: interrupted", r.stderr
 
 
+def test_out_of_memory_is_one_line_and_exit_1_not_a_traceback(capsys):
+    """A request over the memory the process may take (a memory limit, or the
+    machine's) in any command: one line naming it, exit status 1."""
+    from antiamp.cmdline import interruptible
+
+    @interruptible("prog")
+    def main():
+        raise MemoryError("Unable to allocate 1.19 GiB for an array with shape (16, 10000000)")
+
+    with pytest.raises(SystemExit) as e:
+        main()
+    assert e.value.code == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("prog: error: out of memory (Unable to allocate 1.19 GiB")
+    assert len(err.splitlines()) == 1
+
+
+@pytest.mark.skipif(not hasattr(os, "fork") or sys.platform != "linux",
+                    reason="an address-space limit")
+def test_an_estimate_over_a_memory_limit_says_so_in_one_line(tmp_path):
+    """antiamp-estimate --n-resamples 10^7 (allowed) under a 3 GB address-space limit:
+    its bootstrap's arrays do not fit; a MemoryError traceback (26 lines) before."""
+    import resource
+
+    def cap():
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+
+    exe = shutil.which("antiamp-estimate")
+    argv = [exe] if exe else [sys.executable, "-m", "antiamp.estimate"]
+    r = subprocess.run(argv + ["--sample", "--n-resamples", "10000000", "--out",
+                               str(tmp_path / "o")], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=300, preexec_fn=cap)
+    assert r.returncode == 1, (r.returncode, r.stderr[-2000:])
+    err = r.stderr.strip()
+    assert err.startswith("antiamp-estimate: error: out of memory"), err[-2000:]
+    assert len(err.splitlines()) == 1 and not (tmp_path / "o").exists()
+
+
 def test_a_kernel_stops_within_a_block_once_the_page_shows_a_sigint():
     """What the signal does, without a signal: the byte CPython's handler writes to the
     wakeup fd, written by hand.  The kernel returns with fewer instances counted than
