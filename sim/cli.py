@@ -22,7 +22,7 @@ from hydra.errors import HydraException
 from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
-from .cmdline import interrupted  # Ctrl-C: one line, exit 130
+from .cmdline import interrupted, out_of_memory  # Ctrl-C: one line, exit 130
 from .config import ConfigError
 from .registry import schema
 
@@ -530,6 +530,8 @@ def guarded_main(prog: str, check, hydra_main, errors: tuple = (), help_text=Non
         _checked_main(prog, check, hydra_main, errors, config_name)
     except KeyboardInterrupt:  # while checking (nothing written yet) or after the job's own
         interrupted(f"\n{prog}: interrupted")
+    except MemoryError as exc:  # (re-raised by Hydra as OSError is, below)
+        out_of_memory(prog, exc)
     except OSError as exc:
         # Hydra reports a job's exception itself, as a traceback; with
         # HYDRA_FULL_ERROR it re-raises it, so that a failed write (a full disk, a
@@ -555,6 +557,8 @@ def _checked_main(prog: str, check, hydra_main, errors: tuple,
         if cmd is None:  # Hydra refuses the flags: say which override was meant
             cmdline.CONFIG_NAME = config_name
             hint = cmdline.flag_hint(sys.argv[1:], prog)
+            if hint is None and cmdline.UNPARSED is not None:
+                hint = f"{cmdline.UNPARSED} ({prog} --help lists the flags)"
             if hint is not None:
                 raise ConfigError(hint)
         cmdline.CURRENT, cmdline.TASK = cmd, getattr(hydra_main, "__wrapped__", None)

@@ -14,6 +14,7 @@ from a pickled config, is refused: nothing antiamp reads is unpickled.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import dataclasses
 import functools
@@ -47,6 +48,21 @@ class _Unparsed(Exception):
     pass
 
 
+#: Why Hydra's parser refused the last command line :func:`parse` read (None: it did
+#: not, or it ended another way).
+UNPARSED: str | None = None
+
+
+class Parser(argparse.ArgumentParser):
+    """The parser of every command that takes --options: a refused option is one line,
+    ``prog: error: ...`` and exit status 2, like every other refusal of antiamp (not
+    argparse's usage block above it; ``--help`` prints that)."""
+
+    def error(self, message):  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} ({self.prog} --help lists the "
+                     "options)\n")
+
+
 def parse(args: list[str]) -> CommandLine | None:
     """The command line's flags and overrides; None for one that Hydra itself refuses
     (an unknown flag: Hydra says so and makes no directory)."""
@@ -57,10 +73,15 @@ def parse(args: list[str]) -> CommandLine | None:
     def error(message):
         raise _Unparsed(message)
 
+    global UNPARSED
+    UNPARSED = None
     parser.error = error
     try:
         ns = parser.parse_args(args)
-    except (_Unparsed, SystemExit):
+    except _Unparsed as exc:
+        UNPARSED = str(exc)
+        return None
+    except SystemExit:
         return None
     if ns.experimental_rerun is not None:
         raise ConfigError("--experimental-rerun reruns a job from a pickled config, which "
@@ -213,6 +234,17 @@ def refuse_files_on(key: str, directory: str) -> None:
             return
 
 
+def _check_name_length(key: str, directory: str) -> None:
+    """A run directory the file system cannot name (a name over NAME_MAX, a path over
+    PATH_MAX): refused here in the words ``--out`` gets, not as an OSError."""
+    from .outputs_policy import OutputError, check_name_length
+
+    try:
+        check_name_length(directory, key)
+    except OutputError as exc:
+        raise ConfigError(str(exc)) from None
+
+
 def refuse_links_in(key: str, directory: str) -> None:
     """An existing run directory is written into (Hydra's ``.hydra/`` and job log,
     the run's results): refused if it is a symbolic link or holds one there, which
@@ -251,6 +283,8 @@ def check_hydra_overrides(job: list[str]) -> None:
                 raise ConfigError(
                     f"{key} must name a directory, got {raw.split('=', 1)[-1]!r}: an empty "
                     "or missing one would put the outputs in the current directory")
+            if "${" not in value:
+                _check_name_length(key, value)
             if key != "hydra.sweep.subdir" and "${" not in value:
                 refuse_files_on(key, value)
                 refuse_links_in(key, value)
@@ -461,10 +495,19 @@ def interrupted(message: str):
     is renamed into place only once complete; a sweep's finished blocks are already
     on disk), so for the rest of the process asyncio's logger is silenced and
     unraisable exceptions, warnings ("coroutine ... was never awaited") and the
-    exceptions of other threads go unprinted."""
+    exceptions of other threads go unprinted.
+
+    A second Ctrl-C while the process exits (a key pressed twice, or a SIGINT to the
+    process group that a wrapper such as ``timeout`` forwards again) is ignored from
+    here on: it would otherwise raise KeyboardInterrupt into the shutdown, replacing
+    this exit by a traceback and a death by SIGINT in place of status 130."""
+    import signal
     import threading
     import warnings
 
+    # (only the main thread may set a handler; a command's main runs there)
+    with contextlib.suppress(ValueError):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     warnings.simplefilter("ignore")
 
     logging.getLogger("asyncio").disabled = True
@@ -474,6 +517,16 @@ def interrupted(message: str):
     with contextlib.suppress(Exception):
         sys.stderr.flush()
     raise SystemExit(130)
+
+
+def out_of_memory(prog: str, exc: MemoryError):
+    """A request larger than the memory the process may take (a memory limit, or the
+    machine's): one line and exit status 1, not a traceback.  Every file and store is
+    written beside its target and renamed, so nothing partial is left."""
+    what = " ".join(str(exc).split()) or "no detail"
+    print(f"{prog}: error: out of memory ({what}); nothing partial was left: ask for "
+          "less (fewer resamples, draws, instances or cells)", file=sys.stderr)
+    raise SystemExit(1)
 
 
 def interruptible(prog: str, saved: str = "nothing partial was left (every file and store "
@@ -486,5 +539,7 @@ def interruptible(prog: str, saved: str = "nothing partial was left (every file 
                 return main(*args, **kwargs)
             except KeyboardInterrupt:
                 interrupted(f"\n{prog}: interrupted; {saved}")
+            except MemoryError as exc:
+                out_of_memory(prog, exc)
         return run
     return wrap

@@ -51,7 +51,7 @@ from pathlib import Path
 import numpy as np
 
 from ._version import __version__
-from .cmdline import interruptible
+from .cmdline import Parser, interruptible
 from .lazy import lazy
 from .config import ConfigError
 from .outputs_policy import OutputError, add_out_options, one_writer
@@ -1268,7 +1268,7 @@ def _list(kind):
 @interruptible("antiamp-design")
 @one_writer  # (the --out lock taken below is let go however the command ends)
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(
+    ap = Parser(
         prog="antiamp-design", description="The cheapest oversight protocol (protocol, jury "
         "size and rule, verification, escalation) that meets an Amp target, with the Pareto front of cost against "
         "Amp and accuracy.")

@@ -14,7 +14,11 @@ of it is read:
   decompress past it);
 - a table's columns at most :data:`MAX_COLUMNS` (read from the CSV header or the
   Parquet footer alone), and no column named twice (pandas would read the second
-  as ``<name>.1`` and the file's meaning would silently change).
+  as ``<name>.1`` and the file's meaning would silently change);
+- a CSV's fields at most :data:`MAX_FIELD_BYTES` each and no row with more fields
+  than the header (:func:`check_field_lengths`, one pass in pieces: pandas took the
+  extra fields of a row as an index, shifting its columns or, for 10^6 of them,
+  running for minutes).
 
 Each refusal is one line naming the file, the bound, and the environment variable
 that lifts it (:data:`ENV_BYTES`, :data:`ENV_COLUMNS`).
@@ -210,3 +214,112 @@ def parquet_columns(path, error, name: str) -> None:
             raise
         return
     check_columns(names, error, name)
+
+
+# ------------------------------------------------------------------ CSV rows
+#: Longest field (in bytes) a log may hold.
+MAX_FIELD_BYTES = 1 << 16
+#: Bytes of the file examined at a time by the field check.
+SCAN_BYTES = 1 << 22
+_QUOTE, _COMMA, _NL = ord('"'), ord(","), ord("\n")
+
+
+def check_field_lengths(path, name: str, error, limit: int = MAX_FIELD_BYTES,
+                        header: int | None = None, comment: str | None = None) -> None:
+    """``error(message)`` is raised for the first field longer than ``limit`` bytes,
+    naming its row (0 the first row after the header) and its column, and for the
+    first row with more fields than the header (``header`` fields; by default those
+    of the first line).  With ``comment``, what follows that character on a line (a
+    comment, as pandas reads it) holds no field boundary."""
+    import numpy as np
+
+    hash_ = ord(comment) if comment else None
+    in_comment = False  # the line open at a piece's start is in a comment
+    head = b""
+    quotes = 0  # quote characters so far: inside a quoted field while odd
+    last = -1  # offset of the last field boundary (a comma or a newline outside quotes)
+    line, col = 0, 0  # the current field's line (0: the header) and column
+    offset = 0
+    with open(path, "rb") as fh:
+        while piece := fh.read(SCAN_BYTES):
+            if offset == 0:
+                head = piece[: limit + 2]
+            a = np.frombuffer(piece, np.uint8)
+            q = a == _QUOTE
+            inside = ((np.cumsum(q, dtype=np.uint8) + np.uint8(quotes & 1)) & 1).astype(bool)
+            quotes += int(np.count_nonzero(q))
+            nl_at = (a == _NL) & ~inside
+            comma = (a == _COMMA) & ~inside
+            if hash_ is not None:  # commas after a comment character on its line
+                line_of = np.cumsum(nl_at) - nl_at  # each byte's line within the piece
+                first = np.full(int(line_of[-1]) + 1, len(a), np.int64)
+                hashes = np.flatnonzero((a == hash_) & ~inside)
+                np.minimum.at(first, line_of[hashes], hashes)
+                if in_comment:
+                    first[0] = -1
+                comma &= np.arange(len(a)) < first[line_of]
+                in_comment = bool(first[-1] < len(a)) and not nl_at[-1]
+            ends = np.flatnonzero(comma | nl_at)
+            lengths = np.diff(np.concatenate(([last - offset], ends))) - 1
+            long_ = np.flatnonzero(lengths > limit)
+            open_ = offset + len(a) - 1 - (offset + int(ends[-1]) if len(ends) else last)
+            k = int(long_[0]) if len(long_) else len(ends)
+            nl = np.flatnonzero(a[ends[:k]] == _NL)
+            line_k = line + len(nl)
+            col_k = k - 1 - int(nl[-1]) if len(nl) else col + k
+            if len(long_) or open_ > limit:
+                _refuse(error, name, head, line_k, col_k, limit)
+            # each row ended in this piece: its number of fields (the first one's
+            # continues the row open at the piece's start, ``col`` fields in)
+            rows = np.flatnonzero(a[ends] == _NL)
+            if len(rows):
+                widths = np.diff(np.concatenate(([-1], rows)))
+                widths[0] += col
+                if header is None:
+                    header = int(widths[0])
+                _check_widths(error, name, head, widths, line, header)
+            if header is not None and col_k + 1 > header:  # the row still open
+                _refuse_width(error, name, head, line_k, col_k + 1, header, exact=False)
+            line, col = line_k, col_k
+            if len(ends):
+                last = offset + int(ends[-1])
+            offset += len(a)
+
+
+def _check_widths(error, name, head, widths, line, header) -> None:
+    """A row with more fields than the header, refused: pandas would take the extra
+    fields of a first such row as an index (shifting every column: a silent misreading)
+    and a row of 10^6 fields as an index of 10^6 levels (minutes, gigabytes)."""
+    import numpy as np
+
+    over = np.flatnonzero(widths > header)
+    if len(over):
+        i = int(over[0])
+        _refuse_width(error, name, head, line + i, int(widths[i]), header)
+
+
+def _refuse_width(error, name, head, line, fields, header, exact=True) -> None:
+    many = f"{fields:,}" if exact else f"{fields:,} or more"
+    raise error(f"row {line - 1}: {many} fields, more than the header's {header} ({name}, "
+                f"line {line + 1}); each row has one field per column of the header")
+
+
+def _header_names(head: bytes) -> list:
+    import csv
+    import io
+
+    first = head.split(b"\n", 1)[0].decode("utf-8", "replace")
+    try:
+        return next(csv.reader(io.StringIO(first)))
+    except Exception:  # noqa: BLE001 - names are for the message only
+        return []
+
+
+def _refuse(error, name, head, line, col, limit):
+    if line == 0:
+        raise error(f"{name}: field {col + 1} of the header is longer than {limit:,} bytes; "
+                    "a log's fields are labels and numbers")
+    names = _header_names(head)
+    what = repr(names[col]) if col < len(names) else f"{col + 1} (beyond the header)"
+    raise error(f"column {what}, row {line - 1}: a field longer than {limit:,} bytes (a log's "
+                f"fields are labels and numbers; {name}, line {line + 1})")

@@ -30,7 +30,6 @@ store.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import os
@@ -386,7 +385,9 @@ def _print_provenance(store: str) -> None:
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(
+    from antiamp.cmdline import Parser
+
+    ap = Parser(
         prog="antiamp-check", description=__doc__.splitlines()[0],
         epilog="Exit status: 0 sound (or repaired), 1 damage found and not repaired (or "
                "a store whose plan is lost), 2 not a checkable antiamp grid store.")

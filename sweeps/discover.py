@@ -22,7 +22,6 @@ first box's two most restricted inputs (or the store's first two axes).  Needs t
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import warnings
@@ -36,7 +35,7 @@ from antiamp.lazy import lazy
 pd = lazy("pandas")
 
 from antiamp._version import __version__
-from antiamp.cmdline import interruptible
+from antiamp.cmdline import Parser, interruptible
 from antiamp.outputs_policy import one_writer
 
 SKIP_DIMS = ("transcript_class",)
@@ -261,7 +260,7 @@ def discover(store, where: str, threshold: float = 0.8, n_boxes: int = 1,
 @interruptible("antiamp-discover")
 @one_writer  # (the --out lock is let go however the command ends)
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(prog="antiamp-discover", description=__doc__.splitlines()[0])
+    ap = Parser(prog="antiamp-discover", description=__doc__.splitlines()[0])
     ap.add_argument("--version", action="version", version=f"%(prog)s (antiamp {__version__})")
     ap.add_argument("store", help="a sweep.zarr (or merged) store")
     ap.add_argument("--where", required=True,

@@ -12,12 +12,11 @@ the end of every multirun, into ``<sweep dir>/merged.zarr``.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 from antiamp._version import __version__
-from antiamp.cmdline import interruptible
+from antiamp.cmdline import Parser, interruptible
 from antiamp.lazy import lazy
 xr = lazy("xarray")
 import yaml
@@ -141,7 +140,7 @@ def merge_stores(paths, out) -> xr.Dataset:
 @interruptible("antiamp-merge")
 @one_writer  # (the -o lock is let go however the command ends)
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(prog="antiamp-merge", description=__doc__.splitlines()[0])
+    ap = Parser(prog="antiamp-merge", description=__doc__.splitlines()[0])
     ap.add_argument("--version", action="version", version=f"%(prog)s (antiamp {__version__})")
     ap.add_argument("paths", nargs="+", help="stores, or directories searched for stores")
     ap.add_argument("-o", "--out", required=True, help="the merged store to write")

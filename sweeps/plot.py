@@ -27,14 +27,13 @@ merged or left out when constant need per-axes control that the facet grid's
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 from pathlib import Path
 
 import numpy as np
 from antiamp._version import __version__
-from antiamp.cmdline import interruptible
+from antiamp.cmdline import Parser, interruptible
 from antiamp.outputs_policy import add_out_options, one_writer
 from antiamp.lazy import lazy
 xr = lazy("xarray")
@@ -502,7 +501,7 @@ def _fmt(v):
 @interruptible("antiamp-plot")
 @one_writer  # (the --out lock is let go however the command ends)
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(prog="antiamp-plot", description="Figures of a sweep store.")
+    ap = Parser(prog="antiamp-plot", description="Figures of a sweep store.")
     ap.add_argument("--version", action="version", version=f"%(prog)s (antiamp {__version__})")
     ap.add_argument("store", help="a sweep.zarr (or merged) store")
     ap.add_argument("--vars", nargs="+", default=None,

@@ -232,6 +232,29 @@ def test_misspelt_names_and_options_get_the_closest_name(tmp_path, prog, args, w
 
 
 @pytest.mark.parametrize("prog,args,want", [
+    ("antiamp-estimate", ["--sample", "--round", "99999999999999999999999"],
+     "argument --round: must be final or a round number in [1, 10,000]"),
+    ("antiamp-estimate", ["--sample", "--n-resamples", "x"], "argument --n-resamples"),
+    ("antiamp-design", ["--seed", "abc"], "argument --seed"),
+    ("antiamp-plot", [], "the following arguments are required: store"),
+    ("antiamp-merge", ["x.zarr"], "the following arguments are required: -o/--out"),
+    ("antiamp-discover", ["x.zarr"], "the following arguments are required: --where"),
+    ("antiamp-check", ["--bogus", "x.zarr"], "unrecognized arguments: --bogus"),
+    ("antiamp", ["--info", "model.rho=2"], "argument --info/-i: invalid choice"),
+    ("antiamp-sweep", ["--info", "bad"], "argument --info/-i: invalid choice"),
+])
+def test_a_refused_option_is_one_line_not_a_usage_block(tmp_path, prog, args, want):
+    """Every command's refused --option is one line, as every other refusal (argparse
+    printed its usage block above it: 15 lines for antiamp-estimate)."""
+    r = run_command(prog, args, tmp_path)
+    assert r.returncode == 2, r.stdout + r.stderr
+    err = r.stderr.strip()
+    assert err.startswith(f"{prog}: error: ") and want in err, err
+    assert len(err.splitlines()) == 1 and "usage:" not in err, err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("prog,args,want", [
     ("antiamp", ["model.rho=abc"], "model.rho=abc: not a number; model.rho must lie in [0, 1]"),
     ("antiamp", ["run.n_instances=1e3"],
      "run.n_instances=1e3: not an integer; run.n_instances must be an integer >= 1 and <= "

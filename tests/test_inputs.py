@@ -155,6 +155,40 @@ def test_a_million_column_csv_is_refused_from_its_header(tmp_path):
     assert inputs.ENV_COLUMNS in msg
 
 
+SAMPLE_LOG = Path(inputs.__file__).parent / "data" / "sample_log.csv"
+
+
+def test_a_row_of_a_million_fields_under_a_short_header_is_refused(tmp_path):
+    """The header within every bound, one row of 10^6 fields: pandas took the extra
+    fields as an index of 10^6 levels (over a minute, gigabytes)."""
+    p = tmp_path / "row.csv"
+    with open(SAMPLE_LOG) as f:
+        head = f.readline()
+    p.write_text(head + ",".join("1" for _ in range(10**6)) + "\n")
+    refused(lambda: load_log(p), LogError, "row 0: 1,000,000 fields, more than the header's 12")
+
+
+@pytest.mark.parametrize("where", [0, 5])
+def test_a_row_with_a_field_more_than_the_header_is_refused_not_shifted(tmp_path, where):
+    """A first row with one field more than the header was read with its first field
+    as the index, every column shifted by one (the instance column read as protocol):
+    a silent misreading.  Any such row is refused, naming it."""
+    lines = SAMPLE_LOG.read_text().splitlines()[:20]
+    lines[1 + where] += ",1"
+    p = tmp_path / "extra.csv"
+    p.write_text("\n".join(lines) + "\n")
+    refused(lambda: load_log(p), LogError, f"row {where}: 13 fields, more than the header's 12")
+    p.write_text("\n".join(lines[:1 + where] + lines[2 + where:]))  # (no final newline)
+    assert len(load_log(p)) > 0
+
+
+def test_an_unfinished_last_row_with_too_many_fields_is_refused(tmp_path):
+    lines = SAMPLE_LOG.read_text().splitlines()[:5]
+    p = tmp_path / "open.csv"
+    p.write_text("\n".join(lines) + ",1,2")  # no newline after the last row
+    refused(lambda: load_log(p), LogError, "row 3: 14 or more fields")
+
+
 def test_a_csv_over_the_column_bound_is_refused_naming_it(tmp_path, monkeypatch):
     monkeypatch.setattr(inputs, "MAX_COLUMNS", 8)
     p = tmp_path / "wide.csv"
@@ -202,6 +236,32 @@ def test_a_bets_file_with_two_bet_columns_is_refused(tmp_path):
     p.write_text("# a comment line\ndebate,condition,side,round,bet,bet\n"
                  "1,x,proposition,1,50,60\n")
     refused(lambda: _bets(p), ConfigError, "names the column 'bet' twice")
+
+
+BETS = Path(inputs.__file__).parent / "data" / "overconfidence2025_bets.csv"
+
+
+def test_a_bets_row_of_a_million_fields_is_refused_and_comments_hold_no_fields(tmp_path):
+    """As a log's: a row wider than the header is refused quickly (pandas indexed a
+    row of 10^6 fields for seconds to minutes); the commas of a comment (the text after
+    ``#``, which pandas skips) are not fields."""
+    lines = BETS.read_text().splitlines()
+    note = "# a note, with, more, commas, than, the, header, has, columns"
+    ok = tmp_path / "ok.csv"
+    ok.write_text("\n".join([note, lines[0], note, *lines[1:], "1,x,m,proposition,1,50 # a, b, c"])
+                  + "\n")
+    assert len(_bets(ok)) == len(lines)
+    wide = tmp_path / "wide.csv"
+    wide.write_text("\n".join([note, *lines[:4], ",".join("1" for _ in range(10**6))]) + "\n")
+    refused(lambda: _bets(wide), ConfigError, "1,000,000 fields, more than the header's 6")
+
+
+def test_a_votes_row_wider_than_its_header_is_refused(tmp_path):
+    from antiamp.models.confidence.core import _votes_csv
+
+    p = tmp_path / "v.csv"
+    p.write_text("debate,judge,vote\n1,1,1\n" + ",".join("1" for _ in range(10**6)) + "\n")
+    refused(lambda: _votes_csv(str(p), 0, 3), ConfigError, "1,000,000 fields")
 
 
 def test_a_votes_file_is_bounded(tmp_path):

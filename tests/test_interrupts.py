@@ -104,6 +104,86 @@ def test_ctrl_c_in_a_long_cell_exits_130_with_one_line(model, tmp_path):
     assert set(left) <= {".hydra", "antiamp.log"}, (model, left)
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("gap", [0.05, 0.2])
+def test_a_second_ctrl_c_while_exiting_still_exits_130_with_one_line(gap, tmp_path):
+    """Ctrl-C pressed twice (or SIGINT to the group forwarded again by a wrapper such
+    as ``timeout``): the second, landing while the process exits, used to kill it by
+    SIGINT (status -2, not 130) after the message."""
+    run_dir = tmp_path / "run"
+    p = _start(_argv() + ["model=mediation", *LONG_CELLS["mediation"], "run.figure=false",
+                          f"hydra.run.dir={run_dir}"], tmp_path)
+    try:
+        p.wait(random.uniform(*WINDOW))
+    except subprocess.TimeoutExpired:
+        pass
+    assert p.poll() is None, p.communicate()
+    os.killpg(p.pid, signal.SIGINT)
+    time.sleep(gap)
+    if p.poll() is None:
+        os.killpg(p.pid, signal.SIGINT)
+    out, err = p.communicate(timeout=GENEROUS)
+    assert p.returncode == 130, (p.returncode, err[-2000:])
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "interrupted" in lines[0], err[-2000:]
+
+
+def test_a_sigint_during_the_exit_of_an_interrupted_command_is_ignored():
+    """What the test above does, in a second: :func:`interrupted` has printed its line
+    and is unwinding when another SIGINT lands.  It must not replace exit status 130
+    by a KeyboardInterrupt (a traceback, and a death by SIGINT)."""
+    code = ("import os, signal, time\n"
+            "from antiamp.cmdline import interrupted\n"
+            "try:\n"
+            "    interrupted('prog: interrupted')\n"
+            "finally:\n"
+            "    os.kill(os.getpid(), signal.SIGINT)\n"
+            "    time.sleep(0.2)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=60, preexec_fn=lambda: signal.signal(signal.SIGINT,
+                                                                    signal.SIG_DFL))
+    assert r.returncode == 130, (r.returncode, r.stderr)
+    assert r.stderr.strip() == "prog: interrupted", r.stderr
+
+
+def test_out_of_memory_is_one_line_and_exit_1_not_a_traceback(capsys):
+    """A request over the memory the process may take (a memory limit, or the
+    machine's) in any command: one line naming it, exit status 1."""
+    from antiamp.cmdline import interruptible
+
+    @interruptible("prog")
+    def main():
+        raise MemoryError("Unable to allocate 1.19 GiB for an array with shape (16, 10000000)")
+
+    with pytest.raises(SystemExit) as e:
+        main()
+    assert e.value.code == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("prog: error: out of memory (Unable to allocate 1.19 GiB")
+    assert len(err.splitlines()) == 1
+
+
+@pytest.mark.skipif(not hasattr(os, "fork") or sys.platform != "linux",
+                    reason="an address-space limit")
+def test_an_estimate_over_a_memory_limit_says_so_in_one_line(tmp_path):
+    """antiamp-estimate --n-resamples 10^7 (allowed) under a 3 GB address-space limit:
+    its bootstrap's arrays do not fit; a MemoryError traceback (26 lines) before."""
+    import resource
+
+    def cap():
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+
+    exe = shutil.which("antiamp-estimate")
+    argv = [exe] if exe else [sys.executable, "-m", "antiamp.estimate"]
+    r = subprocess.run(argv + ["--sample", "--n-resamples", "10000000", "--out",
+                               str(tmp_path / "o")], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=300, preexec_fn=cap)
+    assert r.returncode == 1, (r.returncode, r.stderr[-2000:])
+    err = r.stderr.strip()
+    assert err.startswith("antiamp-estimate: error: out of memory"), err[-2000:]
+    assert len(err.splitlines()) == 1 and not (tmp_path / "o").exists()
+
+
 def test_a_kernel_stops_within_a_block_once_the_page_shows_a_sigint():
     """What the signal does, without a signal: the byte CPython's handler writes to the
     wakeup fd, written by hand.  The kernel returns with fewer instances counted than

@@ -391,6 +391,18 @@ def _value_cases(estimates):
             lambda h, rows: (h + ",protocol", [r + ",debate" for r in rows]), "'protocol'"),
         "log-round-1e308": estimate(_with_round("1e308"), "round number (an integer in [1,"),
         "log-round-1e9": estimate(_with_round("1000000000"), "round number (an integer in [1,"),
+        # a run directory the file system cannot name (was an OSError, exit status 1)
+        "run-dir-300-byte-name": lambda t: (
+            "antiamp", [f"hydra.run.dir={t / ('r' * 300)}"], "hydra.run.dir: a name"),
+        "run-dir-5000-byte-path": lambda t: (
+            "antiamp", [f"hydra.run.dir={t / '/'.join(['d' * 99] * 50)}"],
+            "hydra.run.dir: the path"),
+        "sweep-run-dir-300-byte-name": lambda t: (
+            "antiamp-sweep", ["sweep=amp_gap", "run.n_instances=1000",
+                              f"hydra.run.dir={t / ('r' * 300)}"], "hydra.run.dir: a name"),
+        "multirun-sweep-dir-300-byte-name": lambda t: (
+            "antiamp", ["-m", "model.rho=0.1,0.2", f"hydra.sweep.dir={t / ('r' * 300)}"],
+            "hydra.sweep.dir: a name"),
         **{f"redeliberation-{f}-1e308": redelib(f"redeliberation.{f}")
            for f in ("margin_clear", "margin_contested", "noise_clear", "noise_contested",
                      "bias", "bias_sd")},

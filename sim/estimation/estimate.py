@@ -26,7 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..cmdline import interruptible
+from ..cmdline import Parser, interruptible
 from ..outputs_policy import add_out_options, one_writer
 from ..lazy import lazy
 
@@ -77,7 +77,7 @@ def _round_arg(v: str):
 def main(argv=None) -> None:
     from ..config import MAX_INSTANCES
 
-    ap = argparse.ArgumentParser(prog="antiamp-estimate", description=__doc__.splitlines()[0])
+    ap = Parser(prog="antiamp-estimate", description=__doc__.splitlines()[0])
     ap.add_argument("--version", action="version", version=f"%(prog)s (antiamp {__version__})")
     ap.add_argument("log", nargs="?", default=None,
                     help="CSV (UTF-8) or Parquet log in the documented column schema, or an "

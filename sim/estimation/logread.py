@@ -2,10 +2,11 @@
 
 Two passes over the file, each holding one piece of it at a time:
 
-* every field's length is checked against :data:`MAX_FIELD_BYTES` (fields of a log
-  are labels and numbers): a longer one is refused naming its row and column,
-  before the CSV parser sees it (pandas' parser holds a field whole, and a field
-  of 100 MB took it to gigabytes or a segmentation fault);
+* every field's length is checked against :data:`antiamp.inputs.MAX_FIELD_BYTES`
+  (fields of a log are labels and numbers): a longer one is refused naming its row
+  and column, before the CSV parser sees it (pandas' parser holds a field whole, and
+  a field of 100 MB took it to gigabytes or a segmentation fault), and so is a row
+  with more fields than the header;
 * the rows are parsed in pieces of :data:`ROWS_PER_PIECE`, each integer column
   held in the smallest integer type that holds its values (the same values:
   answers and 0/1 flags are 1 byte a row, not 8) and the label columns as
@@ -14,71 +15,10 @@ Two passes over the file, each holding one piece of it at a time:
 
 from __future__ import annotations
 
-import numpy as np
-
-#: Longest field (in bytes) a log may hold.
-MAX_FIELD_BYTES = 1 << 16
-#: Bytes of the file examined at a time by the field check.
-SCAN_BYTES = 1 << 22
 #: Rows parsed at a time.
 ROWS_PER_PIECE = 1 << 20
 #: Label columns, held as categories.
 CATEGORIES = ("protocol", "stratum")
-
-_QUOTE, _COMMA, _NL = ord('"'), ord(","), ord("\n")
-
-
-def check_field_lengths(path, name: str, error, limit: int = MAX_FIELD_BYTES) -> None:
-    """``error(message)`` is raised for the first field longer than ``limit`` bytes,
-    naming its row (0 the first row after the header) and its column."""
-    head = b""
-    quotes = 0  # quote characters so far: inside a quoted field while odd
-    last = -1  # offset of the last field boundary (a comma or a newline outside quotes)
-    line, col = 0, 0  # the current field's line (0: the header) and column
-    offset = 0
-    with open(path, "rb") as fh:
-        while piece := fh.read(SCAN_BYTES):
-            if offset == 0:
-                head = piece[: limit + 2]
-            a = np.frombuffer(piece, np.uint8)
-            q = a == _QUOTE
-            inside = ((np.cumsum(q, dtype=np.uint8) + np.uint8(quotes & 1)) & 1).astype(bool)
-            quotes += int(np.count_nonzero(q))
-            ends = np.flatnonzero(((a == _COMMA) | (a == _NL)) & ~inside)
-            lengths = np.diff(np.concatenate(([last - offset], ends))) - 1
-            long_ = np.flatnonzero(lengths > limit)
-            open_ = offset + len(a) - 1 - (offset + int(ends[-1]) if len(ends) else last)
-            k = int(long_[0]) if len(long_) else len(ends)
-            nl = np.flatnonzero(a[ends[:k]] == _NL)
-            line_k = line + len(nl)
-            col_k = k - 1 - int(nl[-1]) if len(nl) else col + k
-            if len(long_) or open_ > limit:
-                _refuse(error, name, head, line_k, col_k, limit)
-            line, col = line_k, col_k
-            if len(ends):
-                last = offset + int(ends[-1])
-            offset += len(a)
-
-
-def _header_names(head: bytes) -> list:
-    import csv
-    import io
-
-    first = head.split(b"\n", 1)[0].decode("utf-8", "replace")
-    try:
-        return next(csv.reader(io.StringIO(first)))
-    except Exception:  # noqa: BLE001 - names are for the message only
-        return []
-
-
-def _refuse(error, name, head, line, col, limit):
-    if line == 0:
-        raise error(f"{name}: field {col + 1} of the header is longer than {limit:,} bytes; "
-                    "a log's fields are labels and numbers")
-    names = _header_names(head)
-    what = repr(names[col]) if col < len(names) else f"{col + 1} (beyond the header)"
-    raise error(f"column {what}, row {line - 1}: a field longer than {limit:,} bytes (a log's "
-                f"fields are labels and numbers; {name}, line {line + 1})")
 
 
 def read_csv(path, name: str, error):
@@ -87,10 +27,10 @@ def read_csv(path, name: str, error):
     import pandas as pd
     from pandas.api.types import union_categoricals
 
-    from ..inputs import csv_header
+    from ..inputs import check_field_lengths, csv_header
 
-    check_field_lengths(path, name, error)
-    csv_header(path, error, name)  # bounded, and no column named twice
+    names = csv_header(path, error, name)  # bounded, and no column named twice
+    check_field_lengths(path, name, error, header=len(names) or None)
     pieces = []
     with pd.read_csv(path, encoding="utf-8", encoding_errors="strict",
                      dtype={c: "category" for c in CATEGORIES},

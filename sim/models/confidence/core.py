@@ -166,13 +166,16 @@ def load_bets(path: Optional[str] = None):
     import pandas as pd
 
     p = Path(path) if path else default_bets_path()
-    from antiamp.inputs import check_input, csv_header
+    from antiamp.inputs import check_field_lengths, check_input, csv_header
 
     if not p.exists():
         raise ConfigError(f"confidence.data: no such file {str(p)!r}")
     # a regular file, bounded in size and columns, no column twice (sim/inputs.py)
     check_input(p, "table", ConfigError, f"confidence.data: {str(p)!r}")
-    csv_header(p, ConfigError, f"confidence.data: {p.name}", comment="#")
+    names = csv_header(p, ConfigError, f"confidence.data: {p.name}", comment="#")
+    # fields bounded, no row wider than the header (pandas would index it), as a log's
+    check_field_lengths(p, f"confidence.data: {p.name}", ConfigError,
+                        header=len(names) or None, comment="#")
     try:
         df = pd.read_csv(p, comment="#")
     except Exception as exc:  # a parser error names the line
@@ -1160,11 +1163,14 @@ def _votes_csv(path: str, mtime_ns: int, n_judges: int) -> np.ndarray:
     """Per-judge votes read from a CSV (debate, judge, vote), as :func:`votes_of` gives them."""
     import pandas as pd
 
-    from antiamp.inputs import check_input, csv_header
+    from antiamp.inputs import check_field_lengths, check_input, csv_header
 
     p = Path(path)
     check_input(p, "table", ConfigError, f"confidence.votes: {str(p)!r}")
-    csv_header(p, ConfigError, f"confidence.votes: {p.name}", comment="#")
+    names = csv_header(p, ConfigError, f"confidence.votes: {p.name}", comment="#")
+    # fields bounded, no row wider than the header (pandas would index it), as a log's
+    check_field_lengths(p, f"confidence.votes: {p.name}", ConfigError,
+                        header=len(names) or None, comment="#")
     try:
         df = pd.read_csv(p, comment="#")
     except Exception as exc:
