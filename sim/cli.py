@@ -304,16 +304,29 @@ def recorded(task):
     def run(cfg):
         files = [h.stream for h in logging.getLogger().handlers
                  if isinstance(h, logging.FileHandler) and getattr(h, "stream", None)]
-        if not files:
-            return task(cfg)
-        old = sys.stdout
-        sys.stdout = _Tee(old, files)
         try:
-            return task(cfg)
-        finally:
-            sys.stdout = old
+            if not files:
+                return task(cfg)
+            old = sys.stdout
+            sys.stdout = _Tee(old, files)
+            try:
+                return task(cfg)
+            finally:
+                sys.stdout = old
+        except (MemoryError, OSError) as exc:  # said in one line by guarded_main
+            raise TaskFailure(exc) from exc
 
     return run
+
+
+class TaskFailure(BaseException):
+    """A Hydra task's MemoryError or OSError, carried past Hydra's job runner (which
+    catches ``Exception`` and prints "Error executing job with overrides: ..." above
+    the command's own one line) to :func:`guarded_main`, which says it in one line."""
+
+    @property
+    def error(self) -> BaseException:
+        return self.args[0]
 
 
 def _show_table(text: str, out_dir: Path) -> None:
@@ -530,21 +543,25 @@ def guarded_main(prog: str, check, hydra_main, errors: tuple = (), help_text=Non
         _checked_main(prog, check, hydra_main, errors, config_name)
     except KeyboardInterrupt:  # while checking (nothing written yet) or after the job's own
         interrupted(f"\n{prog}: interrupted")
-    except MemoryError as exc:  # (re-raised by Hydra as OSError is, below)
-        out_of_memory(prog, exc)
-    except OSError as exc:
-        # Hydra reports a job's exception itself, as a traceback; with
-        # HYDRA_FULL_ERROR it re-raises it, so that a failed write (a full disk, a
-        # directory that is not writable; also the compiled kernels' cache, written
-        # during a check that runs a kernel) is reported here in one line.  Every
-        # store is written beside its target and renamed, so a failed write leaves
-        # no partial store behind.
-        from .output import describe_os_error
+    except TaskFailure as failure:  # the job's own (see TaskFailure)
+        _failed(prog, failure.error)
+    except (MemoryError, OSError) as exc:  # while checking (a check that runs a kernel)
+        _failed(prog, exc)
 
-        print(f"{prog}: error: {describe_os_error(exc)}; no partial output is left (a "
-              "sweep keeps its finished blocks: rerun the same command to resume)",
-              file=sys.stderr)
-        raise SystemExit(1) from None
+
+def _failed(prog: str, exc: BaseException) -> None:
+    """One line for a MemoryError or an OSError (a failed write: a full disk, a directory
+    that is not writable; also the compiled kernels' cache, written during a check that
+    runs a kernel), exit status 1.  Every store is written beside its target and renamed,
+    so a failed write leaves no partial store behind."""
+    if isinstance(exc, MemoryError):
+        out_of_memory(prog, exc)
+    from .output import describe_os_error
+
+    print(f"{prog}: error: {describe_os_error(exc)}; no partial output is left (a "
+          "sweep keeps its finished blocks: rerun the same command to resume)",
+          file=sys.stderr)
+    raise SystemExit(1) from None
 
 
 def _checked_main(prog: str, check, hydra_main, errors: tuple,

@@ -184,6 +184,35 @@ def test_an_estimate_over_a_memory_limit_says_so_in_one_line(tmp_path):
     assert len(err.splitlines()) == 1 and not (tmp_path / "o").exists()
 
 
+#: A Hydra job that fails inside (the model's run replaced by one that raises), run as
+#: the command line runs it: guarded_main, Hydra's job runner, the task.
+FAILING_JOB = """
+import sys
+import antiamp.cli as cli
+def fail(cfg):
+    raise {exc}
+cli._run_cell = fail
+sys.argv = ["antiamp", "run.n_instances=1000", "hydra.run.dir=" + sys.argv[1]]
+cli.main()
+"""
+
+
+@pytest.mark.parametrize("exc, words", [
+    ("MemoryError('Unable to allocate 12.0 GiB')", "antiamp: error: out of memory"),
+    ("OSError(28, 'No space left on device')", "antiamp: error: "),
+])
+def test_a_job_failing_inside_hydra_is_one_line_without_hydras_line(exc, words, tmp_path):
+    """A MemoryError or OSError raised inside the Hydra job (a run's arrays over the
+    memory the process may take; a full disk): one line, exit status 1. Hydra printed
+    its own "Error executing job with overrides: [...]" line above ours before."""
+    r = subprocess.run([sys.executable, "-c", FAILING_JOB.format(exc=exc), str(tmp_path / "o")],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1, (r.returncode, r.stderr[-2000:])
+    err = r.stderr.strip()
+    assert err.startswith(words) and "Error executing job" not in err, err[-2000:]
+    assert len(err.splitlines()) == 1, err[-2000:]
+
+
 def test_a_kernel_stops_within_a_block_once_the_page_shows_a_sigint():
     """What the signal does, without a signal: the byte CPython's handler writes to the
     wakeup fd, written by hand.  The kernel returns with fewer instances counted than
