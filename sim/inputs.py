@@ -7,8 +7,9 @@ of it is read:
 - a regular file only: a FIFO would block the reader forever, a device
   (``/dev/zero``) or a ``/proc`` file has no size to bound and never ends;
 - its size (``os.stat``) at most the bound of its kind (:data:`MAX_BYTES`);
-- a zip archive (an Inspect ``.eval`` log): each member's size, as the archive's
-  directory declares it, at most :data:`MAX_MEMBER_BYTES`, and all of them
+- a zip archive (an Inspect ``.eval`` log): its number of members at most
+  :data:`MAX_MEMBERS`, from its end record before its directory is parsed; each
+  member's size, as the archive's directory declares it, at most :data:`MAX_MEMBER_BYTES`, and all of them
   together at most the log's bound, before anything is decompressed (Python's
   zipfile never returns more than the directory declares, so a member cannot
   decompress past it);
@@ -43,12 +44,18 @@ MAX_BYTES = {
 #: Largest member of a zip archive (an Inspect log's header or one sample), bytes
 #: once decompressed.
 MAX_MEMBER_BYTES = 256 << 20
+#: Most members of a zip archive (an Inspect log holds about two a sample: 100,000
+#: samples), read from the archive's end record before its directory is parsed (a
+#: directory of 300,000 empty members took zipfile 5-9 s and 340 MB).
+MAX_MEMBERS = 200_000
 #: Most columns of a table (a log has about twenty).
 MAX_COLUMNS = 4096
 #: Environment variables that lift the bounds: a number of bytes (every size bound,
 #: members included, becomes that number) and a number of columns.
 ENV_BYTES = "ANTIAMP_MAX_INPUT_BYTES"
 ENV_COLUMNS = "ANTIAMP_MAX_COLUMNS"
+#: ... and a number of members of a zip archive.
+ENV_MEMBERS = "ANTIAMP_MAX_MEMBERS"
 
 
 def _lifted(env: str, default: int) -> int:
@@ -134,6 +141,33 @@ def special_entry(store, top_only: bool = False) -> str | None:
     return None
 
 
+def zip_members(path) -> int | None:
+    """The number of members a zip archive's end record declares (its zip64 record's
+    where it has one), read from the file's last 64 KiB; None where there is none (no
+    zip archive, or a damaged one: its reader says what is wrong).  By hand because
+    zipfile reads the end record only as it parses the whole directory."""
+    import struct
+
+    try:
+        with open(path, "rb") as f:
+            size = f.seek(0, 2)
+            f.seek(max(0, size - (22 + 0xFFFF)))
+            tail = f.read()
+            at = tail.rfind(b"PK\x05\x06")
+            if at < 0 or len(tail) - at < 22:
+                return None
+            n = struct.unpack("<H", tail[at + 10:at + 12])[0]
+            loc = at - 20  # the zip64 end record's locator, just before
+            if n == 0xFFFF and loc >= 0 and tail[loc:loc + 4] == b"PK\x06\x07":
+                f.seek(struct.unpack("<Q", tail[loc + 8:loc + 16])[0])
+                rec = f.read(40)
+                if rec[:4] == b"PK\x06\x06" and len(rec) == 40:
+                    n = struct.unpack("<Q", rec[32:40])[0]
+            return int(n)
+    except (OSError, struct.error, ValueError):
+        return None
+
+
 def check_zip(path, error, name: str | None = None) -> None:
     """``error`` for a zip archive a member of which (or all of which together)
     declares more bytes than the bounds, read from the archive's directory before
@@ -142,6 +176,10 @@ def check_zip(path, error, name: str | None = None) -> None:
     import zipfile
 
     name = name or str(path)
+    members, most = zip_members(path), _lifted(ENV_MEMBERS, MAX_MEMBERS)
+    if members is not None and members > most:
+        raise error(f"{name}: the archive declares {members:,} members, over the bound of "
+                    f"{most:,}; set {ENV_MEMBERS}=<members> to lift it")
     try:
         with zipfile.ZipFile(path) as z:
             infos = z.infolist()
