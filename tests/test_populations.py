@@ -95,6 +95,7 @@ def test_mode_agrees_with_statsmodels_probit_glm():
         pop = (d["debaters"] == lab).to_numpy()
         cols[f"delta_consult[{lab}]"] = pop & ~deb & ~right
         cols[f"delta_debate[{lab}]"] = pop * deb * np.where(right, -1.0, 1.0)
+        cols[st.honest_param(lab)] = pop & ~deb & right
     X = pd.DataFrame({k: np.asarray(v, float) / s for k, v in cols.items()})
     y = (d["y"] == d["a"]).to_numpy(float)
     glm = sm.GLM(y, X, family=sm.families.Binomial(sm.families.links.Probit())).fit(
@@ -106,9 +107,11 @@ def test_mode_agrees_with_statsmodels_probit_glm():
 
 
 def _importance_posterior(f, df, lab, prior, n=4000, nu=5, seed=0, cov=None):
-    """Posterior mean and SD of population ``lab``'s two shifts by importance sampling:
-    a t proposal on ``cov`` (default the fit's covariance), the project's likelihood plus the
-    hierarchical prior's density N(0, sigma^2 Sigma) (sigma 1 from labels alone).
+    """Posterior mean and SD of population ``lab``'s two shifts (and its honest
+    consultant's, where fitted) by importance sampling: a t proposal on ``cov``
+    (default the fit's covariance), the project's likelihood plus the hierarchical
+    prior's density N(0, sigma^2 Sigma) (sigma 1 from labels alone; the honest shift
+    N(0, (tau_consult sigma)^2) apart) of every population but the reference.
     Returns ({param: (mean, sd)}, effective sample size / n)."""
     from scipy import stats
 
@@ -120,11 +123,15 @@ def _importance_posterior(f, df, lab, prior, n=4000, nu=5, seed=0, cov=None):
     idx = [f.names.index(k) for k in names]
     prec = np.linalg.inv(prior.cov([k.split("[")[0][len("delta_"):] for k in names]))
     i_sig = f.names.index("log_sigma") if "log_sigma" in f.names else None
+    i_h = [f.names.index(st.honest_param(p)) for p in f.populations[1:]
+           if st.honest_param(p) in f.names]
 
     def log_post(th):
         sig = np.exp(th[i_sig]) if i_sig is not None else 1.0
         x = th[idx] / sig
-        return lik.loglikeobs(th).sum() - 0.5 * x @ prec @ x - len(idx) * np.log(sig)
+        h = th[i_h] / (prior.tau_consult * sig)
+        return (lik.loglikeobs(th).sum() - 0.5 * x @ prec @ x - len(idx) * np.log(sig)
+                - 0.5 * h @ h - len(i_h) * np.log(sig))
 
     C = f.cov if cov is None else cov
     rng = np.random.default_rng(seed)
@@ -136,6 +143,9 @@ def _importance_posterior(f, df, lab, prior, n=4000, nu=5, seed=0, cov=None):
     w = np.exp(lw - lw.max())
     w /= w.sum()
     out = {}
+    if st.honest_param(lab) in f.names:
+        names = names + [st.honest_param(lab)]
+        idx = idx + [f.names.index(st.honest_param(lab))]
     for k, i in zip(names, idx):
         m = np.sum(w * th[:, i])
         out[k] = (m, np.sqrt(np.sum(w * (th[:, i] - m) ** 2)))
@@ -146,7 +156,11 @@ def test_laplace_posterior_agrees_with_importance_sampling():
     """A population of 60 rooms under the default shift prior: the posterior of its
     two shifts by importance sampling (a t proposal on the Laplace approximation,
     the project's likelihood plus the prior's density) has its mean within 0.2
-    posterior SDs of the fit's mode and SDs within 20% of the fit's."""
+    posterior SDs of the fit's mode and SDs within 20% of the fit's.  (Its honest
+    consultant's shift is integrated over as part of the model but not checked here:
+    its 13 right consultants are all endorsed, the posterior is skewed, and its mean
+    lies 0.25 SDs from the mode with an SD of 0.66 against the sandwich's 0.44: the
+    Laplace approximation's limit under separation, stated in the estimation guide.)"""
     A = pc.population_log(900, "A", 5, rho=0.5)
     B = pc.population_log(60, "B", 6, rho=0.5, dc=-1.0, dd=1.0)
     df = validate_log(pd.concat([A, B], ignore_index=True).drop(columns="p_y"))
@@ -155,6 +169,8 @@ def test_laplace_posterior_agrees_with_importance_sampling():
     post, ess = _importance_posterior(f, df, "B", prior)
     assert ess > 0.3  # the proposal is close: importance sampling works
     for k, (m, sd) in post.items():
+        if k.startswith("honest_"):
+            continue
         i = f.names.index(k)
         se = np.sqrt(f.cov[i, i])
         assert abs(m - f.params[i]) < 0.2 * sd, (k, m, f.params[i], sd)
@@ -310,6 +326,8 @@ def test_cli_populations_labelled_in_text_csv_and_store(tmp_path):
     assert [x["prediction"] for x in stored] == list(tab["prediction"])
     assert "1.5 sigma (debate)" in ds.attrs["shift_prior"]
     assert ds.attrs["structural_reading_populations"] == "labels"
+    assert "honest consultant's shift: B " in r.stdout
+    assert set(json.loads(ds.attrs["honest_consult_fitted"])) == {"B", "C"}
 
 
 @pytest.mark.parametrize("argv, msg", [
@@ -344,3 +362,117 @@ def test_both_kinds_of_prediction_give_accuracy_beside_amp():
                 > same[f"{prot}_acc_hi"] - same[f"{prot}_acc_lo"])
     assert same["debate_acc"] == pytest.approx(1 - same["debate_amp"], abs=1e-12)
     assert "consultancy accuracy" in pr.format_populations(tab.reset_index(), 0.95)
+
+
+# ------------------------------------------------------------------ the honest consultant
+#: Population B's shifts in spreads: its dishonest consultant and debater as in the
+#: real AI rooms (less persuasive as a consultant, more as a debater), its honest
+#: consultant a spread less persuasive than the reference's.
+HONEST_B = {"dc": -0.5, "dd": 0.5, "hc": -1.0}
+
+
+def _honest_log(n=900, seed=0, right_consultants=True):
+    s = pc.JUDGE["sigma"]
+    A = pc.population_log(n, "A", 60 + seed, rho=0.4)
+    B = st.simulate_log(n, rho=0.6, delta_consult=HONEST_B["dc"] * s,
+                        delta_debate=HONEST_B["dd"] * s, honest_consult=HONEST_B["hc"] * s,
+                        n_judges=30, seed=70 + seed, **pc.JUDGE)
+    B["debaters"] = "B"
+    B["room"] = [f"B-{seed}-{i}" for i in range(n)]
+    B["judge_id"] = f"B{seed}-" + B["judge_id"].astype(str)
+    if not right_consultants:
+        B = B[~((B["protocol"] == "consult") & (B["a"] == B["omega"]))]
+    return validate_log(pd.concat([A, B], ignore_index=True))
+
+
+def _right_consultant_rate(f, df, lab):
+    """Predicted (at the fit's point) and observed share of ``lab``'s right
+    consultants endorsed, and the observed rate's binomial SE."""
+    sub = df[(df["debaters"] == lab) & (df["protocol"] == "consult")
+             & (df["a"] == df["omega"])]
+    agg = pr.row_types(f, sub)
+    w = agg["w"].to_numpy(float)
+    pred = float(pr.endorse_prob(f, agg, f.params[None, :])[0] @ w / w.sum())
+    obs = float((sub["y"] == sub["a"]).mean())
+    return pred, obs, np.sqrt(obs * (1 - obs) / len(sub))
+
+
+def test_honest_consultancy_shift_recovered_and_improves_right_consultant_accuracy():
+    """A population whose right consultants read a spread worse than the reference's:
+    honest_consult[B] is fitted and within 2 SE of the truth in at least 5 of 6
+    simulated logs (Pr 0.97 where the SEs are right); its right consultants'
+    endorsement rate is predicted within 2 binomial SE of the observed one, and
+    closer to it than by the same fit with the honest shift left at 0 (today's model,
+    which misses it)."""
+    name = st.honest_param("B")
+    truth = HONEST_B["hc"] * pc.JUDGE["sigma"]
+    inside = 0
+    for seed in range(6):
+        df = _honest_log(seed=seed)
+        f = st.fit(df, debaters="debaters", protocol_shifts=True,
+                   pop_prior=st.ShiftPrior())
+        assert f.honest == {"B": "fitted"} and name in f.names
+        i = f.names.index(name)
+        inside += abs(f.params[i] - truth) < 2 * np.sqrt(f.cov[i, i])
+    assert inside >= 5, inside
+    assert any("honest consultant's shift" in n and "fitted for B" in n
+               and "no honest debate shift" in n for n in f.notes)
+    off = st.fit(df, debaters="debaters", protocol_shifts=True, pop_prior=st.ShiftPrior(),
+                 _honest_not={"B": "left out"})
+    assert name not in off.names
+    pred, obs, se = _right_consultant_rate(f, df, "B")
+    pred0, _, _ = _right_consultant_rate(off, df, "B")
+    assert abs(pred - obs) < 2 * se, (pred, obs, se)
+    assert abs(pred - obs) < abs(pred0 - obs) and abs(pred0 - obs) > 2 * se, (pred0, obs)
+    # the predictions carry it: the same debaters' consultancy accuracy moves with it,
+    # and a new population draws an honest shift from the prior
+    tab = pr.population_predictions(f, df, n_draws=200).set_index("population")
+    tab0 = pr.population_predictions(off, df, n_draws=200).set_index("population")
+    assert tab.loc["B", "consult_acc"] < tab0.loc["B", "consult_acc"]
+    assert "honest consult: the shift prior" in tab.loc[pr.NEW_POP, "rests_on"]
+    assert "honest consult: 0 (no population" in tab0.loc[pr.NEW_POP, "rests_on"]
+
+
+def test_no_right_consultant_rows_no_honest_shift_and_said_so():
+    """A population without right-consultant rows: its honest shift is not fitted,
+    the notes and ``honest`` say why, and its predictions say what it rests on."""
+    df = _honest_log(n=600, right_consultants=False)
+    f = st.fit(df, debaters="debaters", protocol_shifts=True, pop_prior=st.ShiftPrior())
+    assert st.honest_param("B") not in f.names
+    assert f.honest == {"B": "no right-consultant rows"}
+    assert any("not fitted for B (no right-consultant rows), 0" in n for n in f.notes)
+    tab = pr.population_predictions(f, df, n_draws=100).set_index("population")
+    assert "honest consult: 0 (no population" in tab.loc["B", "rests_on"]
+
+
+def test_honest_shift_the_rows_do_not_identify_is_not_fitted():
+    """From labels alone and a flat shift prior, every right consultant of B endorsed
+    (separation): the honest shift runs off, its rows carry no information there, and
+    the rule leaves it out.  (Under the hierarchical prior the mode stays finite and
+    the rows measure it there: fitted, as a separated delta is.)"""
+    df = _honest_log(n=600).drop(columns="p_y")
+    rc = (df["debaters"] == "B") & (df["protocol"] == "consult") & (df["a"] == df["omega"])
+    df.loc[rc, "y"] = df.loc[rc, "a"]
+    f = st.fit(df, debaters="debaters", protocol_shifts=True)
+    assert st.honest_param("B") not in f.names
+    assert "information rule" in f.honest["B"], f.honest
+    assert any("not fitted for B (the information rule" in n for n in f.notes)
+
+
+def test_calibration_fits_the_new_debaters_honest_shift():
+    """--calibrate on 80 rooms of a population whose right consultants read a spread
+    worse: the joint fit has the calibration population's honest shift, negative and
+    within 2 SE of the truth, and the held-out rooms' consultancy follow-when-correct
+    inside its predictive interval."""
+    s = pc.JUDGE["sigma"]
+    A = validate_log(pc.population_log(800, "A", 11, rho=0.4))
+    B = st.simulate_log(600, rho=0.6, honest_consult=HONEST_B["hc"] * s, n_judges=30,
+                        seed=12, **pc.JUDGE)
+    B["room"] = [f"B-{i}" for i in range(len(B))]
+    f, tab, _ = pr.calibrate(A, validate_log(B), 80, n_draws=300)
+    name = st.honest_param(pr.CAL_POP)
+    assert f.honest.get(pr.CAL_POP) == "fitted", f.honest
+    i = f.names.index(name)
+    assert abs(f.params[i] - HONEST_B["hc"] * s) < 2 * np.sqrt(f.cov[i, i])
+    fwc = tab[(tab["protocol"] == "consult") & (tab["metric"] == "fwc")].iloc[0]
+    assert fwc["inside"], fwc.to_dict()

@@ -629,7 +629,8 @@ def calibrate(fit_log: pd.DataFrame, new_log: pd.DataFrame, n_rooms: int, confid
                        for p in tab["protocol"]]
     tab.attrs["rooms_used"] = used
     tab.attrs["shift_prior"] = prior.text()
-    tab.attrs["rests_on"] = {p: rests[(CAL_POP, p)] for p in used if (CAL_POP, p) in rests}
+    tab.attrs["rests_on"] = {p: rests[(CAL_POP, p)] for p in (*used, "honest consult")
+                             if (CAL_POP, p) in rests}
     return f, tab, r
 
 
@@ -685,19 +686,36 @@ def complete_shifts(f, draws: np.ndarray, rng, extra=()):
     appended: a population's shift in a protocol it has no rows of, drawn from the
     shift prior's conditional given its fitted shift in the other protocol (draw by
     draw, in units of that draw's sigma), and the populations ``extra`` (no rows at
-    all: both shifts drawn from the prior; a new population).  Returns (fit, draws,
-    rests): ``rests`` {(population, protocol): what that shift rests on}."""
+    all: both shifts drawn from the prior; a new population).  The honest
+    consultant's shift ``honest_consult[<label>]``: where some population of the fit
+    has one fitted, a population without it (not identified, or new) has it drawn from
+    its prior N(0, (tau_consult sigma)^2), independent of the other shifts; where none
+    has, it is 0 for every population, as the fit reads it.  Returns (fit, draws,
+    rests): ``rests`` {(population, protocol): what that shift rests on; protocol
+    "honest consult" for the honest shift}."""
     from dataclasses import replace
 
-    from .structural import PROTOCOLS, ShiftPrior, pop_param
+    from .structural import PROTOCOLS, ShiftPrior, honest_param, pop_param
 
     prior = f.shift_prior if f.shift_prior is not None else ShiftPrior()
     pops = list(f.populations) + [p for p in extra if p not in f.populations]
     names, cols, rests = list(f.names), [], {}
     sig = np.array([f.value("sigma", th) for th in draws])
+    any_honest = any(n.startswith("honest_") for n in f.names)
     for lab in pops[1:]:
         if pop_param(lab) in f.names:  # one shift for both protocols (the tied model)
             continue
+        if honest_param(lab) not in f.names:
+            if any_honest and np.isfinite(prior.tau_consult):
+                names.append(honest_param(lab))
+                cols.append(sig * prior.tau_consult * rng.standard_normal(len(draws)))
+                rests[(lab, "honest consult")] = (
+                    "the shift prior (its honest consultant's shift not fitted: "
+                    + (f.honest.get(lab) or "no rows of this population") + ")")
+            else:
+                rests[(lab, "honest consult")] = (
+                    "0 (no population's honest consultant's shift is fitted)"
+                    if not any_honest else "0 (the consultancy prior is flat)")
         have = {p: pop_param(lab, p) for p in PROTOCOLS if pop_param(lab, p) in f.names}
         missing = [p for p in PROTOCOLS if p not in have]
         if not missing:
@@ -831,9 +849,11 @@ def population_predictions(f, df: pd.DataFrame, confidence=0.95, n_draws=N_DRAWS
             lo, hi = np.percentile(v, [a, 100 - a])
             row[f"{key}_lo"], row[f"{key}_hi"] = float(lo), float(hi)
         row["pr_gap_below_0"] = float(np.mean(out["gap"] < 0)) if "gap" in out else np.nan
-        said = [f"{p}: {rests[(lab, p)]}" for p in PROTOCOLS if (lab, p) in rests]
+        said = [f"{p}: {rests[(lab, p)]}" for p in (*PROTOCOLS, "honest consult")
+                if (lab, p) in rests]
         row["rests_on"] = "; ".join(said) if lab != NEW_POP else \
-            "the shift prior (both shifts), rho of a fitted population at random"
+            "the shift prior (both shifts), rho of a fitted population at random; " \
+            f"honest consult: {rests[(lab, 'honest consult')]}"
         rows.append(row)
     tab = pd.DataFrame(rows)
     tab.attrs["shift_prior"] = (f2.shift_prior or ShiftPrior()).text()
@@ -859,7 +879,7 @@ def format_populations(tab: pd.DataFrame, confidence: float) -> str:
                      f"Pr(gap < 0) {r['pr_gap_below_0']:.3f}")
         lines.append(f"  {'':<18} {'':<16} consultancy accuracy {v(r, 'consult_acc')}  "
                      f"debate accuracy {v(r, 'debate_acc')}")
-        if r["prediction"] == SAME and r["rests_on"]:
+        if r["rests_on"]:  # (a new population's: what its honest shift is, too)
             lines.append(f"    ({r['rests_on']})")
     return "\n".join(lines)
 
@@ -879,7 +899,7 @@ def prior_sensitivity(df: pd.DataFrame, reading: str, prior, factors=(0.5, 2.0),
                          "se": np.nan, "note": str(exc)})
             continue
         for i, n in enumerate(g.names):
-            if n.startswith("delta"):
+            if n.startswith(("delta", "honest")):
                 rows.append({"scale": k, "param": n, "value": float(g.params[i]),
                              "se": float(np.sqrt(g.cov[i, i])), "note": ""})
     return pd.DataFrame(rows)
@@ -889,7 +909,7 @@ def format_sensitivity(f, sens: pd.DataFrame) -> str:
     lines = ["  sensitivity to the shift prior (the shifts refitted with its scales halved "
              "and doubled):"]
     for i, n in enumerate(f.names):
-        if not n.startswith("delta"):
+        if not n.startswith(("delta", "honest")):
             continue
         parts = [f"{f.params[i]:+.4f} ({np.sqrt(f.cov[i, i]):.4f}) at the prior's scales"]
         for k in sorted(set(sens["scale"])):

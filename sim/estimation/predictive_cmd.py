@@ -8,6 +8,8 @@ checks) is composed here, above both, and no import goes round in a circle.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 
@@ -192,6 +194,10 @@ def run(args, df: pd.DataFrame, new: pd.DataFrame | None, conf: float, out,
                              + format_params(f, conf)))
         if args.debaters:  # each population's dishonest evidence rate beside its shift
             print(f"  {prior.text()}")
+            if f.honest:  # one line: whose honest consultant's shift the log identifies
+                print("  honest consultant's shift: " + "; ".join(
+                    f"{lab} " + ("fitted" if why == "fitted" else f"not fitted ({why}), 0")
+                    for lab, why in f.honest.items()))
             for lab in f.populations:
                 r = evidence_rate(df[df[args.debaters].astype(str) == lab], conf)
                 print(f"  rho[{lab}] (dishonest side's evidence rate) {r['k']}/{r['n']} = "
@@ -211,7 +217,9 @@ def run(args, df: pd.DataFrame, new: pd.DataFrame | None, conf: float, out,
                           **{f"shift_prior_{k}": v if np.isfinite(v) else str(v) for k, v in
                              (("consult", prior.tau_consult), ("debate", prior.tau_debate),
                               ("corr", prior.corr))},
-                          "structural_reading_populations": f.reading})
+                          "structural_reading_populations": f.reading,
+                          # per population: "fitted", or why its honest shift is not
+                          "honest_consult_fitted": json.dumps(f.honest)})
         tab, summ = stratified_check(f, df, conf, args.check_draws, args.seed)
         print(format_stratified(tab, summ, conf))
         write_csv(out / "predictive_strata.csv", tab)

@@ -183,6 +183,9 @@ class StructuralFit:
     #: (the inverse curvature of the log posterior), the floor of the predictive
     #: draws' covariance (:meth:`draw_cov`); None without such a prior.
     cov_laplace: np.ndarray | None = None
+    #: Per population but the reference (per-protocol shifts only): whether its honest
+    #: consultant's shift ``honest_consult[<label>]`` was fitted ("fitted") or why not.
+    honest: dict = field(default_factory=dict)
 
     def draw_cov(self) -> np.ndarray:
         """The covariance of the predictive parameter draws: ``cov`` (the
@@ -246,6 +249,17 @@ def pop_param(label, prot: str | None = None) -> str:
     shift for both protocols (``prot`` None), or the shift in one protocol
     (``consult`` or ``debate``) where the shifts are fitted per protocol."""
     return f"delta[{label}]" if prot is None else f"delta_{prot}[{label}]"
+
+
+def honest_param(label) -> str:
+    """The honest consultant's persuasiveness shift's parameter name for a population:
+    how much better than the reference's its right consultant's argument reads.  Only
+    consultancy has one: a right consultant argues alone, so a population's
+    right-consultant rows measure it; in debate, with both debaters from the same
+    population, only the difference of the two sides' shifts enters the judge's
+    reading (``delta_debate`` is that net), and a separate honest debate shift would
+    need mixed pairings, which one population column per row cannot express."""
+    return f"honest_consult[{label}]"
 
 
 PROTOCOLS = ("consult", "debate")
@@ -415,6 +429,10 @@ class Likelihood:
             wrong = self.sign < 0
             m = m + delta * np.where(self.debate, np.where(wrong, 1.0, -1.0),
                                      np.where(wrong, 1.0, 0.0))
+            # a right consultant argues alone: its population's honest shift moves the
+            # judge toward it (0 where not fitted)
+            hc = np.array([v.get(honest_param(k), 0.0) for k in self.populations])[self.pop]
+            m = m + hc * (~self.debate & ~wrong)
         s = sigma * np.where(self.debate, np.sqrt(2.0), 1.0)
         return m, s
 
@@ -455,7 +473,7 @@ def recording_grid(p: np.ndarray) -> float:
 def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = False,
         populations=None, protocol_spread: bool = False,
         shift_prior: dict | None = None, protocol_shifts: bool = False,
-        pop_prior: ShiftPrior | None = None) -> StructuralFit:
+        pop_prior: ShiftPrior | None = None, _honest_not: dict | None = None) -> StructuralFit:
     """Maximum-likelihood fit of the structural judge on a validated two-answer log
     (after :func:`antiamp.estimate.validate_log`: roles read, final round selected).
 
@@ -489,7 +507,12 @@ def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = Fals
     the likelihood (censored and grid-recorded probabilities, a recording band with its
     tie share, labels) is not a stock model of those libraries, and a judge-clustered
     sandwich around the mode keeps the checks honest where the judges' rows are not
-    independent; the tests validate the mode against statsmodels' probit GLM (flat
+    independent.  With ``protocol_shifts`` a population with right-consultant rows also
+    gets its honest consultant's shift ``honest_consult[<label>]`` (:func:`honest_param`)
+    where the rows identify it by the same information rule the fit applies (its prior
+    not counted); elsewhere it is 0, not fitted, and the notes and ``honest`` say why.
+    Its prior: N(0, (tau_consult sigma)^2), independent of the population's
+    delta_consult.  The tests validate the mode against statsmodels' probit GLM (flat
     prior) and the Laplace posterior against importance sampling."""
     import warnings
 
@@ -527,11 +550,18 @@ def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = Fals
     if protocol_gap and both:
         names.append("d_debate")
         notes.append("quality gap fitted per protocol: d (consultancy), d_debate (debate)")
+    honest_not = dict(_honest_not or {})
     for k, lab in enumerate(pops[1:], start=1):
         if protocol_shifts:  # a shift per protocol the population has rows of
             for prot in PROTOCOLS:
                 if ((agg["pop"] == k) & (agg["debate"] == (prot == "debate"))).any():
                     names.append(pop_param(lab, prot))
+            if lab in honest_not:
+                pass
+            elif ((agg["pop"] == k) & ~agg["debate"] & agg["right"]).any():
+                names.append(honest_param(lab))
+            else:
+                honest_not[lab] = "no right-consultant rows"
         elif (agg["pop"] == k).any():
             names.append(pop_param(lab))
     if pops:
@@ -542,6 +572,20 @@ def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = Fals
                      + (" per protocol" if protocol_shifts else ""))
     if protocol_shifts and pop_prior is not None and len(pops) > 1:
         notes.append(pop_prior.text() + "; estimates are posterior modes")
+    if protocol_shifts and len(pops) > 1:
+        fitted_h = [lab for lab in pops[1:] if honest_param(lab) in names]
+        prior_h = ("" if pop_prior is None or not np.isfinite(pop_prior.tau_consult) else
+                   f", prior N(0, ({pop_prior.tau_consult:g} sigma)^2) independent of "
+                   "delta_consult")
+        notes.append("honest consultant's shift (its right consultants' persuasiveness "
+                     "against the reference's): "
+                     + (f"fitted for {', '.join(fitted_h)}{prior_h}" if fitted_h else
+                        "fitted for none")
+                     + "".join(f"; not fitted for {lab} ({why}), 0"
+                               for lab, why in honest_not.items())
+                     + "; in debate only the net of the dishonest and honest sides' shifts "
+                       "is identified (both debaters from one population): delta_debate "
+                       "is that net, no honest debate shift is fitted")
     for lab, tau in (shift_prior or {}).items():
         if pop_param(lab) in names:
             notes.append(f"{pop_param(lab)}: prior N(0, ({tau:g} sigma)^2), the estimate its "
@@ -594,12 +638,25 @@ def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = Fals
     # the hierarchical prior: per population, the indices of its shifts with a finite
     # prior scale and their protocols
     hier = []
+    # the honest shifts' indices: their prior is left out of the rule that decides
+    # whether the rows identify them
+    i_honest = [names.index(n) for n in names if n.startswith("honest_")]
     if protocol_shifts and pop_prior is not None:
         for lab in pops[1:]:
             prots = [p for p in pop_prior.finite(PROTOCOLS) if pop_param(lab, p) in names]
             if prots:
                 hier.append(([names.index(pop_param(lab, p)) for p in prots],
                              np.linalg.inv(pop_prior.cov(prots)), len(prots)))
+            # Independent of delta_consult, under the consultancy scale: the honest and
+            # the dishonest consultant are the same debaters arguing for and against
+            # the truth, but how much more persuasive a population is when it is right
+            # need not follow how much when it is wrong (stronger models are both
+            # better at defending the truth and at arguing for a falsehood, with
+            # opposite effects on accuracy), and no shipped log measures the
+            # correlation: none is assumed
+            if honest_param(lab) in names and np.isfinite(pop_prior.tau_consult):
+                hier.append(([names.index(honest_param(lab))],
+                             np.array([[1.0 / pop_prior.tau_consult ** 2]]), 1))
     has_prior = bool(prior or hier)
     i_sig = names.index("log_sigma") if "log_sigma" in names else None
     # the separation prior's (index, Cauchy scale) per location parameter; set below
@@ -673,6 +730,32 @@ def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = Fals
 
     res = optimise(start)
     params = np.asarray(res.params, float)
+    if i_honest:
+        # an honest shift is fitted only where the rows identify it: the same rule,
+        # on the rows' information (the dishonest shifts' prior counted, the honest
+        # ones' not), the flattest direction's heaviest honest shift dropped in turn
+        s_ = np.asarray(mod.score_obs(params), float)
+        J = (s_ / w_rows[:, None]).T @ s_
+        sig_ = float(np.exp(params[i_sig])) if i_sig is not None else 1.0
+        for idx, prec, _ in hier:
+            if not set(idx) & set(i_honest):
+                J[np.ix_(idx, idx)] += prec / sig_ ** 2
+        keep, dropped = list(range(K)), []
+        while True:
+            r_ = information_rule(J[np.ix_(keep, keep)])
+            if r_.identified:
+                break
+            hon = [j for j, i in enumerate(keep) if i in i_honest]
+            if not hon:
+                break
+            j = max(hon, key=lambda j: abs(r_.direction[j]))
+            dropped.append(keep.pop(j))
+        if dropped:
+            for i in dropped:
+                honest_not[names[i][len("honest_consult["):-1]] = (
+                    "the information rule: its right-consultant rows do not identify it")
+            return fit(df, debaters, protocol_gap, populations, protocol_spread,
+                       shift_prior, protocol_shifts, pop_prior, _honest_not=honest_not)
     runoff = [names[i] for i, v in zip(location, scaled(params)) if v > RUNOFF]
     ident = identify(params)
     if runoff or not ident.identified:
@@ -771,14 +854,18 @@ def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = Fals
                          notes, bounds, grid, band, tie, pops, debaters,
                          prior=separation_prior_text(names, sep_prior) if sep_prior else "",
                          shift_prior=pop_prior if protocol_shifts else None,
-                         cov_laplace=Hi if has_prior else None)
+                         cov_laplace=Hi if has_prior else None,
+                         honest={lab: "fitted" if honest_param(lab) in names
+                                 else honest_not.get(lab, "") for lab in pops[1:]}
+                         if protocol_shifts else {})
 
 
 # ------------------------------------------------------------------ simulate a log
 def simulate_log(n_rows: int, *, mu_consult=0.5, mu_debate=0.0, d=2.0, sigma=1.5,
                  kappa_v=0.0, rho=1.0, p=0.5, n_judges=20, share_debate=0.5,
                  roles="assigned", bounds=(0.01, 0.99), probabilities=True,
-                 seed=0, delta=0.0, delta_consult=None, delta_debate=None) -> pd.DataFrame:
+                 seed=0, delta=0.0, delta_consult=None, delta_debate=None,
+                 honest_consult=0.0) -> pd.DataFrame:
     """A log drawn from the structural judge (for tests and for checking a design).
 
     Each row: protocol, a truth and the protagonist's answer (right w.p. ``p``;
@@ -787,7 +874,8 @@ def simulate_log(n_rows: int, *, mu_consult=0.5, mu_debate=0.0, d=2.0, sigma=1.5
     arguments, the judge's stated probability rounded to 0.01 and clipped to
     ``bounds`` (or only the label with ``probabilities=False``); ``delta``: the
     wrong side's argument reads that much better (a population's persuasiveness);
-    ``delta_consult``, ``delta_debate``: that shift per protocol (default ``delta``)."""
+    ``delta_consult``, ``delta_debate``: that shift per protocol (default ``delta``);
+    ``honest_consult``: a right consultant's argument reads that much better."""
     rng = np.random.default_rng(seed)
     debate = rng.random(n_rows) < share_debate
     omega = rng.integers(0, 2, n_rows)
@@ -801,6 +889,7 @@ def simulate_log(n_rows: int, *, mu_consult=0.5, mu_debate=0.0, d=2.0, sigma=1.5
                   delta if delta_consult is None else delta_consult)
     if np.any(dl != 0):
         rP, rA = rP + dl * ~right, rA + dl * right
+    rP = rP + honest_consult * (right & ~debate)
     z = np.where(debate, (mu_debate if roles == "open" else 0.0) + kappa_v * (eP - eA)
                  + rP - rA, mu_consult + kappa_v * eP + rP)
     py = special.expit(z)
