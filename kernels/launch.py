@@ -19,8 +19,7 @@ count, grid or split of the range (DESIGN, "One kernel, two targets").
 
 The CPU launcher computes a batch of instances' classes first (a loop LLVM
 vectorises) and counts them into four histograms: :func:`fused_counts`, the loop
-of the correlated signals' one-cell kernel too (the baseline's is the same loop,
-written out):
+of the baseline's and the correlated signals' one-cell kernels too:
 on the baseline's own per-instance function it runs at about 1.7 times the time of
 the bare Philox floor against the tuned kernel's 1.45 (``benchmarks/bench_launch.py``).
 The built-in models keep launchers of their own (several cells a pass, word
@@ -42,9 +41,10 @@ _CPU: dict = {}
 BATCH = 256
 
 
-# The one-cell class-count loop, written once: the correlated signals' fused kernel
-# (``kernels.correlated.signal_class_counts_one``) and ``cpu_counter`` run it
-# (``kernels.transcript_classes.class_counts`` keeps its own: see there).  Why an inlined function that takes the per-instance function as an
+# The one-cell class-count loop, written once: the baseline's and the correlated
+# signals' fused kernels (``kernels.transcript_classes.class_counts``,
+# ``kernels.correlated.signal_class_counts_one``) and ``cpu_counter`` run it.  Why an
+# inlined function that takes the per-instance function as an
 # argument, rather than a factory or a first-class function: numba inlines it into
 # each model's own ``njit(parallel=True, cache=True)`` kernel before it looks for
 # ``prange`` loops, so the kernel compiles to the loop it had when written out by
@@ -59,7 +59,10 @@ def fused_counts(classify, params, start, count, k0, k1, stream, n_blocks, n_cla
     instances ``start .. start + count - 1``, in ``n_blocks`` blocks of consecutive
     instances run in parallel.  ``params``: what ``classify`` reads besides the
     instance (the built-in kernels: a tuple of the thresholds, taken out of their
-    arrays once); ``index``: the integer type that holds a batch's classes (``uint8``
+    arrays once; numbers only, no bools: numba's alias analysis takes any value read
+    out of the tuple in the parallel loop that is not a number for a possible alias,
+    and the loop's compiled function then loses ``noalias`` on all its arrays);
+    ``index``: the integer type that holds a batch's classes (``uint8``
     up to 256 classes).  Called from an ``njit(parallel=True)`` kernel."""
     out = np.zeros((n_blocks, n_classes), np.int64)
     bsize = (count + n_blocks - 1) // n_blocks

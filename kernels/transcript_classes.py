@@ -30,6 +30,7 @@ import numba as nb
 import numpy as np
 
 from .interrupt import stopped
+from .launch import fused_counts
 from .rng import HI_SHIFT as _HI, LO_WORD as _LO
 from .rng import philox4x32_10, philox_words
 
@@ -154,50 +155,36 @@ def class_counts_cells(thr, fixed, a_fixed, start, count, k0, k1, stream, n_bloc
     return out.sum(axis=0)
 
 
+@nb.njit(inline="always", cache=True)
+def _one_class(ii, k0, k1, stream, p):
+    """The class of instance ``ii`` from its Philox words (the second block only when
+    some presentation probability lies inside (0, 1))."""
+    need_x, t_pi, t_p, t_rho, t_xpc, t_xpd, t_xa, isfixed, af = p
+    w0, w1, w2, w3 = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(0), stream, k0, k1)
+    v0 = np.uint64(0)
+    v1 = np.uint64(0)
+    if need_x:
+        v0, v1, v2, v3 = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(1), stream, k0, k1)
+    return _class_index(w0, w1, w2, w3, v0, v1, t_pi, t_p, t_rho, t_xpc, t_xpd, t_xa,
+                        isfixed, af)
+
+
 @nb.njit(parallel=True, cache=True)
 def class_counts(thr, fixed, a_fixed, start, count, k0, k1, stream, n_blocks):
     """Counts of the 32 transcript classes of one cell (``thr``: uint64[6]).
 
     The same draws and classes as :func:`class_counts_cells` with one cell, with the
     generator and the classification fused in one loop (no word buffers), which
-    is what a single run needs.
+    is what a single run needs: ``launch.fused_counts`` around :func:`_one_class`.
     """
-    # Written out rather than through ``launch.fused_counts`` (the correlated signals'
-    # loop): that way it took 1.00 to 1.29 times this loop's CPU time from one process
-    # to the next (median 1.22; medians of 7 interleaved repeats in each of 7
-    # processes, 5e7 instances), although its vector loops compiled to the same
-    # instruction counts; what costs the time is not found yet.
-    need_x = _needs_x(thr)
-    t_pi, t_p, t_rho = thr[T_PI], thr[T_P], thr[T_RHO]
-    t_xpc, t_xpd, t_xa = thr[T_XPC], thr[T_XPD], thr[T_XA]
-    af = np.uint8(a_fixed)
-    out = np.zeros((n_blocks, N_CLASSES), np.int64)
-    bsize = (count + n_blocks - 1) // n_blocks
-    for b in nb.prange(n_blocks):
-        lo = start + b * bsize
-        hi = min(start + count, lo + bsize)
-        local = np.zeros((4, N_CLASSES), np.int64)
-        idx = np.empty(_BATCH, np.uint8)
-        for i0 in range(lo, hi, _BATCH):
-            if stopped():  # Ctrl-C: the caller raises KeyboardInterrupt
-                break
-            m = min(_BATCH, hi - i0)
-            for j in range(m):
-                ii = np.uint64(i0 + j)
-                w0, w1, w2, w3 = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(0), stream, k0, k1)
-                v0 = np.uint64(0)
-                v1 = np.uint64(0)
-                if need_x:
-                    v0, v1, v2, v3 = philox4x32_10(ii & _LO, ii >> _HI, np.uint64(1), stream,
-                                                   k0, k1)
-                idx[j] = _class_index(w0, w1, w2, w3, v0, v1, t_pi, t_p, t_rho, t_xpc, t_xpd,
-                                      t_xa, fixed != 0, af)
-            for j in range(m):
-                local[j & 3, idx[j]] += 1
-        for r in range(4):
-            for c in range(N_CLASSES):
-                out[b, c] += local[r, c]
-    return out.sum(axis=0)
+    # The two flags as uint8, not bool: a bool read out of the tuple inside the
+    # parallel loop counts, for numba's alias analysis, as a possible alias of it
+    # (numba takes only numbers as immutable), and the loop's compiled function then
+    # loses ``noalias`` on all its arrays (LLVM keeps fewer values in registers and
+    # unrolls the histogram loop less).
+    p = (np.uint8(_needs_x(thr)), thr[T_PI], thr[T_P], thr[T_RHO], thr[T_XPC], thr[T_XPD],
+         thr[T_XA], np.uint8(fixed != 0), np.uint8(a_fixed))
+    return fused_counts(_one_class, p, start, count, k0, k1, stream, n_blocks, N_CLASSES)
 
 
 @nb.njit(parallel=True, cache=True)

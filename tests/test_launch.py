@@ -135,3 +135,33 @@ def test_the_gpu_counts_are_the_cpu_counts_on_the_simulator(tmp_path):
     r = subprocess.run([sys.executable, "-c", textwrap.dedent(SIM)], cwd=tmp_path, env=env,
                        capture_output=True, text=True, timeout=limit(900))
     assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout + r.stderr
+
+
+def test_the_fused_one_cell_kernels_find_no_aliases(monkeypatch):
+    """``fused_counts`` inlined into the baseline's and the correlated signals' one-cell
+    kernels: numba's alias analysis finds nothing in their parallel loops, so the
+    loops' compiled functions keep ``noalias`` on their arrays (a bool among the
+    parameters would count as a possible alias and cost them that)."""
+    import numba.parfors.parfor as pf
+
+    from antiamp.kernels import correlated as kc
+    from antiamp.kernels import transcript_classes as tc
+
+    found, real = [], pf.find_potential_aliases_parfor
+
+    def spy(parfor, args, typemap, func_ir, alias_map, arg_aliases):
+        out = real(parfor, args, typemap, func_ir, alias_map, arg_aliases)
+        found.append((func_ir.func_id.func_name, dict(alias_map)))
+        return out
+
+    monkeypatch.setattr(pf, "find_potential_aliases_parfor", spy)
+    k0, k1 = np.uint64(5), np.uint64(7)
+    thr = np.array([2**31, 2**30, 2**29, 2**31, 2**30, 2**31], np.uint64)
+    # fresh compilations of the kernels' sources (the cached ones run no analysis)
+    nb.njit(parallel=True)(tc.class_counts.py_func)(thr, 0, 1, 0, 999, k0, k1,
+                                                    np.uint64(0), 3)
+    nb.njit(parallel=True)(kc.signal_class_counts_one.py_func)(
+        np.zeros(11, np.uint64), 0, 999, k0, k1, np.uint64(0), 3)
+    names = {name for name, _ in found}
+    assert names == {"class_counts", "signal_class_counts_one"}, found
+    assert all(not aliases for _, aliases in found), found
