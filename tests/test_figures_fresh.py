@@ -53,3 +53,32 @@ def test_the_check_fails_on_a_changed_file_and_a_changed_configuration(tmp_path)
     assert "amp_gap.png: its configuration or drawing code changed" in r.stdout, r.stdout
     assert "python docs/make_figures.py amp_gap jury" in r.stderr, r.stderr
     assert len(r.stdout.strip().splitlines()) == 2, r.stdout
+
+
+def test_the_fingerprint_follows_drawing_code_not_argument_parsing(tmp_path, monkeypatch):
+    """The drawing code is fingerprinted as its syntax tree, without antiamp-plot's
+    command-line ``main`` and the imports: a comment, a layout change or a change to
+    the argument parsing leaves it as it was; a changed drawing function does not."""
+    import importlib.util
+    import types
+
+    spec = importlib.util.spec_from_file_location("make_figures", SCRIPT)
+    mf = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mf)
+
+    def module(src):
+        p = tmp_path / f"m{abs(hash(src))}.py"
+        p.write_text(src)
+        m = types.ModuleType(p.stem)
+        m.__file__ = str(p)
+        m.__loader__ = None  # the source is read from the file (nothing imported)
+        return m
+
+    base = ("import argparse\n\ndef draw(ax):\n    ax.plot([1, 2])\n\n"
+            "def main():\n    ap = argparse.ArgumentParser()\n")
+    fp = mf._source(module(base), skip=("main",))
+    same = ("from x import Parser  # another parser\n\ndef draw(ax):\n    ax.plot([1,  2])"
+            "  # a comment\n\ndef main():\n    ap = Parser(prog='p')\n")
+    assert mf._source(module(same), skip=("main",)) == fp
+    other = base.replace("[1, 2]", "[1, 3]")
+    assert mf._source(module(other), skip=("main",)) != fp
