@@ -493,17 +493,20 @@ class CellGrid:
             out[k] = self._values[k][j]
         return out
 
-    def cell(self, i: int) -> Config:
-        """The validated config of cell ``i``; ConfigError names the cell and the field."""
+    def cell(self, i: int, validate: bool = True) -> Config:
+        """The validated config of cell ``i``; ConfigError names the cell and the field.
+        ``validate=False`` builds it only (a cell of a grid whose plan validated every
+        distinct combination of the fields its model's checks read)."""
         changes: dict = {}
         for (s, name), v in zip(self._paths, self._at(i)):
             changes.setdefault(s, {})[name] = v
         cell = _replace(self.base, {s: _replace(self._sections[s], ch)
                                     for s, ch in changes.items()})
-        try:
-            self.validator(cell)
-        except ConfigError as exc:
-            raise ConfigError(f"sweep cell ({self.where(i)}): {exc}") from None
+        if validate:
+            try:
+                self.validator(cell)
+            except ConfigError as exc:
+                raise ConfigError(f"sweep cell ({self.where(i)}): {exc}") from None
         return cell
 
 
@@ -531,8 +534,8 @@ class CellBlock(Sequence):
             i += self.n_cells
         if not 0 <= i < self.n_cells:
             raise IndexError(f"cell {i} of a block of {self.n_cells}")
-        if i not in self._cells:
-            self._cells[i] = self.grid.cell(self.start + i)
+        if i not in self._cells:  # built only: the plan validated it (see the class)
+            self._cells[i] = self.grid.cell(self.start + i, validate=False)
         return self._cells[i]
 
     def cell(self, i: int):
@@ -568,12 +571,19 @@ class CellBlock(Sequence):
         ("section", "section.*" or "section.name"), in order of first appearance;
         each cell's combination): what depends only on those fields is computed once
         a combination."""
+        first, rank = self.distinct_index(fields)
+        return [self[int(i)] for i in first], rank
+
+    def distinct_index(self, fields) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`distinct` as positions in the block: (the first cell of each distinct
+        combination, in order of first appearance; each cell's combination)."""
         from antiamp.layout import covers
 
         ks = [k for k, a in enumerate(self.grid.axes) if any(covers(f, a.path)
                                                              for f in fields)]
         if not ks or not self.n_cells:
-            return [self[0]] if self.n_cells else [], np.zeros(self.n_cells, np.intp)
+            return (np.zeros(min(self.n_cells, 1), np.intp),
+                    np.zeros(self.n_cells, np.intp))
         idx = self._axis_index()[:, ks]
         if self.grid._values is not None:  # a grid: the combination as one integer
             idx = np.ravel_multi_index(tuple(idx.T), tuple(self.grid.shape[k] for k in ks))
@@ -583,7 +593,7 @@ class CellBlock(Sequence):
         order = np.argsort(first, kind="stable")  # groups in order of first appearance
         rank = np.empty_like(order)
         rank[order] = np.arange(len(order))
-        return [self[int(i)] for i in first[order]], rank[inverse.ravel()]
+        return first[order], rank[inverse.ravel()]
 
 
 def _replace(obj, changes: dict):
@@ -765,12 +775,20 @@ def sweep_spec(sweep: Any) -> SweepSpec:
     if isinstance(sweep, DictConfig):
         sweep = OmegaConf.to_container(sweep, resolve=True)
     sweep = plain_values(sweep or {})
+    # The axes (Dict[str, Any]: nothing for OmegaConf to type) kept out of the merge:
+    # OmegaConf wraps and validates every value of a list axis one by one (1.3 s for
+    # a 1,024-value list); the grid's own checks read them.
+    axes = sweep.pop("axes", {}) if isinstance(sweep, dict) else {}
+    if not isinstance(axes, dict):
+        raise ConfigError(f"sweep: axes must be a mapping {{section: {{field: values}}}}, "
+                          f"not {type(axes).__name__} ({axes!r:.60})")
     try:
         node = OmegaConf.structured(SweepSpec)
-        OmegaConf.set_struct(node.axes, False)
-        return OmegaConf.to_object(OmegaConf.merge(node, sweep or {}))
+        spec = OmegaConf.to_object(OmegaConf.merge(node, sweep or {}))
     except Exception as exc:  # OmegaConf names the key
         raise ConfigError(f"sweep: {str(exc).splitlines()[0]}") from None
+    spec.axes = axes
+    return spec
 
 
 def make_plan(cfg: Any, *, columnar: bool = True) -> Plan:
@@ -905,7 +923,9 @@ def _plan_grid(cfg: Any, *, cells_per_block: int | None = None, validate_all: bo
 
         grid_columns(grid)
         if any(covers(f, a.path) for f in model.validate_reads for a in grid.axes):
-            CellBlock(grid, 0, grid.n_cells).distinct(model.validate_reads)
+            first, _ = CellBlock(grid, 0, grid.n_cells).distinct_index(model.validate_reads)
+            for i in first:
+                grid.cell(int(i))  # validated (a block's cells are then built only)
         # else the base config's own check (to_model_config) covered every cell
     elif validate_all:  # every cell, before any work (ConfigError names the cell)
         for i in range(grid.n_cells):
