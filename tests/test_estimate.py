@@ -206,7 +206,7 @@ BAD_FILES = {
                                  .encode("utf-16")), "is not UTF-8 text"),
     "ragged rows": (lambda d: _w(d, "g.csv", "protocol,a,y,e_P,e_A,omega\nconsult,1,1,0,0,1\n"
                                  "debate,1,0,1,1,0,7,8\n"),
-                    "every row must have as many fields as the header"),
+                    "row 1: 8 fields, more than the header's 6 (g.csv, line 3)"),
     "header only": (lambda d: _w(d, "h.csv", "protocol,a,y,e_P,e_A,omega\n"), "no rows"),
     "missing file": (lambda d: d / "nope.csv", "no such file"),
     "wrong suffix": (lambda d: _w(d, "log.txt", "x"),
