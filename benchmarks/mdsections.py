@@ -43,6 +43,7 @@ def keep_sections(new: str, old: str) -> tuple[str, list]:
     pre, secs = _split(new)
     _, old_secs = _split(old)
     have = {s[0]: s for s in secs}
+    old_heads = {s[0] for s in old_secs}
     kept = []
     after = None  # the last h2 of ``old`` that ``new`` has
     for h2, body, subs in old_secs:
@@ -56,7 +57,7 @@ def keep_sections(new: str, old: str) -> tuple[str, list]:
             after = h2
             continue
         at = (secs.index(have[after]) + 1) if after is not None else 0
-        while at < len(secs) and secs[at][0] not in {s[0] for s in old_secs}:
+        while at < len(secs) and secs[at][0] not in old_heads:
             at += 1  # past sections new to this run that follow the same anchor
         block = [h2, body, subs]
         secs.insert(at, block)

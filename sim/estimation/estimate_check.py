@@ -115,7 +115,7 @@ def structural_check(df: pd.DataFrame, ds: xr.Dataset, n: int, seed: int,
                     for i, n in enumerate(f.names)])
     cov = np.zeros((len(tab), len(tab)))
     k = len(f.names)
-    cov[:k, :k] = (f.draw_cov() if hasattr(f, "draw_cov") else f.cov) * np.outer(jac, jac)
+    cov[:k, :k] = f.draw_cov() * np.outer(jac, jac)
     ds.coords["param_2"] = ("param_2", list(tab.index), {"long_name": "structural parameter"})
     ds["structural_cov"] = (("param", "param_2"), cov,
                             {"long_name": "sampling covariance of the predictive draws "

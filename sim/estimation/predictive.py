@@ -53,10 +53,10 @@ class CheckError(ValueError):
 def param_draws(f, n_draws: int, rng) -> np.ndarray:
     """Draws of the fit's free parameters from N(theta-hat, V-hat) (draw 0 the estimate);
     V-hat the fit's :meth:`~.structural.StructuralFit.draw_cov` (under a shift prior
-    no smaller than the Laplace posterior's) where it has one."""
+    no smaller than the Laplace posterior's)."""
     from .structural import cov_factor
 
-    chol = cov_factor(f.draw_cov() if hasattr(f, "draw_cov") else f.cov)
+    chol = cov_factor(f.draw_cov())
     z = rng.standard_normal((n_draws, len(f.names)))
     z[0] = 0.0
     return f.params + z @ chol.T
@@ -749,12 +749,12 @@ def complete_shifts(f, draws: np.ndarray, rng, extra=()):
     cov[:len(f.names), :len(f.names)] = f.cov
     if k:
         cov[len(f.names):, len(f.names):] = np.cov(add, rowvar=False).reshape(k, k)
-    lap = getattr(f, "cov_laplace", None)
-    if lap is not None:  # the appended shifts' block as in cov
-        lap_full = cov.copy()
-        lap_full[:len(f.names), :len(f.names)] = lap
+    lap = None
+    if f.cov_laplace is not None:  # the appended shifts' block as in cov
+        lap = cov.copy()
+        lap[:len(f.names), :len(f.names)] = f.cov_laplace
     g = replace(f, names=names, params=np.r_[f.params, add.mean(axis=0)], cov=cov,
-                populations=pops, **({"cov_laplace": lap_full} if lap is not None else {}))
+                populations=pops, cov_laplace=lap)
     return g, np.column_stack([draws, add]), rests
 
 
