@@ -107,7 +107,7 @@ def bootstrap(quick: bool) -> list:
     from antiamp.transcripts import records
 
     rows = []
-    sizes = (20_000,) if quick else (20_000, 200_000)
+    sizes = (20_000,) if quick else (20_000, 100_000)
     with tempfile.TemporaryDirectory() as tmp:
         for n in sizes:
             path = Path(tmp) / f"log{n}.parquet"

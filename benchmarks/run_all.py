@@ -475,6 +475,15 @@ def write_md(res, path: Path):
         f"numba {numba.__version__}, NumPy {np.__version__}, Python {platform.python_version()}, "
         f"{res['date']}. Medians over repeats; every ratio compares two figures from this run.",
         "",
+    ]
+    secs = res.get("seconds", {})
+    if secs:  # what the whole run took, and its longest sections
+        top = sorted(secs.items(), key=lambda kv: -kv[1])[:5]
+        L += [f"The run took {sum(secs.values()) / 60:.1f} min (load average (1 min) "
+              f"{min(v[0] for v in res['load'].values()):.2f}-"
+              f"{max(max(v) for v in res['load'].values()):.2f}); its longest sections: "
+              + ", ".join(f"{k} {v:.0f} s" for k, v in top) + ".", ""]
+    L += [
         "## Kernel throughput (defaults: pi = 0.5, p = 0.8, rho = 0.3, b = 0.5)",
         "",
         "Ratio: time per instance / the antiamp kernel's on 1 core (same run).",
@@ -673,14 +682,17 @@ def main(argv=None):
             ap.error(f"results.json lacks {', '.join(missing)}: run without --resume-from")
         res.update({k: done[k] for k in keep})
         res["load"].update({k: v for k, v in done.get("load", {}).items() if k in keep})
+        res["seconds"] = {k: v for k, v in done.get("seconds", {}).items() if k in keep}
         res["date"] = done.get("date", res["date"])
         steps = steps[len(keep):]
+    res.setdefault("seconds", {})
     for name, fn in steps:
         t = time.perf_counter()
         before = os.getloadavg()[0]
         res[name] = fn()
         res["load"][name] = [before, os.getloadavg()[0]]
-        print(f"{name}: {time.perf_counter() - t:.1f} s", flush=True)
+        res["seconds"][name] = time.perf_counter() - t
+        print(f"{name}: {res['seconds'][name]:.1f} s", flush=True)
         # after every section: a crash later loses nothing (--resume-from goes on)
         (HERE / "results.json").write_text(json.dumps(res, indent=2, default=float))
     figures(res, ROOT / "docs" / "figures")
