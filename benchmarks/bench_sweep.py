@@ -191,6 +191,7 @@ SPLIT_STEPS = (
     ("store", "antiamp.sweeps.engine", "write_block"),
     ("derive", "antiamp.sweeps.engine", "block_values"),
     ("fit", "antiamp.sweeps.cellstore", "CellStore.fit"),
+    ("grow", "antiamp.sweeps.cellstore", "CellStore._grow"),
     ("checksum", "antiamp.sweeps.cellstore", "cell_digests"),
     ("checksum", "antiamp.sweeps.engine", "cell_digests"),
     ("chunk files", "antiamp.sweeps.chunkfiles", "ChunkFile.write"),
@@ -287,10 +288,10 @@ def store_split(models: list, repeats: int, other: str | None) -> None:
                       f"blocks, " + ", ".join(f"{key} {v:.3f}" for key, v in
                                               sorted(r["totals"].items())), flush=True)
     load1 = os.getloadavg()
-    keys = ("solve", "derive", "store", "fit", "checksum", "encode", "chunk files", "zarr",
+    keys = ("solve", "derive", "store", "fit", "grow", "checksum", "encode", "chunk files", "zarr",
             "stats")
     print(f"\nCPU ms per block, medians of {repeats} runs (64 x 1,024 cells, 16 blocks of "
-          "4,096; 'store': the whole write of a block, of which fit .. stats; 'chunk files' "
+          "4,096; 'store': the whole write of a block, of which fit .. stats; 'grow' (in fit) resizes the store along a model dimension; 'chunk files' "
           "includes their encoding)\n")
     print("| model | checkout | " + " | ".join(keys) + " | store / solve |")
     print("|---|---|" + "---:|" * (len(keys) + 1))
