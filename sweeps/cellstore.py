@@ -116,6 +116,31 @@ def extents(rows: dict) -> dict:
     return ext
 
 
+def _element_keys(name: str, rest: tuple, n_words: int) -> tuple:
+    """A variable's key of each element word (its name and position mixed) and each
+    element's index along each model dimension (``[element, dimension]``), kept
+    by variable and shape: the same for every block of a grid."""
+    k = (name, rest, n_words)
+    if k not in _KEYS:
+        if len(_KEYS) > 1024:
+            _KEYS.clear()
+        pos = np.zeros(rest, np.uint64)
+        for j, r in enumerate(rest):
+            shape = (1,) * j + (r,) + (1,) * (len(rest) - j - 1)
+            pos = (pos << _DIM_BITS) + np.arange(r, dtype=np.uint64).reshape(shape)
+        key = ((pos.reshape(-1, 1) << _CHAR_BITS)
+               + np.arange(n_words, dtype=np.uint64).reshape(1, -1))
+        with np.errstate(over="ignore"):
+            key = _fmix(key ^ _name_word(name))
+        at = (np.indices(rest, dtype=np.int64).reshape(len(rest), -1).T.copy() if rest
+              else np.zeros((1, 0), np.int64))
+        _KEYS[k] = (key, at)
+    return _KEYS[k]
+
+
+_KEYS: dict = {}
+
+
 def cell_digests(rows: dict, cells: np.ndarray) -> np.ndarray:
     """A 64-bit checksum of each cell's values (and its index in the grid).
 
@@ -129,7 +154,7 @@ def cell_digests(rows: dict, cells: np.ndarray) -> np.ndarray:
     and elements (hashlib hashes one buffer a call); SplitMix64's mixing for
     detecting damage, not for security; never 0, the fill of a missing chunk.
     """
-    from antiamp.kernels.digest import add_mixed  # numba: only where a block is summed
+    from antiamp.kernels.digest import add_mixed_within  # numba: where a block is summed
 
     n = len(cells)
     acc = np.zeros(n, np.uint64)
@@ -137,21 +162,13 @@ def cell_digests(rows: dict, cells: np.ndarray) -> np.ndarray:
     with np.errstate(over="ignore"):
         for name in sorted(rows):
             a, dims = rows[name]
-            rest = a.shape[1:]
-            pos = np.zeros(rest, np.uint64)
-            inside = np.ones((n,) + rest, bool)
-            for j, d in enumerate(dims):
-                shape = (1,) * j + (rest[j],) + (1,) * (len(rest) - j - 1)
-                pos = (pos << _DIM_BITS) + np.arange(rest[j], dtype=np.uint64).reshape(shape)
-                inside &= (np.arange(rest[j]).reshape((1,) + shape)
-                           < ext[d].reshape((n,) + (1,) * len(rest)))
             words = _words(a)  # (cell, element, word)
-            key = ((pos.reshape(-1, 1) << _CHAR_BITS)
-                   + np.arange(words.shape[2], dtype=np.uint64).reshape(1, -1))
-            key = _fmix(key ^ _name_word(name))
-            # the mixed words of each cell summed in one compiled pass (kernels/digest.py)
-            add_mixed(words, key, np.ascontiguousarray(inside.reshape(n, -1)),
-                      a.dtype.kind == "U", acc)
+            key, at = _element_keys(name, a.shape[1:], words.shape[2])
+            within = (np.stack([ext[d] for d in dims], axis=1) if dims
+                      else np.zeros((n, 0), np.int64))
+            # the mixed words of each cell's elements within its extents summed in one
+            # compiled pass (kernels/digest.py)
+            add_mixed_within(words, key, at, within, a.dtype.kind == "U", acc)
         h = _fmix(np.asarray(cells, np.uint64) * np.uint64(0x9E3779B97F4A7C15)
                   + np.uint64(0x632BE59BD9B4E019))
         h = _fmix(acc ^ h)
