@@ -197,6 +197,7 @@ SPLIT_STEPS = (
     ("chunk files", "antiamp.sweeps.chunkfiles", "ChunkFile.write"),
     ("zarr", "zarr.core.array", "Array.__setitem__"),
     ("stats", "antiamp.sweeps.cellstore", "CellStore._stats"),
+    ("stats", "antiamp.sweeps.cellstore", "CellStore._stats_row"),
     ("encode", "numcodecs.blosc", "Blosc.encode"),
     ("encode", "numcodecs.zstd", "Zstd.encode"),
 )

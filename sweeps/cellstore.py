@@ -217,8 +217,12 @@ class CellStore:
         #: timings stay those of the run that made it).
         self.record_stats = True
         self._arrays: dict = {}
+        #: The group's arrays, listed once: an array opened by name reads its
+        #: metadata files again (about 2 ms each, every array of the first block and
+        #: again after each growth).
+        self._handles = dict(self.group.arrays())
         self.dims = {name: tuple(a.attrs.get("_ARRAY_DIMENSIONS", ()))
-                     for name, a in self.group.arrays()}
+                     for name, a in self._handles.items()}
         n = len(plan.grid.dims)
         axes = set(plan.grid.dims) | {a.dim for a in plan.grid.axes}  # coordinates
         self.names = sorted(k for k, d in self.dims.items()
@@ -267,7 +271,9 @@ class CellStore:
         from .chunkfiles import ChunkFile
 
         if name not in self._arrays:
-            a = self.group[name]
+            if self._handles is None:  # the arrays resized or rewritten: listed again
+                self._handles = dict(self.group.arrays())
+            a = self._handles[name] if name in self._handles else self.group[name]
             self._arrays[name] = (a, ChunkFile.of(a))
         return self._arrays[name]
 
@@ -326,6 +332,7 @@ class CellStore:
                     changed = True
         if changed:
             self._arrays.clear()
+            self._handles = None
             self._lengths.clear()
             self._coords.clear()
             record(self.path, final=False)
@@ -367,6 +374,7 @@ class CellStore:
             c.resize((new,))
             c[:] = values[:new]
         self._arrays.clear()
+        self._handles = None
         self._lengths.clear()
         self._coords.clear()
 
@@ -428,6 +436,7 @@ class CellStore:
                                 attributes=attrs)
         new[...] = values
         self._arrays.pop(name, None)
+        self._handles = None
 
     def write(self, index: int, region: tuple, ds) -> None:
         """Block number ``index`` (cells ``region``) into its chunks; its checksums,
