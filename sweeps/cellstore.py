@@ -396,7 +396,8 @@ class CellStore:
         from .chunkfiles import ChunkFile
 
         fill = fill_of(a.dtype)
-        cf = ChunkFile.of(a)
+        # chunk files named by one flat key (format 2's "." separator) or else zarr
+        cf = ChunkFile.of(a) if (a.metadata.dimension_separator or ".") == "." else None
         c = a.chunks[j]
         edge = new if cf is None else min(new, -(-old // c) * c)  # end of old's chunk
         if edge > old:
@@ -408,10 +409,9 @@ class CellStore:
             return
         first = edge // c  # the first chunk index along ``j`` wholly beyond ``old``
         if cf.all_fill(np.full(cf.chunks, fill, dtype=a.dtype)):
-            sep = a.metadata.dimension_separator or "."
             with os.scandir(cf.root) as entries:
                 for e in entries:
-                    key = e.name.split(sep)
+                    key = e.name.split(".")
                     if (len(key) == a.ndim and all(k.isdigit() for k in key)
                             and int(key[j]) >= first):
                         os.unlink(e.path)
