@@ -5,6 +5,8 @@
         [--repeats 5]
     python benchmarks/bench_sweep.py --per-cell signals,signals_sim [--against OTHER_CHECKOUT]
         [--this CHECKOUT] [--sizes 100,10000] [--n 10000] [--repeats 3]
+    python benchmarks/bench_sweep.py --store-split equilibrium,baseline,signals
+        [--against OTHER_CHECKOUT] [--repeats 3]
 
 Each grid size runs in a fresh process so that its peak resident memory is its
 own.  The reference, in the same run, is what a user would otherwise write: a
@@ -28,6 +30,19 @@ fixed cost, and is printed beside the baseline's (measured in the same run, on t
 same checkout) with their ratio.  With ``--against`` both checkouts run, the runs
 alternating (model by model, size by size), and the table gives both and the ratio
 of this checkout's slope to the other's.
+
+``--store-split`` measures, per block, the store's CPU beside the model's solving:
+the equilibrium grid (c_e x b), the baseline's fused grid (rho x b) and a signals
+grid (eta x phi, exact payoffs), each 64 x 1,024 cells in 16 blocks of 4,096, in a
+fresh process, compiled outside the timing.  Direct timers (``time.process_time``)
+wrap the functions of each step: solving (a block's ``run_block`` or fused kernel
+pass), the metrics derived from a fused block's counts, and, inside the store's
+write of a block, the checks that a block fits the store (``fit``), the per-cell
+checksums, encoding and compression, the chunk files, chunks written through zarr
+and the per-block statistics.  The store's per-block CPU is everything the write
+of a block costs but the derived metrics (counted as the model's solving), beside
+solving per block and their ratio; with ``--against`` both checkouts, alternating,
+``--repeats`` times.
 """
 
 from __future__ import annotations
@@ -155,6 +170,161 @@ def per_cell(models: list, sizes: list, n: int, repeats: int, other: str | None,
     print(f"load average (1, 5, 15 min) before {load0}, after {load1}")
 
 
+#: The grids of --store-split: 64 x 1,024 cells, 16 blocks of 4,096 (each model's default).
+SPLIT_GRIDS = {
+    "equilibrium": {"model": {"name": "equilibrium", "p": 0.6},
+                    "sweep": {"axes": {"model": {"c_e": {"linspace": [0.0, 1.0, 64]}},
+                                       "judge": {"b": {"linspace": [0.0, 1.0, 1024]}}}}},
+    "baseline": {"run": {"n_instances": 10_000},
+                 "sweep": {"axes": {"model": {"rho": {"linspace": [0.0, 1.0, 64]}},
+                                    "judge": {"b": {"linspace": [0.0, 1.0, 1024]}}}}},
+    "signals": {"model": {"name": "signals", "p": 0.8, "rho": 0.3, "c_e": 0.4},
+                "signals": {"eta_mode": "fraction"}, "judge": {"kind": "tiebreak", "b": 0.7},
+                "equilibrium": {"payoffs": "exact"}, "run": {"n_instances": 10_000},
+                "sweep": {"axes": {"signals": {"eta": {"linspace": [-1.0, 1.0, 64]},
+                                               "phi": {"linspace": [0.05, 1.0, 1024]}}}}},
+}
+#: The steps of --store-split: (key, module, attribute), wrapped by a CPU timer.
+SPLIT_STEPS = (
+    ("solve", "antiamp.sweeps.blocks", "run_block"),
+    ("solve", "antiamp.sweeps.engine", "compute_block"),
+    ("store", "antiamp.sweeps.cellstore", "CellStore.write"),
+    ("store", "antiamp.sweeps.engine", "write_block"),
+    ("derive", "antiamp.sweeps.engine", "block_values"),
+    ("fit", "antiamp.sweeps.cellstore", "CellStore.fit"),
+    ("grow", "antiamp.sweeps.cellstore", "CellStore._grow"),
+    ("checksum", "antiamp.sweeps.cellstore", "cell_digests"),
+    ("checksum", "antiamp.sweeps.engine", "cell_digests"),
+    ("chunk files", "antiamp.sweeps.chunkfiles", "ChunkFile.write"),
+    ("zarr", "zarr.core.array", "Array.__setitem__"),
+    ("stats", "antiamp.sweeps.cellstore", "CellStore._stats"),
+    ("stats", "antiamp.sweeps.cellstore", "CellStore._stats_row"),
+    ("encode", "numcodecs.blosc", "Blosc.encode"),
+    ("encode", "numcodecs.zstd", "Zstd.encode"),
+)
+
+
+def _wrap_steps(totals: dict, counts: dict) -> None:
+    """Wrap every step of SPLIT_STEPS with a CPU timer (inclusive; a step called
+    inside another of the same key is counted once)."""
+    import importlib
+
+    active: dict = {}
+    for key, mod, attr in SPLIT_STEPS:
+        try:
+            m = importlib.import_module(mod)
+        except ImportError:
+            continue
+        owner, _, name = attr.rpartition(".")
+        obj = getattr(m, owner) if owner else m
+        fn = getattr(obj, name, None)
+        if fn is None:
+            continue
+
+        def timed(*a, _fn=fn, _key=key, **k):
+            if active.get(_key) or (_key == "zarr" and not active.get("store")):
+                return _fn(*a, **k)  # nested, or a zarr write outside a block's
+            active[_key] = True
+            t = time.process_time()
+            try:
+                return _fn(*a, **k)
+            finally:
+                totals[_key] = totals.get(_key, 0.0) + time.process_time() - t
+                counts[_key] = counts.get(_key, 0) + 1
+                active[_key] = False
+
+        setattr(obj, name, timed)
+
+
+def child_split(name: str) -> None:
+    """One sweep of ``SPLIT_GRIDS[name]`` into a store, its steps timed: JSON."""
+    import os
+
+    if os.environ.get("ANTIAMP_BENCH_SRC"):
+        _use_checkout(os.environ["ANTIAMP_BENCH_SRC"])
+    import copy
+
+    import antiamp as sim
+    from antiamp.sweeps.engine import run_sweep
+
+    totals: dict = {}
+    counts: dict = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        warm = copy.deepcopy(SPLIT_GRIDS[name])  # compile outside the timing
+        for sec in warm["sweep"]["axes"].values():
+            for k in sec:
+                sec[k] = {"linspace": sec[k]["linspace"][:2] + [2]}
+        warm["sweep"]["plot"] = False
+        run_sweep(warm, tmp + "/warm", progress=False, log=lambda *a: None)
+        _wrap_steps(totals, counts)
+        cfg = copy.deepcopy(SPLIT_GRIDS[name])
+        cfg["sweep"]["plot"] = False
+        cpu = time.process_time()
+        ds = run_sweep(cfg, tmp + "/s", progress=False, log=lambda *a: None)
+        dcpu = time.process_time() - cpu
+        print(json.dumps({"mode": name, "cells": int(ds["cell_done"].size), "cpu": dcpu,
+                          "blocks": counts.get("store", 0), "totals": totals,
+                          "antiamp": os.path.dirname(sim.__file__)}))
+
+
+def store_split(models: list, repeats: int, other: str | None) -> None:
+    """The store's CPU per block beside solving per block (see the module)."""
+    import os
+    import statistics
+
+    load0 = os.getloadavg()
+    sides = ("this", "other") if other else ("this",)
+    runs: dict = {}
+    for k in range(repeats):
+        for name in models:
+            for side in (sides if k % 2 == 0 else sides[::-1]):
+                env = dict(os.environ)
+                env.pop("ANTIAMP_BENCH_SRC", None)
+                if side == "other":
+                    env["ANTIAMP_BENCH_SRC"] = other
+                out = subprocess.run([sys.executable, __file__, "--child-split", name],
+                                     capture_output=True, text=True, check=True, env=env)
+                r = json.loads(out.stdout.strip().splitlines()[-1])
+                runs.setdefault((name, side), []).append(r)
+                print(f"repeat {k + 1} {name} {side}: cpu {r['cpu']:.2f} s, {r['blocks']} "
+                      f"blocks, " + ", ".join(f"{key} {v:.3f}" for key, v in
+                                              sorted(r["totals"].items())), flush=True)
+    load1 = os.getloadavg()
+    keys = ("solve", "derive", "store", "fit", "grow", "checksum", "encode", "chunk files", "zarr",
+            "stats")
+    print(f"\nCPU ms per block, medians of {repeats} runs (64 x 1,024 cells, 16 blocks of "
+          "4,096). 'solve': the model's own work on a block (a fused grid's kernel pass "
+          "and 'derive', the metrics from its counts); 'store': the whole write of a "
+          "block into the store but 'derive', of which fit .. stats ('grow', in 'fit': "
+          "resizing along a model dimension; 'chunk files' include their encoding; 'zarr': "
+          "arrays written through zarr within a block's write)\n")
+    print("| model | checkout | " + " | ".join(keys) + " | store / solve |")
+    print("|---|---|" + "---:|" * (len(keys) + 1))
+    fastest = {}
+    for name in models:
+        for side in sides:
+            rs = runs[(name, side)]
+
+            def part(r, key):
+                t = r["totals"]
+                if key == "solve":
+                    return t.get("solve", 0.0) + t.get("derive", 0.0)
+                if key == "store":
+                    return t.get("store", 0.0) - t.get("derive", 0.0)
+                return t.get(key, 0.0)
+
+            per = {key: statistics.median(part(r, key) / max(r["blocks"], 1) for r in rs) * 1e3
+                   for key in keys}
+            ratio = statistics.median(part(r, "store") / part(r, "solve") for r in rs)
+            fastest.setdefault(side, []).append((per["solve"], name))
+            print(f"| {name} | {side} | " + " | ".join(f"{per[key]:.1f}" for key in keys)
+                  + f" | {ratio:.2f} |")
+    for side in sides:
+        t, name = min(fastest[side])
+        print(f"fastest solving per block ({side}): {name}, {t:.1f} ms")
+    print(f"load average (1, 5, 15 min) before {load0}, after {load1}")
+
+
 def child(mode: str, cells: int, n: int) -> None:
     import os
     import resource
@@ -236,6 +406,9 @@ def main(argv=None):
     ap.add_argument("--cells", type=int, default=10_000)
     ap.add_argument("--n", type=int, default=1_000_000)
     ap.add_argument("--child", default=None)
+    ap.add_argument("--child-split", default=None)
+    ap.add_argument("--store-split", default=None,
+                    help="models of SPLIT_GRIDS (comma-separated): the store's CPU per block")
     ap.add_argument("--against", default=None, help="another checkout to time beside this one")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--per-cell", default=None,
@@ -244,6 +417,12 @@ def main(argv=None):
     ap.add_argument("--this", default=None,
                     help="--per-cell: a checkout to time in place of the installed one")
     args = ap.parse_args(argv)
+    if args.child_split:
+        child_split(args.child_split)
+        return
+    if args.store_split:
+        store_split(args.store_split.split(","), args.repeats, args.against)
+        return
     if args.child in MODEL_GRIDS:
         child_model(args.child, args.cells, args.n)
         return

@@ -48,6 +48,33 @@ def add_mixed(words, key, inside, skip_zero, acc):
 
 
 @nb.njit(cache=True, nogil=True)
+def add_mixed_within(words, key, at, ext, skip_zero, acc):
+    """:func:`add_mixed` with a cell's elements found here: element ``e`` is inside
+    cell ``i`` when ``at[e, k] < ext[i, k]`` along each of the variable's model
+    dimensions ``k`` (``at`` [element, dimension]: its index along each; ``ext``
+    [cell, dimension]: the cell's extent along each).  The same sums as
+    :func:`add_mixed` on the mask those give, without building the mask (a block's
+    array of flags a variable, most of a checksum's cost in NumPy calls)."""
+    n, n_el, n_w = words.shape
+    n_d = at.shape[1]
+    for i in range(n):
+        s = np.uint64(0)
+        for e in range(n_el):
+            inside = True
+            for k in range(n_d):
+                if at[e, k] >= ext[i, k]:
+                    inside = False
+                    break
+            if inside:
+                for w in range(n_w):
+                    x = np.uint64(words[i, e, w])
+                    if skip_zero and x == 0:
+                        continue
+                    s += fmix(x ^ key[e, w])
+        acc[i] += s
+
+
+@nb.njit(cache=True, nogil=True)
 def last_held(held, out):
     """``out[i] = max(out[i], one past the last l with held[i, :, l, :] anywhere)``:
     a cell's extent along one model dimension (``held`` [cell, before, along, after])."""
@@ -69,12 +96,14 @@ def last_held(held, out):
 
 
 def warm() -> None:
-    """Compile both functions for every argument type a store's blocks give them
+    """Compile the functions for every argument type a store's blocks give them
     (``antiamp warm``): the words of labels (uint32), flags (uint8), 4- and 8-byte
     numbers."""
     acc = np.zeros(1, np.uint64)
     inside = np.ones((1, 1), np.bool_)
     key = np.zeros((1, 1), np.uint64)
+    at, ext = np.zeros((1, 1), np.int64), np.ones((1, 1), np.int64)
     for t in (np.uint8, np.uint16, np.uint32, np.uint64):
         add_mixed(np.zeros((1, 1, 1), t), key, inside, False, acc)
+        add_mixed_within(np.zeros((1, 1, 1), t), key, at, ext, False, acc)
     last_held(np.ones((1, 1, 1, 1), np.bool_), np.zeros(1, np.int64))

@@ -116,6 +116,31 @@ def extents(rows: dict) -> dict:
     return ext
 
 
+def _element_keys(name: str, rest: tuple, n_words: int) -> tuple:
+    """A variable's key of each element word (its name and position mixed) and each
+    element's index along each model dimension (``[element, dimension]``), kept
+    by variable and shape: the same for every block of a grid."""
+    k = (name, rest, n_words)
+    if k not in _KEYS:
+        if len(_KEYS) > 1024:
+            _KEYS.clear()
+        pos = np.zeros(rest, np.uint64)
+        for j, r in enumerate(rest):
+            shape = (1,) * j + (r,) + (1,) * (len(rest) - j - 1)
+            pos = (pos << _DIM_BITS) + np.arange(r, dtype=np.uint64).reshape(shape)
+        key = ((pos.reshape(-1, 1) << _CHAR_BITS)
+               + np.arange(n_words, dtype=np.uint64).reshape(1, -1))
+        with np.errstate(over="ignore"):
+            key = _fmix(key ^ _name_word(name))
+        at = (np.indices(rest, dtype=np.int64).reshape(len(rest), -1).T.copy() if rest
+              else np.zeros((1, 0), np.int64))
+        _KEYS[k] = (key, at)
+    return _KEYS[k]
+
+
+_KEYS: dict = {}
+
+
 def cell_digests(rows: dict, cells: np.ndarray) -> np.ndarray:
     """A 64-bit checksum of each cell's values (and its index in the grid).
 
@@ -129,7 +154,7 @@ def cell_digests(rows: dict, cells: np.ndarray) -> np.ndarray:
     and elements (hashlib hashes one buffer a call); SplitMix64's mixing for
     detecting damage, not for security; never 0, the fill of a missing chunk.
     """
-    from antiamp.kernels.digest import add_mixed  # numba: only where a block is summed
+    from antiamp.kernels.digest import add_mixed_within  # numba: where a block is summed
 
     n = len(cells)
     acc = np.zeros(n, np.uint64)
@@ -137,21 +162,13 @@ def cell_digests(rows: dict, cells: np.ndarray) -> np.ndarray:
     with np.errstate(over="ignore"):
         for name in sorted(rows):
             a, dims = rows[name]
-            rest = a.shape[1:]
-            pos = np.zeros(rest, np.uint64)
-            inside = np.ones((n,) + rest, bool)
-            for j, d in enumerate(dims):
-                shape = (1,) * j + (rest[j],) + (1,) * (len(rest) - j - 1)
-                pos = (pos << _DIM_BITS) + np.arange(rest[j], dtype=np.uint64).reshape(shape)
-                inside &= (np.arange(rest[j]).reshape((1,) + shape)
-                           < ext[d].reshape((n,) + (1,) * len(rest)))
             words = _words(a)  # (cell, element, word)
-            key = ((pos.reshape(-1, 1) << _CHAR_BITS)
-                   + np.arange(words.shape[2], dtype=np.uint64).reshape(1, -1))
-            key = _fmix(key ^ _name_word(name))
-            # the mixed words of each cell summed in one compiled pass (kernels/digest.py)
-            add_mixed(words, key, np.ascontiguousarray(inside.reshape(n, -1)),
-                      a.dtype.kind == "U", acc)
+            key, at = _element_keys(name, a.shape[1:], words.shape[2])
+            within = (np.stack([ext[d] for d in dims], axis=1) if dims
+                      else np.zeros((n, 0), np.int64))
+            # the mixed words of each cell's elements within its extents summed in one
+            # compiled pass (kernels/digest.py)
+            add_mixed_within(words, key, at, within, a.dtype.kind == "U", acc)
         h = _fmix(np.asarray(cells, np.uint64) * np.uint64(0x9E3779B97F4A7C15)
                   + np.uint64(0x632BE59BD9B4E019))
         h = _fmix(acc ^ h)
@@ -200,8 +217,12 @@ class CellStore:
         #: timings stay those of the run that made it).
         self.record_stats = True
         self._arrays: dict = {}
+        #: The group's arrays, listed once: an array opened by name reads its
+        #: metadata files again (about 2 ms each, every array of the first block and
+        #: again after each growth).
+        self._handles = dict(self.group.arrays())
         self.dims = {name: tuple(a.attrs.get("_ARRAY_DIMENSIONS", ()))
-                     for name, a in self.group.arrays()}
+                     for name, a in self._handles.items()}
         n = len(plan.grid.dims)
         axes = set(plan.grid.dims) | {a.dim for a in plan.grid.axes}  # coordinates
         self.names = sorted(k for k, d in self.dims.items()
@@ -210,6 +231,7 @@ class CellStore:
         self.model_dims = {k: self.dims[k][n:] for k in self.names}
         self._lengths: dict = {}  # model dimension -> its length in the store
         self._coords: dict = {}  # model dimension -> its coordinate's values
+        self._stats_writer = None  # (block_stats, its chunk writer, its columns)
 
     # ------------------------------------------------------------------ creation
     @staticmethod
@@ -249,7 +271,9 @@ class CellStore:
         from .chunkfiles import ChunkFile
 
         if name not in self._arrays:
-            a = self.group[name]
+            if self._handles is None:  # the arrays resized or rewritten: listed again
+                self._handles = dict(self.group.arrays())
+            a = self._handles[name] if name in self._handles else self.group[name]
             self._arrays[name] = (a, ChunkFile.of(a))
         return self._arrays[name]
 
@@ -268,32 +292,36 @@ class CellStore:
         from .metadata import record
 
         changed = False
+        # The block's Variables, not its DataArrays: building a DataArray (its
+        # coordinates) for each variable cost more than every check here.
+        variables = ds.variables
         have = set(self.names)
-        got = {k for k, v in ds.data_vars.items() if "cell" in v.dims}
+        got = {k for k in ds.data_vars if "cell" in variables[k].dims}
         if got != have:
             raise StoreShapeError(f"a block's variables ({', '.join(sorted(got ^ have))} "
                                   "differ) do not match the store's first block")
-        sizes = {}
+        sizes: dict = {}
         for name in self.names:
-            v = ds.variables[name]  # a Variable: no coordinates to build
+            v = variables[name]
             dims = tuple(d for d in v.dims if d != "cell")
             if dims != self.model_dims[name]:
                 raise StoreShapeError(f"{name}: dimensions {dims} in a block, "
                                       f"{self.model_dims[name]} in the store")
-            for d in dims:
-                sizes[d] = max(sizes.get(d, 0), v.sizes[d])
+            for d, n in zip(v.dims, v.shape):
+                if d != "cell" and n > sizes.get(d, 0):
+                    sizes[d] = n
         for d, s in sizes.items():
             now = self._length(d)
             if s > now:
                 self._grow(d, now, s, ds)
                 changed = True
-            elif d in ds.coords and d in self.dims:
-                have_c = self._coord(d)
-                if not np.array_equal(have_c[:s], np.asarray(ds[d].values)[:s]):
+            elif d in variables and d in ds.coords and d in self.dims:
+                values = np.asarray(variables[d].values)[:s]
+                if not np.array_equal(self._coord(d)[:s], values):
                     if not self.rewrite_coords:
                         raise StoreShapeError(f"coordinate {d} of a block differs from the "
                                               "store's")
-                    self.group[d][:s] = np.asarray(ds[d].values)[:s]
+                    self.group[d][:s] = values
                     self._coords.pop(d, None)
         for name in self.names:
             v = ds.variables[name]
@@ -304,6 +332,7 @@ class CellStore:
                     changed = True
         if changed:
             self._arrays.clear()
+            self._handles = None
             self._lengths.clear()
             self._coords.clear()
             record(self.path, final=False)
@@ -336,10 +365,7 @@ class CellStore:
             shape = list(a.shape)
             shape[j] = new
             a.resize(tuple(shape))
-            sel = [slice(None)] * len(shape)
-            sel[j] = slice(old, new)
-            part = tuple(s if k != j else new - old for k, s in enumerate(shape))
-            a[tuple(sel)] = np.full(part, fill_of(a.dtype), dtype=a.dtype)
+            self._pad(a, j, old, new)
         if d in self.dims:
             c = self.group[d]
             values = np.asarray(ds[d].values)
@@ -348,8 +374,53 @@ class CellStore:
             c.resize((new,))
             c[:] = values[:new]
         self._arrays.clear()
+        self._handles = None
         self._lengths.clear()
         self._coords.clear()
+
+    @staticmethod
+    def _pad(a, j: int, old: int, new: int) -> None:
+        """Every cell's part ``old:new`` along axis ``j`` of the array ``a`` (just
+        resized from ``old`` to ``new`` there) set to the padding.
+
+        Written through zarr as one selection, zarr visits every chunk of the grid,
+        each through its event loop (about 0.5 ms a chunk, paid again at each growth:
+        7 ms a block of an equilibrium grid); the same files here with less: the
+        chunks that hold indices on both sides of ``old`` through zarr, the chunks
+        wholly beyond it straight to their files (:mod:`.chunkfiles`), and where
+        those are all fill (no file, as zarr writes none) one listing of the array's
+        folder removes any file they have (none, unless a killed run left one)."""
+        import itertools
+        import os
+
+        from .chunkfiles import ChunkFile
+
+        fill = fill_of(a.dtype)
+        # chunk files named by one flat key (format 2's "." separator) or else zarr
+        cf = ChunkFile.of(a) if (a.metadata.dimension_separator or ".") == "." else None
+        c = a.chunks[j]
+        edge = new if cf is None else min(new, -(-old // c) * c)  # end of old's chunk
+        if edge > old:
+            sel = [slice(None)] * a.ndim
+            sel[j] = slice(old, edge)
+            part = tuple(n if k != j else edge - old for k, n in enumerate(a.shape))
+            a[tuple(sel)] = np.full(part, fill, dtype=a.dtype)
+        if cf is None or edge == new:
+            return
+        first = edge // c  # the first chunk index along ``j`` wholly beyond ``old``
+        if cf.all_fill(np.full(cf.chunks, fill, dtype=a.dtype)):
+            with os.scandir(cf.root) as entries:
+                for e in entries:
+                    key = e.name.split(".")
+                    if (len(key) == a.ndim and all(k.isdigit() for k in key)
+                            and int(key[j]) >= first):
+                        os.unlink(e.path)
+            return
+        ranges = [range(-(-n // k)) for n, k in zip(a.shape, a.chunks)]
+        ranges[j] = range(first, -(-new // c))
+        for at in itertools.product(*ranges):
+            shape = tuple(min(k, n - i * k) for i, k, n in zip(at, a.chunks, a.shape))
+            cf.write(at, np.full(shape, fill, dtype=a.dtype))
 
     def _widen(self, name: str, dtype) -> None:
         """Rewrite a label array with a wider fixed-width type (zarr cannot change an
@@ -365,6 +436,7 @@ class CellStore:
                                 attributes=attrs)
         new[...] = values
         self._arrays.pop(name, None)
+        self._handles = None
 
     def write(self, index: int, region: tuple, ds) -> None:
         """Block number ``index`` (cells ``region``) into its chunks; its checksums,
@@ -385,14 +457,29 @@ class CellStore:
             self._put(name, region, v.reshape(shape + want))
         stats = [k for k in SUMMED_ATTRS if k in ds.attrs]
         if stats and self.record_stats:
-            a = self._stats(stats)
-            a[index] = [float(ds.attrs[k]) if k in ds.attrs else 0.0
-                        for k in json.loads(a.attrs["stats"])]
+            self._stats_row(index, stats, ds.attrs)
         from .chunks import cells_of
 
         cells = cells_of(region, self.plan.grid.shape)
         self._put("cell_digest", region, cell_digests(rows, cells).reshape(shape))
         self._put("cell_done", region, np.ones(shape, bool))
+
+    def _stats_row(self, index: int, stats: list, attrs) -> None:
+        """Block ``index``'s statistics into its row of ``block_stats``: the array
+        opened once a store (opening it read its metadata files again, each block),
+        the row, one whole chunk, straight to its file."""
+        from .chunkfiles import ChunkFile
+
+        if self._stats_writer is None:
+            a = self._stats(stats)
+            self._stats_writer = (a, ChunkFile.of(a), json.loads(a.attrs["stats"]))
+        a, cf, names = self._stats_writer
+        row = [float(attrs[k]) if k in attrs else 0.0 for k in names]
+        at = cf.coords((slice(index, index + 1),)) if cf is not None else None
+        if at is not None:
+            cf.write(at, np.asarray([row]))
+        else:
+            a[index] = row
 
     def _stats(self, stats: list | None = None):
         """The per-block statistics (``.antiamp/block_stats``: the store's own folder,

@@ -11,8 +11,9 @@ way zarr's local store does (a temporary beside it, then renamed over it), so th
 store holds the same bytes (tested file by file against zarr's own writes).
 
 Only what it can write exactly is written this way: a format-2 array of a local
-store with no filters, C order and a plain numeric dtype, and a region that is one
-whole chunk (clipped at the array's end).  Anything else goes through zarr.
+store with no filters, C order and a plain numeric dtype or a fixed-width label
+(``<U``: its code points, as zarr encodes them), and a region that is one whole chunk
+(clipped at the array's end).  Anything else goes through zarr.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ class ChunkFile:
                     or meta.filters or meta.order != "C"):
                 return None
             dtype = np.dtype(meta.dtype.to_native_dtype())
-            if dtype.kind not in "biuf":
+            if dtype.kind not in "biufU":
                 return None
             fill = meta.fill_value
             if fill is None:  # format 2 allows none: zarr reads the dtype's default
@@ -90,11 +91,20 @@ class ChunkFile:
             out.append((tuple(lead) + tuple(idx), sl))
         return out
 
+    def all_fill(self, values: np.ndarray) -> bool:
+        """Whether a whole chunk of ``values`` is all the fill: zarr's own test (it
+        writes no file for such a chunk), on the first element before the whole
+        chunk (elementwise either way: a chunk whose first element is not the fill
+        is not all fill; most chunks hold data, and the whole test costs more)."""
+        from zarr.core.buffer.cpu import NDBuffer
+
+        return (NDBuffer.from_ndarray_like(values.reshape(-1)[:1]).all_equal(self.fill)
+                and NDBuffer.from_ndarray_like(values).all_equal(self.fill))
+
     def write(self, coords: tuple, values: np.ndarray) -> None:
         """Encode ``values`` as the chunk at ``coords`` and write (or, all fill, delete)
         its file, as zarr does with ``write_empty_chunks`` off (its default)."""
         from numcodecs.compat import ensure_bytes
-        from zarr.core.buffer.cpu import NDBuffer
 
         values = np.asarray(values)
         if values.shape != self.chunks:  # the array's last chunk: padded with the fill
@@ -102,7 +112,7 @@ class ChunkFile:
             full[tuple(slice(0, n) for n in values.shape)] = values
             values = full
         path = self.root / self.meta.encode_chunk_key(coords)
-        if NDBuffer.from_ndarray_like(values).all_equal(self.fill):
+        if self.all_fill(values):
             path.unlink(missing_ok=True)
             return
         chunk = values.astype(self.dtype, order="C", copy=False)

@@ -258,3 +258,39 @@ def test_the_compiled_checksum_is_the_numpy_one_bit_for_bit(seed):
     assert np.array_equal(cell_digests(rows, cells), want)
     for d, e in _ref_extents(rows).items():
         assert np.array_equal(extents(rows)[d], e), d
+
+
+def _padded_files(root, pad, *, dtype, fill, chunk, old, new, stale):
+    """The files of arrays [cell, item] (7 cells in chunks of 3, ``chunk`` items a
+    chunk) holding data up to ``old`` items, resized to ``new`` and padded by ``pad``."""
+    g = zarr.open_group(str(root), mode="w", zarr_format=2)
+    a = g.create_array("v", shape=(7, old), chunks=(3, chunk), dtype=dtype, fill_value=fill)
+    rng = np.random.default_rng(1)
+    a[...] = rng.integers(1, 9, (7, old)).astype(dtype)
+    if stale:  # a chunk file beyond ``old`` that a killed run left
+        (root / "v" / f"0.{-(-new // chunk) - 1}").write_bytes((root / "v" / "0.0").read_bytes())
+    a.resize((7, new))
+    pad(a, 1, old, new)
+    return {p.name: p.read_bytes() for p in sorted((root / "v").iterdir())}, np.asarray(a[...])
+
+
+@pytest.mark.parametrize("dtype,fill", [("f8", np.nan), ("i8", None), ("i8", -1), ("bool", None),
+                                        ("<U3", "")])
+@pytest.mark.parametrize("chunk,old,new,stale", [(1, 1, 3, False), (2, 2, 5, True),
+                                                 (2, 3, 6, True), (3, 4, 5, False)])
+def test_padding_a_grown_array_gives_the_files_of_one_zarr_write(tmp_path, dtype, fill, chunk,
+                                                                 old, new, stale):
+    # The reference: the padding written through zarr as one selection over the grid.
+    from antiamp.sweeps.cellstore import CellStore, fill_of
+
+    def through_zarr(a, j, old, new):
+        part = (a.shape[0], new - old)
+        a[:, old:new] = np.full(part, fill_of(a.dtype), dtype=a.dtype)
+
+    want = _padded_files(tmp_path / "zarr", through_zarr, dtype=dtype, fill=fill,
+                         chunk=chunk, old=old, new=new, stale=stale)
+    got = _padded_files(tmp_path / "pad", CellStore._pad, dtype=dtype, fill=fill,
+                        chunk=chunk, old=old, new=new, stale=stale)
+    assert got[0] == want[0]
+    assert np.array_equal(got[1], want[1], equal_nan=dtype == "f8")
+    assert (got[1][:, old:] == fill_of(np.dtype(dtype))).all() or np.isnan(got[1][:, old:]).all()

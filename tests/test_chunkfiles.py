@@ -80,8 +80,52 @@ def test_what_is_not_one_whole_chunk_is_left_to_zarr(tmp_path):
     assert cf.coords((slice(0, 3), slice(0, 1))) is None
     v3 = zarr.open_group(str(tmp_path / "v3.zarr"), mode="w", zarr_format=3)
     assert chunkfiles.ChunkFile.of(v3.create_array("y", shape=(4,), chunks=(2,), dtype="f8")) is None
-    s = g.create_array("s", shape=(4,), chunks=(2,), dtype="<U3", fill_value="")
-    assert chunkfiles.ChunkFile.of(s) is None
+    o = g.create_array("o", shape=(4,), chunks=(2,), dtype="c16")
+    assert chunkfiles.ChunkFile.of(o) is None
+
+
+@pytest.mark.parametrize("fill", ["", None, "x"])
+def test_label_chunks_by_hand_are_the_bytes_zarr_writes(tmp_path, fill):
+    # Fixed-width labels: their code points compressed, as zarr encodes them; a chunk of
+    # the fill (an empty label, or "x") leaves no file; a narrower label is widened.
+    values = [((0, 0), np.array([["pure", "mixed"], ["", "a"]])),
+              ((1, 0), np.array([["x", "x"], ["x", "x"]])),
+              ((1, 0), np.array([["", ""], ["", ""]])),
+              ((2, 0), np.array([["\u00e9\u6f22", ""]]))]  # the clipped last chunk
+    files = {}
+    for how in ("zarr", "hand"):
+        g = zarr.open_group(str(tmp_path / f"{how}.zarr"), mode="w", zarr_format=2)
+        a = g.create_array("s", shape=(5, 2), chunks=(2, 2), dtype="<U7", fill_value=fill)
+        cf = chunkfiles.ChunkFile.of(a)
+        assert cf is not None
+        for at, v in values:
+            if how == "hand":
+                cf.write(at, v)
+            else:
+                a[2 * at[0]:2 * at[0] + len(v)] = v
+        files[how] = {p.name: p.read_bytes() for p in (tmp_path / f"{how}.zarr" / "s").iterdir()}
+        assert (zarr.open_array(str(tmp_path / f"{how}.zarr" / "s"))[4, 0]) == "\u00e9\u6f22"
+    assert files["hand"] == files["zarr"]
+    assert ("1.0" in files["hand"]) == (fill == "x")  # the last write: all empty labels
+
+
+def test_a_model_grid_by_hand_is_the_bytes_zarr_writes(tmp_path, monkeypatch):
+    # The equilibrium model's store: labels, a model dimension that grows (the padding
+    # of the chunks beyond the old length), cells where it did not grow.
+    cfg = {"model": {"name": "equilibrium", "p": 0.6},
+           "sweep": {"axes": {"model": {"c_e": [0.0, 0.2, 0.6, 0.9]},  # 2 equilibria at 0.6, 0.4
+                              "judge": {"b": [0.0, 0.4, 0.8, 1.0]}},
+                     "cells_per_block": 3, "plot": False}}
+    zarr_ds = _sweep(cfg, tmp_path / "zarr", False, monkeypatch)
+    hand_ds = _sweep(cfg, tmp_path / "hand", True, monkeypatch)
+    a, b = (_files(tmp_path / w / "sweep.zarr") for w in ("zarr", "hand"))
+    assert a.keys() == b.keys() and any(k.startswith("kind/") for k in a)
+    kind = json.loads((tmp_path / "hand" / "sweep.zarr" / "kind" / ".zarray").read_text())
+    assert kind["chunks"][-1] < kind["shape"][-1], "no block grew the store: padding untested"
+    for k in a:
+        assert a[k] == b[k], k
+    for v in zarr_ds.data_vars:
+        assert zarr_ds[v].equals(hand_ds[v]), v
 
 
 def test_a_failed_chunk_write_leaves_no_file_and_no_temporary(tmp_path, monkeypatch):
