@@ -346,13 +346,14 @@ def _equilibrium_se(block: _Block, W, eqc, rows, vals, report, step=1e-5, match=
     last = np.searchsorted(pc, need_a, side="right")
     span = {int(i): (int(a), int(b)) for i, a, b in zip(need_a, first, last)}
     order = {p: np.flatnonzero(pp == p) for p in (0, 1)}  # rows_p of a protocol, by j
+    j_of = {p: jp[order[p]] for p in (0, 1)}  # their perturbations, searched by cell
     for r, (i, p, f) in enumerate(rows):
         if i not in span or not _moves(f, effort(i)):
             continue
         n = W[i].sum()
         freq = W[i] / n
         j0, j1 = span[i]
-        picked = _continued(f, j0, j1, order[p], jp, flat_p, t_p, match)
+        picked = _continued(f, j0, j1, order[p], jp, flat_p, t_p, match, j_of[p])
         if picked is None:
             report.append(f"cell {i}, {('consult', 'debate')[p]}: an equilibrium does not "
                           "continue when the class frequencies move (a knife edge); its "
@@ -389,7 +390,8 @@ def _flat(f: Found) -> np.ndarray:
     return np.concatenate([np.ravel(f.profile), np.zeros(4)])
 
 
-def _continued(f: Found, j0: int, j1: int, rows: np.ndarray, jp, flat_p, t_p, match):
+def _continued(f: Found, j0: int, j1: int, rows: np.ndarray, jp, flat_p, t_p, match,
+               jp_rows=None):
     """The perturbed rows (one for each perturbation j0..j1-1) that continue the
     equilibrium ``f``: among each perturbation's equilibria of the protocol (``rows``,
     ordered by perturbation), the nearest (:func:`_distance`: the largest difference of
