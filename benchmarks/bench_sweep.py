@@ -19,13 +19,17 @@ it prints each run's CPU and wall time, the medians, their ratio, and the load
 average before and after.
 
 ``--per-cell MODEL[,MODEL...]`` measures each model's marginal CPU per cell: its
-two-axis grid (``MODEL_GRIDS``: the baseline's rho x b, signals' eta x phi with
-exact or simulated payoffs) swept into a store at each of ``--sizes`` cells
-(default 100 and 10,000), each run in a fresh process, CPU time of the sweep alone
-(imports and compilation outside it); the marginal CPU per cell is the slope
-between the smallest and the largest size, what a cell costs beyond the sweep's
-fixed cost, and is printed beside the baseline's (measured in the same run, on the
-same checkout) with their ratio.  With ``--against`` both checkouts run, the runs
+two-axis grid (``MODEL_GRIDS``: every model's, such as the baseline's rho x b and
+signals' eta x phi with exact or simulated payoffs) swept into a store at each of
+``--sizes`` cells (default 100 and 10,000; solver-bound grids at most
+``SIZE_CAP``), each run in a fresh process, CPU time of the sweep alone (imports and
+compilation outside it); the marginal CPU per cell is the slope between the
+smallest and the largest size, what a cell costs beyond the sweep's fixed cost,
+and is printed beside the baseline's (measured in the same run, on the same
+checkout) with their ratio.  Each run also times the CPU inside the grid's kernels
+and solvers (``KERNEL_FUNCS``, ``SOLVERS``: wrappers installed after compilation,
+their own cost taken out); the rest is the grid's overhead (planning, per-cell
+plumbing, metrics, the Dataset, the store), printed beside the baseline's.  With ``--against`` both checkouts run, the runs
 alternating (model by model, size by size), and the table gives both and the ratio
 of this checkout's slope to the other's.
 """
