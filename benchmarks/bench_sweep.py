@@ -21,13 +21,17 @@ it prints each run's CPU and wall time, the medians, their ratio, and the load
 average before and after.
 
 ``--per-cell MODEL[,MODEL...]`` measures each model's marginal CPU per cell: its
-two-axis grid (``MODEL_GRIDS``: the baseline's rho x b, signals' eta x phi with
-exact or simulated payoffs) swept into a store at each of ``--sizes`` cells
-(default 100 and 10,000), each run in a fresh process, CPU time of the sweep alone
-(imports and compilation outside it); the marginal CPU per cell is the slope
-between the smallest and the largest size, what a cell costs beyond the sweep's
-fixed cost, and is printed beside the baseline's (measured in the same run, on the
-same checkout) with their ratio.  With ``--against`` both checkouts run, the runs
+two-axis grid (``MODEL_GRIDS``: every model's, such as the baseline's rho x b and
+signals' eta x phi with exact or simulated payoffs) swept into a store at each of
+``--sizes`` cells (default 100 and 10,000; solver-bound grids at most
+``SIZE_CAP``), each run in a fresh process, CPU time of the sweep alone (imports and
+compilation outside it); the marginal CPU per cell is the slope between the
+smallest and the largest size, what a cell costs beyond the sweep's fixed cost,
+and is printed beside the baseline's (measured in the same run, on the same
+checkout) with their ratio.  Each run also times the CPU inside the grid's kernels
+and solvers (``KERNEL_FUNCS``, ``SOLVERS``: wrappers installed after compilation,
+their own cost taken out); the rest is the grid's overhead (planning, per-cell
+plumbing, metrics, the Dataset, the store), printed beside the baseline's.  With ``--against`` both checkouts run, the runs
 alternating (model by model, size by size), and the table gives both and the ratio
 of this checkout's slope to the other's.
 
@@ -93,7 +97,26 @@ def _signals(payoffs: str):
     return grid
 
 
-#: The grids of --per-cell: a config of ``cells`` cells and ``n`` instances a cell.
+def _two(name: str, a: tuple, b: tuple, **fixed):
+    """A grid of model ``name`` over the axes ``a`` and ``b`` ((section, field, lo, hi)
+    each, evenly spaced), ``fixed`` the rest of its config."""
+    def grid(cells: int, n: int) -> dict:
+        na, nb_ = _side(cells)
+        axes: dict = {}
+        for (sec, key, lo, hi), k in ((a, na), (b, nb_)):
+            axes.setdefault(sec, {})[key] = {"linspace": [lo, hi, k]}
+        cfg = {k: dict(v) for k, v in fixed.items()}
+        cfg.setdefault("model", {})["name"] = name
+        cfg["run"] = {**cfg.get("run", {}), "n_instances": n}
+        cfg["sweep"] = {"axes": axes}
+        return cfg
+    return grid
+
+
+_LOGIT = {"judge": {"kind": "logit"}}
+
+#: The grids of --per-cell: a config of ``cells`` cells and ``n`` instances a cell, two
+#: axes over parameters that change per cell (each model's own payoffs by default).
 MODEL_GRIDS = {
     "baseline": lambda cells, n: {"sweep": {"axes": _grid(cells)}, "run": {"n_instances": n}},
     "signals": _signals("exact"),  # the model's default: no kernel, equilibria alone
@@ -102,11 +125,152 @@ MODEL_GRIDS = {
         "model": {"name": "panel"}, "run": {"n_instances": n},
         "sweep": {"axes": {"model": {"rho": {"linspace": [0.05, 0.95, _side(cells)[0]]},
                                      "p": {"linspace": [0.55, 0.95, _side(cells)[1]]}}}}},
+    "portfolio": _two("portfolio", ("model", "p", 0.55, 0.95),
+                      ("portfolio", "q_fab", 0.0, 0.5)),
+    "messages": _two("messages", ("messages", "r_mean_false", 0.0, 1.0),
+                     ("model", "rho", 0.05, 0.95), **_LOGIT),
+    "options": _two("options", ("model", "rho", 0.05, 0.95), ("model", "p", 0.55, 0.95),
+                    **_LOGIT),
+    "confidence": _two("confidence", ("model", "rho", 0.05, 0.95),
+                       ("confidence", "kappa_c", 0.0, 3.0), **_LOGIT,
+                       confidence={"ppc_draws": 0}),
+    "redeliberation": _two("redeliberation", ("redeliberation", "hazard", 0.05, 0.95),
+                           ("model", "rho", 0.05, 0.95), **_LOGIT),
+    "colmad": _two("colmad", ("colmad", "eta", 0.0, 1.0), ("colmad", "verify", 0.2, 0.8),
+                   **_LOGIT),
+    "mediation": _two("mediation", ("mediation", "detect", 0.1, 0.9),
+                      ("mediation", "repair", 0.1, 0.9)),
+    "loop": _two("loop", ("model", "rho", 0.05, 0.95), ("judge", "kappa", 0.5, 3.0),
+                 **_LOGIT, loop={"paths": 0}),
+    "compare": _two("compare", ("model", "rho", 0.05, 0.6), ("model", "p", 0.6, 0.95),
+                    **_LOGIT),
+    "equilibrium": _two("equilibrium", ("judge", "b", 0.1, 0.9), ("model", "rho", 0.05, 0.95),
+                        model={"c_e": 0.45, "p": 0.6}),
 }
+
+#: What counts as a grid's kernels and solvers (the rest of its CPU is overhead: planning,
+#: per-cell plumbing, metrics, the Dataset, the store): every Python function of the
+#: kernel modules (the compiled kernels' entry points; ``digest`` is the store's) and the
+#: fused grids' kernel pass, and each model's solver functions ("module:*": every function
+#: the module defines).  Metrics computed from solved profiles are overhead, as the issue
+#: counts them.
+KERNEL_FUNCS = ("antiamp.sweeps.fused:compute_block", "antiamp.runner:run_baseline_counts",
+                "antiamp.runner:count_classes")
+KERNEL_MODULES = ("antiamp.kernels.", )
+KERNEL_SKIP = ("antiamp.kernels.digest", "antiamp.kernels.interrupt", "antiamp.kernels.gpu")
+_M = "antiamp.models."
+SOLVERS = {
+    "baseline": (),
+    "signals": tuple(f"{_M}signals.core:{f}" for f in (
+        "class_probabilities", "class_counts", "joint_table", "avail_table", "rhetoric_tables",
+        "gains", "equilibrium_rows", "certificate", "enumerate_equilibria", "general_debate"))
+    + (f"{_M}signals.effort:solve_cells", f"{_M}signals.effort:tables_at",
+       "antiamp.judge:judge_tables"),
+    "panel": (f"{_M}panel.core:panel_strategies", f"{_M}panel.core:panel_table_error",
+              "antiamp.metrics:class_probabilities"),
+    "portfolio": tuple(f"{_M}portfolio.core:{f}" for f in (
+        "judge_tables_counts", "class_probabilities", "class_counts_cells", "consult_strategy",
+        "debate_equilibrium", "interim_regret", "consult_regret", "_equilibrium_se")),
+    "messages": tuple(f"{_M}messages.core:{f}" for f in (
+        "exogenous_exact", "exogenous_simulated_cells", "strategic_equilibrium")),
+    "options": (f"{_M}options.core:exact", f"{_M}options.core:simulate_cells"),
+    "confidence": (f"{_M}confidence.core:*",),
+    "redeliberation": tuple(f"{_M}redeliberation.core:{f}" for f in (
+        "exact_with_error", "simulate", "hazard_for")) + ("antiamp.judge:judge_tables",),
+    "colmad": tuple(f"{_M}colmad.core:{f}" for f in (
+        "exact_means", "simulate", "quad_error", "hack_for_gain")),
+    "mediation": tuple(f"{_M}mediation.core:{f}" for f in (
+        "exact", "simulate", "exact_error", "mean_residual")),
+    "loop": (f"{_M}loop.core:*",),
+    "compare": (f"{_M}compare.core:exact_with_error", f"{_M}compare.core:simulate"),
+    "equilibrium": (f"{_M}equilibrium.core:_solve_game", f"{_M}equilibrium.core:_simulated_se",
+                    "antiamp.evidence_game:*"),
+}
+SOLVERS["signals_sim"] = SOLVERS["signals"]
+
+
+class _Timer:
+    """CPU time inside the outermost calls of the functions :func:`_instrument` wraps."""
+
+    def __init__(self):
+        self.cpu, self.calls, self.depth = 0.0, 0, 0
+
+
+def _wrap(fn, timer: _Timer):
+    import functools
+
+    clock = time.process_time
+
+    @functools.wraps(fn)
+    def timed(*a, **k):
+        timer.calls += 1
+        if timer.depth:
+            return fn(*a, **k)
+        timer.depth = 1
+        t = clock()
+        try:
+            return fn(*a, **k)
+        finally:
+            timer.cpu += clock() - t
+            timer.depth = 0
+    timed.__wrapped_by_bench__ = True
+    return timed
+
+
+def _instrument(name: str) -> _Timer:
+    """Wrap the kernel and solver functions of grid ``name`` (:data:`KERNEL_FUNCS`,
+    :data:`SOLVERS`), wherever a loaded module of the package binds them; the timer."""
+    import importlib
+    import inspect
+
+    timer = _Timer()
+    targets: dict = {}
+
+    def add_module(mod):
+        for v in vars(mod).values():
+            if inspect.isfunction(v) and v.__module__ == mod.__name__:
+                targets[id(v)] = v
+
+    mods = [m for n, m in list(sys.modules.items()) if m is not None
+            and n.startswith(KERNEL_MODULES) and not n.startswith(KERNEL_SKIP)]
+    for mod in mods:
+        add_module(mod)
+    for spec in KERNEL_FUNCS + SOLVERS[name]:
+        modname, fn = spec.split(":")
+        mod = importlib.import_module(modname)
+        if fn == "*":
+            add_module(mod)
+        else:
+            targets[id(getattr(mod, fn))] = getattr(mod, fn)
+    wrapped = {k: _wrap(v, timer) for k, v in targets.items()}
+    for modname, mod in list(sys.modules.items()):
+        if mod is None or not modname.startswith("antiamp"):
+            continue
+        d = vars(mod)
+        for key, v in list(d.items()):
+            if id(v) in wrapped and v is targets[id(v)]:
+                d[key] = wrapped[id(v)]
+    return timer
+
+
+def _call_cost() -> float:
+    """CPU seconds one outermost wrapped call adds (subtracted from the overhead)."""
+    t = _Timer()
+    f = _wrap(lambda: None, t)
+    n = 20000
+    c0 = time.process_time()
+    for _ in range(n):
+        f()
+    c1 = time.process_time()
+    g = (lambda: None)
+    for _ in range(n):
+        g()
+    return max(0.0, ((c1 - c0) - (time.process_time() - c1)) / n)
 
 
 def child_model(name: str, cells: int, n: int) -> None:
-    """One sweep of ``MODEL_GRIDS[name]`` into a store: its CPU time, as JSON."""
+    """One sweep of ``MODEL_GRIDS[name]`` into a store: its CPU time, and the CPU time
+    inside its kernels and solvers (:func:`_instrument`), as JSON."""
     import os
 
     if os.environ.get("ANTIAMP_BENCH_SRC"):
@@ -118,6 +282,8 @@ def child_model(name: str, cells: int, n: int) -> None:
         warm = MODEL_GRIDS[name](4, 1000)  # compile outside the timing
         warm["sweep"]["plot"] = False
         run_sweep(warm, tmp + "/warm", progress=False, log=lambda *a: None)
+        timer = _instrument(name)  # after the compilation: no kernel compiled wrapped
+        cost = _call_cost()
         cfg = MODEL_GRIDS[name](cells, n)
         cfg["sweep"]["plot"] = False
         t, cpu = time.perf_counter(), time.process_time()
@@ -125,13 +291,34 @@ def child_model(name: str, cells: int, n: int) -> None:
         dt, dcpu = time.perf_counter() - t, time.process_time() - cpu
         ncells = int(ds["cell_done"].size)
         print(json.dumps({"mode": name, "cells": ncells, "n": n, "seconds": dt, "cpu": dcpu,
+                          "kernel_cpu": timer.cpu, "calls": timer.calls,
+                          "timer_cpu": timer.calls * cost,
                           "antiamp": os.path.dirname(sim.__file__)}))
+
+
+#: Grids whose cells cost their solvers milliseconds to seconds: the largest of --sizes
+#: each runs (a 10^4-cell grid of them takes minutes to hours), and the sizes it runs
+#: when fewer than two of --sizes fit.
+SIZE_CAP = {"options": 1000, "colmad": 1000, "redeliberation": 1000, "compare": 100,
+            "confidence": 16, "loop": 1000, "mediation": 1000, "portfolio": 10_000,
+            "messages": 10_000, "panel": 10_000, "signals_sim": 10_000}
+SMALL_SIZES = {"compare": (25, 100), "confidence": (4, 16)}
+
+
+def sizes_of(name: str, sizes: list) -> list:
+    """The grid sizes --per-cell runs for ``name`` (:data:`SIZE_CAP`)."""
+    cap = SIZE_CAP.get(name)
+    if cap is None:
+        return sorted(sizes)
+    fit = sorted(s for s in sizes if s <= cap)
+    return fit if len(fit) >= 2 else list(SMALL_SIZES.get(name, (max(4, cap // 10), cap)))
 
 
 def per_cell(models: list, sizes: list, n: int, repeats: int, other: str | None,
              this: str | None = None) -> None:
-    """Marginal CPU per cell of each model's grid (and the baseline's), this checkout
-    (or ``this``, another one) and ``other``'s alternating; see the module docstring."""
+    """Marginal CPU per cell of each model's grid (and the baseline's), and its part
+    inside kernels and solvers, this checkout (or ``this``, another one) and
+    ``other``'s alternating; see the module docstring."""
     import os
     import statistics
 
@@ -139,34 +326,74 @@ def per_cell(models: list, sizes: list, n: int, repeats: int, other: str | None,
     sides = ["this"] + (["other"] if other else [])
     load0 = os.getloadavg()
     cpu: dict = {}
+    kern: dict = {}
     for k in range(repeats):
         for name in names:
-            for cells in sizes:
+            for cells in sizes_of(name, sizes):
                 for side in (sides if k % 2 == 0 else sides[::-1]):
                     r = run_child(name, cells, n, other if side == "other" else this)
-                    cpu.setdefault((name, side, cells), []).append(r["cpu"])
+                    # the wrappers' own cost taken out of the total (it is no overhead)
+                    cpu.setdefault((name, side, cells), []).append(
+                        r["cpu"] - r.get("timer_cpu", 0.0))
+                    kern.setdefault((name, side, cells), []).append(r.get("kernel_cpu", 0.0))
                     print(f"repeat {k + 1} {name} {side:5s} {r['cells']:,} cells: cpu "
-                          f"{r['cpu']:.2f} s, wall {r['seconds']:.2f} s", flush=True)
+                          f"{r['cpu']:.2f} s (kernels+solvers {r.get('kernel_cpu', 0):.2f} s, "
+                          f"{r.get('calls', 0):,} calls), wall {r['seconds']:.2f} s", flush=True)
     load1 = os.getloadavg()
     med = {key: statistics.median(v) for key, v in cpu.items()}
-    lo, hi = min(sizes), max(sizes)
+    kmed = {key: statistics.median(v) for key, v in kern.items()}
 
-    def slope(name, side):  # ms of CPU a cell
-        return (med[(name, side, hi)] - med[(name, side, lo)]) / (hi - lo) * 1e3
+    def slope(name, side, a, b, m=med):  # ms of CPU a cell between a and b cells
+        return (m[(name, side, b)] - m[(name, side, a)]) / (b - a) * 1e3
 
-    print(f"\nmarginal CPU per cell, {n:,} instances a cell, between {lo:,} and {hi:,} cells "
-          f"(medians of {repeats} runs{', the checkouts alternating' if other else ''})\n")
-    head = "| grid | checkout | " + " | ".join(f"CPU at {c:,} cells (s)" for c in sizes)
-    print(head + " | ms a cell | x baseline |")
-    print("|---|---|" + "---:|" * (len(sizes) + 2))
+    def over(name, side, a, b):  # the overhead's slope: total less kernels and solvers
+        return slope(name, side, a, b) - slope(name, side, a, b, kmed)
+
+    base = sizes_of("baseline", sizes)
+    blo, bhi = base[0], base[-1]
+    print(f"\nmarginal CPU per cell (ms), {n:,} instances a cell, between the smallest and "
+          f"the largest grid of each (medians of {repeats} runs"
+          f"{', the checkouts alternating' if other else ''}); overhead = all less the CPU "
+          f"inside kernels and solvers; ratios to the baseline's slope between {blo:,} and "
+          f"{bhi:,} cells\n")
+    print("| grid | checkout | cells | CPU (s) | kernels+solvers (s) | ms a cell "
+          "| x baseline | kernels+solvers ms a cell | overhead ms a cell "
+          "| overhead x baseline's |")
+    print("|---|---|---|---|---|---:|---:|---:|---:|---:|")
     for name in names:
+        ss = sizes_of(name, sizes)
+        lo, hi = ss[0], ss[-1]
         for side in sides:
-            print(f"| {name} | {side} | " + " | ".join(f"{med[(name, side, c)]:.2f}"
-                                                      for c in sizes)
-                  + f" | {slope(name, side):.3f} | {slope(name, side) / slope('baseline', side):.1f} |")
+            tot, ker = slope(name, side, lo, hi), slope(name, side, lo, hi, kmed)
+            print(f"| {name} | {side} | " + " / ".join(f"{c:,}" for c in ss) + " | "
+                  + " / ".join(f"{med[(name, side, c)]:.2f}" for c in ss) + " | "
+                  + " / ".join(f"{kmed[(name, side, c)]:.2f}" for c in ss)
+                  + f" | {tot:.4f} | {tot / slope('baseline', side, blo, bhi):.1f}"
+                  f" | {ker:.4f} | {tot - ker:.4f}"
+                  f" | {(tot - ker) / over('baseline', side, blo, bhi):.1f} |")
+    if len(base) > 2:  # between consecutive sizes: is the overhead per cell flat?
+        print("\noverhead ms a cell between consecutive sizes (x the baseline's there)\n")
+        pairs = list(zip(base[:-1], base[1:]))
+        print("| grid | checkout | " + " | ".join(f"{a:,}-{b:,}" for a, b in pairs) + " |")
+        print("|---|---|" + "---:|" * len(pairs))
+        for name in names:
+            if sizes_of(name, sizes) != base:
+                continue
+            for side in sides:
+                print(f"| {name} | {side} | " + " | ".join(
+                    f"{over(name, side, a, b):.4f} "
+                    f"({over(name, side, a, b) / over('baseline', side, a, b):.1f})"
+                    for a, b in pairs) + " |")
     if other:
+        def ends(name):
+            ss = sizes_of(name, sizes)
+            return ss[0], ss[-1]
         print("\nthis / other, marginal CPU per cell: " + ", ".join(
-            f"{name} {slope(name, 'this') / slope(name, 'other'):.2f}" for name in names))
+            f"{name} {slope(name, 'this', *ends(name)) / slope(name, 'other', *ends(name)):.2f}"
+            for name in names))
+        print("this / other, overhead per cell: " + ", ".join(
+            f"{name} {over(name, 'this', *ends(name)) / over(name, 'other', *ends(name)):.2f}"
+            for name in names))
     print(f"load average (1, 5, 15 min) before {load0}, after {load1}")
 
 

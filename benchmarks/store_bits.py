@@ -3,8 +3,8 @@
     python benchmarks/store_bits.py OUT_DIR > digests.txt
 
 Runs the baseline model (fused grids) over two axes in several blocks, a design
-(Sobol) of it, and two models without fused grids (``signals``, ``loop``) in
-several blocks, each into ``OUT_DIR/<name>``; then deletes one block's chunk files
+(Sobol) of it, and models without fused grids (``signals`` with exact and with
+simulated payoffs, ``loop``, ``panel``, ``mediation``, ``colmad``) in several blocks, each into ``OUT_DIR/<name>``; then deletes one block's chunk files
 of each store and resumes it (the rerun must verify, repair and end with the same
 bytes).  Prints one line per file: ``<store> <file> <sha256>``.  Two versions of
 the code give the same lines when their stores are byte-identical.
@@ -51,6 +51,25 @@ SWEEPS = {
              "sweep": {"axes": {"judge": {"b": {"linspace": [0.0, 1.0, 5]}}},
                        "cells_per_block": 2, "plot": False},
              "run": {"n_instances": 1000, "seed": 11}},
+    # simulated payoffs: the delta method's perturbed equilibria
+    "signals_sim": {"model": {"name": "signals", "c_e": 0.4}, "judge": {"b": 0.7},
+                    "equilibrium": {"payoffs": "simulated"},
+                    "sweep": {"axes": {"signals": {"eta": {"linspace": [-0.2, 0.6, 3]},
+                                                   "phi": {"linspace": [0.2, 1.0, 3]}}},
+                              "cells_per_block": 2, "plot": False},
+                    "run": {"n_instances": 2000, "seed": 13}},
+    "panel": {"model": {"name": "panel"},
+              "sweep": {"axes": {"model": {"rho": {"linspace": [0.1, 0.9, 5]}}},
+                        "cells_per_block": 2, "plot": False},
+              "run": {"n_instances": 1000, "seed": 17}},
+    "mediation": {"model": {"name": "mediation"},
+                  "sweep": {"axes": {"mediation": {"detect": {"linspace": [0.2, 0.8, 5]}}},
+                            "cells_per_block": 2, "plot": False},
+                  "run": {"n_instances": 1000, "seed": 19}},
+    "colmad": {"model": {"name": "colmad"}, "judge": {"kind": "logit"},
+               "sweep": {"axes": {"colmad": {"eta": {"linspace": [0.0, 1.0, 5]}}},
+                         "cells_per_block": 2, "plot": False},
+               "run": {"n_instances": 1000, "seed": 23}},
 }
 
 
@@ -143,7 +162,7 @@ def main(out: str) -> None:
             if not zarray.exists():
                 continue
             meta = json.loads(zarray.read_text())
-            n_grid = 2 if name in ("baseline", "signals") else 1
+            n_grid = 2 if name in ("baseline", "signals", "signals_sim") else 1
             if len(meta["shape"]) < n_grid or meta["chunks"][:n_grid] == meta["shape"][:n_grid]:
                 continue  # not chunked over the cells
             key = ".".join(["1"] + ["0"] * (len(meta["shape"]) - 1))

@@ -291,3 +291,28 @@ def test_in_memory_baseline_grid_equals_its_cell_runs():
             for v in cell.data_vars:
                 assert np.array_equal(cell[v].values, g[v].values, equal_nan=True), v
                 assert cell[v].attrs == g[v].attrs, v
+
+
+@pytest.mark.parametrize("name, small, named_n", [("mediation", 16, 200_000),
+                                                  ("colmad", 16, 100_000),
+                                                  ("redeliberation", 8, 200_000)])
+def test_default_blocks_grow_as_instances_fall_and_keep_the_named_sweeps_layout(
+        name, small, named_n):
+    """At the named sweeps' instances a block holds as many cells as before (their stores'
+    chunks unchanged); with fewer instances a cell it holds more, at most 1,024."""
+    from antiamp.registry import get, to_model_config
+
+    model = get(name)
+
+    def block(n):
+        _, base = to_model_config({"model": {"name": name}, "run": {"n_instances": n}})
+        return model.cells_per_block(base)
+
+    assert block(named_n) == small and block(10 * named_n) == small
+    assert block(10_000) == small * named_n // 10_000
+    assert block(10_000) > small and block(100) == 1024
+    from antiamp.sweeps.spec import plan_grid
+
+    plan = plan_grid({"model": {"name": name}, "run": {"n_instances": 10_000},
+                      "sweep": {"axes": {"model": {"rho": {"linspace": [0.1, 0.9, 2000]}}}}})
+    assert plan.cells_per_block == block(10_000)  # the plan takes the model's default

@@ -216,6 +216,15 @@ def cell_work(size) -> tuple:
     return n * (1 + r), f"{n:,.0f} instances x (1 + {r:,.0f} colmad.rounds)"
 
 
+def cells_per_block(base) -> int:
+    """A grid's default block: 16 cells at 100,000 instances a cell or more (a
+    cell's kernel pass and exact values, tens of milliseconds: blocks small enough to
+    spread over workers and to resume), more cells as a cell's instances fall (about
+    as many instances a block; at most 1,024 cells), so that a block's own cost, its
+    Dataset and chunk files, stays small beside its cells'."""
+    return int(max(16, min(1024, 16 * 100_000 // max(1, int(base.run.n_instances)))))
+
+
 MODEL = Model(
     name="colmad",
     title="error detection by collaborative vs competitive debate (seed 001)",
@@ -225,7 +234,7 @@ MODEL = Model(
     validate=validate, validate_reads=VALIDATE_READS,
     kernel_fields=("judge.*", "colmad.*", "run.seed", "run.n_instances"),
     format_table=format_colmad, figures=plot_grid, cell_figures=plot_cell,
-    plot_vars=("f1_exact",), cells_per_block=16,
+    plot_vars=("f1_exact",), cells_per_block=cells_per_block,
     gpu=True,  # the Monte Carlo's class counts (kernels.gpu.colmad)
     work=cell_work,
 )

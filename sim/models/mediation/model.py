@@ -183,6 +183,15 @@ def cell_work(size) -> tuple:
                      "perspectives + citations)")
 
 
+def cells_per_block(base) -> int:
+    """A grid's default block: 16 cells at 200,000 instances a cell or more (a
+    cell's kernel pass and exact values, tens of milliseconds: blocks small enough to
+    spread over workers and to resume), more cells as a cell's instances fall (about
+    as many instances a block; at most 1,024 cells), so that a block's own cost, its
+    Dataset and chunk files, stays small beside its cells'."""
+    return int(max(16, min(1024, 16 * 200_000 // max(1, int(base.run.n_instances)))))
+
+
 MODEL = Model(
     name="mediation",
     title="provenance-backed pluralistic mediation (seed 002, FOAM)",
@@ -192,7 +201,7 @@ MODEL = Model(
     validate=validate, validate_reads=VALIDATE_READS,
     kernel_fields=("mediation.*", "run.seed", "run.n_instances"),
     format_table=format_mediation, figures=plot_grid, cell_figures=plot_cell,
-    plot_vars=("amp_exact",), cells_per_block=16,
+    plot_vars=("amp_exact",), cells_per_block=cells_per_block,
     gpu=True,  # the Monte Carlo's integer sums (kernels.gpu.mediation)
     work=cell_work,
 )

@@ -343,6 +343,7 @@ def solve_cells(cells, payoffs: str, run, calls: list) -> dict:
         res[key] = []
     cells = list(cells)
     per = []  # each cell's tables, their errors and covariance, welfare, class weights
+    probs: list = []  # each cell's exact class probabilities, where already computed
     for c in cells:
         (J_c, J_d, se_c, se_d, _, cov), (xpc, xp, xa) = panel_strategies(c)
         m = c.model
@@ -356,6 +357,7 @@ def solve_cells(cells, payoffs: str, run, calls: list) -> dict:
         else:
             w = class_probabilities(m.pi, m.p, m.rho, xpc, xp, xa, m.stance == "fixed", m.a)
         per.append((J_c, J_d, se_c, se_d, cov, wel, w, (xpc, xp, xa)))
+        probs.append(None if payoffs == "simulated" else w)  # exact: the same as below
     if not per:
         return {k: np.asarray(v) for k, v in res.items()}
     # Every cell's metrics in one evaluation (leading cell axis: each cell's row is
@@ -376,7 +378,9 @@ def solve_cells(cells, payoffs: str, run, calls: list) -> dict:
             res[k].append(vals[k][0][i])
             res[f"{k}_se"].append(np.sqrt(vals[k][1][i] ** 2 + table_var[k]))
         # Panel Monte Carlo error of Amp: a bound (|weights| times the entries' errors).
-        prob = class_probabilities(m.pi, m.p, m.rho, xpc, xp, xa, m.stance == "fixed", m.a)
+        prob = probs[i]
+        if prob is None:
+            prob = class_probabilities(m.pi, m.p, m.rho, xpc, xp, xa, m.stance == "fixed", m.a)
         wrong = (CORRECT == 0)
         pw = np.where(wrong, prob, 0.0) / max(np.where(wrong, prob, 0.0).sum(), 1e-300)
         res["amp_mc"].append([float((pw * se_c[EP_CONSULT]).sum()),

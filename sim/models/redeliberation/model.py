@@ -276,6 +276,15 @@ def plot_grid(ds, path: Path) -> list:
     return save(fig, path)
 
 
+def cells_per_block(base) -> int:
+    """A grid's default block: 8 cells at 200,000 instances a cell or more (a cell's
+    kernel pass and quadratures, tens to hundreds of milliseconds: blocks small enough
+    to spread over workers and to resume), more cells as a cell's instances fall (about
+    as many instances a block; at most 1,024 cells), so that a block's own cost, its
+    Dataset and chunk files, stays small beside its cells'."""
+    return int(max(8, min(1024, 8 * 200_000 // max(1, int(base.run.n_instances)))))
+
+
 MODEL = Model(
     name="redeliberation",
     title="adaptive re-deliberation of fact-check verdicts (seed 003)",
@@ -285,6 +294,6 @@ MODEL = Model(
     validate=validate, validate_reads=VALIDATE_READS,
     kernel_fields=("model.rho", "judge.*", "redeliberation.*", "run.seed", "run.n_instances"),
     format_table=format_redeliberation, figures=plot_grid, cell_figures=plot_cell,
-    plot_vars=("acc_exact", "amp_exact"), cells_per_block=8,
+    plot_vars=("acc_exact", "amp_exact"), cells_per_block=cells_per_block,
     gpu=True,  # the Monte Carlo (kernels.gpu.redeliberation)
 )

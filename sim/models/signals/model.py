@@ -324,42 +324,36 @@ def _equilibrium_se(block: _Block, W, eqc, rows, vals, report, step=1e-5, match=
     if not need:
         return
     W = np.asarray(W, float)
-    pc, pw, key = [], [], []  # each perturbation's cell, its weights, (cell, class, sign, h)
-    for i in need:
-        n = W[i].sum()
-        f = W[i] / n
-        for k in np.flatnonzero(W[i] > 0):
-            h = min(step, f[k] / 2)
-            for sgn in (1, -1):
-                g = f.copy()
-                g[k] += sgn * h
-                pc.append(i)
-                pw.append(g)
-                key.append((i, k, sgn, h))
-    pw = np.array(pw)
-    rows_p, vals_p = _perturbed(block.take(pc), pw, eqc)
-    jp = np.array([j for j, _, _ in rows_p], np.intp)
-    pp = np.array([p for _, p, _ in rows_p], np.intp)
-    flat_p = _flat_rows([f for _, _, f in rows_p], pp)
-    t_p = np.array([f.t for _, _, f in rows_p], float)
+    # Each needed cell's perturbations (cell, class, sign, h), in the order of the loops
+    # over cells, their classes of positive weight and the signs +, -: built as arrays.
+    need_a = np.asarray(need, np.intp)
+    Wn = W[need_a]
+    Fn = Wn / np.array([W[i].sum() for i in need])[:, None]  # each cell's as f = W[i] / n
+    ci, kk = np.nonzero(Wn > 0)  # row-major: by cell, then class
+    hk = np.minimum(step, Fn[ci, kk] / 2)
+    pc = np.repeat(need_a[ci], 2)
+    ks = np.repeat(kk, 2)
+    scale = np.tile([1.0, -1.0], len(ci))  # sgn / (2 h) times the continuation's value
+    hh = np.repeat(hk, 2)
+    pw = Fn[np.repeat(ci, 2)]
+    pw[np.arange(len(pw)), ks] += scale * hh
+    two_h = 2 * hh
+    jp, pp, flat_p, t_p, vals_p = _perturbed(block.take(pc), pw, eqc)
     vp = {m: vals_p[m][0] for m in vals}
-    ks = np.array([k for _, k, _, _ in key], np.intp)
-    # sgn / (2 h): the continuation's value times it is the central difference's term
-    scale = np.array([sgn for _, _, sgn, _ in key], float)
-    two_h = np.array([2 * h for _, _, _, h in key], float)
     # Each cell's perturbations are consecutive (j0..j1), and so are the perturbed rows
     # of each perturbation and protocol: segments found once, by sorting (stable).
-    span: dict = {}
-    for j, (i, k, sgn, h) in enumerate(key):
-        span[i] = (span.get(i, (j, j))[0], j + 1)
+    first = np.searchsorted(pc, need_a)
+    last = np.searchsorted(pc, need_a, side="right")
+    span = {int(i): (int(a), int(b)) for i, a, b in zip(need_a, first, last)}
     order = {p: np.flatnonzero(pp == p) for p in (0, 1)}  # rows_p of a protocol, by j
+    j_of = {p: jp[order[p]] for p in (0, 1)}  # their perturbations, searched by cell
     for r, (i, p, f) in enumerate(rows):
         if i not in span or not _moves(f, effort(i)):
             continue
         n = W[i].sum()
         freq = W[i] / n
         j0, j1 = span[i]
-        picked = _continued(f, j0, j1, order[p], jp, flat_p, t_p, match)
+        picked = _continued(f, j0, j1, order[p], jp, flat_p, t_p, match, j_of[p])
         if picked is None:
             report.append(f"cell {i}, {('consult', 'debate')[p]}: an equilibrium does not "
                           "continue when the class frequencies move (a knife edge); its "
@@ -396,7 +390,8 @@ def _flat(f: Found) -> np.ndarray:
     return np.concatenate([np.ravel(f.profile), np.zeros(4)])
 
 
-def _continued(f: Found, j0: int, j1: int, rows: np.ndarray, jp, flat_p, t_p, match):
+def _continued(f: Found, j0: int, j1: int, rows: np.ndarray, jp, flat_p, t_p, match,
+               jp_rows=None):
     """The perturbed rows (one for each perturbation j0..j1-1) that continue the
     equilibrium ``f``: among each perturbation's equilibria of the protocol (``rows``,
     ordered by perturbation), the nearest (:func:`_distance`: the largest difference of
@@ -447,18 +442,69 @@ PERTURBED_ROWS = 1 << 13
 def _perturbed(block: _Block, W, eqc):
     """:func:`_equilibria` and :func:`_metrics` of the perturbed rows, at most
     :data:`PERTURBED_ROWS` at a time (each row's equilibria depend on its own row
-    alone)."""
-    rows, vals = [], {}
+    alone): ``(jp, pp, flat_p, t_p, vals)``, each equilibrium found as a row (its
+    perturbed row, protocol, profile as :func:`_flat_rows`, attention), in
+    :func:`_metrics`' order, and the values of every metric at it."""
+    parts, vals = [], {}
     for a in range(0, len(block), PERTURBED_ROWS):
         part = np.arange(a, min(a + PERTURBED_ROWS, len(block)))
-        found, _ = _equilibria(block.take(part), W[part], eqc, [], False, certify=False)
-        r, v = _metrics(block.take(part), W[part], found, False)
-        rows += [(j + a, p, f) for j, p, f in r]
+        sub = block.take(part)
+        if not sub.endogenous and eqc.method == "enumerate":
+            j, p, flat, t, v = _enumerated_rows(sub, W[part], eqc)
+        else:
+            found, _ = _equilibria(sub, W[part], eqc, [], False, certify=False)
+            r, v = _metrics(sub, W[part], found, False)
+            j = np.array([i for i, _, _ in r], np.intp)
+            p = np.array([q for _, q, _ in r], np.intp)
+            flat = _flat_rows([f for _, _, f in r], p)
+            t = np.array([f.t for _, _, f in r], float)
+        parts.append((j + a, p, flat, t))
         for k, (m, s) in v.items():
             vals.setdefault(k, ([], []))
             vals[k][0].append(m)
             vals[k][1].append(s)
-    return rows, {k: (np.concatenate(m), np.concatenate(s)) for k, (m, s) in vals.items()}
+    jp, pp, flat_p, t_p = (np.concatenate(x) for x in zip(*parts))
+    return jp, pp, flat_p, t_p, {k: (np.concatenate(m), np.concatenate(s))
+                                 for k, (m, s) in vals.items()}
+
+
+def _enumerated_rows(block: _Block, W, eqc):
+    """What :func:`_perturbed` takes of :func:`_fixed_attention_equilibria` (enumerated,
+    uncertified) and :func:`_metrics` (exact-style values), as arrays: the same rows in
+    the same order, without an object per equilibrium (a block's perturbed rows are 64
+    a mixed equilibrium's cell)."""
+    G = sg.gains(W, block.Jc, block.Jd, block.v, block.c_e)
+    (cc, x_Pc), (dc, x_P, x_A) = sg.equilibrium_rows(G, eqc.tol * 1e-3)
+    cc, dc = np.asarray(cc, np.intp), np.asarray(dc, np.intp)
+    # _metrics' order: by cell, consultancy before debate, each in the order found
+    ri = np.concatenate([cc, dc])
+    rp = np.concatenate([np.zeros(len(cc), np.intp), np.ones(len(dc), np.intp)])
+    order = np.lexsort((rp, ri))
+    ri, rp = ri[order], rp[order]
+    R = len(ri)
+    flat = np.zeros((R, 6))
+    flat[:, :2] = np.concatenate([np.asarray(x_Pc, float).reshape(-1, 2),
+                                  np.asarray(x_P, float).reshape(-1, 2)])[order]
+    flat[:, 2:] = np.concatenate([np.zeros((len(cc), 4)),
+                                  np.asarray(x_A, float).reshape(-1, 4)])[order]
+    t = block.t[ri].astype(float)
+    if not R:
+        return ri, rp, flat, t, {}
+    consult = rp == 0
+    prof = sg.Profile(np.ones((R, 2)), np.ones((R, 2)), np.ones((R, 2, 2)))
+    prof.x_Pc[consult] = flat[consult, :2]
+    prof.x_P[~consult] = flat[~consult, :2]
+    prof.x_A[~consult] = flat[~consult, 2:].reshape(-1, 2, 2)
+    wel = tuple(w[ri] for w in block.welfare)
+    vals = sg.outcomes(W[ri], prof, block.Jc[ri], block.Jd[ri], block.v[ri], wel, n=1,
+                       se=False)
+    r_idx = np.arange(R)
+    out = {k: (m[r_idx, rp], s[r_idx, rp]) for k, (m, s) in vals.items()}
+    cost = np.zeros(R)
+    for r in np.flatnonzero(~np.isnan(t)):  # a fixed attention's cost (as _metrics)
+        cost[r] = float(ef.cost(block.cell(int(ri[r])).effort, t[r], int(rp[r])))
+    out["judge_utility"] = (out["acc"][0] - cost, out["acc"][1])
+    return ri, rp, flat, t, out
 
 
 def solve_cells(base, cells, progress=None) -> xr.Dataset:
