@@ -316,3 +316,33 @@ def test_default_blocks_grow_as_instances_fall_and_keep_the_named_sweeps_layout(
     plan = plan_grid({"model": {"name": name}, "run": {"n_instances": 10_000},
                       "sweep": {"axes": {"model": {"rho": {"linspace": [0.1, 0.9, 2000]}}}}})
     assert plan.cells_per_block == block(10_000)  # the plan takes the model's default
+
+
+def test_loop_blocks_grow_with_the_exact_recursion_and_fewer_cases(tmp_path):
+    """The loop's default block: 8 cells of default paths (as before), 128 of the exact
+    recursion alone, more as a cell's cases fall, within 1,024 cells and 64 MiB of
+    per-path series; a grid's values do not depend on its blocks."""
+    import xarray as xr
+
+    from antiamp.registry import get, to_model_config
+    from antiamp.sweeps.engine import run_sweep
+
+    model = get("loop")
+
+    def block(loop):
+        _, base = to_model_config({"model": {"name": "loop"}, "loop": loop})
+        return model.cells_per_block(base)
+
+    assert block({}) == 8 and block({"learner": "majority"}) == 8
+    assert block({"paths": 0}) == 128
+    assert block({"paths": 100, "batch": 500}) == 32  # a quarter of the default's cases
+    assert block({"paths": 10, "rounds": 10, "batch": 100}) == 1024
+    assert block({"paths": 20_000, "rounds": 40, "batch": 1}) == 8  # by memory, not work
+    cfg = {"model": {"name": "loop"}, "loop": {"paths": 0},
+           "sweep": {"axes": {"judge": {"b": {"linspace": [0.0, 1.0, 20]}}}, "plot": False}}
+    quiet = {"progress": False, "log": lambda *a: None}
+    small = run_sweep({**cfg, "sweep": {**cfg["sweep"], "cells_per_block": 3}},
+                      tmp_path / "a", **quiet)
+    big = run_sweep(cfg, tmp_path / "b", **quiet)
+    assert big.attrs["cells_per_block"] == 20  # the whole grid in one block
+    xr.testing.assert_equal(small.load(), big.load())

@@ -475,6 +475,33 @@ def cell_work(size) -> tuple:
     return work, what, 3 * 8 * paths * (5 * rounds + 3)
 
 
+#: Paths x rounds x batch (x types) of a default cell: 3 x 200 x 40 x 1,000 cases,
+#: about 0.1 s of the path kernel, 8 cells a block.
+_DEFAULT_WORK = 3 * 200 * 40 * 1000
+#: Most bytes of per-path series a block holds (its cells' paths x rounds arrays).
+_BLOCK_BYTES = 64 * 2**20
+
+
+def cells_per_block(base) -> int:
+    """A grid's default block: 8 cells of default paths (each about 0.1 s of the path
+    kernel: small blocks spread over workers and resume finely), more cells as a cell's
+    cases fall (about as many cases a block, at most 1,024 cells and 64 MiB of per-path
+    series a block), and 128 cells of the exact recursion alone (``loop.paths = 0``:
+    milliseconds a cell, so 8-cell blocks spent more on their Dataset and chunk files
+    than on their cells)."""
+    lc = base.loop
+    if int(lc.paths) == 0:
+        return 128
+    def size(sec, key, default):  # the work bound's reader, on the validated config
+        v = getattr(getattr(base, sec), key, default)
+        return v if isinstance(v, str) else float(v)
+
+    work, _, mem = cell_work(size)
+    by_work = 8 * _DEFAULT_WORK // max(1, int(work))
+    by_mem = _BLOCK_BYTES // max(1, int(mem))
+    return int(max(8, min(1024, by_work, by_mem)))
+
+
 MODEL = Model(
     name="loop",
     title="closed-loop oversight: endorsed labels train the model",
@@ -485,7 +512,7 @@ MODEL = Model(
     kernel_fields=("model.p", "model.rho", "model.c_e", "model.x_P", "model.x_A",
                    "model.x_P_consult", "judge.*", "protocol.*", "loop.*", "run.seed"),
     format_table=format_loop, figures=plot_grid, cell_figures=plot_cell,
-    plot_vars=("e_star", "final_err"), cells_per_block=8,
+    plot_vars=("e_star", "final_err"), cells_per_block=cells_per_block,
     gpu=True,  # the simulated paths (kernels.gpu.loop)
     work=cell_work,
 )
