@@ -695,6 +695,7 @@ def complete_shifts(f, draws: np.ndarray, rng, extra=()):
     "honest consult" for the honest shift}."""
     from dataclasses import replace
 
+    from ..models.messages.core import population_shifts
     from .structural import PROTOCOLS, ShiftPrior, honest_param, pop_param
 
     prior = f.shift_prior if f.shift_prior is not None else ShiftPrior()
@@ -702,13 +703,16 @@ def complete_shifts(f, draws: np.ndarray, rng, extra=()):
     names, cols, rests = list(f.names), [], {}
     sig = np.array([f.value("sigma", th) for th in draws])
     any_honest = any(n.startswith("honest_") for n in f.names)
+    tau = (prior.tau_consult, prior.tau_debate, prior.corr)
     for lab in pops[1:]:
         if pop_param(lab) in f.names:  # one shift for both protocols (the tied model)
             continue
+        have = {p: pop_param(lab, p) for p in PROTOCOLS if pop_param(lab, p) in f.names}
+        missing = [p for p in PROTOCOLS if p not in have]
+        draw_honest = False
         if honest_param(lab) not in f.names:
             if any_honest and np.isfinite(prior.tau_consult):
-                names.append(honest_param(lab))
-                cols.append(sig * prior.tau_consult * rng.standard_normal(len(draws)))
+                draw_honest = True
                 rests[(lab, "honest consult")] = (
                     "the shift prior (its honest consultant's shift not fitted: "
                     + (f.honest.get(lab) or "no rows of this population") + ")")
@@ -716,20 +720,20 @@ def complete_shifts(f, draws: np.ndarray, rng, extra=()):
                 rests[(lab, "honest consult")] = (
                     "0 (no population's honest consultant's shift is fitted)"
                     if not any_honest else "0 (the consultancy prior is flat)")
-        have = {p: pop_param(lab, p) for p in PROTOCOLS if pop_param(lab, p) in f.names}
-        missing = [p for p in PROTOCOLS if p not in have]
-        if not missing:
-            continue
-        if len(missing) == 2:  # both from the joint prior
-            if not all(np.isfinite(prior.tau(p)) for p in PROTOCOLS):
-                raise CheckError(f"population {lab!r}: a shift prior with a flat scale "
-                                 f"cannot predict a population with no rows")
-            z = rng.standard_normal((len(draws), 2)) @ np.linalg.cholesky(
-                prior.cov() + 1e-12 * np.eye(2)).T
-            for j, p in enumerate(PROTOCOLS):
+        both = len(missing) == 2
+        if both and not all(np.isfinite(prior.tau(p)) for p in PROTOCOLS):
+            raise CheckError(f"population {lab!r}: a shift prior with a flat scale "
+                             f"cannot predict a population with no rows")
+        if both or draw_honest:  # (the advisor's new population is drawn by the same code)
+            got = population_shifts(sig, tau, rng, dishonest=both, honest=draw_honest)
+            for p in PROTOCOLS if both else ():
                 names.append(pop_param(lab, p))
-                cols.append(sig * z[:, j])
+                cols.append(got[p])
                 rests[(lab, p)] = "the shift prior (no rooms of this population)"
+            if draw_honest:
+                names.append(honest_param(lab))
+                cols.append(got["honest"])
+        if not missing or both:
             continue
         p, (o, name_o) = missing[0], next(iter(have.items()))
         if not np.isfinite(prior.tau(p)):
