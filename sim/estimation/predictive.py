@@ -219,10 +219,12 @@ def n_fits(args) -> int:
         1 if args.calibrate else 0)
     auto = getattr(args, "structural_fit", "auto") == "auto" and not getattr(
         args, "protocol_gap", False)
-    # --cv's pooled statistic: the folds of every fold seed refitted in one reading on
-    # the log and on each simulated log (and the whole log selected once without
-    # --simulate)
-    pooled = (args.cv or 0) * seeds * (getattr(args, "cv_boot", 0) + 1) + (
+    # --cv's pooled statistic: the folds of every fold seed refitted on the log and on
+    # each simulated log, in one reading, or under auto with the reading selected
+    # within each fold (the candidates x (folds + 1) per fold); and the whole log
+    # selected once without --simulate
+    pooled = (args.cv or 0) * seeds * (getattr(args, "cv_boot", 0) + 1) * (
+        len(FITS) * (SELECT_FOLDS + 1) if auto else 1) + (
         len(FITS) * (SELECT_FOLDS + 1) if args.cv and auto and not args.simulate else 0)
     # (+2: the shifts refitted at half and double the shift prior's scales)
     return uses * (len(FITS) * (SELECT_FOLDS + 1) if auto else 1) + (
@@ -245,6 +247,10 @@ def fit_named(df: pd.DataFrame, name: str, **kw):
         df.attrs = attrs
     f = st.fit(df, protocol_gap=gap, protocol_spread=spread, **kw)
     f.reading = name
+    if probs and not f.sigma_free:
+        # a log without stated probabilities: this reading is the labels' (no spread
+        # apart from the gap is identified there), and is named so where it is printed
+        f.reading = "labels+gap" if "d_debate" in f.names else "labels"
     if not f.sigma_free:
         # Labels alone: a group whose labels all agree (a few calibration rooms in which
         # no dishonest side won, say) has no finite maximum-likelihood shift; the
@@ -304,6 +310,7 @@ def select_fit(df: pd.DataFrame, names=None, folds=SELECT_FOLDS, seed=0, **kw):
         except st.FitError as exc:
             why.append(f"{name}: {exc}")
             continue
+        name = whole.reading  # (a probabilities reading of a log without them: labels)
         key = (tuple(whole.names), whole.sigma_free)
         if key in seen:  # the log does not identify this reading's extra parameter
             continue

@@ -234,8 +234,10 @@ def run(args, df: pd.DataFrame, new: pd.DataFrame | None, conf: float, out,
             # the model the reference is simulated from: the fit of the checks above
             # (with --simulate), else the reading the log selects (or the one named)
             whole = f if args.simulate else fit_for(df, choice, args.seed, **kw)[0]
+            # (auto: each fold's reading selected on its training rows, in the log and
+            # in every simulated log, so that the statistic covers the selection)
             pooled = pooled_check(df, whole, args.cv, args.cv_by, seeds, args.cv_boot,
-                                  args.seed, kw)
+                                  args.seed, kw, reading="auto" if choice == "auto" else None)
         print(format_cv(cv, args.cv, args.cv_by, conf)
               + ("\n" + format_pooled(pooled, conf) if pooled is not None else ""))
         write_csv(out / "predictive_cv.csv", cv)
@@ -245,6 +247,10 @@ def run(args, df: pd.DataFrame, new: pd.DataFrame | None, conf: float, out,
             store_attrs(out, {"cv_pooled": pooled.to_json(orient="records"),
                               "cv_pooled_reading": pooled.attrs["reading"],
                               "cv_pooled_n_boot": int(pooled.attrs["n_boot"]),
+                              "cv_pooled_fold_readings": json.dumps(
+                                  pooled.attrs["fold_readings"]),
+                              "cv_pooled_ref_readings": json.dumps(
+                                  pooled.attrs["ref_readings"]),
                               "cv_fold_seeds": [int(x) for x in seeds]})
             print(f"wrote {out / 'predictive_cv_pooled.csv'}")
     if new is not None:
