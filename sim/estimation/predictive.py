@@ -51,11 +51,18 @@ class CheckError(ValueError):
 
 # ------------------------------------------------------------------ the predictive law
 def param_draws(f, n_draws: int, rng) -> np.ndarray:
-    """Draws of the fit's free parameters from N(theta-hat, V-hat) (draw 0 the estimate);
-    V-hat the fit's :meth:`~.structural.StructuralFit.draw_cov` (under a shift prior
-    no smaller than the Laplace posterior's)."""
-    from .structural import cov_factor
+    """Draws of the fit's free parameters (draw 0 the estimate): under a shift prior
+    importance-resampled to the posterior's shape
+    (:func:`~.structural.posterior_draws`), else (or where that sampling is too poor)
+    from N(theta-hat, V-hat), V-hat the fit's
+    :meth:`~.structural.StructuralFit.draw_cov` (under a shift prior no smaller than
+    the Laplace posterior's)."""
+    from .structural import cov_factor, posterior_draws
 
+    if f.log_post is not None and n_draws > 1:
+        got = posterior_draws(f, n_draws, rng)
+        if got is not None:
+            return got[0]
     chol = cov_factor(f.draw_cov())
     z = rng.standard_normal((n_draws, len(f.names)))
     z[0] = 0.0
