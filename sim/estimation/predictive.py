@@ -771,8 +771,9 @@ def complete_shifts(f, draws: np.ndarray, rng, extra=()):
     if f.cov_laplace is not None:  # the appended shifts' block as in cov
         lap = cov.copy()
         lap[:len(f.names), :len(f.names)] = f.cov_laplace
+    # (log_post is the fitted parameters' density: not the completed ones')
     g = replace(f, names=names, params=np.r_[f.params, add.mean(axis=0)], cov=cov,
-                populations=pops, cov_laplace=lap)
+                populations=pops, cov_laplace=lap, log_post=None)
     return g, np.column_stack([draws, add]), rests
 
 
@@ -919,7 +920,7 @@ def prior_sensitivity(df: pd.DataFrame, reading: str, prior, factors=(0.5, 2.0),
         for i, n in enumerate(g.names):
             if n.startswith(("delta", "honest")):
                 rows.append({"scale": k, "param": n, "value": float(g.params[i]),
-                             "se": float(np.sqrt(g.cov[i, i])), "note": ""})
+                             "se": float(np.sqrt(g.draw_cov()[i, i])), "note": ""})
     return pd.DataFrame(rows)
 
 
@@ -929,7 +930,8 @@ def format_sensitivity(f, sens: pd.DataFrame) -> str:
     for i, n in enumerate(f.names):
         if not n.startswith(("delta", "honest")):
             continue
-        parts = [f"{f.params[i]:+.4f} ({np.sqrt(f.cov[i, i]):.4f}) at the prior's scales"]
+        parts = [f"{f.params[i]:+.4f} ({np.sqrt(f.draw_cov()[i, i]):.4f}) at the prior's "
+                 "scales"]
         for k in sorted(set(sens["scale"])):
             r = sens[(sens["scale"] == k) & (sens["param"] == n)]
             parts.append(f"{r['value'].iloc[0]:+.4f} ({r['se'].iloc[0]:.4f}) at x{k:g}"

@@ -79,9 +79,10 @@ def wanted(args) -> bool:
     return bool(args.simulate or args.cv or args.calibrate)
 
 
-def check_arguments(args, df: pd.DataFrame, load) -> pd.DataFrame | None:
-    """Refuse bad options before any output (CheckError names the option); returns the
-    --calibrate log, read by ``load``."""
+def check_options(args) -> None:
+    """Refuse an option out of its range (CheckError names it and the range), before
+    the work the options ask for is estimated (an out-of-range count is a bad option,
+    not a long request)."""
     if args.cv is not None and args.cv < 2:
         raise CheckError(f"--cv must be an integer >= 2, got {args.cv}")
     # checked with or without --cv: a bad value is never silently ignored
@@ -94,6 +95,12 @@ def check_arguments(args, df: pd.DataFrame, load) -> pd.DataFrame | None:
     if not 2 <= args.check_draws <= MAX_CHECK_DRAWS:
         raise CheckError(f"--check-draws must be an integer in [2, {MAX_CHECK_DRAWS:,}], "
                          f"got {args.check_draws}")
+
+
+def check_arguments(args, df: pd.DataFrame, load) -> pd.DataFrame | None:
+    """Refuse bad options before any output (CheckError names the option); returns the
+    --calibrate log, read by ``load``."""
+    check_options(args)
     if (args.debaters or args.protocol_gap or args.structural_fit != "auto") \
             and not wanted(args):
         raise CheckError("--debaters, --protocol-gap and --structural-fit shape the "

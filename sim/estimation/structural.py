@@ -183,9 +183,6 @@ class StructuralFit:
     #: (the inverse curvature of the log posterior), the floor of the predictive
     #: draws' covariance (:meth:`draw_cov`); None without such a prior.
     cov_laplace: np.ndarray | None = None
-    #: Under a shift prior: the judge-clustered sandwich before the Laplace floor
-    #: (``cov`` is the floored one, :func:`laplace_floor`); None without such a prior.
-    cov_sandwich: np.ndarray | None = None
     #: Under a shift prior: the log posterior density (:class:`LogPosterior`) the
     #: predictive draws are importance-resampled from (:func:`posterior_draws`).
     log_post: object = field(default=None, repr=False, compare=False)
@@ -222,10 +219,15 @@ class StructuralFit:
         return d, s
 
     def table(self, confidence: float) -> pd.DataFrame:
-        """Estimates, judge-clustered SEs and t intervals on the natural scale."""
+        """Estimates, judge-clustered SEs and t intervals on the natural scale; under a
+        shift prior the SEs of :meth:`draw_cov` (the sandwich no smaller than the
+        Laplace posterior along any direction: the sandwich alone is biased down where
+        a population's rows say little, as under separation, where every judge's
+        observed score is small and of one sign: an honest shift's SE 0.44 against a
+        posterior SD of 0.68 by importance sampling, Laplace 0.65)."""
         crit = stats.t.ppf(0.5 + confidence / 2, max(self.df, 1))
         rows = []
-        se = np.sqrt(np.diag(self.cov))
+        se = np.sqrt(np.diag(self.draw_cov()))
         for i, n in enumerate(self.names):
             v, s = float(self.params[i]), float(se[i])
             if n.startswith("log_"):  # delta method for the SE, the interval transformed
@@ -916,19 +918,6 @@ def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = Fals
     cov = Hi @ (S.T @ S) @ Hi * corr if not (has_prior or sep_prior) else \
         Hi @ (S.T @ S * corr + P) @ Hi
     cov = (cov + cov.T) / 2
-    cov_sandwich = None
-    if has_prior:
-        # The judge-clustered sandwich alone is biased down where a population's rows
-        # say little: its meat is the outer product of the judges' observed scores, and
-        # under separation (13 of 13 right consultants endorsed) every one of them is
-        # small and of one sign (the outcome that would carry a large score never
-        # happened), so honest_consult's SE came out 0.44 against a posterior SD of
-        # 0.68 by importance sampling, whose Laplace approximation (0.65) is close.
-        # The fit's covariance (its SEs, intervals and the predictive draws') is the
-        # sandwich raised to the Laplace posterior's along every direction
-        # (:func:`laplace_floor`); the sandwich is kept as ``cov_sandwich``.
-        cov_sandwich = cov
-        cov = laplace_floor(cov, Hi)
     var = np.diag(cov)
     if G > 1 and not (np.all(np.isfinite(var)) and np.all(var > 0)):
         raise FitError("the structural fit failed: its judge-clustered variance is not "
@@ -957,7 +946,7 @@ def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = Fals
                          prior=separation_prior_text(names, sep_prior) if sep_prior else "",
                          shift_prior=pop_prior if protocol_shifts else None,
                          cov_laplace=Hi if has_prior else None,
-                         cov_sandwich=cov_sandwich, log_post=post if has_prior else None,
+                         log_post=post if has_prior else None,
                          honest={lab: "fitted" if honest_param(lab) in names
                                  else honest_not.get(lab, "") for lab in pops[1:]}
                          if protocol_shifts else {})
