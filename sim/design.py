@@ -578,18 +578,39 @@ def _params(judge: Judge, n_draws: int, seed: int) -> dict:
     return P
 
 
+def population_shifts(sigma, prior, rng, *, dishonest: bool = True,
+                      honest: bool = False) -> dict:
+    """A population of debaters' shifts of the rhetoric, drawn from the hierarchical
+    prior per draw of the judge's spread ``sigma`` (an array): ``prior`` = (tau_consult,
+    tau_debate, corr) in spreads.  ``dishonest``: the wrong side's shifts in
+    consultancy and debate, ``consult`` and ``debate`` ~ sigma N(0, Sigma), Sigma =
+    [[tau_c^2, r tau_c tau_d], [r tau_c tau_d, tau_d^2]]; ``honest``: the right
+    consultant's, ``honest`` ~ sigma tau_c N(0, 1), independent of them.  One function
+    for both users: the estimator's "a new population" prediction and the protocol
+    advisor's new population draw a population alike (and in the same order: the two
+    dishonest shifts, then the honest one)."""
+    sigma = np.asarray(sigma, float)
+    tc, td, r = (float(x) for x in prior)
+    out = {}
+    if dishonest:
+        C = np.array([[tc * tc, r * tc * td], [r * tc * td, td * td]])
+        z = rng.standard_normal((len(sigma), 2)) @ np.linalg.cholesky(C + 1e-12 * np.eye(2)).T
+        out["consult"], out["debate"] = sigma * z[:, 0], sigma * z[:, 1]
+    if honest:
+        out["honest"] = sigma * tc * rng.standard_normal(len(sigma))
+    return out
+
+
 def new_population_params(judge: Judge, n_draws: int, seed: int) -> dict:
     """Parameter draws for a new population of debaters: the judge's draws
     (:func:`_params`) with each draw's shifts drawn from the store's hierarchical shift
     prior by the estimator's own code
-    (:func:`antiamp.models.messages.core.population_shifts`): the dishonest side's
+    (:func:`population_shifts`): the dishonest side's
     (delta_c, delta_d) ~ sigma Sigma^(1/2) z (in that draw's consultancy spread), and
     the right consultant's honest_c ~ sigma tau_consult N(0, 1) where the store's fit
     has an honest consultant's shift for some population (:attr:`Judge.honest_fitted`),
     else none, as ``antiamp-estimate``'s "a new population" prediction draws them;
     draw 0 (the point values) keeps the shifts at the prior's centre, 0."""
-    from .models.messages.core import population_shifts
-
     P = _params(judge, n_draws, seed)
     honest = bool(judge.honest_fitted) and np.isfinite(judge.shift_prior[0])
     got = population_shifts(P["sigma"], judge.shift_prior, np.random.default_rng([seed, 57]),

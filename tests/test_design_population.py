@@ -224,20 +224,19 @@ def test_new_population_without_an_honest_shift_in_the_store_says_0(store):
 
 
 def test_the_design_and_the_estimator_draw_a_population_by_one_function(monkeypatch):
-    """Both users draw through antiamp.models.messages.core.population_shifts: replaced
+    """Both users draw through antiamp.design.population_shifts: replaced
     there, both see the replacement."""
     from antiamp.estimation import predictive as pr
     from antiamp.estimation import structural as st
-    from antiamp.models.messages import core
 
     calls = []
-    real = core.population_shifts
+    real = dz.population_shifts
 
     def spy(*a, **k):
         calls.append(k.get("honest", False))
         return real(*a, **k)
 
-    monkeypatch.setattr(core, "population_shifts", spy)
+    monkeypatch.setattr(dz, "population_shifts", spy)
     dz.new_population_params(_judge(), 10, 0)
     f = st.fit(st.simulate_log(400, seed=1, n_judges=10))
     pr.population_predictions(f, st.simulate_log(400, seed=1, n_judges=10), n_draws=20)

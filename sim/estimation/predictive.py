@@ -709,7 +709,7 @@ def complete_shifts(f, draws: np.ndarray, rng, extra=()):
     "honest consult" for the honest shift}."""
     from dataclasses import replace
 
-    from ..models.messages.core import population_shifts
+    from ..design import population_shifts  # (the advisor's new population, the same draws)
     from .structural import PROTOCOLS, ShiftPrior, honest_param, pop_param
 
     prior = f.shift_prior if f.shift_prior is not None else ShiftPrior()

@@ -59,29 +59,6 @@ def validate_messages(mc: MessagesConfig, judge, c_e: float) -> None:
 
 
 # ------------------------------------------------------------------ class weights
-def population_shifts(sigma, prior, rng, *, dishonest: bool = True,
-                      honest: bool = False) -> dict:
-    """A population of debaters' shifts of the rhetoric, drawn from the hierarchical
-    prior per draw of the judge's spread ``sigma`` (an array): ``prior`` = (tau_consult,
-    tau_debate, corr) in spreads.  ``dishonest``: the wrong side's shifts in
-    consultancy and debate, ``consult`` and ``debate`` ~ sigma N(0, Sigma), Sigma =
-    [[tau_c^2, r tau_c tau_d], [r tau_c tau_d, tau_d^2]]; ``honest``: the right
-    consultant's, ``honest`` ~ sigma tau_c N(0, 1), independent of them.  One function
-    for both users: the estimator's "a new population" prediction and the protocol
-    advisor's new population draw a population alike (and in the same order: the two
-    dishonest shifts, then the honest one)."""
-    sigma = np.asarray(sigma, float)
-    tc, td, r = (float(x) for x in prior)
-    out = {}
-    if dishonest:
-        C = np.array([[tc * tc, r * tc * td], [r * tc * td, td * td]])
-        z = rng.standard_normal((len(sigma), 2)) @ np.linalg.cholesky(C + 1e-12 * np.eye(2)).T
-        out["consult"], out["debate"] = sigma * z[:, 0], sigma * z[:, 1]
-    if honest:
-        out["honest"] = sigma * tc * rng.standard_normal(len(sigma))
-    return out
-
-
 def type_weights(p: float, rho: float) -> np.ndarray:
     """Pr(correct, t_P, t_A) as [2, 2, 2]."""
     w = np.zeros((2, 2, 2))
