@@ -113,6 +113,11 @@ class Judge:
     #: population's dishonest side reads (delta_consult, delta_debate) ~ N(0, sigma^2
     #: Sigma) better than the log's (None: not a structural judge from a store).
     shift_prior: tuple | None = None
+    #: The populations of the store's log whose honest consultant's shift its fit
+    #: has (``honest_consult[<label>]``): where any has, a new population's right
+    #: consultant reads sigma tau_consult N(0, 1) better than the log's, as the
+    #: estimator's "a new population" prediction draws it; where none has, 0.
+    honest_fitted: tuple = ()
 
     def draws(self, n: int, seed: int) -> dict:
         """n parameter draws (normal with the given SEs or ``cov``, clipped to their
@@ -274,6 +279,9 @@ def _structural_endorse(P, prot: str, right: bool, x, n: int, k: int):
         # reads delta better: toward a wrong protagonist, away from a right one in
         # debate; a right consultant has no dishonest opponent
         m = m + shift * (1.0 if not right else -1.0 if debate else 0.0)
+    honest = P.get("honest_c")
+    if honest is not None and right and not debate:  # its right consultant's own shift
+        m = m + honest
     S = sigma * (np.sqrt(2.0) if debate else 1.0)
     c = P["read_corr"]
     if n == 1 or not np.any(c > 0):
@@ -570,20 +578,60 @@ def _params(judge: Judge, n_draws: int, seed: int) -> dict:
     return P
 
 
+def population_shifts(sigma, prior, rng, *, dishonest: bool = True,
+                      honest: bool = False) -> dict:
+    """A population of debaters' shifts of the rhetoric, drawn from the hierarchical
+    prior per draw of the judge's spread ``sigma`` (an array): ``prior`` = (tau_consult,
+    tau_debate, corr) in spreads.  ``dishonest``: the wrong side's shifts in
+    consultancy and debate, ``consult`` and ``debate`` ~ sigma N(0, Sigma), Sigma =
+    [[tau_c^2, r tau_c tau_d], [r tau_c tau_d, tau_d^2]]; ``honest``: the right
+    consultant's, ``honest`` ~ sigma tau_c N(0, 1), independent of them.  One function
+    for both users: the estimator's "a new population" prediction and the protocol
+    advisor's new population draw a population alike (and in the same order: the two
+    dishonest shifts, then the honest one)."""
+    sigma = np.asarray(sigma, float)
+    tc, td, r = (float(x) for x in prior)
+    out = {}
+    if dishonest:
+        C = np.array([[tc * tc, r * tc * td], [r * tc * td, td * td]])
+        z = rng.standard_normal((len(sigma), 2)) @ np.linalg.cholesky(C + 1e-12 * np.eye(2)).T
+        out["consult"], out["debate"] = sigma * z[:, 0], sigma * z[:, 1]
+    if honest:
+        out["honest"] = sigma * tc * rng.standard_normal(len(sigma))
+    return out
+
+
 def new_population_params(judge: Judge, n_draws: int, seed: int) -> dict:
     """Parameter draws for a new population of debaters: the judge's draws
-    (:func:`_params`) with each draw's dishonest-side shifts (delta_c, delta_d) drawn
-    from the store's hierarchical shift prior, sigma Sigma^(1/2) z (in that draw's
-    consultancy spread), as ``antiamp-estimate``'s "a new population" prediction
-    draws them; draw 0 (the point values) keeps the shifts at the prior's centre, 0."""
-    tc, td, r = judge.shift_prior
+    (:func:`_params`) with each draw's shifts drawn from the store's hierarchical shift
+    prior by the estimator's own code
+    (:func:`population_shifts`): the dishonest side's
+    (delta_c, delta_d) ~ sigma Sigma^(1/2) z (in that draw's consultancy spread), and
+    the right consultant's honest_c ~ sigma tau_consult N(0, 1) where the store's fit
+    has an honest consultant's shift for some population (:attr:`Judge.honest_fitted`),
+    else none, as ``antiamp-estimate``'s "a new population" prediction draws them;
+    draw 0 (the point values) keeps the shifts at the prior's centre, 0."""
     P = _params(judge, n_draws, seed)
-    C = np.array([[tc * tc, r * tc * td], [r * tc * td, td * td]])
-    rng = np.random.default_rng([seed, 57])
-    z = rng.standard_normal((n_draws, 2)) @ np.linalg.cholesky(C + 1e-12 * np.eye(2)).T
-    z[0] = 0.0
-    P["delta_c"], P["delta_d"] = P["sigma"] * z[:, 0], P["sigma"] * z[:, 1]
+    honest = bool(judge.honest_fitted) and np.isfinite(judge.shift_prior[0])
+    got = population_shifts(P["sigma"], judge.shift_prior, np.random.default_rng([seed, 57]),
+                            honest=honest)
+    for src, dst in (("consult", "delta_c"), ("debate", "delta_d"), ("honest", "honest_c")):
+        if src in got:
+            got[src][0] = 0.0
+            P[dst] = got[src]
     return P
+
+
+def honest_rests_on(judge: Judge) -> str:
+    """What a new population's honest consultant's shift rests on, in words."""
+    if not judge.honest_fitted:
+        return ("0: the store's fit has no honest consultant's shift for any population "
+                "of its log")
+    if not np.isfinite(judge.shift_prior[0]):
+        return "0: the consultancy prior is flat"
+    return (f"the shift prior, sd {judge.shift_prior[0]:g} sigma independent of the "
+            f"dishonest shifts (the store's fit has one for "
+            f"{', '.join(map(str, judge.honest_fitted))})")
 
 
 #: Amps closer than this are a tie in :func:`pr_best`.
@@ -1149,6 +1197,8 @@ _STRUCT = {"mu_consult": "mu_c", "mu_debate": "mu_d", "kappa_v": "kappa_v", "d":
 
 
 def _structural_from_store(ds, p: float, rho: float, se_rho: float) -> tuple[Judge, list]:
+    import json
+
     names = [str(x) for x in ds.param.values]
     val = dict(zip(names, ds.structural_value.values.astype(float)))
     se = dict(zip(names, ds.structural_se.values.astype(float)))
@@ -1180,6 +1230,12 @@ def _structural_from_store(ds, p: float, rho: float, se_rho: float) -> tuple[Jud
         notes.append("kappa_v was not identified (shown evidence did not vary within a "
                      "protocol): verification changes this judge's outcomes only through "
                      "escalation's trigger (the consultant's evidence failing)")
+    try:  # whose honest consultant's shift the store's fit has (by population)
+        j.honest_fitted = tuple(sorted(
+            lab for lab, why in json.loads(ds.attrs["honest_consult_fitted"]).items()
+            if why == "fitted"))
+    except KeyError:  # a store without populations, or written before it recorded them
+        j.honest_fitted = ()
     try:  # the hierarchical shift prior the store's predictions used
         j.shift_prior = tuple(float(ds.attrs[f"shift_prior_{k}"])
                               for k in ("consult", "debate", "corr"))
@@ -1480,7 +1536,8 @@ def new_population(judge: Judge, lv: Levers, tg: Target, rec: dict, n_draws: int
     tc, td, r = judge.shift_prior
     head = (f"for a new population of debaters (their dishonest side's shifts drawn from "
             f"the store's shift prior: sd {tc:g} sigma in consultancy, {td:g} in debate, "
-            f"correlation {r:g}; {n_draws} draws; rho the log's):")
+            f"correlation {r:g}; their honest consultant's shift: {honest_rests_on(judge)}; "
+            f"{n_draws} draws; rho the log's):")
     if not (np.isfinite(tc) and np.isfinite(td)):
         return {"rec": None, "lines": ["", head, "  not predicted: the shift prior is flat "
                                        "(an infinite scale) and draws no population"]}
@@ -1493,6 +1550,7 @@ def new_population(judge: Judge, lv: Levers, tg: Target, rec: dict, n_draws: int
     a = (1 - tg.robust) / 2
     lo, hi = np.quantile(amp, [a, 1 - a])
     r_new.update({"pr_best": best[r_new["protocol"]], "amp_mean": float(np.mean(amp)),
+                  "honest_rests_on": honest_rests_on(judge),
                   "amp_lo": float(lo), "amp_hi": float(hi),
                   **{f"pr_best_{k}": v for k, v in best.items()}})
     rec.update({"pr_best": same[rec["protocol"]],

@@ -202,3 +202,37 @@ def test_cli_bad_pooled_options_exit_2_before_any_output(tmp_path, capsys, argv,
     assert e.value.code == 2 and msg in err.err and len(err.err.strip().splitlines()) == 1
     assert err.out == "" and not out.exists()
 
+
+
+def test_auto_selects_the_reading_within_each_fold_in_the_log_and_the_reference():
+    """Under ``auto`` the pooled statistic selects each fold's reading on that fold's
+    training rows alone (the held-out fold plays no part in the selection either):
+    each fold's reading and its observed and predicted counts are those of
+    :func:`select_fit` on the other folds, written out here; the simulated logs' folds
+    are selected alike (counted in ``ref_readings``); both are printed.  A log without
+    stated probabilities names its selections by the label readings they are."""
+    df = validate_log(st.simulate_log(240, seed=2, n_judges=12, kappa_v=0.8, rho=0.5,
+                                      mu_consult=0.5, d=2.0, sigma=1.5))
+    keys = cp.statistics(df)
+    fold = cp.assign_folds(pr.fold_units(df, "judge"), 3, np.random.default_rng(0))
+    whole, _ = pr.select_fit(df)
+    tab = cp.pooled_check(df, whole, 3, n_boot=2, seed=4, reading="auto")
+    chosen = [x["reading"] for x in tab.attrs["fold_readings"]]
+    want = np.zeros((len(keys), 3))
+    for j in range(3):
+        train, test = df[fold != j], df[fold == j]
+        train.attrs, test.attrs = dict(df.attrs), dict(df.attrs)
+        f, sel = pr.select_fit(train, seed=4)
+        assert chosen[j] == f.reading == sel.loc[sel["chosen"], "fit"].iloc[0]
+        want += cp._counts(f, test, keys)
+    np.testing.assert_allclose(tab["predicted"].to_numpy()[:-1], want[:, 1] / want[:, 2])
+    np.testing.assert_allclose(tab["observed"].to_numpy()[:-1], want[:, 0] / want[:, 2])
+    assert sum(tab.attrs["ref_readings"].values()) == 3 * (2 - tab.attrs["failed"])
+    text = cp.format_pooled(tab, 0.95)
+    assert "reading auto, selected within each fold" in text
+    assert "reading selected in each fold on its training rows alone: 1 " + chosen[0] in text
+    # labels alone: the probabilities readings are the labels' and named so
+    lab = df.drop(columns="p_y")
+    lab.attrs = dict(df.attrs)
+    g, sel = pr.select_fit(lab)
+    assert set(sel["fit"]) <= {"labels", "labels+gap"} and g.reading in set(sel["fit"])

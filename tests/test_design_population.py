@@ -146,3 +146,98 @@ def test_the_prior_assumed_for_older_stores_is_the_estimators_default():
 
     assert STORED_BEFORE_SHIFT_PRIOR == (SHIFT_SCALE["consult"], SHIFT_SCALE["debate"],
                                          SHIFT_CORR)
+
+
+@pytest.fixture(scope="module")
+def store_honest(tmp_path_factory):
+    """An antiamp-estimate --simulate --debaters store of two populations whose second
+    one's right consultants read a spread worse than the reference's: its fit has
+    honest_consult[B]."""
+    import populations_coverage as pc
+    from antiamp.estimation import structural as st
+
+    tmp = tmp_path_factory.mktemp("newpop_honest")
+    s = pc.JUDGE["sigma"]
+    A = pc.population_log(900, "A", 60, rho=0.4)
+    B = st.simulate_log(600, rho=0.6, delta_consult=-0.5 * s, delta_debate=0.5 * s,
+                        honest_consult=-1.0 * s, n_judges=30, seed=70, **pc.JUDGE)
+    B["debaters"] = "B"
+    B["room"] = [f"B-{i}" for i in range(len(B))]
+    B["judge_id"] = "B-" + B["judge_id"].astype(str)
+    pd.concat([A, B]).to_csv(tmp / "log.csv", index=False)
+    r = run_command("antiamp-estimate", [tmp / "log.csv", "--simulate", "--debaters",
+                                         "debaters", "--n-sim", "20000", "--n-resamples",
+                                         "50", "--check-draws", "400", "--structural-fit",
+                                         "probabilities", "--out", tmp / "e"], tmp)
+    assert r.returncode == 0, r.stderr
+    return tmp
+
+
+def test_new_population_draws_the_honest_consultants_shift_as_the_estimator(store_honest):
+    """Where the store's fit has an honest consultant's shift (population B), the
+    design's new population draws one too, as antiamp-estimate's "a new population"
+    prediction does: honest_c ~ sigma tau_consult N(0, 1) independent of the dishonest
+    shifts, 0 at draw 0; a right consultant's endorsement is the closed form with it
+    (written here); the design's new-population consultancy accuracy at one juror
+    agrees with the estimator's within Monte Carlo error; and the output says what the
+    honest shift rests on.  (Before, the design drew only the two dishonest shifts:
+    its consultancy accuracy for a new population sat above the estimator's.)"""
+    j, notes = dz.judge_from_estimates(store_honest / "e" / "estimates.zarr")
+    assert j.honest_fitted == ("B",)
+    P = dz.new_population_params(j, 4000, 5)
+    h = P["honest_c"]
+    assert h[0] == 0.0
+    z = h[1:] / P["sigma"][1:]
+    assert np.std(z) == pytest.approx(j.shift_prior[0], rel=0.06)
+    assert abs(np.corrcoef(z, P["delta_c"][1:] / P["sigma"][1:])[0, 1]) < 0.06
+    fwc = dz._endorse(P, "consult", True, 1, 0, 1, 1)
+    want = norm.cdf((P["mu_c"] + P["kappa_v"] + P["gap"] / 2 + h) / P["sigma"])
+    np.testing.assert_allclose(fwc, want, atol=1e-12)
+    pop = pd.read_csv(store_honest / "e" / "predictive_populations.csv")
+    new = pop[pop["prediction"] == "a new population"].iloc[0]
+    assert "honest consult: the shift prior" in new["rests_on"]
+    acc = dz.outcomes("consult", 1, 0.0, P)[1]
+    sd = (new["consult_acc_hi"] - new["consult_acc_lo"]) / 4
+    se = np.sqrt(np.var(acc) / len(acc) + sd ** 2 / 400)
+    assert abs(acc.mean() - new["consult_acc"]) < 4 * se, (acc.mean(), new["consult_acc"], se)
+    # the same draws without the honest shift: the accuracy the old draws gave
+    P0 = {k: v for k, v in P.items() if k != "honest_c"}
+    acc0 = dz.outcomes("consult", 1, 0.0, P0)[1]
+    assert acc0.mean() - acc.mean() > 0.02
+    r = run_command("antiamp-design", ["--estimates", store_honest / "e" / "estimates.zarr",
+                                       "--max-amp", "0.2", "--n-sim", "2000",
+                                       "--out", store_honest / "d"], store_honest)
+    assert r.returncode == 0, r.stderr
+    assert ("their honest consultant's shift: the shift prior, sd 1 sigma independent of "
+            "the dishonest shifts (the store's fit has one for B)") in r.stdout
+    rec = pd.read_csv(store_honest / "d" / "recommendation.csv").set_index("role")
+    assert rec.loc["new population", "honest_rests_on"].startswith("the shift prior")
+
+
+def test_new_population_without_an_honest_shift_in_the_store_says_0(store):
+    """A store whose fit has no populations: no honest shift is drawn and the output
+    says it is 0."""
+    j, _ = dz.judge_from_estimates(store / "e" / "estimates.zarr")
+    assert j.honest_fitted == ()
+    assert "honest_c" not in dz.new_population_params(j, 50, 1)
+    assert dz.honest_rests_on(j).startswith("0: the store's fit has no honest")
+
+
+def test_the_design_and_the_estimator_draw_a_population_by_one_function(monkeypatch):
+    """Both users draw through antiamp.design.population_shifts: replaced
+    there, both see the replacement."""
+    from antiamp.estimation import predictive as pr
+    from antiamp.estimation import structural as st
+
+    calls = []
+    real = dz.population_shifts
+
+    def spy(*a, **k):
+        calls.append(k.get("honest", False))
+        return real(*a, **k)
+
+    monkeypatch.setattr(dz, "population_shifts", spy)
+    dz.new_population_params(_judge(), 10, 0)
+    f = st.fit(st.simulate_log(400, seed=1, n_judges=10))
+    pr.population_predictions(f, st.simulate_log(400, seed=1, n_judges=10), n_draws=20)
+    assert len(calls) == 2

@@ -91,19 +91,27 @@ def _counts(f, test: pd.DataFrame, keys: list) -> np.ndarray:
 
 
 def pooled_counts(df: pd.DataFrame, folds: list, reading: str, fit_kw: dict,
-                  keys: list) -> np.ndarray:
+                  keys: list, select_seed: int = 0, chosen: list | None = None) -> np.ndarray:
     """[observed, predicted, n] per statistic summed over the folds of every fold
     assignment in ``folds`` (arrays of each row's fold), averaged over the
     assignments.  Each fold is predicted by the fit (``reading``, ``fit_kw``) to the
-    others.  Raises the fit's error."""
-    from .predictive import fit_named
+    others; ``reading`` ``auto``: the reading selected on those other folds' rows
+    alone (:func:`~.predictive.select_fit`, ``select_seed``), so that the held-out
+    fold plays no part in the selection either; ``chosen`` (a list) gets the reading
+    of each fold, assignment by assignment.  Raises the fit's error."""
+    from .predictive import fit_for, fit_named
 
     tot = np.zeros((len(keys), 3))
     for fold in folds:
         for j in range(int(fold.max()) + 1):
             train, test = df[fold != j], df[fold == j]
             train.attrs, test.attrs = dict(df.attrs), dict(df.attrs)
-            f = fit_named(train, reading, **fit_kw)
+            if reading == "auto":
+                f = fit_for(train, "auto", select_seed, **fit_kw)[0]
+            else:
+                f = fit_named(train, reading, **fit_kw)
+            if chosen is not None:
+                chosen.append(f.reading)
             tot += _counts(f, test, keys)
     return tot / len(folds)
 
@@ -155,7 +163,7 @@ def simulate_from_fit(f, df: pd.DataFrame, rng) -> pd.DataFrame:
 
 def pooled_check(df: pd.DataFrame, fit, k: int, by: str = "judge", seeds=(0,),
                  n_boot: int = N_BOOT, seed: int = 0, fit_kw=None,
-                 progress=None) -> pd.DataFrame:
+                 progress=None, reading: str | None = None) -> pd.DataFrame:
     """The pooled cross-validation statistic of the reading of ``fit`` (a fit to the
     whole log ``df``, the model the reference is simulated from) over ``k`` folds by
     ``by``, averaged over the fold assignments of ``seeds``, with its parametric
@@ -164,28 +172,39 @@ def pooled_check(df: pd.DataFrame, fit, k: int, by: str = "judge", seeds=(0,),
     Returns one row per statistic (protocol, metric, n, observed, predicted, residual,
     ref_mean, ref_sd, t, p_value) and a last row ``metric='all'`` (the statistics at
     once: Hotelling's T^2, its F, df and p_value); attrs: the reading, folds, fold
-    seeds, the simulated logs used and those whose fit failed."""
+    seeds, the simulated logs used and those whose fit failed.
+
+    ``reading``: the reading every fold is fitted in (default the reading of ``fit``),
+    or ``auto``: each fold's reading selected on its training rows
+    (:func:`pooled_counts`), in the log and in every simulated log alike, so that the
+    reference carries the selection's variation too (about len(FITS) x (SELECT_FOLDS
+    + 1) times the fits of one reading; attrs ``fold_readings``, the log's folds'
+    readings, and ``ref_readings``, how often the simulated logs' folds selected
+    each).  The simulated logs are drawn from ``fit``: where it reads labels alone
+    they have no stated probabilities, so their folds select among the label
+    readings."""
     from . import structural as st
     from .predictive import CheckError, fold_units
 
     fit_kw = dict(fit_kw or {})
     if fit_kw.get("debaters"):  # every fold knows every population, as cross_validate
         fit_kw["populations"] = sorted(set(df[fit_kw["debaters"]].astype(str)))
-    reading = fit.reading
+    reading = reading or fit.reading
     units = fold_units(df, by)
     folds = [assign_folds(units, k, np.random.default_rng(s)) for s in seeds]
     keys = statistics(df)
+    chosen: list = []
     try:
-        obs = pooled_counts(df, folds, reading, fit_kw, keys)
+        obs = pooled_counts(df, folds, reading, fit_kw, keys, seed, chosen)
     except (st.FitError, CheckError) as exc:
         raise CheckError(f"--cv pooled statistic ({reading}): {exc}") from None
     r = (obs[:, 0] - obs[:, 1]) / obs[:, 2]
     rng = np.random.default_rng([seed, 57])
-    ref, failed = [], 0
+    ref, failed, ref_chosen = [], 0, []
     for b in range(n_boot):
         sim = simulate_from_fit(fit, df, rng)
         try:
-            c = pooled_counts(sim, folds, reading, fit_kw, keys)
+            c = pooled_counts(sim, folds, reading, fit_kw, keys, seed, ref_chosen)
         except (st.FitError, CheckError):  # a simulated log this reading cannot fit
             failed += 1
             continue
@@ -212,8 +231,12 @@ def pooled_check(df: pd.DataFrame, fit, k: int, by: str = "judge", seeds=(0,),
                  "df1": dfn, "df2": dfd})
     tab = pd.DataFrame(rows)
     tab["reading"] = reading
+    fold_readings = [{"fold_seed": int(s_), "fold": j + 1, "reading": chosen[i * k + j]}
+                     for i, s_ in enumerate(seeds) for j in range(k)]
+    counts = pd.Series(ref_chosen, dtype=object).value_counts()
     tab.attrs.update({"reading": reading, "k": k, "by": by, "seeds": list(seeds),
-                      "n_boot": B, "failed": failed})
+                      "n_boot": B, "failed": failed, "fold_readings": fold_readings,
+                      "ref_readings": {str(a): int(b) for a, b in counts.items()}})
     return tab
 
 
@@ -247,11 +270,24 @@ def format_pooled(tab: pd.DataFrame, confidence: float) -> str:
     lines = [f"  pooled over the {a.get('k')} folds"
              + (f" and {len(seeds)} fold seeds ({', '.join(map(str, seeds))})"
                 if len(seeds) > 1 else "")
-             + f" (reading {a.get('reading')}; each row predicted by a fit that did not "
+             + (" (reading auto, selected within each fold" if a.get("reading") == "auto"
+                else f" (reading {a.get('reading')}")
+             + "; each row predicted by a fit that did not "
              f"see it), against {a.get('n_boot')} logs simulated from the fit to the whole "
              f"log and cross-validated alike"
              + (f" ({a['failed']} more could not be fitted)" if a.get("failed") else "")
              + ":"]
+    if a.get("reading") == "auto" and a.get("fold_readings"):
+        by_seed: dict = {}
+        for x in a["fold_readings"]:
+            by_seed.setdefault(x["fold_seed"], []).append(f"{x['fold']} {x['reading']}")
+        lines.append("    reading selected in each fold on its training rows alone: "
+                     + "; ".join((f"seed {s_}: " if len(by_seed) > 1 else "")
+                                 + ", ".join(v) for s_, v in by_seed.items()))
+        ref = a.get("ref_readings") or {}
+        if ref:
+            lines.append("    in the simulated logs' folds: "
+                         + ", ".join(f"{r} {n}" for r, n in ref.items()))
     for _, x in tab[tab["metric"] != "all"].iterrows():
         lines.append(f"    {x['protocol']:<8} {x['metric']:<4} n {int(x['n']):>5}  observed "
                      f"{x['observed']:.4f}  predicted {x['predicted']:.4f}  residual "

@@ -149,6 +149,7 @@ def main(argv=None) -> None:
         if len(df) > 1_000_000:
             print(f"read {len(df):,} rows in {time.perf_counter() - t0:.1f} s; estimating "
                   f"(about {len(df) / 2e6:.0f}-{len(df) / 5e5:.0f} s more)", file=sys.stderr)
+        predictive_cmd.check_options(args)  # (a bad option named, not priced)
         check_work(args, len(df))
         if args.simulate and df.attrs.get("K", 2) > 2:
             raise LogError(f"--simulate runs the two-answer models; the log has "

@@ -51,11 +51,18 @@ class CheckError(ValueError):
 
 # ------------------------------------------------------------------ the predictive law
 def param_draws(f, n_draws: int, rng) -> np.ndarray:
-    """Draws of the fit's free parameters from N(theta-hat, V-hat) (draw 0 the estimate);
-    V-hat the fit's :meth:`~.structural.StructuralFit.draw_cov` (under a shift prior
-    no smaller than the Laplace posterior's)."""
-    from .structural import cov_factor
+    """Draws of the fit's free parameters (draw 0 the estimate): under a shift prior
+    importance-resampled to the posterior's shape
+    (:func:`~.structural.posterior_draws`), else (or where that sampling is too poor)
+    from N(theta-hat, V-hat), V-hat the fit's
+    :meth:`~.structural.StructuralFit.draw_cov` (under a shift prior no smaller than
+    the Laplace posterior's)."""
+    from .structural import cov_factor, posterior_draws
 
+    if f.log_post is not None and n_draws > 1:
+        got = posterior_draws(f, n_draws, rng)
+        if got is not None:
+            return got[0]
     chol = cov_factor(f.draw_cov())
     z = rng.standard_normal((n_draws, len(f.names)))
     z[0] = 0.0
@@ -219,10 +226,12 @@ def n_fits(args) -> int:
         1 if args.calibrate else 0)
     auto = getattr(args, "structural_fit", "auto") == "auto" and not getattr(
         args, "protocol_gap", False)
-    # --cv's pooled statistic: the folds of every fold seed refitted in one reading on
-    # the log and on each simulated log (and the whole log selected once without
-    # --simulate)
-    pooled = (args.cv or 0) * seeds * (getattr(args, "cv_boot", 0) + 1) + (
+    # --cv's pooled statistic: the folds of every fold seed refitted on the log and on
+    # each simulated log, in one reading, or under auto with the reading selected
+    # within each fold (the candidates x (folds + 1) per fold); and the whole log
+    # selected once without --simulate
+    pooled = (args.cv or 0) * seeds * (getattr(args, "cv_boot", 0) + 1) * (
+        len(FITS) * (SELECT_FOLDS + 1) if auto else 1) + (
         len(FITS) * (SELECT_FOLDS + 1) if args.cv and auto and not args.simulate else 0)
     # (+2: the shifts refitted at half and double the shift prior's scales)
     return uses * (len(FITS) * (SELECT_FOLDS + 1) if auto else 1) + (
@@ -245,6 +254,10 @@ def fit_named(df: pd.DataFrame, name: str, **kw):
         df.attrs = attrs
     f = st.fit(df, protocol_gap=gap, protocol_spread=spread, **kw)
     f.reading = name
+    if probs and not f.sigma_free:
+        # a log without stated probabilities: this reading is the labels' (no spread
+        # apart from the gap is identified there), and is named so where it is printed
+        f.reading = "labels+gap" if "d_debate" in f.names else "labels"
     if not f.sigma_free:
         # Labels alone: a group whose labels all agree (a few calibration rooms in which
         # no dishonest side won, say) has no finite maximum-likelihood shift; the
@@ -304,6 +317,7 @@ def select_fit(df: pd.DataFrame, names=None, folds=SELECT_FOLDS, seed=0, **kw):
         except st.FitError as exc:
             why.append(f"{name}: {exc}")
             continue
+        name = whole.reading  # (a probabilities reading of a log without them: labels)
         key = (tuple(whole.names), whole.sigma_free)
         if key in seen:  # the log does not identify this reading's extra parameter
             continue
@@ -695,6 +709,7 @@ def complete_shifts(f, draws: np.ndarray, rng, extra=()):
     "honest consult" for the honest shift}."""
     from dataclasses import replace
 
+    from ..design import population_shifts  # (the advisor's new population, the same draws)
     from .structural import PROTOCOLS, ShiftPrior, honest_param, pop_param
 
     prior = f.shift_prior if f.shift_prior is not None else ShiftPrior()
@@ -702,13 +717,16 @@ def complete_shifts(f, draws: np.ndarray, rng, extra=()):
     names, cols, rests = list(f.names), [], {}
     sig = np.array([f.value("sigma", th) for th in draws])
     any_honest = any(n.startswith("honest_") for n in f.names)
+    tau = (prior.tau_consult, prior.tau_debate, prior.corr)
     for lab in pops[1:]:
         if pop_param(lab) in f.names:  # one shift for both protocols (the tied model)
             continue
+        have = {p: pop_param(lab, p) for p in PROTOCOLS if pop_param(lab, p) in f.names}
+        missing = [p for p in PROTOCOLS if p not in have]
+        draw_honest = False
         if honest_param(lab) not in f.names:
             if any_honest and np.isfinite(prior.tau_consult):
-                names.append(honest_param(lab))
-                cols.append(sig * prior.tau_consult * rng.standard_normal(len(draws)))
+                draw_honest = True
                 rests[(lab, "honest consult")] = (
                     "the shift prior (its honest consultant's shift not fitted: "
                     + (f.honest.get(lab) or "no rows of this population") + ")")
@@ -716,20 +734,20 @@ def complete_shifts(f, draws: np.ndarray, rng, extra=()):
                 rests[(lab, "honest consult")] = (
                     "0 (no population's honest consultant's shift is fitted)"
                     if not any_honest else "0 (the consultancy prior is flat)")
-        have = {p: pop_param(lab, p) for p in PROTOCOLS if pop_param(lab, p) in f.names}
-        missing = [p for p in PROTOCOLS if p not in have]
-        if not missing:
-            continue
-        if len(missing) == 2:  # both from the joint prior
-            if not all(np.isfinite(prior.tau(p)) for p in PROTOCOLS):
-                raise CheckError(f"population {lab!r}: a shift prior with a flat scale "
-                                 f"cannot predict a population with no rows")
-            z = rng.standard_normal((len(draws), 2)) @ np.linalg.cholesky(
-                prior.cov() + 1e-12 * np.eye(2)).T
-            for j, p in enumerate(PROTOCOLS):
+        both = len(missing) == 2
+        if both and not all(np.isfinite(prior.tau(p)) for p in PROTOCOLS):
+            raise CheckError(f"population {lab!r}: a shift prior with a flat scale "
+                             f"cannot predict a population with no rows")
+        if both or draw_honest:  # (the advisor's new population is drawn by the same code)
+            got = population_shifts(sig, tau, rng, dishonest=both, honest=draw_honest)
+            for p in PROTOCOLS if both else ():
                 names.append(pop_param(lab, p))
-                cols.append(sig * z[:, j])
+                cols.append(got[p])
                 rests[(lab, p)] = "the shift prior (no rooms of this population)"
+            if draw_honest:
+                names.append(honest_param(lab))
+                cols.append(got["honest"])
+        if not missing or both:
             continue
         p, (o, name_o) = missing[0], next(iter(have.items()))
         if not np.isfinite(prior.tau(p)):
@@ -753,8 +771,9 @@ def complete_shifts(f, draws: np.ndarray, rng, extra=()):
     if f.cov_laplace is not None:  # the appended shifts' block as in cov
         lap = cov.copy()
         lap[:len(f.names), :len(f.names)] = f.cov_laplace
+    # (log_post is the fitted parameters' density: not the completed ones')
     g = replace(f, names=names, params=np.r_[f.params, add.mean(axis=0)], cov=cov,
-                populations=pops, cov_laplace=lap)
+                populations=pops, cov_laplace=lap, log_post=None)
     return g, np.column_stack([draws, add]), rests
 
 
@@ -901,7 +920,7 @@ def prior_sensitivity(df: pd.DataFrame, reading: str, prior, factors=(0.5, 2.0),
         for i, n in enumerate(g.names):
             if n.startswith(("delta", "honest")):
                 rows.append({"scale": k, "param": n, "value": float(g.params[i]),
-                             "se": float(np.sqrt(g.cov[i, i])), "note": ""})
+                             "se": float(np.sqrt(g.draw_cov()[i, i])), "note": ""})
     return pd.DataFrame(rows)
 
 
@@ -911,7 +930,8 @@ def format_sensitivity(f, sens: pd.DataFrame) -> str:
     for i, n in enumerate(f.names):
         if not n.startswith(("delta", "honest")):
             continue
-        parts = [f"{f.params[i]:+.4f} ({np.sqrt(f.cov[i, i]):.4f}) at the prior's scales"]
+        parts = [f"{f.params[i]:+.4f} ({np.sqrt(f.draw_cov()[i, i]):.4f}) at the prior's "
+                 "scales"]
         for k in sorted(set(sens["scale"])):
             r = sens[(sens["scale"] == k) & (sens["param"] == n)]
             parts.append(f"{r['value'].iloc[0]:+.4f} ({r['se'].iloc[0]:.4f}) at x{k:g}"

@@ -79,9 +79,10 @@ def wanted(args) -> bool:
     return bool(args.simulate or args.cv or args.calibrate)
 
 
-def check_arguments(args, df: pd.DataFrame, load) -> pd.DataFrame | None:
-    """Refuse bad options before any output (CheckError names the option); returns the
-    --calibrate log, read by ``load``."""
+def check_options(args) -> None:
+    """Refuse an option out of its range (CheckError names it and the range), before
+    the work the options ask for is estimated (an out-of-range count is a bad option,
+    not a long request)."""
     if args.cv is not None and args.cv < 2:
         raise CheckError(f"--cv must be an integer >= 2, got {args.cv}")
     # checked with or without --cv: a bad value is never silently ignored
@@ -94,6 +95,12 @@ def check_arguments(args, df: pd.DataFrame, load) -> pd.DataFrame | None:
     if not 2 <= args.check_draws <= MAX_CHECK_DRAWS:
         raise CheckError(f"--check-draws must be an integer in [2, {MAX_CHECK_DRAWS:,}], "
                          f"got {args.check_draws}")
+
+
+def check_arguments(args, df: pd.DataFrame, load) -> pd.DataFrame | None:
+    """Refuse bad options before any output (CheckError names the option); returns the
+    --calibrate log, read by ``load``."""
+    check_options(args)
     if (args.debaters or args.protocol_gap or args.structural_fit != "auto") \
             and not wanted(args):
         raise CheckError("--debaters, --protocol-gap and --structural-fit shape the "
@@ -234,8 +241,10 @@ def run(args, df: pd.DataFrame, new: pd.DataFrame | None, conf: float, out,
             # the model the reference is simulated from: the fit of the checks above
             # (with --simulate), else the reading the log selects (or the one named)
             whole = f if args.simulate else fit_for(df, choice, args.seed, **kw)[0]
+            # (auto: each fold's reading selected on its training rows, in the log and
+            # in every simulated log, so that the statistic covers the selection)
             pooled = pooled_check(df, whole, args.cv, args.cv_by, seeds, args.cv_boot,
-                                  args.seed, kw)
+                                  args.seed, kw, reading="auto" if choice == "auto" else None)
         print(format_cv(cv, args.cv, args.cv_by, conf)
               + ("\n" + format_pooled(pooled, conf) if pooled is not None else ""))
         write_csv(out / "predictive_cv.csv", cv)
@@ -245,6 +254,10 @@ def run(args, df: pd.DataFrame, new: pd.DataFrame | None, conf: float, out,
             store_attrs(out, {"cv_pooled": pooled.to_json(orient="records"),
                               "cv_pooled_reading": pooled.attrs["reading"],
                               "cv_pooled_n_boot": int(pooled.attrs["n_boot"]),
+                              "cv_pooled_fold_readings": json.dumps(
+                                  pooled.attrs["fold_readings"]),
+                              "cv_pooled_ref_readings": json.dumps(
+                                  pooled.attrs["ref_readings"]),
                               "cv_fold_seeds": [int(x) for x in seeds]})
             print(f"wrote {out / 'predictive_cv_pooled.csv'}")
     if new is not None:

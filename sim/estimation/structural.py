@@ -183,6 +183,9 @@ class StructuralFit:
     #: (the inverse curvature of the log posterior), the floor of the predictive
     #: draws' covariance (:meth:`draw_cov`); None without such a prior.
     cov_laplace: np.ndarray | None = None
+    #: Under a shift prior: the log posterior density (:class:`LogPosterior`) the
+    #: predictive draws are importance-resampled from (:func:`posterior_draws`).
+    log_post: object = field(default=None, repr=False, compare=False)
     #: Per population but the reference (per-protocol shifts only): whether its honest
     #: consultant's shift ``honest_consult[<label>]`` was fitted ("fitted") or why not.
     honest: dict = field(default_factory=dict)
@@ -216,10 +219,15 @@ class StructuralFit:
         return d, s
 
     def table(self, confidence: float) -> pd.DataFrame:
-        """Estimates, judge-clustered SEs and t intervals on the natural scale."""
+        """Estimates, judge-clustered SEs and t intervals on the natural scale; under a
+        shift prior the SEs of :meth:`draw_cov` (the sandwich no smaller than the
+        Laplace posterior along any direction: the sandwich alone is biased down where
+        a population's rows say little, as under separation, where every judge's
+        observed score is small and of one sign: an honest shift's SE 0.44 against a
+        posterior SD of 0.68 by importance sampling, Laplace 0.65)."""
         crit = stats.t.ppf(0.5 + confidence / 2, max(self.df, 1))
         rows = []
-        se = np.sqrt(np.diag(self.cov))
+        se = np.sqrt(np.diag(self.draw_cov()))
         for i, n in enumerate(self.names):
             v, s = float(self.params[i]), float(se[i])
             if n.startswith("log_"):  # delta method for the SE, the interval transformed
@@ -230,6 +238,97 @@ class StructuralFit:
         for n, v in self.fixed.items():
             rows.append((n, v, 0.0, v, v))
         return pd.DataFrame(rows, columns=["param", "value", "se", "lo", "hi"]).set_index("param")
+
+
+class LogPosterior:
+    """A fit's log posterior density up to a constant: its likelihood plus the priors
+    it was fitted under (``prior``: [(index, tau)] normal shift priors; ``hier``: the
+    hierarchical shift prior's [(indices, precision, k)]; ``sep``: the separation
+    prior's [(index, Cauchy scale)]), every scale in units of the consultancy spread
+    at the parameters.  A plain object rather than a closure, so that a fit pickles."""
+
+    def __init__(self, lik, prior, hier, i_sig, sep=()):
+        self.lik, self.prior, self.hier, self.i_sig = lik, list(prior), list(hier), i_sig
+        self.sep = list(sep)
+
+    def _sig(self, params):
+        return np.exp(params[self.i_sig]) if self.i_sig is not None else 1.0
+
+    def log_prior(self, params):
+        sig = self._sig(params)
+        lp = sum(-0.5 * (params[i] / (tau * sig)) ** 2 for i, tau in self.prior)
+        for idx, prec, k in self.hier:  # N(0, sig^2 Sigma), its normalising -k log sig too
+            x = params[idx] / sig
+            lp = lp - 0.5 * x @ prec @ x - k * np.log(sig)
+        return lp
+
+    def log_sep(self, params):
+        sig = self._sig(params)
+        return sum(-np.log1p((params[i] / (s * sig)) ** 2) for i, s in self.sep)
+
+    def __call__(self, params) -> float:
+        with np.errstate(all="ignore"):
+            v = float(self.lik.loglikeobs(params).sum() + self.log_prior(params)
+                      + self.log_sep(params))
+        return v if np.isfinite(v) else -np.inf
+
+
+#: Importance resampling of the predictive draws under a shift prior
+#: (:func:`posterior_draws`): proposals per draw, the proposal's t degrees of freedom
+#: and its covariance as a multiple of the draws' normal covariance, and the smallest
+#: effective sample size (per draw asked for) at which the resampled draws are used.
+SIR_PER_DRAW, SIR_DF, SIR_SCALE, SIR_MIN_ESS = 8, 5, 2.0, 1.0
+
+
+def posterior_draws(f: "StructuralFit", n_draws: int, rng):
+    """Parameter draws of a fit under a shift prior that follow its posterior's shape:
+    sampling importance resampling (Rubin 1988) from a multivariate t proposal
+    (:data:`SIR_DF` degrees of freedom, covariance :data:`SIR_SCALE` times
+    :meth:`StructuralFit.draw_cov`) to the target
+
+        log p*(x) = log posterior(x) + log N(x; theta, D) - log N(x; theta, Lambda)
+
+    (D the draws' normal covariance, the sandwich no smaller than the Laplace posterior
+    Lambda): the exact posterior where the sandwich is not the larger (along such a
+    direction D = Lambda and the factor is 1), widened by the same Gaussian factor
+    where the judges' rows vary more than the model says (for a normal posterior,
+    exactly N(theta, D)).  Why: under separation the posterior of a shift is skewed
+    (its mode against the prior, a long tail where the likelihood is flat), and
+    normal draws at the mode with any SD misplace both tails (measured: an honest
+    shift's 95% posterior interval [-0.36, 2.33] by importance sampling, normal draws
+    [-0.64, 1.93]).  The project's own sampler rather than a library's: the target is
+    this fit's likelihood (a stock model of none) times the Gaussian factor, and the
+    few lines are those of textbook SIR.  Draw 0 is the estimate.  Returns (draws,
+    effective sample size of the proposals); None where the effective sample size is
+    below :data:`SIR_MIN_ESS` per draw (the normal draws are then used)."""
+    D = f.draw_cov()
+    Lam = f.cov_laplace
+    K = len(f.names)
+    M = SIR_PER_DRAW * max(n_draws, 1)
+    try:
+        Dinv, Linv = np.linalg.inv(D), np.linalg.inv(Lam)
+        prop = stats.multivariate_t(f.params, SIR_SCALE * D, df=SIR_DF, allow_singular=False)
+    except (np.linalg.LinAlgError, ValueError):
+        return None
+    L = cov_factor(SIR_SCALE * D)
+    z = rng.standard_normal((M, K)) / np.sqrt(rng.chisquare(SIR_DF, (M, 1)) / SIR_DF)
+    th = f.params + z @ L.T
+    dev = th - f.params
+    widen = -0.5 * np.einsum("ij,jk,ik->i", dev, Dinv - Linv, dev)
+    lw = np.array([f.log_post(t) for t in th]) + widen - prop.logpdf(th)
+    if not np.any(np.isfinite(lw)):
+        return None
+    w = np.exp(lw - np.max(lw))
+    w = w / w.sum()
+    ess = float(1.0 / np.sum(w ** 2))
+    if ess < SIR_MIN_ESS * n_draws:
+        return None
+    # systematic resampling of n_draws - 1 draws (Kitagawa 1996): each proposal is kept
+    # within one of (n_draws - 1) w times, less variable than multinomial draws
+    u = (rng.random() + np.arange(n_draws - 1)) / max(n_draws - 1, 1)
+    idx = np.minimum(np.searchsorted(np.cumsum(w), u), M - 1)
+    out = np.vstack([f.params[None, :], th[rng.permutation(idx)]])
+    return out, ess
 
 
 PARAM_DOC = {
@@ -663,17 +762,8 @@ def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = Fals
     # only where the maximum-likelihood fit runs off
     sep_prior: list = []
 
-    def log_prior(params):
-        sig = np.exp(params[i_sig]) if i_sig is not None else 1.0
-        lp = sum(-0.5 * (params[i] / (tau * sig)) ** 2 for i, tau in prior)
-        for idx, prec, k in hier:  # N(0, sig^2 Sigma), its normalising -k log sig too
-            x = params[idx] / sig
-            lp = lp - 0.5 * x @ prec @ x - k * np.log(sig)
-        return lp
-
-    def log_sep_prior(params):
-        sig = np.exp(params[i_sig]) if i_sig is not None else 1.0
-        return sum(-np.log1p((params[i] / (s * sig)) ** 2) for i, s in sep_prior)
+    post = LogPosterior(lik, prior, hier, i_sig)
+    log_prior, log_sep_prior = post.log_prior, post.log_sep
 
     class _Model(GenericLikelihoodModel):
         def loglikeobs(self, params):
@@ -767,6 +857,7 @@ def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = Fals
         shifted = {i for i, _ in prior} | {i for idx, _, _ in hier for i in idx}
         sep_prior = [(i, SEPARATION_SCALE["mu" if names[i].startswith("mu_") else "coef"]
                       / PROBIT_PER_LOGIT) for i in location if i not in shifted]
+        post.sep = sep_prior
         res = optimise(start)
         params = np.asarray(res.params, float)
         ident = identify(params)
@@ -855,6 +946,7 @@ def fit(df: pd.DataFrame, debaters: str | None = None, protocol_gap: bool = Fals
                          prior=separation_prior_text(names, sep_prior) if sep_prior else "",
                          shift_prior=pop_prior if protocol_shifts else None,
                          cov_laplace=Hi if has_prior else None,
+                         log_post=post if has_prior else None,
                          honest={lab: "fitted" if honest_param(lab) in names
                                  else honest_not.get(lab, "") for lab in pops[1:]}
                          if protocol_shifts else {})
