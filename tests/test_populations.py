@@ -533,3 +533,22 @@ def test_calibration_fits_the_new_debaters_honest_shift():
     assert abs(f.params[i] - HONEST_B["hc"] * s) < 2 * np.sqrt(f.cov[i, i])
     fwc = tab[(tab["protocol"] == "consult") & (tab["metric"] == "fwc")].iloc[0]
     assert fwc["inside"], fwc.to_dict()
+
+
+def test_normal_draws_in_place_of_a_too_poor_resampling_are_said_in_the_notes(monkeypatch):
+    """Where the importance resampling to a shift prior's posterior is too poor (here
+    forced: a minimum effective sample size no sample reaches), the predictive draws
+    fall back to normal draws at the estimate and the fit's notes say so, once."""
+    A = pc.population_log(300, "A", 5, rho=0.5)
+    B = pc.population_log(60, "B", 6, rho=0.5, dc=-1.0, dd=1.0)
+    df = validate_log(pd.concat([A, B], ignore_index=True))
+    f = st.fit(df, debaters="debaters", protocol_shifts=True, pop_prior=st.ShiftPrior())
+    assert f.log_post is not None
+    assert st.posterior_draws(f, 50, np.random.default_rng(0)) is not None
+    assert not any("predictive draws: normal" in n for n in f.notes)
+    monkeypatch.setattr(st, "SIR_MIN_ESS", 1e12)
+    assert st.posterior_draws(f, 50, np.random.default_rng(0)) is None
+    for _ in range(2):
+        d = pr.param_draws(f, 50, np.random.default_rng(0))
+        assert d.shape == (50, len(f.names)) and np.all(d[0] == f.params)
+    assert sum("predictive draws: normal" in n for n in f.notes) == 1

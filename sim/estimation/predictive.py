@@ -63,6 +63,11 @@ def param_draws(f, n_draws: int, rng) -> np.ndarray:
         got = posterior_draws(f, n_draws, rng)
         if got is not None:
             return got[0]
+        note = ("predictive draws: normal at the estimate (the importance resampling to "
+                "the shift prior's posterior was too poor: fewer effective proposals than "
+                "draws), so the draws follow no skew of the posterior")
+        if note not in f.notes:  # said once, with the fit's other notes
+            f.notes.append(note)
     chol = cov_factor(f.draw_cov())
     z = rng.standard_normal((n_draws, len(f.names)))
     z[0] = 0.0
