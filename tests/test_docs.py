@@ -288,6 +288,8 @@ INTERNAL = {
     "antiamp.lazy.defer_dask_type_check": "an import-time optimisation (performance guide)",
     "antiamp.kernels.load_cached_kernels_lightly": "an import-time optimisation (performance "
                                                    "guide)",
+    "antiamp.design.population_shifts": "how the advisor and the estimator draw a new "
+                                        "population's shifts alike (design guide)",
 }
 
 
