@@ -40,6 +40,20 @@ BUILTIN_PACKAGE = "antiamp.models"
 ENTRY_POINT_GROUP = "antiamp.models"
 
 
+def blocks_by_instances(small: int, at: int, most: int = 1024) -> Callable[[Any], int]:
+    """A model's default block (:attr:`Model.cells_per_block`) that grows as a cell's
+    instances fall: ``small`` cells at ``at`` instances a cell or more (a cell's kernel
+    pass and exact values, tens of milliseconds or more: blocks small enough to spread
+    over workers and to resume), about as many instances a block below that, at most
+    ``most`` cells, so that a block's own cost, its Dataset and chunk files, stays small
+    beside its cells'."""
+
+    def cells_per_block(base) -> int:
+        return int(max(small, min(most, small * at // max(1, int(base.run.n_instances)))))
+
+    return cells_per_block
+
+
 @dataclass(frozen=True)
 class FusedGrid:
     """What the sweep engine needs to run a model's grids fused: each cell's result

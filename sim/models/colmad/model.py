@@ -9,7 +9,7 @@ import numpy as np
 
 from ...layout import add_triplets, axis_coords, cell_triplets, computed_cells, model_dataset, pm
 from ...plotting import panel_grid, save, shared_legend, wrap_columns, wrap_prose
-from ...registry import Model
+from ...registry import Model, blocks_by_instances
 from .config import SECTIONS
 from . import core as cm
 
@@ -216,13 +216,9 @@ def cell_work(size) -> tuple:
     return n * (1 + r), f"{n:,.0f} instances x (1 + {r:,.0f} colmad.rounds)"
 
 
-def cells_per_block(base) -> int:
-    """A grid's default block: 16 cells at 100,000 instances a cell or more (a
-    cell's kernel pass and exact values, tens of milliseconds: blocks small enough to
-    spread over workers and to resume), more cells as a cell's instances fall (about
-    as many instances a block; at most 1,024 cells), so that a block's own cost, its
-    Dataset and chunk files, stays small beside its cells'."""
-    return int(max(16, min(1024, 16 * 100_000 // max(1, int(base.run.n_instances)))))
+#: A grid's default block: 16 cells at 100,000 instances a cell or more, more as a
+#: cell's instances fall (:func:`~antiamp.registry.blocks_by_instances`).
+cells_per_block = blocks_by_instances(16, 100_000)
 
 
 MODEL = Model(

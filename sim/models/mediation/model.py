@@ -8,7 +8,7 @@ import numpy as np
 
 from ...layout import add_triplets, axis_coords, cell_triplets, computed_cells, model_dataset, pm_of
 from ...plotting import panel_grid, save, shared_legend, wrap_columns, wrap_prose
-from ...registry import Model
+from ...registry import Model, blocks_by_instances
 from .config import SECTIONS
 from . import core as md
 
@@ -183,13 +183,9 @@ def cell_work(size) -> tuple:
                      "perspectives + citations)")
 
 
-def cells_per_block(base) -> int:
-    """A grid's default block: 16 cells at 200,000 instances a cell or more (a
-    cell's kernel pass and exact values, tens of milliseconds: blocks small enough to
-    spread over workers and to resume), more cells as a cell's instances fall (about
-    as many instances a block; at most 1,024 cells), so that a block's own cost, its
-    Dataset and chunk files, stays small beside its cells'."""
-    return int(max(16, min(1024, 16 * 200_000 // max(1, int(base.run.n_instances)))))
+#: A grid's default block: 16 cells at 200,000 instances a cell or more, more as a
+#: cell's instances fall (:func:`~antiamp.registry.blocks_by_instances`).
+cells_per_block = blocks_by_instances(16, 200_000)
 
 
 MODEL = Model(

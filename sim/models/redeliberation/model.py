@@ -9,7 +9,7 @@ import numpy as np
 from ...judge import judge_tables
 from ...layout import add_triplets, axis_coords, cell_triplets, computed_cells, model_dataset, pm_of
 from ...plotting import panel_grid, save, shared_legend, wrap_columns, wrap_prose
-from ...registry import Model
+from ...registry import Model, blocks_by_instances
 from ...config import MAX_BLOCK_SUMS_BYTES  # noqa: F401 (the bound, read by tests)
 from .config import MAX_FORCED_ROUNDS, SECTIONS
 from . import core as rd
@@ -276,13 +276,9 @@ def plot_grid(ds, path: Path) -> list:
     return save(fig, path)
 
 
-def cells_per_block(base) -> int:
-    """A grid's default block: 8 cells at 200,000 instances a cell or more (a cell's
-    kernel pass and quadratures, tens to hundreds of milliseconds: blocks small enough
-    to spread over workers and to resume), more cells as a cell's instances fall (about
-    as many instances a block; at most 1,024 cells), so that a block's own cost, its
-    Dataset and chunk files, stays small beside its cells'."""
-    return int(max(8, min(1024, 8 * 200_000 // max(1, int(base.run.n_instances)))))
+#: A grid's default block: 8 cells at 200,000 instances a cell or more, more as a
+#: cell's instances fall (:func:`~antiamp.registry.blocks_by_instances`).
+cells_per_block = blocks_by_instances(8, 200_000)
 
 
 MODEL = Model(
