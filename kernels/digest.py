@@ -29,32 +29,15 @@ def fmix(x):
 
 
 @nb.njit(cache=True, nogil=True)
-def add_mixed(words, key, inside, skip_zero, acc):
+def add_mixed_within(words, key, at, ext, skip_zero, acc):
     """``acc[i] +=`` the sum over the elements ``e`` inside cell ``i`` and their words
     ``w`` of ``fmix(words[i, e, w] ^ key[e, w])`` (a word 0 left out where
     ``skip_zero``: the code points that pad a label).  ``words`` [cell, element, word]
-    of any unsigned type, read as uint64; ``inside`` [cell, element]."""
-    n, n_el, n_w = words.shape
-    for i in range(n):
-        s = np.uint64(0)
-        for e in range(n_el):
-            if inside[i, e]:
-                for w in range(n_w):
-                    x = np.uint64(words[i, e, w])
-                    if skip_zero and x == 0:
-                        continue
-                    s += fmix(x ^ key[e, w])
-        acc[i] += s
-
-
-@nb.njit(cache=True, nogil=True)
-def add_mixed_within(words, key, at, ext, skip_zero, acc):
-    """:func:`add_mixed` with a cell's elements found here: element ``e`` is inside
-    cell ``i`` when ``at[e, k] < ext[i, k]`` along each of the variable's model
-    dimensions ``k`` (``at`` [element, dimension]: its index along each; ``ext``
-    [cell, dimension]: the cell's extent along each).  The same sums as
-    :func:`add_mixed` on the mask those give, without building the mask (a block's
-    array of flags a variable, most of a checksum's cost in NumPy calls)."""
+    of any unsigned type, read as uint64.  Element ``e`` is inside cell ``i`` when
+    ``at[e, k] < ext[i, k]`` along each of the variable's model dimensions ``k``
+    (``at`` [element, dimension]: its index along each; ``ext`` [cell, dimension]: the
+    cell's extent along each), found here rather than from a block-sized array of
+    flags a variable (most of a checksum's cost in NumPy calls)."""
     n, n_el, n_w = words.shape
     n_d = at.shape[1]
     for i in range(n):
@@ -100,10 +83,8 @@ def warm() -> None:
     (``antiamp warm``): the words of labels (uint32), flags (uint8), 4- and 8-byte
     numbers."""
     acc = np.zeros(1, np.uint64)
-    inside = np.ones((1, 1), np.bool_)
     key = np.zeros((1, 1), np.uint64)
     at, ext = np.zeros((1, 1), np.int64), np.ones((1, 1), np.int64)
     for t in (np.uint8, np.uint16, np.uint32, np.uint64):
-        add_mixed(np.zeros((1, 1, 1), t), key, inside, False, acc)
         add_mixed_within(np.zeros((1, 1, 1), t), key, at, ext, False, acc)
     last_held(np.ones((1, 1, 1, 1), np.bool_), np.zeros(1, np.int64))
