@@ -37,8 +37,8 @@ of this checkout's slope to the other's.
 
 ``--store-split`` measures, per block, the store's CPU beside the model's solving:
 the equilibrium grid (c_e x b), the baseline's fused grid (rho x b) and a signals
-grid (eta x phi, exact payoffs), each 64 x 1,024 cells in 16 blocks of 4,096, in a
-fresh process, compiled outside the timing.  Direct timers (``time.process_time``)
+grid (eta x phi, exact payoffs), each 64 x 1,024 cells in the model's default blocks
+(or ``--cells-per-block``), in a fresh process, compiled outside the timing.  Direct timers (``time.process_time``)
 wrap the functions of each step: solving (a block's ``run_block`` or fused kernel
 pass), the metrics derived from a fused block's counts, and, inside the store's
 write of a block, the checks that a block fits the store (``fit``), the per-cell
@@ -397,7 +397,8 @@ def per_cell(models: list, sizes: list, n: int, repeats: int, other: str | None,
     print(f"load average (1, 5, 15 min) before {load0}, after {load1}")
 
 
-#: The grids of --store-split: 64 x 1,024 cells, 16 blocks of 4,096 (each model's default).
+#: The grids of --store-split: 64 x 1,024 cells, in each model's default blocks (or
+#: ``--cells-per-block``).
 SPLIT_GRIDS = {
     "equilibrium": {"model": {"name": "equilibrium", "p": 0.6},
                     "sweep": {"axes": {"model": {"c_e": {"linspace": [0.0, 1.0, 64]}},
@@ -486,6 +487,8 @@ def child_split(name: str) -> None:
         _wrap_steps(totals, counts)
         cfg = copy.deepcopy(SPLIT_GRIDS[name])
         cfg["sweep"]["plot"] = False
+        if os.environ.get("ANTIAMP_BENCH_BLOCK"):  # --cells-per-block: not the model's own
+            cfg["sweep"]["cells_per_block"] = int(os.environ["ANTIAMP_BENCH_BLOCK"])
         cpu = time.process_time()
         ds = run_sweep(cfg, tmp + "/s", progress=False, log=lambda *a: None)
         dcpu = time.process_time() - cpu
@@ -494,8 +497,9 @@ def child_split(name: str) -> None:
                           "antiamp": os.path.dirname(sim.__file__)}))
 
 
-def store_split(models: list, repeats: int, other: str | None) -> None:
-    """The store's CPU per block beside solving per block (see the module)."""
+def store_split(models: list, repeats: int, other: str | None, block: int = 0) -> None:
+    """The store's CPU per block beside solving per block (see the module); ``block``:
+    cells a block (``sweep.cells_per_block``), 0 each model's own."""
     import os
     import statistics
 
@@ -507,8 +511,11 @@ def store_split(models: list, repeats: int, other: str | None) -> None:
             for side in (sides if k % 2 == 0 else sides[::-1]):
                 env = dict(os.environ)
                 env.pop("ANTIAMP_BENCH_SRC", None)
+                env.pop("ANTIAMP_BENCH_BLOCK", None)
                 if side == "other":
                     env["ANTIAMP_BENCH_SRC"] = other
+                if block:
+                    env["ANTIAMP_BENCH_BLOCK"] = str(block)
                 out = subprocess.run([sys.executable, __file__, "--child-split", name],
                                      capture_output=True, text=True, check=True, env=env)
                 r = json.loads(out.stdout.strip().splitlines()[-1])
@@ -519,8 +526,10 @@ def store_split(models: list, repeats: int, other: str | None) -> None:
     load1 = os.getloadavg()
     keys = ("solve", "derive", "store", "fit", "grow", "checksum", "encode", "chunk files", "zarr",
             "stats")
-    print(f"\nCPU ms per block, medians of {repeats} runs (64 x 1,024 cells, 16 blocks of "
-          "4,096). 'solve': the model's own work on a block (a fused grid's kernel pass "
+    print(f"\nCPU ms per block, medians of {repeats} runs (64 x 1,024 cells; blocks: "
+          + ", ".join(f"{name} {runs[(name, sides[0])][0]['blocks']}" for name in models)
+          + f"{' of ' + format(block, ',') + ' cells' if block else ', each model its own'}). "
+          "'solve': the model's own work on a block (a fused grid's kernel pass "
           "and 'derive', the metrics from its counts); 'store': the whole write of a "
           "block into the store but 'derive', of which fit .. stats ('grow', in 'fit': "
           "resizing along a model dimension; 'chunk files' include their encoding; 'zarr': "
@@ -638,6 +647,8 @@ def main(argv=None):
                     help="models of SPLIT_GRIDS (comma-separated): the store's CPU per block")
     ap.add_argument("--against", default=None, help="another checkout to time beside this one")
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--cells-per-block", type=int, default=0,
+                    help="--store-split: sweep.cells_per_block (default: each model's own)")
     ap.add_argument("--per-cell", default=None,
                     help="grids of MODEL_GRIDS (comma-separated): marginal CPU per cell")
     ap.add_argument("--sizes", default="100,10000", help="cells of the --per-cell grids")
@@ -648,7 +659,8 @@ def main(argv=None):
         child_split(args.child_split)
         return
     if args.store_split:
-        store_split(args.store_split.split(","), args.repeats, args.against)
+        store_split(args.store_split.split(","), args.repeats, args.against,
+                    args.cells_per_block)
         return
     if args.child in MODEL_GRIDS:
         child_model(args.child, args.cells, args.n)

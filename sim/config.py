@@ -757,7 +757,22 @@ def as_yaml(cfg: Config) -> str:
     by PyYAML straight from the dataclasses: building the structured node took 25 ms
     a call, more than solving 10^4 equilibrium cells.
     """
+    plain = _yaml_plain(cfg)
+    # The text kept by the values it writes (a grid's blocks dump one config once):
+    # ``repr`` tells 1 from 1.0, True and "1", and keeps the order the YAML keeps.
+    key = repr(plain)
+    if key not in _YAML:
+        if len(_YAML) > 64:
+            _YAML.clear()
+        _YAML[key] = _dump_yaml(plain)
+    return _YAML[key]
+
+
+_YAML: dict = {}
+
+
+def _dump_yaml(plain) -> str:
     import yaml
 
-    return yaml.dump(_yaml_plain(cfg), Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper),
+    return yaml.dump(plain, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper),
                      default_flow_style=False, allow_unicode=True, sort_keys=False)

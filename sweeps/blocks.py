@@ -341,6 +341,29 @@ def store_state(plan: Plan, store: Path, overwrite: bool = False, run_dir=None) 
     return "new"
 
 
+def stored_blocks(plan: Plan, store: Path | None, attrs: dict | None = None) -> Plan:
+    """``plan`` in the blocks of the store at ``store`` where they are the only thing
+    that differs: a store of the same sweep written in another model default's
+    blocks (the default changed since) is resumed, verified and repaired in its own
+    blocks (``attrs``: the store's attributes where read already).  A block size the
+    sweep names (``sweep.cells_per_block``) is kept: a
+    store of other blocks is then another sweep, as before."""
+    if plan.fused is not None or plan.spec.cells_per_block:
+        return plan
+    if attrs is None:  # else the store's attributes, already read
+        if store is None or not Path(store).exists():
+            return plan
+        attrs = _store_attrs(store)
+    k = attrs.get("cells_per_block")
+    if not attrs.get(STORE_MARKER) or not isinstance(k, int) or k < 1:
+        return plan
+    k = min(k, plan.n_cells)
+    if k == plan.cells_per_block:
+        return plan
+    other = dataclasses.replace(plan, cells_per_block=k)
+    return other if grid_fingerprint(other) == attrs.get("fingerprint") else plan
+
+
 def _store_attrs(store: Path) -> dict:
     try:
         import zarr
@@ -503,7 +526,7 @@ def run_grid_store(cfg: Any, store: str | Path, *, client=None, executor=None,
     the finished blocks in the store; rerunning the same call verifies them, runs
     the rest and ends with the same store, bit for bit, as an uninterrupted run.
     """
-    plan = plan or plan_grid(cfg)
+    plan = stored_blocks(plan or plan_grid(cfg), Path(store))
     run_store(ModelBlocks(plan, executor, overwrite), Path(store), client=client,
               progress=progress, log=log, run_dir=run_dir)
     return open_store(store, dask)

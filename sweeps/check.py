@@ -177,9 +177,12 @@ def _strategy(attrs: dict, kind: str):
     from .blocks import ModelBlocks
     from .spec import plan_grid
 
+    from .blocks import stored_blocks
+
     cfg.setdefault("model", {})["name"] = attrs["model"]
     cfg["sweep"] = json.loads(attrs["sweep_json"])
-    return ModelBlocks(plan_grid(cfg))
+    # in the store's own blocks (a model's default may have changed since)
+    return ModelBlocks(stored_blocks(plan_grid(cfg), None, attrs))
 
 
 def _check(store: Path, attrs: dict, repair: bool, log, kind: str) -> CheckResult:

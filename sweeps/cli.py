@@ -55,9 +55,12 @@ def prevalidate(args: list[str]) -> None:
     from .metadata import rebuildable
 
     # every cell, and what the cells' configs name (data files): before a run directory
+    from .blocks import stored_blocks
+
     plan = make_plan(cfg)
-    s = block_strategy(plan)
     store = resolve_store(plan, run_dir)
+    plan = stored_blocks(plan, store)  # an earlier default's blocks: the store's kept
+    s = block_strategy(plan)
     # A store of this sweep whose metadata the run will rebuild is checked then.
     if not multirun and not rebuildable(store, s.fingerprint):
         s.state(store, run_dir)

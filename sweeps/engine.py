@@ -211,8 +211,12 @@ def run_sweep(cfg, out_dir=None, *, client=None, progress=None, log=print,
     """
     from .blocks import open_store
 
+    from .blocks import stored_blocks
+
     plan = make_plan(cfg)
-    strategy, store = block_strategy(plan), resolve_store(plan, out_dir)
+    store = resolve_store(plan, out_dir)
+    plan = stored_blocks(plan, store)  # an earlier default's blocks: the store's kept
+    strategy = block_strategy(plan)
     run_store(strategy, store, client=client, progress=progress, log=log, run_dir=out_dir)
     return open_store(store, dask)
 

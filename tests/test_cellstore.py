@@ -294,3 +294,57 @@ def test_padding_a_grown_array_gives_the_files_of_one_zarr_write(tmp_path, dtype
     assert got[0] == want[0]
     assert np.array_equal(got[1], want[1], equal_nan=dtype == "f8")
     assert (got[1][:, old:] == fill_of(np.dtype(dtype))).all() or np.isnan(got[1][:, old:]).all()
+
+
+def test_a_store_in_an_earlier_default_s_blocks_is_resumed_and_checked_in_its_own(
+        tmp_path, monkeypatch):
+    """A model's default block changed since a store was written (the equilibrium
+    model's exact payoffs: 4,096 cells, now more): the store, killed after two blocks,
+    resumes in its own blocks to the grid computed in memory, antiamp-check verifies
+    and repairs it in them; a block size the sweep names is another sweep, refused."""
+    from antiamp.models.equilibrium import model as eq
+    from antiamp.sweeps import spec
+    from antiamp.sweeps.check import check_store
+
+    cfg = {"model": {"name": "equilibrium", "p": 0.6},
+           "sweep": {"axes": {"model": {"c_e": {"linspace": [0.0, 1.0, 4]}},
+                              "judge": {"b": {"linspace": [0.0, 1.0, 5]}}}}}
+    store = tmp_path / "e.zarr"
+    monkeypatch.setattr(eq, "EXACT_CELLS_PER_BLOCK", 5)  # the earlier default
+    spec._LAST_PLAN.clear()
+    assert blocks.plan_grid(cfg).cells_per_block == 5
+    real, calls = blocks.run_block, {"n": 0}
+
+    def dying(*a, **k):
+        calls["n"] += 1
+        if calls["n"] > 2:
+            raise KeyboardInterrupt
+        return real(*a, **k)
+
+    monkeypatch.setattr(blocks, "run_block", dying)
+    with pytest.raises(KeyboardInterrupt):
+        blocks.run_grid_store(cfg, store, progress=False, log=lambda *a: None)
+    monkeypatch.setattr(blocks, "run_block", real)
+    monkeypatch.setattr(eq, "EXACT_CELLS_PER_BLOCK", 65_536)  # today's
+    spec._LAST_PLAN.clear()
+    assert blocks.plan_grid(cfg).cells_per_block == 20
+    msgs = []
+    ds = blocks.run_grid_store(cfg, store, progress=False, log=msgs.append).load()
+    assert any("resuming" in m for m in msgs), msgs
+    assert ds.attrs["cells_per_block"] == 5
+    assert zarr.open_group(str(store), mode="r")["cell_done"].chunks == (1, 5)
+    mem = blocks.run_grid(cfg, progress=False)
+    for k in mem.data_vars:
+        assert np.array_equal(mem[k].values, ds[k].values, equal_nan=mem[k].dtype.kind == "f"
+                              ), k
+    n, bad = check_store(store, log=lambda *a: None)
+    assert (n, bad) == (4, 0)
+    x = zarr.open_group(str(store), mode="r+")["x_P"]
+    x[2, 0, 0, 0] = x[2, 0, 0, 0] + 1.0  # a cell of the third block damaged
+    assert check_store(store, log=lambda *a: None)[1] == 1
+    check_store(store, repair=True, log=lambda *a: None)
+    assert check_store(store, log=lambda *a: None)[1] == 0
+    named = {**cfg, "sweep": {**cfg["sweep"], "cells_per_block": 10}}
+    spec._LAST_PLAN.clear()
+    with pytest.raises(blocks.EngineError, match="different run"):
+        blocks.run_grid_store(named, store, progress=False, log=lambda *a: None)

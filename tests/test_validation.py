@@ -244,3 +244,20 @@ def test_a_config_object_is_checked_like_its_dict():
     bad.model.rho = 1.5
     with pytest.raises(ConfigError, match="rho"):
         to_config(bad)
+
+
+def test_stored_config_yaml_follows_every_value():
+    """as_yaml keeps the text of a config it wrote (a grid's blocks dump one config):
+    a config that differs in any value, or in its type (1 against 1.0), is written anew."""
+    from omegaconf import OmegaConf
+
+    from antiamp import registry
+    from antiamp.config import as_yaml
+
+    texts = []
+    for raw in ({"model": {"rho": 0.4}}, {"model": {"rho": 0.5}}, {"model": {"rho": 0.4}},
+                {"model": {"rho": 1}}, {"model": {"rho": 1.0}}, {"run": {"seed": 4}}):
+        _, cfg = registry.to_model_config(raw)
+        texts.append(as_yaml(cfg))
+        assert texts[-1] == OmegaConf.to_yaml(OmegaConf.structured(cfg))
+    assert texts[0] == texts[2] and len(set(texts)) == 4

@@ -121,6 +121,28 @@ def cell_work(size) -> tuple:
     return n, f"{n:,.0f} instances (simulated payoffs)"
 
 
+#: Cells a block with exact payoffs (the default): a cell is one solve, about 1.5-2 us
+#: of CPU, while a block has a fixed cost of about 20 ms (its Dataset, config and
+#: metrics; its chunk files, about 20 of them, and their checks in the store).  At
+#: 65,536 cells a block solves in about 0.1 s, the fixed cost is under a fifth of it,
+#: and a float64 chunk of a variable over the two protocols is 1 MB (zarr's guidance:
+#: 1 MB or more); at 4,096 (32 KB chunks) the store's writes cost as much as the
+#: solving.  A grid worth spreading over workers, 10^6 cells and more (2 s of CPU),
+#: still has 16 blocks or more; a smaller one is one block of under 0.2 s, less than a
+#: distributed run's start.
+EXACT_CELLS_PER_BLOCK = 65_536
+#: Cells a block with simulated payoffs: each cell one baseline kernel pass.
+SIMULATED_CELLS_PER_BLOCK = 4096
+
+
+def cells_per_block(base) -> int:
+    """The default block (:attr:`antiamp.registry.Model.cells_per_block`): by what a
+    cell costs (:data:`EXACT_CELLS_PER_BLOCK`, :data:`SIMULATED_CELLS_PER_BLOCK`)."""
+    if base.equilibrium.payoffs == "exact":
+        return EXACT_CELLS_PER_BLOCK
+    return SIMULATED_CELLS_PER_BLOCK
+
+
 MODEL = Model(
     name="equilibrium",
     title="equilibria of the evidence-presentation game, with certificates",
@@ -130,7 +152,7 @@ MODEL = Model(
     kernel_fields=("model.pi", "model.p", "model.rho", "model.stance", "model.a",
                    "run.n_instances", "run.seed"),
     format_table=format_equilibria, figures=plot_regimes, plot_vars=("x_P", "x_A", "amp"),
-    cells_per_block=4096,
+    cells_per_block=cells_per_block,
     gpu=True,  # simulated payoffs run the baseline's kernel
     work=cell_work,
 )
