@@ -339,7 +339,11 @@ class CellStore:
 
     def _coord(self, d: str) -> np.ndarray:
         if d not in self._coords:
-            self._coords[d] = np.asarray(self.group[d][...])
+            # the listed array where there is one: opened by name it reads its
+            # metadata again (about 5 ms a coordinate, the first block of each run)
+            handles = self._handles or {}
+            a = handles[d] if d in handles else self.group[d]
+            self._coords[d] = np.asarray(a[...])
         return self._coords[d]
 
     def _length(self, d: str) -> int:
