@@ -182,7 +182,10 @@ SOLVERS = {
     "mediation": tuple(f"{_M}mediation.core:{f}" for f in (
         "exact", "simulate", "exact_error", "mean_residual")),
     "loop": (f"{_M}loop.core:*",),
-    "compare": (f"{_M}compare.core:exact_with_error", f"{_M}compare.core:simulate"),
+    # margin_scale: the root (Brent's method) that maps the task onto re-deliberation's
+    # evidence margins, the model's own numerics
+    "compare": (f"{_M}compare.core:exact_with_error", f"{_M}compare.core:simulate",
+                f"{_M}compare.core:margin_scale"),
     "equilibrium": (f"{_M}equilibrium.core:_solve_game", f"{_M}equilibrium.core:_simulated_se",
                     "antiamp.evidence_game:*"),
 }

@@ -28,6 +28,16 @@ def covers(field: str, path: str) -> bool:
     return path == section or path.split(".")[0] == section
 
 
+def column(cells, path: str) -> np.ndarray:
+    """Every cell's value of the config field ``path`` ("section.name"): a block of a
+    grid (:class:`antiamp.sweeps.spec.CellBlock`) answers from its axes' columns, without
+    a config per cell; a list of configs field by field."""
+    if hasattr(cells, "field"):
+        return cells.field(path)
+    section, name = path.split(".")
+    return np.array([getattr(getattr(c, section), name) for c in cells])
+
+
 def kernel_groups(cells, fields) -> tuple[list, np.ndarray]:
     """Cells that agree on ``fields`` (a model's ``kernel_fields``: "section.name",
     "section.*" or "section") share one kernel pass: ``(one config for each group,

@@ -218,6 +218,21 @@ def mean_from_sums(total: float, n: float, squares: float) -> tuple[float, float
     return m, float(np.sqrt(var / max(n - 1, 1)))
 
 
+def means_from_sums(total, n, squares) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`mean_from_sums` elementwise over arrays (a cell or a protocol a row): the
+    same operations on each element, so the same bits as a call per element."""
+    total, n, squares = np.broadcast_arrays(*(np.asarray(x, dtype=float)
+                                              for x in (total, n, squares)))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        m = total / n
+        var = squares / n - m * m
+        var = np.where(var <= np.maximum(4.0, n) * np.finfo(float).eps * np.abs(squares / n),
+                       0.0, var)
+        se = np.sqrt(var / np.maximum(n - 1, 1))
+    live = n > 0
+    return np.where(live, m, np.nan), np.where(live, se, np.nan)
+
+
 def evaluate(weights, J_consult, J_debate, alpha, beta, delta_c, c_e, n=None, names=None,
              se: bool = True):
     """All metrics from class weights: ``{name: (values, ses)}``.

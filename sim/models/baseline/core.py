@@ -192,11 +192,12 @@ def _theory_values(c: Config, strat, J_c, J_d):
     return evaluate(prob, J_c, J_d, *_welfare_args(c), n=c.run.n_instances)
 
 
-def exact_values(cfg: Any) -> dict:
+def exact_values(cfg: Any, validated: bool = False) -> dict:
     """The closed forms of a config (seed 000, sections 3-4) without the Dataset:
     ``{metric: (values [consult, debate], standard error at run.n_instances)}``, the
-    values :func:`theory` labels (what another model that composes this one reads)."""
-    c, strat, J_c, J_d = _setup(cfg)
+    values :func:`theory` labels (what another model that composes this one reads).
+    ``validated``: ``cfg`` is a config already validated (not checked again)."""
+    c, strat, J_c, J_d = _setup(cfg, validated=validated)
     return _theory_values(c, strat, J_c, J_d)
 
 

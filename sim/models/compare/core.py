@@ -189,6 +189,8 @@ def mapped(cfg) -> Mapped:
 
 # ------------------------------------------------------------------ seed 000
 def _seed000_cfg(cfg, jury: int):
+    """The cell's config (validated with the grid: compare.jury_size lies within
+    judge.jury_size's range) with ``jury`` judges: not validated again."""
     return replace(cfg, judge=replace(cfg.judge, jury_size=int(jury)))
 
 
@@ -197,17 +199,17 @@ def seed000_exact(cfg, jury: int) -> dict:
     debate)}``."""
     from ..baseline.core import exact_values
 
-    v = exact_values(_seed000_cfg(cfg, jury))
+    v = exact_values(_seed000_cfg(cfg, jury), validated=True)
     return {k: np.asarray(v[k][0], float) for k in ("amp", "fwc", "acc")}
 
 
 def seed000_simulated(cfg, jury: int, n: int, seed: int) -> dict:
     """The same by the baseline kernel: ``{metric: ((consult, debate), se)}``."""
-    from ..baseline.core import simulate
+    from ..baseline.core import simulate_config
 
     c = _seed000_cfg(cfg, jury)
     c = replace(c, run=replace(c.run, n_instances=int(n), seed=int(seed)))
-    ds = simulate(c)
+    ds = simulate_config(c)
     return {k: (ds[k].values, ds[f"{k}_se"].values) for k in ("amp", "fwc", "acc")}
 
 

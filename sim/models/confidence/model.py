@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from pathlib import Path
@@ -22,21 +23,34 @@ OVERSIGHT = {"amp": "Amp = Pr(y = a | a wrong)", "fwc": "follow-when-correct Pr(
              "acc": "accuracy Pr(y = omega)"}
 
 
+@functools.lru_cache(maxsize=16)
+def _data(path, condition: str) -> tuple:
+    """A condition's bets and what the data alone give (the rounds' means, the closing
+    classes, the Brier scores): the same for every cell that reads the same log and
+    condition, so computed once, not per cell (read-only arrays)."""
+    X = cf.bets_array(cf.load_bets(path), condition)
+    means, means_se = cf.data_means(X)
+    classes = cf.data_classes(X)
+    out = (X, means, means_se, classes, np.sqrt(classes * (1 - classes) / len(X)))
+    for a in out:
+        a.flags.writeable = False
+    return out + (dict(cf.brier_data(X)),)
+
+
 def _cell(c) -> dict:
     cc = c.confidence
     rep_P, fitP = cf.reports_of(cc)
     rep_A = rep_P if cc.antagonist is None else cf.reports_of(cc, cc.antagonist)[0]
-    X = cf.bets_array(cf.load_bets(cc.data), cc.condition)
+    X, mean_data, mean_data_se, class_data, class_data_se, bd = _data(cc.data, cc.condition)
     R = rep_P.rounds
     r: dict = {}
     vals = fitP.values()
     r["param"] = np.array([vals[n][0] for n in fitP.names])
     r["param_se"] = np.array([vals[n][1] for n in fitP.names])
     r["mean_model"] = cf.implied_means(rep_P)
-    r["mean_data"], r["mean_data_se"] = cf.data_means(X)
+    r["mean_data"], r["mean_data_se"] = mean_data, mean_data_se
     r["class_model"] = cf.closing_class_probs(rep_P)
-    r["class_data"] = cf.data_classes(X)
-    r["class_data_se"] = np.sqrt(r["class_data"] * (1 - r["class_data"]) / len(X))
+    r["class_data"], r["class_data_se"] = class_data, class_data_se
     if cc.ppc_draws:
         pp = cf.predictive_check(fitP, X, cc.ppc_draws, seed=int(c.run.seed))
         r["class_ppc_lo"], r["class_ppc_hi"] = pp["lo"], pp["hi"]
@@ -49,7 +63,7 @@ def _cell(c) -> dict:
                    + (rep_P.weight * 100) ** 2 * _belief_var(rep_P))
     r["report_lo"] = r["mean_model"] - 1.645 * sd
     r["report_hi"] = r["mean_model"] + 1.645 * sd
-    bd, bm = cf.brier_data(X), cf.brier_model(rep_P)
+    bm = cf.brier_model(rep_P)
     r["brier_best"], r["brier_best_se"] = np.float64(bd["best"]), np.float64(bd["best_se"])
     r["brier_coin"] = np.float64(bd["coin"])
     r["brier_model"], r["confidence_info"] = np.float64(bm["brier"]), np.float64(bm["corr"])

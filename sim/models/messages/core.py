@@ -34,7 +34,7 @@ from ...lazy import lazy
 special = lazy("scipy.special")
 
 from ...config import ConfigError
-from ...metrics import mean_from_sums
+from ...metrics import means_from_sums
 
 
 
@@ -193,39 +193,55 @@ def exogenous_simulated_cells(rows: list, n, seed, n_threads=0, device="cpu") ->
 
 
 def exogenous_outcomes(w_or_cnt, gd_sum, gd_sq, gc_sum, gc_sq, welfare=(1.0, 1.0, 0.0)):
-    """{name: (value [2], se [2])} from per-class counts and sums (exact: weights and
-    per-class expectations, sums = weight * expectation, squares unused -> se NaN)."""
+    """{name: (value [..., 2], se [..., 2])} from per-class counts and sums [..., 8]
+    (exact: weights and per-class expectations, sums = weight * expectation, squares
+    unused -> se NaN).  Leading axes are cells, with ``welfare`` (alpha, beta,
+    delta_c) scalars or a value per cell: a block's outcomes at once, each element by
+    the same operations as cell by cell (sums over the class axis, contiguous)."""
     k = np.arange(8)
     right = (k >> 2) & 1 == 1
     ep, ea = (k >> 1) & 1, k & 1
-    alpha, beta, delta_c = welfare
+    N = np.asarray(w_or_cnt, dtype=float)
+    lead = N.shape[:-1]
+    alpha, beta, delta_c = (np.broadcast_to(np.asarray(x, dtype=float), lead)
+                            for x in welfare)
+    # squares as the scalar code took them (Python's float power), element by element
+    sq = [np.array([v ** 2 for v in x.ravel().tolist()]).reshape(lead)
+          for x in (alpha, delta_c)]
+    alpha_sq, dc_sq = sq
+    a_b = alpha + beta
+    a_b_sq = np.array([v ** 2 for v in a_b.ravel().tolist()]).reshape(lead)
+
+    def tot(x, mask=None):
+        x = np.asarray(x, dtype=float)
+        return np.ascontiguousarray(x if mask is None else x[..., mask]).sum(axis=-1)
+
     out = {}
     for p, (s1, s2) in enumerate(((gc_sum, gc_sq), (gd_sum, gd_sq))):
-        N = w_or_cnt
-        amp = mean_from_sums(s1[~right].sum(), N[~right].sum(), s2[~right].sum())
-        fwc = mean_from_sums(s1[right].sum(), N[right].sum(), s2[right].sum())
-        endorse = mean_from_sums(s1.sum(), N.sum(), s2.sum())
+        amp = means_from_sums(tot(s1, ~right), tot(N, ~right), tot(s2, ~right))
+        fwc = means_from_sums(tot(s1, right), tot(N, right), tot(s2, right))
+        endorse = means_from_sums(tot(s1), tot(N), tot(s2))
         # Accuracy and welfare are means over every instance of per-instance values
         # (v = g when the protagonist is right, 1 - g when wrong; u = -alpha (1 - v)
         # - beta [wrong] g - delta_c), so their standard errors come from the sums of
         # v and u and of their squares over all instances: the spread between right
         # and wrong instances included, not only the spread within each.
-        Nr, Nw = N[right].sum(), N[~right].sum()
-        s1r, s1w, s2r, s2w = s1[right].sum(), s1[~right].sum(), s2[right].sum(), s2[~right].sum()
-        acc = mean_from_sums(s1r + (Nw - s1w), Nr + Nw, s2r + (Nw - 2 * s1w + s2w))
-        dc = delta_c if p == 1 else 0.0
-        a_b = alpha + beta
+        Nr, Nw = tot(N, right), tot(N, ~right)
+        s1r, s1w, s2r, s2w = tot(s1, right), tot(s1, ~right), tot(s2, right), tot(s2, ~right)
+        acc = means_from_sums(s1r + (Nw - s1w), Nr + Nw, s2r + (Nw - 2 * s1w + s2w))
+        dc = delta_c if p == 1 else np.zeros(lead)
+        dc2 = dc_sq if p == 1 else np.zeros(lead)
         u_sum = -alpha * (Nr - s1r) - a_b * s1w - dc * (Nr + Nw)
-        u_sq = (alpha ** 2 * (Nr - 2 * s1r + s2r) + 2 * alpha * dc * (Nr - s1r) + dc ** 2 * Nr
-                + a_b ** 2 * s2w + 2 * a_b * dc * s1w + dc ** 2 * Nw)
-        wel = mean_from_sums(u_sum, Nr + Nw, u_sq)
+        u_sq = (alpha_sq * (Nr - 2 * s1r + s2r) + 2 * alpha * dc * (Nr - s1r) + dc2 * Nr
+                + a_b_sq * s2w + 2 * a_b * dc * s1w + dc2 * Nw)
+        wel = means_from_sums(u_sum, Nr + Nw, u_sq)
         e_P = (ep if p == 1 else ep)  # consultancy presents the same evidence
-        tie_n = (N * (e_P == (ea if p == 1 else 0))).sum()
-        tie = mean_from_sums(tie_n, N.sum(), tie_n)  # a 0/1 value: its square is itself
+        tie_n = tot(N * (e_P == (ea if p == 1 else 0)))
+        tie = means_from_sums(tie_n, tot(N), tie_n)  # a 0/1 value: its square is itself
         for name, v in (("amp", amp), ("fwc", fwc), ("endorse", endorse), ("acc", acc),
                         ("tie_rate", tie), ("welfare", wel)):
-            out.setdefault(name, (np.full(2, np.nan), np.full(2, np.nan)))
-            out[name][0][p], out[name][1][p] = v
+            out.setdefault(name, (np.full(lead + (2,), np.nan), np.full(lead + (2,), np.nan)))
+            out[name][0][..., p], out[name][1][..., p] = v
     return out
 
 

@@ -12,7 +12,7 @@ xr = lazy("xarray")
 
 from ...registry import Model, require_signal_stance, strategies_solved
 from .config import SECTIONS
-from ...layout import axis_coords, kernel_groups
+from ...layout import axis_coords, column, kernel_groups
 from ...plotting import both, judge_fields, line_figure, protocol_rows
 from . import core as msm
 
@@ -47,30 +47,46 @@ def solve_cells(base, cells) -> xr.Dataset:
             [(c.model.p, c.model.rho, c.judge.lam, c.judge.mu, c.messages) for c in reps],
             base.run.n_instances, base.run.seed, base.run.n_threads, base.run.device)
         calls.append(1)
-    for i, c in enumerate(cells):
+    if not strategic:
+        # Cells that agree on what the quadratures (or the kernel) read share one
+        # result; the outcomes of the block's cells are computed at once from them.
+        wel = tuple(column(cells, f"welfare.{k}") for k in ("alpha", "beta", "delta_c"))
+        if eqc.payoffs == "simulated":
+            cnt = np.stack([x[0] for x in shared])[group].astype(float)
+            sums = np.stack([x[1] for x in shared])[group]  # [cell, 4, class]
+            used = shared[0][2] if shared else 0
+            out = msm.exogenous_outcomes(cnt, sums[:, 0], sums[:, 1], sums[:, 2], sums[:, 3],
+                                         wel)
+        else:
+            reps, group = kernel_groups(cells, KERNEL_FIELDS)
+            wq, gdq, gcq = [], [], []
+            qrep = np.empty(len(reps))
+            for r, c in enumerate(reps):
+                errs: list = []
+                w, gd, gc = msm.exogenous_exact(c.model.p, c.model.rho, c.judge.lam,
+                                                c.judge.mu, c.messages, errs)
+                wq.append(w)
+                gdq.append(gd)
+                gcq.append(gc)
+                qrep[r] = max(errs)
+            w, gd, gc = (np.stack(x)[group] for x in (wq, gdq, gcq))
+            qerr = qrep[group]
+            out = msm.exogenous_outcomes(w, w * gd, w * gd ** 2, w * gc, w * gc ** 2, wel)
+            for k in out:
+                out[k][1][:] = np.nan
+        eps[:] = 0.0
+        for k in names:
+            val[k], se[k] = out[k]
+    for i, c in enumerate(cells if strategic else ()):
         mc, m, j = c.messages, c.model, c.judge
         wel = (c.welfare.alpha, c.welfare.beta, c.welfare.delta_c)
-        if not strategic:
-            if eqc.payoffs == "simulated":
-                cnt, sums, used = shared[group[i]]
-                out = msm.exogenous_outcomes(cnt.astype(float), sums[0], sums[1], sums[2],
-                                             sums[3], wel)
-            else:
-                errs: list = []
-                w, gd, gc = msm.exogenous_exact(m.p, m.rho, j.lam, j.mu, mc, errs)
-                qerr[i] = max(errs)
-                out = msm.exogenous_outcomes(w, w * gd, w * gd ** 2, w * gc, w * gc ** 2, wel)
-                for k in out:
-                    out[k][1][:] = np.nan
-            eps[i] = 0.0
-        else:
-            sc, sp, sa, _, ep, (Jc, Jd, e, rr) = msm.strategic_equilibrium(
-                m.p, m.rho, j.lam, j.mu, m.c_e, mc)
-            out = msm.strategic_outcomes(m.p, m.rho, sc, sp, sa, Jc, Jd, e, rr, wel)
-            rhet[i] = out["rhetoric_P"][0]
-            eps[i] = ep
-            A = sc.shape[1]
-            sigP[i, 0, :, :A], sigP[i, 1, :, :A], sigA[i, :, :A] = sc, sp, sa
+        sc, sp, sa, _, ep, (Jc, Jd, e, rr) = msm.strategic_equilibrium(
+            m.p, m.rho, j.lam, j.mu, m.c_e, mc)
+        out = msm.strategic_outcomes(m.p, m.rho, sc, sp, sa, Jc, Jd, e, rr, wel)
+        rhet[i] = out["rhetoric_P"][0]
+        eps[i] = ep
+        A = sc.shape[1]
+        sigP[i, 0, :, :A], sigP[i, 1, :, :A], sigA[i, :, :A] = sc, sp, sa
         for k in names:
             val[k][i], se[k][i] = out[k]
     elapsed = time.perf_counter() - t0

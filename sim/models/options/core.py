@@ -260,28 +260,31 @@ def simulate_cells(rows: list, n, seed, n_threads=0, device="cpu") -> list:
 
 
 def metrics_from_rows(rows, sq=None, n=None) -> dict:
-    """{name: (value [2], se [2])}; ``rows`` [2, 12] expectations (exact) or sums, with
-    ``sq`` sums of squares and ``n`` instances (simulated)."""
-    from ...metrics import mean_from_sums
+    """{name: (value [..., 2], se [..., 2])}; ``rows`` [..., 2, 12] expectations (exact)
+    or sums, with ``sq`` sums of squares and ``n`` instances (simulated); leading axes
+    are cells (a block's metrics at once, elementwise: the same bits as cell by cell)."""
+    from ...metrics import means_from_sums
 
-    def ratio(num, den, p):
-        if rows[p, den] <= 0:
-            return np.nan, np.nan
+    rows = np.asarray(rows, dtype=float)
+    nan = np.full(rows.shape[:-1], np.nan)
+
+    def ratio(num, den):
         if sq is None:
-            return rows[p, num] / rows[p, den], np.nan
-        return mean_from_sums(rows[p, num], rows[p, den], sq[p, num])
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return np.where(rows[..., den] > 0, rows[..., num] / rows[..., den], np.nan), nan
+        m, s = means_from_sums(rows[..., num], rows[..., den], sq[..., num])
+        live = rows[..., den] > 0
+        return np.where(live, m, np.nan), np.where(live, s, np.nan)
 
-    def mean(num, p):
+    def mean(num):
         if sq is None:
-            return rows[p, num] / rows[p, 11], np.nan
-        return mean_from_sums(rows[p, num], rows[p, 11], sq[p, num])
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return rows[..., num] / rows[..., 11], nan
+        return means_from_sums(rows[..., num], rows[..., 11], sq[..., num])
 
-    out = {}
-    for p in (0, 1):
-        vals = {"amp": ratio(0, 1, p), "fwc": ratio(2, 3, p), "acc": mean(4, p),
-                "loss": mean(5, p), "amp_loss": ratio(6, 7, p), "endorse": mean(10, p),
-                "wrong_alternative": ratio(8, 1, p) if p == 1 else (np.nan, np.nan)}
-        for k, v in vals.items():
-            out.setdefault(k, (np.full(2, np.nan), np.full(2, np.nan)))
-            out[k][0][p], out[k][1][p] = v
-    return out
+    out = {"amp": ratio(0, 1), "fwc": ratio(2, 3), "acc": mean(4), "loss": mean(5),
+           "amp_loss": ratio(6, 7), "endorse": mean(10)}
+    wa, wa_se = (x.copy() for x in ratio(8, 1))
+    wa[..., 0], wa_se[..., 0] = np.nan, np.nan  # defined in debate only
+    out["wrong_alternative"] = (wa, wa_se)
+    return {k: (np.array(v), np.array(s)) for k, (v, s) in out.items()}

@@ -12,7 +12,7 @@ xr = lazy("xarray")
 
 from ...registry import Model, require_signal_stance, strategies_solved
 from .config import SECTIONS
-from ...layout import axis_coords, kernel_groups
+from ...layout import axis_coords, column, kernel_groups
 from ...plotting import both, judge_fields, line_figure, protocol_rows
 from . import core as opm
 
@@ -27,31 +27,30 @@ def solve_cells(base, cells) -> xr.Dataset:
     eqc = base.equilibrium
     calls: list = []
     t0 = time.perf_counter()
-    C = len(cells)
-    val = {k: np.full((C, 2), np.nan) for k in opm.METRICS}
-    se = {k: np.full((C, 2), np.nan) for k in opm.METRICS}
     used = 0
+    # Cells that agree on what the kernel (or the enumeration) reads share one result;
+    # the metrics of the block's cells are then computed at once from their rows.
+    reps, group = kernel_groups(cells, KERNEL_FIELDS)
     if eqc.payoffs == "simulated":
-        # Cells with the same kernel inputs share their sums, and every distinct input is
-        # played out in one pass of the random numbers per number of options.
-        reps, group = kernel_groups(cells, KERNEL_FIELDS)
+        # Every distinct input is played out in one pass of the random numbers per
+        # number of options.
         shared = opm.simulate_cells([(c.model.p, c.model.rho, c.judge.lam, c.judge.mu,
                                       c.judge.kappa, c.options) for c in reps],
                                     base.run.n_instances, base.run.seed,
                                     base.run.n_threads, base.run.device)
         calls.extend([1] * len({c.options.K for c in reps}))
-    for i, c in enumerate(cells):
-        m, j, oc = c.model, c.judge, c.options
-        if eqc.payoffs == "simulated":
-            out, used = shared[group[i]]
-            res = opm.metrics_from_rows(out[..., 0], out[..., 1])
-        else:
-            res = opm.metrics_from_rows(opm.exact(m.p, m.rho, j.lam, j.mu, j.kappa, oc)["rows"])
-        if oc.antagonist == "attack":  # no alternative is defended
-            res["wrong_alternative"][0][:] = np.nan
-            res["wrong_alternative"][1][:] = np.nan
-        for k in opm.METRICS:
-            val[k][i], se[k][i] = res[k]
+        sums = np.stack([out for out, _ in shared])[group]  # [cell, protocol, row, 2]
+        used = shared[0][1] if shared else 0
+        res = opm.metrics_from_rows(sums[..., 0], sums[..., 1])
+    else:
+        rows = np.stack([opm.exact(c.model.p, c.model.rho, c.judge.lam, c.judge.mu,
+                                   c.judge.kappa, c.options)["rows"] for c in reps])
+        res = opm.metrics_from_rows(rows[group])
+    attack = column(cells, "options.antagonist") == "attack"  # no alternative is defended
+    res["wrong_alternative"][0][attack] = np.nan
+    res["wrong_alternative"][1][attack] = np.nan
+    val = {k: res[k][0] for k in opm.METRICS}
+    se = {k: res[k][1] for k in opm.METRICS}
     elapsed = time.perf_counter() - t0
     sh, ax = tuple(shape), tuple(dims)
 

@@ -209,11 +209,15 @@ def consult_regret(W, sig, Jc, c):
 # ------------------------------------------------------------------ outcomes
 def outcomes(weights3, sig_c, sig_P, sig_A, Jc, Jd, welfare=(1.0, 1.0, 0.0), counts=False):
     """Metrics per protocol from class weights [2, K, K]: {name: (value[2], se[2])}."""
-    from ...metrics import weighted
+    return outcomes_from_terms(np.asarray(weights3, float).reshape(-1),
+                               outcome_terms(sig_c, sig_P, sig_A, Jc, Jd), welfare, counts)
 
+
+def outcome_terms(sig_c, sig_P, sig_A, Jc, Jd) -> tuple:
+    """What a profile gives each class (correct, k_P, k_A), each [2 K^2]: the
+    endorsement in consultancy and in debate, and the items submitted (P in
+    consultancy, P and A in debate)."""
     K = Jc.shape[0]
-    w = np.asarray(weights3, float).reshape(-1)
-    corr = np.repeat([0, 1], K * K)
     kP = np.tile(np.repeat(np.arange(K), K), 2)
     kA = np.tile(np.arange(K), 2 * K)
     g_c = (sig_c[kP] * Jc[None, :]).sum(1)
@@ -221,7 +225,24 @@ def outcomes(weights3, sig_c, sig_P, sig_A, Jc, Jd, welfare=(1.0, 1.0, 0.0), cou
     vP_c = sig_c[kP] @ np.arange(K)
     vP_d = sig_P[kP] @ np.arange(K)
     vA_d = sig_A[kA] @ np.arange(K)
-    alpha, beta, delta_c = welfare
+    return g_c, g_d, vP_c, vP_d, vA_d
+
+
+def outcomes_from_terms(w, terms, welfare=(1.0, 1.0, 0.0), counts=False) -> dict:
+    """:func:`outcomes` from class weights ``w`` [..., 2 K^2] and :func:`outcome_terms`
+    (each [..., 2 K^2]); leading axes are cells of one budget, with ``welfare`` (alpha,
+    beta, delta_c) scalars or a value per cell: {name: (value [..., 2], se [..., 2])}, a
+    block's metrics at once (elementwise and over the class axis: the same bits as
+    cell by cell)."""
+    from ...metrics import weighted
+
+    w = np.asarray(w, float)
+    g_c, g_d, vP_c, vP_d, vA_d = (np.asarray(t, float) for t in terms)
+    lead = w.shape[:-1]
+    K = int(round(np.sqrt(w.shape[-1] / 2)))
+    corr = np.repeat([0, 1], K * K)
+    alpha, beta, delta_c = (np.asarray(x, float)[..., None] if np.ndim(x) else x
+                            for x in welfare)
     right = corr == 1
     every = np.ones_like(right)
     n = None if counts else 1
@@ -237,11 +258,12 @@ def outcomes(weights3, sig_c, sig_P, sig_A, Jc, Jd, welfare=(1.0, 1.0, 0.0), cou
                             every)}
         for name, (val, mask) in vals.items():
             m, s = weighted(w, val, mask, n)
-            out.setdefault(name, (np.full(2, np.nan), np.full(2, np.nan)))
-            out[name][0][p], out[name][1][p] = m, s
+            out.setdefault(name, (np.full(lead + (2,), np.nan),
+                                  np.full(lead + (2,), np.nan)))
+            out[name][0][..., p], out[name][1][..., p] = m, s
     # Consultancy has no antagonist: its true-side items exist only when P is right.
     m, s = weighted(w, vP_c, right, n)
-    out["items_true"][0][0], out["items_true"][1][0] = m, s
+    out["items_true"][0][..., 0], out["items_true"][1][..., 0] = m, s
     return out
 
 
@@ -338,6 +360,9 @@ def solve_cells(cells, payoffs: str, run, calls: list) -> dict:
                                     run.n_instances, run.seed, run.n_threads,
                                     device=run.device)
         calls.extend([1] * len({c.portfolio.budget for c in reps}))
+    # Each cell's equilibria (the solvers), then the block's outcomes at once per budget.
+    W3s, terms, wel = [], [], np.empty((C, 3))
+    pf_cols = np.empty((C, 6))  # budget, tau, q_fab, mislead, cross_exam, c_item
     for i, c in enumerate(cells):
         pf = c.portfolio
         K = pf.budget + 1
@@ -354,21 +379,40 @@ def solve_cells(cells, payoffs: str, run, calls: list) -> dict:
                            vP]
         res["epsilon"][i] = [consult_regret(W / W.sum(), sig_c, Jc, pf.c_item),
                              interim_regret(W / W.sum(), sig_P, sig_A, Jd, pf.c_item)]
-        wel = (c.welfare.alpha, c.welfare.beta, c.welfare.delta_c)
-        out = outcomes(W3, sig_c, sig_P, sig_A, Jc, Jd, wel, counts=payoffs == "simulated")
-        if payoffs == "simulated" and (_mixed(W, sig_P) or _mixed(W.T, sig_A)):
-            if not _equilibrium_se(W3, sig_c, sig_P, sig_A, Jc, Jd, pf.c_item, wel, out):
-                res["knife_edge"][i] = True
-        for k in names:
-            res[k][i], res[f"{k}_se"][i] = out[k]
+        W3s.append(W3)
+        terms.append((sig_c, sig_P, sig_A, Jc, Jd, W))
+        wel[i] = (c.welfare.alpha, c.welfare.beta, c.welfare.delta_c)
+        pf_cols[i] = (pf.budget, pf.tau, pf.q_fab, pf.mislead, pf.cross_exam, pf.c_item)
         res["sigma_P"][i, 0, :K, :K] = sig_c
         res["sigma_P"][i, 1, :K, :K] = sig_P
         res["sigma_A"][i, :K, :K] = sig_A
         res["pmf"][i, :, :, :K] = accepted_pmf(W3, sig_c, sig_P, sig_A)
-        qf = q_false(pf)
-        res["rho_B"][i] = rho_of_budget(pf)
-        res["q_false"][i] = qf
-        res["misleading_share"][i] = ((1 - pf.q_fab) * pf.mislead * (1 - pf.cross_exam) / qf
-                                      if qf > 0 else np.nan)
+    budget = pf_cols[:, 0].astype(int)
+    for B in np.unique(budget):
+        idx = np.flatnonzero(budget == B)
+        out = outcomes_from_terms(
+            np.stack([np.asarray(W3s[i], float).reshape(-1) for i in idx]),
+            [np.stack(t) for t in zip(*(outcome_terms(*terms[i][:5]) for i in idx))],
+            tuple(wel[idx].T), counts=payoffs == "simulated")
+        for r, i in enumerate(idx):
+            sig_c, sig_P, sig_A, Jc, Jd, W = terms[i]
+            if payoffs == "simulated" and (_mixed(W, sig_P) or _mixed(W.T, sig_A)):
+                one = {k: (out[k][0][r].copy(), out[k][1][r].copy()) for k in names}
+                if not _equilibrium_se(W3s[i], sig_c, sig_P, sig_A, Jc, Jd, pf_cols[i, 5],
+                                       tuple(wel[i].tolist()), one):
+                    res["knife_edge"][i] = True
+                for k in names:
+                    res[k][i], res[f"{k}_se"][i] = one[k]
+            else:
+                for k in names:
+                    res[k][i], res[f"{k}_se"][i] = out[k][0][r], out[k][1][r]
+    # The induced fabrication rate and the share of misleading items, as columns.
+    tau, q_fab, mislead, cross = pf_cols[:, 1], pf_cols[:, 2], pf_cols[:, 3], pf_cols[:, 4]
+    qf = q_fab + (1 - q_fab) * mislead * (1 - cross)
+    res["rho_B"] = np.asarray(stats.binom.sf(tau.astype(int) - 1, budget, qf), float)
+    res["q_false"] = qf
+    with np.errstate(invalid="ignore", divide="ignore"):
+        res["misleading_share"] = np.where(qf > 0, (1 - q_fab) * mislead * (1 - cross) / qf,
+                                           np.nan)
     res["Kmax"] = Kmax
     return res
