@@ -67,13 +67,15 @@ def rejection_rate(n_rooms: int, reps: int, world: str, start: int = 0, verbose=
         tab = replicate(n_rooms, rep, world, **kw)
         ps.append(float(tab["p_value"].iloc[-1]))
         if save:
-            tab.assign(world=world, rooms=n_rooms, rep=rep).to_csv(
+            tab.assign(world=world, rooms=n_rooms, rep=rep,
+                       failed=tab.attrs["failed"]).to_csv(
                 save, mode="a", index=False, header=not Path(save).exists())
         if verbose:
             d = tab.set_index(["protocol", "metric"])
             print(f"  {world} {n_rooms} rep {rep}: p {ps[-1]:.4f}, debate Amp residual "
                   f"{d.loc[('debate', 'amp'), 'residual']:+.4f} (simulated sd "
-                  f"{d.loc[('debate', 'amp'), 'ref_sd']:.4f})", flush=True)
+                  f"{d.loc[('debate', 'amp'), 'ref_sd']:.4f}); simulated logs not fitted "
+                  f"{tab.attrs['failed']}", flush=True)
     ps = np.array(ps)
     r = float(np.mean(ps < 0.05))
     return r, float(np.sqrt(r * (1 - r) / len(ps))), ps

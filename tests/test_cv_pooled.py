@@ -87,6 +87,59 @@ def test_simulated_logs_are_drawn_from_the_fitted_judge(reading):
             assert abs(k - e) < 4 * np.sqrt(v), (deb, right, k, e)
 
 
+def test_simulated_logs_record_probabilities_as_the_world_does():
+    """At the world's own parameters, a log simulated by the reference's simulator and a
+    fresh log of the world generator (``tests/cv_power.py``'s correct world, 20,000
+    rooms) record the same distribution of stated probabilities (beyond and at each
+    bound, at 1/2, in tenths between: chi-square two-sample p > 0.001), label the
+    same share of rows at 1/2 with the protagonist's answer per protocol, and their
+    label rates per protocol and side agree (binomial z < 4): nothing in the
+    generator the reference cannot see.  (A tie share, grid or bounds other than the
+    world's fails it.)"""
+    from scipy import stats
+
+    world = cv_power.world_log(20_000, 901, "correct")
+    f = pr.fit_named(world, "probabilities")
+    truth = {"mu_consult": cv_power.JUDGE["mu_consult"], "d": cv_power.JUDGE["d"],
+             "log_sigma": np.log(cv_power.WORLDS["correct"][0])}
+    assert sorted(f.names) == sorted(truth)
+    f.params = np.array([truth[n] for n in f.names])
+    sim = cp.simulate_from_fit(f, world, np.random.default_rng(4))
+    fresh = cv_power.world_log(20_000, 902, "correct")
+
+    def bins(d):
+        p = d["p_y"].to_numpy()
+        # (beyond each bound alone: a probability recorded past the log's bounds)
+        edges = [0.0, 0.005, 0.0101, 0.1, 0.2, 0.3, 0.4, 0.4999, 0.5001, 0.6, 0.7, 0.8,
+                 0.9, 0.9899, 0.995, 1.0]
+        return np.histogram(p, edges)[0]
+
+    table = np.array([bins(sim), bins(fresh)])
+    table = table[:, table.sum(axis=0) > 0]  # (no row beyond the bounds in either)
+    assert stats.chi2_contingency(table)[1] > 1e-3, table
+
+    def agree(masks):  # the share of rows endorsed, in each log: binomial z < 4
+        (k1, n1), (k2, n2) = [(int((d.loc[m, "y"] == d.loc[m, "a"]).sum()), int(m.sum()))
+                              for d, m in zip((sim, fresh), masks)]
+        pbar = (k1 + k2) / (n1 + n2)
+        se = np.sqrt(pbar * (1 - pbar) * (1 / n1 + 1 / n2))
+        return n1 > 0 and n2 > 0 and abs(k1 / n1 - k2 / n2) <= 4 * se, (k1, n1, k2, n2)
+
+    for prot in ("consult", "debate"):
+        # a recorded 1/2 labelled with the protagonist's answer at the same share (the
+        # world never endorses a consultant there; in an assigned debate the
+        # protagonist read as the wrong debater takes about half of them)
+        ok, got = agree([(d["protocol"] == prot) & (np.abs(d["p_y"] - 0.5) < 1e-9)
+                         for d in (sim, fresh)])
+        assert ok, (prot, "at 1/2", got)
+        for right in (False, True):
+            masks = [(d["protocol"] == prot) & ((d["a"] == d["omega"]) == right)
+                     for d in (sim, fresh)]
+            if masks[0].any() or masks[1].any():
+                ok, got = agree(masks)
+                assert ok, (prot, right, got)
+
+
 def test_pooled_statistic_rejects_the_probabilities_reading_of_the_shipped_log():
     """The shipped human-judge log read from its stated probabilities: every one of the
     15 held-out rates of 5 judge folds lies inside its 95% interval (the per-fold check
