@@ -53,12 +53,6 @@ def fill_of(dtype) -> object:
     return np.nan
 
 
-def _is_fill(a: np.ndarray, fill) -> np.ndarray:
-    if a.dtype.kind == "f" or a.dtype.kind == "c":
-        return np.isnan(a)
-    return a == fill
-
-
 def _words(a: np.ndarray) -> np.ndarray:
     """Each element's bits as unsigned words: shape (n, elements, words), a view where
     the dtype allows (read as uint64 by the checksum)."""
@@ -97,23 +91,44 @@ def _name_word(name: str) -> np.uint64:
                                     "little"))
 
 
+def _padding_test(dtype) -> tuple:
+    """How :func:`antiamp.kernels.digest.held_extents` tells this dtype's padding
+    (:func:`fill_of`) from its words: (mode, mask, bits) as it documents."""
+    dtype = np.dtype(dtype)
+    width = 8 * dtype.itemsize
+    if dtype.kind == "f":  # NaN, of any sign or payload (np.isnan)
+        inf = int(np.array(np.inf, dtype).view(f"u{dtype.itemsize}"))
+        return 0, np.uint64((1 << (width - 1)) - 1), np.uint64(inf)
+    if dtype.kind == "i":  # -1: every bit set
+        return 1, np.uint64((1 << width) - 1), np.uint64(0)
+    if dtype.kind == "u":  # -1 is no unsigned value: never padding (as a == -1)
+        return 3, np.uint64(0), np.uint64(0)
+    return 2, np.uint64(0), np.uint64(0)  # False, "": every word 0
+
+
 def extents(rows: dict) -> dict:
     """Each model dimension's extent in each cell: one past the last index at which
     any variable along it holds something other than padding. ``rows``: name ->
     (values [cell, ...], the model dimensions)."""
-    from antiamp.kernels.digest import last_held  # one pass a dimension, no temporary
+    # one compiled pass a variable over its words, no temporary (a NumPy mask of
+    # padding a variable and a reduction a dimension cost as much as the checksum)
+    from antiamp.kernels.digest import held_extents
 
-    ext: dict = {}
-    for a, dims in rows.values():
+    order: dict = {}
+    for _, dims in rows.values():
+        for d in dims:
+            order.setdefault(d, len(order))
+    n = next(iter(rows.values()))[0].shape[0] if rows else 0
+    ext = np.zeros((len(order), n), np.int64)
+    for name, (a, dims) in rows.items():
         if not dims:
             continue
-        held = np.ascontiguousarray(~_is_fill(a, fill_of(a.dtype)))
-        n, rest = a.shape[0], a.shape[1:]
-        for j, d in enumerate(dims):
-            out = ext.setdefault(d, np.zeros(n, np.int64))
-            last_held(held.reshape(n, math.prod(rest[:j]), rest[j], math.prod(rest[j + 1:])),
-                      out)
-    return ext
+        words = _words(a)
+        _, at = _element_keys(name, a.shape[1:], words.shape[2])
+        mode, mask, bits = _padding_test(a.dtype)
+        held_extents(words, at, np.array([order[d] for d in dims], np.int64), mode, mask,
+                     bits, ext)
+    return {d: ext[j] for d, j in order.items()}
 
 
 def _element_keys(name: str, rest: tuple, n_words: int) -> tuple:
@@ -164,8 +179,8 @@ def cell_digests(rows: dict, cells: np.ndarray) -> np.ndarray:
             a, dims = rows[name]
             words = _words(a)  # (cell, element, word)
             key, at = _element_keys(name, a.shape[1:], words.shape[2])
-            within = (np.stack([ext[d] for d in dims], axis=1) if dims
-                      else np.zeros((n, 0), np.int64))
+            within = (np.stack([ext[d] for d in dims]) if dims  # [dimension, cell]
+                      else np.zeros((0, n), np.int64))
             # the mixed words of each cell's elements within its extents summed in one
             # compiled pass (kernels/digest.py)
             add_mixed_within(words, key, at, within, a.dtype.kind == "U", acc)
