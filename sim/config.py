@@ -657,17 +657,20 @@ def _memo_key(name: str, section) -> tuple | None:
     return key
 
 
-def validate(cfg: Config) -> None:
+def validate(cfg: Config, only: tuple | None = None) -> None:
     """Check every field's range; raise :class:`ConfigError` naming the first bad field:
     the shared sections in their order, then a model's sections (their declared ranges
-    and choices; a model's ``validate`` checks what depends on several fields)."""
+    and choices; a model's ``validate`` checks what depends on several fields).
+    ``only``: the sections to check (of a config that differs from a valid one in
+    those alone: a sweep's cells), with the one check across sections."""
     import dataclasses
 
     first = [name for name, _ in _SECTION_CHECKS]
     for name in first:
-        validate_section(name, getattr(cfg, name))
+        if only is None or name in only:
+            validate_section(name, getattr(cfg, name))
     for f in dataclasses.fields(cfg):
-        if f.name not in first:
+        if f.name not in first and (only is None or f.name in only):
             section = getattr(cfg, f.name)
             if dataclasses.is_dataclass(section):
                 validate_section(f.name, section)

@@ -681,7 +681,7 @@ def grid_columns(grid: CellGrid) -> tuple:
     for k, i in enumerate(tfirst):
         def tables(cell):
             if table_paths:  # the swept judge and protocol values (the base is valid)
-                validate(cell)
+                validate(cell, only=_TABLE_SECTIONS)
             return _judge.judge_tables(cell.judge, cell.protocol)
         Jc_u[k], Jd_u[k] = checked(int(i), table_paths, tables)
 
