@@ -98,13 +98,13 @@ class Interval:
 
     def check(self, name: str, v: Any, why: str = "") -> None:
         """ConfigError naming the field ``name`` and this range unless ``v`` lies in it."""
-        what = self.describe()
         if self.integer:
             if isinstance(v, bool) or not isinstance(v, int) or not self.contains(v):
-                raise ConfigError(f"{name} must be {what}{why}, got {v!r}")
+                raise ConfigError(f"{name} must be {self.describe()}{why}, got {v!r}")
             return
         x = check_number(name, v)
-        if not self.contains(x):
+        if not self.contains(x):  # the range's text only for the message
+            what = self.describe()
             lie = "lie in " if what[0] in "[(" else "be "
             raise ConfigError(f"{name} must {lie}{what}{why}, got {v!r}")
 
