@@ -28,55 +28,57 @@ def fmix(x):
     return x ^ (x >> _S31)
 
 
-@nb.njit(cache=True, nogil=True, inline="always")
-def _inside(at, ext, e, inside):
-    """``inside[i]``: element ``e`` lies within cell ``i``'s extents (``ext``
-    [dimension, cell]) along every dimension; a pass over the cells a dimension, which
-    LLVM vectorises."""
-    inside[:] = True
-    for k in range(at.shape[1]):
-        a, row = at[e, k], ext[k]
-        for i in range(inside.shape[0]):
-            inside[i] = inside[i] & (a < row[i])
+#: Cells a tile: the loops run over a tile's cells innermost, each of a cell's elements
+#: in turn, so that a tile's words (a few KB) stay in the first-level cache while its
+#: elements are visited (over a whole block, every element's pass read the block's
+#: words from memory again).
+TILE = 256
 
 
 @nb.njit(cache=True, nogil=True)
-def add_mixed_within(words, key, at, ext, skip_zero, acc):
+def add_mixed_within(words, key, at, ext, cols, skip_zero, acc):
     """``acc[i] +=`` the sum over the elements ``e`` inside cell ``i`` and their words
     ``w`` of ``fmix(words[i, e, w] ^ key[e, w])`` (a word 0 left out where
     ``skip_zero``: the code points that pad a label).  ``words`` [cell, element, word]
     of any unsigned type, read as uint64.  Element ``e`` is inside cell ``i`` when
-    ``at[e, k] < ext[k, i]`` along each of the variable's model dimensions ``k``
+    ``at[e, k] < ext[cols[k], i]`` along each of the variable's model dimensions ``k``
     (``at`` [element, dimension]: its index along each; ``ext`` [dimension, cell]: each
-    cell's extent along each), found here rather than from a block-sized array of
-    flags a variable (most of a checksum's cost in NumPy calls).
+    cell's extent along each of the block's model dimensions, ``cols`` the variable's
+    among them), found here rather than from a block-sized array of flags a variable
+    (most of a checksum's cost in NumPy calls).
 
-    The loops run over the cells innermost, branch-free, so that LLVM vectorises the
-    mixing (64-bit multiplies in AVX-512): about twice as fast as a loop over a cell's
-    few elements.  A label's many words a cell are read a cell at a time instead
-    (across cells, a word's loads are too far apart to pay)."""
+    Within a tile of :data:`TILE` cells the loops run over the cells innermost,
+    branch-free, so that LLVM vectorises the mixing (64-bit multiplies in AVX-512):
+    about twice as fast as a loop over a cell's few elements.  A label's many words a
+    cell are read a cell at a time instead."""
     n, n_el, n_w = words.shape
-    inside = np.empty(n, np.bool_)
+    inside = np.empty(TILE, np.bool_)
     zero = np.uint64(0)
-    for e in range(n_el):
-        _inside(at, ext, e, inside)
-        if n_w == 1:
-            kw = key[e, 0]
-            for i in range(n):
-                x = np.uint64(words[i, e, 0])
-                keep = inside[i] and not (skip_zero and x == zero)
-                m = fmix(x ^ kw)
-                acc[i] += m if keep else zero
-        else:
-            for i in range(n):
-                if inside[i]:
-                    s = zero
-                    for w in range(n_w):
-                        x = np.uint64(words[i, e, w])
-                        if skip_zero and x == zero:
-                            continue
-                        s += fmix(x ^ key[e, w])
-                    acc[i] += s
+    for i0 in range(0, n, TILE):
+        m = min(TILE, n - i0)
+        for e in range(n_el):
+            inside[:m] = True
+            for k in range(at.shape[1]):
+                a, row = at[e, k], ext[cols[k], i0:i0 + m]
+                for j in range(m):
+                    inside[j] = inside[j] & (a < row[j])
+            if n_w == 1:
+                kw = key[e, 0]
+                for j in range(m):
+                    x = np.uint64(words[i0 + j, e, 0])
+                    keep = inside[j] and not (skip_zero and x == zero)
+                    h = fmix(x ^ kw)
+                    acc[i0 + j] += h if keep else zero
+            else:
+                for j in range(m):
+                    if inside[j]:
+                        s = zero
+                        for w in range(n_w):
+                            x = np.uint64(words[i0 + j, e, w])
+                            if skip_zero and x == zero:
+                                continue
+                            s += fmix(x ^ key[e, w])
+                        acc[i0 + j] += s
 
 
 @nb.njit(cache=True, nogil=True)
@@ -88,33 +90,35 @@ def held_extents(words, at, cols, mode, mask, bits, ext):
     element is padding by ``mode``: 0 a NaN (``word & mask > bits``: ``mask`` the
     float's bits but its sign, ``bits`` its infinity's), 1 a word equal to ``mask`` (-1
     of a signed integer: every bit set), 2 every word 0 (False, an empty label), 3
-    never (unsigned integers).  Cells innermost, as in :func:`add_mixed_within`."""
+    never (unsigned integers).  Tiles of cells, as in :func:`add_mixed_within`."""
     n, n_el, n_w = words.shape
-    held = np.empty(n, np.bool_)
-    for e in range(n_el):
-        if mode == 3:
-            held[:] = True
-        elif mode == 2 and n_w > 1:
-            for i in range(n):
-                held[i] = False
-                for w in range(n_w):
-                    if words[i, e, w] != 0:
-                        held[i] = True
-                        break
-        elif mode == 2:
-            for i in range(n):
-                held[i] = words[i, e, 0] != 0
-        elif mode == 0:
-            for i in range(n):
-                held[i] = (np.uint64(words[i, e, 0]) & mask) <= bits
-        else:
-            for i in range(n):
-                held[i] = np.uint64(words[i, e, 0]) != mask
-        for k in range(at.shape[1]):
-            v, row = at[e, k] + 1, ext[cols[k]]
-            for i in range(n):
-                if held[i] and v > row[i]:
-                    row[i] = v
+    held = np.empty(TILE, np.bool_)
+    for i0 in range(0, n, TILE):
+        m = min(TILE, n - i0)
+        for e in range(n_el):
+            if mode == 3:
+                held[:m] = True
+            elif mode == 2 and n_w > 1:
+                for j in range(m):
+                    held[j] = False
+                    for w in range(n_w):
+                        if words[i0 + j, e, w] != 0:
+                            held[j] = True
+                            break
+            elif mode == 2:
+                for j in range(m):
+                    held[j] = words[i0 + j, e, 0] != 0
+            elif mode == 0:
+                for j in range(m):
+                    held[j] = (np.uint64(words[i0 + j, e, 0]) & mask) <= bits
+            else:
+                for j in range(m):
+                    held[j] = np.uint64(words[i0 + j, e, 0]) != mask
+            for k in range(at.shape[1]):
+                v, row = at[e, k] + 1, ext[cols[k], i0:i0 + m]
+                for j in range(m):
+                    if held[j] and v > row[j]:
+                        row[j] = v
 
 
 def warm() -> None:
@@ -126,5 +130,5 @@ def warm() -> None:
     at, ext = np.zeros((1, 1), np.int64), np.ones((1, 1), np.int64)
     cols, held = np.zeros(1, np.int64), np.zeros((1, 1), np.int64)
     for t in (np.uint8, np.uint16, np.uint32, np.uint64):
-        add_mixed_within(np.zeros((1, 1, 1), t), key, at, ext, False, acc)
+        add_mixed_within(np.zeros((1, 1, 1), t), key, at, ext, cols, False, acc)
         held_extents(np.zeros((1, 1, 1), t), at, cols, 0, np.uint64(0), np.uint64(0), held)

@@ -106,10 +106,8 @@ def _padding_test(dtype) -> tuple:
     return 2, np.uint64(0), np.uint64(0)  # False, "": every word 0
 
 
-def extents(rows: dict) -> dict:
-    """Each model dimension's extent in each cell: one past the last index at which
-    any variable along it holds something other than padding. ``rows``: name ->
-    (values [cell, ...], the model dimensions)."""
+def _extent_matrix(rows: dict) -> tuple:
+    """(each model dimension's row, [dimension, cell] extents): see :func:`extents`."""
     # one compiled pass a variable over its words, no temporary (a NumPy mask of
     # padding a variable and a reduction a dimension cost as much as the checksum)
     from antiamp.kernels.digest import held_extents
@@ -128,6 +126,14 @@ def extents(rows: dict) -> dict:
         mode, mask, bits = _padding_test(a.dtype)
         held_extents(words, at, np.array([order[d] for d in dims], np.int64), mode, mask,
                      bits, ext)
+    return order, ext
+
+
+def extents(rows: dict) -> dict:
+    """Each model dimension's extent in each cell: one past the last index at which
+    any variable along it holds something other than padding. ``rows``: name ->
+    (values [cell, ...], the model dimensions)."""
+    order, ext = _extent_matrix(rows)
     return {d: ext[j] for d, j in order.items()}
 
 
@@ -173,17 +179,16 @@ def cell_digests(rows: dict, cells: np.ndarray) -> np.ndarray:
 
     n = len(cells)
     acc = np.zeros(n, np.uint64)
-    ext = extents(rows)
+    order, ext = _extent_matrix(rows)  # [dimension, cell]
     with np.errstate(over="ignore"):
         for name in sorted(rows):
             a, dims = rows[name]
             words = _words(a)  # (cell, element, word)
             key, at = _element_keys(name, a.shape[1:], words.shape[2])
-            within = (np.stack([ext[d] for d in dims]) if dims  # [dimension, cell]
-                      else np.zeros((0, n), np.int64))
             # the mixed words of each cell's elements within its extents summed in one
             # compiled pass (kernels/digest.py)
-            add_mixed_within(words, key, at, within, a.dtype.kind == "U", acc)
+            add_mixed_within(words, key, at, ext, np.array([order[d] for d in dims], np.int64),
+                             a.dtype.kind == "U", acc)
         h = _fmix(np.asarray(cells, np.uint64) * np.uint64(0x9E3779B97F4A7C15)
                   + np.uint64(0x632BE59BD9B4E019))
         h = _fmix(acc ^ h)
