@@ -83,3 +83,39 @@ def test_a_sweeps_figures_are_drawn_as_its_model_declares(name, tmp_path):
     assert paths and all(p.startswith(str(tmp_path)) for p in paths)
     if name == "baseline":  # one figure a default variable, named after its store
         assert any(p.endswith("s-amp.png") for p in paths), paths
+
+
+def test_blocks_run_with_older_objects_frozen_and_the_collector_handed_back():
+    """While a sweep's blocks run here the objects alive before them are out of the
+    collector's full passes; after, the process's collector is as it was, also after
+    a block that raised; a process that froze objects itself keeps its own freeze."""
+    import gc
+
+    seen = []
+
+    def task(item):
+        return (lambda: seen.append(gc.get_freeze_count()) or item), ()
+
+    assert gc.get_freeze_count() == 0
+    driver.run_tasks([1, 2], task, lambda item, r: None, progress=False, label="t",
+                     device="cpu", size=lambda item: 1)
+    assert seen and min(seen) > 0 and gc.get_freeze_count() == 0
+
+    def bad(item):
+        def fail():
+            raise RuntimeError("a block fails")
+        return fail, ()
+
+    with pytest.raises(RuntimeError):
+        driver.run_tasks([1], bad, lambda item, r: None, progress=False, label="t",
+                         device="cpu", size=lambda item: 1)
+    assert gc.get_freeze_count() == 0
+    gc.freeze()
+    try:
+        mine = gc.get_freeze_count()
+        seen.clear()
+        driver.run_tasks([1], task, lambda item, r: None, progress=False, label="t",
+                         device="cpu", size=lambda item: 1)
+        assert seen == [mine] and gc.get_freeze_count() == mine
+    finally:
+        gc.unfreeze()
