@@ -35,7 +35,7 @@ q_true = 1, q_fab = rho, tau = 1 the model is the baseline.
 
 from __future__ import annotations
 
-
+import functools
 
 import numpy as np
 from ...lazy import lazy
@@ -217,15 +217,23 @@ def outcome_terms(sig_c, sig_P, sig_A, Jc, Jd) -> tuple:
     """What a profile gives each class (correct, k_P, k_A), each [2 K^2]: the
     endorsement in consultancy and in debate, and the items submitted (P in
     consultancy, P and A in debate)."""
-    K = Jc.shape[0]
+    kP, kA, s = _class_index(Jc.shape[0])
+    cP, dP, dA = sig_c[kP], sig_P[kP], sig_A[kA]
+    g_c = (cP * Jc[None, :]).sum(1)
+    g_d = np.einsum("ns,nt,st->n", dP, dA, Jd)
+    return g_c, g_d, cP @ s, dP @ s, dA @ s
+
+
+@functools.lru_cache(maxsize=None)
+def _class_index(K: int) -> tuple:
+    """Each class's (correct, k_P, k_A) row: its k_P and k_A, and the counts 0..K-1
+    (read-only; built once per budget, not once per cell)."""
     kP = np.tile(np.repeat(np.arange(K), K), 2)
     kA = np.tile(np.arange(K), 2 * K)
-    g_c = (sig_c[kP] * Jc[None, :]).sum(1)
-    g_d = np.einsum("ns,nt,st->n", sig_P[kP], sig_A[kA], Jd)
-    vP_c = sig_c[kP] @ np.arange(K)
-    vP_d = sig_P[kP] @ np.arange(K)
-    vA_d = sig_A[kA] @ np.arange(K)
-    return g_c, g_d, vP_c, vP_d, vA_d
+    s = np.arange(K)
+    for a in (kP, kA, s):
+        a.flags.writeable = False
+    return kP, kA, s
 
 
 def outcomes_from_terms(w, terms, welfare=(1.0, 1.0, 0.0), counts=False) -> dict:
@@ -375,10 +383,12 @@ def solve_cells(cells, payoffs: str, run, calls: list) -> dict:
         sig_c = consult_strategy(Jc, pf.c_item)
         sig_P, sig_A, vP, vA = debate_equilibrium(W, Jd, pf.c_item)
         res["duality_gap"][i] = abs(vP - vA)
-        res["value"][i] = [float((W.sum(1) / W.sum()) @ (sig_c @ (Jc - pf.c_item * np.arange(K)))),
-                           vP]
-        res["epsilon"][i] = [consult_regret(W / W.sum(), sig_c, Jc, pf.c_item),
-                             interim_regret(W / W.sum(), sig_P, sig_A, Jd, pf.c_item)]
+        tot = W.sum()
+        u_c = Jc - pf.c_item * _class_index(K)[2]
+        res["value"][i] = [float((W.sum(1) / tot) @ (sig_c @ u_c)), vP]
+        Wn = W / tot
+        res["epsilon"][i] = [consult_regret(Wn, sig_c, Jc, pf.c_item),
+                             interim_regret(Wn, sig_P, sig_A, Jd, pf.c_item)]
         W3s.append(W3)
         terms.append((sig_c, sig_P, sig_A, Jc, Jd, W))
         wel[i] = (c.welfare.alpha, c.welfare.beta, c.welfare.delta_c)
@@ -394,18 +404,17 @@ def solve_cells(cells, payoffs: str, run, calls: list) -> dict:
             np.stack([np.asarray(W3s[i], float).reshape(-1) for i in idx]),
             [np.stack(t) for t in zip(*(outcome_terms(*terms[i][:5]) for i in idx))],
             tuple(wel[idx].T), counts=payoffs == "simulated")
-        for r, i in enumerate(idx):
+        for k in names:  # the block's values, then the mixed equilibria's own errors
+            res[k][idx], res[f"{k}_se"][idx] = out[k][0], out[k][1]
+        for r, i in enumerate(idx if payoffs == "simulated" else ()):
             sig_c, sig_P, sig_A, Jc, Jd, W = terms[i]
-            if payoffs == "simulated" and (_mixed(W, sig_P) or _mixed(W.T, sig_A)):
+            if _mixed(W, sig_P) or _mixed(W.T, sig_A):
                 one = {k: (out[k][0][r].copy(), out[k][1][r].copy()) for k in names}
                 if not _equilibrium_se(W3s[i], sig_c, sig_P, sig_A, Jc, Jd, pf_cols[i, 5],
                                        tuple(wel[i].tolist()), one):
                     res["knife_edge"][i] = True
                 for k in names:
                     res[k][i], res[f"{k}_se"][i] = one[k]
-            else:
-                for k in names:
-                    res[k][i], res[f"{k}_se"][i] = out[k][0][r], out[k][1][r]
     # The induced fabrication rate and the share of misleading items, as columns.
     tau, q_fab, mislead, cross = pf_cols[:, 1], pf_cols[:, 2], pf_cols[:, 3], pf_cols[:, 4]
     qf = q_fab + (1 - q_fab) * mislead * (1 - cross)
