@@ -122,7 +122,7 @@ def _highs():
             opts.log_to_console = False
             opts.output_flag = False
             opts.simplex_strategy = h.simplex_constants.SimplexStrategy.kSimplexStrategyDual
-            _HIGHS = {"h": h, "options": opts}
+            _HIGHS = {"h": h, "settings": opts}
         except (ImportError, AttributeError, TypeError):
             _HIGHS = {}
     return _HIGHS
@@ -175,7 +175,7 @@ def _linprog(c, A_ub, b_ub, A_eq, b_eq, lb, bounds, tol: float = 1e-9):
     lp.a_matrix_.index_ = rows.astype(np.int32)
     lp.a_matrix_.value_ = A[rows, cols]
     highs = h._Highs()
-    if (highs.passOptions(hs["options"]) == h.HighsStatus.kError
+    if (highs.passOptions(hs["settings"]) == h.HighsStatus.kError
             or highs.passModel(lp) == h.HighsStatus.kError
             or highs.run() == h.HighsStatus.kError):
         return _Result(4, "HiGHS reported an error")
