@@ -192,3 +192,28 @@ def test_batched_kernel_counts_what_the_instance_by_instance_one_counts(budget):
         got = kpf.portfolio_class_counts(*t, budget, start, count, k0, k1,
                                          np.uint64(kpf.STREAM), n_blocks)
         np.testing.assert_array_equal(got, ref)
+
+
+def test_block_outcome_terms_and_pmf_are_the_cells_own_bits():
+    """A block's outcome terms and accepted-count laws, computed for its cells at once
+    (batched matrix products), are each cell's own to the bit, at budgets 1 to 64."""
+    from antiamp.models.portfolio.core import accepted_pmf, outcome_terms
+
+    rng = np.random.default_rng(11)
+    for K in (2, 4, 9, 65):
+        C = 12
+        W3 = rng.random((C, 2, K, K)) ** 2
+
+        def sig():
+            a = rng.random((C, K, K)) * np.tri(K)[None]
+            a[a < 0.3] = 0
+            a[:, :, 0] += a.sum(2) == 0
+            return a / a.sum(2, keepdims=True)
+
+        sc, sP, sA = sig(), sig(), sig()
+        jc, jd = rng.random((C, K)), rng.random((C, K, K))
+        pmf, terms = accepted_pmf(W3, sc, sP, sA), outcome_terms(sc, sP, sA, jc, jd)
+        for c in range(C):
+            one = outcome_terms(sc[c], sP[c], sA[c], jc[c], jd[c])
+            assert accepted_pmf(W3[c], sc[c], sP[c], sA[c]).tobytes() == pmf[c].tobytes()
+            assert [t.tobytes() for t in one] == [t[c].tobytes() for t in terms]

@@ -214,13 +214,18 @@ def outcomes(weights3, sig_c, sig_P, sig_A, Jc, Jd, welfare=(1.0, 1.0, 0.0), cou
 
 
 def outcome_terms(sig_c, sig_P, sig_A, Jc, Jd) -> tuple:
-    """What a profile gives each class (correct, k_P, k_A), each [2 K^2]: the
+    """What a profile gives each class (correct, k_P, k_A), each [..., 2 K^2]: the
     endorsement in consultancy and in debate, and the items submitted (P in
-    consultancy, P and A in debate)."""
-    kP, kA, s = _class_index(Jc.shape[0])
-    cP, dP, dA = sig_c[kP], sig_P[kP], sig_A[kA]
-    g_c = (cP * Jc[None, :]).sum(1)
-    g_d = np.einsum("ns,nt,st->n", dP, dA, Jd)
+    consultancy, P and A in debate).  Leading axes are cells of one budget (the matrix
+    products batched, the debate's endorsement cell by cell: the same bits as one cell
+    at a time)."""
+    kP, kA, s = _class_index(Jc.shape[-1])
+    cP, dP, dA = sig_c[..., kP, :], sig_P[..., kP, :], sig_A[..., kA, :]
+    g_c = (cP * Jc[..., None, :]).sum(-1)
+    if cP.ndim == 2:
+        g_d = np.einsum("ns,nt,st->n", dP, dA, Jd)
+    else:
+        g_d = np.stack([np.einsum("ns,nt,st->n", a, b, j) for a, b, j in zip(dP, dA, Jd)])
     return g_c, g_d, cP @ s, dP @ s, dA @ s
 
 
@@ -276,18 +281,24 @@ def outcomes_from_terms(w, terms, welfare=(1.0, 1.0, 0.0), counts=False) -> dict
 
 
 def accepted_pmf(weights3, sig_c, sig_P, sig_A):
-    """Pr(V = v | the side's stance is true / false), consultancy and debate: [2, 2, K]."""
+    """Pr(V = v | the side's stance is true / false), consultancy and debate: [..., 2, 2,
+    K]; leading axes are cells of one budget (batched matrix products: the same bits as
+    cell by cell)."""
     w = np.asarray(weights3, float)
-    K = w.shape[1]
-    out = np.zeros((2, 2, K))  # protocol, stance (0 false, 1 true), v
-    wP = w.sum(axis=2)  # [corr, kP]
-    wA = w.sum(axis=1)  # [corr, kA]
+    K = w.shape[-2]
+    out = np.zeros(w.shape[:-3] + (2, 2, K))  # protocol, stance (0 false, 1 true), v
+    wP = w.sum(axis=-1)  # [..., corr, kP]
+    wA = w.sum(axis=-2)  # [..., corr, kA]
+
+    def vm(v, m):  # v [..., K] @ m [..., K, K]
+        return (v[..., None, :] @ m)[..., 0, :]
+
     for p, sig in ((0, sig_c), (1, sig_P)):
-        out[p, 1] += wP[1] @ sig  # P right: its stance true
-        out[p, 0] += wP[0] @ sig
-    out[1, 1] += wA[0] @ sig_A  # P wrong: A's stance true
-    out[1, 0] += wA[1] @ sig_A
-    return out / out.sum(axis=2, keepdims=True)
+        out[..., p, 1, :] += vm(wP[..., 1, :], sig)  # P right: its stance true
+        out[..., p, 0, :] += vm(wP[..., 0, :], sig)
+    out[..., 1, 1, :] += vm(wA[..., 0, :], sig_A)  # P wrong: A's stance true
+    out[..., 1, 0, :] += vm(wA[..., 1, :], sig_A)
+    return out / out.sum(axis=-1, keepdims=True)
 
 
 # ------------------------------------------------------------------ a grid of cells
@@ -393,17 +404,19 @@ def solve_cells(cells, payoffs: str, run, calls: list) -> dict:
         terms.append((sig_c, sig_P, sig_A, Jc, Jd, W))
         wel[i] = (c.welfare.alpha, c.welfare.beta, c.welfare.delta_c)
         pf_cols[i] = (pf.budget, pf.tau, pf.q_fab, pf.mislead, pf.cross_exam, pf.c_item)
-        res["sigma_P"][i, 0, :K, :K] = sig_c
-        res["sigma_P"][i, 1, :K, :K] = sig_P
-        res["sigma_A"][i, :K, :K] = sig_A
-        res["pmf"][i, :, :, :K] = accepted_pmf(W3, sig_c, sig_P, sig_A)
     budget = pf_cols[:, 0].astype(int)
-    for B in np.unique(budget):
+    for B in np.unique(budget):  # the cells of each budget as arrays
         idx = np.flatnonzero(budget == B)
-        out = outcomes_from_terms(
-            np.stack([np.asarray(W3s[i], float).reshape(-1) for i in idx]),
-            [np.stack(t) for t in zip(*(outcome_terms(*terms[i][:5]) for i in idx))],
-            tuple(wel[idx].T), counts=payoffs == "simulated")
+        K = int(B) + 1
+        W3b = np.stack([np.asarray(W3s[i], float) for i in idx])
+        sc, sP, sA, jc, jd = (np.stack([terms[i][q] for i in idx]) for q in range(5))
+        res["sigma_P"][idx, 0, :K, :K] = sc
+        res["sigma_P"][idx, 1, :K, :K] = sP
+        res["sigma_A"][idx, :K, :K] = sA
+        res["pmf"][idx, :, :, :K] = accepted_pmf(W3b, sc, sP, sA)
+        out = outcomes_from_terms(W3b.reshape(len(idx), -1),
+                                  list(outcome_terms(sc, sP, sA, jc, jd)),
+                                  tuple(wel[idx].T), counts=payoffs == "simulated")
         for k in names:  # the block's values, then the mixed equilibria's own errors
             res[k][idx], res[f"{k}_se"][idx] = out[k][0], out[k][1]
         for r, i in enumerate(idx if payoffs == "simulated" else ()):
