@@ -12,6 +12,7 @@ the general fixed-point engine in :mod:`antiamp.fixedpoint`.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -122,6 +123,10 @@ def _highs():
             opts.log_to_console = False
             opts.output_flag = False
             opts.simplex_strategy = h.simplex_constants.SimplexStrategy.kSimplexStrategyDual
+            # every name :func:`_linprog` uses, so that another binding falls back here
+            for name in ("HighsLp", "_Highs", "MatrixFormat.kColwise", "HighsStatus.kError",
+                         "HighsModelStatus.kOptimal"):
+                functools.reduce(getattr, name.split("."), h)
             _HIGHS = {"h": h, "settings": opts}
         except (ImportError, AttributeError, TypeError):
             _HIGHS = {}

@@ -217,3 +217,24 @@ def test_block_outcome_terms_and_pmf_are_the_cells_own_bits():
             one = outcome_terms(sc[c], sP[c], sA[c], jc[c], jd[c])
             assert accepted_pmf(W3[c], sc[c], sP[c], sA[c]).tobytes() == pmf[c].tobytes()
             assert [t.tobytes() for t in one] == [t[c].tobytes() for t in terms]
+
+
+def test_zero_sum_lp_through_the_binding_is_linprogs_to_the_bit(monkeypatch):
+    """The programmes passed to HiGHS directly give linprog(method="highs")'s strategies
+    and values to the bit (random games, budgets 1 to 12)."""
+    from antiamp import games
+
+    rng = np.random.default_rng(5)
+    cases = []
+    for K in (2, 3, 5, 8, 13):
+        for _ in range(6):
+            W = rng.random((K, K)) * (rng.random((K, K)) > 0.3)
+            W[0, 0] += 0.01
+            U = rng.random((K, K)) - 0.2 * np.arange(K)[:, None]
+            cases += [(W / W.sum(), U), ((W / W.sum()).T, -U.T)]
+    assert games._highs(), "this scipy's HiGHS binding is not found: linprog runs"
+    direct = [games.zero_sum_lp(*c) for c in cases]
+    monkeypatch.setattr(games, "_HIGHS", {})  # as where the binding is missing
+    for c, (sig, v) in zip(cases, direct):
+        sig_l, v_l = games.zero_sum_lp(*c)
+        assert sig.tobytes() == sig_l.tobytes() and v == v_l
