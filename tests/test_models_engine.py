@@ -318,6 +318,40 @@ def test_default_blocks_grow_as_instances_fall_and_keep_the_named_sweeps_layout(
     assert plan.cells_per_block == block(10_000)  # the plan takes the model's default
 
 
+def test_messages_portfolio_and_compare_blocks_by_what_a_cell_costs():
+    """Cells of a few milliseconds whatever their instances (exact exogenous messages:
+    quadratures; exact portfolios: two small linear programmes) run in large blocks, so
+    that a block's own cost is small beside its cells'; strategic rhetoric, simulated
+    portfolio payoffs and large budgets in smaller ones; simulated messages and compare by
+    a cell's instances.  The named sweeps (rhetoric, rhetoric_strategic: 52 cells;
+    portfolio_budget: 33, portfolio_logit: 48; compare_rho: 7 at 10^5 instances) still
+    fit one block each, as before: their stores' chunks are unchanged."""
+    from antiamp.registry import get, to_model_config
+    from antiamp.sweeps.spec import plan_grid
+
+    def block(name, **cfg):
+        _, base = to_model_config({"model": {"name": name}, **cfg})
+        return get(name).cells_per_block(base)
+
+    logit = {"kind": "logit"}
+    sim = {"payoffs": "simulated"}
+    assert block("messages", judge=logit) == 1024
+    assert block("messages", judge=logit, messages={"mode": "strategic"}) == 64
+    assert block("messages", judge=logit, equilibrium=sim, run={"n_instances": 10**5}) == 64
+    assert block("messages", judge=logit, equilibrium=sim, run={"n_instances": 10**4}) == 640
+    assert block("portfolio") == 512
+    assert block("portfolio", portfolio={"budget": 12}) == 512 * 16 // 13 ** 2 > 33
+    assert block("portfolio", portfolio={"budget": 64, "tau": 1}) == 8
+    assert block("portfolio", equilibrium=sim) == 64
+    assert block("compare", judge=logit, run={"n_instances": 10**6}) == 8
+    assert block("compare", judge=logit, run={"n_instances": 10**5}) == 12 > 7
+    assert block("compare", judge=logit, run={"n_instances": 10**4}) == 128
+    assert block("compare", judge=logit, run={"n_instances": 100}) == 128
+    plan = plan_grid({"model": {"name": "portfolio"},
+                      "sweep": {"axes": {"model": {"p": {"linspace": [0.55, 0.95, 2000]}}}}})
+    assert plan.cells_per_block == 512  # the plan takes the model's default
+
+
 def test_loop_blocks_grow_with_the_exact_recursion_and_fewer_cases(tmp_path):
     """The loop's default block: 8 cells of default paths (as before), 128 of the exact
     recursion alone, more as a cell's cases fall, within 1,024 cells and 64 MiB of

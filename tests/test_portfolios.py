@@ -192,3 +192,49 @@ def test_batched_kernel_counts_what_the_instance_by_instance_one_counts(budget):
         got = kpf.portfolio_class_counts(*t, budget, start, count, k0, k1,
                                          np.uint64(kpf.STREAM), n_blocks)
         np.testing.assert_array_equal(got, ref)
+
+
+def test_block_outcome_terms_and_pmf_are_the_cells_own_bits():
+    """A block's outcome terms and accepted-count laws, computed for its cells at once
+    (batched matrix products), are each cell's own to the bit, at budgets 1 to 64."""
+    from antiamp.models.portfolio.core import accepted_pmf, outcome_terms
+
+    rng = np.random.default_rng(11)
+    for K in (2, 4, 9, 65):
+        C = 12
+        W3 = rng.random((C, 2, K, K)) ** 2
+
+        def sig():
+            a = rng.random((C, K, K)) * np.tri(K)[None]
+            a[a < 0.3] = 0
+            a[:, :, 0] += a.sum(2) == 0
+            return a / a.sum(2, keepdims=True)
+
+        sc, sP, sA = sig(), sig(), sig()
+        jc, jd = rng.random((C, K)), rng.random((C, K, K))
+        pmf, terms = accepted_pmf(W3, sc, sP, sA), outcome_terms(sc, sP, sA, jc, jd)
+        for c in range(C):
+            one = outcome_terms(sc[c], sP[c], sA[c], jc[c], jd[c])
+            assert accepted_pmf(W3[c], sc[c], sP[c], sA[c]).tobytes() == pmf[c].tobytes()
+            assert [t.tobytes() for t in one] == [t[c].tobytes() for t in terms]
+
+
+def test_zero_sum_lp_through_the_binding_is_linprogs_to_the_bit(monkeypatch):
+    """The programmes passed to HiGHS directly give linprog(method="highs")'s strategies
+    and values to the bit (random games, budgets 1 to 12)."""
+    from antiamp import games
+
+    rng = np.random.default_rng(5)
+    cases = []
+    for K in (2, 3, 5, 8, 13):
+        for _ in range(6):
+            W = rng.random((K, K)) * (rng.random((K, K)) > 0.3)
+            W[0, 0] += 0.01
+            U = rng.random((K, K)) - 0.2 * np.arange(K)[:, None]
+            cases += [(W / W.sum(), U), ((W / W.sum()).T, -U.T)]
+    assert games._highs(), "this scipy's HiGHS binding is not found: linprog runs"
+    direct = [games.zero_sum_lp(*c) for c in cases]
+    monkeypatch.setattr(games, "_HIGHS", {})  # as where the binding is missing
+    for c, (sig, v) in zip(cases, direct):
+        sig_l, v_l = games.zero_sum_lp(*c)
+        assert sig.tobytes() == sig_l.tobytes() and v == v_l

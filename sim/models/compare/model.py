@@ -9,7 +9,7 @@ import numpy as np
 from . import core as cmp
 from ...layout import add_triplets, axis_coords, cell_triplets, computed_cells, model_dataset, pm_of
 from ...plotting import panel_grid, save, wrap_columns, wrap_prose
-from ...registry import Model
+from ...registry import Model, blocks_by_instances
 from .config import SECTIONS
 
 #: protocol -> (colour, marker): one hue per seed, one marker per protocol.
@@ -229,6 +229,14 @@ def plot_grid(ds, path: Path) -> list:
     return save(fig, path)
 
 
+#: A grid's default block: 8 cells at 160,000 instances a cell or more (each cell runs
+#: every protocol's exact values, about 50 ms, and its kernels, tens of milliseconds at
+#: 10^4 instances), more as a cell's instances fall, at most 128 (about 10 s of a
+#: block at 10^4 instances), so that a block's own cost, its Dataset and the store's
+#: chunk files (tens of milliseconds), is small beside its cells'.
+cells_per_block = blocks_by_instances(8, 160_000, most=128)
+
+
 MODEL = Model(
     name="compare",
     title="every protocol on one task: consultancy, debate, juries, CopMAD, ColMAD, FOAM "
@@ -241,5 +249,5 @@ MODEL = Model(
     kernel_fields=("model.*", "judge.*", "compare.*", "colmad.*", "mediation.*",
                    "redeliberation.*", "run.seed", "run.n_instances"),
     format_table=format_compare, figures=plot_grid, cell_figures=plot_cell,
-    plot_vars=("amp_exact",), cells_per_block=8,
+    plot_vars=("amp_exact",), cells_per_block=cells_per_block,
 )

@@ -10,7 +10,7 @@ from ...schema import CONSULT_DEBATE
 from ...lazy import lazy
 xr = lazy("xarray")
 
-from ...registry import Model, require_signal_stance, strategies_solved
+from ...registry import Model, blocks_by_instances, require_signal_stance, strategies_solved
 from .config import SECTIONS
 from ...layout import axis_coords, column, kernel_groups
 from ...plotting import both, judge_fields, line_figure, protocol_rows
@@ -188,6 +188,24 @@ def _fields(ds) -> list:
 
 
 
+#: Simulated payoffs' default block: 64 cells at 10^5 instances a cell or more, more as a
+#: cell's instances fall (:func:`~antiamp.registry.blocks_by_instances`).
+_simulated_blocks = blocks_by_instances(64, 100_000)
+
+
+def cells_per_block(base) -> int:
+    """A grid's default block (:attr:`antiamp.registry.Model.cells_per_block`): by what a
+    cell costs.  Exact exogenous payoffs are a cell's quadratures alone (a few milliseconds
+    whatever its instances): 1,024 cells a block, whose own cost (its Dataset, the store's
+    chunk files) is then small beside its cells'.  Strategic rhetoric solves a linear
+    programme a cell: 64.  Simulated payoffs: by the instances a cell."""
+    if base.messages.mode == "strategic":
+        return 64
+    if base.equilibrium.payoffs == "exact":
+        return 1024
+    return _simulated_blocks(base)
+
+
 MODEL = Model(
     name="messages",
     title="verifiable evidence plus rhetoric (exogenous or strategic)",
@@ -197,4 +215,5 @@ MODEL = Model(
     kernel_fields=KERNEL_FIELDS + ("run.n_instances", "run.seed"),
     format_table=format_messages, figures=plot_messages, plot_vars=("amp", "acc", "amp_gap"),
     gpu=True,  # the exogenous simulated path (kernels.gpu.messages)
+    cells_per_block=cells_per_block,
 )

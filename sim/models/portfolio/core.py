@@ -35,7 +35,7 @@ q_true = 1, q_fab = rho, tau = 1 the model is the baseline.
 
 from __future__ import annotations
 
-
+import functools
 
 import numpy as np
 from ...lazy import lazy
@@ -214,18 +214,31 @@ def outcomes(weights3, sig_c, sig_P, sig_A, Jc, Jd, welfare=(1.0, 1.0, 0.0), cou
 
 
 def outcome_terms(sig_c, sig_P, sig_A, Jc, Jd) -> tuple:
-    """What a profile gives each class (correct, k_P, k_A), each [2 K^2]: the
+    """What a profile gives each class (correct, k_P, k_A), each [..., 2 K^2]: the
     endorsement in consultancy and in debate, and the items submitted (P in
-    consultancy, P and A in debate)."""
-    K = Jc.shape[0]
+    consultancy, P and A in debate).  Leading axes are cells of one budget (the matrix
+    products batched, the debate's endorsement cell by cell: the same bits as one cell
+    at a time)."""
+    kP, kA, s = _class_index(Jc.shape[-1])
+    cP, dP, dA = sig_c[..., kP, :], sig_P[..., kP, :], sig_A[..., kA, :]
+    g_c = (cP * Jc[..., None, :]).sum(-1)
+    if cP.ndim == 2:
+        g_d = np.einsum("ns,nt,st->n", dP, dA, Jd)
+    else:
+        g_d = np.stack([np.einsum("ns,nt,st->n", a, b, j) for a, b, j in zip(dP, dA, Jd)])
+    return g_c, g_d, cP @ s, dP @ s, dA @ s
+
+
+@functools.lru_cache(maxsize=None)
+def _class_index(K: int) -> tuple:
+    """Each class's (correct, k_P, k_A) row: its k_P and k_A, and the counts 0..K-1
+    (read-only; built once per budget, not once per cell)."""
     kP = np.tile(np.repeat(np.arange(K), K), 2)
     kA = np.tile(np.arange(K), 2 * K)
-    g_c = (sig_c[kP] * Jc[None, :]).sum(1)
-    g_d = np.einsum("ns,nt,st->n", sig_P[kP], sig_A[kA], Jd)
-    vP_c = sig_c[kP] @ np.arange(K)
-    vP_d = sig_P[kP] @ np.arange(K)
-    vA_d = sig_A[kA] @ np.arange(K)
-    return g_c, g_d, vP_c, vP_d, vA_d
+    s = np.arange(K)
+    for a in (kP, kA, s):
+        a.flags.writeable = False
+    return kP, kA, s
 
 
 def outcomes_from_terms(w, terms, welfare=(1.0, 1.0, 0.0), counts=False) -> dict:
@@ -268,18 +281,24 @@ def outcomes_from_terms(w, terms, welfare=(1.0, 1.0, 0.0), counts=False) -> dict
 
 
 def accepted_pmf(weights3, sig_c, sig_P, sig_A):
-    """Pr(V = v | the side's stance is true / false), consultancy and debate: [2, 2, K]."""
+    """Pr(V = v | the side's stance is true / false), consultancy and debate: [..., 2, 2,
+    K]; leading axes are cells of one budget (batched matrix products: the same bits as
+    cell by cell)."""
     w = np.asarray(weights3, float)
-    K = w.shape[1]
-    out = np.zeros((2, 2, K))  # protocol, stance (0 false, 1 true), v
-    wP = w.sum(axis=2)  # [corr, kP]
-    wA = w.sum(axis=1)  # [corr, kA]
+    K = w.shape[-2]
+    out = np.zeros(w.shape[:-3] + (2, 2, K))  # protocol, stance (0 false, 1 true), v
+    wP = w.sum(axis=-1)  # [..., corr, kP]
+    wA = w.sum(axis=-2)  # [..., corr, kA]
+
+    def vm(v, m):  # v [..., K] @ m [..., K, K]
+        return (v[..., None, :] @ m)[..., 0, :]
+
     for p, sig in ((0, sig_c), (1, sig_P)):
-        out[p, 1] += wP[1] @ sig  # P right: its stance true
-        out[p, 0] += wP[0] @ sig
-    out[1, 1] += wA[0] @ sig_A  # P wrong: A's stance true
-    out[1, 0] += wA[1] @ sig_A
-    return out / out.sum(axis=2, keepdims=True)
+        out[..., p, 1, :] += vm(wP[..., 1, :], sig)  # P right: its stance true
+        out[..., p, 0, :] += vm(wP[..., 0, :], sig)
+    out[..., 1, 1, :] += vm(wA[..., 0, :], sig_A)  # P wrong: A's stance true
+    out[..., 1, 0, :] += vm(wA[..., 1, :], sig_A)
+    return out / out.sum(axis=-1, keepdims=True)
 
 
 # ------------------------------------------------------------------ a grid of cells
@@ -375,37 +394,40 @@ def solve_cells(cells, payoffs: str, run, calls: list) -> dict:
         sig_c = consult_strategy(Jc, pf.c_item)
         sig_P, sig_A, vP, vA = debate_equilibrium(W, Jd, pf.c_item)
         res["duality_gap"][i] = abs(vP - vA)
-        res["value"][i] = [float((W.sum(1) / W.sum()) @ (sig_c @ (Jc - pf.c_item * np.arange(K)))),
-                           vP]
-        res["epsilon"][i] = [consult_regret(W / W.sum(), sig_c, Jc, pf.c_item),
-                             interim_regret(W / W.sum(), sig_P, sig_A, Jd, pf.c_item)]
+        tot = W.sum()
+        u_c = Jc - pf.c_item * _class_index(K)[2]
+        res["value"][i] = [float((W.sum(1) / tot) @ (sig_c @ u_c)), vP]
+        Wn = W / tot
+        res["epsilon"][i] = [consult_regret(Wn, sig_c, Jc, pf.c_item),
+                             interim_regret(Wn, sig_P, sig_A, Jd, pf.c_item)]
         W3s.append(W3)
         terms.append((sig_c, sig_P, sig_A, Jc, Jd, W))
         wel[i] = (c.welfare.alpha, c.welfare.beta, c.welfare.delta_c)
         pf_cols[i] = (pf.budget, pf.tau, pf.q_fab, pf.mislead, pf.cross_exam, pf.c_item)
-        res["sigma_P"][i, 0, :K, :K] = sig_c
-        res["sigma_P"][i, 1, :K, :K] = sig_P
-        res["sigma_A"][i, :K, :K] = sig_A
-        res["pmf"][i, :, :, :K] = accepted_pmf(W3, sig_c, sig_P, sig_A)
     budget = pf_cols[:, 0].astype(int)
-    for B in np.unique(budget):
+    for B in np.unique(budget):  # the cells of each budget as arrays
         idx = np.flatnonzero(budget == B)
-        out = outcomes_from_terms(
-            np.stack([np.asarray(W3s[i], float).reshape(-1) for i in idx]),
-            [np.stack(t) for t in zip(*(outcome_terms(*terms[i][:5]) for i in idx))],
-            tuple(wel[idx].T), counts=payoffs == "simulated")
-        for r, i in enumerate(idx):
+        K = int(B) + 1
+        W3b = np.stack([np.asarray(W3s[i], float) for i in idx])
+        sc, sP, sA, jc, jd = (np.stack([terms[i][q] for i in idx]) for q in range(5))
+        res["sigma_P"][idx, 0, :K, :K] = sc
+        res["sigma_P"][idx, 1, :K, :K] = sP
+        res["sigma_A"][idx, :K, :K] = sA
+        res["pmf"][idx, :, :, :K] = accepted_pmf(W3b, sc, sP, sA)
+        out = outcomes_from_terms(W3b.reshape(len(idx), -1),
+                                  list(outcome_terms(sc, sP, sA, jc, jd)),
+                                  tuple(wel[idx].T), counts=payoffs == "simulated")
+        for k in names:  # the block's values, then the mixed equilibria's own errors
+            res[k][idx], res[f"{k}_se"][idx] = out[k][0], out[k][1]
+        for r, i in enumerate(idx if payoffs == "simulated" else ()):
             sig_c, sig_P, sig_A, Jc, Jd, W = terms[i]
-            if payoffs == "simulated" and (_mixed(W, sig_P) or _mixed(W.T, sig_A)):
+            if _mixed(W, sig_P) or _mixed(W.T, sig_A):
                 one = {k: (out[k][0][r].copy(), out[k][1][r].copy()) for k in names}
                 if not _equilibrium_se(W3s[i], sig_c, sig_P, sig_A, Jc, Jd, pf_cols[i, 5],
                                        tuple(wel[i].tolist()), one):
                     res["knife_edge"][i] = True
                 for k in names:
                     res[k][i], res[f"{k}_se"][i] = one[k]
-            else:
-                for k in names:
-                    res[k][i], res[f"{k}_se"][i] = out[k][0][r], out[k][1][r]
     # The induced fabrication rate and the share of misleading items, as columns.
     tau, q_fab, mislead, cross = pf_cols[:, 1], pf_cols[:, 2], pf_cols[:, 3], pf_cols[:, 4]
     qf = q_fab + (1 - q_fab) * mislead * (1 - cross)

@@ -163,6 +163,19 @@ def _fields(ds) -> list:
 
 
 
+def cells_per_block(base) -> int:
+    """A grid's default block (:attr:`antiamp.registry.Model.cells_per_block`): by what a
+    cell costs.  With exact payoffs a cell is its two linear programmes, a few milliseconds
+    at the default budget, whatever its instances: 512 cells a block (a block's own cost,
+    its Dataset and the store's chunk files, is then small beside its cells'), fewer as
+    the programmes grow with the budget (their variables with its square).  Simulated
+    payoffs re-solve each mixed equilibrium at perturbed class frequencies for the delta
+    method: 64."""
+    if base.equilibrium.payoffs != "exact":
+        return 64
+    return int(max(8, min(512, 512 * 16 // (int(base.portfolio.budget) + 1) ** 2)))
+
+
 MODEL = Model(
     name="portfolio",
     title="evidence portfolios: budgets of items, verification and cross-examination",
@@ -171,5 +184,5 @@ MODEL = Model(
     validate=validate, validate_reads=VALIDATE_READS, prepare=strategies_solved,
     kernel_fields=pfm.KERNEL_FIELDS + ("run.n_instances", "run.seed"),
     format_table=format_portfolio, figures=plot_portfolio, plot_vars=("amp", "acc", "rho_B"),
-    gpu=True,
+    gpu=True, cells_per_block=cells_per_block,
 )
