@@ -21,6 +21,23 @@ LENGTHS = [2, 4, 3, 1]
 WIDTHS = [1, 5, 3, 2]
 
 
+def _interrupted_after_two_blocks(cfg, store, monkeypatch):
+    """Run ``cfg``'s grid into ``store`` and interrupt it (Ctrl-C) as its third block
+    starts."""
+    real, calls = blocks.run_block, {"n": 0}
+
+    def dying(*a, **k):
+        calls["n"] += 1
+        if calls["n"] > 2:
+            raise KeyboardInterrupt
+        return real(*a, **k)
+
+    monkeypatch.setattr(blocks, "run_block", dying)
+    with pytest.raises(KeyboardInterrupt):
+        blocks.run_grid_store(cfg, store, progress=False, log=lambda *a: None)
+    monkeypatch.setattr(blocks, "run_block", real)
+
+
 def _block(start: int, stop: int) -> xr.Dataset:
     k = start // 2
     n, m = stop - start, LENGTHS[k]
@@ -120,18 +137,7 @@ def test_an_interrupted_design_resumes_to_the_in_memory_design(tmp_path, monkeyp
                      "axes": {"judge": {"mu": {"uniform": [-1, 1]}},
                               "messages": {"kappa_r": {"uniform": [0, 1]}}}}}
     store = tmp_path / "d.zarr"
-    real, calls = blocks.run_block, {"n": 0}
-
-    def dying(*a, **k):
-        calls["n"] += 1
-        if calls["n"] > 2:
-            raise KeyboardInterrupt
-        return real(*a, **k)
-
-    monkeypatch.setattr(blocks, "run_block", dying)
-    with pytest.raises(KeyboardInterrupt):
-        blocks.run_grid_store(cfg, store, progress=False, log=lambda *a: None)
-    monkeypatch.setattr(blocks, "run_block", real)
+    _interrupted_after_two_blocks(cfg, store, monkeypatch)
     assert int(np.asarray(zarr.open_group(str(store))["cell_done"][...]).sum()) == 10
     msgs = []
     ds = blocks.run_grid_store(cfg, store, progress=False, log=msgs.append).load()
@@ -321,18 +327,7 @@ def test_a_store_in_an_earlier_default_s_blocks_is_resumed_and_checked_in_its_ow
     monkeypatch.setattr(eq, "EXACT_CELLS_PER_BLOCK", 5)  # the earlier default
     spec._LAST_PLAN.clear()
     assert blocks.plan_grid(cfg).cells_per_block == 5
-    real, calls = blocks.run_block, {"n": 0}
-
-    def dying(*a, **k):
-        calls["n"] += 1
-        if calls["n"] > 2:
-            raise KeyboardInterrupt
-        return real(*a, **k)
-
-    monkeypatch.setattr(blocks, "run_block", dying)
-    with pytest.raises(KeyboardInterrupt):
-        blocks.run_grid_store(cfg, store, progress=False, log=lambda *a: None)
-    monkeypatch.setattr(blocks, "run_block", real)
+    _interrupted_after_two_blocks(cfg, store, monkeypatch)
     monkeypatch.setattr(eq, "EXACT_CELLS_PER_BLOCK", 65_536)  # today's
     spec._LAST_PLAN.clear()
     assert blocks.plan_grid(cfg).cells_per_block == 20
