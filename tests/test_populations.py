@@ -307,15 +307,41 @@ def test_calibrated_predictions_cover_both_protocols_and_the_gap():
     assert not ok, by
 
 
+def test_coverage_study_uses_users_draws_and_one_fit_per_replicate():
+    """The coverage study's calibrated predictions take the draws users get
+    (``antiamp-estimate --check-draws``'s default), and several draw counts on one fit
+    give each count's table exactly as ``calibrate`` alone gives it."""
+    import argparse
+
+    from antiamp.estimation import predictive_cmd
+
+    ap = argparse.ArgumentParser()
+    predictive_cmd.add_arguments(ap)
+    users = ap.get_default("check_draws")
+    w = pc.WORLDS[0]
+    few, many = pc.calibrated_replicate(10, 3, w, n_draws=[50, users])
+    pd.testing.assert_frame_equal(pc.calibrated_replicate(10, 3, w), many)
+    A = validate_log(pc.population_log(800, "A", 1003, rho=0.4))
+    B = validate_log(pc.population_log(600, "B", 2003, rho=0.7, dc=w[0], dd=w[1]))
+    _, alone, _ = pr.calibrate(A, B, 10, seed=3, n_draws=50, choice="probabilities")
+    pd.testing.assert_frame_equal(few, alone)
+    assert not few["predicted_lo"].equals(many["predicted_lo"])
+
+
+#: The gap at 10 rooms: over 400 runs (200 per world, the users' 1,000 draws) 366 =
+#: 0.915 [Wilson 0.884, 0.939] inside, each protocol's Amp 0.950 and 0.960; this test's
+#: own 40 runs (the first 20 per world) 34 = 0.85.  The worlds put both shifts one prior
+#: SD out with opposite signs, so the prior's shrinkage moves the gap the same way:
+#: all 34 misses of the 400 lie on that side.
+GAP_AT_10_ROOMS = pytest.mark.xfail(
+    reason="the gap at 10 rooms short of 0.90 in the slow test's 40 runs (34/40; "
+           "0.915 [0.884, 0.939] over 400 runs at the users' 1,000 draws): the prior's "
+           "shrinkage of both shifts, one prior SD out with opposite signs, moves the "
+           "gap the same way", strict=False)
+
+
 @pytest.mark.slow
-@pytest.mark.xfail(reason="the gap short of the target in fixed worlds one prior SD from the "
-                          "reference with opposite signs: measured 179/200 = 0.895 at 10 "
-                          "rooms and 185/200 = 0.925 at 30 (each protocol's Amp 0.95-0.96, "
-                          "posterior-resampled draws, intervals their percentiles, "
-                          "not symmetric); the prior's shrinkage of both shifts moves the "
-                          "gap the same way",
-                   strict=False)
-@pytest.mark.parametrize("n_rooms", [10, 30])
+@pytest.mark.parametrize("n_rooms", [pytest.param(10, marks=GAP_AT_10_ROOMS), 30])
 def test_calibrated_coverage_full(n_rooms):
     """The target: >= 90% coverage of each metric over 2 worlds x 20 replicates, and at
     N = 30 the gap's sign where |gap| >= 0.1 in >= 80%."""
