@@ -201,26 +201,15 @@ def delta_se(freq: np.ndarray, grad: np.ndarray, n: float) -> float:
     return float(np.sqrt(max(var, 0.0) / n))
 
 
-def mean_from_sums(total: float, n: float, squares: float) -> tuple[float, float]:
-    """Mean of ``n`` per-instance values and its standard error, from their sum and
-    the sum of their squares (what the compiled kernels accumulate).
+def means_from_sums(total, n, squares) -> tuple[np.ndarray, np.ndarray]:
+    """Means of ``n`` per-instance values and their standard errors, from their sums
+    and the sums of their squares (what the compiled kernels accumulate), elementwise
+    over arrays (a cell or a protocol a row); NaN where ``n`` is 0.
 
     The sums carry rounding of up to about ``n`` ulp and E[v^2] - E[v]^2 cancels: a
     variance below that bound is not resolved by the sums and is reported as zero
     (a value constant over the instances has no standard error, not one of 1e-10).
     """
-    if n <= 0:
-        return np.nan, np.nan
-    m = total / n
-    var = squares / n - m * m
-    if var <= max(4.0, n) * np.finfo(float).eps * abs(squares / n):
-        var = 0.0
-    return m, float(np.sqrt(var / max(n - 1, 1)))
-
-
-def means_from_sums(total, n, squares) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`mean_from_sums` elementwise over arrays (a cell or a protocol a row): the
-    same operations on each element, so the same bits as a call per element."""
     total, n, squares = np.broadcast_arrays(*(np.asarray(x, dtype=float)
                                               for x in (total, n, squares)))
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -106,34 +106,43 @@ def _padding_test(dtype) -> tuple:
     return 2, np.uint64(0), np.uint64(0)  # False, "": every word 0
 
 
-def _extent_matrix(rows: dict) -> tuple:
-    """(each model dimension's row, [dimension, cell] extents): see :func:`extents`."""
-    # one compiled pass a variable over its words, no temporary (a NumPy mask of
-    # padding a variable and a reduction a dimension cost as much as the checksum)
-    from antiamp.kernels.digest import held_extents
-
+def _prepared(rows: dict) -> tuple:
+    """The block's model dimensions in order of first appearance (name -> row of the
+    extents), and each variable's (values, words, element keys, element positions,
+    its dimensions' rows): what the extents and the checksums both read."""
     order: dict = {}
     for _, dims in rows.values():
         for d in dims:
             order.setdefault(d, len(order))
-    n = next(iter(rows.values()))[0].shape[0] if rows else 0
-    ext = np.zeros((len(order), n), np.int64)
+    out = {}
     for name, (a, dims) in rows.items():
-        if not dims:
-            continue
-        words = _words(a)
-        _, at = _element_keys(name, a.shape[1:], words.shape[2])
-        mode, mask, bits = _padding_test(a.dtype)
-        held_extents(words, at, np.array([order[d] for d in dims], np.int64), mode, mask,
-                     bits, ext)
-    return order, ext
+        words = _words(a)  # (cell, element, word)
+        key, at = _element_keys(name, a.shape[1:], words.shape[2])
+        out[name] = (a, words, key, at, np.array([order[d] for d in dims], np.int64))
+    return order, out
+
+
+def _extent_matrix(order: dict, variables: dict, n: int) -> np.ndarray:
+    """[dimension, cell] extents (see :func:`extents`) of :func:`_prepared`'s variables."""
+    # one compiled pass a variable over its words, no temporary (a NumPy mask of
+    # padding a variable and a reduction a dimension cost as much as the checksum)
+    from antiamp.kernels.digest import held_extents
+
+    ext = np.zeros((len(order), n), np.int64)
+    for a, words, _, at, cols in variables.values():
+        if len(cols):
+            mode, mask, bits = _padding_test(a.dtype)
+            held_extents(words, at, cols, mode, mask, bits, ext)
+    return ext
 
 
 def extents(rows: dict) -> dict:
     """Each model dimension's extent in each cell: one past the last index at which
     any variable along it holds something other than padding. ``rows``: name ->
     (values [cell, ...], the model dimensions)."""
-    order, ext = _extent_matrix(rows)
+    order, variables = _prepared(rows)
+    n = next(iter(rows.values()))[0].shape[0] if rows else 0
+    ext = _extent_matrix(order, variables, n)
     return {d: ext[j] for d, j in order.items()}
 
 
@@ -179,16 +188,14 @@ def cell_digests(rows: dict, cells: np.ndarray) -> np.ndarray:
 
     n = len(cells)
     acc = np.zeros(n, np.uint64)
-    order, ext = _extent_matrix(rows)  # [dimension, cell]
+    order, variables = _prepared(rows)
+    ext = _extent_matrix(order, variables, n)  # [dimension, cell]
     with np.errstate(over="ignore"):
-        for name in sorted(rows):
-            a, dims = rows[name]
-            words = _words(a)  # (cell, element, word)
-            key, at = _element_keys(name, a.shape[1:], words.shape[2])
+        for name in sorted(variables):
+            a, words, key, at, cols = variables[name]
             # the mixed words of each cell's elements within its extents summed in one
             # compiled pass (kernels/digest.py)
-            add_mixed_within(words, key, at, ext, np.array([order[d] for d in dims], np.int64),
-                             a.dtype.kind == "U", acc)
+            add_mixed_within(words, key, at, ext, cols, a.dtype.kind == "U", acc)
         h = _fmix(np.asarray(cells, np.uint64) * np.uint64(0x9E3779B97F4A7C15)
                   + np.uint64(0x632BE59BD9B4E019))
         h = _fmix(acc ^ h)
