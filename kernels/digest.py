@@ -28,10 +28,10 @@ def fmix(x):
     return x ^ (x >> _S31)
 
 
-#: Cells a tile: the loops run over a tile's cells innermost, each of a cell's elements
-#: in turn, so that a tile's words (a few KB) stay in the first-level cache while its
-#: elements are visited (over a whole block, every element's pass read the block's
-#: words from memory again).
+#: Cells a tile of :func:`_mix_tiled` and :func:`held_extents`: the loops run over a
+#: tile's cells innermost, each of a cell's elements in turn, so that a tile's words
+#: (a few KB) stay in the first-level cache while its elements are visited (over a
+#: whole block, every element's pass read the block's words from memory again).
 TILE = 256
 
 
@@ -47,10 +47,55 @@ def add_mixed_within(words, key, at, ext, cols, skip_zero, acc):
     among them), found here rather than from a block-sized array of flags a variable
     (most of a checksum's cost in NumPy calls).
 
-    Within a tile of :data:`TILE` cells the loops run over the cells innermost,
-    branch-free, so that LLVM vectorises the mixing (64-bit multiplies in AVX-512):
-    about twice as fast as a loop over a cell's few elements.  A label's many words a
-    cell are read a cell at a time instead."""
+    One element at a time over all the cells, branch-free, so that LLVM vectorises
+    the mixing (64-bit multiplies in AVX-512): a number of up to two model dimensions
+    (nearly every variable) by :func:`_mix_few`, whose loop reads the extents' rows
+    itself (3-4x faster than the tiled loop with an array of flags it replaced, which
+    is kept for labels and more dimensions, :func:`_mix_tiled`)."""
+    if words.shape[2] == 1 and at.shape[1] == 0:
+        _mix_all(words, key, skip_zero, acc)
+    elif words.shape[2] == 1 and at.shape[1] <= 2:
+        _mix_few(words, key, at, ext, cols, skip_zero, acc)
+    else:
+        _mix_tiled(words, key, at, ext, cols, skip_zero, acc)
+
+
+@nb.njit(cache=True, nogil=True)
+def _mix_all(words, key, skip_zero, acc):
+    """:func:`add_mixed_within` of a one-word variable with no model dimension."""
+    zero = np.uint64(0)
+    keep_zero = not skip_zero
+    for e in range(words.shape[1]):
+        kw = key[e, 0]
+        for i in range(words.shape[0]):
+            x = np.uint64(words[i, e, 0])
+            h = fmix(x ^ kw)
+            acc[i] += h if (x != zero) | keep_zero else zero
+
+
+@nb.njit(cache=True, nogil=True)
+def _mix_few(words, key, at, ext, cols, skip_zero, acc):
+    """:func:`add_mixed_within` of a one-word variable along one or two model
+    dimensions (a second one absent is read as the first again)."""
+    zero = np.uint64(0)
+    keep_zero = not skip_zero
+    two = at.shape[1] > 1
+    for e in range(words.shape[1]):
+        a0, r0 = at[e, 0], ext[cols[0]]
+        a1, r1 = (at[e, 1], ext[cols[1]]) if two else (a0, r0)
+        kw = key[e, 0]
+        for i in range(words.shape[0]):
+            x = np.uint64(words[i, e, 0])
+            h = fmix(x ^ kw)
+            ok = (a0 < r0[i]) & (a1 < r1[i]) & ((x != zero) | keep_zero)
+            acc[i] += h if ok else zero
+
+
+@nb.njit(cache=True, nogil=True)
+def _mix_tiled(words, key, at, ext, cols, skip_zero, acc):
+    """:func:`add_mixed_within` in tiles of :data:`TILE` cells: the cells innermost,
+    each element's flags (inside the cell) in an array first; a label's many words a
+    cell read a cell at a time."""
     n, n_el, n_w = words.shape
     inside = np.empty(TILE, np.bool_)
     zero = np.uint64(0)

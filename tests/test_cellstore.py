@@ -10,7 +10,7 @@ import zarr
 
 from antiamp.sweeps import blocks
 from antiamp.sweeps.driver import verify
-from antiamp.sweeps.cellstore import cell_digests, extents
+from antiamp.sweeps.cellstore import cell_digests, extents, fill_of
 
 GRID = {"model": {"name": "panel"}, "run": {"n_instances": 1000},
         "sweep": {"axes": {"judge": {"b": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]}},
@@ -241,13 +241,14 @@ def _ref_digests(rows, cells):
     return h | np.uint64(1)
 
 
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("seed", range(5))
 def test_the_compiled_checksum_is_the_numpy_one_bit_for_bit(seed):
-    """Every dtype a store holds (float64/32, int64/32, bool, labels), variables along
-    zero, one and two model dimensions, padding (NaN, -1, False, "") at the ends of
-    some cells and in the middle of others."""
+    """Every dtype a store holds (float64/32, int64/32, bool, labels of one and more
+    code points), variables along zero to three model dimensions, padding (NaN, -1,
+    False, "") at the ends of some cells and in the middle of others; a block of more
+    cells than a tile of the compiled loops (the last seed)."""
     rng = np.random.default_rng(seed)
-    n = int(rng.integers(1, 60))
+    n = int(rng.integers(1, 60)) if seed < 4 else 700
     x = rng.normal(size=(n, 4, 3))
     x[rng.random((n, 4, 3)) < 0.3] = np.nan
     x[: n // 3, 2:] = np.nan  # shorter cells along "item"
@@ -261,16 +262,42 @@ def test_the_compiled_checksum_is_the_numpy_one_bit_for_bit(seed):
                      ).reshape(n, 4).astype("<U7")
     with np.errstate(invalid="ignore"):  # a signalling NaN's cast
         xf, half = x[:, :, 0].astype(np.float32), x[:, 0, :].astype(np.float16)
+    cube = rng.normal(size=(n, 4, 3, 5))
+    cube[rng.random(cube.shape) < 0.3] = np.nan
+    cube[: n // 2, :, :, 3:] = np.nan  # shorter cells along "rank"
+    initial = np.array([["", "a", "b"][k] for k in rng.integers(0, 3, n * 4)]
+                       ).reshape(n, 4).astype("<U1")
     rows = {"x": (x, ("item", "side")), "xf": (xf, ("item",)),
             "count": (count, ("item",)), "n": (rng.integers(0, 1 << 40, n), ()),
             "flag": (flag, ("side",)), "label": (label, ("item",)),
             "total": (rng.normal(size=n), ()),
             "half": (half, ("side",)),
-            "code": (rng.integers(0, 3, (n, 5)).astype(np.uint16), ("rank",))}
+            "code": (rng.integers(0, 3, (n, 5)).astype(np.uint16), ("slot",)),
+            "cube": (cube, ("item", "side", "rank")), "initial": (initial, ("item",))}
+    # Cells shorter along each dimension: every variable padded beyond a length drawn
+    # for the cell (NaNs of any payload), so that the extents vary by cell and the
+    # padding beyond them must be left out.
+    length = {"item": rng.integers(0, 5, n), "side": rng.integers(0, 4, n),
+              "rank": rng.integers(0, 6, n)}
+    for name, (a, dims) in rows.items():
+        if a.dtype.kind == "u":  # unsigned integers have no padding
+            continue
+        beyond = np.zeros(a.shape, bool)
+        for j, d in enumerate(dims):
+            idx = np.arange(a.shape[j + 1]).reshape((1,) * (j + 1) + (-1,)
+                                                   + (1,) * (a.ndim - j - 2))
+            beyond |= idx >= length[d].reshape((n,) + (1,) * (a.ndim - 1))
+        a[beyond] = fill_of(a.dtype)
+        if a.dtype == np.float64:
+            odd = beyond & (rng.random(a.shape) < 0.3)
+            a.view(np.uint64)[odd] = np.uint64(0xFFF8000000000003)
+    ext = _ref_extents(rows)
+    assert any((ext[d] < rows["cube"][0].shape[1 + j]).any() for j, d in
+               enumerate(("item", "side", "rank"))), "no cell shorter than the block"
     cells = rng.integers(0, 1 << 30, n)
     want = _ref_digests(rows, cells)
     assert np.array_equal(cell_digests(rows, cells), want)
-    for d, e in _ref_extents(rows).items():
+    for d, e in ext.items():
         assert np.array_equal(extents(rows)[d], e), d
 
 

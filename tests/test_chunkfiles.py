@@ -70,6 +70,24 @@ def test_a_rewritten_chunk_replaces_the_file_and_an_all_fill_one_removes_it(tmp_
     assert not [p for p in (tmp_path / "s.zarr" / "x").iterdir() if "partial" in p.name]
 
 
+@pytest.mark.parametrize("dtype,fill,value", [("f8", np.nan, 1.5), ("<U3", "", "a"),
+                                              ("bool", False, True), ("i8", -1, 0)])
+def test_a_chunk_with_one_value_off_the_sample_is_not_all_fill(tmp_path, dtype, fill, value):
+    """The sample tested first only shortcuts "not all fill": a chunk whose one value
+    lies between the sampled elements is written, and its value read back."""
+    g = zarr.open_group(str(tmp_path / "s.zarr"), mode="w", zarr_format=2)
+    a = g.create_array("x", shape=(1000, 3), chunks=(1000, 3), dtype=dtype, fill_value=fill)
+    cf = chunkfiles.ChunkFile.of(a)
+    step = max(1, a.size // chunkfiles.SAMPLE)
+    chunk = np.full((1000, 3), fill, dtype=dtype)
+    assert cf.all_fill(chunk)
+    chunk.reshape(-1)[step + 1] = value  # not on the sample's grid
+    assert not cf.all_fill(chunk)
+    cf.write((0, 0), chunk)
+    assert a[...].reshape(-1)[step + 1] == chunk.reshape(-1)[step + 1]
+    assert (tmp_path / "s.zarr" / "x" / "0.0").exists()
+
+
 def test_what_is_not_one_whole_chunk_is_left_to_zarr(tmp_path):
     g = zarr.open_group(str(tmp_path / "s.zarr"), mode="w", zarr_format=2)
     a = g.create_array("x", shape=(6, 2), chunks=(3, 2), dtype="i8")
