@@ -166,6 +166,153 @@ def held_extents(words, at, cols, mode, mask, bits, ext):
                         row[j] = v
 
 
+#: Cells a tile of :func:`mix_held`.
+TILE_HELD = 2048
+
+
+def held_test(mode, mask, bits) -> tuple:
+    """:func:`held_extents`' padding test as ``(mask, bits, invert)``: a word ``x``
+    holds something other than padding when ``((x & mask) <= bits) != invert``, one
+    expression for every mode (a mode tested in the loop kept LLVM from vectorising
+    it: 5x slower)."""
+    if mode == 0:  # not a NaN
+        return np.uint64(mask), np.uint64(bits), False
+    if mode == 1:  # not every bit set (x <= mask - 1)
+        return np.uint64(mask), np.uint64(mask) - np.uint64(1), False
+    if mode == 2:  # not 0 (x <= 0 inverted)
+        return np.uint64(0xFFFFFFFFFFFFFFFF), np.uint64(0), True
+    return np.uint64(0), np.uint64(0), False  # always (0 <= 0)
+
+
+@nb.njit(cache=True, nogil=True)
+def mix_held(words, key, at, cols, mask, bits, invert, padw, acc, ext, pad):
+    """One pass over a variable of one-word elements along model dimensions:
+    ``acc[i] +=`` the mixed words (as :func:`add_mixed_within`) of cell ``i``'s
+    elements that hold something other than padding (``(mask, bits, invert)`` of
+    :func:`held_test`); the extents ``ext`` raised by them (as
+    :func:`held_extents`); and the padding elements marked for
+    :func:`add_padding_within`, which adds those inside the final extents: bit ``e``
+    of ``pad[i]`` where the element's word is ``padw`` (the fill's bits).  Returns
+    the number of other padding elements (NaNs of another sign or payload), which
+    :func:`add_padding_within` finds again.
+
+    A held element is inside its cell's extents (it raised them), so only padding
+    waits for the extents of every variable: a block's words are read once (the
+    extents and then the mixing had read them twice).  Up to 64 elements (the bits
+    of ``pad``); the first two dimensions' extents in the loop that mixes, any
+    further ones in a loop of their own.
+
+    In tiles of :data:`TILE_HELD` cells, one element over a tile's cells a loop: the
+    running sums, extents and flags of a tile stay in the cache while its elements
+    are visited (a loop over all the cells sent four block-sized arrays to memory and
+    back an element).  The index runs unsigned: with a signed one from a tile's start,
+    numba's wraparound of negative indices kept LLVM from vectorising the loop (2.5x
+    slower)."""
+    n, n_el, _ = words.shape
+    nk = at.shape[1]
+    zero, one = np.uint64(0), np.uint64(1)
+    other = 0
+    for t in range(-(-n // TILE_HELD)):
+        i0, i1 = np.uint64(t * TILE_HELD), np.uint64(min(n, (t + 1) * TILE_HELD))
+        for e in range(n_el):
+            kw = key[e, 0]
+            bit = one << np.uint64(e)
+            v0, r0 = at[e, 0] + 1, ext[cols[0]]
+            v1, r1 = (at[e, 1] + 1, ext[cols[1]]) if nk > 1 else (v0, r0)
+            i = i0
+            while i < i1:
+                x = np.uint64(words[i, e, 0])
+                held = ((x & mask) <= bits) != invert
+                h = fmix(x ^ kw)
+                acc[i] += h if held else zero
+                r0[i] = max(r0[i], v0 if held else 0)
+                r1[i] = max(r1[i], v1 if held else 0)
+                pad[i] |= bit if (not held) & (x == padw) else zero
+                other += (not held) & (x != padw)
+                i += one
+            for k in range(2, nk):
+                v, row = at[e, k] + 1, ext[cols[k]]
+                i = i0
+                while i < i1:
+                    held = ((np.uint64(words[i, e, 0]) & mask) <= bits) != invert
+                    row[i] = max(row[i], v if held else 0)
+                    i += one
+    return other
+
+
+@nb.njit(cache=True, nogil=True)
+def mix_held_labels(words, key, at, cols, acc, ext):
+    """:func:`mix_held` of labels (many code points an element): a label is held
+    when any code point is not 0, and its non-zero code points are mixed; an empty
+    label mixes to nothing, inside its cell or not, so nothing waits.  A label equal
+    to the previous cell's (most are: a block's labels take a few values) takes its
+    sum: comparing code points costs less than mixing them."""
+    n, n_el, n_w = words.shape
+    zero = np.uint64(0)
+    sums = np.zeros(n_el, np.uint64)
+    held = np.zeros(n_el, np.bool_)
+    for i in range(n):  # a cell's labels after the previous cell's: one pass in order
+        for e in range(n_el):
+            same = i > 0
+            if same:
+                for w in range(n_w):
+                    if words[i, e, w] != words[i - 1, e, w]:
+                        same = False
+                        break
+            if not same:
+                s = zero
+                h = False
+                for w in range(n_w):
+                    x = np.uint64(words[i, e, w])
+                    if x != zero:
+                        h = True
+                        s += fmix(x ^ key[e, w])
+                sums[e], held[e] = s, h
+            if held[e]:
+                acc[i] += sums[e]
+                for k in range(at.shape[1]):
+                    ext[cols[k], i] = max(ext[cols[k], i], at[e, k] + 1)
+
+
+@nb.njit(cache=True, nogil=True)
+def add_padding_within(words, key, at, ext, cols, mask, bits, invert, padw, padh, pad,
+                       other, acc):
+    """``acc[i] +=`` the mixed words of the padding elements of cell ``i`` that lie
+    inside its final extents (``ext``): ``padh[e]`` for an element that
+    :func:`mix_held` marked in ``pad[i]`` (the fill's bits); where it counted
+    ``other`` padding (a NaN of another sign or payload), those elements are found
+    again and their own words mixed (rare)."""
+    n, n_el, _ = words.shape
+    nk = at.shape[1]
+    zero, one = np.uint64(0), np.uint64(1)
+    for e in range(n_el):
+        ph = padh[e]
+        a0, r0 = at[e, 0], ext[cols[0]]
+        a1, r1 = (at[e, 1], ext[cols[1]]) if nk > 1 else (a0, r0)
+        if nk <= 2:
+            for i in range(n):
+                ok = (((pad[i] >> np.uint64(e)) & one) != zero) & (a0 < r0[i]) & (a1 < r1[i])
+                acc[i] += ph if ok else zero
+        else:
+            for i in range(n):
+                ok = (((pad[i] >> np.uint64(e)) & one) != zero) & (a0 < r0[i]) & (a1 < r1[i])
+                for k in range(2, nk):
+                    ok &= at[e, k] < ext[cols[k], i]
+                acc[i] += ph if ok else zero
+    if other == 0:
+        return
+    for e in range(n_el):
+        for i in range(n):
+            x = np.uint64(words[i, e, 0])
+            if (((x & mask) <= bits) != invert) or x == padw:
+                continue
+            inside = True
+            for k in range(nk):
+                inside &= at[e, k] < ext[cols[k], i]
+            if inside:
+                acc[i] += fmix(x ^ key[e, 0])
+
+
 def warm() -> None:
     """Compile the functions for every argument type a store's blocks give them
     (``antiamp warm``): the words of labels (uint32), flags (uint8), 4- and 8-byte
@@ -174,6 +321,14 @@ def warm() -> None:
     key = np.zeros((1, 1), np.uint64)
     at, ext = np.zeros((1, 1), np.int64), np.ones((1, 1), np.int64)
     cols, held = np.zeros(1, np.int64), np.zeros((1, 1), np.int64)
+    test = held_test(0, np.uint64(0), np.uint64(0))
+    pad = np.zeros(1, np.uint64)
     for t in (np.uint8, np.uint16, np.uint32, np.uint64):
-        add_mixed_within(np.zeros((1, 1, 1), t), key, at, ext, cols, False, acc)
-        held_extents(np.zeros((1, 1, 1), t), at, cols, 0, np.uint64(0), np.uint64(0), held)
+        words = np.zeros((1, 1, 1), t)
+        add_mixed_within(words, key, at, ext, cols, False, acc)
+        held_extents(words, at, cols, 0, np.uint64(0), np.uint64(0), held)
+        other = mix_held(words, key, at, cols, *test, np.uint64(0), acc, ext, pad)
+        add_padding_within(words, key, at, ext, cols, *test, np.uint64(0), key[:, 0].copy(), pad,
+                           other, acc)
+    mix_held_labels(np.zeros((1, 1, 2), np.uint32), np.zeros((1, 2), np.uint64), at, cols,
+                    acc, ext)

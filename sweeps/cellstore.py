@@ -184,22 +184,56 @@ def cell_digests(rows: dict, cells: np.ndarray) -> np.ndarray:
     and elements (hashlib hashes one buffer a call); SplitMix64's mixing for
     detecting damage, not for security; never 0, the fill of a missing chunk.
     """
-    from antiamp.kernels.digest import add_mixed_within  # numba: where a block is summed
+    # numba: where a block is summed (kernels/digest.py).  Every element beyond a
+    # cell's extents is padding (the extents are where the last held element of any
+    # variable lies), so the held elements are summed in the one pass that finds the
+    # extents, and the padding inside them is added after (mix_held); the sum wraps
+    # modulo 2^64, in any order the same.
+    from antiamp.kernels import digest
 
     n = len(cells)
     acc = np.zeros(n, np.uint64)
     order, variables = _prepared(rows)
-    ext = _extent_matrix(order, variables, n)  # [dimension, cell]
+    ext = np.zeros((len(order), n), np.int64)  # [dimension, cell]
+    waiting, later = [], []
     with np.errstate(over="ignore"):
-        for name in sorted(variables):
-            a, words, key, at, cols = variables[name]
-            # the mixed words of each cell's elements within its extents summed in one
-            # compiled pass (kernels/digest.py)
-            add_mixed_within(words, key, at, ext, cols, a.dtype.kind == "U", acc)
+        for a, words, key, at, cols in variables.values():
+            skip_zero = a.dtype.kind == "U"
+            if not len(cols):  # every element inside
+                digest.add_mixed_within(words, key, at, ext, cols, skip_zero, acc)
+            elif words.shape[2] > 1:
+                digest.mix_held_labels(words, key, at, cols, acc, ext)
+            elif words.shape[1] <= 64:
+                mode, mask, bits = _padding_test(a.dtype)
+                test = digest.held_test(mode, mask, bits) + (_fill_word(a.dtype),)
+                pad = np.zeros(n, np.uint64)
+                other = digest.mix_held(words, key, at, cols, *test, acc, ext, pad)
+                # an empty label's zero code point mixes to nothing; unsigned integers
+                # have no padding: nothing waits
+                if a.dtype.kind not in "Uu":
+                    waiting.append((words, key, at, cols, test, _fmix(key[:, 0] ^ test[3]),
+                                    pad, other))
+            else:  # more elements than pad's bits: the extents first, the mixing after
+                mode, mask, bits = _padding_test(a.dtype)
+                digest.held_extents(words, at, cols, mode, mask, bits, ext)
+                later.append((words, key, at, cols, skip_zero))
+        for words, key, at, cols, test, padh, pad, other in waiting:
+            digest.add_padding_within(words, key, at, ext, cols, *test, padh, pad, other, acc)
+        for words, key, at, cols, skip_zero in later:
+            digest.add_mixed_within(words, key, at, ext, cols, skip_zero, acc)
         h = _fmix(np.asarray(cells, np.uint64) * np.uint64(0x9E3779B97F4A7C15)
                   + np.uint64(0x632BE59BD9B4E019))
         h = _fmix(acc ^ h)
     return h | np.uint64(1)
+
+
+def _fill_word(dtype) -> np.uint64:
+    """The bits of the padding :func:`fill_of` a one-word dtype, as a word."""
+    dtype = np.dtype(dtype)
+    if dtype.kind in "Uu":  # "" (every code point 0); unsigned integers have no padding
+        return np.uint64(0)
+    fill = np.array(fill_of(dtype), dtype)
+    return np.uint64(int(fill.view(f"u{dtype.itemsize}")))
 
 
 def block_rows(ds, names=None) -> dict:

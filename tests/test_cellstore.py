@@ -244,7 +244,8 @@ def _ref_digests(rows, cells):
 @pytest.mark.parametrize("seed", range(5))
 def test_the_compiled_checksum_is_the_numpy_one_bit_for_bit(seed):
     """Every dtype a store holds (float64/32, int64/32, bool, labels of one and more
-    code points), variables along zero to three model dimensions, padding (NaN, -1,
+    code points), variables along zero to three model dimensions and of more than 64
+    elements a cell, padding (NaN of any payload, -1,
     False, "") at the ends of some cells and in the middle of others; a block of more
     cells than a tile of the compiled loops (the last seed)."""
     rng = np.random.default_rng(seed)
@@ -273,12 +274,13 @@ def test_the_compiled_checksum_is_the_numpy_one_bit_for_bit(seed):
             "total": (rng.normal(size=n), ()),
             "half": (half, ("side",)),
             "code": (rng.integers(0, 3, (n, 5)).astype(np.uint16), ("slot",)),
-            "cube": (cube, ("item", "side", "rank")), "initial": (initial, ("item",))}
+            "cube": (cube, ("item", "side", "rank")), "initial": (initial, ("item",)),
+            "long": (rng.normal(size=(n, 5, 14)), ("rank", "step"))}  # > 64 elements
     # Cells shorter along each dimension: every variable padded beyond a length drawn
     # for the cell (NaNs of any payload), so that the extents vary by cell and the
     # padding beyond them must be left out.
     length = {"item": rng.integers(0, 5, n), "side": rng.integers(0, 4, n),
-              "rank": rng.integers(0, 6, n)}
+              "rank": rng.integers(0, 6, n), "step": rng.integers(0, 15, n)}
     for name, (a, dims) in rows.items():
         if a.dtype.kind == "u":  # unsigned integers have no padding
             continue
