@@ -201,6 +201,14 @@ def delta_se(freq: np.ndarray, grad: np.ndarray, n: float) -> float:
     return float(np.sqrt(max(var, 0.0) / n))
 
 
+def delta_ses(freq: np.ndarray, grad: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """:func:`delta_se` of many rows at once: ``freq`` and ``grad`` [R, K], ``n`` [R];
+    the same operations row by row (the same bits as :func:`delta_se` of each row)."""
+    g = np.where(np.isfinite(grad), grad, 0.0)
+    var = (freq * g * g).sum(axis=-1) - (freq * g).sum(axis=-1) ** 2
+    return np.sqrt(np.maximum(var, 0.0) / np.asarray(n, float))
+
+
 def means_from_sums(total, n, squares) -> tuple[np.ndarray, np.ndarray]:
     """Means of ``n`` per-instance values and their standard errors, from their sums
     and the sums of their squares (what the compiled kernels accumulate), elementwise

@@ -418,3 +418,86 @@ def test_blocks_of_4096_cells_unless_the_judge_chooses_its_attention():
     assert plan_grid(grid).cells_per_block == 4096
     assert plan_grid({**grid, "effort": {"enabled": True}}).cells_per_block == 64
     assert plan_grid({**grid, "effort": {"enabled": True, "t_fixed": 0.5}}).cells_per_block == 4096
+
+
+# ------------------------------------------------------------- the delta method's rows
+CONTINUED_GRIDS = {
+    "simulated": BLOCK_GRIDS["simulated"],
+    "wide": {"model": {"name": "signals", "p": 0.8, "rho": 0.3, "c_e": 0.4},
+             "signals": {"eta_mode": "fraction"}, "judge": {"kind": "tiebreak", "b": 0.7},
+             "equilibrium": {"payoffs": "simulated"}, "run": {"n_instances": 3000},
+             "sweep": {"axes": {"signals": {"eta": {"linspace": [-1.0, 1.0, 9]},
+                                            "phi": {"linspace": [0.05, 1.0, 9]}}}}},
+    "chosen attention": {"model": {"name": "signals", "p": 0.75, "rho": 0.4},
+                         "judge": {"b": 0.5}, "equilibrium": {"payoffs": "simulated"},
+                         "effort": {"enabled": True, "v_max": 0.9, "c_J": 0.05},
+                         "run": {"n_instances": 20_000},
+                         "sweep": {"axes": {"effort": {"load": [1.0, 2.0, 3.0]},
+                                            "signals": {"eta": [0.0, 0.4]}}}},
+}
+
+
+@pytest.mark.parametrize("name", list(CONTINUED_GRIDS))
+def test_equilibria_continued_together_are_those_continued_one_by_one(name, monkeypatch):
+    """The delta method continues each moving equilibrium along its cell's perturbations:
+    :func:`_continued_rows` (every equilibrium of a protocol at once) picks the rows
+    that :func:`_continued` picks for each on its own, knife edges (none) included."""
+    from antiamp.models.signals import model as sm
+    from antiamp.sweeps.spec import CellBlock, plan_grid
+
+    seen = {"rows": 0, "picked": 0}
+    together = sm._continued_rows
+
+    def checked(fs, spans, rows, jp, flat_p, t_p, match, jp_rows):
+        got = together(fs, spans, rows, jp, flat_p, t_p, match, jp_rows)
+        for f, (j0, j1), g in zip(fs, spans, got):
+            one = sm._continued(f, j0, j1, rows, jp, flat_p, t_p, match, jp_rows)
+            assert (g is None) == (one is None)
+            if g is not None:
+                assert np.array_equal(g, one)
+                seen["picked"] += 1
+            seen["rows"] += 1
+        return got
+
+    monkeypatch.setattr(sm, "_continued_rows", checked)
+    plan = plan_grid(CONTINUED_GRIDS[name])
+    sm.solve_cells(plan.base, CellBlock(plan.grid, 0, plan.n_cells), progress=False)
+    assert seen["picked"] > 0, seen
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_equilibria_continued_together_on_made_up_rows(seed):
+    """:func:`_continued_rows` against :func:`_continued` on made-up perturbed rows:
+    perturbations without a row of the protocol, candidates beyond ``match``, ties,
+    NaNs in profiles and attention, consultancy's 2 numbers and debate's 6."""
+    from antiamp.models.signals import model as sm
+
+    rng = np.random.default_rng(seed)
+    n_j = 60
+    jp = np.sort(rng.integers(0, n_j, 400))
+    flat_p = np.round(rng.random((len(jp), 6)), 1)  # rounded: ties
+    flat_p[rng.random(flat_p.shape) < 0.02] = np.nan
+    t_p = np.where(rng.random(len(jp)) < 0.5, np.nan, np.round(rng.random(len(jp)), 1))
+    rows = np.arange(len(jp))
+    fs, spans = [], []
+    for _ in range(40):
+        j0 = int(rng.integers(0, n_j - 4))
+        j1 = j0 + int(rng.integers(1, 5))
+        base = flat_p[rng.integers(0, len(jp))]
+        x = np.where(np.isnan(base), 0.5, base) + rng.normal(0, 0.05, 6)
+        if rng.random() < 0.1:
+            x[rng.integers(0, 6)] = np.nan
+        t = np.nan if rng.random() < 0.5 else float(np.round(rng.random(), 1))
+        profile = x[:2].copy() if rng.random() < 0.5 else (x[:2].copy(), x[2:].reshape(2, 2))
+        fs.append(sm.Found(t, profile, 0, 0))
+        spans.append((j0, j1))
+    for match in (0.05, 0.3, 2.0):
+        got = sm._continued_rows(fs, spans, rows, jp, flat_p, t_p, match, jp)
+        kinds = set()
+        for f, (j0, j1), g in zip(fs, spans, got):
+            one = sm._continued(f, j0, j1, rows, jp, flat_p, t_p, match, jp)
+            assert (g is None) == (one is None)
+            assert g is None or np.array_equal(g, one)
+            kinds.add(g is None)
+        if match == 0.3:
+            assert kinds == {True, False}  # both outcomes tried

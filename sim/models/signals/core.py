@@ -152,22 +152,16 @@ def class_probabilities(pi, joint, avail) -> np.ndarray:
 
 def thresholds(pi, joint, avail) -> np.ndarray:
     """uint64[C, 11] kernel thresholds (kernels.correlated layout)."""
-    from antiamp.kernels.rng import bernoulli_threshold
+    from antiamp.kernels.rng import bernoulli_thresholds
 
     pi = np.asarray(pi, float)
     joint = np.asarray(joint, float)
     avail = np.asarray(avail, float)
     C = len(pi)
-    out = np.zeros((C, 11), np.uint64)
-    for c in range(C):
-        row = [pi[c]]
-        for om in (0, 1):
-            flat = joint[c, om].ravel()  # 00, 01, 10, 11
-            cum = np.cumsum(flat)[:3]
-            row += list(np.minimum(cum, 1.0))
-        row += list(avail[c].ravel())
-        out[c] = [bernoulli_threshold(q) for q in row]
-    return out
+    # each omega's joint table flattened (00, 01, 10, 11), its first three cumulative sums
+    cum = np.minimum(np.cumsum(joint.reshape(C, 2, -1), axis=-1)[..., :3], 1.0)
+    rows = np.concatenate([pi.reshape(C, 1), cum.reshape(C, 6), avail.reshape(C, -1)], axis=1)
+    return bernoulli_thresholds(rows)
 
 
 def class_counts(pi, joint, avail, n: int, seed: int, n_threads: int = 0,

@@ -313,14 +313,15 @@ def _equilibrium_se(block: _Block, W, eqc, rows, vals, report, step=1e-5, match=
     Re-solving is done numerically, not by implicit differentiation, so that the
     same code serves every solver (enumeration, the general debate solver, effort).
     """
-    from ...metrics import delta_se
+    from ...metrics import delta_ses
 
     endo = block.endogenous
 
     def effort(i):  # the attention the judge chooses, if it does
         return block.cell(i).effort if endo else None
 
-    need = sorted({i for i, p, f in rows if _moves(f, effort(i))})
+    moving = [r for r, (i, p, f) in enumerate(rows) if _moves(f, effort(i))]
+    need = sorted({rows[r][0] for r in moving})
     if not need:
         return
     W = np.asarray(W, float)
@@ -347,25 +348,43 @@ def _equilibrium_se(block: _Block, W, eqc, rows, vals, report, step=1e-5, match=
     span = {int(i): (int(a), int(b)) for i, a, b in zip(need_a, first, last)}
     order = {p: np.flatnonzero(pp == p) for p in (0, 1)}  # rows_p of a protocol, by j
     j_of = {p: jp[order[p]] for p in (0, 1)}  # their perturbations, searched by cell
-    for r, (i, p, f) in enumerate(rows):
-        if i not in span or not _moves(f, effort(i)):
-            continue
-        n = W[i].sum()
-        freq = W[i] / n
+    # The equilibrium continued along each perturbation of its cell, a row at a time;
+    # then every row's gradients and standard errors at once (they had been a row and
+    # a metric at a time: most of a simulated grid's time beyond its solving).
+    found = {}
+    for p in (0, 1):
+        rs = [r for r in moving if rows[r][1] == p]
+        got = _continued_rows([rows[r][2] for r in rs], [span[rows[r][0]] for r in rs],
+                              order[p], jp, flat_p, t_p, match, j_of[p])
+        found.update(zip(rs, got))
+    done, picks, spans = [], [], []
+    for r in moving:
+        i, p, f = rows[r]
         j0, j1 = span[i]
-        picked = _continued(f, j0, j1, order[p], jp, flat_p, t_p, match, j_of[p])
+        picked = found[r]
         if picked is None:
             report.append(f"cell {i}, {('consult', 'debate')[p]}: an equilibrium does not "
                           "continue when the class frequencies move (a knife edge); its "
                           "standard errors hold the strategy profile fixed")
             continue
-        jj = np.arange(j0, j1)
-        for m in vals:
-            if np.isfinite(vals[m][1][r]):
-                grad = np.zeros(32)
-                # in the perturbations' order, as the sum of their central differences
-                np.add.at(grad, ks[jj], scale[jj] * vp[m][picked] / two_h[jj])
-                vals[m][1][r] = delta_se(freq, grad, n)
+        done.append(r)
+        picks.append(picked)
+        spans.append(np.arange(j0, j1))
+    if not done:
+        return
+    done_a = np.asarray(done, np.intp)
+    cell = np.array([rows[r][0] for r in done], np.intp)
+    n = np.array([W[i].sum() for i in cell])  # as each row's own sum
+    freq = W[cell] / n[:, None]
+    jj, picked = np.concatenate(spans), np.concatenate(picks)
+    at = (np.repeat(np.arange(len(done)), [len(s) for s in spans]), ks[jj])
+    for m in vals:
+        grad = np.zeros((len(done), W.shape[1]))
+        # in the perturbations' order, as the sum of their central differences
+        np.add.at(grad, at, scale[jj] * vp[m][picked] / two_h[jj])
+        se = vals[m][1]
+        keep = np.isfinite(se[done_a])
+        se[done_a[keep]] = delta_ses(freq[keep], grad[keep], n[keep])
 
 
 def _flat_rows(found: list, protocol: np.ndarray) -> np.ndarray:
@@ -428,6 +447,57 @@ def _continued(f: Found, j0: int, j1: int, rows: np.ndarray, jp, flat_p, t_p, ma
     at = np.flatnonzero(d == np.repeat(best, np.diff(np.r_[starts, len(d)])))
     first = at[np.r_[True, seg[at][1:] != seg[at][:-1]]]
     return cand[first]
+
+
+def _continued_rows(fs: list, spans: list, rows: np.ndarray, jp, flat_p, t_p, match,
+                    jp_rows) -> list:
+    """:func:`_continued` of many equilibria of one protocol (``fs``, their cells'
+    perturbations ``spans`` (j0, j1)), the same rows picked: the distances of every
+    equilibrium's candidates at once, each perturbation's nearest by a segmented
+    minimum.  An equilibrium or candidate with a NaN (compared one by one) goes to
+    :func:`_continued` itself."""
+    out: list = [None] * len(fs)
+    if not fs:
+        return out
+    X = np.array([_flat(f) for f in fs])
+    T = np.array([f.t for f in fs], float)
+    width = np.array([6 if isinstance(f.profile, tuple) else 2 for f in fs])
+    j0, j1 = np.array(spans, np.intp).reshape(-1, 2).T
+    lo, hi = np.searchsorted(jp_rows, j0), np.searchsorted(jp_rows, j1)
+    L = hi - lo
+    row = np.repeat(np.arange(len(fs)), L)  # each candidate's equilibrium
+    cand = rows[np.arange(L.sum()) - np.repeat(np.cumsum(L) - L, L) + np.repeat(lo, L)]
+    seg = jp[cand]
+    nan = np.isnan(X).any(axis=1)
+    np.logical_or.at(nan, row, np.isnan(flat_p[cand]).any(axis=1))
+    w6 = width[row] == 6
+    with np.errstate(invalid="ignore"):
+        diff = np.abs(flat_p[cand] - X[row])
+        d = np.where(w6, diff.max(axis=1), diff[:, :2].max(axis=1))
+        dt = T[row] - t_p[cand]
+    both = np.isnan(T[row]) & np.isnan(t_p[cand])  # no attention on either side
+    d = np.where(both, d, np.where(np.isfinite(dt), np.maximum(d, np.abs(dt)), np.inf))
+    # segments: an equilibrium's candidates of one perturbation (consecutive)
+    new = np.r_[True, (row[1:] != row[:-1]) | (seg[1:] != seg[:-1])] if len(row) else \
+        np.zeros(0, bool)
+    starts = np.flatnonzero(new)
+    n_seg = np.bincount(row[starts], minlength=len(fs))
+    best = np.minimum.reduceat(d, starts) if len(starts) else np.zeros(0)
+    seg_row = row[starts]
+    far = np.zeros(len(fs), bool)
+    np.logical_or.at(far, seg_row, best > match)
+    segid = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(d)]))
+    at = np.flatnonzero(d == best[segid])  # the first candidate of each at its minimum
+    first = at[np.r_[True, segid[at][1:] != segid[at][:-1]]] if len(at) else at
+    pick_row = seg_row[segid[first]]
+    bounds = np.searchsorted(pick_row, np.arange(len(fs) + 1))
+    for k, f in enumerate(fs):
+        if nan[k]:  # _distance's order, one by one
+            out[k] = _continued(f, int(j0[k]), int(j1[k]), rows, jp, flat_p, t_p, match,
+                                jp_rows)
+        elif L[k] and n_seg[k] == j1[k] - j0[k] and not far[k]:
+            out[k] = cand[first[bounds[k]:bounds[k + 1]]]
+    return out
 
 
 def _unflat(x: np.ndarray, width: int):
