@@ -76,26 +76,74 @@ def model_dataset(data: dict, coords: dict, title: str, method: str, seconds: fl
     return ds
 
 
+class Triplets(dict):
+    """A cell's ``{k_exact, k, k_se}`` (:func:`cell_triplets`), each converted on first
+    read; :func:`stacker` stacks a block's cells' straight from their exact and
+    simulated values instead (a block's arrays, not about a hundred small arrays a
+    cell), to the same values.  Other keys are stored as in a dict."""
+
+    def __init__(self, exact: dict, sim: dict | None):
+        super().__init__()
+        self.exact, self.sim = exact, sim
+        self.keys_of: dict = {}  # triplet key -> (metric, 0 exact, 1 value, 2 se)
+        for k in exact:
+            self.keys_of[f"{k}_exact"] = (k, 0)
+            self.keys_of[k] = (k, 1)
+            self.keys_of[f"{k}_se"] = (k, 2)
+
+    def __missing__(self, key):
+        if key not in self.keys_of:
+            raise KeyError(key)
+        k, which = self.keys_of[key]
+        v = np.asarray(self.exact[k], float)
+        if which == 0:
+            return v
+        if self.sim is None:
+            return np.full(v.shape, np.nan)
+        return np.asarray(self.sim[k][which - 1], float).reshape(v.shape)
+
+    def __contains__(self, key):
+        return dict.__contains__(self, key) or key in self.keys_of
+
+
 def cell_triplets(exact: dict, sim: dict | None) -> dict:
     """``{k_exact, k, k_se}`` of every exact value ``k``: the simulated value and its
     standard error from ``sim[k] = (values, se)`` (shaped like the exact value), or
-    NaN when the cell was not simulated."""
-    r = {}
-    for k, v in exact.items():
-        v = np.asarray(v, float)
-        r[f"{k}_exact"] = v
-        if sim is not None:
-            s, se = (np.asarray(a, float) for a in sim[k])
-            r[k], r[f"{k}_se"] = s.reshape(v.shape), se.reshape(v.shape)
-        else:
-            r[k] = r[f"{k}_se"] = np.full(v.shape, np.nan)
-    return r
+    NaN when the cell was not simulated (:class:`Triplets`: converted when read, or a
+    block's at once by :func:`stacker`)."""
+    return Triplets(exact, sim)
+
+
+def _stack_triplets(res: list, key: str):
+    """``key`` of a block's :class:`Triplets`, stacked from their exact and simulated
+    values at once; None where the cells do not allow it (another key, cells with and
+    without simulation, values of different shapes: each is then read on its own)."""
+    if not all(type(r) is Triplets and key in r.keys_of and not dict.__contains__(r, key)
+               for r in res):
+        return None
+    k, which = res[0].keys_of[key]
+    try:
+        v = np.asarray([r.exact[k] for r in res], float)
+    except ValueError:  # ragged
+        return None
+    if which == 0:
+        return v
+    unsimulated = [r.sim is None for r in res]
+    if any(unsimulated):
+        return np.full(v.shape, np.nan) if all(unsimulated) else None
+    try:
+        a = np.asarray([r.sim[k][which - 1] for r in res], float)
+    except ValueError:
+        return None
+    return a.reshape(v.shape) if a.size == v.size else None
 
 
 def stacker(res: list, shape: tuple):
     """``st(k)``: the per-cell values of ``k`` stacked and shaped as the grid."""
     def st(k):
-        a = np.stack([np.asarray(r[k]) for r in res])
+        a = _stack_triplets(res, k) if res else None
+        if a is None:
+            a = np.stack([np.asarray(r[k]) for r in res])
         return a.reshape(tuple(shape) + a.shape[1:])
     return st
 

@@ -54,6 +54,23 @@ def blocks_by_instances(small: int, at: int, most: int = 1024) -> Callable[[Any]
     return cells_per_block
 
 
+def blocks_by_cost(fixed_ms: float, ms_per_million: float, seconds: float = 6.0,
+                   least: int = 16, most: int = 1024) -> Callable[[Any], int]:
+    """A model's default block (:attr:`Model.cells_per_block`) by what a default cell
+    costs: ``fixed_ms`` of CPU whatever its instances (exact values, solvers) plus
+    ``ms_per_million`` a million instances, about ``seconds`` of it a block, between
+    ``least`` and ``most`` cells: a block's own cost, its Dataset and chunk files (tens of
+    milliseconds), stays small beside its cells', and blocks still spread over workers
+    and resume finely.  For models whose cells cost milliseconds whatever their
+    instances, where :func:`blocks_by_instances` left blocks of under a second."""
+
+    def cells_per_block(base) -> int:
+        ms = fixed_ms + ms_per_million * int(base.run.n_instances) / 1e6
+        return int(max(least, min(most, seconds * 1e3 / max(ms, 1e-9))))
+
+    return cells_per_block
+
+
 @dataclass(frozen=True)
 class FusedGrid:
     """What the sweep engine needs to run a model's grids fused: each cell's result

@@ -9,7 +9,7 @@ import numpy as np
 
 from ...layout import add_triplets, axis_coords, cell_triplets, computed_cells, model_dataset, pm
 from ...plotting import panel_grid, save, shared_legend, wrap_columns, wrap_prose
-from ...registry import Model, blocks_by_instances
+from ...registry import Model, blocks_by_cost
 from .config import SECTIONS
 from . import core as cm
 
@@ -216,9 +216,12 @@ def cell_work(size) -> tuple:
     return n * (1 + r), f"{n:,.0f} instances x (1 + {r:,.0f} colmad.rounds)"
 
 
-#: A grid's default block: 16 cells at 100,000 instances a cell or more, more as a
-#: cell's instances fall (:func:`~antiamp.registry.blocks_by_instances`).
-cells_per_block = blocks_by_instances(16, 100_000)
+#: A grid's default block: about 6 s of a default cell's CPU (35 ms of exact values,
+#: quadratures and the hack search whatever its instances, 10 ms a million instances;
+#: measured at 10^4 to 10^6): 170 cells at 10^4 to 10^5 instances a cell, 130 at 10^6
+#: (were 160 at 10^4 and 16 from 10^5: blocks of half a second, a tenth of it the
+#: block's own Dataset and chunk files).
+cells_per_block = blocks_by_cost(35.0, 10.0)
 
 
 MODEL = Model(

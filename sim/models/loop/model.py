@@ -486,12 +486,12 @@ def cells_per_block(base) -> int:
     """A grid's default block: 8 cells of default paths (each about 0.1 s of the path
     kernel: small blocks spread over workers and resume finely), more cells as a cell's
     cases fall (about as many cases a block, at most 1,024 cells and 64 MiB of per-path
-    series a block), and 128 cells of the exact recursion alone (``loop.paths = 0``:
-    milliseconds a cell, so 8-cell blocks spent more on their Dataset and chunk files
-    than on their cells)."""
+    series a block), and 512 cells of the exact recursion alone (``loop.paths = 0``:
+    about 20 ms a cell, 10 s a block; 128-cell blocks spent about 0.7 ms a cell on their
+    Dataset and chunk files, 8-cell blocks more than on their cells)."""
     lc = base.loop
     if int(lc.paths) == 0:
-        return 128
+        return 512
     def size(sec, key, default):  # the work bound's reader, on the validated config
         v = getattr(getattr(base, sec), key, default)
         return v if isinstance(v, str) else float(v)

@@ -127,6 +127,24 @@ def _fields(ds) -> list:
 
 
 
+#: CPU ms of one cell's exact enumeration by K (the best-of-k antagonist examining 2,
+#: the dearest rule measured; it grows about 5x a step in K).
+_EXACT_MS = {2: 0.7, 3: 2.3, 4: 12.0, 5: 83.0, 6: 373.0}
+
+
+def cells_per_block(base) -> int:
+    """A grid's default block (:attr:`antiamp.registry.Model.cells_per_block`): by what a
+    cell costs.  Exact payoffs are a cell's enumeration alone, whatever its instances:
+    about 3 s of it a block (250 cells at K <= 4, 16 at K = 6; a K axis beyond the base
+    config's makes its blocks dearer), so that a block's own cost, its Dataset and
+    chunk files, is small beside its cells' (64-cell blocks spent about a fifth of a
+    millisecond a cell on it).  Simulated payoffs: 64 cells."""
+    if base.equilibrium.payoffs != "exact":
+        return 64
+    ms = _EXACT_MS.get(max(4, int(base.options.K)), max(_EXACT_MS.values()))
+    return int(max(16, min(1024, 3000.0 / ms)))
+
+
 MODEL = Model(
     name="options",
     title="multi-option answers: K candidates, examined or attacked",
@@ -135,5 +153,5 @@ MODEL = Model(
     validate=validate, validate_reads=VALIDATE_READS, prepare=strategies_solved,
     kernel_fields=KERNEL_FIELDS + ("run.n_instances", "run.seed"),
     format_table=format_options, figures=plot_options, plot_vars=("amp", "acc", "amp_loss"),
-    gpu=True,
+    gpu=True, cells_per_block=cells_per_block,
 )

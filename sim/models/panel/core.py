@@ -330,70 +330,80 @@ def _table_variance(w, J_c, J_d, wel, cov, names, h=1e-6) -> dict:
     return out
 
 
+#: What a panel's tables and dominant strategies read: cells that agree on these share
+#: them (a grid over the model's own rho, p, pi... solves its panel once).
+STRATEGY_FIELDS = ("judge", "protocol", "panel", "model.c_e", "run.seed", "run.device")
+
+
 def solve_cells(cells, payoffs: str, run, calls: list) -> dict:
-    from ...metrics import CONTRAST_METRICS, PROTOCOL_METRICS, class_probabilities, evaluate
+    """Every metric of a block of panel cells (a :class:`~antiamp.sweeps.spec.CellBlock`
+    or a list of configs): the panel's tables, strategies and vote statistics once per
+    distinct combination of :data:`STRATEGY_FIELDS`, the class weights and metrics of
+    all cells as arrays (each cell's row computed as on its own)."""
+    from ...judge import jury_majority
+    from ...layout import column, kernel_groups
+    from ...metrics import (CONTRAST_METRICS, CORRECT, EA_DEBATE, EP_CONSULT, EP_DEBATE,
+                            PROTOCOL_METRICS, class_probabilities, evaluate)
     from ...runner import baseline_thresholds, run_baseline_counts
 
     names = list(PROTOCOL_METRICS) + list(CONTRAST_METRICS)
-    res = {k: [] for k in names}
-    res.update({f"{k}_se": [] for k in names})
-    res.update({f"{k}_mc": [] for k in ("amp",)})
-    for key in ("J_c", "J_d", "J_c_se", "J_d_se", "n_eff", "vote_corr", "b_single",
-                "b_panel_tie", "b_independent"):
-        res[key] = []
-    cells = list(cells)
-    per = []  # each cell's tables, their errors and covariance, welfare, class weights
-    probs: list = []  # each cell's exact class probabilities, where already computed
-    for c in cells:
-        (J_c, J_d, se_c, se_d, _, cov), (xpc, xp, xa) = panel_strategies(c)
-        m = c.model
-        wel = (c.welfare.alpha, c.welfare.beta, c.welfare.delta_c, m.c_e)
-        if payoffs == "simulated":
-            calls.append(1)
-            thr = baseline_thresholds(m.pi, m.p, m.rho, xpc, xp, xa)
-            w = run_baseline_counts(thr, m.stance == "fixed", m.a, run.n_instances, run.seed,
-                                    n_threads=run.n_threads, progress=False,
-                                    device=run.device)
-        else:
-            w = class_probabilities(m.pi, m.p, m.rho, xpc, xp, xa, m.stance == "fixed", m.a)
-        per.append((J_c, J_d, se_c, se_d, cov, wel, w, (xpc, xp, xa)))
-        probs.append(None if payoffs == "simulated" else w)  # exact: the same as below
-    if not per:
+    if not len(cells):
+        res = {k: [] for k in names + [f"{k}_se" for k in names]}
+        res.update({k: [] for k in ("amp_mc", "J_c", "J_d", "J_c_se", "J_d_se", "n_eff",
+                                    "vote_corr", "b_single", "b_panel_tie", "b_independent",
+                                    "quad_error")})
         return {k: np.asarray(v) for k, v in res.items()}
-    # Every cell's metrics in one evaluation (leading cell axis: each cell's row is
-    # computed as on its own).
-    stack = [np.asarray([q[k] for q in per]) for k in (0, 1, 6)]
-    wels = [np.asarray([q[5][k] for q in per]) for k in range(4)]
-    if payoffs == "simulated":
-        vals = evaluate(stack[2], stack[0], stack[1], *wels)
-    else:
-        vals = evaluate(stack[2], stack[0], stack[1], *wels, n=run.n_instances)
-    from ...judge import jury_majority
-    from ...metrics import CORRECT, EA_DEBATE, EP_CONSULT, EP_DEBATE
-
-    for i, (c, (J_c, J_d, se_c, se_d, cov, wel, w, (xpc, xp, xa))) in enumerate(zip(cells, per)):
-        pc, m = c.panel, c.model
-        table_var = _table_variance(w, J_c, J_d, wel, cov, names)
-        for k in names:
-            res[k].append(vals[k][0][i])
-            res[f"{k}_se"].append(np.sqrt(vals[k][1][i] ** 2 + table_var[k]))
-        # Panel Monte Carlo error of Amp: a bound (|weights| times the entries' errors).
-        prob = probs[i]
-        if prob is None:
-            prob = class_probabilities(m.pi, m.p, m.rho, xpc, xp, xa, m.stance == "fixed", m.a)
-        wrong = (CORRECT == 0)
-        pw = np.where(wrong, prob, 0.0) / max(np.where(wrong, prob, 0.0).sum(), 1e-300)
-        res["amp_mc"].append([float((pw * se_c[EP_CONSULT]).sum()),
-                              float((pw * se_d[EP_DEBATE, EA_DEBATE]).sum())])
-        res["J_c"].append(J_c)
-        res["J_d"].append(J_d)
-        res["J_c_se"].append(se_c)
-        res["J_d_se"].append(se_d)
+    reps, group = kernel_groups(cells, STRATEGY_FIELDS)
+    per = []  # each combination's tables, errors, covariance, strategies, vote statistics
+    for c in reps:
+        (J_c, J_d, se_c, se_d, _, cov), x = panel_strategies(c)
+        pc = c.panel
         q_tie = single_judge_tables(c.judge, c.protocol)[1][1, 1]
         r = vote_correlation(q_tie, pc.icc, pc.bias_sd)
-        res["vote_corr"].append(r)
-        res["n_eff"].append(effective_votes(pc.size, r))
-        res["b_single"].append(q_tie)
-        res["b_panel_tie"].append(J_d[1, 1])
-        res["b_independent"].append(float(jury_majority(q_tie, pc.size, pc.tie)))
-    return {k: np.asarray(v) for k, v in res.items()}
+        per.append((J_c, J_d, se_c, se_d, cov, x, q_tie, r, effective_votes(pc.size, r),
+                    float(jury_majority(q_tie, pc.size, pc.tie)),
+                    panel_table_error(c.judge, c.protocol, pc)))
+
+    def each(k):  # item k of every cell's combination, [cells, ...]
+        return np.asarray([q[k] for q in per])[group]
+
+    J_c, J_d, se_c, se_d, cov = (each(k) for k in range(5))
+    xpc, xp, xa = (np.asarray([q[5][k] for q in per])[group] for k in range(3))
+    pi, p, rho, a = (column(cells, f"model.{k}") for k in ("pi", "p", "rho", "a"))
+    fixed = column(cells, "model.stance") == "fixed"
+    wels = [column(cells, f) for f in ("welfare.alpha", "welfare.beta", "welfare.delta_c",
+                                       "model.c_e")]
+    prob = class_probabilities(pi, p, rho, xpc, xp, xa, fixed, a)  # [cells, 32]
+    if payoffs == "simulated":
+        counts = []
+        for i in range(len(prob)):
+            calls.append(1)
+            thr = baseline_thresholds(pi[i], p[i], rho[i], xpc[i], xp[i], xa[i])
+            counts.append(run_baseline_counts(thr, bool(fixed[i]), a[i], run.n_instances,
+                                              run.seed, n_threads=run.n_threads,
+                                              progress=False, device=run.device))
+        w = np.asarray(counts)
+        vals = evaluate(w, J_c, J_d, *wels)
+    else:
+        w = prob
+        vals = evaluate(w, J_c, J_d, *wels, n=run.n_instances)
+    res: dict = {}
+    if np.any(cov):  # Monte Carlo tables: the variance their errors add, cell by cell
+        wel_rows = list(zip(*wels))
+        tv = [_table_variance(w[i], J_c[i], J_d[i], wel_rows[i], cov[i], names)
+              for i in range(len(w))]
+    for k in names:
+        res[k] = np.asarray(vals[k][0])
+        se = np.asarray(vals[k][1])
+        res[f"{k}_se"] = (np.sqrt(se ** 2 + 0.0) if not np.any(cov) else
+                          np.asarray([np.sqrt(se[i] ** 2 + t[k]) for i, t in enumerate(tv)]))
+    # Panel Monte Carlo error of Amp: a bound (|weights| times the entries' errors).
+    wrong = np.where(CORRECT == 0, prob, 0.0)
+    pw = wrong / np.maximum(wrong.sum(axis=-1), 1e-300)[:, None]
+    res["amp_mc"] = np.stack([(pw * se_c[:, EP_CONSULT]).sum(axis=-1),
+                              (pw * se_d[:, EP_DEBATE, EA_DEBATE]).sum(axis=-1)], axis=-1)
+    res.update(J_c=J_c, J_d=J_d, J_c_se=se_c, J_d_se=se_d, b_panel_tie=J_d[:, 1, 1])
+    for key, k in (("b_single", 6), ("vote_corr", 7), ("n_eff", 8), ("b_independent", 9),
+                   ("quad_error", 10)):
+        res[key] = np.asarray([float(q[k]) for q in per])[group]
+    return res

@@ -43,8 +43,7 @@ def solve_cells(base, cells) -> xr.Dataset:
             "units": spec.units})
     data["amp_panel_mc_error"] = (ax + ("protocol",), rs(r["amp_mc"]), {
         "long_name": "bound on the error of Amp from the panel Monte Carlo", "units": "1"})
-    data["quad_error"] = (ax, rs([pnm.panel_table_error(c.judge, c.protocol, c.panel)
-                                  for c in cells]), {
+    data["quad_error"] = (ax, rs(r["quad_error"]), {
         "long_name": "error estimate of the panel tables' quadrature over the shared latent "
                      "(QUADPACK's, the largest entry, plus the tail beyond 12 sd; every "
                      "metric a mixture of entries, a difference off by twice; NaN: Monte "
