@@ -172,9 +172,8 @@ TILE_HELD = 2048
 
 def held_test(mode, mask, bits) -> tuple:
     """:func:`held_extents`' padding test as ``(mask, bits, invert)``: a word ``x``
-    holds something other than padding when ``((x & mask) <= bits) != invert``, one
-    expression for every mode (a mode tested in the loop kept LLVM from vectorising
-    it: 5x slower)."""
+    holds something other than padding when ``((x & mask) <= bits) != invert``: one
+    expression for every mode, so that :func:`mix_held`'s loop has no branch on it."""
     if mode == 0:  # not a NaN
         return np.uint64(mask), np.uint64(bits), False
     if mode == 1:  # not every bit set (x <= mask - 1)

@@ -293,15 +293,13 @@ def test_in_memory_baseline_grid_equals_its_cell_runs():
                 assert cell[v].attrs == g[v].attrs, v
 
 
-@pytest.mark.parametrize("name, small, named_n", [("mediation", 16, 200_000),
-                                                  ("colmad", 16, 100_000),
-                                                  ("redeliberation", 8, 200_000)])
-def test_default_blocks_grow_as_instances_fall_and_keep_the_named_sweeps_layout(
-        name, small, named_n):
+def test_redeliberation_blocks_grow_as_instances_fall_and_keep_the_named_sweeps_layout():
     """At the named sweeps' instances a block holds as many cells as before (their stores'
     chunks unchanged); with fewer instances a cell it holds more, at most 1,024."""
     from antiamp.registry import get, to_model_config
+    from antiamp.sweeps.spec import plan_grid
 
+    name, small, named_n = "redeliberation", 8, 200_000
     model = get(name)
 
     def block(n):
@@ -311,11 +309,35 @@ def test_default_blocks_grow_as_instances_fall_and_keep_the_named_sweeps_layout(
     assert block(named_n) == small and block(10 * named_n) == small
     assert block(10_000) == small * named_n // 10_000
     assert block(10_000) > small and block(100) == 1024
-    from antiamp.sweeps.spec import plan_grid
-
     plan = plan_grid({"model": {"name": name}, "run": {"n_instances": 10_000},
                       "sweep": {"axes": {"model": {"rho": {"linspace": [0.1, 0.9, 2000]}}}}})
     assert plan.cells_per_block == block(10_000)  # the plan takes the model's default
+
+
+@pytest.mark.parametrize("name, before", [("mediation", {10_000: 320, 200_000: 16}),
+                                          ("colmad", {10_000: 160, 100_000: 16})])
+def test_mediation_and_colmad_blocks_by_what_a_cell_costs(name, before):
+    """Cells of milliseconds whatever their instances (mediation's and colmad's exact
+    values and quadratures) run in blocks of about 6 s of their cells
+    (``registry.blocks_by_cost``): larger than the blocks by instances they had, fewer
+    cells as a cell's instances grow, within 16 and 1,024; the plan takes the default."""
+    from antiamp.registry import get, to_model_config
+    from antiamp.sweeps.spec import plan_grid
+
+    model = get(name)
+
+    def block(n):
+        _, base = to_model_config({"model": {"name": name}, "run": {"n_instances": n}})
+        return model.cells_per_block(base)
+
+    sizes = [block(n) for n in (100, 10_000, 100_000, 200_000, 10**6, 10**7, 10**9)]
+    assert sizes == sorted(sizes, reverse=True) and sizes[0] > sizes[-1]
+    assert all(16 <= b <= 1024 for b in sizes) and sizes[-1] == 16
+    for n, old in before.items():
+        assert block(n) > old
+    plan = plan_grid({"model": {"name": name}, "run": {"n_instances": 10_000},
+                      "sweep": {"axes": {"model": {"rho": {"linspace": [0.1, 0.9, 2000]}}}}})
+    assert plan.cells_per_block == block(10_000)
 
 
 def test_messages_portfolio_and_compare_blocks_by_what_a_cell_costs():
@@ -353,9 +375,9 @@ def test_messages_portfolio_and_compare_blocks_by_what_a_cell_costs():
 
 
 def test_loop_blocks_grow_with_the_exact_recursion_and_fewer_cases(tmp_path):
-    """The loop's default block: 8 cells of default paths (as before), 128 of the exact
-    recursion alone, more as a cell's cases fall, within 1,024 cells and 64 MiB of
-    per-path series; a grid's values do not depend on its blocks."""
+    """The loop's default block: 8 cells of default paths (as before), 512 of the exact
+    recursion alone (about 20 ms a cell), more as a cell's cases fall, within 1,024 cells
+    and 64 MiB of per-path series; a grid's values do not depend on its blocks."""
     import xarray as xr
 
     from antiamp.registry import get, to_model_config
@@ -368,7 +390,7 @@ def test_loop_blocks_grow_with_the_exact_recursion_and_fewer_cases(tmp_path):
         return model.cells_per_block(base)
 
     assert block({}) == 8 and block({"learner": "majority"}) == 8
-    assert block({"paths": 0}) == 128
+    assert block({"paths": 0}) == 512
     assert block({"paths": 100, "batch": 500}) == 32  # a quarter of the default's cases
     assert block({"paths": 10, "rounds": 10, "batch": 100}) == 1024
     assert block({"paths": 20_000, "rounds": 40, "batch": 1}) == 8  # by memory, not work
