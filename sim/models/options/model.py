@@ -10,7 +10,7 @@ from ...schema import CONSULT_DEBATE
 from ...lazy import lazy
 xr = lazy("xarray")
 
-from ...registry import Model, require_signal_stance, strategies_solved
+from ...registry import Model, blocks_by_cost, require_signal_stance, strategies_solved
 from .config import SECTIONS
 from ...layout import axis_coords, column, kernel_groups
 from ...plotting import both, judge_fields, line_figure, protocol_rows
@@ -142,7 +142,7 @@ def cells_per_block(base) -> int:
     if base.equilibrium.payoffs != "exact":
         return 64
     ms = _EXACT_MS.get(max(4, int(base.options.K)), max(_EXACT_MS.values()))
-    return int(max(16, min(1024, 3000.0 / ms)))
+    return blocks_by_cost(ms, 0.0, seconds=3.0)(base)
 
 
 MODEL = Model(
