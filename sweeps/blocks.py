@@ -433,6 +433,7 @@ def _fill_store(plan: Plan, store: Path, todo: list, client, executor, progress,
             template, enc = CellStore.template(plan, ds, grid_attrs(plan, ds, created or _now()))
             create_store(template, enc, store, log)
             cs = state["cs"] = CellStore(store, plan)
+            cs.knows(template)
         report = ds.attrs.get("solver_report")
         if report not in QUIET_REPORTS:  # kept with the store until it is finished
             reports = json.loads(_store_attrs(store).get("block_reports", "{}"))

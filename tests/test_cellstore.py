@@ -72,6 +72,10 @@ def test_a_store_that_grows_and_widens_is_the_in_memory_assembly(fake_model, tmp
         assert x.shape == y.shape and x.dtype == y.dtype, (name, x.dtype, y.dtype)
         assert np.array_equal(x, y, equal_nan=x.dtype.kind == "f"), name
     assert ds.sizes["item"] == 4 and ds["label"].dtype == np.dtype("<U6")
+    # labels without Blosc's byte shuffle (also once widened), numbers with it
+    group = zarr.open_group(str(store), mode="r")
+    assert [c.shuffle for c in group["label"].compressors] == [0]
+    assert [c.shuffle for c in group["x"].compressors] == [1]
     assert ds.attrs["kernel_calls"] == 4 and ds.attrs["complete"] == 1
     # The checksums written before the store grew still hold, and a rerun finds it sound.
     assert verify(blocks.ModelBlocks(plan), store, repair=False, log=lambda *a: None).ok
@@ -380,3 +384,33 @@ def test_a_store_in_an_earlier_default_s_blocks_is_resumed_and_checked_in_its_ow
     spec._LAST_PLAN.clear()
     with pytest.raises(blocks.EngineError, match="different run"):
         blocks.run_grid_store(named, store, progress=False, log=lambda *a: None)
+
+
+def test_the_first_block_reads_no_coordinate_back_from_its_file(fake_model, tmp_path,
+                                                                monkeypatch):
+    """The store just laid out from the first block knows its model coordinates: its
+    first write compares the block's with them without opening a coordinate's file."""
+    from antiamp.sweeps.cellstore import CellStore
+
+    read, writing = [], {"on": False}
+    real_get, real_write = zarr.Array.__getitem__, CellStore.write
+
+    def get(self, key):
+        if writing["on"]:
+            read.append(self.path)
+        return real_get(self, key)
+
+    def write(self, *a, **k):
+        writing["on"] = True
+        try:
+            return real_write(self, *a, **k)
+        finally:
+            writing["on"] = False
+
+    monkeypatch.setattr(zarr.Array, "__getitem__", get)
+    monkeypatch.setattr(CellStore, "write", write)
+    grid = {**GRID, "sweep": {**GRID["sweep"], "axes": {"judge": {"b": [0.1, 0.2]}}}}
+    store = tmp_path / "s.zarr"
+    blocks.run_grid_store(grid, store, progress=False, log=lambda *a: None)
+    assert "item" not in read, read
+    assert np.array_equal(xr.open_zarr(store)["item"].values, [0, 1])
