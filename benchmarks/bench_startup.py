@@ -112,6 +112,9 @@ CASES = [
 ]
 
 
+#: Seconds of a command's untimed first run above which it is timed fewer times.
+SLOW = 2.5
+
 #: The overrides of the refused cases (they make no run directory).
 REFUSED = ("model.p=2", "modle.rho=0.5", "judge.bb=0.3")
 
@@ -149,11 +152,13 @@ def run(quick: bool = False) -> dict:
     modules = run_imports(CELL_RUN, work, env)
     cases = [(label, imports_argv(modules) if argv is None else argv, kind)
              for label, argv, kind in CASES]
-    for _, argv, _ in cases:
-        _time(argv, env, work, 1)
+    first = [_time(argv, env, work, 1) for _, argv, _ in cases]
     rows = []
-    for label, argv, kind in cases:
-        warm = _time(argv, env, work, k)
+    for (label, argv, kind), once in zip(cases, first):
+        # medians of 5 for the commands of a second or two, of 3 for the longer ones
+        # (their spread is a smaller part of them; 5 made them half the section)
+        reps = k if once < SLOW else max(3, k - 2)
+        warm = _time(argv, env, work, reps)
         cold = None
         if kind == "run":
             # one cold process a command: the compiler's time is what it measures, and it
@@ -162,7 +167,8 @@ def run(quick: bool = False) -> dict:
             cache = work / f"cache{time.monotonic_ns()}"
             cold = _time(argv, {**env, "NUMBA_CACHE_DIR": str(cache)}, work, 1)
             shutil.rmtree(cache, ignore_errors=True)
-        rows.append({"label": label, "kind": kind, "warm": warm, "cold": cold})
+        rows.append({"label": label, "kind": kind, "warm": warm, "cold": cold,
+                     "repeats": reps})
     shutil.rmtree(work, ignore_errors=True)
     return {"rows": rows, "repeats": k, "load": os.getloadavg(), "run_modules": modules}
 
@@ -171,7 +177,10 @@ def report(res: dict) -> list:
     rows = {r["label"]: r for r in res["rows"]}
     floor = rows["python -c pass"]["warm"]
     libs = rows[RUN_IMPORTS]["warm"]
-    L = [f"Median wall time of {res['repeats']} fresh processes per command (load average "
+    fewer = sorted({r.get("repeats", res["repeats"]) for r in res["rows"]} - {res["repeats"]})
+    some = (f" ({' or '.join(map(str, fewer))} for a command whose first run took over "
+            f"{SLOW} s)") if fewer else ""
+    L = [f"Median wall time of {res['repeats']} fresh processes per command{some} (load average "
          f"{res['load'][0]:.2f} at the end; absolute seconds are this machine's, ratios are "
          "to the references measured in the same run). Cold: one process with an empty numba "
          "cache, a new user's first run without `antiamp warm` (for one run of each "

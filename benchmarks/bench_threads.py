@@ -60,7 +60,7 @@ def _once(code: str, policy: str, n_proc: int) -> tuple:
 
 
 def run(quick: bool = False) -> dict:
-    n_sim, n_rho = (40, 20) if quick else (100, 30)
+    n_sim, n_rho = (40, 20) if quick else (50, 20)
     code = WORK.format(n_sim=n_sim, n_rho=n_rho)
     reps = 3
     res = {"load": os.getloadavg(), "cores": os.cpu_count(), "rows": [], "n_sim": n_sim,
