@@ -182,18 +182,6 @@ def _expect_memo(a: float, s: float, sign_a: float, sign_s: float) -> tuple[floa
     return _expect(a, s)
 
 
-def _unmemoised(fn, *args):
-    """``fn(*args)`` with every judge integral computed afresh (:func:`_expect`), not
-    read from the memo: the tests' reference."""
-    global _expect_memo
-    memo = _expect_memo
-    _expect_memo = lambda a, s, *_: _expect(a, s)  # noqa: E731
-    try:
-        return fn(*args)
-    finally:
-        _expect_memo = memo
-
-
 def _expect(a: float, s: float) -> tuple[float, float]:
     """:func:`expect_logistic_normal` by QUADPACK, without the memo."""
     from scipy import integrate
