@@ -246,3 +246,76 @@ def test_params_derive_from_the_section():
     assert par == replace(cm.Params(), sens=(0.8, 0.65), rounds=4, delta=0.2, lam=2.5,
                           mu=float(c.judge.mu), kappa=float(c.judge.kappa))
     assert isinstance(par.rounds, int) and isinstance(par.delta, float)
+
+
+# ------------------------------------------------------- a block's values at once
+def _edge_rows():
+    """Mean vectors of real cells and ones that hit every NaN branch of the metrics: no
+    positives, no disagreements, CopMAD's F1 zero, a perfect single detector."""
+    rows = [cm.exact_means(p) for p in CASES + ORACLE_CASES]
+    z = np.zeros(cm.L)
+    perfect = rows[0].copy()
+    perfect[1:cm.PER] = 0.0  # single: no fp, fn, calls, wrong: accuracy 1
+    nof1 = rows[1].copy()
+    nof1[cm.PER] = 0.0  # CopMAD: no true positives, its F1 zero
+    return np.array(rows + [z, perfect, nof1])
+
+
+def test_metric_rows_are_metric_values_row_by_row():
+    """The block's metrics at once (what a sweep stores) against the per-cell function,
+    bit for bit (NaN where it gives NaN)."""
+    m = _edge_rows()
+    got = cm.metric_rows(m)
+    for i, row in enumerate(m):
+        ref = cm.metric_values(row)
+        assert list(got) == list(ref)
+        for k, v in ref.items():
+            assert got[k][i].shape == v.shape
+            assert np.array_equal(got[k][i], v, equal_nan=True), (i, k, got[k][i], v)
+    # the NaN branches are exercised
+    assert np.isnan(got["precision"]).any() and np.isnan(got["f1_gain"]).any()
+    assert np.isnan(got["hacking"]).any() and np.isnan(got["error_reduction"]).any()
+
+
+def test_quadrature_memo_returns_the_quadrature():
+    """The memoised judge integral is QUADPACK's value and bound for the same arguments,
+    signed zeros and all; a table's integrals share it."""
+    cm._expect_memo.cache_clear()
+    for a, s in ((0.3, 1.7), (0.3, 0.9), (-2.0, 0.5), (0.0, 3.0), (-0.0, 3.0), (1.0, 0.0),
+                 (0.4, -2.2)):
+        assert cm.expect_logistic_normal(a, s) == cm._expect(a, s)
+        assert cm.expect_logistic_normal(np.float64(a), s) == cm._expect(a, s)
+    cm._expect_memo.cache_clear()
+    cm.judge_right(cm.Params())  # mu = 0: three distinct integrals of eight
+    assert cm._expect_memo.cache_info().currsize == 3
+
+
+def test_block_is_its_cells_one_by_one(monkeypatch):
+    """A grid block's stored values against each cell solved on its own by the model's
+    functions (the per-cell path the block replaced; every judge integral computed
+    afresh, not read from the memo), bit for bit."""
+    from antiamp.layout import cell_triplets
+    from antiamp.models.colmad.model import SEED_GAIN, solve_cells
+    from antiamp.sweeps.engine import make_plan
+    from antiamp.sweeps.spec import CellBlock
+
+    plan = make_plan({"model": {"name": "colmad"}, "judge": {"kind": "logit"},
+                      "run": {"n_instances": 3000, "seed": 4},
+                      "sweep": {"axes": {"colmad": {"eta": {"linspace": [0.0, 1.0, 3]},
+                                                    "hack": [0.0, 2.5]}}}})
+    cells = CellBlock(plan.grid, 0, 6)
+    ds = solve_cells(plan.base, cells)
+    monkeypatch.setattr(cm, "_expect_memo", lambda a, s, *_: cm._expect(a, s))
+    for i in range(len(cells)):
+        c = cells[i]
+        par = cm.params_of(c)
+        r = cell_triplets(cm.metric_values(cm.exact_means(par)),
+                          cm.simulate(par, 3000, 4))
+        for k in r.keys_of:
+            v = ds[k].isel(cell=i).values
+            assert np.array_equal(v, np.asarray(r[k]).reshape(v.shape), equal_nan=True), k
+        for k, ref in (("quad_error", cm.quad_error(par)),
+                       ("hack_seed_gain", cm.hack_for_gain(par, SEED_GAIN)),
+                       ("pass_wrong", par.pass_wrong)):
+            assert np.array_equal(ds[k].values[i], ref, equal_nan=True), k
+    assert np.isfinite(ds.hack_seed_gain.values).any()

@@ -475,3 +475,34 @@ def test_one_pass_counts_equal_each_protocols_cases_one_by_one(esc_debate):
         np.testing.assert_array_equal(n, want, err_msg=f"trial {trial}")
         seen += want
     assert seen[:2, :3].min() > 0 and seen[2].min() > 0  # every count reached (escalated: p = 2)
+
+
+@pytest.mark.parametrize("paths", [[0, 20], [0]])
+def test_block_is_its_cells_one_by_one(paths):
+    """A block's variables (stacked at once; the NaN of cells without paths made a block
+    at once) against each cell run as a block of its own, padded to the block's longest
+    rounds: the same values and dtypes, with cells simulated or not and of unequal
+    rounds in one block."""
+    from antiamp.models.loop.model import solve_cells
+    from antiamp.sweeps.engine import make_plan
+    from antiamp.sweeps.spec import CellBlock
+
+    plan = make_plan({"model": {"name": "loop"}, "judge": {"kind": "logit"},
+                      "loop": {"batch": 40},
+                      "sweep": {"axes": {"loop": {"paths": paths, "rounds": [3, 6]}}}})
+    n = len(paths) * 2
+    block = solve_cells(plan.base, CellBlock(plan.grid, 0, n))
+    assert block.sizes["round"] == 7
+    for i in range(n):
+        one = solve_cells(plan.base, CellBlock(plan.grid, i, i + 1))
+        for k, v in block.data_vars.items():
+            got, ref = v.isel(cell=i), one[k].isel(cell=0)
+            assert got.dtype == ref.dtype, k
+            if "round" in ref.dims and ref.sizes["round"] < 7:
+                ref = ref.pad(round=(0, 7 - ref.sizes["round"]),
+                              constant_values=np.nan if ref.dtype.kind == "f" else 0)
+            assert np.array_equal(got.values, ref.values,
+                                  equal_nan=got.dtype.kind == "f"), (k, i)
+    assert np.isnan(block.err_mean.values[0]).all()  # paths = 0: NaN
+    if 20 in paths:
+        assert np.isfinite(block.err_mean.values[-1][:, :7]).all()

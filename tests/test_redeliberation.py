@@ -202,3 +202,52 @@ def test_params_defaults_are_the_sections_declarations():
 
     _, cfg = to_model_config({"model": {"name": "redeliberation"}})
     assert rd.params_of(cfg) == rd.Params()
+
+
+def test_block_is_its_cells_one_by_one():
+    """A grid block's stored values against each cell solved on its own (the per-cell
+    path the block replaced: its values as ``cell_triplets``, the contested share of
+    INSUFFICIENT verdicts cell by cell), bit for bit; the range quadratures computed
+    afresh (their memo cleared) for the reference."""
+    from antiamp.judge import judge_tables
+    from antiamp.layout import cell_triplets
+    from antiamp.models.redeliberation.model import CLIMINATOR, solve_cells
+    from antiamp.sweeps.engine import make_plan
+    from antiamp.sweeps.spec import CellBlock
+
+    plan = make_plan({"model": {"name": "redeliberation"}, "judge": {"kind": "logit"},
+                      "run": {"n_instances": 3000, "seed": 6},
+                      "sweep": {"axes": {"redeliberation": {
+                          "hazard": [0.0, 0.5], "contested": [0.2, 0.7],
+                          "noise_contested": [4.0, 9.0]}}}})
+    cells = CellBlock(plan.grid, 0, 8)
+    ds = solve_cells(plan.base, cells)
+    for i in range(len(cells)):
+        rd.range_cdf.cache_clear()
+        rd.range_mean.cache_clear()
+        c = cells[i]
+        par = rd.params_of(c)
+        J = judge_tables(c.judge)[1]
+        ex, err = rd.exact_with_error(par, J)
+        r = cell_triplets(ex, rd.simulate(par, J, 3000, 6))
+        for k in r.keys_of:
+            v = ds[k].isel(cell=i).values
+            assert np.array_equal(v, np.asarray(r[k]).reshape(v.shape), equal_nan=True), k
+        q = par.contested
+        for suf in ("", "_exact"):
+            ins = r["insufficient" + suf]
+            tot = ins[:, 2] if suf else q * ins[:, 1] + (1 - q) * ins[:, 0]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                ref = np.where(tot > 0, q * ins[:, 1] / np.where(tot > 0, tot, 1.0), np.nan)
+            got = ds["insufficient_contested" + suf].isel(cell=i).values
+            assert np.array_equal(got, ref, equal_nan=True), suf
+        assert ds.quad_error.values[i] == err
+        try:
+            hz = rd.hazard_for(par, *CLIMINATOR)
+        except ValueError:
+            hz = np.nan
+        assert np.array_equal(ds.hazard_climinator.values[i], hz, equal_nan=True)
+    # the memo is what a cell reads: the same floats as a fresh quadrature
+    rd.range_cdf.cache_clear()
+    assert rd.range_cdf(1.3, 3) == rd.range_cdf.__wrapped__(1.3, 3)
+    assert rd.range_mean(4) == rd.range_mean.__wrapped__(4)

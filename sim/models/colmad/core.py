@@ -34,6 +34,7 @@ its error bound reported per cell as ``quad_error``).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import field, fields, make_dataclass
 
@@ -163,7 +164,26 @@ def expect_logistic_normal(a: float, s: float) -> tuple[float, float]:
     range is split at 0, at the centre and at 1, 4, 16 and 64 widths either side of
     it, so that every piece is smooth on its own scale and QUADPACK's error estimate
     is reliable (with the centre alone it understated a 4e-12 error at |s| = 175).
+
+    Memoised on the exact bits of ``(a, s)`` (:func:`_expect_memo`): a judge table's
+    eight integrals share their arguments (e_R - e_W takes three values; with mu = 0
+    omega does not matter), and so do a grid's cells wherever the judge's fields and
+    the rhetoric gap agree (the hack search's ends, each cell's table at its own
+    gap): the same call returns the same floats, only fewer quadratures run.
     """
+    a, s = float(a), float(s)
+    return _expect_memo(a, s, math.copysign(1.0, a), math.copysign(1.0, s))
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _expect_memo(a: float, s: float, sign_a: float, sign_s: float) -> tuple[float, float]:
+    """:func:`expect_logistic_normal` computed; the signs keep -0.0 apart from 0.0 (equal
+    as keys) although they give the same integral."""
+    return _expect(a, s)
+
+
+def _expect(a: float, s: float) -> tuple[float, float]:
+    """:func:`expect_logistic_normal` by QUADPACK, without the memo."""
     from scipy import integrate
 
     if s == 0:
@@ -317,6 +337,39 @@ def metric_values(m: np.ndarray) -> dict:
                                   if err0 < 1 else np.full(len(PROTOCOLS), np.nan))
     out["disagree"] = np.array([m[DIS]])
     return out
+
+
+def metric_rows(m: np.ndarray) -> dict:
+    """:func:`metric_values` of every row of ``m`` ([cells, L]) at once: each metric as
+    [cells, protocols] (``f1_gain``, ``disagree`` as [cells, 1]), the same floats as
+    the function row by row (the same operations in the same order, elementwise)."""
+    m = np.asarray(m, np.float64)
+    n_p = len(PROTOCOLS)
+    v = m[:, :DIS].reshape(len(m), n_p, PER)
+    tp, fp, fn, calls, dw = (v[..., i] for i in range(PER))
+    dis = m[:, DIS:DIS + 1]
+
+    def ratio(num, den, ok):  # num / den where ok, NaN elsewhere
+        return np.where(ok, num / np.where(ok, den, 1.0), np.nan)
+
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = {
+            "acc": 1.0 - fp - fn,
+            "precision": ratio(tp, tp + fp, tp + fp > 0),
+            "recall": ratio(tp, tp + fn, tp + fn > 0),
+            "f1": ratio(2 * tp, 2 * tp + fp + fn, tp + fp + fn > 0),
+            "amp": ratio(fn, tp + fn, tp + fn > 0),
+            "hacking": ratio(dw, np.broadcast_to(dis, dw.shape), np.broadcast_to(dis > 0,
+                                                                              dw.shape)),
+            "calls": calls.copy(),
+        }
+        f = out["f1"]
+        out["f1_gain"] = ratio(f[:, 2:3], f[:, 1:2], f[:, 1:2] > 0) - 1.0
+        err0 = out["acc"][:, :1]
+        out["error_reduction"] = np.where(err0 < 1, 1.0 - (1.0 - out["acc"]) / np.where(
+            err0 < 1, 1.0 - err0, 1.0), np.nan)
+    out["disagree"] = dis.copy()
+    return {k: out[k] for k in (*METRICS, "f1_gain", "disagree")}
 
 
 def class_vectors(par: Params) -> tuple[np.ndarray, np.ndarray]:

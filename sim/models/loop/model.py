@@ -115,12 +115,20 @@ def _cell(c) -> dict:
             s2 = lp.simulate(c2, lp.oversight(c2), c.run.n_threads)["err"][2, :, -1]
             r["policy_err_sim"] = np.float64(s2.mean())
             r["policy_err_sim_se"] = np.float64(s2.std(ddof=1) / math.sqrt(n))
-    else:
-        for k in SERIES:
-            r[f"{k}_mean"] = r[f"{k}_se"] = np.full((P, T + 1), np.nan)
-        r["err_quantile"] = np.full((P, T + 1, len(QUANTILES)), np.nan)
-        r["lock_in"] = r["lock_in_se"] = np.full(P, np.nan)
-    return r
+    return r  # not simulated: its paths' values NaN (_unsimulated), a block's at once
+
+
+def _unsimulated(P: int, T: int, cells: tuple = ()) -> dict:
+    """The simulated values of cells without paths: NaN, shaped as a cell's
+    (``cells`` = () ) or as a block's (``cells`` = (n,))."""
+    out = {}
+    for k in SERIES:
+        out[f"{k}_mean"] = out[f"{k}_se"] = np.full(cells + (P, T + 1), np.nan)
+    out["err_quantile"] = np.full(cells + (P, T + 1, len(QUANTILES)), np.nan)
+    out["lock_in"] = out["lock_in_se"] = np.full(cells + (P,), np.nan)
+    if cells:  # a block's: each variable its own array
+        out = {k: v.copy() for k, v in out.items()}
+    return out
 
 
 def solve_cells(base, cells) -> xr.Dataset:
@@ -130,17 +138,38 @@ def solve_cells(base, cells) -> xr.Dataset:
     elapsed = time.perf_counter() - t0
     sh, ax = tuple(shape), tuple(dims)
 
-    T = max(c.loop.rounds for c in cells)
+    rounds = [c.loop.rounds for c in cells]
+    T = max(rounds)
+    ragged = min(rounds) < T
+    n_p = len(lp.PROTOCOLS)
+    unsim = [i for i, r in enumerate(res) if "lock_in" not in r]
+    # a block without paths: its NaN arrays at once; else each such cell's own
+    whole = _unsimulated(n_p, T, sh) if len(unsim) == len(res) else {}
+    if not whole:
+        for i in unsim:
+            res[i].update(_unsimulated(n_p, rounds[i]))
 
     def st(k):
+        if k in whole:
+            return whole[k]
         parts = [r[k] for r in res]
-        if np.ndim(parts[0]) >= 2:  # per-round series: cells may run different rounds
+        if ragged and np.ndim(parts[0]) >= 2:  # per-round series: cells' own rounds
             parts = [np.pad(np.asarray(a, float), [(0, 0), (0, T + 1 - a.shape[1])]
                             + [(0, 0)] * (a.ndim - 2), constant_values=np.nan)
                      if a.shape[1] < T + 1 and k.endswith(("_mean", "_se", "_exact", "_quantile",
                                                            "_meanfield"))
                      else a for a in parts]
-        a = np.stack(parts)
+        # np.array copies equal-shaped numbers as np.stack does, in a third of its time
+        # (a block's ~50 variables of 512 cells); labels (objects) and parts of unequal
+        # shapes (np.array refuses them) go through np.stack as before
+        a = None
+        if np.asarray(parts[0]).dtype != object:
+            try:
+                a = np.array(parts)
+            except ValueError:
+                pass
+        if a is None or a.dtype == object:
+            a = np.stack(parts)
         return a.reshape(sh + a.shape[1:])
 
     P, R = ("protocol",), ("protocol", "round")
@@ -171,6 +200,8 @@ def solve_cells(base, cells) -> xr.Dataset:
         "long_name": "rounds until the error is within 1% of its starting gap to e_star "
                      "(-1: never)", "units": "rounds"})
     def last(k):  # each cell's own last round (a block's series are padded to its longest)
+        if k in whole:
+            return whole[k][..., -1].copy()
         a = np.stack([np.asarray(r[k], float)[:, -1] for r in res])
         return a.reshape(sh + a.shape[1:])
 

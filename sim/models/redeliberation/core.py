@@ -48,6 +48,7 @@ adaptive rounds are a geometric series.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -160,6 +161,10 @@ def multiplier(spread, par: Params = Params()):
     return np.asarray(par.multipliers)[idx]
 
 
+#: range_cdf and range_mean depend only on their arguments (the bands, the trigger, the
+#: noise and the runs): memoised (exact arguments, typed), a grid's cells that share
+#: them reuse the quadrature's floats instead of repeating it.
+@functools.lru_cache(maxsize=1 << 12, typed=True)
 def range_cdf(w: float, k: int) -> float:
     """Pr(range of k standard normals <= w) = k int phi(z) [Phi(z + w) - Phi(z)]^(k-1) dz."""
     if w <= 0:
@@ -171,6 +176,7 @@ def range_cdf(w: float, k: int) -> float:
     return float(min(k * integrate.quad(f, -12.0, 12.0, limit=200, epsabs=1e-13)[0], 1.0))
 
 
+@functools.lru_cache(maxsize=64, typed=True)
 def range_mean(k: int) -> float:
     """E[range of k standard normals] = int_0^inf (1 - F(w)) dw (3 / sqrt(pi) for k = 3)."""
     # E[max - min] = 2 E[max] by symmetry; E[max] = k int z phi(z) Phi(z)^(k-1) dz.
@@ -478,7 +484,9 @@ def _add(out, pi, t, c, dec, corr, wrongd, follow=0.0, ratify=0.0, hidden=0.0,
     """Add one (evidence, interval, direction) piece, weighted by the node weights c."""
     csum = float(c.sum())
 
-    def s(v):
+    def s(v):  # a float first: the common case, without np.ndim's cost
+        if isinstance(v, float):
+            return csum * float(v)
         return float(np.dot(c, v)) if np.ndim(v) else csum * float(v)
 
     out["acc"][pi, t] += s(corr)

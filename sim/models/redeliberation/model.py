@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import numpy as np
 
 from ...judge import judge_tables
-from ...layout import add_triplets, axis_coords, cell_triplets, computed_cells, model_dataset, pm_of
+from ...layout import add_triplets, axis_coords, model_dataset, pm_of
 from ...plotting import panel_grid, save, shared_legend, wrap_columns, wrap_prose
 from ...registry import Model, blocks_by_instances
 from ...config import MAX_BLOCK_SUMS_BYTES  # noqa: F401 (the bound, read by tests)
@@ -20,41 +21,64 @@ COLOURS = {"raw": "C7", "fixed": "C3", "rereconcile": "C1", "adaptive": "C0"}
 CLIMINATOR = (0.953, 2)
 
 
-def _cell(c) -> dict:
+def _cell(c) -> tuple:
+    """A cell's solvers: its parameters, exact values and their quadrature's error bound,
+    simulated values (None without instances) and Climinator's hazard (NaN where no
+    hazard reaches it); :func:`_block_values` derives the rest a block at once."""
     par = rd.params_of(c)
     J = judge_tables(c.judge)[1]  # the reconciler: seed 000's debate judge J[e_P, e_A]
     ex, r_err = rd.exact_with_error(par, J)
     sim = (rd.simulate(par, J, int(c.run.n_instances), int(c.run.seed), int(c.run.n_threads),
                        c.run.device)
            if c.run.n_instances > 1 else None)
-    r = cell_triplets(ex, sim)
-    q = par.contested
+    try:
+        hz = np.float64(rd.hazard_for(par, *CLIMINATOR))
+    except ValueError:
+        hz = np.float64(np.nan)
+    return par, ex, r_err, sim, hz
+
+
+def _block_values(cells) -> tuple:
+    """``(st, rows, seconds)``: a block's values by name (``k_exact``, ``k``, ``k_se`` of
+    every exact value; ``insufficient_contested``, ``hazard_climinator``,
+    ``quad_error``), stacked a block at once rather than a dict of arrays a cell (the
+    same floats: the tests compare them with the cell-by-cell path)."""
+    t0 = time.perf_counter()
+    rows = [_cell(c) for c in cells]
+    n = len(rows)
+    values: dict = {}
+    for k in rows[0][1] if rows else ():
+        v = np.array([np.asarray(r[1][k], float) for r in rows])
+        values[f"{k}_exact"] = v
+        for which, suf in ((0, ""), (1, "_se")):
+            a = np.full(v.shape, np.nan)
+            for i, r in enumerate(rows):
+                if r[3] is not None:
+                    a[i] = np.asarray(r[3][k][which], float).reshape(v.shape[1:])
+            values[k + suf] = a
+    q = np.array([r[0].contested for r in rows], np.float64)[:, None]
     for suf in ("", "_exact"):
-        ins = r["insufficient" + suf]
+        ins = values["insufficient" + suf].reshape(n, -1, len(CLAIM_TYPES))
         # Simulated: the per-type rates weighted by the type shares, q i_1 / (q i_1 +
         # (1 - q) i_0), a share in [0, 1] by construction (q i_1 over the pooled rate
         # exceeded 1 when the sample's share of contested claims fell below q).
-        tot = ins[:, 2] if suf else q * ins[:, 1] + (1 - q) * ins[:, 0]
+        tot = ins[..., 2] if suf else q * ins[..., 1] + (1 - q) * ins[..., 0]
         with np.errstate(invalid="ignore", divide="ignore"):
-            r["insufficient_contested" + suf] = np.where(
-                tot > 0, q * ins[:, 1] / np.where(tot > 0, tot, 1.0), np.nan)
-    try:
-        r["hazard_climinator"] = np.float64(rd.hazard_for(par, *CLIMINATOR))
-    except ValueError:
-        r["hazard_climinator"] = np.float64(np.nan)
-    r["quad_error"] = np.float64(r_err)
-    r["_bands"] = len(par.multipliers)
-    r["_forced"] = par.forced_rounds
-    return r
+            values["insufficient_contested" + suf] = np.where(
+                tot > 0, q * ins[..., 1] / np.where(tot > 0, tot, 1.0), np.nan)
+    values["hazard_climinator"] = np.array([r[4] for r in rows], np.float64)
+    values["quad_error"] = np.array([r[2] for r in rows], np.float64)
+    return values.__getitem__, rows, time.perf_counter() - t0
 
 
 def solve_cells(base, cells):
-    shape, dims, axes = (len(cells),), ("cell",), ()  # a block: its cells along "cell"
-    res, st, elapsed = computed_cells(_cell, cells, shape)
+    dims, axes = ("cell",), ()  # a block: its cells along "cell"
+    st, rows, elapsed = _block_values(cells)
     from ...config import ConfigError
 
-    for key, what in (("_bands", "spread bands"), ("_forced", "forced rounds")):
-        if len({r[key] for r in res}) > 1:
+    for what, key in (("spread bands", lambda p: len(p.multipliers)),
+                      ("forced rounds", lambda p: p.forced_rounds)):
+        if len({key(r[0]) for r in rows}) > 1:
             raise ConfigError(f"every cell of a grid must have the same number of {what}")
     ax = tuple(dims)
     data = {}
@@ -88,7 +112,7 @@ def solve_cells(base, cells):
     data["hazard_climinator"] = (ax, st("hazard_climinator"), {
         "long_name": f"hazard h at which contested claims reach Climinator's "
                      f"{CLIMINATOR[0]:.1%} after {CLIMINATOR[1]} forced rounds", "units": "1"})
-    nb = res[0]["_bands"]
+    nb = len(rows[0][0].multipliers)
     coords = axis_coords(axes, dims, {
         "protocol": ("protocol", list(rd.PROTOCOLS), {
             "long_name": "re-deliberation policy",
@@ -97,7 +121,7 @@ def solve_cells(base, cells):
                            "adaptive: adaptive rounds (Climinator)"}),
         "claim_type": ("claim_type", list(CLAIM_TYPES)),
         "band": ("band", np.arange(nb)),
-        "round": ("round", np.arange(res[0]["_forced"] + 1))})
+        "round": ("round", np.arange(rows[0][0].forced_rounds + 1))})
     return model_dataset(
         data, coords, "antiamp: adaptive re-deliberation of fact-check verdicts (seed 003)",
         "Monte Carlo (common random numbers across policies, the reconciler "
