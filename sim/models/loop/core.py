@@ -95,6 +95,14 @@ class Oversight:
         self.audit = float(audit)
         self.flag_c = np.asarray(flag_c, float)
         self.budget = float(budget)
+        # The tables as Python floats for rates(), called about 500 times a cell (by the
+        # paths, the long run and the policy front): NumPy scalars cost 22 us a call
+        # there, Python floats a fraction; the same IEEE operations in the same order,
+        # so the same bits.
+        self._jc = tuple(float(v) for v in self.J_c)
+        self._jd = tuple(tuple(float(v) for v in row) for row in self.J_d)
+        self._jj = None if self.J_jury is None else tuple(float(v) for v in self.J_jury)
+        self._fc = tuple(float(v) for v in self.flag_c)
 
     def with_policy(self, audit=None, flag_c=None) -> "Oversight":
         return Oversight(self.J_c, self.J_d, self.x_pc, self.x_pd, self.x_a,
@@ -103,7 +111,7 @@ class Oversight:
 
     def flag_probability(self, e, rho):
         w, r = rho * self.x_pc, self.x_pc  # Pr(e_Pc = 1 | a wrong), | a right
-        f0, f1 = self.flag_c
+        f0, f1 = self._fc
         f = e * ((1 - w) * f0 + w * f1) + (1 - e) * ((1 - r) * f0 + r * f1)
         return self.audit + (1 - self.audit) * f
 
@@ -115,31 +123,37 @@ class Oversight:
     def rates(self, protocol: str, e: float, rho: float) -> tuple:
         """(Amp, fwc, escalated share of overseen cases) of a protocol at (e, rho)."""
         s = self.scale(e, rho) if protocol == "escalate" else 0.0
+        kind = 0 if protocol == "consult" else 1 if protocol == "debate" else 2
+        x_pc, x_pd, x_a = self.x_pc, self.x_pd, self.x_a
+        J_c, J_d, flag_c, J_jury, audit = self._jc, self._jd, self._fc, self._jj, self.audit
+        lo, hi = min(x_pc, x_pd), max(x_pc, x_pd)
+        third = (1, 0) if x_pc > x_pd else (0, 1)
         out = []
         esc_total = 0.0
         for wrong in (True, False):
             t_p = rho if wrong else 1.0  # Pr(the protagonist has passing evidence)
             t_a = 1.0 if wrong else rho
-            lo, hi = min(self.x_pc, self.x_pd), max(self.x_pc, self.x_pd)
             # One presentation draw u serves both protocols (common random numbers):
             # (e_Pc, e_Pd) = (u < x_pc, u < x_pd) given evidence.
-            joint = {(1, 1): t_p * lo, (0, 0): (1 - t_p) + t_p * (1 - hi)}
-            joint[(1, 0) if self.x_pc > self.x_pd else (0, 1)] = t_p * (hi - lo)
+            joint = (((1, 1), t_p * lo), ((0, 0), (1 - t_p) + t_p * (1 - hi)),
+                     (third, t_p * (hi - lo)))
+            presented = ((1, t_a * x_a), (0, 1 - t_a * x_a))
             endorse = esc = 0.0
-            for (epc, epd), pr in joint.items():
+            for (epc, epd), pr in joint:
                 if pr == 0.0:
                     continue
-                for ea, pa in ((1, t_a * self.x_a), (0, 1 - t_a * self.x_a)):
+                jc, jd_row = J_c[epc], J_d[epd]
+                if kind == 2:
+                    g = (audit + (1 - audit) * flag_c[epc]) * s
+                for ea, pa in presented:
                     if pa == 0.0:
                         continue
-                    jc, jd = self.J_c[epc], self.J_d[epd, ea]
-                    if protocol == "consult":
+                    if kind == 0:
                         j = jc
-                    elif protocol == "debate":
-                        j = jd
+                    elif kind == 1:
+                        j = jd_row[ea]
                     else:
-                        g = (self.audit + (1 - self.audit) * self.flag_c[epc]) * s
-                        je = jd if self.J_jury is None else self.J_jury[epc]
+                        je = jd_row[ea] if J_jury is None else J_jury[epc]
                         j = g * je + (1 - g) * jc
                         esc += pr * pa * g
                     endorse += pr * pa * j
