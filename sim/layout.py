@@ -138,6 +138,21 @@ def _stack_triplets(res: list, key: str):
     return a.reshape(v.shape) if a.size == v.size else None
 
 
+def simulated_pairs(sims: list, exact: dict) -> dict:
+    """``{k: values, k_se: standard errors}`` of a block's cells from their simulated
+    ``sims[i][k] = (values, se)``, each shaped as the block's ``exact[k]`` ([cells, ...]);
+    NaN for a cell not simulated (``sims[i]`` None)."""
+    out = {}
+    for k, v in exact.items():
+        for which, suf in ((0, ""), (1, "_se")):
+            a = np.full(v.shape, np.nan)
+            for i, sim in enumerate(sims):
+                if sim is not None:
+                    a[i] = np.asarray(sim[k][which], float).reshape(v.shape[1:])
+            out[k + suf] = a
+    return out
+
+
 def stacker(res: list, shape: tuple):
     """``st(k)``: the per-cell values of ``k`` stacked and shaped as the grid."""
     def st(k):

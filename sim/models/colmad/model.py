@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ...layout import add_triplets, axis_coords, model_dataset, pm
+from ...layout import add_triplets, axis_coords, model_dataset, pm, simulated_pairs
 from ...plotting import panel_grid, save, shared_legend, wrap_columns, wrap_prose
 from ...registry import Model, blocks_by_cost
 from .config import SECTIONS
@@ -40,13 +40,7 @@ def _block_values(cells) -> tuple:
     rows = [_cell(c) for c in cells]
     exact = cm.metric_rows(np.array([r[1] for r in rows]).reshape(len(rows), cm.L))
     values = {f"{k}_exact": v for k, v in exact.items()}
-    for k, v in exact.items():
-        for which, suf in ((0, ""), (1, "_se")):
-            a = np.full(v.shape, np.nan)
-            for i, r in enumerate(rows):
-                if r[2] is not None:
-                    a[i] = np.asarray(r[2][k][which], float).reshape(v.shape[1:])
-            values[k + suf] = a
+    values.update(simulated_pairs([r[2] for r in rows], exact))
     values["pass_wrong"] = np.array([r[0].pass_wrong for r in rows], np.float64)
     values["quad_error"] = np.array([r[3] for r in rows], np.float64)
     values["hack_seed_gain"] = np.array([r[4] for r in rows], np.float64)

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from ...judge import judge_tables
-from ...layout import add_triplets, axis_coords, model_dataset, pm_of
+from ...layout import add_triplets, axis_coords, model_dataset, pm_of, simulated_pairs
 from ...plotting import panel_grid, save, shared_legend, wrap_columns, wrap_prose
 from ...registry import Model, blocks_by_instances
 from ...config import MAX_BLOCK_SUMS_BYTES  # noqa: F401 (the bound, read by tests)
@@ -46,16 +46,10 @@ def _block_values(cells) -> tuple:
     t0 = time.perf_counter()
     rows = [_cell(c) for c in cells]
     n = len(rows)
-    values: dict = {}
-    for k in rows[0][1] if rows else ():
-        v = np.array([np.asarray(r[1][k], float) for r in rows])
-        values[f"{k}_exact"] = v
-        for which, suf in ((0, ""), (1, "_se")):
-            a = np.full(v.shape, np.nan)
-            for i, r in enumerate(rows):
-                if r[3] is not None:
-                    a[i] = np.asarray(r[3][k][which], float).reshape(v.shape[1:])
-            values[k + suf] = a
+    exact = {k: np.array([np.asarray(r[1][k], float) for r in rows])
+             for k in (rows[0][1] if rows else ())}
+    values = {f"{k}_exact": v for k, v in exact.items()}
+    values.update(simulated_pairs([r[3] for r in rows], exact))
     q = np.array([r[0].contested for r in rows], np.float64)[:, None]
     for suf in ("", "_exact"):
         ins = values["insufficient" + suf].reshape(n, -1, len(CLAIM_TYPES))
