@@ -43,7 +43,7 @@ STATS = "block_stats"
 #: The compressor of label arrays (fixed-width Unicode: four bytes a code point, mostly
 #: zeros): Blosc's byte shuffle over a 44-byte element gains nothing there, and
 #: without it lz4 encodes a 65,536-cell block of the equilibrium model's kinds in 1.0 ms
-#: against 2.5 (49 kB against 58: the same values, a few more bytes).  Numeric arrays keep
+#: against 2.5 (58 kB against 49: the same values, a few more bytes).  Numeric arrays keep
 #: zarr's default (lz4 with the shuffle, which their bytes need).
 LABEL_COMPRESSOR = {"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 0, "blocksize": 0}
 
