@@ -72,3 +72,21 @@ def test_panel_block_matches_cells_alone():
         alone = pnm.solve_cells([c], "exact", run, [])
         for k, v in alone.items():
             assert np.array_equal(np.asarray(block[k])[i], np.asarray(v)[0], equal_nan=True), k
+
+
+def test_simulated_pairs_are_each_cells_triplets_with_unsimulated_cells_nan():
+    """``simulated_pairs`` (a block's simulated values and standard errors from its
+    cells') against each cell's own triplets, cells simulated and not in one block."""
+    from antiamp.layout import simulated_pairs
+
+    rng = np.random.default_rng(7)
+    res = _cells(rng, 3) + _cells(rng, 2, simulated=False) + _cells(rng, 2)
+    exact = {k: np.array([np.asarray(r.exact[k], float) for r in res])
+             for k in res[0].exact}
+    got = simulated_pairs([r.sim for r in res], exact)
+    assert sorted(got) == sorted(f"{k}{s}" for k in exact for s in ("", "_se"))
+    for k, a in got.items():
+        ref = _one_by_one(res, (len(res),), k)
+        assert a.shape == ref.shape and a.dtype == np.float64, k
+        assert np.array_equal(a, ref, equal_nan=True), k
+    assert np.isnan(got["amp"][3:5]).all() and np.isfinite(got["amp"][:3]).all()
