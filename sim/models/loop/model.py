@@ -121,14 +121,9 @@ def _cell(c) -> dict:
 def _unsimulated(P: int, T: int, cells: tuple = ()) -> dict:
     """The simulated values of cells without paths: NaN, shaped as a cell's
     (``cells`` = () ) or as a block's (``cells`` = (n,))."""
-    out = {}
-    for k in SERIES:
-        out[f"{k}_mean"] = out[f"{k}_se"] = np.full(cells + (P, T + 1), np.nan)
-    out["err_quantile"] = np.full(cells + (P, T + 1, len(QUANTILES)), np.nan)
-    out["lock_in"] = out["lock_in_se"] = np.full(cells + (P,), np.nan)
-    if cells:  # a block's: each variable its own array
-        out = {k: v.copy() for k, v in out.items()}
-    return out
+    shapes = {f"{k}{s}": (P, T + 1) for k in SERIES for s in ("_mean", "_se")}
+    shapes.update(err_quantile=(P, T + 1, len(QUANTILES)), lock_in=(P,), lock_in_se=(P,))
+    return {k: np.full(cells + sh, np.nan) for k, sh in shapes.items()}  # each its own
 
 
 def solve_cells(base, cells) -> xr.Dataset:
