@@ -66,7 +66,10 @@ def verify(quick: bool) -> tuple:
                      "cells_per_block": 100, "store": "s.zarr", "plot": False}}
     with tempfile.TemporaryDirectory() as tmp:
         quiet = {"progress": False, "log": lambda *a: None}
-        run_sweep({**cfg, "sweep": {**cfg["sweep"], "store": "warm.zarr"}}, tmp, **quiet)
+        small = {"model": {"rho": {"linspace": [0, 1, 10]}},  # the same code paths, warm
+                 "judge": {"b": {"linspace": [0.01, 0.99, 10]}}}
+        run_sweep({**cfg, "sweep": {**cfg["sweep"], "axes": small, "store": "warm.zarr"}},
+                  tmp, **quiet)
         t = time.perf_counter()
         run_sweep(cfg, tmp, **quiet)
         t_run = time.perf_counter() - t

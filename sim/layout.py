@@ -215,11 +215,30 @@ def pm_of(ds, k: str, digits: int = 4) -> str:
     return pm(float(ds[k]), float(ds[f"{k}_se"]), float(ds[f"{k}_exact"]), digits)
 
 
+#: Cells from which a column's codes are found by hashing (pandas.factorize, linear
+#: in the cells) rather than by sorting (np.unique, n log n: 10 of the 24 s of a
+#: 10^7-cell plan went to sorting its columns and their combinations); below it
+#: numpy alone, so that a small grid's validation error needs no pandas.
+HASHED = 1 << 16
+
+
 def codes(col) -> tuple[np.ndarray, int]:
-    """Integer codes of a column's values and how many distinct values it has
-    (numpy for numbers and strings: a validation error then answers without
-    importing pandas, a quarter of a second; pandas for anything else)."""
+    """Integer codes of a column's values and how many distinct values it has.
+
+    Numbers and strings are numbered in sorted order (numpy's: NaN last, -0.0 and
+    0.0 one value), as ``np.unique(col, return_inverse=True)`` does: by numpy for
+    short columns (a validation error then answers without importing pandas, a
+    quarter of a second) and by pandas' hashing for long numeric ones (the same
+    codes); anything else in order of appearance (pandas)."""
     arr = np.asarray(col)
+    if arr.dtype.kind in "biu" or arr.dtype in (np.float32, np.float64):
+        if arr.size >= HASHED:
+            import pandas as pd
+
+            inverse, uniq = pd.factorize(arr.ravel(), use_na_sentinel=False)
+            rank = np.empty(len(uniq), np.int64)
+            rank[np.argsort(uniq, kind="stable")] = np.arange(len(uniq))
+            return rank[inverse], len(uniq)
     if arr.dtype.kind in "biufUS":
         uniq, inverse = np.unique(arr, return_inverse=True)
         return inverse.ravel().astype(np.int64), len(uniq)
@@ -230,10 +249,14 @@ def codes(col) -> tuple[np.ndarray, int]:
 
 
 def combos(columns: list, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """(key of each cell's combination of ``columns``, first cell of each key)."""
+    """(key of each cell's combination of ``columns``, first cell of each key): the
+    keys number the combinations in sorted order, as ``np.unique`` would."""
     key = np.zeros(n, np.int64)
+    count = 1 if n else 0
     for col in columns:
         c, k = codes(col)
-        key, _ = codes(key * k + c)  # stays < n: no overflow
-    _, first = np.unique(key, return_index=True)
+        key, count = codes(key * k + c)  # stays < n: no overflow
+    # the first cell of each key (the keys are 0 .. count-1, each present)
+    first = np.full(count, n, np.int64)
+    np.minimum.at(first, key, np.arange(n, dtype=np.int64))
     return key, first

@@ -166,6 +166,29 @@ def test_the_csv_writer_escapes_text_cells_only(tmp_path):
     assert back["label"].tolist()[0] == "'=1+1"
 
 
+@pytest.mark.parametrize("dtype", ["str", "category", "object"])
+def test_escaping_a_column_is_escaping_each_cell(dtype):
+    """Text, categorical and object columns (with missing values, a repeated
+    formula, a number in the object column) escape as each cell on its own would:
+    the same CSV text as the element-by-element reference."""
+    from antiamp.outputs_policy import FORMULA_START
+
+    cells = ["=1+1", "ok", None, "-x", "=1+1", "@", "\rz", "a=b", "+", "", "ok"]
+    df = pd.DataFrame({"t": pd.Series(cells, dtype=dtype), "n": range(len(cells))})
+    if dtype == "object":
+        df.loc[1, "t"] = -0.5
+
+    def esc(v):
+        return "'" + v if isinstance(v, str) and v.startswith(FORMULA_START) else v
+
+    ref = df.copy()
+    ref["t"] = df["t"].astype(object).map(esc)
+    got = escape_cells(df)
+    assert got["t"].dtype == object
+    assert got.to_csv(index=False) == ref.to_csv(index=False)
+    assert (got["t"] == "'=1+1").sum() == 2 and df["t"].iloc[0] == "=1+1"  # df unchanged
+
+
 @pytest.mark.parametrize("model", ["redeliberation", "confidence"])
 def test_a_cell_past_its_block_sums_bound_is_refused_before_the_run(tmp_path, model):
     """Redeliberation's and confidence's kernels hold a row of sums per block of

@@ -70,3 +70,17 @@ def test_word_thresholds_are_the_float_tests(half):
                 u = (np.float64(w) + half) * (1.0 / 4294967296.0)
                 assert (w < t) == (u < q), (q, w)
                 assert (w >= g) == (u > q), (q, w)
+
+
+def test_bernoulli_thresholds_are_the_scalar_thresholds():
+    """The columnwise thresholds, element for element the scalar's (half to even at
+    exact halves, clipped outside [0, 1]), in the input's shape."""
+    from antiamp.kernels.rng import TWO32, bernoulli_threshold, bernoulli_thresholds
+
+    rng = np.random.default_rng(5)
+    halves = (np.arange(6) * 7 + 0.5) / TWO32  # exact halves of a unit: ties
+    q = np.concatenate([rng.random(199), halves, [0.0, 1.0, -0.2, 1.3, 1 - 0.5 / TWO32]])
+    q = q.reshape(35, 6)
+    got = bernoulli_thresholds(q)
+    assert got.dtype == np.uint64 and got.shape == q.shape
+    assert [int(t) for t in got.ravel()] == [int(bernoulli_threshold(x)) for x in q.ravel()]
