@@ -239,11 +239,11 @@ def grid_scaling(quick):
     return {"rows": rows, "blocks": block_writes()}
 
 
-def block_writes(cells: int = 100, n: int = 10_000, repeats: int = 3) -> dict:
+def block_writes(cells: int = 50, n: int = 10_000, repeats: int = 3) -> dict:
     """A sweep of small cells in one-cell blocks (the per-block overhead): chunks written
     straight to their files against the same sweep through zarr's array writes (the
     chunk-file writer switched off), alternating, medians; the two stores compared.
-    100 blocks: the ratio is per block, and 200 made this a tenth of the whole run."""
+    50 blocks: the ratio is per block, and 200 made this a tenth of the whole run."""
     code = (
         "import time, tempfile, pathlib, statistics\n"
         "import numpy as np, xarray as xr\n"
