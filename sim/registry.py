@@ -528,7 +528,7 @@ def check_inputs(model: Model, cfgs) -> None:
 def check_same_in_grid(model: Model, cells, where) -> None:
     """Refuse a grid whose cells differ in what ``model.same_in_grid`` names: ``cells``
     maps field -> the configs of the distinct combinations of the axes that cover it
-    (with each one's position), ``where(i)`` names cell ``i``.  One line naming the
+    (an iterable of ``(position, config)``, read up to the first that differs), ``where(i)`` names cell ``i``.  One line naming the
     field and both cells' values, before any computation."""
     for path, (what, key) in model.same_in_grid.items():
         seen: dict = {}

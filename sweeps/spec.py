@@ -939,7 +939,7 @@ def _plan_grid(cfg: Any, *, cells_per_block: int | None = None, validate_all: bo
         for path in model.same_in_grid:
             if any(covers(path, a.path) for a in grid.axes):
                 first, _ = whole.distinct_index((path,))
-                cells[path] = [(int(i), grid.cell(int(i))) for i in first]
+                cells[path] = ((int(i), grid.cell(int(i))) for i in first)  # built lazily
         check_same_in_grid(model, cells, grid.where)
     own = model.cells_per_block
     own = own(base) if callable(own) else own

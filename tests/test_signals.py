@@ -568,3 +568,7 @@ def test_outcomes_share_masks_and_take_rows_one_protocol_at_a_time(se):
     full = sg.outcomes(W, prof, Jc, Jd, v, n=1, se=False)
     assert np.array_equal(zero["welfare"][0][:, 0], full["welfare"][0][:, 0])
     assert np.isnan(zero["acc"][0][:, 1]).all()
+    assert set(zero) == set(sg.OUTCOME_METRICS) and np.isnan(zero["evidence_A"][0]).all()
+    none = sg.outcomes(W[:0], sg.Profile(prof.x_Pc[:0], prof.x_P[:0], prof.x_A[:0]), Jc[:0],
+                       Jd[:0], v[:0], n=1, se=False, protocol=rp[:0])
+    assert set(none) == set(sg.OUTCOME_METRICS) and none["acc"][0].shape == (0, 2)

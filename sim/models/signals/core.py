@@ -425,6 +425,8 @@ def outcomes(weights, prof: Profile, J_c, J_d, v, welfare=(1.0, 1.0, 0.0), n=Non
             "welfare": (-al * (1 - accurate) - be * np.where(right, 0.0, g) - cost, every),
         }
         for name, (val, mask) in vals.items():
+            if not k and name in NO_ANTAGONIST:
+                continue  # NaN in consultancy (below)
             if id(mask) not in masked:
                 masked[id(mask)] = masked_weights(w, mask)
             m, s = weighted(w, val, mask, n, se=se, masked=masked[id(mask)])
@@ -439,11 +441,19 @@ def outcomes(weights, prof: Profile, J_c, J_d, v, welfare=(1.0, 1.0, 0.0), n=Non
             else:
                 out[name][0][sel, k] = m
                 out[name][1][sel, k] = np.nan if s is None else s
-    for name in ("evidence_A", "counter_signal"):  # no antagonist in consultancy
-        if name in out:
-            out[name][0][..., 0] = np.nan
-            out[name][1][..., 0] = np.nan
+    if not out:  # no rows
+        return {name: (np.full((0, 2), np.nan), np.full((0, 2), np.nan))
+                for name in OUTCOME_METRICS}
+    for name in NO_ANTAGONIST:  # no antagonist in consultancy
+        if name not in out:  # no row at debate
+            out[name] = tuple(np.full_like(out["amp"][0], np.nan) for _ in (0, 1))
+        out[name][0][..., 0] = np.nan
+        out[name][1][..., 0] = np.nan
     return out
+
+
+#: The outcomes of the antagonist's evidence, undefined in consultancy (NaN there).
+NO_ANTAGONIST = ("evidence_A", "counter_signal")
 
 
 # ------------------------------------------------------------------ the sender game
