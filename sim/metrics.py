@@ -159,6 +159,15 @@ def masked_weights(weights: np.ndarray, mask: np.ndarray) -> tuple:
     return w, w.sum(axis=-1), w > 0
 
 
+def _kept_products(w, g, pos) -> np.ndarray:
+    """``np.where(pos, w * g, 0.0)`` with one temporary fewer (the products, then 0.0
+    written where ``pos`` is False): the same values, +0.0 where a class carries no
+    weight whatever ``g`` holds there (NaN, infinities)."""
+    p = w * g
+    np.copyto(p, 0.0, where=~pos)
+    return p
+
+
 def weighted(weights: np.ndarray, g: np.ndarray, mask: np.ndarray, n=None, se: bool = True,
              masked: tuple | None = None):
     """E_w[g | mask] over the last (class) axis and the standard error of its estimate.
@@ -177,10 +186,10 @@ def weighted(weights: np.ndarray, g: np.ndarray, mask: np.ndarray, n=None, se: b
     w, tot, pos = masked_weights(weights, mask) if masked is None else masked
     if not se:  # a value undefined where it carries no weight
         with np.errstate(invalid="ignore", divide="ignore"):
-            mean = np.where(pos, w * g, 0.0).sum(axis=-1) / tot
+            mean = _kept_products(w, g, pos).sum(axis=-1) / tot
         return np.where(tot > 0, mean, np.nan), None
     with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.where(pos, w * g, 0.0).sum(axis=-1) / tot
+        mean = _kept_products(w, g, pos).sum(axis=-1) / tot
         dev = np.where(pos, g - mean[..., None], 0.0)
         ss = (w * dev * dev).sum(axis=-1)
         # A value that is constant on its conditioning event has no spread: exactly
