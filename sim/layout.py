@@ -143,12 +143,18 @@ def simulated_pairs(sims: list, exact: dict) -> dict:
     ``sims[i][k] = (values, se)``, each shaped as the block's ``exact[k]`` ([cells, ...]);
     NaN for a cell not simulated (``sims[i]`` None)."""
     out = {}
+    done = [i for i, sim in enumerate(sims) if sim is not None]
+    every = len(done) == len(sims)
     for k, v in exact.items():
         for which, suf in ((0, ""), (1, "_se")):
             a = np.full(v.shape, np.nan)
-            for i, sim in enumerate(sims):
-                if sim is not None:
-                    a[i] = np.asarray(sim[k][which], float).reshape(v.shape[1:])
+            if done:  # the simulated cells' values a block at once (one array, not a row a cell)
+                rows = np.array([np.asarray(sims[i][k][which], float).reshape(v.shape[1:])
+                                 for i in done], float)
+                if every:
+                    a[...] = rows
+                else:
+                    a[done] = rows
             out[k + suf] = a
     return out
 

@@ -150,7 +150,26 @@ def _contrast_values(vals_c, vals_d):
     }
 
 
-def weighted(weights: np.ndarray, g: np.ndarray, mask: np.ndarray, n=None, se: bool = True):
+def masked_weights(weights: np.ndarray, mask: np.ndarray) -> tuple:
+    """``(w, tot, pos)``: the weights kept by ``mask`` (floats, 0 elsewhere), their sum
+    over the class axis and where they are positive, what :func:`weighted` reads of a
+    mask: computed once for the metrics that share a mask (``weighted(...,
+    masked=...)``), the same values as each call's own."""
+    w = np.where(mask, weights, 0).astype(float)
+    return w, w.sum(axis=-1), w > 0
+
+
+def _kept_products(w, g, pos) -> np.ndarray:
+    """``np.where(pos, w * g, 0.0)`` with one temporary fewer (the products, then 0.0
+    written where ``pos`` is False): the same values, +0.0 where a class carries no
+    weight whatever ``g`` holds there (NaN, infinities)."""
+    p = w * g
+    np.copyto(p, 0.0, where=~pos)
+    return p
+
+
+def weighted(weights: np.ndarray, g: np.ndarray, mask: np.ndarray, n=None, se: bool = True,
+             masked: tuple | None = None):
     """E_w[g | mask] over the last (class) axis and the standard error of its estimate.
 
     With integer class *counts* (``n=None``) the standard error is the sample one
@@ -160,17 +179,17 @@ def weighted(weights: np.ndarray, g: np.ndarray, mask: np.ndarray, n=None, se: b
     ``n`` instances will have, which is what to plan a run with.  Leading axes
     are cells.  An empty conditioning event gives NaN.  ``se=False`` computes the
     mean alone (standard error None): what exact outcomes at equilibria need.
+    ``masked``: :func:`masked_weights` of these weights and this mask, computed once
+    for several metrics.
     """
     g = np.asarray(g, dtype=float)
-    w = np.where(mask, weights, 0).astype(float)
-    tot = w.sum(axis=-1)
+    w, tot, pos = masked_weights(weights, mask) if masked is None else masked
     if not se:  # a value undefined where it carries no weight
         with np.errstate(invalid="ignore", divide="ignore"):
-            mean = np.where(w > 0, w * g, 0.0).sum(axis=-1) / tot
+            mean = _kept_products(w, g, pos).sum(axis=-1) / tot
         return np.where(tot > 0, mean, np.nan), None
-    pos = w > 0
     with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.where(pos, w * g, 0.0).sum(axis=-1) / tot
+        mean = _kept_products(w, g, pos).sum(axis=-1) / tot
         dev = np.where(pos, g - mean[..., None], 0.0)
         ss = (w * dev * dev).sum(axis=-1)
         # A value that is constant on its conditioning event has no spread: exactly

@@ -164,6 +164,12 @@ class Model:
         The checks that read what a config names (a data file, a table): run by
         every command's check before anything is made (:func:`check_inputs`), so
         that a bad input is refused before a run directory exists.
+    same_in_grid : mapping, optional
+        ``{"section.name": (what, key)}``: what every cell of a grid must share (its
+        Dataset's dimensions), ``key(cfg)`` the value compared.  A grid whose axes
+        cover a field is refused at planning, before any computation, when two of
+        its cells' keys differ (:func:`check_same_in_grid`); the field names the
+        error.
     work : callable ``(size) -> (float, str)``, optional
         What one cell costs, in baseline instances (the unit of
         :data:`antiamp.sweeps.budget.NOMINAL_RATE`), and the sizes that say so, for
@@ -228,6 +234,7 @@ class Model:
     validate: Optional[Callable[[Any], None]] = None
     validate_reads: Optional[tuple] = None
     check_inputs: Optional[Callable[[Any], None]] = None
+    same_in_grid: Mapping[str, tuple] = field(default_factory=dict)
     work: Optional[Callable[..., tuple]] = None
     prepare: Optional[Callable[[dict], dict]] = None
     kernel_fields: tuple = ()
@@ -516,6 +523,21 @@ def check_inputs(model: Model, cfgs) -> None:
         return
     for c in ([cfgs] if dataclasses.is_dataclass(cfgs) else cfgs):
         model.check_inputs(c)
+
+
+def check_same_in_grid(model: Model, cells, where) -> None:
+    """Refuse a grid whose cells differ in what ``model.same_in_grid`` names: ``cells``
+    maps field -> the configs of the distinct combinations of the axes that cover it
+    (an iterable of ``(position, config)``, read up to the first that differs), ``where(i)`` names cell ``i``.  One line naming the
+    field and both cells' values, before any computation."""
+    for path, (what, key) in model.same_in_grid.items():
+        seen: dict = {}
+        for i, c in cells.get(path, ()):
+            seen.setdefault(key(c), i)
+            if len(seen) > 1:
+                (a, ia), (b, ib) = list(seen.items())[:2]
+                raise ConfigError(f"{path}: every cell of a grid must have the same {what}; "
+                                  f"cell ({where(ia)}) has {a!r}, cell ({where(ib)}) {b!r}")
 
 
 _structured_cache: dict = {}

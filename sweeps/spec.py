@@ -930,6 +930,17 @@ def _plan_grid(cfg: Any, *, cells_per_block: int | None = None, validate_all: bo
     elif validate_all:  # every cell, before any work (ConfigError names the cell)
         for i in range(grid.n_cells):
             grid.cell(i)
+    if model.same_in_grid:  # what every cell must share, before any computation
+        from antiamp.layout import covers
+        from antiamp.registry import check_same_in_grid
+
+        whole = CellBlock(grid, 0, grid.n_cells)
+        cells = {}
+        for path in model.same_in_grid:
+            if any(covers(path, a.path) for a in grid.axes):
+                first, _ = whole.distinct_index((path,))
+                cells[path] = ((int(i), grid.cell(int(i))) for i in first)  # built lazily
+        check_same_in_grid(model, cells, grid.where)
     own = model.cells_per_block
     own = own(base) if callable(own) else own
     k = cells_per_block or spec.cells_per_block or own or 64

@@ -506,3 +506,54 @@ def test_block_is_its_cells_one_by_one(paths):
     assert np.isnan(block.err_mean.values[0]).all()  # paths = 0: NaN
     if 20 in paths:
         assert np.isfinite(block.err_mean.values[-1][:, :7]).all()
+
+
+def test_with_policy_is_a_fresh_oversight_of_that_policy():
+    """``with_policy`` (a copy sharing the converted tables) against an ``Oversight``
+    built afresh with the new policy: every attribute and every protocol's rates the
+    same, and the original unchanged."""
+    _, c = to_model_config(_cfg({"judge": {"kind": "logit"}, "loop": {"escalate_to": "jury"}}))
+    ov = lp.oversight(c)
+    before = dict(vars(ov))
+    for audit, flag_c in ((0.3, None), (None, np.array([1.0, 0.0])), (0.05, [0.0, 1.0])):
+        got = ov.with_policy(audit=audit, flag_c=flag_c)
+        ref = lp.Oversight(ov.J_c, ov.J_d, ov.x_pc, ov.x_pd, ov.x_a,
+                           ov.audit if audit is None else audit,
+                           ov.flag_c if flag_c is None else flag_c, ov.budget, ov.J_jury)
+        assert vars(got).keys() == vars(ref).keys()
+        for k, v in vars(ref).items():
+            assert np.array_equal(vars(got)[k], v) and type(vars(got)[k]) is type(v), k
+        for p in lp.PROTOCOLS:
+            for e, rho in ((0.1, 0.2), (0.6, 0.9)):
+                assert got.rates(p, e, rho) == ref.rates(p, e, rho)
+    assert vars(ov).keys() == before.keys()
+    assert all(vars(ov)[k] is v for k, v in before.items())
+
+
+def test_policy_front_pareto_is_each_points_own_check():
+    """The front's Pareto flags (every pair at once) against each point checked on its
+    own, on points with ties and near-ties within the 1e-12 tolerance."""
+    rng = np.random.default_rng(5)
+    _, c = to_model_config(_cfg({"judge": {"kind": "logit"}}))
+    front = lp.policy_front(c, lp.oversight(c))
+    cases = [(front["cost"], front["err"])]
+    for _ in range(20):
+        cost = rng.choice([0.0, 0.1, 0.1 + 5e-13, 0.3, 0.5], size=front["err"].shape)
+        err = rng.choice([0.0, 0.2, 0.2 - 5e-13, 0.4], size=cost.shape)
+        cases.append((cost, err))
+    import unittest.mock as mock
+
+    seen = 0
+    for cost, err in cases:
+        pts = np.column_stack([cost.ravel(), err.ravel()])
+        ref = np.array([not np.any((pts[:, 0] <= ci + 1e-12) & (pts[:, 1] <= ei + 1e-12)
+                                   & ((pts[:, 0] < ci - 1e-12) | (pts[:, 1] < ei - 1e-12)))
+                        for ci, ei in pts]).reshape(err.shape)
+        lr = iter([{"e_star": e, "rho_star": 0.5} for e in err.ravel()])
+        rates = iter([(0.0, 0.0, x) for x in cost.ravel()])
+        with mock.patch.object(lp, "long_run", lambda *a, **k: next(lr)), \
+                mock.patch.object(lp.Oversight, "rates", lambda *a, **k: next(rates)):
+            got = lp.policy_front(c, lp.oversight(c))
+        assert np.array_equal(got["pareto"], ref)
+        seen += int(ref.all() != ref.any())
+    assert seen  # some cases have dominated points and some not

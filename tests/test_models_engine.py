@@ -293,32 +293,13 @@ def test_in_memory_baseline_grid_equals_its_cell_runs():
                 assert cell[v].attrs == g[v].attrs, v
 
 
-def test_redeliberation_blocks_grow_as_instances_fall_and_keep_the_named_sweeps_layout():
-    """At the named sweeps' instances a block holds as many cells as before (their stores'
-    chunks unchanged); with fewer instances a cell it holds more, at most 1,024."""
-    from antiamp.registry import get, to_model_config
-    from antiamp.sweeps.spec import plan_grid
-
-    name, small, named_n = "redeliberation", 8, 200_000
-    model = get(name)
-
-    def block(n):
-        _, base = to_model_config({"model": {"name": name}, "run": {"n_instances": n}})
-        return model.cells_per_block(base)
-
-    assert block(named_n) == small and block(10 * named_n) == small
-    assert block(10_000) == small * named_n // 10_000
-    assert block(10_000) > small and block(100) == 1024
-    plan = plan_grid({"model": {"name": name}, "run": {"n_instances": 10_000},
-                      "sweep": {"axes": {"model": {"rho": {"linspace": [0.1, 0.9, 2000]}}}}})
-    assert plan.cells_per_block == block(10_000)  # the plan takes the model's default
-
-
 @pytest.mark.parametrize("name, before", [("mediation", {10_000: 320, 200_000: 16}),
-                                          ("colmad", {10_000: 170, 100_000: 170, 10**6: 130})])
-def test_mediation_and_colmad_blocks_by_what_a_cell_costs(name, before):
-    """Cells of milliseconds whatever their instances (mediation's and colmad's exact
-    values and quadratures) run in blocks of about 6 s of their cells
+                                          ("colmad", {10_000: 170, 100_000: 170, 10**6: 130}),
+                                          ("redeliberation", {10_000: 160, 200_000: 8,
+                                                              10**6: 8})])
+def test_blocks_by_what_a_cell_costs(name, before):
+    """Cells of milliseconds whatever their instances (mediation's, colmad's and
+    redeliberation's exact values and quadratures) run in blocks of about 6 s of their cells
     (``registry.blocks_by_cost``): larger than the blocks by instances they had, fewer
     cells as a cell's instances grow, within 16 and 1,024; the plan takes the default."""
     from antiamp.registry import get, to_model_config

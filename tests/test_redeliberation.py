@@ -251,3 +251,56 @@ def test_block_is_its_cells_one_by_one():
     rd.range_cdf.cache_clear()
     assert rd.range_cdf(1.3, 3) == rd.range_cdf.__wrapped__(1.3, 3)
     assert rd.range_mean(4) == rd.range_mean.__wrapped__(4)
+
+
+def test_reconcilers_once_per_judge_are_each_cells_table():
+    """A block's reconciler tables, computed once per distinct judge, are each cell's own
+    (a block whose judge varies along one axis and not the other)."""
+    from antiamp.models.redeliberation.model import _reconcilers
+    from antiamp.sweeps.engine import make_plan
+    from antiamp.sweeps.spec import CellBlock
+
+    plan = make_plan({"model": {"name": "redeliberation"}, "judge": {"kind": "logit"},
+                      "run": {"n_instances": 1000},
+                      "sweep": {"axes": {"judge": {"lam": [0.5, 2.0, 4.0]},
+                                         "redeliberation": {"hazard": [0.1, 0.6]}}}})
+    cells = CellBlock(plan.grid, 1, 6)
+    got = _reconcilers(cells)
+    assert len(got) == len(cells)
+    for i in range(len(cells)):
+        assert np.array_equal(got[i], judge_tables(cells[i].judge)[1])
+    assert not np.array_equal(got[0], got[-1])  # the block spans different judges
+    assert all(np.array_equal(a, b) for a, b in zip(got, _reconcilers(list(cells))))
+
+
+def test_grid_of_different_forced_rounds_is_refused_before_any_work(tmp_path, monkeypatch):
+    """Cells that differ in forced rounds (the ``round`` dimension's length) are refused
+    at planning: one line naming the field, nothing solved, no directory made."""
+    from antiamp.models.redeliberation import model as rm
+    from antiamp.sweeps.engine import run_sweep
+
+    def solved(*a, **k):
+        raise AssertionError("a cell was solved")
+
+    monkeypatch.setattr(rd, "exact_with_error", solved)
+    monkeypatch.setattr(rd, "simulate", solved)
+    out = tmp_path / "run"
+    cfg = {"model": {"name": "redeliberation"}, "run": {"n_instances": 1000},
+           "sweep": {"plot": False, "axes": {"redeliberation": {
+               "hazard": [0.2, 0.5], "forced_rounds": [2, 3]}}}}
+    with pytest.raises(ConfigError, match=r"^redeliberation\.forced_rounds: every cell of a "
+                                          r"grid must have the same number of forced rounds"
+                       ) as err:
+        run_sweep(cfg, str(out), progress=False, log=lambda *a: None)
+    assert "\n" not in str(err.value) and "forced_rounds=3" in str(err.value)
+    assert not out.exists()
+    # the same rounds on every cell pass planning (the refusal reads the values)
+    from antiamp.sweeps.spec import plan_grid
+
+    cfg["sweep"]["axes"]["redeliberation"]["forced_rounds"] = [3]
+    assert plan_grid(cfg).n_cells == 2
+    # handed directly, a block of such cells is refused before its first cell is solved
+    cells = [to_model_config({"model": {"name": "redeliberation"},
+                              "redeliberation": {"forced_rounds": r}})[1] for r in (1, 4)]
+    with pytest.raises(ConfigError, match=r"redeliberation\.forced_rounds: .* got \[1, 4\]"):
+        rm.solve_cells(cells[0], cells)

@@ -501,3 +501,74 @@ def test_equilibria_continued_together_on_made_up_rows(seed):
             kinds.add(g is None)
         if match == 0.3:
             assert kinds == {True, False}  # both outcomes tried
+
+
+def _outcomes_metric_by_metric(W, prof, Jc, Jd, v, wel, n, se):
+    """The reference: every metric of both protocols through its own
+    ``metrics.weighted`` call (its masked weights rebuilt each time), from
+    :func:`sg.endorsement`, as :func:`sg.outcomes` computed them before it shared a
+    mask's weights and took rows one protocol at a time."""
+    from antiamp.metrics import weighted
+
+    alpha, beta, delta_c = (np.asarray(w, float)[..., None] for w in wel)
+    g_c, g_d, (q_c, q_P, q_A) = sg.endorsement(prof, Jc, Jd, v)
+    right = sg.P_TRUE == 1
+    every = np.ones(32, bool)
+    out = {}
+    for k, (g, qp, qa, cost) in enumerate(((g_c, q_c, np.zeros_like(q_c), 0.0),
+                                          (g_d, q_P, q_A, delta_c))):
+        acc = np.where(right, g, 1 - g)
+        for name, (val, mask) in {
+                "amp": (g, ~right), "acc": (acc, every), "fwc": (g, right),
+                "endorse": (g, every), "tie_rate": (qp * qa + (1 - qp) * (1 - qa), every),
+                "evidence_P": (qp, every), "evidence_A": (qa, every),
+                "counter_signal": (qa, ~right),
+                "welfare": (-alpha * (1 - acc) - beta * np.where(right, 0.0, g) - cost,
+                            every)}.items():
+            m, s = weighted(W, val, mask, n, se=se)
+            out.setdefault(name, (np.empty(m.shape + (2,)), np.empty(m.shape + (2,))))
+            out[name][0][..., k] = m
+            out[name][1][..., k] = np.nan if s is None else s
+    for name in ("evidence_A", "counter_signal"):
+        out[name][0][..., 0] = out[name][1][..., 0] = np.nan
+    return out
+
+
+@pytest.mark.parametrize("se", [False, True])
+def test_outcomes_share_masks_and_take_rows_one_protocol_at_a_time(se):
+    """``outcomes`` (each mask's weights once; with ``protocol``, each row at its own
+    protocol alone) against every metric computed on its own, bit for bit, on rows
+    of random counts with empty classes, one and two debate tables a row; the other
+    protocol of a row NaN."""
+    rng = np.random.default_rng(11)
+    R = 301
+    W = rng.integers(0, 40, (R, 32)).astype(float)
+    W[rng.random((R, 32)) < 0.3] = 0
+    W[:3, sg.P_TRUE == 1] = 0  # rows whose P is never right: fwc undefined (NaN)
+    prof = sg.Profile(rng.random((R, 2)), rng.random((R, 2)), rng.random((R, 2, 2)))
+    Jc = rng.random((R, 2))
+    v = rng.random(R)
+    wel = (rng.random(R), rng.random(R), rng.random(R))
+    rp = rng.integers(0, 2, R)
+    rows = np.arange(R)
+    for Jd in (rng.random((R, 2, 2)), rng.random((R, 2, 2, 2))):
+        n = None if se else 1
+        ref = _outcomes_metric_by_metric(W, prof, Jc, Jd, v, wel, n, se)
+        got = sg.outcomes(W, prof, Jc, Jd, v, wel, n=n, se=se)
+        one = sg.outcomes(W, prof, Jc, Jd, v, wel, n=n, se=se, protocol=rp)
+        assert set(got) == set(ref) == set(one) == set(sg.OUTCOME_METRICS)
+        for k in ref:
+            for j in (0, 1):
+                assert np.array_equal(got[k][j], ref[k][j], equal_nan=True), (k, j)
+                assert np.array_equal(one[k][j][rows, rp], ref[k][j][rows, rp],
+                                      equal_nan=True), (k, j)
+                assert np.isnan(one[k][j][rows, 1 - rp]).all(), (k, j)
+    # a protocol no row takes leaves its column NaN; scalar welfare broadcasts
+    zero = sg.outcomes(W, prof, Jc, Jd, v, n=1, se=False, protocol=np.zeros(R, int))
+    full = sg.outcomes(W, prof, Jc, Jd, v, n=1, se=False)
+    assert np.array_equal(zero["welfare"][0][:, 0], full["welfare"][0][:, 0])
+    assert np.isnan(zero["acc"][0][:, 1]).all()
+    assert set(zero) == set(sg.OUTCOME_METRICS) and np.isnan(zero["evidence_A"][0]).all()
+    none = sg.outcomes(W[:0], sg.Profile(prof.x_Pc[:0], prof.x_P[:0], prof.x_A[:0]), Jc[:0],
+                       Jd[:0], v[:0], n=1, se=False, protocol=rp[:0])
+    assert set(none) == set(sg.OUTCOME_METRICS) and none["acc"][0].shape == (0, 2)

@@ -105,9 +105,18 @@ class Oversight:
         self._fc = tuple(float(v) for v in self.flag_c)
 
     def with_policy(self, audit=None, flag_c=None) -> "Oversight":
-        return Oversight(self.J_c, self.J_d, self.x_pc, self.x_pd, self.x_a,
-                         self.audit if audit is None else audit,
-                         self.flag_c if flag_c is None else flag_c, self.budget, self.J_jury)
+        """This oversight under another escalation policy: a copy whose tables (and
+        their Python floats) are this one's, not converted again (the policy front
+        and the cheapest policy make about 60 a cell); the audit rate and the flag's
+        table as :meth:`__init__` converts them."""
+        new = object.__new__(Oversight)
+        new.__dict__.update(self.__dict__)
+        if audit is not None:
+            new.audit = float(audit)
+        if flag_c is not None:
+            new.flag_c = np.asarray(flag_c, float)
+            new._fc = tuple(float(v) for v in new.flag_c)
+        return new
 
     def flag_probability(self, e, rho):
         w, r = rho * self.x_pc, self.x_pc  # Pr(e_Pc = 1 | a wrong), | a right
@@ -510,18 +519,20 @@ def policy_front(cfg, ov: Oversight) -> dict:
     cost = np.zeros_like(err)
     safety = np.zeros_like(err)
     for i, fl in enumerate(FLAGS):
+        fc = ov.with_policy(flag_c=flag_table(fl, lc.flag_band, ov.J_c))  # once a flag
         for k, a in enumerate(AUDIT_LEVELS):
-            o = ov.with_policy(audit=float(a), flag_c=flag_table(fl, lc.flag_band, ov.J_c))
+            o = fc.with_policy(audit=float(a))
             lr = long_run(cfg, o, "escalate")
             err[i, k] = lr["e_star"]
             amp, _, cost[i, k] = o.rates("escalate", lr["e_star"], lr["rho_star"])
             safety[i, k] = 1.0 - amp
-    pareto = np.zeros_like(err, bool)
-    pts = np.column_stack([cost.ravel(), err.ravel()])
-    for n, (c, e) in enumerate(pts):
-        dominated = np.any((pts[:, 0] <= c + 1e-12) & (pts[:, 1] <= e + 1e-12)
-                           & ((pts[:, 0] < c - 1e-12) | (pts[:, 1] < e - 1e-12)))
-        pareto.ravel()[n] = not dominated
+    # point n is dominated when some point is no worse on both and better on one
+    # (within 1e-12): every pair at once, [n, other]
+    c, e = cost.reshape(-1, 1), err.reshape(-1, 1)
+    C, E = c.T, e.T
+    dominated = ((C <= c + 1e-12) & (E <= e + 1e-12)
+                 & ((C < c - 1e-12) | (E < e - 1e-12))).any(axis=1)
+    pareto = ~dominated.reshape(err.shape)
     return {"err": err, "cost": cost, "pareto": pareto, "safety": safety}
 
 

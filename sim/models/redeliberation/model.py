@@ -10,7 +10,7 @@ import numpy as np
 from ...judge import judge_tables
 from ...layout import add_triplets, axis_coords, model_dataset, pm_of, simulated_pairs
 from ...plotting import panel_grid, save, shared_legend, wrap_columns, wrap_prose
-from ...registry import Model, blocks_by_instances
+from ...registry import Model, blocks_by_cost
 from ...config import MAX_BLOCK_SUMS_BYTES  # noqa: F401 (the bound, read by tests)
 from .config import MAX_FORCED_ROUNDS, SECTIONS
 from . import core as rd
@@ -21,12 +21,44 @@ COLOURS = {"raw": "C7", "fixed": "C3", "rereconcile": "C1", "adaptive": "C0"}
 CLIMINATOR = (0.953, 2)
 
 
-def _cell(c) -> tuple:
+def _n_bands(c) -> int:
+    """A cell's number of spread bands (the ``band`` dimension's length less one)."""
+    return len(rd.SEED_BANDS if c.redeliberation.bands is None else c.redeliberation.bands)
+
+
+def _forced_rounds(c) -> int:
+    """A cell's forced extra rounds (the ``round`` dimension's length less one)."""
+    return int(c.redeliberation.forced_rounds)
+
+
+#: What every cell of a grid shares (its Dataset's ``band`` and ``round`` dimensions):
+#: a grid whose cells differ is refused at planning (:attr:`Model.same_in_grid`).
+#: ``multipliers`` has one value per band more than ``bands`` (validated), so the bands
+#: say how many.
+SAME_IN_GRID = {"redeliberation.bands": ("number of spread bands", _n_bands),
+                "redeliberation.forced_rounds": ("number of forced rounds", _forced_rounds)}
+
+
+def _check_same(cells) -> None:
+    """:data:`SAME_IN_GRID` over a block's cells, before any is solved (a list of
+    configs handed to :func:`solve_cells` directly; a planned grid was checked whole)."""
+    from ...config import ConfigError
+
+    for path, (what, key) in SAME_IN_GRID.items():
+        values = {key(c) for c in cells}
+        if len(values) > 1:
+            raise ConfigError(f"{path}: every cell of a grid must have the same {what}, "
+                              f"got {sorted(values)}")
+
+
+def _cell(c, J=None) -> tuple:
     """A cell's solvers: its parameters, exact values and their quadrature's error bound,
     simulated values (None without instances) and Climinator's hazard (NaN where no
-    hazard reaches it); :func:`_block_values` derives the rest a block at once."""
+    hazard reaches it); :func:`_block_values` derives the rest a block at once.  ``J``:
+    the reconciler's table when the block computed it (once per distinct judge)."""
     par = rd.params_of(c)
-    J = judge_tables(c.judge)[1]  # the reconciler: seed 000's debate judge J[e_P, e_A]
+    if J is None:
+        J = judge_tables(c.judge)[1]  # the reconciler: seed 000's debate judge J[e_P, e_A]
     ex, r_err = rd.exact_with_error(par, J)
     sim = (rd.simulate(par, J, int(c.run.n_instances), int(c.run.seed), int(c.run.n_threads),
                        c.run.device)
@@ -38,13 +70,25 @@ def _cell(c) -> tuple:
     return par, ex, r_err, sim, hz
 
 
+def _reconcilers(cells) -> list:
+    """Each cell's reconciler table, computed once per distinct judge of the block (a
+    block of the engine: :meth:`~antiamp.sweeps.spec.CellBlock.distinct`; a list of
+    configs: once per cell)."""
+    if not hasattr(cells, "distinct"):
+        return [judge_tables(c.judge)[1] for c in cells]
+    firsts, rank = cells.distinct(("judge.*",))
+    tables = [judge_tables(c.judge)[1] for c in firsts]
+    return [tables[r] for r in rank.tolist()]
+
+
 def _block_values(cells) -> tuple:
     """``(st, rows, seconds)``: a block's values by name (``k_exact``, ``k``, ``k_se`` of
     every exact value; ``insufficient_contested``, ``hazard_climinator``,
     ``quad_error``), stacked a block at once rather than a dict of arrays a cell (the
     same floats: the tests compare them with the cell-by-cell path)."""
     t0 = time.perf_counter()
-    rows = [_cell(c) for c in cells]
+    _check_same(cells)
+    rows = [_cell(c, J) for c, J in zip(cells, _reconcilers(cells))]
     n = len(rows)
     exact = {k: np.array([np.asarray(r[1][k], float) for r in rows])
              for k in (rows[0][1] if rows else ())}
@@ -68,12 +112,6 @@ def _block_values(cells) -> tuple:
 def solve_cells(base, cells):
     dims, axes = ("cell",), ()  # a block: its cells along "cell"
     st, rows, elapsed = _block_values(cells)
-    from ...config import ConfigError
-
-    for what, key in (("spread bands", lambda p: len(p.multipliers)),
-                      ("forced rounds", lambda p: p.forced_rounds)):
-        if len({key(r[0]) for r in rows}) > 1:
-            raise ConfigError(f"every cell of a grid must have the same number of {what}")
     ax = tuple(dims)
     data = {}
     add_triplets(data, st, ax, ("protocol", "claim_type"), rd.METRICS,
@@ -294,9 +332,12 @@ def plot_grid(ds, path: Path) -> list:
     return save(fig, path)
 
 
-#: A grid's default block: 8 cells at 200,000 instances a cell or more, more as a
-#: cell's instances fall (:func:`~antiamp.registry.blocks_by_instances`).
-cells_per_block = blocks_by_instances(8, 200_000)
+#: A grid's default block: about 6 s of a default cell's CPU (17 ms of exact values and
+#: quadrature whatever its instances, 900 ms a million instances of the kernel;
+#: measured at 10^4, 10^5 and 2 x 10^5): about 230 cells at 10^4 instances a cell, 30
+#: at 2 x 10^5, 16 at 10^6 (were 160, 8 and 8: blocks whose own Dataset and chunk
+#: files, about 60 ms, were a tenth of them at 10^4).
+cells_per_block = blocks_by_cost(17.0, 900.0)
 
 
 MODEL = Model(
@@ -305,7 +346,7 @@ MODEL = Model(
     run_cells=solve_cells,
     sections=SECTIONS,
     uses=("model", "judge", "run", "redeliberation"),
-    validate=validate, validate_reads=VALIDATE_READS,
+    validate=validate, validate_reads=VALIDATE_READS, same_in_grid=SAME_IN_GRID,
     kernel_fields=("model.rho", "judge.*", "redeliberation.*", "run.seed", "run.n_instances"),
     format_table=format_redeliberation, figures=plot_grid, cell_figures=plot_cell,
     plot_vars=("acc_exact", "amp_exact"), cells_per_block=cells_per_block,

@@ -364,41 +364,96 @@ OUTCOME_METRICS = {
 }
 
 
+def endorsement_of(prof: Profile, J_c, J_d, v, protocol: int):
+    """:func:`endorsement` of one protocol (0 consult, 1 debate): ``(g, q_P, q_A)``,
+    Pr(y = a | class) and the evidence probabilities ([C, 32] each; consultancy's
+    q_A zeros), the same values as :func:`endorsement`'s for that protocol."""
+    acc_P, acc_A = _acceptance(v)
+    if protocol == 0:
+        J_c = np.asarray(J_c, float)
+        q_c = TP * prof.x_Pc[:, SP] * acc_P
+        return (1 - q_c) * J_c[:, :1] + q_c * J_c[:, 1:], q_c, np.zeros_like(q_c)
+    q_P = TP * prof.x_P[:, SP] * acc_P
+    q_A = TA * prof.x_A[:, SP, SA] * acc_A
+    J00, J01, J10, J11 = class_tables(J_d)
+    g = ((1 - q_P) * ((1 - q_A) * J00 + q_A * J01) + q_P * ((1 - q_A) * J10 + q_A * J11))
+    return g, q_P, q_A
+
+
 def outcomes(weights, prof: Profile, J_c, J_d, v, welfare=(1.0, 1.0, 0.0), n=None,
-             se: bool = True):
+             se: bool = True, protocol=None):
     """Metrics ``{name: (value [C, 2], se [C, 2])}`` (protocol axis: consult, debate).
 
     ``weights`` are class counts (``n=None``: standard errors of the simulation) or
     exact probabilities (``n``: the standard error a run of n instances will have);
-    ``se=False``: the values alone (standard errors NaN), what exact payoffs need.
+    ``se=False``: the values alone (standard errors NaN), what exact outcomes at
+    equilibria need.  ``protocol`` ([C] of 0 and 1, optional): each row's values at
+    its own protocol alone (the other's NaN), what a row solved for one protocol
+    needs: half the work, the same values.  Each mask's weights are computed once
+    (:func:`antiamp.metrics.masked_weights`), not once a metric.
     """
-    from ...metrics import weighted
+    from ...metrics import masked_weights, weighted
 
     alpha, beta, delta_c = (np.asarray(w, float)[..., None] for w in welfare)
-    g_c, g_d, (q_c, q_P, q_A) = endorsement(prof, J_c, J_d, v)
     right = P_TRUE == 1
     every = np.ones(32, bool)
-    out = {}
-    for k, (g, qp, qa, cost) in enumerate(((g_c, q_c, np.zeros_like(q_c), 0.0),
-                                          (g_d, q_P, q_A, delta_c))):
+    wrong = ~right
+    out: dict = {}
+    sels = ((None, None) if protocol is None else
+            tuple(np.flatnonzero(np.asarray(protocol) == k) for k in (0, 1)))
+    masked: dict = {}  # the three masks' weights (shared by both protocols without rows)
+    for k, sel in enumerate(sels):
+        if sel is None:
+            w, pr, jc, jd, vk, al, be, dc = weights, prof, J_c, J_d, v, alpha, beta, delta_c
+        elif not len(sel):
+            continue
+        else:
+            masked = {}
+            w = np.asarray(weights)[sel]
+            pr = Profile(prof.x_Pc[sel], prof.x_P[sel], prof.x_A[sel])
+            jc, jd, vk = (np.asarray(a)[sel] for a in (J_c, J_d, v))
+            al, be, dc = (np.broadcast_to(a, (len(protocol), 1))[sel]  # scalars or rows
+                          for a in (alpha, beta, delta_c))
+        g, qp, qa = endorsement_of(pr, jc, jd, vk, k)
+        cost = dc if k else 0.0
         accurate = np.where(right, g, 1 - g)
         vals = {
-            "amp": (g, ~right), "acc": (accurate, every), "fwc": (g, right),
+            "amp": (g, wrong), "acc": (accurate, every), "fwc": (g, right),
             "endorse": (g, every), "tie_rate": (qp * qa + (1 - qp) * (1 - qa), every),
             "evidence_P": (qp, every), "evidence_A": (qa, every),
-            "counter_signal": (qa, ~right),
-            "welfare": (-alpha * (1 - accurate) - beta * np.where(right, 0.0, g) - cost, every),
+            "counter_signal": (qa, wrong),
+            "welfare": (-al * (1 - accurate) - be * np.where(right, 0.0, g) - cost, every),
         }
         for name, (val, mask) in vals.items():
-            m, s = weighted(weights, val, mask, n, se=se)
+            if not k and name in NO_ANTAGONIST:
+                continue  # NaN in consultancy (below)
+            if id(mask) not in masked:
+                masked[id(mask)] = masked_weights(w, mask)
+            m, s = weighted(w, val, mask, n, se=se, masked=masked[id(mask)])
             if name not in out:
-                out[name] = (np.empty(m.shape + (2,)), np.empty(m.shape + (2,)))
-            out[name][0][..., k] = m
-            out[name][1][..., k] = np.nan if s is None else s
-    for name in ("evidence_A", "counter_signal"):  # no antagonist in consultancy
+                shape = m.shape if sel is None else (len(protocol),) + m.shape[1:]
+                out[name] = ((np.empty(shape + (2,)), np.empty(shape + (2,)))
+                             if sel is None else
+                             (np.full(shape + (2,), np.nan), np.full(shape + (2,), np.nan)))
+            if sel is None:
+                out[name][0][..., k] = m
+                out[name][1][..., k] = np.nan if s is None else s
+            else:
+                out[name][0][sel, k] = m
+                out[name][1][sel, k] = np.nan if s is None else s
+    if not out:  # no rows
+        return {name: (np.full((0, 2), np.nan), np.full((0, 2), np.nan))
+                for name in OUTCOME_METRICS}
+    for name in NO_ANTAGONIST:  # no antagonist in consultancy
+        if name not in out:  # no row at debate
+            out[name] = tuple(np.full_like(out["amp"][0], np.nan) for _ in (0, 1))
         out[name][0][..., 0] = np.nan
         out[name][1][..., 0] = np.nan
     return out
+
+
+#: The outcomes of the antagonist's evidence, undefined in consultancy (NaN there).
+NO_ANTAGONIST = ("evidence_A", "counter_signal")
 
 
 # ------------------------------------------------------------------ the sender game

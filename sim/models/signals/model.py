@@ -567,7 +567,7 @@ def _enumerated_rows(block: _Block, W, eqc):
     prof.x_A[~consult] = flat[~consult, 2:].reshape(-1, 2, 2)
     wel = tuple(w[ri] for w in block.welfare)
     vals = sg.outcomes(W[ri], prof, block.Jc[ri], block.Jd[ri], block.v[ri], wel, n=1,
-                       se=False)
+                       se=False, protocol=rp)  # each row at its own protocol alone
     r_idx = np.arange(R)
     out = {k: (m[r_idx, rp], s[r_idx, rp]) for k, (m, s) in vals.items()}
     cost = np.zeros(R)
