@@ -147,15 +147,13 @@ def simulated_pairs(sims: list, exact: dict) -> dict:
     every = len(done) == len(sims)
     for k, v in exact.items():
         for which, suf in ((0, ""), (1, "_se")):
-            a = np.full(v.shape, np.nan)
-            if done:  # the simulated cells' values a block at once (one array, not a row a cell)
-                rows = np.array([np.asarray(sims[i][k][which], float).reshape(v.shape[1:])
-                                 for i in done], float)
-                if every:
-                    a[...] = rows
-                else:
-                    a[done] = rows
-            out[k + suf] = a
+            # the simulated cells' values a block at once (one array, not a row a cell)
+            rows = np.array([np.asarray(sims[i][k][which], float).reshape(v.shape[1:])
+                             for i in done], float).reshape((len(done),) + v.shape[1:])
+            if not every:  # NaN for the cells not simulated
+                rows, simulated = np.full(v.shape, np.nan), rows
+                rows[done] = simulated
+            out[k + suf] = rows
     return out
 
 

@@ -419,7 +419,8 @@ def escape_cells(df):
             vals = col.map(esc).to_numpy()
         else:
             continue
-        # (a log of 5 million rows: 1.5 s, where escaping each value through map took 13)
+        # (two text columns of 5 million rows: 1.1-1.7 s of CPU, where each value
+        # escaped through map took 4.4-4.5)
         out[c] = pd.Series(vals, index=col.index, dtype=object, name=c)
     return out
 
