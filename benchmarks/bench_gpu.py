@@ -139,24 +139,39 @@ def jax_models():
 def timed(fn, m0, cap, min_time, repeats):
     """``(m, seconds)``: the median time of ``fn(m)`` over ``repeats`` calls, ``m``
     grown from ``m0`` (by the measured rate, 2x to 8x a step) until one call lasts
-    ``min_time`` or ``m`` reaches ``cap``; the call that reached it is the first repeat.
+    ``min_time`` or ``m`` reaches ``cap``, after one untimed call at ``m0`` (compilation);
+    the call that reached it is the first repeat.  Should the median still fall short
+    of half of ``min_time`` (one slow call stopped the growth: a clock ramping up, a
+    hiccup of the host), ``m`` grows again from the median, at most 4 times.
     A rate is then ``m / seconds`` whatever the device's speed, and the time spent
     stays near ``repeats x min_time`` (with ``min_time`` 0, ``m = min(m0, cap)``)."""
     m = max(1, min(int(m0), int(cap)))
-    while True:
-        t = time.perf_counter()
-        fn(m)
-        t = time.perf_counter() - t
-        if t >= min_time or m >= cap:
+    # One untimed call first: it compiles (a kernel's first call on a fresh machine lasts
+    # seconds, which would otherwise end the growth at m0 and time launches, not work).
+    fn(m)
+    for _ in range(5):
+        while True:
+            t = time.perf_counter()
+            fn(m)
+            t = time.perf_counter() - t
+            if t >= min_time or m >= cap:
+                break
+            m = _grown(m, t, cap, min_time)
+        ts = [t]
+        for _ in range(repeats - 1):
+            t = time.perf_counter()
+            fn(m)
+            ts.append(time.perf_counter() - t)
+        med = statistics.median(ts)
+        if med >= min_time / 2 or m >= cap:
             break
-        grow = min(8.0, max(2.0, 1.5 * min_time / max(t, 1e-6)))
-        m = int(min(cap, m * grow))
-    ts = [t]
-    for _ in range(repeats - 1):
-        t = time.perf_counter()
-        fn(m)
-        ts.append(time.perf_counter() - t)
-    return m, statistics.median(ts)
+        m = _grown(m, med, cap, min_time)
+    return m, med
+
+
+def _grown(m, t, cap, min_time):
+    grow = min(8.0, max(2.0, 1.5 * min_time / max(t, 1e-6)))
+    return int(min(cap, m * grow))
 
 
 class Log:
@@ -555,16 +570,21 @@ def render(records) -> list:
     """Markdown (BENCHMARKS.md's GPU section) of a run's records; a failed or
     unfinished case says so."""
     mach = next((r for r in records if r.get("kind") == "machine"), {})
+    # "note" records: how records of several runs were put together (said, not hidden)
+    notes = [r for r in records if r.get("kind") == "note" and r.get("text")]
     L = ["## GPU: run.device=cuda beside the GPU's Philox floor, the CPU and JAX", ""]
     if mach:
+        how = timing(mach.get("args") or {})
         L += [f"{mach.get('gpu')} ({mach.get('date')}): CPU {mach.get('cpu')}, "
               f"{mach.get('threads')} threads; Python {mach.get('python')}, numba "
               f"{mach.get('numba')}, numba-cuda {mach.get('numba-cuda')}, NumPy "
               f"{mach.get('numpy')}, JAX {mach.get('jax')}"
               + (" (numba's CUDA simulator: not GPU timings)" if mach.get("simulator") else "")
-              + ". One run, " + timing(mach.get("args") or {}) + "; every kernel's "
+              + ". " + ("One run, " + how if not notes else how[:1].upper() + how[1:])
+              + "; every kernel's "
               "results checked equal to the CPU kernel's first (float sums within 1e-12 "
               "relative).", ""]
+    L += [n["text"] for n in notes] + ([""] if notes else [])
     floor = next((r for r in records if r.get("kind") == "floor"), None)
     kernels = [r for r in records if r.get("kind") == "kernel"]
     if floor or kernels:
@@ -575,7 +595,8 @@ def render(records) -> list:
         for r in kernels:
             g, c, j, f = (r.get(k) for k in ("gpu_rate", "cpu_rate", "jax_rate", "floor_rate"))
             q = (lambda x, y: "-" if x is None or y is None else f"{x / y:.3g}")
-            L.append(f"| {r['name']} | {fmt(g)} | {q(g, f)} | {fmt(c)} | {q(g, c)} | "
+            name = r["name"] + (f" ({r['note']})" if r.get("note") else "")
+            L.append(f"| {name} | {fmt(g)} | {q(g, f)} | {fmt(c)} | {q(g, c)} | "
                      f"{fmt(j)} | {q(g, j)} |" + (f" failed: {r['error']}" if "error" in r
                                                   else ""))
         L.append("")
@@ -597,6 +618,25 @@ def render(records) -> list:
                 L.append(f"{model}: the CPU's time / the GPU's at {n:.3g} instances a cell "
                          f"(same grid): {s / secs[model, 'cuda', n]:.3g}.")
         L.append("")
+        # How much of a GPU sweep its kernel explains: the cells' instances at the
+        # one-cell kernel's rate above, against the sweep's time (the rest is per-cell
+        # work on the host: planning, launches, the model's metrics, the store).
+        rates = {}
+        for r in kernels:  # a model's kernel by its first word; its one-cell case first
+            key = r["name"].split(" ")[0].rstrip(",")
+            if r.get("gpu_rate") and (key not in rates or "one cell" in r["name"]):
+                rates[key] = r["gpu_rate"]
+        share = []
+        for r in sw:
+            g = rates.get(r["model"])
+            if r["device"] == "cuda" and r.get("seconds") and g:
+                k = r["cells"] * r["n"] / g
+                share.append(f"{r['model']} at {r['n']:.3g} a cell: {k:.2f} s of kernel at "
+                             f"{fmt(g)}/s, {100 * k / r['seconds']:.0f}% of its "
+                             f"{r['seconds']:.2f} s")
+        if share:
+            L += ["On the GPU, the kernel's share of each sweep (the rest is per-cell work on "
+                  "the host): " + "; ".join(share) + ".", ""]
     return L
 
 

@@ -84,6 +84,9 @@ if [ -z "${PYTHON:-}" ]; then  # the first Python that has numba (the machine's)
     PYTHON=${PYTHON:-$(command -v python3 || command -v python)}
 fi
 export PYTHONUNBUFFERED=1
+# The timings and sweeps launch small grids on purpose (the correctness checks, a cell
+# of 10^6 instances): numba-cuda's low-occupancy warning would only be noise.
+export NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=0
 # JAX takes 75% of the GPU's memory on first use unless told otherwise; numba needs some.
 export XLA_PYTHON_CLIENT_PREALLOCATE=false
 if [ "$SMOKE" = 1 ]; then
@@ -175,8 +178,10 @@ ptx_done() {
         | tee -a "$OUT/summary.txt"
 }
 
+# -p no:benchmark: a GPU image may have pytest-benchmark, which warns under xdist at
+# start-up, and the project's filterwarnings turns that warning into an error.
 if [ "$SMOKE" = 1 ]; then  # the simulator: the GPU tests skip, the sizes are tiny
-    section tests 200 "$PYTHON" -m pytest -p no:cacheprovider -n 0 -rA tests/test_gpu.py \
+    section tests 200 "$PYTHON" -m pytest -p no:cacheprovider -p no:benchmark -n 0 -rA tests/test_gpu.py \
         --junitxml="$OUT/test_gpu.xml"
     ptx_done
     section kernels 900 "$PYTHON" benchmarks/bench_gpu.py --only kernels --smoke \
@@ -187,7 +192,7 @@ if [ "$SMOKE" = 1 ]; then  # the simulator: the GPU tests skip, the sizes are ti
         --sweep-models colmad --json "$OUT/bench.jsonl"
 else
     WORKERS=$(( NCPU < 7 ? NCPU : 7 ))  # tests/test_gpu.py has 7 tests
-    section tests 160 "$PYTHON" -m pytest -p no:cacheprovider -n "$WORKERS" -rA \
+    section tests 160 "$PYTHON" -m pytest -p no:cacheprovider -p no:benchmark -n "$WORKERS" -rA \
         tests/test_gpu.py --junitxml="$OUT/test_gpu.xml"
     ptx_done
     section kernels 200 "$PYTHON" benchmarks/bench_gpu.py --only kernels --min-time 0.2 \

@@ -78,7 +78,8 @@ def cuda():
 
     numba-cuda's driver module imports ``numpy.row_stack``, which NumPy 2.4
     removed; the alias below restores it (``vstack`` is what it was) so that the
-    import works with a current NumPy.
+    import works with a current NumPy, and its deprecation warning about NumPy's
+    'generic' timedelta unit (NumPy 2.5) is silenced for the import alone.
     """
     global _CUDA
     if _CUDA is None:
@@ -86,7 +87,15 @@ def cuda():
 
         if not hasattr(np, "row_stack"):
             np.row_stack = np.vstack  # noqa: NPY201 - restored for numba-cuda
-        from numba import cuda as _cuda
+        import warnings
+
+        with warnings.catch_warnings():
+            # numba-cuda 0.30 with NumPy 2.5 warns at import that the 'generic'
+            # timedelta unit is deprecated (its own code, not a caller's); under
+            # -W error (the tests) the import would fail and the GPU look absent.
+            warnings.filterwarnings("ignore", message="The 'generic' unit for NumPy "
+                                    "timedelta", category=DeprecationWarning)
+            from numba import cuda as _cuda
 
         _CUDA = _cuda
     return _CUDA
