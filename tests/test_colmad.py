@@ -319,3 +319,24 @@ def test_block_is_its_cells_one_by_one(monkeypatch):
                        ("pass_wrong", par.pass_wrong)):
             assert np.array_equal(ds[k].values[i], ref, equal_nan=True), k
     assert np.isfinite(ds.hack_seed_gain.values).any()
+
+
+def test_simulated_standard_errors_from_rows_are_the_same_floats():
+    """``simulate`` evaluates the delta method's 2 L shifted means at once
+    (:func:`metric_rows`): the same values and standard errors as 2 L calls of
+    :func:`metric_values`, bit for bit."""
+    from antiamp import moments
+    from antiamp.kernels.colmad import colmad_counts
+    from antiamp.kernels.rng import split_seed
+
+    par, n = cm.Params(), 30_000
+    k0, k1 = split_seed(4)
+    counts = colmad_counts(n, k0, k1, *cm.kernel_args(par), int(par.rounds), 4)
+    s1, s2 = cm.class_moments(par, counts)
+    ref = moments.estimates(cm.metric_values, s1, s2, float(n))
+    got = cm.simulate(par, n, 4)
+    assert list(got) == list(ref)
+    for k, (v, se) in ref.items():
+        assert np.array_equal(got[k][0], v, equal_nan=True), k
+        assert np.array_equal(got[k][1], se, equal_nan=True), k
+    assert np.isfinite(ref["f1"][1]).all() and (ref["f1"][1] > 0).all()

@@ -271,3 +271,54 @@ def test_batched_kernel_is_the_per_case_steps():
         flaw, sums = _sums(par, 5_000, 9)
         assert np.array_equal(flaw, ref)
         assert np.array_equal(sums, cit)
+
+
+# ------------------------------------------------------------------ the SEs' rows
+@pytest.mark.parametrize("par", [md.Params(), md.Params(perspectives=1, human_accuracy=0.6,
+                                                        human_cost=7.0, iterations=4)])
+def test_value_rows_are_values_row_by_row(par):
+    """The metrics of many mean vectors at once are :func:`_values` of each, the same
+    floats, NaN where a denominator is zero (no wrong case, every case escalated or
+    wrong, no dissent raised)."""
+    rng = np.random.default_rng(5)
+    M = rng.uniform(0, 1, (40, md.L))
+    M[0, 0] = 0.0  # no wrong case: Amp undefined
+    M[1, 0] = 1.0  # every case wrong: follow-when-correct undefined
+    M[2, md.N_SHARED + 1] = 1.0  # every case escalated (memo)
+    M[3, md.N_SHARED + md.PER + 4] = 0.0  # no dissent raised (summary)
+    rows = md._value_rows(M, par)
+    for r, m in enumerate(M):
+        one = md._values(m, par)
+        assert list(rows) == list(one)
+        for k, v in one.items():
+            np.testing.assert_array_equal(rows[k][r], np.ravel(v), err_msg=f"row {r} {k}")
+    assert np.isnan(rows["amp"][0]).all() and np.isnan(rows["fwc"][1]).all()
+    assert np.isnan(rows["err_unescalated"][2, 0]) and np.isnan(rows["erased"][3, 1])
+
+
+def test_standard_errors_from_rows_are_the_same_floats():
+    """``simulate``'s delta method evaluated on the 2 L shifted means at once gives the
+    standard errors of 2 L calls, bit for bit (their agreement with the spread over
+    seeds is tested above)."""
+    from antiamp import moments
+
+    par = md.Params(citations=6, classes=md.SOURCES["human"])
+    n = 20_000
+    s1, s2 = md.class_moments(par, *md.kernel_sums(par, n, 3), float(n))
+    m, cov = moments.mean_cov(s1, s2, float(n))
+    one = moments.delta_method(lambda v: md._values(v, par), m, cov, float(n))
+    rows = moments.delta_method(None, m, cov, float(n), rows=lambda R: md._value_rows(R, par))
+    assert list(one) == list(rows)
+    for k in one:
+        np.testing.assert_array_equal(rows[k], one[k], err_msg=k)
+    assert all(np.isfinite(one[k]).all() for k in ("acc", "escalated", "wrong"))
+    sim = md.simulate(par, n, 3)
+    for k in one:
+        np.testing.assert_array_equal(sim[k][1], one[k], err_msg=k)
+
+
+@pytest.mark.parametrize("par", CASES)
+def test_exact_error_with_the_callers_exact_values(par):
+    """A cell passes its own exact values (the default cut) to the error bound: the
+    same bound as computed afresh."""
+    assert md.exact_error(par, ex=md.exact(par)) == md.exact_error(par)

@@ -162,7 +162,7 @@ def _default_n_max(par: Params) -> int:
 ROUNDING = 2.0 ** -46
 
 
-def exact_error(par: Params, n_max: int | None = None) -> float:
+def exact_error(par: Params, n_max: int | None = None, ex: dict | None = None) -> float:
     """A bound on the error of :func:`exact`'s metrics, each in its own units (the
     largest), the citation metrics aside (closed forms).
 
@@ -173,13 +173,14 @@ def exact_error(par: Params, n_max: int | None = None) -> float:
     cost by ``human_cost`` t, the mean residual by the tail's mean sum_{n > n_max} n
     pmf(n) = lambda Pr(Poisson > n_max - 1); a conditional share a / b (Amp, fwc, the
     unescalated error, the erased dissent) by at most (t + (a / b) t) / (b - t).  Plus
-    :data:`ROUNDING`."""
+    :data:`ROUNDING`.  ``ex``: :func:`exact`'s values at the same ``n_max``, if the
+    caller has them (else computed here)."""
     lam = par.flaws * (1.0 - par.detect * par.repair) ** par.iterations
     n_max = n_max or _default_n_max(par)
     t = float(stats.poisson.sf(n_max, lam))
     if t == 0.0:
         return ROUNDING
-    ex = exact(par, n_max)
+    ex = exact(par, n_max) if ex is None else ex
     p_wrong = ex["wrong"]
     bounds = [t, par.human_cost * t, lam * float(stats.poisson.sf(n_max - 1, lam))]
 
@@ -270,6 +271,16 @@ def simulate(par: Params, n_instances: int, seed: int, n_threads: int = 0,
              device: str = "cpu") -> dict:
     """Metrics by the compiled kernel: ``{name: (value, se)}``.  ``device``:
     ``run.device``; the GPU gives the same integer sums (:mod:`kernels.gpu.mediation`)."""
+    flaw, cit = kernel_sums(par, n_instances, seed, n_threads, device)
+    s1, s2 = class_moments(par, flaw, cit, float(n_instances))
+    return estimates(lambda m: _values(m, par), s1, s2, float(n_instances),
+                     rows=lambda rows: _value_rows(rows, par))
+
+
+def kernel_sums(par: Params, n_instances: int, seed: int, n_threads: int = 0,
+                device: str = "cpu") -> tuple:
+    """The kernel's integer sums ``(flaw, citations)`` of ``n_instances`` cases
+    (:func:`kernels.mediation.mediation_sums`, or its GPU twin)."""
     import numba as nb
 
     from ...kernels import mediation as km
@@ -291,8 +302,7 @@ def simulate(par: Params, n_instances: int, seed: int, n_threads: int = 0,
     else:
         with kernel_threads(n_threads):
             flaw, cit = km.mediation_sums(*args, 4 * nb.get_num_threads())
-    s1, s2 = class_moments(par, flaw, cit, float(n_instances))
-    return estimates(lambda m: _values(m, par), s1, s2, float(n_instances))
+    return flaw, cit
 
 
 #: The kernel's per-case vector: wrong, residual, perfect, exact share, eq, caught;
@@ -354,6 +364,34 @@ def class_moments(par: Params, flaw: np.ndarray, cit: np.ndarray, n: float) -> t
     s2[np.ix_(ci, fi)] = np.outer(c1, s1[fi]) / n
     s2[np.ix_(fi, ci)] = np.outer(s1[fi], c1) / n
     return s1[None], s2[None]
+
+
+def _value_rows(M, par: Params) -> dict:
+    """:func:`_values` of every row of ``M`` ([K, L]) at once: each metric [K, protocols],
+    each shared value [K, 1]; the same floats as row by row (the same operations in the
+    same order, elementwise; NaN where the row's function gives NaN)."""
+    M = np.asarray(M, np.float64)
+    K, h = len(M), par.human_accuracy
+    wrong = M[:, 0]
+    out = {k: np.zeros((K, len(PROTOCOLS))) for k in METRICS}
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for i in range(len(PROTOCOLS)):
+            right_final, esc, esc_w, lost, raised = (
+                M[:, N_SHARED + PER * i + j] for j in range(PER))
+            out["amp"][:, i] = np.where(wrong > 0, (wrong - esc_w * h) / wrong, np.nan)
+            esc_r = esc - esc_w
+            out["fwc"][:, i] = np.where(wrong < 1, ((1 - wrong) - esc_r * (1 - h))
+                                        / (1 - wrong), np.nan)
+            out["err_unescalated"][:, i] = np.where(esc < 1, (wrong - esc_w) / (1 - esc),
+                                                    np.nan)
+            out["erased"][:, i] = np.where(raised > 0, lost / raised, np.nan)
+            out["acc"][:, i] = right_final
+            out["escalated"][:, i] = esc
+            out["cost"][:, i] = CALLS_PER_ITERATION * par.iterations + 1 + par.human_cost * esc
+    for j, k in enumerate(("wrong", "residual", "perfect_case", "exact_share", "eq_score",
+                           "caught_irrelevant")):
+        out[k] = M[:, j:j + 1].copy()
+    return out
 
 
 def _values(m, par: Params) -> dict:

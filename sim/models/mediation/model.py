@@ -23,7 +23,7 @@ def _cell(c) -> dict:
            if c.run.n_instances > 1 else None)
     r = cell_triplets(ex, sim)
     r["mean_residual"] = np.float64(md.mean_residual(par))
-    r["quad_error"] = np.float64(md.exact_error(par))
+    r["quad_error"] = np.float64(md.exact_error(par, ex=ex))  # ex: at the same (default) cut
     return r
 
 
