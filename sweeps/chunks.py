@@ -9,12 +9,17 @@ import weakref
 
 import numpy as np
 
-from .fused import MAX_CELLS_PER_BLOCK, TARGET_BLOCK_INSTANCES
+from .fused import MAX_CELLS_PER_BLOCK, TARGET_BLOCK_INSTANCES, TARGET_BLOCK_INSTANCES_GPU
 
 
-def chunk_shape(shape: tuple, n: int, cells_per_block: int) -> tuple:
-    """Chunk (= block) shape over the cell array: whole trailing axes first."""
-    target = cells_per_block or max(1, min(MAX_CELLS_PER_BLOCK, TARGET_BLOCK_INSTANCES // n))
+def chunk_shape(shape: tuple, n: int, cells_per_block: int, device: str = "cpu") -> tuple:
+    """Chunk (= block) shape over the cell array: whole trailing axes first.  Without
+    ``cells_per_block``, about :data:`TARGET_BLOCK_INSTANCES` instances a block, or
+    :data:`TARGET_BLOCK_INSTANCES_GPU` with ``device`` "cuda" (``run.device``; "auto"
+    is resolved where a block runs, so it blocks as the CPU does).  The device is part
+    of a store's fingerprint, so a store resumes in the blocks it was begun in."""
+    aim = TARGET_BLOCK_INSTANCES_GPU if device == "cuda" else TARGET_BLOCK_INSTANCES
+    target = cells_per_block or max(1, min(MAX_CELLS_PER_BLOCK, aim // n))
     chunk = []
     room = target
     for size in reversed(shape):

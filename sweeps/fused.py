@@ -11,6 +11,11 @@ import numpy as np
 
 #: Instances per block at which automatic blocking aims (about 0.1-0.3 s of work).
 TARGET_BLOCK_INSTANCES = 1 << 27
+#: The same aim for ``run.device=cuda``: about 40 ms of a GPU's kernel at 2e11
+#: instances/s.  On an H200 the CPU's aim left the kernel 3% of a 10^4-cell baseline
+#: sweep at 10^7 instances a cell (770 blocks of 13 cells, 14.8 s): each block's work
+#: on the host (its metrics, its store write) outweighed its kernel 30 times over.
+TARGET_BLOCK_INSTANCES_GPU = 1 << 33
 #: Most cells of one block (and of one kernel call: its memory grows with the cells).
 MAX_CELLS_PER_BLOCK = 4096
 

@@ -159,7 +159,8 @@ class Plan:
     spec: SweepSpec
     grid: "CellGrid"
     #: Cells a block (a model grid's fingerprint holds it); 0: as many as make
-    #: about :data:`~antiamp.sweeps.fused.TARGET_BLOCK_INSTANCES` instances.
+    #: about :data:`~antiamp.sweeps.fused.TARGET_BLOCK_INSTANCES` instances
+    #: (``TARGET_BLOCK_INSTANCES_GPU`` with run.device=cuda).
     cells_per_block: int
     executor: Any = None  # an ExecutorConfig: where a store's blocks run
     cfg: Any = None  # the sweep's whole config as validated (a fused store records it)
@@ -198,7 +199,8 @@ class Plan:
         its store, trailing axes whole first (:func:`~antiamp.sweeps.chunks.chunk_shape`)."""
         from .chunks import chunk_shape
 
-        return chunk_shape(self.shape, self.n_instances, self.cells_per_block)
+        return chunk_shape(self.shape, self.n_instances, self.cells_per_block,
+                           str(self.base.run.device))
 
     def regions(self) -> list:
         """Each block's cells as slices over the grid's axes, in C order."""

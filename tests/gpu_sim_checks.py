@@ -504,6 +504,16 @@ def check_engine():
         assert calls[-1] == ("class_counts_cells" if crn else "class_counts"), calls
         for name in ("class_counts", "amp", "amp_se"):
             assert np.array_equal(sweeps["cuda"][name].values, sweeps["cpu"][name].values), name
+    # The fused grid's default blocks aim at a GPU's rate with run.device=cuda (2^33
+    # instances a block, the CPU's 2^27): planned only, 10^4 cells at 10^7 a cell.
+    from antiamp.sweeps.spec import make_plan
+
+    big = {"sweep": {"axes": {"model": {"rho": {"linspace": [0.1, 0.9, 100]},
+                                        "p": {"linspace": [0.55, 0.95, 100]}}}, "plot": False},
+           "run": {"n_instances": 10**7}}
+    chunks = {dev: make_plan({**big, "run": {**big["run"], "device": dev}}).chunk
+              for dev in ("cuda", "cpu")}
+    assert chunks == {"cuda": (8, 100), "cpu": (1, 13)}, chunks
     # A model's grid on the block engine (simulated payoffs): the same store values.
     from antiamp.kernels.gpu import correlated as gc
 
