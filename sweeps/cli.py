@@ -28,7 +28,7 @@ from antiamp.output import OutputError, describe_os_error
 
 from .driver import EngineError
 from .executors import ExecutorError, check_reachable
-from .engine import SweepError, block_strategy, resolve_store, run_sweep, store_path
+from .engine import SweepError, block_strategy, resolve_store, run_sweep, store_path, stored_plan
 from .spec import make_plan, sweep_schema_node
 
 log = logging.getLogger("antiamp")
@@ -55,11 +55,9 @@ def prevalidate(args: list[str]) -> None:
     from .metadata import rebuildable
 
     # every cell, and what the cells' configs name (data files): before a run directory
-    from .blocks import stored_blocks
-
     plan = make_plan(cfg)
     store = resolve_store(plan, run_dir)
-    plan = stored_blocks(plan, store)  # an earlier default's blocks: the store's kept
+    plan = stored_plan(plan, store)  # an earlier default's blocks: the store's kept
     s = block_strategy(plan)
     # A store of this sweep whose metadata the run will rebuild is checked then.
     if not multirun and not rebuildable(store, s.fingerprint):

@@ -23,7 +23,7 @@ import datetime as _dt
 import hashlib
 import json
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import numpy as np
@@ -63,6 +63,29 @@ def fingerprint(plan: Plan, chunk: tuple) -> str:
         "version": __version__, "layout": STORE_LAYOUT,
     }
     return hashlib.sha256(json.dumps(blob, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def stored_plan(plan: Plan, store: Path | None) -> Plan:
+    """``plan`` in the blocks of the store at ``store`` where they are the only thing
+    that differs (:func:`antiamp.sweeps.blocks.stored_blocks` for a model's grid).  A
+    fused grid's store begun on the other device's default blocks (``run.device=cuda``
+    blocks by a GPU's rate, :func:`~antiamp.sweeps.chunks.chunk_shape`) resumes in its
+    own: the device changes no result.  A block size the sweep names is kept."""
+    import math
+
+    from .blocks import _store_attrs, stored_blocks
+
+    if plan.fused is None:
+        return stored_blocks(plan, store)
+    if plan.spec.cells_per_block or store is None or not Path(store).exists():
+        return plan
+    fp = _store_attrs(store).get("fingerprint")
+    if not fp or fp == fingerprint(plan, plan.chunk):
+        return plan
+    device = "cpu" if str(plan.base.run.device) == "cuda" else "cuda"
+    chunk = chunk_shape(plan.shape, plan.n_instances, 0, device)
+    other = replace(plan, cells_per_block=math.prod(chunk))
+    return other if other.chunk == chunk and fingerprint(other, chunk) == fp else plan
 
 
 def _template(plan: Plan, chunk: tuple, fp: str, created: str) -> tuple[xr.Dataset, dict]:
@@ -211,11 +234,9 @@ def run_sweep(cfg, out_dir=None, *, client=None, progress=None, log=print,
     """
     from .blocks import open_store
 
-    from .blocks import stored_blocks
-
     plan = make_plan(cfg)
     store = resolve_store(plan, out_dir)
-    plan = stored_blocks(plan, store)  # an earlier default's blocks: the store's kept
+    plan = stored_plan(plan, store)  # an earlier default's blocks: the store's kept
     strategy = block_strategy(plan)
     run_store(strategy, store, client=client, progress=progress, log=log, run_dir=out_dir)
     return open_store(store, dask)

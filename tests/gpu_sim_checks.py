@@ -514,6 +514,20 @@ def check_engine():
     chunks = {dev: make_plan({**big, "run": {**big["run"], "device": dev}}).chunk
               for dev in ("cuda", "cpu")}
     assert chunks == {"cuda": (8, 100), "cpu": (1, 13)}, chunks
+    # A store made in the CPU's blocks (3 cells of 4 at 2^25 + 1 instances a cell; the
+    # GPU's would be all 4) is the same sweep with run.device=cuda: found complete and
+    # read in its own blocks, not refused as another sweep, no kernel run again.
+    small = {"sweep": {"axes": {"model": {"rho": [0.1, 0.3, 0.5, 0.7]}}, "plot": False},
+             "run": {"n_instances": (1 << 25) + 1, "seed": 5}}
+    with tempfile.TemporaryDirectory() as d:
+        made = run_sweep({**small, "run": {**small["run"], "device": "cpu"}}, d,
+                         progress=False, log=lambda *a, **k: None).load()
+        before = len(calls)
+        again = run_sweep({**small, "run": {**small["run"], "device": "cuda"}}, d,
+                          progress=False, log=lambda *a, **k: None).load()
+        assert len(calls) == before, calls[before:]
+        assert made.class_counts.encoding["chunks"] == (3, 32)  # the CPU's blocks, kept
+        assert np.array_equal(again.class_counts.values, made.class_counts.values)
     # A model's grid on the block engine (simulated payoffs): the same store values.
     from antiamp.kernels.gpu import correlated as gc
 
