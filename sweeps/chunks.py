@@ -16,8 +16,8 @@ def chunk_shape(shape: tuple, n: int, cells_per_block: int, device: str = "cpu")
     """Chunk (= block) shape over the cell array: whole trailing axes first.  Without
     ``cells_per_block``, about :data:`TARGET_BLOCK_INSTANCES` instances a block, or
     :data:`TARGET_BLOCK_INSTANCES_GPU` with ``device`` "cuda" (``run.device``; "auto"
-    is resolved where a block runs, so it blocks as the CPU does).  The device is part
-    of a store's fingerprint, so a store resumes in the blocks it was begun in."""
+    is resolved where a block runs, so it blocks as the CPU does).  A store begun on the
+    other device resumes in its own blocks (:func:`antiamp.sweeps.engine.stored_plan`)."""
     aim = TARGET_BLOCK_INSTANCES_GPU if device == "cuda" else TARGET_BLOCK_INSTANCES
     target = cells_per_block or max(1, min(MAX_CELLS_PER_BLOCK, aim // n))
     chunk = []
