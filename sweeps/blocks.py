@@ -302,7 +302,7 @@ def store_state(plan: Plan, store: Path, overwrite: bool = False, run_dir=None) 
     try:
         check_replaceable(store, others=[run_dir] if run_dir else [])
     except OutputError as exc:
-        if store.exists() and not _store_attrs(store).get(STORE_MARKER):
+        if store.exists() and not store_attrs(store).get(STORE_MARKER):
             raise EngineError(f"{exc} (sweep.overwrite=true does not change this)") from None
         raise EngineError(str(exc)) from None
     fp = grid_fingerprint(plan)
@@ -310,7 +310,7 @@ def store_state(plan: Plan, store: Path, overwrite: bool = False, run_dir=None) 
     if store.exists():
         from antiamp.output import is_antiamp_store
 
-        attrs = _store_attrs(store)
+        attrs = store_attrs(store)
         if attrs.get("fingerprint") == fp and attrs.get(STORE_MARKER):
             return "complete" if attrs.get("complete") else "resume"
         marked = bool(attrs.get(STORE_MARKER))  # a model grid's store
@@ -353,7 +353,7 @@ def stored_blocks(plan: Plan, store: Path | None, attrs: dict | None = None) -> 
     if attrs is None:  # else the store's attributes, already read
         if store is None or not Path(store).exists():
             return plan
-        attrs = _store_attrs(store)
+        attrs = store_attrs(store)
     k = attrs.get("cells_per_block")
     if not attrs.get(STORE_MARKER) or not isinstance(k, int) or k < 1:
         return plan
@@ -364,7 +364,8 @@ def stored_blocks(plan: Plan, store: Path | None, attrs: dict | None = None) -> 
     return other if grid_fingerprint(other) == attrs.get("fingerprint") else plan
 
 
-def _store_attrs(store: Path) -> dict:
+def store_attrs(store: Path) -> dict:
+    """A store's group attributes ({} where there is none, or it cannot be read)."""
     try:
         import zarr
 
@@ -436,7 +437,7 @@ def _fill_store(plan: Plan, store: Path, todo: list, client, executor, progress,
             cs.knows(template)
         report = ds.attrs.get("solver_report")
         if report not in QUIET_REPORTS:  # kept with the store until it is finished
-            reports = json.loads(_store_attrs(store).get("block_reports", "{}"))
+            reports = json.loads(store_attrs(store).get("block_reports", "{}"))
             reports[str(i)] = str(report)
             update_attrs(store, {"block_reports": json.dumps(reports)})
         try:
@@ -485,7 +486,7 @@ def _finish_grid(plan: Plan, store: Path, t0: float, log) -> None:
     from .cellstore import CellStore
     from .metadata import finish, update_attrs
 
-    attrs = _store_attrs(store)
+    attrs = store_attrs(store)
     cs = CellStore(store, plan, mode="r")
     done = cs.summed_attrs()
     reports = json.loads(attrs.get("block_reports", "{}"))

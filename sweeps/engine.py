@@ -73,13 +73,13 @@ def stored_plan(plan: Plan, store: Path | None) -> Plan:
     own: the device changes no result.  A block size the sweep names is kept."""
     import math
 
-    from .blocks import _store_attrs, stored_blocks
+    from .blocks import store_attrs, stored_blocks
 
     if plan.fused is None:
         return stored_blocks(plan, store)
     if plan.spec.cells_per_block or store is None or not Path(store).exists():
         return plan
-    fp = _store_attrs(store).get("fingerprint")
+    fp = store_attrs(store).get("fingerprint")
     if not fp or fp == fingerprint(plan, plan.chunk):
         return plan
     device = "cpu" if str(plan.base.run.device) == "cuda" else "cuda"
