@@ -137,11 +137,11 @@ def test_a_cancelled_worker_job_is_a_lost_worker(slurm, tmp_path):
 
 
 def test_every_worker_job_cancelled_stops_with_a_message_and_a_rerun_resumes(slurm, tmp_path):
-    args = ["model=loop", "loop.rounds=30", "loop.paths=400", "loop.batch=2000",
+    args = ["model=loop", "loop.rounds=30", "loop.paths=2000", "loop.batch=2000",
             "executor=slurm", "executor.jobs=1", "executor.start_timeout=120",
             "executor.slurm.queue=debug", "executor.slurm.cores=1", "executor.slurm.memory=1GB",
             "executor.slurm.walltime=00:05:00",
-            "executor.slurm.interface=lo", "sweep.axes.model.rho={linspace:[0,1,16]}",
+            "executor.slurm.interface=lo", "sweep.axes.model.rho={linspace:[0,1,12]}",
             "sweep.cells_per_block=1", "sweep.plot=false", "hydra.run.dir=run"]
     p = _cli(args, tmp_path, background=True)
     deadline = time.time() + 120
@@ -149,8 +149,11 @@ def test_every_worker_job_cancelled_stops_with_a_message_and_a_rerun_resumes(slu
         time.sleep(0.5)
     jobs = _dask_jobs(slurm)
     assert jobs, (slurm.jobs(), p.poll())
-    # (16 cells: a worker cancelled after its first block leaves most of them to do,
-    # whatever the machine's load.)
+    # The worker runs ahead of this probe: the run lays its store out from the first
+    # block to arrive, then writes each block, and the probe reads every 0.5 s. With
+    # cells of 0.12 s (400 paths) the worker had finished all 16 by the time the probe
+    # saw one (1 run in 5 on an idle machine). Cells of 2,000 paths (about 0.5 s on one
+    # core), 12 of them: seconds of blocks left when the cancel lands, whatever the load.
     # Cancel only once the worker has connected and finished a block (a job that
     # is cancelled before its worker connects is a worker that cannot start: a
     # different message, tested above); a loaded machine may take a while.
@@ -173,9 +176,9 @@ def test_every_worker_job_cancelled_stops_with_a_message_and_a_rerun_resumes(slu
     r = _cli(local, tmp_path)
     assert r.returncode == 0, r.stderr
     assert "resum" in (r.stdout + r.stderr).lower()
-    ref = antiamp.sweep({"model": {"name": "loop"}, "loop": {"rounds": 30, "paths": 400,
+    ref = antiamp.sweep({"model": {"name": "loop"}, "loop": {"rounds": 30, "paths": 2000,
                                                              "batch": 2000},
-                         "sweep": {"axes": {"model": {"rho": {"linspace": [0, 1, 16]}}},
+                         "sweep": {"axes": {"model": {"rho": {"linspace": [0, 1, 12]}}},
                                    "cells_per_block": 1, "plot": False}},
                         tmp_path / "ref.zarr", progress=False, log=lambda *a: None)
     assert_same(ref.load(), xr.open_zarr(store).load())
