@@ -4,7 +4,7 @@
     python benchmarks/bench_sweep.py --against OTHER_CHECKOUT [--cells 10000] [--n 10000]
         [--repeats 5]
     python benchmarks/bench_sweep.py --per-cell signals,signals_sim [--against OTHER_CHECKOUT]
-        [--this CHECKOUT] [--sizes 100,10000] [--n 10000] [--repeats 3]
+        [--this CHECKOUT] [--sizes 100,10000] [--n 10000] [--repeats 3] [--save JSON]
     python benchmarks/bench_sweep.py --store-split equilibrium,baseline,signals
         [--against OTHER_CHECKOUT] [--repeats 3]
 
@@ -30,8 +30,12 @@ smallest and the largest size, what a cell costs beyond the sweep's fixed cost,
 and is printed beside the baseline's (measured in the same run, on the same
 checkout) with their ratio.  Each run also times the CPU inside the grid's kernels
 and solvers (``KERNEL_FUNCS``, ``SOLVERS``: wrappers installed after compilation,
-their own cost taken out); the rest is the grid's overhead (planning, per-cell
-plumbing, metrics, the Dataset, the store), printed beside the baseline's.  With ``--against`` both checkouts run, the runs
+their own cost taken out), and apart the delta method's standard errors at
+equilibria solved from simulated counts (``SE_FUNCS``, less the solvers they call);
+the rest is the grid's overhead (planning, per-cell plumbing, metrics, the Dataset,
+the store), printed beside the baseline's.  ``--save JSON`` keeps the record;
+``benchmarks/per_cell_results.json`` is what BENCHMARKS.md's section is made from
+(by ``run_all.py``, which does not rerun it).  With ``--against`` both checkouts run, the runs
 alternating (model by model, size by size), and the table gives both and the ratio
 of this checkout's slope to the other's.
 
@@ -54,6 +58,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import subprocess
 import sys
 import tempfile
@@ -170,7 +175,7 @@ SOLVERS = {
               "antiamp.metrics:class_probabilities"),
     "portfolio": tuple(f"{_M}portfolio.core:{f}" for f in (
         "judge_tables_counts", "class_probabilities", "class_counts_cells", "consult_strategy",
-        "debate_equilibrium", "interim_regret", "consult_regret", "_equilibrium_se")),
+        "debate_equilibrium", "interim_regret", "consult_regret")),
     "messages": tuple(f"{_M}messages.core:{f}" for f in (
         "exogenous_exact", "exogenous_simulated_cells", "strategic_equilibrium")),
     "options": (f"{_M}options.core:exact", f"{_M}options.core:simulate_cells"),
@@ -197,6 +202,13 @@ SOLVERS = {
                     "antiamp.evidence_game:*"),
 }
 SOLVERS["signals_sim"] = SOLVERS["signals"]
+#: The delta method's standard errors at equilibria solved from simulated counts: each
+#: mixed equilibrium re-solved at 2 L perturbed class frequencies and every metric
+#: evaluated there (the numerical derivative of the estimator, not per-cell plumbing).
+#: Timed apart, less the solvers and kernels they call: a column of its own, neither
+#: hidden in the solvers nor in the overhead.
+SE_FUNCS = {"signals_sim": (f"{_M}signals.model:_equilibrium_se",),
+            "portfolio": (f"{_M}portfolio.core:_equilibrium_se",)}
 
 
 class _Timer:
@@ -228,13 +240,43 @@ def _wrap(fn, timer: _Timer):
     return timed
 
 
-def _instrument(name: str) -> _Timer:
+class _SETimer:
+    """CPU time inside the delta method's functions (:data:`SE_FUNCS`) less what the
+    kernel and solver timer counted inside them, and that timer's wrapped calls there
+    (their own cost, subtracted by the caller)."""
+
+    def __init__(self):
+        self.cpu, self.calls, self.inner_calls, self.inner_nested = 0.0, 0, 0, 0
+
+
+def _wrap_se(fn, se: _SETimer, timer: _Timer):
+    import functools
+
+    clock = time.process_time
+
+    @functools.wraps(fn)
+    def timed(*a, **k):
+        se.calls += 1
+        c0, k0, n0, m0 = clock(), timer.cpu, timer.calls, timer.nested
+        try:
+            return fn(*a, **k)
+        finally:
+            se.cpu += (clock() - c0) - (timer.cpu - k0)
+            se.inner_calls += timer.calls - n0
+            se.inner_nested += timer.nested - m0
+    timed.__wrapped_by_bench__ = True
+    return timed
+
+
+def _instrument(name: str) -> tuple:
     """Wrap the kernel and solver functions of grid ``name`` (:data:`KERNEL_FUNCS`,
-    :data:`SOLVERS`), wherever a loaded module of the package binds them; the timer."""
+    :data:`SOLVERS`) and its delta method's (:data:`SE_FUNCS`), wherever a loaded module
+    of the package binds them: ``(timer, se_timer)``."""
     import importlib
     import inspect
 
     timer = _Timer()
+    se = _SETimer()
     targets: dict = {}
 
     def add_module(mod):
@@ -254,6 +296,11 @@ def _instrument(name: str) -> _Timer:
         else:
             targets[id(getattr(mod, fn))] = getattr(mod, fn)
     wrapped = {k: _wrap(v, timer) for k, v in targets.items()}
+    for spec in SE_FUNCS.get(name, ()):
+        modname, fn = spec.split(":")
+        f = getattr(importlib.import_module(modname), fn)
+        targets[id(f)] = f
+        wrapped[id(f)] = _wrap_se(f, se, timer)
     for modname, mod in list(sys.modules.items()):
         if mod is None or not modname.startswith("antiamp"):
             continue
@@ -261,7 +308,7 @@ def _instrument(name: str) -> _Timer:
         for key, v in list(d.items()):
             if id(v) in wrapped and v is targets[id(v)]:
                 d[key] = wrapped[id(v)]
-    return timer
+    return timer, se
 
 
 def _call_cost(nested: bool = False) -> float:
@@ -297,7 +344,7 @@ def child_model(name: str, cells: int, n: int) -> None:
         warm = MODEL_GRIDS[name](4, 1000)  # compile outside the timing
         warm["sweep"]["plot"] = False
         run_sweep(warm, tmp + "/warm", progress=False, log=lambda *a: None)
-        timer = _instrument(name)  # after the compilation: no kernel compiled wrapped
+        timer, se = _instrument(name)  # after the compilation: no kernel compiled wrapped
         cost, inner = _call_cost(), _call_cost(nested=True)
         cfg = MODEL_GRIDS[name](cells, n)
         cfg["sweep"]["plot"] = False
@@ -308,7 +355,11 @@ def child_model(name: str, cells: int, n: int) -> None:
         print(json.dumps({"mode": name, "cells": ncells, "n": n, "seconds": dt, "cpu": dcpu,
                           "kernel_cpu": timer.cpu - timer.nested * inner,
                           "calls": timer.calls,
-                          "timer_cpu": (timer.calls - timer.nested) * cost
+                          # the solvers' outermost wrappers inside the delta method's
+                          # timing are counted in timer_cpu: not in se_cpu too
+                          "se_cpu": se.cpu - (se.inner_calls - se.inner_nested) * cost,
+                          "se_calls": se.calls,
+                          "timer_cpu": (timer.calls - timer.nested + se.calls) * cost
                           + timer.nested * inner,
                           "antiamp": os.path.dirname(sim.__file__)}))
 
@@ -332,86 +383,140 @@ def sizes_of(name: str, sizes: list) -> list:
 
 
 def per_cell(models: list, sizes: list, n: int, repeats: int, other: str | None,
-             this: str | None = None) -> None:
+             this: str | None = None, save: str | None = None) -> None:
     """Marginal CPU per cell of each model's grid (and the baseline's), and its part
     inside kernels and solvers, this checkout (or ``this``, another one) and
-    ``other``'s alternating; see the module docstring."""
+    ``other``'s alternating; see the module docstring.  ``save``: the record as JSON
+    (:func:`per_cell_report` makes BENCHMARKS.md's section from it)."""
     import os
+    import platform
     import statistics
 
     names = ["baseline"] + [m for m in models if m != "baseline"]
     sides = ["this"] + (["other"] if other else [])
     load0 = os.getloadavg()
-    cpu: dict = {}
-    kern: dict = {}
+    runs: dict = {}
     for k in range(repeats):
         for name in names:
             for cells in sizes_of(name, sizes):
                 for side in (sides if k % 2 == 0 else sides[::-1]):
                     r = run_child(name, cells, n, other if side == "other" else this)
                     # the wrappers' own cost taken out of the total (it is no overhead)
-                    cpu.setdefault((name, side, cells), []).append(
-                        r["cpu"] - r.get("timer_cpu", 0.0))
-                    kern.setdefault((name, side, cells), []).append(r.get("kernel_cpu", 0.0))
+                    runs.setdefault((name, side, cells), []).append(
+                        (r["cpu"] - r.get("timer_cpu", 0.0), r.get("kernel_cpu", 0.0),
+                         r.get("se_cpu", 0.0)))
                     print(f"repeat {k + 1} {name} {side:5s} {r['cells']:,} cells: cpu "
                           f"{r['cpu']:.2f} s (kernels+solvers {r.get('kernel_cpu', 0):.2f} s, "
-                          f"{r.get('calls', 0):,} calls), wall {r['seconds']:.2f} s", flush=True)
+                          f"{r.get('calls', 0):,} calls; delta-method SEs "
+                          f"{r.get('se_cpu', 0):.2f} s), wall {r['seconds']:.2f} s",
+                          flush=True)
     load1 = os.getloadavg()
-    med = {key: statistics.median(v) for key, v in cpu.items()}
-    kmed = {key: statistics.median(v) for key, v in kern.items()}
+    rec = {"n": n, "repeats": repeats, "sides": sides, "names": names,
+           "sizes": {name: sizes_of(name, sizes) for name in names},
+           "medians": {f"{name}|{side}|{cells}": [statistics.median(x[i] for x in v)
+                                                  for i in range(3)]
+                       for (name, side, cells), v in runs.items()},
+           "load": [load0[0], load1[0]], "date": time.strftime("%Y-%m-%d"),
+           "machine": f"{platform.machine()} ({os.cpu_count()} cores)",
+           "command": "python benchmarks/bench_sweep.py --per-cell " + ",".join(names[1:])
+           + f" --sizes {','.join(str(c) for c in sorted(set(sizes)))} --n {n}"
+           f" --repeats {repeats}" + (" --against OTHER" if other else "")}
+    print()
+    print("\n".join(per_cell_table(rec)))
+    print(f"load average (1, 5, 15 min) before {load0}, after {load1}")
+    if save:
+        with open(save, "w") as f:
+            json.dump(rec, f, indent=1)
+        print(f"wrote {save}")
 
-    def slope(name, side, a, b, m=med):  # ms of CPU a cell between a and b cells
-        return (m[(name, side, b)] - m[(name, side, a)]) / (b - a) * 1e3
 
-    def over(name, side, a, b):  # the overhead's slope: total less kernels and solvers
-        return slope(name, side, a, b) - slope(name, side, a, b, kmed)
+def per_cell_table(rec: dict) -> list:
+    """The --per-cell tables of a record (:func:`per_cell`) as Markdown lines."""
+    names, sides, n = rec["names"], rec["sides"], rec["n"]
+    med = {tuple(k.split("|")[:2]) + (int(k.split("|")[2]),): v
+           for k, v in rec["medians"].items()}
 
-    base = sizes_of("baseline", sizes)
+    def slope(name, side, a, b, i=0):  # ms of CPU a cell between a and b cells
+        return (med[(name, side, b)][i] - med[(name, side, a)][i]) / (b - a) * 1e3
+
+    def over(name, side, a, b):  # the overhead's slope: less kernels, solvers and SEs
+        return slope(name, side, a, b) - slope(name, side, a, b, 1) - slope(name, side, a, b, 2)
+
+    base = rec["sizes"]["baseline"]
     blo, bhi = base[0], base[-1]
-    print(f"\nmarginal CPU per cell (ms), {n:,} instances a cell, between the smallest and "
-          f"the largest grid of each (medians of {repeats} runs"
-          f"{', the checkouts alternating' if other else ''}); overhead = all less the CPU "
-          f"inside kernels and solvers; ratios to the baseline's slope between {blo:,} and "
-          f"{bhi:,} cells\n")
-    print("| grid | checkout | cells | CPU (s) | kernels+solvers (s) | ms a cell "
-          "| x baseline | kernels+solvers ms a cell | overhead ms a cell "
-          "| overhead x baseline's |")
-    print("|---|---|---|---|---|---:|---:|---:|---:|---:|")
+    L = [f"Marginal CPU per cell (ms), {n:,} instances a cell, between the smallest and the "
+         f"largest grid of each (medians of {rec['repeats']} runs"
+         f"{', the checkouts alternating' if len(sides) > 1 else ''}); overhead = all less "
+         f"the CPU inside kernels and solvers and the delta method's standard errors; ratios "
+         f"to the baseline's slope between {blo:,} and {bhi:,} cells.", "",
+         "| grid | checkout | cells | CPU (s) | ms a cell | x baseline | kernels+solvers "
+         "ms a cell | delta-method SEs ms a cell | overhead ms a cell "
+         "| overhead x baseline's |",
+         "|---|---|---|---|---:|---:|---:|---:|---:|---:|"]
     for name in names:
-        ss = sizes_of(name, sizes)
+        ss = rec["sizes"][name]
         lo, hi = ss[0], ss[-1]
         for side in sides:
-            tot, ker = slope(name, side, lo, hi), slope(name, side, lo, hi, kmed)
-            print(f"| {name} | {side} | " + " / ".join(f"{c:,}" for c in ss) + " | "
-                  + " / ".join(f"{med[(name, side, c)]:.2f}" for c in ss) + " | "
-                  + " / ".join(f"{kmed[(name, side, c)]:.2f}" for c in ss)
-                  + f" | {tot:.4f} | {tot / slope('baseline', side, blo, bhi):.1f}"
-                  f" | {ker:.4f} | {tot - ker:.4f}"
-                  f" | {(tot - ker) / over('baseline', side, blo, bhi):.1f} |")
+            tot, ker, se = (slope(name, side, lo, hi, i) for i in range(3))
+            L.append(f"| {name} | {side} | " + " / ".join(f"{c:,}" for c in ss) + " | "
+                     + " / ".join(f"{med[(name, side, c)][0]:.2f}" for c in ss)
+                     + f" | {tot:.4f} | {tot / slope('baseline', side, blo, bhi):.1f}"
+                     f" | {ker:.4f} | {se:.4f} | {tot - ker - se:.4f}"
+                     f" | {(tot - ker - se) / over('baseline', side, blo, bhi):.1f} |")
     if len(base) > 2:  # between consecutive sizes: is the overhead per cell flat?
-        print("\noverhead ms a cell between consecutive sizes (x the baseline's there)\n")
         pairs = list(zip(base[:-1], base[1:]))
-        print("| grid | checkout | " + " | ".join(f"{a:,}-{b:,}" for a, b in pairs) + " |")
-        print("|---|---|" + "---:|" * len(pairs))
+        L += ["", "Overhead ms a cell between consecutive sizes (x the baseline's there):", "",
+              "| grid | checkout | " + " | ".join(f"{a:,}-{b:,}" for a, b in pairs) + " |",
+              "|---|---|" + "---:|" * len(pairs)]
         for name in names:
-            if sizes_of(name, sizes) != base:
+            if rec["sizes"][name] != base:
                 continue
             for side in sides:
-                print(f"| {name} | {side} | " + " | ".join(
+                L.append(f"| {name} | {side} | " + " | ".join(
                     f"{over(name, side, a, b):.4f} "
                     f"({over(name, side, a, b) / over('baseline', side, a, b):.1f})"
                     for a, b in pairs) + " |")
-    if other:
+    if len(sides) > 1:
         def ends(name):
-            ss = sizes_of(name, sizes)
+            ss = rec["sizes"][name]
             return ss[0], ss[-1]
-        print("\nthis / other, marginal CPU per cell: " + ", ".join(
+        L += ["", "this / other, marginal CPU per cell: " + ", ".join(
             f"{name} {slope(name, 'this', *ends(name)) / slope(name, 'other', *ends(name)):.2f}"
-            for name in names))
-        print("this / other, overhead per cell: " + ", ".join(
+            for name in names),
+            "", "this / other, overhead per cell: " + ", ".join(
             f"{name} {over(name, 'this', *ends(name)) / over(name, 'other', *ends(name)):.2f}"
-            for name in names))
-    print(f"load average (1, 5, 15 min) before {load0}, after {load1}")
+            for name in names)]
+    return L
+
+
+#: Where ``--per-cell ... --save`` keeps its record for BENCHMARKS.md.
+PER_CELL_RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "per_cell_results.json")
+PER_CELL_HEADING = "## Grids: every model's per-cell overhead beside the baseline's"
+
+
+def per_cell_report(path: str = PER_CELL_RESULTS) -> list:
+    """BENCHMARKS.md's per-cell section from a saved --per-cell record (its own command,
+    date, machine and load: ``run_all.py`` does not rerun it, 3 minutes of its 15)."""
+    L = [PER_CELL_HEADING, ""]
+    if not os.path.exists(path):
+        return L + ["No record yet: `python benchmarks/bench_sweep.py --per-cell MODELS "
+                    "--save benchmarks/per_cell_results.json` makes one."]
+    with open(path) as f:
+        rec = json.load(f)
+    L += [f"`{rec['command']} --save benchmarks/per_cell_results.json`, {rec['date']}, "
+          f"{rec['machine']}: each grid (`MODEL_GRIDS`: two axes over the model's own "
+          "parameters, each model's default payoffs) swept into a store in a fresh process, "
+          "compiled outside the timing. Kernels and solvers are timed by wrappers on their "
+          "functions (`KERNEL_FUNCS`, `SOLVERS`), the delta method's standard errors at "
+          "equilibria solved from simulated counts apart (`SE_FUNCS`: each mixed "
+          "equilibrium re-solved at 2 L perturbed class frequencies and every metric "
+          "evaluated there, less the solvers they call); the overhead is the rest "
+          "(planning, per-cell plumbing, metrics, the Dataset, the store). Not rerun by "
+          "`run_all.py`; its own date is above.", ""]
+    L += per_cell_table(rec)
+    L += ["", f"Load average (1 min) {rec['load'][0]:.2f} before, {rec['load'][1]:.2f} after."]
+    return L
 
 
 #: The grids of --store-split: 64 x 1,024 cells, in each model's default blocks (or
@@ -671,6 +776,9 @@ def main(argv=None):
     ap.add_argument("--sizes", default="100,10000", help="cells of the --per-cell grids")
     ap.add_argument("--this", default=None,
                     help="--per-cell: a checkout to time in place of the installed one")
+    ap.add_argument("--save", default=None, metavar="JSON",
+                    help="--per-cell: the record, for BENCHMARKS.md (benchmarks/"
+                         "per_cell_results.json: run_all.py makes its section from it)")
     args = ap.parse_args(argv)
     if args.child_split:
         child_split(args.child_split)
@@ -687,7 +795,7 @@ def main(argv=None):
         return
     if args.per_cell:
         per_cell(args.per_cell.split(","), [int(c) for c in args.sizes.split(",")], args.n,
-                 args.repeats, args.against, args.this)
+                 args.repeats, args.against, args.this, args.save)
         return
     if args.against:
         against(args.against, args.cells, args.n, args.repeats)

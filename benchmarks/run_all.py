@@ -49,6 +49,7 @@ import bench_threads  # noqa: E402
 import bench_rounds  # noqa: E402
 import bench_crn  # noqa: E402
 import bench_launch  # noqa: E402
+import bench_sweep  # noqa: E402
 from mdsections import keep_sections  # noqa: E402
 from bench_baseline import median_time  # noqa: E402
 from reference_numpy import numpy_class_counts, numpy_naive  # noqa: E402
@@ -612,6 +613,7 @@ def write_md(res, path: Path):
     L += bench_extensions.report(res["extensions"])
     L += ["", "## The generic engine: every model's grid", ""]
     L += bench_engine.report(res["engine"]) + ["", _load(res, "engine")]
+    L += [""] + bench_sweep.per_cell_report()  # a saved record: not rerun here
     L += ["", "## Scale: big grids, store verification, big logs", ""]
     L += bench_scale.report(res["scale"]) + [_load(res, "scale")]
     L += ["", "## Start-up: help, refused input, a small run, a small sweep", ""]
