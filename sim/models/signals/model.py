@@ -339,8 +339,7 @@ def _equilibrium_se(block: _Block, W, eqc, rows, vals, report, step=1e-5, match=
     pw = Fn[np.repeat(ci, 2)]
     pw[np.arange(len(pw)), ks] += scale * hh
     two_h = 2 * hh
-    jp, pp, flat_p, t_p, vals_p = _perturbed(block.take(pc), pw, eqc)
-    vp = {m: vals_p[m][0] for m in vals}
+    jp, pp, flat_p, t_p, values_at = _perturbed(block.take(pc), pw, eqc)
     # Each cell's perturbations are consecutive (j0..j1), and so are the perturbed rows
     # of each perturbation and protocol: segments found once, by sorting (stable).
     first = np.searchsorted(pc, need_a)
@@ -378,10 +377,11 @@ def _equilibrium_se(block: _Block, W, eqc, rows, vals, report, step=1e-5, match=
     freq = W[cell] / n[:, None]
     jj, picked = np.concatenate(spans), np.concatenate(picks)
     at = (np.repeat(np.arange(len(done)), [len(s) for s in spans]), ks[jj])
+    vp = values_at(picked)  # the metrics of the continued equilibria alone
     for m in vals:
         grad = np.zeros((len(done), W.shape[1]))
         # in the perturbations' order, as the sum of their central differences
-        np.add.at(grad, at, scale[jj] * vp[m][picked] / two_h[jj])
+        np.add.at(grad, at, scale[jj] * vp[m][0] / two_h[jj])
         se = vals[m][1]
         keep = np.isfinite(se[done_a])
         se[done_a[keep]] = delta_ses(freq[keep], grad[keep], n[keep])
@@ -510,17 +510,21 @@ PERTURBED_ROWS = 1 << 13
 
 
 def _perturbed(block: _Block, W, eqc):
-    """:func:`_equilibria` and :func:`_metrics` of the perturbed rows, at most
-    :data:`PERTURBED_ROWS` at a time (each row's equilibria depend on its own row
-    alone): ``(jp, pp, flat_p, t_p, vals)``, each equilibrium found as a row (its
-    perturbed row, protocol, profile as :func:`_flat_rows`, attention), in
-    :func:`_metrics`' order, and the values of every metric at it."""
-    parts, vals = [], {}
+    """:func:`_equilibria` of the perturbed rows, at most :data:`PERTURBED_ROWS` at a
+    time (each row's equilibria depend on its own row alone): ``(jp, pp, flat_p, t_p,
+    values_at)``, each equilibrium found as a row (its perturbed row, protocol, profile
+    as :func:`_flat_rows`, attention), in :func:`_metrics`' order; ``values_at(rows)``
+    the values of every metric at those of them (the delta method reads the metrics of
+    the equilibria that continue a cell's, about one in three of those found: each is
+    evaluated on its own row alone, so a subset has the same values as all)."""
+    parts, evals = [], []
     for a in range(0, len(block), PERTURBED_ROWS):
         part = np.arange(a, min(a + PERTURBED_ROWS, len(block)))
         sub = block.take(part)
         if not sub.endogenous and eqc.method == "enumerate":
-            j, p, flat, t, v = _enumerated_rows(sub, W[part], eqc)
+            j, p, flat, t = _enumerated_rows(sub, W[part], eqc)
+            evals.append(lambda idx, sub=sub, Wp=W[part], j=j, p=p, flat=flat, t=t:
+                         _enumerated_values(sub, Wp, j[idx], p[idx], flat[idx], t[idx]))
         else:
             found, _ = _equilibria(sub, W[part], eqc, [], False, certify=False)
             r, v = _metrics(sub, W[part], found, False)
@@ -528,21 +532,33 @@ def _perturbed(block: _Block, W, eqc):
             p = np.array([q for _, q, _ in r], np.intp)
             flat = _flat_rows([f for _, _, f in r], p)
             t = np.array([f.t for _, _, f in r], float)
+            evals.append(lambda idx, v=v: {k: (m[idx], s_[idx]) for k, (m, s_) in v.items()})
         parts.append((j + a, p, flat, t))
-        for k, (m, s) in v.items():
-            vals.setdefault(k, ([], []))
-            vals[k][0].append(m)
-            vals[k][1].append(s)
     jp, pp, flat_p, t_p = (np.concatenate(x) for x in zip(*parts))
-    return jp, pp, flat_p, t_p, {k: (np.concatenate(m), np.concatenate(s))
-                                 for k, (m, s) in vals.items()}
+    starts = np.cumsum([0] + [len(x[0]) for x in parts])
+
+    def values_at(rows) -> dict:
+        """``{metric: (values, ses)}`` at the rows ``rows`` of ``jp`` (in that order)."""
+        uniq, inv = np.unique(np.asarray(rows, np.intp), return_inverse=True)
+        got: dict = {}
+        for q, ev in enumerate(evals):
+            lo, hi = np.searchsorted(uniq, starts[q:q + 2])
+            if hi > lo:
+                for k, (m, s_) in ev(uniq[lo:hi] - starts[q]).items():
+                    got.setdefault(k, ([], []))
+                    got[k][0].append(m)
+                    got[k][1].append(s_)
+        return {k: (np.concatenate(m)[inv], np.concatenate(s_)[inv])
+                for k, (m, s_) in got.items()}
+
+    return jp, pp, flat_p, t_p, values_at
 
 
 def _enumerated_rows(block: _Block, W, eqc):
     """What :func:`_perturbed` takes of :func:`_fixed_attention_equilibria` (enumerated,
-    uncertified) and :func:`_metrics` (exact-style values), as arrays: the same rows in
-    the same order, without an object per equilibrium (a block's perturbed rows are 64
-    a mixed equilibrium's cell)."""
+    uncertified), as arrays: ``(ri, rp, flat, t)``, the same rows in the same order as
+    :func:`_metrics`', without an object per equilibrium (a block's perturbed rows are
+    64 a mixed equilibrium's cell); :func:`_enumerated_values` their metrics."""
     G = sg.gains(W, block.Jc, block.Jd, block.v, block.c_e)
     (cc, x_Pc), (dc, x_P, x_A) = sg.equilibrium_rows(G, eqc.tol * 1e-3)
     cc, dc = np.asarray(cc, np.intp), np.asarray(dc, np.intp)
@@ -557,9 +573,16 @@ def _enumerated_rows(block: _Block, W, eqc):
                                   np.asarray(x_P, float).reshape(-1, 2)])[order]
     flat[:, 2:] = np.concatenate([np.zeros((len(cc), 4)),
                                   np.asarray(x_A, float).reshape(-1, 4)])[order]
-    t = block.t[ri].astype(float)
+    return ri, rp, flat, block.t[ri].astype(float)
+
+
+def _enumerated_values(block: _Block, W, ri, rp, flat, t) -> dict:
+    """:func:`_metrics`' exact-style values of enumerated equilibria (rows of
+    :func:`_enumerated_rows`, any of them): ``{metric: (values, ses)}``, each row at its
+    own protocol, evaluated on its own row alone."""
+    R = len(ri)
     if not R:
-        return ri, rp, flat, t, {}
+        return {}
     consult = rp == 0
     prof = sg.Profile(np.ones((R, 2)), np.ones((R, 2)), np.ones((R, 2, 2)))
     prof.x_Pc[consult] = flat[consult, :2]
@@ -574,7 +597,7 @@ def _enumerated_rows(block: _Block, W, eqc):
     for r in np.flatnonzero(~np.isnan(t)):  # a fixed attention's cost (as _metrics)
         cost[r] = float(ef.cost(block.cell(int(ri[r])).effort, t[r], int(rp[r])))
     out["judge_utility"] = (out["acc"][0] - cost, out["acc"][1])
-    return ri, rp, flat, t, out
+    return out
 
 
 def solve_cells(base, cells, progress=None) -> xr.Dataset:
