@@ -578,13 +578,6 @@ def certificate(weights, prof: Profile, J_c, J_d, v, c_e):
     return np.stack([eps_c, eps_d], axis=1)
 
 
-def _ok(x, g, tol):
-    """x is a best response to gain g (NaN gains, of null types, always pass)."""
-    good = np.where(x >= 1 - 1e-12, g >= -tol,
-                    np.where(x <= 1e-12, g <= tol, np.abs(g) <= tol))
-    return good | np.isnan(g)
-
-
 def equilibrium_rows(G: Gains, tol: float = 1e-10):
     """Extreme equilibria of both protocols, cell by cell (vectorised over cells).
 
@@ -595,54 +588,26 @@ def equilibrium_rows(G: Gains, tol: float = 1e-10):
     indifferent given the other A type's pure action.  Every candidate is kept iff
     each type best-responds; this finds every equilibrium of a generic game and
     the end points of equilibrium segments when one type is indifferent.  Types of
-    probability zero present (their action changes nothing).
+    probability zero present (their action changes nothing).  The sub-games'
+    candidates are enumerated by a compiled loop
+    (:func:`antiamp.kernels.signals_equilibria.debate_subgames`).
 
     Returns the equilibria as rows, ordered by cell: ``(cell [Rc], x_Pc [Rc, 2])`` of
     consultancy and ``(cell [Rd], x_P [Rd, 2], x_A [Rd, 2, 2])`` of debate
     (:func:`enumerate_equilibria`: the same as lists per cell).
     """
-    C = G.aP.shape[0]
-    sub = []  # per s: [C, K, 3] candidate (xP, xA0, xA1) and validity
-    for s in (0, 1):
-        aA, BA = G.aA[:, s], G.BA[:, s]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            sw = np.where(np.abs(BA) > 0, -aA / BA, np.nan)
-        sw = np.where((sw > 0) & (sw < 1), sw, np.nan)
-        xp_c = np.stack([np.zeros(C), np.ones(C), sw[:, 0], sw[:, 1]], axis=1)  # [C, 4]
-        aP, BP = G.aP[:, s][:, None], G.BP[:, s]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            # x_A0 solving P's indifference given x_A1 in {0, 1}, and vice versa.
-            s0 = [np.where(BP[:, 0:1] != 0, -(aP + BP[:, 1:2] * k) / BP[:, 0:1], np.nan)
-                  for k in (0, 1)]
-            s1 = [np.where(BP[:, 1:2] != 0, -(aP + BP[:, 0:1] * k) / BP[:, 1:2], np.nan)
-                  for k in (0, 1)]
-        pairs = [(np.zeros((C, 1)) + i, np.zeros((C, 1)) + j) for i in (0, 1) for j in (0, 1)]
-        pairs += [(s0[k], np.zeros((C, 1)) + k) for k in (0, 1)]
-        pairs += [(np.zeros((C, 1)) + k, s1[k]) for k in (0, 1)]
-        cands = []
-        for a0, a1 in pairs:
-            for j in range(4):
-                cands.append(np.concatenate([xp_c[:, j:j + 1], a0, a1], axis=1))
-        cand = np.stack(cands, axis=1)  # [C, 32, 3]
-        cand = np.where(np.abs(cand) < 1e-13, 0.0, cand)
-        inside = np.all((cand >= -1e-12) & (cand <= 1 + 1e-12), axis=-1) & \
-            ~np.any(np.isnan(cand), axis=-1)
-        cand = np.clip(np.nan_to_num(cand), 0, 1)
-        # Null types present.
-        cand[..., 0] = np.where(G.null_P[:, s][:, None], 1.0, cand[..., 0])
-        cand[..., 1] = np.where(G.null_A[:, s, 0][:, None], 1.0, cand[..., 1])
-        cand[..., 2] = np.where(G.null_A[:, s, 1][:, None], 1.0, cand[..., 2])
-        gP = G.aP[:, s][:, None] + G.BP[:, s, 0][:, None] * cand[..., 1] \
-            + G.BP[:, s, 1][:, None] * cand[..., 2]
-        gA0 = G.aA[:, s, 0][:, None] + G.BA[:, s, 0][:, None] * cand[..., 0]
-        gA1 = G.aA[:, s, 1][:, None] + G.BA[:, s, 1][:, None] * cand[..., 0]
-        gP = np.where(G.null_P[:, s][:, None], np.nan, gP)
-        gA0 = np.where(G.null_A[:, s, 0][:, None], np.nan, gA0)
-        gA1 = np.where(G.null_A[:, s, 1][:, None], np.nan, gA1)
-        valid = inside & _ok(cand[..., 0], gP, tol) & _ok(cand[..., 1], gA0, tol) \
-            & _ok(cand[..., 2], gA1, tol)
-        sub.append((cand, valid))
-    return _equilibrium_rows(G, sub, tol)
+    from ...kernels.signals_equilibria import debate_subgames
+
+    f = np.ascontiguousarray
+    S, count = debate_subgames(f(G.aP, float), f(G.BP, float), f(G.aA, float),
+                               f(G.BA, float), f(G.null_P, np.bool_), f(G.null_A, np.bool_),
+                               float(tol), SAME_CANDIDATE)
+    return _equilibrium_rows(G, S, count, tol)
+
+
+#: Candidates of a sub-game this close (the largest coordinate difference) to one
+#: kept before them are the same equilibrium.
+SAME_CANDIDATE = 1e-9
 
 
 def enumerate_equilibria(G: Gains, tol: float = 1e-10):
@@ -669,13 +634,12 @@ def _product_rows(n0: np.ndarray, n1: np.ndarray):
     return cell, k // n1[cell], k % n1[cell]
 
 
-def _equilibrium_rows(G: Gains, sub: list, tol: float):
-    """The equilibria of :func:`equilibrium_rows` from each sub-game's candidates."""
-    kept = [_unique_rows(cand, valid) for cand, valid in sub]  # (rows [C, 32], count [C])
-    S0, S1 = (np.take_along_axis(sub[s][0], kept[s][0][..., None], axis=1) for s in (0, 1))
+def _equilibrium_rows(G: Gains, S: np.ndarray, count: np.ndarray, tol: float):
+    """The equilibria of :func:`equilibrium_rows` from each sub-game's ([2, C, 32, 3]
+    and their counts [2, C])."""
     # Debate: every pair of the sub-games' equilibria, as the cell's list in its order.
-    cell, a, b = _product_rows(kept[0][1], kept[1][1])
-    u, w = S0[cell, a], S1[cell, b]
+    cell, a, b = _product_rows(count[0], count[1])
+    u, w = S[0][cell, a], S[1][cell, b]
     x_P = np.stack([u[:, 0], w[:, 0]], axis=1)
     x_A = np.stack([u[:, 1:3], w[:, 1:3]], axis=1)
     nulls = G.null_P
@@ -687,28 +651,6 @@ def _equilibrium_rows(G: Gains, sub: list, tol: float):
     x_Pc = np.stack([np.where(pres[cc, 0] & (a == 0), 1.0, 0.0),
                      np.where(pres[cc, 1] & (b == 0), 1.0, 0.0)], axis=1)
     return (cc, x_Pc), (cell, x_P, x_A)
-
-
-def _unique_rows(cand, valid, tol=1e-9):
-    """Per row of ``cand`` [C, K, 3], the valid candidates once each (a candidate
-    within ``tol`` of one kept before it is dropped), in descending lexicographic
-    order: (indices [C, K], the first ``count`` [C] of them kept).  Vectorised
-    over rows; the same choice and order as keeping them one by one."""
-    C, K = valid.shape
-    # The valid candidates of each row first, in their order (few per row).
-    first = np.argsort(~valid, axis=-1, kind="stable")
-    M = int(valid.sum(-1).max()) if C else 0
-    first = first[:, :M]
-    sel = np.take_along_axis(cand, first[..., None], axis=1)  # [C, M, 3]
-    ok = np.take_along_axis(valid, first, axis=1)
-    close = np.abs(sel[:, :, None, :] - sel[:, None, :, :]).max(-1) < tol  # [C, M, M]
-    keep = np.zeros((C, M), bool)
-    for i in range(M):
-        keep[:, i] = ok[:, i] & ~(keep[:, :i] & close[:, i, :i]).any(-1)
-    # Stable sort: kept first, then by -x0, -x1, -x2 (ties keep their order).
-    order = np.lexsort((-sel[..., 2], -sel[..., 1], -sel[..., 0], ~keep), axis=-1)
-    order = np.take_along_axis(first, order, axis=1)
-    return order, keep.sum(-1)
 
 
 def general_debate(G: Gains, c: int, methods=("br", "qre", "root"), n_starts=9, tol=1e-9):

@@ -1,0 +1,148 @@
+"""Compiled candidate enumeration of the correlated-signals debate's sub-games.
+
+Per cell and sub-game s (one protagonist type, two antagonist types), the gains
+are affine (the protagonist's aP + BP . x_A, an antagonist type's aA + BA x_P, as the
+model derives them from its class weights): the protagonist's candidates
+are 0, 1 and the antagonist types' switch points, the antagonist types' are 0, 1
+and the mixture that makes the protagonist indifferent given the other's pure
+action: 32 candidate profiles, each kept iff every type best-responds, the
+candidates within ``same`` of one kept before dropped, the rest ordered by
+descending (x_P, x_A0, x_A1), ties in candidate order.
+
+Written by hand because NumPy built a [cells, 32, 3] array a step (about 20
+temporaries) and sorted each row's candidates with ``argsort`` and ``lexsort``:
+most of a simulated-payoff grid's solving, whose delta-method standard errors
+solve 64 perturbed games a mixed cell.  The same IEEE operations in the same
+order as that NumPy code (kept as the oracle in ``tests/test_signals_equilibria.py``),
+so the same bits.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+#: Candidate profiles of a sub-game: 8 antagonist pairs x 4 protagonist actions.
+N_CAND = 32
+
+
+@nb.njit(inline="always", cache=True)
+def _best_response(x, g, tol):
+    """x is a best response to the gain g (a NaN gain, of a null type, always is)."""
+    if g != g:
+        return True
+    if x >= 1 - 1e-12:
+        return g >= -tol
+    if x <= 1e-12:
+        return g <= tol
+    return abs(g) <= tol
+
+
+@nb.njit(inline="always", cache=True)
+def _tidy(x):
+    """A candidate's coordinate as the enumeration keeps it: within 1e-13 of 0 is 0;
+    then NaN 0 and the rest clipped to [0, 1]."""
+    if abs(x) < 1e-13:
+        x = 0.0
+    if x != x:
+        return 0.0
+    if x < 0.0:
+        return 0.0
+    if x > 1.0:
+        return 1.0
+    return x
+
+
+@nb.njit(inline="always", cache=True)
+def _inside(x):
+    return x >= -1e-12 and x <= 1 + 1e-12
+
+
+@nb.njit(cache=True)
+def debate_subgames(aP, BP, aA, BA, null_P, null_A, tol, same):
+    """Each cell's equilibria of both sub-games: ``(S [2, C, 32, 3], count [2, C])``,
+    the first ``count[s, c]`` rows of ``S[s, c]`` the sub-game's equilibria
+    (x_P, x_A0, x_A1) in their order (see the module docstring)."""
+    C = aP.shape[0]
+    S = np.zeros((2, C, N_CAND, 3))
+    count = np.zeros((2, C), np.int64)
+    cand = np.empty((N_CAND, 3))
+    valid = np.empty(N_CAND, np.bool_)
+    xp = np.empty(4)
+    pa0 = np.empty(8)
+    pa1 = np.empty(8)
+    kept = np.empty(N_CAND, np.int64)
+    nan = np.nan
+    for c in range(C):
+        for s in range(2):
+            xp[0] = 0.0
+            xp[1] = 1.0
+            for r in range(2):
+                ba = BA[c, s, r]
+                sw = -aA[c, s, r] / ba if abs(ba) > 0 else nan
+                xp[2 + r] = sw if (sw > 0 and sw < 1) else nan
+            ap, bp0, bp1 = aP[c, s], BP[c, s, 0], BP[c, s, 1]
+            for i in range(2):  # the four pure pairs, then the indifference points
+                for j in range(2):
+                    pa0[2 * i + j] = float(i)
+                    pa1[2 * i + j] = float(j)
+            for k in range(2):
+                pa0[4 + k] = -(ap + bp1 * float(k)) / bp0 if bp0 != 0 else nan
+                pa1[4 + k] = float(k)
+                pa0[6 + k] = float(k)
+                pa1[6 + k] = -(ap + bp0 * float(k)) / bp1 if bp1 != 0 else nan
+            nP, nA0, nA1 = null_P[c, s], null_A[c, s, 0], null_A[c, s, 1]
+            for q in range(8):
+                for j in range(4):
+                    m = 4 * q + j
+                    x0, x1, x2 = xp[j], pa0[q], pa1[q]
+                    z0 = 0.0 if abs(x0) < 1e-13 else x0
+                    z1 = 0.0 if abs(x1) < 1e-13 else x1
+                    z2 = 0.0 if abs(x2) < 1e-13 else x2
+                    ok = _inside(z0) and _inside(z1) and _inside(z2)  # False for NaN
+                    c0 = 1.0 if nP else _tidy(x0)
+                    c1 = 1.0 if nA0 else _tidy(x1)
+                    c2 = 1.0 if nA1 else _tidy(x2)
+                    gP = nan if nP else ap + bp0 * c1 + bp1 * c2
+                    gA0 = nan if nA0 else aA[c, s, 0] + BA[c, s, 0] * c0
+                    gA1 = nan if nA1 else aA[c, s, 1] + BA[c, s, 1] * c0
+                    cand[m, 0], cand[m, 1], cand[m, 2] = c0, c1, c2
+                    valid[m] = (ok and _best_response(c0, gP, tol)
+                                and _best_response(c1, gA0, tol)
+                                and _best_response(c2, gA1, tol))
+            # the valid candidates once each, in candidate order
+            n = 0
+            for m in range(N_CAND):
+                if not valid[m]:
+                    continue
+                dup = False
+                for u in range(n):
+                    k = kept[u]
+                    d = max(abs(cand[m, 0] - cand[k, 0]), abs(cand[m, 1] - cand[k, 1]),
+                            abs(cand[m, 2] - cand[k, 2]))
+                    if d < same:
+                        dup = True
+                        break
+                if not dup:
+                    kept[n] = m
+                    n += 1
+            # descending (x_P, x_A0, x_A1), ties in candidate order: insertion sort
+            for u in range(1, n):
+                k = kept[u]
+                v = u
+                while v > 0:
+                    p = kept[v - 1]
+                    if (cand[k, 0] > cand[p, 0] or (cand[k, 0] == cand[p, 0] and (
+                            cand[k, 1] > cand[p, 1] or (cand[k, 1] == cand[p, 1]
+                                                        and cand[k, 2] > cand[p, 2])))):
+                        kept[v] = p
+                        v -= 1
+                    else:
+                        break
+                kept[v] = k
+            for u in range(n):
+                S[s, c, u, 0] = cand[kept[u], 0]
+                S[s, c, u, 1] = cand[kept[u], 1]
+                S[s, c, u, 2] = cand[kept[u], 2]
+            count[s, c] = n
+    return S, count

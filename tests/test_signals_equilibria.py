@@ -1,0 +1,185 @@
+"""The compiled enumeration of the signals debate's sub-games
+(``antiamp.kernels.signals_equilibria``) against the NumPy code it replaced, kept
+here as the oracle: the same equilibria, bit for bit, in the same order, on gains
+from random games and on gains built to sit on every edge the enumeration tests
+(indifference, switch points at 0 and 1, null types, zero slopes, duplicates)."""
+
+import numpy as np
+import pytest
+
+import antiamp.models.signals.core as sg
+from antiamp.models.signals.core import Gains
+
+
+def _ok(x, g, tol):
+    """x is a best response to gain g (NaN gains, of null types, always pass)."""
+    good = np.where(x >= 1 - 1e-12, g >= -tol,
+                    np.where(x <= 1e-12, g <= tol, np.abs(g) <= tol))
+    return good | np.isnan(g)
+
+
+def numpy_rows(G, tol=1e-10):
+    """The NumPy enumeration (antiamp 2026-12-04), the oracle."""
+    C = G.aP.shape[0]
+    sub = []  # per s: [C, K, 3] candidate (xP, xA0, xA1) and validity
+    for s in (0, 1):
+        aA, BA = G.aA[:, s], G.BA[:, s]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            sw = np.where(np.abs(BA) > 0, -aA / BA, np.nan)
+        sw = np.where((sw > 0) & (sw < 1), sw, np.nan)
+        xp_c = np.stack([np.zeros(C), np.ones(C), sw[:, 0], sw[:, 1]], axis=1)  # [C, 4]
+        aP, BP = G.aP[:, s][:, None], G.BP[:, s]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            # x_A0 solving P's indifference given x_A1 in {0, 1}, and vice versa.
+            s0 = [np.where(BP[:, 0:1] != 0, -(aP + BP[:, 1:2] * k) / BP[:, 0:1], np.nan)
+                  for k in (0, 1)]
+            s1 = [np.where(BP[:, 1:2] != 0, -(aP + BP[:, 0:1] * k) / BP[:, 1:2], np.nan)
+                  for k in (0, 1)]
+        pairs = [(np.zeros((C, 1)) + i, np.zeros((C, 1)) + j) for i in (0, 1) for j in (0, 1)]
+        pairs += [(s0[k], np.zeros((C, 1)) + k) for k in (0, 1)]
+        pairs += [(np.zeros((C, 1)) + k, s1[k]) for k in (0, 1)]
+        cands = []
+        for a0, a1 in pairs:
+            for j in range(4):
+                cands.append(np.concatenate([xp_c[:, j:j + 1], a0, a1], axis=1))
+        cand = np.stack(cands, axis=1)  # [C, 32, 3]
+        cand = np.where(np.abs(cand) < 1e-13, 0.0, cand)
+        inside = np.all((cand >= -1e-12) & (cand <= 1 + 1e-12), axis=-1) & \
+            ~np.any(np.isnan(cand), axis=-1)
+        cand = np.clip(np.nan_to_num(cand), 0, 1)
+        # Null types present.
+        cand[..., 0] = np.where(G.null_P[:, s][:, None], 1.0, cand[..., 0])
+        cand[..., 1] = np.where(G.null_A[:, s, 0][:, None], 1.0, cand[..., 1])
+        cand[..., 2] = np.where(G.null_A[:, s, 1][:, None], 1.0, cand[..., 2])
+        gP = G.aP[:, s][:, None] + G.BP[:, s, 0][:, None] * cand[..., 1] \
+            + G.BP[:, s, 1][:, None] * cand[..., 2]
+        gA0 = G.aA[:, s, 0][:, None] + G.BA[:, s, 0][:, None] * cand[..., 0]
+        gA1 = G.aA[:, s, 1][:, None] + G.BA[:, s, 1][:, None] * cand[..., 0]
+        gP = np.where(G.null_P[:, s][:, None], np.nan, gP)
+        gA0 = np.where(G.null_A[:, s, 0][:, None], np.nan, gA0)
+        gA1 = np.where(G.null_A[:, s, 1][:, None], np.nan, gA1)
+        valid = inside & _ok(cand[..., 0], gP, tol) & _ok(cand[..., 1], gA0, tol) \
+            & _ok(cand[..., 2], gA1, tol)
+        sub.append((cand, valid))
+    return _rows_of(G, sub, tol)
+
+
+def _rows_of(G, sub, tol):
+    kept = [_unique_rows(cand, valid) for cand, valid in sub]  # (rows [C, 32], count [C])
+    S0, S1 = (np.take_along_axis(sub[s][0], kept[s][0][..., None], axis=1) for s in (0, 1))
+    # Debate: every pair of the sub-games' equilibria, as the cell's list in its order.
+    cell, a, b = sg._product_rows(kept[0][1], kept[1][1])
+    u, w = S0[cell, a], S1[cell, b]
+    x_P = np.stack([u[:, 0], w[:, 0]], axis=1)
+    x_A = np.stack([u[:, 1:3], w[:, 1:3]], axis=1)
+    nulls = G.null_P
+    pres = nulls | (G.gPc >= -tol)  # consultancy: presenting, withholding best responses
+    withh = ~nulls & (G.gPc <= tol)
+    # Consultancy: per type, presenting (1) if a best response, then withholding (0).
+    n = pres.astype(np.intp) + withh
+    cc, a, b = sg._product_rows(n[:, 0], n[:, 1])
+    x_Pc = np.stack([np.where(pres[cc, 0] & (a == 0), 1.0, 0.0),
+                     np.where(pres[cc, 1] & (b == 0), 1.0, 0.0)], axis=1)
+    return (cc, x_Pc), (cell, x_P, x_A)
+
+
+def _unique_rows(cand, valid, tol=1e-9):
+    """Per row of ``cand`` [C, K, 3], the valid candidates once each (a candidate
+    within ``tol`` of one kept before it is dropped), in descending lexicographic
+    order: (indices [C, K], the first ``count`` [C] of them kept).  Vectorised
+    over rows; the same choice and order as keeping them one by one."""
+    C, K = valid.shape
+    # The valid candidates of each row first, in their order (few per row).
+    first = np.argsort(~valid, axis=-1, kind="stable")
+    M = int(valid.sum(-1).max()) if C else 0
+    first = first[:, :M]
+    sel = np.take_along_axis(cand, first[..., None], axis=1)  # [C, M, 3]
+    ok = np.take_along_axis(valid, first, axis=1)
+    close = np.abs(sel[:, :, None, :] - sel[:, None, :, :]).max(-1) < tol  # [C, M, M]
+    keep = np.zeros((C, M), bool)
+    for i in range(M):
+        keep[:, i] = ok[:, i] & ~(keep[:, :i] & close[:, i, :i]).any(-1)
+    # Stable sort: kept first, then by -x0, -x1, -x2 (ties keep their order).
+    order = np.lexsort((-sel[..., 2], -sel[..., 1], -sel[..., 0], ~keep), axis=-1)
+    order = np.take_along_axis(first, order, axis=1)
+    return order, keep.sum(-1)
+
+
+
+
+def _same_bits(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype.kind == "f":
+        return a.shape == b.shape and np.array_equal(a.view(np.uint64), b.view(np.uint64))
+    return np.array_equal(a, b)
+
+
+def _assert_same(G, tol=1e-10):
+    (cc, xc), (dc, xp, xa) = sg.equilibrium_rows(G, tol)
+    (cc0, xc0), (dc0, xp0, xa0) = numpy_rows(G, tol)
+    for new, old in ((cc, cc0), (xc, xc0), (dc, dc0), (xp, xp0), (xa, xa0)):
+        assert _same_bits(new, old)
+    return xp, xa
+
+
+def _random_gains(rng, C):
+    """The gains of C random games of the model (random signals, availability and a
+    tie-break judge whose evidence cost lies between b and 1 - b, where mixed
+    equilibria live), each with a perturbed twin as the delta method solves."""
+    W = np.empty((C, 32))
+    for i in range(C):
+        s = sg.SignalsConfig(p_P=rng.uniform(0.55, 0.95), p_A=rng.uniform(0.55, 0.95),
+                             eta=rng.uniform(-0.5, 1.0), eta_mode="fraction",
+                             phi=rng.uniform(0.1, 1.0))
+        W[i] = sg.class_probabilities([rng.uniform(0.3, 0.7)], [sg.joint_table(s, s.p_P)],
+                                      [sg.avail_table(s, rng.uniform(0.1, 0.9))])[0]
+    k = rng.integers(0, 32, C)
+    twin = W.copy()
+    twin[np.arange(C), k] += rng.choice([-1.0, 1.0], C) * np.minimum(1e-5, W[np.arange(C), k] / 2)
+    W = np.concatenate([W, twin])
+    b = np.tile(rng.uniform(0.05, 0.95, C), 2)
+    J_c = np.stack([b, np.ones(2 * C)], axis=1)
+    J_d = np.stack([np.stack([b, np.zeros(2 * C)], 1), np.stack([np.ones(2 * C), b], 1)], 1)
+    c_e = np.minimum(b, 1 - b) + rng.random(2 * C) * np.abs(1 - 2 * b)
+    v = rng.random(2 * C) * (rng.random(2 * C) < 0.5)
+    return sg.gains(W, J_c, J_d, v, c_e)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_compiled_enumeration_is_the_numpy_one_on_random_games(seed):
+    rng = np.random.default_rng(seed)
+    xp, xa = _assert_same(_random_gains(rng, 1500))
+    # mixed equilibria among them (the delta method's perturbed games)
+    assert ((xp > 0) & (xp < 1)).any(axis=1).mean() > 0.1
+
+
+def _edge_gains(rng, C):
+    """Gains drawn from few values (0, +-1, +-0.5, 0.25, tiny, 1e-11 off zero), so that
+    types are indifferent, switch points land on 0, 1 and each other, slopes vanish and
+    candidates coincide; some types null."""
+    vals = np.array([0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 0.25, -0.25, 2.0, 1e-11, -1e-11,
+                     3e-14, 1e-300])
+    pick = lambda *shape: rng.choice(vals, size=shape)  # noqa: E731
+    null_P = rng.random((C, 2)) < 0.15
+    null_A = rng.random((C, 2, 2)) < 0.15
+    return Gains(pick(C, 2), pick(C, 2, 2), pick(C, 2, 2), pick(C, 2, 2), pick(C, 2),
+                 null_P, null_A)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("tol", [1e-10, 0.0, 1e-6])
+def test_the_compiled_enumeration_is_the_numpy_one_on_every_edge(seed, tol):
+    rng = np.random.default_rng(100 + seed)
+    xp, _ = _assert_same(_edge_gains(rng, 20000), tol)
+    assert len(xp) > 20000  # cells with several equilibria (segments' ends, duplicates)
+
+
+def test_the_comparison_can_fail():
+    """A perturbed copy of the oracle's answer is told apart (one ulp of one value)."""
+    G = _random_gains(np.random.default_rng(7), 200)
+    (_, _), (_, xp, _) = numpy_rows(G)
+    moved = xp.copy()
+    i = np.flatnonzero((moved > 0) & (moved < 1))[0]
+    moved.flat[i] = np.nextafter(moved.flat[i], 2.0)
+    assert not _same_bits(moved, xp)
+    assert not _same_bits(np.array([0.0]), np.array([-0.0]))
