@@ -146,3 +146,75 @@ def debate_subgames(aP, BP, aA, BA, null_P, null_A, tol, same):
                 S[s, c, u, 2] = cand[kept[u], 2]
             count[s, c] = n
     return S, count
+
+
+@nb.njit(inline="always", cache=True)
+def _row_sum(x):
+    """``x.sum()`` of a row of 32 as NumPy adds it (its pairwise sum: eight running
+    sums, added in a tree, after an initial 0.0), so the same bits."""
+    n = x.shape[0]
+    r0, r1, r2, r3 = x[0], x[1], x[2], x[3]
+    r4, r5, r6, r7 = x[4], x[5], x[6], x[7]
+    i = 8
+    while i < n - (n % 8):
+        r0 += x[i]
+        r1 += x[i + 1]
+        r2 += x[i + 2]
+        r3 += x[i + 3]
+        r4 += x[i + 4]
+        r5 += x[i + 5]
+        r6 += x[i + 6]
+        r7 += x[i + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += x[i]
+        i += 1
+    return 0.0 + res
+
+
+@nb.njit(cache=True)
+def gain_coefficients(w, Jc, J00, J01, J10, J11, acc_P, acc_A, c_e, SP, SA, TP, TA):
+    """The affine gain maps of every sender type, per cell (rows of class weights ``w``
+    [C, 32] with the judge's tables and acceptance probabilities per class, the
+    classes' stance, signal and availability bits): ``(aP [C, 2], BP [C, 2, 2],
+    aA [C, 2, 2], BA [C, 2, 2], gPc [C, 2], null_P [C, 2], null_A [C, 2, 2])``, each
+    class's product in NumPy's order and each row summed as NumPy sums it (the NumPy
+    code it replaced is the oracle of ``tests/test_signals_equilibria.py``)."""
+    C, K = w.shape
+    aP, gPc = np.zeros((C, 2)), np.zeros((C, 2))
+    BP, aA, BA = np.zeros((C, 2, 2)), np.zeros((C, 2, 2)), np.zeros((C, 2, 2))
+    null_P, null_A = np.zeros((C, 2), np.bool_), np.zeros((C, 2, 2), np.bool_)
+    t = np.empty((6, K))
+    for c in range(C):
+        dc = Jc[c, 1] - Jc[c, 0]
+        for s in range(2):
+            for k in range(K):
+                mP = 1.0 if (SP[k] == s and TP[k] == 1) else 0.0
+                wm = w[c, k] * mP
+                t[0, k] = wm
+                t[1, k] = wm * acc_P[c, k] * (J10[c, k] - J00[c, k])
+                t[2, k] = wm * acc_P[c, k] * dc
+            FP = _row_sum(t[0])
+            null_P[c, s] = FP <= 0
+            FPs = FP if FP > 0 else 1.0
+            aP[c, s] = _row_sum(t[1]) / FPs - c_e[c]
+            gPc[c, s] = _row_sum(t[2]) / FPs - c_e[c]
+            for r in range(2):
+                for k in range(K):
+                    cross = J11[c, k] - J01[c, k] - J10[c, k] + J00[c, k]
+                    both = 1.0 if (SP[k] == s and TP[k] == 1 and SA[k] == r
+                                   and TA[k] == 1) else 0.0
+                    mA = 1.0 if (SP[k] == s and SA[k] == r and TA[k] == 1) else 0.0
+                    t[3, k] = w[c, k] * both * acc_P[c, k] * acc_A[c, k] * cross
+                    wa = w[c, k] * mA
+                    t[4, k] = wa
+                    t[5, k] = wa * acc_A[c, k] * (J00[c, k] - J01[c, k])
+                    t[0, k] = wa * float(TP[k]) * acc_P[c, k] * acc_A[c, k] * (-cross)
+                BP[c, s, r] = _row_sum(t[3]) / FPs
+                FA = _row_sum(t[4])
+                null_A[c, s, r] = FA <= 0
+                FAs = FA if FA > 0 else 1.0
+                aA[c, s, r] = _row_sum(t[5]) / FAs - c_e[c]
+                BA[c, s, r] = _row_sum(t[0]) / FAs
+    return aP, BP, aA, BA, gPc, null_P, null_A

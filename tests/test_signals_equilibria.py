@@ -107,6 +107,38 @@ def _unique_rows(cand, valid, tol=1e-9):
 
 
 
+def numpy_gains(weights, J_c, J_d, v, c_e):
+    """The NumPy gains (antiamp 2026-12-04), the oracle."""
+    w = np.asarray(weights, float)
+    J_c = np.asarray(J_c, float)
+    c_e = np.asarray(c_e, float)
+    acc_P, acc_A = sg._acceptance(v)
+    C = w.shape[0]
+    J00, J01, J10, J11 = sg.class_tables(J_d)
+    cross = J11 - J01 - J10 + J00
+    aP, gPc = np.zeros((C, 2)), np.zeros((C, 2))
+    BP, aA, BA = np.zeros((C, 2, 2)), np.zeros((C, 2, 2)), np.zeros((C, 2, 2))
+    null_P, null_A = np.zeros((C, 2), bool), np.zeros((C, 2, 2), bool)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for s in (0, 1):
+            mP = (sg.SP == s) & (sg.TP == 1)
+            FP = (w * mP).sum(-1)
+            null_P[:, s] = FP <= 0
+            FPs = np.where(FP > 0, FP, 1.0)
+            aP[:, s] = (w * mP * acc_P * (J10 - J00)).sum(-1) / FPs - c_e
+            gPc[:, s] = (w * mP * acc_P * (J_c[:, 1:] - J_c[:, :1])).sum(-1) / FPs - c_e
+            for r in (0, 1):
+                both = mP & (sg.SA == r) & (sg.TA == 1)
+                BP[:, s, r] = (w * both * acc_P * acc_A * cross).sum(-1) / FPs
+                mA = (sg.SP == s) & (sg.SA == r) & (sg.TA == 1)
+                FA = (w * mA).sum(-1)
+                null_A[:, s, r] = FA <= 0
+                FAs = np.where(FA > 0, FA, 1.0)
+                aA[:, s, r] = (w * mA * acc_A * (J00 - J01)).sum(-1) / FAs - c_e
+                BA[:, s, r] = (w * mA * sg.TP * acc_P * acc_A * (-cross)).sum(-1) / FAs
+    return Gains(aP, BP, aA, BA, gPc, null_P, null_A)
+
+
 def _same_bits(a, b):
     a, b = np.asarray(a), np.asarray(b)
     if a.dtype.kind == "f":
@@ -183,3 +215,23 @@ def test_the_comparison_can_fail():
     moved.flat[i] = np.nextafter(moved.flat[i], 2.0)
     assert not _same_bits(moved, xp)
     assert not _same_bits(np.array([0.0]), np.array([-0.0]))
+
+
+def _gain_inputs(rng, C, rhetoric):
+    """Random class weights (some classes empty, so some types null), judges' tables
+    (a debate table per antagonist belief with ``rhetoric``), checks and costs."""
+    w = rng.dirichlet(np.full(32, 0.5), size=C) * 10.0 ** rng.integers(0, 7, (C, 1))
+    w[rng.random((C, 32)) < 0.25] = 0.0
+    w[: C // 20] = 0.0  # cells of no weight at all
+    J_d = rng.random((C, 2, 2, 2) if rhetoric else (C, 2, 2))
+    return w, rng.random((C, 2)), J_d, rng.random(C) * (rng.random(C) < 0.7), rng.random(C)
+
+
+@pytest.mark.parametrize("rhetoric", [False, True])
+@pytest.mark.parametrize("seed", range(3))
+def test_the_compiled_gains_are_the_numpy_ones(seed, rhetoric):
+    args = _gain_inputs(np.random.default_rng(seed), 5000, rhetoric)
+    new, old = sg.gains(*args), numpy_gains(*args)
+    for name in ("aP", "BP", "aA", "BA", "gPc", "null_P", "null_A"):
+        assert _same_bits(getattr(new, name), getattr(old, name)), name
+    assert new.null_P.any() and new.null_A.any() and not new.null_A.all()

@@ -486,36 +486,21 @@ def gains(weights, J_c, J_d, v, c_e) -> Gains:
     P's gain at type s: E[acc_P ((1 - q_A)(J10 - J00) + q_A (J11 - J01)) | s, t_P = 1] - c_e,
     A's gain at type (s, r): E[acc_A ((1 - q_P)(J00 - J01) + q_P (J10 - J11)) | s, r, t_A = 1] - c_e,
     with q the opponent's evidence probability, affine in the opponent's x; the
-    cost is paid on presenting, whether or not the judge's check rejects it.
+    cost is paid on presenting, whether or not the judge's check rejects it.  The
+    class sums of a cell a compiled loop
+    (:func:`antiamp.kernels.signals_equilibria.gain_coefficients`).
     """
-    w = np.asarray(weights, float)
-    J_c = np.asarray(J_c, float)
-    c_e = np.asarray(c_e, float)
-    acc_P, acc_A = _acceptance(v)
+    from ...kernels.signals_equilibria import gain_coefficients
+
+    w = np.ascontiguousarray(weights, float)
     C = w.shape[0]
-    J00, J01, J10, J11 = class_tables(J_d)
-    cross = J11 - J01 - J10 + J00
-    aP, gPc = np.zeros((C, 2)), np.zeros((C, 2))
-    BP, aA, BA = np.zeros((C, 2, 2)), np.zeros((C, 2, 2)), np.zeros((C, 2, 2))
-    null_P, null_A = np.zeros((C, 2), bool), np.zeros((C, 2, 2), bool)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        for s in (0, 1):
-            mP = (SP == s) & (TP == 1)
-            FP = (w * mP).sum(-1)
-            null_P[:, s] = FP <= 0
-            FPs = np.where(FP > 0, FP, 1.0)
-            aP[:, s] = (w * mP * acc_P * (J10 - J00)).sum(-1) / FPs - c_e
-            gPc[:, s] = (w * mP * acc_P * (J_c[:, 1:] - J_c[:, :1])).sum(-1) / FPs - c_e
-            for r in (0, 1):
-                both = mP & (SA == r) & (TA == 1)
-                BP[:, s, r] = (w * both * acc_P * acc_A * cross).sum(-1) / FPs
-                mA = (SP == s) & (SA == r) & (TA == 1)
-                FA = (w * mA).sum(-1)
-                null_A[:, s, r] = FA <= 0
-                FAs = np.where(FA > 0, FA, 1.0)
-                aA[:, s, r] = (w * mA * acc_A * (J00 - J01)).sum(-1) / FAs - c_e
-                BA[:, s, r] = (w * mA * TP * acc_P * acc_A * (-cross)).sum(-1) / FAs
-    return Gains(aP, BP, aA, BA, gPc, null_P, null_A)
+    f = np.ascontiguousarray
+    acc_P, acc_A = _acceptance(v)
+    tables = [f(np.broadcast_to(t, (C, 32)), float) for t in class_tables(J_d)]
+    return Gains(*gain_coefficients(
+        w, f(np.broadcast_to(np.asarray(J_c, float), (C, 2))), *tables,
+        f(np.broadcast_to(acc_P, (C, 32))), f(np.broadcast_to(acc_A, (C, 32))),
+        f(np.broadcast_to(np.asarray(c_e, float), (C,))), SP, SA, TP, TA))
 
 
 def interim_payoffs(weights, prof: Profile, J_c, J_d, v, c_e):
