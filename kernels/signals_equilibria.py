@@ -174,27 +174,39 @@ def _row_sum(x):
 
 
 @nb.njit(cache=True)
-def gain_coefficients(w, Jc, J00, J01, J10, J11, acc_P, acc_A, c_e, SP, SA, TP, TA):
-    """The affine gain maps of every sender type, per cell (rows of class weights ``w``
-    [C, 32] with the judge's tables and acceptance probabilities per class, the
-    classes' stance, signal and availability bits): ``(aP [C, 2], BP [C, 2, 2],
-    aA [C, 2, 2], BA [C, 2, 2], gPc [C, 2], null_P [C, 2], null_A [C, 2, 2])``, each
-    class's product in NumPy's order and each row summed as NumPy sums it (the NumPy
-    code it replaced is the oracle of ``tests/test_signals_equilibria.py``)."""
+def gain_coefficients(w, Jc, Jd, v, c_e, bits):
+    """The affine gain maps of every sender type, per cell: ``(aP [C, 2], BP [C, 2, 2],
+    aA [C, 2, 2], BA [C, 2, 2], gPc [C, 2], null_P [C, 2], null_A [C, 2, 2])`` from the
+    class weights ``w`` [C, 32], the judge's tables (``Jc`` [C, 2]; ``Jd`` [C, 2, 2, 2]
+    indexed [antagonist disbelieves, e_P, e_A]), the check ``v`` [C] and the cost
+    ``c_e`` [C]; ``bits`` [6, 32]: each class's s_P, s_A, t_P, t_A, whether P's stance
+    is true, whether A believes its own.  Each class's product in NumPy's order and
+    each row summed as NumPy sums it (the NumPy code it replaced is the oracle of
+    ``tests/test_signals_equilibria.py``)."""
     C, K = w.shape
+    SP, SA, TP, TA, PT, AB = bits[0], bits[1], bits[2], bits[3], bits[4], bits[5]
     aP, gPc = np.zeros((C, 2)), np.zeros((C, 2))
     BP, aA, BA = np.zeros((C, 2, 2)), np.zeros((C, 2, 2)), np.zeros((C, 2, 2))
     null_P, null_A = np.zeros((C, 2), np.bool_), np.zeros((C, 2, 2), np.bool_)
     t = np.empty((6, K))
+    accP, accA, cross = np.empty(K), np.empty(K), np.empty(K)
+    J00, J01, J10 = np.empty(K), np.empty(K), np.empty(K)
     for c in range(C):
         dc = Jc[c, 1] - Jc[c, 0]
+        u = 1 - v[c]
+        for k in range(K):
+            b = 1 - AB[k]
+            J00[k], J01[k], J10[k] = Jd[c, b, 0, 0], Jd[c, b, 0, 1], Jd[c, b, 1, 0]
+            cross[k] = Jd[c, b, 1, 1] - J01[k] - J10[k] + J00[k]
+            accP[k] = 1.0 if PT[k] == 1 else u
+            accA[k] = 1.0 if PT[k] == 0 else u  # A's stance is true where P's is not
         for s in range(2):
             for k in range(K):
                 mP = 1.0 if (SP[k] == s and TP[k] == 1) else 0.0
                 wm = w[c, k] * mP
                 t[0, k] = wm
-                t[1, k] = wm * acc_P[c, k] * (J10[c, k] - J00[c, k])
-                t[2, k] = wm * acc_P[c, k] * dc
+                t[1, k] = wm * accP[k] * (J10[k] - J00[k])
+                t[2, k] = wm * accP[k] * dc
             FP = _row_sum(t[0])
             null_P[c, s] = FP <= 0
             FPs = FP if FP > 0 else 1.0
@@ -202,15 +214,14 @@ def gain_coefficients(w, Jc, J00, J01, J10, J11, acc_P, acc_A, c_e, SP, SA, TP, 
             gPc[c, s] = _row_sum(t[2]) / FPs - c_e[c]
             for r in range(2):
                 for k in range(K):
-                    cross = J11[c, k] - J01[c, k] - J10[c, k] + J00[c, k]
                     both = 1.0 if (SP[k] == s and TP[k] == 1 and SA[k] == r
                                    and TA[k] == 1) else 0.0
                     mA = 1.0 if (SP[k] == s and SA[k] == r and TA[k] == 1) else 0.0
-                    t[3, k] = w[c, k] * both * acc_P[c, k] * acc_A[c, k] * cross
+                    t[3, k] = w[c, k] * both * accP[k] * accA[k] * cross[k]
                     wa = w[c, k] * mA
                     t[4, k] = wa
-                    t[5, k] = wa * acc_A[c, k] * (J00[c, k] - J01[c, k])
-                    t[0, k] = wa * float(TP[k]) * acc_P[c, k] * acc_A[c, k] * (-cross)
+                    t[5, k] = wa * accA[k] * (J00[k] - J01[k])
+                    t[0, k] = wa * float(TP[k]) * accP[k] * accA[k] * (-cross[k])
                 BP[c, s, r] = _row_sum(t[3]) / FPs
                 FA = _row_sum(t[4])
                 null_A[c, s, r] = FA <= 0

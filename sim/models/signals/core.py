@@ -494,13 +494,19 @@ def gains(weights, J_c, J_d, v, c_e) -> Gains:
 
     w = np.ascontiguousarray(weights, float)
     C = w.shape[0]
+    J_d = np.asarray(J_d, float)
+    if J_d.ndim == 3:  # one table whatever the antagonist believes
+        J_d = np.broadcast_to(J_d[:, None], (J_d.shape[0], 2, 2, 2))
     f = np.ascontiguousarray
-    acc_P, acc_A = _acceptance(v)
-    tables = [f(np.broadcast_to(t, (C, 32)), float) for t in class_tables(J_d)]
     return Gains(*gain_coefficients(
-        w, f(np.broadcast_to(np.asarray(J_c, float), (C, 2))), *tables,
-        f(np.broadcast_to(acc_P, (C, 32))), f(np.broadcast_to(acc_A, (C, 32))),
-        f(np.broadcast_to(np.asarray(c_e, float), (C,))), SP, SA, TP, TA))
+        w, f(np.broadcast_to(np.asarray(J_c, float), (C, 2))), f(J_d),
+        f(np.broadcast_to(np.asarray(v, float), (C,))),
+        f(np.broadcast_to(np.asarray(c_e, float), (C,))), CLASS_BITS))
+
+
+#: Each class's s_P, s_A, t_P, t_A, whether P's stance is true, whether A believes its
+#: own (:func:`antiamp.kernels.signals_equilibria.gain_coefficients`).
+CLASS_BITS = np.ascontiguousarray(np.stack([SP, SA, TP, TA, P_TRUE, A_BELIEVES]), np.int64)
 
 
 def interim_payoffs(weights, prof: Profile, J_c, J_d, v, c_e):
