@@ -229,3 +229,80 @@ def gain_coefficients(w, Jc, Jd, v, c_e, bits):
                 aA[c, s, r] = _row_sum(t[5]) / FAs - c_e[c]
                 BA[c, s, r] = _row_sum(t[0]) / FAs
     return aP, BP, aA, BA, gPc, null_P, null_A
+
+
+#: The metrics :func:`row_outcomes` returns, in its columns' order.
+ROW_METRICS = ("amp", "acc", "fwc", "endorse", "tie_rate", "evidence_P", "evidence_A",
+               "counter_signal", "welfare")
+
+
+@nb.njit(inline="always", cache=True)
+def _mean(w, g, mask, p, q):
+    """E_w[g | mask] as NumPy's masked weighted mean computes it: the kept weights
+    (0.0 off the mask), their products with g (0.0 where a weight is not positive),
+    each summed as NumPy sums a row of 32, the quotient; NaN without weight."""
+    K = w.shape[0]
+    for k in range(K):
+        wk = w[k] if mask[k] else 0.0
+        q[k] = wk
+        p[k] = wk * g[k] if wk > 0 else 0.0
+    tot = _row_sum(q)
+    return _row_sum(p) / tot if tot > 0 else np.nan
+
+
+@nb.njit(cache=True)
+def row_outcomes(w, flat, protocol, Jc, Jd, v, alpha, beta, delta_c, bits):
+    """Each row's metrics (:data:`ROW_METRICS`) at its own protocol (0 consultancy,
+    1 debate) under the profile ``flat`` [R, 6] (consultancy's x_Pc or debate's x_P,
+    then debate's x_A [s_P, s_A]), from the class weights ``w`` [R, 32], the judge's
+    tables (``Jc`` [R, 2], ``Jd`` [R, 2, 2, 2] as :func:`gain_coefficients` takes it),
+    the check ``v`` and the welfare weights [R]; the antagonist's metrics NaN in
+    consultancy.  The same operations in the same order as the model's NumPy
+    outcomes with ``se=False`` (its test's oracle), each row on its own."""
+    R, K = w.shape
+    SP, SA, TP, TA, PT, AB = bits[0], bits[1], bits[2], bits[3], bits[4], bits[5]
+    out = np.full((R, 9), np.nan)
+    g, qp, qa = np.empty(K), np.empty(K), np.empty(K)
+    acc, tie, wel = np.empty(K), np.empty(K), np.empty(K)
+    right, wrong = np.empty(K, np.bool_), np.empty(K, np.bool_)
+    every = np.ones(K, np.bool_)
+    p, q = np.empty(K), np.empty(K)
+    for k in range(K):
+        right[k] = PT[k] == 1
+        wrong[k] = PT[k] != 1
+    for i in range(R):
+        u = 1 - v[i]
+        debate = protocol[i] == 1
+        cost = delta_c[i] if debate else 0.0
+        for k in range(K):
+            accP = 1.0 if PT[k] == 1 else u
+            if not debate:
+                qc = float(TP[k]) * flat[i, SP[k]] * accP
+                g[k] = (1 - qc) * Jc[i, 0] + qc * Jc[i, 1]
+                qp[k] = qc
+                qa[k] = 0.0
+            else:
+                accA = 1.0 if PT[k] == 0 else u
+                b = 1 - AB[k]
+                qP = float(TP[k]) * flat[i, SP[k]] * accP
+                qA = float(TA[k]) * flat[i, 2 + 2 * SP[k] + SA[k]] * accA
+                g[k] = ((1 - qP) * ((1 - qA) * Jd[i, b, 0, 0] + qA * Jd[i, b, 0, 1])
+                        + qP * ((1 - qA) * Jd[i, b, 1, 0] + qA * Jd[i, b, 1, 1]))
+                qp[k] = qP
+                qa[k] = qA
+            acc[k] = g[k] if right[k] else 1 - g[k]
+            tie[k] = qp[k] * qa[k] + (1 - qp[k]) * (1 - qa[k])
+            wel[k] = (-alpha[i] * (1 - acc[k]) - beta[i] * (0.0 if right[k] else g[k])
+                      - cost)
+        wi = w[i]
+        out[i, 0] = _mean(wi, g, wrong, p, q)
+        out[i, 1] = _mean(wi, acc, every, p, q)
+        out[i, 2] = _mean(wi, g, right, p, q)
+        out[i, 3] = _mean(wi, g, every, p, q)
+        out[i, 4] = _mean(wi, tie, every, p, q)
+        out[i, 5] = _mean(wi, qp, every, p, q)
+        if debate:
+            out[i, 6] = _mean(wi, qa, every, p, q)
+            out[i, 7] = _mean(wi, qa, wrong, p, q)
+        out[i, 8] = _mean(wi, wel, every, p, q)
+    return out

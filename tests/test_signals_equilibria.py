@@ -235,3 +235,31 @@ def test_the_compiled_gains_are_the_numpy_ones(seed, rhetoric):
     for name in ("aP", "BP", "aA", "BA", "gPc", "null_P", "null_A"):
         assert _same_bits(getattr(new, name), getattr(old, name)), name
     assert new.null_P.any() and new.null_A.any() and not new.null_A.all()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_compiled_row_outcomes_are_numpys_outcomes(seed):
+    """Each row's metrics at its own protocol (the delta method's perturbed equilibria)
+    equal, bit for bit, what the model's NumPy ``outcomes`` gives without standard
+    errors; mixed, pure and null-type profiles, both protocols, empty cells."""
+    from antiamp.kernels.signals_equilibria import ROW_METRICS, row_outcomes
+
+    rng = np.random.default_rng(seed)
+    R = 4000
+    w, J_c, J_d, v, _ = _gain_inputs(rng, R, rhetoric=True)
+    flat = rng.random((R, 6))
+    flat[rng.random((R, 6)) < 0.3] = 1.0
+    flat[rng.random((R, 6)) < 0.2] = 0.0
+    rp = rng.integers(0, 2, R)
+    flat[rp == 0, 2:] = 0.0
+    wel = tuple(rng.random(R) * 2 for _ in range(3))
+    got = row_outcomes(w, flat, rp, J_c, J_d, v, *wel, sg.CLASS_BITS)
+    prof = sg.Profile(np.ones((R, 2)), np.ones((R, 2)), np.ones((R, 2, 2)))
+    prof.x_Pc[rp == 0] = flat[rp == 0, :2]
+    prof.x_P[rp == 1] = flat[rp == 1, :2]
+    prof.x_A[rp == 1] = flat[rp == 1, 2:].reshape(-1, 2, 2)
+    ref = sg.outcomes(w, prof, J_c, J_d, v, wel, n=1, se=False, protocol=rp)
+    for j, name in enumerate(ROW_METRICS):
+        assert _same_bits(got[:, j], ref[name][0][np.arange(R), rp]), name
+    assert np.isnan(got[rp == 0, 6:8]).all() and np.isfinite(got[rp == 1, 6]).any()
+    assert np.isnan(got[: R // 20, 0]).all()  # no weight: NaN

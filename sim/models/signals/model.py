@@ -579,24 +579,30 @@ def _enumerated_rows(block: _Block, W, eqc):
 def _enumerated_values(block: _Block, W, ri, rp, flat, t) -> dict:
     """:func:`_metrics`' exact-style values of enumerated equilibria (rows of
     :func:`_enumerated_rows`, any of them): ``{metric: (values, ses)}``, each row at its
-    own protocol, evaluated on its own row alone."""
+    own protocol, evaluated on its own row alone by a compiled loop
+    (:func:`antiamp.kernels.signals_equilibria.row_outcomes`: the operations of
+    :func:`antiamp.models.signals.core.outcomes` without standard errors, in its
+    order, without its [rows, 32] temporaries a metric)."""
+    from ...kernels.signals_equilibria import ROW_METRICS, row_outcomes
+
     R = len(ri)
     if not R:
         return {}
-    consult = rp == 0
-    prof = sg.Profile(np.ones((R, 2)), np.ones((R, 2)), np.ones((R, 2, 2)))
-    prof.x_Pc[consult] = flat[consult, :2]
-    prof.x_P[~consult] = flat[~consult, :2]
-    prof.x_A[~consult] = flat[~consult, 2:].reshape(-1, 2, 2)
-    wel = tuple(w[ri] for w in block.welfare)
-    vals = sg.outcomes(W[ri], prof, block.Jc[ri], block.Jd[ri], block.v[ri], wel, n=1,
-                       se=False, protocol=rp)  # each row at its own protocol alone
-    r_idx = np.arange(R)
-    out = {k: (m[r_idx, rp], s[r_idx, rp]) for k, (m, s) in vals.items()}
+    f = np.ascontiguousarray
+    J_d = np.asarray(block.Jd, float)[ri]
+    if J_d.ndim == 3:  # one table whatever the antagonist believes
+        J_d = np.broadcast_to(J_d[:, None], (R, 2, 2, 2))
+    wel = [f(np.broadcast_to(np.asarray(w, float), (len(block),))[ri]) for w in block.welfare]
+    vals = row_outcomes(f(np.asarray(W, float)[ri]), f(flat, float), f(rp, np.int64),
+                        f(np.asarray(block.Jc, float)[ri]), f(J_d),
+                        f(np.broadcast_to(np.asarray(block.v, float), (len(block),))[ri]),
+                        *wel, sg.CLASS_BITS)
+    nan = np.full(R, np.nan)
+    out = {k: (vals[:, j], nan) for j, k in enumerate(ROW_METRICS)}
     cost = np.zeros(R)
     for r in np.flatnonzero(~np.isnan(t)):  # a fixed attention's cost (as _metrics)
         cost[r] = float(ef.cost(block.cell(int(ri[r])).effort, t[r], int(rp[r])))
-    out["judge_utility"] = (out["acc"][0] - cost, out["acc"][1])
+    out["judge_utility"] = (out["acc"][0] - cost, nan)
     return out
 
 
