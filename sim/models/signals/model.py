@@ -315,12 +315,11 @@ def _equilibrium_se(block: _Block, W, eqc, rows, vals, report, step=1e-5, match=
     """
     from ...metrics import delta_ses
 
-    endo = block.endogenous
-
-    def effort(i):  # the attention the judge chooses, if it does
-        return block.cell(i).effort if endo else None
-
-    moving = [r for r, (i, p, f) in enumerate(rows) if _moves(f, effort(i))]
+    if block.endogenous:  # the attention the judge chooses moves too
+        moving = [r for r, (i, p, f) in enumerate(rows) if _moves(f, block.cell(i).effort)]
+    else:  # a mixed strategy: :func:`_moves` without effort, every row at once
+        flat = _flat_rows([f for _, _, f in rows], np.array([p for _, p, _ in rows], np.intp))
+        moving = np.flatnonzero(((flat > 1e-9) & (flat < 1 - 1e-9)).any(axis=1)).tolist()
     need = sorted({rows[r][0] for r in moving})
     if not need:
         return
@@ -381,7 +380,7 @@ def _equilibrium_se(block: _Block, W, eqc, rows, vals, report, step=1e-5, match=
     for m in vals:
         grad = np.zeros((len(done), W.shape[1]))
         # in the perturbations' order, as the sum of their central differences
-        np.add.at(grad, at, scale[jj] * vp[m][0] / two_h[jj])
+        np.add.at(grad, at, scale[jj] * vp[m] / two_h[jj])
         se = vals[m][1]
         keep = np.isfinite(se[done_a])
         se[done_a[keep]] = delta_ses(freq[keep], grad[keep], n[keep])
@@ -514,7 +513,7 @@ def _perturbed(block: _Block, W, eqc):
     time (each row's equilibria depend on its own row alone): ``(jp, pp, flat_p, t_p,
     values_at)``, each equilibrium found as a row (its perturbed row, protocol, profile
     as :func:`_flat_rows`, attention), in :func:`_metrics`' order; ``values_at(rows)``
-    the values of every metric at those of them (the delta method reads the metrics of
+    ``{metric: values}`` at those of them (the delta method reads the metrics of
     the equilibria that continue a cell's, about one in three of those found: each is
     evaluated on its own row alone, so a subset has the same values as all)."""
     parts, evals = [], []
@@ -538,7 +537,7 @@ def _perturbed(block: _Block, W, eqc):
     starts = np.cumsum([0] + [len(x[0]) for x in parts])
 
     def values_at(rows) -> dict:
-        """``{metric: (values, ses)}`` at the rows ``rows`` of ``jp`` (in that order)."""
+        """``{metric: values}`` at the rows ``rows`` of ``jp`` (in that order)."""
         uniq, inv = np.unique(np.asarray(rows, np.intp), return_inverse=True)
         got: dict = {}
         for q, ev in enumerate(evals):
@@ -548,8 +547,7 @@ def _perturbed(block: _Block, W, eqc):
                     got.setdefault(k, ([], []))
                     got[k][0].append(m)
                     got[k][1].append(s_)
-        return {k: (np.concatenate(m)[inv], np.concatenate(s_)[inv])
-                for k, (m, s_) in got.items()}
+        return {k: np.concatenate(m)[inv] for k, (m, _) in got.items()}
 
     return jp, pp, flat_p, t_p, values_at
 
