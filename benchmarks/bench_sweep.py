@@ -451,8 +451,8 @@ def per_cell_table(rec: dict) -> list:
          f"to the baseline's slope between {blo:,} and {bhi:,} cells.", "",
          "| grid | checkout | cells | CPU (s) | ms a cell | x baseline | kernels+solvers "
          "ms a cell | delta-method SEs ms a cell | overhead ms a cell "
-         "| overhead x baseline's |",
-         "|---|---|---|---|---:|---:|---:|---:|---:|---:|"]
+         "| overhead x baseline's | overhead / all |",
+         "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for name in names:
         ss = rec["sizes"][name]
         lo, hi = ss[0], ss[-1]
@@ -462,7 +462,8 @@ def per_cell_table(rec: dict) -> list:
                      + " / ".join(f"{med[(name, side, c)][0]:.2f}" for c in ss)
                      + f" | {tot:.4f} | {tot / slope('baseline', side, blo, bhi):.1f}"
                      f" | {ker:.4f} | {se:.4f} | {tot - ker - se:.4f}"
-                     f" | {(tot - ker - se) / over('baseline', side, blo, bhi):.1f} |")
+                     f" | {(tot - ker - se) / over('baseline', side, blo, bhi):.1f}"
+                     f" | {(tot - ker - se) / tot:.0%} |")
     if len(base) > 2:  # between consecutive sizes: is the overhead per cell flat?
         pairs = list(zip(base[:-1], base[1:]))
         L += ["", "Overhead ms a cell between consecutive sizes (x the baseline's there):", "",
