@@ -65,22 +65,15 @@ def numpy_rows(G, tol=1e-10):
 
 
 def _rows_of(G, sub, tol):
+    """The rows from each sub-game's candidates, through the model's own pairing of
+    the sub-games (unchanged: what the oracle checks is the candidates, their
+    validity, their uniqueness and their order)."""
     kept = [_unique_rows(cand, valid) for cand, valid in sub]  # (rows [C, 32], count [C])
-    S0, S1 = (np.take_along_axis(sub[s][0], kept[s][0][..., None], axis=1) for s in (0, 1))
-    # Debate: every pair of the sub-games' equilibria, as the cell's list in its order.
-    cell, a, b = sg._product_rows(kept[0][1], kept[1][1])
-    u, w = S0[cell, a], S1[cell, b]
-    x_P = np.stack([u[:, 0], w[:, 0]], axis=1)
-    x_A = np.stack([u[:, 1:3], w[:, 1:3]], axis=1)
-    nulls = G.null_P
-    pres = nulls | (G.gPc >= -tol)  # consultancy: presenting, withholding best responses
-    withh = ~nulls & (G.gPc <= tol)
-    # Consultancy: per type, presenting (1) if a best response, then withholding (0).
-    n = pres.astype(np.intp) + withh
-    cc, a, b = sg._product_rows(n[:, 0], n[:, 1])
-    x_Pc = np.stack([np.where(pres[cc, 0] & (a == 0), 1.0, 0.0),
-                     np.where(pres[cc, 1] & (b == 0), 1.0, 0.0)], axis=1)
-    return (cc, x_Pc), (cell, x_P, x_A)
+    S = np.zeros((2,) + sub[0][0].shape)
+    for s in (0, 1):
+        got = np.take_along_axis(sub[s][0], kept[s][0][..., None], axis=1)
+        S[s, :, :got.shape[1]] = got
+    return sg._equilibrium_rows(G, S, np.stack([kept[0][1], kept[1][1]]), tol)
 
 
 def _unique_rows(cand, valid, tol=1e-9):
