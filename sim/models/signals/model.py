@@ -514,7 +514,7 @@ def _perturbed(block: _Block, W, eqc):
     values_at)``, each equilibrium found as a row (its perturbed row, protocol, profile
     as :func:`_flat_rows`, attention), in :func:`_metrics`' order; ``values_at(rows)``
     ``{metric: values}`` at those of them (the delta method reads the metrics of
-    the equilibria that continue a cell's, about one in three of those found: each is
+    the equilibria that continue a cell's, about half of those found: each is
     evaluated on its own row alone, so a subset has the same values as all)."""
     parts, evals = [], []
     for a in range(0, len(block), PERTURBED_ROWS):
