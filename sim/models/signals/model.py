@@ -531,7 +531,7 @@ def _perturbed(block: _Block, W, eqc):
             p = np.array([q for _, q, _ in r], np.intp)
             flat = _flat_rows([f for _, _, f in r], p)
             t = np.array([f.t for _, _, f in r], float)
-            evals.append(lambda idx, v=v: {k: (m[idx], s_[idx]) for k, (m, s_) in v.items()})
+            evals.append(lambda idx, v=v: {k: m[idx] for k, (m, _) in v.items()})
         parts.append((j + a, p, flat, t))
     jp, pp, flat_p, t_p = (np.concatenate(x) for x in zip(*parts))
     starts = np.cumsum([0] + [len(x[0]) for x in parts])
@@ -543,11 +543,9 @@ def _perturbed(block: _Block, W, eqc):
         for q, ev in enumerate(evals):
             lo, hi = np.searchsorted(uniq, starts[q:q + 2])
             if hi > lo:
-                for k, (m, s_) in ev(uniq[lo:hi] - starts[q]).items():
-                    got.setdefault(k, ([], []))
-                    got[k][0].append(m)
-                    got[k][1].append(s_)
-        return {k: np.concatenate(m)[inv] for k, (m, _) in got.items()}
+                for k, m in ev(uniq[lo:hi] - starts[q]).items():
+                    got.setdefault(k, []).append(m)
+        return {k: np.concatenate(m)[inv] for k, m in got.items()}
 
     return jp, pp, flat_p, t_p, values_at
 
@@ -576,7 +574,7 @@ def _enumerated_rows(block: _Block, W, eqc):
 
 def _enumerated_values(block: _Block, W, ri, rp, flat, t) -> dict:
     """:func:`_metrics`' exact-style values of enumerated equilibria (rows of
-    :func:`_enumerated_rows`, any of them): ``{metric: (values, ses)}``, each row at its
+    :func:`_enumerated_rows`, any of them): ``{metric: values}``, each row at its
     own protocol, evaluated on its own row alone by a compiled loop
     (:func:`antiamp.kernels.signals_equilibria.row_outcomes`: the operations of
     :func:`antiamp.models.signals.core.outcomes` without standard errors, in its
@@ -586,21 +584,15 @@ def _enumerated_values(block: _Block, W, ri, rp, flat, t) -> dict:
     R = len(ri)
     if not R:
         return {}
-    f = np.ascontiguousarray
-    J_d = np.asarray(block.Jd, float)[ri]
-    if J_d.ndim == 3:  # one table whatever the antagonist believes
-        J_d = np.broadcast_to(J_d[:, None], (R, 2, 2, 2))
-    wel = [f(np.broadcast_to(np.asarray(w, float), (len(block),))[ri]) for w in block.welfare]
+    f = np.ascontiguousarray  # a block's columns: a row each, Jd [R, 2, 2, 2] (_Block)
     vals = row_outcomes(f(np.asarray(W, float)[ri]), f(flat, float), f(rp, np.int64),
-                        f(np.asarray(block.Jc, float)[ri]), f(J_d),
-                        f(np.broadcast_to(np.asarray(block.v, float), (len(block),))[ri]),
-                        *wel, sg.CLASS_BITS)
-    nan = np.full(R, np.nan)
-    out = {k: (vals[:, j], nan) for j, k in enumerate(ROW_METRICS)}
+                        f(block.Jc[ri], float), f(block.Jd[ri], float), f(block.v[ri], float),
+                        *(f(w[ri], float) for w in block.welfare), sg.CLASS_BITS)
+    out = {k: vals[:, j] for j, k in enumerate(ROW_METRICS)}
     cost = np.zeros(R)
     for r in np.flatnonzero(~np.isnan(t)):  # a fixed attention's cost (as _metrics)
         cost[r] = float(ef.cost(block.cell(int(ri[r])).effort, t[r], int(rp[r])))
-    out["judge_utility"] = (out["acc"][0] - cost, nan)
+    out["judge_utility"] = out["acc"] - cost
     return out
 
 
