@@ -122,7 +122,19 @@ def simulate_config(c: Config, *, counts_out: dict | None = None) -> xr.Dataset:
     """:func:`simulate` of a config already validated (the model's one-cell path: its
     config comes from :func:`antiamp.registry.to_model_config`), without validating
     it again."""
-    c, strat, J_c, J_d = _setup(c, validated=True)
+    strat, J_c, J_d, counts, values = _simulated(c)
+    if counts_out is not None:
+        counts_out["counts"] = counts
+    th = _theory_values(c, strat, J_c, J_d)
+    return _simulation_dataset(c, strat, J_c, J_d, values,
+                               {f"{k}_exact": v[0] for k, v in th.items()}, counts)
+
+
+def _simulated(c: Config) -> tuple:
+    """A validated config's kernel pass: ``(strategies, J_c, J_d, counts, values)``,
+    ``values`` the metrics ``{name: (value, se)}`` of the counts."""
+    strat = resolve_strategies(c)
+    J_c, J_d = judge_tables(c.judge, c.protocol)
     m = c.model
     thr = baseline_thresholds(m.pi, m.p, m.rho, strat.x_P_consult, strat.x_P, strat.x_A)
     counts = run_baseline_counts(
@@ -130,12 +142,15 @@ def simulate_config(c: Config, *, counts_out: dict | None = None) -> xr.Dataset:
         chunk_size=c.run.chunk_size, n_threads=c.run.n_threads, progress=c.run.progress,
         device=c.run.device,
     )
-    if counts_out is not None:
-        counts_out["counts"] = counts
-    values = evaluate(counts, J_c, J_d, *_welfare_args(c))
-    th = _theory_values(c, strat, J_c, J_d)
-    return _simulation_dataset(c, strat, J_c, J_d, values,
-                               {f"{k}_exact": v[0] for k, v in th.items()}, counts)
+    return strat, J_c, J_d, counts, evaluate(counts, J_c, J_d, *_welfare_args(c))
+
+
+def simulated_values(c: Config) -> dict:
+    """The metrics :func:`simulate` reports for a validated config, ``{name: (value,
+    se)}``, without its Dataset (what a model that composes this one reads: the
+    Dataset's attributes, the config as YAML among them, cost more than the kernel
+    pass of a small cell)."""
+    return _simulated(c)[4]
 
 
 def simulation_dataset(c: Config, values: dict, exact: dict, counts) -> xr.Dataset:
@@ -164,16 +179,7 @@ def _simulation_dataset(c: Config, strat, J_c, J_d, values: dict, exact: dict,
 def cell_arrays(c: Config) -> dict:
     """The arrays :func:`simulate` puts in its Dataset, for a config already
     validated (a grid's cell): no validation, no Dataset."""
-    strat = resolve_strategies(c)
-    J_c, J_d = judge_tables(c.judge, c.protocol)
-    m = c.model
-    thr = baseline_thresholds(m.pi, m.p, m.rho, strat.x_P_consult, strat.x_P, strat.x_A)
-    counts = run_baseline_counts(
-        thr, m.stance == "fixed", m.a, c.run.n_instances, c.run.seed,
-        chunk_size=c.run.chunk_size, n_threads=c.run.n_threads, progress=c.run.progress,
-        device=c.run.device,
-    )
-    values = evaluate(counts, J_c, J_d, *_welfare_args(c))
+    strat, J_c, J_d, counts, values = _simulated(c)
     th = _theory_values(c, strat, J_c, J_d)
     out = {}
     for name in list(PROTOCOL_METRICS) + list(CONTRAST_METRICS):

@@ -205,12 +205,12 @@ def seed000_exact(cfg, jury: int) -> dict:
 
 def seed000_simulated(cfg, jury: int, n: int, seed: int) -> dict:
     """The same by the baseline kernel: ``{metric: ((consult, debate), se)}``."""
-    from ..baseline.core import simulate_config
+    from ..baseline.core import simulated_values
 
     c = _seed000_cfg(cfg, jury)
     c = replace(c, run=replace(c.run, n_instances=int(n), seed=int(seed)))
-    ds = simulate_config(c)
-    return {k: (ds[k].values, ds[f"{k}_se"].values) for k in ("amp", "fwc", "acc")}
+    v = simulated_values(c)
+    return {k: tuple(np.asarray(x, float) for x in v[k]) for k in ("amp", "fwc", "acc")}
 
 
 # ------------------------------------------------------------------ every protocol
