@@ -145,3 +145,69 @@ def debate_certificates(p_c, rho, c_e, J, x_P, x_A):
                 eps = max(eps, (max(uA[0], uA[1]) - cur) / wA)
             out[i, e] = eps
     return out
+
+
+@nb.njit(inline="always", cache=True)
+def _nan_to_zero(x):
+    """One value as ``sim.evidence_game.nan_to_zero`` maps it (``np.nan_to_num``)."""
+    if x != x:
+        return 0.0
+    if x == np.inf:
+        return np.finfo(np.float64).max
+    if x == -np.inf:
+        return -np.finfo(np.float64).max
+    return x
+
+
+@nb.njit(cache=True)
+def profile_columns(J_c, c_e, tau_P, tau_A, g0P, g1P, g0A, g1A, gc, x_P, x_A, code, tol):
+    """What a grid reports of each equilibrium beside its certificate, in one pass over
+    the profiles ``x_P``, ``x_A``, ``code`` [C, 2 protocols (consult, debate), E]
+    (NaN / -1 where a cell has fewer equilibria; ``x_A``'s consultancy row unused).
+
+    Returns ``(eps_consult [C, E], stable [C, 2, E], belief_P, belief_A [C, 2, E],
+    x_Pc, x_Pd, x_Ad [C, E] with NaN as 0, rows [C, E])``: consultancy's certificate
+    (``certificates(..., "consult")``), the stability of both protocols
+    (``stability``), each sender's belief that the other holds evidence, the profiles
+    as the outcome kernel reads them, and the rows holding an equilibrium of either
+    protocol.  The same operations in the same order as the NumPy functions it
+    replaces (``sim.evidence_game``'s), so the same bits (``np.maximum``'s
+    choice of the second of two equal values included); NaN where an equilibrium is
+    missing, as there."""
+    C, _, E = x_P.shape
+    eps_c = np.empty((C, E))
+    stable = np.empty((C, 2, E), np.bool_)
+    belief_P = np.empty((C, 2, E))
+    belief_A = np.empty((C, 2, E))
+    x_Pc = np.empty((C, E))
+    x_Pd = np.empty((C, E))
+    x_Ad = np.empty((C, E))
+    rows = np.empty((C, E), np.bool_)
+    for i in range(C):
+        u0 = J_c[i, 0]
+        u1 = J_c[i, 1] - c_e[i]
+        if u0 != u0:
+            top = u0
+        elif u1 != u1:
+            top = u1
+        else:
+            top = u0 if u0 > u1 else u1
+        strict_c = abs(gc[i]) > tol
+        opposed = g1P[i] * g1A[i] < 0
+        for e in range(E):
+            xc, xd, ad = x_P[i, 0, e], x_P[i, 1, e], x_A[i, 1, e]
+            miss_c, miss_d = xc != xc, xd != xd
+            eps_c[i, e] = np.nan if miss_c else top - (xc * u1 + (1 - xc) * u0)
+            stable[i, 0, e] = (code[i, 0, e] == 0) and strict_c and not miss_c
+            a0, p0 = _nan_to_zero(ad), _nan_to_zero(xd)
+            k = code[i, 1, e]
+            pure = (k == 0) and abs(g0P[i] + g1P[i] * a0) > tol \
+                and abs(g0A[i] + g1A[i] * p0) > tol
+            stable[i, 1, e] = (pure or (k == 1 and opposed)) and not miss_d
+            belief_P[i, 0, e] = np.nan if miss_c else 0.0
+            belief_P[i, 1, e] = np.nan if miss_d else tau_P[i] * ad
+            belief_A[i, 0, e] = np.nan
+            belief_A[i, 1, e] = tau_A[i] * xd
+            x_Pc[i, e], x_Pd[i, e], x_Ad[i, e] = _nan_to_zero(xc), p0, a0
+            rows[i, e] = not (miss_c and miss_d)
+    return eps_c, stable, belief_P, belief_A, x_Pc, x_Pd, x_Ad, rows

@@ -33,7 +33,10 @@ class _LazyModule:
         return self._module
 
     def __getattr__(self, attr: str):
-        return getattr(self._load(), attr)
+        # Read on every use of an attribute (``special.ndtr`` in a solver's inner loop:
+        # hundreds a cell), so the loaded module is taken without a further call.
+        module = self._module
+        return getattr(module if module is not None else self._load(), attr)
 
     def __dir__(self):
         return dir(self._load())

@@ -339,3 +339,68 @@ def test_consultancy_best_responses_at_the_tolerance_edges():
         assert np.isnan(xp[i, n[i]:]).all() and (kind[i, :n[i]] == "pure").all()
         assert (kind[i, n[i]:] == "").all()
     assert xp.shape == (C, 2) and np.isnan(xa).all() and n.dtype == np.int64
+
+
+def _numpy_columns(game, xP, xA, code, tol):
+    """What the compiled ``profile_columns`` replaced: the NumPy functions it fuses."""
+    cP, dP, dA = xP[:, 0], xP[:, 1], xA[:, 1]
+    missing = np.isnan(xP)
+    eps_c = eqm.certificates(game, cP, np.zeros_like(cP), "consult")
+    eps_c[missing[:, 0]] = np.nan
+    stab = np.empty(xP.shape, bool)
+    coefs = game.coefficients()
+    stab[:, 0] = eqm.stability(game, cP, None, code[:, 0], "consult", tol, coefs)
+    stab[:, 1] = eqm.stability(game, dP, dA, code[:, 1], "debate", tol, coefs)
+    stab &= ~missing
+    bP = np.empty(xP.shape)
+    bP[:, 0] = 0.0
+    bP[:, 1] = game.tau_P[:, None] * dA
+    bP[missing] = np.nan
+    bA = np.empty(xP.shape)
+    bA[:, 0] = np.nan
+    bA[:, 1] = game.tau_A[:, None] * dP
+    return (eps_c, stab, bP, bA, eqm.nan_to_zero(cP), eqm.nan_to_zero(dP), eqm.nan_to_zero(dA),
+            ~(np.isnan(cP) & np.isnan(dP)))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_profile_columns_has_the_bits_of_the_numpy_certificates_stability_and_beliefs(seed):
+    """The compiled pass over a grid's profiles against the NumPy functions it replaced,
+    bit for bit (NaN included), on games with every kind of profile: ties in the judge
+    tables (np.maximum's choice), zero slopes, indifference within the tolerance,
+    padding, mixed and segment-end kinds, and infinite profile entries."""
+    from antiamp.kernels.evidence_game import profile_columns
+
+    rng = np.random.default_rng(seed)
+    C, E = 4000, 5
+    grid = np.array([0.0, 0.25, 0.5, 1.0])
+    J_c = np.where(rng.random((C, 2)) < 0.5, rng.choice(grid, (C, 2)), rng.random((C, 2)))
+    J_d = np.where(rng.random((C, 2, 2)) < 0.5, rng.choice(grid, (C, 2, 2)),
+                   rng.random((C, 2, 2)))
+    c_e = np.where(rng.random(C) < 0.3, 0.0, rng.choice([0.25, 0.5, rng.random()], C))
+    p_c, rho = rng.random(C), np.where(rng.random(C) < 0.2, 0.0, rng.random(C))
+    game = eqm.game_from_arrays(p_c, rho, c_e, J_c, J_d)
+    xP = np.where(rng.random((C, 2, E)) < 0.4, rng.choice([0.0, 1.0], (C, 2, E)),
+                  rng.random((C, 2, E)))
+    xA = np.where(rng.random((C, 2, E)) < 0.4, rng.choice([0.0, 1.0], (C, 2, E)),
+                  rng.random((C, 2, E)))
+    n = rng.integers(0, E + 1, (C, 2))  # equilibria a protocol: the rest padded
+    pad = np.arange(E)[None, None, :] >= n[:, :, None]
+    xP[pad] = np.nan
+    xA[pad] = np.nan
+    xA[:, 0] = np.nan
+    code = np.where(pad, -1, rng.integers(0, 3, (C, 2, E))).astype(np.int8)
+    xP[0, 1, 0], xA[1, 1, 0] = np.inf, -np.inf  # nan_to_zero's other branch
+    code[0, 1, 0] = code[1, 1, 0] = 0
+    for tol in (0.0, 1e-9, 0.3):
+        with np.errstate(invalid="ignore", over="ignore"):  # the infinite entries
+            want = _numpy_columns(game, xP, xA, code, tol)
+        f = np.ascontiguousarray
+        got = profile_columns(*(f(a, dtype=float) for a in (game.J_c, game.c_e, game.tau_P,
+                                                            game.tau_A)),
+                              *(f(a, dtype=float) for a in game.coefficients()), xP, xA, code,
+                              tol)
+        for w, g in zip(want, got):
+            assert w.dtype == g.dtype and w.shape == g.shape
+            assert w.tobytes() == g.tobytes()
+        assert want[1].any() and not want[1].all()  # both stable and unstable rows

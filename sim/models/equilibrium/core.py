@@ -16,7 +16,7 @@ from ...config import Config, ConfigError, as_yaml, to_config, to_dataclass
 from ...evidence_game import (KIND_MIXED, KIND_NAMES, KIND_PURE, Game, cell_arrays,
                             certificates, consult_codes, debate_codes, enumerate_consult,
                             enumerate_debate, exact_game, general_equilibria, kind_codes,
-                            nan_to_zero, simulated_game, stability, validate_equilibrium)
+                            nan_to_zero, simulated_game, validate_equilibrium)
 from ...lazy import lazy
 from ...metrics import class_probabilities, evaluate
 from ...schema import CONSULT_DEBATE
@@ -177,22 +177,25 @@ def _lists_to_padded(game, lp, la, consult=False):
 OUTCOME_BLOCK = 65536
 
 
-def _outcomes(game, cells, cP, dP, dA):
+def _outcomes(game, cells, cP, dP, dA, zeroed=None):
     """Outcomes at each equilibrium (exact, from the closed forms): {name: (values
     [C, E, protocol], ...)}.  One compiled pass over every cell; a block of cells
     holding a row the pass flags is computed again by the NumPy path (in blocks of
-    ``OUTCOME_BLOCK`` cells, its memory bound)."""
+    ``OUTCOME_BLOCK`` cells, its memory bound).  ``zeroed``: the profiles with NaN as
+    0 and the rows holding an equilibrium, ``(cP, dP, dA, rows)``, if already made."""
     from antiamp.kernels.outcomes import METRICS, equilibrium_outcomes
 
     c = cell_arrays(cells)
     C = len(c)
     if set(METRICS) == set(OUTCOMES):
+        if zeroed is None:  # rows without equilibria: NaN either way
+            zeroed = (nan_to_zero(cP), nan_to_zero(dP), nan_to_zero(dA),
+                      ~(np.isnan(cP) & np.isnan(dP)))
+        cP0, dP0, dA0, rows = zeroed
         vals, bad = equilibrium_outcomes(
             c.pi.astype(float), c.p.astype(float), game.rho.astype(float),
-            c.fixed.astype(bool), c.a.astype(np.int64), nan_to_zero(cP), nan_to_zero(dP),
-            nan_to_zero(dA), game.J_c, game.J_d, c.alpha.astype(float), c.beta.astype(float),
-            c.delta_c.astype(float),
-            ~(np.isnan(cP) & np.isnan(dP)))  # rows without equilibria: NaN either way
+            c.fixed.astype(bool), c.a.astype(np.int64), cP0, dP0, dA0, game.J_c, game.J_d,
+            c.alpha.astype(float), c.beta.astype(float), c.delta_c.astype(float), rows)
         out = dict(zip(METRICS, vals))
         redo = [lo for lo in range(0, C, OUTCOME_BLOCK) if bad[lo:lo + OUTCOME_BLOCK].any()]
     else:  # pragma: no cover - the kernel computes every outcome reported
@@ -291,23 +294,20 @@ def _assemble(base, eqc, game, cells, shape, dims, axes, consult, debate, report
     missing = np.isnan(xP)
     kind = KIND_NAMES[code] if names is None else KIND_NAMES[code].astype(names)
     n_eq = np.stack([cN, dN], axis=1)
+    # Consultancy's certificates, both protocols' stability, the beliefs and the
+    # profiles as the outcome kernel reads them in one compiled pass (the same bits as
+    # certificates(..., "consult"), stability(...) and nan_to_zero: tests/test_equilibrium).
+    from ...kernels.evidence_game import profile_columns
+
+    f = np.ascontiguousarray
+    eps_c, stab, belief_P, belief_A, cP0, dP0, dA0, rows = profile_columns(
+        *(f(a, dtype=float) for a in (game.J_c, game.c_e, game.tau_P, game.tau_A)),
+        *(f(a, dtype=float) for a in game.coefficients()), xP, xA, code, float(eqc.tol))
     eps = np.empty((C, 2, E))
-    eps[:, 0] = certificates(game, cP, np.zeros_like(cP), "consult")
+    eps[:, 0] = eps_c
     eps[:, 1] = certificates(game, dP, dA, "debate")
-    eps[missing] = np.nan
-    stab = np.empty((C, 2, E), bool)
-    coefs = game.coefficients()
-    stab[:, 0] = stability(game, cP, None, code[:, 0], "consult", eqc.tol, coefs)
-    stab[:, 1] = stability(game, dP, dA, code[:, 1], "debate", eqc.tol, coefs)
-    stab &= ~missing
-    belief_P = np.empty((C, 2, E))
-    belief_P[:, 0] = 0.0
-    belief_P[:, 1] = game.tau_P[:, None] * dA
-    belief_P[missing] = np.nan
-    belief_A = np.empty((C, 2, E))
-    belief_A[:, 0] = np.nan
-    belief_A[:, 1] = game.tau_A[:, None] * dP
-    vals = _outcomes(game, cells, cP, dP, dA)
+    eps[:, 1][missing[:, 1]] = np.nan
+    vals = _outcomes(game, cells, cP, dP, dA, zeroed=(cP0, dP0, dA0, rows))
     ses = _simulated_se(game, eqc, cells, cP, dP, dA, vals, report) \
         if game.t_freq is not None else None
     out_shape = tuple(shape) + (2, E)
