@@ -416,6 +416,7 @@ def per_cell(models: list, sizes: list, n: int, repeats: int, other: str | None,
            "medians": {f"{name}|{side}|{cells}": [statistics.median(x[i] for x in v)
                                                   for i in range(3)]
                        for (name, side, cells), v in runs.items()},
+           "runs": {f"{name}|{side}|{cells}": v for (name, side, cells), v in runs.items()},
            "load": [load0[0], load1[0]], "date": time.strftime("%Y-%m-%d"),
            "machine": f"{platform.machine()} ({os.cpu_count()} cores)",
            "command": "python benchmarks/bench_sweep.py --per-cell " + ",".join(names[1:])
@@ -477,6 +478,27 @@ def per_cell_table(rec: dict) -> list:
                     f"{over(name, side, a, b):.4f} "
                     f"({over(name, side, a, b) / over('baseline', side, a, b):.1f})"
                     for a, b in pairs) + " |")
+    if "runs" in rec and rec["repeats"] > 1:  # each repeat's own slopes: the spread
+        run = {tuple(k.split("|")[:2]) + (int(k.split("|")[2]),): v
+               for k, v in rec["runs"].items()}
+
+        def over_k(name, side, a, b, k):  # repeat k's overhead slope, ms a cell
+            x, y = run[(name, side, a)][k], run[(name, side, b)][k]
+            return ((y[0] - x[0]) - (y[1] - x[1]) - (y[2] - x[2])) / (b - a) * 1e3
+
+        L += ["", "The overhead's spread: each repeat's own slope (its smallest and largest "
+              "grid), and its ratio to the baseline's slope in the same repeat (a difference "
+              "of two CPU times each: where the overhead is a few percent of a cell, runs "
+              "differ by tens of percent):", "",
+              "| grid | checkout | overhead ms a cell, each repeat | x the baseline's, each "
+              "repeat |", "|---|---|---|---|"]
+        for name in names:
+            lo, hi = rec["sizes"][name][0], rec["sizes"][name][-1]
+            for side in sides:
+                ov = [over_k(name, side, lo, hi, k) for k in range(rec["repeats"])]
+                bo = [over_k("baseline", side, blo, bhi, k) for k in range(rec["repeats"])]
+                L.append(f"| {name} | {side} | " + ", ".join(f"{v:.4f}" for v in ov) + " | "
+                         + ", ".join(f"{v / b:.1f}" for v, b in zip(ov, bo)) + " |")
     if len(sides) > 1:
         def ends(name):
             ss = rec["sizes"][name]

@@ -57,6 +57,21 @@ def test_the_table_gives_each_slope_and_the_overhead_against_the_baselines():
     assert cells[4:] == ["2.0000", "18.0", "1.0000", "0.3333", "0.6667", "6.0", "33%"]
 
 
+def test_the_spread_gives_each_repeats_own_slopes_against_the_same_repeats_baseline():
+    rec = dict(RECORD, repeats=2, runs={
+        "baseline|this|100": [[0.5, 0.0, 0.0], [0.4, 0.0, 0.0]],
+        "baseline|this|1000": [[0.6, 0.0, 0.0], [0.58, 0.0, 0.0]],
+        "m|this|100": [[1.0, 0.2, 0.1], [1.0, 0.2, 0.1]],
+        "m|this|1000": [[2.8, 1.1, 0.4], [2.5, 1.0, 0.35]]})
+    rows = [r for r in bench_sweep.per_cell_table(rec) if r.startswith("| m |")]
+    assert len(rows) == 2  # the medians' table and the spread's
+    cells = [c.strip() for c in rows[1].strip("|").split("|")]
+    # repeat 1: (1.8 - 0.9 - 0.3) / 900 s = 0.6667 ms against 0.1111: 6.0x; repeat 2:
+    # (1.5 - 0.8 - 0.25) / 900 = 0.5000 ms against (0.18 / 900) s = 0.2000 ms: 2.5x
+    assert cells[2:] == ["0.6667, 0.5000", "6.0, 2.5"]
+    assert not [r for r in bench_sweep.per_cell_table(RECORD) if "spread" in r]
+
+
 def test_the_report_is_made_from_the_saved_record(tmp_path):
     path = tmp_path / "rec.json"
     path.write_text(json.dumps(RECORD))
