@@ -12,6 +12,7 @@ import seed_formulas as sf
 from gambit_games import gambit_signals_equilibria
 from antiamp import ConfigError
 from antiamp.models.signals import core as sg
+from antiamp.registry import to_model_config
 from antiamp import solve as solve_baseline
 from antiamp.extended import solve_extended, to_ext_config
 from antiamp.judge import judge_tables
@@ -572,3 +573,45 @@ def test_outcomes_share_masks_and_take_rows_one_protocol_at_a_time(se):
     none = sg.outcomes(W[:0], sg.Profile(prof.x_Pc[:0], prof.x_P[:0], prof.x_A[:0]), Jc[:0],
                        Jd[:0], v[:0], n=1, se=False, protocol=rp[:0])
     assert set(none) == set(sg.OUTCOME_METRICS) and none["acc"][0].shape == (0, 2)
+
+
+@pytest.mark.parametrize("payoffs", ["exact", "simulated"])
+def test_twins_at_eta_zero_solved_once_each_give_the_same_bits_as_one_a_cell(payoffs,
+                                                                            monkeypatch):
+    """A grid over eta and phi: the cells of one phi share their twin at eta = 0, which
+    is solved once (``_distinct_rows``); every variable is the same, bit for bit, as
+    with a twin solved for every cell, and the kernel simulates fewer rows."""
+    import antiamp
+    from antiamp.models.signals import model as sm
+
+    cfg = {"model": {"name": "signals", "p": 0.8, "rho": 0.3, "c_e": 0.4},
+           "signals": {"eta_mode": "fraction"}, "judge": {"kind": "tiebreak", "b": 0.7},
+           "equilibrium": {"payoffs": payoffs}, "run": {"n_instances": 5000},
+           "sweep": {"axes": {"signals": {"eta": {"linspace": [-1.0, 1.0, 7]},
+                                          "phi": {"linspace": [0.05, 1.0, 4]}}}}}
+    shared = antiamp.sweep(cfg, progress=False)
+    with monkeypatch.context() as m:
+        m.setattr(sm, "_distinct_rows", lambda b: (np.arange(len(b)), np.arange(len(b))))
+        each = antiamp.sweep(cfg, progress=False)
+    assert set(shared.variables) == set(each.variables)
+    for k in each.variables:
+        assert shared[k].values.tobytes() == each[k].values.tobytes(), k
+    assert np.isfinite(shared["amp_eta0"].values).any()
+    if payoffs == "simulated":  # 28 cells and their 24 twins (eta != 0), 4 distinct
+        assert each.attrs["kernel_cells"] == 28 + 24
+        assert shared.attrs["kernel_cells"] == 28 + 4
+
+
+def test_distinct_rows_keeps_a_fixed_attentions_rows_apart():
+    """Rows whose solution reads their cell's config beyond the columns (a fixed
+    attention's cost) are never merged, even when their columns are equal."""
+    from antiamp.models.signals import model as sm
+
+    cells = [to_model_config({"model": {"name": "signals"}, "effort": {
+        "enabled": True, "t_fixed": 0.5, "c_J": c}}, None)[1] for c in (0.1, 0.2)]
+    block = sm._block(cells)
+    first, which = sm._distinct_rows(block)
+    assert list(first) == [0, 1] and list(which) == [0, 1]
+    plain = sm._block([to_model_config({"model": {"name": "signals"}}, None)[1]] * 3)
+    first, which = sm._distinct_rows(plain)
+    assert list(first) == [0] and list(which) == [0, 0, 0]

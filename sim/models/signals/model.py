@@ -639,11 +639,17 @@ def solve_cells(base, cells, progress=None) -> xr.Dataset:
         joint0, i0 = _per_cell(cells, _JOINT_FIELDS, lambda c: sg.joint_table(
             dataclasses.replace(c.signals, eta=0.0), c.model.p))
         twins = block.take(idx, joint=np.array(joint0)[i0][idx])
+        # Cells that differ in eta alone have the same twin (a grid over eta and
+        # another field: one twin a value of the other): each distinct twin is solved
+        # once.  Its numbers are a function of its row alone (common random numbers:
+        # the same counts for the same inputs), so the same bits as one a cell.
+        first, which = _distinct_rows(twins)
+        twins = twins.take(first)
         W0 = _weights(twins, eqc.payoffs, base.run, calls)
         f0, _ = _equilibria(twins, W0, eqc, [], show)
         r0, v0 = _metrics(twins, W0, f0, simulated)
         best = _best_rows(r0, v0, len(twins))
-        for j, i in enumerate(idx):
+        for j, i in zip(which, idx):
             for p in (0, 1):
                 if best[j][p] is not None:
                     amp0[i, p] = v0["amp"][0][best[j][p]]
@@ -655,6 +661,26 @@ def solve_cells(base, cells, progress=None) -> xr.Dataset:
     elapsed = time.perf_counter() - t0
     return _assemble(base, block, shape, dims, axes, rows, vals, found, commits, W, amp0,
                      simulated, report, calls, elapsed)
+
+
+def _distinct_rows(block: _Block) -> tuple:
+    """``(first, which)``: the first row of each distinct row of ``block`` (its columns
+    equal bit for bit) and each row's among them.  A row whose solution reads its
+    cell's config beyond the columns (endogenous attention; a fixed attention's cost)
+    is its own."""
+    R = len(block)
+    if block.endogenous:
+        return np.arange(R), np.arange(R)
+    cols = [block.pi, block.joint, block.avail, block.Jc, block.Jd, block.v, block.t,
+            block.c_e, *block.welfare]
+    key = np.concatenate([np.asarray(c, np.float64).reshape(R, -1) for c in cols]
+                         + [np.where(np.isnan(block.t), -1.0, np.arange(R))[:, None]], axis=1)
+    key = np.ascontiguousarray(key).view(np.dtype((np.void, key.shape[1] * 8))).ravel()
+    _, first, which = np.unique(key, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")  # in order of first appearance
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return first[order], rank[which.ravel()]
 
 
 def _twin_kind(c) -> int:
