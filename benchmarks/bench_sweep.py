@@ -442,11 +442,12 @@ def per_cell_table(rec: dict) -> list:
     med = {tuple(k.split("|")[:2]) + (int(k.split("|")[2]),): v
            for k, v in rec["medians"].items()}
 
-    def slope(name, side, a, b, i=0):  # ms of CPU a cell between a and b cells
-        return (med[(name, side, b)][i] - med[(name, side, a)][i]) / (b - a) * 1e3
+    def slope(name, side, a, b, i=0, t=med):  # ms of CPU a cell between a and b cells
+        return (t[(name, side, b)][i] - t[(name, side, a)][i]) / (b - a) * 1e3
 
-    def over(name, side, a, b):  # the overhead's slope: less kernels, solvers and SEs
-        return slope(name, side, a, b) - slope(name, side, a, b, 1) - slope(name, side, a, b, 2)
+    def over(name, side, a, b, t=med):  # the overhead's slope: less kernels, solvers, SEs
+        return (slope(name, side, a, b, 0, t) - slope(name, side, a, b, 1, t)
+                - slope(name, side, a, b, 2, t))
 
     base = rec["sizes"]["baseline"]
     blo, bhi = base[0], base[-1]
@@ -484,12 +485,11 @@ def per_cell_table(rec: dict) -> list:
                     f"({over(name, side, a, b) / over('baseline', side, a, b):.1f})"
                     for a, b in pairs) + " |")
     if "runs" in rec and rec["repeats"] > 1:  # each repeat's own slopes: the spread
-        run = {tuple(k.split("|")[:2]) + (int(k.split("|")[2]),): v
-               for k, v in rec["runs"].items()}
+        runs = [{tuple(key.split("|")[:2]) + (int(key.split("|")[2]),): v[k]
+                 for key, v in rec["runs"].items()} for k in range(rec["repeats"])]
 
         def over_k(name, side, a, b, k):  # repeat k's overhead slope, ms a cell
-            x, y = run[(name, side, a)][k], run[(name, side, b)][k]
-            return ((y[0] - x[0]) - (y[1] - x[1]) - (y[2] - x[2])) / (b - a) * 1e3
+            return over(name, side, a, b, runs[k])
 
         L += ["", "The overhead's spread: each repeat's own slope (its smallest and largest "
               "grid), and its ratio to the baseline's slope in the same repeat (a difference "

@@ -665,9 +665,10 @@ def solve_cells(base, cells, progress=None) -> xr.Dataset:
 
 def _distinct_rows(block: _Block) -> tuple:
     """``(first, which)``: the first row of each distinct row of ``block`` (its columns
-    equal bit for bit) and each row's among them.  A row whose solution reads its
-    cell's config beyond the columns (endogenous attention; a fixed attention's cost)
-    is its own."""
+    equal bit for bit; in the order of their bytes: each row is solved on its own, so
+    any order serves) and each row's among them.  A row whose solution reads its cell's
+    config beyond the columns (endogenous attention; a fixed attention's cost) is its
+    own."""
     R = len(block)
     if block.endogenous:
         return np.arange(R), np.arange(R)
@@ -677,10 +678,7 @@ def _distinct_rows(block: _Block) -> tuple:
                          + [np.where(np.isnan(block.t), -1.0, np.arange(R))[:, None]], axis=1)
     key = np.ascontiguousarray(key).view(np.dtype((np.void, key.shape[1] * 8))).ravel()
     _, first, which = np.unique(key, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")  # in order of first appearance
-    rank = np.empty_like(order)
-    rank[order] = np.arange(len(order))
-    return first[order], rank[which.ravel()]
+    return first, which.ravel()
 
 
 def _twin_kind(c) -> int:
