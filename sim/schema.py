@@ -110,25 +110,28 @@ def derive(ds):
     names = set(ds.data_vars)
     if "asd" in ds.variables or not set(ASD_READS) <= names:
         return ds
-    fwc, amp = ds["fwc"], ds["amp"]
+    # Variables, not DataArrays: the same dimensions as fwc, nothing to align (building
+    # a DataArray, its coordinates, cost more than the arithmetic); and the new
+    # variables added in one update (each update aligns the whole Dataset again)
+    var = ds.variables
+    fwc, amp = var["fwc"], var["amp"]
     if fwc.dims != amp.dims:
         return ds
     spec = PROTOCOL_METRICS["asd"]
     attrs = {"long_name": spec.long_name, "units": spec.units, "definition": spec.definition}
-    # Variables, not DataArrays: the same dimensions as fwc, nothing to align (a
-    # DataArray's coordinates would be aligned again at each assignment)
-    ds["asd"] = xr.Variable(fwc.dims, asd_from_rates(fwc.values, amp.values)[0], attrs)
-    if "fwc_se" in names and "amp_se" in names and ds["fwc_se"].dims == fwc.dims \
-            and ds["amp_se"].dims == fwc.dims and "asd_se" not in ds.variables:
-        se = asd_from_rates(fwc.values, amp.values, ds["fwc_se"].values,
-                            ds["amp_se"].values)[1]
-        ds["asd_se"] = xr.Variable(fwc.dims, se, {"long_name": se_long_name(spec.long_name),
-                                                  "units": spec.units})
-    if "fwc_exact" in names and "amp_exact" in names and ds["fwc_exact"].dims == fwc.dims \
-            and ds["amp_exact"].dims == fwc.dims:
-        ex = asd_from_rates(ds["fwc_exact"].values, ds["amp_exact"].values)[0]
-        ds["asd_exact"] = xr.Variable(fwc.dims, ex, {"long_name": exact_long_name(spec.long_name),
-                                                     "units": spec.units})
+    new = {"asd": xr.Variable(fwc.dims, asd_from_rates(fwc.values, amp.values)[0], attrs)}
+    if "fwc_se" in names and "amp_se" in names and var["fwc_se"].dims == fwc.dims \
+            and var["amp_se"].dims == fwc.dims and "asd_se" not in ds.variables:
+        se = asd_from_rates(fwc.values, amp.values, var["fwc_se"].values,
+                            var["amp_se"].values)[1]
+        new["asd_se"] = xr.Variable(fwc.dims, se, {"long_name": se_long_name(spec.long_name),
+                                                   "units": spec.units})
+    if "fwc_exact" in names and "amp_exact" in names and var["fwc_exact"].dims == fwc.dims \
+            and var["amp_exact"].dims == fwc.dims:
+        ex = asd_from_rates(var["fwc_exact"].values, var["amp_exact"].values)[0]
+        new["asd_exact"] = xr.Variable(fwc.dims, ex, {
+            "long_name": exact_long_name(spec.long_name), "units": spec.units})
+    ds.update(new)
     return ds
 
 
@@ -139,11 +142,12 @@ def label(ds):
     metrics (:func:`derive`) are added first, so that every model's cell and grid
     carry them."""
     derive(ds)
+    var = ds.variables  # their attributes are the DataArrays' (none built here)
     for name, sufs in companions(ds.data_vars).items():
-        attrs = ds[name].attrs
+        attrs = var[name].attrs
         ln = attrs.get("long_name", name)
         for suf in sufs:
-            c = ds[name + suf].attrs
+            c = var[name + suf].attrs
             want = se_long_name(ln) if suf == SE else exact_long_name(ln)
             # a model's own wording ("expected at run.n_instances", "NaN: at a bound
             # of the fit") is kept as the CF comment
