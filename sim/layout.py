@@ -148,13 +148,26 @@ def simulated_pairs(sims: list, exact: dict) -> dict:
     for k, v in exact.items():
         for which, suf in ((0, ""), (1, "_se")):
             # the simulated cells' values a block at once (one array, not a row a cell)
-            rows = np.array([np.asarray(sims[i][k][which], float).reshape(v.shape[1:])
-                             for i in done], float).reshape((len(done),) + v.shape[1:])
+            rows = stack_rows([sims[i][k][which] for i in done], v.shape[1:])
             if not every:  # NaN for the cells not simulated
                 rows, simulated = np.full(v.shape, np.nan), rows
                 rows[done] = simulated
             out[k + suf] = rows
     return out
+
+
+def stack_rows(items: list, shape: tuple) -> np.ndarray:
+    """``items`` (one a cell) as floats of shape ``[len(items), *shape]``: one
+    ``np.array`` over the list where the items already share a shape of that size
+    (a block's values as NumPy builds them), else each item converted and reshaped
+    on its own first (a cell's scalar, list or differently shaped array); the same
+    floats either way, and an item of another size refused as the reshape refuses it."""
+    want = (len(items),) + tuple(shape)
+    try:
+        return np.array(items, float).reshape(want)
+    except ValueError:  # ragged, or not of the shape's size: item by item
+        return np.array([np.asarray(x, float).reshape(shape) for x in items],
+                        float).reshape(want)
 
 
 def stacker(res: list, shape: tuple):

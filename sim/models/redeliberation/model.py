@@ -90,7 +90,7 @@ def _block_values(cells) -> tuple:
     _check_same(cells)
     rows = [_cell(c, J) for c, J in zip(cells, _reconcilers(cells))]
     n = len(rows)
-    exact = {k: np.array([np.asarray(r[1][k], float) for r in rows])
+    exact = {k: np.array([r[1][k] for r in rows], float)  # one array, not one a cell
              for k in (rows[0][1] if rows else ())}
     values = {f"{k}_exact": v for k, v in exact.items()}
     values.update(simulated_pairs([r[3] for r in rows], exact))
