@@ -237,6 +237,8 @@ _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 #: The adaptive policy's integrands, in the order :func:`_adaptive_rows` returns them
 #: (the conditioning masses n_right and n_wrong are closed forms, :func:`over_bias`).
 _ROWS = ("acc", "err", "hidden", "amp", "fwc", "calls", "trigger", "rounds")
+#: The one-pass policies' sums, in the order :func:`exact_with_error` adds them.
+_ONE_PASS = _ROWS
 
 
 def _adaptive_rows(par: Params, combos, sig: float):
@@ -264,9 +266,17 @@ def _adaptive_rows(par: Params, combos, sig: float):
         end_res, end_R, end_W = h * Sg, (1 - h) * agR * Sg, (1 - h) * agW * Sg
         unconv = g ** R
         out = np.zeros((len(_ROWS), np.size(m)))
+        # What no evidence combination changes, once; each combination's rows added in
+        # place, row by row: the same floats as adding the weighted stack of all eight
+        # (every element pe * row added to the running sum, in the same order; the
+        # rows a side never ratifies or follows stay at their zeros, as adding pe * 0
+        # left them), without the stack's and the zeros' arrays a combination.
+        dec = ag_rel + dis_rel * (1 - unconv)
+        hid = dis_rel * unconv
+        calls = par.base_calls + dis_rel * par.round_calls * Sg
+        rounds = dis_rel * Sg
         for eT, eF, pe, jR, jW in combos:
             later = dis_rel * (end_res + end_R * jR + end_W * (1 - jW))
-            dec = ag_rel + dis_rel * (1 - unconv)
             if wrong:  # ratified when the final verdict is the wrong answer
                 corr = ag_rel * (1 - jW) + later
                 raw = 1 - jW
@@ -274,16 +284,16 @@ def _adaptive_rows(par: Params, combos, sig: float):
                 corr = ag_rel * jR + later
                 raw = jR
             bad = dec - corr
-            zero = np.zeros_like(corr)
-            out += pe * np.stack([
-                corr,                                               # acc
-                bad,                                                # err
-                dis_rel * unconv * raw,                             # hidden
-                bad if wrong else zero,                             # amp (ratified)
-                zero if wrong else corr,                            # fwc (followed)
-                par.base_calls + dis_rel * par.round_calls * Sg,    # calls
-                dis_rel,                                            # trigger
-                dis_rel * Sg])                                      # rounds
+            out[0] += pe * corr                 # acc
+            out[1] += pe * bad                  # err
+            out[2] += pe * (hid * raw)          # hidden
+            if wrong:
+                out[3] += pe * bad              # amp (ratified)
+            else:
+                out[4] += pe * corr             # fwc (followed)
+            out[5] += pe * calls                # calls
+            out[6] += pe * dis_rel              # trigger
+            out[7] += pe * rounds               # rounds
         return out
 
     return rows
@@ -371,6 +381,11 @@ def exact_with_error(par: Params, J: np.ndarray) -> tuple:
         for (a, b, bnd, _), p in zip(ints, p_int):
             band[t, bnd] += p
         spread_mean[t] = sig * range_mean(k)
+        # The one-pass policies' sums (of _ONE_PASS, in that order) as Python floats,
+        # added in the order of the pieces and written into ``out`` once a claim type:
+        # the same floats as adding each piece into ``out`` (its element starts at 0.0
+        # as they do), without a NumPy element's read and write a piece.
+        one = [[0.0] * len(_ONE_PASS) for _ in PROTOCOLS[:3]]
         for s, ps in ((1, par.p_true), (-1, 1 - par.p_true)):
             if ps == 0:
                 continue
@@ -395,27 +410,35 @@ def exact_with_error(par: Params, J: np.ndarray) -> tuple:
                 for pi, prot in enumerate(PROTOCOLS[:3]):
                     dec_R, dec_W = raw_dec if prot == "raw" else pen_dec
                     for eT, eF, pe, jR, jW in combos:
-                        c = np.array([ps * p * pe])  # closed forms: one weight
+                        w = float(ps * p * pe)  # closed forms: one weight
                         tr_R = prot == "rereconcile" and trig and eF == 1
                         tr_W = prot == "rereconcile" and trig and eT == 1
+                        v = one[pi]
                         # direction right
                         hr = h if tr_R else 0.0
                         dR = (1 - hr) * dec_R
                         corr_R = dR * jR + hr * res_R
-                        _add(out, pi, t, c, dec=dR + hr * res_R, corr=corr_R,
-                             wrongd=dR * (1 - jR), follow=dR * jR + hr * res_R,
-                             hidden=(e_right - dR - hr * res_R) * jR,
-                             trig=(e_right if tr_R else 0.0), calls=e_right * (
-                                 par.base_calls + (1 if tr_R else 0)), rounds=0.0)
+                        v[0] += w * corr_R                                    # acc
+                        v[1] += w * (dR * (1 - jR))                           # err
+                        v[2] += w * ((e_right - dR - hr * res_R) * jR)        # hidden
+                        v[3] += w * 0.0                                       # amp
+                        v[4] += w * (dR * jR + hr * res_R)                    # fwc
+                        v[5] += w * (e_right * (par.base_calls + (1 if tr_R else 0)))
+                        v[6] += w * (e_right if tr_R else 0.0)                # trigger
+                        v[7] += w * 0.0                                       # rounds
+                        # direction wrong
                         hw = h if tr_W else 0.0
                         dW = (1 - hw) * dec_W
-                        _add(out, pi, t, c, dec=dW + hw * res_W,
-                             corr=dW * (1 - jW) + hw * res_W, wrongd=dW * jW,
-                             ratify=dW * jW, hidden=(e_wrong - dW - hw * res_W) * (1 - jW),
-                             trig=(e_wrong if tr_W else 0.0), calls=e_wrong * (
-                                 par.base_calls + (1 if tr_W else 0)), rounds=0.0)
-                        n_right[pi, t] += float(c[0] * e_right)
-                        n_wrong[pi, t] += float(c[0] * e_wrong)
+                        v[0] += w * (dW * (1 - jW) + hw * res_W)
+                        v[1] += w * (dW * jW)
+                        v[2] += w * ((e_wrong - dW - hw * res_W) * (1 - jW))
+                        v[3] += w * (dW * jW)                                 # ratified
+                        v[4] += w * 0.0
+                        v[5] += w * (e_wrong * (par.base_calls + (1 if tr_W else 0)))
+                        v[6] += w * (e_wrong if tr_W else 0.0)
+                        v[7] += w * 0.0
+                        n_right[pi, t] += w * e_right
+                        n_wrong[pi, t] += w * e_wrong
             # --- adaptive rounds: powers of normal probabilities of M, integrated over
             # the bias, the terms of a right and of a wrong first pass apart: each
             # where it lives (its own range, on its own scale, antiamp.quadrature),
@@ -438,6 +461,9 @@ def exact_with_error(par: Params, J: np.ndarray) -> tuple:
                 err_part[int(wrong), t] += ps * mass * e
             n_right[pi, t] += ps * e_right
             n_wrong[pi, t] += ps * e_wrong
+        for pi, v in enumerate(one):
+            for mname, x in zip(_ONE_PASS, v):
+                out[mname][pi, t] = x
     typ = np.array([1 - par.contested, par.contested])
     res = {}
     out["insufficient"] = np.maximum((n_right + n_wrong) - out["acc"] - out["err"], 0.0)
@@ -477,26 +503,6 @@ def _decided_mean(par: Params, mean: float, sd_bar: float, cut: float) -> tuple:
         return 0.0, 0.0
     cut = max(cut, 0.0)
     return over_bias(par, mean, sd_bar, cut), over_bias(par, mean, sd_bar, cut, sign=-1)
-
-
-def _add(out, pi, t, c, dec, corr, wrongd, follow=0.0, ratify=0.0, hidden=0.0,
-         trig=0.0, calls=0.0, rounds=0.0):
-    """Add one (evidence, interval, direction) piece, weighted by the node weights c."""
-    csum = float(c.sum())
-
-    def s(v):  # a float first: the common case, without np.ndim's cost
-        if isinstance(v, float):
-            return csum * float(v)
-        return float(np.dot(c, v)) if np.ndim(v) else csum * float(v)
-
-    out["acc"][pi, t] += s(corr)
-    out["err"][pi, t] += s(wrongd)
-    out["hidden"][pi, t] += s(hidden)
-    out["amp"][pi, t] += s(ratify)
-    out["fwc"][pi, t] += s(follow)
-    out["calls"][pi, t] += s(calls)
-    out["trigger"][pi, t] += s(trig)
-    out["rounds"][pi, t] += s(rounds)
 
 
 def hazard_for(par: Params, accuracy: float, rounds: int, claim_type: str = "contested") -> float:
