@@ -514,6 +514,9 @@ def test_with_policy_is_a_fresh_oversight_of_that_policy():
     same, and the original unchanged."""
     _, c = to_model_config(_cfg({"judge": {"kind": "logit"}, "loop": {"escalate_to": "jury"}}))
     ov = lp.oversight(c)
+    for p in lp.PROTOCOLS:  # the original's remembered rates (Oversight.rates) at hand
+        for e, rho in ((0.1, 0.2), (0.6, 0.9)):
+            ov.rates(p, e, rho)
     before = dict(vars(ov))
     for audit, flag_c in ((0.3, None), (None, np.array([1.0, 0.0])), (0.05, [0.0, 1.0])):
         got = ov.with_policy(audit=audit, flag_c=flag_c)
@@ -522,12 +525,38 @@ def test_with_policy_is_a_fresh_oversight_of_that_policy():
                            ov.flag_c if flag_c is None else flag_c, ov.budget, ov.J_jury)
         assert vars(got).keys() == vars(ref).keys()
         for k, v in vars(ref).items():
+            if k == "_rates":  # the copy remembers none of the original's
+                assert got._rates == {} and got._rates is not ov._rates
+                continue
             assert np.array_equal(vars(got)[k], v) and type(vars(got)[k]) is type(v), k
         for p in lp.PROTOCOLS:
             for e, rho in ((0.1, 0.2), (0.6, 0.9)):
                 assert got.rates(p, e, rho) == ref.rates(p, e, rho)
     assert vars(ov).keys() == before.keys()
     assert all(vars(ov)[k] is v for k, v in before.items())
+
+
+def test_remembered_rates_are_the_computed_ones_and_bounded():
+    """``Oversight.rates`` remembers each point: a second call returns what the first
+    computed (the same as a fresh Oversight's, bit for bit, at 0.0 and -0.0 alike),
+    and an iteration visiting more points than :data:`RATES_MEMO` keeps no more."""
+    _, c = to_model_config(_cfg({"judge": {"kind": "logit"},
+                                 "loop": {"budget": 0.3, "flag": "uncertain"}}))
+    ov = lp.oversight(c)
+    fresh = lambda: lp.oversight(c)  # noqa: E731
+    rng = np.random.default_rng(2)
+    points = [(float(e), float(r)) for e, r in rng.uniform(0, 1, (50, 2))]
+    points += [(0.0, 0.3), (-0.0, 0.3), (0.4, 0.0), (0.4, -0.0)]
+    for p in lp.PROTOCOLS:
+        for e, rho in points:
+            first = ov.rates(p, e, rho)
+            assert ov.rates(p, e, rho) == first
+            want = fresh()._rates_at(p, e, rho)
+            assert [np.float64(x).tobytes() for x in first] == \
+                [np.float64(x).tobytes() for x in want], (p, e, rho)
+    for k in range(lp.RATES_MEMO + 100):
+        ov.rates("escalate", k / (lp.RATES_MEMO + 100), 0.5)
+    assert len(ov._rates) == lp.RATES_MEMO
 
 
 def test_policy_front_pareto_is_each_points_own_check():

@@ -82,6 +82,12 @@ def validate_loop(cfg) -> None:
 
 
 # ----------------------------------------------------------------------------- oversight
+#: Points (protocol, e, rho) whose rates an :class:`Oversight` remembers: a cell's paths
+#: and long runs revisit a few hundred; an iteration that does not settle visits up to
+#: 10^5 others, each once.
+RATES_MEMO = 4096
+
+
 class Oversight:
     """One judge's tables and the senders' presentation strategies, and the escalation
     policy's flag: everything the loop needs to evaluate oversight at any (e, rho)."""
@@ -103,6 +109,7 @@ class Oversight:
         self._jd = tuple(tuple(float(v) for v in row) for row in self.J_d)
         self._jj = None if self.J_jury is None else tuple(float(v) for v in self.J_jury)
         self._fc = tuple(float(v) for v in self.flag_c)
+        self._rates: dict = {}  # (protocol, e, rho) -> rates(): see rates
 
     def with_policy(self, audit=None, flag_c=None) -> "Oversight":
         """This oversight under another escalation policy: a copy whose tables (and
@@ -116,6 +123,7 @@ class Oversight:
         if flag_c is not None:
             new.flag_c = np.asarray(flag_c, float)
             new._fc = tuple(float(v) for v in new.flag_c)
+        new._rates = {}  # another policy: its own rates
         return new
 
     def flag_probability(self, e, rho):
@@ -130,7 +138,24 @@ class Oversight:
         return 1.0 if f <= self.budget else self.budget / f
 
     def rates(self, protocol: str, e: float, rho: float) -> tuple:
-        """(Amp, fwc, escalated share of overseen cases) of a protocol at (e, rho)."""
+        """(Amp, fwc, escalated share of overseen cases) of a protocol at (e, rho).
+
+        Remembered by (protocol, e, rho) (:data:`RATES_MEMO` points at most): a cell
+        asks for the same point about three times (the mean-field path, the expected
+        path and the long run's settling all retrace the recursion from e_0), and the
+        tables it reads do not change after construction (:meth:`with_policy` makes a
+        copy that remembers its own).  0.0 and -0.0 share a key and give the same
+        rates (the terms they enter are either skipped as zero or added to a nonzero
+        sum)."""
+        key = (protocol, e, rho)
+        hit = self._rates.get(key)
+        if hit is None:
+            hit = self._rates_at(protocol, e, rho)
+            if len(self._rates) < RATES_MEMO:  # a long run's 10^5 steps are not kept
+                self._rates[key] = hit
+        return hit
+
+    def _rates_at(self, protocol: str, e: float, rho: float) -> tuple:
         s = self.scale(e, rho) if protocol == "escalate" else 0.0
         kind = 0 if protocol == "consult" else 1 if protocol == "debate" else 2
         x_pc, x_pd, x_a = self.x_pc, self.x_pd, self.x_a
