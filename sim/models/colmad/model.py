@@ -8,7 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ...layout import add_triplets, axis_coords, model_dataset, pm, simulated_pairs
+from ...layout import (add_triplets, axis_coords, configs_first, model_dataset, pm,
+                       simulated_pairs)
 from ...plotting import panel_grid, save, shared_legend, wrap_columns, wrap_prose
 from ...registry import Model, blocks_by_cost
 from .config import SECTIONS
@@ -19,10 +20,11 @@ COLOURS = {"single": "C7", "copmad": "C3", "colmad": "C0", "oracle": "C2"}
 SEED_GAIN = 0.19
 
 
-def _cell(c) -> tuple:
+def _cell(c, par=None) -> tuple:
     """A cell's solvers: its parameters, exact mean vector and simulated metrics (None
-    without instances); :func:`solve_cells` derives the rest a block at once."""
-    par = cm.params_of(c)
+    without instances); :func:`solve_cells` derives the rest a block at once.  ``par``:
+    the cell's parameters when the block resolved them."""
+    par = cm.params_of(c) if par is None else par
     ex = cm.exact_means(par)
     sim = (cm.simulate(par, int(c.run.n_instances), int(c.run.seed), int(c.run.n_threads),
                        device=c.run.device)
@@ -37,7 +39,8 @@ def _block_values(cells) -> tuple:
     cell at a time (the same floats: the tests compare them with :func:`~.core.metric_values`
     cell by cell)."""
     t0 = time.perf_counter()
-    rows = [_cell(c) for c in cells]
+    configs, params = configs_first(cells, cm.params_of)
+    rows = [_cell(c, par) for c, par in zip(configs, params)]
     exact = cm.metric_rows(np.array([r[1] for r in rows]).reshape(len(rows), cm.L))
     values = {f"{k}_exact": v for k, v in exact.items()}
     values.update(simulated_pairs([r[2] for r in rows], exact))

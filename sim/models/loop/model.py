@@ -12,7 +12,7 @@ xr = lazy("xarray")
 
 from ...registry import Model
 from .config import SECTIONS
-from ...layout import axis_coords
+from ...layout import axis_coords, configs_first
 from ...plotting import fmt, judge_fields, panel_grid, save, shared_legend, wrap_prose
 from . import core as lp
 
@@ -129,6 +129,7 @@ def _unsimulated(P: int, T: int, cells: tuple = ()) -> dict:
 def solve_cells(base, cells) -> xr.Dataset:
     shape, dims, axes = (len(cells),), ("cell",), ()  # a block: its cells along "cell"
     t0 = time.perf_counter()
+    cells, _ = configs_first(cells)  # before any cell's solvers (see configs_first)
     res = [_cell(c) for c in cells]
     elapsed = time.perf_counter() - t0
     sh, ax = tuple(shape), tuple(dims)

@@ -15,8 +15,8 @@ from . import core as md
 COLOURS = {"memo": "C0", "summary": "C3"}
 
 
-def _cell(c) -> dict:
-    par = md.params_of(c)
+def _cell(c, par=None) -> dict:
+    par = md.params_of(c) if par is None else par
     ex = md.exact(par)
     sim = (md.simulate(par, int(c.run.n_instances), int(c.run.seed), int(c.run.n_threads),
                        device=c.run.device)
@@ -29,7 +29,7 @@ def _cell(c) -> dict:
 
 def solve_cells(base, cells):
     shape, dims, axes = (len(cells),), ("cell",), ()  # a block: its cells along "cell"
-    res, st, elapsed = computed_cells(_cell, cells, shape)
+    res, st, elapsed = computed_cells(_cell, cells, shape, md.params_of)
     ax = tuple(dims)
     data = {}
     for group, d in ((md.METRICS, ("protocol",)), (md.SHARED, ())):
