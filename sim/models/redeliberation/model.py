@@ -335,12 +335,13 @@ def plot_grid(ds, path: Path) -> list:
     return save(fig, path)
 
 
-#: A grid's default block: about 6 s of a default cell's CPU (17 ms of exact values and
-#: quadrature whatever its instances, 900 ms a million instances of the kernel;
-#: measured at 10^4, 10^5 and 2 x 10^5): about 230 cells at 10^4 instances a cell, 30
-#: at 2 x 10^5, 16 at 10^6 (were 160, 8 and 8: blocks whose own Dataset and chunk
-#: files, about 60 ms, were a tenth of them at 10^4).
-cells_per_block = blocks_by_cost(17.0, 900.0)
+#: A grid's default block: about 6 s of a default cell's CPU (8 ms of exact values and
+#: quadrature whatever its instances, 680 ms a million instances of the kernel;
+#: medians of 7 at 1, 10^4, 10^5 and 2 x 10^5 instances): about 400 cells at 10^4
+#: instances a cell, 40 at 2 x 10^5, 16 at 10^6 (were 230, 30 and 16 when the exact
+#: values cost 17 ms a cell; 160, 8 and 8 before that, blocks whose own Dataset and
+#: chunk files, about 60 ms, were a tenth of them at 10^4).
+cells_per_block = blocks_by_cost(8.0, 680.0)
 
 
 MODEL = Model(
