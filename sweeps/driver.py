@@ -163,6 +163,29 @@ def run_tasks(todo: list, task: Callable, done: Callable, *, client=None, execut
         bar.close()
 
 
+@contextlib.contextmanager
+def long_lived_frozen():
+    """For a run's length, the objects alive when it starts (the imported libraries',
+    about 150,000) are kept out of the cyclic garbage collector's full collections
+    (:func:`gc.freeze`), and given back to it after (:func:`gc.unfreeze`).
+
+    A full collection walks every tracked object: 90-108 ms each here, one in a
+    1,000-cell re-deliberation sweep (measured: its finish 182-186 ms with that
+    collection in it, 54-84 frozen), more in longer ones.  Objects are freed by their reference
+    counts as before, and the run's own cycles collected as before; a process that
+    has frozen objects itself is left as it is."""
+    import gc
+
+    if gc.get_freeze_count():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
 def run_store(s: Strategy, store: Path, *, client=None, progress=None, log=print,
               run_dir=None) -> None:
     """Run (or resume) a sweep into ``store`` with the block strategy ``s``.
@@ -180,15 +203,16 @@ def run_store(s: Strategy, store: Path, *, client=None, progress=None, log=print
     store.parent.mkdir(parents=True, exist_ok=True)
     lock = store_lock(store)
     try:
-        repair_before_resume(store, s.fingerprint, log, EngineError)
-        state = s.state(store, run_dir)
-        if not s.begin(store, state, client, progress, log):
-            report = verify(s, store, repair=True, client=client, progress=progress,
-                            log=log, resuming=state == "resume")
-            if state == "complete" and report.ok:
-                log(f"{store} is complete; its {report.n_blocks} blocks verified")
-        # Temporaries of runs killed while creating or replacing the store.
-        remove_temporaries(store, s.temporaries)
+        with long_lived_frozen():
+            repair_before_resume(store, s.fingerprint, log, EngineError)
+            state = s.state(store, run_dir)
+            if not s.begin(store, state, client, progress, log):
+                report = verify(s, store, repair=True, client=client, progress=progress,
+                                log=log, resuming=state == "resume")
+                if state == "complete" and report.ok:
+                    log(f"{store} is complete; its {report.n_blocks} blocks verified")
+            # Temporaries of runs killed while creating or replacing the store.
+            remove_temporaries(store, s.temporaries)
     finally:
         lock.release()
 
