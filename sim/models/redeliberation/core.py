@@ -237,8 +237,6 @@ _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 #: The adaptive policy's integrands, in the order :func:`_adaptive_rows` returns them
 #: (the conditioning masses n_right and n_wrong are closed forms, :func:`over_bias`).
 _ROWS = ("acc", "err", "hidden", "amp", "fwc", "calls", "trigger", "rounds")
-#: The one-pass policies' sums, in the order :func:`exact_with_error` adds them.
-_ONE_PASS = _ROWS
 
 
 def _adaptive_rows(par: Params, combos, sig: float):
@@ -381,11 +379,11 @@ def exact_with_error(par: Params, J: np.ndarray) -> tuple:
         for (a, b, bnd, _), p in zip(ints, p_int):
             band[t, bnd] += p
         spread_mean[t] = sig * range_mean(k)
-        # The one-pass policies' sums (of _ONE_PASS, in that order) as Python floats,
+        # The one-pass policies' sums (of _ROWS, in that order) as Python floats,
         # added in the order of the pieces and written into ``out`` once a claim type:
         # the same floats as adding each piece into ``out`` (its element starts at 0.0
         # as they do), without a NumPy element's read and write a piece.
-        one = [[0.0] * len(_ONE_PASS) for _ in PROTOCOLS[:3]]
+        one = [[0.0] * len(_ROWS) for _ in PROTOCOLS[:3]]
         for s, ps in ((1, par.p_true), (-1, 1 - par.p_true)):
             if ps == 0:
                 continue
@@ -462,7 +460,7 @@ def exact_with_error(par: Params, J: np.ndarray) -> tuple:
             n_right[pi, t] += ps * e_right
             n_wrong[pi, t] += ps * e_wrong
         for pi, v in enumerate(one):
-            for mname, x in zip(_ONE_PASS, v):
+            for mname, x in zip(_ROWS, v):
                 out[mname][pi, t] = x
     typ = np.array([1 - par.contested, par.contested])
     res = {}
