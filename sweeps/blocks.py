@@ -45,8 +45,7 @@ from antiamp.ownership import PARTIAL as MARKER, read_marker  # noqa: F401 (re-e
 from antiamp.registry import Model, get, to_model_config
 
 from .cellstore import SUMMED_ATTRS, fill_of
-from .driver import (EngineError, long_lived_frozen, run_store, run_tasks,  # noqa: F401
-                     store_lock)  # (EngineError, run_store re-exported)
+from .driver import EngineError, run_store, run_tasks, store_lock  # noqa: F401 (re-exported)
 from .spec import (SENSITIVITY, CellBlock, CellGrid, Plan, SweepSpec, axis_coords,  # noqa: F401
                    config_dict, plan_grid, sweep_spec)  # (re-exported)
 
@@ -257,8 +256,7 @@ def run_grid(cfg: Any, *, client=None, cells_per_block: int | None = None,
     pass, as a single solve).
     """
     plan = plan_grid(cfg, cells_per_block=cells_per_block or 10**9)
-    with long_lived_frozen():
-        parts = _run_blocks(plan, plan.blocks(), client, None, progress, lambda b, ds: None)
+    parts = _run_blocks(plan, plan.blocks(), client, None, progress, lambda b, ds: None)
     return with_sensitivity(plan, label_metrics(assemble(plan, [parts[b] for b in
                                                                 plan.blocks()])))
 

@@ -121,29 +121,26 @@ def test_blocks_run_with_older_objects_frozen_and_the_collector_handed_back():
         gc.unfreeze()
 
 
-def test_a_run_keeps_the_objects_alive_before_it_out_of_full_collections(tmp_path):
-    """``driver.long_lived_frozen``: during a sweep (a model's block, here) the objects
-    alive before it are frozen out of the cyclic collector's reach, and given back
-    after; a process that froze objects itself keeps them frozen, its count unchanged."""
-    import gc
 
-    seen = []
-    assert gc.get_freeze_count() == 0
-    with driver.long_lived_frozen():
-        seen.append(gc.get_freeze_count())
-    assert seen[0] > 1000 and gc.get_freeze_count() == 0
-    # inside a real sweep: the frozen count seen by the run's progress callback
-    counts = []
-    run_sweep({"run": {"n_instances": 1000}, "sweep": {
-        "axes": {"model": {"rho": [0.2, 0.6]}}, "plot": False}}, tmp_path / "a",
-        progress=False, log=lambda *a: counts.append(gc.get_freeze_count()))
-    assert counts and max(counts) > 1000 and gc.get_freeze_count() == 0
-    # a process's own freeze is left as it is
-    gc.freeze()
-    try:
-        own = gc.get_freeze_count()
-        with driver.long_lived_frozen():
-            assert gc.get_freeze_count() == own
-        assert gc.get_freeze_count() == own
-    finally:
-        gc.unfreeze()
+def test_a_stores_run_holds_the_freeze_from_its_layout_to_its_finish(tmp_path):
+    """A sweep into a store (``run_store``) keeps the older objects frozen for its whole
+    run, the log lines before and after its blocks included (its layout, its finish),
+    and hands them back after.  In a fresh process: objects of other tests that die
+    while frozen would move the counts another test of this file reads."""
+    import json
+    import subprocess
+    import sys
+
+    code = f"""
+import gc, json
+from antiamp.sweeps.engine import run_sweep
+seen = []
+run_sweep({{"run": {{"n_instances": 1000}}, "sweep": {{"axes": {{"model": {{"rho": [0.2, 0.6]}}}},
+          "plot": False}}}}, {str(tmp_path / "a")!r}, progress=False,
+          log=lambda *a: seen.append(gc.get_freeze_count()))
+print(json.dumps([seen, gc.get_freeze_count()]))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    seen, after = json.loads(out.stdout.strip().splitlines()[-1])
+    assert len(seen) >= 1 and min(seen) > 1000 and after == 0
