@@ -122,6 +122,25 @@ def test_blocks_run_with_older_objects_frozen_and_the_collector_handed_back():
 
 
 
+def test_a_hold_inside_the_drivers_own_asks_the_collector_nothing(monkeypatch):
+    """``run_tasks`` inside ``run_store``: the inner hold neither walks the frozen
+    objects (``gc.get_freeze_count`` is O(frozen objects)) nor hands them back; the
+    outer one does, after."""
+    import gc
+
+    real = gc.get_freeze_count
+    assert real() == 0
+    with driver._old_objects_frozen():
+        frozen = real()
+        asked = []
+        monkeypatch.setattr(gc, "get_freeze_count", lambda: asked.append(1) or real())
+        with driver._old_objects_frozen():
+            pass
+        monkeypatch.setattr(gc, "get_freeze_count", real)
+        assert asked == [] and frozen > 0 and real() == frozen
+    assert real() == 0
+
+
 def test_a_stores_run_holds_the_freeze_from_its_layout_to_its_finish(tmp_path):
     """A sweep into a store (``run_store``) keeps the older objects frozen for its whole
     run, the log lines before and after its blocks included (its layout, its finish),
