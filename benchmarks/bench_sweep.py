@@ -33,7 +33,13 @@ and solvers (``KERNEL_FUNCS``, ``SOLVERS``: wrappers installed after compilation
 their own cost taken out), and apart the delta method's standard errors at
 equilibria solved from simulated counts (``SE_FUNCS``, less the solvers they call);
 the rest is the grid's overhead (planning, per-cell plumbing, metrics, the Dataset,
-the store), printed beside the baseline's.  ``--save JSON`` keeps the record;
+the store), printed beside the baseline's.  Each run then sweeps the same grid again,
+in the same process, into a second store with every kernel and solver call replayed
+(answered with the result, and the arguments it filled, that the first sweep recorded;
+the delta method's own work run): the overhead without the solvers' CPU and without
+their use of the caches, whose noise (1% of a solver-bound grid's solvers is several
+times the baseline's whole overhead) the first measure carries; the stores' values are
+checked equal.  ``ANTIAMP_BENCH_NO_REPLAY=1`` skips it.  ``--save JSON`` keeps the record;
 ``benchmarks/per_cell_results.json`` is what BENCHMARKS.md's section is made from
 (by ``run_all.py``, which does not rerun it).  With ``--against`` both checkouts run, the runs
 alternating (model by model, size by size), and the table gives both and the ratio
@@ -217,16 +223,48 @@ SE_FUNCS = {"signals_sim": (f"{_M}signals.model:_equilibrium_se",),
 
 
 class _Timer:
-    """CPU time inside the outermost calls of the functions :func:`_instrument` wraps."""
+    """CPU time inside the outermost calls of the functions :func:`_instrument` wraps.
+
+    With ``tape`` = "record" each outermost call's result is kept (a deep copy, its
+    CPU in ``copy_cpu``, outside the timing), by function, in order; with "replay"
+    the function is not called: its next kept result is returned (the replay of a
+    sweep: every value as computed, the kernels and solvers not run)."""
 
     def __init__(self):
         self.cpu, self.calls, self.depth, self.nested = 0.0, 0, 0, 0
+        self.tape, self.results, self.copy_cpu = None, {}, 0.0
+
+
+class ReplayError(RuntimeError):
+    """A replayed sweep asked a solver for more results than its recording kept."""
+
+
+def _fillable(v) -> bool:
+    """An argument a solver may fill in place: a list, a dict or a writeable array."""
+    import numpy as np
+
+    return (isinstance(v, (list, dict))
+            or (isinstance(v, np.ndarray) and v.flags.writeable and v.dtype != object))
+
+
+def _put_back(target, value) -> None:
+    """A recorded argument's state after its call, put back in place."""
+    if isinstance(target, list):
+        target[:] = value
+    elif isinstance(target, dict):
+        target.clear()
+        target.update(value)
+    else:
+        target[...] = value
 
 
 def _wrap(fn, timer: _Timer):
+    import collections
+    import copy
     import functools
 
     clock = time.process_time
+    key = f"{getattr(fn, '__module__', '')}:{getattr(fn, '__qualname__', repr(fn))}"
 
     @functools.wraps(fn)
     def timed(*a, **k):
@@ -237,10 +275,27 @@ def _wrap(fn, timer: _Timer):
         timer.depth = 1
         t = clock()
         try:
-            return fn(*a, **k)
+            if timer.tape == "replay":
+                kept = timer.results.get(key)
+                if not kept:
+                    raise ReplayError(f"{key}: called more often than in the recording")
+                out, after = kept.popleft()
+                for i, v in after:  # what the call left in its arguments, put back
+                    _put_back(a[i] if isinstance(i, int) else k[i], v)
+                return out
+            out = fn(*a, **k)
         finally:
             timer.cpu += clock() - t
             timer.depth = 0
+        if timer.tape == "record":
+            t = clock()
+            # the result, and the arguments a solver may fill (lists, dicts, arrays)
+            after = [(i, copy.deepcopy(v)) for i, v in list(enumerate(a)) + list(k.items())
+                     if _fillable(v)]
+            timer.results.setdefault(key, collections.deque()).append(
+                (copy.deepcopy(out), after))
+            timer.copy_cpu += clock() - t
+        return out
     timed.__wrapped_by_bench__ = True
     return timed
 
@@ -335,9 +390,29 @@ def _call_cost(nested: bool = False) -> float:
     return max(0.0, ((c1 - c0) - (time.process_time() - c1)) / n)
 
 
+def _same_values(a, b) -> bool:
+    """Whether two opened stores hold the same data variables, value for value."""
+    import numpy as np
+
+    if set(a.data_vars) != set(b.data_vars):
+        return False
+    for k in a.data_vars:
+        x, y = np.asarray(a[k].values), np.asarray(b[k].values)
+        if x.shape != y.shape:
+            return False
+        nan = x.dtype.kind in "fc" and y.dtype.kind in "fc"
+        if not np.array_equal(x, y, equal_nan=nan):
+            return False
+    return True
+
+
 def child_model(name: str, cells: int, n: int) -> None:
     """One sweep of ``MODEL_GRIDS[name]`` into a store: its CPU time, and the CPU time
-    inside its kernels and solvers (:func:`_instrument`), as JSON."""
+    inside its kernels and solvers (:func:`_instrument`), as JSON; then the same sweep
+    into a second store with every kernel and solver replayed (their results as the
+    first sweep computed them, :class:`_Timer`): the grid's own CPU with the solvers
+    out of the way (not run, so neither their time nor their use of the caches is in
+    it), and whether the replay stored the same values."""
     import os
 
     if os.environ.get("ANTIAMP_BENCH_SRC"):
@@ -353,20 +428,47 @@ def child_model(name: str, cells: int, n: int) -> None:
         cost, inner = _call_cost(), _call_cost(nested=True)
         cfg = MODEL_GRIDS[name](cells, n)
         cfg["sweep"]["plot"] = False
+        replay = not os.environ.get("ANTIAMP_BENCH_NO_REPLAY")  # the replay's check
+        timer.tape = "record" if replay else None
         t, cpu = time.perf_counter(), time.process_time()
         ds = run_sweep(cfg, tmp, progress=False, log=lambda *a: None)
         dt, dcpu = time.perf_counter() - t, time.process_time() - cpu
         ncells = int(ds["cell_done"].size)
-        print(json.dumps({"mode": name, "cells": ncells, "n": n, "seconds": dt, "cpu": dcpu,
-                          "kernel_cpu": timer.cpu - timer.nested * inner,
-                          "calls": timer.calls,
-                          # the solvers' outermost wrappers inside the delta method's
-                          # timing are counted in timer_cpu: not in se_cpu too
-                          "se_cpu": se.cpu - (se.inner_calls - se.inner_nested) * cost,
-                          "se_calls": se.calls,
-                          "timer_cpu": (timer.calls - timer.nested + se.calls) * cost
-                          + timer.nested * inner,
-                          "antiamp": os.path.dirname(sim.__file__)}))
+        rec = {"mode": name, "cells": ncells, "n": n, "seconds": dt,
+               "cpu": dcpu - timer.copy_cpu,  # the recording's copies are no part of it
+               "kernel_cpu": timer.cpu - timer.nested * inner,
+               "calls": timer.calls,
+               # the solvers' outermost wrappers inside the delta method's
+               # timing are counted in timer_cpu: not in se_cpu too
+               "se_cpu": se.cpu - (se.inner_calls - se.inner_nested) * cost,
+               "se_calls": se.calls,
+               "timer_cpu": (timer.calls - timer.nested + se.calls) * cost
+               + timer.nested * inner,
+               "antiamp": os.path.dirname(sim.__file__)}
+        if not replay:
+            print(json.dumps(rec))
+            return
+        # The replay: the delta method's functions run (they perturb the solved
+        # equilibria in place), their solvers replayed like every other call.
+        before = (timer.cpu, timer.calls, timer.nested, se.cpu, se.calls, se.inner_calls,
+                  se.inner_nested)
+        timer.tape = "replay"
+        from antiamp.sweeps import spec
+
+        # planned again, as the recorded sweep was (a model's checks call its solvers)
+        getattr(spec, "_LAST_PLAN", {}).clear()
+        cpu = time.process_time()
+        ds2 = run_sweep(cfg, tmp + "/replay", progress=False, log=lambda *a: None)
+        rcpu = time.process_time() - cpu
+        k_cpu, calls, nested, s_cpu, s_calls, s_inner, s_nested = (
+            x - y for x, y in zip((timer.cpu, timer.calls, timer.nested, se.cpu, se.calls,
+                                   se.inner_calls, se.inner_nested), before))
+        rec.update({"replay_cpu": rcpu, "replay_kernel_cpu": k_cpu - nested * inner,
+                    "replay_se_cpu": s_cpu - (s_inner - s_nested) * cost,
+                    "replay_timer_cpu": (calls - nested + s_calls) * cost + nested * inner,
+                    "replay_left": sum(len(v) for v in timer.results.values()),
+                    "replay_same": _same_values(ds.load(), ds2.load())})
+        print(json.dumps(rec))
 
 
 #: Grids whose cells cost their solvers milliseconds to seconds: the largest of --sizes
@@ -401,26 +503,34 @@ def per_cell(models: list, sizes: list, n: int, repeats: int, other: str | None,
     sides = ["this"] + (["other"] if other else [])
     load0 = os.getloadavg()
     runs: dict = {}
+    same: dict = {}  # name -> whether each replay stored the values of its sweep
     for k in range(repeats):
         for name in names:
             for cells in sizes_of(name, sizes):
                 for side in (sides if k % 2 == 0 else sides[::-1]):
                     r = run_child(name, cells, n, other if side == "other" else this)
                     # the wrappers' own cost taken out of the total (it is no overhead)
-                    runs.setdefault((name, side, cells), []).append(
-                        (r["cpu"] - r.get("timer_cpu", 0.0), r.get("kernel_cpu", 0.0),
-                         r.get("se_cpu", 0.0)))
+                    row = (r["cpu"] - r.get("timer_cpu", 0.0), r.get("kernel_cpu", 0.0),
+                           r.get("se_cpu", 0.0))
+                    if "replay_cpu" in r:  # the same sweep, its solvers replayed
+                        row += (r["replay_cpu"] - r["replay_timer_cpu"],
+                                r["replay_kernel_cpu"], r["replay_se_cpu"])
+                        same.setdefault(name, []).append(bool(r["replay_same"]))
+                    runs.setdefault((name, side, cells), []).append(row)
                     print(f"repeat {k + 1} {name} {side:5s} {r['cells']:,} cells: cpu "
                           f"{r['cpu']:.2f} s (kernels+solvers {r.get('kernel_cpu', 0):.2f} s, "
                           f"{r.get('calls', 0):,} calls; delta-method SEs "
-                          f"{r.get('se_cpu', 0):.2f} s), wall {r['seconds']:.2f} s",
+                          f"{r.get('se_cpu', 0):.2f} s), wall {r['seconds']:.2f} s"
+                          + (f"; replayed: cpu {r['replay_cpu']:.2f} s, the same values "
+                             f"{r['replay_same']}" if "replay_cpu" in r else ""),
                           flush=True)
     load1 = os.getloadavg()
     rec = {"n": n, "repeats": repeats, "sides": sides, "names": names,
            "sizes": {name: sizes_of(name, sizes) for name in names},
            "medians": {f"{name}|{side}|{cells}": [statistics.median(x[i] for x in v)
-                                                  for i in range(3)]
+                                                  for i in range(len(v[0]))]
                        for (name, side, cells), v in runs.items()},
+           "replay_same": {name: all(v) for name, v in same.items()},
            "runs": {f"{name}|{side}|{cells}": v for (name, side, cells), v in runs.items()},
            "load": [load0[0], load1[0]], "date": time.strftime("%Y-%m-%d"),
            "machine": f"{platform.machine()} ({os.cpu_count()} cores)",
@@ -441,13 +551,22 @@ def per_cell_table(rec: dict) -> list:
     names, sides, n = rec["names"], rec["sides"], rec["n"]
     med = {tuple(k.split("|")[:2]) + (int(k.split("|")[2]),): v
            for k, v in rec["medians"].items()}
+    # records with the replayed sweeps (six numbers a run); older ones have three
+    replayed = all(len(v) >= 6 for v in med.values())
+    same = rec.get("replay_same", {})
 
     def slope(name, side, a, b, i=0, t=med):  # ms of CPU a cell between a and b cells
         return (t[(name, side, b)][i] - t[(name, side, a)][i]) / (b - a) * 1e3
 
-    def over(name, side, a, b, t=med):  # the overhead's slope: less kernels, solvers, SEs
-        return (slope(name, side, a, b, 0, t) - slope(name, side, a, b, 1, t)
-                - slope(name, side, a, b, 2, t))
+    def over(name, side, a, b, t=med, at=0):  # the overhead's slope: less kernels, solvers,
+        return (slope(name, side, a, b, at, t) - slope(name, side, a, b, at + 1, t)  # SEs
+                - slope(name, side, a, b, at + 2, t))
+
+    def over_r(name, side, a, b, t=med):  # the same of the replayed sweeps
+        return over(name, side, a, b, t, 3)
+
+    def fair(name):  # the replay stored the sweep's values in every run
+        return same.get(name, False)
 
     base = rec["sizes"]["baseline"]
     blo, bhi = base[0], base[-1]
@@ -455,22 +574,36 @@ def per_cell_table(rec: dict) -> list:
          f"largest grid of each (medians of {rec['repeats']} runs"
          f"{', the checkouts alternating' if len(sides) > 1 else ''}); overhead = all less "
          f"the CPU inside kernels and solvers and the delta method's standard errors; ratios "
-         f"to the baseline's slope between {blo:,} and {bhi:,} cells.", "",
+         f"to the baseline's slope between {blo:,} and {bhi:,} cells."
+         + (" Replayed: the same sweep again in the same process, into a second store, "
+            "every kernel and solver call answered with the result the first sweep "
+            "recorded (and the arguments it filled), the delta method's own work run: the "
+            "grid's own CPU with the solvers neither run nor using the caches (the stored "
+            "values checked equal to the first sweep's; 'differ' where they were not), "
+            "its ratio to the baseline's replayed overhead." if replayed else ""), "",
          "| grid | checkout | cells | CPU (s) | ms a cell | x baseline | kernels+solvers "
          "ms a cell | delta-method SEs ms a cell | overhead ms a cell "
-         "| overhead x baseline's | overhead / all |",
-         "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+         "| overhead x baseline's | overhead / all |"
+         + (" overhead replayed ms a cell | replayed x baseline's |" if replayed else ""),
+         "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|"
+         + ("---:|---:|" if replayed else "")]
     for name in names:
         ss = rec["sizes"][name]
         lo, hi = ss[0], ss[-1]
         for side in sides:
             tot, ker, se = (slope(name, side, lo, hi, i) for i in range(3))
-            L.append(f"| {name} | {side} | " + " / ".join(f"{c:,}" for c in ss) + " | "
-                     + " / ".join(f"{med[(name, side, c)][0]:.2f}" for c in ss)
-                     + f" | {tot:.4f} | {tot / slope('baseline', side, blo, bhi):.1f}"
-                     f" | {ker:.4f} | {se:.4f} | {tot - ker - se:.4f}"
-                     f" | {(tot - ker - se) / over('baseline', side, blo, bhi):.1f}"
-                     f" | {(tot - ker - se) / tot:.0%} |")
+            line = (f"| {name} | {side} | " + " / ".join(f"{c:,}" for c in ss) + " | "
+                    + " / ".join(f"{med[(name, side, c)][0]:.2f}" for c in ss)
+                    + f" | {tot:.4f} | {tot / slope('baseline', side, blo, bhi):.1f}"
+                    f" | {ker:.4f} | {se:.4f} | {tot - ker - se:.4f}"
+                    f" | {(tot - ker - se) / over('baseline', side, blo, bhi):.1f}"
+                    f" | {(tot - ker - se) / tot:.0%} |")
+            if replayed and fair(name) and fair("baseline"):
+                ro = over_r(name, side, lo, hi)
+                line += f" {ro:.4f} | {ro / over_r('baseline', side, blo, bhi):.1f} |"
+            elif replayed:
+                line += " differ | |"
+            L.append(line)
     if len(base) > 2:  # between consecutive sizes: is the overhead per cell flat?
         pairs = list(zip(base[:-1], base[1:]))
         L += ["", "Overhead ms a cell between consecutive sizes (x the baseline's there):", "",
@@ -488,22 +621,30 @@ def per_cell_table(rec: dict) -> list:
         runs = [{tuple(key.split("|")[:2]) + (int(key.split("|")[2]),): v[k]
                  for key, v in rec["runs"].items()} for k in range(rec["repeats"])]
 
-        def over_k(name, side, a, b, k):  # repeat k's overhead slope, ms a cell
-            return over(name, side, a, b, runs[k])
-
         L += ["", "The overhead's spread: each repeat's own slope (its smallest and largest "
               "grid), and its ratio to the baseline's slope in the same repeat (a difference "
               "of two CPU times each: where the overhead is a few percent of a cell, runs "
               "differ by tens of percent):", "",
               "| grid | checkout | overhead ms a cell, each repeat | x the baseline's, each "
-              "repeat |", "|---|---|---|---|"]
+              "repeat |" + (" replayed ms a cell, each repeat | replayed x the baseline's, "
+                            "each repeat |" if replayed else ""),
+              "|---|---|---|---|" + ("---|---|" if replayed else "")]
         for name in names:
             lo, hi = rec["sizes"][name][0], rec["sizes"][name][-1]
             for side in sides:
-                ov = [over_k(name, side, lo, hi, k) for k in range(rec["repeats"])]
-                bo = [over_k("baseline", side, blo, bhi, k) for k in range(rec["repeats"])]
-                L.append(f"| {name} | {side} | " + ", ".join(f"{v:.4f}" for v in ov) + " | "
-                         + ", ".join(f"{v / b:.1f}" for v, b in zip(ov, bo)) + " |")
+                ov = [over(name, side, lo, hi, runs[k]) for k in range(rec["repeats"])]
+                bo = [over("baseline", side, blo, bhi, runs[k]) for k in range(rec["repeats"])]
+                line = (f"| {name} | {side} | " + ", ".join(f"{v:.4f}" for v in ov) + " | "
+                        + ", ".join(f"{v / b:.1f}" for v, b in zip(ov, bo)) + " |")
+                if replayed and fair(name) and fair("baseline"):
+                    rv = [over_r(name, side, lo, hi, runs[k]) for k in range(rec["repeats"])]
+                    rb = [over_r("baseline", side, blo, bhi, runs[k])
+                          for k in range(rec["repeats"])]
+                    line += (" " + ", ".join(f"{v:.4f}" for v in rv) + " | "
+                             + ", ".join(f"{v / b:.1f}" for v, b in zip(rv, rb)) + " |")
+                elif replayed:
+                    line += " differ | |"
+                L.append(line)
     if len(sides) > 1:
         def ends(name):
             ss = rec["sizes"][name]

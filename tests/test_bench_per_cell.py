@@ -6,6 +6,7 @@ import json
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -91,3 +92,41 @@ def test_every_delta_method_named_exists_and_is_not_also_a_solver(name):
         mod, fn = spec.split(":")
         assert callable(getattr(importlib.import_module(mod), fn))
         assert spec not in bench_sweep.SOLVERS[name]
+
+
+def test_a_replayed_solver_is_not_run_and_gives_back_what_it_returned_and_filled():
+    timer = bench_sweep._Timer()
+    ran = []
+
+    def solver(x, errs, out):
+        ran.append(x)
+        errs.append(x * 10)
+        out[:] = x
+        return {"value": [x]}
+
+    wrapped = bench_sweep._wrap(solver, timer)
+    timer.tape = "record"
+    first = [wrapped(x, [], np.zeros(2)) for x in (1, 2)]
+    first[0]["value"].append("changed by its caller")  # the recording keeps its own copy
+    timer.tape = "replay"
+    errs, out = [], np.zeros(2)
+    assert wrapped(7, errs, out) == {"value": [1]} and errs == [10] and out.tolist() == [1, 1]
+    assert wrapped(7, errs, out) == {"value": [2]} and errs == [20] and out.tolist() == [2, 2]
+    assert ran == [1, 2]  # the replay ran nothing
+    with pytest.raises(bench_sweep.ReplayError, match="more often"):
+        wrapped(7, errs, out)
+
+
+def test_the_table_gives_the_replayed_overhead_where_the_replay_stored_the_same_values():
+    six = {k: v + [v[0] * 0.5, 0.0, v[2]] for k, v in RECORD["medians"].items()}
+    rec = dict(RECORD, medians=six, replay_same={"baseline": True, "m": True})
+    row = [r for r in bench_sweep.per_cell_table(rec) if r.startswith("| m |")][0]
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    # replayed: m's (0.9 - 0 - 0.3) / 900 s = 0.6667 ms; the baseline's 0.05 / 900 s
+    # = 0.0556 ms: 12.0x
+    assert cells[11:] == ["0.6667", "12.0"]
+    rec["replay_same"]["m"] = False
+    row = [r for r in bench_sweep.per_cell_table(rec) if r.startswith("| m |")][0]
+    assert "differ" in row
+    old = [r for r in bench_sweep.per_cell_table(RECORD) if r.startswith("| m |")][0]
+    assert "differ" not in old and len(old.strip("|").split("|")) == 11
