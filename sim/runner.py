@@ -124,8 +124,15 @@ def kernel_threads(n: int):
     """Run a model's kernels with at most ``n`` compiled threads (0: the current
     setting, e.g. one a worker chose), restoring the previous setting after."""
     prev = numba.get_num_threads()
-    if n:
-        numba.set_num_threads(min(int(n), max_threads()))
+    want = min(int(n), max_threads()) if n else prev
+    if want == prev:  # nothing to set (a cell's call in a grid, usually): restored only
+        try:  # where the kernels changed it
+            yield prev
+        finally:
+            if numba.get_num_threads() != prev:
+                numba.set_num_threads(prev)
+        return
+    numba.set_num_threads(want)
     try:
         yield numba.get_num_threads()
     finally:

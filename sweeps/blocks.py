@@ -461,17 +461,20 @@ def _fill_store(plan: Plan, store: Path, todo: list, client, executor, progress,
     _run_blocks(plan, sorted(flat), client, executor, progress, done, keep=False)
 
 
-def _static_digest(store: Path, plan: Plan) -> str:
-    """Checksum of what is not per cell: coordinates and grid-wide variables."""
+def _static_digest(store: Path, plan: Plan, arrays: dict | None = None) -> str:
+    """Checksum of what is not per cell: coordinates and grid-wide variables.
+    ``arrays``: the store's arrays listed already (name -> zarr array; listing them
+    reads every array's metadata files: 12.7 against 4.4 ms for a re-deliberation store's 51)."""
     import zarr
 
     from .cellstore import LAYOUT_ARRAYS
 
-    group = zarr.open_group(str(store), mode="r")
+    if arrays is None:
+        arrays = dict(zarr.open_group(str(store), mode="r").arrays())
     n = len(plan.grid.dims)
     axes = set(plan.grid.dims) | {a.dim for a in plan.grid.axes}  # coordinates
     h = hashlib.blake2b(digest_size=8)
-    for name, a in sorted(group.arrays()):
+    for name, a in sorted(arrays.items()):
         dims = tuple(a.attrs.get("_ARRAY_DIMENSIONS", ()))
         if name in LAYOUT_ARRAYS or (tuple(dims[:n]) == tuple(plan.grid.dims)
                                      and name not in axes):
@@ -503,6 +506,7 @@ def _finish_grid(plan: Plan, store: Path, t0: float, log) -> None:
     else:
         done["run_seconds"] = float(time.perf_counter() - t0)
     update_attrs(store, done)
+    arrays = cs.arrays()  # as listed when opened: the static checksum reads them
     if plan.spec.design in SENSITIVITY:  # derived from every cell: redone with any block
         ds = xr.open_zarr(store, consolidated=False, chunks=None).load()
         names = set(ds.variables)
@@ -514,7 +518,8 @@ def _finish_grid(plan: Plan, store: Path, t0: float, log) -> None:
         idx.to_zarr(store, mode="a", zarr_format=2, consolidated=False)
         log(f"sensitivity indices ({full.attrs.get('sensitivity_method', '')}) written "
             f"into {store}")
-    update_attrs(store, {"static_digest": _static_digest(store, plan)})
+        arrays = None  # the indices are arrays of their own: listed again
+    update_attrs(store, {"static_digest": _static_digest(store, plan, arrays)})
     finish(store)
 
 

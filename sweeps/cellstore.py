@@ -583,6 +583,10 @@ class CellStore:
                               zarr_format=2, attributes={"stats": json.dumps(stats)})
         return a
 
+    def arrays(self) -> dict:
+        """The store's arrays as listed when it was opened (name -> zarr array)."""
+        return dict(self._handles)
+
     def summed_attrs(self) -> dict:
         """The per-block statistics summed over the grid (attributes of its Dataset)."""
         a = self._stats()

@@ -117,6 +117,26 @@ def test_a_models_kernel_threads_are_restored_after_it_runs(name):
         numba.set_num_threads(prev)
 
 
+
+def test_kernel_threads_at_the_current_count_still_restores_what_the_kernels_changed():
+    """Asked for the count in force (or 0), ``kernel_threads`` sets nothing; a change
+    made inside is still undone after."""
+    import numba
+
+    from antiamp.runner import kernel_threads
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("needs two compiled threads")
+    prev = numba.get_num_threads()
+    try:
+        for n in (prev, 0):
+            with kernel_threads(n) as got:
+                assert got == prev
+                numba.set_num_threads(1 if prev > 1 else 2)
+            assert numba.get_num_threads() == prev
+    finally:
+        numba.set_num_threads(prev)
+
 # ------------------------------------------------- a model's own examples and grids
 @dataclasses.dataclass
 class SplitConfig:
