@@ -534,7 +534,9 @@ def per_cell(models: list, sizes: list, n: int, repeats: int, other: str | None,
            "runs": {f"{name}|{side}|{cells}": v for (name, side, cells), v in runs.items()},
            "load": [load0[0], load1[0]], "date": time.strftime("%Y-%m-%d"),
            "machine": f"{platform.machine()} ({os.cpu_count()} cores)",
-           "command": "python benchmarks/bench_sweep.py --per-cell " + ",".join(names[1:])
+           # where the stores were written (TMPDIR=/dev/shm: a memory file system)
+           "command": (f"TMPDIR={os.environ['TMPDIR']} " if os.environ.get("TMPDIR") else "")
+           + "python benchmarks/bench_sweep.py --per-cell " + ",".join(names[1:])
            + f" --sizes {','.join(str(c) for c in sorted(set(sizes)))} --n {n}"
            f" --repeats {repeats}" + (" --against OTHER" if other else "")}
     print()
@@ -682,7 +684,12 @@ def per_cell_report(path: str = PER_CELL_RESULTS) -> list:
           "equilibrium re-solved at 2 L perturbed class frequencies and every metric "
           "evaluated there, less the solvers they call); the overhead is the rest "
           "(planning, per-cell plumbing, metrics, the Dataset, the store). Not rerun by "
-          "`run_all.py`; its own date is above.", ""]
+          "`run_all.py`; its own date is above."
+          + (" The stores were written to a memory file system (`TMPDIR=/dev/shm`): the "
+             "grids' own CPU without a disk's cost of a new file (each block writes one a "
+             "variable), which on a virtual machine's disk moves from run to run "
+             "(docs/guides/performance.md)." if rec["command"].startswith("TMPDIR=/dev/shm")
+             else ""), ""]
     L += per_cell_table(rec)
     L += ["", f"Load average (1 min) {rec['load'][0]:.2f} before, {rec['load'][1]:.2f} after."]
     return L
