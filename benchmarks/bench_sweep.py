@@ -406,6 +406,25 @@ def _same_values(a, b) -> bool:
     return True
 
 
+def _counted(timer: _Timer, se: _SETimer) -> tuple:
+    """The timers' running totals, read before and after a sweep (:func:`_accounted`)."""
+    return (timer.cpu, timer.calls, timer.nested, se.cpu, se.calls, se.inner_calls,
+            se.inner_nested)
+
+
+def _accounted(now: tuple, before: tuple, cost: float, inner: float) -> dict:
+    """A sweep's CPU in its kernels and solvers, in the delta method's own work and in
+    the wrappers themselves, from the timers' totals (:func:`_counted`) around it;
+    ``cost`` and ``inner`` a wrapped call's own cost (:func:`_call_cost`)."""
+    k_cpu, calls, nested, s_cpu, s_calls, s_inner, s_nested = (
+        x - y for x, y in zip(now, before))
+    return {"kernel_cpu": k_cpu - nested * inner,
+            # the solvers' outermost wrappers inside the delta method's timing are
+            # counted in timer_cpu: not in se_cpu too
+            "se_cpu": s_cpu - (s_inner - s_nested) * cost,
+            "timer_cpu": (calls - nested + s_calls) * cost + nested * inner}
+
+
 def child_model(name: str, cells: int, n: int) -> None:
     """One sweep of ``MODEL_GRIDS[name]`` into a store: its CPU time, and the CPU time
     inside its kernels and solvers (:func:`_instrument`), as JSON; then the same sweep
@@ -434,24 +453,17 @@ def child_model(name: str, cells: int, n: int) -> None:
         ds = run_sweep(cfg, tmp, progress=False, log=lambda *a: None)
         dt, dcpu = time.perf_counter() - t, time.process_time() - cpu
         ncells = int(ds["cell_done"].size)
+        counted = _counted(timer, se)
         rec = {"mode": name, "cells": ncells, "n": n, "seconds": dt,
                "cpu": dcpu - timer.copy_cpu,  # the recording's copies are no part of it
-               "kernel_cpu": timer.cpu - timer.nested * inner,
-               "calls": timer.calls,
-               # the solvers' outermost wrappers inside the delta method's
-               # timing are counted in timer_cpu: not in se_cpu too
-               "se_cpu": se.cpu - (se.inner_calls - se.inner_nested) * cost,
-               "se_calls": se.calls,
-               "timer_cpu": (timer.calls - timer.nested + se.calls) * cost
-               + timer.nested * inner,
+               **_accounted(counted, (0,) * len(counted), cost, inner),
+               "calls": timer.calls, "se_calls": se.calls,
                "antiamp": os.path.dirname(sim.__file__)}
         if not replay:
             print(json.dumps(rec))
             return
         # The replay: the delta method's functions run (they perturb the solved
         # equilibria in place), their solvers replayed like every other call.
-        before = (timer.cpu, timer.calls, timer.nested, se.cpu, se.calls, se.inner_calls,
-                  se.inner_nested)
         timer.tape = "replay"
         from antiamp.sweeps import spec
 
@@ -460,12 +472,9 @@ def child_model(name: str, cells: int, n: int) -> None:
         cpu = time.process_time()
         ds2 = run_sweep(cfg, tmp + "/replay", progress=False, log=lambda *a: None)
         rcpu = time.process_time() - cpu
-        k_cpu, calls, nested, s_cpu, s_calls, s_inner, s_nested = (
-            x - y for x, y in zip((timer.cpu, timer.calls, timer.nested, se.cpu, se.calls,
-                                   se.inner_calls, se.inner_nested), before))
-        rec.update({"replay_cpu": rcpu, "replay_kernel_cpu": k_cpu - nested * inner,
-                    "replay_se_cpu": s_cpu - (s_inner - s_nested) * cost,
-                    "replay_timer_cpu": (calls - nested + s_calls) * cost + nested * inner,
+        rec.update({"replay_cpu": rcpu,
+                    **{f"replay_{k}": v for k, v in
+                       _accounted(_counted(timer, se), counted, cost, inner).items()},
                     "replay_left": sum(len(v) for v in timer.results.values()),
                     "replay_same": _same_values(ds.load(), ds2.load())})
         print(json.dumps(rec))
@@ -560,8 +569,9 @@ def per_cell_table(rec: dict) -> list:
     def slope(name, side, a, b, i=0, t=med):  # ms of CPU a cell between a and b cells
         return (t[(name, side, b)][i] - t[(name, side, a)][i]) / (b - a) * 1e3
 
-    def over(name, side, a, b, t=med, at=0):  # the overhead's slope: less kernels, solvers,
-        return (slope(name, side, a, b, at, t) - slope(name, side, a, b, at + 1, t)  # SEs
+    def over(name, side, a, b, t=med, at=0):  # the overhead's slope: less kernels,
+        # solvers and SEs (the numbers from ``at``: 0 the sweep's, 3 its replay's)
+        return (slope(name, side, a, b, at, t) - slope(name, side, a, b, at + 1, t)
                 - slope(name, side, a, b, at + 2, t))
 
     def over_r(name, side, a, b, t=med):  # the same of the replayed sweeps
