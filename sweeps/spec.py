@@ -495,10 +495,11 @@ class CellGrid:
             out[k] = self._values[k][j]
         return out
 
-    def cell(self, i: int, validate: bool = True) -> Config:
+    def cell(self, i: int, validate=True) -> Config:
         """The validated config of cell ``i``; ConfigError names the cell and the field.
         ``validate=False`` builds it only (a cell of a grid whose plan validated every
-        distinct combination of the fields its model's checks read)."""
+        distinct combination of the fields its model's checks read); a callable
+        validates it instead of the grid's validator."""
         changes: dict = {}
         for (s, name), v in zip(self._paths, self._at(i)):
             changes.setdefault(s, {})[name] = v
@@ -506,7 +507,7 @@ class CellGrid:
                                     for s, ch in changes.items()})
         if validate:
             try:
-                self.validator(cell)
+                (validate if callable(validate) else self.validator)(cell)
             except ConfigError as exc:
                 raise ConfigError(f"sweep cell ({self.where(i)}): {exc}") from None
         return cell
@@ -925,9 +926,20 @@ def _plan_grid(cfg: Any, *, cells_per_block: int | None = None, validate_all: bo
 
         grid_columns(grid)
         if any(covers(f, a.path) for f in model.validate_reads for a in grid.axes):
+            # The sections the axes change, checked whole (a check reading two of a
+            # section's fields sees the combination), and the model's check; the base
+            # config's other sections are valid (to_model_config), and checking them
+            # again a cell was most of a combination's cost (19 sections' memo keys).
+            swept = tuple({a.path.split(".")[0]: None for a in grid.axes})
+
+            def combination(cell):
+                validate(cell, only=swept)
+                if model.validate is not None:
+                    model.validate(cell)
+
             first, _ = CellBlock(grid, 0, grid.n_cells).distinct_index(model.validate_reads)
             for i in first:
-                grid.cell(int(i))  # validated (a block's cells are then built only)
+                grid.cell(int(i), validate=combination)  # a block's cells: built only
         # else the base config's own check (to_model_config) covered every cell
     elif validate_all:  # every cell, before any work (ConfigError names the cell)
         for i in range(grid.n_cells):

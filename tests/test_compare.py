@@ -180,6 +180,41 @@ def test_front_ties_values_equal_up_to_rounding():
     assert cmp.front(amp, np.array([7.0, 7.000001, 1.0])).tolist() == [True, True, True]
 
 
+def _front_one_by_one(amp, cost, rtol=cmp.FRONT_RTOL):
+    """The front's definition, protocol by protocol (the reference of the vectorised
+    :func:`front`)."""
+    out = []
+    for a in range(len(amp)):
+        if not (np.isfinite(amp[a]) and np.isfinite(cost[a])):
+            out.append(False)
+            continue
+        dominated = False
+        for b in range(len(amp)):
+            if not (np.isfinite(amp[b]) and np.isfinite(cost[b])):
+                continue
+            ta = rtol * max(abs(amp[a]), abs(amp[b]))
+            tc = rtol * max(abs(cost[a]), abs(cost[b]))
+            if (amp[b] <= amp[a] + ta and cost[b] <= cost[a] + tc
+                    and (amp[b] < amp[a] - ta or cost[b] < cost[a] - tc)):
+                dominated = True
+        out.append(not dominated)
+    return out
+
+
+def test_front_of_a_block_is_each_cells_front():
+    """A block's fronts at once ([cell, protocol]) agree with the definition applied to
+    each cell alone: ties (exact and within the tolerance), NaN and infinities."""
+    rng = np.random.default_rng(7)
+    amp = rng.choice([0.0, 0.1, 0.2, 0.2 + 1e-12, 0.5, np.nan, np.inf, -np.inf], (400, 11))
+    cost = rng.choice([1.0, 2.0, 7.0, 7.000000000000002, 7.000001, np.nan, np.inf], (400, 11))
+    got = cmp.front(amp, cost)
+    assert got.shape == (400, 11)
+    for i in range(400):
+        assert got[i].tolist() == _front_one_by_one(amp[i], cost[i]), i
+        assert cmp.front(amp[i], cost[i]).tolist() == got[i].tolist()
+    assert got.any() and not got.all()
+
+
 def test_model_runs_and_reports():
     from antiamp.models.compare.model import format_compare
     from antiamp.sweeps.blocks import run_cell

@@ -358,20 +358,21 @@ FRONT_RTOL = 1e-9
 def front(amp, cost, rtol: float = FRONT_RTOL) -> np.ndarray:
     """Protocols on the Amp-vs-cost Pareto front: no other protocol has lower or equal
     Amp and cost with one of them strictly lower (values within ``rtol`` of each other,
-    relative, are equal)."""
+    relative, are equal).  ``amp`` and ``cost`` [..., protocol]: the protocols along
+    the last axis, any leading axes (a block's cells) at once; a protocol with a value
+    that is not finite is on no front and dominates none."""
     amp, cost = np.asarray(amp, float), np.asarray(cost, float)
     ok = np.isfinite(amp) & np.isfinite(cost)
-    out = np.zeros(len(amp), bool)
-
-    def tol(v, i):
-        return rtol * np.maximum(np.abs(v), abs(v[i]))
-
-    for a in np.flatnonzero(ok):
-        ta, tc = tol(amp, a), tol(cost, a)
-        le = (amp <= amp[a] + ta) & (cost <= cost[a] + tc)
-        lt = (amp < amp[a] - ta) | (cost < cost[a] - tc)
-        out[a] = not (ok & le & lt).any()
-    return out
+    # [..., a, b]: does protocol b dominate protocol a?  The tolerance is relative to
+    # the larger of the two values.
+    a_amp, b_amp = amp[..., :, None], amp[..., None, :]
+    a_cost, b_cost = cost[..., :, None], cost[..., None, :]
+    with np.errstate(invalid="ignore"):  # inf - inf of a protocol off every front
+        ta = rtol * np.maximum(np.abs(a_amp), np.abs(b_amp))
+        tc = rtol * np.maximum(np.abs(a_cost), np.abs(b_cost))
+        le = (b_amp <= a_amp + ta) & (b_cost <= a_cost + tc)
+        lt = (b_amp < a_amp - ta) | (b_cost < a_cost - tc)
+    return ok & ~(ok[..., None, :] & le & lt).any(axis=-1)
 
 
 __all__ = ["CompareConfig", "PROTOCOLS", "NAMES", "METRICS", "validate_compare", "mapped",
