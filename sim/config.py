@@ -645,9 +645,9 @@ _VALID: dict = {}
 _MAX_VALID = 1 << 16
 
 
-def _memo_key(name: str, section) -> tuple | None:
-    """A section's memo key, or None when a value is unhashable (a list): such a
-    section is checked every time."""
+def section_key(name: str, section) -> tuple | None:
+    """A section's memo key (its name, type and field values), or None when a value is
+    unhashable (a list): such a section is checked every time."""
     try:
         # With each value's type: 1, 1.0 and True are equal keys but not equally valid.
         key = (name, type(section), tuple((type(v), v) for v in vars(section).values()))
@@ -684,7 +684,7 @@ def validate(cfg: Config, only: tuple | None = None) -> None:
 def validate_section(name: str, section) -> None:
     """The checks of one section on its own (every section's checks but one, judge.kind
     against protocol.consult_default, read their own section only; see :func:`validate`)."""
-    key = _memo_key(name, section)
+    key = section_key(name, section)
     if key is not None and key in _VALID:
         return
     check_declared(name, section)

@@ -61,7 +61,7 @@ import numpy as np
 from ..colmad import core as cm
 from ..mediation import core as md
 from ..redeliberation import core as rd
-from ...config import ConfigError, check_number, require_logit_judge
+from ...config import ConfigError, check_number, require_logit_judge, section_key
 from ...lazy import lazy
 from ...oversight_metrics import asd_from_rates
 from ..colmad.config import ColmadConfig
@@ -134,6 +134,45 @@ def validate_compare(cfg) -> None:
     if check_number("model.c_e", m.c_e) != 0:
         raise ConfigError(f"model=compare needs model.c_e = 0 (evidence is free in the other "
                           f"seeds' protocols), got {m.c_e!r}")
+    lo = _composed_checked(cfg)
+    if m.p <= lo:
+        raise ConfigError(f"model.p must exceed {lo:.4f} for model=compare: the re-deliberation "
+                          f"advocates' first pass is right with probability {lo:.4f} at zero "
+                          f"evidence margin (redeliberation.bias, p_true)")
+
+
+#: The sections the composed models' checks and parameters read besides the task.
+COMPOSED = ("judge", "colmad", "mediation", "redeliberation")
+#: Memos of :func:`_composed_checked` and :func:`_composed_params` by the values of the
+#: :data:`COMPOSED` sections: a grid's cells share them (the task, model.*, is swept),
+#: and checking or converting them again a cell was most of the model's own work
+#: beside its solvers (50 us a cell).
+_CHECKED: dict = {}
+_PARAMS: dict = {}
+_MAX_MEMO = 256
+
+
+def _composed_key(cfg) -> tuple | None:
+    key = tuple(section_key(s, getattr(cfg, s)) for s in COMPOSED)
+    return None if None in key else key
+
+
+def _remember(memo: dict, key, value):
+    if key is not None:
+        if len(memo) >= _MAX_MEMO:
+            memo.clear()
+        memo[key] = value
+    return value
+
+
+def _composed_checked(cfg) -> float:
+    """The checks of :func:`validate_compare` that read the composed models' sections
+    (not the task), once per distinct set of their values: the derived fields at their
+    defaults, each model's own check, the evidence margins; returns the re-deliberation
+    first pass's accuracy at zero margin, the least model.p (it reads no task field)."""
+    key = _composed_key(cfg)
+    if key is not None and key in _CHECKED:
+        return _CHECKED[key]
     for sec, (typ, keys) in DERIVED.items():
         default = typ()
         for k in keys:
@@ -149,11 +188,7 @@ def validate_compare(cfg) -> None:
     if par.margin[0] == 0 and par.margin[1] == 0:
         raise ConfigError("model=compare scales redeliberation.margin_clear and "
                           "margin_contested to reach model.p: at least one must be > 0")
-    lo = first_pass_accuracy(par, 0.0)
-    if m.p <= lo:
-        raise ConfigError(f"model.p must exceed {lo:.4f} for model=compare: the re-deliberation "
-                          f"advocates' first pass is right with probability {lo:.4f} at zero "
-                          f"evidence margin (redeliberation.bias, p_true)")
+    return _remember(_CHECKED, key, first_pass_accuracy(par, 0.0))
 
 
 def first_pass_accuracy(par: rd.Params, scale: float) -> float:
@@ -177,14 +212,27 @@ def margin_scale(par: rd.Params, p: float) -> float:
 def mapped(cfg) -> Mapped:
     """The task (model.p, model.rho, model.pi, judge.*) in each model's parameters."""
     p, rho = float(cfg.model.p), float(cfg.model.rho)
-    col = replace(cm.params_of(cfg), p_error=float(cfg.model.pi), sens=(p, p), spec=(p, p),
-                  evidence=1.0, fabricate=rho, verify=0.0, mislead=0.0, relevance=0.0)
+    col, med, red = _composed_params(cfg)
+    col = replace(col, p_error=float(cfg.model.pi), sens=(p, p), spec=(p, p), fabricate=rho)
     flaws = -math.log(p)
-    med = replace(md.params_of(cfg), flaws=flaws)
-    red = replace(rd.params_of(cfg), evidence=1.0, forced_rounds=0)
+    med = replace(med, flaws=flaws)
+    red = replace(red, rho=rho)
     s = margin_scale(red, p)
     red = replace(red, margin=(s * red.margin[0], s * red.margin[1]))
     return Mapped(col, med, red, s, flaws)
+
+
+def _composed_params(cfg) -> tuple:
+    """The composed models' parameters from their own sections, with the fields the
+    task fixes whatever its values (evidence always found, no separate verification
+    channel, no forced rounds); the task's own fields are set by :func:`mapped`.  Once
+    per distinct set of the :data:`COMPOSED` sections' values."""
+    key = _composed_key(cfg)
+    if key is not None and key in _PARAMS:
+        return _PARAMS[key]
+    col = replace(cm.params_of(cfg), evidence=1.0, verify=0.0, mislead=0.0, relevance=0.0)
+    red = replace(rd.params_of(cfg), evidence=1.0, forced_rounds=0)
+    return _remember(_PARAMS, key, (col, md.params_of(cfg), red))
 
 
 # ------------------------------------------------------------------ seed 000
