@@ -483,10 +483,10 @@ def child_model(name: str, cells: int, n: int) -> None:
 #: Grids whose cells cost their solvers milliseconds to seconds: the largest of --sizes
 #: each runs (a 10^4-cell grid of them takes minutes to hours), and the sizes it runs
 #: when fewer than two of --sizes fit.
-SIZE_CAP = {"options": 1000, "colmad": 1000, "redeliberation": 1000, "compare": 100,
+SIZE_CAP = {"options": 1000, "colmad": 1000, "redeliberation": 1000, "compare": 1000,
             "confidence": 16, "loop": 1000, "mediation": 1000, "portfolio": 10_000,
             "messages": 10_000, "panel": 10_000, "signals_sim": 10_000}
-SMALL_SIZES = {"compare": (25, 100), "confidence": (4, 16)}
+SMALL_SIZES = {"confidence": (4, 16)}
 
 
 def sizes_of(name: str, sizes: list) -> list:
