@@ -47,20 +47,43 @@ class ChunkFile:
         try:
             from zarr.storage import LocalStore
 
-            meta = array.metadata
-            if (meta.zarr_format != 2 or not isinstance(array.store, LocalStore)
-                    or meta.filters or meta.order != "C"):
+            if not isinstance(array.store, LocalStore):
                 return None
-            dtype = np.dtype(meta.dtype.to_native_dtype())
-            if dtype.kind not in "biufU":
-                return None
-            fill = meta.fill_value
-            if fill is None:  # format 2 allows none: zarr reads the dtype's default
-                fill = meta.dtype.default_scalar()
-            meta.encode_chunk_key((0,) * len(meta.shape))
+            return cls._of_meta(Path(array.store.root) / array.path, array.metadata)
         except Exception:  # another zarr layout: leave it to zarr
             return None
-        return cls(Path(array.store.root) / array.path, meta, dtype, fill)
+
+    @classmethod
+    def at(cls, path: Path) -> "ChunkFile | None":
+        """A writer for the array in the folder ``path`` of a local store, from its
+        ``.zarray`` file alone (parsed by zarr's own format-2 metadata class), without
+        opening it through zarr: about 0.5 ms an array through a group, its metadata
+        files read through zarr's event loop, which a fused sweep paid for each of its
+        ~60 arrays before its first block's writes.  None where the folder holds no
+        format-2 array or its chunks are not ours to write (see the module)."""
+        try:
+            import json
+
+            from zarr.core.metadata.v2 import ArrayV2Metadata
+
+            path = Path(path)
+            meta = ArrayV2Metadata.from_dict(json.loads((path / ".zarray").read_bytes()))
+            return cls._of_meta(path, meta)
+        except Exception:  # no such array, or another layout: leave it to zarr
+            return None
+
+    @classmethod
+    def _of_meta(cls, path: Path, meta) -> "ChunkFile | None":
+        if meta.zarr_format != 2 or meta.filters or meta.order != "C":
+            return None
+        dtype = np.dtype(meta.dtype.to_native_dtype())
+        if dtype.kind not in "biufU":
+            return None
+        fill = meta.fill_value
+        if fill is None:  # format 2 allows none: zarr reads the dtype's default
+            fill = meta.dtype.default_scalar()
+        meta.encode_chunk_key((0,) * len(meta.shape))
+        return cls(path, meta, dtype, fill)
 
     def coords(self, region: tuple) -> tuple | None:
         """The chunk's coordinates if ``region`` (slices over the leading axes) is one

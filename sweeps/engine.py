@@ -480,17 +480,29 @@ def cell_digests(counts: np.ndarray, cells: np.ndarray) -> np.ndarray:
 def write_block(plan: Plan, group, region: tuple, cells: np.ndarray, counts: np.ndarray,
                 arrays: dict | None = None):
     """Metrics of one block's cells into its chunks; the counts' checksum, then
-    ``cell_done`` last.  ``arrays`` caches, between blocks, each array's handle and
-    its chunk-file writer: until the store is consolidated, opening an array reads
-    its metadata files again (about 1 ms an array, 60 arrays a block)."""
+    ``cell_done`` last.  ``arrays`` caches, between blocks, each array's chunk-file
+    writer and (where one was needed) its zarr handle: the writer is made from the
+    array's metadata file alone (:meth:`ChunkFile.at`); until the store is
+    consolidated, opening an array through zarr reads its metadata files again (about
+    0.5 ms an array, 60 arrays a block), so a handle is opened only for a chunk the
+    writer cannot take, or an array it cannot make a writer for (not ours to write by
+    hand, or under a store's former name)."""
+    from zarr.storage import LocalStore
+
     from .chunkfiles import ChunkFile
 
     arrays = {} if arrays is None else arrays
+    root = (Path(group.store.root) / group.path if isinstance(group.store, LocalStore)
+            else None)
 
     def arr(name):
         if name not in arrays:
-            a = _stored(group, name)
-            arrays[name] = (a, ChunkFile.of(a))
+            cf = ChunkFile.at(root / name) if root is not None else None
+            if cf is None:  # not ours, or under a former name: opened through zarr
+                a = _stored(group, name)
+                arrays[name] = [a, ChunkFile.of(a)]
+            else:
+                arrays[name] = [None, cf]
         return arrays[name]
 
     shape = tuple(s.stop - s.start for s in region)
@@ -503,9 +515,12 @@ def write_block(plan: Plan, group, region: tuple, cells: np.ndarray, counts: np.
     # after another, so that an error stops the block before cell_done.  A chunk
     # that cannot be written that way goes through zarr.
     for name, v in values.items():
-        a, cf = arr(name)
+        entry = arr(name)
+        cf = entry[1]
         at = cf.coords(region) if cf is not None else None
         if at is not None:
             cf.write(at, v)
         else:
-            a[region] = v
+            if entry[0] is None:
+                entry[0] = _stored(group, name)
+            entry[0][region] = v

@@ -121,6 +121,31 @@ def test_a_store_of_the_former_names_is_read_under_the_current_ones(stores, tmp_
     assert "amp_exact" in merged and "amp_theory" not in merged
 
 
+def test_a_damaged_block_of_a_store_of_the_former_names_is_rewritten_under_them(
+        stores, tmp_path, monkeypatch):
+    """A rerun rewrites a damaged block of such a store from its sound class counts:
+    the arrays of the former names (``<metric>_theory``), which the block's writers
+    made from the metadata files cannot find, through zarr; the values those of the
+    store of the current names."""
+    from antiamp.sweeps import engine
+    from antiamp.sweeps.blocks import open_store
+    from antiamp.testing import same
+
+    new, old = stores
+    dam = _legacy_copy(new, tmp_path / "damaged.zarr")
+    for chunk in (dam / "amp_theory").iterdir():
+        if not chunk.name.startswith("."):
+            chunk.unlink()
+    opened, real = [], engine._stored
+    monkeypatch.setattr(engine, "_stored", lambda g, n: opened.append(n) or real(g, n))
+    lines = []
+    antiamp.sweep(GRID, dam, progress=False, log=lines.append)
+    assert any("rewritten from its sound class counts" in line for line in lines), lines
+    assert "amp_exact" in opened and "amp" not in opened  # the former names alone
+    assert (dam / "amp_theory").exists() and not (dam / "amp_exact").exists()
+    assert same(open_store(new).load(), open_store(dam).load()) == []
+
+
 def test_simulate_refuses_keyword_arguments_a_model_does_not_take():
     with pytest.raises(TypeError, match="counts_out"):
         antiamp.simulate({"model": {"name": "panel"}, "run": {"n_instances": 100}},
