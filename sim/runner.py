@@ -125,18 +125,13 @@ def kernel_threads(n: int):
     setting, e.g. one a worker chose), restoring the previous setting after."""
     prev = numba.get_num_threads()
     want = min(int(n), max_threads()) if n else prev
-    if want == prev:  # nothing to set (a cell's call in a grid, usually): restored only
-        try:  # where the kernels changed it
-            yield prev
-        finally:
-            if numba.get_num_threads() != prev:
-                numba.set_num_threads(prev)
-        return
-    numba.set_num_threads(want)
+    if want != prev:  # a grid's cell usually asks for the count in force: nothing set
+        numba.set_num_threads(want)
     try:
-        yield numba.get_num_threads()
+        yield numba.get_num_threads() if want != prev else prev
     finally:
-        numba.set_num_threads(prev)
+        if numba.get_num_threads() != prev:  # changed here or by the kernels
+            numba.set_num_threads(prev)
 
 
 def block_ranges(n_blocks: int, bytes_per_block: int, budget: int):
