@@ -213,11 +213,14 @@ def cell_digests(rows: dict, cells: np.ndarray) -> np.ndarray:
             elif words.shape[1] <= 64:
                 mode, mask, bits = _padding_test(a.dtype)
                 test = digest.held_test(mode, mask, bits) + (_fill_word(a.dtype),)
-                pad = np.zeros(n, np.uint64)
-                other = digest.mix_held(words, key, at, cols, *test, acc, ext, pad)
+                # a byte a cell where the elements fit its bits: an eighth of the
+                # memory, which fresh (its pages first touched) cost more than the mixing
+                pad = np.zeros(n, np.uint8 if words.shape[1] <= 8 else np.uint64)
+                other, padded = digest.mix_held(words, key, at, cols, *test, acc, ext, pad)
                 # an empty label's zero code point mixes to nothing; unsigned integers
-                # have no padding: nothing waits
-                if a.dtype.kind not in "Uu":
+                # have no padding; a variable without padding has none to add: nothing
+                # waits
+                if a.dtype.kind not in "Uu" and (other or padded):
                     waiting.append((words, key, at, cols, test, _fmix(key[:, 0] ^ test[3]),
                                     pad, other))
             else:  # more elements than pad's bits: the extents first, the mixing after

@@ -250,8 +250,9 @@ def test_the_compiled_checksum_is_the_numpy_one_bit_for_bit(seed):
     """Every dtype a store holds (float64/32, int64/32, bool, labels of one and more
     code points), variables along zero to three model dimensions and of more than 64
     elements a cell, padding (NaN of any payload, -1,
-    False, "") at the ends of some cells and in the middle of others; a block of more
-    cells than a tile of the compiled loops (the last seed)."""
+    False, "") at the ends of some cells and in the middle of others; labels that change
+    from cell to cell and labels in runs of equal cells; a block of more cells than a
+    tile of the compiled loops (the last seed)."""
     rng = np.random.default_rng(seed)
     n = int(rng.integers(1, 60)) if seed < 4 else 700
     x = rng.normal(size=(n, 4, 3))
@@ -280,11 +281,17 @@ def test_the_compiled_checksum_is_the_numpy_one_bit_for_bit(seed):
             "code": (rng.integers(0, 3, (n, 5)).astype(np.uint16), ("slot",)),
             "cube": (cube, ("item", "side", "rank")), "initial": (initial, ("item",)),
             "long": (rng.normal(size=(n, 5, 14)), ("rank", "step"))}  # > 64 elements
+    # labels in runs of equal cells (as a block's are: a few values, in grid order), so
+    # that most cells take the previous cell's sum and extents whole
+    kinds = np.array(["", "pure", "mixed P"])[rng.integers(0, 3, (4, 2, 2))]
+    rows["kind"] = (kinds[np.sort(rng.integers(0, 4, n))].astype("<U7"), ("item", "side"))
+    rows["whole"] = (rng.normal(size=(n, 3)), ("whole",))  # no padding anywhere
     # Cells shorter along each dimension: every variable padded beyond a length drawn
     # for the cell (NaNs of any payload), so that the extents vary by cell and the
     # padding beyond them must be left out.
     length = {"item": rng.integers(0, 5, n), "side": rng.integers(0, 4, n),
-              "rank": rng.integers(0, 6, n), "step": rng.integers(0, 15, n)}
+              "rank": rng.integers(0, 6, n), "step": rng.integers(0, 15, n),
+              "whole": np.full(n, 3)}
     for name, (a, dims) in rows.items():
         if a.dtype.kind == "u":  # unsigned integers have no padding
             continue
