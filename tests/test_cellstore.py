@@ -421,3 +421,85 @@ def test_the_first_block_reads_no_coordinate_back_from_its_file(fake_model, tmp_
     blocks.run_grid_store(grid, store, progress=False, log=lambda *a: None)
     assert "item" not in read, read
     assert np.array_equal(xr.open_zarr(store)["item"].values, [0, 1])
+
+
+# ------------------------------------------------------------ arrays from their files
+def _meta_json(a):
+    import json
+
+    return json.dumps(a.metadata.to_dict(), sort_keys=True, default=str)
+
+
+def test_arrays_listed_from_their_files_are_zarrs_listing(tmp_path):
+    """A group's arrays read from their metadata files: the names zarr lists (not its
+    sub-groups, nor folders and files of other kinds), each with zarr's shape, dtype,
+    chunks, path, attributes and metadata; reads, writes and resizes through the
+    listed array are the zarr array's; a store zarr does not keep in local files is
+    listed by zarr."""
+    import copy
+    import pickle
+    import warnings
+
+    from antiamp.sweeps.cellstore import ListedArray
+
+    g = zarr.open_group(str(tmp_path / "g.zarr"), mode="w", zarr_format=2)
+    g.create_array("x", shape=(5, 3), chunks=(2, 3), dtype="f8", fill_value=np.nan,
+                   attributes={"_ARRAY_DIMENSIONS": ["cell", "item"], "units": "1"})
+    g.create_array("label", shape=(5,), chunks=(5,), dtype="<U7", fill_value="")
+    g.create_array("flag", shape=(4, 2), chunks=(4, 1), dtype=bool, fill_value=False)
+    g.create_array("count", shape=(3,), chunks=(2,), dtype="i4", fill_value=-1)
+    g.create_group("sub").create_array("inner", shape=(2,), dtype="f8")
+    (tmp_path / "g.zarr" / ".ours").mkdir()
+    (tmp_path / "g.zarr" / ".ours" / "notes").write_text("not an array")
+    (tmp_path / "g.zarr" / "loose").write_text("a file")
+    g = zarr.open_group(str(tmp_path / "g.zarr"), mode="r+")
+    listed = ListedArray.listing(g)
+    with warnings.catch_warnings():  # zarr names what is not of its hierarchy, and passes
+        warnings.simplefilter("ignore")
+        want = dict(g.arrays())
+    assert sorted(listed) == sorted(want) == ["count", "flag", "label", "x"]
+    for name, a in want.items():
+        b = listed[name]
+        assert isinstance(b, ListedArray) and b._array is None
+        assert (b.shape, b.dtype, b.chunks, b.path, b.ndim) == (a.shape, a.dtype, a.chunks,
+                                                                 a.path, a.ndim), name
+        assert dict(b.attrs) == dict(a.attrs) and _meta_json(b) == _meta_json(a), name
+        assert b._array is None, name  # none of that opened it
+    x = listed["x"]
+    x[1:3] = np.arange(6.0).reshape(2, 3)
+    assert np.array_equal(zarr.open_array(str(tmp_path / "g.zarr" / "x"))[1:3],
+                          np.arange(6.0).reshape(2, 3))
+    x.resize((7, 3))
+    assert x.shape == (7, 3) == zarr.open_array(str(tmp_path / "g.zarr" / "x")).shape
+    assert np.isnan(x[6]).all() and x.fill_value != x.fill_value
+    back = pickle.loads(pickle.dumps(listed["count"]))
+    assert back.shape == (3,) and list(back[...]) == [-1, -1, -1]
+    assert copy.copy(listed["label"]).dtype == np.dtype("<U7")
+    mem = zarr.open_group(zarr.storage.MemoryStore(), mode="w", zarr_format=2)
+    mem.create_array("x", shape=(2,), dtype="f8")
+    assert ListedArray.listing(mem) is None
+
+
+def test_a_model_store_lists_its_arrays_from_their_files(fake_model, tmp_path, monkeypatch):
+    """A store that grows and widens (its arrays listed again after each) lists them
+    from their files every time, and holds what the same grid written with zarr's own
+    listing holds."""
+    from antiamp.sweeps.cellstore import ListedArray
+
+    real, got = ListedArray.listing.__func__, []
+
+    def listing(cls, group):
+        got.append(real(cls, group))
+        return got[-1]
+
+    monkeypatch.setattr(ListedArray, "listing", classmethod(listing))
+    plan = blocks.plan_grid(GRID)
+    a = blocks.run_grid_store(GRID, tmp_path / "a.zarr", progress=False,
+                              log=lambda *a: None, plan=plan).load()
+    assert len(got) >= 3 and all(x is not None for x in got), got
+    monkeypatch.setattr(ListedArray, "listing", classmethod(lambda cls, group: None))
+    b = blocks.run_grid_store(GRID, tmp_path / "b.zarr", progress=False,
+                              log=lambda *a: None, plan=plan).load()
+    for name in b.variables:
+        x, y = a[name].values, b[name].values
+        assert x.dtype == y.dtype and np.array_equal(x, y, equal_nan=x.dtype.kind == "f"), name
