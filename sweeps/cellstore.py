@@ -285,10 +285,13 @@ class ListedArray:
     before its first block (no consolidated metadata yet), twice a sweep, against
     about 4 ms for the files read here."""
 
-    __slots__ = ("group", "path", "metadata", "attrs", "_array")
+    __slots__ = ("group", "path", "_meta", "_attrs", "_array")
 
     def __init__(self, group, name: str, metadata, attrs: dict):
-        self.group, self.path, self.metadata, self.attrs = group, name, metadata, attrs
+        from types import MappingProxyType
+
+        self.group, self.path, self._meta = group, name, metadata
+        self._attrs = MappingProxyType(attrs)  # read-only: a write goes to the opened array
         self._array = None
 
     @classmethod
@@ -329,9 +332,15 @@ class ListedArray:
             return None
 
     def opened(self):
-        """The zarr array itself (opened on first use)."""
+        """The zarr array itself (opened on first use) from its own metadata files, as
+        it was listed: not from a group's consolidated metadata, which a resize or a
+        widening since the store was finished leaves behind."""
         if self._array is None:
-            self._array = self.group[self.path]
+            import zarr
+
+            store = self.group.store
+            self._array = zarr.open_array(store=store, path=self.path, zarr_format=2,
+                                          mode="r" if store.read_only else "r+")
         return self._array
 
     @property
@@ -339,18 +348,26 @@ class ListedArray:
         return self.group.store
 
     @property
+    def metadata(self):
+        return self._array.metadata if self._array is not None else self._meta
+
+    @property
+    def attrs(self):
+        return self._array.attrs if self._array is not None else self._attrs
+
+    @property
     def shape(self) -> tuple:
-        return self._array.shape if self._array is not None else tuple(self.metadata.shape)
+        return self._array.shape if self._array is not None else tuple(self._meta.shape)
 
     @property
     def chunks(self) -> tuple:
-        return self._array.chunks if self._array is not None else tuple(self.metadata.chunks)
+        return self._array.chunks if self._array is not None else tuple(self._meta.chunks)
 
     @property
     def dtype(self):
         if self._array is not None:
             return self._array.dtype
-        return np.dtype(self.metadata.dtype.to_native_dtype())
+        return np.dtype(self._meta.dtype.to_native_dtype())
 
     @property
     def ndim(self) -> int:
@@ -366,6 +383,12 @@ class ListedArray:
 
     def __setitem__(self, key, value):
         self.opened()[key] = value
+
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(self.opened()[...], dtype=dtype)
+
+    def __reduce__(self):  # pickled as listed (the opened array is opened again)
+        return (ListedArray, (self.group, self.path, self._meta, dict(self._attrs)))
 
 
 class CellStore:
@@ -447,11 +470,16 @@ class CellStore:
         from .chunkfiles import ChunkFile
 
         if name not in self._arrays:
-            if self._handles is None:  # the arrays resized or rewritten: listed again
-                self._handles = self._listed()
-            a = self._handles[name] if name in self._handles else self.group[name]
+            a = self._handle(name)
             self._arrays[name] = (a, ChunkFile.of(a))
         return self._arrays[name]
+
+    def _handle(self, name: str):
+        """The array ``name`` as listed (listed again after a resize or a rewrite), or
+        opened by name where the listing does not hold it."""
+        if self._handles is None:
+            self._handles = self._listed()
+        return self._handles[name] if name in self._handles else self.group[name]
 
     def _put(self, name: str, region: tuple, values: np.ndarray) -> None:
         a, cf = self._array(name)
@@ -497,7 +525,7 @@ class CellStore:
                     if not self.rewrite_coords:
                         raise StoreShapeError(f"coordinate {d} of a block differs from the "
                                               "store's")
-                    self.group[d][:s] = values
+                    self._handle(d)[:s] = values
                     self._coords.pop(d, None)
         for name in self.names:
             v = ds.variables[name]
@@ -525,9 +553,7 @@ class CellStore:
         if d not in self._coords:
             # the listed array where there is one: opened by name it reads its
             # metadata again (about 5 ms a coordinate, the first block of each run)
-            handles = self._handles or {}
-            a = handles[d] if d in handles else self.group[d]
-            self._coords[d] = np.asarray(a[...])
+            self._coords[d] = np.asarray(self._handle(d)[...])
         return self._coords[d]
 
     def _length(self, d: str) -> int:
@@ -555,7 +581,7 @@ class CellStore:
             a.resize(tuple(shape))
             self._pad(a, j, old, new)
         if d in self.dims:
-            c = self.group[d]
+            c = self._handle(d)
             values = np.asarray(ds[d].values)
             if not np.array_equal(np.asarray(c[:old]), values[:old]):
                 raise StoreShapeError(f"coordinate {d} of a block differs from the store's")
@@ -615,7 +641,7 @@ class CellStore:
         array's type in place)."""
         import zarr
 
-        a = self.group[name]
+        a = self._handle(name)
         values = np.asarray(a[...]).astype(dtype)
         attrs = dict(a.attrs)
         new = zarr.create_array(store=self.group.store, name=a.path, shape=a.shape,

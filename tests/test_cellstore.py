@@ -466,18 +466,42 @@ def test_arrays_listed_from_their_files_are_zarrs_listing(tmp_path):
         assert dict(b.attrs) == dict(a.attrs) and _meta_json(b) == _meta_json(a), name
         assert b._array is None, name  # none of that opened it
     x = listed["x"]
+    with pytest.raises(TypeError):  # not written silently into a copy
+        x.attrs["units"] = "2"
     x[1:3] = np.arange(6.0).reshape(2, 3)
     assert np.array_equal(zarr.open_array(str(tmp_path / "g.zarr" / "x"))[1:3],
                           np.arange(6.0).reshape(2, 3))
     x.resize((7, 3))
     assert x.shape == (7, 3) == zarr.open_array(str(tmp_path / "g.zarr" / "x")).shape
+    assert x.metadata.shape == (7, 3)  # the opened array's from then on
     assert np.isnan(x[6]).all() and x.fill_value != x.fill_value
+    assert np.asarray(x).shape == (7, 3)
+    x.attrs["units"] = "2"  # opened: zarr's attributes, written
+    assert zarr.open_array(str(tmp_path / "g.zarr" / "x")).attrs["units"] == "2"
     back = pickle.loads(pickle.dumps(listed["count"]))
     assert back.shape == (3,) and list(back[...]) == [-1, -1, -1]
     assert copy.copy(listed["label"]).dtype == np.dtype("<U7")
     mem = zarr.open_group(zarr.storage.MemoryStore(), mode="w", zarr_format=2)
     mem.create_array("x", shape=(2,), dtype="f8")
     assert ListedArray.listing(mem) is None
+
+
+def test_a_listed_array_is_its_files_not_stale_consolidated_metadata(tmp_path):
+    """An array resized since the group's metadata were consolidated (a finished store
+    being repaired) is listed and opened as its own files say, as zarr's listing of
+    the group would not."""
+    from antiamp.sweeps.cellstore import ListedArray
+
+    g = zarr.open_group(str(tmp_path / "g.zarr"), mode="w", zarr_format=2)
+    g.create_array("x", shape=(4, 3), chunks=(2, 3), dtype="f8", fill_value=np.nan)
+    zarr.consolidate_metadata(str(tmp_path / "g.zarr"))
+    zarr.open_array(str(tmp_path / "g.zarr" / "x"), mode="r+").resize((6, 3))
+    g = zarr.open_group(str(tmp_path / "g.zarr"), mode="r+")
+    assert dict(g.arrays())["x"].shape == (4, 3)  # zarr: the consolidated, stale
+    x = ListedArray.listing(g)["x"]
+    assert x.shape == (6, 3) and x.opened().shape == (6, 3)
+    x[4:6] = 1.0
+    assert np.array_equal(zarr.open_array(str(tmp_path / "g.zarr" / "x"))[4:6], np.ones((2, 3)))
 
 
 def test_a_model_store_lists_its_arrays_from_their_files(fake_model, tmp_path, monkeypatch):
