@@ -527,3 +527,13 @@ def test_a_model_store_lists_its_arrays_from_their_files(fake_model, tmp_path, m
     for name in b.variables:
         x, y = a[name].values, b[name].values
         assert x.dtype == y.dtype and np.array_equal(x, y, equal_nan=x.dtype.kind == "f"), name
+
+
+def test_values_with_fewer_dimension_names_than_axes_are_refused_by_name():
+    """Rows whose dimension names do not match their axes (a store's damaged
+    ``_ARRAY_DIMENSIONS``) are refused with the variable named: the compiled loops
+    would read the extents out of bounds (it crashed the process)."""
+    with pytest.raises(ValueError, match=r"v: 1 axes beyond the cells' but 0 dimension"):
+        cell_digests({"v": (np.zeros((5, 2), "f4"), ())}, np.arange(5))
+    with pytest.raises(ValueError, match=r"w: 1 axes beyond the cells' but 2 dimension"):
+        extents({"w": (np.zeros((5, 2)), ("a", "b"))})

@@ -1,7 +1,7 @@
 """Damage to a grid store's metadata and whole arrays, as well as to its chunks, is
 detected, rebuilt from what is sound, and leaves the undamaged store, bit for bit.
 
-Fourteen kinds of damage (five to chunks and values, nine to metadata and arrays)
+Fifteen kinds of damage (five to chunks and values, ten to metadata and arrays)
 on finished grids of three models (the baseline engine's, and the generic engine's
 signals and loop grids): ``antiamp-check`` must find each, ``--repair`` (or a rerun
 of the sweep) must give back the store an undamaged run wrote: every variable's
@@ -94,6 +94,12 @@ def _edit_value(store: Path):
     a[(0,) * a.ndim] = 0.123
 
 
+def _cut_dims(p: Path):
+    attrs = json.loads(p.read_text())
+    attrs["_ARRAY_DIMENSIONS"] = attrs["_ARRAY_DIMENSIONS"][:-1]
+    p.write_text(json.dumps(attrs))
+
+
 def _attrs_update(store: Path, **kw):
     zarr.open_group(str(store), mode="r+").attrs.update(**kw)
 
@@ -112,6 +118,8 @@ DAMAGE = {
     ".zmetadata deleted": lambda s: (s / ".zmetadata").unlink(),
     "array .zarray garbled": lambda s: _garble(s / "amp" / ".zarray"),
     "array .zattrs garbled": lambda s: _garble(s / "amp" / ".zattrs"),
+    # well-formed, but one dimension name short of the array's axes
+    "array dimensions cut": lambda s: _cut_dims(s / "amp" / ".zattrs"),
     "complete=0 in the attributes": lambda s: _attrs_update(s, complete=0),
     "array deleted": lambda s: shutil.rmtree(s / "amp"),
     "another array deleted": None,  # per model: OTHER_ARRAY
