@@ -529,9 +529,37 @@ def out_of_memory(prog: str, exc: MemoryError):
     raise SystemExit(1)
 
 
+def closed_pipe():
+    """Standard output closed by its reader (``antiamp-check STORE | head -1``): exit
+    with status 141, as a Unix tool that SIGPIPE ends, and no traceback.  Python's own
+    recipe (its ``signal`` documentation): standard output pointed at the null device,
+    so that the interpreter's last flush at exit does not raise again."""
+    with contextlib.suppress(OSError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    raise SystemExit(141)
+
+
+def quiet_pipe(main):
+    """Decorate a command's ``main``: its output cut short by its reader ends it quietly
+    (:func:`closed_pipe`).  Standard output is flushed as ``main`` ends, however it
+    ends (``--version`` and ``--help`` end by SystemExit), so that a closed pipe is
+    found here and not in the interpreter's exit."""
+    @functools.wraps(main)
+    def run(*args, **kwargs):
+        try:
+            try:
+                return main(*args, **kwargs)
+            finally:
+                sys.stdout.flush()
+        except BrokenPipeError:
+            closed_pipe()
+    return run
+
+
 def interruptible(prog: str, saved: str = "nothing partial was left (every file and store "
                                           "is written beside its target and renamed)"):
-    """Decorate a command's ``main``: Ctrl-C anywhere in it is one line and exit 130."""
+    """Decorate a command's ``main``: Ctrl-C anywhere in it is one line and exit 130;
+    a closed pipe on its output is :func:`quiet_pipe`'s."""
     def wrap(main):
         @functools.wraps(main)
         def run(*args, **kwargs):
@@ -541,5 +569,5 @@ def interruptible(prog: str, saved: str = "nothing partial was left (every file 
                 interrupted(f"\n{prog}: interrupted; {saved}")
             except MemoryError as exc:
                 out_of_memory(prog, exc)
-        return run
+        return quiet_pipe(run)
     return wrap

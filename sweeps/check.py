@@ -38,6 +38,7 @@ import warnings
 from pathlib import Path
 
 from antiamp._version import __version__
+from antiamp.cmdline import quiet_pipe
 
 from .blocks import STORE_LAYOUT
 
@@ -387,6 +388,7 @@ def _print_provenance(store: str) -> None:
         print(f"  {line}")
 
 
+@quiet_pipe
 def main(argv=None) -> None:
     from antiamp.cmdline import Parser
 

@@ -281,6 +281,23 @@ def test_antiamp_check_command_names_and_rebuilds_damaged_metadata(finished, tmp
     assert again.returncode == 0 and "sound" in again.stdout
 
 
+def test_antiamp_check_cut_short_by_its_reader_ends_quietly(finished, tmp_path):
+    """``antiamp-check STORE | head -1``: the output closed by its reader ends the
+    command with status 141 (as SIGPIPE ends a Unix tool), without a traceback."""
+    import subprocess
+
+    from limits import limit
+
+    store = _copy(finished, "signals", tmp_path)
+    p = subprocess.Popen([shutil.which("antiamp-check"), str(store)], cwd=tmp_path,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.close()  # before the command has written anything
+    with p.stderr:
+        err = p.stderr.read().decode()
+    assert p.wait(timeout=limit(300)) == 141, err
+    assert "Traceback" not in err and "Exception ignored" not in err, err
+
+
 def test_a_store_written_before_records_is_rebuilt_from_its_consolidated_metadata(
         finished, tmp_path):
     store = _copy(finished, "loop", tmp_path)
