@@ -305,8 +305,9 @@ class ListedArray:
         lists them then."""
         import os
 
-        from zarr.core.metadata.v2 import ArrayV2Metadata
         from zarr.storage import LocalStore
+
+        from .chunkfiles import v2_metadata
 
         try:
             if (not isinstance(group.store, LocalStore) or group.metadata.zarr_format != 2
@@ -320,16 +321,13 @@ class ListedArray:
                 for e in entries:
                     if not e.is_dir():
                         continue
-                    try:
-                        raw = (Path(e.path) / ".zarray").read_bytes()
-                    except FileNotFoundError:  # a group, or a folder of our own
-                        continue
+                    if not os.path.exists(os.path.join(e.path, ".zarray")):
+                        continue  # a group, or a folder of our own
                     try:
                         attrs = json.loads((Path(e.path) / ".zattrs").read_bytes())
                     except FileNotFoundError:
                         attrs = {}
-                    meta = ArrayV2Metadata.from_dict({**json.loads(raw), "attributes": attrs})
-                    out[e.name] = cls(group, e.name, meta, attrs)
+                    out[e.name] = cls(group, e.name, v2_metadata(Path(e.path), attrs), attrs)
             return out
         except Exception:  # anything unexpected: zarr's own listing
             return None

@@ -31,6 +31,18 @@ import numpy as np
 SAMPLE = 64
 
 
+def v2_metadata(path: Path, attrs: dict | None = None):
+    """The format-2 metadata of the array in the folder ``path``, from its ``.zarray``
+    file alone, parsed by zarr's own class (``attrs``: its attributes, where read);
+    FileNotFoundError where the folder holds no array."""
+    import json
+
+    from zarr.core.metadata.v2 import ArrayV2Metadata
+
+    doc = json.loads((Path(path) / ".zarray").read_bytes())
+    return ArrayV2Metadata.from_dict(doc if attrs is None else {**doc, "attributes": attrs})
+
+
 class ChunkFile:
     """Writes whole chunks of one zarr array (see the module's docstring)."""
 
@@ -62,13 +74,8 @@ class ChunkFile:
         ~60 arrays before its first block's writes.  None where the folder holds no
         format-2 array or its chunks are not ours to write (see the module)."""
         try:
-            import json
-
-            from zarr.core.metadata.v2 import ArrayV2Metadata
-
             path = Path(path)
-            meta = ArrayV2Metadata.from_dict(json.loads((path / ".zarray").read_bytes()))
-            return cls._of_meta(path, meta)
+            return cls._of_meta(path, v2_metadata(path))
         except Exception:  # no such array, or another layout: leave it to zarr
             return None
 
